@@ -1,0 +1,161 @@
+// Package enforce decides, per request, whether robotsgate lets a URL
+// through: it fetches and caches each origin's robots.txt (RFC 9309 §2.3
+// status rules, redirects, size limit, timeouts), asks package robots for
+// the verdict and keeps per-origin politeness state (crawl-delay pacing,
+// Retry-After backoff).
+//
+// Its edges are small interfaces (Fetcher, Store, Clock, Pacer) so that
+// tests can drive time and faults and a Redis store can replace the
+// in-memory one.
+package enforce
+
+import (
+	"context"
+	"time"
+
+	"github.com/robotsgate/robotsgate/robots"
+)
+
+// Clock tells the time and waits. Tests inject a fake one
+// (enforcetest.Clock) so that no test sleeps.
+type Clock interface {
+	Now() time.Time
+	// After is time.After on this clock.
+	After(d time.Duration) <-chan time.Time
+}
+
+// SystemClock is the Clock of the real world.
+type SystemClock struct{}
+
+// Now returns time.Now().
+func (SystemClock) Now() time.Time { return time.Now() }
+
+// After returns time.After(d).
+func (SystemClock) After(d time.Duration) <-chan time.Time { return time.After(d) }
+
+// Status classifies a robots.txt fetch result as RFC 9309 §2.3.1 does.
+type Status string
+
+const (
+	// StatusOK: a 2xx response; its body is the robots.txt.
+	StatusOK Status = "ok"
+	// StatusUnavailable: 4xx, or too many redirects; no robots.txt, every
+	// URL is allowed.
+	StatusUnavailable Status = "unavailable"
+	// StatusUnreachable: 429, 5xx, timeouts, DNS or connection errors;
+	// every URL is disallowed (unless an earlier copy is still usable).
+	StatusUnreachable Status = "unreachable"
+)
+
+// FetchResult is what a Fetcher got for one origin's /robots.txt.
+type FetchResult struct {
+	Status     Status
+	HTTPStatus int           // final HTTP status, 0 when no response came
+	Body       []byte        // at most the fetcher's size limit; only for StatusOK
+	Truncated  bool          // the body was longer than the limit
+	MaxAge     time.Duration // Cache-Control max-age of the response, 0 when absent
+	FinalURL   string        // the URL after redirects
+	Err        string        // why the fetch failed, "" when it did not
+}
+
+// Fetcher fetches the robots.txt of an origin ("scheme://host[:port]").
+// It must honour ctx and never return a result with an empty Status.
+type Fetcher interface {
+	Fetch(ctx context.Context, origin string) FetchResult
+}
+
+// Entry is the cached state of one origin's robots.txt. Entries are
+// immutable once stored: a change makes a new Entry.
+type Entry struct {
+	Origin string
+	// Result is the latest fetch result.
+	Result FetchResult
+	// FetchedAt is when Result was fetched.
+	FetchedAt time.Time
+	// Expires is when the entry must be re-fetched (fresh until).
+	Expires time.Time
+	// Good is the last StatusOK result when Result is a failure and an
+	// earlier copy is still within the unreachable window; nil otherwise.
+	Good *FetchResult
+	// GoodAt is when Good was fetched.
+	GoodAt time.Time
+	// Failures counts consecutive unreachable fetches (drives retry backoff).
+	Failures int
+
+	// Parsed is the robots.txt in force (from Result, or Good when Result
+	// failed); nil when there is none. Stores that serialise entries store
+	// the bodies and rebuild Parsed with robots.ParseLimit on load.
+	Parsed *robots.Robots
+}
+
+// Store keeps Entries by origin. Implementations must be safe for
+// concurrent use. An entry must be kept at least until keep has passed
+// (longer than Expires, so a stale copy can serve while an origin is
+// unreachable).
+type Store interface {
+	Get(ctx context.Context, origin string) (*Entry, bool)
+	Set(ctx context.Context, origin string, e *Entry, keep time.Duration)
+	Delete(ctx context.Context, origin string)
+}
+
+// Reason says why a Decision went the way it did.
+type Reason string
+
+const (
+	ReasonAllowed       Reason = "allowed"            // no rule, or an Allow rule, matched
+	ReasonDisallowed    Reason = "disallowed"         // a Disallow rule matched
+	ReasonRobotsTxt     Reason = "robots-txt"         // /robots.txt itself is always allowed
+	ReasonNoRobots      Reason = "robots-unavailable" // 4xx (or too many redirects): all allowed
+	ReasonUnreachable   Reason = "robots-unreachable" // robots.txt could not be fetched: all disallowed
+	ReasonPaused        Reason = "origin-paused"      // origin asked us to back off (503/429 Retry-After)
+	ReasonQueueFull     Reason = "crawl-delay-wait"   // the crawl-delay wait would exceed the maximum
+	ReasonRobotTag      Reason = "robot-tag"          // the response carried a "do not keep" robot tag
+	ReasonTunnel        Reason = "tunnel-unenforced"  // CONNECT tunnel opened, paths not enforced
+	ReasonPortForbidden Reason = "port-forbidden"     // CONNECT to a port not in the allow-list
+	ReasonSiteClosed    Reason = "site-disallowed"    // tunnel mode: the whole site is disallowed
+)
+
+// Decision is the verdict for one request, with everything a 403 body,
+// an audit record or the admin API needs to explain it.
+type Decision struct {
+	Allowed bool
+	Reason  Reason
+	Origin  string
+	URL     string
+	Agent   string // the product token decided for ("" means only "*" applies)
+	Group   string // the group that applied ("*" for the default group)
+	Rule    string // the deciding rule, e.g. "Disallow: /private"; "" when none
+	Line    int    // the rule's line in robots.txt; 0 when none
+
+	RobotsStatus     Status
+	RobotsHTTPStatus int
+	RobotsFetchedAt  time.Time
+	RobotsAge        time.Duration
+	RobotsStale      bool // an earlier good copy was used because the latest fetch failed
+
+	// RetryAfter is set for refusals that should be retried (paused, queue full).
+	RetryAfter time.Duration
+}
+
+// Pacer hands out crawl-delay slots per origin, in arrival order, so that
+// successive requests to one origin are spaced at least delay apart. The
+// in-memory pacer serves one process; a Redis pacer serves a fleet.
+type Pacer interface {
+	// Reserve reserves the next slot for origin and returns when the
+	// request may go (now or later). If that would be later than
+	// now+maxWait, nothing is reserved and ok is false.
+	Reserve(ctx context.Context, origin string, delay, maxWait time.Duration) (at time.Time, ok bool, err error)
+}
+
+// Pauses records the origins that asked robotsgate to back off (503/429,
+// Retry-After). The in-memory implementation serves one process; a Redis
+// one serves a fleet.
+type Pauses interface {
+	// Pause pauses origin until until (extending, never shortening, a
+	// current pause).
+	Pause(ctx context.Context, origin string, until time.Time) error
+	// PausedUntil returns the end of origin's pause, if it is paused at now.
+	PausedUntil(ctx context.Context, origin string, now time.Time) (time.Time, bool, error)
+	// Resume ends origin's pause (a 2xx was seen).
+	Resume(ctx context.Context, origin string) error
+}
