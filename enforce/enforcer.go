@@ -2,10 +2,15 @@ package enforce
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"net/url"
 	"time"
 
 	"github.com/rs/zerolog"
+	"golang.org/x/sync/singleflight"
+
+	"github.com/robotsgate/robotsgate/robots"
 )
 
 // Config configures an Enforcer. Zero durations take the documented defaults.
@@ -14,6 +19,7 @@ type Config struct {
 	Store   Store   // default: NewMemoryStore()
 	Clock   Clock   // default: SystemClock{}
 	Log     zerolog.Logger
+	Hooks   Hooks // optional observability callbacks
 
 	TTL               time.Duration // robots.txt freshness, default 24h; Cache-Control max-age is clamped to [MinTTL, TTL]
 	MinTTL            time.Duration // default 1m
@@ -24,13 +30,102 @@ type Config struct {
 	FetchTimeout      time.Duration // bound of one fetch, detached from the caller's ctx; default 10s
 }
 
+// Hooks are optional callbacks for metrics. A nil func is not called.
+// They run synchronously on the deciding goroutine and must be fast and
+// safe for concurrent use.
+type Hooks struct {
+	// Fetched is called after each robots.txt fetch this process made,
+	// with its result and how long it took (on the real clock).
+	Fetched func(origin string, r FetchResult, took time.Duration)
+	// CacheLookup is called once per Decide (and Entry) that needs the
+	// origin's rules: hit reports whether a fresh entry was cached.
+	CacheLookup func(origin string, hit bool)
+}
+
+// Defaults of Config's zero fields.
+const (
+	DefaultTTL               = 24 * time.Hour
+	DefaultMinTTL            = time.Minute
+	DefaultUnreachableWindow = 30 * 24 * time.Hour
+	DefaultRetryMin          = time.Minute
+	DefaultRetryMax          = time.Hour
+)
+
 // Enforcer decides whether requests may go. It is safe for concurrent use.
 type Enforcer struct {
-	// TODO(enforce)
+	fetcher Fetcher
+	store   Store
+	coord   Coordinator // store as a Coordinator, nil when it is not one
+	clock   Clock
+	log     zerolog.Logger
+	hooks   Hooks
+
+	ttl, minTTL, window, retryMin, retryMax, fetchTimeout time.Duration
+	maxBytes                                              int
+
+	group singleflight.Group
 }
 
 // New returns an Enforcer, or an error if cfg is unusable.
-func New(cfg Config) (*Enforcer, error) { panic("TODO(enforce)") }
+func New(cfg Config) (*Enforcer, error) {
+	if cfg.Fetcher == nil {
+		return nil, errors.New("enforce: Config.Fetcher is required")
+	}
+	for _, d := range []struct {
+		name string
+		v    time.Duration
+	}{
+		{"TTL", cfg.TTL}, {"MinTTL", cfg.MinTTL}, {"UnreachableWindow", cfg.UnreachableWindow},
+		{"RetryMin", cfg.RetryMin}, {"RetryMax", cfg.RetryMax}, {"FetchTimeout", cfg.FetchTimeout},
+	} {
+		if d.v < 0 {
+			return nil, fmt.Errorf("enforce: Config.%s is negative (%v)", d.name, d.v)
+		}
+	}
+	if cfg.MaxBytes < 0 {
+		return nil, fmt.Errorf("enforce: Config.MaxBytes is negative (%d)", cfg.MaxBytes)
+	}
+	e := &Enforcer{
+		fetcher:      cfg.Fetcher,
+		store:        cfg.Store,
+		clock:        cfg.Clock,
+		log:          cfg.Log,
+		hooks:        cfg.Hooks,
+		ttl:          orDefault(cfg.TTL, DefaultTTL),
+		minTTL:       orDefault(cfg.MinTTL, DefaultMinTTL),
+		window:       orDefault(cfg.UnreachableWindow, DefaultUnreachableWindow),
+		retryMin:     orDefault(cfg.RetryMin, DefaultRetryMin),
+		retryMax:     orDefault(cfg.RetryMax, DefaultRetryMax),
+		fetchTimeout: orDefault(cfg.FetchTimeout, DefaultFetchTimeout),
+		maxBytes:     cfg.MaxBytes,
+	}
+	if e.maxBytes == 0 {
+		e.maxBytes = robots.DefaultMaxBytes
+	}
+	if e.minTTL > e.ttl {
+		return nil, fmt.Errorf("enforce: Config.MinTTL (%v) exceeds TTL (%v)", e.minTTL, e.ttl)
+	}
+	if e.retryMin > e.retryMax {
+		return nil, fmt.Errorf("enforce: Config.RetryMin (%v) exceeds RetryMax (%v)", e.retryMin, e.retryMax)
+	}
+	if e.store == nil {
+		e.store = NewMemoryStore()
+	}
+	if c, ok := e.store.(Coordinator); ok {
+		e.coord = c
+	}
+	if e.clock == nil {
+		e.clock = SystemClock{}
+	}
+	return e, nil
+}
+
+func orDefault(v, def time.Duration) time.Duration {
+	if v == 0 {
+		return def
+	}
+	return v
+}
 
 // Decide returns the verdict for fetching u as the crawler whose product
 // token is agent ("" when none is known: only the "*" group applies). It
@@ -38,25 +133,288 @@ func New(cfg Config) (*Enforcer, error) { panic("TODO(enforce)") }
 // concurrent callers for one origin share a single fetch. Decide never
 // returns an error: a failure to learn the rules is itself a verdict
 // (ReasonUnreachable).
+//
+// The rules are matched against u's path, params and query as sent
+// (u.RequestURI()). A request for /robots.txt itself is always allowed
+// and fetches nothing. If ctx ends while Decide waits for a fetch, the
+// verdict comes from the expired copy if there is one, else it is
+// ReasonUnreachable; the fetch itself goes on for the other callers.
 func (e *Enforcer) Decide(ctx context.Context, u *url.URL, agent string) Decision {
-	panic("TODO(enforce)")
+	origin, err := Origin(u)
+	if err != nil {
+		return Decision{Reason: ReasonInvalidURL, URL: u.String(), Agent: agent, Detail: err.Error()}
+	}
+	d := Decision{Origin: origin, URL: u.String(), Agent: agent}
+	now := e.clock.Now()
+
+	if u.Opaque == "" && u.Path == "/robots.txt" {
+		d.Allowed, d.Reason = true, ReasonRobotsTxt
+		if en, ok := e.store.Get(ctx, origin); ok {
+			e.describe(&d, en, now, false)
+		}
+		return d
+	}
+
+	en, ok := e.store.Get(ctx, origin)
+	fresh := ok && now.Before(en.Expires)
+	if f := e.hooks.CacheLookup; f != nil {
+		f(origin, fresh)
+	}
+	if !fresh {
+		got, err := e.refresh(ctx, origin)
+		if err != nil {
+			if en == nil {
+				d.Reason = ReasonUnreachable
+				d.Detail = "robots.txt could not be fetched: " + err.Error() + "; all URLs disallowed"
+				return d
+			}
+			// Fall back on the expired copy (the fetch goes on for others).
+		} else {
+			en = got
+			now = e.clock.Now()
+		}
+	}
+	e.decide(&d, en, now, u)
+	return d
+}
+
+// decide fills d from en for the URL u.
+func (e *Enforcer) decide(d *Decision, en *Entry, now time.Time, u *url.URL) {
+	rules := e.describe(d, en, now, true)
+	if rules == nil {
+		return
+	}
+	var path string
+	if u.Opaque != "" {
+		path = robots.PathParamsQuery(u.String())
+	} else {
+		path = u.RequestURI()
+	}
+	v := rules.DecidePath(d.Agent, path)
+	d.Allowed = v.Allowed
+	d.Group = v.Group
+	if g := rules.Group(d.Agent); g != nil { // [politeness] pacing uses the group's Crawl-delay
+		d.CrawlDelay = g.CrawlDelay
+	}
+	if v.Allowed {
+		d.Reason = ReasonAllowed
+	} else {
+		d.Reason = ReasonDisallowed
+	}
+	if v.Rule.Line != 0 {
+		d.Rule = v.Rule.String()
+		d.Line = v.Rule.Line
+	}
+}
+
+// describe fills d's Robots fields from en and, when verdict is set, the
+// verdict of the cases that need no rule matching (then it returns nil);
+// it returns the robots.txt whose rules decide otherwise.
+func (e *Enforcer) describe(d *Decision, en *Entry, now time.Time, verdict bool) *robots.Robots {
+	d.RobotsStatus = en.Result.Status
+	d.RobotsHTTPStatus = en.Result.HTTPStatus
+	d.RobotsFetchedAt = en.FetchedAt
+	d.RobotsAge = now.Sub(en.FetchedAt)
+	switch en.Result.Status {
+	case StatusOK:
+		if en.Parsed != nil {
+			return en.Parsed
+		}
+	case StatusUnavailable:
+		if verdict {
+			d.Allowed, d.Reason = true, ReasonNoRobots
+			d.Detail = "no robots.txt" + paren(en.Result.Err) + ": all URLs allowed"
+		}
+		return nil
+	}
+	// Unreachable (or an entry without rules).
+	if !en.UnreachableSince.IsZero() && now.Sub(en.UnreachableSince) > e.window {
+		if verdict {
+			d.Allowed, d.Reason = true, ReasonNoRobots
+			d.Detail = "robots.txt unreachable for longer than " + e.window.String() +
+				paren(en.Result.Err) + ": treated as absent, all URLs allowed"
+		}
+		return nil
+	}
+	if en.Good != nil && en.Parsed != nil {
+		d.RobotsStale = true
+		d.RobotsFetchedAt = en.GoodAt
+		d.RobotsAge = now.Sub(en.GoodAt)
+		return en.Parsed
+	}
+	if verdict {
+		d.Allowed, d.Reason = false, ReasonUnreachable
+		d.Detail = "robots.txt unreachable" + paren(en.Result.Err) + ": all URLs disallowed"
+	}
+	return nil
+}
+
+// paren returns " (s)", or "" when s is empty.
+func paren(s string) string {
+	if s == "" {
+		return ""
+	}
+	return " (" + s + ")"
 }
 
 // Entry returns origin's robots.txt entry, fetching it if there is no
-// fresh one.
+// fresh one. It fails only when ctx ends before the fetch does (or the
+// fetch panicked); a failed fetch is an Entry whose Result says so.
 func (e *Enforcer) Entry(ctx context.Context, origin string) (*Entry, error) {
-	panic("TODO(enforce)")
+	en, ok := e.store.Get(ctx, origin)
+	fresh := ok && e.clock.Now().Before(en.Expires)
+	if f := e.hooks.CacheLookup; f != nil {
+		f(origin, fresh)
+	}
+	if fresh {
+		return en, nil
+	}
+	return e.refresh(ctx, origin)
 }
 
-// Cached returns origin's entry without fetching.
+// Cached returns origin's entry without fetching, fresh or not.
 func (e *Enforcer) Cached(ctx context.Context, origin string) (*Entry, bool) {
-	panic("TODO(enforce)")
+	return e.store.Get(ctx, origin)
 }
 
 // Purge forgets origin's robots.txt; the next request fetches it again.
-func (e *Enforcer) Purge(ctx context.Context, origin string) { panic("TODO(enforce)") }
+// A fetch already under way is not interrupted.
+func (e *Enforcer) Purge(ctx context.Context, origin string) { e.store.Delete(ctx, origin) }
 
-// Origin returns the origin of u as RFC 9309 §2.3 scopes robots.txt:
-// scheme + "://" + lower-cased host + (":" + port unless it is the
-// scheme's default). It fails for URLs without a scheme or host.
-func Origin(u *url.URL) (string, error) { panic("TODO(enforce)") }
+// refresh returns a fresh entry for origin, fetching it once for all
+// concurrent callers. The fetch runs detached from ctx, bounded by
+// FetchTimeout; the caller stops waiting when ctx ends.
+func (e *Enforcer) refresh(ctx context.Context, origin string) (*Entry, error) {
+	detached := context.WithoutCancel(ctx)
+	ch := e.group.DoChan(origin, func() (v any, err error) {
+		defer func() {
+			// A panic here would crash the process (singleflight
+			// re-panics on a new goroutine): make it an error.
+			if p := recover(); p != nil {
+				err = fmt.Errorf("enforce: internal error fetching %s/robots.txt: %v", origin, p)
+				e.log.Error().Str("origin", origin).Interface("panic", p).Msg("robots.txt fetch panicked")
+			}
+		}()
+		fctx, cancel := context.WithTimeout(detached, e.fetchTimeout)
+		defer cancel()
+		if e.coord != nil {
+			en, err := e.coord.Once(fctx, origin, func(ctx context.Context) *Entry {
+				return e.fetchAndStore(ctx, origin)
+			})
+			if err == nil && en != nil {
+				return en, nil
+			}
+			if err != nil {
+				e.log.Warn().Err(err).Str("origin", origin).Msg("robots.txt fetch coordination failed; fetching locally")
+			}
+		}
+		return e.fetchAndStore(fctx, origin), nil
+	})
+	select {
+	case r := <-ch:
+		if r.Err != nil {
+			return nil, r.Err
+		}
+		return r.Val.(*Entry), nil
+	case <-ctx.Done():
+		return nil, fmt.Errorf("waiting for %s/robots.txt: %w", origin, context.Cause(ctx))
+	}
+}
+
+// fetchAndStore returns origin's entry from the Store if it is fresh
+// (someone else just fetched it), else fetches it, stores the new entry
+// and returns it. It is the fetch function given to Coordinator.Once.
+func (e *Enforcer) fetchAndStore(ctx context.Context, origin string) *Entry {
+	prev, ok := e.store.Get(ctx, origin)
+	if ok && e.clock.Now().Before(prev.Expires) {
+		return prev
+	}
+	start := time.Now()
+	r := e.fetcher.Fetch(ctx, origin)
+	took := time.Since(start)
+	if r.Status == "" {
+		r.Status = StatusUnreachable
+		if r.Err == "" {
+			r.Err = "fetcher returned no status"
+		}
+	}
+	if f := e.hooks.Fetched; f != nil {
+		f(origin, r, took)
+	}
+	now := e.clock.Now()
+	en := e.next(origin, prev, r, now)
+	e.logFetch(en, took)
+	keep := en.Expires.Sub(now) + e.window
+	e.store.Set(ctx, origin, en, keep)
+	return en
+}
+
+// next returns the entry that follows prev (nil when none) after a fetch
+// that got r at now.
+func (e *Enforcer) next(origin string, prev *Entry, r FetchResult, now time.Time) *Entry {
+	en := &Entry{Origin: origin, Result: r, FetchedAt: now}
+	switch r.Status {
+	case StatusOK, StatusUnavailable:
+		ttl := e.ttl
+		if r.HasMaxAge {
+			ttl = min(max(r.MaxAge, e.minTTL), e.ttl)
+		}
+		en.Expires = now.Add(ttl)
+		if r.Status == StatusOK {
+			en.Parsed = robots.ParseLimit(r.Body, e.maxBytes)
+		}
+		return en
+	}
+	// Unreachable.
+	en.Failures, en.UnreachableSince = 1, now
+	if prev != nil && prev.Result.Status == StatusUnreachable {
+		en.Failures = prev.Failures + 1
+		if !prev.UnreachableSince.IsZero() {
+			en.UnreachableSince = prev.UnreachableSince
+		}
+	}
+	en.Expires = now.Add(e.backoff(en.Failures))
+	if now.Sub(en.UnreachableSince) > e.window {
+		return en // treated as unavailable: the old copy is dropped
+	}
+	switch {
+	case prev == nil:
+	case prev.Result.Status == StatusOK && prev.Parsed != nil:
+		good := prev.Result
+		en.Good, en.GoodAt, en.Parsed = &good, prev.FetchedAt, prev.Parsed
+	case prev.Good != nil && prev.Parsed != nil:
+		en.Good, en.GoodAt, en.Parsed = prev.Good, prev.GoodAt, prev.Parsed
+	}
+	return en
+}
+
+// backoff returns the wait before re-fetching after the n-th consecutive
+// failure: RetryMin doubled n-1 times, at most RetryMax.
+func (e *Enforcer) backoff(n int) time.Duration {
+	d := e.retryMin
+	for i := 1; i < n && d < e.retryMax; i++ {
+		d *= 2
+	}
+	return min(d, e.retryMax)
+}
+
+// logFetch logs a fetch failure at warn for operators.
+func (e *Enforcer) logFetch(en *Entry, took time.Duration) {
+	r := &en.Result
+	switch r.Status {
+	case StatusUnreachable:
+		ev := e.log.Warn().Str("origin", en.Origin).Int("http_status", r.HTTPStatus).
+			Str("error", r.Err).Int("failures", en.Failures).
+			Time("unreachable_since", en.UnreachableSince).Dur("retry_in", en.Expires.Sub(en.FetchedAt)).
+			Bool("stale_copy", en.Good != nil).Dur("took", took)
+		ev.Msg("robots.txt unreachable")
+	case StatusUnavailable:
+		e.log.Debug().Str("origin", en.Origin).Int("http_status", r.HTTPStatus).Str("error", r.Err).
+			Msg("robots.txt unavailable: all URLs allowed")
+	default:
+		if r.Truncated {
+			e.log.Info().Str("origin", en.Origin).Int("max_bytes", e.maxBytes).
+				Msg("robots.txt longer than the limit: the rest is ignored")
+		}
+	}
+}

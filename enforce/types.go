@@ -54,6 +54,7 @@ type FetchResult struct {
 	Body       []byte        // at most the fetcher's size limit; only for StatusOK
 	Truncated  bool          // the body was longer than the limit
 	MaxAge     time.Duration // Cache-Control max-age of the response, 0 when absent
+	HasMaxAge  bool          // the response had a valid max-age (which may be 0)
 	FinalURL   string        // the URL after redirects
 	Err        string        // why the fetch failed, "" when it did not
 }
@@ -81,11 +82,49 @@ type Entry struct {
 	GoodAt time.Time
 	// Failures counts consecutive unreachable fetches (drives retry backoff).
 	Failures int
+	// UnreachableSince is when the current streak of unreachable fetches
+	// began (the time of its first failed fetch); zero when Result is not
+	// StatusUnreachable. An origin unreachable for longer than the
+	// Enforcer's UnreachableWindow is treated as having no robots.txt.
+	UnreachableSince time.Time
 
 	// Parsed is the robots.txt in force (from Result, or Good when Result
 	// failed); nil when there is none. Stores that serialise entries store
-	// the bodies and rebuild Parsed with robots.ParseLimit on load.
+	// the bodies and rebuild Parsed with Rebuild on load.
 	Parsed *robots.Robots
+}
+
+// Rebuild sets e.Parsed from the stored bodies, reading at most maxBytes
+// of them (maxBytes <= 0 means robots.DefaultMaxBytes): from Result.Body
+// when Result is StatusOK, else from Good.Body when Good is set; nil
+// otherwise. Stores that serialise entries (every field but Parsed)
+// call it once on a loaded entry, before handing it out: entries are
+// shared and must not change afterwards.
+func (e *Entry) Rebuild(maxBytes int) {
+	switch {
+	case e.Result.Status == StatusOK:
+		e.Parsed = robots.ParseLimit(e.Result.Body, maxBytes)
+	case e.Good != nil:
+		e.Parsed = robots.ParseLimit(e.Good.Body, maxBytes)
+	default:
+		e.Parsed = nil
+	}
+}
+
+// Coordinator is implemented by Stores shared by several processes: Once runs fetch in at most one
+// process at a time per origin and lets the others wait for (and return) its stored result.
+//
+// The Enforcer calls Once from inside its per-process single flight, so
+// each process calls it at most once per origin at a time. The fetch
+// function it passes first re-reads the Store and returns a fresh entry
+// found there without fetching; otherwise it fetches, stores the new
+// entry (Store.Set) and returns it. So an implementation that merely
+// serialises calls per origin across the fleet (a lock held while fetch
+// runs) is correct, and so is one that lets the holder call fetch and
+// the others return the entry it stored. Once must honour ctx. When Once
+// returns an error the Enforcer fetches locally instead.
+type Coordinator interface {
+	Once(ctx context.Context, origin string, fetch func(context.Context) *Entry) (*Entry, error)
 }
 
 // Store keeps Entries by origin. Implementations must be safe for
@@ -113,6 +152,7 @@ const (
 	ReasonTunnel        Reason = "tunnel-unenforced"  // CONNECT tunnel opened, paths not enforced
 	ReasonPortForbidden Reason = "port-forbidden"     // CONNECT to a port not in the allow-list
 	ReasonSiteClosed    Reason = "site-disallowed"    // tunnel mode: the whole site is disallowed
+	ReasonInvalidURL    Reason = "invalid-url"        // the URL has no origin (no scheme or host): refused
 )
 
 // Decision is the verdict for one request, with everything a 403 body,
@@ -127,14 +167,29 @@ type Decision struct {
 	Rule    string // the deciding rule, e.g. "Disallow: /private"; "" when none
 	Line    int    // the rule's line in robots.txt; 0 when none
 
+	// Detail explains a verdict not made by a rule in words, e.g.
+	// "robots.txt unreachable (HTTP 503): all URLs disallowed"; "" when a
+	// rule (or no rule) of a robots.txt decided.
+	Detail string
+
+	// RobotsStatus and RobotsHTTPStatus describe the latest fetch of the
+	// origin's robots.txt (zero when none was needed, e.g. for
+	// /robots.txt itself with nothing cached).
 	RobotsStatus     Status
 	RobotsHTTPStatus int
-	RobotsFetchedAt  time.Time
-	RobotsAge        time.Duration
-	RobotsStale      bool // an earlier good copy was used because the latest fetch failed
+	// RobotsFetchedAt and RobotsAge describe the copy the verdict used:
+	// the good copy when RobotsStale is set, else the latest fetch.
+	RobotsFetchedAt time.Time
+	RobotsAge       time.Duration
+	RobotsStale     bool // an earlier good copy was used because the latest fetch failed
 
 	// RetryAfter is set for refusals that should be retried (paused, queue full).
 	RetryAfter time.Duration
+
+	// CrawlDelay is the Crawl-delay of the group that applied (as parsed,
+	// not clamped); 0 when the group states none or no robots.txt is in
+	// force. Politeness paces the origin with it.
+	CrawlDelay time.Duration
 }
 
 // Pacer hands out crawl-delay slots per origin, in arrival order, so that

@@ -1,6 +1,14 @@
 package proxy
 
-import "time"
+import (
+	"errors"
+	"fmt"
+	"net"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
 
 // Config is robotsgate's whole configuration, as read from YAML (the keys
 // below), environment (ROBOTSGATE_<FLAG>) and flags by cmd/robotsgate.
@@ -128,7 +136,126 @@ func Default() Config {
 }
 
 // Validate reports the first problem of c as an error naming the key.
+// Each section has its own check; a helper adding a section adds one line.
 func (c *Config) Validate() error {
-	// TODO(proxy): every section; helpers add checks for their own section.
+	if err := c.validateProxy(); err != nil { // listen, agent, mode, audit, logging, shutdown, cache
+		return err
+	}
+	if err := c.validateRobots(); err != nil { // robots:
+		return err
+	}
+	if err := c.validateAccess(); err != nil { // issue 6: auth, admin, audit rotation (proxy/auth.go)
+		return err
+	}
+	if err := c.validateHTTPS(); err != nil { // issue 4: https: (proxy/connect.go)
+		return err
+	}
+	if err := c.validatePoliteness(); err != nil { // issue 5: politeness: (proxy/politeness.go)
+		return err
+	}
+	if err := c.validateRobotTags(); err != nil { // issue 5: robot_tags: (proxy/robottags.go)
+		return err
+	}
 	return nil
+}
+
+// validateProxy checks the top-level keys of the proxy itself.
+func (c *Config) validateProxy() error {
+	if _, port, err := net.SplitHostPort(c.Listen); err != nil {
+		return fmt.Errorf("listen: %q is not host:port: %w", c.Listen, err)
+	} else if _, err := strconv.ParseUint(port, 10, 16); err != nil {
+		return fmt.Errorf("listen: %q: port %q is not a number 0-65535", c.Listen, port)
+	}
+	if c.Agent != "" && !isProductToken(c.Agent) {
+		return fmt.Errorf("agent: %q is not a product token (letters, '_' and '-' only, e.g. MyBot)", c.Agent)
+	}
+	if c.AgentHeader != "" && c.AgentHeader != "-" && !isHeaderName(c.AgentHeader) {
+		return fmt.Errorf("agent_header: %q is not a header name (or \"-\" to disable)", c.AgentHeader)
+	}
+	if err := oneOf("mode", c.Mode, "enforce", "report"); err != nil {
+		return err
+	}
+	if err := oneOf("audit", c.Audit, "blocked", "all"); err != nil {
+		return err
+	}
+	if c.AuditLog == "" {
+		return errors.New("audit_log: empty (a file path, or \"-\" for stdout)")
+	}
+	if err := oneOf("log_level", c.LogLevel, "debug", "info", "warn", "error"); err != nil {
+		return err
+	}
+	if err := oneOf("log_format", c.LogFormat, "auto", "json", "console"); err != nil {
+		return err
+	}
+	if c.UpstreamProxy != "" {
+		if _, err := parseUpstreamProxy(c.UpstreamProxy); err != nil {
+			return err
+		}
+	}
+	if c.ShutdownTimeout <= 0 {
+		return fmt.Errorf("shutdown_timeout: %v is not positive", c.ShutdownTimeout)
+	}
+	if c.Cache != "memory" && !strings.HasPrefix(c.Cache, "redis://") && !strings.HasPrefix(c.Cache, "rediss://") {
+		return fmt.Errorf("cache: %q is neither \"memory\" nor a redis:// URL", c.Cache)
+	}
+	return nil
+}
+
+// validateRobots checks the robots: section.
+func (c *Config) validateRobots() error {
+	r := &c.Robots
+	if strings.TrimSpace(r.UserAgent) == "" || strings.ContainsAny(r.UserAgent, "\r\n") {
+		return fmt.Errorf("robots.user_agent: %q must be a non-empty single line", r.UserAgent)
+	}
+	for _, d := range []struct {
+		key string
+		v   time.Duration
+	}{
+		{"robots.fetch_timeout", r.FetchTimeout}, {"robots.ttl", r.TTL}, {"robots.min_ttl", r.MinTTL},
+		{"robots.unreachable_window", r.UnreachableWindow}, {"robots.retry_min", r.RetryMin}, {"robots.retry_max", r.RetryMax},
+	} {
+		if d.v <= 0 {
+			return fmt.Errorf("%s: %v is not positive", d.key, d.v)
+		}
+	}
+	switch {
+	case r.MinTTL > r.TTL:
+		return fmt.Errorf("robots.min_ttl: %v exceeds robots.ttl (%v)", r.MinTTL, r.TTL)
+	case r.RetryMin > r.RetryMax:
+		return fmt.Errorf("robots.retry_min: %v exceeds robots.retry_max (%v)", r.RetryMin, r.RetryMax)
+	case r.MaxBytes < 500<<10:
+		return fmt.Errorf("robots.max_bytes: %d is below RFC 9309's minimum of 512000 (500 KiB)", r.MaxBytes)
+	case r.MaxRedirects < 0:
+		return fmt.Errorf("robots.max_redirects: %d is negative", r.MaxRedirects)
+	}
+	return nil
+}
+
+// oneOf checks that key's value v is one of allowed.
+func oneOf(key, v string, allowed ...string) error {
+	if slices.Contains(allowed, v) {
+		return nil
+	}
+	return fmt.Errorf("%s: %q is not one of %s", key, v, strings.Join(allowed, ", "))
+}
+
+// isProductToken reports whether s is a robots.txt product token: only
+// letters, '_' and '-' (RFC 9309 §2.2.1).
+func isProductToken(s string) bool {
+	for _, c := range s {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return s != ""
+}
+
+// isHeaderName reports whether s is an HTTP field name (RFC 9110 token).
+func isHeaderName(s string) bool {
+	for _, c := range s {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.ContainsRune("!#$%&'*+-.^_`|~", c)) {
+			return false
+		}
+	}
+	return s != ""
 }

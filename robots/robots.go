@@ -15,7 +15,19 @@ const DefaultMaxBytes = 500 << 10
 
 // Robots is a parsed robots.txt file.
 type Robots struct {
-	// TODO(robots): parsed groups, compiled rules, sitemaps, extensions.
+	groups     []*Group         // merged groups, in order of first appearance
+	byAgent    map[string]entry // lower-cased product token -> its group
+	global     *Group           // the merged "*" group, or nil
+	sitemaps   []string
+	extensions []Extension
+	stats      parseStats
+}
+
+// entry is a product token of a user-agent line as written and the merged
+// group it selects.
+type entry struct {
+	token string
+	group *Group
 }
 
 // Rule is one Allow or Disallow line of a group.
@@ -40,7 +52,11 @@ type Group struct {
 	Agents     []string      // the product tokens of the group's user-agent lines; "*" for the default group
 	Rules      []Rule        // in file order
 	CrawlDelay time.Duration // 0 when the group states none (or only invalid values)
-	// TODO(robots): compiled matchers.
+
+	// matchers are the group's non-empty rules compiled, ordered by
+	// decreasing precedence, so the first that matches decides.
+	matchers []matcher
+	index    *matchIndex // nil for a small group
 }
 
 // Decision is the outcome of matching a URL against a robots.txt.
@@ -69,40 +85,86 @@ func Parse(body []byte) *Robots { return ParseLimit(body, DefaultMaxBytes) }
 
 // ParseLimit is like Parse but reads at most maxBytes of body; bytes past
 // the limit are ignored. A maxBytes <= 0 means DefaultMaxBytes.
+//
+// When the limit falls inside a line, that incomplete last line is ignored
+// too, so a cut-off rule never applies with a shortened pattern.
 func ParseLimit(body []byte, maxBytes int) *Robots {
-	panic("TODO(robots)")
+	if maxBytes <= 0 {
+		maxBytes = DefaultMaxBytes
+	}
+	if len(body) > maxBytes {
+		body = cutAtLineEnd(body, maxBytes)
+	}
+	return parse(body)
 }
 
 // Decide reports whether rawURL may be fetched by the crawler whose product
-// token is agent. Only the path, params and query of rawURL are matched.
-func (r *Robots) Decide(agent, rawURL string) Decision { panic("TODO(robots)") }
+// token is agent. Only the path, params and query of rawURL are matched
+// (see PathParamsQuery); rawURL is expected in its percent-encoded form,
+// as sent on the wire.
+//
+// agent is compared whole and case-insensitively with the product token
+// of each user-agent line; no token is extracted from it (use ProductToken
+// on a full User-Agent header first). The path /robots.txt is always
+// allowed (RFC 9309 §2.2.2).
+func (r *Robots) Decide(agent, rawURL string) Decision {
+	p, slash := pathParamsQuery(rawURL)
+	return r.decide(agent, p, slash)
+}
 
 // DecidePath is like Decide for an already extracted path[;params][?query]
-// (as returned by PathParamsQuery).
-func (r *Robots) DecidePath(agent, path string) Decision { panic("TODO(robots)") }
+// (as returned by PathParamsQuery). A path not starting with "/" is
+// matched as if it did.
+func (r *Robots) DecidePath(agent, path string) Decision {
+	return r.decide(agent, path, len(path) == 0 || path[0] != '/')
+}
 
 // Group returns the group that applies to agent: the merged groups naming
-// it, else the "*" group, else nil.
-func (r *Robots) Group(agent string) *Group { panic("TODO(robots)") }
+// it, else the "*" group, else nil. The returned group is shared and must
+// not be modified.
+func (r *Robots) Group(agent string) *Group {
+	g, _ := r.lookup(agent)
+	return g
+}
 
-// Groups returns all groups, merged, in order of first appearance.
-func (r *Robots) Groups() []*Group { panic("TODO(robots)") }
+// Groups returns all groups, merged, in order of first appearance. Groups
+// whose user-agent lines name exactly the same set of groups in the file
+// are reported as one Group with several Agents. The groups are shared
+// and must not be modified.
+func (r *Robots) Groups() []*Group {
+	if r == nil {
+		return nil
+	}
+	return append([]*Group(nil), r.groups...)
+}
 
 // Sitemaps returns the values of all Sitemap lines, in file order.
-func (r *Robots) Sitemaps() []string { panic("TODO(robots)") }
+func (r *Robots) Sitemaps() []string {
+	if r == nil {
+		return nil
+	}
+	return append([]string(nil), r.sitemaps...)
+}
 
 // Extensions returns the lines with unknown fields, in file order.
-func (r *Robots) Extensions() []Extension { panic("TODO(robots)") }
+func (r *Robots) Extensions() []Extension {
+	if r == nil {
+		return nil
+	}
+	return append([]Extension(nil), r.extensions...)
+}
 
 // AllowsNothing reports whether the group for agent disallows every path
 // (so a whole site is closed to it), e.g. "Disallow: /" with no Allow.
-func (r *Robots) AllowsNothing(agent string) bool { panic("TODO(robots)") }
-
-// ProductToken returns the product token of a User-Agent header value: its
-// leading run of [A-Za-z_-], e.g. "MyBot" for "MyBot/2.1 (+https://x)".
-func ProductToken(userAgent string) string { panic("TODO(robots)") }
-
-// PathParamsQuery returns the part of rawURL that robots.txt rules match:
-// path, params and query, without scheme, authority and fragment; "/"
-// when there is no path.
-func PathParamsQuery(rawURL string) string { panic("TODO(robots)") }
+//
+// It is conservative: it reports true only when a Disallow rule matches
+// every possible path and no Allow rule that could match any path has the
+// same or a higher precedence. The implicitly allowed /robots.txt is not
+// counted.
+func (r *Robots) AllowsNothing(agent string) bool {
+	g, _ := r.lookup(agent)
+	if g == nil {
+		return false
+	}
+	return g.allowsNothing()
+}

@@ -1,6 +1,13 @@
 package robots
 
-import "io"
+import (
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"golang.org/x/net/html"
+)
 
 // Directive is one robot-tag directive, from an X-Robots-Tag header or a
 // <meta name="robots"> element.
@@ -16,17 +23,301 @@ type Directive struct {
 	Value string
 }
 
+// String formats d as it would appear in an X-Robots-Tag header, for
+// example "noindex", "max-snippet: 20" or "mandelbot: noindex".
+func (d Directive) String() string {
+	s := d.Name
+	if d.Value != "" {
+		s += ": " + d.Value
+	}
+	if d.Agent != "" {
+		s = d.Agent + ": " + s
+	}
+	return s
+}
+
+// valueDirectives are the known directives that carry a value after a
+// colon. In an X-Robots-Tag header a token followed by ':' that is one of
+// these (or of flagDirectives) is a directive; any other is an agent name.
+var valueDirectives = map[string]bool{
+	"max-snippet":       true,
+	"max-image-preview": true,
+	"max-video-preview": true,
+	"unavailable_after": true,
+}
+
+// flagDirectives are the known directives without a value. They are only
+// consulted to tell a directive from an agent prefix ("noindex: x" is a
+// malformed noindex, not an agent called noindex); unknown directives are
+// kept all the same.
+var flagDirectives = map[string]bool{
+	"all":                  true,
+	"index":                true,
+	"follow":               true,
+	"noindex":              true,
+	"nofollow":             true,
+	"none":                 true,
+	"noarchive":            true,
+	"nocache":              true,
+	"nosnippet":            true,
+	"notranslate":          true,
+	"noimageindex":         true,
+	"indexifembedded":      true,
+	"noodp":                true,
+	"noydir":               true,
+	"noai":                 true,
+	"noimageai":            true,
+	"nositelinkssearchbox": true,
+}
+
+// isKnownDirective reports whether name (lower case) is a directive this
+// package knows.
+func isKnownDirective(name string) bool {
+	return valueDirectives[name] || flagDirectives[name]
+}
+
 // ParseXRobotsTag parses the values of every X-Robots-Tag header of a
 // response (http.Header.Values("X-Robots-Tag")).
-func ParseXRobotsTag(values []string) []Directive { panic("TODO(tags)") }
+//
+// Each value is a comma-separated list of directives, compared
+// case-insensitively. A token of the form "agent: directive" restricts
+// that directive, and every following one in the same header value up to
+// the next agent prefix, to the named agent, as in
+// "googlebot: noindex, nofollow". A token whose part before the colon is a
+// known directive ("max-snippet: 20", "unavailable_after: 25 Jun 2010
+// 15:00:00 PST") is a directive with a value, not an agent prefix. Each
+// header value starts again with no agent. Unknown directives are kept
+// (for display) with their name lower-cased; values keep their case.
+// Empty list elements are skipped.
+func ParseXRobotsTag(values []string) []Directive {
+	var ds []Directive
+	for _, v := range values {
+		ds = parseList(ds, v, true)
+	}
+	return ds
+}
+
+// parseList appends the directives of one comma-separated list to ds.
+// agents says whether "agent:" prefixes are recognised (X-Robots-Tag) or
+// not (meta content, whose agent is the element's name).
+func parseList(ds []Directive, list string, agents bool) []Directive {
+	agent := ""
+	parts := strings.Split(list, ",")
+	for i := 0; i < len(parts); i++ {
+		tok := strings.TrimSpace(parts[i])
+		var d Directive
+		var ok bool
+		if agents {
+			agent, d, ok = parseHeaderToken(agent, tok)
+		} else {
+			d, ok = parseDirective(tok)
+		}
+		if !ok {
+			continue
+		}
+		// RFC 850 / RFC 1123 dates contain a comma after the day name
+		// ("unavailable_after: Friday, 25-Jun-10 15:00:00 GMT"): glue
+		// the next element back on.
+		if d.Name == "unavailable_after" && isWeekday(d.Value) && i+1 < len(parts) {
+			i++
+			d.Value += ", " + strings.TrimSpace(parts[i])
+		}
+		ds = append(ds, d)
+	}
+	return ds
+}
+
+// parseHeaderToken parses one element of an X-Robots-Tag list under the
+// current agent scope and returns the new scope and the directive, if the
+// element holds one ("googlebot:" alone only changes the scope).
+func parseHeaderToken(agent, tok string) (string, Directive, bool) {
+	for {
+		head, rest, found := strings.Cut(tok, ":")
+		if !found {
+			break
+		}
+		h := strings.ToLower(strings.TrimSpace(head))
+		if isKnownDirective(h) || !isAgentToken(h) {
+			break
+		}
+		agent = h
+		tok = strings.TrimSpace(rest)
+	}
+	d, ok := parseDirective(tok)
+	d.Agent = agent
+	return agent, d, ok
+}
+
+// parseDirective parses "name" or "name: value" (no agent prefix).
+func parseDirective(tok string) (Directive, bool) {
+	tok = strings.TrimSpace(tok)
+	if tok == "" {
+		return Directive{}, false
+	}
+	name, value, _ := strings.Cut(tok, ":")
+	name = strings.ToLower(strings.TrimSpace(name))
+	if name == "" {
+		return Directive{}, false
+	}
+	return Directive{Name: name, Value: strings.TrimSpace(value)}, true
+}
+
+// isAgentToken reports whether s (lower case) can be a crawler's product
+// token: letters, digits, '_', '-' and '.' (RFC 9309 allows [a-zA-Z_-];
+// digits and dots occur in real crawler names).
+func isAgentToken(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case 'a' <= c && c <= 'z', '0' <= c && c <= '9', c == '_', c == '-', c == '.':
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// isWeekday reports whether s is a day name, full or abbreviated.
+func isWeekday(s string) bool {
+	switch strings.ToLower(s) {
+	case "mon", "tue", "wed", "thu", "fri", "sat", "sun",
+		"monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday":
+		return true
+	}
+	return false
+}
+
+// notAgentMetaNames are standard or common <meta name> values that are
+// not crawler names; their content is not parsed as directives.
+var notAgentMetaNames = map[string]bool{
+	"application-name": true,
+	"author":           true,
+	"color-scheme":     true,
+	"copyright":        true,
+	"creator":          true,
+	"description":      true,
+	"format-detection": true,
+	"generator":        true,
+	"keywords":         true,
+	"publisher":        true,
+	"rating":           true,
+	"referrer":         true,
+	"theme-color":      true,
+	"viewport":         true,
+}
 
 // ParseMetaRobots reads an HTML document from r and returns the directives
 // of its <meta name="robots"> and <meta name="AGENT"> elements inside
 // <head>. It stops reading at the end of the head (or at <body>); the
 // caller bounds how much of r may be read.
-func ParseMetaRobots(r io.Reader) ([]Directive, error) { panic("TODO(tags)") }
+//
+// It uses html.Tokenizer, not a full parse: every meta element before the
+// first </head> or <body> tag counts (HTML lets a document omit the <head>
+// start tag), and meta elements inside raw-text elements (<script>,
+// <noscript>, <title>, ...) or comments do not. Attribute names and the
+// name attribute's value are case-insensitive; a name other than "robots"
+// that looks like a product token (letters, digits, '_', '-', '.') is an
+// agent and is stored lower-cased in Directive.Agent; well-known non-crawler
+// names (description, viewport, ...) are skipped. The content attribute is
+// a comma-separated list parsed like an X-Robots-Tag value but without
+// agent prefixes.
+//
+// Reaching the end of r, even in the middle of a tag, is not an error: the
+// directives found so far are returned with a nil error. A read error
+// other than io.EOF is returned, wrapped, with the directives found
+// before it.
+func ParseMetaRobots(r io.Reader) ([]Directive, error) {
+	z := html.NewTokenizer(r)
+	var ds []Directive
+	for {
+		switch z.Next() {
+		case html.ErrorToken:
+			err := z.Err()
+			if errors.Is(err, io.EOF) {
+				return ds, nil
+			}
+			return ds, fmt.Errorf("robots: reading HTML for meta robots: %w", err)
+		case html.EndTagToken:
+			if name, _ := z.TagName(); string(name) == "head" {
+				return ds, nil
+			}
+		case html.StartTagToken, html.SelfClosingTagToken:
+			name, hasAttr := z.TagName()
+			switch string(name) {
+			case "body":
+				return ds, nil
+			case "meta":
+				if hasAttr {
+					ds = metaDirectives(z, ds)
+				}
+			}
+		}
+	}
+}
+
+// metaDirectives appends the directives of the meta element z is on.
+func metaDirectives(z *html.Tokenizer, ds []Directive) []Directive {
+	var name, content string
+	var hasName, hasContent bool
+	for more := true; more; {
+		var k, v []byte
+		k, v, more = z.TagAttr()
+		// The first occurrence of a duplicated attribute wins, as in HTML.
+		switch string(k) {
+		case "name":
+			if !hasName {
+				name, hasName = string(v), true
+			}
+		case "content":
+			if !hasContent {
+				content, hasContent = string(v), true
+			}
+		}
+	}
+	name = strings.ToLower(strings.TrimSpace(name))
+	agent := name
+	switch {
+	case name == "robots":
+		agent = ""
+	case !isAgentToken(name) || notAgentMetaNames[name]:
+		return ds
+	}
+	n := len(ds)
+	ds = parseList(ds, content, false)
+	for i := n; i < len(ds); i++ {
+		ds[i].Agent = agent
+	}
+	return ds
+}
 
 // ForAgent returns the directives of ds that apply to the crawler whose
 // product token is agent: those without an agent and those naming agent
 // (case-insensitively). "none" is expanded to "noindex" and "nofollow".
-func ForAgent(ds []Directive, agent string) []Directive { panic("TODO(tags)") }
+//
+// agent may be a full User-Agent string ("Mandelbot/1.2 (+https://...)"):
+// only its product token, up to the first '/' or space, is compared. An
+// empty agent selects only the directives for every agent. The result is
+// in the order of ds, a "none" replaced in place by its two directives.
+func ForAgent(ds []Directive, agent string) []Directive {
+	agent = strings.ToLower(strings.TrimSpace(agent))
+	if i := strings.IndexAny(agent, "/ \t"); i >= 0 {
+		agent = agent[:i]
+	}
+	var out []Directive
+	for _, d := range ds {
+		if d.Agent != "" && (agent == "" || !strings.EqualFold(d.Agent, agent)) {
+			continue
+		}
+		if d.Name == "none" {
+			out = append(out,
+				Directive{Agent: d.Agent, Name: "noindex"},
+				Directive{Agent: d.Agent, Name: "nofollow"})
+			continue
+		}
+		out = append(out, d)
+	}
+	return out
+}

@@ -1,0 +1,47 @@
+# robotsgate container image: a static binary on distroless, as non-root.
+#
+#   docker build -t robotsgate .
+#   docker run --rm -p 9309:9309 \
+#     -e ROBOTSGATE_CREDENTIALS_FILE=/run/secrets/robotsgate-credentials \
+#     -e ROBOTSGATE_ADMIN_TOKEN="$(openssl rand -hex 16)" \
+#     -v "$PWD/credentials:/run/secrets/robotsgate-credentials:ro" robotsgate
+#
+# Settings are environment variables (ROBOTSGATE_<FLAG>), so that
+# `robotsgate health` (the HEALTHCHECK) reads the same configuration as
+# serve. A container listens beyond loopback: robotsgate refuses to start
+# as an open proxy, so give it credentials (ROBOTSGATE_CREDENTIALS_FILE),
+# client networks (ROBOTSGATE_ALLOW_CIDRS) or, in a shared network
+# namespace (docker-compose.yml), ROBOTSGATE_LISTEN=127.0.0.1:9309.
+# The admin API (on the proxy port unless ROBOTSGATE_ADMIN_LISTEN is set)
+# then needs ROBOTSGATE_ADMIN_TOKEN. See README "Running in production".
+
+FROM golang:1.26 AS build
+WORKDIR /src
+COPY go.mod go.sum ./
+RUN go mod download
+COPY . .
+RUN CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o /out/robotsgate ./cmd/robotsgate
+# Volume mount points owned by the runtime user (a named volume starts
+# as a copy of them, ownership included).
+RUN mkdir -p /out/data /out/log
+
+FROM gcr.io/distroless/static-debian12:nonroot
+COPY --from=build /out/robotsgate /robotsgate
+COPY --from=build --chown=65532:65532 /out/data /data
+COPY --from=build --chown=65532:65532 /out/log /var/log/robotsgate
+USER 65532:65532
+ENV ROBOTSGATE_LISTEN=0.0.0.0:9309 \
+    ROBOTSGATE_DATA_DIR=/data \
+    ROBOTSGATE_AUDIT_LOG=/var/log/robotsgate/audit.jsonl \
+    ROBOTSGATE_AUDIT_MAX_SIZE_MB=100 \
+    ROBOTSGATE_AUDIT_MAX_BACKUPS=10 \
+    ROBOTSGATE_LOG_FORMAT=json
+EXPOSE 9309
+# /data: the generated MITM CA (key 0600, certificate 0644); keep it, or
+# every restart mints a new CA that clients do not trust.
+VOLUME ["/data", "/var/log/robotsgate"]
+HEALTHCHECK --interval=15s --timeout=5s --start-period=5s --retries=3 CMD ["/robotsgate", "health"]
+ENTRYPOINT ["/robotsgate"]
+# No flags here: a flag would override the ROBOTSGATE_* variable of the
+# same setting that `docker run -e` passes (flags > environment).
+CMD ["serve"]

@@ -1,0 +1,151 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+const checkRobots = `User-agent: *
+Disallow: /private
+Allow: /private/ok
+
+User-agent: MJ12bot
+Disallow: /
+`
+
+func writeRobots(t *testing.T, body string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "robots.txt")
+	if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestRunCheck(t *testing.T) {
+	file := writeRobots(t, checkRobots)
+	tests := []struct {
+		name       string
+		args       []string
+		stdin      string
+		wantCode   int
+		wantOut    string
+		wantErrSub string // substring of the one-line stderr message; "" means stderr must be empty
+	}{
+		{
+			name:     "all allowed",
+			args:     []string{"-robots", file, "-agent", "FooBot", "http://example.com/", "http://example.com/private/ok?x=1"},
+			wantCode: 0,
+			wantOut:  "allowed http://example.com/\nallowed http://example.com/private/ok?x=1\n",
+		},
+		{
+			name:     "one disallowed",
+			args:     []string{"-robots", file, "-agent", "FooBot", "http://example.com/a", "http://example.com/private/x"},
+			wantCode: 1,
+			wantOut:  "allowed http://example.com/a\ndisallowed http://example.com/private/x  (Disallow: /private, line 2)\n",
+		},
+		{
+			name:     "agent compared whole and case-insensitively",
+			args:     []string{"-robots", file, "-agent", "mj12BOT", "http://example.com/a"},
+			wantCode: 1,
+			wantOut:  "disallowed http://example.com/a  (Disallow: /, line 6)\n",
+		},
+		{
+			name:     "full user-agent string is not tokenised",
+			args:     []string{"-robots", file, "-agent", "MJ12bot/1.4", "http://example.com/a"},
+			wantCode: 0,
+			wantOut:  "allowed http://example.com/a\n",
+		},
+		{
+			name:     "robots.txt itself is always allowed",
+			args:     []string{"-robots", file, "-agent", "MJ12bot", "http://example.com/robots.txt"},
+			wantCode: 0,
+			wantOut:  "allowed http://example.com/robots.txt\n",
+		},
+		{
+			name:     "json",
+			args:     []string{"-robots", file, "-agent", "FooBot", "-json", "http://example.com/a?b=1&c=2", "http://example.com/private/x", "http://example.com/private/ok"},
+			wantCode: 1,
+			wantOut: `{"url":"http://example.com/a?b=1&c=2","allowed":true,"rule":"","line":0}
+{"url":"http://example.com/private/x","allowed":false,"rule":"Disallow: /private","line":2}
+{"url":"http://example.com/private/ok","allowed":true,"rule":"Allow: /private/ok","line":3}
+`,
+		},
+		{
+			name:     "stdin",
+			args:     []string{"-robots", "-", "-agent", "x", "http://example.com/no"},
+			stdin:    "User-agent: *\r\nDisallow: /no\r\n",
+			wantCode: 1,
+			wantOut:  "disallowed http://example.com/no  (Disallow: /no, line 2)\n",
+		},
+		{
+			name:     "empty robots allows everything",
+			args:     []string{"-robots", "-", "-agent", "x", "http://example.com/"},
+			wantCode: 0,
+			wantOut:  "allowed http://example.com/\n",
+		},
+		{name: "missing -robots", args: []string{"-agent", "x", "http://e/"}, wantCode: 2, wantErrSub: "-robots is required"},
+		{name: "missing -agent", args: []string{"-robots", file, "http://e/"}, wantCode: 2, wantErrSub: "-agent is required"},
+		{name: "no URL", args: []string{"-robots", file, "-agent", "x"}, wantCode: 2, wantErrSub: "no URL given"},
+		{name: "unknown flag", args: []string{"-robots", file, "-agent", "x", "-bogus", "http://e/"}, wantCode: 2, wantErrSub: "flag provided but not defined: -bogus"},
+		{name: "unreadable file", args: []string{"-robots", filepath.Join(t.TempDir(), "nope"), "-agent", "x", "http://e/"}, wantCode: 2, wantErrSub: "read robots.txt"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var out, errOut bytes.Buffer
+			code := runCheck(tt.args, strings.NewReader(tt.stdin), &out, &errOut)
+			if code != tt.wantCode {
+				t.Errorf("exit code = %d, want %d (stderr %q)", code, tt.wantCode, errOut.String())
+			}
+			if tt.wantCode != 2 && out.String() != tt.wantOut {
+				t.Errorf("stdout =\n%s\nwant\n%s", out.String(), tt.wantOut)
+			}
+			if tt.wantErrSub == "" {
+				if errOut.Len() != 0 {
+					t.Errorf("stderr = %q, want empty", errOut.String())
+				}
+				return
+			}
+			msg := errOut.String()
+			if !strings.Contains(msg, tt.wantErrSub) || strings.Count(msg, "\n") != 1 || !strings.HasSuffix(msg, "\n") {
+				t.Errorf("stderr = %q, want one line containing %q", msg, tt.wantErrSub)
+			}
+			if out.Len() != 0 {
+				t.Errorf("stdout = %q on a usage error, want empty", out.String())
+			}
+		})
+	}
+}
+
+// TestCheckBinary runs the real command once, through main's dispatch.
+func TestCheckBinary(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("go tool not found")
+	}
+	bin := filepath.Join(t.TempDir(), "robotsgate")
+	if out, err := exec.Command(goTool, "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	file := writeRobots(t, checkRobots)
+	cmd := exec.Command(bin, "check", "-robots", file, "-agent", "FooBot", "http://example.com/", "http://example.com/private")
+	var out bytes.Buffer
+	cmd.Stdout = &out
+	err = cmd.Run()
+	var exitErr *exec.ExitError
+	if err == nil || !errors.As(err, &exitErr) || exitErr.ExitCode() != 1 {
+		t.Fatalf("run: err = %v, want exit status 1", err)
+	}
+	want := "allowed http://example.com/\ndisallowed http://example.com/private  (Disallow: /private, line 2)\n"
+	if out.String() != want {
+		t.Errorf("stdout =\n%s\nwant\n%s", out.String(), want)
+	}
+}

@@ -1,0 +1,219 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/robotsgate/robotsgate/proxy"
+)
+
+// envMap returns an env lookup func over m.
+func envMap(m map[string]string) func(string) string {
+	return func(k string) string { return m[k] }
+}
+
+func writeFile(t *testing.T, name, content string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestConfigPrecedence(t *testing.T) {
+	file := writeFile(t, "c.yaml", "agent: FileBot\nlisten: 127.0.0.1:7001\nmode: report\nrobots:\n  ttl: 2h\n")
+	env := map[string]string{"ROBOTSGATE_AGENT": "EnvBot", "ROBOTSGATE_LISTEN": "127.0.0.1:7002"}
+	flags := []string{"-config", file, "-agent", "FlagBot"}
+
+	cfg, err := loadConfig(flags, envMap(env))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// flag > env > file > default, per setting.
+	if cfg.Agent != "FlagBot" || cfg.Listen != "127.0.0.1:7002" || cfg.Mode != "report" ||
+		cfg.Robots.TTL != 2*time.Hour || cfg.Audit != "blocked" {
+		t.Fatalf("flag+env+file: agent %q listen %q mode %q ttl %v audit %q", cfg.Agent, cfg.Listen, cfg.Mode, cfg.Robots.TTL, cfg.Audit)
+	}
+	cfg, _ = loadConfig(flags[:2], envMap(env))
+	if cfg.Agent != "EnvBot" {
+		t.Fatalf("env over file: agent %q", cfg.Agent)
+	}
+	cfg, _ = loadConfig(flags[:2], envMap(nil))
+	if cfg.Agent != "FileBot" || cfg.Listen != "127.0.0.1:7001" {
+		t.Fatalf("file over default: agent %q listen %q", cfg.Agent, cfg.Listen)
+	}
+	cfg, _ = loadConfig(nil, envMap(nil))
+	if def := proxy.Default(); cfg.Agent != def.Agent || cfg.Listen != "127.0.0.1:9309" {
+		t.Fatalf("defaults: agent %q listen %q", cfg.Agent, cfg.Listen)
+	}
+	// The config file can come from the environment too; a flag wins.
+	cfg, _ = loadConfig(nil, envMap(map[string]string{"ROBOTSGATE_CONFIG": file}))
+	if cfg.Agent != "FileBot" {
+		t.Fatalf("ROBOTSGATE_CONFIG: agent %q", cfg.Agent)
+	}
+	other := writeFile(t, "o.yaml", "agent: OtherFileBot\n")
+	cfg, _ = loadConfig([]string{"-config", other}, envMap(map[string]string{"ROBOTSGATE_CONFIG": file}))
+	if cfg.Agent != "OtherFileBot" {
+		t.Fatalf("-config over ROBOTSGATE_CONFIG: agent %q", cfg.Agent)
+	}
+	// Typed options: durations and the nested keys.
+	cfg, err = loadConfig([]string{"-shutdown-timeout", "5s", "-https", "tunnel", "-data-dir", "/tmp/x"},
+		envMap(map[string]string{"ROBOTSGATE_ROBOTS_TTL": "3h", "ROBOTSGATE_AUDIT_LOG": "/tmp/a.log"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.ShutdownTimeout != 5*time.Second || cfg.HTTPS.Mode != "tunnel" || cfg.HTTPS.DataDir != "/tmp/x" ||
+		cfg.Robots.TTL != 3*time.Hour || cfg.AuditLog != "/tmp/a.log" {
+		t.Fatalf("typed options: %+v", cfg)
+	}
+}
+
+func TestEveryOptionHasFlagAndEnv(t *testing.T) {
+	def := proxy.Default()
+	for _, o := range options() {
+		if o.envName() != "ROBOTSGATE_"+strings.ToUpper(strings.ReplaceAll(o.name, "-", "_")) {
+			t.Errorf("%s: env %s", o.name, o.envName())
+		}
+		// Setting the flag to the default's value must round-trip.
+		c := def
+		if err := o.set(&c, o.get(&def)); err != nil {
+			t.Errorf("%s: %v", o.name, err)
+		}
+	}
+	for _, name := range []string{"listen", "config", "agent", "audit-log", "audit", "mode", "log-level", "admin-listen", "https", "data-dir", "cache"} {
+		var given []flagValue
+		var path string
+		if newServeFlags(&given, &path).Lookup(name) == nil {
+			t.Errorf("flag -%s missing", name)
+		}
+	}
+}
+
+func TestConfigErrors(t *testing.T) {
+	cases := []struct {
+		name string
+		args []string
+		env  map[string]string
+		want string // in the error
+	}{
+		{"unknown YAML key", []string{"-config", writeFile(t, "typo.yaml", "listen: 127.0.0.1:1\nlisen: x\n")}, nil, `line 2: unknown key "lisen"`},
+		{"unknown nested key", []string{"-config", writeFile(t, "typo2.yaml", "robots:\n  tll: 1h\n")}, nil, `unknown key "tll"`},
+		{"bad YAML type", []string{"-config", writeFile(t, "type.yaml", "robots:\n  ttl: 3600\n")}, nil, "line 2"},
+		{"missing file", []string{"-config", "/nonexistent/robotsgate.yaml"}, nil, "config file"},
+		{"bad mode flag", []string{"-mode", "block"}, nil, `mode: "block" is not one of enforce, report`},
+		{"bad env duration", nil, map[string]string{"ROBOTSGATE_SHUTDOWN_TIMEOUT": "soon"}, "ROBOTSGATE_SHUTDOWN_TIMEOUT"},
+		{"bad listen", []string{"-listen", "nonsense"}, nil, "listen:"},
+		{"bad audit", []string{"-audit", "some"}, nil, "audit:"},
+		{"bad log level", []string{"-log-level", "loud"}, nil, "log_level:"},
+		{"negative ttl", []string{"-robots-ttl", "-1h"}, nil, "robots.ttl"},
+		{"zero shutdown", []string{"-shutdown-timeout", "0s"}, nil, "shutdown_timeout"},
+		{"bad agent", []string{"-agent", "My Bot/1"}, nil, "agent:"},
+		{"unknown flag", []string{"-nope"}, nil, "flags:"},
+		{"stray argument", []string{"extra"}, nil, "unexpected argument"},
+		{"bad upstream", []string{"-upstream-proxy", "ftp://x"}, nil, "upstream_proxy"},
+		{"bad cache", []string{"-cache", "disk"}, nil, "cache:"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := loadConfig(tc.args, envMap(tc.env))
+			if err == nil {
+				t.Fatalf("no error")
+			}
+			if !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("error %q lacks %q", err, tc.want)
+			}
+		})
+	}
+	if _, err := loadConfig([]string{"-h"}, envMap(nil)); !errors.Is(err, flag.ErrHelp) {
+		t.Fatalf("-h: %v", err)
+	}
+}
+
+// exampleConfig is the shipped example configuration.
+const exampleConfig = "../../configs/robotsgate.yaml"
+
+func TestExampleConfigLoadsAndIsComplete(t *testing.T) {
+	cfg, err := loadConfig([]string{"-config", exampleConfig}, envMap(nil))
+	if err != nil {
+		t.Fatalf("example config: %v", err)
+	}
+	// Decoded over a zero Config, the file must reproduce every default.
+	var fromFile proxy.Config
+	if err := loadFile(&fromFile, exampleConfig); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := yaml.Marshal(fromFile)
+	want, _ := yaml.Marshal(proxy.Default())
+	if string(got) != string(want) {
+		t.Errorf("example config differs from Default():\n--- file\n%s\n--- Default()\n%s", got, want)
+	}
+	if loaded, _ := yaml.Marshal(cfg); string(loaded) != string(want) {
+		t.Errorf("loading the example changes the defaults")
+	}
+	// And name every key of proxy.Config, zero defaults included.
+	b, err := os.ReadFile(exampleConfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc map[string]any
+	if err := yaml.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	for _, key := range yamlKeys(reflect.TypeOf(proxy.Config{}), "") {
+		if !hasKey(doc, strings.Split(key, ".")) {
+			t.Errorf("example config lacks key %s", key)
+		}
+	}
+}
+
+// yamlKeys lists the dotted YAML keys of struct type t.
+func yamlKeys(t reflect.Type, prefix string) []string {
+	var keys []string
+	for i := range t.NumField() {
+		f := t.Field(i)
+		tag := strings.Split(f.Tag.Get("yaml"), ",")[0]
+		if tag == "" || tag == "-" {
+			continue
+		}
+		if f.Type.Kind() == reflect.Struct && f.Type != reflect.TypeOf(time.Time{}) {
+			keys = append(keys, yamlKeys(f.Type, prefix+tag+".")...)
+			continue
+		}
+		keys = append(keys, prefix+tag)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+func hasKey(m map[string]any, path []string) bool {
+	v, ok := m[path[0]]
+	if !ok {
+		return false
+	}
+	if len(path) == 1 {
+		return true
+	}
+	sub, ok := v.(map[string]any)
+	return ok && hasKey(sub, path[1:])
+}
+
+func TestYAMLErrorIsOneLine(t *testing.T) {
+	p := writeFile(t, "two.yaml", "lisen: a\nagnet: b\n")
+	_, err := loadConfig([]string{"-config", p}, envMap(nil))
+	if err == nil || strings.Contains(err.Error(), "\n") {
+		t.Fatalf("error %q: want one line", err)
+	}
+	if !strings.Contains(err.Error(), `"lisen"`) || !strings.Contains(err.Error(), `"agnet"`) {
+		t.Fatalf("error %q should name both keys", err)
+	}
+}

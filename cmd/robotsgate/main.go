@@ -1,0 +1,78 @@
+// Command robotsgate is an HTTP(S) forward proxy that makes any scraper
+// obey robots.txt (RFC 9309).
+//
+// Usage:
+//
+//	robotsgate [serve] [flags]   run the proxy (default; 127.0.0.1:9309)
+//	robotsgate check [flags]     test URLs against a robots.txt
+//	robotsgate ca [flags]        show or create the MITM CA certificate
+//
+// Run "robotsgate -h" or "robotsgate <command> -h" for the flags.
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Getenv, os.Stdin, os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// run dispatches to a subcommand and returns the exit code: serve when
+// args is empty or starts with a flag, else the named one.
+func run(ctx context.Context, args []string, env func(string) string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
+		if len(args) > 0 && isHelp(args[0]) {
+			usage(stdout)
+			return 0
+		}
+		return runServe(ctx, args, env, stdout, stderr, nil)
+	}
+	switch args[0] {
+	case "serve":
+		return runServe(ctx, args[1:], env, stdout, stderr, nil)
+	case "check":
+		return runCheck(args[1:], stdin, stdout, stderr)
+	case "ca":
+		return runCA(args[1:], stdout, stderr)
+	case "health": // [ops] container HEALTHCHECK (health.go)
+		return runHealth(ctx, args[1:], env, stdout, stderr)
+	case "help":
+		usage(stdout)
+		return 0
+	default:
+		fmt.Fprintf(stderr, "robotsgate: unknown command %q (want serve, check or ca; -h for help)\n", args[0])
+		return 2
+	}
+}
+
+func isHelp(arg string) bool {
+	switch arg {
+	case "-h", "-help", "--help":
+		return true
+	}
+	return false
+}
+
+// usage prints the overview and the serve flags.
+func usage(w io.Writer) {
+	fmt.Fprint(w, `robotsgate: an HTTP(S) forward proxy that makes any scraper obey robots.txt (RFC 9309)
+
+Usage:
+  robotsgate [serve] [flags]   run the proxy (default; listens on 127.0.0.1:9309)
+  robotsgate check [flags]     test URLs against a robots.txt
+  robotsgate ca [flags]        show or create the MITM CA certificate
+
+Run "robotsgate <command> -h" for a command's flags. Flags of serve:
+`)
+	serveFlagUsage(w)
+}

@@ -1,0 +1,179 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"strings"
+
+	"github.com/robotsgate/robotsgate/enforce"
+	"github.com/robotsgate/robotsgate/proxy"
+)
+
+// runServe runs the proxy until ctx is done (SIGINT/SIGTERM), then stops
+// gracefully: it stops accepting, lets in-flight requests finish (bounded
+// by shutdown_timeout) and flushes and closes the audit log. When ready is
+// not nil it receives the proxy's address once it listens. It returns the
+// exit code: 0 after a clean stop, 2 for bad configuration (one line on
+// stderr, before listening), 1 for other failures.
+func runServe(ctx context.Context, args []string, env func(string) string, stdout, stderr io.Writer, ready chan<- net.Addr) int {
+	cfg, err := loadConfig(args, env)
+	if errors.Is(err, flag.ErrHelp) {
+		fmt.Fprintln(stdout, "Usage: robotsgate [serve] [flags]")
+		serveFlagUsage(stdout)
+		return 0
+	}
+	if err != nil {
+		return fail(stderr, 2, err)
+	}
+	log, err := newLogger(cfg.LogLevel, cfg.LogFormat, stderr)
+	if err != nil {
+		return fail(stderr, 2, err)
+	}
+
+	aw, err := proxy.OpenAuditLog(cfg, stdout)
+	if err != nil {
+		return fail(stderr, 2, err)
+	}
+	auditor := proxy.NewAuditor(aw)
+	closeAudit := func() int {
+		if err := auditor.Close(); err != nil {
+			log.Error().Err(err).Msg("closing the audit log")
+			return 1
+		}
+		if n := auditor.Failed(); n > 0 {
+			log.Error().Uint64("failed", n).Msg("audit records could not be written")
+			return 1
+		}
+		return 0
+	}
+
+	tr, err := proxy.NewTransport(cfg)
+	if err != nil {
+		closeAudit()
+		return fail(stderr, 2, err)
+	}
+	store, closeStore, err := newStore(ctx, cfg)
+	if err != nil {
+		closeAudit()
+		return fail(stderr, 2, err)
+	}
+	defer closeStore()
+	metrics := proxy.NewMetrics() // [metrics] one private registry per Server
+	if l, ok := store.(interface{ Len() int }); ok {
+		metrics.CacheEntriesFunc(l.Len)
+	}
+	enf, err := enforce.New(enforce.Config{
+		Fetcher: &enforce.HTTPFetcher{
+			Transport:    tr,
+			UserAgent:    cfg.Robots.UserAgent,
+			MaxBytes:     cfg.Robots.MaxBytes,
+			MaxRedirects: fetcherRedirects(cfg.Robots.MaxRedirects),
+			Timeout:      cfg.Robots.FetchTimeout,
+		},
+		Store:             store,
+		Log:               log.With().Str("component", "enforce").Logger(),
+		Hooks:             metrics.EnforceHooks(), // [metrics]
+		TTL:               cfg.Robots.TTL,
+		MinTTL:            cfg.Robots.MinTTL,
+		UnreachableWindow: cfg.Robots.UnreachableWindow,
+		RetryMin:          cfg.Robots.RetryMin,
+		RetryMax:          cfg.Robots.RetryMax,
+		MaxBytes:          cfg.Robots.MaxBytes,
+		FetchTimeout:      cfg.Robots.FetchTimeout,
+	})
+	if err != nil {
+		closeAudit()
+		return fail(stderr, 2, err)
+	}
+	srv, err := proxy.New(cfg, proxy.Deps{Enforcer: enf, Auditor: auditor, Log: log, Transport: tr, Metrics: metrics})
+	if err != nil {
+		closeAudit()
+		return fail(stderr, 2, err)
+	}
+
+	ln, err := net.Listen("tcp", cfg.Listen)
+	if err != nil {
+		closeAudit()
+		return fail(stderr, 1, err)
+	}
+	errc := make(chan error, 2)
+	serving := 1
+	go func() { errc <- srv.Serve(ln) }()
+	if cfg.AdminListen != "" {
+		aln, err := net.Listen("tcp", cfg.AdminListen)
+		if err != nil {
+			ln.Close()
+			<-errc
+			closeAudit()
+			return fail(stderr, 1, err)
+		}
+		serving++
+		go func() { errc <- srv.ServeAdmin(aln) }()
+		log.Info().Str("admin_listen", aln.Addr().String()).Msg("admin API listening")
+	}
+	log.Info().Str("listen", ln.Addr().String()).Str("mode", cfg.Mode).Str("audit_log", cfg.AuditLog).
+		Str("agent", cfg.Agent).Str("cache", cfg.Cache).Msg("robotsgate listening")
+	if ready != nil {
+		select {
+		case ready <- ln.Addr():
+		case <-ctx.Done():
+		}
+	}
+
+	code := 0
+	select {
+	case <-ctx.Done():
+		log.Info().Dur("timeout", cfg.ShutdownTimeout).Msg("shutting down: finishing in-flight requests")
+	case err := <-errc:
+		serving--
+		log.Error().Err(err).Msg("serving failed; shutting down")
+		code = 1
+	}
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cfg.ShutdownTimeout)
+	if err := srv.Shutdown(sctx); err != nil {
+		log.Warn().Err(err).Msg("shutdown bound reached; remaining connections closed")
+	}
+	cancel()
+	for ; serving > 0; serving-- {
+		if err := <-errc; err != nil && code == 0 {
+			log.Error().Err(err).Msg("serving failed")
+			code = 1
+		}
+	}
+	if c := closeAudit(); c != 0 && code == 0 {
+		code = c
+	}
+	log.Info().Uint64("audit_records", auditor.Written()).Msg("stopped")
+	return code
+}
+
+// newStore returns the robots.txt cache that cfg.Cache names and a func
+// releasing it. The Redis store registers here (one case).
+func newStore(ctx context.Context, cfg proxy.Config) (enforce.Store, func(), error) {
+	switch {
+	case cfg.Cache == "memory":
+		return enforce.NewMemoryStore(), func() {}, nil
+	default:
+		return nil, nil, fmt.Errorf("cache: %q is not supported by this build", cfg.Cache)
+	}
+}
+
+// fetcherRedirects maps robots.max_redirects to HTTPFetcher.MaxRedirects,
+// where 0 means the default and a negative value none.
+func fetcherRedirects(n int) int {
+	if n == 0 {
+		return -1
+	}
+	return n
+}
+
+// fail prints err as one line on stderr and returns code.
+func fail(stderr io.Writer, code int, err error) int {
+	msg := strings.Join(strings.Fields(err.Error()), " ")
+	fmt.Fprintf(stderr, "robotsgate: %s\n", msg)
+	return code
+}

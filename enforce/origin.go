@@ -1,0 +1,85 @@
+package enforce
+
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"strconv"
+	"strings"
+)
+
+// errNoOrigin is wrapped by Origin's errors.
+var errNoOrigin = errors.New("enforce: URL has no origin")
+
+// Origin returns the origin of u as RFC 9309 §2.3 scopes robots.txt:
+// scheme + "://" + lower-cased host + (":" + port unless it is the
+// scheme's default). It fails for URLs without a scheme or host.
+//
+// The scheme is lower-cased; an IPv6 host is bracketed ("http://[::1]:8080");
+// the default ports are 80 for http and 443 for https. A port must be
+// decimal and at most 65535; leading zeros are dropped ("http://h:0080"
+// has the origin "http://h:80", which is then elided to "http://h").
+func Origin(u *url.URL) (string, error) {
+	if u == nil {
+		return "", fmt.Errorf("%w: nil URL", errNoOrigin)
+	}
+	scheme := u.Scheme
+	if scheme == "" {
+		return "", fmt.Errorf("%w: %q has no scheme", errNoOrigin, u.Redacted())
+	}
+	if hasUpper(scheme) {
+		scheme = strings.ToLower(scheme)
+	}
+	host := u.Hostname()
+	if host == "" {
+		return "", fmt.Errorf("%w: %q has no host", errNoOrigin, u.Redacted())
+	}
+	if hasUpper(host) {
+		host = strings.ToLower(host)
+	}
+	if strings.IndexByte(host, ':') >= 0 {
+		if !strings.HasPrefix(u.Host, "[") {
+			return "", fmt.Errorf("%w: %q has an invalid host:port %q", errNoOrigin, u.Redacted(), u.Host)
+		}
+		// IPv6 literal; a zone ("fe80::1%en0") is escaped again as in a URL.
+		host = "[" + strings.ReplaceAll(host, "%", "%25") + "]"
+	}
+	port := u.Port()
+	if port == "" {
+		return scheme + "://" + host, nil
+	}
+	if !allDigits(port) {
+		return "", fmt.Errorf("%w: %q has an invalid port %q", errNoOrigin, u.Redacted(), port)
+	}
+	if port[0] == '0' || len(port) > 5 {
+		n, err := strconv.Atoi(port)
+		if err != nil || n > 65535 {
+			return "", fmt.Errorf("%w: %q has an invalid port %q", errNoOrigin, u.Redacted(), port)
+		}
+		port = strconv.Itoa(n)
+	} else if len(port) == 5 && port > "65535" {
+		return "", fmt.Errorf("%w: %q has an invalid port %q", errNoOrigin, u.Redacted(), port)
+	}
+	if (port == "80" && scheme == "http") || (port == "443" && scheme == "https") {
+		return scheme + "://" + host, nil
+	}
+	return scheme + "://" + host + ":" + port, nil
+}
+
+func hasUpper(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if 'A' <= s[i] && s[i] <= 'Z' {
+			return true
+		}
+	}
+	return false
+}
+
+func allDigits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return s != ""
+}

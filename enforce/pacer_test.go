@@ -1,0 +1,107 @@
+package enforce_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/robotsgate/robotsgate/enforce"
+	"github.com/robotsgate/robotsgate/enforce/enforcetest"
+)
+
+var t0 = time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
+
+func TestPacerSlots(t *testing.T) {
+	ctx := context.Background()
+	clk := enforcetest.NewClock(t0)
+	p := enforce.NewMemoryPacer(clk)
+	const d = 10 * time.Second
+
+	for i := 0; i < 4; i++ {
+		at, ok, err := p.Reserve(ctx, "http://a.test", d, 30*time.Second)
+		if err != nil || !ok || !at.Equal(t0.Add(time.Duration(i)*d)) {
+			t.Fatalf("reserve %d = %v, %v, %v; want %v, true, nil", i, at, ok, err, t0.Add(time.Duration(i)*d))
+		}
+	}
+	// The fifth slot would be 40s away: refused, nothing reserved.
+	for range 2 {
+		at, ok, err := p.Reserve(ctx, "http://a.test", d, 30*time.Second)
+		if err != nil || ok || !at.Equal(t0.Add(4*d)) {
+			t.Fatalf("overflow = %v, %v, %v; want %v, false, nil", at, ok, err, t0.Add(4*d))
+		}
+	}
+	// Another origin has its own schedule.
+	if at, ok, _ := p.Reserve(ctx, "http://b.test", d, 0); !ok || !at.Equal(t0) {
+		t.Fatalf("other origin = %v, %v; want now", at, ok)
+	}
+	// Once time has caught up, slots start from now again.
+	clk.Advance(time.Hour)
+	if at, ok, _ := p.Reserve(ctx, "http://a.test", d, 0); !ok || !at.Equal(t0.Add(time.Hour)) {
+		t.Fatalf("after idle = %v, %v; want now", at, ok)
+	}
+	// delay 0 reserves nothing.
+	if at, ok, _ := p.Reserve(ctx, "http://c.test", 0, 0); !ok || !at.Equal(clk.Now()) {
+		t.Fatalf("delay 0 = %v, %v", at, ok)
+	}
+	if at, ok, _ := p.Reserve(ctx, "http://c.test", 0, 0); !ok || !at.Equal(clk.Now()) {
+		t.Fatalf("delay 0 again = %v, %v", at, ok)
+	}
+	cctx, cancel := context.WithCancel(ctx)
+	cancel()
+	if _, ok, err := p.Reserve(cctx, "http://d.test", d, d); ok || err == nil {
+		t.Fatalf("cancelled ctx = %v, %v; want an error", ok, err)
+	}
+}
+
+func TestPacerForgetsPastOrigins(t *testing.T) {
+	ctx := context.Background()
+	clk := enforcetest.NewClock(t0)
+	p := enforce.NewMemoryPacer(clk)
+	for i := range 1000 {
+		p.Reserve(ctx, "http://h"+string(rune('a'+i%26))+string(rune('a'+i/26))+".test", time.Second, time.Minute)
+	}
+	if n := p.Len(); n != 1000 {
+		t.Fatalf("Len = %d, want 1000", n)
+	}
+	clk.Advance(2 * time.Minute)
+	p.Reserve(ctx, "http://x.test", time.Second, time.Minute)
+	if n := p.Len(); n != 1 {
+		t.Fatalf("Len after the slots passed = %d, want 1", n)
+	}
+}
+
+func TestPausesMemory(t *testing.T) {
+	ctx := context.Background()
+	m := enforce.NewMemoryPauses()
+	const o = "http://a.test"
+	if _, ok, err := m.PausedUntil(ctx, o, t0); ok || err != nil {
+		t.Fatalf("fresh origin paused: %v %v", ok, err)
+	}
+	m.Pause(ctx, o, t0.Add(time.Minute))
+	m.Pause(ctx, o, t0.Add(time.Second)) // never shortens
+	if u, ok, _ := m.PausedUntil(ctx, o, t0); !ok || !u.Equal(t0.Add(time.Minute)) {
+		t.Fatalf("PausedUntil = %v, %v; want %v", u, ok, t0.Add(time.Minute))
+	}
+	m.Pause(ctx, o, t0.Add(time.Hour)) // extends
+	if u, ok, _ := m.PausedUntil(ctx, o, t0.Add(2*time.Minute)); !ok || !u.Equal(t0.Add(time.Hour)) {
+		t.Fatalf("extended PausedUntil = %v, %v", u, ok)
+	}
+	if _, ok, _ := m.PausedUntil(ctx, o, t0.Add(time.Hour)); ok {
+		t.Fatal("paused at its end")
+	}
+	if m.Len() != 0 {
+		t.Fatalf("ended pause kept: Len = %d", m.Len())
+	}
+	m.Pause(ctx, o, t0.Add(time.Hour))
+	m.Resume(ctx, o)
+	if _, ok, _ := m.PausedUntil(ctx, o, t0); ok {
+		t.Fatal("paused after Resume")
+	}
+	var zero enforce.MemoryPauses // the zero value works
+	if err := zero.Pause(ctx, o, t0.Add(time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, _ := zero.PausedUntil(ctx, o, t0); !ok {
+		t.Fatal("zero MemoryPauses lost a pause")
+	}
+}

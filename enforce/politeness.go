@@ -1,0 +1,488 @@
+package enforce
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/rs/zerolog"
+)
+
+// PolitenessConfig configures a Politeness. Zero durations take the
+// documented defaults; negative values are an error.
+type PolitenessConfig struct {
+	Clock  Clock  // default SystemClock{}
+	Pacer  Pacer  // default NewMemoryPacer(Clock)
+	Pauses Pauses // default NewMemoryPauses()
+	Log    zerolog.Logger
+
+	// IgnoreCrawlDelay disregards the Crawl-delay of robots.txt groups;
+	// DefaultDelay, if set, then applies to every origin.
+	IgnoreCrawlDelay bool
+	// DefaultDelay spaces the requests to origins whose group states no
+	// Crawl-delay; 0 means no spacing.
+	DefaultDelay time.Duration
+	// MaxDelay clamps larger delays; default 60s.
+	MaxDelay time.Duration
+	// MaxWait is the longest a request waits for its turn; a request that
+	// would wait longer is refused with ReasonQueueFull. Default 30s.
+	MaxWait time.Duration
+	// BackoffStart is the first pause after a 503 or 429 that carries no
+	// usable Retry-After; it doubles with each further one. Default 30s.
+	BackoffStart time.Duration
+	// BackoffMax caps every pause, including one asked for by Retry-After.
+	// Default 1h.
+	BackoffMax time.Duration
+	// MaxConcurrency limits the requests to one origin that are admitted
+	// and not yet released (waiting for their slot or in flight); 0 means
+	// no limit.
+	MaxConcurrency int
+
+	// Report makes Admit decide without acting: it never waits and never
+	// holds a concurrency slot, and it returns a Permit together with the
+	// Refusal enforcement would have made, for the caller to record.
+	// Pacing is still simulated (slots are reserved, not waited for) and
+	// pauses are still recorded, so refusals reported are the ones an
+	// enforcing proxy would have made for the same traffic.
+	Report bool
+}
+
+// Default politeness settings.
+const (
+	DefaultMaxCrawlDelay = 60 * time.Second
+	DefaultMaxQueueWait  = 30 * time.Second
+	DefaultBackoffStart  = 30 * time.Second
+	DefaultBackoffMax    = time.Hour
+)
+
+// Politeness is robotsgate's per-origin politeness policy: it refuses
+// requests to origins that asked it to back off (503/429), spaces the
+// requests to each origin by its Crawl-delay in arrival order, and
+// optionally limits the requests in flight per origin.
+//
+// A request goes through Admit before it is forwarded and reports the
+// origin's answer through its Permit's Done. Politeness is safe for
+// concurrent use.
+type Politeness struct {
+	cfg PolitenessConfig
+	sem *limiter // nil when MaxConcurrency is 0
+
+	mu      sync.Mutex
+	streaks map[string]*streak // origins with a 503/429 streak
+	sweepAt time.Time
+}
+
+// streak is the backoff state of one origin, in this process.
+type streak struct {
+	n     int       // consecutive 503/429 answers counted
+	since time.Time // when the current pause was last set or extended
+	until time.Time // end of the current pause
+}
+
+// Refusal says why a request may not go now.
+type Refusal struct {
+	// Reason is ReasonPaused or ReasonQueueFull.
+	Reason Reason
+	// RetryAfter is how long the client should wait before retrying: the
+	// rest of the pause, or the time until the origin's queue has drained.
+	RetryAfter time.Duration
+	// Detail explains the refusal in a sentence, for a response body or an
+	// audit record.
+	Detail string
+}
+
+// Permit is a request's admission to an origin. Release it (or call
+// Done, which releases it) when the request is over; both are idempotent
+// and safe on a nil Permit.
+type Permit struct {
+	// Origin is the origin admitted to.
+	Origin string
+	// Delay is the spacing applied to the origin (0 when none).
+	Delay time.Duration
+	// Waited is how long Admit waited for the request's turn.
+	Waited time.Duration
+	// Admitted is when the request was let go.
+	Admitted time.Time
+
+	p    *Politeness
+	held bool // holds a concurrency slot
+	once sync.Once
+}
+
+// NewPoliteness returns a Politeness, or an error if cfg is unusable.
+func NewPoliteness(cfg PolitenessConfig) (*Politeness, error) {
+	for _, f := range []struct {
+		name string
+		d    time.Duration
+	}{
+		{"DefaultDelay", cfg.DefaultDelay}, {"MaxDelay", cfg.MaxDelay}, {"MaxWait", cfg.MaxWait},
+		{"BackoffStart", cfg.BackoffStart}, {"BackoffMax", cfg.BackoffMax},
+	} {
+		if f.d < 0 {
+			return nil, fmt.Errorf("enforce: politeness %s is negative (%v)", f.name, f.d)
+		}
+	}
+	if cfg.MaxConcurrency < 0 {
+		return nil, fmt.Errorf("enforce: politeness MaxConcurrency is negative (%d)", cfg.MaxConcurrency)
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = SystemClock{}
+	}
+	if cfg.Pacer == nil {
+		cfg.Pacer = NewMemoryPacer(cfg.Clock)
+	}
+	if cfg.Pauses == nil {
+		cfg.Pauses = NewMemoryPauses()
+	}
+	if cfg.MaxDelay == 0 {
+		cfg.MaxDelay = DefaultMaxCrawlDelay
+	}
+	if cfg.MaxWait == 0 {
+		cfg.MaxWait = DefaultMaxQueueWait
+	}
+	if cfg.BackoffMax == 0 {
+		cfg.BackoffMax = DefaultBackoffMax
+	}
+	if cfg.BackoffStart == 0 {
+		cfg.BackoffStart = DefaultBackoffStart
+	}
+	if cfg.BackoffStart > cfg.BackoffMax {
+		cfg.BackoffStart = cfg.BackoffMax
+	}
+	if cfg.DefaultDelay > cfg.MaxDelay {
+		cfg.DefaultDelay = cfg.MaxDelay
+	}
+	p := &Politeness{cfg: cfg, streaks: make(map[string]*streak)}
+	if cfg.MaxConcurrency > 0 {
+		p.sem = &limiter{max: cfg.MaxConcurrency, m: make(map[string]*slots)}
+	}
+	return p, nil
+}
+
+// Delay returns the spacing Politeness applies to an origin whose
+// applicable group states crawlDelay (0 when none): crawlDelay (or
+// DefaultDelay when it is 0 or ignored), clamped to MaxDelay.
+func (p *Politeness) Delay(crawlDelay time.Duration) time.Duration {
+	d := crawlDelay
+	if p.cfg.IgnoreCrawlDelay || d < 0 {
+		d = 0
+	}
+	if d == 0 {
+		d = p.cfg.DefaultDelay
+	}
+	return min(d, p.cfg.MaxDelay)
+}
+
+// Admit decides whether a request to origin may go, and waits for its
+// turn when it may. crawlDelay is the Crawl-delay of the robots.txt group
+// that applied (0 when none).
+//
+// In order: a paused origin refuses at once (ReasonPaused); with a
+// concurrency limit, the request waits (FIFO) for one of the origin's
+// slots; then it reserves its crawl-delay slot and waits until it. If the
+// total wait would exceed MaxWait, the request is refused
+// (ReasonQueueFull) without having reserved anything.
+//
+// When err is nil, exactly one of permit and refusal is non-nil, except in
+// Report mode, where permit is always non-nil and refusal, if any, is
+// what enforcement would have done. err is non-nil only when ctx ended
+// while the request waited (err is then ctx.Err()); its reserved slot is
+// left unused (see MemoryPacer). Failures of the Pacer or Pauses backends
+// are logged and fail open: the request goes unpaced.
+func (p *Politeness) Admit(ctx context.Context, origin string, crawlDelay time.Duration) (*Permit, *Refusal, error) {
+	clk := p.cfg.Clock
+	start := clk.Now()
+	pm := &Permit{Origin: origin, p: p}
+
+	until, paused, err := p.cfg.Pauses.PausedUntil(ctx, origin, start)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, nil, ctx.Err()
+		}
+		p.cfg.Log.Warn().Err(err).Str("origin", origin).Msg("politeness: pause lookup failed; not pausing")
+	}
+	if paused {
+		return p.refuse(pm, &Refusal{
+			Reason:     ReasonPaused,
+			RetryAfter: until.Sub(start),
+			Detail: fmt.Sprintf("%s answered 503 or 429 and is paused until %s",
+				origin, until.UTC().Format(time.RFC3339)),
+		})
+	}
+
+	if p.sem != nil && !p.cfg.Report {
+		ok, err := p.sem.acquire(ctx, clk, origin, p.cfg.MaxWait)
+		if err != nil {
+			return nil, nil, err
+		}
+		if !ok {
+			return p.refuse(pm, &Refusal{
+				Reason:     ReasonQueueFull,
+				RetryAfter: max(p.Delay(crawlDelay), time.Second),
+				Detail: fmt.Sprintf("%d requests to %s were in flight for longer than %v",
+					p.cfg.MaxConcurrency, origin, p.cfg.MaxWait),
+			})
+		}
+		pm.held = true
+	}
+
+	pm.Delay = p.Delay(crawlDelay)
+	if pm.Delay > 0 {
+		now := clk.Now()
+		remaining := p.cfg.MaxWait - now.Sub(start)
+		at, ok, err := p.cfg.Pacer.Reserve(ctx, origin, pm.Delay, max(remaining, 0))
+		switch {
+		case err != nil && ctx.Err() != nil:
+			pm.Release()
+			return nil, nil, ctx.Err()
+		case err != nil:
+			p.cfg.Log.Warn().Err(err).Str("origin", origin).Msg("politeness: pacer failed; not pacing")
+		case !ok:
+			pm.Release()
+			return p.refuse(pm, &Refusal{
+				Reason:     ReasonQueueFull,
+				RetryAfter: at.Sub(now),
+				Detail: fmt.Sprintf("requests to %s are spaced %v apart (crawl-delay) and the wait for the next free slot (%v) exceeds the maximum of %v",
+					origin, pm.Delay, at.Sub(now).Round(time.Millisecond), p.cfg.MaxWait),
+			})
+		case !p.cfg.Report:
+			if wait := at.Sub(clk.Now()); wait > 0 {
+				select {
+				case <-clk.After(wait):
+				case <-ctx.Done():
+					pm.Release()
+					return nil, nil, ctx.Err()
+				}
+			}
+		}
+	}
+	pm.Admitted = clk.Now()
+	pm.Waited = pm.Admitted.Sub(start)
+	return pm, nil, nil
+}
+
+// refuse returns r as Admit's verdict: alone, or in Report mode with a
+// Permit (holding nothing) that lets the request go.
+func (p *Politeness) refuse(pm *Permit, r *Refusal) (*Permit, *Refusal, error) {
+	if !p.cfg.Report {
+		return nil, r, nil
+	}
+	pm.Admitted = p.cfg.Clock.Now()
+	return pm, r, nil
+}
+
+// Observe records an origin's answer to a request sent at sent (the
+// Permit's Admitted time; the zero time when unknown). It returns the end
+// of the pause and true when this answer started or extended a pause.
+//
+//   - 503 or 429 pauses the origin: for the Retry-After value when it is a
+//     positive delta-seconds or a future HTTP-date (clamped to BackoffMax);
+//     otherwise (absent, malformed, zero or in the past) for BackoffStart,
+//     doubled for each further 503/429 of the streak, up to BackoffMax.
+//     Answers to requests that were in flight when the pause began do not
+//     lengthen the streak.
+//   - 2xx ends the pause and the streak, unless the request was sent
+//     before the pause began (its answer says nothing about the origin's
+//     state since).
+//   - Any other status changes nothing.
+//
+// Streaks are kept in this process; one that sees no further 503/429 is
+// forgotten BackoffMax after its pause ended. Pauses themselves go to the
+// Pauses backend (shared by a fleet with Redis). Backend errors are
+// logged.
+func (p *Politeness) Observe(ctx context.Context, origin string, status int, retryAfter string, sent time.Time) (time.Time, bool) {
+	switch {
+	case status == 503 || status == 429:
+		return p.backOff(ctx, origin, retryAfter)
+	case status >= 200 && status < 300:
+		p.resume(ctx, origin, sent)
+	}
+	return time.Time{}, false
+}
+
+func (p *Politeness) backOff(ctx context.Context, origin, retryAfter string) (time.Time, bool) {
+	now := p.cfg.Clock.Now()
+	ra, ok := ParseRetryAfter(retryAfter, now)
+
+	p.mu.Lock()
+	p.sweepLocked(now)
+	s := p.streaks[origin]
+	if s == nil {
+		s = &streak{}
+		p.streaks[origin] = s
+	}
+	if s.n == 0 || !now.Before(s.until) {
+		s.n++ // a new failure, not an answer to a request sent before the pause
+	}
+	var d time.Duration
+	if ok && ra > 0 {
+		d = min(ra, p.cfg.BackoffMax)
+	} else {
+		d = p.backoff(s.n)
+	}
+	until := now.Add(d)
+	extended := until.After(s.until)
+	if extended {
+		s.until, s.since = until, now
+	}
+	p.mu.Unlock()
+
+	if !extended {
+		return time.Time{}, false
+	}
+	if err := p.cfg.Pauses.Pause(ctx, origin, until); err != nil {
+		p.cfg.Log.Warn().Err(err).Str("origin", origin).Msg("politeness: recording pause failed")
+	}
+	return until, true
+}
+
+// backoff returns the pause after the n-th consecutive 503/429 (n >= 1):
+// BackoffStart * 2^(n-1), capped at BackoffMax.
+func (p *Politeness) backoff(n int) time.Duration {
+	d := p.cfg.BackoffStart
+	for i := 1; i < n && d < p.cfg.BackoffMax; i++ {
+		d *= 2
+	}
+	return min(d, p.cfg.BackoffMax)
+}
+
+func (p *Politeness) resume(ctx context.Context, origin string, sent time.Time) {
+	p.mu.Lock()
+	s := p.streaks[origin]
+	if s == nil || (!sent.IsZero() && sent.Before(s.since)) {
+		p.mu.Unlock()
+		return
+	}
+	delete(p.streaks, origin)
+	p.mu.Unlock()
+	if err := p.cfg.Pauses.Resume(ctx, origin); err != nil {
+		p.cfg.Log.Warn().Err(err).Str("origin", origin).Msg("politeness: ending pause failed")
+	}
+}
+
+// sweepLocked forgets, at most once a minute, the streaks whose pause
+// ended more than BackoffMax ago.
+func (p *Politeness) sweepLocked(now time.Time) {
+	if now.Before(p.sweepAt) {
+		return
+	}
+	p.sweepAt = now.Add(time.Minute)
+	for origin, s := range p.streaks {
+		if now.Sub(s.until) > p.cfg.BackoffMax {
+			delete(p.streaks, origin)
+		}
+	}
+}
+
+// Done records the origin's answer to the permitted request (see
+// Observe) and releases the permit. retryAfter is the answer's Retry-After
+// header ("" when absent). It returns what Observe returns.
+func (pm *Permit) Done(ctx context.Context, status int, retryAfter string) (time.Time, bool) {
+	if pm == nil || pm.p == nil {
+		return time.Time{}, false
+	}
+	defer pm.Release()
+	return pm.p.Observe(ctx, pm.Origin, status, retryAfter, pm.Admitted)
+}
+
+// Release gives back the permit's concurrency slot, if it holds one.
+func (pm *Permit) Release() {
+	if pm == nil {
+		return
+	}
+	pm.once.Do(func() {
+		if pm.held {
+			pm.p.sem.release(pm.Origin)
+		}
+	})
+}
+
+// limiter is a per-origin counting semaphore whose waiters are served in
+// arrival order.
+type limiter struct {
+	max int
+	mu  sync.Mutex
+	m   map[string]*slots
+}
+
+type slots struct {
+	busy    int
+	waiters []chan struct{} // closed when handed a slot
+}
+
+var errNoSlot = errors.New("no slot")
+
+// acquire takes one of origin's slots, waiting up to maxWait (on clk) for
+// one. It reports false when none came in time, and ctx.Err() when ctx
+// ended first.
+func (l *limiter) acquire(ctx context.Context, clk Clock, origin string, maxWait time.Duration) (bool, error) {
+	l.mu.Lock()
+	s := l.m[origin]
+	if s == nil {
+		s = &slots{}
+		l.m[origin] = s
+	}
+	if s.busy < l.max && len(s.waiters) == 0 {
+		s.busy++
+		l.mu.Unlock()
+		return true, nil
+	}
+	if maxWait <= 0 {
+		l.mu.Unlock()
+		return false, nil
+	}
+	ch := make(chan struct{})
+	s.waiters = append(s.waiters, ch)
+	l.mu.Unlock()
+
+	var err error
+	select {
+	case <-ch:
+		return true, nil
+	case <-clk.After(maxWait):
+		err = errNoSlot
+	case <-ctx.Done():
+		err = ctx.Err()
+	}
+	l.mu.Lock()
+	for i, w := range s.waiters {
+		if w == ch {
+			s.waiters = append(s.waiters[:i], s.waiters[i+1:]...)
+			l.mu.Unlock()
+			return notSlot(err)
+		}
+	}
+	l.mu.Unlock()
+	// A slot was handed to us as we gave up: pass it on.
+	l.release(origin)
+	return notSlot(err)
+}
+
+func notSlot(err error) (bool, error) {
+	if err == errNoSlot {
+		return false, nil
+	}
+	return false, err
+}
+
+// release gives back one of origin's slots: to the first waiter, or to the
+// pool.
+func (l *limiter) release(origin string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	s := l.m[origin]
+	if s == nil {
+		return
+	}
+	if len(s.waiters) > 0 {
+		close(s.waiters[0])
+		s.waiters = s.waiters[1:]
+		return
+	}
+	s.busy--
+	if s.busy <= 0 {
+		delete(l.m, origin)
+	}
+}

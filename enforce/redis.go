@@ -1,0 +1,279 @@
+package enforce
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net/url"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/redis/go-redis/v9/maintnotifications"
+	"github.com/rs/zerolog"
+)
+
+// Defaults of RedisOptions.
+const (
+	DefaultRedisPrefix        = "robotsgate:"
+	DefaultRedisL1TTL         = 10 * time.Second
+	DefaultRedisTimeout       = 150 * time.Millisecond
+	DefaultRedisLockTTL       = 3 * time.Second
+	DefaultRedisRetryInterval = time.Second
+	DefaultRedisLogInterval   = time.Minute
+)
+
+// RedisOptions configures NewRedis. Zero values take the documented
+// defaults.
+type RedisOptions struct {
+	// Prefix starts every Redis key and channel name robotsgate uses;
+	// default DefaultRedisPrefix. Replicas that share robots.txt state
+	// must use the same prefix.
+	Prefix string
+	// Clock is the Enforcer's clock: the pacer reads it and passes its
+	// time to Redis (see RedisPacer). Default SystemClock{}.
+	Clock Clock
+	// Log receives the outage and recovery messages (at most one per
+	// LogInterval while Redis is down).
+	Log zerolog.Logger
+	// MaxBytes is the robots.txt parse limit used when an entry loaded
+	// from Redis is parsed again (Entry.Rebuild); default
+	// robots.DefaultMaxBytes. Use the Enforcer's MaxBytes.
+	MaxBytes int
+	// L1TTL is how long an entry read from Redis is served from process
+	// memory before Redis is asked again; default DefaultRedisL1TTL. A
+	// negative value disables the L1 cache.
+	L1TTL time.Duration
+	// Timeout bounds every Redis call made on a request's path; when it
+	// passes, the call is treated as a Redis failure and the local
+	// fallback answers. Default DefaultRedisTimeout.
+	Timeout time.Duration
+	// LockTTL is the lifetime of the per-origin fetch lock. Its holder
+	// extends it every LockTTL/3 while it fetches, so a crashed holder
+	// blocks the origin for at most LockTTL. Default DefaultRedisLockTTL.
+	LockTTL time.Duration
+	// RetryInterval is how often Redis is probed (PING) while it is
+	// considered down; default DefaultRedisRetryInterval.
+	RetryInterval time.Duration
+	// LogInterval is the minimum time between two "Redis still down" log
+	// lines; default DefaultRedisLogInterval.
+	LogInterval time.Duration
+
+	// Local, LocalPacer and LocalPauses are the process-local fallbacks
+	// used while Redis is down; defaults NewMemoryStore(),
+	// NewMemoryPacer(Clock) and NewMemoryPauses().
+	Local       Store
+	LocalPacer  Pacer
+	LocalPauses Pauses
+}
+
+// Redis is robotsgate's optional fleet-wide layer: a robots.txt Store
+// with fleet-wide single fetch (RedisStore), a crawl-delay Pacer
+// (RedisPacer) and a Pauses (RedisPauses), all on one Redis database and
+// all falling back to process-local implementations while Redis is down
+// or slow. Requests never fail because of Redis: a failed or slow call is
+// answered locally, Redis is marked down, probed every RetryInterval, and
+// used again as soon as it answers.
+//
+// A Redis is safe for concurrent use. Close it when done.
+type Redis struct {
+	client *redis.Client
+	opts   RedisOptions
+	keys   redisKeys
+	health *redisHealth
+	id     string // this instance, in published messages
+
+	store  *RedisStore
+	pacer  *RedisPacer
+	pauses *RedisPauses
+
+	waitMu  sync.Mutex
+	waiters map[string]map[chan struct{}]struct{} // Once waiters by origin
+
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+}
+
+// NewRedis connects to the Redis database at rawURL
+// ("redis://[user:password@]host[:port][/db]", or "rediss://" for TLS)
+// and returns the fleet-wide Store, Pacer and Pauses on it. It fails only
+// for an unusable URL: when Redis does not answer at start, the Redis
+// starts in fallback mode (local state, logged) and switches to Redis
+// when it answers. ctx bounds the initial PING.
+func NewRedis(ctx context.Context, rawURL string, opts RedisOptions) (*Redis, error) {
+	if err := ValidateRedisURL(rawURL); err != nil {
+		return nil, err
+	}
+	ro, err := redis.ParseURL(rawURL)
+	if err != nil {
+		return nil, fmt.Errorf("enforce: redis URL: %w", err)
+	}
+	opts = opts.withDefaults()
+
+	// Every call carries its own short deadline (opts.Timeout); the
+	// client must honour it and must not retry dials for seconds.
+	ro.ContextTimeoutEnabled = true
+	ro.DialTimeout = max(opts.Timeout, time.Second)
+	ro.DialerRetries = 1
+	ro.ReadTimeout = max(opts.Timeout, time.Second)
+	ro.WriteTimeout = ro.ReadTimeout
+	ro.MaxRetries = 1
+	ro.DisableIdentity = true
+	ro.MaintNotificationsConfig = &maintnotifications.Config{Mode: maintnotifications.ModeDisabled}
+
+	r := &Redis{
+		client: redis.NewClient(ro),
+		opts:   opts,
+		keys:   redisKeys{prefix: opts.Prefix},
+		id:     newToken(),
+	}
+	rctx, cancel := context.WithCancel(context.Background())
+	r.cancel = cancel
+	r.health = newRedisHealth(rctx, &r.wg, opts, ro.Addr, func(ctx context.Context) error {
+		return r.client.Ping(ctx).Err()
+	})
+	r.store = newRedisStore(r)
+	r.pacer = &RedisPacer{r: r, local: opts.LocalPacer}
+	r.pauses = &RedisPauses{r: r, local: opts.LocalPauses}
+
+	pctx, pcancel := context.WithTimeout(ctx, max(opts.Timeout, time.Second))
+	err = r.client.Ping(pctx).Err()
+	pcancel()
+	if err != nil {
+		r.health.fail(ctx, "connect", err)
+	}
+	r.wg.Add(1)
+	go r.subscribe(rctx)
+	return r, nil
+}
+
+// ValidateRedisURL reports whether rawURL is a usable Redis URL
+// (redis:// or rediss://, with a host, an optional numeric database).
+func ValidateRedisURL(rawURL string) error {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return fmt.Errorf("enforce: redis URL %q: %w", rawURL, err)
+	}
+	if u.Scheme != "redis" && u.Scheme != "rediss" {
+		return fmt.Errorf("enforce: redis URL %q: scheme must be redis:// or rediss://", rawURL)
+	}
+	if u.Hostname() == "" {
+		return fmt.Errorf("enforce: redis URL %q: no host", rawURL)
+	}
+	if _, err := redis.ParseURL(rawURL); err != nil {
+		return fmt.Errorf("enforce: redis URL %q: %w", rawURL, err)
+	}
+	return nil
+}
+
+// Store returns the fleet-wide robots.txt Store (also a Coordinator).
+func (r *Redis) Store() *RedisStore { return r.store }
+
+// Pacer returns the fleet-wide crawl-delay Pacer.
+func (r *Redis) Pacer() *RedisPacer { return r.pacer }
+
+// Pauses returns the fleet-wide Pauses.
+func (r *Redis) Pauses() *RedisPauses { return r.pauses }
+
+// Healthy reports whether Redis is in use (true) or the local fallbacks
+// answer because Redis failed or was slow (false).
+func (r *Redis) Healthy() bool { return r.health.up.Load() }
+
+// Fallbacks returns how many calls the local fallbacks have answered
+// because Redis was down, failed or slow, since NewRedis. Metrics export
+// it as a counter.
+func (r *Redis) Fallbacks() uint64 { return r.health.fallbacks.Load() }
+
+// Close stops the background work (probing, subscription) and closes the
+// connections to Redis. The Store, Pacer and Pauses must not be used
+// afterwards.
+func (r *Redis) Close() error {
+	r.cancel()
+	// After this, health sees the cancelled context and starts no prober.
+	r.health.mu.Lock()
+	r.health.mu.Unlock() //nolint:staticcheck // an empty critical section orders Close after any fail in progress
+	err := r.client.Close()
+	r.wg.Wait()
+	if err != nil && !errors.Is(err, redis.ErrClosed) {
+		return fmt.Errorf("enforce: closing redis: %w", err)
+	}
+	return nil
+}
+
+func (o RedisOptions) withDefaults() RedisOptions {
+	if o.Prefix == "" {
+		o.Prefix = DefaultRedisPrefix
+	}
+	if o.Clock == nil {
+		o.Clock = SystemClock{}
+	}
+	if o.L1TTL == 0 {
+		o.L1TTL = DefaultRedisL1TTL
+	}
+	if o.Timeout <= 0 {
+		o.Timeout = DefaultRedisTimeout
+	}
+	if o.LockTTL <= 0 {
+		o.LockTTL = DefaultRedisLockTTL
+	}
+	if o.RetryInterval <= 0 {
+		o.RetryInterval = DefaultRedisRetryInterval
+	}
+	if o.LogInterval <= 0 {
+		o.LogInterval = DefaultRedisLogInterval
+	}
+	if o.Local == nil {
+		o.Local = NewMemoryStore()
+	}
+	if o.LocalPacer == nil {
+		o.LocalPacer = NewMemoryPacer(o.Clock)
+	}
+	if o.LocalPauses == nil {
+		o.LocalPauses = NewMemoryPauses()
+	}
+	return o
+}
+
+// call runs fn with the per-call timeout. It reports false (after
+// recording the failure) when Redis is down or fn failed, in which case
+// the caller answers locally.
+func (r *Redis) call(ctx context.Context, op string, fn func(ctx context.Context) error) bool {
+	if !r.health.up.Load() {
+		r.health.fallback(ctx)
+		return false
+	}
+	cctx, cancel := context.WithTimeout(ctx, r.opts.Timeout)
+	err := fn(cctx)
+	cancel()
+	if err != nil {
+		if ctx.Err() != nil {
+			// The caller gave up; that says nothing about Redis.
+			r.health.fallbacks.Add(1)
+			return false
+		}
+		r.health.fail(ctx, op, err)
+		return false
+	}
+	return true
+}
+
+// redisKeys names robotsgate's Redis keys and channel.
+type redisKeys struct{ prefix string }
+
+func (k redisKeys) robots(origin string) string { return k.prefix + "robots:" + origin }
+func (k redisKeys) lock(origin string) string   { return k.prefix + "lock:" + origin }
+func (k redisKeys) pace(origin string) string   { return k.prefix + "pace:" + origin }
+func (k redisKeys) pause(origin string) string  { return k.prefix + "pause:" + origin }
+
+// events is the channel on which replicas announce that an origin's
+// entry changed (fetched or purged); the message is "<id> <origin>".
+func (k redisKeys) events() string { return k.prefix + "events" }
+
+// newToken returns a random 128-bit hex string.
+func newToken() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails (Go 1.24+)
+	return hex.EncodeToString(b[:])
+}

@@ -1,0 +1,129 @@
+package enforce
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/rs/zerolog"
+)
+
+// redisHealth is the circuit breaker in front of Redis. While up, calls go
+// to Redis; the first failure marks it down, after which calls go straight
+// to the local fallbacks (no per-request timeout is paid) while a single
+// goroutine PINGs Redis every RetryInterval and marks it up again when it
+// answers. Outages are logged when they start, at most once per
+// LogInterval while they last, and when they end.
+type redisHealth struct {
+	ctx   context.Context // ends at Close
+	wg    *sync.WaitGroup
+	log   zerolog.Logger
+	addr  string
+	ping  func(context.Context) error
+	retry time.Duration
+	every time.Duration // log interval
+	tmo   time.Duration
+
+	up        atomic.Bool
+	fallbacks atomic.Uint64
+
+	mu        sync.Mutex
+	upCh      chan struct{} // closed while up; replaced when going down
+	downSince time.Time
+	lastLog   time.Time
+	lastErr   error
+	atLog     uint64 // fallbacks at the last log line
+}
+
+func newRedisHealth(ctx context.Context, wg *sync.WaitGroup, o RedisOptions, addr string, ping func(context.Context) error) *redisHealth {
+	h := &redisHealth{
+		ctx: ctx, wg: wg, log: o.Log, addr: addr, ping: ping,
+		retry: o.RetryInterval, every: o.LogInterval, tmo: max(o.Timeout, time.Second),
+		upCh: make(chan struct{}),
+	}
+	close(h.upCh)
+	h.up.Store(true)
+	return h
+}
+
+// upChan returns a channel that is closed while Redis is up.
+func (h *redisHealth) upChan() <-chan struct{} {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.upCh
+}
+
+// fail records that op failed with err: the call is answered locally and
+// Redis is marked down (starting the prober) if it was up.
+func (h *redisHealth) fail(_ context.Context, op string, err error) {
+	n := h.fallbacks.Add(1)
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.lastErr = err
+	if !h.up.Load() {
+		h.logStillDownLocked(n)
+		return
+	}
+	if h.ctx.Err() != nil {
+		return // closing
+	}
+	h.up.Store(false)
+	h.upCh = make(chan struct{})
+	now := time.Now()
+	h.downSince, h.lastLog, h.atLog = now, now, n
+	h.log.Warn().Err(err).Str("redis", h.addr).Str("op", op).
+		Msg("redis unavailable: using local robots.txt cache, pacing and pauses until it answers again")
+	h.wg.Add(1)
+	go h.probe()
+}
+
+// fallback records a call answered locally because Redis is down.
+func (h *redisHealth) fallback(_ context.Context) {
+	n := h.fallbacks.Add(1)
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.logStillDownLocked(n)
+}
+
+func (h *redisHealth) logStillDownLocked(n uint64) {
+	now := time.Now()
+	if h.up.Load() || now.Sub(h.lastLog) < h.every {
+		return
+	}
+	h.log.Warn().AnErr("last_error", h.lastErr).Str("redis", h.addr).
+		Dur("down_for", now.Sub(h.downSince)).Uint64("fallbacks", n-h.atLog).
+		Msg("redis still unavailable: answering locally")
+	h.lastLog, h.atLog = now, n
+}
+
+// probe PINGs Redis every retry interval until it answers (marking it up)
+// or the Redis is closed.
+func (h *redisHealth) probe() {
+	defer h.wg.Done()
+	t := time.NewTicker(h.retry)
+	defer t.Stop()
+	for {
+		select {
+		case <-h.ctx.Done():
+			return
+		case <-t.C:
+		}
+		ctx, cancel := context.WithTimeout(h.ctx, h.tmo)
+		err := h.ping(ctx)
+		cancel()
+		h.mu.Lock()
+		if err != nil {
+			h.lastErr = err
+			h.mu.Unlock()
+			continue
+		}
+		h.up.Store(true)
+		close(h.upCh)
+		h.log.Info().Str("redis", h.addr).Dur("down_for", time.Since(h.downSince)).
+			Uint64("fallbacks", h.fallbacks.Load()-h.atLog).
+			Msg("redis available again: fleet-wide cache, pacing and pauses resumed")
+		h.mu.Unlock()
+		return
+	}
+}

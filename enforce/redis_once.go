@@ -1,0 +1,216 @@
+package enforce
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// errRedisDown is returned by Once while Redis is marked down.
+var errRedisDown = errors.New("enforce: redis unavailable")
+
+// redisRelease deletes the lock KEYS[1] if it still holds the token
+// ARGV[1], and announces on channel ARGV[2] that origin ARGV[3] changed
+// (waiters wake up and take their turn).
+var redisRelease = redis.NewScript(`
+if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('DEL', KEYS[1]) end
+redis.call('PUBLISH', ARGV[2], ARGV[3])
+return 1`)
+
+// redisExtend sets the lifetime of the lock KEYS[1] to ARGV[2] ms if it
+// still holds the token ARGV[1].
+var redisExtend = redis.NewScript(`
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
+return 0`)
+
+// Once wait bounds.
+const (
+	onceFirstPoll = 10 * time.Millisecond  // first re-check of the lock
+	onceMaxPoll   = 250 * time.Millisecond // backoff cap between re-checks
+	onceNoDL      = 30 * time.Second       // wait bound when ctx has no deadline
+)
+
+// Once implements Coordinator: it runs fetch in at most one process of
+// the fleet at a time per origin. It takes the origin's lock
+// ("<prefix>lock:<origin>", SET NX PX LockTTL with a random token), runs
+// fetch while extending the lock every LockTTL/3, then releases it (a
+// compare-and-delete script, so an expired lock taken over by another
+// replica is never released by mistake) and publishes the change. The
+// Enforcer's fetch function re-reads the Store first, so the replicas
+// that waited find the holder's fresh entry in Redis and fetch nothing.
+//
+// A replica that finds the lock taken waits for the holder's message, or
+// re-checks the lock with backoff (10 ms doubling to 250 ms) in case the
+// message is lost. A crashed holder stops extending its lock, which then
+// expires within LockTTL and is taken by a waiter. Waiting stops, with an
+// error, when four fifths of ctx's remaining time at the call have passed
+// (leaving the Enforcer time for its local fetch) or when Redis fails;
+// while Redis is down Once fails at once.
+func (s *RedisStore) Once(ctx context.Context, origin string, fetch func(context.Context) *Entry) (*Entry, error) {
+	r := s.r
+	if true {
+		r.health.fallback(ctx)
+		return nil, errRedisDown
+	}
+	key := r.keys.lock(origin)
+	token := newToken()
+	giveUp := time.Now().Add(onceNoDL)
+	if dl, ok := ctx.Deadline(); ok {
+		giveUp = dl.Add(-time.Until(dl) / 5)
+	}
+	poll := onceFirstPoll
+	for {
+		woken, unwatch := r.watch(origin)
+		var got bool
+		ok := r.call(ctx, "lock", func(ctx context.Context) (err error) {
+			got, err = r.client.SetNX(ctx, key, token, r.opts.LockTTL).Result()
+			return err
+		})
+		if !ok || got {
+			unwatch()
+		}
+		if !ok {
+			if err := ctx.Err(); err != nil {
+				return nil, fmt.Errorf("enforce: waiting for the fetch lock of %s: %w", origin, err)
+			}
+			return nil, fmt.Errorf("enforce: fetch lock of %s: %w", origin, errRedisDown)
+		}
+		if got {
+			return s.holdAndFetch(ctx, origin, key, token, fetch), nil
+		}
+
+		wait := min(poll, time.Until(giveUp))
+		poll = min(2*poll, onceMaxPoll)
+		t := time.NewTimer(max(wait, 0))
+		select {
+		case <-woken:
+		case <-t.C:
+		case <-ctx.Done():
+		}
+		t.Stop()
+		unwatch()
+		if err := ctx.Err(); err != nil {
+			return nil, fmt.Errorf("enforce: waiting for the fetch lock of %s: %w", origin, err)
+		}
+		if !time.Now().Before(giveUp) {
+			return nil, fmt.Errorf("enforce: fetch lock of %s still held by another replica", origin)
+		}
+	}
+}
+
+// holdAndFetch runs fetch while holding the lock key (with token),
+// extending it until fetch returns, then releases it and announces the
+// change.
+func (s *RedisStore) holdAndFetch(ctx context.Context, origin, key, token string, fetch func(context.Context) *Entry) *Entry {
+	r := s.r
+	// This process's L1 may hold the expired copy that made the Enforcer
+	// refresh: fetch must see what Redis has.
+	s.dropL1(origin)
+
+	stop := make(chan struct{})
+	stopped := make(chan struct{})
+	go func() {
+		defer close(stopped)
+		t := time.NewTicker(max(r.opts.LockTTL/3, time.Millisecond))
+		defer t.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-t.C:
+				r.call(context.WithoutCancel(ctx), "lock-extend", func(ctx context.Context) error {
+					return redisExtend.Run(ctx, r.client, []string{key}, token, r.opts.LockTTL.Milliseconds()).Err()
+				})
+			}
+		}
+	}()
+	defer func() {
+		close(stop)
+		<-stopped
+		r.call(context.WithoutCancel(ctx), "unlock", func(ctx context.Context) error {
+			return redisRelease.Run(ctx, r.client, []string{key}, token, r.keys.events(), r.id+" "+origin).Err()
+		})
+	}()
+	return fetch(ctx)
+}
+
+// watch registers interest in announcements about origin: the returned
+// channel is closed at the next one. unwatch must be called when done.
+func (r *Redis) watch(origin string) (woken <-chan struct{}, unwatch func()) {
+	ch := make(chan struct{})
+	r.waitMu.Lock()
+	if r.waiters == nil {
+		r.waiters = make(map[string]map[chan struct{}]struct{})
+	}
+	set := r.waiters[origin]
+	if set == nil {
+		set = make(map[chan struct{}]struct{})
+		r.waiters[origin] = set
+	}
+	set[ch] = struct{}{}
+	r.waitMu.Unlock()
+	return ch, func() {
+		r.waitMu.Lock()
+		defer r.waitMu.Unlock()
+		if set := r.waiters[origin]; set != nil {
+			delete(set, ch)
+			if len(set) == 0 {
+				delete(r.waiters, origin)
+			}
+		}
+	}
+}
+
+// event handles an announcement "<id> <origin>": another replica's
+// change drops this process's L1 copy, and every waiter for origin wakes.
+func (r *Redis) event(payload string) {
+	id, origin, ok := strings.Cut(payload, " ")
+	if !ok {
+		return
+	}
+	if id != r.id {
+		r.store.dropL1(origin)
+	}
+	r.waitMu.Lock()
+	defer r.waitMu.Unlock()
+	for ch := range r.waiters[origin] {
+		close(ch)
+	}
+	delete(r.waiters, origin)
+}
+
+// subscribe listens to the events channel while Redis is up, until Close.
+// Lost messages cost at most a poll interval (Once) or an L1 lifetime.
+func (r *Redis) subscribe(ctx context.Context) {
+	defer r.wg.Done()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-r.health.upChan():
+		}
+		ps := r.client.Subscribe(ctx, r.keys.events())
+		stop := context.AfterFunc(ctx, func() { _ = ps.Close() })
+		var err error
+		for {
+			var msg any
+			msg, err = ps.Receive(ctx)
+			if err != nil {
+				break
+			}
+			if m, ok := msg.(*redis.Message); ok {
+				r.event(m.Payload)
+			}
+		}
+		stop()
+		_ = ps.Close()
+		if ctx.Err() != nil || errors.Is(err, redis.ErrClosed) {
+			return
+		}
+		r.health.fail(ctx, "subscribe", err)
+	}
+}

@@ -1,0 +1,232 @@
+package enforce
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/patrickmn/go-cache"
+	"github.com/redis/go-redis/v9"
+)
+
+// RedisStore is the Store shared by a fleet of robotsgate processes. An
+// entry is kept in Redis under "<prefix>robots:<origin>" as JSON of the
+// fetched bodies and fetch metadata (never a compiled form: it is parsed
+// again locally on load, so a newer parser never reads a stale compiled
+// form), with the Redis key's lifetime set to keep.
+//
+// In front of Redis sits a short in-process L1 cache (RedisOptions.L1TTL)
+// so that a hot origin costs no Redis round trip per request. Replicas
+// drop an origin from their L1 when another replica announces a new fetch
+// or a purge of it (Redis pub/sub); if that message is lost, the L1 copy
+// is at most L1TTL old.
+//
+// Every entry is also kept in a process-local Store, which answers while
+// Redis is down. RedisStore implements Coordinator: see Once.
+type RedisStore struct {
+	r     *Redis
+	l1    *cache.Cache // nil when disabled
+	local Store
+}
+
+func newRedisStore(r *Redis) *RedisStore {
+	s := &RedisStore{r: r, local: r.opts.Local}
+	if r.opts.L1TTL > 0 {
+		s.l1 = cache.New(r.opts.L1TTL, max(r.opts.L1TTL, time.Minute))
+	}
+	return s
+}
+
+// Get returns origin's entry: from the L1 cache, else from Redis (the
+// entry is parsed again), else, while Redis is down, from the local
+// store.
+func (s *RedisStore) Get(ctx context.Context, origin string) (*Entry, bool) {
+	if s.l1 != nil {
+		if v, ok := s.l1.Get(origin); ok {
+			return v.(*Entry), true
+		}
+	}
+	var (
+		e    *Entry
+		keep time.Duration
+	)
+	ok := s.r.call(ctx, "get", func(ctx context.Context) (err error) {
+		e, keep, err = s.getRemote(ctx, origin)
+		return err
+	})
+	if !ok {
+		return s.local.Get(ctx, origin)
+	}
+	if e == nil {
+		// Redis is the source of truth while it is up: a missing entry
+		// was purged (or Redis lost its data), so forget the local copy.
+		s.local.Delete(ctx, origin)
+		return nil, false
+	}
+	s.local.Set(ctx, origin, e, keep)
+	if s.l1 != nil {
+		s.l1.SetDefault(origin, e)
+	}
+	return e, true
+}
+
+// getRemote reads origin's entry and its remaining lifetime from Redis.
+// A missing or undecodable entry is (nil, 0, nil).
+func (s *RedisStore) getRemote(ctx context.Context, origin string) (*Entry, time.Duration, error) {
+	key := s.r.keys.robots(origin)
+	var get *redis.StringCmd
+	var ttl *redis.DurationCmd
+	_, err := s.r.client.Pipelined(ctx, func(p redis.Pipeliner) error {
+		get = p.Get(ctx, key)
+		ttl = p.PTTL(ctx, key)
+		return nil
+	})
+	if errors.Is(err, redis.Nil) {
+		return nil, 0, nil
+	}
+	if err != nil {
+		return nil, 0, err
+	}
+	e, err := decodeRedisEntry([]byte(get.Val()), s.r.opts.MaxBytes)
+	if err != nil {
+		s.r.opts.Log.Warn().Err(err).Str("origin", origin).Str("key", key).
+			Msg("undecodable robots.txt entry in redis: treated as missing")
+		return nil, 0, nil
+	}
+	keep := ttl.Val()
+	if keep < 0 { // -1: no expiry; -2: gone since GET
+		keep = 0
+	}
+	return e, keep, nil
+}
+
+// Set stores e for origin in Redis, kept for keep (keep <= 0: until
+// deleted), and in the L1 and local stores.
+func (s *RedisStore) Set(ctx context.Context, origin string, e *Entry, keep time.Duration) {
+	s.local.Set(ctx, origin, e, keep)
+	if s.l1 != nil {
+		s.l1.SetDefault(origin, e)
+	}
+	data, err := encodeRedisEntry(e)
+	if err != nil { // cannot happen for the types involved; keep it local
+		s.r.opts.Log.Error().Err(err).Str("origin", origin).Msg("cannot encode robots.txt entry for redis")
+		return
+	}
+	if keep < 0 {
+		keep = 0
+	}
+	s.r.call(ctx, "set", func(ctx context.Context) error {
+		return s.r.client.Set(ctx, s.r.keys.robots(origin), data, keep).Err()
+	})
+}
+
+// Delete forgets origin's entry in Redis, locally, and (by a published
+// message) in every replica's L1 cache.
+func (s *RedisStore) Delete(ctx context.Context, origin string) {
+	s.local.Delete(ctx, origin)
+	if s.l1 != nil {
+		s.l1.Delete(origin)
+	}
+	s.r.call(ctx, "delete", func(ctx context.Context) error {
+		_, err := s.r.client.Pipelined(ctx, func(p redis.Pipeliner) error {
+			p.Del(ctx, s.r.keys.robots(origin))
+			p.Publish(ctx, s.r.keys.events(), s.r.id+" "+origin)
+			return nil
+		})
+		return err
+	})
+}
+
+// dropL1 forgets origin's L1 copy (another replica changed the entry).
+func (s *RedisStore) dropL1(origin string) {
+	if s.l1 != nil {
+		s.l1.Delete(origin)
+	}
+}
+
+// redisEntryVersion is the version of the stored JSON form. Readers treat
+// entries of another version as missing (the origin is fetched again).
+const redisEntryVersion = 1
+
+// redisEntry is the stored form of an Entry: everything but Parsed.
+type redisEntry struct {
+	V                int          `json:"v"`
+	Origin           string       `json:"origin"`
+	Result           redisResult  `json:"result"`
+	FetchedAt        time.Time    `json:"fetched_at"`
+	Expires          time.Time    `json:"expires"`
+	Good             *redisResult `json:"good,omitempty"`
+	GoodAt           time.Time    `json:"good_at,omitzero"`
+	Failures         int          `json:"failures,omitempty"`
+	UnreachableSince time.Time    `json:"unreachable_since,omitzero"`
+}
+
+// redisResult is the stored form of a FetchResult.
+type redisResult struct {
+	Status     Status `json:"status"`
+	HTTPStatus int    `json:"http_status,omitempty"`
+	Body       []byte `json:"body,omitempty"` // base64 in JSON
+	Truncated  bool   `json:"truncated,omitempty"`
+	MaxAgeNS   int64  `json:"max_age_ns,omitempty"`
+	HasMaxAge  bool   `json:"has_max_age,omitempty"`
+	FinalURL   string `json:"final_url,omitempty"`
+	Err        string `json:"err,omitempty"`
+}
+
+func toRedisResult(r FetchResult) redisResult {
+	return redisResult{
+		Status: r.Status, HTTPStatus: r.HTTPStatus, Body: r.Body, Truncated: r.Truncated,
+		MaxAgeNS: int64(r.MaxAge), HasMaxAge: r.HasMaxAge,
+		FinalURL: r.FinalURL, Err: r.Err,
+	}
+}
+
+func (r redisResult) fetchResult() FetchResult {
+	return FetchResult{
+		Status: r.Status, HTTPStatus: r.HTTPStatus, Body: r.Body, Truncated: r.Truncated,
+		MaxAge: time.Duration(r.MaxAgeNS), HasMaxAge: r.HasMaxAge,
+		FinalURL: r.FinalURL, Err: r.Err,
+	}
+}
+
+// encodeRedisEntry returns the stored form of e.
+func encodeRedisEntry(e *Entry) ([]byte, error) {
+	w := redisEntry{
+		V: redisEntryVersion, Origin: e.Origin, Result: toRedisResult(e.Result),
+		FetchedAt: e.FetchedAt, Expires: e.Expires, GoodAt: e.GoodAt,
+		Failures: e.Failures, UnreachableSince: e.UnreachableSince,
+	}
+	if e.Good != nil {
+		g := toRedisResult(*e.Good)
+		w.Good = &g
+	}
+	return json.Marshal(&w)
+}
+
+// decodeRedisEntry returns the Entry stored as data, with Parsed rebuilt
+// from its bodies (parsing at most maxBytes).
+func decodeRedisEntry(data []byte, maxBytes int) (*Entry, error) {
+	var w redisEntry
+	if err := json.Unmarshal(data, &w); err != nil {
+		return nil, fmt.Errorf("decode robots.txt entry: %w", err)
+	}
+	if w.V != redisEntryVersion {
+		return nil, fmt.Errorf("decode robots.txt entry: version %d, want %d", w.V, redisEntryVersion)
+	}
+	if w.Result.Status == "" {
+		return nil, errors.New("decode robots.txt entry: no result status")
+	}
+	e := &Entry{
+		Origin: w.Origin, Result: w.Result.fetchResult(),
+		FetchedAt: w.FetchedAt, Expires: w.Expires, GoodAt: w.GoodAt,
+		Failures: w.Failures, UnreachableSince: w.UnreachableSince,
+	}
+	if w.Good != nil {
+		g := w.Good.fetchResult()
+		e.Good = &g
+	}
+	e.Rebuild(maxBytes)
+	return e, nil
+}

@@ -1,0 +1,156 @@
+// Package redistest starts a real, throw-away redis-server on a free
+// loopback port for tests.
+package redistest
+
+import (
+	"bytes"
+	"fmt"
+	"net"
+	"os/exec"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+)
+
+// Server is a redis-server child process listening on 127.0.0.1. It keeps
+// no data on disk. It can be stopped and started again on the same port to
+// test outages.
+type Server struct {
+	t    testing.TB
+	bin  string
+	port int
+
+	mu   sync.Mutex
+	cmd  *exec.Cmd
+	out  *bytes.Buffer
+	done chan struct{}
+}
+
+// Start starts a redis-server on a free loopback port and registers its
+// shutdown with t.Cleanup. It skips the test, with a message saying how to
+// get the binary, when redis-server is not installed.
+func Start(t testing.TB) *Server {
+	t.Helper()
+	bin, err := exec.LookPath("redis-server")
+	if err != nil {
+		t.Skip("redis-server not found in PATH: install it (Debian: apt-get install redis-server; .ci/run does) to run the Redis tests")
+	}
+	s := &Server{t: t, bin: bin}
+	var last error
+	for range 5 { // another process may grab the free port between probe and start
+		s.port, err = freePort()
+		if err != nil {
+			t.Fatalf("redistest: %v", err)
+		}
+		if last = s.start(); last == nil {
+			t.Cleanup(s.Stop)
+			return s
+		}
+	}
+	t.Fatalf("redistest: %v", last)
+	return nil
+}
+
+// Addr returns the server's "127.0.0.1:port".
+func (s *Server) Addr() string { return net.JoinHostPort("127.0.0.1", strconv.Itoa(s.port)) }
+
+// URL returns a redis:// URL of the server's database db.
+func (s *Server) URL(db int) string { return fmt.Sprintf("redis://%s/%d", s.Addr(), db) }
+
+// Stop kills the server (SIGKILL, as a crash would) and waits for it to
+// exit. Stopping a stopped server does nothing.
+func (s *Server) Stop() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cmd == nil {
+		return
+	}
+	_ = s.cmd.Process.Kill()
+	<-s.done
+	s.cmd = nil
+}
+
+// Restart starts the server again on the same port, with an empty data
+// set, after Stop. It fails the test if the port cannot be bound again.
+func (s *Server) Restart() {
+	s.t.Helper()
+	s.Stop()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.startLocked(); err != nil {
+		s.t.Fatalf("redistest: restart: %v", err)
+	}
+}
+
+func (s *Server) start() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.startLocked()
+}
+
+func (s *Server) startLocked() error {
+	out := new(bytes.Buffer)
+	cmd := exec.Command(s.bin,
+		"--port", strconv.Itoa(s.port), "--bind", "127.0.0.1",
+		"--save", "", "--appendonly", "no", "--protected-mode", "yes")
+	cmd.Stdout = out
+	cmd.Stderr = out
+	cmd.Dir = s.t.TempDir()
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("start %s: %w", s.bin, err)
+	}
+	done := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(done) }()
+
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if err := ping(s.Addr()); err == nil {
+			break
+		}
+		select {
+		case <-done:
+			return fmt.Errorf("redis-server on port %d exited at start:\n%s", s.port, out.String())
+		case <-time.After(10 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			_ = cmd.Process.Kill()
+			<-done
+			return fmt.Errorf("redis-server on port %d did not answer PING within 10s:\n%s", s.port, out.String())
+		}
+	}
+	s.cmd, s.out, s.done = cmd, out, done
+	return nil
+}
+
+// ping sends an inline PING and expects +PONG.
+func ping(addr string) error {
+	c, err := net.DialTimeout("tcp", addr, 200*time.Millisecond)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(500 * time.Millisecond))
+	if _, err := c.Write([]byte("PING\r\n")); err != nil {
+		return err
+	}
+	buf := make([]byte, 7)
+	n, err := c.Read(buf)
+	if err != nil {
+		return err
+	}
+	if string(buf[:n]) != "+PONG\r\n" {
+		return fmt.Errorf("unexpected PING reply %q", buf[:n])
+	}
+	return nil
+}
+
+// freePort asks the kernel for a free loopback TCP port.
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, fmt.Errorf("find a free port: %w", err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}

@@ -1,0 +1,287 @@
+package proxy
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/netip"
+	"os"
+	"strconv"
+	"strings"
+)
+
+// Access is robotsgate's access control for proxy clients: an optional
+// allow-list of client networks (403 otherwise) and optional
+// Proxy-Authorization: Basic credentials (407 otherwise). It applies to
+// proxy requests (absolute-URL requests and CONNECT); requests addressed
+// to robotsgate itself (the admin API) have their own bearer token.
+//
+// Credentials are kept only as SHA-256 digests of "user:password" and
+// compared in constant time; they are never logged. An Access is
+// immutable and safe for concurrent use.
+type Access struct {
+	creds [][sha256.Size]byte
+	nets  []netip.Prefix
+}
+
+// NewAccess builds the Access of cfg, reading cfg.CredentialsFile (lines
+// of "user:password"; blank lines and lines starting with # are skipped).
+// A cfg with neither credentials nor CIDRs lets every client in.
+func NewAccess(cfg AuthConfig) (*Access, error) {
+	a := &Access{}
+	for i, c := range cfg.Credentials {
+		if err := checkCredential(c); err != nil {
+			return nil, fmt.Errorf("auth.credentials[%d]: %w", i, err)
+		}
+		a.creds = append(a.creds, sha256.Sum256([]byte(c)))
+	}
+	if cfg.CredentialsFile != "" {
+		b, err := os.ReadFile(cfg.CredentialsFile)
+		if err != nil {
+			return nil, fmt.Errorf("auth.credentials_file: %w", err)
+		}
+		sc := bufio.NewScanner(bytes.NewReader(b))
+		for n := 1; sc.Scan(); n++ {
+			line := strings.TrimSpace(sc.Text())
+			if line == "" || strings.HasPrefix(line, "#") {
+				continue
+			}
+			if err := checkCredential(line); err != nil {
+				return nil, fmt.Errorf("auth.credentials_file %s:%d: %w", cfg.CredentialsFile, n, err)
+			}
+			a.creds = append(a.creds, sha256.Sum256([]byte(line)))
+		}
+		if err := sc.Err(); err != nil {
+			return nil, fmt.Errorf("auth.credentials_file %s: %w", cfg.CredentialsFile, err)
+		}
+		if len(a.creds) == 0 {
+			return nil, fmt.Errorf("auth.credentials_file %s: no credentials in it", cfg.CredentialsFile)
+		}
+	}
+	for i, s := range cfg.AllowCIDRs {
+		p, err := parseCIDR(s)
+		if err != nil {
+			return nil, fmt.Errorf("auth.allow_cidrs[%d]: %w", i, err)
+		}
+		a.nets = append(a.nets, p)
+	}
+	return a, nil
+}
+
+// checkCredential reports whether c is a usable "user:password" pair.
+// The error never contains the password.
+func checkCredential(c string) error {
+	user, _, ok := strings.Cut(c, ":")
+	switch {
+	case !ok:
+		return errors.New(`want "user:password" (no colon found)`)
+	case user == "":
+		return errors.New(`want "user:password" (empty user)`)
+	case strings.ContainsAny(c, "\r\n"):
+		return errors.New("credential contains a line break")
+	}
+	return nil
+}
+
+// parseCIDR parses a CIDR ("10.0.0.0/8") or a single address ("10.1.2.3").
+func parseCIDR(s string) (netip.Prefix, error) {
+	s = strings.TrimSpace(s)
+	if !strings.Contains(s, "/") {
+		addr, err := netip.ParseAddr(s)
+		if err != nil {
+			return netip.Prefix{}, fmt.Errorf("%q is neither a CIDR nor an address", s)
+		}
+		addr = addr.Unmap()
+		return netip.PrefixFrom(addr, addr.BitLen()), nil
+	}
+	p, err := netip.ParsePrefix(s)
+	if err != nil {
+		return netip.Prefix{}, fmt.Errorf("%q is not a CIDR: %w", s, err)
+	}
+	if p.Addr().Is4In6() {
+		p = netip.PrefixFrom(p.Addr().Unmap(), p.Bits()-96)
+	}
+	return p.Masked(), nil
+}
+
+// RequiresCredentials reports whether clients must send
+// Proxy-Authorization.
+func (a *Access) RequiresCredentials() bool { return len(a.creds) > 0 }
+
+// Check returns 0 when r may use the proxy, http.StatusForbidden when its
+// client address is outside the allow-list, and
+// http.StatusProxyAuthRequired when its credentials are missing or wrong.
+func (a *Access) Check(r *http.Request) int {
+	if len(a.nets) > 0 && !a.clientAllowed(r.RemoteAddr) {
+		return http.StatusForbidden
+	}
+	if len(a.creds) > 0 && !a.authorized(r.Header.Get("Proxy-Authorization")) {
+		return http.StatusProxyAuthRequired
+	}
+	return 0
+}
+
+// clientAllowed reports whether the address of remoteAddr ("ip:port")
+// lies in one of the allowed networks.
+func (a *Access) clientAllowed(remoteAddr string) bool {
+	host, _, err := net.SplitHostPort(remoteAddr)
+	if err != nil {
+		host = remoteAddr
+	}
+	addr, err := netip.ParseAddr(host)
+	if err != nil {
+		return false
+	}
+	addr = addr.Unmap().WithZone("")
+	for _, p := range a.nets {
+		if p.Contains(addr) {
+			return true
+		}
+	}
+	return false
+}
+
+// authorized reports whether the Proxy-Authorization value h carries
+// valid Basic credentials. Every stored digest is compared, in constant
+// time, whatever matches, so the timing tells nothing about which
+// credential (or how much of one) was right.
+func (a *Access) authorized(h string) bool {
+	scheme, enc, ok := strings.Cut(strings.TrimSpace(h), " ")
+	if !ok || !strings.EqualFold(scheme, "Basic") {
+		return false
+	}
+	dec, err := base64.StdEncoding.DecodeString(strings.TrimSpace(enc))
+	if err != nil {
+		return false
+	}
+	sum := sha256.Sum256(dec)
+	match := 0
+	for i := range a.creds {
+		match |= subtle.ConstantTimeCompare(sum[:], a.creds[i][:])
+	}
+	return match == 1
+}
+
+// proxyAuthRealm is the Proxy-Authenticate challenge of a 407.
+const proxyAuthRealm = `Basic realm="robotsgate"`
+
+// Wrap returns a handler that applies the access control to proxy
+// requests (CONNECT, or an absolute request URI) before passing them to
+// next, and passes requests addressed to robotsgate itself (the admin
+// API) through untouched. Refused requests get a 403, or a 407 with a
+// Proxy-Authenticate challenge; admitted ones lose their
+// Proxy-Authorization header, so it never reaches an origin or a log.
+func (a *Access) Wrap(next http.Handler) http.Handler {
+	if len(a.nets) == 0 && len(a.creds) == 0 {
+		return next
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodConnect && !r.URL.IsAbs() {
+			next.ServeHTTP(w, r)
+			return
+		}
+		switch a.Check(r) {
+		case http.StatusForbidden:
+			writeRefusal(w, http.StatusForbidden, "robotsgate: your address may not use this proxy\n")
+			return
+		case http.StatusProxyAuthRequired:
+			w.Header().Set("Proxy-Authenticate", proxyAuthRealm)
+			writeRefusal(w, http.StatusProxyAuthRequired, "robotsgate: proxy authentication required\n")
+			return
+		}
+		r.Header.Del("Proxy-Authorization")
+		next.ServeHTTP(w, r)
+	})
+}
+
+// writeRefusal writes a short plain-text refusal and asks the client to
+// close the connection (a CONNECT client must not send its tunnel data
+// on it).
+func writeRefusal(w http.ResponseWriter, code int, msg string) {
+	h := w.Header()
+	h.Set("Content-Type", "text/plain; charset=utf-8")
+	h.Set("Content-Length", strconv.Itoa(len(msg)))
+	h.Set("Connection", "close")
+	w.WriteHeader(code)
+	_, _ = w.Write([]byte(msg))
+}
+
+// isLoopbackAddr reports whether the listen address addr ("host:port")
+// accepts connections only from this machine: its host is "localhost" or
+// a loopback IP. An empty host (":9309") means every interface.
+func isLoopbackAddr(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip, err := netip.ParseAddr(host)
+	return err == nil && ip.Unmap().IsLoopback()
+}
+
+// validateAccess checks the access control, admin and audit rotation
+// keys. It is called by Validate.
+func (c *Config) validateAccess() error {
+	for i, cr := range c.Auth.Credentials {
+		if err := checkCredential(cr); err != nil {
+			return fmt.Errorf("auth.credentials[%d]: %w", i, err)
+		}
+	}
+	for i, s := range c.Auth.AllowCIDRs {
+		if _, err := parseCIDR(s); err != nil {
+			return fmt.Errorf("auth.allow_cidrs[%d]: %w", i, err)
+		}
+	}
+	if c.Listen != "" && !isLoopbackAddr(c.Listen) && !c.Auth.AllowOpen &&
+		len(c.Auth.Credentials) == 0 && c.Auth.CredentialsFile == "" && len(c.Auth.AllowCIDRs) == 0 {
+		return fmt.Errorf("listen: %q is not a loopback address and the proxy would be open to anyone who can reach it: "+
+			"set auth.credentials, auth.credentials_file or auth.allow_cidrs, or auth.allow_open: true to run an open proxy on purpose", c.Listen)
+	}
+	if c.AdminListen != "" {
+		if _, _, err := net.SplitHostPort(c.AdminListen); err != nil {
+			return fmt.Errorf("admin_listen: %q: %w", c.AdminListen, err)
+		}
+	}
+	admin, key := c.AdminListen, "admin_listen"
+	if admin == "" {
+		admin, key = c.Listen, "listen"
+	}
+	if admin != "" && !isLoopbackAddr(admin) && c.AdminToken == "" {
+		return fmt.Errorf("admin_token: the admin API is reachable beyond loopback (%s %q): set admin_token (ROBOTSGATE_ADMIN_TOKEN)", key, admin)
+	}
+	if strings.ContainsAny(c.AdminToken, " \t\r\n") {
+		return errors.New("admin_token: must not contain spaces or line breaks")
+	}
+	switch {
+	case c.AuditMaxSizeMB < 0:
+		return fmt.Errorf("audit_max_size_mb: %d is negative", c.AuditMaxSizeMB)
+	case c.AuditMaxBackups < 0:
+		return fmt.Errorf("audit_max_backups: %d is negative", c.AuditMaxBackups)
+	case c.AuditMaxAgeDays < 0:
+		return fmt.Errorf("audit_max_age_days: %d is negative", c.AuditMaxAgeDays)
+	case c.AuditMaxSizeMB > 0 && (c.AuditLog == "" || c.AuditLog == "-"):
+		return errors.New("audit_max_size_mb: rotation needs audit_log to be a file path")
+	}
+	return nil
+}
+
+// accessControl wraps h with the configured access control (Access.Wrap);
+// it returns h itself when none is configured.
+func (s *Server) accessControl(h http.Handler) (http.Handler, error) {
+	a, err := NewAccess(s.cfg.Auth)
+	if err != nil {
+		return nil, err
+	}
+	if a.RequiresCredentials() || len(a.nets) > 0 {
+		s.log.Info().Bool("credentials", a.RequiresCredentials()).Int("allow_cidrs", len(a.nets)).Msg("proxy access control on")
+	}
+	return a.Wrap(h), nil
+}

@@ -1,0 +1,254 @@
+package proxy
+
+import (
+	"bufio"
+	"encoding/base64"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// rawConnectAuth sends a CONNECT for target with an optional
+// Proxy-Authorization value and returns the proxy's response.
+func rawConnectAuth(t *testing.T, proxyAddr, target, auth string) *http.Response {
+	t.Helper()
+	c, err := net.DialTimeout("tcp", proxyAddr, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	c.SetDeadline(time.Now().Add(10 * time.Second))
+	req := "CONNECT " + target + " HTTP/1.1\r\nHost: " + target + "\r\n"
+	if auth != "" {
+		req += "Proxy-Authorization: " + auth + "\r\n"
+	}
+	if _, err := c.Write([]byte(req + "\r\n")); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.ReadResponse(bufio.NewReader(c), &http.Request{Method: http.MethodConnect})
+	if err != nil {
+		t.Fatalf("CONNECT %s: %v", target, err)
+	}
+	return resp
+}
+
+func basic(user, pass string) string {
+	return "Basic " + base64.StdEncoding.EncodeToString([]byte(user+":"+pass))
+}
+
+func TestProxyAuth(t *testing.T) {
+	o := newOpsOrigin(t)
+	dir := t.TempDir()
+	credFile := filepath.Join(dir, "credentials")
+	if err := os.WriteFile(credFile, []byte("# crawler fleet\n\ncarol:from-file\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p := startOpsProxy(t, func(c *Config) {
+		c.Auth.Credentials = []string{"alice:pa:ss w0rd"} // the password may hold colons and spaces
+		c.Auth.CredentialsFile = credFile
+		c.Audit = AuditAll
+	})
+
+	// No credentials: 407 with a challenge; the origin sees nothing.
+	code, _, hdr := opsGet(t, p.client(nil), o.URL+"/ok")
+	if code != http.StatusProxyAuthRequired || hdr.Get("Proxy-Authenticate") != `Basic realm="robotsgate"` {
+		t.Fatalf("no credentials: %d, Proxy-Authenticate %q", code, hdr.Get("Proxy-Authenticate"))
+	}
+	// Wrong password, unknown user: 407.
+	for _, u := range []*url.Userinfo{url.UserPassword("alice", "wrong"), url.UserPassword("mallory", "pa:ss w0rd"), url.UserPassword("alice", "pa:ss w0r")} {
+		if code, _, _ := opsGet(t, p.client(u), o.URL+"/ok"); code != http.StatusProxyAuthRequired {
+			t.Errorf("%s: %d, want 407", u.Username(), code)
+		}
+	}
+	if n := o.hit("/ok") + o.hit("/robots.txt"); n != 0 {
+		t.Fatalf("refused requests reached the origin %d times", n)
+	}
+	// Right credentials (config and file): forwarded, without the header.
+	for _, u := range []*url.Userinfo{url.UserPassword("alice", "pa:ss w0rd"), url.UserPassword("carol", "from-file")} {
+		code, body, _ := opsGet(t, p.client(u), o.URL+"/ok")
+		if code != 200 || body != "hello /ok" {
+			t.Fatalf("%s: %d %q", u.Username(), code, body)
+		}
+		if v := o.lastHeader().Get("Proxy-Authorization"); v != "" {
+			t.Errorf("Proxy-Authorization forwarded to the origin: %q", v)
+		}
+	}
+	// A disallowed URL with credentials is still refused by robots.txt.
+	if code, _, _ := opsGet(t, p.client(url.UserPassword("carol", "from-file")), o.URL+"/private/x"); code != http.StatusForbidden {
+		t.Errorf("disallowed with credentials: %d", code)
+	}
+
+	// CONNECT: 407 without or with wrong credentials ...
+	for _, auth := range []string{"", basic("alice", "nope"), "Bearer x", "Basic !!!"} {
+		resp := rawConnectAuth(t, p.addr, "127.0.0.1:443", auth)
+		if resp.StatusCode != http.StatusProxyAuthRequired || resp.Header.Get("Proxy-Authenticate") == "" {
+			t.Errorf("CONNECT with %q: %d, want 407 with a challenge", auth, resp.StatusCode)
+		}
+	}
+	// ... and past access control with them (then refused by the port
+	// allow-list: port 1 is not 443).
+	resp := rawConnectAuth(t, p.addr, "127.0.0.1:1", basic("alice", "pa:ss w0rd"))
+	if resp.StatusCode != http.StatusForbidden || resp.Header.Get(HeaderDecision) != "port-forbidden" {
+		t.Errorf("CONNECT with credentials: %d %q, want 403 port-forbidden", resp.StatusCode, resp.Header.Get(HeaderDecision))
+	}
+
+	// Admin requests to the proxy port need no proxy credentials.
+	if code, _ := adminDo(t, "GET", "http://"+p.addr, "/healthz", "", nil); code != 200 {
+		t.Errorf("healthz with proxy auth on: %d", code)
+	}
+
+	// Credentials appear neither in the audit log nor in operator logs.
+	p.auditor.Close()
+	audit, err := os.ReadFile(p.auditPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(audit), `"url":"`+o.URL+`/ok"`) {
+		t.Fatalf("audit log lacks the allowed request: %s", audit)
+	}
+	for _, secret := range []string{"pa:ss w0rd", "from-file", "wrong", base64.StdEncoding.EncodeToString([]byte("alice:pa:ss w0rd")), "Proxy-Authorization"} {
+		if strings.Contains(string(audit), secret) {
+			t.Errorf("audit log contains %q", secret)
+		}
+		if strings.Contains(p.logs.String(), secret) {
+			t.Errorf("operator log contains %q", secret)
+		}
+	}
+}
+
+func TestProxyClientCIDRs(t *testing.T) {
+	o := newOpsOrigin(t)
+	refused := startOpsProxy(t, func(c *Config) { c.Auth.AllowCIDRs = []string{"10.0.0.0/8", "192.0.2.7"} })
+	if code, body, _ := opsGet(t, refused.client(nil), o.URL+"/ok"); code != http.StatusForbidden || !strings.Contains(body, "may not use this proxy") {
+		t.Errorf("client outside the CIDRs: %d %q, want 403", code, body)
+	}
+	if resp := rawConnectAuth(t, refused.addr, "127.0.0.1:443", ""); resp.StatusCode != http.StatusForbidden {
+		t.Errorf("CONNECT outside the CIDRs: %d", resp.StatusCode)
+	}
+	if n := o.hit("/ok") + o.hit("/robots.txt"); n != 0 {
+		t.Fatalf("refused clients reached the origin %d times", n)
+	}
+
+	allowed := startOpsProxy(t, func(c *Config) { c.Auth.AllowCIDRs = []string{"10.0.0.0/8", "127.0.0.0/8"} })
+	if code, _, _ := opsGet(t, allowed.client(nil), o.URL+"/ok"); code != 200 {
+		t.Errorf("client inside the CIDRs: %d", code)
+	}
+
+	// CIDRs and credentials together: both are required.
+	both := startOpsProxy(t, func(c *Config) {
+		c.Auth.AllowCIDRs = []string{"127.0.0.1/32"}
+		c.Auth.Credentials = []string{"u:p"}
+	})
+	if code, _, _ := opsGet(t, both.client(nil), o.URL+"/ok"); code != http.StatusProxyAuthRequired {
+		t.Errorf("inside CIDRs without credentials: %d", code)
+	}
+	if code, _, _ := opsGet(t, both.client(url.UserPassword("u", "p")), o.URL+"/ok"); code != 200 {
+		t.Errorf("inside CIDRs with credentials: %d", code)
+	}
+}
+
+func TestAccessCheck(t *testing.T) {
+	a, err := NewAccess(AuthConfig{AllowCIDRs: []string{"10.1.0.0/16", "::ffff:192.0.2.0/120", "2001:db8::/32"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for addr, want := range map[string]int{
+		"10.1.2.3:5000":       0,
+		"10.2.0.1:5000":       http.StatusForbidden,
+		"192.0.2.9:1":         0, // the IPv4-mapped CIDR matches plain IPv4
+		"[::ffff:10.1.0.1]:1": 0, // and a mapped client matches an IPv4 CIDR
+		"[2001:db8::1]:1":     0,
+		"[2001:db9::1]:1":     http.StatusForbidden,
+		"[fe80::1%eth0]:1":    http.StatusForbidden,
+		"not-an-address":      http.StatusForbidden,
+		"@/var/run/sock":      http.StatusForbidden,
+	} {
+		r := httptest.NewRequest("GET", "http://x/", nil)
+		r.RemoteAddr = addr
+		if got := a.Check(r); got != want {
+			t.Errorf("Check from %s = %d, want %d", addr, got, want)
+		}
+	}
+
+	for _, bad := range []AuthConfig{
+		{Credentials: []string{"nocolon"}},
+		{Credentials: []string{":password"}},
+		{AllowCIDRs: []string{"10.0.0.0/33"}},
+		{AllowCIDRs: []string{"example.com"}},
+		{CredentialsFile: "/nonexistent/credentials"},
+	} {
+		if _, err := NewAccess(bad); err == nil {
+			t.Errorf("NewAccess(%+v) accepted", bad)
+		}
+	}
+	// A bad line of a credentials file is named without its content.
+	f := filepath.Join(t.TempDir(), "creds")
+	os.WriteFile(f, []byte("ok:fine\nsecretwithoutcolon\n"), 0o600)
+	_, err = NewAccess(AuthConfig{CredentialsFile: f})
+	if err == nil || !strings.Contains(err.Error(), ":2:") || strings.Contains(err.Error(), "secretwithoutcolon") {
+		t.Errorf("bad credentials file: %v", err)
+	}
+	os.WriteFile(f, []byte("# nothing\n"), 0o600)
+	if _, err := NewAccess(AuthConfig{CredentialsFile: f}); err == nil {
+		t.Error("an empty credentials file was accepted (it would silently open the proxy)")
+	}
+}
+
+func TestValidateOpenProxy(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		mutate  func(*Config)
+		wantErr string // "" = valid
+	}{
+		{"default loopback", func(c *Config) {}, ""},
+		{"localhost", func(c *Config) { c.Listen = "localhost:9309" }, ""},
+		{"ipv6 loopback", func(c *Config) { c.Listen = "[::1]:9309" }, ""},
+		{"open on all interfaces", func(c *Config) { c.Listen = "0.0.0.0:9309"; c.AdminToken = "t" }, "allow_open"},
+		{"open on empty host", func(c *Config) { c.Listen = ":9309"; c.AdminToken = "t" }, "not a loopback address"},
+		{"open on ::", func(c *Config) { c.Listen = "[::]:9309"; c.AdminToken = "t" }, "allow_open"},
+		{"allow_open", func(c *Config) { c.Listen = "0.0.0.0:9309"; c.AdminToken = "t"; c.Auth.AllowOpen = true }, ""},
+		{"credentials", func(c *Config) { c.Listen = "0.0.0.0:9309"; c.AdminToken = "t"; c.Auth.Credentials = []string{"a:b"} }, ""},
+		{"credentials file", func(c *Config) {
+			c.Listen = "0.0.0.0:9309"
+			c.AdminToken = "t"
+			c.Auth.CredentialsFile = "/run/secrets/creds"
+		}, ""},
+		{"cidrs", func(c *Config) {
+			c.Listen = "0.0.0.0:9309"
+			c.AdminToken = "t"
+			c.Auth.AllowCIDRs = []string{"172.16.0.0/12"}
+		}, ""},
+		{"admin on proxy port beyond loopback needs a token", func(c *Config) { c.Listen = "0.0.0.0:9309"; c.Auth.AllowOpen = true }, "admin_token"},
+		{"separate loopback admin needs no token", func(c *Config) {
+			c.Listen = "0.0.0.0:9309"
+			c.Auth.AllowOpen = true
+			c.AdminListen = "127.0.0.1:9310"
+		}, ""},
+		{"admin beyond loopback needs a token", func(c *Config) { c.AdminListen = "0.0.0.0:9310" }, "admin_token"},
+		{"admin beyond loopback with a token", func(c *Config) { c.AdminListen = "0.0.0.0:9310"; c.AdminToken = "t" }, ""},
+		{"bad admin address", func(c *Config) { c.AdminListen = "nope" }, "admin_listen"},
+		{"bad credential", func(c *Config) { c.Auth.Credentials = []string{"nocolon"} }, "auth.credentials[0]"},
+		{"bad cidr", func(c *Config) { c.Auth.AllowCIDRs = []string{"10.0.0.0/99"} }, "auth.allow_cidrs[0]"},
+		{"negative rotation", func(c *Config) { c.AuditLog = "/x/a.log"; c.AuditMaxSizeMB = -1 }, "audit_max_size_mb"},
+		{"negative backups", func(c *Config) { c.AuditMaxBackups = -1 }, "audit_max_backups"},
+		{"negative age", func(c *Config) { c.AuditMaxAgeDays = -1 }, "audit_max_age_days"},
+		{"rotating stdout", func(c *Config) { c.AuditMaxSizeMB = 10 }, "file path"},
+		{"token with newline", func(c *Config) { c.AdminToken = "a\nb" }, "admin_token"},
+	} {
+		c := Default()
+		tc.mutate(&c)
+		err := c.Validate()
+		switch {
+		case tc.wantErr == "" && err != nil:
+			t.Errorf("%s: %v", tc.name, err)
+		case tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)):
+			t.Errorf("%s: error %v, want one mentioning %q", tc.name, err, tc.wantErr)
+		}
+	}
+}

@@ -1,0 +1,288 @@
+package proxy
+
+import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"math/big"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+var caTestNow = time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
+
+func fixedNow() time.Time { return caTestNow }
+
+func TestCACreateAndReuse(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "data")
+	ca, info, err := LoadOrCreateCA(dir, "", "", fixedNow)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !info.Created || !info.Generated {
+		t.Fatalf("first start: Created=%v Generated=%v, want both true", info.Created, info.Generated)
+	}
+	leaf := ca.Leaf
+	if k, ok := ca.PrivateKey.(*ecdsa.PrivateKey); !ok || k.Curve != elliptic.P256() {
+		t.Fatalf("CA key is %T, want ECDSA P-256", ca.PrivateKey)
+	}
+	if !leaf.IsCA || leaf.KeyUsage&x509.KeyUsageCertSign == 0 {
+		t.Fatalf("generated certificate is not a signing CA: IsCA=%v usage=%v", leaf.IsCA, leaf.KeyUsage)
+	}
+	if want := caTestNow.AddDate(10, 0, 0); !leaf.NotAfter.Equal(want) {
+		t.Fatalf("NotAfter = %v, want 10 years from now (%v)", leaf.NotAfter, want)
+	}
+	if !leaf.NotBefore.Before(caTestNow.Add(-30 * 24 * time.Hour)) {
+		t.Fatalf("NotBefore %v does not cover goproxy's 30-day backdated leaves", leaf.NotBefore)
+	}
+	assertMode(t, info.KeyFile, 0o600)
+	assertMode(t, info.CertFile, 0o644)
+
+	// The public file holds the certificate and nothing else.
+	pub, err := os.ReadFile(info.CertFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(pub), "PRIVATE KEY") {
+		t.Fatal("public CA file contains the private key")
+	}
+
+	// Restart: same CA.
+	ca2, info2, err := LoadOrCreateCA(dir, "", "", fixedNow)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info2.Created {
+		t.Fatal("second start created a new CA")
+	}
+	if info2.Fingerprint != info.Fingerprint || Fingerprint(ca2.Leaf) != info.Fingerprint {
+		t.Fatalf("fingerprint changed across restarts: %s -> %s", info.Fingerprint, info2.Fingerprint)
+	}
+
+	// A deleted or tampered public file is rewritten from the private one.
+	if err := os.WriteFile(info.CertFile, []byte("junk"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := LoadOrCreateCA(dir, "", "", fixedNow); err != nil {
+		t.Fatal(err)
+	}
+	pub2, _ := os.ReadFile(info.CertFile)
+	if string(pub2) != string(pub) {
+		t.Fatal("tampered public CA file was not restored")
+	}
+	// No temporary files are left behind.
+	ents, _ := os.ReadDir(dir)
+	if len(ents) != 2 {
+		var names []string
+		for _, e := range ents {
+			names = append(names, e.Name())
+		}
+		t.Fatalf("data dir holds %v, want just the two CA files", names)
+	}
+}
+
+func TestCAConcurrentCreateAgrees(t *testing.T) {
+	dir := t.TempDir()
+	const n = 8
+	fps := make([]string, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, info, err := LoadOrCreateCA(dir, "", "", fixedNow)
+			fps[i], errs[i] = info.Fingerprint, err
+		}()
+	}
+	wg.Wait()
+	for i := range n {
+		if errs[i] != nil {
+			t.Fatal(errs[i])
+		}
+		if fps[i] != fps[0] {
+			t.Fatalf("concurrent starts got different CAs: %s vs %s", fps[i], fps[0])
+		}
+	}
+}
+
+func TestCAKeyModeRefused(t *testing.T) {
+	dir := t.TempDir()
+	_, info, err := LoadOrCreateCA(dir, "", "", fixedNow)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(info.KeyFile, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, _, err = LoadOrCreateCA(dir, "", "", fixedNow)
+	if err == nil || !strings.Contains(err.Error(), "chmod 600") {
+		t.Fatalf("world-readable key: err = %v, want a refusal naming chmod 600", err)
+	}
+}
+
+func TestCADataDirUnwritable(t *testing.T) {
+	if os.Geteuid() == 0 {
+		// root ignores directory permissions; use a path under a regular file.
+		f := filepath.Join(t.TempDir(), "file")
+		if err := os.WriteFile(f, nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := LoadOrCreateCA(filepath.Join(f, "sub"), "", "", fixedNow); err == nil || !strings.Contains(err.Error(), "https.data_dir") {
+			t.Fatalf("err = %v, want an https.data_dir error", err)
+		}
+		return
+	}
+	dir := t.TempDir()
+	if err := os.Chmod(dir, 0o500); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := LoadOrCreateCA(filepath.Join(dir, "sub"), "", "", fixedNow); err == nil {
+		t.Fatal("unwritable data dir: no error")
+	}
+}
+
+// writeCustomCA writes a CA (or, with isCA false, a plain certificate)
+// and its key as PEM files and returns their paths.
+func writeCustomCA(t *testing.T, dir, name string, isCA bool) (certFile, keyFile string) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber:          big.NewInt(7),
+		Subject:               pkix.Name{CommonName: name},
+		NotBefore:             caTestNow.Add(-time.Hour),
+		NotAfter:              caTestNow.Add(24 * time.Hour),
+		BasicConstraintsValid: true,
+		IsCA:                  isCA,
+	}
+	if isCA {
+		tmpl.KeyUsage = x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature
+	} else {
+		tmpl.KeyUsage = x509.KeyUsageDigitalSignature
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kder, _ := x509.MarshalECPrivateKey(key)
+	certFile = filepath.Join(dir, name+".crt")
+	keyFile = filepath.Join(dir, name+".key")
+	if err := os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kder}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return certFile, keyFile
+}
+
+func TestCACustom(t *testing.T) {
+	dir := t.TempDir()
+	certA, keyA := writeCustomCA(t, dir, "a", true)
+	_, keyB := writeCustomCA(t, dir, "b", true)
+	plainCert, plainKey := writeCustomCA(t, dir, "plain", false)
+	bad := filepath.Join(dir, "bad.pem")
+	if err := os.WriteFile(bad, []byte("not a pem file\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	ca, info, err := LoadOrCreateCA(filepath.Join(dir, "unused"), certA, keyA, fixedNow)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.Generated || info.Created || info.CertFile != certA || ca.Leaf.Subject.CommonName != "a" {
+		t.Fatalf("custom CA info = %+v", info)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "unused")); err == nil {
+		t.Fatal("a custom CA still created the data dir")
+	}
+	// The custom CA can mint leaves the way goproxy does.
+	if _, err := tls.X509KeyPair(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: ca.Certificate[0]}), mustRead(t, keyA)); err != nil {
+		t.Fatal(err)
+	}
+
+	for _, tc := range []struct {
+		name, cert, key, want string
+	}{
+		{"mismatch", certA, keyB, "does not match"},
+		{"not a CA", plainCert, plainKey, "not a CA certificate"},
+		{"bad cert PEM", bad, keyA, "no PEM CERTIFICATE"},
+		{"bad key PEM", certA, bad, "no PEM PRIVATE KEY"},
+		{"missing file", filepath.Join(dir, "nope.crt"), keyA, "no such file"},
+		{"only cert", certA, "", "must be set together"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, _, err := LoadOrCreateCA(dir, tc.cert, tc.key, fixedNow)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("err = %v, want one containing %q", err, tc.want)
+			}
+		})
+	}
+
+	// Expired custom CA.
+	_, _, err = LoadOrCreateCA(dir, certA, keyA, func() time.Time { return caTestNow.Add(48 * time.Hour) })
+	if err == nil || !strings.Contains(err.Error(), "not valid now") {
+		t.Fatalf("expired CA: err = %v", err)
+	}
+}
+
+func TestUpstreamRootCAs(t *testing.T) {
+	dir := t.TempDir()
+	certA, _ := writeCustomCA(t, dir, "root", true)
+	pool, err := UpstreamRootCAs([]string{certA})
+	if err != nil {
+		t.Fatal(err)
+	}
+	leaf, _ := x509.ParseCertificate(pemBlock(t, mustRead(t, certA)))
+	if _, err := leaf.Verify(x509.VerifyOptions{Roots: pool, CurrentTime: caTestNow}); err != nil {
+		t.Fatalf("extra root not trusted: %v", err)
+	}
+	if _, err := UpstreamRootCAs([]string{filepath.Join(dir, "missing.pem")}); err == nil {
+		t.Fatal("missing root file: no error")
+	}
+	empty := filepath.Join(dir, "empty.pem")
+	os.WriteFile(empty, []byte("nothing"), 0o644)
+	if _, err := UpstreamRootCAs([]string{empty}); err == nil || !strings.Contains(err.Error(), "no PEM certificate") {
+		t.Fatalf("empty root file: err = %v", err)
+	}
+}
+
+func assertMode(t *testing.T, name string, want os.FileMode) {
+	t.Helper()
+	fi, err := os.Stat(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := fi.Mode().Perm(); got != want {
+		t.Fatalf("%s has mode %04o, want %04o", name, got, want)
+	}
+}
+
+func mustRead(t *testing.T, name string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func pemBlock(t *testing.T, data []byte) []byte {
+	t.Helper()
+	b, _ := pem.Decode(data)
+	if b == nil {
+		t.Fatal("no PEM block")
+	}
+	return b.Bytes
+}

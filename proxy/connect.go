@@ -1,0 +1,286 @@
+package proxy
+
+import (
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/elazarl/goproxy"
+
+	"github.com/robotsgate/robotsgate/enforce"
+)
+
+// HTTPS modes (HTTPSConfig.Mode).
+const (
+	// HTTPSModeMITM intercepts CONNECT with robotsgate's CA: every request
+	// inside the TLS session is decided like a plain HTTP one.
+	HTTPSModeMITM = "mitm"
+	// HTTPSModeTunnel opens opaque tunnels, deciding per host only.
+	HTTPSModeTunnel = "tunnel"
+)
+
+// httpsState is the HTTPS part of a Server, set up by installHTTPS.
+type httpsState struct {
+	mode    string
+	ports   map[string]bool // allowed CONNECT ports
+	ca      *tls.Certificate
+	caInfo  CAInfo
+	certs   *CertStore
+	mitm    *goproxy.ConnectAction
+	hijacks *hijackTracker
+}
+
+// validateHTTPS checks the https section of c.
+func (c *Config) validateHTTPS() error {
+	h := &c.HTTPS
+	switch h.Mode {
+	case HTTPSModeMITM, HTTPSModeTunnel:
+	default:
+		return fmt.Errorf("https.mode: %q is not mitm or tunnel", h.Mode)
+	}
+	if len(h.AllowedPorts) == 0 {
+		return errors.New("https.allowed_ports: empty; CONNECT would be refused to every port (the default is [443])")
+	}
+	for _, p := range h.AllowedPorts {
+		if p < 1 || p > 65535 {
+			return fmt.Errorf("https.allowed_ports: %d is not a TCP port", p)
+		}
+	}
+	if (h.CACert == "") != (h.CAKey == "") {
+		return errors.New("https.ca_cert and https.ca_key must be set together")
+	}
+	for _, f := range h.UpstreamRoots {
+		if f == "" {
+			return errors.New("https.upstream_roots: empty file name")
+		}
+	}
+	return nil
+}
+
+// setUpstreamTLS makes tr verify upstream certificates against the system
+// roots plus cfg.UpstreamRoots. With no extra roots it leaves tr on the
+// system roots. Proxied requests and robots.txt fetches share tr, so both
+// trust the same roots.
+func setUpstreamTLS(tr *http.Transport, cfg HTTPSConfig) error {
+	if len(cfg.UpstreamRoots) == 0 {
+		return nil
+	}
+	roots, err := UpstreamRootCAs(cfg.UpstreamRoots)
+	if err != nil {
+		return err
+	}
+	if tr.TLSClientConfig == nil {
+		tr.TLSClientConfig = &tls.Config{}
+	}
+	tr.TLSClientConfig.RootCAs = roots
+	return nil
+}
+
+// installHTTPS sets up CONNECT handling: the port allow-list, and MITM
+// with robotsgate's CA (loaded or created now) or host-level tunnels. It
+// registers the CONNECT hook and returns the middleware that tracks
+// hijacked connections for Shutdown.
+func (s *Server) installHTTPS() error {
+	cfg := s.cfg.HTTPS
+	h := &httpsState{mode: cfg.Mode, ports: make(map[string]bool), hijacks: newHijackTracker()}
+	if h.mode == "" {
+		h.mode = HTTPSModeMITM
+	}
+	ports := cfg.AllowedPorts
+	if len(ports) == 0 {
+		ports = []int{443}
+	}
+	for _, p := range ports {
+		h.ports[strconv.Itoa(p)] = true
+	}
+	if h.mode == HTTPSModeMITM {
+		ca, info, err := LoadOrCreateCA(cfg.DataDir, cfg.CACert, cfg.CAKey, nil)
+		if err != nil {
+			return err
+		}
+		h.ca, h.caInfo = ca, info
+		h.certs = NewCertStore(0, nil)
+		s.proxy.CertStore = h.certs
+		h.mitm = &goproxy.ConnectAction{Action: goproxy.ConnectMitm, TLSConfig: goproxy.TLSConfigFromCA(ca)}
+		ev := s.log.Info().Str("ca_cert", info.CertFile).Str("fingerprint", info.Fingerprint)
+		if info.Created {
+			ev.Msg("created robotsgate's CA: clients must trust it for HTTPS (run `robotsgate ca`)")
+		} else {
+			ev.Msg("HTTPS interception with CA")
+		}
+	}
+	s.https = h
+	s.proxy.OnRequest().HandleConnectFunc(s.handleConnect)
+	s.proxy.OnResponse().DoFunc(s.untrustedUpstream)
+	return nil
+}
+
+// CA returns the CA robotsgate signs leaf certificates with (nil in tunnel
+// mode) and where it lives.
+func (s *Server) CA() (*tls.Certificate, CAInfo) {
+	if s.https == nil {
+		return nil, CAInfo{}
+	}
+	return s.https.ca, s.https.caInfo
+}
+
+// handleConnect is the CONNECT hook: it refuses ports outside
+// https.allowed_ports, then intercepts (mitm) or decides at host level
+// (tunnel).
+func (s *Server) handleConnect(host string, ctx *goproxy.ProxyCtx) (*goproxy.ConnectAction, string) {
+	r := ctx.Req
+	st := stateOf(ctx)
+	st.Agent = s.agentFor(r)
+
+	hostname, port, err := net.SplitHostPort(host)
+	if err != nil { // goproxy dials host:80 for a host without a port
+		hostname, port = host, "80"
+	}
+	if hostname == "" {
+		d := enforce.Decision{Reason: enforce.ReasonInvalidURL, URL: host, Agent: st.Agent,
+			Detail: "CONNECT target " + strconv.Quote(host) + " has no host"}
+		return s.refuseConnect(ctx, http.StatusBadRequest, d), host
+	}
+	target := net.JoinHostPort(hostname, port)
+	u := &url.URL{Scheme: "https", Host: target}
+	origin, _ := enforce.Origin(u)
+
+	if !s.https.ports[port] {
+		d := enforce.Decision{Reason: enforce.ReasonPortForbidden, URL: u.String(), Origin: origin, Agent: st.Agent,
+			Detail: "CONNECT is allowed only to the ports in https.allowed_ports"}
+		return s.refuseConnect(ctx, http.StatusForbidden, d), host
+	}
+	if s.https.mode == HTTPSModeTunnel {
+		return s.tunnel(ctx, st, u), host
+	}
+	if ci := connInfoFrom(r.Context()); ci != nil {
+		ci.mitm.Store(true) // Shutdown may end this session between requests
+	}
+	// Requests inside the session are forwarded by mitmRoundTrip, which
+	// answers upstream failures (certificate verification included) with a
+	// 502 instead of goproxy's silently closed connection.
+	ctx.RoundTripper = goproxy.RoundTripperFunc(s.mitmRoundTrip)
+	return s.https.mitm, host
+}
+
+// tunnel decides a CONNECT in tunnel mode at host level: refused when the
+// origin's robots.txt is unreachable or disallows every path for the
+// agent; otherwise the tunnel opens and an audit record says that paths
+// inside it are not enforced. Report mode audits but never refuses.
+func (s *Server) tunnel(ctx *goproxy.ProxyCtx, st *requestState, u *url.URL) *goproxy.ConnectAction {
+	r := ctx.Req
+	root := *u
+	root.Path = "/"
+	d := s.enf.Decide(r.Context(), &root, st.Agent)
+	d.URL = u.String()
+	switch d.Reason {
+	case enforce.ReasonAllowed, enforce.ReasonDisallowed:
+		// Rules were matched: closed only if no path at all is allowed.
+		if en, ok := s.enf.Cached(r.Context(), d.Origin); ok && en.Parsed != nil && en.Parsed.AllowsNothing(st.Agent) {
+			d.Allowed, d.Reason = false, enforce.ReasonSiteClosed
+			d.Detail = "robots.txt disallows every path for this agent; tunnel mode cannot check paths, so the CONNECT is refused"
+		} else {
+			d.Allowed, d.Reason = true, enforce.ReasonTunnel
+			d.Detail = "tunnel mode: the host is open to this agent; paths inside the tunnel are not checked"
+		}
+	case enforce.ReasonNoRobots:
+		d.Allowed = true
+		d.Reason = enforce.ReasonTunnel
+		d.Detail = "tunnel mode: no robots.txt (" + d.Detail + "); paths inside the tunnel are not checked"
+	}
+	st.Decision, st.Decided = d, true
+	if d.Allowed || s.cfg.Mode == ModeReport {
+		e := EventFromDecision(r.RemoteAddr, r.Method, d)
+		e.Decision, e.Detail = DecisionAllowed, d.Detail
+		if !d.Allowed {
+			e.Decision = DecisionReported
+		}
+		s.record(e)
+		return goproxy.OkConnect
+	}
+	return s.refuseConnect(ctx, http.StatusForbidden, d)
+}
+
+// refuseConnect audits d as blocked and refuses the CONNECT with a real
+// HTTP response (goproxy writes ctx.Resp before closing the connection).
+func (s *Server) refuseConnect(ctx *goproxy.ProxyCtx, status int, d enforce.Decision) *goproxy.ConnectAction {
+	r := ctx.Req
+	st := stateOf(ctx)
+	st.Decision, st.Decided, st.Answered = d, true, true
+	e := EventFromDecision(r.RemoteAddr, r.Method, d)
+	e.Decision, e.Status, e.Detail = DecisionBlocked, status, d.Detail
+	s.record(e)
+	resp := Refuse(r, status, d)
+	resp.Close = true
+	resp.Header.Set("Connection", "close")
+	ctx.Resp = resp
+	return goproxy.RejectConnect
+}
+
+// mitmRoundTrip forwards one request from inside an MITM session. When
+// forwarding fails it answers 502 (504 on timeouts) saying why, rather
+// than leaving goproxy to drop the connection without a response; an
+// upstream certificate that fails verification is named as such.
+func (s *Server) mitmRoundTrip(req *http.Request, ctx *goproxy.ProxyCtx) (*http.Response, error) {
+	resp, err := s.tr.RoundTrip(req)
+	if err == nil {
+		return resp, nil
+	}
+	ctx.Error = err
+	s.log.Debug().Err(err).Str("url", req.URL.String()).Msg("forwarding failed")
+	return upstreamError(req, explainUpstreamTLS(req.URL.Host, err)), nil
+}
+
+// explainUpstreamTLS wraps a certificate verification error with what it
+// means and what to do about it; other errors are returned as they are.
+func explainUpstreamTLS(host string, err error) error {
+	var (
+		unknown  x509.UnknownAuthorityError
+		hostname x509.HostnameError
+		invalid  x509.CertificateInvalidError
+		verify   *tls.CertificateVerificationError
+	)
+	switch {
+	case errors.As(err, &unknown):
+		return fmt.Errorf("the certificate of %s is not signed by a trusted root "+
+			"(robotsgate does not connect to unverified servers; if you trust it, add its root CA to https.upstream_roots): %w", host, err)
+	case errors.As(err, &hostname):
+		return fmt.Errorf("the certificate of %s does not name that host (robotsgate does not connect to unverified servers): %w", host, err)
+	case errors.As(err, &invalid), errors.As(err, &verify):
+		return fmt.Errorf("the certificate of %s failed verification (robotsgate does not connect to unverified servers): %w", host, err)
+	}
+	return err
+}
+
+// tlsVerifyFailed is how crypto/tls begins the message of a certificate
+// verification failure (tls.CertificateVerificationError).
+const tlsVerifyFailed = "tls: failed to verify certificate"
+
+// untrustedUpstream is a response hook: when a request was refused because
+// its origin's robots.txt could not be fetched, and that was because the
+// origin's certificate failed verification, the answer is a 502 that says
+// so: the request could not have been forwarded either, and "robots.txt
+// unreachable" would hide the real problem. Other responses pass as they
+// are (nil included).
+func (s *Server) untrustedUpstream(resp *http.Response, ctx *goproxy.ProxyCtx) *http.Response {
+	if resp == nil || ctx.Req == nil || ctx.Req.URL == nil {
+		return resp
+	}
+	st := stateOf(ctx)
+	d := st.Decision
+	if !st.Answered || d.Reason != enforce.ReasonUnreachable || !strings.Contains(d.Detail, tlsVerifyFailed) {
+		return resp
+	}
+	if resp.Body != nil {
+		resp.Body.Close()
+	}
+	return upstreamError(ctx.Req, fmt.Errorf("the certificate of %s failed verification when fetching its robots.txt "+
+		"(robotsgate does not connect to unverified servers; if you trust it, add its root CA to https.upstream_roots): %s",
+		ctx.Req.URL.Host, d.Detail))
+}

@@ -1,0 +1,214 @@
+package proxy
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// hijackTracker tracks the client connections goproxy hijacks for CONNECT
+// (MITM sessions and tunnels). http.Server.Shutdown neither waits for nor
+// closes hijacked connections, so without it the audit log could close
+// while requests inside an MITM session are still being decided.
+//
+// The Server wraps its handler with wrap and, after http.Server.Shutdown
+// returned, calls shutdown before closing the audit log.
+type hijackTracker struct {
+	mu       sync.Mutex
+	conns    map[*hijackedConn]struct{}
+	draining bool          // shutdown has begun
+	forced   bool          // shutdown's deadline passed: close on sight
+	empty    chan struct{} // closed when conns becomes empty while draining
+}
+
+// connInfo is what the CONNECT handler tells the tracker about one CONNECT
+// request, through the request's context.
+type connInfo struct {
+	mitm atomic.Bool // the connection is intercepted (requests are parsed)
+}
+
+type connInfoKey struct{}
+
+// connInfoFrom returns the connInfo wrap put in ctx, or nil.
+func connInfoFrom(ctx context.Context) *connInfo {
+	ci, _ := ctx.Value(connInfoKey{}).(*connInfo)
+	return ci
+}
+
+func newHijackTracker() *hijackTracker {
+	return &hijackTracker{conns: make(map[*hijackedConn]struct{})}
+}
+
+// wrap returns next with every CONNECT connection it hijacks tracked.
+func (t *hijackTracker) wrap(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hj, ok := w.(http.Hijacker)
+		if r.Method != http.MethodConnect || !ok {
+			next.ServeHTTP(w, r)
+			return
+		}
+		ci := &connInfo{}
+		r = r.WithContext(context.WithValue(r.Context(), connInfoKey{}, ci))
+		next.ServeHTTP(&trackingWriter{ResponseWriter: w, hj: hj, t: t, info: ci}, r)
+	})
+}
+
+// active returns the number of tracked connections.
+func (t *hijackTracker) active() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return len(t.conns)
+}
+
+// aLongTimeAgo is a read deadline that has passed: it makes a blocked
+// Read return at once.
+var aLongTimeAgo = time.Unix(1, 0)
+
+// shutdown drains the tracked connections and waits until all are closed
+// or ctx is done. MITM sessions are told to stop reading: a session idle
+// between requests ends at once, one busy with a request finishes writing
+// its response and then ends (a request body still being uploaded is cut
+// short). Opaque tunnels cannot be drained per request: they are waited
+// for. When ctx is done first, every remaining connection is closed and
+// an error says how many there were. Connections hijacked after shutdown
+// began are drained the same way.
+func (t *hijackTracker) shutdown(ctx context.Context) error {
+	t.mu.Lock()
+	t.draining = true
+	for c := range t.conns {
+		c.drain()
+	}
+	if len(t.conns) == 0 {
+		t.mu.Unlock()
+		return nil
+	}
+	if t.empty == nil {
+		t.empty = make(chan struct{})
+	}
+	empty := t.empty
+	t.mu.Unlock()
+
+	select {
+	case <-empty:
+		return nil
+	case <-ctx.Done():
+	}
+	t.mu.Lock()
+	t.forced = true
+	n := len(t.conns)
+	for c := range t.conns {
+		if c.Conn != nil {
+			_ = c.Conn.Close() // the owner's Close (via hijackedConn) untracks it
+		}
+	}
+	t.mu.Unlock()
+	if n == 0 {
+		return nil
+	}
+	return fmt.Errorf("closed %d CONNECT connection(s) still open at the shutdown deadline: %w", n, ctx.Err())
+}
+
+func (t *hijackTracker) add(c *hijackedConn) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.conns[c] = struct{}{}
+}
+
+// attached records that c has been hijacked as conn. A connection
+// hijacked while draining is drained at once, and closed at once after
+// shutdown's deadline.
+func (t *hijackTracker) attached(c *hijackedConn, conn net.Conn) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	c.Conn = conn
+	switch {
+	case t.forced:
+		_ = conn.Close()
+	case t.draining:
+		c.drain()
+	}
+}
+
+func (t *hijackTracker) remove(c *hijackedConn) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	delete(t.conns, c)
+	if len(t.conns) == 0 && t.empty != nil {
+		close(t.empty)
+		t.empty = nil
+	}
+}
+
+// trackingWriter is the ResponseWriter goproxy sees for a CONNECT: its
+// Hijack returns a tracked connection.
+type trackingWriter struct {
+	http.ResponseWriter
+	hj   http.Hijacker
+	t    *hijackTracker
+	info *connInfo
+}
+
+// Hijack hijacks the underlying connection and tracks it. The connection
+// is registered before the server marks it hijacked, so a Shutdown that
+// stops waiting for it always finds it in the tracker.
+func (w *trackingWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	tc := &hijackedConn{t: w.t, info: w.info}
+	w.t.add(tc)
+	c, brw, err := w.hj.Hijack()
+	if err != nil {
+		w.t.remove(tc)
+		return nil, nil, err
+	}
+	w.t.attached(tc, c)
+	if _, ok := c.(halfCloser); ok {
+		return &hijackedHalfCloser{tc}, brw, nil
+	}
+	return tc, brw, nil
+}
+
+// hijackedConn is a hijacked client connection; closing it untracks it.
+type hijackedConn struct {
+	net.Conn
+	t    *hijackTracker
+	info *connInfo
+	once sync.Once
+}
+
+// Close closes the connection and stops tracking it.
+func (c *hijackedConn) Close() error {
+	err := c.Conn.Close()
+	c.once.Do(func() { c.t.remove(c) })
+	if errors.Is(err, net.ErrClosed) {
+		return nil // force-closed by shutdown
+	}
+	return err
+}
+
+// drain makes an MITM session stop after its current request. Called with
+// the tracker's lock held.
+func (c *hijackedConn) drain() {
+	if c.Conn != nil && c.info != nil && c.info.mitm.Load() {
+		_ = c.Conn.SetReadDeadline(aLongTimeAgo)
+	}
+}
+
+type halfCloser interface {
+	CloseRead() error
+	CloseWrite() error
+}
+
+// hijackedHalfCloser keeps a TCP connection's half-close methods visible,
+// so that goproxy's tunnel can close each direction on its own.
+type hijackedHalfCloser struct{ *hijackedConn }
+
+// CloseRead shuts down the reading side of the connection.
+func (c *hijackedHalfCloser) CloseRead() error { return c.Conn.(halfCloser).CloseRead() }
+
+// CloseWrite shuts down the writing side of the connection.
+func (c *hijackedHalfCloser) CloseWrite() error { return c.Conn.(halfCloser).CloseWrite() }

@@ -1,0 +1,608 @@
+package proxy
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/json"
+	"encoding/pem"
+	"fmt"
+	"io"
+	"math/big"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/robotsgate/robotsgate/enforce"
+)
+
+// tlsOrigin is an HTTPS httptest origin that counts hits per path.
+type tlsOrigin struct {
+	*httptest.Server
+	robots string
+	mu     sync.Mutex
+	hits   map[string]int
+	plain  atomic.Int64 // requests that did not arrive over TLS
+}
+
+func newTLSOrigin(t *testing.T, robotsTxt string) *tlsOrigin {
+	t.Helper()
+	o := &tlsOrigin{robots: robotsTxt, hits: make(map[string]int)}
+	o.Server = httptest.NewTLSServer(http.HandlerFunc(o.serve))
+	t.Cleanup(o.Close)
+	return o
+}
+
+func (o *tlsOrigin) serve(w http.ResponseWriter, r *http.Request) {
+	o.mu.Lock()
+	o.hits[r.URL.Path]++
+	o.mu.Unlock()
+	if r.TLS == nil {
+		o.plain.Add(1)
+	}
+	if r.URL.Path == "/robots.txt" {
+		io.WriteString(w, o.robots)
+		return
+	}
+	io.WriteString(w, "hello from "+r.URL.Path)
+}
+
+func (o *tlsOrigin) hit(path string) int {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.hits[path]
+}
+
+func (o *tlsOrigin) port(t *testing.T) int {
+	t.Helper()
+	u, _ := url.Parse(o.URL)
+	p, err := strconv.Atoi(u.Port())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// writeCertPEM writes srv's certificate as a PEM file and returns its path.
+func writeCertPEM(t *testing.T, cert *x509.Certificate) string {
+	t.Helper()
+	f := filepath.Join(t.TempDir(), "root.pem")
+	if err := os.WriteFile(f, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: cert.Raw}), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+// auditBuf collects audit lines.
+type auditBuf struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (a *auditBuf) Write(p []byte) (int, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.buf.Write(p)
+}
+
+func (a *auditBuf) Close() error { return nil }
+
+func (a *auditBuf) records(t *testing.T) []map[string]any {
+	t.Helper()
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	var out []map[string]any
+	for _, line := range strings.Split(strings.TrimSpace(a.buf.String()), "\n") {
+		if line == "" {
+			continue
+		}
+		var m map[string]any
+		if err := json.Unmarshal([]byte(line), &m); err != nil {
+			t.Fatalf("audit line %q: %v", line, err)
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+func (a *auditBuf) find(t *testing.T, reason string) map[string]any {
+	t.Helper()
+	for _, r := range a.records(t) {
+		if r["reason"] == reason {
+			return r
+		}
+	}
+	t.Fatalf("no audit record with reason %q in %v", reason, a.records(t))
+	return nil
+}
+
+// httpsProxy is a running robotsgate with HTTPS configured.
+type httpsProxy struct {
+	srv   *Server
+	url   *url.URL
+	audit *auditBuf
+	ca    *x509.CertPool // trusts robotsgate's CA
+	info  CAInfo
+
+	clients []*http.Transport // closed before the proxy shuts down
+}
+
+// startHTTPSProxy starts robotsgate on 127.0.0.1 with cfg (Listen,
+// logging and data dir filled in for the test).
+func startHTTPSProxy(t testing.TB, cfg Config) *httpsProxy {
+	t.Helper()
+	if cfg.HTTPS.DataDir == "" {
+		cfg.HTTPS.DataDir = t.TempDir()
+	}
+	tr, err := NewTransport(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	enf, err := enforce.New(enforce.Config{Fetcher: &enforce.HTTPFetcher{Transport: tr}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ab := &auditBuf{}
+	aud := NewAuditor(ab)
+	srv, err := New(cfg, Deps{Enforcer: enf, Auditor: aud, Log: zerolog.Nop(), Transport: tr})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go srv.Serve(ln)
+	p := &httpsProxy{srv: srv, url: &url.URL{Scheme: "http", Host: ln.Addr().String()}, audit: ab}
+	t.Cleanup(func() {
+		for _, c := range p.clients {
+			c.CloseIdleConnections()
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		srv.Shutdown(ctx)
+		aud.Close()
+	})
+	if ca, info := srv.CA(); ca != nil {
+		p.ca = x509.NewCertPool()
+		p.ca.AddCert(ca.Leaf)
+		p.info = info
+	}
+	return p
+}
+
+// client returns an HTTP client using the proxy and trusting roots.
+func (p *httpsProxy) client(roots *x509.CertPool) *http.Client {
+	tr := &http.Transport{
+		Proxy:              http.ProxyURL(p.url),
+		ProxyConnectHeader: http.Header{"User-Agent": {"TestBot/1.0"}},
+		TLSClientConfig:    &tls.Config{RootCAs: roots},
+	}
+	p.clients = append(p.clients, tr)
+	return &http.Client{Transport: tr, Timeout: 20 * time.Second}
+}
+
+// rawConnect sends CONNECT target through the proxy and returns the
+// response (its body read) and the connection.
+func (p *httpsProxy) rawConnect(t *testing.T, target string) (*http.Response, string, net.Conn) {
+	t.Helper()
+	c, err := net.DialTimeout("tcp", p.url.Host, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	c.SetDeadline(time.Now().Add(20 * time.Second))
+	fmt.Fprintf(c, "CONNECT %s HTTP/1.1\r\nHost: %s\r\nUser-Agent: TestBot/1.0\r\n\r\n", target, target)
+	br := bufio.NewReader(c)
+	resp, err := http.ReadResponse(br, &http.Request{Method: http.MethodConnect})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var body string
+	if resp.StatusCode != http.StatusOK {
+		b, _ := io.ReadAll(resp.Body)
+		body = string(b)
+	}
+	return resp, body, c
+}
+
+func mitmConfig(t *testing.T, origins ...*tlsOrigin) Config {
+	cfg := Default()
+	cfg.Audit = AuditAll
+	cfg.HTTPS.AllowedPorts = nil
+	for _, o := range origins {
+		cfg.HTTPS.AllowedPorts = append(cfg.HTTPS.AllowedPorts, o.port(t))
+		cfg.HTTPS.UpstreamRoots = append(cfg.HTTPS.UpstreamRoots, writeCertPEM(t, o.Certificate()))
+	}
+	if err := cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	return cfg
+}
+
+func get(t *testing.T, c *http.Client, u string) (*http.Response, string) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodGet, u, nil)
+	req.Header.Set("User-Agent", "TestBot/1.0")
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatalf("GET %s: %v", u, err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp, string(b)
+}
+
+func TestHTTPSMITMEnforcesPaths(t *testing.T) {
+	origin := newTLSOrigin(t, "User-agent: *\nDisallow: /private\n")
+	p := startHTTPSProxy(t, mitmConfig(t, origin))
+	c := p.client(p.ca)
+
+	resp, body := get(t, c, origin.URL+"/public")
+	if resp.StatusCode != 200 || body != "hello from /public" {
+		t.Fatalf("allowed path: %d %q", resp.StatusCode, body)
+	}
+	if resp.TLS == nil || resp.TLS.PeerCertificates[0].Issuer.CommonName != p.srv.https.ca.Leaf.Subject.CommonName {
+		t.Fatal("the client's TLS session was not with robotsgate's minted certificate")
+	}
+
+	resp, body = get(t, c, origin.URL+"/private/x")
+	if resp.StatusCode != http.StatusForbidden || resp.Header.Get(HeaderDecision) != string(enforce.ReasonDisallowed) {
+		t.Fatalf("disallowed path: %d %s %q", resp.StatusCode, resp.Header.Get(HeaderDecision), body)
+	}
+	if !strings.Contains(body, "Disallow: /private") {
+		t.Fatalf("403 body does not name the rule: %q", body)
+	}
+	if n := origin.hit("/private/x"); n != 0 {
+		t.Fatalf("origin saw the disallowed request %d times", n)
+	}
+
+	// More requests, on new connections too: robots.txt was fetched over
+	// HTTPS exactly once, and the leaf certificate minted once.
+	for i := range 5 {
+		get(t, c, origin.URL+"/public/"+strconv.Itoa(i))
+		get(t, p.client(p.ca), origin.URL+"/private/"+strconv.Itoa(i))
+	}
+	if n := origin.hit("/robots.txt"); n != 1 {
+		t.Fatalf("robots.txt fetched %d times, want 1", n)
+	}
+	if origin.plain.Load() != 0 {
+		t.Fatal("origin got plain-HTTP requests")
+	}
+	if m := p.srv.https.certs.Mints(); m != 1 {
+		t.Fatalf("minted %d leaf certificates for one host, want 1", m)
+	}
+
+	rec := p.audit.find(t, string(enforce.ReasonDisallowed))
+	if !strings.HasPrefix(rec["url"].(string), "https://127.0.0.1:") || rec["agent"] != "TestBot" {
+		t.Fatalf("audit record of the HTTPS refusal: %v", rec)
+	}
+}
+
+func TestHTTPSUntrustedUpstream502(t *testing.T) {
+	trusted := newTLSOrigin(t, "User-agent: *\nAllow: /\n")
+	// A second origin with its own self-signed certificate, not in the roots.
+	untrusted := &tlsOrigin{robots: "User-agent: *\nAllow: /\n", hits: make(map[string]int)}
+	untrusted.Server = httptest.NewUnstartedServer(http.HandlerFunc(untrusted.serve))
+	untrusted.TLS = &tls.Config{Certificates: []tls.Certificate{selfSigned(t)}}
+	untrusted.StartTLS()
+	t.Cleanup(untrusted.Close)
+
+	cfg := mitmConfig(t, trusted)
+	cfg.HTTPS.AllowedPorts = append(cfg.HTTPS.AllowedPorts, untrusted.port(t))
+	p := startHTTPSProxy(t, cfg)
+
+	resp, body := get(t, p.client(p.ca), untrusted.URL+"/page")
+	if resp.StatusCode != http.StatusBadGateway {
+		t.Fatalf("untrusted upstream: status %d, want 502; body %q", resp.StatusCode, body)
+	}
+	if !strings.Contains(body, "failed verification") || !strings.Contains(body, "https.upstream_roots") {
+		t.Fatalf("502 body does not explain: %q", body)
+	}
+	untrusted.mu.Lock()
+	n := len(untrusted.hits)
+	untrusted.mu.Unlock()
+	if n != 0 {
+		t.Fatalf("untrusted origin served %d paths: verification was skipped", n)
+	}
+	// The trusted origin still works through the same proxy.
+	if resp, _ := get(t, p.client(p.ca), trusted.URL+"/ok"); resp.StatusCode != 200 {
+		t.Fatalf("trusted origin: %d", resp.StatusCode)
+	}
+}
+
+func TestHTTPSMITMUpstreamFailure502(t *testing.T) {
+	// robots.txt is fetched (and cached) with a trusted certificate; then
+	// the origin switches to an untrusted one: the forwarded request fails
+	// verification inside the MITM session and gets a 502, not a dropped
+	// connection.
+	good, bad := selfSigned(t), selfSigned(t)
+	var cur atomic.Pointer[tls.Certificate]
+	cur.Store(&good)
+	origin := &tlsOrigin{robots: "User-agent: *\nAllow: /\n", hits: make(map[string]int)}
+	origin.Server = httptest.NewUnstartedServer(http.HandlerFunc(origin.serve))
+	// GetConfigForClient, not GetCertificate: clients send no SNI for an
+	// IP address, and then the server would use Certificates[0].
+	origin.TLS = &tls.Config{GetConfigForClient: func(*tls.ClientHelloInfo) (*tls.Config, error) {
+		return &tls.Config{Certificates: []tls.Certificate{*cur.Load()}}, nil
+	}}
+	origin.StartTLS()
+	t.Cleanup(origin.Close)
+
+	cfg := Default()
+	cfg.HTTPS.AllowedPorts = []int{origin.port(t)}
+	goodLeaf, _ := x509.ParseCertificate(good.Certificate[0])
+	cfg.HTTPS.UpstreamRoots = []string{writeCertPEM(t, goodLeaf)}
+	p := startHTTPSProxy(t, cfg)
+	if resp, body := get(t, p.client(p.ca), origin.URL+"/a"); resp.StatusCode != 200 {
+		t.Fatalf("first request: %d %q", resp.StatusCode, body)
+	}
+	cur.Store(&bad)
+	p.srv.tr.CloseIdleConnections()
+	origin.CloseClientConnections()
+	resp, body := get(t, p.client(p.ca), origin.URL+"/b")
+	if resp.StatusCode != http.StatusBadGateway || !strings.Contains(body, "not signed by a trusted root") {
+		t.Fatalf("status %d body %q, want 502 naming the untrusted certificate", resp.StatusCode, body)
+	}
+	if origin.hit("/b") != 0 {
+		t.Fatal("the request reached the origin with the untrusted certificate")
+	}
+}
+
+func TestConnectPortAllowList(t *testing.T) {
+	origin := newTLSOrigin(t, "User-agent: *\nAllow: /\n")
+	p := startHTTPSProxy(t, mitmConfig(t, origin))
+
+	other, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	for _, target := range []string{other.Addr().String(), "127.0.0.1"} { // no port means 80
+		resp, body, _ := p.rawConnect(t, target)
+		if resp.StatusCode != http.StatusForbidden || resp.Header.Get(HeaderDecision) != string(enforce.ReasonPortForbidden) {
+			t.Fatalf("CONNECT %s: %d %q", target, resp.StatusCode, body)
+		}
+	}
+	rec := p.audit.find(t, string(enforce.ReasonPortForbidden))
+	if rec["decision"] != DecisionBlocked || rec["method"] != http.MethodConnect {
+		t.Fatalf("audit record: %v", rec)
+	}
+	// An allowed port is intercepted.
+	if resp, _, _ := p.rawConnect(t, origin.Listener.Addr().String()); resp.StatusCode != 200 {
+		t.Fatalf("CONNECT to an allowed port: %d", resp.StatusCode)
+	}
+}
+
+func TestTunnelMode(t *testing.T) {
+	closed := newTLSOrigin(t, "User-agent: *\nDisallow: /\n")
+	partly := newTLSOrigin(t, "User-agent: *\nDisallow: /private\n")
+	cfg := mitmConfig(t, closed, partly)
+	cfg.HTTPS.Mode = HTTPSModeTunnel
+	p := startHTTPSProxy(t, cfg)
+	if p.ca != nil {
+		t.Fatal("tunnel mode loaded a CA")
+	}
+
+	// Fully disallowed host: CONNECT refused with a real 403.
+	resp, body, _ := p.rawConnect(t, closed.Listener.Addr().String())
+	if resp.StatusCode != http.StatusForbidden || resp.Header.Get(HeaderDecision) != string(enforce.ReasonSiteClosed) {
+		t.Fatalf("closed site: %d %s %q", resp.StatusCode, resp.Header.Get(HeaderDecision), body)
+	}
+	if closed.hit("/robots.txt") != 1 {
+		t.Fatalf("closed site robots.txt fetched %d times", closed.hit("/robots.txt"))
+	}
+
+	// Partly disallowed host: tunnelled (the client talks TLS with the
+	// origin itself, so paths are not enforced) and audited as such.
+	roots := x509.NewCertPool()
+	roots.AddCert(partly.Certificate())
+	resp, body = get(t, p.client(roots), partly.URL+"/private/x")
+	if resp.StatusCode != 200 || body != "hello from /private/x" {
+		t.Fatalf("partly disallowed site through the tunnel: %d %q", resp.StatusCode, body)
+	}
+	if resp.TLS.PeerCertificates[0].Equal(partly.Certificate()) == false {
+		t.Fatal("tunnel: the client did not see the origin's own certificate")
+	}
+	rec := p.audit.find(t, string(enforce.ReasonTunnel))
+	if rec["decision"] != DecisionAllowed || rec["method"] != http.MethodConnect || rec["agent"] != "TestBot" {
+		t.Fatalf("tunnel audit record: %v", rec)
+	}
+	p.audit.find(t, string(enforce.ReasonSiteClosed))
+}
+
+func TestTunnelModeUnreachableRobots(t *testing.T) {
+	// An origin whose robots.txt answers 503: everything disallowed, so
+	// the CONNECT is refused.
+	o := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "down", http.StatusServiceUnavailable)
+	}))
+	defer o.Close()
+	cfg := Default()
+	u, _ := url.Parse(o.URL)
+	port, _ := strconv.Atoi(u.Port())
+	cfg.HTTPS.Mode = HTTPSModeTunnel
+	cfg.HTTPS.AllowedPorts = []int{port}
+	cfg.HTTPS.UpstreamRoots = []string{writeCertPEM(t, o.Certificate())}
+	p := startHTTPSProxy(t, cfg)
+	resp, body, _ := p.rawConnect(t, u.Host)
+	if resp.StatusCode != http.StatusForbidden || resp.Header.Get(HeaderDecision) != string(enforce.ReasonUnreachable) {
+		t.Fatalf("unreachable robots.txt: %d %q", resp.StatusCode, body)
+	}
+}
+
+func TestHTTPSCAPersistsAcrossRestarts(t *testing.T) {
+	origin := newTLSOrigin(t, "User-agent: *\nAllow: /\n")
+	cfg := mitmConfig(t, origin)
+	cfg.HTTPS.DataDir = t.TempDir()
+	p1 := startHTTPSProxy(t, cfg)
+	p2 := startHTTPSProxy(t, cfg)
+	if p1.info.Fingerprint == "" || p1.info.Fingerprint != p2.info.Fingerprint {
+		t.Fatalf("CA changed across restarts: %q vs %q", p1.info.Fingerprint, p2.info.Fingerprint)
+	}
+	assertMode(t, filepath.Join(cfg.HTTPS.DataDir, CAKeyFileName), 0o600)
+	// A client trusting the first run's CA works with the second run.
+	if resp, _ := get(t, p2.client(p1.ca), origin.URL+"/x"); resp.StatusCode != 200 {
+		t.Fatalf("second run: %d", resp.StatusCode)
+	}
+}
+
+func TestHTTPSCustomCAMismatchFailsAtStart(t *testing.T) {
+	dir := t.TempDir()
+	certA, _ := writeCustomCA(t, dir, "a", true)
+	_, keyB := writeCustomCA(t, dir, "b", true)
+	cfg := Default()
+	cfg.HTTPS.CACert, cfg.HTTPS.CAKey = certA, keyB
+	tr, _ := NewTransport(cfg)
+	enf, err := enforce.New(enforce.Config{Fetcher: &enforce.HTTPFetcher{Transport: tr}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = New(cfg, Deps{Enforcer: enf, Auditor: NewAuditor(&auditBuf{}), Log: zerolog.Nop(), Transport: tr})
+	if err == nil || !strings.Contains(err.Error(), "does not match") {
+		t.Fatalf("New with a mismatched custom CA: err = %v", err)
+	}
+}
+
+func TestHTTPSConfigValidate(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		mod  func(*Config)
+		want string
+	}{
+		{"mode", func(c *Config) { c.HTTPS.Mode = "intercept" }, "https.mode"},
+		{"no ports", func(c *Config) { c.HTTPS.AllowedPorts = nil }, "https.allowed_ports"},
+		{"bad port", func(c *Config) { c.HTTPS.AllowedPorts = []int{70000} }, "https.allowed_ports"},
+		{"half CA", func(c *Config) { c.HTTPS.CAKey = "k.pem" }, "https.ca_cert"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := Default()
+			tc.mod(&c)
+			if err := c.Validate(); err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("err = %v, want one naming %s", err, tc.want)
+			}
+		})
+	}
+}
+
+// selfSigned returns a new self-signed certificate for 127.0.0.1, trusted
+// only where a test adds it to the roots.
+func selfSigned(t testing.TB) tls.Certificate {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(42),
+		Subject:      pkix.Name{CommonName: "self-signed " + rand.Text()},
+		NotBefore:    time.Now().Add(-time.Hour),
+		NotAfter:     time.Now().Add(time.Hour),
+		IPAddresses:  []net.IP{net.IPv4(127, 0, 0, 1)},
+		KeyUsage:     x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
+		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		// A CA, like httptest's certificate, so that it can be a root.
+		BasicConstraintsValid: true,
+		IsCA:                  true,
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}
+}
+
+func TestHTTPSShutdownWaitsForMITMRequest(t *testing.T) {
+	release := make(chan struct{})
+	arrived := make(chan struct{}, 1)
+	origin := newTLSOrigin(t, "User-agent: *\nAllow: /\n")
+	origin.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/slow" {
+			arrived <- struct{}{}
+			<-release
+		}
+		origin.serve(w, r)
+	})
+	p := startHTTPSProxy(t, mitmConfig(t, origin))
+	c := p.client(p.ca)
+	get(t, c, origin.URL+"/warm") // an idle keep-alive MITM session
+
+	got := make(chan string, 1)
+	go func() {
+		resp, err := c.Get(origin.URL + "/slow")
+		if err != nil {
+			got <- err.Error()
+			return
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		got <- fmt.Sprintf("%d %s", resp.StatusCode, b)
+	}()
+	<-arrived
+
+	shut := make(chan error, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		shut <- p.srv.Shutdown(ctx)
+	}()
+	// Wait (bounded) until the tracker drains, then check that Shutdown
+	// is still waiting for the in-flight MITM request.
+	for i := 0; ; i++ {
+		h := p.srv.https.hijacks
+		h.mu.Lock()
+		draining := h.draining
+		h.mu.Unlock()
+		if draining {
+			break
+		}
+		if i > 2000 {
+			t.Fatal("Shutdown never reached the hijacked connections")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	select {
+	case err := <-shut:
+		t.Fatalf("Shutdown returned (%v) while a request inside an MITM session was in flight", err)
+	default:
+	}
+	close(release)
+	if r := <-got; r != "200 hello from /slow" {
+		t.Fatalf("in-flight request: %s", r)
+	}
+	if err := <-shut; err != nil {
+		t.Fatalf("Shutdown: %v", err)
+	}
+	if n := p.srv.https.hijacks.active(); n != 0 {
+		t.Fatalf("%d hijacked connections left after Shutdown", n)
+	}
+	found := false
+	for _, r := range p.audit.records(t) {
+		if strings.HasSuffix(fmt.Sprint(r["url"]), "/slow") {
+			found = true
+		}
+	}
+	if !found {
+		t.Fatal("no audit record of the in-flight request")
+	}
+}

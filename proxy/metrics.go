@@ -1,0 +1,303 @@
+package proxy
+
+import (
+	"net/http"
+	"sync/atomic"
+	"time"
+
+	"github.com/elazarl/goproxy"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/robotsgate/robotsgate/enforce"
+)
+
+// Metrics holds robotsgate's Prometheus metrics in a registry of its own
+// (never the global default registry), so that several Servers in one
+// process, as in tests, do not collide.
+//
+// The per-request methods (Decision, UpstreamError, RequestStarted, ...)
+// use counters whose label values were resolved at construction: they do
+// not allocate. A nil *Metrics is valid and records nothing.
+type Metrics struct {
+	reg *prometheus.Registry
+
+	decisions *prometheus.CounterVec
+	// byReason holds the pre-curried decision counters of the known
+	// reasons, [0] for denied and [1] for allowed. It is never written
+	// after NewMetrics, so reads need no lock.
+	byReason map[enforce.Reason]*[2]prometheus.Counter
+
+	fetches       [5]prometheus.Counter // by statusClass index
+	fetchDuration prometheus.Histogram
+	cacheHit      prometheus.Counter
+	cacheMiss     prometheus.Counter
+
+	upstreamErrors prometheus.Counter
+	pausedN        atomic.Int64
+	queued         prometheus.Gauge
+	inflight       prometheus.Gauge
+
+	cacheEntries atomic.Pointer[func() int]
+	pausedFunc   atomic.Pointer[func() int]
+}
+
+// statusClasses are the values of the status_class label of
+// robotsgate_robots_fetches_total; index 0 is a fetch without a response.
+var statusClasses = [5]string{"error", "2xx", "3xx", "4xx", "5xx"}
+
+// knownReasons are the Reasons whose decision counters are pre-created.
+var knownReasons = []enforce.Reason{
+	enforce.ReasonAllowed, enforce.ReasonDisallowed, enforce.ReasonRobotsTxt,
+	enforce.ReasonNoRobots, enforce.ReasonUnreachable, enforce.ReasonPaused,
+	enforce.ReasonQueueFull, enforce.ReasonRobotTag, enforce.ReasonTunnel,
+	enforce.ReasonPortForbidden, enforce.ReasonSiteClosed, enforce.ReasonInvalidURL,
+}
+
+// NewMetrics returns Metrics registered in a new private registry, with
+// the Go runtime and process collectors.
+func NewMetrics() *Metrics {
+	m := &Metrics{reg: prometheus.NewRegistry()}
+	m.decisions = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "robotsgate_decisions_total",
+		Help: "Requests decided, by result (allowed|denied) and reason.",
+	}, []string{"result", "reason"})
+	fetches := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "robotsgate_robots_fetches_total",
+		Help: "robots.txt fetches, by final HTTP status class (error: no response).",
+	}, []string{"status_class"})
+	m.fetchDuration = prometheus.NewHistogram(prometheus.HistogramOpts{
+		Name:    "robotsgate_robots_fetch_duration_seconds",
+		Help:    "Duration of robots.txt fetches, redirects included.",
+		Buckets: []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30},
+	})
+	lookups := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "robotsgate_robots_cache_lookups_total",
+		Help: "robots.txt cache lookups, by result (hit|miss).",
+	}, []string{"result"})
+	m.upstreamErrors = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "robotsgate_upstream_errors_total",
+		Help: "Forwarded requests that got no response from the origin.",
+	})
+	paused := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "robotsgate_paused_origins",
+		Help: "Origins currently paused after a 503/429 (Retry-After).",
+	}, func() float64 {
+		if f := m.pausedFunc.Load(); f != nil {
+			return float64((*f)())
+		}
+		return float64(m.pausedN.Load())
+	})
+	m.queued = prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "robotsgate_queued_requests",
+		Help: "Requests waiting for their crawl-delay slot.",
+	})
+	m.inflight = prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "robotsgate_inflight_requests",
+		Help: "Proxy requests being served.",
+	})
+	entries := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "robotsgate_robots_cache_entries",
+		Help: "robots.txt entries in the local cache.",
+	}, func() float64 {
+		if f := m.cacheEntries.Load(); f != nil {
+			return float64((*f)())
+		}
+		return 0
+	})
+
+	m.byReason = make(map[enforce.Reason]*[2]prometheus.Counter, len(knownReasons))
+	for _, r := range knownReasons {
+		m.byReason[r] = &[2]prometheus.Counter{
+			m.decisions.WithLabelValues("denied", string(r)),
+			m.decisions.WithLabelValues("allowed", string(r)),
+		}
+	}
+	for i, c := range statusClasses {
+		m.fetches[i] = fetches.WithLabelValues(c)
+	}
+	m.cacheHit = lookups.WithLabelValues("hit")
+	m.cacheMiss = lookups.WithLabelValues("miss")
+
+	m.reg.MustRegister(
+		m.decisions, fetches, m.fetchDuration, lookups, entries,
+		m.upstreamErrors, paused, m.queued, m.inflight,
+		collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+	)
+	return m
+}
+
+// Registry returns the private registry, for tests and for callers that
+// add collectors of their own.
+func (m *Metrics) Registry() *prometheus.Registry { return m.reg }
+
+// Handler serves the registry in the Prometheus exposition format.
+func (m *Metrics) Handler() http.Handler {
+	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{Registry: m.reg})
+}
+
+// Decision counts one decision on a proxied request. Admin API queries
+// are not counted.
+func (m *Metrics) Decision(d enforce.Decision) {
+	if m == nil {
+		return
+	}
+	i := 0
+	if d.Allowed {
+		i = 1
+	}
+	if cs, ok := m.byReason[d.Reason]; ok {
+		cs[i].Inc()
+		return
+	}
+	result := "denied"
+	if d.Allowed {
+		result = "allowed"
+	}
+	m.decisions.WithLabelValues(result, string(d.Reason)).Inc()
+}
+
+// RobotsFetched records one robots.txt fetch of origin that took took.
+// Its signature fits enforce's fetch hook.
+func (m *Metrics) RobotsFetched(origin string, r enforce.FetchResult, took time.Duration) {
+	if m == nil {
+		return
+	}
+	m.fetches[statusClass(r.HTTPStatus)].Inc()
+	m.fetchDuration.Observe(took.Seconds())
+}
+
+// statusClass returns the index in statusClasses of an HTTP status.
+func statusClass(code int) int {
+	switch {
+	case code >= 200 && code < 300:
+		return 1
+	case code >= 300 && code < 400:
+		return 2
+	case code >= 400 && code < 500:
+		return 3
+	case code >= 500 && code < 600:
+		return 4
+	}
+	return 0
+}
+
+// CacheLookup records one robots.txt cache lookup for origin. Its
+// signature fits enforce's cache hook.
+func (m *Metrics) CacheLookup(origin string, hit bool) {
+	if m == nil {
+		return
+	}
+	if hit {
+		m.cacheHit.Inc()
+	} else {
+		m.cacheMiss.Inc()
+	}
+}
+
+// CacheEntriesFunc makes robotsgate_robots_cache_entries report f()
+// at each scrape. f must be safe for concurrent use.
+func (m *Metrics) CacheEntriesFunc(f func() int) {
+	if m == nil {
+		return
+	}
+	m.cacheEntries.Store(&f)
+}
+
+// UpstreamError counts a forwarded request that got no response.
+func (m *Metrics) UpstreamError() {
+	if m == nil {
+		return
+	}
+	m.upstreamErrors.Inc()
+}
+
+// RequestStarted counts a proxy request in flight; pair it with
+// RequestDone.
+func (m *Metrics) RequestStarted() {
+	if m == nil {
+		return
+	}
+	m.inflight.Inc()
+}
+
+// RequestDone ends a RequestStarted.
+func (m *Metrics) RequestDone() {
+	if m == nil {
+		return
+	}
+	m.inflight.Dec()
+}
+
+// QueueEntered counts a request waiting for its crawl-delay slot; pair it
+// with QueueLeft.
+func (m *Metrics) QueueEntered() {
+	if m == nil {
+		return
+	}
+	m.queued.Inc()
+}
+
+// QueueLeft ends a QueueEntered.
+func (m *Metrics) QueueLeft() {
+	if m == nil {
+		return
+	}
+	m.queued.Dec()
+}
+
+// PausedOriginsFunc makes robotsgate_paused_origins report f() at each
+// scrape (e.g. enforce.MemoryPauses.Len). f must be safe for concurrent
+// use. Without it the gauge reports what SetPausedOrigins set.
+func (m *Metrics) PausedOriginsFunc(f func() int) {
+	if m == nil {
+		return
+	}
+	m.pausedFunc.Store(&f)
+}
+
+// SetPausedOrigins sets the number of currently paused origins, for
+// callers that count pauses themselves instead of PausedOriginsFunc.
+func (m *Metrics) SetPausedOrigins(n int) {
+	if m == nil {
+		return
+	}
+	m.pausedN.Store(int64(n))
+}
+
+// EnforceHooks returns the enforce.Hooks that feed m: pass them in
+// enforce.Config.Hooks of the Enforcer the Server uses.
+func (m *Metrics) EnforceHooks() enforce.Hooks {
+	if m == nil {
+		return enforce.Hooks{}
+	}
+	return enforce.Hooks{Fetched: m.RobotsFetched, CacheLookup: m.CacheLookup}
+}
+
+// Metrics returns the Server's metrics (Deps.Metrics, or its own).
+func (s *Server) Metrics() *Metrics { return s.metrics }
+
+// metricsBegin is the request hook that counts a request in flight; it
+// is registered right after begin, so that observeMetrics, which every
+// request's response side reaches, ends it.
+func (s *Server) metricsBegin(r *http.Request, ctx *goproxy.ProxyCtx) (*http.Request, *http.Response) {
+	s.metrics.RequestStarted()
+	return r, nil
+}
+
+// observeMetrics is the response hook that counts the request's robots
+// decision and upstream failure and ends its in-flight count. In flight
+// thus means "between arrival and response headers": deciding, waiting
+// for a crawl-delay slot or for the origin.
+func (s *Server) observeMetrics(resp *http.Response, ctx *goproxy.ProxyCtx) *http.Response {
+	s.metrics.RequestDone()
+	if st := stateOf(ctx); st.Decided {
+		s.metrics.Decision(st.Decision)
+	}
+	if ctx.Error != nil {
+		s.metrics.UpstreamError()
+	}
+	return resp
+}

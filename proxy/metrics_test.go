@@ -1,0 +1,366 @@
+package proxy
+
+import (
+	"bufio"
+	"context"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/robotsgate/robotsgate/enforce"
+)
+
+// opsRobots is the robots.txt of the ops tests' origin.
+const opsRobots = "User-agent: *\nDisallow: /private\n\nUser-agent: SlowBot\nCrawl-delay: 2\nDisallow: /\n\nSitemap: http://example.test/sitemap.xml\n"
+
+// opsOrigin is a loopback origin that counts hits per path and keeps the
+// headers of the last request.
+type opsOrigin struct {
+	*httptest.Server
+	mu   sync.Mutex
+	hits map[string]int
+	last http.Header
+}
+
+func newOpsOrigin(t *testing.T) *opsOrigin {
+	o := &opsOrigin{hits: map[string]int{}}
+	o.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		o.mu.Lock()
+		o.hits[r.URL.Path]++
+		o.last = r.Header.Clone()
+		o.mu.Unlock()
+		switch r.URL.Path {
+		case "/robots.txt":
+			io.WriteString(w, opsRobots)
+		case "/boom": // no response at all: an upstream error
+			if hj, ok := w.(http.Hijacker); ok {
+				c, _, _ := hj.Hijack()
+				c.Close()
+			}
+		default:
+			io.WriteString(w, "hello "+r.URL.Path)
+		}
+	}))
+	t.Cleanup(o.Close)
+	return o
+}
+
+func (o *opsOrigin) hit(path string) int {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.hits[path]
+}
+
+func (o *opsOrigin) lastHeader() http.Header {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.last
+}
+
+// opsProxy is a whole robotsgate Server on a loopback port.
+type opsProxy struct {
+	srv       *Server
+	addr      string // host:port of the proxy
+	url       *url.URL
+	metrics   *Metrics
+	auditor   *Auditor
+	auditPath string
+	logs      *syncBuf // operator log, debug level
+}
+
+// syncBuf is a goroutine-safe bytes buffer.
+type syncBuf struct {
+	mu sync.Mutex
+	sb strings.Builder
+}
+
+func (b *syncBuf) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.sb.Write(p)
+}
+
+func (b *syncBuf) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.sb.String()
+}
+
+// startOpsProxy starts a Server for cfg (Listen is replaced by a free
+// loopback port; the audit log goes to a temp file unless set) and stops
+// it at cleanup.
+func startOpsProxy(t *testing.T, mutate func(*Config)) *opsProxy {
+	t.Helper()
+	cfg := Default()
+	cfg.Listen = "127.0.0.1:0"
+	cfg.AuditLog = filepath.Join(t.TempDir(), "audit.jsonl")
+	cfg.HTTPS.DataDir = t.TempDir()
+	if mutate != nil {
+		mutate(&cfg)
+	}
+	p := &opsProxy{metrics: NewMetrics(), auditPath: cfg.AuditLog, logs: &syncBuf{}}
+	store := enforce.NewMemoryStore()
+	p.metrics.CacheEntriesFunc(store.Len)
+	tr, err := NewTransport(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := zerolog.New(p.logs).Level(zerolog.DebugLevel)
+	enf, err := enforce.New(enforce.Config{
+		Fetcher: &enforce.HTTPFetcher{Transport: tr, Timeout: 5 * time.Second},
+		Store:   store,
+		Log:     log,
+		Hooks:   p.metrics.EnforceHooks(),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	aw, err := OpenAuditLog(cfg, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.auditor = NewAuditor(aw)
+	p.srv, err = New(cfg, Deps{Enforcer: enf, Auditor: p.auditor, Log: log, Transport: tr, Metrics: p.metrics})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- p.srv.Serve(ln) }()
+	p.addr = ln.Addr().String()
+	p.url = &url.URL{Scheme: "http", Host: p.addr}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		p.srv.Shutdown(ctx)
+		<-done
+		p.auditor.Close()
+	})
+	// Serve registers its http.Server synchronously before accepting;
+	// wait until the server is ready so that tests can use /readyz.
+	deadline := time.Now().Add(5 * time.Second)
+	for p.srv.ready() != nil {
+		if time.Now().After(deadline) {
+			t.Fatalf("proxy not ready: %v", p.srv.ready())
+		}
+		time.Sleep(time.Millisecond)
+	}
+	return p
+}
+
+// client returns an HTTP client using the proxy, with optional Basic
+// proxy credentials.
+func (p *opsProxy) client(userinfo *url.Userinfo) *http.Client {
+	u := *p.url
+	u.User = userinfo
+	return &http.Client{
+		Transport: &http.Transport{Proxy: http.ProxyURL(&u), DisableKeepAlives: true},
+		Timeout:   10 * time.Second,
+	}
+}
+
+// opsGet GETs u with c and returns the status and body.
+func opsGet(t *testing.T, c *http.Client, u string, hdr ...string) (int, string, http.Header) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, u, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i+1 < len(hdr); i += 2 {
+		req.Header.Set(hdr[i], hdr[i+1])
+	}
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatalf("GET %s: %v", u, err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, string(b), resp.Header
+}
+
+// scrape returns the metrics exposition of the Server's /metrics
+// (requested from the proxy port directly, as Prometheus would).
+func (p *opsProxy) scrape(t *testing.T) string {
+	t.Helper()
+	code, body, _ := opsGet(t, http.DefaultClient, "http://"+p.addr+"/metrics")
+	if code != http.StatusOK {
+		t.Fatalf("GET /metrics: %d %s", code, body)
+	}
+	return body
+}
+
+// metricValue returns the value of the sample series (name with its
+// labels as exposed, e.g. `x_total{a="b"}`) in an exposition, or -1.
+func metricValue(t *testing.T, exposition, series string) float64 {
+	t.Helper()
+	sc := bufio.NewScanner(strings.NewReader(exposition))
+	for sc.Scan() {
+		line := sc.Text()
+		if v, ok := strings.CutPrefix(line, series+" "); ok {
+			f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+			if err != nil {
+				t.Fatalf("%s: %v", line, err)
+			}
+			return f
+		}
+	}
+	return -1
+}
+
+func TestMetricsMoveWithProxiedRequests(t *testing.T) {
+	o := newOpsOrigin(t)
+	p := startOpsProxy(t, nil)
+
+	before := p.scrape(t)
+	for _, s := range []string{
+		`robotsgate_decisions_total{reason="disallowed",result="denied"}`,
+		`robotsgate_decisions_total{reason="allowed",result="allowed"}`,
+		`robotsgate_robots_fetches_total{status_class="2xx"}`,
+		`robotsgate_robots_cache_lookups_total{result="hit"}`,
+		`robotsgate_upstream_errors_total`,
+		`robotsgate_robots_cache_entries`,
+		`robotsgate_paused_origins`,
+		`robotsgate_queued_requests`,
+		`robotsgate_inflight_requests`,
+		`robotsgate_robots_fetch_duration_seconds_count`,
+	} {
+		if v := metricValue(t, before, s); v != 0 {
+			t.Errorf("before any request: %s = %v, want 0 (present)", s, v)
+		}
+	}
+	for _, s := range []string{"go_goroutines", "process_cpu_seconds_total"} {
+		if metricValue(t, before, s) < 0 {
+			t.Errorf("%s missing: Go/process collectors not registered", s)
+		}
+	}
+
+	c := p.client(nil)
+	if code, body, _ := opsGet(t, c, o.URL+"/ok"); code != 200 || body != "hello /ok" {
+		t.Fatalf("allowed: %d %q", code, body)
+	}
+	if code, _, _ := opsGet(t, c, o.URL+"/private/x"); code != http.StatusForbidden {
+		t.Fatalf("disallowed: %d", code)
+	}
+	if code, _, _ := opsGet(t, c, o.URL+"/private/y"); code != http.StatusForbidden {
+		t.Fatalf("disallowed: %d", code)
+	}
+	if code, _, _ := opsGet(t, c, o.URL+"/boom"); code != http.StatusBadGateway {
+		t.Fatalf("/boom: %d, want 502", code)
+	}
+
+	after := p.scrape(t)
+	want := map[string]float64{
+		`robotsgate_decisions_total{reason="allowed",result="allowed"}`:   2, // /ok, /boom
+		`robotsgate_decisions_total{reason="disallowed",result="denied"}`: 2,
+		`robotsgate_robots_fetches_total{status_class="2xx"}`:             1,
+		`robotsgate_robots_fetches_total{status_class="error"}`:           0,
+		`robotsgate_robots_cache_lookups_total{result="miss"}`:            1,
+		`robotsgate_robots_cache_lookups_total{result="hit"}`:             3,
+		`robotsgate_robots_fetch_duration_seconds_count`:                  1,
+		`robotsgate_robots_cache_entries`:                                 1,
+		`robotsgate_upstream_errors_total`:                                1,
+		`robotsgate_inflight_requests`:                                    0,
+	}
+	for s, w := range want {
+		if v := metricValue(t, after, s); v != w {
+			t.Errorf("%s = %v, want %v", s, v, w)
+		}
+	}
+	if o.hit("/private/x") != 0 || o.hit("/robots.txt") != 1 {
+		t.Errorf("origin hits: %v", o.hits)
+	}
+}
+
+func TestMetricsPrivateRegistries(t *testing.T) {
+	a, b := NewMetrics(), NewMetrics() // must not panic on duplicate registration
+	a.Decision(enforce.Decision{Allowed: false, Reason: enforce.ReasonDisallowed})
+	a.Decision(enforce.Decision{Allowed: true, Reason: "some-new-reason"}) // unknown reasons still count
+	a.RobotsFetched("http://x", enforce.FetchResult{HTTPStatus: 503}, 20*time.Millisecond)
+	a.RobotsFetched("http://x", enforce.FetchResult{HTTPStatus: 0}, time.Second)
+	a.SetPausedOrigins(3)
+	a.QueueEntered()
+	a.RequestStarted()
+
+	exp := func(m *Metrics) string {
+		rec := httptest.NewRecorder()
+		m.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+		return rec.Body.String()
+	}
+	ea, eb := exp(a), exp(b)
+	for s, w := range map[string]float64{
+		`robotsgate_decisions_total{reason="disallowed",result="denied"}`:       1,
+		`robotsgate_decisions_total{reason="some-new-reason",result="allowed"}`: 1,
+		`robotsgate_robots_fetches_total{status_class="5xx"}`:                   1,
+		`robotsgate_robots_fetches_total{status_class="error"}`:                 1,
+		`robotsgate_robots_fetch_duration_seconds_count`:                        2,
+		`robotsgate_robots_fetch_duration_seconds_sum`:                          1.02,
+		`robotsgate_paused_origins`:                                             3,
+		`robotsgate_queued_requests`:                                            1,
+		`robotsgate_inflight_requests`:                                          1,
+	} {
+		if v := metricValue(t, ea, s); v != w {
+			t.Errorf("a: %s = %v, want %v", s, v, w)
+		}
+		if v := metricValue(t, eb, s); v > 0 {
+			t.Errorf("b: %s = %v, want 0: registries are shared", s, v)
+		}
+	}
+	a.PausedOriginsFunc(func() int { return 7 })
+	if v := metricValue(t, exp(a), "robotsgate_paused_origins"); v != 7 {
+		t.Errorf("paused with func = %v, want 7", v)
+	}
+
+	var nilM *Metrics // a nil *Metrics records nothing and does not panic
+	nilM.Decision(enforce.Decision{})
+	nilM.UpstreamError()
+	nilM.CacheLookup("x", true)
+}
+
+func TestMetricsDecisionDoesNotAllocate(t *testing.T) {
+	m := NewMetrics()
+	d := enforce.Decision{Allowed: false, Reason: enforce.ReasonDisallowed}
+	r := enforce.FetchResult{HTTPStatus: 200}
+	if n := testing.AllocsPerRun(1000, func() {
+		m.Decision(d)
+		m.CacheLookup("http://x", true)
+		m.RobotsFetched("http://x", r, time.Millisecond)
+		m.RequestStarted()
+		m.RequestDone()
+	}); n != 0 {
+		t.Errorf("per-request metrics allocate %v times", n)
+	}
+}
+
+// BenchmarkMetricsPerRequest measures what one proxied request costs in
+// metrics (decision, lookup, in-flight).
+func BenchmarkMetricsPerRequest(b *testing.B) {
+	m := NewMetrics()
+	d := enforce.Decision{Allowed: true, Reason: enforce.ReasonAllowed}
+	var n atomic.Int64
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			m.RequestStarted()
+			m.CacheLookup("http://x", true)
+			m.Decision(d)
+			m.RequestDone()
+			n.Add(1)
+		}
+	})
+}

@@ -1,0 +1,164 @@
+package proxy
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/elazarl/goproxy"
+	"github.com/rs/zerolog"
+
+	"github.com/robotsgate/robotsgate/enforce"
+)
+
+// Values of politeness.crawl_delay.
+const (
+	CrawlDelayHonor  = "honor"  // space requests by the robots.txt group's Crawl-delay
+	CrawlDelayIgnore = "ignore" // disregard Crawl-delay (default_crawl_delay still applies)
+)
+
+// validatePoliteness checks the politeness: section.
+func (c *Config) validatePoliteness() error {
+	p := &c.Politeness
+	if err := oneOf("politeness.crawl_delay", p.CrawlDelay, CrawlDelayHonor, CrawlDelayIgnore); err != nil {
+		return err
+	}
+	for _, f := range []struct {
+		key string
+		d   time.Duration
+	}{
+		{"max_crawl_delay", p.MaxCrawlDelay},
+		{"max_queue_wait", p.MaxQueueWait},
+		{"backoff_start", p.BackoffStart},
+		{"backoff_max", p.BackoffMax},
+	} {
+		if f.d <= 0 {
+			return fmt.Errorf("politeness.%s: %v is not positive", f.key, f.d)
+		}
+	}
+	if p.DefaultCrawlDelay < 0 {
+		return fmt.Errorf("politeness.default_crawl_delay: %v is negative (0 means none)", p.DefaultCrawlDelay)
+	}
+	if p.DefaultCrawlDelay > p.MaxCrawlDelay {
+		return fmt.Errorf("politeness.default_crawl_delay: %v is above max_crawl_delay (%v)", p.DefaultCrawlDelay, p.MaxCrawlDelay)
+	}
+	if p.BackoffStart > p.BackoffMax {
+		return fmt.Errorf("politeness.backoff_start: %v is above backoff_max (%v)", p.BackoffStart, p.BackoffMax)
+	}
+	if p.MaxConcurrency < 0 {
+		return fmt.Errorf("politeness.max_concurrency: %d is negative (0 means no limit)", p.MaxConcurrency)
+	}
+	return nil
+}
+
+// newPoliteness builds the politeness policy of cfg. pacer and pauses may
+// be nil (in-memory, this process only). In report mode the policy
+// decides without acting (enforce.PolitenessConfig.Report).
+func newPoliteness(cfg Config, pacer enforce.Pacer, pauses enforce.Pauses, clock enforce.Clock, log zerolog.Logger) (*enforce.Politeness, error) {
+	p := cfg.Politeness
+	pol, err := enforce.NewPoliteness(enforce.PolitenessConfig{
+		Clock:            clock,
+		Pacer:            pacer,
+		Pauses:           pauses,
+		Log:              log,
+		IgnoreCrawlDelay: p.CrawlDelay == CrawlDelayIgnore,
+		DefaultDelay:     p.DefaultCrawlDelay,
+		MaxDelay:         p.MaxCrawlDelay,
+		MaxWait:          p.MaxQueueWait,
+		BackoffStart:     p.BackoffStart,
+		BackoffMax:       p.BackoffMax,
+		MaxConcurrency:   p.MaxConcurrency,
+		Report:           cfg.Mode == ModeReport,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("proxy: politeness: %w", err)
+	}
+	return pol, nil
+}
+
+// pace is the politeness request hook. It runs after the robots.txt
+// verdict, for requests about to be forwarded: a paused origin is
+// answered with 503 and Retry-After, and a request whose crawl-delay wait
+// would be too long with 429 and Retry-After; both are audited (reasons
+// origin-paused and crawl-delay-wait) and never reach the origin. Other
+// requests wait here for their slot, then go.
+//
+// In report mode nothing waits and nothing is refused: the would-be
+// refusal is audited as "reported" and marked on the response
+// (X-Robotsgate-Decision: report-only; ...).
+//
+// The permit is released when the request is over (its context ends,
+// after the response body was copied), which frees a concurrency slot.
+func (s *Server) pace(r *http.Request, ctx *goproxy.ProxyCtx) (*http.Request, *http.Response) {
+	st := stateOf(ctx)
+	if !st.Decided || st.Answered || st.Decision.Origin == "" {
+		return r, nil
+	}
+	d := st.Decision
+	pm, ref, err := s.polite.Admit(r.Context(), d.Origin, d.CrawlDelay)
+	if err != nil {
+		// The client went away while waiting: answer (nobody reads it)
+		// rather than forward unpaced.
+		st.Answered = true
+		s.log.Debug().Err(err).Str("url", d.URL).Msg("request cancelled while waiting for its crawl-delay slot")
+		return r, goproxy.NewResponse(r, "text/plain; charset=utf-8", http.StatusServiceUnavailable,
+			"robotsgate: request cancelled while waiting for the origin's crawl-delay slot\n")
+	}
+	if pm != nil {
+		st.Permit = pm
+		context.AfterFunc(r.Context(), pm.Release)
+		if pm.Waited > 0 {
+			s.log.Debug().Str("origin", d.Origin).Dur("waited", pm.Waited).Dur("delay", pm.Delay).Msg("crawl-delay wait")
+		}
+	}
+	if ref == nil {
+		return r, nil
+	}
+
+	rd := d
+	rd.Allowed = false
+	rd.Reason = ref.Reason
+	rd.RetryAfter = ref.RetryAfter
+	rd.Detail = ref.Detail
+	rd.Rule, rd.Line = "", 0 // the allowing rule did not decide this; Group (whose Crawl-delay applied) stays
+	status := http.StatusTooManyRequests
+	if ref.Reason == enforce.ReasonPaused {
+		status = http.StatusServiceUnavailable
+	}
+	e := EventFromDecision(r.RemoteAddr, r.Method, rd)
+	e.Detail = ref.Detail + "; Retry-After " + enforce.FormatRetryAfter(ref.RetryAfter) + "s"
+	if pm != nil { // report mode: the request goes on
+		e.Decision = DecisionReported
+		if d.Allowed { // keep a robots refusal as the request's verdict
+			st.Decision = rd
+		}
+		s.record(e)
+		return r, nil
+	}
+	e.Decision, e.Status = DecisionBlocked, status
+	s.record(e)
+	st.Decision = rd
+	st.Answered = true
+	return r, Refuse(r, status, rd)
+}
+
+// observeBackoff is the politeness response hook: it tells the policy
+// how the origin answered a request that pace admitted (503 and 429
+// pause the origin, honouring Retry-After; a 2xx ends a pause). Answers
+// robotsgate made itself, including 502/504 for failed forwarding, are
+// not the origin's and are not observed.
+func (s *Server) observeBackoff(resp *http.Response, ctx *goproxy.ProxyCtx) *http.Response {
+	st := stateOf(ctx)
+	if resp == nil || st.Permit == nil || st.Answered || ctx.Error != nil {
+		return resp
+	}
+	until, paused := s.polite.Observe(context.WithoutCancel(ctx.Req.Context()), st.Permit.Origin,
+		resp.StatusCode, resp.Header.Get("Retry-After"), st.Permit.Admitted)
+	if paused {
+		s.log.Info().Str("origin", st.Permit.Origin).Int("status", resp.StatusCode).
+			Str("retry_after", resp.Header.Get("Retry-After")).Time("until", until).
+			Msg("origin paused")
+	}
+	return resp
+}

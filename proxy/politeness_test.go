@@ -1,0 +1,362 @@
+package proxy
+
+import (
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/robotsgate/robotsgate/enforce/enforcetest"
+)
+
+var politeT0 = time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
+
+// stampOrigin is an origin that records, for every page request, its path
+// and the fake clock's time when the request arrived.
+type stampOrigin struct {
+	*origin
+	mu    sync.Mutex
+	paths []string
+	times []time.Time
+}
+
+func newStampOrigin(t *testing.T, robots string, clk *enforcetest.Clock, page http.HandlerFunc) *stampOrigin {
+	so := &stampOrigin{}
+	so.origin = newOrigin(t, robotsBody(robots), func(w http.ResponseWriter, r *http.Request) {
+		so.mu.Lock()
+		so.paths = append(so.paths, r.URL.Path)
+		so.times = append(so.times, clk.Now())
+		so.mu.Unlock()
+		if page != nil {
+			page(w, r)
+			return
+		}
+		w.Write([]byte("ok"))
+	})
+	return so
+}
+
+func (so *stampOrigin) seen() ([]string, []time.Time) {
+	so.mu.Lock()
+	defer so.mu.Unlock()
+	return append([]string(nil), so.paths...), append([]time.Time(nil), so.times...)
+}
+
+// waitUntil polls cond (synchronising with requests blocked on the fake
+// clock); it asserts nothing about timing.
+func waitUntil(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(testTimeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+type getResult struct {
+	path   string
+	status int
+	header http.Header
+	body   string
+}
+
+// getAsync GETs u through the proxy in a goroutine.
+func (h *harness) getAsync(t *testing.T, u string, out chan<- getResult) {
+	go func() {
+		req, _ := http.NewRequest(http.MethodGet, u, nil)
+		req.Header.Set("User-Agent", "TestBot/1.0")
+		resp, err := h.client.Do(req)
+		if err != nil {
+			out <- getResult{path: u, body: err.Error()}
+			return
+		}
+		defer resp.Body.Close()
+		var sb strings.Builder
+		buf := make([]byte, 4096)
+		for {
+			n, err := resp.Body.Read(buf)
+			sb.Write(buf[:n])
+			if err != nil {
+				break
+			}
+		}
+		out <- getResult{path: u, status: resp.StatusCode, header: resp.Header, body: sb.String()}
+	}()
+}
+
+// politeRecords returns the audit records with the given reason.
+func politeRecords(t *testing.T, h *harness, reason string) []map[string]any {
+	var out []map[string]any
+	for _, r := range h.audit.records(t) {
+		if r["reason"] == reason {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+func TestPoliteCrawlDelaySpacingAtOrigin(t *testing.T) {
+	clk := enforcetest.NewClock(politeT0)
+	o := newStampOrigin(t, "User-agent: *\nCrawl-delay: 5\nDisallow: /private\n", clk, nil)
+	h := newHarness(t, harnessOpts{clock: clk})
+
+	if resp, _ := h.get(t, o.URL+"/p0"); resp.StatusCode != 200 {
+		t.Fatalf("first request: %d", resp.StatusCode)
+	}
+	const n = 4
+	out := make(chan getResult, n)
+	for i := 1; i < n; i++ {
+		h.getAsync(t, o.URL+"/p"+string(rune('0'+i)), out)
+		waitUntil(t, "request waiting for its slot", func() bool { return clk.Waiters() == i })
+	}
+	for i := 1; i < n; i++ {
+		if paths, _ := o.seen(); len(paths) != i {
+			t.Fatalf("origin saw %d requests before the clock reached slot %d", len(paths), i)
+		}
+		clk.Advance(5 * time.Second)
+		if r := <-out; r.status != 200 {
+			t.Fatalf("request %d: %d %s", i, r.status, r.body)
+		}
+	}
+	paths, times := o.seen()
+	for i := range n {
+		if want := "/p" + string(rune('0'+i)); paths[i] != want {
+			t.Errorf("origin's request %d was %s, want %s (FIFO)", i, paths[i], want)
+		}
+		if want := politeT0.Add(time.Duration(i) * 5 * time.Second); !times[i].Equal(want) {
+			t.Errorf("origin saw request %d at %v, want %v", i, times[i].Sub(politeT0), want.Sub(politeT0))
+		}
+	}
+	// Disallowed requests are refused by robots.txt and take no slot.
+	if resp, _ := h.get(t, o.URL+"/private"); resp.StatusCode != http.StatusForbidden {
+		t.Fatalf("disallowed: %d", resp.StatusCode)
+	}
+	if clk.Waiters() != 0 {
+		t.Fatal("a disallowed request waited for a slot")
+	}
+}
+
+func TestPoliteQueueFull429(t *testing.T) {
+	clk := enforcetest.NewClock(politeT0)
+	o := newStampOrigin(t, "User-agent: *\nCrawl-delay: 5\n", clk, nil)
+	h := newHarness(t, harnessOpts{clock: clk, config: func(c *Config) { c.Politeness.MaxQueueWait = 10 * time.Second }})
+
+	h.get(t, o.URL+"/a")
+	out := make(chan getResult, 2)
+	h.getAsync(t, o.URL+"/b", out) // waits 5s
+	waitUntil(t, "b waiting", func() bool { return clk.Waiters() == 1 })
+	h.getAsync(t, o.URL+"/c", out) // waits 10s
+	waitUntil(t, "c waiting", func() bool { return clk.Waiters() == 2 })
+
+	resp, body := h.get(t, o.URL+"/d", "Accept", "application/json") // would wait 15s
+	if resp.StatusCode != http.StatusTooManyRequests || resp.Header.Get("Retry-After") != "15" ||
+		resp.Header.Get(HeaderDecision) != "crawl-delay-wait" || !strings.Contains(body, `"retry_after_s": 15`) {
+		t.Fatalf("overflow: %d Retry-After %q %s %q\n%s", resp.StatusCode, resp.Header.Get("Retry-After"),
+			HeaderDecision, resp.Header.Get(HeaderDecision), body)
+	}
+	recs := politeRecords(t, h, "crawl-delay-wait")
+	if len(recs) != 1 || recs[0]["decision"] != DecisionBlocked || recs[0]["status"] != float64(429) ||
+		!strings.HasSuffix(recs[0]["url"].(string), "/d") || !strings.Contains(recs[0]["detail"].(string), "Retry-After 15s") {
+		t.Fatalf("audit records: %v", recs)
+	}
+	for range 2 {
+		clk.Advance(5 * time.Second)
+		if r := <-out; r.status != 200 {
+			t.Fatalf("queued request: %d %s", r.status, r.body)
+		}
+	}
+	if paths, _ := o.seen(); strings.Join(paths, ",") != "/a,/b,/c" {
+		t.Fatalf("origin saw %v; the refused request must never reach it", paths)
+	}
+}
+
+func TestPolite503RetryAfterPausesOrigin(t *testing.T) {
+	clk := enforcetest.NewClock(politeT0)
+	var mu sync.Mutex
+	overloaded := true
+	o := newStampOrigin(t, "User-agent: *\nAllow: /\n", clk, func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		defer mu.Unlock()
+		if overloaded {
+			w.Header().Set("Retry-After", "120")
+			http.Error(w, "busy", http.StatusServiceUnavailable)
+			return
+		}
+		w.Write([]byte("ok"))
+	})
+	h := newHarness(t, harnessOpts{clock: clk})
+
+	// The origin's own 503 reaches the client unchanged.
+	if resp, body := h.get(t, o.URL+"/1"); resp.StatusCode != 503 || resp.Header.Get(HeaderDecision) != "" || !strings.Contains(body, "busy") {
+		t.Fatalf("origin's 503: %d %q", resp.StatusCode, body)
+	}
+	for _, step := range []struct {
+		advance time.Duration
+		retry   string
+	}{{0, "120"}, {60 * time.Second, "60"}, {59*time.Second + 500*time.Millisecond, "1"}} {
+		clk.Advance(step.advance)
+		resp, body := h.get(t, o.URL+"/2")
+		if resp.StatusCode != 503 || resp.Header.Get("Retry-After") != step.retry || resp.Header.Get(HeaderDecision) != "origin-paused" || resp.Header.Get(HeaderRule) != "" {
+			t.Fatalf("paused +%v: %d Retry-After %q %q\n%s", clk.Now().Sub(politeT0), resp.StatusCode,
+				resp.Header.Get("Retry-After"), resp.Header.Get(HeaderDecision), body)
+		}
+	}
+	if paths, _ := o.seen(); len(paths) != 1 {
+		t.Fatalf("origin saw %d requests while paused, want 1 (the first)", len(paths))
+	}
+	recs := politeRecords(t, h, "origin-paused")
+	if len(recs) != 3 || recs[0]["decision"] != DecisionBlocked || recs[0]["status"] != float64(503) {
+		t.Fatalf("audit records: %v", recs)
+	}
+
+	mu.Lock()
+	overloaded = false
+	mu.Unlock()
+	clk.Advance(500 * time.Millisecond) // the 120s have passed
+	for i := range 2 {
+		if resp, body := h.get(t, o.URL+"/3"); resp.StatusCode != 200 {
+			t.Fatalf("after the pause, request %d: %d %q", i, resp.StatusCode, body)
+		}
+	}
+	if paths, _ := o.seen(); len(paths) != 3 {
+		t.Fatalf("origin saw %d requests, want 3", len(paths))
+	}
+}
+
+func TestPolite429WithoutRetryAfterBacksOff(t *testing.T) {
+	clk := enforcetest.NewClock(politeT0)
+	o := newStampOrigin(t, "User-agent: *\nAllow: /\n", clk, func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "slow down", http.StatusTooManyRequests)
+	})
+	h := newHarness(t, harnessOpts{clock: clk, config: func(c *Config) { c.Politeness.BackoffStart = 10 * time.Second }})
+	for i, want := range []string{"10", "20", "40"} {
+		h.get(t, o.URL+"/x") // reaches the origin, which answers 429
+		resp, _ := h.get(t, o.URL+"/x")
+		if resp.StatusCode != 503 || resp.Header.Get("Retry-After") != want {
+			t.Fatalf("failure %d: %d Retry-After %q, want 503 and %s", i+1, resp.StatusCode, resp.Header.Get("Retry-After"), want)
+		}
+		clk.Advance(time.Hour)
+	}
+	if paths, _ := o.seen(); len(paths) != 3 {
+		t.Fatalf("origin saw %d requests, want 3", len(paths))
+	}
+}
+
+func TestPoliteReportModeDoesNotWaitOrRefuse(t *testing.T) {
+	clk := enforcetest.NewClock(politeT0)
+	o := newStampOrigin(t, "User-agent: *\nCrawl-delay: 5\n", clk, func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/busy" {
+			w.Header().Set("Retry-After", "60")
+			http.Error(w, "busy", http.StatusServiceUnavailable)
+			return
+		}
+		w.Write([]byte("ok"))
+	})
+	h := newHarness(t, harnessOpts{clock: clk, config: func(c *Config) {
+		c.Mode = ModeReport
+		c.Politeness.MaxQueueWait = 7 * time.Second
+	}})
+	// Slots t0 and t0+5s fit in 7s, t0+10s would not: nobody waits, the
+	// third is reported.
+	for i := range 3 {
+		resp, _ := h.get(t, o.URL+"/ok")
+		if resp.StatusCode != 200 {
+			t.Fatalf("request %d: %d", i, resp.StatusCode)
+		}
+		want := ""
+		if i == 2 {
+			want = "report-only; crawl-delay-wait"
+		}
+		if got := resp.Header.Get(HeaderDecision); got != want {
+			t.Fatalf("request %d: %s %q, want %q", i, HeaderDecision, got, want)
+		}
+	}
+	if clk.Waiters() != 0 {
+		t.Fatal("report mode waited")
+	}
+	clk.Advance(time.Minute) // the simulated queue has drained
+	h.get(t, o.URL+"/busy")
+	resp, _ := h.get(t, o.URL+"/ok")
+	if resp.StatusCode != 200 || resp.Header.Get(HeaderDecision) != "report-only; origin-paused" {
+		t.Fatalf("paused origin in report mode: %d %q", resp.StatusCode, resp.Header.Get(HeaderDecision))
+	}
+	if paths, _ := o.seen(); len(paths) != 5 {
+		t.Fatalf("origin saw %d requests, want all 5", len(paths))
+	}
+	for _, reason := range []string{"crawl-delay-wait", "origin-paused"} {
+		recs := politeRecords(t, h, reason)
+		if len(recs) != 1 || recs[0]["decision"] != DecisionReported || recs[0]["status"] != nil {
+			t.Fatalf("%s audit records: %v", reason, recs)
+		}
+	}
+}
+
+func TestPoliteConcurrencyLimitReleasedAtEnd(t *testing.T) {
+	clk := enforcetest.NewClock(politeT0)
+	unblock := make(chan struct{})
+	o := newStampOrigin(t, "User-agent: *\nAllow: /\n", clk, func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/slow" {
+			select {
+			case <-unblock:
+			case <-time.After(testTimeout):
+			}
+		}
+		w.Write([]byte("ok"))
+	})
+	h := newHarness(t, harnessOpts{clock: clk, config: func(c *Config) { c.Politeness.MaxConcurrency = 1 }})
+	h.get(t, o.URL+"/warm") // fetches robots.txt; its slot is released at the end
+	out := make(chan getResult, 2)
+	h.getAsync(t, o.URL+"/slow", out)
+	waitUntil(t, "slow request at the origin", func() bool { p, _ := o.seen(); return len(p) == 2 })
+	h.getAsync(t, o.URL+"/next", out)
+	waitUntil(t, "next waiting for a slot", func() bool { return clk.Waiters() == 1 })
+	if p, _ := o.seen(); len(p) != 2 {
+		t.Fatalf("second request reached the origin while the first was in flight: %v", p)
+	}
+	close(unblock)
+	for range 2 {
+		if r := <-out; r.status != 200 {
+			t.Fatalf("%s: %d %s", r.path, r.status, r.body)
+		}
+	}
+	if p, _ := o.seen(); strings.Join(p, ",") != "/warm,/slow,/next" {
+		t.Fatalf("origin saw %v", p)
+	}
+}
+
+func TestPoliteConfigValidate(t *testing.T) {
+	tests := []struct {
+		name string
+		edit func(*PolitenessConfig)
+		want string // substring of the error; "" means valid
+	}{
+		{"default", func(*PolitenessConfig) {}, ""},
+		{"ignore", func(p *PolitenessConfig) { p.CrawlDelay = "ignore" }, ""},
+		{"default delay", func(p *PolitenessConfig) { p.DefaultCrawlDelay = time.Second }, ""},
+		{"concurrency", func(p *PolitenessConfig) { p.MaxConcurrency = 4 }, ""},
+		{"bad crawl_delay", func(p *PolitenessConfig) { p.CrawlDelay = "obey" }, "politeness.crawl_delay"},
+		{"empty crawl_delay", func(p *PolitenessConfig) { p.CrawlDelay = "" }, "politeness.crawl_delay"},
+		{"zero max delay", func(p *PolitenessConfig) { p.MaxCrawlDelay = 0 }, "politeness.max_crawl_delay"},
+		{"negative wait", func(p *PolitenessConfig) { p.MaxQueueWait = -time.Second }, "politeness.max_queue_wait"},
+		{"zero backoff", func(p *PolitenessConfig) { p.BackoffStart = 0 }, "politeness.backoff_start"},
+		{"zero backoff max", func(p *PolitenessConfig) { p.BackoffMax = 0 }, "politeness.backoff_max"},
+		{"start above max", func(p *PolitenessConfig) { p.BackoffStart = 2 * time.Hour }, "politeness.backoff_start"},
+		{"negative default", func(p *PolitenessConfig) { p.DefaultCrawlDelay = -1 }, "politeness.default_crawl_delay"},
+		{"default above max", func(p *PolitenessConfig) { p.DefaultCrawlDelay = 2 * time.Minute }, "politeness.default_crawl_delay"},
+		{"negative concurrency", func(p *PolitenessConfig) { p.MaxConcurrency = -1 }, "politeness.max_concurrency"},
+	}
+	for _, tt := range tests {
+		cfg := Default()
+		tt.edit(&cfg.Politeness)
+		err := cfg.validatePoliteness()
+		switch {
+		case tt.want == "" && err != nil:
+			t.Errorf("%s: unexpected error %v", tt.name, err)
+		case tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)):
+			t.Errorf("%s: error %v, want one naming %s", tt.name, err, tt.want)
+		}
+	}
+}

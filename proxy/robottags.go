@@ -1,0 +1,320 @@
+package proxy
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"strings"
+
+	"github.com/elazarl/goproxy"
+
+	"github.com/robotsgate/robotsgate/enforce"
+	"github.com/robotsgate/robotsgate/robots"
+)
+
+// HeaderIndex is the header that robot_tags annotate mode adds to a
+// forwarded response whose robot tags say it must not be kept; its value
+// lists the matching robot_tags.deny entries, e.g. "noindex" or
+// "noindex, none". Enforce mode sets it on its 403 as well.
+const HeaderIndex = "X-Robotsgate-Index"
+
+// Robot-tag modes (RobotTagsConfig.Mode).
+const (
+	RobotTagsOff      = "off"      // neither look at nor act on robot tags
+	RobotTagsAnnotate = "annotate" // forward, add HeaderIndex and an audit record
+	RobotTagsEnforce  = "enforce"  // replace the response with a 403 and an audit record
+)
+
+// maxScanBytesLimit bounds robot_tags.max_scan_bytes: the scan buffer is
+// allocated per response.
+const maxScanBytesLimit = 8 << 20
+
+// maxTagDetail bounds the detail text of robot-tag audit records and
+// refusals; headers and meta elements come from the origin.
+const maxTagDetail = 1024
+
+// validateRobotTags checks the robot_tags: section.
+func (c *Config) validateRobotTags() error {
+	t := &c.RobotTags
+	if err := oneOf("robot_tags.mode", t.Mode, RobotTagsOff, RobotTagsAnnotate, RobotTagsEnforce); err != nil {
+		return err
+	}
+	if t.MaxScanBytes < 0 || t.MaxScanBytes > maxScanBytesLimit {
+		return fmt.Errorf("robot_tags.max_scan_bytes: %d is not in 0..%d (0 = X-Robots-Tag headers only)", t.MaxScanBytes, maxScanBytesLimit)
+	}
+	for _, d := range t.Deny {
+		if d = strings.TrimSpace(d); d == "" || strings.ContainsAny(d, ":, \t\r\n") {
+			return fmt.Errorf("robot_tags.deny: %q is not a directive name (e.g. noindex, none, noai)", d)
+		}
+	}
+	return nil
+}
+
+// tagScan is what one response's robot tags say.
+type tagScan struct {
+	Header []robots.Directive // from its X-Robots-Tag headers
+	Meta   []robots.Directive // from <meta name="robots|AGENT"> in its HTML head
+	// Scanned is the number of body bytes read to look for meta elements.
+	Scanned int
+	// NotScanned says why an HTML body was not (fully) scanned for meta
+	// elements, "" when it was or when the response is not HTML.
+	NotScanned string
+}
+
+// tagEvent is what applyRobotTags found and did with a response whose
+// robot tags say it must not be kept.
+type tagEvent struct {
+	tagScan
+	Matched []string // the robot_tags.deny entries that matched
+	Refused bool     // enforce mode: the response was replaced by a 403
+}
+
+// detail formats ev for an audit record or a refusal body, e.g.
+// "deny noindex; X-Robots-Tag: mandelbot: noindex; meta: nofollow".
+func (ev *tagEvent) detail() string {
+	var sb strings.Builder
+	sb.WriteString("deny " + strings.Join(ev.Matched, ", "))
+	list := func(label string, ds []robots.Directive) {
+		if len(ds) == 0 {
+			return
+		}
+		sb.WriteString("; " + label + ": ")
+		for i, d := range ds {
+			if i > 0 {
+				sb.WriteString(", ")
+			}
+			sb.WriteString(d.String())
+		}
+	}
+	list("X-Robots-Tag", ev.Header)
+	list("meta", ev.Meta)
+	if ev.NotScanned != "" {
+		sb.WriteString("; meta not scanned: " + ev.NotScanned)
+	}
+	s := strings.Map(func(c rune) rune {
+		if c < 0x20 || c == 0x7f {
+			return ' '
+		}
+		return c
+	}, sb.String())
+	if len(s) > maxTagDetail {
+		s = strings.ToValidUTF8(s[:maxTagDetail], "") + "..."
+	}
+	return s
+}
+
+// tagBody is a response body whose first bytes were read to scan for
+// meta elements: it replays them, then reads on from the origin's body,
+// and closes the origin's body. It carries the scan's result, so that a
+// later step need not scan again.
+type tagBody struct {
+	io.Reader
+	orig io.ReadCloser
+	scan *tagScan
+}
+
+func (b *tagBody) Close() error { return b.orig.Close() }
+
+// scanRecorder keeps every byte read through it, and the first read
+// error other than io.EOF.
+type scanRecorder struct {
+	r   io.Reader
+	buf []byte
+	err error
+}
+
+func (s *scanRecorder) Read(p []byte) (int, error) {
+	n, err := s.r.Read(p)
+	s.buf = append(s.buf, p[:n]...)
+	if err != nil && !errors.Is(err, io.EOF) && s.err == nil {
+		s.err = err
+	}
+	return n, err
+}
+
+// errReader returns err on every Read.
+type errReader struct{ err error }
+
+func (e errReader) Read([]byte) (int, error) { return 0, e.err }
+
+// scanRobotTags returns what resp's robot tags say: its X-Robots-Tag
+// headers always, and, for a 2xx text/html response whose body is not
+// content-encoded, the meta elements in the first cfg.MaxScanBytes of its
+// body (less when the head ends earlier). The bytes read are not lost:
+// resp.Body is replaced by a *tagBody that replays them and then streams
+// the rest of the original body, which is never buffered; ContentLength
+// and the headers are left as they are. A read error during the scan is
+// handed to the client after the bytes read before it. Scanning a
+// response twice returns the first result.
+//
+// Compressed bodies (Content-Encoding gzip, br, ...) are not scanned:
+// robotsgate forwards bytes as the origin sent them (the transport only
+// decompresses transparently when it added Accept-Encoding itself, which
+// the proxy turns off), and decoding them just to look for meta elements
+// is not worth the cost. NotScanned says so.
+func scanRobotTags(resp *http.Response, cfg RobotTagsConfig) *tagScan {
+	if tb, ok := resp.Body.(*tagBody); ok {
+		return tb.scan
+	}
+	s := &tagScan{Header: robots.ParseXRobotsTag(resp.Header.Values("X-Robots-Tag"))}
+	if !isHTML(resp) || !hasBody(resp) || resp.StatusCode/100 != 2 {
+		return s
+	}
+	if ce := strings.TrimSpace(resp.Header.Get("Content-Encoding")); ce != "" && !strings.EqualFold(ce, "identity") {
+		s.NotScanned = "body is " + ce + "-encoded"
+		return s
+	}
+	if cfg.MaxScanBytes <= 0 {
+		s.NotScanned = "robot_tags.max_scan_bytes is 0"
+		return s
+	}
+	orig := resp.Body
+	rec := &scanRecorder{r: orig}
+	// ParseMetaRobots fails only when reading fails; rec has the error.
+	s.Meta, _ = robots.ParseMetaRobots(io.LimitReader(rec, int64(cfg.MaxScanBytes)))
+	s.Scanned = len(rec.buf)
+	var rest io.Reader = orig
+	if rec.err != nil {
+		rest = errReader{rec.err}
+		s.NotScanned = "reading the body failed: " + rec.err.Error()
+	}
+	resp.Body = &tagBody{Reader: io.MultiReader(bytes.NewReader(rec.buf), rest), orig: orig, scan: s}
+	return s
+}
+
+// isHTML reports whether resp's Content-Type is text/html.
+func isHTML(resp *http.Response) bool {
+	mt, _, err := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	return err == nil && mt == "text/html"
+}
+
+// hasBody reports whether resp may have a body to scan.
+func hasBody(resp *http.Response) bool {
+	if resp.Body == nil || resp.Body == http.NoBody || resp.ContentLength == 0 {
+		return false
+	}
+	if resp.Request != nil && resp.Request.Method == http.MethodHead {
+		return false
+	}
+	return resp.StatusCode != http.StatusNoContent && resp.StatusCode != http.StatusNotModified
+}
+
+// applyRobotTags is the robot-tag step of a forwarded response to req,
+// for the crawler whose product token is agent.
+//
+// It acts only on 2xx responses (an error page or a redirect is not
+// content a crawler keeps) and only in modes annotate and enforce (any
+// mode other than off and enforce is treated as annotate). It reads the
+// response's robot tags (scanRobotTags, unless an earlier step already
+// did) and asks enforce.TagVerdict whether they say "do not keep" for
+// agent, with cfg.Deny (nil means enforce.DefaultTagDeny). When they do
+// not, resp is returned unchanged and ev is nil. When they do:
+//
+//   - annotate: resp gets HeaderIndex listing the matched deny entries and
+//     is returned, its body intact;
+//   - enforce: resp's body is closed unread (beyond the scan) and a 403
+//     from robotsgate (Refuse, reason robot-tag) is returned instead.
+//
+// ev then describes what was found, for the audit record.
+func applyRobotTags(req *http.Request, resp *http.Response, agent string, cfg RobotTagsConfig) (out *http.Response, ev *tagEvent) {
+	if cfg.Mode == RobotTagsOff || resp == nil || resp.StatusCode/100 != 2 {
+		return resp, nil
+	}
+	s := scanRobotTags(resp, cfg)
+	deny := cfg.Deny
+	if deny == nil {
+		deny = enforce.DefaultTagDeny()
+	}
+	all := append(append([]robots.Directive(nil), s.Header...), s.Meta...)
+	denied, matched := enforce.TagVerdict(all, agent, deny)
+	if !denied {
+		return resp, nil
+	}
+	ev = &tagEvent{tagScan: *s, Matched: matched}
+	index := strings.Join(matched, ", ")
+	if cfg.Mode != RobotTagsEnforce {
+		resp.Header.Set(HeaderIndex, index)
+		return resp, ev
+	}
+	ev.Refused = true
+	if resp.Body != nil {
+		resp.Body.Close()
+	}
+	out = Refuse(req, http.StatusForbidden, tagDecision(req, agent, ev))
+	out.Header.Set(HeaderIndex, index)
+	return out, ev
+}
+
+// tagDecision is the refusal of req by robot tags described by ev.
+func tagDecision(req *http.Request, agent string, ev *tagEvent) enforce.Decision {
+	d := enforce.Decision{Reason: enforce.ReasonRobotTag, Agent: agent, Detail: ev.detail()}
+	if req != nil && req.URL != nil {
+		d.URL = req.URL.String()
+		d.Origin, _ = enforce.Origin(req.URL)
+	}
+	return d
+}
+
+// robotTagsScan is the request hook that lets robot tags be read without
+// disturbing the response: it wraps the request's round tripper so that
+// meta elements are scanned (scanRobotTags) as the response arrives,
+// before goproxy takes hold of its body. A body replaced later, in a
+// response hook, would make goproxy drop Content-Length (and chunk MITM
+// responses); replaced here, it is the body goproxy forwards as is.
+// Requests answered by an earlier request hook never reach it.
+func (s *Server) robotTagsScan(r *http.Request, ctx *goproxy.ProxyCtx) (*http.Request, *http.Response) {
+	if s.cfg.RobotTags.Mode == RobotTagsOff {
+		return r, nil
+	}
+	next := ctx.RoundTripper // the MITM session's, or nil for goproxy's transport
+	cfg := s.cfg.RobotTags
+	ctx.RoundTripper = goproxy.RoundTripperFunc(func(req *http.Request, ctx *goproxy.ProxyCtx) (*http.Response, error) {
+		var resp *http.Response
+		var err error
+		if next != nil {
+			resp, err = next.RoundTrip(req, ctx)
+		} else {
+			resp, err = ctx.Proxy.Tr.RoundTrip(req)
+		}
+		if err == nil && resp != nil && ctx.Error == nil {
+			scanRobotTags(resp, cfg)
+		}
+		return resp, err
+	})
+	return r, nil
+}
+
+// robotTags is the response hook of robot tags (applyRobotTags): in
+// annotate mode it marks forwarded responses that say "do not keep", in
+// enforce mode it replaces them with a 403; both are audited (reason
+// robot-tag; decision reported when forwarded, blocked when refused). It
+// leaves alone responses robotsgate generated (refusals, upstream
+// errors). In report mode (mode: report) robot_tags enforce only
+// annotates, as nothing is refused in report mode.
+func (s *Server) robotTags(resp *http.Response, ctx *goproxy.ProxyCtx) *http.Response {
+	cfg := s.cfg.RobotTags
+	st := stateOf(ctx)
+	if resp == nil || ctx.Error != nil || st.Answered || cfg.Mode == RobotTagsOff {
+		return resp
+	}
+	if s.cfg.Mode == ModeReport && cfg.Mode == RobotTagsEnforce {
+		cfg.Mode = RobotTagsAnnotate
+	}
+	r := ctx.Req
+	out, ev := applyRobotTags(r, resp, st.Agent, cfg)
+	if ev == nil {
+		return out
+	}
+	d := tagDecision(r, st.Agent, ev)
+	e := Event{Client: r.RemoteAddr, Method: r.Method, URL: d.URL, Origin: d.Origin, Agent: st.Agent,
+		Reason: string(enforce.ReasonRobotTag), Decision: DecisionReported, Status: resp.StatusCode, Detail: d.Detail}
+	if ev.Refused {
+		e.Decision, e.Status = DecisionBlocked, out.StatusCode
+		st.Decision, st.Decided, st.Answered = d, true, true
+	}
+	s.record(e)
+	return out
+}

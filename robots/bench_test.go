@@ -1,0 +1,150 @@
+package robots
+
+import (
+	"strings"
+	"testing"
+)
+
+// realisticRobots is a ~50-rule robots.txt in the style of a large site.
+const realisticRobots = `# robots.txt for www.example.com
+Sitemap: https://www.example.com/sitemap.xml
+Sitemap: https://www.example.com/news-sitemap.xml
+
+User-agent: *
+Disallow: /search
+Allow: /search/about
+Allow: /search/static
+Disallow: /sdch
+Disallow: /groups
+Disallow: /index.html?
+Disallow: /?
+Allow: /?hl=
+Disallow: /?hl=*&
+Allow: /?hl=*&gws_rd=ssl$
+Disallow: /imgres
+Disallow: /u/
+Disallow: /preferences
+Disallow: /setprefs
+Disallow: /default
+Disallow: /m?
+Disallow: /m/
+Allow: /m/finance
+Disallow: /wml?
+Disallow: /wml/?
+Disallow: /wml/search?
+Disallow: /xhtml?
+Disallow: /xhtml/?
+Disallow: /xhtml/search?
+Disallow: /xml?
+Disallow: /imode?
+Disallow: /imode/?
+Disallow: /jsky?
+Disallow: /jsky/?
+Disallow: /pda?
+Disallow: /pda/?
+Disallow: /sprint_xhtml
+Disallow: /sprint_wml
+Disallow: /pqa
+Disallow: /palm
+Disallow: /gwt/
+Disallow: /purchases
+Disallow: /local?
+Disallow: /local_url
+Disallow: /shihui?
+Disallow: /shihui/
+Disallow: /products?
+Disallow: /product_
+Disallow: /products_
+Disallow: /products;
+Disallow: /print
+Disallow: /books/
+Allow: /books?*q=related:
+Allow: /books?*q=editions:
+Allow: /books?*q=subject:
+Disallow: /*.pdf$
+Disallow: /*?sessionid=
+Crawl-delay: 1
+
+User-agent: Googlebot
+User-agent: Bingbot
+Disallow: /private/
+Disallow: /tmp/
+Allow: /tmp/public/
+Disallow: /*/draft-*
+Disallow: /checkout
+Disallow: /cart
+Allow: /cart/help
+Disallow: /account/*/settings$
+Disallow: /api/
+Allow: /api/docs
+Disallow: /*.json$
+
+User-agent: BadBot
+Disallow: /
+`
+
+func BenchmarkParse(b *testing.B) {
+	body := []byte(realisticRobots)
+	b.SetBytes(int64(len(body)))
+	b.ReportAllocs()
+	for b.Loop() {
+		Parse(body)
+	}
+}
+
+// BenchmarkDecide matches typical URLs against the realistic robots.txt.
+func BenchmarkDecide(b *testing.B) {
+	r := Parse([]byte(realisticRobots))
+	for _, bc := range []struct{ name, agent, url string }{
+		{"star-group/miss", "FooBot", "https://www.example.com/products/shoes/12345.html"},
+		{"star-group/hit", "FooBot", "https://www.example.com/books?id=1&q=subject:fiction"},
+		{"named-group", "Googlebot", "https://www.example.com/account/42/settings"},
+		{"escaped", "Googlebot", "https://www.example.com/caf%C3%A9/menu%2Fdrinks?x=%7e"},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				r.Decide(bc.agent, bc.url)
+			}
+		})
+	}
+}
+
+// pathologicalRobots returns a robots.txt of about size bytes made of long,
+// '*'-heavy patterns that almost match path, and that path (2 KiB).
+func pathologicalRobots(size int) (body []byte, path string) {
+	path = "/" + strings.Repeat("a", 2047)
+	var sb strings.Builder
+	sb.WriteString("User-agent: *\n")
+	rule := "Disallow: /" + strings.Repeat("*a", 2000) + "*b\n"
+	for sb.Len()+len(rule) <= size {
+		sb.WriteString(rule)
+	}
+	return []byte(sb.String()), path
+}
+
+// BenchmarkPathological decides a 2 KiB path against ~500 KiB of long
+// '*'-heavy patterns, none of which matches (so every rule is tried).
+func BenchmarkPathological(b *testing.B) {
+	body, path := pathologicalRobots(DefaultMaxBytes)
+	r := Parse(body)
+	if n := len(r.Group("bot").Rules); n < 100 {
+		b.Fatalf("only %d rules", n)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		if !r.DecidePath("bot", path).Allowed {
+			b.Fatal("matched")
+		}
+	}
+}
+
+func BenchmarkParsePathological(b *testing.B) {
+	body, _ := pathologicalRobots(DefaultMaxBytes)
+	b.SetBytes(int64(len(body)))
+	b.ReportAllocs()
+	for b.Loop() {
+		Parse(body)
+	}
+}

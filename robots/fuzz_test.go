@@ -1,0 +1,265 @@
+package robots
+
+import (
+	"strings"
+	"testing"
+)
+
+// The reference matcher below is deliberately simple: it canonicalises
+// pattern and path with its own code (decode every %XX, then write each
+// octet back literally when printable ASCII other than '%', else as %XX),
+// and matches with a textbook dynamic-programming glob over the canonical
+// strings, with no segment splitting, early exits or index.
+
+// refCanon returns the canonical octets of s as a slice of canonical
+// characters; in a pattern (isPattern), a literal '*' becomes "*" (the
+// wildcard) rather than a literal.
+type refTok struct {
+	wild bool
+	lit  string // canonical text of one octet
+}
+
+func refOctets(s string) (octs []byte, literalStar []bool) {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		star := c == '*'
+		if c == '%' && i+2 < len(s) && strings.ContainsRune("0123456789abcdefABCDEF", rune(s[i+1])) &&
+			strings.ContainsRune("0123456789abcdefABCDEF", rune(s[i+2])) {
+			var v byte
+			for _, h := range s[i+1 : i+3] {
+				v <<= 4
+				switch {
+				case h >= '0' && h <= '9':
+					v |= byte(h - '0')
+				case h >= 'a' && h <= 'f':
+					v |= byte(h-'a') + 10
+				default:
+					v |= byte(h-'A') + 10
+				}
+			}
+			c, star = v, false
+			i += 2
+		}
+		octs = append(octs, c)
+		literalStar = append(literalStar, star)
+	}
+	return octs, literalStar
+}
+
+func refOctetText(c byte) string {
+	if c > 0x20 && c < 0x7F && c != '%' {
+		return string(rune(c))
+	}
+	return "%" + strings.ToUpper(string("0123456789abcdef"[c>>4])+string("0123456789abcdef"[c&15]))
+}
+
+func refCanonPath(path string) string {
+	octs, _ := refOctets(path)
+	var sb strings.Builder
+	for _, c := range octs {
+		sb.WriteString(refOctetText(c))
+	}
+	return sb.String()
+}
+
+// refMatch reports whether pattern matches path, by the RFC 9309 rules and
+// our canonical encoding.
+func refMatch(pattern, path string) bool {
+	anchored := strings.HasSuffix(pattern, "$")
+	if anchored {
+		pattern = pattern[:len(pattern)-1]
+	}
+	octs, wild := refOctets(pattern)
+	var pat []refTok
+	for i, c := range octs {
+		if wild[i] {
+			pat = append(pat, refTok{wild: true})
+			continue
+		}
+		for _, b := range []byte(refOctetText(c)) {
+			pat = append(pat, refTok{lit: string(rune(b))})
+		}
+	}
+	text := refCanonPath(path)
+	// ok[i][j]: pat[:i] matches text[:j].
+	ok := make([][]bool, len(pat)+1)
+	for i := range ok {
+		ok[i] = make([]bool, len(text)+1)
+	}
+	ok[0][0] = true
+	for i := 1; i <= len(pat); i++ {
+		for j := 0; j <= len(text); j++ {
+			if pat[i-1].wild {
+				ok[i][j] = ok[i-1][j] || j > 0 && ok[i][j-1]
+			} else {
+				ok[i][j] = j > 0 && ok[i-1][j-1] && text[j-1] == pat[i-1].lit[0]
+			}
+		}
+	}
+	if anchored {
+		return ok[len(pat)][len(text)]
+	}
+	for j := 0; j <= len(text); j++ {
+		if ok[len(pat)][j] {
+			return true
+		}
+	}
+	return false
+}
+
+// refDecide decides path against rules the slow way: every rule is tried,
+// the longest pattern (octets, non-ASCII counted %-encoded) wins, Allow
+// wins ties, the earlier line wins among equals.
+func refDecide(rules []Rule, path string) (allowed bool, line int) {
+	if !strings.HasPrefix(path, "/") {
+		path = "/" + path
+	}
+	if refCanonPath(path) == "/robots.txt" {
+		return true, 0
+	}
+	bestPrio, bestAllow, bestLine := 0, true, 0
+	consider := func(r Rule, pattern string) {
+		if pattern == "" || !refMatch(pattern, path) {
+			return
+		}
+		prio := len(pattern)
+		for i := 0; i < len(pattern); i++ {
+			if pattern[i] >= 0x80 {
+				prio += 2
+			}
+		}
+		if prio > bestPrio || prio == bestPrio && r.Allow && !bestAllow {
+			bestPrio, bestAllow, bestLine = prio, r.Allow, r.Line
+		}
+	}
+	for _, r := range rules {
+		consider(r, r.Pattern)
+		if i := strings.LastIndex(r.Pattern, "/"); r.Allow && i >= 0 && strings.HasPrefix(r.Pattern[i:], "/index.htm") {
+			consider(r, r.Pattern[:i+1]+"$")
+		}
+	}
+	return bestAllow, bestLine
+}
+
+func TestReferenceMatcher(t *testing.T) {
+	for _, tt := range []struct {
+		pattern, path string
+		want          bool
+	}{
+		{"/", "/", true}, {"/a", "/", false}, {"/a*c", "/abbbc", true}, {"/a*c$", "/abcx", false},
+		{"/a%2A", "/a*", true}, {"/a*", "/a", true}, {"*.gif$", "/x.gif", true}, {"/a$b", "/a$b", true},
+	} {
+		if got := refMatch(tt.pattern, tt.path); got != tt.want {
+			t.Errorf("refMatch(%q, %q) = %v", tt.pattern, tt.path, got)
+		}
+	}
+}
+
+// sanitizeRule makes s a value the parser keeps unchanged.
+func sanitizeRule(s string) string {
+	s = strings.Map(func(r rune) rune {
+		switch r {
+		case '#', '\r', '\n', 0:
+			return -1
+		}
+		return r
+	}, s)
+	return string(trimSpace([]byte(s)))
+}
+
+// FuzzDecide compares Decide with refDecide. rules holds one rule per
+// line: "A..." is an Allow, anything else a Disallow, the rest of the line
+// the pattern.
+func FuzzDecide(f *testing.F) {
+	f.Add("D/a*b\nA/a*b$\nD*.gif$", "/aXb")
+	f.Add("D/\nA/index.html", "/")
+	f.Add("D/%2A\nA/*", "/*")
+	f.Add("D/caf%C3%A9\nA/café", "/caf%c3%a9")
+	f.Add("D/a$b\nD/earn$*", "/earn$")
+	f.Add("A/x\nD/x\nD/*x", "?x")
+	f.Add("D/a**b*c\nA/*a*b*c*", "/abcabc")
+	f.Add("D/a%2fb\nA/a/", "/a/b")
+	f.Add("D/robots.txt", "/robots.txt")
+	f.Fuzz(func(t *testing.T, rulesText, path string) {
+		if len(rulesText) > 600 || len(path) > 200 {
+			return
+		}
+		var sb strings.Builder
+		sb.WriteString("User-agent: *\n")
+		var rules []Rule
+		for i, l := range strings.Split(rulesText, "\n") {
+			if i >= 20 || l == "" {
+				break
+			}
+			allow := l[0] == 'A'
+			pattern := sanitizeRule(l[1:])
+			r := Rule{Allow: allow, Pattern: pattern, Line: len(rules) + 2}
+			rules = append(rules, r)
+			sb.WriteString(r.String() + "\n")
+		}
+		// Pad to more than indexMin rules so that the index is used too.
+		if len(rules) > 0 && rulesText[len(rulesText)-1] == 'I' {
+			for len(rules) <= indexMin {
+				r := Rule{Pattern: "/zz-never-" + strings.Repeat("q", len(rules)) + "$", Line: len(rules) + 2}
+				rules = append(rules, r)
+				sb.WriteString(r.String() + "\n")
+			}
+		}
+		robots := Parse([]byte(sb.String()))
+		d := robots.DecidePath("bot", path)
+		wantAllowed, wantLine := refDecide(rules, path)
+		if d.Allowed != wantAllowed || d.Rule.Line != wantLine {
+			t.Fatalf("robots.txt:\n%s\npath %q: got allowed=%v line %d, reference allowed=%v line %d",
+				sb.String(), path, d.Allowed, d.Rule.Line, wantAllowed, wantLine)
+		}
+		if robots.AllowsNothing("bot") && d.Allowed && !(d.Rule.Line == 0 && d.Rule.Pattern == "/robots.txt") {
+			t.Fatalf("AllowsNothing but %q is allowed by line %d:\n%s", path, wantLine, sb.String())
+		}
+	})
+}
+
+// FuzzParse parses arbitrary bytes and checks that nothing panics and the
+// results are consistent.
+func FuzzParse(f *testing.F) {
+	f.Add([]byte(realisticRobots), "Googlebot", "https://www.example.com/account/1/settings")
+	f.Add([]byte("\xEF\xBBUser-agent: *\rDisallow: /a\r\n\r\nAllow /a/b"), "x", "/a")
+	f.Add([]byte("User-agent: *\nDisallow: /\x00\nuser agent: MJ12bot\ndisallow /x\nCrawl-delay: 0.5"), "MJ12bot", "/x?y#z")
+	f.Add([]byte("Sitemap: s\nHost: h\nUser-agent: a\nUser-agent: *\nAllow: /index.htm\nDisallow: /*$"), "a", "//h/")
+	f.Fuzz(func(t *testing.T, body []byte, agent, rawURL string) {
+		r := ParseLimit(body, 4096)
+		d := r.Decide(agent, rawURL)
+		g := r.Group(agent)
+		switch {
+		case g == nil && (d.Group != "" || !d.Allowed):
+			t.Fatalf("no group but decision %+v", d)
+		case g != nil && d.Group == "":
+			t.Fatalf("group %v but decision %+v", g.Agents, d)
+		case !d.Allowed && d.Rule.Allow, d.Allowed && d.Rule.Line > 0 && !d.Rule.Allow:
+			t.Fatalf("decision %+v contradicts its rule", d)
+		}
+		if d.Rule.Line > 0 {
+			found := false
+			for _, rule := range g.Rules {
+				found = found || rule == d.Rule
+			}
+			if !found {
+				t.Fatalf("deciding rule %+v not in group %+v", d.Rule, g)
+			}
+		}
+		if r.AllowsNothing(agent) && d.Allowed && !(d.Rule.Line == 0 && d.Rule.Pattern == "/robots.txt") {
+			t.Fatalf("AllowsNothing(%q) but %q allowed by %+v", agent, rawURL, d.Rule)
+		}
+		for _, g := range r.Groups() {
+			if len(g.Agents) == 0 {
+				t.Fatal("group without agents")
+			}
+			if g.CrawlDelay < 0 {
+				t.Fatal("negative crawl-delay")
+			}
+		}
+		_ = r.Sitemaps()
+		_ = r.Extensions()
+		_ = PathParamsQuery(rawURL)
+		_ = ProductToken(agent)
+	})
+}

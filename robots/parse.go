@@ -1,0 +1,346 @@
+package robots
+
+import (
+	"bytes"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// maxLineLen is the number of bytes of a line that are kept; the rest of a
+// longer line is ignored, as in Google's parser (2083 * 8 - 1 bytes).
+const maxLineLen = 2083*8 - 1
+
+// utf8BOM is the UTF-8 byte order mark, skipped (or any prefix of it) at
+// the start of a body.
+var utf8BOM = [3]byte{0xEF, 0xBB, 0xBF}
+
+// keyKind is the kind of a robots.txt line's field.
+type keyKind int
+
+const (
+	keyUnknown keyKind = iota
+	keyUserAgent
+	keyAllow
+	keyDisallow
+	keySitemap
+	keyCrawlDelay
+)
+
+// parseStats counts what Parse recognised; used by tests.
+type parseStats struct {
+	directives    int // user-agent, allow, disallow and sitemap lines
+	unknown       int // key: value lines with another key (crawl-delay included)
+	lastDirective int // 1-based line number of the last of those
+}
+
+// cutAtLineEnd returns body cut to at most max bytes, ending after the last
+// line break within them; when there is none, the whole first max bytes
+// are kept.
+func cutAtLineEnd(body []byte, max int) []byte {
+	if max >= len(body) {
+		return body
+	}
+	// A line ending right at the limit is complete.
+	if c := body[max]; c == '\n' || c == '\r' {
+		return body[:max]
+	}
+	head := body[:max]
+	if i := bytes.LastIndexAny(head, "\r\n"); i >= 0 {
+		return head[:i+1]
+	}
+	return head
+}
+
+// srcGroup is one group as written: consecutive user-agent lines and the
+// lines up to the next user-agent line that follows a rule.
+type srcGroup struct {
+	tokens   []string // product tokens as written (no "*")
+	global   bool     // a user-agent line named "*"
+	rules    []Rule
+	delay    time.Duration
+	hasDelay bool
+}
+
+// parser accumulates the lines of one body.
+type parser struct {
+	r       *Robots
+	src     []*srcGroup
+	cur     *srcGroup // group receiving rules, nil before the first user-agent line
+	sawRule bool      // cur has had an allow or disallow line
+}
+
+// parse builds a Robots from body, which is already cut to the limit.
+func parse(body []byte) *Robots {
+	p := &parser{r: &Robots{}}
+	// Skip a byte order mark, or the prefix of one, as Google does.
+	i := 0
+	for i < len(body) && i < len(utf8BOM) {
+		if body[i] != utf8BOM[i] {
+			break
+		}
+		i++
+	}
+	body = body[i:]
+
+	line := 0
+	lastCR := false
+	start := 0
+	for j := 0; j < len(body); j++ {
+		c := body[j]
+		if c != '\n' && c != '\r' {
+			continue
+		}
+		// The LF of a CRLF does not end another (empty) line.
+		if !(c == '\n' && lastCR && j == start) {
+			line++
+			p.line(line, body[start:j])
+		}
+		lastCR = c == '\r'
+		start = j + 1
+	}
+	line++
+	p.line(line, body[start:])
+	p.finish()
+	return p.r
+}
+
+// line handles one line (without its line ending).
+func (p *parser) line(num int, b []byte) {
+	if len(b) > maxLineLen {
+		b = b[:maxLineLen]
+	}
+	// Google handles lines as C strings: a NUL byte ends the line.
+	if i := bytes.IndexByte(b, 0); i >= 0 {
+		b = b[:i]
+	}
+	key, value, ok := splitKeyValue(b)
+	if !ok {
+		return
+	}
+	kind := classify(key)
+	st := &p.r.stats
+	if kind == keyUnknown || kind == keyCrawlDelay {
+		st.unknown++
+	} else {
+		st.directives++
+	}
+	st.lastDirective = num
+
+	switch kind {
+	case keyUserAgent:
+		if p.cur == nil || p.sawRule {
+			p.cur = &srcGroup{}
+			p.src = append(p.src, p.cur)
+			p.sawRule = false
+		}
+		v := string(value)
+		if isGlobalAgent(v) {
+			p.cur.global = true
+		} else if t := ProductToken(v); t != "" {
+			p.cur.tokens = append(p.cur.tokens, t)
+		}
+	case keyAllow, keyDisallow:
+		if p.cur == nil {
+			return // rules before the first user-agent line are ignored
+		}
+		p.sawRule = true
+		p.cur.rules = append(p.cur.rules, Rule{Allow: kind == keyAllow, Pattern: string(value), Line: num})
+	case keySitemap:
+		if len(value) > 0 {
+			p.r.sitemaps = append(p.r.sitemaps, string(value))
+		}
+	case keyCrawlDelay:
+		if d, ok := parseDelay(value); ok && p.cur != nil && !p.cur.hasDelay {
+			p.cur.delay, p.cur.hasDelay = d, true
+		}
+	default:
+		p.r.extensions = append(p.r.extensions, Extension{Key: string(key), Value: string(value), Line: num})
+	}
+}
+
+// isSpace reports whether c is ASCII white space as C's isspace sees it.
+func isSpace(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r'
+}
+
+func trimSpace(b []byte) []byte {
+	for len(b) > 0 && isSpace(b[0]) {
+		b = b[1:]
+	}
+	for len(b) > 0 && isSpace(b[len(b)-1]) {
+		b = b[:len(b)-1]
+	}
+	return b
+}
+
+// splitKeyValue splits a line into key and value as Google's parser does:
+// a comment is removed, the line is trimmed, and key and value are
+// separated by the first colon, or, when the line has no colon, by white
+// space if the line is exactly two white-space separated tokens.
+func splitKeyValue(b []byte) (key, value []byte, ok bool) {
+	if i := bytes.IndexByte(b, '#'); i >= 0 {
+		b = b[:i]
+	}
+	b = trimSpace(b)
+	sep := bytes.IndexByte(b, ':')
+	valStart := sep + 1
+	if sep < 0 {
+		sep = bytes.IndexAny(b, " \t")
+		if sep < 0 {
+			return nil, nil, false
+		}
+		valStart = sep + 1
+		rest := b[valStart:]
+		for len(rest) > 0 && (rest[0] == ' ' || rest[0] == '\t') {
+			rest = rest[1:]
+		}
+		if bytes.IndexAny(rest, " \t") >= 0 {
+			return nil, nil, false
+		}
+	}
+	key = trimSpace(b[:sep])
+	if len(key) == 0 {
+		return nil, nil, false
+	}
+	return key, trimSpace(b[valStart:]), true
+}
+
+// hasPrefixFold reports whether b starts with the lower-case ASCII prefix.
+func hasPrefixFold(b []byte, prefix string) bool {
+	if len(b) < len(prefix) {
+		return false
+	}
+	for i := 0; i < len(prefix); i++ {
+		c := b[i]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if c != prefix[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// classify returns the kind of a field name. Like Google's parser it
+// matches by case-insensitive prefix and accepts frequent misspellings.
+func classify(key []byte) keyKind {
+	switch {
+	case hasPrefixFold(key, "user-agent"), hasPrefixFold(key, "useragent"), hasPrefixFold(key, "user agent"):
+		return keyUserAgent
+	case hasPrefixFold(key, "allow"):
+		return keyAllow
+	case hasPrefixFold(key, "disallow"), hasPrefixFold(key, "dissallow"), hasPrefixFold(key, "dissalow"),
+		hasPrefixFold(key, "disalow"), hasPrefixFold(key, "diasllow"), hasPrefixFold(key, "disallaw"):
+		return keyDisallow
+	case hasPrefixFold(key, "sitemap"), hasPrefixFold(key, "site-map"):
+		return keySitemap
+	case len(key) == len("crawl-delay") && hasPrefixFold(key, "crawl-delay"):
+		return keyCrawlDelay
+	}
+	return keyUnknown
+}
+
+// parseDelay parses a Crawl-delay value: decimal seconds such as "10" or
+// "0.5". Anything else, and values too large for a time.Duration, are
+// invalid.
+func parseDelay(v []byte) (time.Duration, bool) {
+	digits, dot := 0, 0
+	for _, c := range v {
+		switch {
+		case '0' <= c && c <= '9':
+			digits++
+		case c == '.':
+			dot++
+		default:
+			return 0, false
+		}
+	}
+	if digits == 0 || dot > 1 {
+		return 0, false
+	}
+	f, err := strconv.ParseFloat(string(v), 64)
+	if err != nil || f*1e9 >= math.MaxInt64 {
+		return 0, false
+	}
+	return time.Duration(f * 1e9), true
+}
+
+// finish merges the groups as written into the groups Robots exposes and
+// compiles their rules.
+func (p *parser) finish() {
+	r := p.r
+	type tokInfo struct {
+		token string // first spelling
+		srcs  []int  // indexes into p.src naming the token
+	}
+	var order []string // lower-cased tokens in order of first appearance
+	toks := map[string]*tokInfo{}
+	var globalSrcs []int
+	for i, g := range p.src {
+		seen := map[string]bool{}
+		for _, t := range g.tokens {
+			k := asciiLower(t)
+			if seen[k] {
+				continue
+			}
+			seen[k] = true
+			ti := toks[k]
+			if ti == nil {
+				ti = &tokInfo{token: t}
+				toks[k] = ti
+				order = append(order, k)
+			}
+			ti.srcs = append(ti.srcs, i)
+		}
+		if g.global {
+			globalSrcs = append(globalSrcs, i)
+		}
+	}
+
+	// Tokens naming the same set of groups share one merged Group.
+	bySet := map[string]*Group{}
+	setKey := func(srcs []int) string {
+		var sb strings.Builder
+		for _, s := range srcs {
+			sb.WriteString(strconv.Itoa(s))
+			sb.WriteByte(',')
+		}
+		return sb.String()
+	}
+	first := map[*Group]int{}
+	get := func(srcs []int, agent string) *Group {
+		k := setKey(srcs)
+		g := bySet[k]
+		if g == nil {
+			g = &Group{}
+			for _, s := range srcs {
+				sg := p.src[s]
+				g.Rules = append(g.Rules, sg.rules...)
+				if sg.hasDelay && sg.delay > g.CrawlDelay {
+					g.CrawlDelay = sg.delay
+				}
+			}
+			g.compile()
+			bySet[k] = g
+			first[g] = srcs[0]
+			r.groups = append(r.groups, g)
+		}
+		g.Agents = append(g.Agents, agent)
+		return g
+	}
+	if len(order) > 0 {
+		r.byAgent = make(map[string]entry, len(order))
+	}
+	for _, k := range order {
+		ti := toks[k]
+		r.byAgent[k] = entry{token: ti.token, group: get(ti.srcs, ti.token)}
+	}
+	if len(globalSrcs) > 0 {
+		r.global = get(globalSrcs, "*")
+	}
+	sort.SliceStable(r.groups, func(i, j int) bool { return first[r.groups[i]] < first[r.groups[j]] })
+}

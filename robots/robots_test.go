@@ -1,0 +1,319 @@
+package robots
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestDecisionReportsRuleAndGroup(t *testing.T) {
+	r := Parse([]byte("# comment\nUser-agent: FooBot\nUser-agent: BarBot\nDisallow: /private  # why\nAllow: /private/ok\n\nUser-agent: *\nDisallow: /\n"))
+	tests := []struct {
+		agent, url string
+		want       Decision
+	}{
+		{"foobot", "http://x/private/a", Decision{false, Rule{false, "/private", 4}, "FooBot"}},
+		{"BARBOT", "http://x/private/ok", Decision{true, Rule{true, "/private/ok", 5}, "BarBot"}},
+		{"FooBot", "http://x/public", Decision{true, Rule{}, "FooBot"}},
+		{"other", "http://x/public", Decision{false, Rule{false, "/", 8}, "*"}},
+		{"other", "http://x/robots.txt", Decision{true, Rule{true, "/robots.txt", 0}, "*"}},
+		{"other", "http://x/robots.txt?x", Decision{false, Rule{false, "/", 8}, "*"}},
+		{"", "http://x/a", Decision{false, Rule{false, "/", 8}, "*"}},
+	}
+	for _, tt := range tests {
+		if got := r.Decide(tt.agent, tt.url); got != tt.want {
+			t.Errorf("Decide(%q, %q) = %+v, want %+v", tt.agent, tt.url, got, tt.want)
+		}
+	}
+	if got, want := (Rule{false, "/private", 4}).String(), "Disallow: /private"; got != want {
+		t.Errorf("String() = %q, want %q", got, want)
+	}
+	if got := Parse(nil).Decide("x", "http://x/a"); got != (Decision{Allowed: true}) {
+		t.Errorf("empty robots.txt: %+v", got)
+	}
+	var nilRobots *Robots
+	if got := nilRobots.Decide("x", "/a"); !got.Allowed || nilRobots.Group("x") != nil || nilRobots.AllowsNothing("x") {
+		t.Errorf("nil *Robots: %+v", got)
+	}
+}
+
+func TestDecidePath(t *testing.T) {
+	r := Parse([]byte("User-agent: *\nDisallow: /?a\nDisallow: /x;p\n"))
+	for path, allowed := range map[string]bool{"?a": false, "/?a": false, "/x;p": false, ";x": true, "": true, "/": true, "/b": true} {
+		if got := r.DecidePath("bot", path).Allowed; got != allowed {
+			t.Errorf("DecidePath(%q).Allowed = %v, want %v", path, got, allowed)
+		}
+	}
+	if got := PathParamsQuery("http://a.b?q"); got != "/?q" {
+		t.Errorf("PathParamsQuery = %q", got)
+	}
+}
+
+// TestAgentTokensWithDigits is the MJ12bot deviation: Google cuts a
+// user-agent line "MJ12bot" to "MJ", so that group never applies to
+// MJ12bot. robotsgate keeps digits in tokens.
+func TestAgentTokensWithDigits(t *testing.T) {
+	r := Parse([]byte("User-agent: MJ12bot\nDisallow: /\n\nUser-agent: 360Spider/2.0\nDisallow: /s\n\nUser-agent: *\nDisallow: /private\n"))
+	tests := []struct {
+		agent   string
+		path    string
+		allowed bool
+		group   string
+	}{
+		{"MJ12bot", "/a", false, "MJ12bot"},
+		{"mj12bot", "/a", false, "MJ12bot"},
+		{"MJ", "/a", true, "*"},
+		{"360spider", "/s", false, "360Spider"},
+		{"Spider", "/s", true, "*"},
+	}
+	for _, tt := range tests {
+		d := r.DecidePath(tt.agent, tt.path)
+		if d.Allowed != tt.allowed || d.Group != tt.group {
+			t.Errorf("DecidePath(%q, %q) = %+v, want allowed %v group %q", tt.agent, tt.path, d, tt.allowed, tt.group)
+		}
+	}
+	for ua, want := range map[string]string{
+		"MJ12bot/v1.4.8 (http://mj12bot.com/)":    "MJ12bot",
+		"MyBot/2.1 (+https://x)":                  "MyBot",
+		"Googlebot-Image/1.0":                     "Googlebot-Image",
+		"Mozilla/5.0 (compatible; Googlebot/2.1)": "Mozilla",
+		"foo_bar baz":                             "foo_bar",
+		"/2.0":                                    "",
+		"":                                        "",
+	} {
+		if got := ProductToken(ua); got != want {
+			t.Errorf("ProductToken(%q) = %q, want %q", ua, got, want)
+		}
+	}
+}
+
+func TestGroupsMerged(t *testing.T) {
+	body := "User-agent: a\nUser-agent: b\nDisallow: /1\n" +
+		"User-agent: *\nDisallow: /star\nCrawl-delay: 2\n" +
+		"User-agent: A\nDisallow: /2\nCrawl-delay: 0.5\n" +
+		"User-agent: c\n" +
+		"User-agent: d\nSitemap: https://x/s.xml\nHost: x\nDisallow: /d\n"
+	r := Parse([]byte(body))
+	var got [][]string
+	for _, g := range r.Groups() {
+		got = append(got, g.Agents)
+	}
+	want := [][]string{{"a"}, {"b"}, {"*"}, {"c", "d"}}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("Groups agents = %q, want %q", got, want)
+	}
+	a := r.Group("A")
+	if a == nil || len(a.Rules) != 2 || a.Rules[0].Pattern != "/1" || a.Rules[1].Pattern != "/2" || a.CrawlDelay != 500*time.Millisecond {
+		t.Errorf("Group(A) = %+v", a)
+	}
+	if b := r.Group("b"); b == nil || len(b.Rules) != 1 || b.CrawlDelay != 0 {
+		t.Errorf("Group(b) = %+v", b)
+	}
+	if s := r.Group("nobody"); s == nil || s.Agents[0] != "*" || s.CrawlDelay != 2*time.Second {
+		t.Errorf("Group(nobody) = %+v", s)
+	}
+	// c names a group that also names d: it has d's rule.
+	if d := r.DecidePath("c", "/d"); d.Allowed || d.Group != "c" {
+		t.Errorf("c /d: %+v", d)
+	}
+	if !reflect.DeepEqual(r.Sitemaps(), []string{"https://x/s.xml"}) {
+		t.Errorf("Sitemaps = %q", r.Sitemaps())
+	}
+	if !reflect.DeepEqual(r.Extensions(), []Extension{{"Host", "x", 13}}) {
+		t.Errorf("Extensions = %+v", r.Extensions())
+	}
+
+	// A group that names the agent but has no rules beats "*".
+	r = Parse([]byte("User-agent: *\nDisallow: /\n\nUser-agent: FooBot\n"))
+	if d := r.DecidePath("foobot", "/x"); !d.Allowed || d.Group != "FooBot" {
+		t.Errorf("empty named group: %+v", d)
+	}
+	if r.AllowsNothing("FooBot") || !r.AllowsNothing("other") {
+		t.Error("AllowsNothing wrong for empty named group")
+	}
+	// No group at all.
+	r = Parse([]byte("Disallow: /\nUser-agent: FooBot\nDisallow: /x\n"))
+	if g := r.Group("other"); g != nil {
+		t.Errorf("Group(other) = %+v, want nil", g)
+	}
+	if d := r.DecidePath("other", "/x"); !d.Allowed || d.Group != "" {
+		t.Errorf("no group: %+v", d)
+	}
+}
+
+func TestCrawlDelay(t *testing.T) {
+	for v, want := range map[string]time.Duration{
+		"10": 10 * time.Second, "0.25": 250 * time.Millisecond, "1.": time.Second, ".5": 500 * time.Millisecond,
+		"-1": 0, "abc": 0, "1e3": 0, "NaN": 0, "Inf": 0, "": 0, "1.2.3": 0, "99999999999999999999": 0, "0x10": 0,
+	} {
+		r := Parse([]byte("User-agent: *\nCrawl-delay: " + v + "\nDisallow: /x\n"))
+		if got := r.Group("bot").CrawlDelay; got != want {
+			t.Errorf("Crawl-delay: %q = %v, want %v", v, got, want)
+		}
+	}
+}
+
+func TestAllowsNothing(t *testing.T) {
+	tests := []struct {
+		body string
+		want bool
+	}{
+		{"User-agent: *\nDisallow: /\n", true},
+		{"User-agent: *\nDisallow: *\n", true},
+		{"User-agent: *\nDisallow: /*\n", true},
+		{"User-agent: *\nDisallow: /**\n", true},
+		{"User-agent: *\ndisallow /\n", true},
+		{"User-agent: *\nDisallow: /\nAllow: foo\n", true}, // can never match
+		{"User-agent: *\nDisallow: /*\nAllow: /\n", true},  // "/*" is longer than "/"
+		{"User-agent: *\nDisallow: /\nAllow: /\n", false},  // Allow wins the tie
+		{"User-agent: *\nDisallow: /\nAllow: /a\n", false},
+		{"User-agent: *\nDisallow: /\nAllow: *.html\n", false},
+		{"User-agent: *\nDisallow: /\nAllow: /index.html\n", false},
+		{"User-agent: *\nDisallow: /$\n", false},
+		{"User-agent: *\nDisallow: *a\n", false},
+		{"User-agent: *\nDisallow: *a*\n", false},
+		{"User-agent: *\nDisallow: */\n", true},
+		{"User-agent: *\nDisallow: */*\n", true},
+		{"User-agent: *\nDisallow: /%2F\n", false},
+		{"User-agent: *\nDisallow: /a\n", false},
+		{"User-agent: *\nDisallow:\n", false},
+		{"User-agent: *\nDisallow: /\n\nUser-agent: bot\nDisallow: /x\n", false},
+		{"User-agent: other\nDisallow: /\n", false},
+		{"", false},
+	}
+	for _, tt := range tests {
+		if got := Parse([]byte(tt.body)).AllowsNothing("bot"); got != tt.want {
+			t.Errorf("AllowsNothing(%q) = %v, want %v", tt.body, got, tt.want)
+		}
+	}
+}
+
+func TestPercentEncodingEquivalence(t *testing.T) {
+	tests := []struct {
+		rule, path string
+		match      bool
+	}{
+		{"/a%2Fb", "/a/b", true},
+		{"/a/b", "/a%2fb", true},
+		{"/%7Euser", "/~user", true},
+		{"/~user", "/%7euser", true},
+		{"/caf%c3%a9", "/café", true},
+		{"/café", "/caf%C3%A9", true},
+		{"/a%20b", "/a b", true},
+		{"/a%25", "/a%", true},
+		{"/a%25", "/a%2", true}, // "%2" is a literal '%' then '2'
+		{"/a%2541", "/aA", false},
+		{"/a%2A", "/a*", true},
+		{"/a%2A", "/ab", false},
+		{"/a*", "/ab", true},
+		{"/a%24", "/a$", true},
+		{"/a%24", "/a", false},
+		{"/a$", "/a", true},
+		{"/a$", "/a$", false},
+		{"/a$b", "/a$b", true},
+		{"/earn$*", "/earn$x", true},
+		{"/earn$*", "/earn", false},
+	}
+	for _, tt := range tests {
+		r := Parse([]byte("User-agent: *\nDisallow: " + tt.rule + "\n"))
+		if got := !r.DecidePath("bot", tt.path).Allowed; got != tt.match {
+			t.Errorf("rule %q path %q: match = %v, want %v", tt.rule, tt.path, got, tt.match)
+		}
+	}
+}
+
+func TestLimits(t *testing.T) {
+	body := "User-agent: *\nDisallow: /private\n"
+	// The limit inside the second line: that line is dropped, not cut.
+	for n := len("User-agent: *\n"); n < len(body)-1; n++ {
+		if d := ParseLimit([]byte(body), n).DecidePath("bot", "/p"); !d.Allowed {
+			t.Errorf("limit %d: a partial rule applied: %+v", n, d)
+		}
+	}
+	for _, n := range []int{len(body) - 1, len(body), 0, -1} {
+		if d := ParseLimit([]byte(body), n).DecidePath("bot", "/private"); d.Allowed {
+			t.Errorf("limit %d: rule lost", n)
+		}
+	}
+	// Past DefaultMaxBytes nothing is read.
+	big := body + "# " + strings.Repeat("x", DefaultMaxBytes) + "\nDisallow: /late\n"
+	if d := Parse([]byte(big)).DecidePath("bot", "/late"); !d.Allowed {
+		t.Errorf("a rule past DefaultMaxBytes applied: %+v", d)
+	}
+	// Lines are cut after 16663 bytes, and the cut rule still applies.
+	long := "/" + strings.Repeat("a", 20000)
+	r := Parse([]byte("User-agent: *\nDisallow: " + long + "\n"))
+	rule := r.Group("bot").Rules[0]
+	if want := maxLineLen - len("Disallow: "); len(rule.Pattern) != want {
+		t.Errorf("cut pattern has %d bytes, want %d", len(rule.Pattern), want)
+	}
+	if r.DecidePath("bot", long[:len(rule.Pattern)]).Allowed {
+		t.Error("cut rule does not apply")
+	}
+}
+
+func TestLineParsing(t *testing.T) {
+	tests := []struct {
+		body, path string
+		allowed    bool
+	}{
+		{"\xEF\xBB\xBFUser-agent: *\nDisallow: /a\n", "/a", false},
+		{"User-agent: *\rDisallow: /a\r", "/a", false},
+		{"user-AGENT: *\r\nDISALLOW: /a\r\n", "/a", false},
+		{"User-agent: *\nDisallow: /a\x00junk\n", "/a", false},
+		{"User-agent: *\nDisallow: /a\x00\nDisallow: /b\n", "/b", false},
+		{"User-agent: *\nDissallow: /a\n", "/a", false},
+		{"User-agent: *\nDisallow /a\n", "/a", false},
+		{"User-agent: *\nDisallow /a b\n", "/a", true},
+		{"User agent: *\nDisallow: /a\n", "/a", false},
+		{"User-agent *\nDisallow: /a\n", "/a", false},
+		{"User-agent: *\n  Disallow :  /a   \n", "/a", false},
+		{"User-agent: *\n: /a\n", "/a", true},
+		{"User-agent: *\nAllow: /a\n#Disallow: /a\n", "/a", true},
+		{"User-agent: *\nDisallow: /a\n\xEF\xBB\xBFDisallow: /b\n", "/b", true},
+	}
+	for _, tt := range tests {
+		if got := Parse([]byte(tt.body)).DecidePath("bot", tt.path).Allowed; got != tt.allowed {
+			t.Errorf("%q %s: allowed = %v, want %v", tt.body, tt.path, got, tt.allowed)
+		}
+	}
+}
+
+func TestLongAndOddAgents(t *testing.T) {
+	long := strings.Repeat("Ab", 50)
+	r := Parse([]byte("User-agent: " + long + "\nDisallow: /\nUser-agent: *\nAllow: /\n"))
+	if d := r.DecidePath(strings.ToLower(long), "/x"); d.Allowed || d.Group != long {
+		t.Errorf("long agent: %+v", d)
+	}
+	// U+212A KELVIN SIGN lower-cases to 'k' in Unicode; it must not match.
+	r = Parse([]byte("User-agent: k" + strings.Repeat("x", 70) + "\nDisallow: /\n"))
+	if d := r.DecidePath("\u212A"+strings.Repeat("x", 70), "/x"); !d.Allowed {
+		t.Errorf("Kelvin sign matched: %+v", d)
+	}
+	r = Parse([]byte("User-agent: Foo Bar\nDisallow: /\n"))
+	for _, a := range []string{"Foo Bar", "Bar", "FooBar", ""} {
+		if !r.DecidePath(a, "/x").Allowed {
+			t.Errorf("agent %q matched the group of \"Foo Bar\"", a)
+		}
+	}
+	if r.DecidePath("foo", "/x").Allowed {
+		t.Error("agent foo did not match the group of \"Foo Bar\"")
+	}
+}
+
+func TestDecideDoesNotAllocate(t *testing.T) {
+	r := Parse([]byte(realisticRobots))
+	urls := []string{
+		"https://www.example.com/search?q=robots&page=2",
+		"https://www.example.com/products/shoes/12345.html",
+		"https://www.example.com/caf%C3%A9/menu%2Fdrinks?x=%7e",
+		"https://www.example.com/" + strings.Repeat("a", 900),
+	}
+	for _, u := range urls {
+		n := testing.AllocsPerRun(100, func() { r.Decide("Googlebot", u) })
+		if n != 0 {
+			t.Errorf("Decide(%.40q) allocates %v times", u, n)
+		}
+	}
+}

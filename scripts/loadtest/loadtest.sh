@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# Load test: robotsgate next to a bare goproxy forwarder (same goproxy version,
+# same transport settings) and squid (caching off), in one run, on loopback only.
+#
+#   scripts/loadtest/loadtest.sh            # ~10 s per measured run, 64 connections
+#   DUR=5s CONNS=32 scripts/loadtest/loadtest.sh
+#
+# Needs wrk and (optionally) squid: apt-get install -y wrk squid.
+# Each proxy is pinned to CPU 0, wrk and the origin to CPU 1 (on a 2-core
+# machine). CPU time per request is the proxy's user+sys time from
+# /proc/PID/stat over the measured run, divided by the requests wrk completed.
+# Every run is bounded by DUR; the whole script by `timeout`.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+
+DUR=${DUR:-10s}
+CONNS=${CONNS:-64}
+ORIGIN_BASE=${ORIGIN_BASE:-18000}
+ORIGINS=16
+PROXY_CPU=${PROXY_CPU:-0}
+LOAD_CPU=${LOAD_CPU:-1}
+command -v wrk >/dev/null || { echo "loadtest: wrk not found (apt-get install -y wrk)" >&2; exit 2; }
+
+work=$(mktemp -d)
+chmod 777 "$work"
+pids=()
+cleanup() {
+  for p in "${pids[@]:-}"; do [ -n "$p" ] && kill "$p" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+echo "building..." >&2
+go build -o "$work/robotsgate" ./cmd/robotsgate
+go build -o "$work/bareproxy" ./scripts/loadtest/bareproxy
+go build -o "$work/origin" ./scripts/loadtest/origin
+
+taskset -c "$LOAD_CPU" "$work/origin" -base "$ORIGIN_BASE" -n "$ORIGINS" &
+pids+=($!)
+
+wait_port() { # host:port
+  for _ in $(seq 1 100); do
+    (exec 3<>"/dev/tcp/${1%:*}/${1#*:}") 2>/dev/null && return 0
+    sleep 0.1
+  done
+  echo "loadtest: nothing listens on $1" >&2; return 1
+}
+ticks() { awk '{print $14+$15}' "/proc/$1/stat"; }
+clk=$(getconf CLK_TCK)
+
+# run NAME PID ADDR ALLOWED_ONLY: warm up, then measure one wrk run.
+run() {
+  local name=$1 pid=$2 addr=$3 allowed_only=$4
+  ORIGIN_BASE=$ORIGIN_BASE ORIGINS=$ORIGINS ALLOWED_ONLY=$allowed_only \
+    timeout 30 taskset -c "$LOAD_CPU" wrk -t1 -c"$CONNS" -d2s -s scripts/loadtest/mixed.lua "http://$addr/" >/dev/null
+  local t0; t0=$(ticks "$pid")
+  local out
+  out=$(ORIGIN_BASE=$ORIGIN_BASE ORIGINS=$ORIGINS ALLOWED_ONLY=$allowed_only \
+    timeout 60 taskset -c "$LOAD_CPU" wrk -t1 -c"$CONNS" -d"$DUR" --latency -s scripts/loadtest/mixed.lua "http://$addr/")
+  local t1; t1=$(ticks "$pid")
+  local rps reqs p99 non2xx
+  rps=$(awk '/^Requests\/sec/ {print $2}' <<<"$out")
+  reqs=$(awk '/requests in/ {print $1}' <<<"$out")
+  p99=$(awk '$1=="99%" {print $2}' <<<"$out")
+  non2xx=$(awk '/Non-2xx/ {print $NF}' <<<"$out")
+  local cpu_us
+  cpu_us=$(awk -v d=$((t1 - t0)) -v n="$reqs" -v c="$clk" 'BEGIN { if (n > 0) printf "%.1f", d / c * 1e6 / n; else print "n/a" }')
+  printf '%-22s %-9s %10s req/s  p99 %-9s  cpu/req %7s us  non-2xx %s\n' \
+    "$name" "$([ "$allowed_only" = 1 ] && echo allowed || echo mixed)" "$rps" "$p99" "$cpu_us" "${non2xx:-0}"
+}
+
+# robotsgate: enforce mode, audit of blocked requests to a file.
+taskset -c "$PROXY_CPU" "$work/robotsgate" serve -listen 127.0.0.1:19309 -audit-log "$work/audit.log" \
+  -log-level warn -data-dir "$work/data" >"$work/robotsgate.out" 2>&1 &
+rg=$!; pids+=("$rg")
+taskset -c "$PROXY_CPU" "$work/bareproxy" -listen 127.0.0.1:19310 &
+bare=$!; pids+=("$bare")
+wait_port 127.0.0.1:19309
+wait_port 127.0.0.1:19310
+
+squid_pid=""
+if command -v squid >/dev/null; then
+  sed -e "s|@PORT@|19311|" -e "s|@DIR@|$work|" scripts/loadtest/squid.conf.in >"$work/squid.conf"
+  taskset -c "$PROXY_CPU" squid -N -f "$work/squid.conf" >"$work/squid.out" 2>&1 &
+  squid_pid=$!; pids+=("$squid_pid")
+  wait_port 127.0.0.1:19311 || squid_pid=""
+else
+  echo "loadtest: squid not found, skipping it (apt-get install -y squid)" >&2
+fi
+
+echo "conns=$CONNS duration=$DUR origins=$ORIGINS proxy-cpu=$PROXY_CPU load-cpu=$LOAD_CPU"
+for mix in 0 1; do
+  run robotsgate "$rg" 127.0.0.1:19309 $mix
+  run bare-goproxy "$bare" 127.0.0.1:19310 $mix
+  [ -n "$squid_pid" ] && run squid "$squid_pid" 127.0.0.1:19311 $mix
+done
+echo "audit records written: $(wc -l <"$work/audit.log")"
