@@ -97,6 +97,10 @@ func TestProxyAuth(t *testing.T) {
 	if resp.StatusCode != http.StatusForbidden || resp.Header.Get(HeaderDecision) != "port-forbidden" {
 		t.Errorf("CONNECT with credentials: %d %q, want 403 port-forbidden", resp.StatusCode, resp.Header.Get(HeaderDecision))
 	}
+	// Only the CONNECT that passed access control was decided (and counted).
+	if v := metricValue(t, p.scrape(t), `robotsgate_decisions_total{reason="port-forbidden",result="denied"}`); v != 1 {
+		t.Errorf("port-forbidden decisions = %v, want 1", v)
+	}
 
 	// Admin requests to the proxy port need no proxy credentials.
 	if code, _ := adminDo(t, "GET", "http://"+p.addr, "/healthz", "", nil); code != 200 {

@@ -195,6 +195,7 @@ func (s *Server) tunnel(ctx *goproxy.ProxyCtx, st *requestState, u *url.URL) *go
 		d.Detail = "tunnel mode: no robots.txt (" + d.Detail + "); paths inside the tunnel are not checked"
 	}
 	st.Decision, st.Decided = d, true
+	s.metrics.Decision(d) // [metrics] CONNECTs skip the response hooks
 	if d.Allowed || s.cfg.Mode == ModeReport {
 		e := EventFromDecision(r.RemoteAddr, r.Method, d)
 		e.Decision, e.Detail = DecisionAllowed, d.Detail
@@ -213,6 +214,7 @@ func (s *Server) refuseConnect(ctx *goproxy.ProxyCtx, status int, d enforce.Deci
 	r := ctx.Req
 	st := stateOf(ctx)
 	st.Decision, st.Decided, st.Answered = d, true, true
+	s.metrics.Decision(d) // [metrics] CONNECTs skip the response hooks
 	e := EventFromDecision(r.RemoteAddr, r.Method, d)
 	e.Decision, e.Status, e.Detail = DecisionBlocked, status, d.Detail
 	s.record(e)

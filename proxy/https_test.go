@@ -42,7 +42,7 @@ type tlsOrigin struct {
 	plain  atomic.Int64 // requests that did not arrive over TLS
 }
 
-func newTLSOrigin(t *testing.T, robotsTxt string) *tlsOrigin {
+func newTLSOrigin(t testing.TB, robotsTxt string) *tlsOrigin {
 	t.Helper()
 	o := &tlsOrigin{robots: robotsTxt, hits: make(map[string]int)}
 	o.Server = httptest.NewTLSServer(http.HandlerFunc(o.serve))
@@ -70,7 +70,7 @@ func (o *tlsOrigin) hit(path string) int {
 	return o.hits[path]
 }
 
-func (o *tlsOrigin) port(t *testing.T) int {
+func (o *tlsOrigin) port(t testing.TB) int {
 	t.Helper()
 	u, _ := url.Parse(o.URL)
 	p, err := strconv.Atoi(u.Port())
@@ -80,8 +80,8 @@ func (o *tlsOrigin) port(t *testing.T) int {
 	return p
 }
 
-// writeCertPEM writes srv's certificate as a PEM file and returns its path.
-func writeCertPEM(t *testing.T, cert *x509.Certificate) string {
+// writeCertPEM writes cert as a PEM file and returns its path.
+func writeCertPEM(t testing.TB, cert *x509.Certificate) string {
 	t.Helper()
 	f := filepath.Join(t.TempDir(), "root.pem")
 	if err := os.WriteFile(f, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: cert.Raw}), 0o644); err != nil {

@@ -301,3 +301,20 @@ func (s *Server) observeMetrics(resp *http.Response, ctx *goproxy.ProxyCtx) *htt
 	}
 	return resp
 }
+
+// countPauses returns the Pauses the Server should use so that
+// robotsgate_paused_origins can count them: pauses itself when it can
+// count (has Len, as enforce.MemoryPauses does), or a new in-memory one,
+// counted, when pauses is nil (the default Politeness would create an
+// uncountable one of its own).
+func (m *Metrics) countPauses(pauses enforce.Pauses) enforce.Pauses {
+	if pauses == nil {
+		mp := enforce.NewMemoryPauses()
+		m.PausedOriginsFunc(mp.Len)
+		return mp
+	}
+	if l, ok := pauses.(interface{ Len() int }); ok {
+		m.PausedOriginsFunc(l.Len)
+	}
+	return pauses
+}

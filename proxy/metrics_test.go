@@ -19,6 +19,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/robotsgate/robotsgate/enforce"
+	"github.com/robotsgate/robotsgate/enforce/enforcetest"
 )
 
 // opsRobots is the robots.txt of the ops tests' origin.
@@ -43,6 +44,9 @@ func newOpsOrigin(t *testing.T) *opsOrigin {
 		switch r.URL.Path {
 		case "/robots.txt":
 			io.WriteString(w, opsRobots)
+		case "/busy": // asks crawlers to back off
+			w.Header().Set("Retry-After", "120")
+			w.WriteHeader(http.StatusServiceUnavailable)
 		case "/boom": // no response at all: an upstream error
 			if hj, ok := w.(http.Hijacker); ok {
 				c, _, _ := hj.Hijack()
@@ -100,7 +104,7 @@ func (b *syncBuf) String() string {
 // startOpsProxy starts a Server for cfg (Listen is replaced by a free
 // loopback port; the audit log goes to a temp file unless set) and stops
 // it at cleanup.
-func startOpsProxy(t *testing.T, mutate func(*Config)) *opsProxy {
+func startOpsProxy(t *testing.T, mutate func(*Config), deps ...func(*Deps)) *opsProxy {
 	t.Helper()
 	cfg := Default()
 	cfg.Listen = "127.0.0.1:0"
@@ -131,7 +135,11 @@ func startOpsProxy(t *testing.T, mutate func(*Config)) *opsProxy {
 		t.Fatal(err)
 	}
 	p.auditor = NewAuditor(aw)
-	p.srv, err = New(cfg, Deps{Enforcer: enf, Auditor: p.auditor, Log: log, Transport: tr, Metrics: p.metrics})
+	d := Deps{Enforcer: enf, Auditor: p.auditor, Log: log, Transport: tr, Metrics: p.metrics}
+	for _, f := range deps {
+		f(&d)
+	}
+	p.srv, err = New(cfg, d)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -363,4 +371,72 @@ func BenchmarkMetricsPerRequest(b *testing.B) {
 			n.Add(1)
 		}
 	})
+}
+
+func TestMetricsQueuedAndPaused(t *testing.T) {
+	o := newOpsOrigin(t)
+	clk := enforcetest.NewClock(time.Now())
+	p := startOpsProxy(t, func(c *Config) { c.Politeness.DefaultCrawlDelay = 10 * time.Second },
+		func(d *Deps) { d.Clock = clk })
+	c := p.client(nil)
+	if code, _, _ := opsGet(t, c, o.URL+"/a"); code != 200 {
+		t.Fatalf("first request: %d", code)
+	}
+	// The second request waits 10 s (fake clock) for its crawl-delay slot.
+	done := make(chan int, 1)
+	go func() {
+		resp, err := c.Get(o.URL + "/b")
+		if err != nil {
+			done <- -1
+			return
+		}
+		resp.Body.Close()
+		done <- resp.StatusCode
+	}()
+	deadline := time.Now().Add(10 * time.Second)
+	for clk.Waiters() == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the second request never waited for its slot")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	m := p.scrape(t)
+	if v := metricValue(t, m, "robotsgate_queued_requests"); v != 1 {
+		t.Errorf("queued while waiting = %v, want 1", v)
+	}
+	if v := metricValue(t, m, "robotsgate_inflight_requests"); v != 1 {
+		t.Errorf("in flight while waiting = %v, want 1", v)
+	}
+	clk.Advance(10 * time.Second)
+	if code := <-done; code != 200 {
+		t.Fatalf("second request: %d", code)
+	}
+	m = p.scrape(t)
+	if v := metricValue(t, m, "robotsgate_queued_requests"); v != 0 {
+		t.Errorf("queued after = %v, want 0", v)
+	}
+	if v := metricValue(t, m, "robotsgate_inflight_requests"); v != 0 {
+		t.Errorf("in flight after = %v, want 0", v)
+	}
+
+	// A 503 with Retry-After pauses the origin; the next request is refused.
+	o2 := newOpsOrigin(t)
+	p2 := startOpsProxy(t, nil)
+	c2 := p2.client(nil)
+	if code, _, _ := opsGet(t, c2, o2.URL+"/busy"); code != http.StatusServiceUnavailable {
+		t.Fatalf("/busy: %d", code)
+	}
+	if code, _, _ := opsGet(t, c2, o2.URL+"/ok"); code != http.StatusServiceUnavailable {
+		t.Fatalf("request to a paused origin: %d, want 503", code)
+	}
+	m = p2.scrape(t)
+	if v := metricValue(t, m, "robotsgate_paused_origins"); v != 1 {
+		t.Errorf("paused origins = %v, want 1", v)
+	}
+	if v := metricValue(t, m, `robotsgate_decisions_total{reason="origin-paused",result="denied"}`); v != 1 {
+		t.Errorf("origin-paused decisions = %v, want 1", v)
+	}
+	if o2.hit("/ok") != 0 {
+		t.Error("the paused origin was contacted")
+	}
 }

@@ -96,7 +96,9 @@ func (s *Server) pace(r *http.Request, ctx *goproxy.ProxyCtx) (*http.Request, *h
 		return r, nil
 	}
 	d := st.Decision
+	s.metrics.QueueEntered() // [metrics] robotsgate_queued_requests
 	pm, ref, err := s.polite.Admit(r.Context(), d.Origin, d.CrawlDelay)
+	s.metrics.QueueLeft()
 	if err != nil {
 		// The client went away while waiting: answer (nobody reads it)
 		// rather than forward unpaced.

@@ -112,6 +112,8 @@ func New(cfg Config, deps Deps) (*Server, error) {
 	if s.clock == nil {
 		s.clock = enforce.SystemClock{}
 	}
+	// [metrics] robotsgate_paused_origins counts the pauses (metrics.go):
+	deps.Pauses = s.metrics.countPauses(deps.Pauses)
 	pol, err := newPoliteness(cfg, deps.Pacer, deps.Pauses, s.clock, s.log) // [politeness] (politeness.go)
 	if err != nil {
 		return nil, err

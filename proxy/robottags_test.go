@@ -403,6 +403,7 @@ func TestRobotTagsEndToEndEnforce(t *testing.T) {
 	if len(recs) != 1 || recs[0]["decision"] != DecisionBlocked || recs[0]["status"] != 403.0 {
 		t.Fatalf("audit: %v", recs)
 	}
+	t.Logf("audit record: %s", strings.TrimSpace(h.audit.buf.String()))
 
 	// A meta tag in a non-HTML response is not a robot tag.
 	resp, body = h.get(t, o.URL+"/meta-in-text", "User-Agent", "Mandelbot/1.0")
@@ -495,6 +496,35 @@ func TestRobotTagsEndToEndMITM(t *testing.T) {
 			// The session goes on: the next request is unaffected.
 			if resp, body := get(t, c, o.URL+"/plain"); resp.StatusCode != 200 || !strings.Contains(body, secret) {
 				t.Errorf("next request in the session: %d", resp.StatusCode)
+			}
+		})
+	}
+}
+
+// BenchmarkApplyRobotTags measures the robot-tag step on a 100 KB HTML
+// page (meta in its head), the same page without a meta element, and a
+// non-HTML response with an X-Robots-Tag header.
+func BenchmarkApplyRobotTags(b *testing.B) {
+	pad := strings.Repeat("<p>lorem ipsum dolor sit amet</p>", 3000)
+	head := `<!doctype html><html><head><meta charset="utf-8"><title>t</title>` +
+		`<link rel="stylesheet" href="/s.css"><script src="/a.js"></script>`
+	for _, bc := range []struct {
+		name, ctype, body string
+		hdr               []string
+	}{
+		{"html-meta-noindex", "text/html", head + `<meta name="robots" content="noindex"></head><body>` + pad, nil},
+		{"html-no-meta", "text/html", head + `</head><body>` + pad, nil},
+		{"html-no-head-end", "text/html", "<html><head>" + pad, nil}, // scans the whole 64 KiB window
+		{"pdf-x-robots-tag", "application/pdf", pad, []string{"X-Robots-Tag", "noindex, nofollow"}},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			cfg := tagsCfg(RobotTagsAnnotate)
+			b.ReportAllocs()
+			for b.Loop() {
+				resp, _ := tagResp(200, bc.ctype, bc.body, bc.hdr...)
+				out, _ := applyRobotTags(resp.Request, resp, "Mandelbot", cfg)
+				io.Copy(io.Discard, out.Body)
+				out.Body.Close()
 			}
 		})
 	}

@@ -148,3 +148,14 @@ func BenchmarkParsePathological(b *testing.B) {
 		Parse(body)
 	}
 }
+
+// BenchmarkParseMergeBomb parses a file in which 2000 agents each merge a
+// 5000-rule group with a group of their own.
+func BenchmarkParseMergeBomb(b *testing.B) {
+	body := mergeBomb(2000, 5000)
+	b.SetBytes(int64(len(body)))
+	b.ReportAllocs()
+	for b.Loop() {
+		Parse(body)
+	}
+}

@@ -132,36 +132,49 @@ func compile(pattern string, allow bool, rule int) matcher {
 	return m
 }
 
-// compile compiles the group's rules. Empty patterns are left out: they
-// match with precedence 0 and never decide. As in Google's matcher, an
-// Allow of ".../index.htm..." also allows its directory (".../$").
-func (g *Group) compile() {
-	g.matchers = g.matchers[:0]
-	for i, r := range g.Rules {
+// part is one group as written, with its rules compiled.
+type part struct {
+	rules []Rule
+	// matchers are the non-empty rules compiled, ordered by decreasing
+	// precedence (Allow first among equals, then file order), so the first
+	// that matches decides.
+	matchers []matcher
+	index    *matchIndex // nil for a small group
+}
+
+// newPart compiles rules. Empty patterns are left out: they match with
+// precedence 0 and never decide. As in Google's matcher, an Allow of
+// ".../index.htm..." also allows its directory (".../$").
+func newPart(rules []Rule) *part {
+	pt := &part{rules: rules}
+	for i, r := range rules {
 		if r.Pattern == "" {
 			continue
 		}
-		g.matchers = append(g.matchers, compile(r.Pattern, r.Allow, i))
+		pt.matchers = append(pt.matchers, compile(r.Pattern, r.Allow, i))
 		if r.Allow {
 			if j := lastSlash(r.Pattern); j >= 0 && hasPrefix(r.Pattern[j:], "/index.htm") {
-				g.matchers = append(g.matchers, compile(r.Pattern[:j+1]+"$", true, i))
+				pt.matchers = append(pt.matchers, compile(r.Pattern[:j+1]+"$", true, i))
 			}
 		}
 	}
-	sort.SliceStable(g.matchers, func(i, j int) bool {
-		a, b := &g.matchers[i], &g.matchers[j]
-		if a.prio != b.prio {
-			return a.prio > b.prio
-		}
-		if a.allow != b.allow {
-			return a.allow
-		}
-		return a.rule < b.rule
-	})
-	g.index = nil
-	if len(g.matchers) > indexMin {
-		g.index = newMatchIndex(g.matchers)
+	sort.SliceStable(pt.matchers, func(i, j int) bool { return pt.matchers[i].before(&pt.matchers[j]) })
+	if len(pt.matchers) > indexMin {
+		pt.index = newMatchIndex(pt.matchers)
 	}
+	return pt
+}
+
+// before reports whether m takes precedence over o: a longer pattern, else
+// Allow over Disallow, else the earlier rule (of the same part).
+func (m *matcher) before(o *matcher) bool {
+	if m.prio != o.prio {
+		return m.prio > o.prio
+	}
+	if m.allow != o.allow {
+		return m.allow
+	}
+	return m.rule < o.rule
 }
 
 // indexMin is the number of matchers above which a group gets a
@@ -208,11 +221,11 @@ func newMatchIndex(ms []matcher) *matchIndex {
 
 // firstMatch returns the matcher of highest precedence that matches the
 // canonical path p (which starts with '/'), or nil.
-func (g *Group) firstMatch(p []byte) *matcher {
-	ix := g.index
+func (pt *part) firstMatch(p []byte) *matcher {
+	ix := pt.index
 	if ix == nil {
-		for i := range g.matchers {
-			if m := &g.matchers[i]; m.match(p) {
+		for i := range pt.matchers {
+			if m := &pt.matchers[i]; m.match(p) {
 				return m
 			}
 		}
@@ -230,11 +243,26 @@ func (g *Group) firstMatch(p []byte) *matcher {
 		} else {
 			i, keyed = keyed[0], keyed[1:]
 		}
-		if m := &g.matchers[i]; m.match(p) {
+		if m := &pt.matchers[i]; m.match(p) {
 			return m
 		}
 	}
 	return nil
+}
+
+// match returns the rule of highest precedence of all parts of g that
+// matches the canonical path p, and whether there is one.
+func (g *Group) match(p []byte) (Rule, bool) {
+	var best *matcher
+	var rule Rule
+	for _, pt := range g.parts {
+		// Among equals the earlier part wins, so only a strictly better
+		// match replaces best.
+		if m := pt.firstMatch(p); m != nil && (best == nil || m.prio > best.prio || m.prio == best.prio && m.allow && !best.allow) {
+			best, rule = m, pt.rules[m.rule]
+		}
+	}
+	return rule, best != nil
 }
 
 func lastSlash(s string) int {
@@ -252,19 +280,21 @@ func hasPrefix(s, prefix string) bool { return len(s) >= len(prefix) && s[:len(p
 // Allow rule that could match some path takes precedence over it.
 func (g *Group) allowsNothing() bool {
 	best := -1
-	for i := range g.matchers {
-		m := &g.matchers[i]
-		if !m.allow && m.universal() && m.prio > best {
-			best = m.prio
+	for _, pt := range g.parts {
+		for i := range pt.matchers {
+			if m := &pt.matchers[i]; !m.allow && m.universal() && m.prio > best {
+				best = m.prio
+			}
 		}
 	}
 	if best < 0 {
 		return false
 	}
-	for i := range g.matchers {
-		m := &g.matchers[i]
-		if m.allow && m.prio >= best && m.canMatch() {
-			return false
+	for _, pt := range g.parts {
+		for i := range pt.matchers {
+			if m := &pt.matchers[i]; m.allow && m.prio >= best && m.canMatch() {
+				return false
+			}
 		}
 	}
 	return true
@@ -295,8 +325,8 @@ func (r *Robots) decide(agent, path string, slash bool) Decision {
 	if g == nil {
 		return Decision{Allowed: true}
 	}
-	if m := g.firstMatch(p); m != nil {
-		return Decision{Allowed: m.allow, Rule: g.Rules[m.rule], Group: tok}
+	if rule, ok := g.match(p); ok {
+		return Decision{Allowed: rule.Allow, Rule: rule, Group: tok}
 	}
 	return Decision{Allowed: true, Group: tok}
 }

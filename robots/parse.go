@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -312,19 +313,27 @@ func (p *parser) finish() {
 		return sb.String()
 	}
 	first := map[*Group]int{}
+	parts := make([]*part, len(p.src)) // compiled on first use
 	get := func(srcs []int, agent string) *Group {
 		k := setKey(srcs)
 		g := bySet[k]
 		if g == nil {
-			g = &Group{}
-			for _, s := range srcs {
+			g = &Group{parts: make([]*part, len(srcs))}
+			for i, s := range srcs {
 				sg := p.src[s]
-				g.Rules = append(g.Rules, sg.rules...)
+				if parts[s] == nil {
+					parts[s] = newPart(sg.rules)
+				}
+				g.parts[i] = parts[s]
 				if sg.hasDelay && sg.delay > g.CrawlDelay {
 					g.CrawlDelay = sg.delay
 				}
 			}
-			g.compile()
+			if len(srcs) == 1 {
+				g.Rules = p.src[srcs[0]].rules
+			} else {
+				g.fill = new(sync.Once)
+			}
 			bySet[k] = g
 			first[g] = srcs[0]
 			r.groups = append(r.groups, g)

@@ -5,9 +5,45 @@
 //
 // The package does no I/O, reads no clock and logs nothing. A *Robots is
 // immutable after Parse and safe for concurrent use.
+//
+// # Reading
+//
+// Parse is as lenient as Google's reference parser (github.com/google/robotstxt):
+// lines end at CR, LF or CRLF; a UTF-8 byte order mark (or a prefix of one)
+// is skipped at the start; '#' starts a comment anywhere; field names are
+// matched case-insensitively by prefix, with Google's accepted misspellings
+// ("dissallow", "useragent", "site-map", ...); a line without a colon that
+// is exactly two words is read as "key value"; a line is cut after 16663
+// bytes; invalid lines are ignored.
+//
+// # Groups
+//
+// The product token of a user-agent line is the leading run of
+// [A-Za-z0-9_-] of its value ("Googlebot/2.1" gives "Googlebot"). An agent
+// is compared whole and case-insensitively with these tokens. Groups naming
+// the agent are merged; only when none does, the groups naming "*" apply;
+// without either, everything is allowed. A group naming the agent applies
+// even when it has no rules.
+//
+// # Matching
+//
+// The path, params and query of a URL are matched against the group's
+// Allow and Disallow patterns, anchored at the start; '*' matches any run
+// of octets and a final '$' the end. The longest pattern (in octets as
+// written, non-ASCII octets counted percent-encoded) wins, Allow wins a
+// tie, an empty pattern never matches, and /robots.txt is always allowed.
+// Pattern and path are compared after the percent-encoding normalisation of
+// RFC 9309 §2.2.2: non-ASCII octets are encoded, and every escape of a
+// printable ASCII character is decoded (so "%7E" and "~", "%2F" and "/"
+// are the same, and "%2A" in a pattern is a literal '*'). Matching
+// allocates nothing for paths of up to 2 KiB and costs at most
+// O(len(path)·len(pattern)) per rule.
 package robots
 
-import "time"
+import (
+	"sync"
+	"time"
+)
 
 // DefaultMaxBytes is the number of bytes of a robots.txt body that Parse
 // reads; RFC 9309 §2.5 asks crawlers to parse at least 500 KiB.
@@ -49,14 +85,44 @@ func (r Rule) String() string {
 // Group is the set of rules that apply to one or more user agents. Groups
 // naming the same agent are merged (RFC 9309 §2.2.1).
 type Group struct {
-	Agents     []string      // the product tokens of the group's user-agent lines; "*" for the default group
-	Rules      []Rule        // in file order
-	CrawlDelay time.Duration // 0 when the group states none (or only invalid values)
+	// Agents are the product tokens (as first written) that select this
+	// group; "*" for the default group. Tokens whose user-agent lines
+	// head exactly the same groups in the file share one Group.
+	Agents []string
+	// Rules are the Allow and Disallow lines of the merged groups, in file
+	// order.
+	Rules []Rule
+	// CrawlDelay is the Crawl-delay of the group (decimal seconds), the
+	// largest when merged groups state several; 0 when the group states
+	// none, or only invalid values. It never changes a Decision.
+	CrawlDelay time.Duration
 
-	// matchers are the group's non-empty rules compiled, ordered by
-	// decreasing precedence, so the first that matches decides.
-	matchers []matcher
-	index    *matchIndex // nil for a small group
+	// parts are the groups as written that this one merges, in file order,
+	// each with its rules compiled. Decisions are made on the parts, so
+	// that merging never copies rules: a file in which thousands of agents
+	// each name a different combination of large groups stays linear.
+	parts []*part
+	// fill, when not nil, fills in Rules from parts on first use (by
+	// Robots.Group or Robots.Groups); it is nil when Rules is already set.
+	fill *sync.Once
+}
+
+// filled fills in g.Rules if needed and returns g.
+func (g *Group) filled() *Group {
+	if g != nil && g.fill != nil {
+		g.fill.Do(func() {
+			n := 0
+			for _, pt := range g.parts {
+				n += len(pt.rules)
+			}
+			rules := make([]Rule, 0, n)
+			for _, pt := range g.parts {
+				rules = append(rules, pt.rules...)
+			}
+			g.Rules = rules
+		})
+	}
+	return g
 }
 
 // Decision is the outcome of matching a URL against a robots.txt.
@@ -74,9 +140,9 @@ type Decision struct {
 // Extension is a line with a field robots doesn't act on (Host,
 // Request-rate, Clean-param, ...), kept for display.
 type Extension struct {
-	Key   string
-	Value string
-	Line  int
+	Key   string // the field name as written
+	Value string // the value, trimmed, comment removed
+	Line  int    // 1-based line number in the file
 }
 
 // Parse parses a robots.txt body, reading at most DefaultMaxBytes of it.
@@ -124,18 +190,25 @@ func (r *Robots) DecidePath(agent, path string) Decision {
 // not be modified.
 func (r *Robots) Group(agent string) *Group {
 	g, _ := r.lookup(agent)
-	return g
+	return g.filled()
 }
 
-// Groups returns all groups, merged, in order of first appearance. Groups
-// whose user-agent lines name exactly the same set of groups in the file
-// are reported as one Group with several Agents. The groups are shared
-// and must not be modified.
+// Groups returns all groups, merged, in order of first appearance. Agents
+// whose user-agent lines head exactly the same groups in the file share
+// one Group. The groups are shared and must not be modified.
+//
+// The merged rule lists are built on first use; for a file crafted so that
+// many agents each name a different combination of large groups they can
+// be much larger than the file (Decide never builds them).
 func (r *Robots) Groups() []*Group {
 	if r == nil {
 		return nil
 	}
-	return append([]*Group(nil), r.groups...)
+	gs := make([]*Group, len(r.groups))
+	for i, g := range r.groups {
+		gs[i] = g.filled()
+	}
+	return gs
 }
 
 // Sitemaps returns the values of all Sitemap lines, in file order.

@@ -1,6 +1,7 @@
 package robots
 
 import (
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -315,5 +316,59 @@ func TestDecideDoesNotAllocate(t *testing.T) {
 		if n != 0 {
 			t.Errorf("Decide(%.40q) allocates %v times", u, n)
 		}
+	}
+}
+
+// mergeBomb returns a robots.txt in which each of k agents heads one big
+// group of n rules and also a small group of its own, so that every agent
+// has a different merged group of n+1 rules.
+func mergeBomb(k, n int) []byte {
+	var sb strings.Builder
+	for i := 0; i < k; i++ {
+		fmt.Fprintf(&sb, "User-agent: t%d\n", i)
+	}
+	for i := 0; i < n; i++ {
+		fmt.Fprintf(&sb, "Disallow: /r%d$\n", i)
+	}
+	for i := 0; i < k; i++ {
+		fmt.Fprintf(&sb, "User-agent: t%d\nDisallow: /x%d$\n", i, i)
+	}
+	return []byte(sb.String())
+}
+
+// TestMergeBombIsLinear checks that merging shares the compiled groups as
+// written instead of copying their rules once per agent.
+func TestMergeBombIsLinear(t *testing.T) {
+	const k, n = 2000, 5000
+	r := Parse(mergeBomb(k, n))
+	groups := r.groups
+	if len(groups) != k {
+		t.Fatalf("%d merged groups, want %d", len(groups), k)
+	}
+	big := groups[0].parts[0]
+	for _, g := range groups {
+		if len(g.parts) != 2 || g.parts[0] != big {
+			t.Fatalf("group %v does not share the big group's compiled rules", g.Agents)
+		}
+		if g.Rules != nil {
+			t.Fatalf("group %v: rules copied at parse time", g.Agents)
+		}
+	}
+	for _, tt := range []struct {
+		agent, path string
+		allowed     bool
+		line        int
+	}{
+		{"t7", "/r4999", false, k + n},
+		{"t7", "/x7", false, k + n + 2*7 + 2},
+		{"t7", "/x8", true, 0},
+		{"other", "/r1", true, 0},
+	} {
+		if d := r.DecidePath(tt.agent, tt.path); d.Allowed != tt.allowed || d.Rule.Line != tt.line {
+			t.Errorf("DecidePath(%q, %q) = %+v, want allowed %v line %d", tt.agent, tt.path, d, tt.allowed, tt.line)
+		}
+	}
+	if g := r.Group("T7"); len(g.Rules) != n+1 || g.Rules[n].Pattern != "/x7$" {
+		t.Errorf("Group(T7) has %d rules", len(g.Rules))
 	}
 }

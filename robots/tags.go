@@ -163,8 +163,7 @@ func parseDirective(tok string) (Directive, bool) {
 }
 
 // isAgentToken reports whether s (lower case) can be a crawler's product
-// token: letters, digits, '_', '-' and '.' (RFC 9309 allows [a-zA-Z_-];
-// digits and dots occur in real crawler names).
+// token: letters, digits, '_' and '-', as ProductToken accepts.
 func isAgentToken(s string) bool {
 	if s == "" {
 		return false
@@ -172,7 +171,7 @@ func isAgentToken(s string) bool {
 	for i := 0; i < len(s); i++ {
 		c := s[i]
 		switch {
-		case 'a' <= c && c <= 'z', '0' <= c && c <= '9', c == '_', c == '-', c == '.':
+		case 'a' <= c && c <= 'z', '0' <= c && c <= '9', c == '_', c == '-':
 		default:
 			return false
 		}
@@ -219,7 +218,7 @@ var notAgentMetaNames = map[string]bool{
 // start tag), and meta elements inside raw-text elements (<script>,
 // <noscript>, <title>, ...) or comments do not. Attribute names and the
 // name attribute's value are case-insensitive; a name other than "robots"
-// that looks like a product token (letters, digits, '_', '-', '.') is an
+// that looks like a product token (letters, digits, '_', '-') is an
 // agent and is stored lower-cased in Directive.Agent; well-known non-crawler
 // names (description, viewport, ...) are skipped. The content attribute is
 // a comma-separated list parsed like an X-Robots-Tag value but without
@@ -241,21 +240,34 @@ func ParseMetaRobots(r io.Reader) ([]Directive, error) {
 			}
 			return ds, fmt.Errorf("robots: reading HTML for meta robots: %w", err)
 		case html.EndTagToken:
-			if name, _ := z.TagName(); string(name) == "head" {
+			if rawTagIs(z.Raw(), "</head") {
 				return ds, nil
 			}
 		case html.StartTagToken, html.SelfClosingTagToken:
-			name, hasAttr := z.TagName()
-			switch string(name) {
-			case "body":
+			// Raw avoids TagName's copy of every tag name.
+			switch raw := z.Raw(); {
+			case rawTagIs(raw, "<body"):
 				return ds, nil
-			case "meta":
-				if hasAttr {
+			case rawTagIs(raw, "<meta"):
+				if _, hasAttr := z.TagName(); hasAttr {
 					ds = metaDirectives(z, ds)
 				}
 			}
 		}
 	}
+}
+
+// rawTagIs reports whether raw, the text of a tag token, is a tag whose
+// "<name" or "</name" is prefix (lower case), compared case-insensitively.
+func rawTagIs(raw []byte, prefix string) bool {
+	if len(raw) <= len(prefix) || !strings.EqualFold(string(raw[:len(prefix)]), prefix) {
+		return false
+	}
+	switch raw[len(prefix)] {
+	case ' ', '\t', '\n', '\f', '\r', '/', '>':
+		return true
+	}
+	return false
 }
 
 // metaDirectives appends the directives of the meta element z is on.
@@ -298,14 +310,11 @@ func metaDirectives(z *html.Tokenizer, ds []Directive) []Directive {
 // (case-insensitively). "none" is expanded to "noindex" and "nofollow".
 //
 // agent may be a full User-Agent string ("Mandelbot/1.2 (+https://...)"):
-// only its product token, up to the first '/' or space, is compared. An
-// empty agent selects only the directives for every agent. The result is
+// only its product token (ProductToken) is compared. An empty agent
+// selects only the directives for every agent. The result is
 // in the order of ds, a "none" replaced in place by its two directives.
 func ForAgent(ds []Directive, agent string) []Directive {
-	agent = strings.ToLower(strings.TrimSpace(agent))
-	if i := strings.IndexAny(agent, "/ \t"); i >= 0 {
-		agent = agent[:i]
-	}
+	agent = ProductToken(strings.TrimSpace(agent))
 	var out []Directive
 	for _, d := range ds {
 		if d.Agent != "" && (agent == "" || !strings.EqualFold(d.Agent, agent)) {

@@ -9,7 +9,9 @@ import (
 	"testing/iotest"
 )
 
-func tagDir(agent, name, value string) Directive { return Directive{Agent: agent, Name: name, Value: value} }
+func tagDir(agent, name, value string) Directive {
+	return Directive{Agent: agent, Name: name, Value: value}
+}
 
 func TestParseXRobotsTag(t *testing.T) {
 	tests := []struct {
@@ -111,6 +113,9 @@ func TestParseMetaRobots(t *testing.T) {
 			[]Directive{tagDir("", "noindex", "")}},
 		{"malformed: unclosed quote", `<head><meta name="robots" content="noindex></head><body>`, nil},
 		{"malformed: garbage", "\x00<<>><meta/name=robots content=noindex >\xff</", []Directive{tagDir("", "noindex", "")}},
+		{"look-alike tag names", `<head><metadata name="robots" content="nofollow"><bodyguard></bodyguard>` +
+			`<meta name="robots" content="noindex"></HEAD ><meta name="robots" content="noarchive">`,
+			[]Directive{tagDir("", "noindex", "")}},
 		{"not HTML at all", "%PDF-1.7 noindex", nil},
 		{"empty document", "", nil},
 	}

@@ -95,32 +95,32 @@ func (o option) get(c *proxy.Config) string {
 func options() []option {
 	return []option{
 		{"listen", "listen", "proxy address `host:port`", func(c *proxy.Config) any { return &c.Listen }},
-		{"agent", "agent", "robots agent (product token) for every request; empty = from each request's User-Agent", func(c *proxy.Config) any { return &c.Agent }},
-		{"agent-header", "agent_header", "request header that overrides the agent per request (stripped before forwarding); - disables", func(c *proxy.Config) any { return &c.AgentHeader }},
-		{"mode", "mode", "enforce (refuse disallowed URLs) or report (decide and audit, forward everything)", func(c *proxy.Config) any { return &c.Mode }},
-		{"audit", "audit", "which decisions are audited: blocked or all", func(c *proxy.Config) any { return &c.Audit }},
+		{"agent", "agent", "robots agent (product `token`) for every request; empty = from each request's User-Agent", func(c *proxy.Config) any { return &c.Agent }},
+		{"agent-header", "agent_header", "request `header` that overrides the agent per request (stripped before forwarding); - disables", func(c *proxy.Config) any { return &c.AgentHeader }},
+		{"mode", "mode", "`mode`: enforce (refuse disallowed URLs) or report (decide and audit, forward everything)", func(c *proxy.Config) any { return &c.Mode }},
+		{"audit", "audit", "which decisions are audited (`level`): blocked or all", func(c *proxy.Config) any { return &c.Audit }},
 		{"audit-log", "audit_log", "audit log `path`, - for stdout", func(c *proxy.Config) any { return &c.AuditLog }},
-		{"audit-max-size-mb", "audit_max_size_mb", "rotate the audit file at this size in MB; 0 = never", func(c *proxy.Config) any { return &c.AuditMaxSizeMB }},
-		{"log-level", "log_level", "operator log level: debug, info, warn or error", func(c *proxy.Config) any { return &c.LogLevel }},
-		{"log-format", "log_format", "operator log format on stderr: auto (console on a terminal, else JSON), json or console", func(c *proxy.Config) any { return &c.LogFormat }},
+		{"audit-max-size-mb", "audit_max_size_mb", "rotate the audit file at this size in `MB`; 0 = never", func(c *proxy.Config) any { return &c.AuditMaxSizeMB }},
+		{"log-level", "log_level", "operator log `level`: debug, info, warn or error", func(c *proxy.Config) any { return &c.LogLevel }},
+		{"log-format", "log_format", "operator log `format` on stderr: auto (console on a terminal, else JSON), json or console", func(c *proxy.Config) any { return &c.LogFormat }},
 		{"admin-listen", "admin_listen", "separate admin API address `host:port`; empty = on the proxy port", func(c *proxy.Config) any { return &c.AdminListen }},
-		{"admin-token", "admin_token", "bearer token of the admin API (prefer the environment variable)", func(c *proxy.Config) any { return &c.AdminToken }},
+		{"admin-token", "admin_token", "bearer `token` of the admin API (prefer the environment variable)", func(c *proxy.Config) any { return &c.AdminToken }},
 		{"audit-max-backups", "audit_max_backups", "rotated audit files kept; 0 = all", func(c *proxy.Config) any { return &c.AuditMaxBackups }},
 		{"audit-max-age-days", "audit_max_age_days", "rotated audit files older than this many days are removed; 0 = never", func(c *proxy.Config) any { return &c.AuditMaxAgeDays }},
 		{"credentials-file", "auth.credentials_file", "`file` of user:password lines: clients must send Proxy-Authorization: Basic", func(c *proxy.Config) any { return &c.Auth.CredentialsFile }},
 		{"allow-cidrs", "auth.allow_cidrs", "comma-separated client networks allowed to use the proxy; empty = any", func(c *proxy.Config) any { return &c.Auth.AllowCIDRs }},
 		{"allow-open", "auth.allow_open", "permit a non-loopback listen address without credentials or CIDRs (an open proxy)", func(c *proxy.Config) any { return &c.Auth.AllowOpen }},
-		{"https", "https.mode", "CONNECT handling: mitm (enforce paths) or tunnel (host only)", func(c *proxy.Config) any { return &c.HTTPS.Mode }},
+		{"https", "https.mode", "CONNECT handling `mode`: mitm (enforce paths) or tunnel (host only)", func(c *proxy.Config) any { return &c.HTTPS.Mode }},
 		{"data-dir", "https.data_dir", "`dir`ectory of the generated CA; empty = under the user's config dir", func(c *proxy.Config) any { return &c.HTTPS.DataDir }},
 		{"ca-cert", "https.ca_cert", "custom MITM CA certificate `file` (PEM) instead of the generated CA; needs -ca-key", func(c *proxy.Config) any { return &c.HTTPS.CACert }},       // [https]
 		{"ca-key", "https.ca_key", "private key `file` (PEM, mode 0600) of -ca-cert", func(c *proxy.Config) any { return &c.HTTPS.CAKey }},                                             // [https]
 		{"upstream-roots", "https.upstream_roots", "comma-separated PEM `files` of extra roots trusted for upstream TLS", func(c *proxy.Config) any { return &c.HTTPS.UpstreamRoots }}, // [https]
-		{"cache", "cache", "robots.txt cache: memory or redis://host:port/db", func(c *proxy.Config) any { return &c.Cache }},
+		{"cache", "cache", "robots.txt `cache`: memory or redis://host:port/db", func(c *proxy.Config) any { return &c.Cache }},
 		{"upstream-proxy", "upstream_proxy", "forward through this proxy `URL`; empty = direct (HTTP(S)_PROXY is ignored)", func(c *proxy.Config) any { return &c.UpstreamProxy }},
-		{"shutdown-timeout", "shutdown_timeout", "bound for in-flight requests at SIGINT/SIGTERM", func(c *proxy.Config) any { return &c.ShutdownTimeout }},
-		{"robots-user-agent", "robots.user_agent", "User-Agent of robots.txt fetches", func(c *proxy.Config) any { return &c.Robots.UserAgent }},
-		{"robots-ttl", "robots.ttl", "robots.txt cache lifetime", func(c *proxy.Config) any { return &c.Robots.TTL }},
-		{"robots-fetch-timeout", "robots.fetch_timeout", "bound of one robots.txt fetch", func(c *proxy.Config) any { return &c.Robots.FetchTimeout }},
+		{"shutdown-timeout", "shutdown_timeout", "bound (`duration`) for in-flight requests at SIGINT/SIGTERM", func(c *proxy.Config) any { return &c.ShutdownTimeout }},
+		{"robots-user-agent", "robots.user_agent", "`User-Agent` of robots.txt fetches", func(c *proxy.Config) any { return &c.Robots.UserAgent }},
+		{"robots-ttl", "robots.ttl", "robots.txt cache lifetime (`duration`)", func(c *proxy.Config) any { return &c.Robots.TTL }},
+		{"robots-fetch-timeout", "robots.fetch_timeout", "bound of one robots.txt fetch (`duration`)", func(c *proxy.Config) any { return &c.Robots.FetchTimeout }},
 	}
 }
 
@@ -143,10 +143,15 @@ func newServeFlags(given *[]flagValue, configPath *string) *flag.FlagSet {
 	def := proxy.Default()
 	for _, o := range options() {
 		usage := fmt.Sprintf("%s (env %s, YAML %s)", o.usage, o.envName(), o.key)
-		fs.Func(o.name, usage, func(v string) error {
+		record := func(v string) error {
 			*given = append(*given, flagValue{opt: o, value: v})
 			return nil
-		})
+		}
+		if _, ok := o.field(&def).(*bool); ok {
+			fs.BoolFunc(o.name, usage, record) // -allow-open alone means true
+		} else {
+			fs.Func(o.name, usage, record)
+		}
 		fs.Lookup(o.name).DefValue = o.get(&def) // shown by -h
 	}
 	return fs

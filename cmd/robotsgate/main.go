@@ -6,6 +6,7 @@
 //	robotsgate [serve] [flags]   run the proxy (default; 127.0.0.1:9309)
 //	robotsgate check [flags]     test URLs against a robots.txt
 //	robotsgate ca [flags]        show or create the MITM CA certificate
+//	robotsgate health [flags]    exit 0 if the configured robotsgate answers /healthz
 //
 // Run "robotsgate -h" or "robotsgate <command> -h" for the flags.
 package main
@@ -50,7 +51,7 @@ func run(ctx context.Context, args []string, env func(string) string, stdin io.R
 		usage(stdout)
 		return 0
 	default:
-		fmt.Fprintf(stderr, "robotsgate: unknown command %q (want serve, check or ca; -h for help)\n", args[0])
+		fmt.Fprintf(stderr, "robotsgate: unknown command %q (want serve, check, ca or health; -h for help)\n", args[0])
 		return 2
 	}
 }
@@ -71,6 +72,7 @@ Usage:
   robotsgate [serve] [flags]   run the proxy (default; listens on 127.0.0.1:9309)
   robotsgate check [flags]     test URLs against a robots.txt
   robotsgate ca [flags]        show or create the MITM CA certificate
+  robotsgate health [flags]    exit 0 if the configured robotsgate answers /healthz (container HEALTHCHECK)
 
 Run "robotsgate <command> -h" for a command's flags. Flags of serve:
 `)

@@ -27,7 +27,7 @@ pids=()
 cleanup() {
   for p in "${pids[@]:-}"; do [ -n "$p" ] && kill "$p" 2>/dev/null || true; done
   wait 2>/dev/null || true
-  rm -rf "$work"
+  if [ "${KEEP:-}" = 1 ]; then echo "loadtest: kept $work" >&2; else rm -rf "$work"; fi
 }
 trap cleanup EXIT
 

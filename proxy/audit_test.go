@@ -1,0 +1,176 @@
+package proxy
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// failWriter fails every write.
+type failWriter struct{ closed bool }
+
+func (f *failWriter) Write(p []byte) (int, error) { return 0, errors.New("disk full") }
+func (f *failWriter) Close() error                { f.closed = true; return nil }
+
+func TestAuditorRecordFields(t *testing.T) {
+	var m memAudit
+	a := NewAuditor(&m)
+	at := time.Date(2026, 5, 1, 12, 0, 0, 123456789, time.UTC)
+	err := a.Record(Event{
+		Time: at, Client: "127.0.0.1:5000", Method: "GET", URL: "http://a.test/x", Origin: "http://a.test",
+		Agent: "Bot", Group: "bot", Rule: "Disallow: /x", Line: 7, Reason: "disallowed", Decision: DecisionBlocked,
+		Mode: ModeEnforce, RobotsStatus: "ok", RobotsHTTPStatus: 200, RobotsAge: 1500 * time.Millisecond, Status: 403,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Record(Event{Reason: "tunnel-unenforced", Decision: DecisionAllowed, Detail: "CONNECT a.test:443"}); err != nil {
+		t.Fatal(err)
+	}
+	recs := m.records(t)
+	if len(recs) != 2 {
+		t.Fatalf("%d records", len(recs))
+	}
+	want := map[string]any{
+		"time": "2026-05-01T12:00:00.123456789Z", "client": "127.0.0.1:5000", "method": "GET", "url": "http://a.test/x",
+		"origin": "http://a.test", "agent": "Bot", "group": "bot", "rule": "Disallow: /x", "line": 7.0,
+		"reason": "disallowed", "decision": "blocked", "mode": "enforce", "robots_status": "ok",
+		"robots_http_status": 200.0, "robots_age_s": 1.5, "status": 403.0,
+	}
+	for k, v := range want {
+		if recs[0][k] != v {
+			t.Errorf("%s = %v, want %v", k, recs[0][k], v)
+		}
+	}
+	if _, ok := recs[1]["robots_status"]; ok {
+		t.Errorf("record without robots fields has robots_status: %v", recs[1])
+	}
+	if recs[1]["detail"] != "CONNECT a.test:443" || recs[1]["agent"] != "" || recs[1]["time"] == nil {
+		t.Errorf("second record: %v", recs[1])
+	}
+	if a.Written() != 2 || a.Failed() != 0 {
+		t.Errorf("written %d failed %d", a.Written(), a.Failed())
+	}
+}
+
+func TestAuditorAfterCloseFailsAndCounts(t *testing.T) {
+	var m memAudit
+	a := NewAuditor(&m)
+	if err := a.Record(Event{Decision: DecisionBlocked}); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Close(); err != nil {
+		t.Fatalf("second Close: %v", err)
+	}
+	if err := a.Record(Event{Decision: DecisionBlocked}); !errors.Is(err, ErrAuditClosed) {
+		t.Fatalf("Record after Close: %v, want ErrAuditClosed", err)
+	}
+	if a.Failed() != 1 || a.Written() != 1 {
+		t.Fatalf("written %d failed %d, want 1 and 1", a.Written(), a.Failed())
+	}
+}
+
+func TestAuditorWriteErrorReturned(t *testing.T) {
+	fw := &failWriter{}
+	a := NewAuditor(fw)
+	err := a.Record(Event{Decision: DecisionBlocked})
+	if err == nil || !strings.Contains(err.Error(), "disk full") {
+		t.Fatalf("Record on a failing writer: %v", err)
+	}
+	if a.Failed() != 1 || a.Written() != 0 {
+		t.Fatalf("written %d failed %d", a.Written(), a.Failed())
+	}
+	a.Close()
+	if !fw.closed {
+		t.Fatal("Close did not close the writer")
+	}
+}
+
+func TestAuditorConcurrentLinesWhole(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "a", "audit.log")
+	cfg := Default()
+	cfg.AuditLog = path
+	w, err := OpenAuditLog(cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := NewAuditor(w)
+	const goroutines, each = 16, 50
+	var wg sync.WaitGroup
+	for g := range goroutines {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range each {
+				if err := a.Record(Event{Decision: DecisionBlocked, URL: strings.Repeat("x", 100*g+i)}); err != nil {
+					t.Error(err)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if err := a.Close(); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	for sc.Scan() {
+		var m map[string]any
+		if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
+			t.Fatalf("line %d torn: %v", n, err)
+		}
+		n++
+	}
+	if n != goroutines*each {
+		t.Fatalf("%d lines, want %d", n, goroutines*each)
+	}
+	// Re-opening appends.
+	w, err = OpenAuditLog(cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a = NewAuditor(w)
+	a.Record(Event{Decision: DecisionBlocked})
+	a.Close()
+	b, _ = os.ReadFile(path)
+	if got := bytes.Count(b, []byte("\n")); got != n+1 {
+		t.Fatalf("after reopen: %d lines, want %d", got, n+1)
+	}
+}
+
+func TestOpenAuditLogStdoutNotClosed(t *testing.T) {
+	var out bytes.Buffer
+	w, err := OpenAuditLog(Default(), &out) // audit_log: "-"
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := NewAuditor(w)
+	a.Record(Event{Decision: DecisionBlocked})
+	if err := a.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), `"decision":"blocked"`) {
+		t.Fatalf("stdout got %q", out.String())
+	}
+	cfg := Default()
+	cfg.AuditLog = filepath.Join(t.TempDir(), "f")
+	os.WriteFile(cfg.AuditLog, nil, 0o600)
+	cfg.AuditLog = filepath.Join(cfg.AuditLog, "under-a-file.log")
+	if _, err := OpenAuditLog(cfg, nil); err == nil || !strings.HasPrefix(err.Error(), "audit_log: ") {
+		t.Fatalf("unopenable path: %v", err)
+	}
+}

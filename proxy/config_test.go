@@ -1,0 +1,70 @@
+package proxy
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestValidateDefaults(t *testing.T) {
+	c := Default()
+	if err := c.Validate(); err != nil {
+		t.Fatalf("Default() is invalid: %v", err)
+	}
+}
+
+func TestValidateProxyAndRobots(t *testing.T) {
+	cases := []struct {
+		key    string
+		mutate func(*Config)
+	}{
+		{"listen", func(c *Config) { c.Listen = "localhost" }},
+		{"listen", func(c *Config) { c.Listen = "127.0.0.1:99999" }},
+		{"agent", func(c *Config) { c.Agent = "Bot/1.0" }},
+		{"agent_header", func(c *Config) { c.AgentHeader = "X Bad" }},
+		{"mode", func(c *Config) { c.Mode = "" }},
+		{"audit", func(c *Config) { c.Audit = "none" }},
+		{"audit_log", func(c *Config) { c.AuditLog = "" }},
+		{"log_level", func(c *Config) { c.LogLevel = "trace" }},
+		{"log_format", func(c *Config) { c.LogFormat = "xml" }},
+		{"upstream_proxy", func(c *Config) { c.UpstreamProxy = "socks5://x:1" }},
+		{"shutdown_timeout", func(c *Config) { c.ShutdownTimeout = 0 }},
+		{"cache", func(c *Config) { c.Cache = "" }},
+		{"robots.user_agent", func(c *Config) { c.Robots.UserAgent = " " }},
+		{"robots.user_agent", func(c *Config) { c.Robots.UserAgent = "a\r\nX-Injected: 1" }},
+		{"robots.fetch_timeout", func(c *Config) { c.Robots.FetchTimeout = -time.Second }},
+		{"robots.ttl", func(c *Config) { c.Robots.TTL = 0 }},
+		{"robots.min_ttl", func(c *Config) { c.Robots.MinTTL = 48 * time.Hour }},
+		{"robots.retry_min", func(c *Config) { c.Robots.RetryMin = 2 * time.Hour }},
+		{"robots.unreachable_window", func(c *Config) { c.Robots.UnreachableWindow = 0 }},
+		{"robots.max_bytes", func(c *Config) { c.Robots.MaxBytes = 1000 }},
+		{"robots.max_redirects", func(c *Config) { c.Robots.MaxRedirects = -1 }},
+	}
+	for _, tc := range cases {
+		c := Default()
+		tc.mutate(&c)
+		err := c.Validate()
+		if err == nil {
+			t.Errorf("%s: invalid value accepted", tc.key)
+			continue
+		}
+		if !strings.HasPrefix(err.Error(), tc.key+":") {
+			t.Errorf("%s: error %q does not start with the key", tc.key, err)
+		}
+	}
+	ok := []func(*Config){
+		func(c *Config) { c.Agent = "My-Bot_x" },
+		func(c *Config) { c.AgentHeader = "-" },
+		func(c *Config) { c.Mode, c.Audit, c.LogLevel, c.LogFormat = ModeReport, AuditAll, "debug", "json" },
+		func(c *Config) { c.UpstreamProxy = "http://127.0.0.1:3128" },
+		func(c *Config) { c.Cache = "redis://127.0.0.1:6379/0" },
+		func(c *Config) { c.Listen = "[::1]:0" },
+	}
+	for i, m := range ok {
+		c := Default()
+		m(&c)
+		if err := c.Validate(); err != nil {
+			t.Errorf("valid config %d rejected: %v", i, err)
+		}
+	}
+}

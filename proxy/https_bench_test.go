@@ -1,0 +1,99 @@
+package proxy
+
+import (
+	"io"
+	"log"
+	"net"
+	"net/http"
+	"net/url"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/elazarl/goproxy"
+)
+
+// BenchmarkHTTPSMITM measures one HTTPS request through robotsgate's MITM
+// (robots decision inside TLS, warm robots.txt cache) next to a bare
+// goproxy MITM of the same version with the same outbound transport
+// settings, CA and certificate cache. keepalive reuses the client's
+// connection (the per-request cost); newconn opens a new CONNECT and TLS
+// session per request (handshake cost, leaf certificate from the cache).
+//
+//	go test ./proxy/ -run '^$' -bench HTTPSMITM -benchtime 1000x -count 3
+func BenchmarkHTTPSMITM(b *testing.B) {
+	origin := newTLSOrigin(b, "User-agent: *\nDisallow: /private\n")
+	cfg := Default()
+	cfg.HTTPS.AllowedPorts = []int{origin.port(b)}
+	cfg.HTTPS.UpstreamRoots = []string{writeCertPEM(b, origin.Certificate())}
+	cfg.HTTPS.DataDir = b.TempDir()
+	rg := startHTTPSProxy(b, cfg)
+
+	// The bare goproxy: same transport settings, CA and cert cache.
+	bare := goproxy.NewProxyHttpServer()
+	bare.Logger = log.New(io.Discard, "", 0)
+	tr, err := NewTransport(cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	tr.DisableCompression = true
+	bare.Tr, bare.ConnectDial, bare.KeepAcceptEncoding = tr, nil, true
+	bare.CertStore = NewCertStore(0, nil)
+	ca, _ := rg.srv.CA()
+	mitm := &goproxy.ConnectAction{Action: goproxy.ConnectMitm, TLSConfig: goproxy.TLSConfigFromCA(ca)}
+	bare.OnRequest().HandleConnectFunc(func(host string, ctx *goproxy.ProxyCtx) (*goproxy.ConnectAction, string) {
+		return mitm, host
+	})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	bareSrv := &http.Server{Handler: bare}
+	go bareSrv.Serve(ln)
+	defer bareSrv.Close()
+	bareProxy := &httpsProxy{url: &url.URL{Scheme: "http", Host: ln.Addr().String()}}
+
+	for _, p := range []struct {
+		name string
+		p    *httpsProxy
+	}{{"robotsgate", rg}, {"goproxy", bareProxy}} {
+		for _, mode := range []string{"keepalive", "newconn"} {
+			b.Run(p.name+"/"+mode, func(b *testing.B) {
+				c := p.p.client(rg.ca)
+				c.Transport.(*http.Transport).DisableKeepAlives = mode == "newconn"
+				defer c.Transport.(*http.Transport).CloseIdleConnections()
+				benchGet(b, c, origin.URL+"/public/page") // warm: robots.txt, leaf certificate
+				cpu0 := processCPU()
+				n := 0
+				for b.Loop() {
+					benchGet(b, c, origin.URL+"/public/page")
+					n++
+				}
+				// CPU of the whole process (client, proxy and origin alike in
+				// both runs): less noisy than wall time on a shared machine.
+				b.ReportMetric(float64((processCPU()-cpu0).Microseconds())/float64(n), "cpu-µs/op")
+			})
+		}
+	}
+}
+
+func benchGet(b *testing.B, c *http.Client, u string) {
+	resp, err := c.Get(u)
+	if err != nil {
+		b.Fatal(err)
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		b.Fatalf("status %d", resp.StatusCode)
+	}
+}
+
+// processCPU returns the user+system CPU time this process has used.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
