@@ -116,20 +116,6 @@ func LoadOrCreateCA(dir, certFile, keyFile string, now func() time.Time) (*tls.C
 	return loadOrCreateGeneratedCA(dir, now())
 }
 
-// CAPaths returns the files LoadOrCreateCA uses for the given settings,
-// without reading or creating anything.
-func CAPaths(dir, certFile, keyFile string) (cert, key string, err error) {
-	if certFile != "" || keyFile != "" {
-		return certFile, keyFile, nil
-	}
-	if dir == "" {
-		if dir, err = DefaultDataDir(); err != nil {
-			return "", "", err
-		}
-	}
-	return filepath.Join(dir, CACertFileName), filepath.Join(dir, CAKeyFileName), nil
-}
-
 func loadCustomCA(certFile, keyFile string, now time.Time) (*tls.Certificate, CAInfo, error) {
 	certPEM, err := os.ReadFile(certFile)
 	if err != nil {

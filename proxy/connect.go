@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/elazarl/goproxy"
 
@@ -24,6 +25,9 @@ const (
 	// HTTPSModeTunnel opens opaque tunnels, deciding per host only.
 	HTTPSModeTunnel = "tunnel"
 )
+
+// caExpiryWarning is how long before the CA expires serve starts warning.
+const caExpiryWarning = 30 * 24 * time.Hour
 
 // httpsState is the HTTPS part of a Server, set up by installHTTPS.
 type httpsState struct {
@@ -113,6 +117,10 @@ func (s *Server) installHTTPS() error {
 			ev.Msg("created robotsgate's CA: clients must trust it for HTTPS (run `robotsgate ca`)")
 		} else {
 			ev.Msg("HTTPS interception with CA")
+		}
+		if left := time.Until(info.NotAfter); left < caExpiryWarning {
+			s.log.Warn().Str("ca_cert", info.CertFile).Time("not_after", info.NotAfter).
+				Msg("the CA certificate expires soon: replace it (delete both CA files to generate a new one) and re-distribute it to clients")
 		}
 	}
 	s.https = h

@@ -56,7 +56,7 @@ func BenchmarkHTTPSMITM(b *testing.B) {
 	for _, p := range []struct {
 		name string
 		p    *httpsProxy
-	}{{"robotsgate", rg}, {"goproxy", bareProxy}} {
+	}{{"goproxy", bareProxy}, {"robotsgate", rg}} {
 		for _, mode := range []string{"keepalive", "newconn"} {
 			b.Run(p.name+"/"+mode, func(b *testing.B) {
 				c := p.p.client(rg.ca)

@@ -25,8 +25,10 @@ type Metrics struct {
 
 	decisions *prometheus.CounterVec
 	// byReason holds the pre-curried decision counters of the known
-	// reasons, [0] for denied and [1] for allowed. It is never written
-	// after NewMetrics, so reads need no lock.
+	// reasons, [0] for denied and [1] for allowed; only the result a
+	// reason comes with is pre-created (so no impossible series is
+	// exposed), the other is nil. It is never written after NewMetrics,
+	// so reads need no lock.
 	byReason map[enforce.Reason]*[2]prometheus.Counter
 
 	fetches       [5]prometheus.Counter // by statusClass index
@@ -47,12 +49,17 @@ type Metrics struct {
 // robotsgate_robots_fetches_total; index 0 is a fetch without a response.
 var statusClasses = [5]string{"error", "2xx", "3xx", "4xx", "5xx"}
 
-// knownReasons are the Reasons whose decision counters are pre-created.
-var knownReasons = []enforce.Reason{
-	enforce.ReasonAllowed, enforce.ReasonDisallowed, enforce.ReasonRobotsTxt,
-	enforce.ReasonNoRobots, enforce.ReasonUnreachable, enforce.ReasonPaused,
-	enforce.ReasonQueueFull, enforce.ReasonRobotTag, enforce.ReasonTunnel,
-	enforce.ReasonPortForbidden, enforce.ReasonSiteClosed, enforce.ReasonInvalidURL,
+// knownReasons returns the Reasons whose decision counters are
+// pre-created, each with whether its decisions allow the request.
+func knownReasons() map[enforce.Reason]bool {
+	return map[enforce.Reason]bool{
+		enforce.ReasonAllowed: true, enforce.ReasonRobotsTxt: true,
+		enforce.ReasonNoRobots: true, enforce.ReasonTunnel: true,
+		enforce.ReasonDisallowed: false, enforce.ReasonUnreachable: false,
+		enforce.ReasonPaused: false, enforce.ReasonQueueFull: false,
+		enforce.ReasonRobotTag: false, enforce.ReasonPortForbidden: false,
+		enforce.ReasonSiteClosed: false, enforce.ReasonInvalidURL: false,
+	}
 }
 
 // NewMetrics returns Metrics registered in a new private registry, with
@@ -107,12 +114,16 @@ func NewMetrics() *Metrics {
 		return 0
 	})
 
-	m.byReason = make(map[enforce.Reason]*[2]prometheus.Counter, len(knownReasons))
-	for _, r := range knownReasons {
-		m.byReason[r] = &[2]prometheus.Counter{
-			m.decisions.WithLabelValues("denied", string(r)),
-			m.decisions.WithLabelValues("allowed", string(r)),
+	known := knownReasons()
+	m.byReason = make(map[enforce.Reason]*[2]prometheus.Counter, len(known))
+	for r, allowed := range known {
+		cs := &[2]prometheus.Counter{}
+		if allowed {
+			cs[1] = m.decisions.WithLabelValues("allowed", string(r))
+		} else {
+			cs[0] = m.decisions.WithLabelValues("denied", string(r))
 		}
+		m.byReason[r] = cs
 	}
 	for i, c := range statusClasses {
 		m.fetches[i] = fetches.WithLabelValues(c)
@@ -148,7 +159,7 @@ func (m *Metrics) Decision(d enforce.Decision) {
 	if d.Allowed {
 		i = 1
 	}
-	if cs, ok := m.byReason[d.Reason]; ok {
+	if cs, ok := m.byReason[d.Reason]; ok && cs[i] != nil {
 		cs[i].Inc()
 		return
 	}

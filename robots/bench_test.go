@@ -110,13 +110,22 @@ func BenchmarkDecide(b *testing.B) {
 	}
 }
 
-// pathologicalRobots returns a robots.txt of about size bytes made of long,
-// '*'-heavy patterns that almost match path, and that path (2 KiB).
-func pathologicalRobots(size int) (body []byte, path string) {
+// pathologicalRobots returns a robots.txt of about size bytes made of
+// copies of one long, '*'-heavy Disallow pattern, and a 2 KiB path that
+// every copy almost matches.
+//
+// With lastMissing, the pattern's last segment is absent from the path (a
+// cheap early exit finds that). Without, it is present, and the pattern
+// fails only after matching its ~1900 one-byte segments, on a long segment
+// that is nearly found at every position: the worst case for the matcher.
+func pathologicalRobots(size int, lastMissing bool) (body []byte, path string) {
 	path = "/" + strings.Repeat("a", 2047)
 	var sb strings.Builder
 	sb.WriteString("User-agent: *\n")
 	rule := "Disallow: /" + strings.Repeat("*a", 2000) + "*b\n"
+	if !lastMissing {
+		rule = "Disallow: /" + strings.Repeat("*a", 1900) + "*" + strings.Repeat("a", 100) + "b*a\n"
+	}
 	for sb.Len()+len(rule) <= size {
 		sb.WriteString(rule)
 	}
@@ -126,22 +135,29 @@ func pathologicalRobots(size int) (body []byte, path string) {
 // BenchmarkPathological decides a 2 KiB path against ~500 KiB of long
 // '*'-heavy patterns, none of which matches (so every rule is tried).
 func BenchmarkPathological(b *testing.B) {
-	body, path := pathologicalRobots(DefaultMaxBytes)
-	r := Parse(body)
-	if n := len(r.Group("bot").Rules); n < 100 {
-		b.Fatalf("only %d rules", n)
-	}
-	b.ReportAllocs()
-	b.ResetTimer()
-	for b.Loop() {
-		if !r.DecidePath("bot", path).Allowed {
-			b.Fatal("matched")
-		}
+	for _, bc := range []struct {
+		name        string
+		lastMissing bool
+	}{{"late-failure", false}, {"last-segment-missing", true}} {
+		b.Run(bc.name, func(b *testing.B) {
+			body, path := pathologicalRobots(DefaultMaxBytes, bc.lastMissing)
+			r := Parse(body)
+			if n := len(r.Group("bot").Rules); n < 100 {
+				b.Fatalf("only %d rules", n)
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			for b.Loop() {
+				if !r.DecidePath("bot", path).Allowed {
+					b.Fatal("matched")
+				}
+			}
+		})
 	}
 }
 
 func BenchmarkParsePathological(b *testing.B) {
-	body, _ := pathologicalRobots(DefaultMaxBytes)
+	body, _ := pathologicalRobots(DefaultMaxBytes, false)
 	b.SetBytes(int64(len(body)))
 	b.ReportAllocs()
 	for b.Loop() {

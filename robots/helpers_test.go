@@ -80,8 +80,8 @@ func TestHelpersEscapePattern(t *testing.T) {
 			t.Errorf("%s: canonical(%q) = %q, want %q", c.Name, c.Input, got, c.Expected)
 		}
 		m := compile(c.Input, false, 0)
-		if got := string(m.segs[0]); len(m.segs) != 1 || got != c.Expected {
-			t.Errorf("%s: compiled %q = %q, want %q", c.Name, c.Input, m.segs, c.Expected)
+		if got := string(m.lit); len(m.ends) != 1 || got != c.Expected {
+			t.Errorf("%s: compiled %q = %q (%d segments), want %q", c.Name, c.Input, got, len(m.ends), c.Expected)
 		}
 	}
 }

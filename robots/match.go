@@ -14,31 +14,43 @@ import (
 // leftmost matching is exact for patterns whose only wildcard is '*', and
 // costs O(len(path)·len(pattern)) at worst.
 type matcher struct {
-	segs     [][]byte // literal segments between wildcards; len(segs) >= 1
-	anchored bool     // the pattern ended in '$'
-	minLen   int      // sum of the segments' lengths
-	prio     int      // precedence: length of the pattern in octets, non-ASCII octets counted %-encoded
+	// lit holds the literal segments one after the other; segment k is
+	// lit[ends[k-1]:ends[k]] (with ends[-1] = 0). Only the first segment
+	// and, when anchored, the last can be empty.
+	lit      []byte
+	ends     []int32
+	anchored bool // the pattern ended in '$'
+	prio     int  // precedence: length of the pattern in octets, non-ASCII octets counted %-encoded
 	allow    bool
-	rule     int // index into Group.Rules
+	rule     int // index into the part's rules
+}
+
+// seg returns segment k.
+func (m *matcher) seg(k int) []byte {
+	start := int32(0)
+	if k > 0 {
+		start = m.ends[k-1]
+	}
+	return m.lit[start:m.ends[k]]
 }
 
 // match reports whether m matches the canonical path p.
 func (m *matcher) match(p []byte) bool {
-	if len(p) < m.minLen {
+	if len(p) < len(m.lit) {
 		return false
 	}
-	segs := m.segs
-	if !bytes.HasPrefix(p, segs[0]) {
+	first := m.seg(0)
+	if !bytes.HasPrefix(p, first) {
 		return false
 	}
-	if len(segs) == 1 {
-		return !m.anchored || len(p) == len(segs[0])
+	last := len(m.ends) - 1
+	if last == 0 {
+		return !m.anchored || len(p) == len(first)
 	}
-	pos := len(segs[0])
-	last := len(segs) - 1
+	pos := len(first)
 	// Cheap checks on the last segment first, so that most long patterns
 	// that do not match fail in linear time.
-	s := segs[last]
+	s := m.seg(last)
 	if m.anchored {
 		if !bytes.HasSuffix(p, s) {
 			return false
@@ -46,12 +58,18 @@ func (m *matcher) match(p []byte) bool {
 	} else if last > 1 && bytes.Index(p[pos:], s) < 0 {
 		return false
 	}
-	for _, s := range segs[1:last] {
-		i := bytes.Index(p[pos:], s)
+	for k := 1; k < last; k++ {
+		mid := m.seg(k)
+		var i int
+		if len(mid) == 1 {
+			i = bytes.IndexByte(p[pos:], mid[0])
+		} else {
+			i = bytes.Index(p[pos:], mid)
+		}
 		if i < 0 {
 			return false
 		}
-		pos += i + len(s)
+		pos += i + len(mid)
 	}
 	if m.anchored {
 		return len(p)-pos >= len(s) // and the suffix was checked above
@@ -59,24 +77,15 @@ func (m *matcher) match(p []byte) bool {
 	return bytes.Index(p[pos:], s) >= 0
 }
 
-// universal reports whether m matches every path (all paths start with "/").
+// universal reports whether m matches every path (all paths start with "/"):
+// "/", "/*", "*", "*/" and the like.
 func (m *matcher) universal() bool {
-	if m.anchored || m.minLen > 1 {
-		return false
-	}
-	// At most one segment is non-empty, and it has one byte: it must be
-	// the '/' every path starts with ("/", "/*", "*", "*/").
-	for _, s := range m.segs {
-		if len(s) == 1 && s[0] != '/' {
-			return false
-		}
-	}
-	return true
+	return !m.anchored && (len(m.lit) == 0 || len(m.lit) == 1 && m.lit[0] == '/')
 }
 
 // canMatch reports whether some path matches m.
 func (m *matcher) canMatch() bool {
-	s0 := m.segs[0]
+	s0 := m.seg(0)
 	return len(s0) == 0 || s0[0] == '/'
 }
 
@@ -100,34 +109,34 @@ func compile(pattern string, allow bool, rule int) matcher {
 		m.anchored = true
 		end--
 	}
-	// All segments share one buffer; bounds[k] is where segment k ends.
-	buf := make([]byte, 0, m.prio)
-	bounds := make([]int, 0, 4)
+	stars := 0
+	for i := 0; i < end; i++ {
+		if pattern[i] == '*' {
+			stars++
+		}
+	}
+	m.lit = make([]byte, 0, m.prio)
+	m.ends = make([]int32, 0, stars+1)
 	for i := 0; i < end; i++ {
 		c := pattern[i]
 		if c == '*' {
-			bounds = append(bounds, len(buf))
+			// The first segment is kept even when empty; runs of '*'
+			// are one wildcard.
+			if len(m.ends) == 0 || int(m.ends[len(m.ends)-1]) < len(m.lit) {
+				m.ends = append(m.ends, int32(len(m.lit)))
+			}
 			continue
 		}
 		if c == '%' && i+2 < end && isHex(pattern[i+1]) && isHex(pattern[i+2]) {
 			c = unhex(pattern[i+1])<<4 | unhex(pattern[i+2])
 			i += 2
 		}
-		buf = appendOctet(buf, c)
+		m.lit = appendOctet(m.lit, c)
 	}
-	bounds = append(bounds, len(buf))
-	// Runs of '*' are one wildcard, and a trailing unanchored '*' adds
-	// nothing.
-	m.segs = make([][]byte, 0, len(bounds))
-	m.segs = append(m.segs, buf[:bounds[0]:bounds[0]])
-	for k := 1; k < len(bounds); k++ {
-		seg := buf[bounds[k-1]:bounds[k]:bounds[k]]
-		if len(seg) > 0 || k == len(bounds)-1 && m.anchored {
-			m.segs = append(m.segs, seg)
-		}
-	}
-	for _, s := range m.segs {
-		m.minLen += len(s)
+	// The last segment; empty after a trailing '*', where it only matters
+	// when anchored ("/a*$").
+	if len(m.ends) == 0 || int(m.ends[len(m.ends)-1]) < len(m.lit) || m.anchored && stars > 0 {
+		m.ends = append(m.ends, int32(len(m.lit)))
 	}
 	return m
 }
@@ -197,7 +206,7 @@ func newMatchIndex(ms []matcher) *matchIndex {
 	ix := &matchIndex{}
 	var count [256]int32
 	for i := range ms {
-		s0 := ms[i].segs[0]
+		s0 := ms[i].seg(0)
 		switch {
 		case len(s0) < 2 && ms[i].canMatch():
 			ix.wild = append(ix.wild, int32(i))
@@ -211,7 +220,7 @@ func newMatchIndex(ms []matcher) *matchIndex {
 	ix.keyed = make([]int32, ix.start[256])
 	next := ix.start
 	for i := range ms {
-		if s0 := ms[i].segs[0]; len(s0) >= 2 && s0[0] == '/' {
+		if s0 := ms[i].seg(0); len(s0) >= 2 && s0[0] == '/' {
 			ix.keyed[next[s0[1]]] = int32(i)
 			next[s0[1]]++
 		}
