@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"reflect"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -371,4 +372,30 @@ func TestMergeBombIsLinear(t *testing.T) {
 	if g := r.Group("T7"); len(g.Rules) != n+1 || g.Rules[n].Pattern != "/x7$" {
 		t.Errorf("Group(T7) has %d rules", len(g.Rules))
 	}
+}
+
+// TestConcurrentUse exercises a *Robots from several goroutines; run with
+// -race. Merged groups build their rule lists lazily.
+func TestConcurrentUse(t *testing.T) {
+	r := Parse(mergeBomb(20, 50))
+	var wg sync.WaitGroup
+	for w := 0; w < 4; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < 50; i++ {
+				agent := fmt.Sprintf("t%d", i%20)
+				if d := r.DecidePath(agent, fmt.Sprintf("/x%d", i%20)); d.Allowed {
+					t.Errorf("%s: %+v", agent, d)
+				}
+				if g := r.Group(agent); len(g.Rules) != 51 {
+					t.Errorf("%s: %d rules", agent, len(g.Rules))
+				}
+				if i%10 == 0 && len(r.Groups()) != 20 {
+					t.Error("Groups changed")
+				}
+			}
+		}()
+	}
+	wg.Wait()
 }
