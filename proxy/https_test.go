@@ -201,7 +201,7 @@ func (p *httpsProxy) client(roots *x509.CertPool) *http.Client {
 
 // rawConnect sends CONNECT target through the proxy and returns the
 // response (its body read) and the connection.
-func (p *httpsProxy) rawConnect(t *testing.T, target string) (*http.Response, string, net.Conn) {
+func (p *httpsProxy) rawConnect(t *testing.T, target string, extraHeaders ...string) (*http.Response, string, net.Conn) {
 	t.Helper()
 	c, err := net.DialTimeout("tcp", p.url.Host, 5*time.Second)
 	if err != nil {
@@ -209,7 +209,11 @@ func (p *httpsProxy) rawConnect(t *testing.T, target string) (*http.Response, st
 	}
 	t.Cleanup(func() { c.Close() })
 	c.SetDeadline(time.Now().Add(20 * time.Second))
-	fmt.Fprintf(c, "CONNECT %s HTTP/1.1\r\nHost: %s\r\nUser-Agent: TestBot/1.0\r\n\r\n", target, target)
+	fmt.Fprintf(c, "CONNECT %s HTTP/1.1\r\nHost: %s\r\nUser-Agent: TestBot/1.0\r\n", target, target)
+	for _, h := range extraHeaders {
+		fmt.Fprintf(c, "%s\r\n", h)
+	}
+	io.WriteString(c, "\r\n")
 	br := bufio.NewReader(c)
 	resp, err := http.ReadResponse(br, &http.Request{Method: http.MethodConnect})
 	if err != nil {
@@ -264,6 +268,9 @@ func TestHTTPSMITMEnforcesPaths(t *testing.T) {
 	}
 	if resp.TLS == nil || resp.TLS.PeerCertificates[0].Issuer.CommonName != p.srv.https.ca.Leaf.Subject.CommonName {
 		t.Fatal("the client's TLS session was not with robotsgate's minted certificate")
+	}
+	if alg := resp.TLS.PeerCertificates[0].PublicKeyAlgorithm; alg != x509.ECDSA {
+		t.Fatalf("leaf key is %v, want ECDSA like the CA", alg)
 	}
 
 	resp, body = get(t, c, origin.URL+"/private/x")
@@ -604,5 +611,35 @@ func TestHTTPSShutdownWaitsForMITMRequest(t *testing.T) {
 	}
 	if !found {
 		t.Fatal("no audit record of the in-flight request")
+	}
+}
+
+func TestTunnelModeAgentAndReport(t *testing.T) {
+	// Closed to ClosedBot only.
+	o := newTLSOrigin(t, "User-agent: ClosedBot\nDisallow: /\n\nUser-agent: *\nAllow: /\n")
+	cfg := mitmConfig(t, o)
+	cfg.HTTPS.Mode = HTTPSModeTunnel
+	p := startHTTPSProxy(t, cfg)
+	target := o.Listener.Addr().String()
+
+	// The CONNECT's User-Agent (TestBot) may tunnel; the override header
+	// on the CONNECT names ClosedBot, which may not.
+	if resp, body, _ := p.rawConnect(t, target); resp.StatusCode != 200 {
+		t.Fatalf("TestBot: %d %q", resp.StatusCode, body)
+	}
+	resp, body, _ := p.rawConnect(t, target, "X-Robots-Agent: ClosedBot/2.0")
+	if resp.StatusCode != http.StatusForbidden || resp.Header.Get(HeaderAgent) != "ClosedBot" {
+		t.Fatalf("ClosedBot: %d %s %q", resp.StatusCode, resp.Header.Get(HeaderAgent), body)
+	}
+
+	// Report mode: the closed site is audited as reported and tunnelled.
+	cfg.Mode = ModeReport
+	p = startHTTPSProxy(t, cfg)
+	if resp, body, _ := p.rawConnect(t, target, "X-Robots-Agent: ClosedBot"); resp.StatusCode != 200 {
+		t.Fatalf("report mode: %d %q", resp.StatusCode, body)
+	}
+	rec := p.audit.find(t, string(enforce.ReasonSiteClosed))
+	if rec["decision"] != DecisionReported {
+		t.Fatalf("report-mode audit record: %v", rec)
 	}
 }

@@ -166,8 +166,8 @@ func ParseLimit(body []byte, maxBytes int) *Robots {
 
 // Decide reports whether rawURL may be fetched by the crawler whose product
 // token is agent. Only the path, params and query of rawURL are matched
-// (see PathParamsQuery); rawURL is expected in its percent-encoded form,
-// as sent on the wire.
+// (see PathParamsQuery). rawURL is normally percent-encoded, as sent on the
+// wire; raw non-ASCII octets are percent-encoded before matching.
 //
 // agent is compared whole and case-insensitively with the product token
 // of each user-agent line; no token is extracted from it (use ProductToken
