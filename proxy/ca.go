@@ -363,7 +363,14 @@ func writeNewFile(name string, data []byte, perm os.FileMode) (bool, error) {
 		if errors.Is(err, fs.ErrExist) {
 			return false, nil
 		}
-		return false, err
+		// No hard links on this file system: a rename is still atomic
+		// against crashes, only not against a concurrent creator.
+		if _, serr := os.Lstat(name); serr == nil {
+			return false, nil
+		}
+		if rerr := os.Rename(tmp, name); rerr != nil {
+			return false, fmt.Errorf("%w (and rename: %v)", err, rerr)
+		}
 	}
 	syncDir(filepath.Dir(name))
 	return true, nil

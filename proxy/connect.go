@@ -87,9 +87,11 @@ func setUpstreamTLS(tr *http.Transport, cfg HTTPSConfig) error {
 }
 
 // installHTTPS sets up CONNECT handling: the port allow-list, and MITM
-// with robotsgate's CA (loaded or created now) or host-level tunnels. It
-// registers the CONNECT hook and returns the middleware that tracks
-// hijacked connections for Shutdown.
+// with robotsgate's CA (loaded or created now, so a bad CA fails New) or
+// host-level tunnels. It registers the CONNECT hook and the
+// untrustedUpstream response hook (which passes resp == nil through, so
+// upstreamFailed still sees it); Server.install wraps the handler with
+// s.https.hijacks, and Shutdown drains it.
 func (s *Server) installHTTPS() error {
 	cfg := s.cfg.HTTPS
 	h := &httpsState{mode: cfg.Mode, ports: make(map[string]bool), hijacks: newHijackTracker()}
