@@ -151,21 +151,37 @@ func NewRedis(ctx context.Context, rawURL string, opts RedisOptions) (*Redis, er
 
 // ValidateRedisURL reports whether rawURL is a usable Redis URL
 // (redis:// or rediss://, with a host, an optional numeric database).
+// Its errors never contain the URL's password.
 func ValidateRedisURL(rawURL string) error {
 	u, err := url.Parse(rawURL)
 	if err != nil {
-		return fmt.Errorf("enforce: redis URL %q: %w", rawURL, err)
+		return errors.New("enforce: redis URL is not a URL (redis://[user:password@]host[:port][/db])")
 	}
+	shown := u.Redacted()
 	if u.Scheme != "redis" && u.Scheme != "rediss" {
-		return fmt.Errorf("enforce: redis URL %q: scheme must be redis:// or rediss://", rawURL)
+		return fmt.Errorf("enforce: redis URL %q: scheme must be redis:// or rediss://", shown)
 	}
 	if u.Hostname() == "" {
-		return fmt.Errorf("enforce: redis URL %q: no host", rawURL)
+		return fmt.Errorf("enforce: redis URL %q: no host", shown)
 	}
 	if _, err := redis.ParseURL(rawURL); err != nil {
-		return fmt.Errorf("enforce: redis URL %q: %w", rawURL, err)
+		return fmt.Errorf("enforce: redis URL %q: invalid (redis://[user:password@]host[:port][/db])", shown)
 	}
 	return nil
+}
+
+// SetRedisClientLog sends go-redis's own log lines (dial failures and
+// the like, written to stderr by default) to log at debug level; outages
+// are reported by Redis itself, once per LogInterval. It changes a
+// process-wide setting of go-redis: call it from main.
+func SetRedisClientLog(log zerolog.Logger) { redis.SetLogger(redisClientLog{log}) }
+
+// redisClientLog adapts zerolog to go-redis's logging interface.
+type redisClientLog struct{ log zerolog.Logger }
+
+// Printf implements go-redis's internal.Logging.
+func (l redisClientLog) Printf(_ context.Context, format string, v ...any) {
+	l.log.Debug().Str("component", "go-redis").Msgf(format, v...)
 }
 
 // Store returns the fleet-wide robots.txt Store (also a Coordinator).

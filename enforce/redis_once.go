@@ -52,7 +52,7 @@ const (
 // while Redis is down Once fails at once.
 func (s *RedisStore) Once(ctx context.Context, origin string, fetch func(context.Context) *Entry) (*Entry, error) {
 	r := s.r
-	if true {
+	if !r.health.up.Load() {
 		r.health.fallback(ctx)
 		return nil, errRedisDown
 	}

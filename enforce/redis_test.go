@@ -27,6 +27,7 @@ const redisTestRobots = "User-agent: *\nDisallow: /private\nAllow: /private/ok\n
 // options are applied by mod.
 func newTestRedis(t testing.TB, srv *redistest.Server, clock Clock, mod func(*RedisOptions)) *Redis {
 	t.Helper()
+	SetRedisClientLog(zerolog.Nop()) // go-redis's own dial-failure lines
 	o := RedisOptions{
 		Clock:         clock,
 		Log:           zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.WarnLevel),
@@ -265,6 +266,9 @@ func TestRedisFleetSingleFetch(t *testing.T) {
 	// Hold the first fetch until its lock is visible in Redis and every
 	// request has been started, so that the others really contend.
 	release := make(chan struct{})
+	var releaseOnce sync.Once
+	open := func() { releaseOnce.Do(func() { close(release) }) }
+	t.Cleanup(open) // a failing test must not leave handlers blocked
 	hit := func() { <-release }
 	o.onHit.Store(&hit)
 
@@ -294,7 +298,7 @@ func TestRedisFleetSingleFetch(t *testing.T) {
 		n, err := c.Exists(context.Background(), lockKey).Result()
 		return err == nil && n == 1
 	})
-	close(release)
+	open()
 	wg.Wait()
 
 	if got := o.robots.Load(); got != 1 {

@@ -211,17 +211,24 @@ func NewDecisionJSON(d enforce.Decision) DecisionJSON {
 		CrawlDelayS: d.CrawlDelay.Seconds(),
 		RetryAfterS: d.RetryAfter.Seconds(),
 	}
-	if d.RobotsStatus != "" {
-		j.Robots = &RobotsJSON{
-			URL:        d.Origin + "/robots.txt",
-			Status:     string(d.RobotsStatus),
-			HTTPStatus: d.RobotsHTTPStatus,
-			FetchedAt:  d.RobotsFetchedAt.UTC(),
-			AgeS:       d.RobotsAge.Round(time.Millisecond).Seconds(),
-			Stale:      d.RobotsStale,
-		}
-	}
+	j.Robots = newRobotsJSON(d)
 	return j
+}
+
+// newRobotsJSON describes the robots.txt copy d used; nil when d did not
+// consult robots.txt. 403 bodies (Refuse) carry it too.
+func newRobotsJSON(d enforce.Decision) *RobotsJSON {
+	if d.RobotsStatus == "" {
+		return nil
+	}
+	return &RobotsJSON{
+		URL:        d.Origin + "/robots.txt",
+		Status:     string(d.RobotsStatus),
+		HTTPStatus: d.RobotsHTTPStatus,
+		FetchedAt:  d.RobotsFetchedAt.UTC(),
+		AgeS:       d.RobotsAge.Round(time.Millisecond).Seconds(),
+		Stale:      d.RobotsStale,
+	}
 }
 
 func (a *Admin) decision(w http.ResponseWriter, r *http.Request) {

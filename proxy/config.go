@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/robotsgate/robotsgate/enforce"
 )
 
 // Config is robotsgate's whole configuration, as read from YAML (the keys
@@ -195,8 +197,13 @@ func (c *Config) validateProxy() error {
 	if c.ShutdownTimeout <= 0 {
 		return fmt.Errorf("shutdown_timeout: %v is not positive", c.ShutdownTimeout)
 	}
-	if c.Cache != "memory" && !strings.HasPrefix(c.Cache, "redis://") && !strings.HasPrefix(c.Cache, "rediss://") {
-		return fmt.Errorf("cache: %q is neither \"memory\" nor a redis:// URL", c.Cache)
+	if c.Cache != "memory" {
+		if !strings.HasPrefix(c.Cache, "redis://") && !strings.HasPrefix(c.Cache, "rediss://") {
+			return errors.New(`cache: neither "memory" nor a redis:// or rediss:// URL`)
+		}
+		if err := enforce.ValidateRedisURL(c.Cache); err != nil { // [redis]
+			return fmt.Errorf("cache: %w", err)
+		}
 	}
 	return nil
 }

@@ -88,10 +88,8 @@ func setUpstreamTLS(tr *http.Transport, cfg HTTPSConfig) error {
 
 // installHTTPS sets up CONNECT handling: the port allow-list, and MITM
 // with robotsgate's CA (loaded or created now, so a bad CA fails New) or
-// host-level tunnels. It registers the CONNECT hook and the
-// untrustedUpstream response hook (which passes resp == nil through, so
-// upstreamFailed still sees it); Server.install wraps the handler with
-// s.https.hijacks, and Shutdown drains it.
+// host-level tunnels. It registers the CONNECT hook; Server.install wraps
+// the handler with s.https.hijacks, and Shutdown drains it.
 func (s *Server) installHTTPS() error {
 	cfg := s.cfg.HTTPS
 	h := &httpsState{mode: cfg.Mode, ports: make(map[string]bool), hijacks: newHijackTracker()}
@@ -127,7 +125,6 @@ func (s *Server) installHTTPS() error {
 	}
 	s.https = h
 	s.proxy.OnRequest().HandleConnectFunc(s.handleConnect)
-	s.proxy.OnResponse().DoFunc(s.untrustedUpstream)
 	return nil
 }
 
@@ -146,7 +143,7 @@ func (s *Server) CA() (*tls.Certificate, CAInfo) {
 func (s *Server) handleConnect(host string, ctx *goproxy.ProxyCtx) (*goproxy.ConnectAction, string) {
 	r := ctx.Req
 	st := stateOf(ctx)
-	st.Agent = s.agentFor(r)
+	st.Agent = s.agentFor(r, st) // requests inside an MITM session inherit its override (agentFor)
 
 	hostname, port, err := net.SplitHostPort(host)
 	if err != nil { // goproxy dials host:80 for a host without a port
@@ -205,8 +202,8 @@ func (s *Server) tunnel(ctx *goproxy.ProxyCtx, st *requestState, u *url.URL) *go
 		d.Detail = "tunnel mode: no robots.txt (" + d.Detail + "); paths inside the tunnel are not checked"
 	}
 	st.Decision, st.Decided = d, true
-	s.metrics.Decision(d) // [metrics] CONNECTs skip the response hooks
 	if d.Allowed || s.cfg.Mode == ModeReport {
+		s.metrics.Decision(d) // [metrics] CONNECTs skip the response hooks; refuseConnect counts refusals
 		e := EventFromDecision(r.RemoteAddr, r.Method, d)
 		e.Decision, e.Detail = DecisionAllowed, d.Detail
 		if !d.Allowed {
@@ -274,25 +271,17 @@ func explainUpstreamTLS(host string, err error) error {
 // verification failure (tls.CertificateVerificationError).
 const tlsVerifyFailed = "tls: failed to verify certificate"
 
-// untrustedUpstream is a response hook: when a request was refused because
-// its origin's robots.txt could not be fetched, and that was because the
-// origin's certificate failed verification, the answer is a 502 that says
-// so: the request could not have been forwarded either, and "robots.txt
-// unreachable" would hide the real problem. Other responses pass as they
-// are (nil included).
-func (s *Server) untrustedUpstream(resp *http.Response, ctx *goproxy.ProxyCtx) *http.Response {
-	if resp == nil || ctx.Req == nil || ctx.Req.URL == nil {
-		return resp
+// untrustedRobots says why the refusal d is really an upstream failure:
+// when the origin's robots.txt could not be fetched because the origin's
+// certificate failed verification, the request could not have been
+// forwarded either, and "robots.txt unreachable" would hide the real
+// problem. decideRobots then answers 502 with this error, and audits that.
+// It returns nil for every other decision.
+func untrustedRobots(host string, d enforce.Decision) error {
+	if d.Allowed || d.Reason != enforce.ReasonUnreachable || !strings.Contains(d.Detail, tlsVerifyFailed) {
+		return nil
 	}
-	st := stateOf(ctx)
-	d := st.Decision
-	if !st.Answered || d.Reason != enforce.ReasonUnreachable || !strings.Contains(d.Detail, tlsVerifyFailed) {
-		return resp
-	}
-	if resp.Body != nil {
-		resp.Body.Close()
-	}
-	return upstreamError(ctx.Req, fmt.Errorf("the certificate of %s failed verification when fetching its robots.txt "+
+	return fmt.Errorf("the certificate of %s failed verification when fetching its robots.txt "+
 		"(robotsgate does not connect to unverified servers; if you trust it, add its root CA to https.upstream_roots): %s",
-		ctx.Req.URL.Host, d.Detail))
+		host, d.Detail)
 }

@@ -18,15 +18,31 @@ const (
 	AuditAll     = "all"     // audit every decision
 )
 
-// agentFor returns the robots agent (product token) for r: the override
-// header's value when present, else the configured agent, else the product
-// token of r's User-Agent. "" means no agent is known: only the "*" group
-// applies.
-func (s *Server) agentFor(r *http.Request) string {
-	if s.agentHeader != "" {
-		if v := strings.TrimSpace(r.Header.Get(s.agentHeader)); v != "" {
-			return robots.ProductToken(v)
-		}
+// agentOverride returns the product token of r's agent override header,
+// "" when the header is absent, empty or disabled.
+func (s *Server) agentOverride(r *http.Request) string {
+	if s.agentHeader == "" {
+		return ""
+	}
+	if v := strings.TrimSpace(r.Header.Get(s.agentHeader)); v != "" {
+		return robots.ProductToken(v)
+	}
+	return ""
+}
+
+// agentFor returns the robots agent (product token) for r, by precedence:
+// r's own override header; for a request inside an MITM session, the
+// override header of the session's CONNECT (st.Parent); the configured
+// agent; the product token of r's User-Agent. "" means no agent is known:
+// only the "*" group applies. It records r's override in st, so that
+// requests inside a CONNECT's session inherit it.
+func (s *Server) agentFor(r *http.Request, st *requestState) string {
+	st.AgentOverride = s.agentOverride(r)
+	if st.AgentOverride != "" {
+		return st.AgentOverride
+	}
+	if parent, ok := st.Parent.(*requestState); ok && parent.AgentOverride != "" {
+		return parent.AgentOverride
 	}
 	if s.cfg.Agent != "" {
 		return s.cfg.Agent
@@ -37,10 +53,11 @@ func (s *Server) agentFor(r *http.Request) string {
 // decideRobots is the robots.txt request hook: it picks the agent, strips
 // the override header, asks the Enforcer, audits the decision and, in
 // enforce mode, answers a refusal with a 403 so that the request never
-// leaves. A client's own request for /robots.txt is always allowed.
+// leaves (with a 502 when the refusal is really an origin whose
+// certificate failed verification: untrustedRobots). A client's own request for /robots.txt is always allowed.
 func (s *Server) decideRobots(r *http.Request, ctx *goproxy.ProxyCtx) (*http.Request, *http.Response) {
 	st := stateOf(ctx)
-	agent := s.agentFor(r)
+	agent := s.agentFor(r, st)
 	if s.agentHeader != "" {
 		r.Header.Del(s.agentHeader)
 	}
@@ -53,13 +70,28 @@ func (s *Server) decideRobots(r *http.Request, ctx *goproxy.ProxyCtx) (*http.Req
 	st.Decision, st.Decided = d, true
 
 	blocked := !d.Allowed && s.cfg.Mode != ModeReport
+	var (
+		resp      *http.Response
+		untrusted error // [https] the origin's certificate failed verification (connect.go)
+	)
+	if blocked {
+		resp = Refuse(r, http.StatusForbidden, d)
+		if untrusted = untrustedRobots(r.URL.Host, d); untrusted != nil {
+			resp = upstreamError(r, untrusted)
+		}
+	}
 	if !d.Allowed || s.cfg.Audit == AuditAll {
 		e := EventFromDecision(r.RemoteAddr, r.Method, d)
 		switch {
 		case d.Allowed:
 			e.Decision = DecisionAllowed
 		case blocked:
-			e.Decision, e.Status = DecisionBlocked, http.StatusForbidden
+			// The record says what the client got: a 403, or the 502 of
+			// an origin whose certificate failed verification.
+			e.Decision, e.Status = DecisionBlocked, resp.StatusCode
+			if untrusted != nil {
+				e.Detail = untrusted.Error()
+			}
 		default:
 			e.Decision = DecisionReported
 		}
@@ -69,5 +101,5 @@ func (s *Server) decideRobots(r *http.Request, ctx *goproxy.ProxyCtx) (*http.Req
 		return r, nil
 	}
 	st.Answered = true
-	return r, Refuse(r, http.StatusForbidden, d)
+	return r, resp
 }

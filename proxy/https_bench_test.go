@@ -23,10 +23,9 @@ import (
 //	go test ./proxy/ -run '^$' -bench HTTPSMITM -benchtime 1000x -count 3
 func BenchmarkHTTPSMITM(b *testing.B) {
 	origin := newTLSOrigin(b, "User-agent: *\nDisallow: /private\n")
-	cfg := Default()
+	cfg := testConfig(b)
 	cfg.HTTPS.AllowedPorts = []int{origin.port(b)}
 	cfg.HTTPS.UpstreamRoots = []string{writeCertPEM(b, origin.Certificate())}
-	cfg.HTTPS.DataDir = b.TempDir()
 	rg := startHTTPSProxy(b, cfg)
 
 	// The bare goproxy: same transport settings, CA and cert cache.

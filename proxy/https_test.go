@@ -2,7 +2,6 @@ package proxy
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
@@ -10,7 +9,6 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
-	"encoding/json"
 	"encoding/pem"
 	"fmt"
 	"io"
@@ -27,8 +25,6 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
-
-	"github.com/rs/zerolog"
 
 	"github.com/robotsgate/robotsgate/enforce"
 )
@@ -90,95 +86,28 @@ func writeCertPEM(t testing.TB, cert *x509.Certificate) string {
 	return f
 }
 
-// auditBuf collects audit lines.
-type auditBuf struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (a *auditBuf) Write(p []byte) (int, error) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return a.buf.Write(p)
-}
-
-func (a *auditBuf) Close() error { return nil }
-
-func (a *auditBuf) records(t *testing.T) []map[string]any {
-	t.Helper()
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	var out []map[string]any
-	for _, line := range strings.Split(strings.TrimSpace(a.buf.String()), "\n") {
-		if line == "" {
-			continue
-		}
-		var m map[string]any
-		if err := json.Unmarshal([]byte(line), &m); err != nil {
-			t.Fatalf("audit line %q: %v", line, err)
-		}
-		out = append(out, m)
-	}
-	return out
-}
-
-func (a *auditBuf) find(t *testing.T, reason string) map[string]any {
-	t.Helper()
-	for _, r := range a.records(t) {
-		if r["reason"] == reason {
-			return r
-		}
-	}
-	t.Fatalf("no audit record with reason %q in %v", reason, a.records(t))
-	return nil
-}
-
 // httpsProxy is a running robotsgate with HTTPS configured.
 type httpsProxy struct {
 	srv   *Server
 	url   *url.URL
-	audit *auditBuf
+	audit *memAudit
 	ca    *x509.CertPool // trusts robotsgate's CA
 	info  CAInfo
 
 	clients []*http.Transport // closed before the proxy shuts down
 }
 
-// startHTTPSProxy starts robotsgate on 127.0.0.1 with cfg (Listen,
-// logging and data dir filled in for the test).
+// startHTTPSProxy starts robotsgate on 127.0.0.1 with cfg (testConfig,
+// mitmConfig).
 func startHTTPSProxy(t testing.TB, cfg Config) *httpsProxy {
 	t.Helper()
-	if cfg.HTTPS.DataDir == "" {
-		cfg.HTTPS.DataDir = t.TempDir()
-	}
-	tr, err := NewTransport(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	enf, err := enforce.New(enforce.Config{Fetcher: &enforce.HTTPFetcher{Transport: tr}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ab := &auditBuf{}
-	aud := NewAuditor(ab)
-	srv, err := New(cfg, Deps{Enforcer: enf, Auditor: aud, Log: zerolog.Nop(), Transport: tr})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go srv.Serve(ln)
-	p := &httpsProxy{srv: srv, url: &url.URL{Scheme: "http", Host: ln.Addr().String()}, audit: ab}
-	t.Cleanup(func() {
+	ab := &memAudit{}
+	srv, addr := startServer(t, cfg, enforce.Config{}, Deps{Auditor: NewAuditor(ab)})
+	p := &httpsProxy{srv: srv, url: &url.URL{Scheme: "http", Host: addr}, audit: ab}
+	t.Cleanup(func() { // before the Server shuts down
 		for _, c := range p.clients {
 			c.CloseIdleConnections()
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		srv.Shutdown(ctx)
-		aud.Close()
 	})
 	if ca, info := srv.CA(); ca != nil {
 		p.ca = x509.NewCertPool()
@@ -227,8 +156,11 @@ func (p *httpsProxy) rawConnect(t *testing.T, target string, extraHeaders ...str
 	return resp, body, c
 }
 
+// mitmConfig returns a test configuration (audit all) allowing CONNECT
+// to origins' ports and trusting their certificates.
 func mitmConfig(t *testing.T, origins ...*tlsOrigin) Config {
-	cfg := Default()
+	t.Helper()
+	cfg := testConfig(t)
 	cfg.Audit = AuditAll
 	cfg.HTTPS.AllowedPorts = nil
 	for _, o := range origins {
@@ -239,22 +171,6 @@ func mitmConfig(t *testing.T, origins ...*tlsOrigin) Config {
 		t.Fatal(err)
 	}
 	return cfg
-}
-
-func get(t *testing.T, c *http.Client, u string) (*http.Response, string) {
-	t.Helper()
-	req, _ := http.NewRequest(http.MethodGet, u, nil)
-	req.Header.Set("User-Agent", "TestBot/1.0")
-	resp, err := c.Do(req)
-	if err != nil {
-		t.Fatalf("GET %s: %v", u, err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return resp, string(b)
 }
 
 func TestHTTPSMITMEnforcesPaths(t *testing.T) {
@@ -332,6 +248,11 @@ func TestHTTPSUntrustedUpstream502(t *testing.T) {
 	if n != 0 {
 		t.Fatalf("untrusted origin served %d paths: verification was skipped", n)
 	}
+	// The audit record says what the client got.
+	rec := p.audit.find(t, string(enforce.ReasonUnreachable))
+	if rec["decision"] != DecisionBlocked || rec["status"] != 502.0 || !strings.Contains(fmt.Sprint(rec["detail"]), "failed verification") {
+		t.Fatalf("audit record of the 502: %v", rec)
+	}
 	// The trusted origin still works through the same proxy.
 	if resp, _ := get(t, p.client(p.ca), trusted.URL+"/ok"); resp.StatusCode != 200 {
 		t.Fatalf("trusted origin: %d", resp.StatusCode)
@@ -356,7 +277,7 @@ func TestHTTPSMITMUpstreamFailure502(t *testing.T) {
 	origin.StartTLS()
 	t.Cleanup(origin.Close)
 
-	cfg := Default()
+	cfg := testConfig(t)
 	cfg.HTTPS.AllowedPorts = []int{origin.port(t)}
 	goodLeaf, _ := x509.ParseCertificate(good.Certificate[0])
 	cfg.HTTPS.UpstreamRoots = []string{writeCertPEM(t, goodLeaf)}
@@ -399,6 +320,12 @@ func TestConnectPortAllowList(t *testing.T) {
 	if resp, _, _ := p.rawConnect(t, origin.Listener.Addr().String()); resp.StatusCode != 200 {
 		t.Fatalf("CONNECT to an allowed port: %d", resp.StatusCode)
 	}
+	// Refused CONNECTs are decisions in the metrics; an intercepted one is
+	// not (the requests inside it are).
+	assertMetrics(t, p.srv.metrics.exposition(), map[string]float64{
+		`robotsgate_decisions_total{reason="port-forbidden",result="denied"}`: 2,
+		`robotsgate_decisions_total{reason="allowed",result="allowed"}`:       0,
+	})
 }
 
 func TestTunnelMode(t *testing.T) {
@@ -436,6 +363,10 @@ func TestTunnelMode(t *testing.T) {
 		t.Fatalf("tunnel audit record: %v", rec)
 	}
 	p.audit.find(t, string(enforce.ReasonSiteClosed))
+	assertMetrics(t, p.srv.metrics.exposition(), map[string]float64{ // counted once each
+		`robotsgate_decisions_total{reason="site-disallowed",result="denied"}`:    1,
+		`robotsgate_decisions_total{reason="tunnel-unenforced",result="allowed"}`: 1,
+	})
 }
 
 func TestTunnelModeUnreachableRobots(t *testing.T) {
@@ -445,7 +376,7 @@ func TestTunnelModeUnreachableRobots(t *testing.T) {
 		http.Error(w, "down", http.StatusServiceUnavailable)
 	}))
 	defer o.Close()
-	cfg := Default()
+	cfg := testConfig(t)
 	u, _ := url.Parse(o.URL)
 	port, _ := strconv.Atoi(u.Port())
 	cfg.HTTPS.Mode = HTTPSModeTunnel
@@ -460,8 +391,7 @@ func TestTunnelModeUnreachableRobots(t *testing.T) {
 
 func TestHTTPSCAPersistsAcrossRestarts(t *testing.T) {
 	origin := newTLSOrigin(t, "User-agent: *\nAllow: /\n")
-	cfg := mitmConfig(t, origin)
-	cfg.HTTPS.DataDir = t.TempDir()
+	cfg := mitmConfig(t, origin) // one data dir for both runs
 	p1 := startHTTPSProxy(t, cfg)
 	p2 := startHTTPSProxy(t, cfg)
 	if p1.info.Fingerprint == "" || p1.info.Fingerprint != p2.info.Fingerprint {
@@ -478,14 +408,9 @@ func TestHTTPSCustomCAMismatchFailsAtStart(t *testing.T) {
 	dir := t.TempDir()
 	certA, _ := writeCustomCA(t, dir, "a", true)
 	_, keyB := writeCustomCA(t, dir, "b", true)
-	cfg := Default()
+	cfg := testConfig(t)
 	cfg.HTTPS.CACert, cfg.HTTPS.CAKey = certA, keyB
-	tr, _ := NewTransport(cfg)
-	enf, err := enforce.New(enforce.Config{Fetcher: &enforce.HTTPFetcher{Transport: tr}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, err = New(cfg, Deps{Enforcer: enf, Auditor: NewAuditor(&auditBuf{}), Log: zerolog.Nop(), Transport: tr})
+	_, err := buildServer(t, cfg, enforce.Config{}, Deps{})
 	if err == nil || !strings.Contains(err.Error(), "does not match") {
 		t.Fatalf("New with a mismatched custom CA: err = %v", err)
 	}
@@ -641,5 +566,42 @@ func TestTunnelModeAgentAndReport(t *testing.T) {
 	rec := p.audit.find(t, string(enforce.ReasonSiteClosed))
 	if rec["decision"] != DecisionReported {
 		t.Fatalf("report-mode audit record: %v", rec)
+	}
+}
+
+func TestHTTPSConnectAgentOverrideCarriesIntoMITM(t *testing.T) {
+	// /private is closed to ClosedBot only.
+	origin := newTLSOrigin(t, "User-agent: ClosedBot\nDisallow: /private\n\nUser-agent: *\nAllow: /\n")
+	p := startHTTPSProxy(t, mitmConfig(t, origin))
+
+	// Without an override, TestBot (the User-Agent) may fetch /private.
+	if resp, body := get(t, p.client(p.ca), origin.URL+"/private/a"); resp.StatusCode != 200 {
+		t.Fatalf("no override: %d %q", resp.StatusCode, body)
+	}
+
+	// Only the CONNECT names ClosedBot: the requests inside its MITM
+	// session are decided for ClosedBot.
+	c := p.client(p.ca)
+	c.Transport.(*http.Transport).ProxyConnectHeader.Set("X-Robots-Agent", "ClosedBot/2.0")
+	resp, body := get(t, c, origin.URL+"/private/b")
+	if resp.StatusCode != http.StatusForbidden || resp.Header.Get(HeaderAgent) != "ClosedBot" {
+		t.Fatalf("override on the CONNECT only: %d agent %q %q", resp.StatusCode, resp.Header.Get(HeaderAgent), body)
+	}
+	if n := origin.hit("/private/b"); n != 0 {
+		t.Fatalf("origin saw the disallowed request %d times", n)
+	}
+	if rec := p.audit.find(t, string(enforce.ReasonDisallowed)); rec["agent"] != "ClosedBot" || rec["url"] != origin.URL+"/private/b" {
+		t.Fatalf("audit record: %v", rec)
+	}
+	// Still so for the next request on the same session; a request's own
+	// override wins over the CONNECT's.
+	if resp, _ := get(t, c, origin.URL+"/private/c"); resp.StatusCode != http.StatusForbidden {
+		t.Fatalf("second request in the session: %d, want 403", resp.StatusCode)
+	}
+	if resp, body := get(t, c, origin.URL+"/private/d", "X-Robots-Agent", "OtherBot"); resp.StatusCode != 200 {
+		t.Fatalf("the request's own override: %d %q", resp.StatusCode, body)
+	}
+	if n := p.srv.https.certs.Mints(); n != 1 {
+		t.Fatalf("%d leaf certificates minted: the requests did not share MITM sessions as expected", n)
 	}
 }

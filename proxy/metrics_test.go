@@ -2,9 +2,7 @@ package proxy
 
 import (
 	"bufio"
-	"context"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -80,84 +78,35 @@ type opsProxy struct {
 	metrics   *Metrics
 	auditor   *Auditor
 	auditPath string
-	logs      *syncBuf // operator log, debug level
+	logs      *memAudit // operator log, debug level
 }
 
-// syncBuf is a goroutine-safe bytes buffer.
-type syncBuf struct {
-	mu sync.Mutex
-	sb strings.Builder
-}
-
-func (b *syncBuf) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.sb.Write(p)
-}
-
-func (b *syncBuf) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.sb.String()
-}
-
-// startOpsProxy starts a Server for cfg (Listen is replaced by a free
-// loopback port; the audit log goes to a temp file unless set) and stops
-// it at cleanup.
+// startOpsProxy starts a Server for the test configuration changed by
+// mutate (the audit log goes to a temp file unless mutate sets it), with
+// metrics and a debug-level operator log, and stops it at cleanup.
 func startOpsProxy(t *testing.T, mutate func(*Config), deps ...func(*Deps)) *opsProxy {
 	t.Helper()
-	cfg := Default()
+	cfg := testConfig(t)
 	cfg.Listen = "127.0.0.1:0"
 	cfg.AuditLog = filepath.Join(t.TempDir(), "audit.jsonl")
-	cfg.HTTPS.DataDir = t.TempDir()
 	if mutate != nil {
 		mutate(&cfg)
 	}
-	p := &opsProxy{metrics: NewMetrics(), auditPath: cfg.AuditLog, logs: &syncBuf{}}
+	p := &opsProxy{metrics: NewMetrics(), auditPath: cfg.AuditLog, logs: &memAudit{}}
 	store := enforce.NewMemoryStore()
 	p.metrics.CacheEntriesFunc(store.Len)
-	tr, err := NewTransport(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
 	log := zerolog.New(p.logs).Level(zerolog.DebugLevel)
-	enf, err := enforce.New(enforce.Config{
-		Fetcher: &enforce.HTTPFetcher{Transport: tr, Timeout: 5 * time.Second},
-		Store:   store,
-		Log:     log,
-		Hooks:   p.metrics.EnforceHooks(),
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	aw, err := OpenAuditLog(cfg, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
 	p.auditor = NewAuditor(aw)
-	d := Deps{Enforcer: enf, Auditor: p.auditor, Log: log, Transport: tr, Metrics: p.metrics}
+	d := Deps{Auditor: p.auditor, Log: log, Metrics: p.metrics}
 	for _, f := range deps {
 		f(&d)
 	}
-	p.srv, err = New(cfg, d)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- p.srv.Serve(ln) }()
-	p.addr = ln.Addr().String()
+	p.srv, p.addr = startServer(t, cfg, enforce.Config{Store: store, Log: log, Hooks: p.metrics.EnforceHooks()}, d)
 	p.url = &url.URL{Scheme: "http", Host: p.addr}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		p.srv.Shutdown(ctx)
-		<-done
-		p.auditor.Close()
-	})
 	// Serve registers its http.Server synchronously before accepting;
 	// wait until the server is ready so that tests can use /readyz.
 	deadline := time.Now().Add(5 * time.Second)
@@ -181,26 +130,12 @@ func (p *opsProxy) client(userinfo *url.Userinfo) *http.Client {
 	}
 }
 
-// opsGet GETs u with c and returns the status and body.
+// opsGet GETs u with c (headers as name, value pairs) and returns the
+// status, body and header.
 func opsGet(t *testing.T, c *http.Client, u string, hdr ...string) (int, string, http.Header) {
 	t.Helper()
-	req, err := http.NewRequest(http.MethodGet, u, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := 0; i+1 < len(hdr); i += 2 {
-		req.Header.Set(hdr[i], hdr[i+1])
-	}
-	resp, err := c.Do(req)
-	if err != nil {
-		t.Fatalf("GET %s: %v", u, err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return resp.StatusCode, string(b), resp.Header
+	resp, body := do(t, c, newGet(t, u, hdr...))
+	return resp.StatusCode, body, resp.Header
 }
 
 // scrape returns the metrics exposition of the Server's /metrics
@@ -212,6 +147,13 @@ func (p *opsProxy) scrape(t *testing.T) string {
 		t.Fatalf("GET /metrics: %d %s", code, body)
 	}
 	return body
+}
+
+// exposition returns m's metrics as its Handler exposes them.
+func (m *Metrics) exposition() string {
+	rec := httptest.NewRecorder()
+	m.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	return rec.Body.String()
 }
 
 // metricValue returns the value of the sample series (name with its
@@ -230,6 +172,17 @@ func metricValue(t *testing.T, exposition, series string) float64 {
 		}
 	}
 	return -1
+}
+
+// assertMetrics checks the value of every series of want (see
+// metricValue) in an exposition.
+func assertMetrics(t *testing.T, exposition string, want map[string]float64) {
+	t.Helper()
+	for series, w := range want {
+		if v := metricValue(t, exposition, series); v != w {
+			t.Errorf("%s = %v, want %v", series, v, w)
+		}
+	}
 }
 
 func TestMetricsMoveWithProxiedRequests(t *testing.T) {
@@ -286,11 +239,7 @@ func TestMetricsMoveWithProxiedRequests(t *testing.T) {
 		`robotsgate_upstream_errors_total`:                                1,
 		`robotsgate_inflight_requests`:                                    0,
 	}
-	for s, w := range want {
-		if v := metricValue(t, after, s); v != w {
-			t.Errorf("%s = %v, want %v", s, v, w)
-		}
-	}
+	assertMetrics(t, after, want)
 	if o.hit("/private/x") != 0 || o.hit("/robots.txt") != 1 {
 		t.Errorf("origin hits: %v", o.hits)
 	}
@@ -306,11 +255,7 @@ func TestMetricsPrivateRegistries(t *testing.T) {
 	a.QueueEntered()
 	a.RequestStarted()
 
-	exp := func(m *Metrics) string {
-		rec := httptest.NewRecorder()
-		m.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
-		return rec.Body.String()
-	}
+	exp := (*Metrics).exposition
 	ea, eb := exp(a), exp(b)
 	for s, w := range map[string]float64{
 		`robotsgate_decisions_total{reason="disallowed",result="denied"}`:       1,

@@ -1,12 +1,17 @@
 package proxy
 
 import (
+	"crypto/x509"
+	"io"
 	"net/http"
+	"net/http/httptest"
+	"net/url"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/robotsgate/robotsgate/enforce"
 	"github.com/robotsgate/robotsgate/enforce/enforcetest"
 )
 
@@ -358,5 +363,74 @@ func TestPoliteConfigValidate(t *testing.T) {
 		case tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)):
 			t.Errorf("%s: error %v, want one naming %s", tt.name, err, tt.want)
 		}
+	}
+}
+
+// TestPoliteMITMPacingAndPause checks that requests inside a MITM session
+// are paced and paused like plain-HTTP ones.
+func TestPoliteMITMPacingAndPause(t *testing.T) {
+	clk := enforcetest.NewClock(politeT0)
+	var mu sync.Mutex
+	var seen []string
+	o := &tlsOrigin{hits: make(map[string]int)}
+	o.Server = httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/robots.txt" {
+			io.WriteString(w, "User-agent: *\nCrawl-delay: 5\n")
+			return
+		}
+		mu.Lock()
+		seen = append(seen, r.URL.Path+"@"+clk.Now().Sub(politeT0).String())
+		mu.Unlock()
+		if r.URL.Path == "/busy" {
+			w.Header().Set("Retry-After", "30")
+			http.Error(w, "busy", http.StatusServiceUnavailable)
+			return
+		}
+		io.WriteString(w, "ok")
+	}))
+	t.Cleanup(o.Close)
+	cfg := mitmConfig(t, o)
+	ab := &memAudit{}
+	srv, addr := startServer(t, cfg, enforce.Config{Clock: clk}, Deps{Auditor: NewAuditor(ab), Clock: clk})
+	p := &httpsProxy{srv: srv, url: &url.URL{Scheme: "http", Host: addr}, audit: ab}
+	t.Cleanup(func() {
+		for _, c := range p.clients {
+			c.CloseIdleConnections()
+		}
+	})
+	ca, _ := srv.CA()
+	roots := x509.NewCertPool()
+	roots.AddCert(ca.Leaf)
+	c := p.client(roots)
+
+	if resp, body := get(t, c, o.URL+"/a"); resp.StatusCode != 200 {
+		t.Fatalf("/a: %d %s", resp.StatusCode, body)
+	}
+	done := make(chan int, 1)
+	busy, _ := http.NewRequest(http.MethodGet, o.URL+"/busy", nil)
+	busy.Header.Set("User-Agent", "TestBot/1.0")
+	go func() {
+		resp, err := c.Do(busy)
+		if err != nil {
+			done <- 0
+			return
+		}
+		resp.Body.Close()
+		done <- resp.StatusCode
+	}()
+	waitUntil(t, "/busy waiting for its slot", func() bool { return clk.Waiters() == 1 })
+	clk.Advance(5 * time.Second)
+	if s := <-done; s != 503 {
+		t.Fatalf("/busy: %d, want the origin's 503", s)
+	}
+	resp, _ := get(t, c, o.URL+"/b")
+	if resp.StatusCode != 503 || resp.Header.Get(HeaderDecision) != "origin-paused" || resp.Header.Get("Retry-After") != "30" {
+		t.Fatalf("paused origin over MITM: %d %q Retry-After %q", resp.StatusCode, resp.Header.Get(HeaderDecision), resp.Header.Get("Retry-After"))
+	}
+	mu.Lock()
+	got := strings.Join(seen, ",")
+	mu.Unlock()
+	if got != "/a@0s,/busy@5s" {
+		t.Fatalf("origin saw %s, want /a@0s,/busy@5s", got)
 	}
 }

@@ -215,6 +215,10 @@ type requestState struct {
 	Start  time.Time // when robotsgate received the request
 	Client string    // client address
 	Agent  string    // the agent decided for ("" = only "*")
+	// AgentOverride is the agent named by the request's override header
+	// (Config.AgentHeader), "" when none; for a CONNECT, the requests
+	// inside its MITM session inherit it (agentFor).
+	AgentOverride string
 
 	Decision enforce.Decision // the robots verdict, valid when Decided
 	Decided  bool

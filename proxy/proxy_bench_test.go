@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/elazarl/goproxy"
-	"github.com/rs/zerolog"
 
 	"github.com/robotsgate/robotsgate/enforce"
 )
@@ -51,14 +50,9 @@ func benchOrigin(b *testing.B) *httptest.Server {
 // allowed and disallowed URLs); compare with BenchmarkBareGoproxy.
 func BenchmarkRobotsgate(b *testing.B) {
 	o := benchOrigin(b)
-	cfg := Default()
+	cfg := testConfig(b)
 	cfg.HTTPS.Mode = HTTPSModeTunnel
-	tr, _ := NewTransport(cfg)
-	enf, err := enforce.New(enforce.Config{Fetcher: &enforce.HTTPFetcher{Transport: tr}})
-	if err != nil {
-		b.Fatal(err)
-	}
-	srv, err := New(cfg, Deps{Enforcer: enf, Auditor: NewAuditor(nopCloser{io.Discard}), Log: zerolog.Nop(), Transport: tr})
+	srv, err := buildServer(b, cfg, enforce.Config{}, Deps{Auditor: NewAuditor(nopCloser{io.Discard})})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -19,55 +19,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rs/zerolog"
-
 	"github.com/robotsgate/robotsgate/enforce"
 	"github.com/robotsgate/robotsgate/enforce/enforcetest"
 )
-
-// testTimeout bounds every wait in these tests, so that a bug fails a test
-// instead of hanging it. No assertion depends on it.
-const testTimeout = 10 * time.Second
-
-// memAudit is an in-memory audit destination.
-type memAudit struct {
-	mu     sync.Mutex
-	buf    bytes.Buffer
-	closed bool
-}
-
-func (m *memAudit) Write(p []byte) (int, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.closed {
-		return 0, io.ErrClosedPipe
-	}
-	return m.buf.Write(p)
-}
-
-func (m *memAudit) Close() error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.closed = true
-	return nil
-}
-
-// records returns the audit records written so far, parsed.
-func (m *memAudit) records(t *testing.T) []map[string]any {
-	t.Helper()
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	var out []map[string]any
-	sc := bufio.NewScanner(bytes.NewReader(m.buf.Bytes()))
-	for sc.Scan() {
-		var rec map[string]any
-		if err := json.Unmarshal(sc.Bytes(), &rec); err != nil {
-			t.Fatalf("audit line %q is not JSON: %v", sc.Text(), err)
-		}
-		out = append(out, rec)
-	}
-	return out
-}
 
 // origin is an httptest origin server counting what reaches it.
 type origin struct {
@@ -136,8 +90,7 @@ type harnessOpts struct {
 // (changed by opts.config) and the real enforce stack.
 func newHarness(t *testing.T, opts harnessOpts) *harness {
 	t.Helper()
-	cfg := Default()
-	cfg.HTTPS.DataDir = t.TempDir()
+	cfg := testConfig(t)
 	cfg.Robots.FetchTimeout = 5 * time.Second
 	if opts.config != nil {
 		opts.config(&cfg)
@@ -145,12 +98,8 @@ func newHarness(t *testing.T, opts harnessOpts) *harness {
 	if err := cfg.Validate(); err != nil {
 		t.Fatalf("config: %v", err)
 	}
-	tr, err := NewTransport(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	enf, err := enforce.New(enforce.Config{
-		Fetcher:      &enforce.HTTPFetcher{Transport: tr, UserAgent: cfg.Robots.UserAgent, Timeout: cfg.Robots.FetchTimeout},
+	ma := &memAudit{}
+	srv, addr := startServer(t, cfg, enforce.Config{
 		Clock:        opts.clock,
 		Hooks:        opts.hooks,
 		TTL:          cfg.Robots.TTL,
@@ -158,66 +107,23 @@ func newHarness(t *testing.T, opts harnessOpts) *harness {
 		RetryMin:     cfg.Robots.RetryMin,
 		RetryMax:     cfg.Robots.RetryMax,
 		FetchTimeout: cfg.Robots.FetchTimeout,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ma := &memAudit{}
-	srv, err := New(cfg, Deps{Enforcer: enf, Auditor: NewAuditor(ma), Log: zerolog.Nop(), Transport: tr, Clock: opts.clock})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ln) }()
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
-		defer cancel()
-		if err := srv.Shutdown(ctx); err != nil {
-			t.Errorf("Shutdown: %v", err)
-		}
-		if err := <-done; err != nil {
-			t.Errorf("Serve: %v", err)
-		}
-	})
-	pu := &url.URL{Scheme: "http", Host: ln.Addr().String()}
-	ctr := &http.Transport{Proxy: http.ProxyURL(pu), DisableCompression: true}
+	}, Deps{Auditor: NewAuditor(ma), Clock: opts.clock})
+	ctr := &http.Transport{Proxy: http.ProxyURL(&url.URL{Scheme: "http", Host: addr}), DisableCompression: true}
 	t.Cleanup(ctr.CloseIdleConnections)
 	return &harness{
 		srv:    srv,
-		addr:   ln.Addr().String(),
+		addr:   addr,
 		audit:  ma,
 		client: &http.Client{Transport: ctr, Timeout: testTimeout},
 	}
 }
 
 // get sends a GET for u through the proxy with the given headers
-// (name, value pairs) and returns the response with its body read.
+// (name, value pairs) and User-Agent TestBot/1.0 unless they set one, and
+// returns the response with its body read.
 func (h *harness) get(t *testing.T, u string, headers ...string) (*http.Response, string) {
 	t.Helper()
-	req, err := http.NewRequest(http.MethodGet, u, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := 0; i+1 < len(headers); i += 2 {
-		req.Header.Set(headers[i], headers[i+1])
-	}
-	if req.Header.Get("User-Agent") == "" {
-		req.Header.Set("User-Agent", "TestBot/1.0")
-	}
-	resp, err := h.client.Do(req)
-	if err != nil {
-		t.Fatalf("GET %s: %v", u, err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatalf("GET %s: reading body: %v", u, err)
-	}
-	return resp, string(b)
+	return get(t, h.client, u, headers...)
 }
 
 const privateRobots = "User-agent: *\nDisallow: /private\n"
@@ -756,14 +662,7 @@ func TestShutdownWaitsForInFlight(t *testing.T) {
 		}
 		io.WriteString(w, "done")
 	})
-	cfg := Default()
-	cfg.HTTPS.DataDir = t.TempDir()
-	tr, _ := NewTransport(cfg)
-	enf, err := enforce.New(enforce.Config{Fetcher: &enforce.HTTPFetcher{Transport: tr}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := New(cfg, Deps{Enforcer: enf, Auditor: NewAuditor(&memAudit{}), Log: zerolog.Nop(), Transport: tr})
+	srv, err := buildServer(t, testConfig(t), enforce.Config{}, Deps{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -24,27 +24,19 @@ const (
 
 // refusal is the JSON body of a refusal.
 type refusal struct {
-	Error       string        `json:"error"`
-	Status      int           `json:"status"`
-	Decision    string        `json:"decision"`
-	Explanation string        `json:"explanation"`
-	Detail      string        `json:"detail,omitempty"`
-	URL         string        `json:"url"`
-	Origin      string        `json:"origin"`
-	Agent       string        `json:"agent"`
-	Group       string        `json:"group,omitempty"`
-	Rule        string        `json:"rule,omitempty"`
-	Line        int           `json:"line,omitempty"`
-	Robots      *refusalRobot `json:"robots,omitempty"`
-	RetryAfterS int           `json:"retry_after_s,omitempty"`
-}
-
-type refusalRobot struct {
-	URL        string  `json:"url"`
-	Status     string  `json:"status"`
-	HTTPStatus int     `json:"http_status,omitempty"`
-	AgeS       float64 `json:"age_s"`
-	Stale      bool    `json:"stale,omitempty"`
+	Error       string      `json:"error"`
+	Status      int         `json:"status"`
+	Decision    string      `json:"decision"`
+	Explanation string      `json:"explanation"`
+	Detail      string      `json:"detail,omitempty"`
+	URL         string      `json:"url"`
+	Origin      string      `json:"origin"`
+	Agent       string      `json:"agent"`
+	Group       string      `json:"group,omitempty"`
+	Rule        string      `json:"rule,omitempty"`
+	Line        int         `json:"line,omitempty"`
+	Robots      *RobotsJSON `json:"robots,omitempty"`
+	RetryAfterS int         `json:"retry_after_s,omitempty"`
 }
 
 // explain says in one sentence why d refused the request.
@@ -138,15 +130,7 @@ func Refuse(r *http.Request, status int, d enforce.Decision) *http.Response {
 	if body.URL == "" && r.URL != nil {
 		body.URL = r.URL.String()
 	}
-	if d.RobotsStatus != "" {
-		body.Robots = &refusalRobot{
-			URL:        d.Origin + "/robots.txt",
-			Status:     string(d.RobotsStatus),
-			HTTPStatus: d.RobotsHTTPStatus,
-			AgeS:       d.RobotsAge.Round(time.Millisecond).Seconds(),
-			Stale:      d.RobotsStale,
-		}
-	}
+	body.Robots = newRobotsJSON(d)
 	retry := 0
 	if d.RetryAfter > 0 {
 		retry = int((d.RetryAfter + time.Second - 1) / time.Second)
@@ -163,8 +147,6 @@ func Refuse(r *http.Request, status int, d enforce.Decision) *http.Response {
 
 	h := make(http.Header)
 	h.Set("Content-Type", ctype)
-	h.Set("Content-Length", strconv.Itoa(len(text)))
-	h.Set("Cache-Control", "no-store")
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set(HeaderDecision, string(d.Reason))
 	h.Set(HeaderAgent, agentName(d.Agent))
@@ -174,6 +156,15 @@ func Refuse(r *http.Request, status int, d enforce.Decision) *http.Response {
 	if retry > 0 {
 		h.Set("Retry-After", strconv.Itoa(retry))
 	}
+	return newResponse(r, status, h, text)
+}
+
+// newResponse returns robotsgate's own answer to r: status, header h
+// (given Content-Length and Cache-Control: no-store here) and body text,
+// which a HEAD request does not get.
+func newResponse(r *http.Request, status int, h http.Header, text string) *http.Response {
+	h.Set("Content-Length", strconv.Itoa(len(text)))
+	h.Set("Cache-Control", "no-store")
 	resp := &http.Response{
 		Status:        fmt.Sprintf("%d %s", status, http.StatusText(status)),
 		StatusCode:    status,
@@ -243,17 +234,5 @@ func upstreamError(r *http.Request, err error) *http.Response {
 	text := fmt.Sprintf("robotsgate: %d %s: %v\n", status, http.StatusText(status), err)
 	h := make(http.Header)
 	h.Set("Content-Type", "text/plain; charset=utf-8")
-	h.Set("Content-Length", strconv.Itoa(len(text)))
-	h.Set("Cache-Control", "no-store")
-	return &http.Response{
-		Status:        fmt.Sprintf("%d %s", status, http.StatusText(status)),
-		StatusCode:    status,
-		Proto:         "HTTP/1.1",
-		ProtoMajor:    1,
-		ProtoMinor:    1,
-		Header:        h,
-		Body:          io.NopCloser(strings.NewReader(text)),
-		ContentLength: int64(len(text)),
-		Request:       r,
-	}
+	return newResponse(r, status, h, text)
 }

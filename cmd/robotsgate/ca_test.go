@@ -15,7 +15,7 @@ import (
 func runCATest(t *testing.T, env map[string]string, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
 	var out, errb bytes.Buffer
-	code = runCAEnv(args, func(k string) string { return env[k] }, &out, &errb)
+	code = runCAEnv(args, envMap(env), &out, &errb)
 	return code, out.String(), errb.String()
 }
 

@@ -27,8 +27,9 @@ type option struct {
 	name  string // flag name, e.g. "audit-log"
 	key   string // YAML key, e.g. "audit_log", for the docs
 	usage string
-	// field returns the setting's field in c: a *string, *int or
-	// *time.Duration.
+	// field returns the setting's field in c: a *string, *int,
+	// *time.Duration, *bool, *[]string or *[]int (lists are
+	// comma-separated).
 	field func(c *proxy.Config) any
 }
 
@@ -61,11 +62,15 @@ func (o option) set(c *proxy.Config, v string) error {
 		}
 		*p = b
 	case *[]string: // [ops] allow-cidrs: comma-separated
+		*p = splitList(v)
+	case *[]int: // [https] allowed-ports: comma-separated
 		*p = nil
-		for _, s := range strings.Split(v, ",") {
-			if s = strings.TrimSpace(s); s != "" {
-				*p = append(*p, s)
+		for _, s := range splitList(v) {
+			n, err := strconv.Atoi(s)
+			if err != nil {
+				return fmt.Errorf("%q is not an integer (want comma-separated port numbers, e.g. 443,8443)", s)
 			}
+			*p = append(*p, n)
 		}
 	default:
 		return fmt.Errorf("option %s: unsupported field type %T", o.name, p)
@@ -86,8 +91,26 @@ func (o option) get(c *proxy.Config) string {
 		return strconv.FormatBool(*p)
 	case *[]string:
 		return strings.Join(*p, ",")
+	case *[]int:
+		s := make([]string, len(*p))
+		for i, n := range *p {
+			s[i] = strconv.Itoa(n)
+		}
+		return strings.Join(s, ",")
 	}
 	return ""
+}
+
+// splitList splits a comma-separated list, trimming spaces and dropping
+// empty items.
+func splitList(v string) []string {
+	var out []string
+	for _, s := range strings.Split(v, ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 // options returns the settings of serve, in the order -h lists them. To
@@ -111,6 +134,7 @@ func options() []option {
 		{"allow-cidrs", "auth.allow_cidrs", "comma-separated client networks allowed to use the proxy; empty = any", func(c *proxy.Config) any { return &c.Auth.AllowCIDRs }},
 		{"allow-open", "auth.allow_open", "permit a non-loopback listen address without credentials or CIDRs (an open proxy)", func(c *proxy.Config) any { return &c.Auth.AllowOpen }},
 		{"https", "https.mode", "CONNECT handling `mode`: mitm (enforce paths) or tunnel (host only)", func(c *proxy.Config) any { return &c.HTTPS.Mode }},
+		{"allowed-ports", "https.allowed_ports", "comma-separated `ports` CONNECT may reach, e.g. 443,8443", func(c *proxy.Config) any { return &c.HTTPS.AllowedPorts }}, // [https]
 		{"data-dir", "https.data_dir", "`dir`ectory of the generated CA; empty = under the user's config dir", func(c *proxy.Config) any { return &c.HTTPS.DataDir }},
 		{"ca-cert", "https.ca_cert", "custom MITM CA certificate `file` (PEM) instead of the generated CA; needs -ca-key", func(c *proxy.Config) any { return &c.HTTPS.CACert }},       // [https]
 		{"ca-key", "https.ca_key", "private key `file` (PEM, mode 0600) of -ca-cert", func(c *proxy.Config) any { return &c.HTTPS.CAKey }},                                             // [https]

@@ -217,3 +217,57 @@ func TestYAMLErrorIsOneLine(t *testing.T) {
 		t.Fatalf("error %q should name both keys", err)
 	}
 }
+
+func TestAllowedPortsOption(t *testing.T) {
+	file := writeFile(t, "ports.yaml", "https:\n  allowed_ports: [1443]\n")
+	for _, tc := range []struct {
+		name string
+		args []string
+		env  map[string]string
+		want []int
+	}{
+		{"default", nil, nil, []int{443}},
+		{"file", []string{"-config", file}, nil, []int{1443}},
+		{"env over file", []string{"-config", file}, map[string]string{"ROBOTSGATE_ALLOWED_PORTS": "9443"}, []int{9443}},
+		{"flag over env", []string{"-allowed-ports", " 443, 8443 "}, map[string]string{"ROBOTSGATE_ALLOWED_PORTS": "9443"}, []int{443, 8443}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg, err := loadConfig(tc.args, envMap(tc.env))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(cfg.HTTPS.AllowedPorts, tc.want) {
+				t.Fatalf("https.allowed_ports = %v, want %v", cfg.HTTPS.AllowedPorts, tc.want)
+			}
+		})
+	}
+	for _, tc := range []struct {
+		name string
+		args []string
+		env  map[string]string
+		want []string // all in the error
+	}{
+		{"not a number", []string{"-allowed-ports", "443,https"}, nil, []string{"flag -allowed-ports", `"https" is not an integer`, "443,8443"}},
+		{"bad env", nil, map[string]string{"ROBOTSGATE_ALLOWED_PORTS": "443;8443"}, []string{"ROBOTSGATE_ALLOWED_PORTS", `"443;8443"`}},
+		{"out of range", []string{"-allowed-ports", "443,70000"}, nil, []string{"https.allowed_ports", "70000 is not a TCP port"}},
+		{"zero", []string{"-allowed-ports", "0"}, nil, []string{"https.allowed_ports", "0 is not a TCP port"}},
+		{"empty", []string{"-allowed-ports", " , "}, nil, []string{"https.allowed_ports: empty"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := loadConfig(tc.args, envMap(tc.env))
+			if err == nil {
+				t.Fatal("no error")
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q lacks %q", err, w)
+				}
+			}
+		})
+	}
+	var given []flagValue
+	var path string
+	if f := newServeFlags(&given, &path).Lookup("allowed-ports"); f == nil || f.DefValue != "443" {
+		t.Fatalf("flag -allowed-ports: %+v, want default 443 shown by -h", f)
+	}
+}

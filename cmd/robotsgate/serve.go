@@ -9,6 +9,8 @@ import (
 	"net"
 	"strings"
 
+	"github.com/rs/zerolog"
+
 	"github.com/robotsgate/robotsgate/enforce"
 	"github.com/robotsgate/robotsgate/proxy"
 )
@@ -56,7 +58,7 @@ func runServe(ctx context.Context, args []string, env func(string) string, stdou
 		closeAudit()
 		return fail(stderr, 2, err)
 	}
-	store, closeStore, err := newStore(ctx, cfg)
+	store, pacer, pauses, closeStore, err := newStore(ctx, cfg, log)
 	if err != nil {
 		closeAudit()
 		return fail(stderr, 2, err)
@@ -89,7 +91,8 @@ func runServe(ctx context.Context, args []string, env func(string) string, stdou
 		closeAudit()
 		return fail(stderr, 2, err)
 	}
-	srv, err := proxy.New(cfg, proxy.Deps{Enforcer: enf, Auditor: auditor, Log: log, Transport: tr, Metrics: metrics})
+	srv, err := proxy.New(cfg, proxy.Deps{Enforcer: enf, Auditor: auditor, Log: log, Transport: tr, Metrics: metrics,
+		Pacer: pacer, Pauses: pauses})
 	if err != nil {
 		closeAudit()
 		return fail(stderr, 2, err)
@@ -151,15 +154,27 @@ func runServe(ctx context.Context, args []string, env func(string) string, stdou
 	return code
 }
 
-// newStore returns the robots.txt cache that cfg.Cache names and a func
-// releasing it. The Redis store registers here (one case).
-func newStore(ctx context.Context, cfg proxy.Config) (enforce.Store, func(), error) {
-	switch {
-	case cfg.Cache == "memory":
-		return enforce.NewMemoryStore(), func() {}, nil
-	default:
-		return nil, nil, fmt.Errorf("cache: %q is not supported by this build", cfg.Cache)
+// newStore returns the robots.txt cache that cfg.Cache names, the
+// politeness state to go with it (nil for in-memory) and a func releasing
+// them. With a redis:// cache, all three are shared by the replicas on
+// that Redis and fall back to local ones while it is down.
+func newStore(ctx context.Context, cfg proxy.Config, log zerolog.Logger) (enforce.Store, enforce.Pacer, enforce.Pauses, func(), error) {
+	if cfg.Cache == "memory" {
+		return enforce.NewMemoryStore(), nil, nil, func() {}, nil
 	}
+	enforce.SetRedisClientLog(log)
+	r, err := enforce.NewRedis(ctx, cfg.Cache, enforce.RedisOptions{
+		Log:      log.With().Str("component", "redis").Logger(),
+		MaxBytes: cfg.Robots.MaxBytes,
+	})
+	if err != nil {
+		return nil, nil, nil, nil, fmt.Errorf("cache: %w", err)
+	}
+	return r.Store(), r.Pacer(), r.Pauses(), func() {
+		if err := r.Close(); err != nil {
+			log.Warn().Err(err).Msg("closing redis")
+		}
+	}, nil
 }
 
 // fetcherRedirects maps robots.max_redirects to HTTPFetcher.MaxRedirects,

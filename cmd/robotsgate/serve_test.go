@@ -232,7 +232,8 @@ func TestServeBadConfigExits2WithOneLine(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			var stdout, stderr bytes.Buffer
-			code := runServe(context.Background(), tc.args, envMap(tc.env), &stdout, &stderr, nil)
+			args := append([]string{"-data-dir", t.TempDir()}, tc.args...)
+			code := runServe(context.Background(), args, envMap(tc.env), &stdout, &stderr, nil)
 			if code != 2 {
 				t.Fatalf("exit %d, want 2; stderr %q", code, stderr.String())
 			}

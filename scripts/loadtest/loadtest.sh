@@ -4,6 +4,7 @@
 #
 #   scripts/loadtest/loadtest.sh            # ~10 s per measured run, 64 connections
 #   DUR=5s CONNS=32 scripts/loadtest/loadtest.sh
+#   CACHE=redis://127.0.0.1:6379/0 scripts/loadtest/loadtest.sh   # robotsgate on a running Redis
 #
 # Needs wrk and (optionally) squid: apt-get install -y wrk squid.
 # Each proxy is pinned to CPU 0, wrk and the origin to CPU 1 (on a 2-core
@@ -72,7 +73,7 @@ run() {
 
 # robotsgate: enforce mode, audit of blocked requests to a file.
 taskset -c "$PROXY_CPU" "$work/robotsgate" serve -listen 127.0.0.1:19309 -audit-log "$work/audit.log" \
-  -log-level warn -data-dir "$work/data" >"$work/robotsgate.out" 2>&1 &
+  -log-level warn -data-dir "$work/data" ${CACHE:+-cache "$CACHE"} >"$work/robotsgate.out" 2>&1 &
 rg=$!; pids+=("$rg")
 taskset -c "$PROXY_CPU" "$work/bareproxy" -listen 127.0.0.1:19310 &
 bare=$!; pids+=("$bare")

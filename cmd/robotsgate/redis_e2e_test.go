@@ -1,0 +1,87 @@
+package main
+
+import (
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/robotsgate/robotsgate/internal/redistest"
+)
+
+// TestRedisTwoProxiesShareRobotsAndPacing runs two robotsgate servers on
+// one Redis (-cache redis://...): their concurrent first requests cause a
+// single robots.txt fetch, both enforce it, and the origin's Crawl-delay
+// spaces the requests of both proxies together.
+func TestRedisTwoProxiesShareRobotsAndPacing(t *testing.T) {
+	srv := redistest.Start(t)
+	const delay = 300 * time.Millisecond
+	var robots atomic.Int64
+	var mu sync.Mutex
+	var arrivals []time.Time
+	origin := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/robots.txt" {
+			robots.Add(1)
+			io.WriteString(w, "User-agent: *\nDisallow: /private\nCrawl-delay: 0.3\n")
+			return
+		}
+		mu.Lock()
+		arrivals = append(arrivals, time.Now())
+		mu.Unlock()
+		io.WriteString(w, "ok")
+	}))
+	t.Cleanup(origin.Close)
+
+	args := []string{"-cache", srv.URL(0), "-audit-log", "-"}
+	proxies := []*running{startServe(t, args, nil), startServe(t, args, nil)}
+
+	// Concurrent first requests through both proxies: one fetch, fleet-wide.
+	const n = 6
+	var wg sync.WaitGroup
+	codes := make([]int, n)
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			path := "/private/x"
+			if i%2 == 1 {
+				path = "/page"
+			}
+			resp, err := proxies[(i/2)%2].client.Get(origin.URL + path) // both proxies get both kinds
+			if err != nil {
+				t.Errorf("request %d: %v", i, err)
+				return
+			}
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			codes[i] = resp.StatusCode
+		}()
+	}
+	wg.Wait()
+	if got := robots.Load(); got != 1 {
+		t.Fatalf("%d robots.txt fetches by two proxies sharing redis, want 1", got)
+	}
+	for i, c := range codes {
+		if want := map[bool]int{true: 403, false: 200}[i%2 == 0]; c != want {
+			t.Errorf("request %d: status %d, want %d", i, c, want)
+		}
+	}
+
+	// The allowed requests of both proxies were spaced by the crawl-delay
+	// together (slots are whole milliseconds: allow 1 ms).
+	mu.Lock()
+	defer mu.Unlock()
+	if len(arrivals) != n/2 {
+		t.Fatalf("%d requests reached the origin, want %d", len(arrivals), n/2)
+	}
+	sort.Slice(arrivals, func(i, j int) bool { return arrivals[i].Before(arrivals[j]) })
+	for i := 1; i < len(arrivals); i++ {
+		if gap := arrivals[i].Sub(arrivals[i-1]); gap < delay-time.Millisecond {
+			t.Errorf("requests %d and %d reached the origin %v apart, want >= %v (crawl-delay across proxies)", i-1, i, gap, delay)
+		}
+	}
+}

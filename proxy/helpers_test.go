@@ -1,0 +1,202 @@
+package proxy
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/robotsgate/robotsgate/enforce"
+	"github.com/robotsgate/robotsgate/internal/confdirtest"
+)
+
+// Helpers shared by the package's tests: configuration, an in-memory
+// audit/log sink, and starting a whole Server on a loopback port. The
+// harnesses of the test files (newHarness, startHTTPSProxy, startOpsProxy)
+// are built on these.
+
+// TestMain fails the run when a test writes robotsgate's CA under the
+// user's config dir: every Server in a test gets a data dir in
+// t.TempDir() (testConfig).
+func TestMain(m *testing.M) {
+	os.Exit(confdirtest.Main(m, "robotsgate"))
+}
+
+// testTimeout bounds every wait in these tests, so that a bug fails a test
+// instead of hanging it. No assertion depends on it.
+const testTimeout = 10 * time.Second
+
+// testConfig returns the default configuration with the CA's data dir in
+// a temporary directory of t.
+func testConfig(t testing.TB) Config {
+	t.Helper()
+	cfg := Default()
+	cfg.HTTPS.DataDir = t.TempDir()
+	return cfg
+}
+
+// memAudit is a goroutine-safe in-memory sink for audit records or
+// operator logs. After Close, writes fail.
+type memAudit struct {
+	mu     sync.Mutex
+	buf    bytes.Buffer
+	closed bool
+}
+
+func (m *memAudit) Write(p []byte) (int, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed {
+		return 0, io.ErrClosedPipe
+	}
+	return m.buf.Write(p)
+}
+
+func (m *memAudit) Close() error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.closed = true
+	return nil
+}
+
+// String returns what was written so far.
+func (m *memAudit) String() string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.buf.String()
+}
+
+// records returns the JSON lines written so far, parsed.
+func (m *memAudit) records(t testing.TB) []map[string]any {
+	t.Helper()
+	var out []map[string]any
+	sc := bufio.NewScanner(bytes.NewReader([]byte(m.String())))
+	for sc.Scan() {
+		var rec map[string]any
+		if err := json.Unmarshal(sc.Bytes(), &rec); err != nil {
+			t.Fatalf("audit line %q is not JSON: %v", sc.Text(), err)
+		}
+		out = append(out, rec)
+	}
+	return out
+}
+
+// find returns the first record with the given reason; the test fails
+// when there is none.
+func (m *memAudit) find(t testing.TB, reason string) map[string]any {
+	t.Helper()
+	recs := m.records(t)
+	for _, r := range recs {
+		if r["reason"] == reason {
+			return r
+		}
+	}
+	t.Fatalf("no audit record with reason %q in %v", reason, recs)
+	return nil
+}
+
+// buildServer returns New(cfg, deps) with what deps lacks filled in: the
+// Transport (NewTransport(cfg)); the Enforcer (enforce.New(ec), ec's
+// Fetcher being an HTTPFetcher on that transport when nil); the Auditor
+// (on a discarded memAudit). deps.Log may stay zero (no logging).
+func buildServer(t testing.TB, cfg Config, ec enforce.Config, deps Deps) (*Server, error) {
+	t.Helper()
+	if deps.Transport == nil {
+		tr, err := NewTransport(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		deps.Transport = tr
+	}
+	if deps.Enforcer == nil {
+		if ec.Fetcher == nil {
+			ec.Fetcher = &enforce.HTTPFetcher{Transport: deps.Transport, UserAgent: cfg.Robots.UserAgent, Timeout: cfg.Robots.FetchTimeout}
+		}
+		enf, err := enforce.New(ec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		deps.Enforcer = enf
+	}
+	if deps.Auditor == nil {
+		deps.Auditor = NewAuditor(&memAudit{})
+	}
+	return New(cfg, deps)
+}
+
+// startServer builds a Server (buildServer) and serves it on a free
+// loopback port until the test ends; then it shuts the Server down
+// (bounded by testTimeout), checking that Shutdown and Serve return no
+// error, and closes deps.Auditor. It returns the Server and its address.
+func startServer(t testing.TB, cfg Config, ec enforce.Config, deps Deps) (*Server, string) {
+	t.Helper()
+	srv, err := buildServer(t, cfg, ec, deps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ln) }()
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+		defer cancel()
+		if err := srv.Shutdown(ctx); err != nil {
+			t.Errorf("Shutdown: %v", err)
+		}
+		if err := <-done; err != nil {
+			t.Errorf("Serve: %v", err)
+		}
+		srv.audit.Close()
+	})
+	return srv, ln.Addr().String()
+}
+
+// do sends req with c and returns the response with its body read.
+func do(t testing.TB, c *http.Client, req *http.Request) (*http.Response, string) {
+	t.Helper()
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", req.Method, req.URL, err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatalf("%s %s: reading body: %v", req.Method, req.URL, err)
+	}
+	return resp, string(b)
+}
+
+// newGet returns a GET request for u with the given headers (name, value
+// pairs).
+func newGet(t testing.TB, u string, headers ...string) *http.Request {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, u, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i+1 < len(headers); i += 2 {
+		req.Header.Set(headers[i], headers[i+1])
+	}
+	return req
+}
+
+// get GETs u with c, with the given headers (name, value pairs) and
+// User-Agent TestBot/1.0 unless they set one; see do.
+func get(t testing.TB, c *http.Client, u string, headers ...string) (*http.Response, string) {
+	t.Helper()
+	req := newGet(t, u, headers...)
+	if req.Header.Get("User-Agent") == "" {
+		req.Header.Set("User-Agent", "TestBot/1.0")
+	}
+	return do(t, c, req)
+}
