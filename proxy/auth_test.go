@@ -1,9 +1,7 @@
 package proxy
 
 import (
-	"bufio"
 	"encoding/base64"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -11,30 +9,17 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 )
 
 // rawConnectAuth sends a CONNECT for target with an optional
 // Proxy-Authorization value and returns the proxy's response.
 func rawConnectAuth(t *testing.T, proxyAddr, target, auth string) *http.Response {
 	t.Helper()
-	c, err := net.DialTimeout("tcp", proxyAddr, 5*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	c.SetDeadline(time.Now().Add(10 * time.Second))
-	req := "CONNECT " + target + " HTTP/1.1\r\nHost: " + target + "\r\n"
+	var hdr []string
 	if auth != "" {
-		req += "Proxy-Authorization: " + auth + "\r\n"
+		hdr = append(hdr, "Proxy-Authorization: "+auth)
 	}
-	if _, err := c.Write([]byte(req + "\r\n")); err != nil {
-		t.Fatal(err)
-	}
-	resp, err := http.ReadResponse(bufio.NewReader(c), &http.Request{Method: http.MethodConnect})
-	if err != nil {
-		t.Fatalf("CONNECT %s: %v", target, err)
-	}
+	resp, _, _ := rawConnect(t, proxyAddr, target, hdr...)
 	return resp
 }
 

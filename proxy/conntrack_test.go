@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -47,20 +46,11 @@ func echoConnect(done chan<- string) http.Handler {
 	})
 }
 
+// dialConnect opens a CONNECT session with echoConnect through addr and
+// checks that it echoes.
 func dialConnect(t *testing.T, addr, target string) (net.Conn, *bufio.Reader) {
 	t.Helper()
-	c, err := net.DialTimeout("tcp", addr, 5*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	c.SetDeadline(time.Now().Add(20 * time.Second))
-	fmt.Fprintf(c, "CONNECT %s HTTP/1.1\r\nHost: %s\r\n\r\n", target, target)
-	br := bufio.NewReader(c)
-	resp, err := http.ReadResponse(br, &http.Request{Method: http.MethodConnect})
-	if err != nil {
-		t.Fatal(err)
-	}
+	resp, c, br := rawConnect(t, addr, target)
 	if resp.StatusCode != 200 {
 		t.Fatalf("CONNECT %s: %s", target, resp.Status)
 	}

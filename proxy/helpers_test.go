@@ -5,10 +5,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"os"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -159,6 +161,34 @@ func startServer(t testing.TB, cfg Config, ec enforce.Config, deps Deps) (*Serve
 		srv.audit.Close()
 	})
 	return srv, ln.Addr().String()
+}
+
+// rawConnect sends CONNECT target to the proxy at addr, with the extra
+// header lines given ("Name: value"), and returns the response (its body
+// unread), the connection (closed when the test ends) and its reader.
+func rawConnect(t testing.TB, addr, target string, headers ...string) (*http.Response, net.Conn, *bufio.Reader) {
+	t.Helper()
+	c, err := net.DialTimeout("tcp", addr, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	c.SetDeadline(time.Now().Add(2 * testTimeout))
+	var req strings.Builder
+	fmt.Fprintf(&req, "CONNECT %s HTTP/1.1\r\nHost: %s\r\n", target, target)
+	for _, h := range headers {
+		req.WriteString(h + "\r\n")
+	}
+	req.WriteString("\r\n")
+	if _, err := io.WriteString(c, req.String()); err != nil {
+		t.Fatal(err)
+	}
+	br := bufio.NewReader(c)
+	resp, err := http.ReadResponse(br, &http.Request{Method: http.MethodConnect})
+	if err != nil {
+		t.Fatalf("CONNECT %s: %v", target, err)
+	}
+	return resp, c, br
 }
 
 // do sends req with c and returns the response with its body read.

@@ -1,7 +1,6 @@
 package proxy
 
 import (
-	"bufio"
 	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
@@ -128,26 +127,12 @@ func (p *httpsProxy) client(roots *x509.CertPool) *http.Client {
 	return &http.Client{Transport: tr, Timeout: 20 * time.Second}
 }
 
-// rawConnect sends CONNECT target through the proxy and returns the
-// response (its body read) and the connection.
+// rawConnect sends CONNECT target (User-Agent TestBot/1.0, plus the
+// extra header lines) through the proxy and returns the response (its
+// body read unless 200) and the connection.
 func (p *httpsProxy) rawConnect(t *testing.T, target string, extraHeaders ...string) (*http.Response, string, net.Conn) {
 	t.Helper()
-	c, err := net.DialTimeout("tcp", p.url.Host, 5*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	c.SetDeadline(time.Now().Add(20 * time.Second))
-	fmt.Fprintf(c, "CONNECT %s HTTP/1.1\r\nHost: %s\r\nUser-Agent: TestBot/1.0\r\n", target, target)
-	for _, h := range extraHeaders {
-		fmt.Fprintf(c, "%s\r\n", h)
-	}
-	io.WriteString(c, "\r\n")
-	br := bufio.NewReader(c)
-	resp, err := http.ReadResponse(br, &http.Request{Method: http.MethodConnect})
-	if err != nil {
-		t.Fatal(err)
-	}
+	resp, c, _ := rawConnect(t, p.url.Host, target, append([]string{"User-Agent: TestBot/1.0"}, extraHeaders...)...)
 	var body string
 	if resp.StatusCode != http.StatusOK {
 		b, _ := io.ReadAll(resp.Body)

@@ -203,6 +203,8 @@ func TestPercentEncodingEquivalence(t *testing.T) {
 		{"/caf%c3%a9", "/café", true},
 		{"/café", "/caf%C3%A9", true},
 		{"/a%20b", "/a b", true},
+		{"/a%aa", "/a%aa", true},
+		{"/a%AA", "/a%aa", true},
 		{"/a%25", "/a%", true},
 		{"/a%25", "/a%2", true}, // "%2" is a literal '%' then '2'
 		{"/a%2541", "/aA", false},

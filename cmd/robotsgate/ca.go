@@ -25,15 +25,10 @@ func runCA(args []string, stdout, stderr io.Writer) int {
 // runCAEnv is runCA with the environment given.
 func runCAEnv(args []string, env func(string) string, stdout, stderr io.Writer) int {
 	rest, pemOut, err := caFlags(args)
-	if errors.Is(err, flag.ErrHelp) {
-		caUsage(stdout)
-		return 0
+	var cfg proxy.Config
+	if err == nil {
+		cfg, err = loadConfig(rest, env)
 	}
-	if err != nil {
-		fmt.Fprintf(stderr, "robotsgate ca: %v\n", err)
-		return 2
-	}
-	cfg, err := loadConfig(rest, env)
 	if errors.Is(err, flag.ErrHelp) {
 		caUsage(stdout)
 		return 0
