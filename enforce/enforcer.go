@@ -304,7 +304,7 @@ func (e *Enforcer) refresh(ctx context.Context, origin string) (*Entry, error) {
 			if err == nil && en != nil {
 				return en, nil
 			}
-			if err != nil {
+			if err != nil && !errors.Is(err, ErrCoordinatorUnavailable) { // [redis] outages are logged by the Coordinator
 				e.log.Warn().Err(err).Str("origin", origin).Msg("robots.txt fetch coordination failed; fetching locally")
 			}
 		}

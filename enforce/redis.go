@@ -136,7 +136,7 @@ func NewRedis(ctx context.Context, rawURL string, opts RedisOptions) (*Redis, er
 	})
 	r.store = newRedisStore(r)
 	r.pacer = &RedisPacer{r: r, local: opts.LocalPacer}
-	r.pauses = &RedisPauses{r: r, local: opts.LocalPauses}
+	r.pauses = newRedisPauses(r)
 
 	pctx, pcancel := context.WithTimeout(ctx, max(opts.Timeout, time.Second))
 	err = r.client.Ping(pctx).Err()
@@ -168,6 +168,19 @@ func ValidateRedisURL(rawURL string) error {
 		return fmt.Errorf("enforce: redis URL %q: invalid (redis://[user:password@]host[:port][/db])", shown)
 	}
 	return nil
+}
+
+// RedactCacheURL returns rawURL with its password replaced by "xxxxx",
+// for logs; a value that is not a URL (such as "memory") is returned as is.
+func RedactCacheURL(rawURL string) string {
+	u, err := url.Parse(rawURL)
+	if err != nil || u.Scheme == "" {
+		if err != nil {
+			return "(invalid URL)"
+		}
+		return rawURL
+	}
+	return u.Redacted()
 }
 
 // SetRedisClientLog sends go-redis's own log lines (dial failures and
@@ -284,7 +297,8 @@ func (k redisKeys) pace(origin string) string   { return k.prefix + "pace:" + or
 func (k redisKeys) pause(origin string) string  { return k.prefix + "pause:" + origin }
 
 // events is the channel on which replicas announce that an origin's
-// entry changed (fetched or purged); the message is "<id> <origin>".
+// robots.txt entry or pause changed; the message is
+// "<kind> <replica id> <origin>" (see Redis.event).
 func (k redisKeys) events() string { return k.prefix + "events" }
 
 // newToken returns a random 128-bit hex string.

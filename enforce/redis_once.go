@@ -10,8 +10,14 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
+// ErrCoordinatorUnavailable is returned (wrapped) by a Coordinator's Once
+// when its shared backend is down. The Enforcer then fetches locally
+// without logging each time: the Coordinator reports the outage itself
+// (RedisStore: at most once per RedisOptions.LogInterval).
+var ErrCoordinatorUnavailable = errors.New("enforce: shared fetch coordination unavailable")
+
 // errRedisDown is returned by Once while Redis is marked down.
-var errRedisDown = errors.New("enforce: redis unavailable")
+var errRedisDown = fmt.Errorf("redis unavailable: %w", ErrCoordinatorUnavailable)
 
 // redisRelease deletes the lock KEYS[1] if it still holds the token
 // ARGV[1], and announces on channel ARGV[2] that origin ARGV[3] changed
@@ -132,7 +138,7 @@ func (s *RedisStore) holdAndFetch(ctx context.Context, origin, key, token string
 		close(stop)
 		<-stopped
 		r.call(context.WithoutCancel(ctx), "unlock", func(ctx context.Context) error {
-			return redisRelease.Run(ctx, r.client, []string{key}, token, r.keys.events(), r.id+" "+origin).Err()
+			return redisRelease.Run(ctx, r.client, []string{key}, token, r.keys.events(), r.event(eventRobots, origin)).Err()
 		})
 	}()
 	return fetch(ctx)
@@ -165,11 +171,31 @@ func (r *Redis) watch(origin string) (woken <-chan struct{}, unwatch func()) {
 	}
 }
 
-// event handles an announcement "<id> <origin>": another replica's
-// change drops this process's L1 copy, and every waiter for origin wakes.
-func (r *Redis) event(payload string) {
-	id, origin, ok := strings.Cut(payload, " ")
+// Kinds of announcements on the events channel.
+const (
+	eventRobots = "r" // an origin's robots.txt entry was fetched or purged
+	eventPause  = "p" // an origin was paused or resumed
+)
+
+// event returns the announcement "<kind> <id> <origin>".
+func (r *Redis) event(kind, origin string) string { return kind + " " + r.id + " " + origin }
+
+// handle acts on an announcement: another replica's change drops this
+// process's L1 copy, and a robots.txt change wakes every waiter for the
+// origin.
+func (r *Redis) handle(payload string) {
+	kind, rest, _ := strings.Cut(payload, " ")
+	id, origin, ok := strings.Cut(rest, " ")
 	if !ok {
+		return
+	}
+	if kind == eventPause {
+		if id != r.id {
+			r.pauses.dropL1(origin)
+		}
+		return
+	}
+	if kind != eventRobots {
 		return
 	}
 	if id != r.id {
@@ -203,7 +229,7 @@ func (r *Redis) subscribe(ctx context.Context) {
 				break
 			}
 			if m, ok := msg.(*redis.Message); ok {
-				r.event(m.Payload)
+				r.handle(m.Payload)
 			}
 		}
 		stop()

@@ -132,12 +132,19 @@ func (s *RedisStore) Delete(ctx context.Context, origin string) {
 	s.r.call(ctx, "delete", func(ctx context.Context) error {
 		_, err := s.r.client.Pipelined(ctx, func(p redis.Pipeliner) error {
 			p.Del(ctx, s.r.keys.robots(origin))
-			p.Publish(ctx, s.r.keys.events(), s.r.id+" "+origin)
+			p.Publish(ctx, s.r.keys.events(), s.r.event(eventRobots, origin))
 			return nil
 		})
 		return err
 	})
 }
+
+// Healthy reports whether Redis is in use (see Redis.Healthy).
+func (s *RedisStore) Healthy() bool { return s.r.Healthy() }
+
+// Fallbacks returns how many calls were answered locally (see
+// Redis.Fallbacks).
+func (s *RedisStore) Fallbacks() uint64 { return s.r.Fallbacks() }
 
 // dropL1 forgets origin's L1 copy (another replica changed the entry).
 func (s *RedisStore) dropL1(origin string) {

@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"reflect"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -446,26 +447,35 @@ func TestRedisPauses(t *testing.T) {
 	ctx := context.Background()
 	const origin = "http://paused.test"
 
-	if _, ok, err := b.PausedUntil(ctx, origin, clock.Now()); ok || err != nil {
+	// pausedUntil polls p until it reports want (replicas learn of
+	// another's change through a published message: asynchronously).
+	pausedUntil := func(p *RedisPauses, want time.Time) {
+		t.Helper()
+		redisWaitFor(t, fmt.Sprintf("pause until %v", want), func() bool {
+			got, ok, err := p.PausedUntil(ctx, origin, clock.Now())
+			return err == nil && ok == !want.IsZero() && got.Equal(want)
+		})
+	}
+
+	if _, ok, err := b.PausedUntil(ctx, origin, clock.Now()); ok || err != nil { // also caches "not paused" in b
 		t.Fatalf("paused before any pause: %v %v", ok, err)
 	}
 	until := redisT0.Add(time.Minute)
 	if err := a.Pause(ctx, origin, until); err != nil {
 		t.Fatal(err)
 	}
-	if got, ok, err := b.PausedUntil(ctx, origin, clock.Now()); !ok || err != nil || !got.Equal(until) {
-		t.Fatalf("other replica: %v %v %v, want paused until %v", got, ok, err, until)
+	if got, ok, err := a.PausedUntil(ctx, origin, clock.Now()); !ok || err != nil || !got.Equal(until) {
+		t.Fatalf("own replica: %v %v %v, want paused until %v", got, ok, err, until)
 	}
+	pausedUntil(b, until)
 	// Never shortened, extended.
 	_ = b.Pause(ctx, origin, redisT0.Add(30*time.Second))
-	if got, _, _ := a.PausedUntil(ctx, origin, clock.Now()); !got.Equal(until) {
+	if got, _, _ := b.PausedUntil(ctx, origin, clock.Now()); !got.Equal(until) {
 		t.Fatalf("shorter pause shortened it: %v", got)
 	}
 	later := redisT0.Add(2 * time.Minute)
 	_ = b.Pause(ctx, origin, later)
-	if got, _, _ := a.PausedUntil(ctx, origin, clock.Now()); !got.Equal(later) {
-		t.Fatalf("longer pause: %v, want %v", got, later)
-	}
+	pausedUntil(a, later)
 	// Over once the clock passes its end.
 	if _, ok, _ := a.PausedUntil(ctx, origin, later); ok {
 		t.Fatal("still paused at its end")
@@ -474,8 +484,10 @@ func TestRedisPauses(t *testing.T) {
 	if err := a.Resume(ctx, origin); err != nil {
 		t.Fatal(err)
 	}
-	if _, ok, _ := b.PausedUntil(ctx, origin, clock.Now()); ok {
-		t.Fatal("still paused after Resume on another replica")
+	pausedUntil(b, time.Time{})
+	n, err := redisClient(t, srv).Exists(ctx, DefaultRedisPrefix+"pause:"+origin).Result()
+	if err != nil || n != 0 {
+		t.Fatalf("pause key after Resume: %d %v", n, err)
 	}
 }
 
@@ -553,6 +565,34 @@ func TestRedisOutageFallbackAndRecovery(t *testing.T) {
 	}
 }
 
+// TestRedisSlowFallsBack: a Redis that stops answering (CLIENT PAUSE)
+// makes calls run over their deadline; they are answered locally and
+// Redis is used again when it answers.
+func TestRedisSlowFallsBack(t *testing.T) {
+	srv := redistest.Start(t)
+	clock := enforcetest.NewClock(redisT0)
+	r := newTestRedis(t, srv, clock, func(o *RedisOptions) { o.L1TTL = -1; o.Timeout = 100 * time.Millisecond })
+	e := newRedisEnforcer(t, r, clock)
+	o := newRedisOrigin(t, redisTestRobots)
+	ctx := context.Background()
+	if d := e.Decide(ctx, o.url(t, "/private"), ""); d.Allowed {
+		t.Fatalf("before: %+v", d)
+	}
+	if err := redisClient(t, srv).Do(ctx, "CLIENT", "PAUSE", 2000, "ALL").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if d := e.Decide(ctx, o.url(t, "/private"), ""); d.Allowed || d.RobotsStatus != StatusOK {
+		t.Fatalf("slow redis: %+v", d)
+	}
+	if r.Healthy() || r.Fallbacks() == 0 {
+		t.Fatalf("slow redis: healthy=%v fallbacks=%d, want an outage with fallbacks", r.Healthy(), r.Fallbacks())
+	}
+	if got := o.robots.Load(); got != 1 {
+		t.Fatalf("%d fetches, want 1 (the local copy answers)", got)
+	}
+	redisWaitFor(t, "redis to be used again after the pause", r.Healthy)
+}
+
 func TestRedisOnceFailsFastWhenDown(t *testing.T) {
 	srv := redistest.Start(t)
 	r := newTestRedis(t, srv, nil, func(o *RedisOptions) { o.RetryInterval = time.Hour })
@@ -580,6 +620,19 @@ func TestValidateRedisURL(t *testing.T) {
 	for _, u := range []string{"memory", "http://127.0.0.1:6379", "redis://", "redis://127.0.0.1/notadb", "unix:///tmp/r.sock", "redis://[::1"} {
 		if err := ValidateRedisURL(u); err == nil {
 			t.Errorf("%s: accepted", u)
+		}
+	}
+	if err := ValidateRedisURL("redis://:s3cret@127.0.0.1/x"); err == nil || strings.Contains(err.Error(), "s3cret") {
+		t.Errorf("error for a URL with a password: %v", err)
+	}
+	for in, want := range map[string]string{
+		"memory":                           "memory",
+		"redis://127.0.0.1:6379/0":         "redis://127.0.0.1:6379/0",
+		"rediss://u:s3cret@cache:6380/1":   "rediss://u:xxxxx@cache:6380/1",
+		"redis://:s3cret@127.0.0.1:6379/0": "redis://:xxxxx@127.0.0.1:6379/0",
+	} {
+		if got := RedactCacheURL(in); got != want {
+			t.Errorf("RedactCacheURL(%q) = %q, want %q", in, got, want)
 		}
 	}
 }

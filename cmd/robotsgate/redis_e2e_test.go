@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -68,6 +69,19 @@ func TestRedisTwoProxiesShareRobotsAndPacing(t *testing.T) {
 	for i, c := range codes {
 		if want := map[bool]int{true: 403, false: 200}[i%2 == 0]; c != want {
 			t.Errorf("request %d: status %d, want %d", i, c, want)
+		}
+	}
+
+	// The Redis layer's health is exported.
+	resp, err := http.Get("http://" + proxies[0].addr.String() + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	for _, want := range []string{"\nrobotsgate_redis_up 1\n", "\nrobotsgate_redis_fallbacks_total 0\n"} {
+		if !strings.Contains(string(body), want) {
+			t.Errorf("/metrics (status %d) lacks %q", resp.StatusCode, strings.TrimSpace(want))
 		}
 	}
 

@@ -68,6 +68,11 @@ func runServe(ctx context.Context, args []string, env func(string) string, stdou
 	if l, ok := store.(interface{ Len() int }); ok {
 		metrics.CacheEntriesFunc(l.Len)
 	}
+	if h, ok := store.(redisHealth); ok { // [redis] redis_metrics.go
+		if err := registerRedisMetrics(metrics.Registry(), h); err != nil {
+			log.Warn().Err(err).Msg("redis metrics not exported")
+		}
+	}
 	enf, err := enforce.New(enforce.Config{
 		Fetcher: &enforce.HTTPFetcher{
 			Transport:    tr,
@@ -119,7 +124,7 @@ func runServe(ctx context.Context, args []string, env func(string) string, stdou
 		log.Info().Str("admin_listen", aln.Addr().String()).Msg("admin API listening")
 	}
 	log.Info().Str("listen", ln.Addr().String()).Str("mode", cfg.Mode).Str("audit_log", cfg.AuditLog).
-		Str("agent", cfg.Agent).Str("cache", cfg.Cache).Msg("robotsgate listening")
+		Str("agent", cfg.Agent).Str("cache", enforce.RedactCacheURL(cfg.Cache)).Msg("robotsgate listening")
 	if ready != nil {
 		select {
 		case ready <- ln.Addr():
