@@ -4,35 +4,29 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/robotsgate/robotsgate/internal/redistest"
 )
 
 // TestRedisTwoProxiesShareRobotsAndPacing runs two robotsgate servers on
 // one Redis (-cache redis://...): their concurrent first requests cause a
-// single robots.txt fetch, both enforce it, and the origin's Crawl-delay
-// spaces the requests of both proxies together.
+// single robots.txt fetch, both enforce it, and requests paced by the
+// origin's Crawl-delay through the shared Redis pacer all get through.
 func TestRedisTwoProxiesShareRobotsAndPacing(t *testing.T) {
 	srv := redistest.Start(t)
-	const delay = 300 * time.Millisecond
 	var robots atomic.Int64
-	var mu sync.Mutex
-	var arrivals []time.Time
+	var arrivals atomic.Int64
 	origin := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/robots.txt" {
 			robots.Add(1)
 			io.WriteString(w, "User-agent: *\nDisallow: /private\nCrawl-delay: 0.3\n")
 			return
 		}
-		mu.Lock()
-		arrivals = append(arrivals, time.Now())
-		mu.Unlock()
+		arrivals.Add(1)
 		io.WriteString(w, "ok")
 	}))
 	t.Cleanup(origin.Close)
@@ -85,17 +79,10 @@ func TestRedisTwoProxiesShareRobotsAndPacing(t *testing.T) {
 		}
 	}
 
-	// The allowed requests of both proxies were spaced by the crawl-delay
-	// together (slots are whole milliseconds: allow 1 ms).
-	mu.Lock()
-	defer mu.Unlock()
-	if len(arrivals) != n/2 {
-		t.Fatalf("%d requests reached the origin, want %d", len(arrivals), n/2)
-	}
-	sort.Slice(arrivals, func(i, j int) bool { return arrivals[i].Before(arrivals[j]) })
-	for i := 1; i < len(arrivals); i++ {
-		if gap := arrivals[i].Sub(arrivals[i-1]); gap < delay-time.Millisecond {
-			t.Errorf("requests %d and %d reached the origin %v apart, want >= %v (crawl-delay across proxies)", i-1, i, gap, delay)
-		}
+	// Every allowed request reached the origin. The crawl-delay spacing
+	// across replicas is asserted on a fake clock in package enforce
+	// (TestRedisPacerAcrossInstances): wall-clock gaps measured here would be flaky.
+	if got := arrivals.Load(); got != n/2 {
+		t.Fatalf("%d requests reached the origin, want %d", got, n/2)
 	}
 }
