@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"fmt"
 	"net"
+	"os"
 	"os/exec"
 	"strconv"
 	"sync"
@@ -29,12 +30,17 @@ type Server struct {
 
 // Start starts a redis-server on a free loopback port and registers its
 // shutdown with t.Cleanup. It skips the test, with a message saying how to
-// get the binary, when redis-server is not installed.
+// get the binary, when redis-server is not installed, and fails it instead
+// when the environment sets ROBOTSGATE_REQUIRE_REDIS (as .ci/run does).
 func Start(t testing.TB) *Server {
 	t.Helper()
 	bin, err := exec.LookPath("redis-server")
 	if err != nil {
-		t.Skip("redis-server not found in PATH: install it (Debian: apt-get install redis-server; .ci/run does) to run the Redis tests")
+		const msg = "redis-server not found in PATH: install it (Debian: apt-get install redis-server; .ci/run does) to run the Redis tests"
+		if os.Getenv("ROBOTSGATE_REQUIRE_REDIS") != "" {
+			t.Fatal(msg + " (ROBOTSGATE_REQUIRE_REDIS is set)")
+		}
+		t.Skip(msg)
 	}
 	s := &Server{t: t, bin: bin}
 	var last error
