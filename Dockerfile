@@ -3,15 +3,17 @@
 #   docker build -t robotsgate .
 #   docker run --rm -p 9309:9309 \
 #     -e ROBOTSGATE_CREDENTIALS_FILE=/run/secrets/robotsgate-credentials \
+#     -e ROBOTSGATE_ALLOW_CIDRS=0.0.0.0/0,::/0 \
 #     -e ROBOTSGATE_ADMIN_TOKEN="$(openssl rand -hex 16)" \
 #     -v "$PWD/credentials:/run/secrets/robotsgate-credentials:ro" robotsgate
 #
 # Settings are environment variables (ROBOTSGATE_<FLAG>), so that
 # `robotsgate health` (the HEALTHCHECK) reads the same configuration as
 # serve. A container listens beyond loopback: robotsgate refuses to start
-# as an open proxy, so give it credentials (ROBOTSGATE_CREDENTIALS_FILE),
-# client networks (ROBOTSGATE_ALLOW_CIDRS) or, in a shared network
-# namespace (docker-compose.yml), ROBOTSGATE_LISTEN=127.0.0.1:9309.
+# as an open proxy, so give it credentials (ROBOTSGATE_CREDENTIALS_FILE)
+# and client networks (ROBOTSGATE_ALLOW_CIDRS; 0.0.0.0/0,::/0 for any,
+# explicitly) or, in a shared network namespace (docker-compose.yml),
+# ROBOTSGATE_LISTEN=127.0.0.1:9309.
 # The admin API (on the proxy port unless ROBOTSGATE_ADMIN_LISTEN is set)
 # then needs ROBOTSGATE_ADMIN_TOKEN. See README "Running in production".
 

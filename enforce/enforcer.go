@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"sync"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -37,8 +38,11 @@ type Hooks struct {
 	// Fetched is called after each robots.txt fetch this process made,
 	// with its result and how long it took (on the real clock).
 	Fetched func(origin string, r FetchResult, took time.Duration)
-	// CacheLookup is called once per Decide (and Entry) that needs the
-	// origin's rules: hit reports whether a fresh entry was cached.
+	// CacheLookup is called once per Decide that needs the origin's
+	// rules: hit reports whether a fresh entry was cached (an expired
+	// copy served while it is re-fetched is a miss). DecideQuiet and
+	// Entry, which serve queries rather than proxied requests, do not
+	// call it.
 	CacheLookup func(origin string, hit bool)
 }
 
@@ -64,6 +68,9 @@ type Enforcer struct {
 	maxBytes                                              int
 
 	group singleflight.Group
+
+	mu           sync.Mutex
+	revalidating map[string]struct{} // origins being re-fetched in the background
 }
 
 // New returns an Enforcer, or an error if cfg is unusable.
@@ -98,6 +105,7 @@ func New(cfg Config) (*Enforcer, error) {
 		retryMax:     orDefault(cfg.RetryMax, DefaultRetryMax),
 		fetchTimeout: orDefault(cfg.FetchTimeout, DefaultFetchTimeout),
 		maxBytes:     cfg.MaxBytes,
+		revalidating: make(map[string]struct{}),
 	}
 	if e.maxBytes == 0 {
 		e.maxBytes = robots.DefaultMaxBytes
@@ -129,22 +137,50 @@ func orDefault(v, def time.Duration) time.Duration {
 
 // Decide returns the verdict for fetching u as the crawler whose product
 // token is agent ("" when none is known: only the "*" group applies). It
-// fetches the origin's robots.txt when no fresh copy is cached;
+// fetches the origin's robots.txt when no usable copy is cached;
 // concurrent callers for one origin share a single fetch. Decide never
 // returns an error: a failure to learn the rules is itself a verdict
 // (ReasonUnreachable).
 //
+// Stale while revalidate: when the cached entry has expired but holds a
+// good robots.txt (from its latest fetch, or an earlier one kept beside a
+// failed fetch) that is within the UnreachableWindow, Decide decides on it
+// at once and starts one background re-fetch for the origin (detached
+// from ctx, bounded by FetchTimeout); later requests use its result.
+// Without such a copy (nothing cached, an expired 4xx, an unreachable
+// origin with no good copy) Decide waits for the fetch.
+//
 // The rules are matched against u's path, params and query as sent
-// (u.RequestURI()). A request for /robots.txt itself is always allowed
-// and fetches nothing. If ctx ends while Decide waits for a fetch, the
-// verdict comes from the expired copy if there is one, else it is
-// ReasonUnreachable; the fetch itself goes on for the other callers.
+// (u.RequestURI()). When the path holds dot segments ("/a/../b", also
+// percent-encoded as %2e, or with %2f as the separator) or repeated
+// slashes, it is decided a second time after normalising it as origins
+// do (RFC 3986 §5.2.4 remove_dot_segments, slashes merged); if that
+// disallows, the disallowing verdict is returned, with a Detail naming
+// the normalised path. Decision.URL is u without its userinfo (user
+// name and password), which must not reach audit logs or 403 bodies.
+//
+// A request for /robots.txt itself is always allowed and fetches
+// nothing. If ctx ends while Decide waits for a fetch, the verdict is
+// ReasonClientGone (not allowed, and not a robots.txt verdict); the fetch
+// itself goes on for the other callers.
 func (e *Enforcer) Decide(ctx context.Context, u *url.URL, agent string) Decision {
+	return e.decideURL(ctx, u, agent, false)
+}
+
+// DecideQuiet is Decide for queries that are not proxied requests (the
+// admin API): the cache lookup is not reported to Hooks.CacheLookup. A
+// robots.txt fetch it causes is still reported to Hooks.Fetched: it is
+// real traffic to the origin, which proxied requests may be sharing.
+func (e *Enforcer) DecideQuiet(ctx context.Context, u *url.URL, agent string) Decision {
+	return e.decideURL(ctx, u, agent, true)
+}
+
+func (e *Enforcer) decideURL(ctx context.Context, u *url.URL, agent string, quiet bool) Decision {
 	origin, err := Origin(u)
 	if err != nil {
-		return Decision{Reason: ReasonInvalidURL, URL: u.String(), Agent: agent, Detail: err.Error()}
+		return Decision{Reason: ReasonInvalidURL, URL: urlString(u), Agent: agent, Detail: err.Error()}
 	}
-	d := Decision{Origin: origin, URL: u.String(), Agent: agent}
+	d := Decision{Origin: origin, URL: urlString(u), Agent: agent}
 	now := e.clock.Now()
 
 	if u.Opaque == "" && u.Path == "/robots.txt" {
@@ -157,25 +193,72 @@ func (e *Enforcer) Decide(ctx context.Context, u *url.URL, agent string) Decisio
 
 	en, ok := e.store.Get(ctx, origin)
 	fresh := ok && now.Before(en.Expires)
-	if f := e.hooks.CacheLookup; f != nil {
+	if f := e.hooks.CacheLookup; f != nil && !quiet {
 		f(origin, fresh)
 	}
 	if !fresh {
-		got, err := e.refresh(ctx, origin)
-		if err != nil {
-			if en == nil {
+		if ok && e.servableStale(en, now) {
+			e.revalidate(ctx, origin)
+		} else {
+			got, err := e.refresh(ctx, origin)
+			switch {
+			case err == nil:
+				en = got
+				now = e.clock.Now()
+			case ctx.Err() != nil:
+				d.Reason = ReasonClientGone
+				d.Detail = "the client stopped waiting for robots.txt (" + context.Cause(ctx).Error() + "): nothing decided"
+				return d
+			case en == nil:
 				d.Reason = ReasonUnreachable
 				d.Detail = "robots.txt could not be fetched: " + err.Error() + "; all URLs disallowed"
 				return d
 			}
-			// Fall back on the expired copy (the fetch goes on for others).
-		} else {
-			en = got
-			now = e.clock.Now()
+			// else: fall back on the expired copy.
 		}
 	}
 	e.decide(&d, en, now, u)
 	return d
+}
+
+// servableStale reports whether the expired entry en may decide while
+// its origin is re-fetched in the background: it holds a good robots.txt
+// that is within the unreachable window at now.
+func (e *Enforcer) servableStale(en *Entry, now time.Time) bool {
+	if en.Parsed == nil {
+		return false
+	}
+	switch en.Result.Status {
+	case StatusOK:
+		return now.Sub(en.Expires) <= e.window
+	case StatusUnreachable:
+		return en.Good != nil && !en.UnreachableSince.IsZero() && now.Sub(en.UnreachableSince) <= e.window
+	}
+	return false
+}
+
+// revalidate starts a background re-fetch of origin, unless one started
+// by revalidate is under way. It shares the single flight of refresh.
+func (e *Enforcer) revalidate(ctx context.Context, origin string) {
+	e.mu.Lock()
+	_, busy := e.revalidating[origin]
+	if !busy {
+		e.revalidating[origin] = struct{}{}
+	}
+	e.mu.Unlock()
+	if busy {
+		return
+	}
+	detached := context.WithoutCancel(ctx)
+	go func() {
+		defer func() {
+			e.mu.Lock()
+			delete(e.revalidating, origin)
+			e.mu.Unlock()
+		}()
+		// A failure is stored as the entry's result; nothing else to do.
+		_, _ = e.refresh(detached, origin)
+	}()
 }
 
 // decide fills d from en for the URL u.
@@ -191,11 +274,20 @@ func (e *Enforcer) decide(d *Decision, en *Entry, now time.Time, u *url.URL) {
 		path = u.RequestURI()
 	}
 	v := rules.DecidePath(d.Agent, path)
+	if v.Allowed && needsCleaning(path) {
+		// Origins resolve dot segments and merge slashes: a spelling
+		// of a disallowed path must not slip through.
+		if clean := cleanPath(path); clean != path {
+			if cv := rules.DecidePath(d.Agent, clean); !cv.Allowed {
+				v = cv
+				d.Detail = "decided on the normalised path " + clean +
+					" (dot segments resolved, repeated slashes merged, as origins do)"
+			}
+		}
+	}
 	d.Allowed = v.Allowed
 	d.Group = v.Group
-	if g := rules.Group(d.Agent); g != nil { // [politeness] pacing uses the group's Crawl-delay
-		d.CrawlDelay = g.CrawlDelay
-	}
+	d.CrawlDelay = rules.CrawlDelay(d.Agent) // [politeness] pacing uses the group's Crawl-delay
 	if v.Allowed {
 		d.Reason = ReasonAllowed
 	} else {
@@ -260,13 +352,10 @@ func paren(s string) string {
 // Entry returns origin's robots.txt entry, fetching it if there is no
 // fresh one. It fails only when ctx ends before the fetch does (or the
 // fetch panicked); a failed fetch is an Entry whose Result says so.
+// It does not report to Hooks.CacheLookup.
 func (e *Enforcer) Entry(ctx context.Context, origin string) (*Entry, error) {
 	en, ok := e.store.Get(ctx, origin)
-	fresh := ok && e.clock.Now().Before(en.Expires)
-	if f := e.hooks.CacheLookup; f != nil {
-		f(origin, fresh)
-	}
-	if fresh {
+	if ok && e.clock.Now().Before(en.Expires) {
 		return en, nil
 	}
 	return e.refresh(ctx, origin)
@@ -344,7 +433,12 @@ func (e *Enforcer) fetchAndStore(ctx context.Context, origin string) *Entry {
 	now := e.clock.Now()
 	en := e.next(origin, prev, r, now)
 	e.logFetch(en, took)
-	keep := en.Expires.Sub(now) + e.window
+	// A 4xx entry has nothing to serve once expired; the others keep
+	// their good copy or their unreachable streak for the window.
+	keep := en.Expires.Sub(now)
+	if en.Result.Status != StatusUnavailable {
+		keep += e.window
+	}
 	e.store.Set(ctx, origin, en, keep)
 	return en
 }

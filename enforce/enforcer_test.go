@@ -38,10 +38,22 @@ func newEnv(t *testing.T, h http.HandlerFunc, cfg Config) *env {
 func (v *env) decide(path string, wantFetches int64) Decision {
 	v.t.Helper()
 	d := v.e.Decide(context.Background(), v.o.url(path), "")
+	v.settle()
 	if got := v.o.robots.Load(); got != wantFetches {
 		v.t.Fatalf("after Decide(%s) at +%v: %d robots.txt fetches, want %d", path, v.clock.Now().Sub(t0), got, wantFetches)
 	}
 	return d
+}
+
+// settle waits until no background re-fetch (stale while revalidate)
+// is under way.
+func (v *env) settle() {
+	v.t.Helper()
+	waitFor(v.t, func() bool {
+		v.e.mu.Lock()
+		defer v.e.mu.Unlock()
+		return len(v.e.revalidating) == 0
+	})
 }
 
 func TestTTLExpiryAndRefetch(t *testing.T) {
@@ -55,6 +67,10 @@ func TestTTLExpiryAndRefetch(t *testing.T) {
 	}
 	v.o.set(serve(200, "User-agent: *\nDisallow: /other\n"))
 	v.clock.Advance(time.Hour) // exactly the TTL: expired
+	// The expired copy decides while it is re-fetched in the background.
+	if d := v.decide("/private", 2); d.Allowed || d.RobotsAge != 24*time.Hour {
+		t.Fatalf("while re-fetching: %+v", d)
+	}
 	if d := v.decide("/private", 2); !d.Allowed || d.Reason != ReasonAllowed || d.RobotsAge != 0 {
 		t.Fatalf("after re-fetch: %+v", d)
 	}
@@ -113,6 +129,10 @@ func TestStaleCopyWhenRefetchFails(t *testing.T) {
 	v.decide("/private", 1)
 	v.o.set(serve(503, ""))
 	v.clock.Advance(25 * time.Hour)
+	// The expired copy decides while it is re-fetched in the background.
+	if d := v.decide("/private", 2); d.Allowed || d.RobotsStatus != StatusOK || d.RobotsAge != 25*time.Hour {
+		t.Fatalf("while re-fetching: %+v", d)
+	}
 	d := v.decide("/private", 2)
 	if d.Allowed || d.Reason != ReasonDisallowed || !d.RobotsStale || d.Rule != "Disallow: /private" {
 		t.Fatalf("stale /private: %+v", d)
@@ -131,6 +151,9 @@ func TestStaleCopyWhenRefetchFails(t *testing.T) {
 	// The origin recovers.
 	v.o.set(serve(200, "User-agent: *\nDisallow: /\n"))
 	v.clock.Advance(2 * time.Minute)
+	if d := v.decide("/public", 4); !d.Allowed || !d.RobotsStale { // the stale copy, while re-fetching
+		t.Fatalf("re-fetching: %+v", d)
+	}
 	if d := v.decide("/public", 4); d.Allowed || d.RobotsStale || d.RobotsStatus != StatusOK {
 		t.Fatalf("recovered: %+v", d)
 	}
@@ -188,6 +211,7 @@ func TestUnreachableWindow(t *testing.T) {
 		v.decide("/", 1)
 		v.o.set(serve(503, ""))
 		v.clock.Advance(24 * time.Hour)
+		v.decide("/private", 2) // re-fetched in the background
 		for i := 0; i <= 5; i++ {
 			if d := v.decide("/private", int64(i+2)); d.Allowed || !d.RobotsStale {
 				t.Fatalf("at +%dh: %+v", i, d)
@@ -224,10 +248,15 @@ func TestUnreachableWindow(t *testing.T) {
 
 func TestConcurrentFirstRequestsFetchOnce(t *testing.T) {
 	release := make(chan struct{})
+	var misses atomic.Int64
 	v := newEnv(t, func(w http.ResponseWriter, r *http.Request) {
 		<-release
 		serve(200, testRobots)(w, r)
-	}, Config{})
+	}, Config{Hooks: Hooks{CacheLookup: func(_ string, hit bool) {
+		if !hit {
+			misses.Add(1)
+		}
+	}}})
 	const n = 64
 	var wg sync.WaitGroup
 	decisions := make([]Decision, n)
@@ -242,7 +271,9 @@ func TestConcurrentFirstRequestsFetchOnce(t *testing.T) {
 			decisions[i] = v.e.Decide(context.Background(), v.o.url(path), "")
 		}(i)
 	}
-	waitFor(t, func() bool { return v.o.robots.Load() >= 1 })
+	// Release the fetch only once every caller has missed the cache, so
+	// that none can pass by finding the entry the fetch stored.
+	waitFor(t, func() bool { return misses.Load() == n && v.o.robots.Load() >= 1 })
 	close(release)
 	wg.Wait()
 	if got := v.o.robots.Load(); got != 1 {
@@ -269,7 +300,7 @@ func TestCancelledCallerDoesNotFailOthers(t *testing.T) {
 	go func() { second <- v.e.Decide(context.Background(), v.o.url("/private"), "") }()
 	cancel()
 	d := <-first
-	if d.Allowed || d.Reason != ReasonUnreachable || !strings.Contains(d.Detail, "canceled") {
+	if d.Allowed || d.Reason != ReasonClientGone || !strings.Contains(d.Detail, "canceled") || d.RobotsStatus != "" {
 		t.Errorf("cancelled caller: %+v", d)
 	}
 	close(release)
@@ -282,10 +313,13 @@ func TestCancelledCallerDoesNotFailOthers(t *testing.T) {
 	}
 }
 
-func TestCancelledCallerUsesExpiredCopy(t *testing.T) {
+func TestClientGoneWithExpiredCopyWithoutRules(t *testing.T) {
+	// An expired 4xx entry has no good copy to serve: the caller waits
+	// for the re-fetch, and a caller that leaves is client-gone, not a
+	// robots.txt verdict.
 	release := make(chan struct{})
 	defer close(release)
-	v := newEnv(t, serve(200, testRobots), Config{})
+	v := newEnv(t, serve(404, ""), Config{})
 	v.decide("/", 1)
 	v.o.set(func(w http.ResponseWriter, r *http.Request) { <-release })
 	v.clock.Advance(48 * time.Hour)
@@ -294,7 +328,7 @@ func TestCancelledCallerUsesExpiredCopy(t *testing.T) {
 	go func() { res <- v.e.Decide(ctx, v.o.url("/private"), "") }()
 	waitFor(t, func() bool { return v.o.robots.Load() == 2 })
 	cancel()
-	if d := <-res; d.Allowed || d.Reason != ReasonDisallowed || d.RobotsAge != 48*time.Hour {
+	if d := <-res; d.Allowed || d.Reason != ReasonClientGone || !strings.Contains(d.Detail, "canceled") {
 		t.Errorf("%+v", d)
 	}
 }
@@ -539,5 +573,187 @@ func BenchmarkDecideCacheHit(b *testing.B) {
 	})
 	if o.robots.Load() != 1 {
 		b.Fatalf("%d fetches", o.robots.Load())
+	}
+}
+
+func TestPathSpellings(t *testing.T) {
+	v := newEnv(t, serve(200, "User-agent: *\nAllow: /public\nDisallow: /private\n"), Config{})
+	v.decide("/", 1)
+	ctx := context.Background()
+	for _, p := range []string{
+		"//private/x",
+		"/./private",
+		"/public/../private",
+		"/public/./../private/x",
+		"/%2e%2e/private",
+		"/%2E%2E/private",
+		"/public/%2e%2e/private",
+		"/public/.%2E/private",
+		"/public%2F..%2Fprivate",
+		"/public%2f..%2fprivate",
+		"/public/..;/private",
+		"/a/b/../../private",
+		"/../../private",
+		"/public//..//private",
+		"/public/../private?x=1",
+	} {
+		d := v.e.Decide(ctx, v.o.url(p), "")
+		if d.Allowed || d.Reason != ReasonDisallowed || d.Rule != "Disallow: /private" ||
+			!strings.Contains(d.Detail, "normalised path /private") {
+			t.Errorf("%s: %+v", p, d)
+		}
+	}
+	for _, p := range []string{
+		"/public/./x",
+		"/public//x",
+		"/.well-known/x",
+		"/public/a%2Fb",
+		"/public?next=/../private",
+		"/public?u=//private",
+	} {
+		if d := v.e.Decide(ctx, v.o.url(p), ""); !d.Allowed || d.Detail != "" {
+			t.Errorf("%s: %+v", p, d)
+		}
+	}
+	// The literal spelling still decides first.
+	if d := v.e.Decide(ctx, v.o.url("/private/../x"), ""); d.Allowed || d.Detail != "" {
+		t.Errorf("/private/../x: %+v", d)
+	}
+}
+
+func TestCleanPath(t *testing.T) {
+	for in, want := range map[string]string{
+		"/":                 "/",
+		"//":                "/",
+		"/a/b/":             "/a/b/",
+		"/a/b/..":           "/a/",
+		"/a/b/.":            "/a/b/",
+		"/a/./b/../c":       "/a/c",
+		"/..":               "/",
+		"/a%2E%2e/b":        "/a../b",
+		"/a/%2e%2E/b?q=/./": "/b?q=/./",
+		"/a%2fb":            "/a/b",
+		"/a/..;x=1/b;y":     "/b;y",
+		"*":                 "*",
+	} {
+		if got := cleanPath(in); got != want {
+			t.Errorf("cleanPath(%q) = %q, want %q", in, got, want)
+		}
+	}
+	for in, want := range map[string]bool{
+		"/public/page.html?a=../b": false,
+		"/a.b/c":                   false,
+		"/a%20b":                   false,
+		"/.x":                      true,
+		"//x":                      true,
+		"/a%2Eb":                   true,
+		"/a%2fb":                   true,
+		"/a?b//c":                  false,
+	} {
+		if got := needsCleaning(in); got != want {
+			t.Errorf("needsCleaning(%q) = %v", in, got)
+		}
+	}
+	if n := testing.AllocsPerRun(100, func() { needsCleaning("/public/page.html?id=42") }); n != 0 {
+		t.Errorf("needsCleaning allocates %v times", n)
+	}
+}
+
+func TestDecisionURLHasNoPassword(t *testing.T) {
+	v := newEnv(t, serve(200, testRobots), Config{})
+	ctx := context.Background()
+	u := v.o.url("/private?x=1")
+	u.User = url.UserPassword("alice", "s3cret")
+	d := v.e.Decide(ctx, u, "")
+	if d.URL != v.o.srv.URL+"/private?x=1" || d.Allowed {
+		t.Errorf("URL %q: %+v", d.URL, d)
+	}
+	bad := &url.URL{Scheme: "http", User: url.UserPassword("alice", "s3cret"), Path: "/x"}
+	if d := v.e.Decide(ctx, bad, ""); d.Reason != ReasonInvalidURL || strings.Contains(d.URL+d.Detail, "alice") {
+		t.Errorf("invalid URL: %+v", d)
+	}
+}
+
+func TestDecideQuiet(t *testing.T) {
+	var lookups, fetches atomic.Int64
+	v := newEnv(t, serve(200, testRobots), Config{Hooks: Hooks{
+		CacheLookup: func(string, bool) { lookups.Add(1) },
+		Fetched:     func(string, FetchResult, time.Duration) { fetches.Add(1) },
+	}})
+	ctx := context.Background()
+	if d := v.e.DecideQuiet(ctx, v.o.url("/private"), ""); d.Allowed || d.Reason != ReasonDisallowed {
+		t.Fatalf("%+v", d)
+	}
+	v.e.DecideQuiet(ctx, v.o.url("/x"), "")
+	if _, err := v.e.Entry(ctx, v.o.srv.URL); err != nil {
+		t.Fatal(err)
+	}
+	if lookups.Load() != 0 || fetches.Load() != 1 {
+		t.Errorf("quiet: %d lookups, %d fetches; want 0 and 1 (the fetch is real traffic)", lookups.Load(), fetches.Load())
+	}
+	v.e.Decide(ctx, v.o.url("/x"), "")
+	if lookups.Load() != 1 {
+		t.Errorf("Decide: %d lookups", lookups.Load())
+	}
+}
+
+func TestStaleWhileRevalidate(t *testing.T) {
+	release := make(chan struct{})
+	released := false
+	defer func() {
+		if !released {
+			close(release)
+		}
+	}()
+	v := newEnv(t, serve(200, testRobots), Config{TTL: time.Hour, UnreachableWindow: 10 * time.Hour})
+	v.decide("/private", 1)
+	v.o.set(func(w http.ResponseWriter, r *http.Request) {
+		<-release
+		serve(200, "User-agent: *\nDisallow: /other\n")(w, r)
+	})
+	v.clock.Advance(time.Hour)
+	// While the re-fetch hangs, every request is decided at once on the
+	// expired copy, and only one fetch is made.
+	ctx := context.Background()
+	for i := 0; i < 20; i++ {
+		d := v.e.Decide(ctx, v.o.url("/private"), "")
+		if d.Allowed || d.Rule != "Disallow: /private" || d.RobotsAge != time.Hour || d.RobotsStatus != StatusOK {
+			t.Fatalf("request %d while re-fetching: %+v", i, d)
+		}
+	}
+	waitFor(t, func() bool { return v.o.robots.Load() == 2 })
+	close(release)
+	released = true
+	v.settle()
+	if got := v.o.robots.Load(); got != 2 {
+		t.Fatalf("%d fetches, want 2", got)
+	}
+	if d := v.decide("/private", 2); !d.Allowed || d.RobotsAge != 0 {
+		t.Fatalf("after the re-fetch: %+v", d)
+	}
+	if d := v.decide("/other", 2); d.Allowed {
+		t.Fatalf("new rules not in force: %+v", d)
+	}
+
+	// Past the unreachable window the expired copy is not used: the
+	// caller waits for the fetch.
+	v.clock.Advance(12 * time.Hour)
+	v.o.set(serve(200, "User-agent: *\nDisallow: /\n"))
+	if d := v.decide("/x", 3); d.Allowed || d.Rule != "Disallow: /" {
+		t.Fatalf("expired past the window: %+v", d)
+	}
+}
+
+func TestNoStaleServeWithoutGoodCopy(t *testing.T) {
+	// Expired 4xx and unreachable entries without a good copy wait for
+	// the fetch, as before: the new result decides.
+	for _, code := range []int{404, 503} {
+		v := newEnv(t, serve(code, ""), Config{TTL: time.Hour, RetryMin: time.Hour, RetryMax: time.Hour})
+		v.decide("/private", 1)
+		v.o.set(serve(200, testRobots))
+		v.clock.Advance(time.Hour)
+		if d := v.decide("/private", 2); d.Allowed || d.Reason != ReasonDisallowed {
+			t.Errorf("expired %d entry: %+v", code, d)
+		}
 	}
 }

@@ -25,21 +25,21 @@ func Origin(u *url.URL) (string, error) {
 	}
 	scheme := u.Scheme
 	if scheme == "" {
-		return "", fmt.Errorf("%w: %q has no scheme", errNoOrigin, u.Redacted())
+		return "", fmt.Errorf("%w: %q has no scheme", errNoOrigin, urlString(u))
 	}
 	if hasUpper(scheme) {
 		scheme = strings.ToLower(scheme)
 	}
 	host := u.Hostname()
 	if host == "" {
-		return "", fmt.Errorf("%w: %q has no host", errNoOrigin, u.Redacted())
+		return "", fmt.Errorf("%w: %q has no host", errNoOrigin, urlString(u))
 	}
 	if hasUpper(host) {
 		host = strings.ToLower(host)
 	}
 	if strings.IndexByte(host, ':') >= 0 {
 		if !strings.HasPrefix(u.Host, "[") {
-			return "", fmt.Errorf("%w: %q has an invalid host:port %q", errNoOrigin, u.Redacted(), u.Host)
+			return "", fmt.Errorf("%w: %q has an invalid host:port %q", errNoOrigin, urlString(u), u.Host)
 		}
 		// IPv6 literal; a zone ("fe80::1%en0") is escaped again as in a URL.
 		host = "[" + strings.ReplaceAll(host, "%", "%25") + "]"
@@ -49,16 +49,16 @@ func Origin(u *url.URL) (string, error) {
 		return scheme + "://" + host, nil
 	}
 	if !allDigits(port) {
-		return "", fmt.Errorf("%w: %q has an invalid port %q", errNoOrigin, u.Redacted(), port)
+		return "", fmt.Errorf("%w: %q has an invalid port %q", errNoOrigin, urlString(u), port)
 	}
 	if port[0] == '0' || len(port) > 5 {
 		n, err := strconv.Atoi(port)
 		if err != nil || n > 65535 {
-			return "", fmt.Errorf("%w: %q has an invalid port %q", errNoOrigin, u.Redacted(), port)
+			return "", fmt.Errorf("%w: %q has an invalid port %q", errNoOrigin, urlString(u), port)
 		}
 		port = strconv.Itoa(n)
 	} else if len(port) == 5 && port > "65535" {
-		return "", fmt.Errorf("%w: %q has an invalid port %q", errNoOrigin, u.Redacted(), port)
+		return "", fmt.Errorf("%w: %q has an invalid port %q", errNoOrigin, urlString(u), port)
 	}
 	if (port == "80" && scheme == "http") || (port == "443" && scheme == "https") {
 		return scheme + "://" + host, nil
@@ -82,4 +82,112 @@ func allDigits(s string) bool {
 		}
 	}
 	return s != ""
+}
+
+// needsCleaning reports whether the path (and query) p may be spelt so
+// that an origin resolves it to another path: it holds, before any '?',
+// a segment starting with '.', repeated slashes, or a percent-encoded
+// '.' or '/'. It does not allocate.
+func needsCleaning(p string) bool {
+	for i := 0; i < len(p); i++ {
+		switch p[i] {
+		case '?':
+			return false
+		case '/':
+			if i+1 < len(p) && p[i+1] == '/' {
+				return true
+			}
+		case '.':
+			if i == 0 || p[i-1] == '/' {
+				return true
+			}
+		case '%':
+			if i+2 < len(p) && p[i+1] == '2' && (p[i+2]|0x20 == 'e' || p[i+2]|0x20 == 'f') {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// cleanPath returns the path (and query) p as an origin may resolve it:
+// %2e and %2f (any case) decoded to '.' and '/', then the dot segments
+// removed as RFC 3986 §5.2.4 does (a segment counts as "." or ".." also
+// with ";params", as some servers strip them first) and empty segments
+// (repeated slashes) dropped. The query is kept as is. A p that does not
+// start with '/' is returned unchanged.
+func cleanPath(p string) string {
+	path, query := p, ""
+	if i := strings.IndexByte(p, '?'); i >= 0 {
+		path, query = p[:i], p[i:]
+	}
+	if !strings.HasPrefix(path, "/") {
+		return p
+	}
+	buf := make([]byte, 0, len(path))
+	for i := 0; i < len(path); i++ {
+		if path[i] == '%' && i+2 < len(path) && path[i+1] == '2' {
+			switch path[i+2] | 0x20 {
+			case 'e':
+				buf = append(buf, '.')
+				i += 2
+				continue
+			case 'f':
+				buf = append(buf, '/')
+				i += 2
+				continue
+			}
+		}
+		buf = append(buf, path[i])
+	}
+	segs := strings.Split(string(buf[1:]), "/")
+	out := make([]string, 0, len(segs))
+	trailing := false
+	for i, s := range segs {
+		last := i == len(segs)-1
+		name := s
+		if j := strings.IndexByte(s, ';'); j >= 0 {
+			name = s[:j]
+		}
+		switch {
+		case name == ".":
+			trailing = last
+		case name == "..":
+			if len(out) > 0 {
+				out = out[:len(out)-1]
+			}
+			trailing = last
+		case s == "":
+			trailing = last
+		default:
+			out = append(out, s)
+			trailing = false
+		}
+	}
+	var b strings.Builder
+	b.Grow(len(buf) + len(query))
+	for _, s := range out {
+		b.WriteByte('/')
+		b.WriteString(s)
+	}
+	if trailing || len(out) == 0 {
+		b.WriteByte('/')
+	}
+	b.WriteString(query)
+	return b.String()
+}
+
+// urlString returns u as a string without its userinfo, for decisions,
+// logs and errors: a password, and also a user name (tokens are often
+// sent as one: https://TOKEN@host/), must not reach them.
+func urlString(u *url.URL) string {
+	if u == nil {
+		return ""
+	}
+	if u.User == nil {
+		return u.String()
+	}
+	c := *u
+	c.User = nil
+	return c.String()
 }

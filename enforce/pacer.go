@@ -73,6 +73,26 @@ func (p *MemoryPacer) Reserve(ctx context.Context, origin string, delay, maxWait
 	return slot, true, nil
 }
 
+// Next returns origin's next free slot, or the zero time when it has
+// none (no request is queued: a request may go at once).
+func (p *MemoryPacer) Next(origin string) time.Time {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.next[origin]
+}
+
+// Hold moves origin's next free slot to next, unless it is already later.
+// A fleet-wide pacer calls it after each reservation it made elsewhere, so
+// that this pacer, taking over while the fleet-wide one is unavailable,
+// keeps the spacing from the last slot handed out.
+func (p *MemoryPacer) Hold(origin string, next time.Time) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if cur, ok := p.next[origin]; !ok || next.After(cur) {
+		p.next[origin] = next
+	}
+}
+
 // Len reports how many origins the pacer currently holds state for.
 func (p *MemoryPacer) Len() int {
 	p.mu.Lock()

@@ -105,3 +105,50 @@ func TestPausesMemory(t *testing.T) {
 		t.Fatal("zero MemoryPauses lost a pause")
 	}
 }
+
+func TestPacerHoldNext(t *testing.T) {
+	ctx := context.Background()
+	clk := enforcetest.NewClock(t0)
+	p := enforce.NewMemoryPacer(clk)
+	const o = "http://a.test"
+	if n := p.Next(o); !n.IsZero() {
+		t.Fatalf("Next of a fresh origin = %v", n)
+	}
+	p.Hold(o, t0.Add(3*time.Second))
+	p.Hold(o, t0.Add(time.Second)) // never moves back
+	if n := p.Next(o); !n.Equal(t0.Add(3 * time.Second)) {
+		t.Fatalf("Next = %v, want t0+3s", n)
+	}
+	if at, ok, _ := p.Reserve(ctx, o, time.Second, time.Minute); !ok || !at.Equal(t0.Add(3*time.Second)) {
+		t.Fatalf("Reserve after Hold = %v %v, want t0+3s", at, ok)
+	}
+}
+
+func TestPausesMemoryBackoff(t *testing.T) {
+	ctx := context.Background()
+	m := enforce.NewMemoryPauses()
+	const o = "http://a.test"
+	b := enforce.BackoffPolicy{Start: 10 * time.Second, Max: time.Minute}
+	if u, ext, err := m.Backoff(ctx, o, t0, 0, b); err != nil || !ext || !u.Equal(t0.Add(10*time.Second)) {
+		t.Fatalf("first: %v %v %v", u, ext, err)
+	}
+	// In flight when the pause began: no longer streak, no extension.
+	if u, ext, _ := m.Backoff(ctx, o, t0.Add(time.Second), 0, b); ext || !u.Equal(t0.Add(10*time.Second)) {
+		t.Fatalf("in-flight answer: %v %v", u, ext)
+	}
+	if u, _, _ := m.Backoff(ctx, o, t0.Add(10*time.Second), 0, b); !u.Equal(t0.Add(30 * time.Second)) {
+		t.Fatalf("second: %v, want 20s after t0+10s", u)
+	}
+	// A 2xx sent before the pause began ends nothing; one sent after does.
+	m.ResumeSent(ctx, o, t0.Add(5*time.Second))
+	if _, ok, _ := m.PausedUntil(ctx, o, t0.Add(11*time.Second)); !ok {
+		t.Fatal("an old 2xx ended the pause")
+	}
+	m.ResumeSent(ctx, o, t0.Add(10*time.Second))
+	if _, ok, _ := m.PausedUntil(ctx, o, t0.Add(11*time.Second)); ok {
+		t.Fatal("a 2xx sent after the pause began did not end it")
+	}
+	if u, _, _ := m.Backoff(ctx, o, t0.Add(12*time.Second), 0, b); !u.Equal(t0.Add(22 * time.Second)) {
+		t.Fatalf("after the 2xx: %v, want the streak reset (10s)", u)
+	}
+}

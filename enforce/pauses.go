@@ -6,8 +6,8 @@ import (
 	"time"
 )
 
-// MemoryPauses is the in-memory Pauses of one process: a map from origin
-// to the end of its pause. Pauses that have ended are forgotten when read
+// MemoryPauses is the in-memory Pauses (and Backoffs) of one process: a
+// map from origin to the end of its pause, and one of backoff streaks. Pauses that have ended are forgotten when read
 // and by a sweep at most once per minute (driven by the times passed to
 // Pause and PausedUntil, so it needs no clock), which bounds its memory by
 // the origins currently paused.
@@ -16,7 +16,56 @@ import (
 type MemoryPauses struct {
 	mu      sync.Mutex
 	until   map[string]time.Time
+	streaks map[string]memStreak // see Backoff
 	sweepAt time.Time
+}
+
+// memStreak is an origin's 503/429 streak in a MemoryPauses.
+type memStreak struct {
+	n     int       // consecutive 503/429 answers counted
+	since time.Time // when the current pause was last set or extended
+	until time.Time // end of the current pause
+	keep  time.Time // forgotten after this (until + BackoffPolicy.Max)
+}
+
+// Backoffs is implemented by Pauses that also keep each origin's backoff
+// streak (MemoryPauses, RedisPauses). Politeness hands its 503/429 and
+// 2xx observations to them, so that a fleet sharing a RedisPauses backs
+// off as one: the streak, and with it the exponential backoff, counts
+// every replica's 503/429, and a 2xx seen by any replica ends the pause
+// unless that request was sent before the pause began. Politeness keeps
+// the streaks itself for Pauses that do not implement it.
+type Backoffs interface {
+	Pauses
+	// Backoff records a 503/429 answer observed at now. Unless origin's
+	// current pause is still running at now (the answer is to a request
+	// in flight when it began), it counts a further failure in origin's
+	// streak. It pauses origin until now+retryAfter when retryAfter > 0,
+	// else until now+b.Delay(streak), never shortening the current pause,
+	// and returns the pause's end and whether this call set or extended
+	// it. The streak is forgotten b.Max after its pause ended.
+	Backoff(ctx context.Context, origin string, now time.Time, retryAfter time.Duration, b BackoffPolicy) (until time.Time, extended bool, err error)
+	// ResumeSent ends origin's pause and streak (a 2xx was seen) unless
+	// the pause began after sent, the time the 2xx request was sent: such
+	// an answer says nothing about the origin since. A zero sent ends the
+	// pause unconditionally.
+	ResumeSent(ctx context.Context, origin string, sent time.Time) error
+}
+
+// BackoffPolicy is the exponential backoff of a Backoffs.
+type BackoffPolicy struct {
+	Start time.Duration // the first pause
+	Max   time.Duration // the cap, and how long an ended streak is kept
+}
+
+// Delay returns the pause after the n-th consecutive 503/429 (n >= 1):
+// Start * 2^(n-1), capped at Max.
+func (b BackoffPolicy) Delay(n int) time.Duration {
+	d := b.Start
+	for i := 1; i < n && d < b.Max; i++ {
+		d *= 2
+	}
+	return min(d, b.Max)
 }
 
 // pausesSweepEvery is how often MemoryPauses drops ended pauses.
@@ -62,13 +111,60 @@ func (m *MemoryPauses) PausedUntil(ctx context.Context, origin string, now time.
 	return until, true, nil
 }
 
-// Resume implements Pauses: it ends origin's pause, if any.
+// Resume implements Pauses: it ends origin's pause and streak, if any.
 func (m *MemoryPauses) Resume(ctx context.Context, origin string) error {
+	return m.ResumeSent(ctx, origin, time.Time{})
+}
+
+// Backoff implements Backoffs.
+func (m *MemoryPauses) Backoff(ctx context.Context, origin string, now time.Time, retryAfter time.Duration, b BackoffPolicy) (time.Time, bool, error) {
+	if err := ctx.Err(); err != nil {
+		return time.Time{}, false, err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.sweepLocked(now)
+	if m.streaks == nil {
+		m.streaks = make(map[string]memStreak)
+	}
+	s := m.streaks[origin]
+	if s.n == 0 || !now.Before(s.until) {
+		s.n++ // a new failure, not an answer to a request sent before the pause
+	}
+	d := retryAfter
+	if d <= 0 {
+		d = b.Delay(s.n)
+	}
+	until := now.Add(d)
+	extended := until.After(s.until)
+	if extended {
+		s.until, s.since = until, now
+	}
+	s.keep = s.until.Add(b.Max)
+	m.streaks[origin] = s
+	if !extended {
+		return s.until, false, nil
+	}
+	if m.until == nil {
+		m.until = make(map[string]time.Time)
+	}
+	if cur, ok := m.until[origin]; !ok || until.After(cur) {
+		m.until[origin] = until
+	}
+	return until, true, nil
+}
+
+// ResumeSent implements Backoffs.
+func (m *MemoryPauses) ResumeSent(ctx context.Context, origin string, sent time.Time) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if s, ok := m.streaks[origin]; ok && !sent.IsZero() && sent.Before(s.since) {
+		return nil
+	}
+	delete(m.streaks, origin)
 	delete(m.until, origin)
 	return nil
 }
@@ -89,6 +185,11 @@ func (m *MemoryPauses) sweepLocked(now time.Time) {
 	for origin, until := range m.until {
 		if !until.After(now) {
 			delete(m.until, origin)
+		}
+	}
+	for origin, s := range m.streaks {
+		if now.After(s.keep) {
+			delete(m.streaks, origin)
 		}
 	}
 }

@@ -74,7 +74,8 @@ type Politeness struct {
 	sweepAt time.Time
 }
 
-// streak is the backoff state of one origin, in this process.
+// streak is the backoff state of one origin, in this process (used only
+// when the Pauses backend does not implement Backoffs).
 type streak struct {
 	n     int       // consecutive 503/429 answers counted
 	since time.Time // when the current pause was last set or extended
@@ -183,7 +184,10 @@ func (p *Politeness) Delay(crawlDelay time.Duration) time.Duration {
 // concurrency limit, the request waits (FIFO) for one of the origin's
 // slots; then it reserves its crawl-delay slot and waits until it. If the
 // total wait would exceed MaxWait, the request is refused
-// (ReasonQueueFull) without having reserved anything.
+// (ReasonQueueFull) without having reserved anything. After each wait the
+// pause is looked up again: a request queued behind one that was answered
+// 503/429 is refused (ReasonPaused, its reserved slot left unused) rather
+// than sent to the paused origin.
 //
 // When err is nil, exactly one of permit and refusal is non-nil, except in
 // Report mode, where permit is always non-nil and refusal, if any, is
@@ -196,20 +200,11 @@ func (p *Politeness) Admit(ctx context.Context, origin string, crawlDelay time.D
 	start := clk.Now()
 	pm := &Permit{Origin: origin, p: p}
 
-	until, paused, err := p.cfg.Pauses.PausedUntil(ctx, origin, start)
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil, nil, ctx.Err()
+	if r, err := p.pausedRefusal(ctx, origin); r != nil || err != nil {
+		if err != nil {
+			return nil, nil, err
 		}
-		p.cfg.Log.Warn().Err(err).Str("origin", origin).Msg("politeness: pause lookup failed; not pausing")
-	}
-	if paused {
-		return p.refuse(pm, &Refusal{
-			Reason:     ReasonPaused,
-			RetryAfter: until.Sub(start),
-			Detail: fmt.Sprintf("%s answered 503 or 429 and is paused until %s",
-				origin, until.UTC().Format(time.RFC3339)),
-		})
+		return p.refuse(pm, r)
 	}
 
 	if p.sem != nil && !p.cfg.Report {
@@ -226,6 +221,15 @@ func (p *Politeness) Admit(ctx context.Context, origin string, crawlDelay time.D
 			})
 		}
 		pm.held = true
+		// The wait for a slot may have been long: the origin may have
+		// been paused meanwhile (by an answer to a request ahead).
+		if r, err := p.pausedRefusal(ctx, origin); r != nil || err != nil {
+			pm.Release()
+			if err != nil {
+				return nil, nil, err
+			}
+			return nil, r, nil
+		}
 	}
 
 	pm.Delay = p.Delay(crawlDelay)
@@ -255,12 +259,45 @@ func (p *Politeness) Admit(ctx context.Context, origin string, crawlDelay time.D
 					pm.Release()
 					return nil, nil, ctx.Err()
 				}
+				// A request ahead in the queue may have been answered
+				// 503/429 while this one waited: do not send it.
+				if r, err := p.pausedRefusal(ctx, origin); r != nil || err != nil {
+					pm.Release()
+					if err != nil {
+						return nil, nil, err
+					}
+					return nil, r, nil
+				}
 			}
 		}
 	}
 	pm.Admitted = clk.Now()
 	pm.Waited = pm.Admitted.Sub(start)
 	return pm, nil, nil
+}
+
+// pausedRefusal returns the refusal for a paused origin, nil when it is
+// not paused (or the lookup failed: logged, failing open), and an error
+// only when ctx ended.
+func (p *Politeness) pausedRefusal(ctx context.Context, origin string) (*Refusal, error) {
+	now := p.cfg.Clock.Now()
+	until, paused, err := p.cfg.Pauses.PausedUntil(ctx, origin, now)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		p.cfg.Log.Warn().Err(err).Str("origin", origin).Msg("politeness: pause lookup failed; not pausing")
+		return nil, nil
+	}
+	if !paused {
+		return nil, nil
+	}
+	return &Refusal{
+		Reason:     ReasonPaused,
+		RetryAfter: until.Sub(now),
+		Detail: fmt.Sprintf("%s answered 503 or 429 and is paused until %s",
+			origin, until.UTC().Format(time.RFC3339)),
+	}, nil
 }
 
 // refuse returns r as Admit's verdict: alone, or in Report mode with a
@@ -288,10 +325,12 @@ func (p *Politeness) refuse(pm *Permit, r *Refusal) (*Permit, *Refusal, error) {
 //     state since).
 //   - Any other status changes nothing.
 //
-// Streaks are kept in this process; one that sees no further 503/429 is
-// forgotten BackoffMax after its pause ended. Pauses themselves go to the
-// Pauses backend (shared by a fleet with Redis). Backend errors are
-// logged.
+// Pauses and streaks go to the Pauses backend when it implements
+// Backoffs (MemoryPauses, and RedisPauses, which shares them with the
+// fleet: every replica's 503/429 lengthens the one streak, and any
+// replica's 2xx ends the pause); otherwise streaks are kept in this
+// process. A streak that sees no further 503/429 is forgotten BackoffMax
+// after its pause ended. Backend errors are logged.
 func (p *Politeness) Observe(ctx context.Context, origin string, status int, retryAfter string, sent time.Time) (time.Time, bool) {
 	switch {
 	case status == 503 || status == 429:
@@ -305,6 +344,21 @@ func (p *Politeness) Observe(ctx context.Context, origin string, status int, ret
 func (p *Politeness) backOff(ctx context.Context, origin, retryAfter string) (time.Time, bool) {
 	now := p.cfg.Clock.Now()
 	ra, ok := ParseRetryAfter(retryAfter, now)
+	if b, isB := p.cfg.Pauses.(Backoffs); isB {
+		var d time.Duration
+		if ok && ra > 0 {
+			d = min(ra, p.cfg.BackoffMax)
+		}
+		until, extended, err := b.Backoff(ctx, origin, now, d,
+			BackoffPolicy{Start: p.cfg.BackoffStart, Max: p.cfg.BackoffMax})
+		if err != nil {
+			p.cfg.Log.Warn().Err(err).Str("origin", origin).Msg("politeness: recording pause failed")
+		}
+		if !extended {
+			return time.Time{}, false
+		}
+		return until, true
+	}
 
 	p.mu.Lock()
 	p.sweepLocked(now)
@@ -349,6 +403,12 @@ func (p *Politeness) backoff(n int) time.Duration {
 }
 
 func (p *Politeness) resume(ctx context.Context, origin string, sent time.Time) {
+	if b, ok := p.cfg.Pauses.(Backoffs); ok {
+		if err := b.ResumeSent(ctx, origin, sent); err != nil {
+			p.cfg.Log.Warn().Err(err).Str("origin", origin).Msg("politeness: ending pause failed")
+		}
+		return
+	}
 	p.mu.Lock()
 	s := p.streaks[origin]
 	if s == nil || (!sent.IsZero() && sent.Before(s.since)) {

@@ -445,3 +445,66 @@ func BenchmarkPoliteAdmit(b *testing.B) {
 		}
 	})
 }
+
+// TestPauseQueuedRequestsRefusedAfterPause: requests queued for their
+// crawl-delay slots are not sent once a request ahead of them was
+// answered 503: the origin sees only that first request.
+func TestPauseQueuedRequestsRefusedAfterPause(t *testing.T) {
+	ctx := context.Background()
+	clk := enforcetest.NewClock(t0)
+	p := newPoliteness(t, enforce.PolitenessConfig{Clock: clk, MaxWait: time.Minute})
+	const d = time.Second
+	first, ref, err := p.Admit(ctx, origin, d)
+	if first == nil || ref != nil || err != nil {
+		t.Fatalf("first request: %v %v %v", first, ref, err)
+	}
+	out := make(chan admitted, 2)
+	for i := 1; i <= 2; i++ {
+		admitAsync(ctx, p, i, d, out)
+		waitFor(t, "waiter", func() bool { return clk.Waiters() == i })
+	}
+	sent := 1 // the first request reached the origin
+	if _, ok := first.Done(ctx, 503, "600"); !ok {
+		t.Fatal("503 did not pause the origin")
+	}
+	clk.Advance(2 * d)
+	for range 2 {
+		a := <-out
+		if a.pm != nil {
+			sent++
+			a.pm.Release()
+			continue
+		}
+		if a.err != nil || a.ref == nil || a.ref.Reason != enforce.ReasonPaused || a.ref.RetryAfter != 600*time.Second-2*d {
+			t.Fatalf("queued request %d: %+v %+v %v; want refused as paused", a.i, a.pm, a.ref, a.err)
+		}
+	}
+	if sent != 1 {
+		t.Fatalf("the paused origin was sent %d requests, want 1", sent)
+	}
+}
+
+// TestPauseConcurrencyWaiterRefusedAfterPause: a request waiting for a
+// concurrency slot is refused when it gets one after the origin paused.
+func TestPauseConcurrencyWaiterRefusedAfterPause(t *testing.T) {
+	ctx := context.Background()
+	clk := enforcetest.NewClock(t0)
+	p := newPoliteness(t, enforce.PolitenessConfig{Clock: clk, MaxConcurrency: 1, MaxWait: time.Minute})
+	first, _, _ := p.Admit(ctx, origin, 0)
+	if first == nil {
+		t.Fatal("first request refused")
+	}
+	out := make(chan admitted, 1)
+	admitAsync(ctx, p, 1, 0, out)
+	waitFor(t, "waiter", func() bool { return clk.Waiters() == 1 })
+	first.Done(ctx, 429, "60")
+	a := <-out
+	if a.pm != nil || a.ref == nil || a.ref.Reason != enforce.ReasonPaused {
+		t.Fatalf("waiter: %+v %+v %v; want refused as paused", a.pm, a.ref, a.err)
+	}
+	// Its slot was given back.
+	clk.Advance(time.Minute)
+	if pm, ref, _ := p.Admit(ctx, origin, 0); pm == nil || ref != nil {
+		t.Fatalf("after the pause: %+v", ref)
+	}
+}

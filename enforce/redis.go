@@ -137,6 +137,8 @@ func NewRedis(ctx context.Context, rawURL string, opts RedisOptions) (*Redis, er
 	r.store = newRedisStore(r)
 	r.pacer = &RedisPacer{r: r, local: opts.LocalPacer}
 	r.pauses = newRedisPauses(r)
+	// Pauses recorded during an outage reach the fleet when Redis returns.
+	r.health.onUp = func() { r.pauses.flush(rctx) }
 
 	pctx, pcancel := context.WithTimeout(ctx, max(opts.Timeout, time.Second))
 	err = r.client.Ping(pctx).Err()
@@ -285,6 +287,7 @@ func (r *Redis) call(ctx context.Context, op string, fn func(ctx context.Context
 		r.health.fail(ctx, op, err)
 		return false
 	}
+	r.health.ok()
 	return true
 }
 

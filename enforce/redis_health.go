@@ -2,6 +2,8 @@ package enforce
 
 import (
 	"context"
+	"errors"
+	"net"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -9,8 +11,16 @@ import (
 	"github.com/rs/zerolog"
 )
 
+// redisSlowTrips is how many consecutive calls must run over their
+// timeout before a slow Redis is marked down: one slow call (a GC pause,
+// a busy moment) must not switch the fleet to per-replica pacing for a
+// whole retry interval.
+const redisSlowTrips = 3
+
 // redisHealth is the circuit breaker in front of Redis. While up, calls go
-// to Redis; the first failure marks it down, after which calls go straight
+// to Redis; a hard failure (connection refused or reset, an error reply)
+// marks it down at once, and so do redisSlowTrips consecutive timeouts
+// (each timed-out call is answered locally). Once down, calls go straight
 // to the local fallbacks (no per-request timeout is paid) while a single
 // goroutine PINGs Redis every RetryInterval and marks it up again when it
 // answers. Outages are logged when they start, at most once per
@@ -27,6 +37,8 @@ type redisHealth struct {
 
 	up        atomic.Bool
 	fallbacks atomic.Uint64
+	slow      atomic.Int32 // consecutive timed-out calls while up
+	onUp      func()       // run (in its own goroutine) after each recovery
 
 	mu        sync.Mutex
 	upCh      chan struct{} // closed while up; replaced when going down
@@ -54,10 +66,32 @@ func (h *redisHealth) upChan() <-chan struct{} {
 	return h.upCh
 }
 
+// ok records a successful call: the count of consecutive timeouts
+// starts again.
+func (h *redisHealth) ok() {
+	if h.slow.Load() != 0 {
+		h.slow.Store(0)
+	}
+}
+
+// isTimeout reports whether err is a call running over its deadline
+// (rather than a refused or broken connection).
+func isTimeout(err error) bool {
+	if errors.Is(err, context.DeadlineExceeded) {
+		return true
+	}
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
+}
+
 // fail records that op failed with err: the call is answered locally and
-// Redis is marked down (starting the prober) if it was up.
+// Redis is marked down (starting the prober) if it was up and err is a
+// hard failure or the redisSlowTrips-th consecutive timeout.
 func (h *redisHealth) fail(_ context.Context, op string, err error) {
 	n := h.fallbacks.Add(1)
+	if op != "connect" && h.up.Load() && isTimeout(err) && h.slow.Add(1) < redisSlowTrips {
+		return
+	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.lastErr = err
@@ -69,6 +103,7 @@ func (h *redisHealth) fail(_ context.Context, op string, err error) {
 		return // closing
 	}
 	h.up.Store(false)
+	h.slow.Store(0)
 	h.upCh = make(chan struct{})
 	now := time.Now()
 	h.downSince, h.lastLog, h.atLog = now, now, n
@@ -124,6 +159,9 @@ func (h *redisHealth) probe() {
 			Uint64("fallbacks", h.fallbacks.Load()-h.atLog).
 			Msg("redis available again: fleet-wide cache, pacing and pauses resumed")
 		h.mu.Unlock()
+		if h.onUp != nil {
+			h.onUp()
+		}
 		return
 	}
 }

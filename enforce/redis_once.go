@@ -52,10 +52,14 @@ const (
 // A replica that finds the lock taken waits for the holder's message, or
 // re-checks the lock with backoff (10 ms doubling to 250 ms) in case the
 // message is lost. A crashed holder stops extending its lock, which then
-// expires within LockTTL and is taken by a waiter. Waiting stops, with an
-// error, when four fifths of ctx's remaining time at the call have passed
-// (leaving the Enforcer time for its local fetch) or when Redis fails;
-// while Redis is down Once fails at once.
+// expires within LockTTL and is taken by a waiter. Waiting stops when
+// four fifths of ctx's remaining time at the call (30s without a
+// deadline) have passed: the replica then fetches without the lock, on a
+// full budget of its own, and keeps the result local (see fetchUnlocked),
+// so a late or failed fetch never replaces the holder's entry in Redis.
+// A waiter thus answers within 1.8 times its budget at worst. Waiting
+// stops with an error when Redis fails; while Redis is down Once fails at
+// once.
 func (s *RedisStore) Once(ctx context.Context, origin string, fetch func(context.Context) *Entry) (*Entry, error) {
 	r := s.r
 	if !r.health.up.Load() {
@@ -64,10 +68,11 @@ func (s *RedisStore) Once(ctx context.Context, origin string, fetch func(context
 	}
 	key := r.keys.lock(origin)
 	token := newToken()
-	giveUp := time.Now().Add(onceNoDL)
+	budget := onceNoDL
 	if dl, ok := ctx.Deadline(); ok {
-		giveUp = dl.Add(-time.Until(dl) / 5)
+		budget = time.Until(dl)
 	}
+	giveUp := time.Now().Add(budget * 4 / 5)
 	poll := onceFirstPoll
 	for {
 		woken, unwatch := r.watch(origin)
@@ -103,9 +108,45 @@ func (s *RedisStore) Once(ctx context.Context, origin string, fetch func(context
 			return nil, fmt.Errorf("enforce: waiting for the fetch lock of %s: %w", origin, err)
 		}
 		if !time.Now().Before(giveUp) {
-			return nil, fmt.Errorf("enforce: fetch lock of %s still held by another replica", origin)
+			return s.fetchUnlocked(ctx, origin, budget, fetch), nil
 		}
 	}
+}
+
+// fetchUnlocked runs fetch for a replica that gave up waiting for the
+// lock holder's result. The fetch gets a budget of its own (budget, the
+// time ctx had left when Once was called), detached from ctx, rather than
+// the fifth of it that is left: a fetch with too little time would fail
+// and make the origin look unreachable. Its result is stored only in
+// this process (the holder's result, when it comes, is the fleet's). If
+// that result is a failure while Redis meanwhile got a fresh entry from
+// the holder, the holder's entry is returned (and cached) instead.
+func (s *RedisStore) fetchUnlocked(ctx context.Context, origin string, budget time.Duration, fetch func(context.Context) *Entry) *Entry {
+	s.r.opts.Log.Debug().Str("origin", origin).Dur("budget", budget).
+		Msg("robots.txt fetch lock still held by another replica: fetching without it, result kept local")
+	fctx, cancel := context.WithTimeout(context.WithValue(context.WithoutCancel(ctx), localOnlyKey{}, true), budget)
+	defer cancel()
+	en := fetch(fctx)
+	if en == nil || en.Result.Status != StatusUnreachable {
+		return en
+	}
+	var (
+		cur  *Entry
+		keep time.Duration
+	)
+	ok := s.r.call(fctx, "get", func(ctx context.Context) (err error) {
+		cur, keep, err = s.getRemote(ctx, origin)
+		return err
+	})
+	if !ok || cur == nil || cur.Result.Status == StatusUnreachable ||
+		!s.r.opts.Clock.Now().Before(cur.Expires) {
+		return en
+	}
+	s.local.Set(fctx, origin, cur, keep)
+	if s.l1 != nil {
+		s.l1.SetDefault(origin, cur)
+	}
+	return cur
 }
 
 // holdAndFetch runs fetch while holding the lock key (with token),

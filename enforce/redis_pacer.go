@@ -10,9 +10,10 @@ import (
 
 // redisReserve hands out one crawl-delay slot, atomically. KEYS[1] holds
 // the origin's next free slot (Unix ms); ARGV: now, delay, maxWait (ms),
-// keepMargin (ms). It returns {ok, slot}: slot = max(now, next); when
-// slot-now > maxWait nothing changes and ok is 0, else next becomes
-// slot+delay (if delay > 0), kept until then plus keepMargin.
+// keepMargin (ms), floor (ms; 0 when none). It returns {ok, slot}:
+// slot = max(now, next, floor); when slot-now > maxWait nothing changes
+// and ok is 0, else next becomes slot+delay (if delay > 0), kept until
+// then plus keepMargin.
 var redisReserve = redis.NewScript(`
 local now = tonumber(ARGV[1])
 local delay = tonumber(ARGV[2])
@@ -20,6 +21,8 @@ local maxwait = tonumber(ARGV[3])
 local slot = now
 local nxt = tonumber(redis.call('GET', KEYS[1]) or '0')
 if nxt and nxt > slot then slot = nxt end
+local floor = tonumber(ARGV[5])
+if floor and floor > slot then slot = floor end
 if slot - now > maxwait then return {0, slot} end
 if delay > 0 then
   redis.call('SET', KEYS[1], slot + delay, 'PX', slot + delay - now + tonumber(ARGV[4]))
@@ -45,10 +48,23 @@ const redisPaceKeepMargin = time.Minute
 // delays are seconds. Slots are whole milliseconds.
 //
 // While Redis is down, the local Pacer (RedisOptions.LocalPacer) paces:
-// each replica then spaces only its own requests.
+// each replica then spaces only its own requests. When the local Pacer is
+// a slotKeeper (as MemoryPacer is), the switch keeps the spacing in both
+// directions: each slot Redis hands out also moves the local next slot,
+// so the first local slot after an outage begins is at least a delay
+// after the last Redis one; and the local next slot is passed to the
+// script as a floor, so the first Redis slot after recovery (Redis may
+// have lost its keys) is at least a delay after the last local one.
 type RedisPacer struct {
 	r     *Redis
 	local Pacer
+}
+
+// slotKeeper is a local Pacer whose next slot per origin can be read and
+// moved forward (MemoryPacer).
+type slotKeeper interface {
+	Next(origin string) time.Time
+	Hold(origin string, next time.Time)
 }
 
 // Reserve implements Pacer.
@@ -58,11 +74,18 @@ func (p *RedisPacer) Reserve(ctx context.Context, origin string, delay, maxWait 
 	}
 	now := p.r.opts.Clock.Now()
 	nowMS := now.UnixMilli()
+	keeper, _ := p.local.(slotKeeper)
+	var floorMS int64
+	if keeper != nil {
+		if f := keeper.Next(origin); f.After(now) {
+			floorMS = nowMS + (f.Sub(now)+time.Millisecond-1).Milliseconds() // rounded up
+		}
+	}
 	var res []int64
 	ok := p.r.call(ctx, "reserve", func(ctx context.Context) error {
 		v, err := redisReserve.Run(ctx, p.r.client, []string{p.r.keys.pace(origin)},
 			nowMS, max(delay, 0).Milliseconds(), max(maxWait, 0).Milliseconds(),
-			redisPaceKeepMargin.Milliseconds()).Int64Slice()
+			redisPaceKeepMargin.Milliseconds(), floorMS).Int64Slice()
 		if err == nil && len(v) != 2 {
 			err = fmt.Errorf("reserve script returned %d values, want 2", len(v))
 		}
@@ -73,5 +96,8 @@ func (p *RedisPacer) Reserve(ctx context.Context, origin string, delay, maxWait 
 		return p.local.Reserve(ctx, origin, delay, maxWait)
 	}
 	at := now.Add(time.Duration(res[1]-nowMS) * time.Millisecond)
+	if res[0] == 1 && keeper != nil && delay > 0 {
+		keeper.Hold(origin, at.Add(delay))
+	}
 	return at, res[0] == 1, nil
 }

@@ -102,12 +102,52 @@ func (s *RedisStore) getRemote(ctx context.Context, origin string) (*Entry, time
 	return e, keep, nil
 }
 
-// Set stores e for origin in Redis, kept for keep (keep <= 0: until
-// deleted), and in the L1 and local stores.
+// redisSetEntry stores the entry ARGV[1] at KEYS[1] (kept ARGV[2] ms; 0:
+// no expiry) unless what is stored is better: an entry fetched later
+// (its fetched_ms > ARGV[3]), or, when the new entry is unreachable with
+// no good copy (ARGV[4] = "1") and ARGV[5] consecutive failures, a StatusOK
+// entry or an entry holding a good copy that the new one does not
+// continue (as many failures or more). An entry that does continue the
+// stored one (Enforcer.next carries the good copy over, and counts one
+// more failure) is always stored. It returns 1 when it stored the entry.
+var redisSetEntry = redis.NewScript(`
+local cur = redis.call('GET', KEYS[1])
+if cur then
+  local ok, d = pcall(cjson.decode, cur)
+  if ok and type(d) == 'table' then
+    if (tonumber(d['fetched_ms']) or 0) > tonumber(ARGV[3]) then return 0 end
+    if ARGV[4] == '1' then
+      local res = d['result']
+      if type(res) == 'table' and res['status'] == 'ok' then return 0 end
+      if type(d['good']) == 'table' and tonumber(ARGV[5]) <= (tonumber(d['failures']) or 0) then return 0 end
+    end
+  end
+end
+if tonumber(ARGV[2]) > 0 then
+  redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+else
+  redis.call('SET', KEYS[1], ARGV[1])
+end
+return 1`)
+
+// localOnlyKey marks a context whose Store writes stay in this process
+// (see Once: the result of a fetch made without the fleet's lock).
+type localOnlyKey struct{}
+
+// Set stores e for origin in the L1 and local stores and, kept for keep
+// (keep <= 0: until deleted), in Redis, unless Redis holds a better entry
+// (see redisSetEntry): one fetched later, or a good robots.txt that e, a
+// failure that does not carry it as its good copy, would replace. Then
+// e stays local and the L1 copy is dropped, so that this process reads
+// the better entry next. Entries fetched by a replica that gave up
+// waiting for another's fetch (see Once) are kept local only.
 func (s *RedisStore) Set(ctx context.Context, origin string, e *Entry, keep time.Duration) {
 	s.local.Set(ctx, origin, e, keep)
 	if s.l1 != nil {
 		s.l1.SetDefault(origin, e)
+	}
+	if ctx.Value(localOnlyKey{}) != nil {
+		return
 	}
 	data, err := encodeRedisEntry(e)
 	if err != nil { // cannot happen for the types involved; keep it local
@@ -117,9 +157,21 @@ func (s *RedisStore) Set(ctx context.Context, origin string, e *Entry, keep time
 	if keep < 0 {
 		keep = 0
 	}
-	s.r.call(ctx, "set", func(ctx context.Context) error {
-		return s.r.client.Set(ctx, s.r.keys.robots(origin), data, keep).Err()
+	noGood := "0"
+	if e.Result.Status == StatusUnreachable && e.Good == nil {
+		noGood = "1"
+	}
+	var stored int64
+	ok := s.r.call(ctx, "set", func(ctx context.Context) (err error) {
+		stored, err = redisSetEntry.Run(ctx, s.r.client, []string{s.r.keys.robots(origin)},
+			data, keep.Milliseconds(), e.FetchedAt.UnixMilli(), noGood, e.Failures).Int64()
+		return err
 	})
+	if ok && stored == 0 {
+		s.dropL1(origin)
+		s.r.opts.Log.Debug().Str("origin", origin).Str("status", string(e.Result.Status)).
+			Msg("redis holds a better robots.txt entry: this fetch result stays local")
+	}
 }
 
 // Delete forgets origin's entry in Redis, locally, and (by a published
@@ -163,6 +215,7 @@ type redisEntry struct {
 	Origin           string       `json:"origin"`
 	Result           redisResult  `json:"result"`
 	FetchedAt        time.Time    `json:"fetched_at"`
+	FetchedMS        int64        `json:"fetched_ms"` // FetchedAt in Unix ms, for redisSetEntry
 	Expires          time.Time    `json:"expires"`
 	Good             *redisResult `json:"good,omitempty"`
 	GoodAt           time.Time    `json:"good_at,omitzero"`
@@ -202,7 +255,7 @@ func (r redisResult) fetchResult() FetchResult {
 func encodeRedisEntry(e *Entry) ([]byte, error) {
 	w := redisEntry{
 		V: redisEntryVersion, Origin: e.Origin, Result: toRedisResult(e.Result),
-		FetchedAt: e.FetchedAt, Expires: e.Expires, GoodAt: e.GoodAt,
+		FetchedAt: e.FetchedAt, FetchedMS: e.FetchedAt.UnixMilli(), Expires: e.Expires, GoodAt: e.GoodAt,
 		Failures: e.Failures, UnreachableSince: e.UnreachableSince,
 	}
 	if e.Good != nil {

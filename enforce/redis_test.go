@@ -557,6 +557,18 @@ func TestRedisOutageFallbackAndRecovery(t *testing.T) {
 		n, err := c.Exists(ctx, DefaultRedisPrefix+"robots:"+o2.origin(t)).Result()
 		return err == nil && n == 1
 	})
+	// The pause recorded during the outage is not forgotten: this
+	// replica still honours it, and it reaches Redis (another replica
+	// sees it).
+	pauseEnd := redisT0.Add(time.Minute)
+	if u, ok, err := r.Pauses().PausedUntil(ctx, o.origin(t), clock.Now()); !ok || err != nil || !u.Equal(pauseEnd) {
+		t.Fatalf("pause from the outage after recovery: %v %v %v, want until %v", u, ok, err, pauseEnd)
+	}
+	other := newTestRedis(t, srv, clock, nil).Pauses()
+	redisWaitFor(t, "the outage's pause to reach the restarted Redis", func() bool {
+		u, ok, err := other.PausedUntil(ctx, o.origin(t), clock.Now())
+		return ok && err == nil && u.Equal(pauseEnd)
+	})
 	if _, ok, err := r.Pacer().Reserve(ctx, "http://after.test", time.Second, time.Minute); !ok || err != nil {
 		t.Fatalf("reserve after recovery: %v %v", ok, err)
 	}
@@ -581,8 +593,10 @@ func TestRedisSlowFallsBack(t *testing.T) {
 	if err := redisClient(t, srv).Do(ctx, "CLIENT", "PAUSE", 2000, "ALL").Err(); err != nil {
 		t.Fatal(err)
 	}
-	if d := e.Decide(ctx, o.url(t, "/private"), ""); d.Allowed || d.RobotsStatus != StatusOK {
-		t.Fatalf("slow redis: %+v", d)
+	for i := range redisSlowTrips { // each Decide's lookup runs over its deadline
+		if d := e.Decide(ctx, o.url(t, "/private"), ""); d.Allowed || d.RobotsStatus != StatusOK {
+			t.Fatalf("slow redis, call %d: %+v", i, d)
+		}
 	}
 	if r.Healthy() || r.Fallbacks() == 0 {
 		t.Fatalf("slow redis: healthy=%v fallbacks=%d, want an outage with fallbacks", r.Healthy(), r.Fallbacks())
@@ -665,4 +679,266 @@ func BenchmarkRedisDecideCacheHit(b *testing.B) {
 	b.Run("redis-l1", func(b *testing.B) {
 		run(b, newTestRedis(b, srv, nil, nil).Store())
 	})
+}
+
+// TestRedisOneSlowCallKeepsRedis: a single call over its deadline is
+// answered locally but does not mark Redis down (which would switch the
+// fleet to per-replica pacing); a success resets the count.
+func TestRedisOneSlowCallKeepsRedis(t *testing.T) {
+	srv := redistest.Start(t)
+	clock := enforcetest.NewClock(redisT0)
+	r := newTestRedis(t, srv, clock, func(o *RedisOptions) { o.L1TTL = -1; o.Timeout = 100 * time.Millisecond })
+	c := redisClient(t, srv)
+	ctx := context.Background()
+	const origin = "http://slow.test"
+	for round := range 2 {
+		// A pause longer than the timeout: the reservation times out.
+		if err := c.Do(ctx, "CLIENT", "PAUSE", 400, "ALL").Err(); err != nil {
+			t.Fatal(err)
+		}
+		before := r.Fallbacks()
+		if _, ok, err := r.Pacer().Reserve(ctx, origin, time.Second, time.Minute); !ok || err != nil {
+			t.Fatalf("round %d: slow reserve: %v %v", round, ok, err)
+		}
+		if r.Fallbacks() != before+1 {
+			t.Fatalf("round %d: the slow call was not answered locally (fallbacks %d -> %d)", round, before, r.Fallbacks())
+		}
+		if !r.Healthy() {
+			t.Fatalf("round %d: one slow call marked redis down", round)
+		}
+		// Redis answers again (the pause ends): success resets the count.
+		redisWaitFor(t, "redis to answer", func() bool {
+			return c.Do(ctx, "CLIENT", "UNPAUSE").Err() == nil
+		})
+		if !r.call(ctx, "ping", func(ctx context.Context) error { return r.client.Ping(ctx).Err() }) {
+			t.Fatalf("round %d: redis call failed after the pause", round)
+		}
+	}
+	if !r.Healthy() {
+		t.Fatal("two slow calls separated by a success marked redis down")
+	}
+}
+
+// TestRedisPacerSpacingAcrossOutage: the spacing holds when Redis goes
+// away (the local pacer continues from the last Redis slot) and when it
+// comes back empty (Redis continues from the last local slot).
+func TestRedisPacerSpacingAcrossOutage(t *testing.T) {
+	srv := redistest.Start(t)
+	clock := enforcetest.NewClock(redisT0)
+	r := newTestRedis(t, srv, clock, nil)
+	ctx := context.Background()
+	const origin = "http://outage-paced.test"
+	const delay = time.Second
+	reserve := func(stage string, want time.Time) {
+		t.Helper()
+		at, ok, err := r.Pacer().Reserve(ctx, origin, delay, time.Minute)
+		if err != nil || !ok || !at.Equal(want) {
+			t.Fatalf("%s: slot %v %v %v, want %v", stage, at, ok, err, want)
+		}
+	}
+	reserve("redis up", redisT0)
+	srv.Stop()
+	redisWaitFor(t, "health to report the outage", func() bool {
+		r.Pacer().Reserve(ctx, "http://probe.test", 0, time.Minute)
+		return !r.Healthy()
+	})
+	reserve("redis down", redisT0.Add(delay))
+	srv.Restart() // empty
+	redisWaitFor(t, "health to report the recovery", r.Healthy)
+	reserve("redis back", redisT0.Add(2*delay))
+	reserve("redis back, next", redisT0.Add(3*delay))
+}
+
+// TestRedisPauseStreakFleetWide: the backoff streak is the fleet's, an
+// old 2xx seen by one replica does not end a newer pause set by another,
+// and a 2xx sent after the pause ends it whichever replica sees it.
+func TestRedisPauseStreakFleetWide(t *testing.T) {
+	srv := redistest.Start(t)
+	clock := enforcetest.NewClock(redisT0)
+	ctx := context.Background()
+	const origin = "http://streak.test"
+	var pols []*Politeness
+	for range 3 {
+		p, err := NewPoliteness(PolitenessConfig{Clock: clock, Pauses: newTestRedis(t, srv, clock, nil).Pauses(),
+			BackoffStart: 30 * time.Second, BackoffMax: time.Hour})
+		if err != nil {
+			t.Fatal(err)
+		}
+		pols = append(pols, p)
+	}
+	a, b, c := pols[0], pols[1], pols[2]
+	pausedFor := func(p *Politeness, want time.Duration) {
+		t.Helper()
+		redisWaitFor(t, fmt.Sprintf("a pause of %v", want), func() bool {
+			_, ref, _ := p.Admit(ctx, origin, 0)
+			if want == 0 {
+				return ref == nil
+			}
+			return ref != nil && ref.Reason == ReasonPaused && ref.RetryAfter == want
+		})
+	}
+
+	if u, ok := a.Observe(ctx, origin, 503, "", clock.Now()); !ok || !u.Equal(clock.Now().Add(30*time.Second)) {
+		t.Fatalf("first 503 on a: %v %v, want 30s", u, ok)
+	}
+	pausedFor(c, 30*time.Second)
+	clock.Advance(30 * time.Second)
+	// The second 503 of the streak, seen by another replica: 60s.
+	bSince := clock.Now()
+	if u, ok := b.Observe(ctx, origin, 503, "", clock.Now()); !ok || !u.Equal(clock.Now().Add(time.Minute)) {
+		t.Fatalf("second 503 on b: %v %v, want 60s (fleet-wide streak)", u, ok)
+	}
+	pausedFor(c, time.Minute)
+	// a's answer to a request sent before b's pause began ends nothing.
+	clock.Advance(time.Second)
+	a.Observe(ctx, origin, 200, "", bSince.Add(-10*time.Second))
+	pausedFor(c, time.Minute-time.Second)
+	// A 2xx sent after the pause began ends it, even on a replica that
+	// never saw a 503.
+	c.Observe(ctx, origin, 200, "", clock.Now())
+	pausedFor(a, 0)
+	pausedFor(b, 0)
+	// The streak ended with it: the next 503 pauses for 30s again.
+	if u, ok := a.Observe(ctx, origin, 429, "", clock.Now()); !ok || !u.Equal(clock.Now().Add(30*time.Second)) {
+		t.Fatalf("503 after the 2xx: %v %v, want 30s", u, ok)
+	}
+	// The stored record carries since|until|streak.
+	v, err := redisClient(t, srv).Get(ctx, DefaultRedisPrefix+"pause:"+origin).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, err := parsePauseRec(v)
+	if want := (pauseRec{clock.Now().UnixMilli(), clock.Now().Add(30 * time.Second).UnixMilli(), 1}); err != nil || rec != want {
+		t.Fatalf("stored record %q = %+v %v, want %+v", v, rec, err, want)
+	}
+}
+
+// TestRedisSetKeepsBetterEntry: Set never replaces a later entry, nor a
+// good robots.txt with a failure that does not carry it as its good copy.
+func TestRedisSetKeepsBetterEntry(t *testing.T) {
+	srv := redistest.Start(t)
+	clock := enforcetest.NewClock(redisT0)
+	a := newTestRedis(t, srv, clock, nil).Store()
+	b := newTestRedis(t, srv, clock, nil).Store()
+	c := redisClient(t, srv)
+	ctx := context.Background()
+	const origin = "http://cas.test"
+	stored := func() *Entry {
+		t.Helper()
+		raw, err := c.Get(ctx, DefaultRedisPrefix+"robots:"+origin).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		e, err := decodeRedisEntry([]byte(raw), 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return e
+	}
+	good := FetchResult{Status: StatusOK, HTTPStatus: 200, Body: []byte(redisTestRobots)}
+	ok := &Entry{Origin: origin, Result: good, FetchedAt: redisT0.Add(time.Second), Expires: redisT0.Add(time.Hour)}
+	a.Set(ctx, origin, ok, 2*time.Hour)
+
+	// A failure fetched later, without the good copy (a replica that did
+	// not see it): Redis keeps the good entry, and b reads it next.
+	fail := &Entry{Origin: origin, Result: FetchResult{Status: StatusUnreachable, Err: "timeout"},
+		FetchedAt: redisT0.Add(2 * time.Second), Expires: redisT0.Add(time.Minute), Failures: 1,
+		UnreachableSince: redisT0.Add(2 * time.Second)}
+	b.Set(ctx, origin, fail, 2*time.Hour)
+	if e := stored(); e.Result.Status != StatusOK {
+		t.Fatalf("a failure without the good copy replaced it: %+v", e.Result)
+	}
+	if e, found := b.Get(ctx, origin); !found || e.Result.Status != StatusOK {
+		t.Fatalf("b after its rejected Set: %+v %v, want redis's good entry", e, found)
+	}
+	// An older entry never replaces a newer one.
+	old := &Entry{Origin: origin, Result: FetchResult{Status: StatusUnavailable, HTTPStatus: 404},
+		FetchedAt: redisT0, Expires: redisT0.Add(time.Hour)}
+	b.Set(ctx, origin, old, 2*time.Hour)
+	if e := stored(); e.Result.Status != StatusOK {
+		t.Fatalf("an older entry replaced a newer one: %+v", e.Result)
+	}
+	// A failure that continues the good entry (carries it) is stored.
+	cont := *fail
+	cont.Good, cont.GoodAt = &good, ok.FetchedAt
+	b.Set(ctx, origin, &cont, 2*time.Hour)
+	if e := stored(); e.Result.Status != StatusUnreachable || e.Good == nil {
+		t.Fatalf("the continuing failure was not stored: %+v", e)
+	}
+	// Another failure not building on it (as many failures) is not.
+	other := *fail
+	other.FetchedAt = redisT0.Add(3 * time.Second)
+	a.Set(ctx, origin, &other, 2*time.Hour)
+	if e := stored(); e.Good == nil {
+		t.Fatal("a failure without the good copy replaced one holding it")
+	}
+	// A newer good entry always wins.
+	ok2 := *ok
+	ok2.FetchedAt = redisT0.Add(4 * time.Second)
+	a.Set(ctx, origin, &ok2, 2*time.Hour)
+	if e := stored(); e.Result.Status != StatusOK || !e.FetchedAt.Equal(ok2.FetchedAt) {
+		t.Fatalf("newer good entry not stored: %+v", e)
+	}
+}
+
+// TestRedisWaiterFallbackKeepsFleetEntry: a replica that gives up
+// waiting for the lock holder fetches on a full budget of its own and
+// never overwrites the holder's good entry in Redis with its failure.
+func TestRedisWaiterFallbackKeepsFleetEntry(t *testing.T) {
+	srv := redistest.Start(t)
+	clock := enforcetest.NewClock(redisT0)
+	ctx := context.Background()
+	holder := newTestRedis(t, srv, clock, nil).Store()
+	var fetches atomic.Int64
+	var originURL string
+	o := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/robots.txt" {
+			http.NotFound(w, r)
+			return
+		}
+		fetches.Add(1)
+		// Meanwhile, the lock holder stores its good entry.
+		good := &Entry{Origin: originURL, Result: FetchResult{Status: StatusOK, HTTPStatus: 200, Body: []byte(redisTestRobots)},
+			FetchedAt: redisT0, Expires: redisT0.Add(time.Hour)}
+		good.Rebuild(0)
+		holder.Set(context.Background(), originURL, good, 2*time.Hour)
+		// This fetch takes longer than the fifth of the fetch timeout
+		// that a waiter used to have left (it must not time out).
+		time.Sleep(400 * time.Millisecond)
+		http.Error(w, "busy", http.StatusServiceUnavailable)
+	}))
+	t.Cleanup(o.Close)
+	originURL = o.URL
+	// The holder's lock, held throughout.
+	if err := redisClient(t, srv).Set(ctx, DefaultRedisPrefix+"lock:"+originURL, "holder", time.Minute).Err(); err != nil {
+		t.Fatal(err)
+	}
+	r := newTestRedis(t, srv, clock, nil)
+	var fetched atomic.Pointer[FetchResult]
+	e, err := New(Config{Fetcher: &HTTPFetcher{Timeout: 5 * time.Second}, Store: r.Store(), Clock: clock,
+		FetchTimeout: time.Second, Log: zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.ErrorLevel),
+		Hooks: Hooks{Fetched: func(_ string, r FetchResult, _ time.Duration) { fetched.Store(&r) }}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	u, _ := url.Parse(originURL + "/public")
+	d := e.Decide(ctx, u, "")
+	if fetches.Load() != 1 {
+		t.Fatalf("%d fetches, want 1 (the waiter's)", fetches.Load())
+	}
+	if !d.Allowed || d.RobotsStatus != StatusOK {
+		t.Fatalf("waiter's decision: %+v; want the holder's good entry", d)
+	}
+	raw, err := redisClient(t, srv).Get(ctx, DefaultRedisPrefix+"robots:"+originURL).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st, err := decodeRedisEntry([]byte(raw), 0); err != nil || st.Result.Status != StatusOK {
+		t.Fatalf("redis entry after the waiter's fetch: %+v %v; want the holder's good one", st, err)
+	}
+	// The waiter's own fetch ran to its end (the origin's 503), not into a
+	// timeout: it had a budget of its own.
+	if f := fetched.Load(); f == nil || f.HTTPStatus != 503 {
+		t.Fatalf("waiter's fetch result: %+v; want the origin's HTTP 503", f)
+	}
 }

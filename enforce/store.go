@@ -1,62 +1,135 @@
 package enforce
 
 import (
+	"container/list"
 	"context"
+	"sync"
 	"time"
-
-	"github.com/patrickmn/go-cache"
 )
 
-// MemoryStore is the in-process Store, on github.com/patrickmn/go-cache.
-// It is safe for concurrent use.
+// MemoryStore is the in-process Store: a map of entries bounded in
+// number, that forgets the least recently used entry when a new origin
+// would exceed the bound, and each entry once its keep has passed. It is
+// safe for concurrent use.
 //
-// go-cache forgets an item as soon as its lifetime ends (there is no
-// stale read), so the Enforcer keeps the freshness of an entry in
-// Entry.Expires and stores it for the longer keep, which lets an old
-// robots.txt serve while its origin is unreachable. The lifetime of items
-// is measured on the real clock, not the Enforcer's Clock.
+// The Enforcer keeps the freshness of an entry in Entry.Expires and
+// stores it for a longer keep, which lets an old robots.txt serve while
+// its origin is unreachable. The keep is measured on the real clock, not
+// the Enforcer's Clock; an entry past its keep is dropped when it is next
+// read, or by a later Set that meets it at the cold end of the LRU list.
 //
-// Each MemoryStore runs a janitor goroutine that drops expired items; it
-// has no Close (it stops when the store is garbage-collected), so create
-// one per process.
+// Memory: an entry holds the fetched body (at most robots.max_bytes, 500
+// KiB by default; typical robots.txt files are a few KiB), a second body
+// when a stale good copy is kept beside a failed fetch (the two share one
+// array when the good copy is the earlier result itself), and the parsed
+// rules, which take about as much again as the body. The bodies are kept
+// because the admin API reports their size and the Redis store
+// serialises them (Entry.Rebuild). So the worst case is about
+// MaxEntries × 2 × max_bytes, and the typical one MaxEntries × 10 KiB
+// (1 GiB for the default 100000 entries in the worst typical case; tens
+// of MiB in practice).
 type MemoryStore struct {
-	c *cache.Cache
+	max int
+
+	mu  sync.Mutex
+	m   map[string]*list.Element // of *memItem
+	lru list.List                // front: most recently used
+	now func() time.Time         // real clock; a field for tests
 }
 
-// DefaultCleanupInterval is how often a MemoryStore made by NewMemoryStore
-// drops expired items.
-const DefaultCleanupInterval = 10 * time.Minute
-
-// NewMemoryStore returns an empty MemoryStore that drops expired items
-// every DefaultCleanupInterval.
-func NewMemoryStore() *MemoryStore {
-	return &MemoryStore{c: cache.New(cache.NoExpiration, DefaultCleanupInterval)}
+// memItem is one origin's entry in a MemoryStore.
+type memItem struct {
+	origin string
+	e      *Entry
+	until  time.Time // zero: kept until deleted or evicted
 }
 
-// Get returns origin's entry, if one is kept.
+// DefaultMaxEntries is the bound of a MemoryStore made by NewMemoryStore.
+const DefaultMaxEntries = 100000
+
+// NewMemoryStore returns an empty MemoryStore of at most
+// DefaultMaxEntries entries.
+func NewMemoryStore() *MemoryStore { return NewMemoryStoreSize(DefaultMaxEntries) }
+
+// NewMemoryStoreSize returns an empty MemoryStore that keeps at most max
+// entries; max <= 0 means DefaultMaxEntries (the store is always bounded).
+func NewMemoryStoreSize(max int) *MemoryStore {
+	if max <= 0 {
+		max = DefaultMaxEntries
+	}
+	return &MemoryStore{max: max, m: make(map[string]*list.Element), now: time.Now}
+}
+
+// Get returns origin's entry, if one is kept, and marks it recently used.
 func (s *MemoryStore) Get(_ context.Context, origin string) (*Entry, bool) {
-	v, ok := s.c.Get(origin)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	el, ok := s.m[origin]
 	if !ok {
 		return nil, false
 	}
-	e, ok := v.(*Entry)
-	return e, ok && e != nil
+	it := el.Value.(*memItem)
+	if !it.until.IsZero() && !s.now().Before(it.until) {
+		s.remove(el)
+		return nil, false
+	}
+	s.lru.MoveToFront(el)
+	return it.e, it.e != nil
 }
 
 // Set stores e for origin and keeps it for keep; keep <= 0 keeps it until
-// it is deleted or replaced.
+// it is deleted, replaced or evicted. Storing a new origin in a full
+// store first drops the expired entries at the cold end of the LRU list
+// (at most a few per call) and then, if still full, the least recently
+// used entry.
 func (s *MemoryStore) Set(_ context.Context, origin string, e *Entry, keep time.Duration) {
-	if keep <= 0 {
-		keep = cache.NoExpiration
+	var until time.Time
+	now := s.now()
+	if keep > 0 {
+		until = now.Add(keep)
 	}
-	s.c.Set(origin, e, keep)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if el, ok := s.m[origin]; ok {
+		it := el.Value.(*memItem)
+		it.e, it.until = e, until
+		s.lru.MoveToFront(el)
+		return
+	}
+	// Amortised O(1): each entry is removed at most once.
+	for i := 0; i < 4 && s.lru.Len() > 0; i++ {
+		back := s.lru.Back()
+		it := back.Value.(*memItem)
+		if it.until.IsZero() || now.Before(it.until) {
+			break
+		}
+		s.remove(back)
+	}
+	if s.lru.Len() >= s.max {
+		s.remove(s.lru.Back())
+	}
+	s.m[origin] = s.lru.PushFront(&memItem{origin: origin, e: e, until: until})
+}
+
+// remove drops el; s.mu is held.
+func (s *MemoryStore) remove(el *list.Element) {
+	delete(s.m, el.Value.(*memItem).origin)
+	s.lru.Remove(el)
 }
 
 // Delete forgets origin's entry.
 func (s *MemoryStore) Delete(_ context.Context, origin string) {
-	s.c.Delete(origin)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if el, ok := s.m[origin]; ok {
+		s.remove(el)
+	}
 }
 
-// Len returns the number of entries kept (expired ones the janitor has
-// not dropped yet included).
-func (s *MemoryStore) Len() int { return s.c.ItemCount() }
+// Len returns the number of entries kept (expired ones not dropped yet
+// included); it is at most the store's bound.
+func (s *MemoryStore) Len() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.lru.Len()
+}

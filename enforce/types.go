@@ -130,7 +130,9 @@ type Coordinator interface {
 // Store keeps Entries by origin. Implementations must be safe for
 // concurrent use. An entry must be kept at least until keep has passed
 // (longer than Expires, so a stale copy can serve while an origin is
-// unreachable).
+// unreachable), except that a Store bounded in size may evict entries
+// earlier (MemoryStore drops the least recently used): the evicted
+// origin's robots.txt is then fetched again.
 type Store interface {
 	Get(ctx context.Context, origin string) (*Entry, bool)
 	Set(ctx context.Context, origin string, e *Entry, keep time.Duration)
@@ -153,6 +155,12 @@ const (
 	ReasonPortForbidden Reason = "port-forbidden"     // CONNECT to a port not in the allow-list
 	ReasonSiteClosed    Reason = "site-disallowed"    // tunnel mode: the whole site is disallowed
 	ReasonInvalidURL    Reason = "invalid-url"        // the URL has no origin (no scheme or host): refused
+	// ReasonClientGone: the caller's ctx ended while it waited for the
+	// robots.txt fetch (the client disconnected). Not a robots.txt
+	// verdict: the request is not sent, and there is nobody to refuse.
+	ReasonClientGone  Reason = "client-gone"
+	ReasonSelfRequest Reason = "self-request" // the destination is robotsgate itself (proxy or admin port): refused
+	ReasonMisdirected Reason = "misdirected"  // a request inside an MITM session names another host:port than its CONNECT
 )
 
 // Decision is the verdict for one request, with everything a 403 body,
@@ -169,7 +177,9 @@ type Decision struct {
 
 	// Detail explains a verdict not made by a rule in words, e.g.
 	// "robots.txt unreachable (HTTP 503): all URLs disallowed"; "" when a
-	// rule (or no rule) of a robots.txt decided.
+	// rule (or no rule) of a robots.txt decided, except that a rule that
+	// matched only the normalised spelling of the path ("/a/../private"
+	// as "/private") is explained by naming that path.
 	Detail string
 
 	// RobotsStatus and RobotsHTTPStatus describe the latest fetch of the

@@ -22,6 +22,9 @@ import (
 // AdminEnforcer is what the admin API needs of an *enforce.Enforcer.
 type AdminEnforcer interface {
 	Decide(ctx context.Context, u *url.URL, agent string) enforce.Decision
+	// DecideQuiet is Decide without counting a cache lookup in the
+	// metrics: admin queries are not proxied requests.
+	DecideQuiet(ctx context.Context, u *url.URL, agent string) enforce.Decision
 	Entry(ctx context.Context, origin string) (*enforce.Entry, error)
 	Cached(ctx context.Context, origin string) (*enforce.Entry, bool)
 	Purge(ctx context.Context, origin string)
@@ -31,9 +34,10 @@ type AdminEnforcer interface {
 type AdminConfig struct {
 	Enforcer AdminEnforcer // required
 	Metrics  *Metrics      // served at /metrics; nil: 404
-	// Token is the bearer token of the admin API ("" = none). When set,
-	// DELETE requires it; when Protect is set, every endpoint but
-	// /healthz and /readyz does.
+	// Token is the bearer token of the admin API ("" = none). DELETE
+	// (purge) always requires it: without a token it is refused with 403.
+	// When Protect is set, every endpoint but /healthz and /readyz
+	// requires it too.
 	Token string
 	// Protect is set when the admin API is reachable beyond loopback.
 	Protect bool
@@ -54,7 +58,7 @@ type AdminConfig struct {
 //	GET    /metrics                        Prometheus metrics
 //	GET    /v1/decision?url=URL&agent=NAME the decision robotsgate would make now (JSON)
 //	GET    /v1/robots?origin=ORIGIN        the cached robots.txt state (JSON); &fetch=1 fetches it when absent or stale
-//	DELETE /v1/robots?origin=ORIGIN        forget the cached robots.txt
+//	DELETE /v1/robots?origin=ORIGIN        forget the cached robots.txt (needs the token; 403 when none is configured)
 type Admin struct {
 	cfg   AdminConfig
 	token [sha256.Size]byte
@@ -103,6 +107,12 @@ func NewAdmin(cfg AdminConfig) *Admin {
 // ServeHTTP implements http.Handler: it checks the bearer token, then
 // routes.
 func (a *Admin) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method == http.MethodDelete && a.cfg.Token == "" {
+		// Purging robots.txt changes what is enforced: never without
+		// admin auth, even on loopback.
+		writeJSON(w, http.StatusForbidden, jsonError{Error: "admin API: DELETE is disabled: set admin_token (ROBOTSGATE_ADMIN_TOKEN) to enable purge"})
+		return
+	}
 	open := r.URL.Path == "/healthz" || r.URL.Path == "/readyz"
 	need := a.cfg.Token != "" && (r.Method == http.MethodDelete || (a.cfg.Protect && !open))
 	if need && !a.authorized(r.Header.Get("Authorization")) {
@@ -250,7 +260,7 @@ func (a *Admin) decision(w http.ResponseWriter, r *http.Request) {
 			agent = robots.ProductToken(agent)
 		}
 	}
-	writeJSON(w, http.StatusOK, NewDecisionJSON(a.cfg.Enforcer.Decide(r.Context(), u, agent)))
+	writeJSON(w, http.StatusOK, NewDecisionJSON(a.cfg.Enforcer.DecideQuiet(r.Context(), u, agent)))
 }
 
 // EntryJSON is the answer of GET /v1/robots: an origin's cached
@@ -388,33 +398,32 @@ func (a *Admin) robotsDelete(w http.ResponseWriter, r *http.Request) {
 }
 
 // Ready reports whether the audit log can take records: it is not
-// closed, the last record was written, and an audit file (when there is
-// one) can still be opened for appending. /readyz asks it.
+// closed, no write has been blocked for StallAfter or longer, the last
+// record was written, and the audit file (when there is one) is still in
+// place and writable. It never creates the file, and never waits for a
+// write in progress. /readyz asks it.
+//
+// An audit_log file that was moved or deleted is reported (robotsgate
+// would keep writing to the old file): restart robotsgate. A rotated log
+// (audit_max_size_mb) is checked by name only, since lumberjack renames
+// the file itself when it rotates (see rotatedReady).
 func (a *Auditor) Ready() error {
-	a.mu.Lock()
-	closed, lastErr, w := a.closed, a.ew.err, a.w
-	a.mu.Unlock()
-	switch {
-	case closed:
+	if a.isClosed.Load() {
 		return ErrAuditClosed
-	case lastErr != nil:
-		return errors.New("audit log: last write failed: " + lastErr.Error())
 	}
-	name := ""
-	switch f := w.(type) {
+	if err := a.stallError(); err != nil {
+		return err
+	}
+	if b := a.lastErr.Load(); b != nil {
+		return errors.New("audit log: last write failed: " + b.err.Error())
+	}
+	switch f := a.w.(type) {
 	case *os.File:
-		name = f.Name()
+		return fileReady(f)
 	case *lumberjack.Logger:
-		name = f.Filename
+		return a.rotatedReady(f.Filename)
 	}
-	if name == "" {
-		return nil
-	}
-	f, err := os.OpenFile(name, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o640)
-	if err != nil {
-		return errors.New("audit log not writable: " + err.Error())
-	}
-	return f.Close()
+	return nil
 }
 
 // adminRoutes creates the admin API. Without admin_listen it answers

@@ -272,3 +272,43 @@ func TestAdminTokenCompare(t *testing.T) {
 }
 
 func removeAll(dir string) error { return os.RemoveAll(dir) }
+
+// TestAdminPurgeNeedsToken: without admin_token, DELETE (purge) is
+// refused with 403 even on loopback; reads still work.
+func TestAdminPurgeNeedsToken(t *testing.T) {
+	o := newOpsOrigin(t)
+	p := startOpsProxy(t, nil) // loopback, no token
+	base := "http://" + p.addr
+	q := "/v1/robots?origin=" + url.QueryEscape(o.URL)
+	if code, _, _ := opsGet(t, p.client(nil), o.URL+"/ok"); code != 200 {
+		t.Fatalf("proxy: %d", code)
+	}
+	code, b := adminDo(t, "DELETE", base, q, "", nil)
+	if code != http.StatusForbidden || !strings.Contains(b, "set admin_token") {
+		t.Fatalf("DELETE without a configured token: %d %s, want 403 naming admin_token", code, b)
+	}
+	if code, b := adminDo(t, "GET", base, q, "", nil); code != 200 {
+		t.Errorf("the entry is gone or unreadable after the refused purge: %d %s", code, b)
+	}
+}
+
+// Admin decisions are not proxied requests: they move no decision or
+// cache-lookup counter.
+func TestAdminDecisionNotCounted(t *testing.T) {
+	o := newOpsOrigin(t)
+	p := startOpsProxy(t, nil)
+	base := "http://" + p.addr
+	for i := 0; i < 3; i++ {
+		var d DecisionJSON
+		q := "/v1/decision?url=" + url.QueryEscape(o.URL+"/private/x") + "&agent=GoodBot"
+		if code, b := adminDo(t, "GET", base, q, "", &d); code != 200 || d.Allowed {
+			t.Fatalf("decision: %d %s", code, b)
+		}
+	}
+	assertMetrics(t, p.scrape(t), map[string]float64{
+		`robotsgate_robots_cache_lookups_total{result="hit"}`:             0,
+		`robotsgate_robots_cache_lookups_total{result="miss"}`:            0,
+		`robotsgate_decisions_total{reason="disallowed",result="denied"}`: 0,
+		`robotsgate_robots_fetches_total{status_class="2xx"}`:             1, // real traffic to the origin
+	})
+}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sync"
@@ -73,19 +74,63 @@ func EventFromDecision(client, method string, d enforce.Decision) Event {
 	}
 }
 
+// DefaultAuditStall is the default of Auditor.StallAfter.
+const DefaultAuditStall = 5 * time.Second
+
 // Auditor writes audit records as JSON lines (zerolog) to an
 // io.WriteCloser. Every Record call writes synchronously, serialised by a
 // mutex: a record is on its way to the file when Record returns, and none
-// is ever sampled or dropped silently. It is safe for concurrent use.
+// is ever sampled or dropped silently. A destination that stops taking
+// writes (a full pipe on stdout, a hung network disk) therefore stalls
+// every request that writes a record; Ready reports it once one write has
+// been blocked for StallAfter. It is safe for concurrent use; set the
+// exported fields before the first Record.
 type Auditor struct {
+	// StallAfter is how long one write may block before Ready reports the
+	// audit log as stalled; 0 means DefaultAuditStall.
+	StallAfter time.Duration
+	// Clock times the writes for Ready; nil means the system clock.
+	Clock enforce.Clock
+
 	mu     sync.Mutex
 	w      io.WriteCloser
 	ew     errWriter
 	log    zerolog.Logger
 	closed bool
 
+	// Read by Ready without mu, which a stalled write holds:
+	isClosed   atomic.Bool
+	writeStart atomic.Int64             // Clock time (UnixNano) the write in progress began; 0 when none
+	lastErr    atomic.Pointer[errorBox] // the last write's error; nil after a good write
+
 	written atomic.Uint64
 	failed  atomic.Uint64
+}
+
+// errorBox holds an error in an atomic.Pointer.
+type errorBox struct{ err error }
+
+// now returns the Clock's time.
+func (a *Auditor) now() time.Time {
+	if a.Clock != nil {
+		return a.Clock.Now()
+	}
+	return time.Now()
+}
+
+// stalled returns how long the write in progress has been blocked, when
+// that is longer than StallAfter.
+func (a *Auditor) stalled() (time.Duration, bool) {
+	start := a.writeStart.Load()
+	if start == 0 {
+		return 0, false
+	}
+	limit := a.StallAfter
+	if limit <= 0 {
+		limit = DefaultAuditStall
+	}
+	d := a.now().Sub(time.Unix(0, start))
+	return d, d >= limit
 }
 
 // NewAuditor returns an Auditor writing to w. Close closes w.
@@ -159,13 +204,96 @@ func (a *Auditor) Record(e Event) error {
 	}
 	str("detail", e.Detail)
 	a.ew.err = nil
+	a.writeStart.Store(max(a.now().UnixNano(), 1))
 	ev.Send()
+	a.writeStart.Store(0)
 	if err := a.ew.err; err != nil {
+		a.lastErr.Store(&errorBox{err})
 		a.failed.Add(1)
 		return fmt.Errorf("audit: write: %w", err)
 	}
+	a.lastErr.Store(nil)
 	a.written.Add(1)
 	return nil
+}
+
+// stallError says so when the write in progress has been blocked for
+// StallAfter or longer (see Ready).
+func (a *Auditor) stallError() error {
+	d, ok := a.stalled()
+	if !ok {
+		return nil
+	}
+	return fmt.Errorf("audit log: a write has been blocked for %v (a destination that stopped reading: "+
+		"a full pipe on stdout, a hung disk); requests that write audit records are waiting for it", d.Round(time.Millisecond))
+}
+
+// fileReady checks that the audit file f is still in place under its name
+// (not moved, deleted or replaced) and can be opened for appending; it
+// never creates it.
+func fileReady(f *os.File) error {
+	name := f.Name()
+	ours, err := f.Stat()
+	if err != nil {
+		return fmt.Errorf("audit log %s: %w", name, err)
+	}
+	now, err := os.Stat(name)
+	if errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("audit log %s was moved or deleted: records still go to the old file; restart robotsgate "+
+			"(or set audit_max_size_mb to let robotsgate rotate it)", name)
+	}
+	if err != nil {
+		return fmt.Errorf("audit log %s: %w", name, err)
+	}
+	if !os.SameFile(ours, now) {
+		return fmt.Errorf("audit log %s was replaced by another file: records still go to the old one; restart robotsgate "+
+			"(or set audit_max_size_mb to let robotsgate rotate it)", name)
+	}
+	if !now.Mode().IsRegular() {
+		return nil // a device or FIFO: opening it could block
+	}
+	return appendable(name)
+}
+
+// rotatedReady checks the audit file of a lumberjack.Logger. Lumberjack
+// opens its file itself and renames it when it rotates, so there is no
+// open file to compare with: the file under name must exist and be
+// writable. A rotation renames the file and creates the next one inside
+// a write, under a.mu; a missing file is only reported when it is still
+// missing with no write in progress, so that a rotation never makes
+// /readyz flap. If the file was deleted outside robotsgate, lumberjack
+// writes into the deleted file until its next rotation.
+func (a *Auditor) rotatedReady(name string) error {
+	err := appendable(name)
+	if !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	if !a.mu.TryLock() {
+		return nil // a write, maybe a rotation, is in progress; a stall is reported by stallError
+	}
+	defer a.mu.Unlock()
+	if a.closed {
+		return ErrAuditClosed
+	}
+	if err := appendable(name); errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("audit log %s was moved or deleted: records go to the old file until the next rotation; restart robotsgate", name)
+	} else if err != nil {
+		return err
+	}
+	return nil
+}
+
+// appendable checks that the existing file name can be opened for
+// appending, without creating it.
+func appendable(name string) error {
+	f, err := os.OpenFile(name, os.O_WRONLY|os.O_APPEND, 0)
+	if errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	if err != nil {
+		return fmt.Errorf("audit log not writable: %w", err)
+	}
+	return f.Close()
 }
 
 // Written returns the number of records written.
@@ -174,9 +302,16 @@ func (a *Auditor) Written() uint64 { return a.written.Load() }
 // Failed returns the number of records that could not be written.
 func (a *Auditor) Failed() uint64 { return a.failed.Load() }
 
-// Close flushes (fsyncs, when the writer is a file) and closes the
-// underlying writer. Later Records fail with ErrAuditClosed. Close is
-// idempotent.
+// Close syncs the underlying writer when it has a Sync method, then
+// closes it. Later Records fail with ErrAuditClosed. Close is idempotent.
+//
+// Records are never buffered in robotsgate: each was handed to the
+// operating system when Record returned, so they survive robotsgate's
+// exit either way. Sync (fsync) makes them survive a power loss too: an
+// audit_log file (an *os.File) is synced; stdout is synced when it can be
+// (a file; not a pipe or a terminal); a rotated log (audit_max_size_mb,
+// a lumberjack.Logger) is closed without fsync, as lumberjack offers no
+// Sync and does not expose its file.
 func (a *Auditor) Close() error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -184,6 +319,7 @@ func (a *Auditor) Close() error {
 		return nil
 	}
 	a.closed = true
+	a.isClosed.Store(true)
 	var errs []error
 	if s, ok := a.w.(interface{ Sync() error }); ok {
 		if err := s.Sync(); err != nil {

@@ -11,6 +11,10 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"gopkg.in/natefinch/lumberjack.v2"
+
+	"github.com/robotsgate/robotsgate/enforce/enforcetest"
 )
 
 // failWriter fails every write.
@@ -172,5 +176,147 @@ func TestOpenAuditLogStdoutNotClosed(t *testing.T) {
 	cfg.AuditLog = filepath.Join(cfg.AuditLog, "under-a-file.log")
 	if _, err := OpenAuditLog(cfg, nil); err == nil || !strings.HasPrefix(err.Error(), "audit_log: ") {
 		t.Fatalf("unopenable path: %v", err)
+	}
+}
+
+// stallWriter blocks its first write until release; entered receives
+// when it starts blocking.
+type stallWriter struct {
+	memAudit
+	entered chan struct{}
+	release chan struct{}
+	once    sync.Once
+}
+
+func (s *stallWriter) Write(p []byte) (int, error) {
+	s.once.Do(func() {
+		s.entered <- struct{}{}
+		<-s.release
+	})
+	return s.memAudit.Write(p)
+}
+
+// TestAuditorReadyReportsStalledWrite: a write blocked for StallAfter
+// makes Ready fail, without Ready waiting for that write.
+func TestAuditorReadyReportsStalledWrite(t *testing.T) {
+	clk := enforcetest.NewClock(time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC))
+	w := &stallWriter{entered: make(chan struct{}, 1), release: make(chan struct{})}
+	a := NewAuditor(w)
+	a.Clock, a.StallAfter = clk, 5*time.Second
+	recorded := make(chan error, 1)
+	go func() { recorded <- a.Record(Event{Decision: DecisionBlocked}) }()
+	<-w.entered
+
+	ready := func() error {
+		t.Helper()
+		res := make(chan error, 1)
+		go func() { res <- a.Ready() }()
+		select {
+		case err := <-res:
+			return err
+		case <-time.After(testTimeout):
+			t.Fatal("Ready waited for the blocked write")
+			return nil
+		}
+	}
+	if err := ready(); err != nil {
+		t.Fatalf("Ready with a write blocked for 0s: %v", err)
+	}
+	clk.Advance(4 * time.Second)
+	if err := ready(); err != nil {
+		t.Fatalf("Ready with a write blocked for 4s: %v", err)
+	}
+	clk.Advance(time.Second)
+	if err := ready(); err == nil || !strings.Contains(err.Error(), "blocked for 5s") {
+		t.Fatalf("Ready with a write blocked for 5s: %v", err)
+	}
+	close(w.release)
+	if err := <-recorded; err != nil {
+		t.Fatal(err)
+	}
+	if err := ready(); err != nil {
+		t.Fatalf("Ready after the write went through: %v", err)
+	}
+}
+
+// TestAuditorReadyFileMovedOrDeleted: Ready reports an audit file moved,
+// deleted or replaced under robotsgate (which would keep writing to the
+// old one), and never creates the file itself.
+func TestAuditorReadyFileMovedOrDeleted(t *testing.T) {
+	dir := t.TempDir()
+	cfg := Default()
+	cfg.AuditLog = filepath.Join(dir, "audit.log")
+	w, err := OpenAuditLog(cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := NewAuditor(w)
+	defer a.Close()
+	if err := a.Record(Event{Decision: DecisionBlocked}); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Ready(); err != nil {
+		t.Fatalf("Ready: %v", err)
+	}
+	if err := os.Rename(cfg.AuditLog, cfg.AuditLog+".1"); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Ready(); err == nil || !strings.Contains(err.Error(), "moved or deleted") {
+		t.Fatalf("Ready after the file was moved: %v", err)
+	}
+	if _, err := os.Stat(cfg.AuditLog); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("Ready recreated the audit file: %v", err)
+	}
+	if err := os.WriteFile(cfg.AuditLog, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Ready(); err == nil || !strings.Contains(err.Error(), "replaced") {
+		t.Fatalf("Ready after another file took its name: %v", err)
+	}
+	// Moved back: ready again.
+	if err := os.Rename(cfg.AuditLog+".1", cfg.AuditLog); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Ready(); err != nil {
+		t.Fatalf("Ready after the file came back: %v", err)
+	}
+}
+
+// TestAuditorReadyRotatedLog: with lumberjack rotation, a rotation (which
+// renames the file) keeps Ready true; the file deleted from outside makes
+// it fail, and Ready does not recreate it.
+func TestAuditorReadyRotatedLog(t *testing.T) {
+	cfg := Default()
+	cfg.AuditLog = filepath.Join(t.TempDir(), "audit.jsonl")
+	cfg.AuditMaxSizeMB = 1
+	w, err := OpenAuditLog(cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := NewAuditor(w)
+	defer a.Close()
+	lj := w.(*lumberjack.Logger)
+	for i := range 3 {
+		if err := a.Record(Event{Decision: DecisionBlocked}); err != nil {
+			t.Fatal(err)
+		}
+		if err := a.Ready(); err != nil {
+			t.Fatalf("Ready before rotation %d: %v", i, err)
+		}
+		if err := lj.Rotate(); err != nil {
+			t.Fatal(err)
+		}
+		if err := a.Ready(); err != nil {
+			t.Fatalf("Ready after rotation %d: %v", i, err)
+		}
+	}
+	if err := os.Remove(cfg.AuditLog); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Ready(); err == nil || !strings.Contains(err.Error(), "moved or deleted") {
+		t.Fatalf("Ready after the file was deleted: %v", err)
+	}
+	if _, err := os.Stat(cfg.AuditLog); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("Ready recreated the audit file: %v", err)
 	}
 }

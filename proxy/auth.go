@@ -28,6 +28,8 @@ import (
 type Access struct {
 	creds [][sha256.Size]byte
 	nets  []netip.Prefix
+	// denied, when set, is told about every refusal (metrics, debug log).
+	denied func(r *http.Request, status int)
 }
 
 // NewAccess builds the Access of cfg, reading cfg.CredentialsFile (lines
@@ -186,7 +188,11 @@ func (a *Access) Wrap(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		switch a.Check(r) {
+		code := a.Check(r)
+		if code != 0 && a.denied != nil {
+			a.denied(r, code)
+		}
+		switch code {
 		case http.StatusForbidden:
 			writeRefusal(w, http.StatusForbidden, "robotsgate: your address may not use this proxy\n")
 			return
@@ -240,10 +246,21 @@ func (c *Config) validateAccess() error {
 			return fmt.Errorf("auth.allow_cidrs[%d]: %w", i, err)
 		}
 	}
-	if c.Listen != "" && !isLoopbackAddr(c.Listen) && !c.Auth.AllowOpen &&
-		len(c.Auth.Credentials) == 0 && c.Auth.CredentialsFile == "" && len(c.Auth.AllowCIDRs) == 0 {
-		return fmt.Errorf("listen: %q is not a loopback address and the proxy would be open to anyone who can reach it: "+
-			"set auth.credentials, auth.credentials_file or auth.allow_cidrs, or auth.allow_open: true to run an open proxy on purpose", c.Listen)
+	if c.Listen != "" && !isLoopbackAddr(c.Listen) && !c.Auth.AllowOpen {
+		// Beyond loopback both controls are required; each is turned off
+		// only explicitly: the client networks by listing every address
+		// (allow_cidrs: [0.0.0.0/0, "::/0"]), both by allow_open: true.
+		var missing []string
+		if len(c.Auth.Credentials) == 0 && c.Auth.CredentialsFile == "" {
+			missing = append(missing, "credentials (auth.credentials or auth.credentials_file)")
+		}
+		if len(c.Auth.AllowCIDRs) == 0 {
+			missing = append(missing, "client networks (auth.allow_cidrs; [0.0.0.0/0, \"::/0\"] for any)")
+		}
+		if len(missing) > 0 {
+			return fmt.Errorf("listen: %q is not a loopback address, which requires both proxy credentials and client networks; missing: %s; "+
+				"or set auth.allow_open: true to waive both on purpose (configured ones still apply)", c.Listen, strings.Join(missing, " and "))
+		}
 	}
 	if c.AdminListen != "" {
 		if _, _, err := net.SplitHostPort(c.AdminListen); err != nil {
@@ -283,5 +300,26 @@ func (s *Server) accessControl(h http.Handler) (http.Handler, error) {
 	if a.RequiresCredentials() || len(a.nets) > 0 {
 		s.log.Info().Bool("credentials", a.RequiresCredentials()).Int("allow_cidrs", len(a.nets)).Msg("proxy access control on")
 	}
+	a.denied = s.accessDenied
 	return a.Wrap(h), nil
+}
+
+// accessDenied counts a refusal of access control
+// (robotsgate_access_denied_total) and logs it at debug level: client
+// address, method, target host and why; never the credentials, nor the
+// path or query of the URL.
+func (s *Server) accessDenied(r *http.Request, status int) {
+	s.metrics.AccessDenied(status)
+	if e := s.log.Debug(); e.Enabled() {
+		why := "client address not in auth.allow_cidrs"
+		if status == http.StatusProxyAuthRequired {
+			why = "proxy credentials missing or invalid"
+		}
+		target := r.Host
+		if r.URL != nil && r.URL.Host != "" {
+			target = r.URL.Host
+		}
+		e.Str("client", r.RemoteAddr).Str("method", r.Method).Str("target", EscapeControl(target)).
+			Int("status", status).Msg("proxy access denied: " + why)
+	}
 }

@@ -202,16 +202,37 @@ func TestValidateOpenProxy(t *testing.T) {
 		{"open on empty host", func(c *Config) { c.Listen = ":9309"; c.AdminToken = "t" }, "not a loopback address"},
 		{"open on ::", func(c *Config) { c.Listen = "[::]:9309"; c.AdminToken = "t" }, "allow_open"},
 		{"allow_open", func(c *Config) { c.Listen = "0.0.0.0:9309"; c.AdminToken = "t"; c.Auth.AllowOpen = true }, ""},
-		{"credentials", func(c *Config) { c.Listen = "0.0.0.0:9309"; c.AdminToken = "t"; c.Auth.Credentials = []string{"a:b"} }, ""},
-		{"credentials file", func(c *Config) {
+		// Beyond loopback both credentials and client networks are
+		// required, each turned off only explicitly.
+		{"neither names both", func(c *Config) { c.Listen = "0.0.0.0:9309"; c.AdminToken = "t" }, "missing: credentials (auth.credentials or auth.credentials_file) and client networks"},
+		{"credentials only", func(c *Config) { c.Listen = "0.0.0.0:9309"; c.AdminToken = "t"; c.Auth.Credentials = []string{"a:b"} }, "missing: client networks (auth.allow_cidrs"},
+		{"credentials file only", func(c *Config) {
 			c.Listen = "0.0.0.0:9309"
 			c.AdminToken = "t"
 			c.Auth.CredentialsFile = "/run/secrets/creds"
-		}, ""},
-		{"cidrs", func(c *Config) {
+		}, "missing: client networks"},
+		{"cidrs only", func(c *Config) {
 			c.Listen = "0.0.0.0:9309"
 			c.AdminToken = "t"
 			c.Auth.AllowCIDRs = []string{"172.16.0.0/12"}
+		}, "missing: credentials"},
+		{"credentials and cidrs", func(c *Config) {
+			c.Listen = "0.0.0.0:9309"
+			c.AdminToken = "t"
+			c.Auth.CredentialsFile = "/run/secrets/creds"
+			c.Auth.AllowCIDRs = []string{"172.16.0.0/12"}
+		}, ""},
+		{"credentials, any network explicitly", func(c *Config) {
+			c.Listen = "0.0.0.0:9309"
+			c.AdminToken = "t"
+			c.Auth.Credentials = []string{"a:b"}
+			c.Auth.AllowCIDRs = []string{"0.0.0.0/0", "::/0"}
+		}, ""},
+		{"cidrs, credentials waived by allow_open", func(c *Config) {
+			c.Listen = "0.0.0.0:9309"
+			c.AdminToken = "t"
+			c.Auth.AllowCIDRs = []string{"172.16.0.0/12"}
+			c.Auth.AllowOpen = true
 		}, ""},
 		{"admin on proxy port beyond loopback needs a token", func(c *Config) { c.Listen = "0.0.0.0:9309"; c.Auth.AllowOpen = true }, "admin_token"},
 		{"separate loopback admin needs no token", func(c *Config) {
@@ -239,5 +260,43 @@ func TestValidateOpenProxy(t *testing.T) {
 		case tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)):
 			t.Errorf("%s: error %v, want one mentioning %q", tc.name, err, tc.wantErr)
 		}
+	}
+}
+
+// TestAccessDeniedCountedAndLogged: refusals of access control are
+// counted by status and logged at debug level, without the credentials.
+func TestAccessDeniedCountedAndLogged(t *testing.T) {
+	o := newOpsOrigin(t)
+	auth := startOpsProxy(t, func(c *Config) { c.Auth.Credentials = []string{"alice:right"} })
+	cidr := startOpsProxy(t, func(c *Config) { c.Auth.AllowCIDRs = []string{"10.0.0.0/8"} })
+
+	for range 2 {
+		if code, _, _ := opsGet(t, auth.client(url.UserPassword("alice", "hunter2-secret")), o.URL+"/ok"); code != http.StatusProxyAuthRequired {
+			t.Fatalf("wrong password: %d, want 407", code)
+		}
+	}
+	if code, _, _ := opsGet(t, cidr.client(nil), o.URL+"/ok"); code != http.StatusForbidden {
+		t.Fatalf("client outside allow_cidrs: %d, want 403", code)
+	}
+	assertMetrics(t, auth.scrape(t), map[string]float64{
+		`robotsgate_access_denied_total{status="407"}`: 2,
+		`robotsgate_access_denied_total{status="403"}`: 0,
+	})
+	// (/metrics is addressed to robotsgate itself: access control does
+	// not apply to it.)
+	assertMetrics(t, cidr.scrape(t), map[string]float64{
+		`robotsgate_access_denied_total{status="403"}`: 1,
+		`robotsgate_access_denied_total{status="407"}`: 0,
+	})
+	logs := auth.logs.String()
+	if !strings.Contains(logs, "proxy access denied") || !strings.Contains(logs, `"status":407`) {
+		t.Errorf("no debug line for the 407:\n%s", logs)
+	}
+	enc := base64.StdEncoding.EncodeToString([]byte("alice:hunter2-secret"))
+	if strings.Contains(logs, "hunter2") || strings.Contains(logs, enc) {
+		t.Errorf("the log holds the credentials:\n%s", logs)
+	}
+	if l := cidr.logs.String(); !strings.Contains(l, "proxy access denied") || !strings.Contains(l, `"status":403`) {
+		t.Errorf("no debug line for the 403:\n%s", l)
 	}
 }

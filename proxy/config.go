@@ -57,6 +57,7 @@ type RobotsConfig struct {
 	UnreachableWindow time.Duration `yaml:"unreachable_window"` // default 720h (30 days)
 	RetryMin          time.Duration `yaml:"retry_min"`          // first re-fetch after a failure, default 1m
 	RetryMax          time.Duration `yaml:"retry_max"`          // cap of the re-fetch backoff, default 1h
+	MaxEntries        int           `yaml:"max_entries"`        // origins kept in the in-process cache (least recently used evicted), default 100000
 }
 
 // HTTPSConfig is how CONNECT requests are handled.
@@ -117,6 +118,7 @@ func Default() Config {
 			UnreachableWindow: 30 * 24 * time.Hour,
 			RetryMin:          time.Minute,
 			RetryMax:          time.Hour,
+			MaxEntries:        100000,
 		},
 		HTTPS: HTTPSConfig{
 			Mode:         "mitm",
@@ -234,6 +236,8 @@ func (c *Config) validateRobots() error {
 		return fmt.Errorf("robots.max_bytes: %d is below RFC 9309's minimum of 512000 (500 KiB)", r.MaxBytes)
 	case r.MaxRedirects < 0:
 		return fmt.Errorf("robots.max_redirects: %d is negative", r.MaxRedirects)
+	case r.MaxEntries <= 0:
+		return fmt.Errorf("robots.max_entries: %d is not positive (the cache is always bounded)", r.MaxEntries)
 	}
 	return nil
 }

@@ -39,6 +39,8 @@ func TestValidateProxyAndRobots(t *testing.T) {
 		{"robots.unreachable_window", func(c *Config) { c.Robots.UnreachableWindow = 0 }},
 		{"robots.max_bytes", func(c *Config) { c.Robots.MaxBytes = 1000 }},
 		{"robots.max_redirects", func(c *Config) { c.Robots.MaxRedirects = -1 }},
+		{"robots.max_entries", func(c *Config) { c.Robots.MaxEntries = 0 }},
+		{"robots.max_entries", func(c *Config) { c.Robots.MaxEntries = -1 }},
 	}
 	for _, tc := range cases {
 		c := Default()

@@ -123,6 +123,12 @@ func (s *Server) installHTTPS() error {
 				Msg("the CA certificate expires soon: replace it (delete both CA files to generate a new one) and re-distribute it to clients")
 		}
 	}
+	if h.mode == HTTPSModeTunnel && s.cfg.Agent == "" {
+		// Many clients send no User-Agent on CONNECT: their tunnels are
+		// decided by the "*" group only.
+		s.log.Warn().Msg("https.mode is tunnel and no agent is configured: clients that send no User-Agent on CONNECT " +
+			"(most do not) are decided by the robots.txt \"*\" group only; set agent to your crawler's product token")
+	}
 	s.https = h
 	s.proxy.OnRequest().HandleConnectFunc(s.handleConnect)
 	return nil
@@ -158,6 +164,11 @@ func (s *Server) handleConnect(host string, ctx *goproxy.ProxyCtx) (*goproxy.Con
 	u := &url.URL{Scheme: "https", Host: target}
 	origin, _ := enforce.Origin(u)
 
+	if s.self.matches(r.Context(), hostname, port) { // [self] the admin API is not reachable through the proxy (selfaddr.go)
+		d := enforce.Decision{Reason: enforce.ReasonSelfRequest, URL: u.String(), Origin: origin, Agent: st.Agent,
+			Detail: "the CONNECT target " + target + " is robotsgate itself; its admin API is not reachable through the proxy"}
+		return s.refuseConnect(ctx, http.StatusForbidden, d), host
+	}
 	if !s.https.ports[port] {
 		d := enforce.Decision{Reason: enforce.ReasonPortForbidden, URL: u.String(), Origin: origin, Agent: st.Agent,
 			Detail: "CONNECT is allowed only to the ports in https.allowed_ports"}
@@ -166,6 +177,8 @@ func (s *Server) handleConnect(host string, ctx *goproxy.ProxyCtx) (*goproxy.Con
 	if s.https.mode == HTTPSModeTunnel {
 		return s.tunnel(ctx, st, u), host
 	}
+	// Requests inside the session must name this host:port (checkDestination).
+	st.ConnectTarget = net.JoinHostPort(strings.ToLower(strings.Trim(hostname, "[]")), port)
 	if ci := connInfoFrom(r.Context()); ci != nil {
 		ci.mitm.Store(true) // Shutdown may end this session between requests
 	}
@@ -242,7 +255,7 @@ func (s *Server) mitmRoundTrip(req *http.Request, ctx *goproxy.ProxyCtx) (*http.
 		return resp, nil
 	}
 	ctx.Error = err
-	s.log.Debug().Err(err).Str("url", req.URL.String()).Msg("forwarding failed")
+	s.log.Debug().Err(err).Str("url", redactedURL(req.URL)).Msg("forwarding failed")
 	return upstreamError(req, explainUpstreamTLS(req.URL.Host, err)), nil
 }
 

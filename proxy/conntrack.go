@@ -19,12 +19,25 @@ import (
 //
 // The Server wraps its handler with wrap and, after http.Server.Shutdown
 // returned, calls shutdown before closing the audit log.
+//
+// It also bounds how long a hijacked connection may stay silent, which
+// net/http no longer does once it handed the connection over (goproxy
+// sets no deadline of its own, not even for the TLS handshake of an MITM
+// session): the client must send its first bytes within
+// handshakeTimeout, and after that the connection is closed when no byte
+// went either way for idleTimeout.
 type hijackTracker struct {
 	mu       sync.Mutex
 	conns    map[*hijackedConn]struct{}
 	draining bool          // shutdown has begun
 	forced   bool          // shutdown's deadline passed: close on sight
 	empty    chan struct{} // closed when conns becomes empty while draining
+
+	// handshakeTimeout bounds the wait for the client's first bytes after
+	// the CONNECT (its TLS ClientHello, for an MITM session); idleTimeout
+	// the silence, both ways, after that. Zero means no bound. Set before
+	// the first connection is tracked.
+	handshakeTimeout, idleTimeout time.Duration
 }
 
 // connInfo is what the CONNECT handler tells the tracker about one CONNECT
@@ -41,8 +54,14 @@ func connInfoFrom(ctx context.Context) *connInfo {
 	return ci
 }
 
+// newHijackTracker returns a tracker with the proxy listener's timeouts:
+// readHeaderTimeout for the first bytes, serverIdleTimeout for silence.
 func newHijackTracker() *hijackTracker {
-	return &hijackTracker{conns: make(map[*hijackedConn]struct{})}
+	return &hijackTracker{
+		conns:            make(map[*hijackedConn]struct{}),
+		handshakeTimeout: readHeaderTimeout,
+		idleTimeout:      serverIdleTimeout,
+	}
 }
 
 // wrap returns next with every CONNECT connection it hijacks tracked.
@@ -74,10 +93,12 @@ var aLongTimeAgo = time.Unix(1, 0)
 // or ctx is done. MITM sessions are told to stop reading: a session idle
 // between requests ends at once, one busy with a request finishes writing
 // its response and then ends (a request body still being uploaded is cut
-// short). Opaque tunnels cannot be drained per request: they are waited
-// for. When ctx is done first, every remaining connection is closed and
-// an error says how many there were. Connections hijacked after shutdown
-// began are drained the same way.
+// short). Opaque tunnels cannot be drained per request, and write no
+// audit record once open: they are closed at once (an idle keep-alive
+// tunnel would otherwise hold every shutdown to its deadline). When ctx
+// is done first, every remaining connection is closed and an error says
+// how many there were. Connections hijacked after shutdown began are
+// drained or closed the same way.
 func (t *hijackTracker) shutdown(ctx context.Context) error {
 	t.mu.Lock()
 	t.draining = true
@@ -101,9 +122,11 @@ func (t *hijackTracker) shutdown(ctx context.Context) error {
 	}
 	t.mu.Lock()
 	t.forced = true
-	n := len(t.conns)
+	n := 0
 	for c := range t.conns {
-		if c.Conn != nil {
+		if c.Conn != nil && !c.closed {
+			n++ // tunnels the drain closed are not counted: their owners are just slow to notice
+			c.closed = true
 			_ = c.Conn.Close() // the owner's Close (via hijackedConn) untracks it
 		}
 	}
@@ -132,6 +155,10 @@ func (t *hijackTracker) attached(c *hijackedConn, conn net.Conn) {
 		_ = conn.Close()
 	case t.draining:
 		c.drain()
+	default:
+		if t.handshakeTimeout > 0 {
+			_ = conn.SetReadDeadline(time.Now().Add(t.handshakeTimeout))
+		}
 	}
 }
 
@@ -173,11 +200,61 @@ func (w *trackingWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 }
 
 // hijackedConn is a hijacked client connection; closing it untracks it.
+// Its Read and Write push the read deadline back by the tracker's
+// idleTimeout (see hijackTracker).
 type hijackedConn struct {
 	net.Conn
 	t    *hijackTracker
 	info *connInfo
 	once sync.Once
+
+	closed bool // closed by the tracker (drain or deadline); guarded by the tracker's mu
+
+	mu       sync.Mutex // guards the fields below and the read deadline
+	drained  bool       // drain set a past read deadline: keep it
+	started  bool       // the client has sent its first bytes
+	extended time.Time  // when the read deadline was last pushed back
+}
+
+// Read reads from the connection; receiving bytes keeps it alive.
+func (c *hijackedConn) Read(p []byte) (int, error) {
+	n, err := c.Conn.Read(p)
+	if n > 0 {
+		c.active(true)
+	}
+	return n, err
+}
+
+// Write writes to the connection; once the client has sent its first
+// bytes, sending bytes keeps it alive too (a download through a tunnel,
+// a long response streamed to an MITM client).
+func (c *hijackedConn) Write(p []byte) (int, error) {
+	n, err := c.Conn.Write(p)
+	if n > 0 {
+		c.active(false)
+	}
+	return n, err
+}
+
+// active pushes the read deadline back by idleTimeout after bytes went
+// through (read tells which way). It moves the deadline at most every
+// idleTimeout/16, keeping Read and Write cheap on busy connections.
+func (c *hijackedConn) active(read bool) {
+	idle := c.t.idleTimeout
+	if idle <= 0 {
+		return
+	}
+	now := time.Now()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if read {
+		c.started = true
+	}
+	if !c.started || c.drained || now.Sub(c.extended) < idle/16 {
+		return
+	}
+	c.extended = now
+	_ = c.Conn.SetReadDeadline(now.Add(idle))
 }
 
 // Close closes the connection and stops tracking it.
@@ -190,12 +267,22 @@ func (c *hijackedConn) Close() error {
 	return err
 }
 
-// drain makes an MITM session stop after its current request. Called with
-// the tracker's lock held.
+// drain makes an MITM session stop after its current request, and closes
+// any other connection (an opaque tunnel). Called with the tracker's lock
+// held.
 func (c *hijackedConn) drain() {
-	if c.Conn != nil && c.info != nil && c.info.mitm.Load() {
-		_ = c.Conn.SetReadDeadline(aLongTimeAgo)
+	if c.Conn == nil {
+		return // not hijacked yet: attached drains it
 	}
+	if c.info == nil || !c.info.mitm.Load() {
+		c.closed = true
+		_ = c.Conn.Close() // the owner's Close (via hijackedConn) untracks it
+		return
+	}
+	c.mu.Lock()
+	c.drained = true
+	_ = c.Conn.SetReadDeadline(aLongTimeAgo)
+	c.mu.Unlock()
 }
 
 type halfCloser interface {

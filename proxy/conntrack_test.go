@@ -86,43 +86,111 @@ func TestConnTrackerShutdown(t *testing.T) {
 	res := make(chan error, 1)
 	go func() { res <- tr.shutdown(ctx) }()
 
-	// The idle MITM session is ended by the drain; the client sees EOF.
-	if h := <-done; h != "mitm.test:443" {
-		t.Fatalf("first connection to end: %s, want the MITM session", h)
-	}
+	// The idle MITM session is ended by the drain, and the tunnel (idle
+	// here) is closed: shutdown does not wait for it, as an opaque tunnel
+	// writes no audit record once open. Both clients see EOF.
 	if _, err := mitmR.ReadString('\n'); !errors.Is(err, io.EOF) {
 		t.Fatalf("MITM client read after drain: %v, want EOF", err)
 	}
-	_ = mitm
-
-	// The tunnel is still open and working: shutdown waits for it.
-	io.WriteString(tunnel, "still there\n")
-	if line, err := tunnelR.ReadString('\n'); err != nil || line != "still there\n" {
-		t.Fatalf("tunnel during drain: %q %v", line, err)
+	if _, err := tunnelR.ReadString('\n'); err == nil {
+		t.Fatal("tunnel still open after the drain")
+	}
+	_, _ = mitm, tunnel
+	ended := map[string]bool{}
+	for range 2 {
+		select {
+		case h := <-done:
+			ended[h] = true
+		case <-time.After(testTimeout):
+			t.Fatalf("connections ended: %v, want both", ended)
+		}
 	}
 	select {
 	case err := <-res:
-		t.Fatalf("shutdown returned (%v) while a tunnel was open", err)
-	default:
-	}
-	// The client ends the tunnel; shutdown completes without error.
-	tunnel.(*net.TCPConn).CloseWrite()
-	<-done
-	if err := <-res; err != nil {
-		t.Fatalf("shutdown: %v", err)
+		if err != nil {
+			t.Fatalf("shutdown: %v", err)
+		}
+	case <-time.After(testTimeout):
+		t.Fatal("shutdown still waiting after every connection ended")
 	}
 	if n := tr.active(); n != 0 {
 		t.Fatalf("%d connections still tracked", n)
 	}
 }
 
+// TestConnTrackerSilentClientClosed: a hijacked connection whose client
+// sends nothing after the CONNECT (handshakeTimeout), or goes silent after
+// some traffic (idleTimeout), is closed by the proxy rather than held
+// forever. The timeouts are tiny here; the client waits up to testTimeout.
+func TestConnTrackerSilentClientClosed(t *testing.T) {
+	for _, tc := range []struct {
+		name            string
+		handshake, idle time.Duration
+		traffic         bool
+	}{
+		{"silent after CONNECT", 50 * time.Millisecond, time.Hour, false},
+		{"silent after traffic", time.Hour, 50 * time.Millisecond, true},
+		{"mitm silent after CONNECT", 50 * time.Millisecond, time.Hour, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tr := newHijackTracker()
+			tr.handshakeTimeout, tr.idleTimeout = tc.handshake, tc.idle
+			done := make(chan string, 1)
+			srv := httptest.NewServer(tr.wrap(echoConnect(done)))
+			defer srv.Close()
+			target := "tunnel.test:443"
+			if strings.HasPrefix(tc.name, "mitm") {
+				target = "mitm.test:443"
+			}
+			resp, c, br := rawConnect(t, srv.Listener.Addr().String(), target)
+			if resp.StatusCode != 200 {
+				t.Fatalf("CONNECT: %s", resp.Status)
+			}
+			if tc.traffic {
+				io.WriteString(c, "ping\n")
+				if line, err := br.ReadString('\n'); err != nil || line != "ping\n" {
+					t.Fatalf("echo: %q %v", line, err)
+				}
+			}
+			c.SetReadDeadline(time.Now().Add(testTimeout))
+			if _, err := br.ReadString('\n'); !errors.Is(err, io.EOF) {
+				t.Fatalf("silent client's read: %v, want EOF (closed by the proxy)", err)
+			}
+			select {
+			case <-done:
+			case <-time.After(testTimeout):
+				t.Fatal("the handler did not end")
+			}
+			waitUntil(t, "connection untracked", func() bool { return tr.active() == 0 })
+		})
+	}
+}
+
 func TestConnTrackerShutdownDeadline(t *testing.T) {
 	tr := newHijackTracker()
 	done := make(chan string, 4)
-	srv := httptest.NewServer(tr.wrap(echoConnect(done)))
+	// An MITM session busy with a request: it reads nothing until hold
+	// is closed, so the drain cannot end it.
+	hold := make(chan struct{})
+	srv := httptest.NewServer(tr.wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		connInfoFrom(r.Context()).mitm.Store(true)
+		c, _, err := w.(http.Hijacker).Hijack()
+		if err != nil {
+			panic(err)
+		}
+		io.WriteString(c, "HTTP/1.1 200 OK\r\n\r\n")
+		go func() {
+			<-hold
+			c.Read(make([]byte, 1))
+			c.Close()
+			done <- r.Host
+		}()
+	})))
 	defer srv.Close()
-	tunnel, tunnelR := dialConnect(t, srv.Listener.Addr().String(), "tunnel.test:443")
-	_ = tunnel
+	resp, _, br := rawConnect(t, srv.Listener.Addr().String(), "mitm.test:443")
+	if resp.StatusCode != 200 {
+		t.Fatal(resp.Status)
+	}
 
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel() // the shutdown bound has passed
@@ -130,10 +198,11 @@ func TestConnTrackerShutdownDeadline(t *testing.T) {
 	if err == nil || !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), "closed 1 CONNECT") {
 		t.Fatalf("shutdown past its deadline: %v", err)
 	}
-	<-done
-	if _, err := tunnelR.ReadString('\n'); err == nil {
-		t.Fatal("tunnel still open after the forced close")
+	if _, err := br.ReadString('\n'); err == nil {
+		t.Fatal("session still open after the forced close")
 	}
+	close(hold)
+	<-done
 	if n := tr.active(); n != 0 {
 		t.Fatalf("%d connections still tracked", n)
 	}

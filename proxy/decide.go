@@ -6,6 +6,7 @@ import (
 
 	"github.com/elazarl/goproxy"
 
+	"github.com/robotsgate/robotsgate/enforce"
 	"github.com/robotsgate/robotsgate/robots"
 )
 
@@ -67,6 +68,15 @@ func (s *Server) decideRobots(r *http.Request, ctx *goproxy.ProxyCtx) (*http.Req
 	}
 
 	d := s.enf.Decide(r.Context(), r.URL, agent) // /robots.txt itself: always allowed
+	if d.Reason == enforce.ReasonClientGone {
+		// The client left while robots.txt was being fetched: nothing was
+		// decided, so nothing is audited or counted, and nothing is sent.
+		st.Answered = true
+		s.log.Debug().Str("url", d.URL).Str("origin", d.Origin).Msg("client gone while waiting for robots.txt")
+		h := make(http.Header)
+		h.Set("Content-Type", "text/plain; charset=utf-8")
+		return r, newResponse(r, http.StatusServiceUnavailable, h, "robotsgate: the client went away before robots.txt was fetched\n")
+	}
 	st.Decision, st.Decided = d, true
 
 	blocked := !d.Allowed && s.cfg.Mode != ModeReport

@@ -25,6 +25,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rs/zerolog"
+
 	"github.com/robotsgate/robotsgate/enforce"
 )
 
@@ -457,6 +459,9 @@ func TestHTTPSShutdownWaitsForMITMRequest(t *testing.T) {
 		if r.URL.Path == "/slow" {
 			arrived <- struct{}{}
 			<-release
+			// A robot tag: its audit record is written after the
+			// response headers arrive, i.e. during the shutdown.
+			w.Header().Set("X-Robots-Tag", "noindex")
 		}
 		origin.serve(w, r)
 	})
@@ -483,8 +488,7 @@ func TestHTTPSShutdownWaitsForMITMRequest(t *testing.T) {
 		defer cancel()
 		shut <- p.srv.Shutdown(ctx)
 	}()
-	// Wait (bounded) until the tracker drains, then check that Shutdown
-	// is still waiting for the in-flight MITM request.
+	// Wait (bounded) until the tracker drains, then let the origin answer.
 	for i := 0; ; i++ {
 		h := p.srv.https.hijacks
 		h.mu.Lock()
@@ -498,29 +502,34 @@ func TestHTTPSShutdownWaitsForMITMRequest(t *testing.T) {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-	select {
-	case err := <-shut:
-		t.Fatalf("Shutdown returned (%v) while a request inside an MITM session was in flight", err)
-	default:
-	}
 	close(release)
-	if r := <-got; r != "200 hello from /slow" {
-		t.Fatalf("in-flight request: %s", r)
+	var err error
+	select {
+	case err = <-shut:
+	case <-time.After(testTimeout):
+		t.Fatal("Shutdown did not return")
 	}
-	if err := <-shut; err != nil {
+	// The moment Shutdown returns (when the caller closes the audit log),
+	// the record the in-flight request wrote after its response headers
+	// arrived is already in the log.
+	recs := p.audit.records(t)
+	if err != nil {
 		t.Fatalf("Shutdown: %v", err)
 	}
-	if n := p.srv.https.hijacks.active(); n != 0 {
-		t.Fatalf("%d hijacked connections left after Shutdown", n)
-	}
 	found := false
-	for _, r := range p.audit.records(t) {
-		if strings.HasSuffix(fmt.Sprint(r["url"]), "/slow") {
+	for _, r := range recs {
+		if strings.HasSuffix(fmt.Sprint(r["url"]), "/slow") && r["reason"] == string(enforce.ReasonRobotTag) {
 			found = true
 		}
 	}
 	if !found {
-		t.Fatal("no audit record of the in-flight request")
+		t.Fatalf("when Shutdown returned, no robot-tag record of the in-flight request: %v", recs)
+	}
+	if r := <-got; r != "200 hello from /slow" {
+		t.Fatalf("in-flight request: %s", r)
+	}
+	if n := p.srv.https.hijacks.active(); n != 0 {
+		t.Fatalf("%d hijacked connections left after Shutdown", n)
 	}
 }
 
@@ -588,5 +597,23 @@ func TestHTTPSConnectAgentOverrideCarriesIntoMITM(t *testing.T) {
 	}
 	if n := p.srv.https.certs.Mints(); n != 1 {
 		t.Fatalf("%d leaf certificates minted: the requests did not share MITM sessions as expected", n)
+	}
+}
+
+// TestTunnelModeWarnsWithoutAgent: tunnel mode without a configured
+// agent warns at start (CONNECTs often carry no User-Agent).
+func TestTunnelModeWarnsWithoutAgent(t *testing.T) {
+	for _, agent := range []string{"", "ExampleBot"} {
+		logs := &memAudit{}
+		cfg := testConfig(t)
+		cfg.HTTPS.Mode = HTTPSModeTunnel
+		cfg.Agent = agent
+		if _, err := buildServer(t, cfg, enforce.Config{}, Deps{Log: zerolog.New(logs)}); err != nil {
+			t.Fatal(err)
+		}
+		warned := strings.Contains(logs.String(), `"level":"warn"`) && strings.Contains(logs.String(), "no agent is configured")
+		if warned != (agent == "") {
+			t.Errorf("agent %q: warned %v; log:\n%s", agent, warned, logs)
+		}
 	}
 }

@@ -37,6 +37,7 @@ type Metrics struct {
 	cacheMiss     prometheus.Counter
 
 	upstreamErrors prometheus.Counter
+	accessDenied   [2]prometheus.Counter // [access] [0] 403 (client network), [1] 407 (credentials)
 	pausedN        atomic.Int64
 	queued         prometheus.Gauge
 	inflight       prometheus.Gauge
@@ -59,6 +60,7 @@ func knownReasons() map[enforce.Reason]bool {
 		enforce.ReasonPaused: false, enforce.ReasonQueueFull: false,
 		enforce.ReasonRobotTag: false, enforce.ReasonPortForbidden: false,
 		enforce.ReasonSiteClosed: false, enforce.ReasonInvalidURL: false,
+		enforce.ReasonSelfRequest: false, enforce.ReasonMisdirected: false, // [self] selfaddr.go
 	}
 }
 
@@ -83,6 +85,11 @@ func NewMetrics() *Metrics {
 		Name: "robotsgate_robots_cache_lookups_total",
 		Help: "robots.txt cache lookups, by result (hit|miss).",
 	}, []string{"result"})
+	denied := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "robotsgate_access_denied_total",
+		Help: "Proxy requests refused by access control, by status (403: client address not allowed, 407: missing or wrong credentials).",
+	}, []string{"status"})
+	m.accessDenied = [2]prometheus.Counter{denied.WithLabelValues("403"), denied.WithLabelValues("407")}
 	m.upstreamErrors = prometheus.NewCounter(prometheus.CounterOpts{
 		Name: "robotsgate_upstream_errors_total",
 		Help: "Forwarded requests that got no response from the origin.",
@@ -133,7 +140,7 @@ func NewMetrics() *Metrics {
 
 	m.reg.MustRegister(
 		m.decisions, fetches, m.fetchDuration, lookups, entries,
-		m.upstreamErrors, paused, m.queued, m.inflight,
+		m.upstreamErrors, paused, m.queued, m.inflight, denied,
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 	)
@@ -150,9 +157,11 @@ func (m *Metrics) Handler() http.Handler {
 }
 
 // Decision counts one decision on a proxied request. Admin API queries
-// are not counted.
+// are not counted (the admin API decides with Enforcer.DecideQuiet, which
+// reports no cache lookup either), nor are requests whose client left
+// before a verdict (enforce.ReasonClientGone).
 func (m *Metrics) Decision(d enforce.Decision) {
-	if m == nil {
+	if m == nil || d.Reason == enforce.ReasonClientGone {
 		return
 	}
 	i := 0
@@ -168,6 +177,19 @@ func (m *Metrics) Decision(d enforce.Decision) {
 		result = "allowed"
 	}
 	m.decisions.WithLabelValues(result, string(d.Reason)).Inc()
+}
+
+// AccessDenied counts one proxy request refused by access control with
+// status: http.StatusForbidden or http.StatusProxyAuthRequired.
+func (m *Metrics) AccessDenied(status int) {
+	if m == nil {
+		return
+	}
+	if status == http.StatusProxyAuthRequired {
+		m.accessDenied[1].Inc()
+		return
+	}
+	m.accessDenied[0].Inc()
 }
 
 // RobotsFetched records one robots.txt fetch of origin that took took.

@@ -88,6 +88,9 @@ func newPoliteness(cfg Config, pacer enforce.Pacer, pauses enforce.Pauses, clock
 // refusal is audited as "reported" and marked on the response
 // (X-Robotsgate-Decision: report-only; ...).
 //
+// A request still waiting when Shutdown begins is answered 503 and
+// audited (reason shutting-down) before the audit log closes.
+//
 // The permit is released when the request is over (its context ends,
 // after the response body was copied), which frees a concurrency slot.
 func (s *Server) pace(r *http.Request, ctx *goproxy.ProxyCtx) (*http.Request, *http.Response) {
@@ -97,8 +100,16 @@ func (s *Server) pace(r *http.Request, ctx *goproxy.ProxyCtx) (*http.Request, *h
 	}
 	d := st.Decision
 	s.metrics.QueueEntered() // [metrics] robotsgate_queued_requests
-	pm, ref, err := s.polite.Admit(r.Context(), d.Origin, d.CrawlDelay)
+	// The wait also ends when Shutdown begins (lifetime.go): neither
+	// net/http nor goproxy (MITM) cancels r's context then.
+	wctx, cancel := s.untilShutdown(r.Context())
+	pm, ref, err := s.polite.Admit(wctx, d.Origin, d.CrawlDelay)
+	down := err != nil && shuttingDown(wctx)
+	cancel()
 	s.metrics.QueueLeft()
+	if down {
+		return r, s.refuseShuttingDown(r, st)
+	}
 	if err != nil {
 		// The client went away while waiting: answer (nobody reads it)
 		// rather than forward unpaced.
@@ -109,7 +120,12 @@ func (s *Server) pace(r *http.Request, ctx *goproxy.ProxyCtx) (*http.Request, *h
 	}
 	if pm != nil {
 		st.Permit = pm
-		context.AfterFunc(r.Context(), pm.Release)
+		// Only a concurrency slot needs releasing (Release does nothing
+		// else); without max_concurrency, skip the AfterFunc, which
+		// would cost an allocation and a goroutine per request.
+		if s.cfg.Politeness.MaxConcurrency > 0 {
+			context.AfterFunc(r.Context(), pm.Release)
+		}
 		if pm.Waited > 0 {
 			s.log.Debug().Str("origin", d.Origin).Dur("waited", pm.Waited).Dur("delay", pm.Delay).Msg("crawl-delay wait")
 		}
@@ -162,5 +178,25 @@ func (s *Server) observeBackoff(resp *http.Response, ctx *goproxy.ProxyCtx) *htt
 			Str("retry_after", resp.Header.Get("Retry-After")).Time("until", until).
 			Msg("origin paused")
 	}
+	return resp
+}
+
+// refuseShuttingDown answers 503 to a request that was waiting for its
+// crawl-delay slot when Shutdown began, and audits it (reason
+// shutting-down); the origin saw nothing.
+func (s *Server) refuseShuttingDown(r *http.Request, st *requestState) *http.Response {
+	rd := st.Decision
+	rd.Allowed = false
+	rd.Reason = ReasonShuttingDown
+	rd.Rule, rd.Line = "", 0
+	rd.RetryAfter = time.Second
+	rd.Detail = "robotsgate is shutting down: the request was waiting for its crawl-delay slot and was not forwarded"
+	e := EventFromDecision(r.RemoteAddr, r.Method, rd)
+	e.Decision, e.Status = DecisionBlocked, http.StatusServiceUnavailable
+	s.record(e)
+	st.Decision = rd
+	st.Answered = true
+	resp := Refuse(r, http.StatusServiceUnavailable, rd)
+	resp.Close = true
 	return resp
 }

@@ -87,6 +87,12 @@ type Server struct {
 	polite *enforce.Politeness // [politeness] crawl-delay pacing, backoff (politeness.go)
 
 	https *httpsState // [https] CONNECT handling, CA, hijacked-connection tracking (connect.go)
+
+	self selfAddrs // [self] robotsgate's own listen addresses, refused as destinations (selfaddr.go)
+
+	copyBufs sync.Pool // *[]byte buffers that forwarded bodies are copied through (forward.go)
+
+	life *lifetime // shutdown contexts and running handlers (lifetime.go)
 }
 
 // New returns a Server for cfg, which must be valid (Config.Validate).
@@ -105,6 +111,7 @@ func New(cfg Config, deps Deps) (*Server, error) {
 		tr:    deps.Transport,
 		clock: deps.Clock,
 		mux:   http.NewServeMux(),
+		life:  newLifetime(),
 	}
 	if s.metrics = deps.Metrics; s.metrics == nil { // [metrics]
 		s.metrics = NewMetrics()
@@ -170,7 +177,8 @@ func (s *Server) install() error {
 	p := s.proxy
 
 	// ---- request side (in order) ----
-	p.OnRequest().DoFunc(s.begin) // per-request state; must stay first
+	p.OnRequest().DoFunc(s.track) // count running requests for Shutdown (lifetime.go); must stay first
+	p.OnRequest().DoFunc(s.begin) // per-request state; must stay second
 	// [metrics] in-flight count, ended by observeMetrics (metrics.go):
 	p.OnRequest().DoFunc(s.metricsBegin)
 	// [access] access control runs as middleware (below) so that it also
@@ -178,15 +186,19 @@ func (s *Server) install() error {
 	if err := s.installHTTPS(); err != nil { // [https] CONNECT: port allow-list, MITM / tunnel (connect.go)
 		return err
 	}
-	p.OnRequest().DoFunc(s.decideRobots) // robots.txt verdict: 403, or let through
-	p.OnRequest().DoFunc(s.pace)         // [politeness] paused origin → 503, crawl-delay wait or 429 (politeness.go)
-	// [tags] read robot tags as the response arrives, keeping Content-Length (robottags.go):
-	p.OnRequest().DoFunc(s.robotTagsScan)
+	s.installSelf()                       // [self] own address → 403, MITM Host ≠ CONNECT target → 421 (selfaddr.go)
+	p.OnRequest().DoFunc(s.stripHopByHop) // [hop] hop-by-hop request headers (hopheaders.go)
+	p.OnRequest().DoFunc(s.decideRobots)  // robots.txt verdict: 403, or let through
+	p.OnRequest().DoFunc(s.pace)          // [politeness] paused origin → 503, crawl-delay wait or 429 (politeness.go)
+	// [tags] read robot tags as the response arrives, keeping Content-Length,
+	// and copy the body through a pooled buffer (forward.go); stays last:
+	p.OnRequest().DoFunc(s.forward)
 	// (forwarding happens here, in goproxy, with s.tr)
 
 	// ---- response side (in order) ----
-	p.OnResponse().DoFunc(s.upstreamFailed) // resp == nil → 502/504; must stay first
-	p.OnResponse().DoFunc(s.observeBackoff) // [politeness] 503/429 + Retry-After pause the origin, 2xx resumes (politeness.go)
+	p.OnResponse().DoFunc(s.upstreamFailed)        // resp == nil → 502/504; must stay first
+	p.OnResponse().DoFunc(s.stripHopByHopResponse) // [hop] hop-by-hop response headers (hopheaders.go)
+	p.OnResponse().DoFunc(s.observeBackoff)        // [politeness] 503/429 + Retry-After pause the origin, 2xx resumes (politeness.go)
 	// [tags] X-Robots-Tag / meta robots: annotate, or 403 (robottags.go):
 	p.OnResponse().DoFunc(s.robotTags)
 	// [metrics] decisions, upstream errors, in-flight (metrics.go):
@@ -201,6 +213,7 @@ func (s *Server) install() error {
 	if err != nil {
 		return err
 	}
+	h = s.life.wrap(h) // running handlers, waited for by Shutdown (lifetime.go)
 	s.handler = h
 
 	// ---- requests addressed to robotsgate itself ----
@@ -233,6 +246,11 @@ type requestState struct {
 	// Parent is the UserData the request's ctx started with: for requests
 	// inside a MITM tunnel, the CONNECT's state.
 	Parent any
+
+	// ConnectTarget is, for an intercepted CONNECT, its canonical
+	// "host:port" (lower-case host); requests inside the session must
+	// name the same (checkDestination).
+	ConnectTarget string
 }
 
 // begin starts the per-request state. Requests inside a MITM tunnel
@@ -266,7 +284,7 @@ func (s *Server) upstreamFailed(resp *http.Response, ctx *goproxy.ProxyCtx) *htt
 	if err == nil {
 		err = errors.New("no response")
 	}
-	s.log.Debug().Err(err).Str("url", ctx.Req.URL.String()).Msg("forwarding failed")
+	s.log.Debug().Err(err).Str("url", redactedURL(ctx.Req.URL)).Msg("forwarding failed")
 	return upstreamError(ctx.Req, err)
 }
 
@@ -343,21 +361,32 @@ func (s *Server) serve(ln net.Listener, h http.Handler) error {
 	}
 	s.servers = append(s.servers, srv)
 	s.mu.Unlock()
+	s.self.add(ln.Addr().String()) // [self] the real address (port 0 resolved)
 	if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return fmt.Errorf("proxy: serve %s: %w", ln.Addr(), err)
 	}
 	return nil
 }
 
-// Shutdown stops accepting connections and waits for in-flight requests
-// and hijacked connections (CONNECT tunnels, MITM sessions) to finish,
-// until ctx is done; then it closes what is left and returns ctx's error. It does not
-// close the Auditor: the caller does, after Shutdown returns.
+// Shutdown stops the Server and returns once no request handler runs, so
+// that the caller can close the Auditor without losing a record.
+//
+// In order: requests waiting for a crawl-delay slot are answered 503
+// (audited, reason shutting-down); listeners close; in-flight requests
+// and MITM sessions finish their current request, until ctx is done;
+// opaque CONNECT tunnels, which write no audit record after they opened,
+// are closed at once. When ctx is done first, every connection left is
+// closed, the upstream requests of the handlers still running are
+// cancelled, and Shutdown waits a short bounded grace (5 s) for those
+// handlers to write their audit records; it then returns an error saying
+// what was cut. It does not close the Auditor: the caller does, after
+// Shutdown returns.
 func (s *Server) Shutdown(ctx context.Context) error {
 	s.mu.Lock()
 	s.shutdown = true
 	servers := s.servers
 	s.mu.Unlock()
+	s.life.stopWaits(errShuttingDown)
 
 	var wg sync.WaitGroup
 	errs := make([]error, len(servers))
@@ -373,6 +402,14 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	}
 	wg.Wait()
 	errs = append(errs, s.https.hijacks.shutdown(ctx)) // [https] MITM sessions and tunnels (conntrack.go)
+	if ctx.Err() != nil {
+		s.life.stopHard(errShuttingDown)
+	}
+	gctx, cancel := context.WithTimeout(context.Background(), s.life.grace)
+	if n := s.life.wait(gctx); n > 0 {
+		errs = append(errs, fmt.Errorf("%d request handler(s) still running %v after the connections were closed: their audit records may be lost", n, s.life.grace))
+	}
+	cancel()
 	s.tr.CloseIdleConnections()
 	return errors.Join(errs...)
 }

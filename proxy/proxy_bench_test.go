@@ -46,25 +46,52 @@ func benchOrigin(b *testing.B) *httptest.Server {
 	return o
 }
 
-// BenchmarkRobotsgate is the full robotsgate Server (warm cache, mixed
-// allowed and disallowed URLs); compare with BenchmarkBareGoproxy.
-func BenchmarkRobotsgate(b *testing.B) {
-	o := benchOrigin(b)
-	cfg := testConfig(b)
-	cfg.HTTPS.Mode = HTTPSModeTunnel
-	srv, err := buildServer(b, cfg, enforce.Config{}, Deps{Auditor: NewAuditor(nopCloser{io.Discard})})
-	if err != nil {
-		b.Fatal(err)
+// benchMixes are the URL mixes of the proxy benchmarks: "mixed" has one
+// disallowed URL in four (answered by robotsgate without forwarding),
+// "allowed" forwards every request, like the load script's mixes.
+var benchMixes = []struct {
+	name  string
+	paths []string
+}{
+	{"mixed", []string{"/a", "/b", "/c", "/private/d"}},
+	{"allowed", []string{"/a", "/b", "/c", "/d"}},
+}
+
+func benchURLs(o *httptest.Server, paths []string) []string {
+	urls := make([]string, len(paths))
+	for i, p := range paths {
+		urls[i] = o.URL + p
 	}
-	benchServe(b, srv, []string{o.URL + "/a", o.URL + "/b", o.URL + "/c", o.URL + "/private/d"})
+	return urls
+}
+
+// BenchmarkRobotsgate is the full robotsgate Server (warm cache) on each
+// URL mix; compare with BenchmarkBareGoproxy.
+func BenchmarkRobotsgate(b *testing.B) {
+	for _, mix := range benchMixes {
+		b.Run(mix.name, func(b *testing.B) {
+			o := benchOrigin(b)
+			cfg := testConfig(b)
+			cfg.HTTPS.Mode = HTTPSModeTunnel
+			srv, err := buildServer(b, cfg, enforce.Config{}, Deps{Auditor: NewAuditor(nopCloser{io.Discard})})
+			if err != nil {
+				b.Fatal(err)
+			}
+			benchServe(b, srv, benchURLs(o, mix.paths))
+		})
+	}
 }
 
 // BenchmarkBareGoproxy is goproxy with the same transport and no hooks.
 func BenchmarkBareGoproxy(b *testing.B) {
-	o := benchOrigin(b)
-	tr, _ := NewTransport(Default())
-	tr.DisableCompression = true
-	p := goproxy.NewProxyHttpServer()
-	p.Tr, p.ConnectDial, p.KeepAcceptEncoding = tr, nil, true
-	benchServe(b, p, []string{o.URL + "/a", o.URL + "/b", o.URL + "/c", o.URL + "/private/d"})
+	for _, mix := range benchMixes {
+		b.Run(mix.name, func(b *testing.B) {
+			o := benchOrigin(b)
+			tr, _ := NewTransport(Default())
+			tr.DisableCompression = true
+			p := goproxy.NewProxyHttpServer()
+			p.Tr, p.ConnectDial, p.KeepAcceptEncoding = tr, nil, true
+			benchServe(b, p, benchURLs(o, mix.paths))
+		})
+	}
 }

@@ -459,7 +459,11 @@ func TestTTLExpiryAndStaleCopy(t *testing.T) {
 		t.Fatalf("within TTL: %d fetches, want 1", n)
 	}
 	clock.Advance(31 * time.Minute)
-	h.get(t, o.URL+"/public")
+	h.get(t, o.URL+"/public") // decided on the expired copy, re-fetched in the background
+	waitUntil(t, "the re-fetch after the TTL", func() bool {
+		en, ok := h.srv.enf.Cached(context.Background(), o.URL)
+		return ok && clock.Now().Before(en.Expires)
+	})
 	if n := o.robotsHits.Load(); n != 2 {
 		t.Fatalf("after TTL: %d fetches, want 2", n)
 	}
@@ -471,6 +475,10 @@ func TestTTLExpiryAndStaleCopy(t *testing.T) {
 	if resp.StatusCode != 200 {
 		t.Fatalf("stale copy: /public %d, want 200", resp.StatusCode)
 	}
+	waitUntil(t, "the failed re-fetch", func() bool {
+		en, ok := h.srv.enf.Cached(context.Background(), o.URL)
+		return ok && en.Result.Status == enforce.StatusUnreachable
+	})
 	if n := o.robotsHits.Load(); n != 3 {
 		t.Fatalf("re-fetch after expiry: %d fetches, want 3", n)
 	}

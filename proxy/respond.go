@@ -58,6 +58,10 @@ func explain(d enforce.Decision) string {
 		return "robots.txt disallows the whole site for this agent"
 	case enforce.ReasonInvalidURL:
 		return "the URL has no origin (scheme and host) to fetch robots.txt from"
+	case enforce.ReasonSelfRequest:
+		return "the destination is robotsgate itself (its proxy or admin address), which is not reachable through the proxy"
+	case enforce.ReasonMisdirected:
+		return "inside an HTTPS session a request must name the host and port of its CONNECT"
 	default:
 		return string(d.Reason)
 	}

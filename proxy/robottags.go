@@ -156,6 +156,9 @@ func (e errReader) Read([]byte) (int, error) { return 0, e.err }
 // the proxy turns off), and decoding them just to look for meta elements
 // is not worth the cost. NotScanned says so.
 func scanRobotTags(resp *http.Response, cfg RobotTagsConfig) *tagScan {
+	if cb, ok := resp.Body.(*copyBody); ok && cb.scan != nil {
+		return cb.scan
+	}
 	if tb, ok := resp.Body.(*tagBody); ok {
 		return tb.scan
 	}
@@ -187,7 +190,13 @@ func scanRobotTags(resp *http.Response, cfg RobotTagsConfig) *tagScan {
 
 // isHTML reports whether resp's Content-Type is text/html.
 func isHTML(resp *http.Response) bool {
-	mt, _, err := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	ct := resp.Header.Get("Content-Type")
+	// Only a value that starts with "text/html" can be; skip the parse
+	// (which allocates) for every other forwarded response.
+	if t := strings.TrimSpace(ct); len(t) < len("text/html") || !strings.EqualFold(t[:len("text/html")], "text/html") {
+		return false
+	}
+	mt, _, err := mime.ParseMediaType(ct)
 	return err == nil && mt == "text/html"
 }
 
@@ -256,35 +265,6 @@ func tagDecision(req *http.Request, agent string, ev *tagEvent) enforce.Decision
 		d.Origin, _ = enforce.Origin(req.URL)
 	}
 	return d
-}
-
-// robotTagsScan is the request hook that lets robot tags be read without
-// disturbing the response: it wraps the request's round tripper so that
-// meta elements are scanned (scanRobotTags) as the response arrives,
-// before goproxy takes hold of its body. A body replaced later, in a
-// response hook, would make goproxy drop Content-Length (and chunk MITM
-// responses); replaced here, it is the body goproxy forwards as is.
-// Requests answered by an earlier request hook never reach it.
-func (s *Server) robotTagsScan(r *http.Request, ctx *goproxy.ProxyCtx) (*http.Request, *http.Response) {
-	if s.cfg.RobotTags.Mode == RobotTagsOff {
-		return r, nil
-	}
-	next := ctx.RoundTripper // the MITM session's, or nil for goproxy's transport
-	cfg := s.cfg.RobotTags
-	ctx.RoundTripper = goproxy.RoundTripperFunc(func(req *http.Request, ctx *goproxy.ProxyCtx) (*http.Response, error) {
-		var resp *http.Response
-		var err error
-		if next != nil {
-			resp, err = next.RoundTrip(req, ctx)
-		} else {
-			resp, err = ctx.Proxy.Tr.RoundTrip(req)
-		}
-		if err == nil && resp != nil && ctx.Error == nil {
-			scanRobotTags(resp, cfg)
-		}
-		return resp, err
-	})
-	return r, nil
 }
 
 // robotTags is the response hook of robot tags (applyRobotTags): in

@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -56,12 +57,17 @@ func NewTransport(cfg Config) (*http.Transport, error) {
 // parseUpstreamProxy parses the upstream_proxy setting: an http:// or
 // https:// URL with a host.
 func parseUpstreamProxy(s string) (*url.URL, error) {
+	// The errors never echo s: it may hold a password.
 	u, err := url.Parse(s)
 	if err != nil {
-		return nil, fmt.Errorf("upstream_proxy: %w", err)
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err // without the URL
+		}
+		return nil, fmt.Errorf("upstream_proxy: not a valid URL: %w", err)
 	}
 	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("upstream_proxy: %q is not an http:// or https:// URL with a host", s)
+		return nil, fmt.Errorf("upstream_proxy: %q is not an http:// or https:// URL with a host", u.Redacted())
 	}
 	return u, nil
 }

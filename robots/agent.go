@@ -23,8 +23,11 @@ func ProductToken(userAgent string) string {
 	return userAgent[:i]
 }
 
-// ValidAgent reports whether agent is a well-formed product token as RFC
-// 9309 §2.2.1 defines it: non-empty and made only of [A-Za-z_-].
+// ValidAgent reports whether agent is a product token in the strict form
+// of RFC 9309 §2.2.1: non-empty and made only of [A-Za-z_-]. It is
+// stricter than the rest of the package: ProductToken, Parse and Decide
+// also accept digits ("MJ12bot"), so an agent for which ValidAgent is
+// false may still be selected by its own group.
 func ValidAgent(agent string) bool {
 	if agent == "" {
 		return false
@@ -50,7 +53,7 @@ const maxStackAgent = 64
 // lookup returns the group that applies to agent and the token it was
 // selected by ("*" for the default group). It does not allocate for an
 // agent of up to maxStackAgent bytes.
-func (r *Robots) lookup(agent string) (*Group, string) {
+func (r *Robots) lookup(agent string) (*merged, string) {
 	if r == nil {
 		return nil, ""
 	}

@@ -1,6 +1,7 @@
 package robots
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -122,33 +123,84 @@ func pathologicalRobots(size int, lastMissing bool) (body []byte, path string) {
 	path = "/" + strings.Repeat("a", 2047)
 	var sb strings.Builder
 	sb.WriteString("User-agent: *\n")
-	rule := "Disallow: /" + strings.Repeat("*a", 2000) + "*b\n"
+	// The rules differ a little so that none is dropped as a duplicate.
+	rule := func(i int) string { return "Disallow: /" + strings.Repeat("*a", 2000-i) + "*b\n" }
 	if !lastMissing {
-		rule = "Disallow: /" + strings.Repeat("*a", 1900) + "*" + strings.Repeat("a", 100) + "b*a\n"
+		// The path holds a 'b' (before the a's) so that the octet
+		// pre-filter does not skip the rules.
+		path = "/b" + strings.Repeat("a", 2046)
+		rule = func(i int) string {
+			return "Disallow: /" + strings.Repeat("*a", 1900-i) + "*" + strings.Repeat("a", 100) + "b*a\n"
+		}
 	}
-	for sb.Len()+len(rule) <= size {
-		sb.WriteString(rule)
+	for i := 0; sb.Len()+len(rule(i)) <= size; i++ {
+		sb.WriteString(rule(i))
 	}
 	return []byte(sb.String()), path
 }
 
-// BenchmarkPathological decides a 2 KiB path against ~500 KiB of long
-// '*'-heavy patterns, none of which matches (so every rule is tried).
+// shortRulesRobots returns a robots.txt of about size bytes made of the
+// Disallow lines rule(0), rule(1), ... under "User-agent: *".
+func shortRulesRobots(size int, rule func(i int) string) []byte {
+	var sb strings.Builder
+	sb.WriteString("User-agent: *\n")
+	for i := 0; ; i++ {
+		l := "Disallow: " + rule(i) + "\n"
+		if sb.Len()+len(l) > size {
+			break
+		}
+		sb.WriteString(l)
+	}
+	return []byte(sb.String())
+}
+
+// pathologicalCases are ~500 KiB files and a 2 KiB path that no rule
+// matches, so that every rule that can beat "no match" is tried.
+func pathologicalCases() []struct {
+	name string
+	body []byte
+	path string
+} {
+	aPath := "/" + strings.Repeat("a", 2047)
+	// Holds every octet of the "distinct" rules, so that the octet
+	// pre-filter skips none of them, but never an a-run followed by 'b'.
+	allPath := "/0123456789b" + strings.Repeat("a", 2036)
+	late, latePath := pathologicalRobots(DefaultMaxBytes, false)
+	missing, missingPath := pathologicalRobots(DefaultMaxBytes, true)
+	long := "*" + strings.Repeat("a", 70) + "b" // a 71-byte segment: bytes.Index's slow path
+	return []struct {
+		name string
+		body []byte
+		path string
+	}{
+		{"late-failure", late, latePath},
+		{"last-segment-missing", missing, missingPath},
+		// Copies of one short wildcard rule: deduplicated at compile time.
+		{"long-segment-copies", shortRulesRobots(DefaultMaxBytes, func(int) string { return long }), aPath},
+		{"star-a-star-b-copies", shortRulesRobots(DefaultMaxBytes, func(int) string { return "*a*b" }), aPath},
+		// Distinct short wildcard rules defeat deduplication. On a path
+		// lacking one of their octets ('b') the pre-filter skips them; on a
+		// path holding all, each is searched for in the whole path.
+		{"long-segment-distinct", shortRulesRobots(DefaultMaxBytes, func(i int) string { return long + strconv.Itoa(i) }), aPath},
+		{"long-segment-distinct-all-octets", shortRulesRobots(DefaultMaxBytes, func(i int) string { return long + strconv.Itoa(i) }), allPath},
+		{"star-a-star-b-distinct-all-octets", shortRulesRobots(DefaultMaxBytes, func(i int) string { return "*a*b" + strconv.Itoa(i) }), allPath},
+	}
+}
+
+// BenchmarkPathological decides a 2 KiB path against ~500 KiB of
+// '*'-heavy patterns, none of which matches (so every distinct rule is
+// tried).
 func BenchmarkPathological(b *testing.B) {
-	for _, bc := range []struct {
-		name        string
-		lastMissing bool
-	}{{"late-failure", false}, {"last-segment-missing", true}} {
+	for _, bc := range pathologicalCases() {
 		b.Run(bc.name, func(b *testing.B) {
-			body, path := pathologicalRobots(DefaultMaxBytes, bc.lastMissing)
-			r := Parse(body)
+			r := Parse(bc.body)
 			if n := len(r.Group("bot").Rules); n < 100 {
 				b.Fatalf("only %d rules", n)
 			}
 			b.ReportAllocs()
 			b.ResetTimer()
 			for b.Loop() {
-				if !r.DecidePath("bot", path).Allowed {
+				if !r.DecidePath("bot", bc.path).Allowed {
 					b.Fatal("matched")
 				}
 			}

@@ -1,6 +1,7 @@
 package robots
 
 import (
+	"bytes"
 	"strings"
 	"testing"
 )
@@ -169,51 +170,89 @@ func sanitizeRule(s string) string {
 
 // FuzzDecide compares Decide with refDecide. rules holds one rule per
 // line: "A..." is an Allow, anything else a Disallow, the rest of the line
-// the pattern.
+// the pattern. split spreads the rules over 2 or 3 groups naming bot
+// (spelled differently), possibly with a group for another agent between
+// them; the reference sees the rules of bot's groups concatenated.
 func FuzzDecide(f *testing.F) {
-	f.Add("D/a*b\nA/a*b$\nD*.gif$", "/aXb")
-	f.Add("D/\nA/index.html", "/")
-	f.Add("D/%2A\nA/*", "/*")
-	f.Add("D/caf%C3%A9\nA/café", "/caf%c3%a9")
-	f.Add("D/a$b\nD/earn$*", "/earn$")
-	f.Add("A/x\nD/x\nD/*x", "?x")
-	f.Add("D/a**b*c\nA/*a*b*c*", "/abcabc")
-	f.Add("D/a%2fb\nA/a/", "/a/b")
-	f.Add("D/robots.txt", "/robots.txt")
-	f.Fuzz(func(t *testing.T, rulesText, path string) {
+	f.Add("D/a*b\nA/a*b$\nD*.gif$", "/aXb", byte(0))
+	f.Add("D/\nA/index.html", "/", byte(3))
+	f.Add("D/%2A\nA/*", "/*", byte(0x85))
+	f.Add("D/caf%C3%A9\nA/café", "/caf%c3%a9", byte(1))
+	f.Add("D/a$b\nD/earn$*", "/earn$", byte(2))
+	f.Add("A/x\nD/x\nD/*x", "?x", byte(0x47))
+	f.Add("D/a**b*c\nA/*a*b*c*", "/abcabc", byte(0xff))
+	f.Add("D/a%2fb\nA/a/", "/a/b", byte(6))
+	f.Add("D/robots.txt", "/robots.txt", byte(0))
+	f.Fuzz(func(t *testing.T, rulesText, path string, split byte) {
 		if len(rulesText) > 600 || len(path) > 200 {
 			return
 		}
-		var sb strings.Builder
-		sb.WriteString("User-agent: *\n")
 		var rules []Rule
 		for i, l := range strings.Split(rulesText, "\n") {
 			if i >= 20 || l == "" {
 				break
 			}
-			allow := l[0] == 'A'
-			pattern := sanitizeRule(l[1:])
-			r := Rule{Allow: allow, Pattern: pattern, Line: len(rules) + 2}
-			rules = append(rules, r)
-			sb.WriteString(r.String() + "\n")
+			rules = append(rules, Rule{Allow: l[0] == 'A', Pattern: sanitizeRule(l[1:])})
 		}
 		// Pad to more than indexMin rules so that the index is used too.
 		if len(rules) > 0 && rulesText[len(rulesText)-1] == 'I' {
 			for len(rules) <= indexMin {
-				r := Rule{Pattern: "/zz-never-" + strings.Repeat("q", len(rules)) + "$", Line: len(rules) + 2}
-				rules = append(rules, r)
-				sb.WriteString(r.String() + "\n")
+				rules = append(rules, Rule{Pattern: "/zz-never-" + strings.Repeat("q", len(rules)) + "$"})
+			}
+		}
+		// Rule i goes to group (i+split>>2)%ng; group g comes after the
+		// groups before it, so the file keeps the rules' relative order
+		// only per group: the reference gets them in file order.
+		ng := 2 + int(split&1)
+		spell := []string{"bot", "BOT", "Bot/1.0 (+https://example.com)"}
+		var sb strings.Builder
+		line := 0
+		write := func(s string) {
+			sb.WriteString(s + "\n")
+			line++
+		}
+		var fileRules []Rule
+		if split&0x40 != 0 {
+			write("User-agent: unrelated\nDisallow: /")
+			line++
+		}
+		for g := 0; g < ng; g++ {
+			write("User-agent: " + spell[g])
+			if g == 1 && split&0x80 != 0 {
+				write("User-agent: other")
+			}
+			n := 0
+			for i, r := range rules {
+				if (i+int(split>>2))%ng != g {
+					continue
+				}
+				write(r.String())
+				r.Line = line
+				fileRules = append(fileRules, r)
+				n++
+			}
+			// Another agent's group between bot's (it would join a
+			// bot group without rules).
+			if n > 0 && split&0x20 != 0 {
+				write("User-agent: unrelated\nDisallow: /")
+				line++
 			}
 		}
 		robots := Parse([]byte(sb.String()))
 		d := robots.DecidePath("bot", path)
-		wantAllowed, wantLine := refDecide(rules, path)
+		wantAllowed, wantLine := refDecide(fileRules, path)
 		if d.Allowed != wantAllowed || d.Rule.Line != wantLine {
 			t.Fatalf("robots.txt:\n%s\npath %q: got allowed=%v line %d, reference allowed=%v line %d",
 				sb.String(), path, d.Allowed, d.Rule.Line, wantAllowed, wantLine)
 		}
 		if robots.AllowsNothing("bot") && d.Allowed && !(d.Rule.Line == 0 && d.Rule.Pattern == "/robots.txt") {
 			t.Fatalf("AllowsNothing but %q is allowed by line %d:\n%s", path, wantLine, sb.String())
+		}
+		// A full URL decides like its path.
+		if path != "" && strings.IndexByte("/?;", path[0]) >= 0 && !strings.Contains(path, "#") {
+			if du := robots.Decide("bot", "http://h"+path); du != d {
+				t.Fatalf("Decide(http://h%s) = %+v, DecidePath = %+v\n%s", path, du, d, sb.String())
+			}
 		}
 	})
 }
@@ -249,13 +288,22 @@ func FuzzParse(f *testing.F) {
 		if r.AllowsNothing(agent) && d.Allowed && !(d.Rule.Line == 0 && d.Rule.Pattern == "/robots.txt") {
 			t.Fatalf("AllowsNothing(%q) but %q allowed by %+v", agent, rawURL, d.Rule)
 		}
+		if g != nil && r.CrawlDelay(agent) != g.CrawlDelay || g == nil && r.CrawlDelay(agent) != 0 {
+			t.Fatalf("CrawlDelay(%q) = %v, group %+v", agent, r.CrawlDelay(agent), g)
+		}
+		// Groups are as written: no more rules than lines.
+		nrules := 0
 		for _, g := range r.Groups() {
+			nrules += len(g.Rules)
 			if len(g.Agents) == 0 {
 				t.Fatal("group without agents")
 			}
 			if g.CrawlDelay < 0 {
 				t.Fatal("negative crawl-delay")
 			}
+		}
+		if lines := bytes.Count(body, []byte("\n")) + bytes.Count(body, []byte("\r")) + 1; nrules > lines {
+			t.Fatalf("Groups holds %d rules for %d lines", nrules, lines)
 		}
 		_ = r.Sitemaps()
 		_ = r.Extensions()

@@ -19,10 +19,47 @@ type matcher struct {
 	// and, when anchored, the last can be empty.
 	lit      []byte
 	ends     []int32
-	anchored bool // the pattern ended in '$'
-	prio     int  // precedence: length of the pattern in octets, non-ASCII octets counted %-encoded
+	anchored bool    // the pattern ended in '$'
+	need     byteSet // the octets of lit: a path lacking one cannot match
+	prio     int     // precedence: length of the pattern in octets, non-ASCII octets counted %-encoded
 	allow    bool
 	rule     int // index into the part's rules
+}
+
+// byteSet is a set of octets.
+type byteSet [4]uint64
+
+func (s *byteSet) add(b []byte) {
+	for _, c := range b {
+		s[c>>6] |= 1 << (c & 63)
+	}
+}
+
+// within reports whether every octet of s is in t.
+func (s *byteSet) within(t *byteSet) bool {
+	return s[0]&^t[0]|s[1]&^t[1]|s[2]&^t[2]|s[3]&^t[3] == 0
+}
+
+// pathSet is the set of octets of a path, computed on first use: only
+// patterns with a wildcard, whose matching searches the path, consult it.
+type pathSet struct {
+	p    []byte
+	done bool
+	set  byteSet
+}
+
+// mayMatch reports whether m can match the path: false when the pattern
+// has a wildcard and an octet the path lacks. It costs O(len(path)) once
+// per decision and spares searching the path for such patterns.
+func (ps *pathSet) mayMatch(m *matcher) bool {
+	if len(m.ends) < 2 {
+		return true // a prefix comparison is cheaper
+	}
+	if !ps.done {
+		ps.set.add(ps.p)
+		ps.done = true
+	}
+	return m.need.within(&ps.set)
 }
 
 // seg returns segment k.
@@ -138,6 +175,7 @@ func compile(pattern string, allow bool, rule int) matcher {
 	if len(m.ends) == 0 || int(m.ends[len(m.ends)-1]) < len(m.lit) || m.anchored && stars > 0 {
 		m.ends = append(m.ends, int32(len(m.lit)))
 	}
+	m.need.add(m.lit)
 	return m
 }
 
@@ -168,10 +206,55 @@ func newPart(rules []Rule) *part {
 		}
 	}
 	sort.SliceStable(pt.matchers, func(i, j int) bool { return pt.matchers[i].before(&pt.matchers[j]) })
+	pt.matchers = dedupMatchers(pt.matchers)
 	if len(pt.matchers) > indexMin {
 		pt.index = newMatchIndex(pt.matchers)
 	}
 	return pt
+}
+
+// dedupMatchers removes from ms, sorted by precedence, every matcher that
+// is identical to an earlier one (same compiled pattern, precedence and
+// verdict): the earlier wins every tie, so the later never decides. A file
+// that repeats a short, costly pattern thousands of times thus costs one
+// match per decision.
+func dedupMatchers(ms []matcher) []matcher {
+	if len(ms) < 2 {
+		return ms
+	}
+	seen := make(map[string]struct{}, len(ms))
+	var key []byte
+	out := ms[:0]
+	for _, m := range ms {
+		key = append(key[:0], byte(m.prio), byte(m.prio>>8), byte(m.prio>>16), byte(m.prio>>24))
+		if m.allow {
+			key = append(key, 1)
+		} else {
+			key = append(key, 0)
+		}
+		if m.anchored {
+			key = append(key, 1)
+		} else {
+			key = append(key, 0)
+		}
+		for _, e := range m.ends {
+			key = append(key, byte(e), byte(e>>8), byte(e>>16), byte(e>>24))
+		}
+		key = append(key, m.lit...)
+		if _, dup := seen[string(key)]; dup {
+			continue
+		}
+		seen[string(key)] = struct{}{}
+		out = append(out, m)
+	}
+	return out
+}
+
+// beats reports whether m would replace best (nil for none) as the
+// deciding matcher of an earlier part: it must have a higher precedence,
+// or the same and be an Allow where best is a Disallow.
+func (m *matcher) beats(best *matcher) bool {
+	return best == nil || m.prio > best.prio || m.prio == best.prio && m.allow && !best.allow
 }
 
 // before reports whether m takes precedence over o: a longer pattern, else
@@ -229,12 +312,18 @@ func newMatchIndex(ms []matcher) *matchIndex {
 }
 
 // firstMatch returns the matcher of highest precedence that matches the
-// canonical path p (which starts with '/'), or nil.
-func (pt *part) firstMatch(p []byte) *matcher {
+// canonical path p (which starts with '/') and beats best, or nil. As the
+// matchers are in precedence order, it stops at the first that cannot
+// beat best.
+func (pt *part) firstMatch(p []byte, ps *pathSet, best *matcher) *matcher {
 	ix := pt.index
 	if ix == nil {
 		for i := range pt.matchers {
-			if m := &pt.matchers[i]; m.match(p) {
+			m := &pt.matchers[i]
+			if !m.beats(best) {
+				return nil
+			}
+			if ps.mayMatch(m) && m.match(p) {
 				return m
 			}
 		}
@@ -252,7 +341,11 @@ func (pt *part) firstMatch(p []byte) *matcher {
 		} else {
 			i, keyed = keyed[0], keyed[1:]
 		}
-		if m := &pt.matchers[i]; m.match(p) {
+		m := &pt.matchers[i]
+		if !m.beats(best) {
+			return nil
+		}
+		if ps.mayMatch(m) && m.match(p) {
 			return m
 		}
 	}
@@ -261,13 +354,14 @@ func (pt *part) firstMatch(p []byte) *matcher {
 
 // match returns the rule of highest precedence of all parts of g that
 // matches the canonical path p, and whether there is one.
-func (g *Group) match(p []byte) (Rule, bool) {
+func (g *merged) match(p []byte) (Rule, bool) {
 	var best *matcher
 	var rule Rule
+	ps := pathSet{p: p}
 	for _, pt := range g.parts {
 		// Among equals the earlier part wins, so only a strictly better
 		// match replaces best.
-		if m := pt.firstMatch(p); m != nil && (best == nil || m.prio > best.prio || m.prio == best.prio && m.allow && !best.allow) {
+		if m := pt.firstMatch(p, &ps, best); m != nil {
 			best, rule = m, pt.rules[m.rule]
 		}
 	}
@@ -287,7 +381,7 @@ func hasPrefix(s, prefix string) bool { return len(s) >= len(prefix) && s[:len(p
 
 // allowsNothing reports whether a Disallow rule matches every path and no
 // Allow rule that could match some path takes precedence over it.
-func (g *Group) allowsNothing() bool {
+func (g *merged) allowsNothing() bool {
 	best := -1
 	for _, pt := range g.parts {
 		for i := range pt.matchers {

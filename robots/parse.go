@@ -6,7 +6,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 )
 
@@ -38,8 +37,8 @@ type parseStats struct {
 }
 
 // cutAtLineEnd returns body cut to at most max bytes, ending after the last
-// line break within them; when there is none, the whole first max bytes
-// are kept.
+// line break within them; when there is none, nothing is kept (the only
+// line is incomplete).
 func cutAtLineEnd(body []byte, max int) []byte {
 	if max >= len(body) {
 		return body
@@ -52,12 +51,13 @@ func cutAtLineEnd(body []byte, max int) []byte {
 	if i := bytes.LastIndexAny(head, "\r\n"); i >= 0 {
 		return head[:i+1]
 	}
-	return head
+	return head[:0]
 }
 
 // srcGroup is one group as written: consecutive user-agent lines and the
 // lines up to the next user-agent line that follows a rule.
 type srcGroup struct {
+	agents   []string // product tokens and "*" as written, in order
 	tokens   []string // product tokens as written (no "*")
 	global   bool     // a user-agent line named "*"
 	rules    []Rule
@@ -139,9 +139,13 @@ func (p *parser) line(num int, b []byte) {
 		}
 		v := string(value)
 		if isGlobalAgent(v) {
+			if !p.cur.global {
+				p.cur.agents = append(p.cur.agents, "*")
+			}
 			p.cur.global = true
 		} else if t := ProductToken(v); t != "" {
 			p.cur.tokens = append(p.cur.tokens, t)
+			p.cur.agents = append(p.cur.agents, t)
 		}
 	case keyAllow, keyDisallow:
 		if p.cur == nil {
@@ -154,9 +158,15 @@ func (p *parser) line(num int, b []byte) {
 			p.r.sitemaps = append(p.r.sitemaps, string(value))
 		}
 	case keyCrawlDelay:
-		if d, ok := parseDelay(value); ok && p.cur != nil && !p.cur.hasDelay {
-			p.cur.delay, p.cur.hasDelay = d, true
+		// The largest valid value of a group counts; an invalid one, or
+		// one outside any group, is kept for display like other fields.
+		if d, ok := parseDelay(value); ok && p.cur != nil {
+			if !p.cur.hasDelay || d > p.cur.delay {
+				p.cur.delay, p.cur.hasDelay = d, true
+			}
+			return
 		}
+		p.r.extensions = append(p.r.extensions, Extension{Key: string(key), Value: string(value), Line: num})
 	default:
 		p.r.extensions = append(p.r.extensions, Extension{Key: string(key), Value: string(value), Line: num})
 	}
@@ -239,7 +249,8 @@ func classify(key []byte) keyKind {
 		return keyDisallow
 	case hasPrefixFold(key, "sitemap"), hasPrefixFold(key, "site-map"):
 		return keySitemap
-	case len(key) == len("crawl-delay") && hasPrefixFold(key, "crawl-delay"):
+	case len(key) == len("crawl-delay") && (hasPrefixFold(key, "crawl-delay") || hasPrefixFold(key, "crawl delay")),
+		len(key) == len("crawldelay") && hasPrefixFold(key, "crawldelay"):
 		return keyCrawlDelay
 	}
 	return keyUnknown
@@ -302,8 +313,8 @@ func (p *parser) finish() {
 		}
 	}
 
-	// Tokens naming the same set of groups share one merged Group.
-	bySet := map[string]*Group{}
+	// Tokens naming the same set of groups share one merged group.
+	bySet := map[string]*merged{}
 	setKey := func(srcs []int) string {
 		var sb strings.Builder
 		for _, s := range srcs {
@@ -312,33 +323,32 @@ func (p *parser) finish() {
 		}
 		return sb.String()
 	}
-	first := map[*Group]int{}
-	parts := make([]*part, len(p.src)) // compiled on first use
-	get := func(srcs []int, agent string) *Group {
+	first := map[*merged]int{}
+	parts := make([]*part, len(p.src)) // compiled for the groups that name an agent
+	for i, sg := range p.src {
+		if len(sg.agents) == 0 {
+			continue // applies to no crawler
+		}
+		parts[i] = newPart(sg.rules)
+		r.written = append(r.written, written{agents: dedupFold(sg.agents), part: parts[i], delay: sg.delay})
+	}
+	get := func(srcs []int, agent string) *merged {
 		k := setKey(srcs)
 		g := bySet[k]
 		if g == nil {
-			g = &Group{parts: make([]*part, len(srcs))}
+			g = &merged{parts: make([]*part, len(srcs))}
 			for i, s := range srcs {
 				sg := p.src[s]
-				if parts[s] == nil {
-					parts[s] = newPart(sg.rules)
-				}
 				g.parts[i] = parts[s]
-				if sg.hasDelay && sg.delay > g.CrawlDelay {
-					g.CrawlDelay = sg.delay
+				if sg.hasDelay && sg.delay > g.delay {
+					g.delay = sg.delay
 				}
-			}
-			if len(srcs) == 1 {
-				g.Rules = p.src[srcs[0]].rules
-			} else {
-				g.fill = new(sync.Once)
 			}
 			bySet[k] = g
 			first[g] = srcs[0]
 			r.groups = append(r.groups, g)
 		}
-		g.Agents = append(g.Agents, agent)
+		g.agents = append(g.agents, agent)
 		return g
 	}
 	if len(order) > 0 {
@@ -352,4 +362,18 @@ func (p *parser) finish() {
 		r.global = get(globalSrcs, "*")
 	}
 	sort.SliceStable(r.groups, func(i, j int) bool { return first[r.groups[i]] < first[r.groups[j]] })
+}
+
+// dedupFold returns agents without the repetitions (compared
+// case-insensitively) of an earlier one.
+func dedupFold(agents []string) []string {
+	seen := make(map[string]bool, len(agents))
+	out := agents[:0:0]
+	for _, a := range agents {
+		if k := asciiLower(a); !seen[k] {
+			seen[k] = true
+			out = append(out, a)
+		}
+	}
+	return out
 }

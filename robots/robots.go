@@ -21,9 +21,12 @@
 // The product token of a user-agent line is the leading run of
 // [A-Za-z0-9_-] of its value ("Googlebot/2.1" gives "Googlebot"). An agent
 // is compared whole and case-insensitively with these tokens. Groups naming
-// the agent are merged; only when none does, the groups naming "*" apply;
-// without either, everything is allowed. A group naming the agent applies
-// even when it has no rules.
+// the agent are merged for decisions and by Robots.Group (Robots.Groups
+// lists them as written); only when none does, the groups naming "*"
+// apply; without either, everything is allowed. A group naming the agent
+// applies even when it has no rules. Crawl-delay (also spelled "crawl
+// delay" or "crawldelay") is read per group, the largest value counting;
+// an invalid one is kept as an Extension.
 //
 // # Matching
 //
@@ -40,10 +43,7 @@
 // O(len(path)·len(pattern)) per rule.
 package robots
 
-import (
-	"sync"
-	"time"
-)
+import "time"
 
 // DefaultMaxBytes is the number of bytes of a robots.txt body that Parse
 // reads; RFC 9309 §2.5 asks crawlers to parse at least 500 KiB.
@@ -51,9 +51,10 @@ const DefaultMaxBytes = 500 << 10
 
 // Robots is a parsed robots.txt file.
 type Robots struct {
-	groups     []*Group         // merged groups, in order of first appearance
-	byAgent    map[string]entry // lower-cased product token -> its group
-	global     *Group           // the merged "*" group, or nil
+	written    []written        // the groups as written that name an agent, in file order
+	groups     []*merged        // merged groups, in order of first appearance
+	byAgent    map[string]entry // lower-cased product token -> its merged group
+	global     *merged          // the merged "*" group, or nil
 	sitemaps   []string
 	extensions []Extension
 	stats      parseStats
@@ -63,7 +64,24 @@ type Robots struct {
 // group it selects.
 type entry struct {
 	token string
-	group *Group
+	group *merged
+}
+
+// written is one group as written in the file.
+type written struct {
+	agents []string // product tokens and "*" as written, duplicates removed
+	part   *part
+	delay  time.Duration
+}
+
+// merged is the union of the groups as written that name one agent (or
+// "*"). It shares their compiled rules: merging never copies a rule, so a
+// file in which thousands of agents each name a different combination of
+// large groups stays linear.
+type merged struct {
+	agents []string // tokens (as first written) that select exactly these groups
+	parts  []*part  // the groups as written, in file order
+	delay  time.Duration
 }
 
 // Rule is one Allow or Disallow line of a group.
@@ -82,47 +100,33 @@ func (r Rule) String() string {
 	return "Disallow: " + r.Pattern
 }
 
-// Group is the set of rules that apply to one or more user agents. Groups
-// naming the same agent are merged (RFC 9309 §2.2.1).
+// Group is the set of rules that apply to one or more user agents: either
+// one group as written (Robots.Groups) or the merge of all groups naming
+// one agent (Robots.Group). A Group is a copy: changing it changes nothing
+// in the Robots it came from.
 type Group struct {
 	// Agents are the product tokens (as first written) that select this
-	// group; "*" for the default group. Tokens whose user-agent lines
-	// head exactly the same groups in the file share one Group.
+	// group; "*" for the default group.
 	Agents []string
-	// Rules are the Allow and Disallow lines of the merged groups, in file
-	// order.
+	// Rules are the Allow and Disallow lines of the group, in file order.
 	Rules []Rule
 	// CrawlDelay is the Crawl-delay of the group (decimal seconds), the
-	// largest when merged groups state several; 0 when the group states
-	// none, or only invalid values. It never changes a Decision.
+	// largest when it states several; 0 when it states none, or only
+	// invalid values. It never changes a Decision.
 	CrawlDelay time.Duration
-
-	// parts are the groups as written that this one merges, in file order,
-	// each with its rules compiled. Decisions are made on the parts, so
-	// that merging never copies rules: a file in which thousands of agents
-	// each name a different combination of large groups stays linear.
-	parts []*part
-	// fill, when not nil, fills in Rules from parts on first use (by
-	// Robots.Group or Robots.Groups); it is nil when Rules is already set.
-	fill *sync.Once
 }
 
-// filled fills in g.Rules if needed and returns g.
-func (g *Group) filled() *Group {
-	if g != nil && g.fill != nil {
-		g.fill.Do(func() {
-			n := 0
-			for _, pt := range g.parts {
-				n += len(pt.rules)
-			}
-			rules := make([]Rule, 0, n)
-			for _, pt := range g.parts {
-				rules = append(rules, pt.rules...)
-			}
-			g.Rules = rules
-		})
+// group returns a copy of m as a Group, its rules concatenated.
+func (m *merged) group() *Group {
+	n := 0
+	for _, pt := range m.parts {
+		n += len(pt.rules)
 	}
-	return g
+	rules := make([]Rule, 0, n)
+	for _, pt := range m.parts {
+		rules = append(rules, pt.rules...)
+	}
+	return &Group{Agents: append([]string(nil), m.agents...), Rules: rules, CrawlDelay: m.delay}
 }
 
 // Decision is the outcome of matching a URL against a robots.txt.
@@ -173,6 +177,15 @@ func ParseLimit(body []byte, maxBytes int) *Robots {
 // of each user-agent line; no token is extracted from it (use ProductToken
 // on a full User-Agent header first). The path /robots.txt is always
 // allowed (RFC 9309 §2.2.2).
+//
+// Decide allocates nothing when the agent has at most 64 bytes and the
+// path, params and query need no normalisation or, once normalised (raw
+// non-ASCII octets percent-encoded, escapes of printable ASCII decoded),
+// have at most 2 KiB; beyond either bound it allocates. Each
+// rule tried costs at most O(len(path)·len(pattern)); rules are tried in
+// precedence order until one matches, identical rules are tried once,
+// and a rule with a wildcard and an octet the path lacks is skipped
+// without searching the path.
 func (r *Robots) Decide(agent, rawURL string) Decision {
 	p, slash := pathParamsQuery(rawURL)
 	return r.decide(agent, p, slash)
@@ -185,28 +198,54 @@ func (r *Robots) DecidePath(agent, path string) Decision {
 	return r.decide(agent, path, len(path) == 0 || path[0] != '/')
 }
 
-// Group returns the group that applies to agent: the merged groups naming
-// it, else the "*" group, else nil. The returned group is shared and must
-// not be modified.
-func (r *Robots) Group(agent string) *Group {
-	g, _ := r.lookup(agent)
-	return g.filled()
-}
-
-// Groups returns all groups, merged, in order of first appearance. Agents
-// whose user-agent lines head exactly the same groups in the file share
-// one Group. The groups are shared and must not be modified.
+// Group returns the group that applies to agent: the merge of the groups
+// naming it (RFC 9309 §2.2.1), else of the groups naming "*", else nil.
+// Its Agents are the tokens that select exactly the same groups as agent.
 //
-// The merged rule lists are built on first use; for a file crafted so that
-// many agents each name a different combination of large groups they can
-// be much larger than the file (Decide never builds them).
-func (r *Robots) Groups() []*Group {
-	if r == nil {
+// The result is built afresh on each call: it costs time and memory in
+// proportion to the number of rules of the merged groups, which for a
+// large file can be most of its rules. Decide, AllowsNothing and
+// CrawlDelay never build it; use them on hot paths.
+func (r *Robots) Group(agent string) *Group {
+	m, _ := r.lookup(agent)
+	if m == nil {
 		return nil
 	}
-	gs := make([]*Group, len(r.groups))
-	for i, g := range r.groups {
-		gs[i] = g.filled()
+	return m.group()
+}
+
+// CrawlDelay returns the Crawl-delay that applies to agent: the largest
+// stated by the groups Group(agent) merges, or 0. It allocates nothing.
+func (r *Robots) CrawlDelay(agent string) time.Duration {
+	m, _ := r.lookup(agent)
+	if m == nil {
+		return 0
+	}
+	return m.delay
+}
+
+// Groups returns the groups as written, in file order, each with the
+// agents of its own user-agent lines, its own rules and its own
+// Crawl-delay. Groups naming the same agent are NOT merged here; only
+// Group(agent) and the decisions merge them. A group whose user-agent
+// lines yield no product token applies to no crawler and is left out.
+//
+// The result is a copy, linear in the size of the file.
+func (r *Robots) Groups() []*Group {
+	if r == nil || len(r.written) == 0 {
+		return nil
+	}
+	n := 0
+	for _, w := range r.written {
+		n += len(w.part.rules)
+	}
+	// One backing array for all rules, so the copy costs a few allocations.
+	all := make([]Rule, 0, n)
+	gs := make([]*Group, len(r.written))
+	for i, w := range r.written {
+		k := len(all)
+		all = append(all, w.part.rules...)
+		gs[i] = &Group{Agents: append([]string(nil), w.agents...), Rules: all[k:len(all):len(all)], CrawlDelay: w.delay}
 	}
 	return gs
 }
@@ -235,9 +274,9 @@ func (r *Robots) Extensions() []Extension {
 // same or a higher precedence. The implicitly allowed /robots.txt is not
 // counted.
 func (r *Robots) AllowsNothing(agent string) bool {
-	g, _ := r.lookup(agent)
-	if g == nil {
+	m, _ := r.lookup(agent)
+	if m == nil {
 		return false
 	}
-	return g.allowsNothing()
+	return m.allowsNothing()
 }

@@ -3,6 +3,7 @@ package robots
 import (
 	"fmt"
 	"reflect"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -101,9 +102,16 @@ func TestGroupsMerged(t *testing.T) {
 	for _, g := range r.Groups() {
 		got = append(got, g.Agents)
 	}
-	want := [][]string{{"a"}, {"b"}, {"*"}, {"c", "d"}}
+	// Groups are as written: A's own group is not merged with a's.
+	want := [][]string{{"a", "b"}, {"*"}, {"A"}, {"c", "d"}}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("Groups agents = %q, want %q", got, want)
+	}
+	gs := r.Groups()
+	if len(gs[0].Rules) != 1 || gs[0].Rules[0].Pattern != "/1" || gs[0].CrawlDelay != 0 ||
+		len(gs[2].Rules) != 1 || gs[2].Rules[0].Pattern != "/2" || gs[2].CrawlDelay != 500*time.Millisecond ||
+		gs[1].CrawlDelay != 2*time.Second || len(gs[3].Rules) != 1 {
+		t.Errorf("Groups = %+v %+v %+v %+v", gs[0], gs[1], gs[2], gs[3])
 	}
 	a := r.Group("A")
 	if a == nil || len(a.Rules) != 2 || a.Rules[0].Pattern != "/1" || a.Rules[1].Pattern != "/2" || a.CrawlDelay != 500*time.Millisecond {
@@ -153,6 +161,110 @@ func TestCrawlDelay(t *testing.T) {
 		if got := r.Group("bot").CrawlDelay; got != want {
 			t.Errorf("Crawl-delay: %q = %v, want %v", v, got, want)
 		}
+		if got := r.CrawlDelay("bot"); got != want {
+			t.Errorf("CrawlDelay(bot) with Crawl-delay: %q = %v, want %v", v, got, want)
+		}
+		// An invalid value is kept for display.
+		if ext := r.Extensions(); (want == 0) != (len(ext) == 1) || len(ext) == 1 && (ext[0].Key != "Crawl-delay" || ext[0].Value != v || ext[0].Line != 2) {
+			t.Errorf("Crawl-delay: %q: Extensions = %+v", v, ext)
+		}
+	}
+}
+
+// TestCrawlDelayLargest checks that the largest Crawl-delay counts, within
+// a group and across the groups merged for an agent, and that the
+// spellings "crawl delay" and "crawldelay" are read.
+func TestCrawlDelayLargest(t *testing.T) {
+	body := "User-agent: bot\nCrawl-delay: 5\nCrawl-delay: 2\ncrawl delay: 7\nDisallow: /a\n" +
+		"User-agent: other\nCrawldelay: 1\nDisallow: /o\n" +
+		"User-agent: BOT\nCRAWLDELAY: 9\nCrawl-delay: x\nDisallow: /z\n" +
+		"User-agent: *\nCrawl-delay: 3\n"
+	r := Parse([]byte(body))
+	for agent, want := range map[string]time.Duration{"bot": 9 * time.Second, "other": time.Second, "x": 3 * time.Second} {
+		if got := r.CrawlDelay(agent); got != want {
+			t.Errorf("CrawlDelay(%q) = %v, want %v", agent, got, want)
+		}
+		if got := r.Group(agent).CrawlDelay; got != want {
+			t.Errorf("Group(%q).CrawlDelay = %v, want %v", agent, got, want)
+		}
+	}
+	gs := r.Groups()
+	if len(gs) != 4 || gs[0].CrawlDelay != 7*time.Second || gs[2].CrawlDelay != 9*time.Second {
+		t.Errorf("Groups = %+v", gs)
+	}
+	if ext := r.Extensions(); len(ext) != 1 || ext[0] != (Extension{"Crawl-delay", "x", 11}) {
+		t.Errorf("Extensions = %+v", ext)
+	}
+	if Parse([]byte("Crawl-delay: 4\nUser-agent: *\n")).CrawlDelay("x") != 0 {
+		t.Error("Crawl-delay before any group applied")
+	}
+	if (*Robots)(nil).CrawlDelay("x") != 0 || Parse([]byte("User-agent: a\nCrawl-delay: 1\n")).CrawlDelay("b") != 0 {
+		t.Error("CrawlDelay without a group")
+	}
+}
+
+// TestGroupsAreCopies checks that changing a returned Group changes
+// nothing in the Robots.
+func TestGroupsAreCopies(t *testing.T) {
+	r := Parse([]byte("User-agent: bot\nDisallow: /a\nUser-agent: bot\nDisallow: /b\n"))
+	g := r.Group("bot")
+	g.Rules[0].Pattern = "/changed"
+	g.Agents[0] = "changed"
+	for _, g := range r.Groups() {
+		g.Rules[0].Pattern = "/changed"
+		g.Agents[0] = "changed"
+	}
+	d := r.DecidePath("bot", "/a")
+	if d.Allowed || d.Rule.Pattern != "/a" || d.Group != "bot" {
+		t.Errorf("decision after editing groups: %+v", d)
+	}
+	if g := r.Group("bot"); g.Rules[0].Pattern != "/a" || g.Agents[0] != "bot" {
+		t.Errorf("Group after editing: %+v", g)
+	}
+	if gs := r.Groups(); gs[0].Rules[0].Pattern != "/a" || gs[1].Agents[0] != "bot" {
+		t.Errorf("Groups after editing: %+v %+v", gs[0], gs[1])
+	}
+	// The groups of Groups share one backing array: appending to one
+	// must not overwrite the next.
+	gs := r.Groups()
+	_ = append(gs[0].Rules, Rule{Pattern: "/x"})
+	if gs[1].Rules[0].Pattern != "/b" {
+		t.Errorf("append to Groups()[0].Rules overwrote Groups()[1]: %+v", gs[1])
+	}
+}
+
+// TestGroupsMergeBombIsLinear checks that Groups allocates in proportion
+// to the file, not to agents times merged rules, on a file in which every
+// agent heads one big group and also has a small one of its own.
+func TestGroupsMergeBombIsLinear(t *testing.T) {
+	body := mergeBomb(500, 2000)
+	r := Parse(body)
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	gs := r.Groups()
+	runtime.ReadMemStats(&after)
+	if len(gs) != 501 {
+		t.Fatalf("%d groups", len(gs))
+	}
+	if got, limit := after.TotalAlloc-before.TotalAlloc, uint64(8*len(body)); got > limit {
+		t.Errorf("Groups allocated %d bytes for a %d-byte file (limit %d)", got, len(body), limit)
+	}
+	if n := testing.AllocsPerRun(5, func() { r.CrawlDelay("t7") }); n != 0 {
+		t.Errorf("CrawlDelay allocates %v times", n)
+	}
+}
+
+// TestParseLimitNoLineBreak checks that a limit inside the first line
+// keeps nothing of it.
+func TestParseLimitNoLineBreak(t *testing.T) {
+	body := "Sitemap: https://example.com/sitemap.xml\nUser-agent: *\nDisallow: /\n"
+	for n := 1; n < len("Sitemap: https://example.com/sitemap.xml"); n++ {
+		if r := ParseLimit([]byte(body), n); r.Sitemaps() != nil || r.Extensions() != nil || r.Groups() != nil {
+			t.Fatalf("limit %d: kept part of the first line: %q", n, r.Sitemaps())
+		}
+	}
+	if s := ParseLimit([]byte(body), len("Sitemap: https://example.com/sitemap.xml")).Sitemaps(); len(s) != 1 {
+		t.Errorf("a line ending at the limit was dropped: %q", s)
 	}
 }
 
@@ -351,11 +463,11 @@ func TestMergeBombIsLinear(t *testing.T) {
 	big := groups[0].parts[0]
 	for _, g := range groups {
 		if len(g.parts) != 2 || g.parts[0] != big {
-			t.Fatalf("group %v does not share the big group's compiled rules", g.Agents)
+			t.Fatalf("group %v does not share the big group's compiled rules", g.agents)
 		}
-		if g.Rules != nil {
-			t.Fatalf("group %v: rules copied at parse time", g.Agents)
-		}
+	}
+	if gs := r.Groups(); len(gs) != k+1 || len(gs[0].Agents) != k || len(gs[0].Rules) != n || len(gs[1].Rules) != 1 {
+		t.Errorf("Groups: %d groups as written, want %d", len(gs), k+1)
 	}
 	for _, tt := range []struct {
 		agent, path string
@@ -393,11 +505,33 @@ func TestConcurrentUse(t *testing.T) {
 				if g := r.Group(agent); len(g.Rules) != 51 {
 					t.Errorf("%s: %d rules", agent, len(g.Rules))
 				}
-				if i%10 == 0 && len(r.Groups()) != 20 {
+				if i%10 == 0 && len(r.Groups()) != 21 {
 					t.Error("Groups changed")
 				}
 			}
 		}()
 	}
 	wg.Wait()
+}
+
+// TestDuplicateRulesCompiledOnce checks that copies of a rule (same
+// compiled form and verdict) are matched once, and that the first copy
+// still decides.
+func TestDuplicateRulesCompiledOnce(t *testing.T) {
+	var sb strings.Builder
+	sb.WriteString("User-agent: *\n")
+	for i := 0; i < 1000; i++ {
+		sb.WriteString("Disallow: *aa*b\nDisallow: /%7Ex\nDisallow: /~x\nAllow: *aa*b\n")
+	}
+	r := Parse([]byte(sb.String()))
+	// "/%7Ex" and "/~x" compile alike but differ in precedence: both kept.
+	if n := len(r.global.parts[0].matchers); n != 4 {
+		t.Errorf("%d matchers, want 4", n)
+	}
+	if d := r.DecidePath("x", "/aab"); !d.Allowed || d.Rule.Line != 5 {
+		t.Errorf("/aab: %+v, want allowed by line 5", d)
+	}
+	if d := r.DecidePath("x", "/~x"); d.Allowed || d.Rule.Line != 3 {
+		t.Errorf("/~x: %+v, want disallowed by line 3", d)
+	}
 }

@@ -36,44 +36,35 @@ func (d Directive) String() string {
 	return s
 }
 
-// valueDirectives are the known directives that carry a value after a
-// colon. In an X-Robots-Tag header a token followed by ':' that is one of
-// these (or of flagDirectives) is a directive; any other is an agent name.
-var valueDirectives = map[string]bool{
-	"max-snippet":       true,
-	"max-image-preview": true,
-	"max-video-preview": true,
-	"unavailable_after": true,
-}
-
-// flagDirectives are the known directives without a value. They are only
-// consulted to tell a directive from an agent prefix ("noindex: x" is a
-// malformed noindex, not an agent called noindex); unknown directives are
-// kept all the same.
-var flagDirectives = map[string]bool{
-	"all":                  true,
-	"index":                true,
-	"follow":               true,
-	"noindex":              true,
-	"nofollow":             true,
-	"none":                 true,
-	"noarchive":            true,
-	"nocache":              true,
-	"nosnippet":            true,
-	"notranslate":          true,
-	"noimageindex":         true,
-	"indexifembedded":      true,
-	"noodp":                true,
-	"noydir":               true,
-	"noai":                 true,
-	"noimageai":            true,
-	"nositelinkssearchbox": true,
-}
-
-// isKnownDirective reports whether name (lower case) is a directive this
-// package knows.
+// isKnownDirective reports whether name (lower case) is a robot-tag
+// directive this package knows: one that carries a value after a colon
+// (max-snippet, max-image-preview, max-video-preview, unavailable_after)
+// or one without. Unknown directives are kept all the same; the list only
+// tells a directive from an agent prefix ("noindex: x" is a malformed
+// noindex, not an agent called noindex) and a crawler's <meta> element
+// from an unrelated one.
 func isKnownDirective(name string) bool {
-	return valueDirectives[name] || flagDirectives[name]
+	switch name {
+	case "max-snippet", "max-image-preview", "max-video-preview", "unavailable_after",
+		"all", "index", "follow", "noindex", "nofollow", "none", "noarchive", "nocache",
+		"nosnippet", "notranslate", "noimageindex", "indexifembedded", "noodp", "noydir",
+		"noai", "noimageai", "nositelinkssearchbox":
+		return true
+	}
+	return false
+}
+
+// startsWithDirective reports whether s starts with a known directive name
+// followed by the end of s, a colon or white space.
+func startsWithDirective(s string) bool {
+	i := 0
+	for i < len(s) && isTokenChar(s[i]) {
+		i++
+	}
+	if i < len(s) && s[i] != ':' && s[i] != ' ' && s[i] != '\t' {
+		return false
+	}
+	return isKnownDirective(strings.ToLower(s[:i]))
 }
 
 // ParseXRobotsTag parses the values of every X-Robots-Tag header of a
@@ -83,9 +74,11 @@ func isKnownDirective(name string) bool {
 // case-insensitively. A token of the form "agent: directive" restricts
 // that directive, and every following one in the same header value up to
 // the next agent prefix, to the named agent, as in
-// "googlebot: noindex, nofollow". A token whose part before the colon is a
-// known directive ("max-snippet: 20", "unavailable_after: 25 Jun 2010
-// 15:00:00 PST") is a directive with a value, not an agent prefix. Each
+// "googlebot: noindex, nofollow". A token "head: rest" is an agent prefix
+// only when head is not a known directive and rest is empty or starts
+// with a known directive; otherwise ("max-snippet: 20", "max-foo: 3",
+// "unavailable_after: 25 Jun 2010 15:00:00 PST") it is a directive with a
+// value. Each
 // header value starts again with no agent. Unknown directives are kept
 // (for display) with their name lower-cased; values keep their case.
 // Empty list elements are skipped.
@@ -118,7 +111,7 @@ func parseList(ds []Directive, list string, agents bool) []Directive {
 		// RFC 850 / RFC 1123 dates contain a comma after the day name
 		// ("unavailable_after: Friday, 25-Jun-10 15:00:00 GMT"): glue
 		// the next element back on.
-		if d.Name == "unavailable_after" && isWeekday(d.Value) && i+1 < len(parts) {
+		if (d.Name == "unavailable_after" || d.Name == "unavailable-after") && isWeekday(d.Value) && i+1 < len(parts) {
 			i++
 			d.Value += ", " + strings.TrimSpace(parts[i])
 		}
@@ -137,11 +130,15 @@ func parseHeaderToken(agent, tok string) (string, Directive, bool) {
 			break
 		}
 		h := strings.ToLower(strings.TrimSpace(head))
-		if isKnownDirective(h) || !isAgentToken(h) {
+		rest = strings.TrimSpace(rest)
+		// "head:" is an agent prefix only when what follows is empty or a
+		// known directive; otherwise ("max-foo: 3", "unavailable-after:
+		// 25 Jun 2010") it is a directive with a value.
+		if isKnownDirective(h) || !isAgentToken(h) || rest != "" && !startsWithDirective(rest) {
 			break
 		}
 		agent = h
-		tok = strings.TrimSpace(rest)
+		tok = rest
 	}
 	d, ok := parseDirective(tok)
 	d.Agent = agent
@@ -189,23 +186,17 @@ func isWeekday(s string) bool {
 	return false
 }
 
-// notAgentMetaNames are standard or common <meta name> values that are
-// not crawler names; their content is not parsed as directives.
-var notAgentMetaNames = map[string]bool{
-	"application-name": true,
-	"author":           true,
-	"color-scheme":     true,
-	"copyright":        true,
-	"creator":          true,
-	"description":      true,
-	"format-detection": true,
-	"generator":        true,
-	"keywords":         true,
-	"publisher":        true,
-	"rating":           true,
-	"referrer":         true,
-	"theme-color":      true,
-	"viewport":         true,
+// isNotAgentMetaName reports whether name (lower case) is a standard or
+// common <meta name> value that is not a crawler name; its content is not
+// parsed as directives.
+func isNotAgentMetaName(name string) bool {
+	switch name {
+	case "application-name", "author", "color-scheme", "copyright", "creator", "description",
+		"format-detection", "generator", "keywords", "publisher", "rating", "referrer",
+		"theme-color", "viewport":
+		return true
+	}
+	return false
 }
 
 // ParseMetaRobots reads an HTML document from r and returns the directives
@@ -219,8 +210,10 @@ var notAgentMetaNames = map[string]bool{
 // <noscript>, <title>, ...) or comments do not. Attribute names and the
 // name attribute's value are case-insensitive; a name other than "robots"
 // that looks like a product token (letters, digits, '_', '-') is an
-// agent and is stored lower-cased in Directive.Agent; well-known non-crawler
-// names (description, viewport, ...) are skipped. The content attribute is
+// agent and is stored lower-cased in Directive.Agent, but only when its
+// content is made of known directives (so google-site-verification or
+// msapplication-tilecolor are not read as crawlers); well-known
+// non-crawler names (description, viewport, ...) are skipped. The content attribute is
 // a comma-separated list parsed like an X-Robots-Tag value but without
 // agent prefixes.
 //
@@ -294,12 +287,18 @@ func metaDirectives(z *html.Tokenizer, ds []Directive) []Directive {
 	switch {
 	case name == "robots":
 		agent = ""
-	case !isAgentToken(name) || notAgentMetaNames[name]:
+	case !isAgentToken(name) || isNotAgentMetaName(name):
 		return ds
 	}
 	n := len(ds)
 	ds = parseList(ds, content, false)
 	for i := n; i < len(ds); i++ {
+		// Under any other name than "robots", content that is not made
+		// of known directives ("google-site-verification",
+		// "msapplication-tilecolor") is not for a crawler.
+		if agent != "" && !isKnownDirective(ds[i].Name) {
+			return ds[:n]
+		}
 		ds[i].Agent = agent
 	}
 	return ds

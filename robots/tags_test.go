@@ -54,6 +54,14 @@ func TestParseXRobotsTag(t *testing.T) {
 		{"empty elements and whitespace", []string{" , noindex ,, \t", ""}, []Directive{tagDir("", "noindex", "")}},
 		{"no headers", nil, nil},
 		{"colon only", []string{":"}, nil},
+		{"unknown value directive is not an agent", []string{"max-foo: 3, noindex"},
+			[]Directive{tagDir("", "max-foo", "3"), tagDir("", "noindex", "")}},
+		{"unavailable-after spelling is not an agent", []string{"unavailable-after: Friday, 25-Jun-10 15:00:00 GMT, noarchive"},
+			[]Directive{tagDir("", "unavailable-after", "Friday, 25-Jun-10 15:00:00 GMT"), tagDir("", "noarchive", "")}},
+		{"agent before an unknown value directive's value", []string{"googlebot: max-foo: 3"},
+			[]Directive{tagDir("", "googlebot", "max-foo: 3")}},
+		{"agent then known directive with value", []string{"googlebot: max-snippet:20"},
+			[]Directive{tagDir("googlebot", "max-snippet", "20")}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -86,6 +94,12 @@ func TestParseMetaRobots(t *testing.T) {
 		{"uppercase agent name", `<head><meta content="noindex" name="MandelBot"></head>`,
 			[]Directive{tagDir("mandelbot", "noindex", "")}},
 		{"unquoted attributes", `<head><meta name=robots content=noindex></head>`, []Directive{tagDir("", "noindex", "")}},
+		{"non-crawler metas with token names", `<head><meta name="google-site-verification" content="abc123XYZ">` +
+			`<meta name="msapplication-TileColor" content="#da532c"><meta name="twitter:card" content="summary">` +
+			`<meta name="googlebot" content="noindex, frobnicate"><meta name="bingbot" content="max-snippet: 5, noarchive"></head>`,
+			[]Directive{tagDir("bingbot", "max-snippet", "5"), tagDir("bingbot", "noarchive", "")}},
+		{"robots meta keeps unknown directives", `<head><meta name="robots" content="frobnicate, noindex"></head>`,
+			[]Directive{tagDir("", "frobnicate", ""), tagDir("", "noindex", "")}},
 		{"hyphenated agent", `<head><meta name="googlebot-news" content="nosnippet"></head>`,
 			[]Directive{tagDir("googlebot-news", "nosnippet", "")}},
 		{"multiple metas", `<!DOCTYPE html><html><head><title>t</title>

@@ -6,6 +6,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net"
+	"net/netip"
 	"os"
 	"strings"
 	"time"
@@ -122,7 +124,22 @@ fine while all HTTPS goes through robotsgate (which verifies origins against
 the system roots itself). Then point the client at the proxy:
 
   export HTTPS_PROXY=http://%[2]s HTTP_PROXY=http://%[2]s
-`, f, cfg.Listen)
+`, f, clientProxyAddr(cfg.Listen))
+}
+
+// clientProxyAddr returns the address a client on this machine uses to
+// reach the listen address addr: an empty or unspecified host (":9309",
+// "0.0.0.0:9309", "[::]:9309") becomes 127.0.0.1; other addresses are
+// returned as they are.
+func clientProxyAddr(addr string) string {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return addr
+	}
+	if ip, err := netip.ParseAddr(host); host == "" || (err == nil && ip.IsUnspecified()) {
+		return net.JoinHostPort("127.0.0.1", port)
+	}
+	return addr
 }
 
 // shellQuote quotes s for a POSIX shell when it needs quoting.

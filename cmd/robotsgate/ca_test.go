@@ -114,3 +114,29 @@ func TestCACommandErrors(t *testing.T) {
 		t.Fatalf("-h: exit %d %q", code, out)
 	}
 }
+
+// TestCAProxyAddr: the HTTPS_PROXY line `robotsgate ca` prints is usable
+// when listen names no host or an unspecified one.
+func TestCAProxyAddr(t *testing.T) {
+	for listen, want := range map[string]string{
+		":9309":          "HTTPS_PROXY=http://127.0.0.1:9309 ",
+		"0.0.0.0:9309":   "HTTPS_PROXY=http://127.0.0.1:9309 ",
+		"[::]:9309":      "HTTPS_PROXY=http://127.0.0.1:9309 ",
+		"10.1.2.3:9309":  "HTTPS_PROXY=http://10.1.2.3:9309 ",
+		"localhost:8080": "HTTPS_PROXY=http://localhost:8080 ",
+	} {
+		env := map[string]string{
+			"ROBOTSGATE_LISTEN":      listen,
+			"ROBOTSGATE_ALLOW_OPEN":  "true",
+			"ROBOTSGATE_ADMIN_TOKEN": "t",
+			"ROBOTSGATE_DATA_DIR":    filepath.Join(t.TempDir(), "data"),
+		}
+		code, out, errs := runCATest(t, env)
+		if code != 0 {
+			t.Fatalf("listen %s: exit %d: %s", listen, code, errs)
+		}
+		if !strings.Contains(out, want) {
+			t.Errorf("listen %s: output lacks %q:\n%s", listen, want, out)
+		}
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/robotsgate/robotsgate/robots"
 )
@@ -16,7 +17,10 @@ const checkUsage = "usage: robotsgate check -robots FILE -agent NAME [-json] URL
 // runCheck implements "robotsgate check": it reads a robots.txt and prints,
 // for each URL, whether the crawler named by -agent may fetch it. The exit
 // status is 0 when every URL is allowed, 1 when any is disallowed and 2 on
-// a usage or read error (reported in one line on stderr).
+// a usage or read error (reported in one line on stderr). Flags must
+// precede the URLs. A one-line "note:" on stderr, which does not change
+// the exit status, says when the file exceeds what robots.Parse reads or
+// when -agent is not a product token.
 func runCheck(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("check", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
@@ -44,9 +48,22 @@ func runCheck(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	case fs.NArg() == 0:
 		return fail("no URL given (%s)", checkUsage)
 	}
+	// The flag package stops at the first URL: a flag after it would be
+	// checked as a URL.
+	for _, u := range fs.Args() {
+		if strings.HasPrefix(u, "-") {
+			return fail("flags must precede URLs: %q comes after a URL (%s)", u, checkUsage)
+		}
+	}
 	body, err := readRobots(*file, stdin)
 	if err != nil {
 		return fail("%v", err)
+	}
+	if len(body) > robots.DefaultMaxBytes {
+		fmt.Fprintf(stderr, "robotsgate check: note: the robots.txt is larger than %d bytes; only the lines within them are parsed\n", robots.DefaultMaxBytes)
+	}
+	if tok := robots.ProductToken(*agent); tok != *agent {
+		fmt.Fprintf(stderr, "robotsgate check: note: -agent %q is not a product token ([A-Za-z0-9_-]+), so only the * group can apply to it (product token: %q)\n", *agent, tok)
 	}
 	r := robots.Parse(body)
 

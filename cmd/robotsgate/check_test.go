@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/robotsgate/robotsgate/robots"
 )
 
 const checkRobots = `User-agent: *
@@ -56,10 +58,25 @@ func TestRunCheck(t *testing.T) {
 			wantOut:  "disallowed http://example.com/a  (Disallow: /, line 6)\n",
 		},
 		{
-			name:     "full user-agent string is not tokenised",
-			args:     []string{"-robots", file, "-agent", "MJ12bot/1.4", "http://example.com/a"},
-			wantCode: 0,
-			wantOut:  "allowed http://example.com/a\n",
+			name:       "full user-agent string is not tokenised",
+			args:       []string{"-robots", file, "-agent", "MJ12bot/1.4", "http://example.com/a"},
+			wantCode:   0,
+			wantOut:    "allowed http://example.com/a\n",
+			wantErrSub: `note: -agent "MJ12bot/1.4" is not a product token`,
+		},
+		{
+			name:       "robots.txt over the parse limit",
+			args:       []string{"-robots", "-", "-agent", "x", "http://example.com/late"},
+			stdin:      "User-agent: *\n#" + strings.Repeat("x", robots.DefaultMaxBytes) + "\nDisallow: /late\n",
+			wantCode:   0,
+			wantOut:    "allowed http://example.com/late\n",
+			wantErrSub: "note: the robots.txt is larger than 512000 bytes",
+		},
+		{
+			name:       "flag after a URL",
+			args:       []string{"-robots", file, "-agent", "x", "http://example.com/", "-json"},
+			wantCode:   2,
+			wantErrSub: `flags must precede URLs: "-json" comes after a URL`,
 		},
 		{
 			name:     "robots.txt itself is always allowed",
@@ -115,7 +132,7 @@ func TestRunCheck(t *testing.T) {
 			if !strings.Contains(msg, tt.wantErrSub) || strings.Count(msg, "\n") != 1 || !strings.HasSuffix(msg, "\n") {
 				t.Errorf("stderr = %q, want one line containing %q", msg, tt.wantErrSub)
 			}
-			if out.Len() != 0 {
+			if tt.wantCode == 2 && out.Len() != 0 {
 				t.Errorf("stdout = %q on a usage error, want empty", out.String())
 			}
 		})

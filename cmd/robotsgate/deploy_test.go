@@ -448,7 +448,8 @@ func TestDockerfile(t *testing.T) {
 		t.Errorf("image defaults without credentials: %v, want the open-proxy refusal", err)
 	}
 	// ... and with them (what the README's docker run passes) it is valid.
-	withAuth := map[string]string{"ROBOTSGATE_CREDENTIALS_FILE": "/run/secrets/robotsgate-credentials", "ROBOTSGATE_ADMIN_TOKEN": "t"}
+	withAuth := map[string]string{"ROBOTSGATE_CREDENTIALS_FILE": "/run/secrets/robotsgate-credentials",
+		"ROBOTSGATE_ALLOW_CIDRS": "0.0.0.0/0,::/0", "ROBOTSGATE_ADMIN_TOKEN": "t"}
 	for k, v := range env {
 		withAuth[k] = v
 	}

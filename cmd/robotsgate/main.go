@@ -22,10 +22,27 @@ import (
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := signalContext()
 	code := run(ctx, os.Args[1:], os.Getenv, os.Stdin, os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)
+}
+
+// signalContext returns a context that ends at the first SIGINT or
+// SIGTERM. From then on the signals have their default effect again, so
+// that a second Ctrl-C during the graceful stop kills the process.
+// The returned context is done only once the default is back.
+func signalContext() (context.Context, context.CancelFunc) {
+	sig, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, cancel := context.WithCancel(context.Background())
+	context.AfterFunc(sig, func() {
+		stop()
+		cancel()
+	})
+	return ctx, func() {
+		stop()
+		cancel()
+	}
 }
 
 // run dispatches to a subcommand and returns the exit code: serve when

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/robotsgate/robotsgate/internal/redistest"
 )
@@ -84,5 +85,97 @@ func TestRedisTwoProxiesShareRobotsAndPacing(t *testing.T) {
 	// (TestRedisPacerAcrossInstances): wall-clock gaps measured here would be flaky.
 	if got := arrivals.Load(); got != n/2 {
 		t.Fatalf("%d requests reached the origin, want %d", got, n/2)
+	}
+}
+
+// TestRedisOutageThroughProxies kills and restarts the shared redis-server
+// under two running robotsgate servers: requests keep their verdicts
+// (403/200) throughout, robotsgate_redis_up reads 0 during the outage and
+// 1 after it, and each server logs the outage once.
+func TestRedisOutageThroughProxies(t *testing.T) {
+	srv := redistest.Start(t)
+	var robots atomic.Int64
+	origin := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/robots.txt" {
+			robots.Add(1)
+			io.WriteString(w, "User-agent: *\nDisallow: /private\n")
+			return
+		}
+		io.WriteString(w, "ok")
+	}))
+	t.Cleanup(origin.Close)
+
+	args := []string{"-cache", srv.URL(0), "-audit-log", "-"}
+	proxies := []*running{startServe(t, args, nil), startServe(t, args, nil)}
+
+	// traffic sends an allowed and a disallowed request through each
+	// proxy and checks their verdicts.
+	traffic := func(stage string) {
+		t.Helper()
+		for i, p := range proxies {
+			for path, want := range map[string]int{"/private/x": 403, "/page": 200} {
+				resp, err := p.client.Get(origin.URL + path)
+				if err != nil {
+					t.Fatalf("%s: proxy %d %s: %v", stage, i, path, err)
+				}
+				io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				if resp.StatusCode != want {
+					t.Fatalf("%s: proxy %d %s: status %d, want %d", stage, i, path, resp.StatusCode, want)
+				}
+			}
+		}
+	}
+	// redisUp polls each proxy's /metrics until robotsgate_redis_up reads
+	// want, sending traffic meanwhile (deadline 10s; no timing asserted).
+	redisUp := func(want string) {
+		t.Helper()
+		line := "\nrobotsgate_redis_up " + want + "\n"
+		for i, p := range proxies {
+			deadline := time.Now().Add(10 * time.Second)
+			for {
+				resp, err := http.Get("http://" + p.addr.String() + "/metrics")
+				if err != nil {
+					t.Fatal(err)
+				}
+				body, _ := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				if strings.Contains(string(body), line) {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("proxy %d: robotsgate_redis_up never read %s", i, want)
+				}
+				traffic("waiting for redis_up " + want)
+				time.Sleep(20 * time.Millisecond)
+			}
+		}
+	}
+
+	traffic("redis up")
+	redisUp("1")
+	if got := robots.Load(); got != 1 {
+		t.Fatalf("%d robots.txt fetches by two proxies sharing redis, want 1", got)
+	}
+
+	srv.Stop()
+	traffic("redis down")
+	redisUp("0")
+	for range 5 {
+		traffic("redis down")
+	}
+
+	srv.Restart() // empty
+	redisUp("1")
+	traffic("redis back")
+
+	for i, p := range proxies {
+		logs := p.stderr.String()
+		if n := strings.Count(logs, "redis unavailable: using local"); n != 1 {
+			t.Errorf("proxy %d logged the outage %d times, want once:\n%s", i, n, logs)
+		}
+		if !strings.Contains(logs, "redis available again") {
+			t.Errorf("proxy %d did not log the recovery:\n%s", i, logs)
+		}
 	}
 }

@@ -20,7 +20,8 @@ import (
 // by shutdown_timeout) and flushes and closes the audit log. When ready is
 // not nil it receives the proxy's address once it listens. It returns the
 // exit code: 0 after a clean stop, 2 for bad configuration (one line on
-// stderr, before listening), 1 for other failures.
+// stderr, before listening; an address that cannot be bound is one), 1
+// for other failures.
 func runServe(ctx context.Context, args []string, env func(string) string, stdout, stderr io.Writer, ready chan<- net.Addr) int {
 	cfg, err := loadConfig(args, env)
 	if errors.Is(err, flag.ErrHelp) {
@@ -35,6 +36,30 @@ func runServe(ctx context.Context, args []string, env func(string) string, stdou
 	if err != nil {
 		return fail(stderr, 2, err)
 	}
+	// Both addresses are bound first: one that cannot be bound (in use,
+	// not an address of this host) is a configuration error, reported
+	// before anything else happens. Connections wait in the backlog until
+	// the proxy serves.
+	ln, err := listen("listen", cfg.Listen)
+	if err != nil {
+		return fail(stderr, 2, err)
+	}
+	var aln net.Listener
+	if cfg.AdminListen != "" {
+		if aln, err = listen("admin_listen", cfg.AdminListen); err != nil {
+			ln.Close()
+			return fail(stderr, 2, err)
+		}
+	}
+	started := false
+	defer func() {
+		if !started { // failed before serving
+			ln.Close()
+			if aln != nil {
+				aln.Close()
+			}
+		}
+	}()
 
 	aw, err := proxy.OpenAuditLog(cfg, stdout)
 	if err != nil {
@@ -103,22 +128,10 @@ func runServe(ctx context.Context, args []string, env func(string) string, stdou
 		return fail(stderr, 2, err)
 	}
 
-	ln, err := net.Listen("tcp", cfg.Listen)
-	if err != nil {
-		closeAudit()
-		return fail(stderr, 1, err)
-	}
 	errc := make(chan error, 2)
-	serving := 1
+	started, serving := true, 1
 	go func() { errc <- srv.Serve(ln) }()
-	if cfg.AdminListen != "" {
-		aln, err := net.Listen("tcp", cfg.AdminListen)
-		if err != nil {
-			ln.Close()
-			<-errc
-			closeAudit()
-			return fail(stderr, 1, err)
-		}
+	if aln != nil {
 		serving++
 		go func() { errc <- srv.ServeAdmin(aln) }()
 		log.Info().Str("admin_listen", aln.Addr().String()).Msg("admin API listening")
@@ -165,12 +178,13 @@ func runServe(ctx context.Context, args []string, env func(string) string, stdou
 // that Redis and fall back to local ones while it is down.
 func newStore(ctx context.Context, cfg proxy.Config, log zerolog.Logger) (enforce.Store, enforce.Pacer, enforce.Pauses, func(), error) {
 	if cfg.Cache == "memory" {
-		return enforce.NewMemoryStore(), nil, nil, func() {}, nil
+		return enforce.NewMemoryStoreSize(cfg.Robots.MaxEntries), nil, nil, func() {}, nil
 	}
 	enforce.SetRedisClientLog(log)
 	r, err := enforce.NewRedis(ctx, cfg.Cache, enforce.RedisOptions{
 		Log:      log.With().Str("component", "redis").Logger(),
 		MaxBytes: cfg.Robots.MaxBytes,
+		Local:    enforce.NewMemoryStoreSize(cfg.Robots.MaxEntries),
 	})
 	if err != nil {
 		return nil, nil, nil, nil, fmt.Errorf("cache: %w", err)
@@ -189,6 +203,15 @@ func fetcherRedirects(n int) int {
 		return -1
 	}
 	return n
+}
+
+// listen binds addr, the value of the setting key; the error names both.
+func listen(key, addr string) (net.Listener, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("%s: cannot listen on %s: %w", key, addr, err)
+	}
+	return ln, nil
 }
 
 // fail prints err as one line on stderr and returns code.

@@ -175,6 +175,9 @@ func TestServeShutdownLetsInFlightFinish(t *testing.T) {
 		case <-release:
 		case <-time.After(testTimeout):
 		}
+		// A robot tag: its audit record is written once these headers
+		// reach robotsgate, i.e. during the shutdown.
+		w.Header().Set("X-Robots-Tag", "noindex")
 		io.WriteString(w, "finished")
 	})
 	auditPath := filepath.Join(t.TempDir(), "audit.log")
@@ -198,6 +201,14 @@ func TestServeShutdownLetsInFlightFinish(t *testing.T) {
 	}()
 	<-arrived
 	r.cancel() // SIGINT/SIGTERM
+	// Wait (bounded) until the shutdown has begun: runServe says so.
+	for deadline := time.Now().Add(testTimeout); !strings.Contains(r.stderr.String(), "shutting down"); {
+		if time.Now().After(deadline) {
+			t.Fatalf("no shutdown line on stderr:\n%s", r.stderr)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	// The shutdown is under way and the request still pending.
 	select {
 	case c := <-r.code:
 		t.Fatalf("runServe exited %d with a request in flight", c)
@@ -212,8 +223,11 @@ func TestServeShutdownLetsInFlightFinish(t *testing.T) {
 	if code := r.stop(t); code != 0 {
 		t.Fatalf("exit code %d:\n%s", code, r.stderr)
 	}
+	// Both records of the in-flight request are in the closed audit log,
+	// the one written after the shutdown began included.
 	recs := readAudit(t, auditPath)
-	if len(recs) != 1 || recs[0]["decision"] != "allowed" {
+	if len(recs) != 2 || recs[0]["decision"] != "allowed" || recs[1]["reason"] != "robot-tag" ||
+		recs[1]["url"] != origin.URL+"/slow" {
 		t.Fatalf("audit=all: %v", recs)
 	}
 }
@@ -254,8 +268,19 @@ func TestServeListenError(t *testing.T) {
 	var stderr bytes.Buffer
 	code := runServe(context.Background(), []string{"-listen", ln.Addr().String(), "-data-dir", t.TempDir()},
 		envMap(nil), io.Discard, &stderr, nil)
-	if code != 1 || !strings.Contains(stderr.String(), "address already in use") {
-		t.Fatalf("exit %d, stderr %q", code, stderr.String())
+	// A configuration error: exit 2 with one line naming the setting.
+	lines := strings.Split(strings.TrimRight(stderr.String(), "\n"), "\n")
+	if code != 2 || len(lines) != 1 || !strings.HasPrefix(lines[0], "robotsgate: listen: ") ||
+		!strings.Contains(lines[0], "address already in use") {
+		t.Fatalf("exit %d, stderr %q; want 2 and one line", code, stderr.String())
+	}
+	// So is an admin_listen address that cannot be bound; nothing serves.
+	stderr.Reset()
+	code = runServe(context.Background(), []string{"-listen", "127.0.0.1:0", "-data-dir", t.TempDir(),
+		"-admin-listen", ln.Addr().String()}, envMap(nil), io.Discard, &stderr, nil)
+	lines = strings.Split(strings.TrimRight(stderr.String(), "\n"), "\n")
+	if code != 2 || len(lines) != 1 || !strings.HasPrefix(lines[0], "robotsgate: admin_listen: ") {
+		t.Fatalf("admin_listen in use: exit %d, stderr %q; want 2 and one line", code, stderr.String())
 	}
 }
 

@@ -3,12 +3,16 @@
 package redistest
 
 import (
+	"bufio"
 	"bytes"
+	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -111,7 +115,20 @@ func (s *Server) startLocked() error {
 
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		if err := ping(s.Addr()); err == nil {
+		if pid, err := serverPID(s.Addr()); err == nil {
+			// Something answers on the port: make sure it is our child,
+			// not another package's redis-server that won the port
+			// while ours failed to bind.
+			select {
+			case <-done:
+				return fmt.Errorf("redis-server on port %d exited at start (another server answers there):\n%s", s.port, out.String())
+			default:
+			}
+			if pid != cmd.Process.Pid {
+				_ = cmd.Process.Kill()
+				<-done
+				return fmt.Errorf("port %d is served by another redis-server (pid %d, ours was %d):\n%s", s.port, pid, cmd.Process.Pid, out.String())
+			}
 			break
 		}
 		select {
@@ -129,26 +146,47 @@ func (s *Server) startLocked() error {
 	return nil
 }
 
-// ping sends an inline PING and expects +PONG.
-func ping(addr string) error {
+// serverPID sends an inline PING, expects +PONG, then asks INFO server
+// and returns the process_id it reports.
+func serverPID(addr string) (int, error) {
 	c, err := net.DialTimeout("tcp", addr, 200*time.Millisecond)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	defer c.Close()
 	_ = c.SetDeadline(time.Now().Add(500 * time.Millisecond))
+	rd := bufio.NewReader(c)
 	if _, err := c.Write([]byte("PING\r\n")); err != nil {
-		return err
+		return 0, err
 	}
-	buf := make([]byte, 7)
-	n, err := c.Read(buf)
+	line, err := rd.ReadString('\n')
 	if err != nil {
-		return err
+		return 0, err
 	}
-	if string(buf[:n]) != "+PONG\r\n" {
-		return fmt.Errorf("unexpected PING reply %q", buf[:n])
+	if line != "+PONG\r\n" {
+		return 0, fmt.Errorf("unexpected PING reply %q", line)
 	}
-	return nil
+	if _, err := c.Write([]byte("INFO server\r\n")); err != nil {
+		return 0, err
+	}
+	head, err := rd.ReadString('\n') // "$<len>\r\n"
+	if err != nil {
+		return 0, err
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(strings.TrimPrefix(head, "$")))
+	if err != nil || !strings.HasPrefix(head, "$") || n < 0 || n > 1<<20 {
+		return 0, fmt.Errorf("unexpected INFO reply %q", head)
+	}
+	body := make([]byte, n+2)
+	if _, err := io.ReadFull(rd, body); err != nil {
+		return 0, err
+	}
+	for l := range strings.SplitSeq(string(body), "\r\n") {
+		if v, ok := strings.CutPrefix(l, "process_id:"); ok {
+			return strconv.Atoi(v)
+		}
+	}
+	return 0, errors.New("INFO server reports no process_id")
 }
 
 // freePort asks the kernel for a free loopback TCP port.

@@ -27,6 +27,10 @@ func main() {
 	p.Tr = tr
 	p.ConnectDial = nil
 	p.Verbose = false
+	// As robotsgate (proxy.New): the client's Accept-Encoding passes
+	// through, and the transport neither adds gzip nor decodes.
+	p.KeepAcceptEncoding = true
+	tr.DisableCompression = true
 	srv := &http.Server{Addr: *listen, Handler: p, ReadHeaderTimeout: 10 * time.Second}
 	log.Fatal(srv.ListenAndServe())
 }

@@ -1,0 +1,53 @@
+package proxy
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+)
+
+// A client that leaves while robots.txt is being fetched is neither
+// audited as a robots block nor counted as a denial.
+func TestClientGoneWhileFetchingRobots(t *testing.T) {
+	release := make(chan struct{})
+	o := newOrigin(t, func(w http.ResponseWriter, r *http.Request) {
+		<-release
+		io.WriteString(w, privateRobots)
+	}, nil)
+	defer close(release)
+	h := newHarness(t, harnessOpts{config: func(c *Config) { c.Audit = AuditAll }})
+
+	ctx, cancel := context.WithCancel(context.Background())
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, o.URL+"/public", nil)
+	req.Header.Set("User-Agent", "TestBot/1.0")
+	errc := make(chan error, 1)
+	go func() {
+		resp, err := h.client.Do(req)
+		if err == nil {
+			resp.Body.Close()
+		}
+		errc <- err
+	}()
+	waitUntil(t, "the robots.txt fetch", func() bool { return o.robotsHits.Load() == 1 })
+	cancel()
+	if err := <-errc; !errors.Is(err, context.Canceled) {
+		t.Fatalf("client: %v", err)
+	}
+	m := h.srv.Metrics()
+	waitUntil(t, "the request to end", func() bool {
+		return metricValue(t, m.exposition(), "robotsgate_inflight_requests") == 0
+	})
+	if recs := h.audit.String(); recs != "" {
+		t.Errorf("audited: %s", recs)
+	}
+	exp := m.exposition()
+	if strings.Contains(exp, "client-gone") || strings.Contains(exp, `robotsgate_decisions_total{reason="robots-unreachable",result="denied"} 1`) {
+		t.Errorf("counted as a decision:\n%s", exp)
+	}
+	if o.hits.Load() != 0 {
+		t.Errorf("the request was forwarded")
+	}
+}

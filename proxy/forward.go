@@ -1,0 +1,120 @@
+package proxy
+
+import (
+	"io"
+	"net/http"
+	"sync"
+
+	"github.com/elazarl/goproxy"
+)
+
+// copyBufSize is the size of the buffers that forwarded bodies are copied
+// through, as io.Copy's.
+const copyBufSize = 32 << 10
+
+// forward is the last request hook, for requests about to be forwarded:
+// it wraps the request's round tripper so that, as the response arrives
+// and before goproxy takes hold of its body, robot tags are scanned
+// (scanRobotTags, when robot_tags is on) and the body is wrapped in a
+// *copyBody. A body replaced later, in a response hook, would make goproxy
+// drop Content-Length (and chunk MITM responses); replaced here, it is the
+// body goproxy forwards as is. Requests answered by an earlier request
+// hook never reach it.
+func (s *Server) forward(r *http.Request, ctx *goproxy.ProxyCtx) (*http.Request, *http.Response) {
+	next := ctx.RoundTripper // the MITM session's, or nil for goproxy's transport
+	tags := s.cfg.RobotTags
+	ctx.RoundTripper = goproxy.RoundTripperFunc(func(req *http.Request, ctx *goproxy.ProxyCtx) (*http.Response, error) {
+		var resp *http.Response
+		var err error
+		if next != nil {
+			resp, err = next.RoundTrip(req, ctx)
+		} else {
+			resp, err = ctx.Proxy.Tr.RoundTrip(req)
+		}
+		if err != nil || resp == nil || ctx.Error != nil {
+			return resp, err
+		}
+		var scan *tagScan
+		if tags.Mode != RobotTagsOff {
+			scan = scanRobotTags(resp, tags) // [tags] robottags.go
+		}
+		s.wrapBody(resp, scan)
+		return resp, err
+	})
+	return r, nil
+}
+
+// copyBody is a forwarded response's body. It implements io.WriterTo, so
+// that goproxy's io.Copy to the client writes through the
+// http.ResponseWriter with a pooled buffer. Without it, io.Copy hands the
+// body to the ResponseWriter's ReadFrom, which (for a body of known
+// length) flushes the response header in a write of its own and then
+// copies the body straight to the connection through a fresh 32 KiB
+// buffer per response: one more write syscall and 32 KiB more garbage
+// for every request, which under load cost more CPU than all of
+// robotsgate's own per-request work. Through WriteTo, the header and a
+// small body leave in one write, as from any handler.
+//
+// It also carries the robot-tag scan of the round trip (nil when robot
+// tags are off), so that the response hook need not scan again.
+type copyBody struct {
+	io.ReadCloser
+	scan *tagScan
+	bufs *sync.Pool // of *[]byte, copyBufSize long
+}
+
+// wrapBody replaces resp.Body by a *copyBody holding scan, unless resp has
+// no body, or a body that must keep its own type: the io.ReadWriter of a
+// 101 Switching Protocols response (WebSocket), which goproxy looks for.
+func (s *Server) wrapBody(resp *http.Response, scan *tagScan) {
+	b := resp.Body
+	if b == nil || b == http.NoBody || resp.StatusCode == http.StatusSwitchingProtocols {
+		return
+	}
+	if _, ok := b.(io.Writer); ok {
+		return
+	}
+	resp.Body = &copyBody{ReadCloser: b, scan: scan, bufs: &s.copyBufs}
+}
+
+// WriteTo copies the body to w until EOF or an error. When a read ends
+// without reaching the end of the body, what was read is flushed to the
+// client at once (when w is an http.Flusher) rather than left in the
+// server's write buffer: a body arriving slowly reaches the client as it
+// arrives, as it did when copied straight to the connection. The last
+// piece (which the transport returns together with io.EOF for a body of
+// known length) is not flushed: the server sends it with the header, or
+// when the handler returns.
+func (b *copyBody) WriteTo(w io.Writer) (int64, error) {
+	bufp, _ := b.bufs.Get().(*[]byte)
+	if bufp == nil {
+		buf := make([]byte, copyBufSize)
+		bufp = &buf
+	}
+	defer b.bufs.Put(bufp)
+	buf := *bufp
+	flusher, _ := w.(http.Flusher)
+	var n int64
+	for {
+		nr, rerr := b.ReadCloser.Read(buf)
+		if nr > 0 {
+			nw, werr := w.Write(buf[:nr])
+			n += int64(nw)
+			if werr != nil {
+				return n, werr
+			}
+			if nw != nr {
+				return n, io.ErrShortWrite
+			}
+			if rerr == nil && flusher != nil {
+				flusher.Flush()
+			}
+		}
+		if rerr != nil {
+			if rerr == io.EOF { // as io.Copy: only the bare io.EOF ends a body normally
+				return n, nil
+			}
+			return n, rerr
+		}
+	}
+}

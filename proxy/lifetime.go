@@ -1,0 +1,150 @@
+package proxy
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/elazarl/goproxy"
+
+	"github.com/robotsgate/robotsgate/enforce"
+)
+
+// ReasonShuttingDown is the audit reason of a request that was waiting
+// (for its crawl-delay slot) when Shutdown began, and was answered 503
+// instead of being forwarded.
+const ReasonShuttingDown enforce.Reason = "shutting-down"
+
+// defaultShutdownGrace bounds how long Shutdown waits, after its own
+// deadline forced the connections closed, for the request handlers still
+// running to write their audit records.
+const defaultShutdownGrace = 5 * time.Second
+
+// errShuttingDown is the cancellation cause of the contexts Shutdown ends.
+var errShuttingDown = errors.New("robotsgate is shutting down")
+
+// lifetime is what a Server's request handlers need to know of its
+// shutdown: two contexts that Shutdown cancels, and a count of the
+// handlers still running so that Shutdown can wait for their audit
+// records before the caller closes the audit log.
+//
+//   - waits ends when Shutdown begins: requests waiting for something
+//     that may take long (a crawl-delay slot) stop waiting and are
+//     answered 503.
+//   - hard ends when Shutdown's deadline has passed: the upstream round
+//     trips of requests inside MITM sessions, whose contexts net/http
+//     does not cancel, are cut short.
+type lifetime struct {
+	waits, hard         context.Context
+	stopWaits, stopHard context.CancelCauseFunc
+	grace               time.Duration // defaultShutdownGrace unless a test sets it
+	mu                  sync.Mutex
+	running             int
+	idle                chan struct{} // closed when running drops to 0; nil when none waits
+}
+
+func newLifetime() *lifetime {
+	l := &lifetime{grace: defaultShutdownGrace}
+	l.waits, l.stopWaits = context.WithCancelCause(context.Background())
+	l.hard, l.stopHard = context.WithCancelCause(context.Background())
+	return l
+}
+
+// enter counts one running handler; the caller calls leave when it ends.
+func (l *lifetime) enter() {
+	l.mu.Lock()
+	l.running++
+	l.mu.Unlock()
+}
+
+func (l *lifetime) leave() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.running--
+	if l.running == 0 && l.idle != nil {
+		close(l.idle)
+		l.idle = nil
+	}
+}
+
+// inFlight returns the number of running handlers.
+func (l *lifetime) inFlight() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.running
+}
+
+// wait waits until no handler runs, or ctx is done; it returns the number
+// still running then.
+func (l *lifetime) wait(ctx context.Context) int {
+	l.mu.Lock()
+	if l.running == 0 {
+		l.mu.Unlock()
+		return 0
+	}
+	if l.idle == nil {
+		l.idle = make(chan struct{})
+	}
+	idle := l.idle
+	l.mu.Unlock()
+	select {
+	case <-idle:
+		return 0
+	case <-ctx.Done():
+		return l.inFlight()
+	}
+}
+
+// wrap returns h counted as a running handler while it runs.
+func (l *lifetime) wrap(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		l.enter()
+		defer l.leave()
+		h.ServeHTTP(w, r)
+	})
+}
+
+// track is a request hook, run first: it counts the request (those inside
+// MITM sessions do not pass through wrap) until its context ends, which
+// goproxy does once the response was written; and it makes the context
+// of a request inside an MITM session (rooted in context.Background) end
+// at Shutdown's deadline too.
+func (s *Server) track(r *http.Request, ctx *goproxy.ProxyCtx) (*http.Request, *http.Response) {
+	l := s.life
+	l.enter()
+	rctx, cancel := context.WithCancelCause(r.Context())
+	stop := context.AfterFunc(l.hard, func() { cancel(context.Cause(l.hard)) })
+	// r's context ends when the request is over (net/http or goproxy
+	// cancels it after the response was written): only then has the
+	// handler stopped.
+	context.AfterFunc(r.Context(), func() {
+		stop()
+		cancel(context.Canceled)
+		l.leave()
+	})
+	r = r.WithContext(rctx)
+	if ctx.Req != nil {
+		ctx.Req = r
+	}
+	return r, nil
+}
+
+// untilShutdown returns a context that ends with parent or when Shutdown
+// begins, whichever comes first; its cause is errShuttingDown in the
+// second case. Call cancel when done.
+func (s *Server) untilShutdown(parent context.Context) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancelCause(parent)
+	stop := context.AfterFunc(s.life.waits, func() { cancel(errShuttingDown) })
+	return ctx, func() {
+		stop()
+		cancel(context.Canceled)
+	}
+}
+
+// shuttingDown reports whether ctx (from untilShutdown) ended because
+// Shutdown began.
+func shuttingDown(ctx context.Context) bool {
+	return errors.Is(context.Cause(ctx), errShuttingDown)
+}

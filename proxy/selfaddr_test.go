@@ -1,0 +1,243 @@
+package proxy
+
+import (
+	"bufio"
+	"context"
+	"crypto/tls"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/robotsgate/robotsgate/enforce"
+)
+
+// selfProxy is a running robotsgate with its admin API on a second
+// loopback listener (admin_listen) and no admin token: the setup in
+// which a proxy client must not reach the admin API through the proxy.
+type selfProxy struct {
+	srv       *Server
+	addr      string // proxy
+	adminAddr string // admin API
+	audit     *memAudit
+	client    *http.Client // uses the proxy
+}
+
+func startSelfProxy(t *testing.T, mutate func(c *Config, adminPort int)) *selfProxy {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := testConfig(t)
+	cfg.Listen = "127.0.0.1:0"
+	cfg.AdminListen = ln.Addr().String()
+	if mutate != nil {
+		mutate(&cfg, ln.Addr().(*net.TCPAddr).Port)
+	}
+	if err := cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	ab := &memAudit{}
+	srv, addr := startServer(t, cfg, enforce.Config{}, Deps{Auditor: NewAuditor(ab)})
+	go srv.ServeAdmin(ln) // stopped by startServer's Shutdown
+	tr := &http.Transport{Proxy: http.ProxyURL(&url.URL{Scheme: "http", Host: addr})}
+	t.Cleanup(tr.CloseIdleConnections)
+	return &selfProxy{srv: srv, addr: addr, adminAddr: ln.Addr().String(), audit: ab,
+		client: &http.Client{Transport: tr, Timeout: testTimeout}}
+}
+
+// TestSelfRequestRefused: requests proxied to robotsgate's own listeners
+// (the admin API, the proxy port) are refused with 403 and audited;
+// before the fix the loopback-only admin API answered them, DELETE
+// included.
+func TestSelfRequestRefused(t *testing.T) {
+	o := newOrigin(t, robotsStatus(404), nil)
+	p := startSelfProxy(t, nil)
+	_, adminPort, _ := net.SplitHostPort(p.adminAddr)
+	_, proxyPort, _ := net.SplitHostPort(p.addr)
+
+	// Cache the origin's robots.txt (404: all allowed) ...
+	if resp, _ := get(t, p.client, o.URL+"/x"); resp.StatusCode != 200 {
+		t.Fatalf("origin through the proxy: %d", resp.StatusCode)
+	}
+	purge := "/v1/robots?origin=" + url.QueryEscape(o.URL)
+	for _, u := range []string{
+		"http://" + p.adminAddr + purge, // the admin API
+		"http://localhost:" + adminPort + "/v1/decision?url=http%3A%2F%2Fexample.test%2F",
+		"http://[::1]:" + adminPort + "/metrics",
+		"http://127.0.0.1:" + proxyPort + "/healthz", // the proxy port itself
+		"http://0.0.0.0:" + adminPort + "/metrics",
+	} {
+		for _, method := range []string{http.MethodGet, http.MethodDelete} {
+			req, _ := http.NewRequest(method, u, nil)
+			resp, body := do(t, p.client, req)
+			if resp.StatusCode != http.StatusForbidden || resp.Header.Get(HeaderDecision) != string(enforce.ReasonSelfRequest) {
+				t.Errorf("%s %s through the proxy: %d %s %q, want 403 self-request", method, u, resp.StatusCode, resp.Header.Get(HeaderDecision), body)
+			}
+		}
+	}
+	rec := p.audit.find(t, string(enforce.ReasonSelfRequest))
+	if rec["decision"] != DecisionBlocked || rec["status"] != float64(403) {
+		t.Errorf("audit record %v, want blocked 403", rec)
+	}
+	// ... which nobody could purge through the proxy: still cached.
+	if _, ok := p.srv.enf.Cached(context.Background(), o.URL); !ok {
+		t.Error("the robots.txt entry was purged through the proxy")
+	}
+	// The admin API itself still answers directly.
+	if code, b := adminDo(t, "GET", "http://"+p.adminAddr, purge, "", nil); code != 200 {
+		t.Errorf("admin API directly: %d %s", code, b)
+	}
+}
+
+// TestSelfConnectRefused: a CONNECT to robotsgate's own admin port is
+// refused even when https.allowed_ports lets that port through and in
+// report mode (which would otherwise open a raw tunnel to the admin API).
+func TestSelfConnectRefused(t *testing.T) {
+	p := startSelfProxy(t, func(c *Config, adminPort int) {
+		c.Mode = ModeReport
+		c.HTTPS.Mode = HTTPSModeTunnel
+		c.Agent = "TestBot"
+		c.HTTPS.AllowedPorts = []int{443, adminPort}
+	})
+	resp, c, _ := rawConnect(t, p.addr, p.adminAddr, "User-Agent: TestBot/1.0")
+	defer c.Close()
+	if resp.StatusCode != http.StatusForbidden || resp.Header.Get(HeaderDecision) != string(enforce.ReasonSelfRequest) {
+		t.Fatalf("CONNECT %s: %d %s, want 403 self-request", p.adminAddr, resp.StatusCode, resp.Header.Get(HeaderDecision))
+	}
+	rec := p.audit.find(t, string(enforce.ReasonSelfRequest))
+	if rec["decision"] != DecisionBlocked || rec["method"] != http.MethodConnect {
+		t.Errorf("audit record %v", rec)
+	}
+}
+
+// TestSelfAddrsMatches: an unspecified listener stands for every local
+// address on its port; other ports and foreign addresses do not match.
+// (No address here is dialed.)
+func TestSelfAddrsMatches(t *testing.T) {
+	var any, lo, one selfAddrs
+	any.add("0.0.0.0:9310")
+	lo.add("127.0.0.1:9309")
+	one.add("192.0.2.7:9311")
+	ctx := context.Background()
+	for _, tc := range []struct {
+		a          *selfAddrs
+		host, port string
+		want       bool
+	}{
+		{&any, "127.0.0.1", "9310", true},
+		{&any, "127.1.2.3", "9310", true},
+		{&any, "::1", "9310", true},
+		{&any, "::ffff:127.0.0.1", "9310", true},
+		{&any, "localhost", "9310", true},
+		{&any, "foo.localhost.", "9310", true},
+		{&any, "0.0.0.0", "9310", true},
+		{&any, "127.0.0.1", "9309", false},
+		{&any, "192.0.2.1", "9310", false}, // TEST-NET-1: not a local address
+		{&lo, "127.0.0.1", "9309", true},
+		{&lo, "[::1]", "9309", true},
+		{&lo, "192.0.2.1", "9309", false},
+		{&one, "192.0.2.7", "9311", true},
+		{&one, "192.0.2.8", "9311", false},
+		{&one, "0.0.0.0", "9311", true},
+	} {
+		if got := tc.a.matches(ctx, tc.host, tc.port); got != tc.want {
+			t.Errorf("%v matches(%s, %s) = %v, want %v", tc.a.ports, tc.host, tc.port, got, tc.want)
+		}
+	}
+	// Every interface address of this host is "self" for an unspecified
+	// listener.
+	for _, ip := range interfaceAddrs() {
+		if !any.matches(ctx, ip.String(), "9310") {
+			t.Errorf("interface address %s not matched by 0.0.0.0:9310", ip)
+		}
+	}
+}
+
+// TestMITMMisdirectedHost: inside a MITM session a request whose Host
+// names another host:port than the CONNECT is refused with 421 and
+// audited; before the fix goproxy forwarded it to the Host, bypassing
+// https.allowed_ports.
+func TestMITMMisdirectedHost(t *testing.T) {
+	allowed := newTLSOrigin(t, "")
+	other := newTLSOrigin(t, "") // its port is not in https.allowed_ports
+	cfg := mitmConfig(t, allowed)
+	cfg.HTTPS.UpstreamRoots = append(cfg.HTTPS.UpstreamRoots, writeCertPEM(t, other.Certificate()))
+	p := startHTTPSProxy(t, cfg)
+	target := strings.TrimPrefix(allowed.URL, "https://")
+	otherHost := strings.TrimPrefix(other.URL, "https://")
+
+	resp, _, c := p.rawConnect(t, target)
+	if resp.StatusCode != 200 {
+		t.Fatalf("CONNECT %s: %d", target, resp.StatusCode)
+	}
+	tc := tls.Client(c, &tls.Config{RootCAs: p.ca, ServerName: "127.0.0.1"})
+	br := bufio.NewReader(tc)
+	send := func(host, path string) (*http.Response, string) {
+		t.Helper()
+		if _, err := io.WriteString(tc, "GET "+path+" HTTP/1.1\r\nHost: "+host+"\r\nUser-Agent: TestBot/1.0\r\n\r\n"); err != nil {
+			t.Fatal(err)
+		}
+		resp, err := http.ReadResponse(br, nil)
+		if err != nil {
+			t.Fatalf("GET %s (Host %s): %v", path, host, err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		return resp, string(b)
+	}
+
+	// The CONNECT's own host works, with or without the default port ...
+	if resp, body := send(target, "/a"); resp.StatusCode != 200 || body != "hello from /a" {
+		t.Fatalf("own host: %d %q", resp.StatusCode, body)
+	}
+	// ... another one is refused and never reached.
+	resp, body := send(otherHost, "/secret")
+	if resp.StatusCode != http.StatusMisdirectedRequest || resp.Header.Get(HeaderDecision) != string(enforce.ReasonMisdirected) {
+		t.Fatalf("Host %s inside CONNECT %s: %d %s %q, want 421", otherHost, target, resp.StatusCode, resp.Header.Get(HeaderDecision), body)
+	}
+	if n := other.hit("/secret"); n != 0 {
+		t.Fatalf("the other origin got the request %d times", n)
+	}
+	// Same host, another port: refused too (port 443 is the default).
+	if resp, _ := send("127.0.0.1", "/b"); resp.StatusCode != http.StatusMisdirectedRequest {
+		t.Fatalf("Host without port inside CONNECT %s: %d, want 421", target, resp.StatusCode)
+	}
+	rec := p.audit.find(t, string(enforce.ReasonMisdirected))
+	if rec["decision"] != DecisionBlocked || rec["status"] != float64(421) || !strings.Contains(rec["detail"].(string), otherHost) {
+		t.Errorf("audit record %v", rec)
+	}
+}
+
+// TestForwardingFailureLogRedacted: the debug line of a failed forward
+// does not carry the URL's credentials.
+func TestForwardingFailureLogRedacted(t *testing.T) {
+	p := startOpsProxy(t, func(c *Config) { c.Mode = ModeReport }) // forward although robots.txt is unreachable
+	c, err := net.DialTimeout("tcp", p.addr, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(testTimeout))
+	// Port 1 on loopback: nothing listens, forwarding fails.
+	io.WriteString(c, "GET http://user:hunter2@127.0.0.1:1/x HTTP/1.1\r\nHost: 127.0.0.1:1\r\nUser-Agent: TestBot/1.0\r\n\r\n")
+	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusBadGateway {
+		t.Fatalf("%d, want 502", resp.StatusCode)
+	}
+	logs := p.logs.String()
+	if !strings.Contains(logs, "forwarding failed") || !strings.Contains(logs, "127.0.0.1:1/x") {
+		t.Fatalf("no forwarding-failed line:\n%s", logs)
+	}
+	if strings.Contains(logs, "hunter2") || strings.Contains(logs, "user:") || strings.Contains(logs, "user@") {
+		t.Errorf("the log holds the URL's credentials:\n%s", logs)
+	}
+}
