@@ -132,20 +132,21 @@ func TestPausesMemoryBackoff(t *testing.T) {
 	if u, ext, err := m.Backoff(ctx, o, t0, 0, b); err != nil || !ext || !u.Equal(t0.Add(10*time.Second)) {
 		t.Fatalf("first: %v %v %v", u, ext, err)
 	}
-	// In flight when the pause began: no longer streak, no extension.
-	if u, ext, _ := m.Backoff(ctx, o, t0.Add(time.Second), 0, b); ext || !u.Equal(t0.Add(10*time.Second)) {
-		t.Fatalf("in-flight answer: %v %v", u, ext)
+	// In flight when the pause began: the streak does not grow (10s
+	// from now, not 20s).
+	if u, ext, _ := m.Backoff(ctx, o, t0.Add(time.Second), 0, b); !ext || !u.Equal(t0.Add(11*time.Second)) {
+		t.Fatalf("in-flight answer: %v %v, want t0+11s", u, ext)
 	}
-	if u, _, _ := m.Backoff(ctx, o, t0.Add(10*time.Second), 0, b); !u.Equal(t0.Add(30 * time.Second)) {
-		t.Fatalf("second: %v, want 20s after t0+10s", u)
+	if u, _, _ := m.Backoff(ctx, o, t0.Add(11*time.Second), 0, b); !u.Equal(t0.Add(31 * time.Second)) {
+		t.Fatalf("second: %v, want 20s after t0+11s", u)
 	}
 	// A 2xx sent before the pause began ends nothing; one sent after does.
 	m.ResumeSent(ctx, o, t0.Add(5*time.Second))
-	if _, ok, _ := m.PausedUntil(ctx, o, t0.Add(11*time.Second)); !ok {
+	if _, ok, _ := m.PausedUntil(ctx, o, t0.Add(12*time.Second)); !ok {
 		t.Fatal("an old 2xx ended the pause")
 	}
-	m.ResumeSent(ctx, o, t0.Add(10*time.Second))
-	if _, ok, _ := m.PausedUntil(ctx, o, t0.Add(11*time.Second)); ok {
+	m.ResumeSent(ctx, o, t0.Add(11*time.Second))
+	if _, ok, _ := m.PausedUntil(ctx, o, t0.Add(12*time.Second)); ok {
 		t.Fatal("a 2xx sent after the pause began did not end it")
 	}
 	if u, _, _ := m.Backoff(ctx, o, t0.Add(12*time.Second), 0, b); !u.Equal(t0.Add(22 * time.Second)) {

@@ -78,7 +78,7 @@ func (p *RedisPacer) Reserve(ctx context.Context, origin string, delay, maxWait 
 	var floorMS int64
 	if keeper != nil {
 		if f := keeper.Next(origin); f.After(now) {
-			floorMS = nowMS + (f.Sub(now)+time.Millisecond-1).Milliseconds() // rounded up
+			floorMS = nowMS + (f.Sub(now) + time.Millisecond - 1).Milliseconds() // rounded up
 		}
 	}
 	var res []int64

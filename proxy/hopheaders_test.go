@@ -124,7 +124,7 @@ func BenchmarkRequestHeaderHooks(b *testing.B) {
 			for b.Loop() {
 				r := *base
 				r.Header = base.Header.Clone()
-				ctx := &goproxy.ProxyCtx{Req: &r}
+				ctx := &goproxy.ProxyCtx{Req: &r, UserData: &requestState{}} // begin made it
 				if hooks {
 					s.checkDestination(&r, ctx)
 					s.stripHopByHop(&r, ctx)

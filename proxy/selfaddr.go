@@ -148,10 +148,14 @@ func interfaceAddrs() []netip.Addr {
 // in from the scheme (443 for https, 80 otherwise) when u has none. The
 // host is lower-case, without brackets.
 func destHostPort(hostport, scheme string) (host, port string) {
-	host, port, err := net.SplitHostPort(hostport)
-	if err != nil {
-		host, port = strings.Trim(hostport, "[]"), ""
+	// Split by hand: net.SplitHostPort allocates an error for the usual
+	// host without a port, and this runs for every request.
+	host = hostport
+	if i := strings.LastIndexByte(hostport, ':'); i >= 0 && !strings.HasSuffix(hostport, "]") &&
+		(strings.HasPrefix(hostport, "[") || strings.IndexByte(hostport[:i], ':') < 0) {
+		host, port = hostport[:i], hostport[i+1:]
 	}
+	host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
 	if port == "" {
 		port = "80"
 		if scheme == "https" {

@@ -241,3 +241,19 @@ func TestForwardingFailureLogRedacted(t *testing.T) {
 		t.Errorf("the log holds the URL's credentials:\n%s", logs)
 	}
 }
+
+func TestDestHostPort(t *testing.T) {
+	for _, tc := range []struct{ in, scheme, host, port string }{
+		{"example.com", "http", "example.com", "80"},
+		{"Example.COM", "https", "example.com", "443"},
+		{"example.com:8080", "https", "example.com", "8080"},
+		{"example.com:", "https", "example.com", "443"},
+		{"[::1]:8443", "https", "::1", "8443"},
+		{"[::1]", "http", "::1", "80"},
+		{"127.0.0.1:9310", "http", "127.0.0.1", "9310"},
+	} {
+		if h, p := destHostPort(tc.in, tc.scheme); h != tc.host || p != tc.port {
+			t.Errorf("destHostPort(%q, %s) = %q, %q; want %q, %q", tc.in, tc.scheme, h, p, tc.host, tc.port)
+		}
+	}
+}

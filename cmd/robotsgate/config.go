@@ -132,7 +132,7 @@ func options() []option {
 		{"audit-max-age-days", "audit_max_age_days", "rotated audit files older than this many days are removed; 0 = never", func(c *proxy.Config) any { return &c.AuditMaxAgeDays }},
 		{"credentials-file", "auth.credentials_file", "`file` of user:password lines: clients must send Proxy-Authorization: Basic", func(c *proxy.Config) any { return &c.Auth.CredentialsFile }},
 		{"allow-cidrs", "auth.allow_cidrs", "comma-separated client networks allowed to use the proxy; empty = any", func(c *proxy.Config) any { return &c.Auth.AllowCIDRs }},
-		{"allow-open", "auth.allow_open", "permit a non-loopback listen address without credentials or CIDRs (an open proxy)", func(c *proxy.Config) any { return &c.Auth.AllowOpen }},
+		{"allow-open", "auth.allow_open", "waive the requirement that a non-loopback listen address has both credentials and allow_cidrs (configured ones still apply)", func(c *proxy.Config) any { return &c.Auth.AllowOpen }},
 		{"https", "https.mode", "CONNECT handling `mode`: mitm (enforce paths) or tunnel (host only)", func(c *proxy.Config) any { return &c.HTTPS.Mode }},
 		{"allowed-ports", "https.allowed_ports", "comma-separated `ports` CONNECT may reach, e.g. 443,8443", func(c *proxy.Config) any { return &c.HTTPS.AllowedPorts }}, // [https]
 		{"data-dir", "https.data_dir", "`dir`ectory of the generated CA; empty = under the user's config dir", func(c *proxy.Config) any { return &c.HTTPS.DataDir }},

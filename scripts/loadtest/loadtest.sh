@@ -4,6 +4,7 @@
 #
 #   scripts/loadtest/loadtest.sh            # ~10 s per measured run, 64 connections
 #   DUR=5s CONNS=32 scripts/loadtest/loadtest.sh
+#   REPS=3 DUR=5s scripts/loadtest/loadtest.sh   # 3 interleaved runs each, then medians
 #   CACHE=redis://127.0.0.1:6379/0 scripts/loadtest/loadtest.sh   # robotsgate on a running Redis
 #
 # Needs wrk and (optionally) squid: apt-get install -y wrk squid.
@@ -15,6 +16,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 
 DUR=${DUR:-10s}
+REPS=${REPS:-1}
 CONNS=${CONNS:-64}
 ORIGIN_BASE=${ORIGIN_BASE:-18000}
 ORIGINS=16
@@ -68,7 +70,8 @@ run() {
   local cpu_us
   cpu_us=$(awk -v d=$((t1 - t0)) -v n="$reqs" -v c="$clk" 'BEGIN { if (n > 0) printf "%.1f", d / c * 1e6 / n; else print "n/a" }')
   printf '%-22s %-9s %10s req/s  p99 %-9s  cpu/req %7s us  non-2xx %s\n' \
-    "$name" "$([ "$allowed_only" = 1 ] && echo allowed || echo mixed)" "$rps" "$p99" "$cpu_us" "${non2xx:-0}"
+    "$name" "$([ "$allowed_only" = 1 ] && echo allowed || echo mixed)" "$rps" "$p99" "$cpu_us" "${non2xx:-0}" |
+    tee -a "$work/results"
 }
 
 # robotsgate: enforce mode, audit of blocked requests to a file.
@@ -91,9 +94,28 @@ else
 fi
 
 echo "conns=$CONNS duration=$DUR origins=$ORIGINS proxy-cpu=$PROXY_CPU load-cpu=$LOAD_CPU"
+# With REPS > 1 the proxies take turns, REPS rounds per mix, so that a
+# slow spell of a shared machine hits all of them alike; the medians follow.
 for mix in 0 1; do
-  run robotsgate "$rg" 127.0.0.1:19309 $mix
-  run bare-goproxy "$bare" 127.0.0.1:19310 $mix
-  [ -n "$squid_pid" ] && run squid "$squid_pid" 127.0.0.1:19311 $mix
+  for _ in $(seq 1 "$REPS"); do
+    run robotsgate "$rg" 127.0.0.1:19309 $mix
+    run bare-goproxy "$bare" 127.0.0.1:19310 $mix
+    if [ -n "$squid_pid" ]; then run squid "$squid_pid" 127.0.0.1:19311 $mix; fi
+  done
 done
+if [ "$REPS" -gt 1 ]; then
+  echo "medians of $REPS runs (p99 in ms):"
+  # Fields: name mix rps "req/s" "p99" p99 "cpu/req" cpu "us" ...
+  awk '
+    function ms(v) { if (v ~ /us$/) return v / 1000; if (v ~ /ms$/) return v + 0; if (v ~ /s$/) return v * 1000; return v }
+    function median(list,   a, n, i, j, t) {
+      n = split(list, a, " ")
+      for (i = 2; i <= n; i++) for (j = i; j > 1 && a[j-1] + 0 > a[j] + 0; j--) { t = a[j]; a[j] = a[j-1]; a[j-1] = t }
+      return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
+    }
+    { k = $1 " " $2; if (!(k in rps)) order[++nk] = k; rps[k] = rps[k] " " $3; p99[k] = p99[k] " " ms($6); cpu[k] = cpu[k] " " $8 }
+    END { for (i = 1; i <= nk; i++) { k = order[i]; split(k, f, " ")
+      printf "%-22s %-9s %10.2f req/s  p99 %7.2fms  cpu/req %7.1f us\n", f[1], f[2], median(rps[k]), median(p99[k]), median(cpu[k]) } }
+  ' "$work/results"
+fi
 echo "audit records written: $(wc -l <"$work/audit.log")"
