@@ -47,8 +47,9 @@ type RedisOptions struct {
 	// negative value disables the L1 cache.
 	L1TTL time.Duration
 	// Timeout bounds every Redis call made on a request's path; when it
-	// passes, the call is treated as a Redis failure and the local
-	// fallback answers. Default DefaultRedisTimeout.
+	// passes, the local fallback answers the call, and Redis is marked
+	// down after three such calls in a row (a refused or broken
+	// connection marks it down at once). Default DefaultRedisTimeout.
 	Timeout time.Duration
 	// LockTTL is the lifetime of the per-origin fetch lock. Its holder
 	// extends it every LockTTL/3 while it fetches, so a crashed holder
@@ -74,8 +75,9 @@ type RedisOptions struct {
 // (RedisPacer) and a Pauses (RedisPauses), all on one Redis database and
 // all falling back to process-local implementations while Redis is down
 // or slow. Requests never fail because of Redis: a failed or slow call is
-// answered locally, Redis is marked down, probed every RetryInterval, and
-// used again as soon as it answers.
+// answered locally; a failed connection (or three slow calls in a row)
+// marks Redis down, after which it is probed every RetryInterval and used
+// again as soon as it answers.
 //
 // A Redis is safe for concurrent use. Close it when done.
 type Redis struct {

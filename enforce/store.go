@@ -8,9 +8,9 @@ import (
 )
 
 // MemoryStore is the in-process Store: a map of entries bounded in
-// number, that forgets the least recently used entry when a new origin
-// would exceed the bound, and each entry once its keep has passed. It is
-// safe for concurrent use.
+// number and in estimated memory, that forgets the least recently used
+// entries when a new one would exceed a bound, and each entry once its
+// keep has passed. It is safe for concurrent use.
 //
 // The Enforcer keeps the freshness of an entry in Entry.Expires and
 // stores it for a longer keep, which lets an old robots.txt serve while
@@ -19,17 +19,20 @@ import (
 // read, or by a later Set that meets it at the cold end of the LRU list.
 //
 // Memory: an entry holds the fetched body (at most robots.max_bytes, 500
-// KiB by default; typical robots.txt files are a few KiB), a second body
-// when a stale good copy is kept beside a failed fetch (the two share one
-// array when the good copy is the earlier result itself), and the parsed
-// rules, which take about as much again as the body. The bodies are kept
-// because the admin API reports their size and the Redis store
-// serialises them (Entry.Rebuild). So the worst case is about
-// MaxEntries × 2 × max_bytes, and the typical one MaxEntries × 10 KiB
-// (1 GiB for the default 100000 entries in the worst typical case; tens
-// of MiB in practice).
+// KiB by default) and its parsed rules, which take several times the
+// body: measured (TestEntryCostCoversMemory), about 0.9 KiB for a 50-byte robots.txt, 9.3 KiB for a
+// 744-byte one (20 rules) and 66 KiB for a 7.5 KiB one (200 rules). The
+// store charges each entry EntryCost, 1 KiB + 12 × its body, against
+// its byte bound, so that a few origins serving huge robots.txt files
+// (wildcard subdomains of a hostile domain) cannot exhaust memory any
+// more than many small ones. The bodies are kept, not only the parsed
+// rules, because the admin API reports their size and the Redis store
+// serialises them (Entry.Rebuild).
 type MemoryStore struct {
-	max int
+	max      int
+	maxBytes int64
+
+	bytes int64 // sum of the EntryCost of the entries kept
 
 	mu  sync.Mutex
 	m   map[string]*list.Element // of *memItem
@@ -41,23 +44,46 @@ type MemoryStore struct {
 type memItem struct {
 	origin string
 	e      *Entry
+	cost   int64
 	until  time.Time // zero: kept until deleted or evicted
 }
 
-// DefaultMaxEntries is the bound of a MemoryStore made by NewMemoryStore.
-const DefaultMaxEntries = 100000
+// Defaults of the bounds of a MemoryStore.
+const (
+	DefaultMaxEntries    = 100000
+	DefaultMaxCacheBytes = 512 << 20
+)
 
 // NewMemoryStore returns an empty MemoryStore of at most
-// DefaultMaxEntries entries.
-func NewMemoryStore() *MemoryStore { return NewMemoryStoreSize(DefaultMaxEntries) }
+// DefaultMaxEntries entries and DefaultMaxCacheBytes.
+func NewMemoryStore() *MemoryStore { return NewMemoryStoreSize(0, 0) }
 
-// NewMemoryStoreSize returns an empty MemoryStore that keeps at most max
-// entries; max <= 0 means DefaultMaxEntries (the store is always bounded).
-func NewMemoryStoreSize(max int) *MemoryStore {
-	if max <= 0 {
-		max = DefaultMaxEntries
+// NewMemoryStoreSize returns an empty MemoryStore that keeps at most
+// maxEntries entries whose EntryCost adds up to at most maxBytes (the
+// most recently stored entry is kept even if it alone exceeds maxBytes).
+// Values <= 0 mean the defaults: the store is always bounded.
+func NewMemoryStoreSize(maxEntries int, maxBytes int64) *MemoryStore {
+	if maxEntries <= 0 {
+		maxEntries = DefaultMaxEntries
 	}
-	return &MemoryStore{max: max, m: make(map[string]*list.Element), now: time.Now}
+	if maxBytes <= 0 {
+		maxBytes = DefaultMaxCacheBytes
+	}
+	return &MemoryStore{max: maxEntries, maxBytes: maxBytes, m: make(map[string]*list.Element), now: time.Now}
+}
+
+// EntryCost is the memory a MemoryStore charges for e: an estimate of
+// what the entry holds, 1 KiB plus twelve times the robots.txt body in
+// force (the body and its parsed rules; see MemoryStore).
+func EntryCost(e *Entry) int64 {
+	if e == nil {
+		return 0
+	}
+	n := len(e.Result.Body)
+	if e.Good != nil && e.Result.Status != StatusOK {
+		n += len(e.Good.Body)
+	}
+	return 1<<10 + 12*int64(n)
 }
 
 // Get returns origin's entry, if one is kept, and marks it recently used.
@@ -78,42 +104,47 @@ func (s *MemoryStore) Get(_ context.Context, origin string) (*Entry, bool) {
 }
 
 // Set stores e for origin and keeps it for keep; keep <= 0 keeps it until
-// it is deleted, replaced or evicted. Storing a new origin in a full
-// store first drops the expired entries at the cold end of the LRU list
-// (at most a few per call) and then, if still full, the least recently
-// used entry.
+// it is deleted, replaced or evicted. Then, while the store exceeds a
+// bound, it evicts the least recently used entries (after dropping a
+// few expired ones from the cold end of the LRU list).
 func (s *MemoryStore) Set(_ context.Context, origin string, e *Entry, keep time.Duration) {
 	var until time.Time
 	now := s.now()
 	if keep > 0 {
 		until = now.Add(keep)
 	}
+	cost := EntryCost(e)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if el, ok := s.m[origin]; ok {
 		it := el.Value.(*memItem)
-		it.e, it.until = e, until
+		s.bytes += cost - it.cost
+		it.e, it.cost, it.until = e, cost, until
 		s.lru.MoveToFront(el)
-		return
-	}
-	// Amortised O(1): each entry is removed at most once.
-	for i := 0; i < 4 && s.lru.Len() > 0; i++ {
-		back := s.lru.Back()
-		it := back.Value.(*memItem)
-		if it.until.IsZero() || now.Before(it.until) {
-			break
+	} else {
+		// Expired entries at the cold end go first (a few per call).
+		for i := 0; i < 4 && s.lru.Len() > 0; i++ {
+			back := s.lru.Back()
+			it := back.Value.(*memItem)
+			if it.until.IsZero() || now.Before(it.until) {
+				break
+			}
+			s.remove(back)
 		}
-		s.remove(back)
+		s.m[origin] = s.lru.PushFront(&memItem{origin: origin, e: e, cost: cost, until: until})
+		s.bytes += cost
 	}
-	if s.lru.Len() >= s.max {
+	// Amortised O(1): each entry is evicted at most once.
+	for s.lru.Len() > 1 && (s.lru.Len() > s.max || s.bytes > s.maxBytes) {
 		s.remove(s.lru.Back())
 	}
-	s.m[origin] = s.lru.PushFront(&memItem{origin: origin, e: e, until: until})
 }
 
 // remove drops el; s.mu is held.
 func (s *MemoryStore) remove(el *list.Element) {
-	delete(s.m, el.Value.(*memItem).origin)
+	it := el.Value.(*memItem)
+	delete(s.m, it.origin)
+	s.bytes -= it.cost
 	s.lru.Remove(el)
 }
 
@@ -124,6 +155,13 @@ func (s *MemoryStore) Delete(_ context.Context, origin string) {
 	if el, ok := s.m[origin]; ok {
 		s.remove(el)
 	}
+}
+
+// Bytes returns the sum of the EntryCost of the entries kept.
+func (s *MemoryStore) Bytes() int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.bytes
 }
 
 // Len returns the number of entries kept (expired ones not dropped yet

@@ -58,6 +58,7 @@ type RobotsConfig struct {
 	RetryMin          time.Duration `yaml:"retry_min"`          // first re-fetch after a failure, default 1m
 	RetryMax          time.Duration `yaml:"retry_max"`          // cap of the re-fetch backoff, default 1h
 	MaxEntries        int           `yaml:"max_entries"`        // origins kept in the in-process cache (least recently used evicted), default 100000
+	MaxCacheMB        int           `yaml:"max_cache_mb"`       // estimated memory bound of that cache in MiB (1 KiB + 12 × body per entry), default 512
 }
 
 // HTTPSConfig is how CONNECT requests are handled.
@@ -119,6 +120,7 @@ func Default() Config {
 			RetryMin:          time.Minute,
 			RetryMax:          time.Hour,
 			MaxEntries:        100000,
+			MaxCacheMB:        512,
 		},
 		HTTPS: HTTPSConfig{
 			Mode:         "mitm",
@@ -238,6 +240,8 @@ func (c *Config) validateRobots() error {
 		return fmt.Errorf("robots.max_redirects: %d is negative", r.MaxRedirects)
 	case r.MaxEntries <= 0:
 		return fmt.Errorf("robots.max_entries: %d is not positive (the cache is always bounded)", r.MaxEntries)
+	case r.MaxCacheMB <= 0 || r.MaxCacheMB > 1<<30:
+		return fmt.Errorf("robots.max_cache_mb: %d is not between 1 and %d (the cache is always bounded)", r.MaxCacheMB, 1<<30)
 	}
 	return nil
 }

@@ -41,6 +41,7 @@ func TestValidateProxyAndRobots(t *testing.T) {
 		{"robots.max_redirects", func(c *Config) { c.Robots.MaxRedirects = -1 }},
 		{"robots.max_entries", func(c *Config) { c.Robots.MaxEntries = 0 }},
 		{"robots.max_entries", func(c *Config) { c.Robots.MaxEntries = -1 }},
+		{"robots.max_cache_mb", func(c *Config) { c.Robots.MaxCacheMB = 0 }},
 	}
 	for _, tc := range cases {
 		c := Default()

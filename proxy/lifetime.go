@@ -106,28 +106,29 @@ func (l *lifetime) wrap(h http.Handler) http.Handler {
 	})
 }
 
-// track is a request hook, run first: it counts the request (those inside
-// MITM sessions do not pass through wrap) until its context ends, which
-// goproxy does once the response was written; and it makes the context
-// of a request inside an MITM session (rooted in context.Background) end
-// at Shutdown's deadline too.
+// track is a request hook, run first. A request inside an MITM session
+// does not pass through wrap, and its context (rooted in
+// context.Background) ends with neither the client's connection nor
+// Shutdown: track counts it as running until goproxy ends that context
+// (after the response was written), and makes the context end at
+// Shutdown's deadline too. Plain-HTTP requests need neither: wrap counts
+// them, and net/http cancels their context when Shutdown closes their
+// connection.
 func (s *Server) track(r *http.Request, ctx *goproxy.ProxyCtx) (*http.Request, *http.Response) {
+	if _, inMITM := ctx.UserData.(*requestState); !inMITM { // the CONNECT's state (begin runs next)
+		return r, nil
+	}
 	l := s.life
 	l.enter()
 	rctx, cancel := context.WithCancelCause(r.Context())
 	stop := context.AfterFunc(l.hard, func() { cancel(context.Cause(l.hard)) })
-	// r's context ends when the request is over (net/http or goproxy
-	// cancels it after the response was written): only then has the
-	// handler stopped.
 	context.AfterFunc(r.Context(), func() {
 		stop()
 		cancel(context.Canceled)
 		l.leave()
 	})
 	r = r.WithContext(rctx)
-	if ctx.Req != nil {
-		ctx.Req = r
-	}
+	ctx.Req = r
 	return r, nil
 }
 

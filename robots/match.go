@@ -215,39 +215,76 @@ func newPart(rules []Rule) *part {
 
 // dedupMatchers removes from ms, sorted by precedence, every matcher that
 // is identical to an earlier one (same compiled pattern, precedence and
-// verdict): the earlier wins every tie, so the later never decides. A file
+// verdict): the earlier wins every tie, so the later never decides. Small
+// groups are left as they are. A file
 // that repeats a short, costly pattern thousands of times thus costs one
 // match per decision.
 func dedupMatchers(ms []matcher) []matcher {
-	if len(ms) < 2 {
-		return ms
+	if len(ms) <= indexMin {
+		return ms // a few duplicates cost little
 	}
-	seen := make(map[string]struct{}, len(ms))
-	var key []byte
+	// Kept matchers by hash; a chain of indexes into out resolves
+	// collisions.
+	first := make(map[uint64]int32, len(ms))
+	next := make([]int32, 0, len(ms))
 	out := ms[:0]
 	for _, m := range ms {
-		key = append(key[:0], byte(m.prio), byte(m.prio>>8), byte(m.prio>>16), byte(m.prio>>24))
-		if m.allow {
-			key = append(key, 1)
-		} else {
-			key = append(key, 0)
+		h := m.hash()
+		dup := false
+		i, ok := first[h]
+		for ok && i >= 0 && !dup {
+			dup = out[i].same(&m)
+			i = next[i]
 		}
-		if m.anchored {
-			key = append(key, 1)
-		} else {
-			key = append(key, 0)
-		}
-		for _, e := range m.ends {
-			key = append(key, byte(e), byte(e>>8), byte(e>>16), byte(e>>24))
-		}
-		key = append(key, m.lit...)
-		if _, dup := seen[string(key)]; dup {
+		if dup {
 			continue
 		}
-		seen[string(key)] = struct{}{}
+		if j, ok := first[h]; ok {
+			next = append(next, j)
+		} else {
+			next = append(next, -1)
+		}
+		first[h] = int32(len(out))
 		out = append(out, m)
 	}
 	return out
+}
+
+// hash returns an FNV-1a hash of m's compiled form and verdict.
+func (m *matcher) hash() uint64 {
+	h := uint64(14695981039346656037)
+	mix := func(b byte) { h = (h ^ uint64(b)) * 1099511628211 }
+	for _, c := range m.lit {
+		mix(c)
+	}
+	for _, e := range m.ends {
+		mix(byte(e))
+		mix(byte(e >> 8))
+	}
+	mix(byte(m.prio))
+	mix(byte(m.prio >> 8))
+	if m.anchored {
+		mix(1)
+	}
+	if m.allow {
+		mix(2)
+	}
+	return h
+}
+
+// same reports whether m and o have the same compiled form, precedence and
+// verdict.
+func (m *matcher) same(o *matcher) bool {
+	if m.prio != o.prio || m.allow != o.allow || m.anchored != o.anchored ||
+		len(m.ends) != len(o.ends) || !bytes.Equal(m.lit, o.lit) {
+		return false
+	}
+	for i := range m.ends {
+		if m.ends[i] != o.ends[i] {
+			return false
+		}
+	}
+	return true
 }
 
 // beats reports whether m would replace best (nil for none) as the

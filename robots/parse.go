@@ -367,6 +367,19 @@ func (p *parser) finish() {
 // dedupFold returns agents without the repetitions (compared
 // case-insensitively) of an earlier one.
 func dedupFold(agents []string) []string {
+	if len(agents) <= 8 {
+		out := agents[:0:0]
+		for _, a := range agents {
+			dup := false
+			for _, o := range out {
+				dup = dup || strings.EqualFold(a, o)
+			}
+			if !dup {
+				out = append(out, a)
+			}
+		}
+		return out
+	}
 	seen := make(map[string]bool, len(agents))
 	out := agents[:0:0]
 	for _, a := range agents {

@@ -178,13 +178,13 @@ func runServe(ctx context.Context, args []string, env func(string) string, stdou
 // that Redis and fall back to local ones while it is down.
 func newStore(ctx context.Context, cfg proxy.Config, log zerolog.Logger) (enforce.Store, enforce.Pacer, enforce.Pauses, func(), error) {
 	if cfg.Cache == "memory" {
-		return enforce.NewMemoryStoreSize(cfg.Robots.MaxEntries), nil, nil, func() {}, nil
+		return enforce.NewMemoryStoreSize(cfg.Robots.MaxEntries, int64(cfg.Robots.MaxCacheMB)<<20), nil, nil, func() {}, nil
 	}
 	enforce.SetRedisClientLog(log)
 	r, err := enforce.NewRedis(ctx, cfg.Cache, enforce.RedisOptions{
 		Log:      log.With().Str("component", "redis").Logger(),
 		MaxBytes: cfg.Robots.MaxBytes,
-		Local:    enforce.NewMemoryStoreSize(cfg.Robots.MaxEntries),
+		Local:    enforce.NewMemoryStoreSize(cfg.Robots.MaxEntries, int64(cfg.Robots.MaxCacheMB)<<20),
 	})
 	if err != nil {
 		return nil, nil, nil, nil, fmt.Errorf("cache: %w", err)
