@@ -20,9 +20,9 @@ import (
 //
 // Memory: an entry holds the fetched body (at most robots.max_bytes, 500
 // KiB by default) and its parsed rules, which take several times the
-// body: measured (TestEntryCostCoversMemory), about 0.9 KiB for a 50-byte robots.txt, 9.3 KiB for a
-// 744-byte one (20 rules) and 66 KiB for a 7.5 KiB one (200 rules). The
-// store charges each entry EntryCost, 1 KiB + 12 × its body, against
+// body. Measured by TestEntryCostCoversMemory: about 0.9 KiB for a
+// 50-byte robots.txt, 9.3 KiB for a 744-byte one (20 rules) and 66 KiB
+// for a 7.5 KiB one (200 rules). The store charges each entry EntryCost, 1 KiB + 12 × its body, against
 // its byte bound, so that a few origins serving huge robots.txt files
 // (wildcard subdomains of a hostile domain) cannot exhaust memory any
 // more than many small ones. The bodies are kept, not only the parsed

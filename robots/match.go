@@ -193,7 +193,7 @@ type part struct {
 // precedence 0 and never decide. As in Google's matcher, an Allow of
 // ".../index.htm..." also allows its directory (".../$").
 func newPart(rules []Rule) *part {
-	pt := &part{rules: rules}
+	pt := &part{rules: rules, matchers: make([]matcher, 0, len(rules))}
 	for i, r := range rules {
 		if r.Pattern == "" {
 			continue
