@@ -1,22 +1,42 @@
 package enforce
 
 import (
-	"container/list"
+	"cmp"
 	"context"
+	"math"
+	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
+
+	"github.com/patrickmn/go-cache"
 )
 
-// MemoryStore is the in-process Store: a map of entries bounded in
-// number and in estimated memory, that forgets the least recently used
-// entries when a new one would exceed a bound, and each entry once its
-// keep has passed. It is safe for concurrent use.
+// MemoryStore is the in-process Store: a github.com/patrickmn/go-cache
+// cache of entries keyed by origin, bounded in number and in estimated
+// memory, that forgets each entry once its keep has passed. It is safe
+// for concurrent use.
 //
 // The Enforcer keeps the freshness of an entry in Entry.Expires and
 // stores it for a longer keep, which lets an old robots.txt serve while
-// its origin is unreachable. The keep is measured on the real clock, not
-// the Enforcer's Clock; an entry past its keep is dropped when it is next
-// read, or by a later Set that meets it at the cold end of the LRU list.
+// its origin is unreachable. The keep is measured on the real clock
+// (go-cache uses time.Now), not the Enforcer's Clock.
+//
+// Get is a read-locked go-cache lookup and writes nothing, so concurrent
+// requests never contend on the read path. Expired entries are never
+// returned; they are swept (go-cache's DeleteExpired) by a Set at most
+// once a minute and whenever a bound is reached. The store starts no
+// janitor goroutine, so it needs no Close and may be created freely.
+//
+// Bounds: when a Set leaves the store above maxEntries entries or
+// maxBytes, it sweeps the expired entries and, if still above, evicts
+// the entries soonest to expire (those with the shortest remaining keep;
+// entries kept until deleted go last) until the store is at or below 7/8
+// of both bounds, so that the O(n) scan this needs is paid once every
+// maxEntries/8 new origins rather than on each Set. It is not LRU:
+// tracking recency would turn every Get into a write. An entry soonest
+// to expire is also the one whose robots.txt is soonest to be fetched
+// again anyway.
 //
 // Memory: an entry holds the fetched body (at most robots.max_bytes, 500
 // KiB by default) and its parsed rules, which take several times the
@@ -32,20 +52,23 @@ type MemoryStore struct {
 	max      int
 	maxBytes int64
 
-	bytes int64 // sum of the EntryCost of the entries kept
+	c *cache.Cache // origin → *memItem; no janitor
 
-	mu  sync.Mutex
-	m   map[string]*list.Element // of *memItem
-	lru list.List                // front: most recently used
-	now func() time.Time         // real clock; a field for tests
+	// bytes is the sum of the cost of the items in c. It is lowered by
+	// c's OnEvicted (Delete, DeleteExpired), which takes no lock, and by
+	// Set when it replaces an item (go-cache does not report those).
+	bytes atomic.Int64
+
+	// wmu serialises the writers (Set, Delete) so that the old item Set
+	// reads is still the one it replaces. Get never takes it.
+	wmu       sync.Mutex
+	lastSweep time.Time // of c's expired entries; guarded by wmu
 }
 
 // memItem is one origin's entry in a MemoryStore.
 type memItem struct {
-	origin string
-	e      *Entry
-	cost   int64
-	until  time.Time // zero: kept until deleted or evicted
+	e    *Entry
+	cost int64
 }
 
 // Defaults of the bounds of a MemoryStore.
@@ -53,6 +76,10 @@ const (
 	DefaultMaxEntries    = 100000
 	DefaultMaxCacheBytes = 512 << 20
 )
+
+// sweepEvery is how often Set sweeps the expired entries when no bound
+// is reached.
+const sweepEvery = time.Minute
 
 // NewMemoryStore returns an empty MemoryStore of at most
 // DefaultMaxEntries entries and DefaultMaxCacheBytes.
@@ -69,7 +96,10 @@ func NewMemoryStoreSize(maxEntries int, maxBytes int64) *MemoryStore {
 	if maxBytes <= 0 {
 		maxBytes = DefaultMaxCacheBytes
 	}
-	return &MemoryStore{max: maxEntries, maxBytes: maxBytes, m: make(map[string]*list.Element), now: time.Now}
+	// A cleanup interval of 0 starts no janitor goroutine.
+	s := &MemoryStore{max: maxEntries, maxBytes: maxBytes, c: cache.New(cache.NoExpiration, 0), lastSweep: time.Now()}
+	s.c.OnEvicted(func(_ string, v any) { s.bytes.Add(-v.(*memItem).cost) })
+	return s
 }
 
 // EntryCost is the memory a MemoryStore charges for e: an estimate of
@@ -86,88 +116,106 @@ func EntryCost(e *Entry) int64 {
 	return 1<<10 + 12*int64(n)
 }
 
-// Get returns origin's entry, if one is kept, and marks it recently used.
+// Get returns origin's entry, if one is kept and its keep has not
+// passed.
 func (s *MemoryStore) Get(_ context.Context, origin string) (*Entry, bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	el, ok := s.m[origin]
+	v, ok := s.c.Get(origin)
 	if !ok {
 		return nil, false
 	}
-	it := el.Value.(*memItem)
-	if !it.until.IsZero() && !s.now().Before(it.until) {
-		s.remove(el)
-		return nil, false
-	}
-	s.lru.MoveToFront(el)
-	return it.e, it.e != nil
+	e := v.(*memItem).e
+	return e, e != nil
 }
 
 // Set stores e for origin and keeps it for keep; keep <= 0 keeps it until
-// it is deleted, replaced or evicted. Then, while the store exceeds a
-// bound, it evicts the least recently used entries (after dropping a
-// few expired ones from the cold end of the LRU list).
+// it is deleted, replaced or evicted. Then, if the store exceeds a bound,
+// it drops the expired entries and evicts those soonest to expire (see
+// MemoryStore); e itself is never evicted by its own Set.
 func (s *MemoryStore) Set(_ context.Context, origin string, e *Entry, keep time.Duration) {
-	var until time.Time
-	now := s.now()
-	if keep > 0 {
-		until = now.Add(keep)
+	d := keep
+	if d <= 0 {
+		d = cache.NoExpiration
 	}
-	cost := EntryCost(e)
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if el, ok := s.m[origin]; ok {
-		it := el.Value.(*memItem)
-		s.bytes += cost - it.cost
-		it.e, it.cost, it.until = e, cost, until
-		s.lru.MoveToFront(el)
-	} else {
-		// Expired entries at the cold end go first (a few per call).
-		for i := 0; i < 4 && s.lru.Len() > 0; i++ {
-			back := s.lru.Back()
-			it := back.Value.(*memItem)
-			if it.until.IsZero() || now.Before(it.until) {
-				break
-			}
-			s.remove(back)
-		}
-		s.m[origin] = s.lru.PushFront(&memItem{origin: origin, e: e, cost: cost, until: until})
-		s.bytes += cost
+	it := &memItem{e: e, cost: EntryCost(e)}
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	old, live := s.c.Get(origin)
+	if !live {
+		// An expired item may still be there, hidden from Get: deleting
+		// it has OnEvicted uncharge it. A no-op when there is none.
+		s.c.Delete(origin)
 	}
-	// Amortised O(1): each entry is evicted at most once.
-	for s.lru.Len() > 1 && (s.lru.Len() > s.max || s.bytes > s.maxBytes) {
-		s.remove(s.lru.Back())
+	s.c.Set(origin, it, d)
+	s.bytes.Add(it.cost)
+	if live {
+		s.bytes.Add(-old.(*memItem).cost)
+	}
+	now := time.Now()
+	if s.c.ItemCount() > s.max || s.bytes.Load() > s.maxBytes {
+		s.shrink(origin, now)
+	} else if now.Sub(s.lastSweep) >= sweepEvery {
+		s.sweep(now)
 	}
 }
 
-// remove drops el; s.mu is held.
-func (s *MemoryStore) remove(el *list.Element) {
-	it := el.Value.(*memItem)
-	delete(s.m, it.origin)
-	s.bytes -= it.cost
-	s.lru.Remove(el)
+// sweep drops the expired entries; s.wmu is held.
+func (s *MemoryStore) sweep(now time.Time) {
+	s.c.DeleteExpired()
+	s.lastSweep = now
+}
+
+// shrink brings the store back under its bounds, sparing newest (the
+// origin just stored); s.wmu is held. OnEvicted takes no lock, so
+// calling c.Delete here cannot deadlock.
+func (s *MemoryStore) shrink(newest string, now time.Time) {
+	s.sweep(now)
+	if s.c.ItemCount() <= s.max && s.bytes.Load() <= s.maxBytes {
+		return
+	}
+	type victim struct {
+		origin string
+		exp    int64 // UnixNano; math.MaxInt64: kept until deleted
+	}
+	items := s.c.Items()
+	vs := make([]victim, 0, len(items))
+	for k, it := range items {
+		if k == newest {
+			continue
+		}
+		exp := it.Expiration
+		if exp <= 0 {
+			exp = math.MaxInt64
+		}
+		vs = append(vs, victim{k, exp})
+	}
+	slices.SortFunc(vs, func(a, b victim) int { return cmp.Compare(a.exp, b.exp) })
+	// Only the writers remove items and s.wmu is held: n stays exact.
+	n := s.c.ItemCount()
+	lowN, lowBytes := s.max-s.max/8, s.maxBytes-s.maxBytes/8
+	for _, v := range vs {
+		if n <= lowN && s.bytes.Load() <= lowBytes {
+			break
+		}
+		s.c.Delete(v.origin)
+		n--
+	}
+	if s.c.ItemCount() > s.max {
+		// Entries that expired during the scan (Items skips them).
+		s.sweep(now)
+	}
 }
 
 // Delete forgets origin's entry.
 func (s *MemoryStore) Delete(_ context.Context, origin string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if el, ok := s.m[origin]; ok {
-		s.remove(el)
-	}
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	s.c.Delete(origin)
 }
 
-// Bytes returns the sum of the EntryCost of the entries kept.
-func (s *MemoryStore) Bytes() int64 {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.bytes
-}
+// Bytes returns the sum of the EntryCost of the entries kept (expired
+// ones not swept yet included).
+func (s *MemoryStore) Bytes() int64 { return s.bytes.Load() }
 
-// Len returns the number of entries kept (expired ones not dropped yet
-// included); it is at most the store's bound.
-func (s *MemoryStore) Len() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.lru.Len()
-}
+// Len returns the number of entries kept (expired ones not swept yet
+// included); after each Set it is at most the store's bound.
+func (s *MemoryStore) Len() int { return s.c.ItemCount() }

@@ -101,8 +101,13 @@ func (s *Server) pace(r *http.Request, ctx *goproxy.ProxyCtx) (*http.Request, *h
 	d := st.Decision
 	s.metrics.QueueEntered() // [metrics] robotsgate_queued_requests
 	// The wait also ends when Shutdown begins (lifetime.go): neither
-	// net/http nor goproxy (MITM) cancels r's context then.
-	wctx, cancel := s.untilShutdown(r.Context())
+	// net/http nor goproxy (MITM) cancels r's context then. Admit waits
+	// only for a crawl-delay slot or a concurrency slot: without either,
+	// skip that context (a few allocations per request on the hot path).
+	wctx, cancel := r.Context(), context.CancelFunc(func() {})
+	if s.polite.Delay(d.CrawlDelay) > 0 || s.cfg.Politeness.MaxConcurrency > 0 {
+		wctx, cancel = s.untilShutdown(r.Context())
+	}
 	pm, ref, err := s.polite.Admit(wctx, d.Origin, d.CrawlDelay)
 	down := err != nil && shuttingDown(wctx)
 	cancel()

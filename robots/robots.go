@@ -105,8 +105,10 @@ func (r Rule) String() string {
 // one agent (Robots.Group). A Group is a copy: changing it changes nothing
 // in the Robots it came from.
 type Group struct {
-	// Agents are the product tokens (as first written) that select this
-	// group; "*" for the default group.
+	// Agents are the product tokens, as first written, that select this
+	// group, and "*" for the default group: for a group as written, those
+	// of its own user-agent lines in file order (repetitions removed); for
+	// a merged group, the agents that select exactly the same groups.
 	Agents []string
 	// Rules are the Allow and Disallow lines of the group, in file order.
 	Rules []Rule

@@ -489,7 +489,7 @@ func TestMergeBombIsLinear(t *testing.T) {
 }
 
 // TestConcurrentUse exercises a *Robots from several goroutines; run with
-// -race. Merged groups build their rule lists lazily.
+// -race. Group builds a fresh merged rule list on each call.
 func TestConcurrentUse(t *testing.T) {
 	r := Parse(mergeBomb(20, 50))
 	var wg sync.WaitGroup
