@@ -6,22 +6,23 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/robotsgate/robotsgate/enforce/enforcetest"
 )
 
-func TestMemoryStoreEvictsLeastRecentlyUsed(t *testing.T) {
+func TestMemoryStoreEvictsSoonestToExpire(t *testing.T) {
 	ctx := context.Background()
 	s := NewMemoryStoreSize(3, 0)
-	for _, o := range []string{"a", "b", "c"} {
-		s.Set(ctx, o, &Entry{Origin: o}, 0)
-	}
-	s.Get(ctx, "a") // b is now the least recently used
-	s.Set(ctx, "d", &Entry{Origin: "d"}, 0)
+	s.Set(ctx, "a", &Entry{Origin: "a"}, time.Hour)
+	s.Set(ctx, "b", &Entry{Origin: "b"}, time.Minute)
+	s.Set(ctx, "c", &Entry{Origin: "c"}, 0) // kept until deleted: evicted last
+	s.Get(ctx, "b")                         // reads do not matter
+	s.Set(ctx, "d", &Entry{Origin: "d"}, 2*time.Hour)
 	if _, ok := s.Get(ctx, "b"); ok {
-		t.Error("b kept: the least recently used entry was not evicted")
+		t.Error("b kept: the entry soonest to expire was not evicted")
 	}
 	for _, o := range []string{"a", "c", "d"} {
 		if e, ok := s.Get(ctx, o); !ok || e.Origin != o {
@@ -29,13 +30,44 @@ func TestMemoryStoreEvictsLeastRecentlyUsed(t *testing.T) {
 		}
 	}
 	// Replacing an entry does not evict.
-	s.Set(ctx, "a", &Entry{Origin: "a2"}, 0)
+	s.Set(ctx, "a", &Entry{Origin: "a2"}, time.Hour)
 	if e, ok := s.Get(ctx, "a"); !ok || e.Origin != "a2" || s.Len() != 3 {
 		t.Errorf("replace: %+v %v len %d", e, ok, s.Len())
 	}
 	s.Delete(ctx, "a")
 	if _, ok := s.Get(ctx, "a"); ok || s.Len() != 2 {
 		t.Errorf("after Delete: len %d", s.Len())
+	}
+	// The newest entry is kept even when it is the soonest to expire.
+	s.Set(ctx, "e", &Entry{Origin: "e"}, time.Minute)
+	s.Set(ctx, "f", &Entry{Origin: "f"}, time.Second)
+	if _, ok := s.Get(ctx, "f"); !ok || s.Len() != 3 {
+		t.Errorf("newest entry evicted by its own Set (len %d)", s.Len())
+	}
+}
+
+func TestMemoryStoreEvictsInBatches(t *testing.T) {
+	// Over a bound, the store goes down to 7/8 of it: 16 → 14, the
+	// three soonest to expire leave at once.
+	ctx := context.Background()
+	s := NewMemoryStoreSize(16, 0)
+	for i := 16; i >= 1; i-- { // stored in an order unrelated to the keep
+		s.Set(ctx, strconv.Itoa(i), &Entry{}, time.Duration(i)*time.Hour)
+	}
+	s.Set(ctx, "new", &Entry{}, time.Minute)
+	if s.Len() != 14 {
+		t.Fatalf("len %d after an overflow of a store of 16, want 14", s.Len())
+	}
+	for i := 1; i <= 16; i++ {
+		if _, ok := s.Get(ctx, strconv.Itoa(i)); ok != (i > 3) {
+			t.Errorf("entry kept %dh: present %v", i, ok)
+		}
+	}
+	if _, ok := s.Get(ctx, "new"); !ok {
+		t.Error("newest entry evicted")
+	}
+	if s.Bytes() != 14*EntryCost(&Entry{}) {
+		t.Errorf("%d bytes charged for 14 entries", s.Bytes())
 	}
 }
 
@@ -54,32 +86,63 @@ func TestMemoryStoreBoundedUnderManyOrigins(t *testing.T) {
 	}
 }
 
+// The keep is on the real clock (go-cache's): these tests wait for a
+// millisecond keep to pass, with waitFor's deadline, and assert no
+// duration.
 func TestMemoryStoreKeep(t *testing.T) {
 	ctx := context.Background()
-	now := t0
 	s := NewMemoryStoreSize(2, 0)
-	s.now = func() time.Time { return now }
-	s.Set(ctx, "short", &Entry{}, time.Minute)
+	s.Set(ctx, "short", &Entry{}, time.Millisecond)
 	s.Set(ctx, "long", &Entry{}, time.Hour)
-	now = now.Add(time.Minute)
-	if _, ok := s.Get(ctx, "short"); ok {
-		t.Error("entry served past its keep")
-	}
+	waitFor(t, func() bool { _, ok := s.Get(ctx, "short"); return !ok })
 	if _, ok := s.Get(ctx, "long"); !ok {
 		t.Error("entry dropped before its keep")
 	}
-	// An expired entry at the cold end goes before a live one is evicted.
-	s.Set(ctx, "x", &Entry{}, time.Minute)
-	now = now.Add(2 * time.Minute)
-	s.Get(ctx, "long")
+	if s.Len() != 2 {
+		t.Errorf("len %d: the expired entry is swept by a Set, not by Get", s.Len())
+	}
+	// An expired entry goes before a live one is evicted.
 	s.Set(ctx, "y", &Entry{}, 0)
-	if _, ok := s.Get(ctx, "long"); !ok || s.Len() != 2 {
-		t.Errorf("live entry evicted although an expired one was there (len %d)", s.Len())
+	if _, ok := s.Get(ctx, "long"); !ok || s.Len() != 2 || s.Bytes() != 2*EntryCost(&Entry{}) {
+		t.Errorf("live entry evicted although an expired one was there (len %d, %d bytes)", s.Len(), s.Bytes())
 	}
 }
 
+func TestMemoryStoreSweepsExpired(t *testing.T) {
+	// Under its bounds, the store drops expired entries on a Set once
+	// sweepEvery has passed since the last sweep.
+	ctx := context.Background()
+	s := NewMemoryStoreSize(10, 0)
+	s.Set(ctx, "a", &Entry{}, time.Millisecond)
+	waitFor(t, func() bool { _, ok := s.Get(ctx, "a"); return !ok })
+	s.Set(ctx, "b", &Entry{}, time.Hour) // within sweepEvery: no sweep
+	if s.Len() != 2 {
+		t.Fatalf("len %d, want 2 (swept too early)", s.Len())
+	}
+	s.lastSweep = time.Now().Add(-sweepEvery)
+	s.Set(ctx, "c", &Entry{}, time.Hour)
+	if s.Len() != 2 || s.Bytes() != 2*EntryCost(&Entry{}) {
+		t.Errorf("after a sweep: len %d, %d bytes", s.Len(), s.Bytes())
+	}
+}
+
+// keepRecorder is a MemoryStore that records the keep of each Set.
+type keepRecorder struct {
+	*MemoryStore
+	mu   sync.Mutex
+	keep map[string]time.Duration
+}
+
+func (r *keepRecorder) Set(ctx context.Context, origin string, e *Entry, keep time.Duration) {
+	r.mu.Lock()
+	r.keep[origin] = keep
+	r.mu.Unlock()
+	r.MemoryStore.Set(ctx, origin, e, keep)
+}
+
 func TestEnforcerStoreKeep(t *testing.T) {
-	// The store's keep is on the real clock; tie it to the fake one.
+	// The store's keep is on the real clock: check the keep the Enforcer
+	// asks for against its (fake) clock instead.
 	for _, tt := range []struct {
 		code     int
 		wantKept bool
@@ -89,21 +152,27 @@ func TestEnforcerStoreKeep(t *testing.T) {
 		{404, false}, // nothing to serve once expired
 	} {
 		t.Run(strconv.Itoa(tt.code), func(t *testing.T) {
-			s := NewMemoryStore()
+			s := &keepRecorder{MemoryStore: NewMemoryStore(), keep: map[string]time.Duration{}}
 			v := newEnv(t, serve(tt.code, testRobots), Config{Store: s, TTL: time.Hour, RetryMin: time.Hour, RetryMax: time.Hour})
-			s.now = v.clock.Now
 			v.decide("/", 1)
-			v.clock.Advance(time.Hour)
-			if _, ok := s.Get(context.Background(), v.o.srv.URL); ok != tt.wantKept {
-				t.Errorf("HTTP %d entry kept past its freshness: %v, want %v", tt.code, ok, tt.wantKept)
+			s.mu.Lock()
+			keep, ok := s.keep[v.o.srv.URL]
+			s.mu.Unlock()
+			if !ok {
+				t.Fatal("entry not stored")
+			}
+			// Kept past its freshness (an hour) or not.
+			if kept := keep > time.Hour; kept != tt.wantKept {
+				t.Errorf("HTTP %d entry kept %v: past its freshness %v, want %v", tt.code, keep, kept, tt.wantKept)
 			}
 		})
 	}
 }
 
 func TestEnforcerWithBoundedStore(t *testing.T) {
-	// Three origins through a store of two: the evicted one is fetched
-	// again, the verdicts stay right.
+	// Three origins through a store of two: the evicted one (the soonest
+	// to expire, here the least recently fetched) is fetched again, the
+	// verdicts stay right.
 	s := NewMemoryStoreSize(2, 0)
 	e := newTestEnforcer(t, Config{Fetcher: &HTTPFetcher{}, Store: s}, enforcetest.NewClock(t0))
 	var origins []*testOrigin
@@ -141,11 +210,20 @@ func TestMemoryStoreByteBound(t *testing.T) {
 			t.Fatalf("%d bytes charged after %d origins, bound %d", s.Bytes(), i+1, budget)
 		}
 	}
-	if want := int(budget / EntryCost(entry())); s.Len() != want {
-		t.Errorf("%d entries kept, want %d", s.Len(), want)
+	// Evicted in a batch down to 7/8 of the bound: 2 or 3 entries kept.
+	cost := EntryCost(entry())
+	if max := int(budget / cost); s.Len() < 1 || s.Len() > max || s.Bytes() != int64(s.Len())*cost {
+		t.Errorf("%d entries kept, %d bytes charged, want at most %d of %d", s.Len(), s.Bytes(), max, cost)
+	}
+	if _, ok := s.Get(ctx, "http://h99.evil.example"); !ok {
+		t.Error("newest entry evicted")
 	}
 	// Replacing and deleting keep the account right.
+	n := int64(s.Len())
 	s.Set(ctx, "http://h99.evil.example", &Entry{}, 0)
+	if want := (n-1)*cost + EntryCost(&Entry{}); s.Bytes() != want {
+		t.Errorf("after replacing: %d bytes, want %d", s.Bytes(), want)
+	}
 	for i := 0; i < 100; i++ {
 		s.Delete(ctx, "http://h"+strconv.Itoa(i)+".evil.example")
 	}
@@ -196,4 +274,168 @@ func TestEntryCostCoversMemory(t *testing.T) {
 		}
 		runtime.KeepAlive(s)
 	}
+}
+
+// The byte account follows every way an entry leaves: Delete, replace
+// (live or expired but not yet swept) and the sweep of expired entries.
+func TestMemoryStoreAccountingExact(t *testing.T) {
+	ctx := context.Background()
+	s := NewMemoryStoreSize(100, 1<<40)
+	want := map[string]int64{}
+	check := func(step string) {
+		t.Helper()
+		var sum int64
+		for _, c := range want {
+			sum += c
+		}
+		if s.Bytes() != sum || s.Len() != len(want) {
+			t.Fatalf("%s: %d bytes, %d entries; want %d, %d", step, s.Bytes(), s.Len(), sum, len(want))
+		}
+	}
+	set := func(o string, bodyLen int, keep time.Duration) {
+		e := &Entry{Origin: o, Result: FetchResult{Status: StatusOK, Body: make([]byte, bodyLen)}}
+		s.Set(ctx, o, e, keep)
+		want[o] = EntryCost(e)
+	}
+	for i, o := range []string{"a", "b", "c", "d"} {
+		set(o, 100*i, time.Hour)
+	}
+	check("new entries")
+	set("a", 5000, time.Hour)
+	set("d", 0, 0)
+	check("replaced")
+	s.Set(ctx, "nil", nil, time.Hour)
+	want["nil"] = 0
+	if _, ok := s.Get(ctx, "nil"); ok {
+		t.Error("nil entry served")
+	}
+	check("nil entry")
+	s.Delete(ctx, "c")
+	s.Delete(ctx, "missing")
+	delete(want, "c")
+	check("deleted")
+
+	// Replacing an expired entry that go-cache still holds (hidden from
+	// Get) uncharges it.
+	set("x", 300, time.Millisecond)
+	waitFor(t, func() bool { _, ok := s.Get(ctx, "x"); return !ok })
+	check("expired, not swept")
+	set("x", 7, time.Hour)
+	check("expired entry replaced")
+
+	// The sweep of expired entries uncharges them.
+	set("y", 900, time.Millisecond)
+	waitFor(t, func() bool { _, ok := s.Get(ctx, "y"); return !ok })
+	s.lastSweep = time.Now().Add(-sweepEvery)
+	set("z", 1, time.Hour)
+	delete(want, "y")
+	check("swept")
+
+	for o := range want {
+		s.Delete(ctx, o)
+	}
+	if s.Bytes() != 0 || s.Len() != 0 {
+		t.Errorf("all deleted: %d bytes, %d entries", s.Bytes(), s.Len())
+	}
+}
+
+// Run with -race: concurrent Get, Set (replacing, evicting, expiring)
+// and Delete keep entries intact, the bounds and the byte account exact.
+func TestMemoryStoreConcurrent(t *testing.T) {
+	ctx := context.Background()
+	const max, maxBytes = 16, 40 << 10
+	s := NewMemoryStoreSize(max, maxBytes)
+	var keys []string
+	for i := 0; i < 3*max; i++ {
+		keys = append(keys, "http://h"+strconv.Itoa(i)+".example")
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	var wg sync.WaitGroup
+	bad := make(chan string, 1)
+	for g := 0; g < 8; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < 2000 && time.Now().Before(deadline); i++ {
+				o := keys[(g*7+i*13)%len(keys)]
+				if i%2 == 0 {
+					o = keys[i/2%2] // two hot origins: Set and Delete meet
+				}
+				switch i % 5 {
+				case 0, 1:
+					keep := time.Hour
+					switch {
+					case i%3 == 0:
+						keep = time.Microsecond
+					case i%7 == 0:
+						keep = 0
+					}
+					s.Set(ctx, o, &Entry{Origin: o, Result: FetchResult{Body: make([]byte, i%8*100)}}, keep)
+				case 2:
+					s.Delete(ctx, o)
+				default:
+					if e, ok := s.Get(ctx, o); ok && e.Origin != o {
+						select {
+						case bad <- fmt.Sprintf("Get(%s) returned %s's entry", o, e.Origin):
+						default:
+						}
+					}
+					if s.Bytes() < 0 {
+						select {
+						case bad <- fmt.Sprintf("negative byte account %d", s.Bytes()):
+						default:
+						}
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(bad)
+	for msg := range bad {
+		t.Error(msg)
+	}
+	if s.Len() > max || s.Bytes() > maxBytes {
+		t.Errorf("%d entries, %d bytes; bounds %d, %d", s.Len(), s.Bytes(), max, maxBytes)
+	}
+	for _, o := range keys {
+		s.Delete(ctx, o)
+	}
+	if s.Bytes() != 0 || s.Len() != 0 {
+		t.Errorf("all deleted: %d bytes, %d entries", s.Bytes(), s.Len())
+	}
+}
+
+// A store starts no goroutine (go-cache's janitor is off), so tests and
+// callers may create stores freely.
+func TestMemoryStoreStartsNoGoroutine(t *testing.T) {
+	n0 := runtime.NumGoroutine()
+	stores := make([]*MemoryStore, 100)
+	for i := range stores {
+		stores[i] = NewMemoryStore()
+		stores[i].Set(context.Background(), "a", &Entry{}, time.Hour)
+	}
+	if n := runtime.NumGoroutine(); n >= n0+len(stores)/2 {
+		t.Errorf("%d goroutines after creating %d stores, %d before", n, len(stores), n0)
+	}
+	runtime.KeepAlive(stores)
+}
+
+// Get writes nothing: parallel readers share go-cache's read lock.
+func BenchmarkMemoryStoreGetParallel(b *testing.B) {
+	ctx := context.Background()
+	s := NewMemoryStore()
+	for i := 0; i < 1000; i++ {
+		o := "http://h" + strconv.Itoa(i) + ".example"
+		s.Set(ctx, o, &Entry{Origin: o}, time.Hour)
+	}
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			if _, ok := s.Get(ctx, "http://h42.example"); !ok {
+				b.Error("miss")
+				return
+			}
+		}
+	})
 }
