@@ -178,9 +178,9 @@ func (e *Enforcer) DecideQuiet(ctx context.Context, u *url.URL, agent string) De
 func (e *Enforcer) decideURL(ctx context.Context, u *url.URL, agent string, quiet bool) Decision {
 	origin, err := Origin(u)
 	if err != nil {
-		return Decision{Reason: ReasonInvalidURL, URL: urlString(u), Agent: agent, Detail: err.Error()}
+		return Decision{Reason: ReasonInvalidURL, URL: RedactedURL(u), Agent: agent, Detail: err.Error()}
 	}
-	d := Decision{Origin: origin, URL: urlString(u), Agent: agent}
+	d := Decision{Origin: origin, URL: RedactedURL(u), Agent: agent}
 	now := e.clock.Now()
 
 	if u.Opaque == "" && u.Path == "/robots.txt" {

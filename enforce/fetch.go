@@ -111,7 +111,7 @@ func (f *HTTPFetcher) Fetch(ctx context.Context, origin string) FetchResult {
 	}
 	defer resp.Body.Close()
 
-	r := FetchResult{HTTPStatus: resp.StatusCode, FinalURL: urlString(resp.Request.URL)} // a redirect may carry credentials
+	r := FetchResult{HTTPStatus: resp.StatusCode, FinalURL: RedactedURL(resp.Request.URL)} // a redirect may carry credentials
 	r.MaxAge, r.HasMaxAge = maxAge(resp.Header)
 	switch code := resp.StatusCode; {
 	case code >= 200 && code <= 299:

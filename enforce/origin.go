@@ -25,21 +25,21 @@ func Origin(u *url.URL) (string, error) {
 	}
 	scheme := u.Scheme
 	if scheme == "" {
-		return "", fmt.Errorf("%w: %q has no scheme", errNoOrigin, urlString(u))
+		return "", fmt.Errorf("%w: %q has no scheme", errNoOrigin, RedactedURL(u))
 	}
 	if hasUpper(scheme) {
 		scheme = strings.ToLower(scheme)
 	}
 	host := u.Hostname()
 	if host == "" {
-		return "", fmt.Errorf("%w: %q has no host", errNoOrigin, urlString(u))
+		return "", fmt.Errorf("%w: %q has no host", errNoOrigin, RedactedURL(u))
 	}
 	if hasUpper(host) {
 		host = strings.ToLower(host)
 	}
 	if strings.IndexByte(host, ':') >= 0 {
 		if !strings.HasPrefix(u.Host, "[") {
-			return "", fmt.Errorf("%w: %q has an invalid host:port %q", errNoOrigin, urlString(u), u.Host)
+			return "", fmt.Errorf("%w: %q has an invalid host:port %q", errNoOrigin, RedactedURL(u), u.Host)
 		}
 		// IPv6 literal; a zone ("fe80::1%en0") is escaped again as in a URL.
 		host = "[" + strings.ReplaceAll(host, "%", "%25") + "]"
@@ -49,16 +49,16 @@ func Origin(u *url.URL) (string, error) {
 		return scheme + "://" + host, nil
 	}
 	if !allDigits(port) {
-		return "", fmt.Errorf("%w: %q has an invalid port %q", errNoOrigin, urlString(u), port)
+		return "", fmt.Errorf("%w: %q has an invalid port %q", errNoOrigin, RedactedURL(u), port)
 	}
 	if port[0] == '0' || len(port) > 5 {
 		n, err := strconv.Atoi(port)
 		if err != nil || n > 65535 {
-			return "", fmt.Errorf("%w: %q has an invalid port %q", errNoOrigin, urlString(u), port)
+			return "", fmt.Errorf("%w: %q has an invalid port %q", errNoOrigin, RedactedURL(u), port)
 		}
 		port = strconv.Itoa(n)
 	} else if len(port) == 5 && port > "65535" {
-		return "", fmt.Errorf("%w: %q has an invalid port %q", errNoOrigin, urlString(u), port)
+		return "", fmt.Errorf("%w: %q has an invalid port %q", errNoOrigin, RedactedURL(u), port)
 	}
 	if (port == "80" && scheme == "http") || (port == "443" && scheme == "https") {
 		return scheme + "://" + host, nil
@@ -177,10 +177,11 @@ func cleanPath(p string) string {
 	return b.String()
 }
 
-// urlString returns u as a string without its userinfo, for decisions,
+// RedactedURL returns u as a string without its userinfo, for decisions,
 // logs and errors: a password, and also a user name (tokens are often
-// sent as one: https://TOKEN@host/), must not reach them.
-func urlString(u *url.URL) string {
+// sent as one: https://TOKEN@host/), must not reach them. Unlike
+// url.URL.Redacted it drops the user name too.
+func RedactedURL(u *url.URL) string {
 	if u == nil {
 		return ""
 	}

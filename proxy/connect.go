@@ -255,7 +255,7 @@ func (s *Server) mitmRoundTrip(req *http.Request, ctx *goproxy.ProxyCtx) (*http.
 		return resp, nil
 	}
 	ctx.Error = err
-	s.log.Debug().Err(err).Str("url", redactedURL(req.URL)).Msg("forwarding failed")
+	s.log.Debug().Err(err).Str("url", enforce.RedactedURL(req.URL)).Msg("forwarding failed")
 	return upstreamError(req, explainUpstreamTLS(req.URL.Host, err)), nil
 }
 

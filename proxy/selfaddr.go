@@ -5,7 +5,6 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
-	"net/url"
 	"strconv"
 	"strings"
 	"sync"
@@ -197,14 +196,14 @@ func (s *Server) checkDestination(r *http.Request, ctx *goproxy.ProxyCtx) (*http
 			hdr = net.JoinHostPort(hh, hp)
 		}
 		if target != parent.ConnectTarget || hdr != parent.ConnectTarget {
-			d := enforce.Decision{Reason: enforce.ReasonMisdirected, URL: redactedURL(r.URL), Agent: parent.Agent,
+			d := enforce.Decision{Reason: enforce.ReasonMisdirected, URL: enforce.RedactedURL(r.URL), Agent: parent.Agent,
 				Detail: "the request names " + strconv.Quote(hdr) + " inside a CONNECT to " + strconv.Quote(parent.ConnectTarget) +
 					": send requests for another host through their own CONNECT"}
 			return r, s.refuseRequest(r, st, http.StatusMisdirectedRequest, d)
 		}
 	}
 	if s.self.matches(r.Context(), host, port) {
-		d := enforce.Decision{Reason: enforce.ReasonSelfRequest, URL: redactedURL(r.URL),
+		d := enforce.Decision{Reason: enforce.ReasonSelfRequest, URL: enforce.RedactedURL(r.URL),
 			Detail: "the destination " + net.JoinHostPort(host, port) + " is robotsgate itself; its admin API is not reachable through the proxy"}
 		if o, err := enforce.Origin(r.URL); err == nil {
 			d.Origin = o
@@ -222,18 +221,4 @@ func (s *Server) refuseRequest(r *http.Request, st *requestState, status int, d 
 	e.Decision, e.Status = DecisionBlocked, status
 	s.record(e)
 	return Refuse(r, status, d)
-}
-
-// redactedURL returns u as text without its userinfo (user name and
-// password), for logs and refusals.
-func redactedURL(u *url.URL) string {
-	if u == nil {
-		return ""
-	}
-	if u.User == nil {
-		return u.String()
-	}
-	c := *u
-	c.User = nil
-	return c.String()
 }
