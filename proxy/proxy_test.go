@@ -420,13 +420,15 @@ func TestRobotsStatusTable(t *testing.T) {
 	}
 
 	t.Run("connection refused", func(t *testing.T) {
+		// The proxy listens first, so the port freed below cannot be the
+		// proxy's own (which would make this a self-request).
+		h := newHarness(t, harnessOpts{})
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
 			t.Fatal(err)
 		}
 		dead := "http://" + ln.Addr().String()
 		ln.Close()
-		h := newHarness(t, harnessOpts{})
 		resp, body := h.get(t, dead+"/anything")
 		if resp.StatusCode != 403 || resp.Header.Get(HeaderDecision) != "robots-unreachable" {
 			t.Fatalf("refused origin: %d %q\n%s", resp.StatusCode, resp.Header.Get(HeaderDecision), body)
