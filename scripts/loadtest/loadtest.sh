@@ -6,6 +6,13 @@
 #   DUR=5s CONNS=32 scripts/loadtest/loadtest.sh
 #   REPS=3 DUR=5s scripts/loadtest/loadtest.sh   # 3 interleaved runs each, then medians
 #   CACHE=redis://127.0.0.1:6379/0 scripts/loadtest/loadtest.sh   # robotsgate on a running Redis
+#   MITM=0 scripts/loadtest/loadtest.sh     # skip the HTTPS (MITM) part
+#
+# Plain HTTP: wrk through robotsgate, a bare goproxy forwarder and squid.
+# HTTPS: wrk cannot send CONNECT, so scripts/loadtest/mitmload (Go, keep-alive
+# connections, MITM_CONNS workers) goes through robotsgate (MITM with its own
+# CA) and a bare goproxy MITM (same goproxy, CA, leaf-certificate cache and
+# transport) to HTTPS origins.
 #
 # Needs wrk and (optionally) squid: apt-get install -y wrk squid.
 # Each proxy is pinned to CPU 0, wrk and the origin to CPU 1 (on a 2-core
@@ -20,6 +27,9 @@ REPS=${REPS:-1}
 CONNS=${CONNS:-64}
 ORIGIN_BASE=${ORIGIN_BASE:-18000}
 ORIGINS=16
+TLS_BASE=${TLS_BASE:-18500}
+MITM=${MITM:-1}
+MITM_CONNS=${MITM_CONNS:-16}
 PROXY_CPU=${PROXY_CPU:-0}
 LOAD_CPU=${LOAD_CPU:-1}
 command -v wrk >/dev/null || { echo "loadtest: wrk not found (apt-get install -y wrk)" >&2; exit 2; }
@@ -38,8 +48,10 @@ echo "building..." >&2
 go build -o "$work/robotsgate" ./cmd/robotsgate
 go build -o "$work/bareproxy" ./scripts/loadtest/bareproxy
 go build -o "$work/origin" ./scripts/loadtest/origin
+go build -o "$work/mitmload" ./scripts/loadtest/mitmload
 
-taskset -c "$LOAD_CPU" "$work/origin" -base "$ORIGIN_BASE" -n "$ORIGINS" &
+taskset -c "$LOAD_CPU" "$work/origin" -base "$ORIGIN_BASE" -n "$ORIGINS" \
+  -tls-base "$TLS_BASE" -tls-cert "$work/origin.pem" &
 pids+=($!)
 
 wait_port() { # host:port
@@ -52,15 +64,25 @@ wait_port() { # host:port
 ticks() { awk '{print $14+$15}' "/proc/$1/stat"; }
 clk=$(getconf CLK_TCK)
 
-# run NAME PID ADDR ALLOWED_ONLY: warm up, then measure one wrk run.
+# Load generators: LOADER ADDR ALLOWED_ONLY DURATION, printing wrk's summary lines.
+load_wrk() {
+  ORIGIN_BASE=$ORIGIN_BASE ORIGINS=$ORIGINS ALLOWED_ONLY=$2 \
+    timeout 60 taskset -c "$LOAD_CPU" wrk -t1 -c"$CONNS" -d"$3" --latency -s scripts/loadtest/mixed.lua "http://$1/"
+}
+load_mitm() {
+  local only=""; [ "$2" = 1 ] && only=-allowed-only
+  timeout 60 taskset -c "$LOAD_CPU" "$work/mitmload" -proxy "http://$1" -ca "$work/data/robotsgate-ca-cert.pem" \
+    -base "$TLS_BASE" -n "$ORIGINS" -c "$MITM_CONNS" -d "$3" $only
+}
+
+# run LOADER NAME PID ADDR ALLOWED_ONLY: warm up, then measure one run.
 run() {
+  local loader=$1; shift
   local name=$1 pid=$2 addr=$3 allowed_only=$4
-  ORIGIN_BASE=$ORIGIN_BASE ORIGINS=$ORIGINS ALLOWED_ONLY=$allowed_only \
-    timeout 30 taskset -c "$LOAD_CPU" wrk -t1 -c"$CONNS" -d2s -s scripts/loadtest/mixed.lua "http://$addr/" >/dev/null
+  "$loader" "$addr" "$allowed_only" 2s >/dev/null
   local t0; t0=$(ticks "$pid")
   local out
-  out=$(ORIGIN_BASE=$ORIGIN_BASE ORIGINS=$ORIGINS ALLOWED_ONLY=$allowed_only \
-    timeout 60 taskset -c "$LOAD_CPU" wrk -t1 -c"$CONNS" -d"$DUR" --latency -s scripts/loadtest/mixed.lua "http://$addr/")
+  out=$("$loader" "$addr" "$allowed_only" "$DUR")
   local t1; t1=$(ticks "$pid")
   local rps reqs p99 non2xx
   rps=$(awk '/^Requests\/sec/ {print $2}' <<<"$out")
@@ -74,14 +96,24 @@ run() {
     tee -a "$work/results"
 }
 
-# robotsgate: enforce mode, audit of blocked requests to a file.
+wait_port "127.0.0.1:$TLS_BASE" # the origin's certificate file exists from here on
+tls_ports=$(seq -s, "$TLS_BASE" $((TLS_BASE + ORIGINS - 1)))
+
+# robotsgate: enforce mode, audit of blocked requests to a file, MITM for
+# HTTPS with its CA in $work/data, trusting the origin's certificate.
 taskset -c "$PROXY_CPU" "$work/robotsgate" serve -listen 127.0.0.1:19309 -audit-log "$work/audit.log" \
-  -log-level warn -data-dir "$work/data" ${CACHE:+-cache "$CACHE"} >"$work/robotsgate.out" 2>&1 &
+  -log-level warn -data-dir "$work/data" -upstream-roots "$work/origin.pem" -allowed-ports "$tls_ports" \
+  ${CACHE:+-cache "$CACHE"} >"$work/robotsgate.out" 2>&1 &
 rg=$!; pids+=("$rg")
 taskset -c "$PROXY_CPU" "$work/bareproxy" -listen 127.0.0.1:19310 &
 bare=$!; pids+=("$bare")
 wait_port 127.0.0.1:19309
 wait_port 127.0.0.1:19310
+# The bare MITM proxy loads the CA robotsgate created.
+taskset -c "$PROXY_CPU" "$work/bareproxy" -listen 127.0.0.1:19312 -mitm -data-dir "$work/data" \
+  -upstream-roots "$work/origin.pem" &
+bare_mitm=$!; pids+=("$bare_mitm")
+wait_port 127.0.0.1:19312
 
 squid_pid=""
 if command -v squid >/dev/null; then
@@ -98,11 +130,20 @@ echo "conns=$CONNS duration=$DUR origins=$ORIGINS proxy-cpu=$PROXY_CPU load-cpu=
 # slow spell of a shared machine hits all of them alike; the medians follow.
 for mix in 0 1; do
   for _ in $(seq 1 "$REPS"); do
-    run robotsgate "$rg" 127.0.0.1:19309 $mix
-    run bare-goproxy "$bare" 127.0.0.1:19310 $mix
-    if [ -n "$squid_pid" ]; then run squid "$squid_pid" 127.0.0.1:19311 $mix; fi
+    run load_wrk robotsgate "$rg" 127.0.0.1:19309 $mix
+    run load_wrk bare-goproxy "$bare" 127.0.0.1:19310 $mix
+    if [ -n "$squid_pid" ]; then run load_wrk squid "$squid_pid" 127.0.0.1:19311 $mix; fi
   done
 done
+if [ "$MITM" != 0 ]; then
+  echo "HTTPS through MITM: $MITM_CONNS keep-alive workers (scripts/loadtest/mitmload)"
+  for mix in 0 1; do
+    for _ in $(seq 1 "$REPS"); do
+      run load_mitm robotsgate-mitm "$rg" 127.0.0.1:19309 $mix
+      run load_mitm bare-goproxy-mitm "$bare_mitm" 127.0.0.1:19312 $mix
+    done
+  done
+fi
 if [ "$REPS" -gt 1 ]; then
   echo "medians of $REPS runs (p99 in ms):"
   # Fields: name mix rps "req/s" "p99" p99 "cpu/req" cpu "us" ...

@@ -1,14 +1,17 @@
 // Command bareproxy is the load test's yardstick: a bare goproxy forwarder
 // with no robots.txt enforcement, built from the same goproxy version and the
-// same outbound transport (proxy.NewTransport) as robotsgate.
+// same outbound transport (proxy.NewTransport) as robotsgate. With -mitm it
+// intercepts CONNECT with the same CA (-data-dir) and the same leaf
+// certificate cache (proxy.CertStore) as robotsgate.
 //
-//	bareproxy -listen 127.0.0.1:19310
+//	bareproxy -listen 127.0.0.1:19310 [-mitm -data-dir DIR -upstream-roots cert.pem]
 package main
 
 import (
 	"flag"
 	"log"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/elazarl/goproxy"
@@ -18,8 +21,15 @@ import (
 
 func main() {
 	listen := flag.String("listen", "127.0.0.1:19310", "listen address")
+	mitm := flag.Bool("mitm", false, "intercept CONNECT (MITM) with the CA in -data-dir")
+	dataDir := flag.String("data-dir", "", "directory of the CA (as robotsgate's -data-dir)")
+	roots := flag.String("upstream-roots", "", "comma-separated PEM files of extra upstream roots")
 	flag.Parse()
-	tr, err := proxy.NewTransport(proxy.Default())
+	cfg := proxy.Default()
+	if *roots != "" {
+		cfg.HTTPS.UpstreamRoots = strings.Split(*roots, ",")
+	}
+	tr, err := proxy.NewTransport(cfg)
 	if err != nil {
 		log.Fatalf("bareproxy: %v", err)
 	}
@@ -27,10 +37,17 @@ func main() {
 	p.Tr = tr
 	p.ConnectDial = nil
 	p.Verbose = false
-	// As robotsgate (proxy.New): the client's Accept-Encoding passes
-	// through, and the transport neither adds gzip nor decodes.
-	p.KeepAcceptEncoding = true
-	tr.DisableCompression = true
+	if *mitm {
+		ca, _, err := proxy.LoadOrCreateCA(*dataDir, "", "", nil)
+		if err != nil {
+			log.Fatalf("bareproxy: %v", err)
+		}
+		p.CertStore = proxy.NewCertStore(1024, nil)
+		action := &goproxy.ConnectAction{Action: goproxy.ConnectMitm, TLSConfig: goproxy.TLSConfigFromCA(ca)}
+		p.OnRequest().HandleConnectFunc(func(host string, ctx *goproxy.ProxyCtx) (*goproxy.ConnectAction, string) {
+			return action, host
+		})
+	}
 	srv := &http.Server{Addr: *listen, Handler: p, ReadHeaderTimeout: 10 * time.Second}
 	log.Fatal(srv.ListenAndServe())
 }

@@ -1,19 +1,30 @@
 // Command origin is the load test's origin: it serves the same small site on
-// several loopback ports (each port is a separate robots.txt origin).
+// several loopback ports (each port is a separate robots.txt origin), over
+// plain HTTP and, with -tls-base, also over HTTPS with a self-signed
+// certificate written to -tls-cert (for the proxies' upstream roots).
 //
-//	origin -base 18000 -n 16
+//	origin -base 18000 -n 16 [-tls-base 18500 -tls-cert cert.pem]
 package main
 
 import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
 	"flag"
 	"fmt"
 	"log"
+	"math/big"
 	"net"
 	"net/http"
 	"os"
 	"os/signal"
 	"strings"
 	"syscall"
+	"time"
 )
 
 const robotsTxt = `User-agent: *
@@ -27,20 +38,21 @@ Disallow: /tmp/
 `
 
 func main() {
-	base := flag.Int("base", 18000, "first port")
-	n := flag.Int("n", 16, "number of ports (origins)")
+	base := flag.Int("base", 18000, "first plain-HTTP port")
+	n := flag.Int("n", 16, "number of ports (origins) per scheme")
+	tlsBase := flag.Int("tls-base", 0, "first HTTPS port; 0 = no HTTPS")
+	tlsCert := flag.String("tls-cert", "", "where to write the HTTPS certificate (PEM), with -tls-base")
 	flag.Parse()
 	if *n < 1 || *n > 256 {
 		log.Fatalf("origin: -n must be 1..256")
 	}
 	page := []byte(strings.Repeat("robotsgate load test page\n", 40)) // ~1 KiB
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain")
 		if r.URL.Path == "/robots.txt" {
-			w.Header().Set("Content-Type", "text/plain")
 			fmt.Fprint(w, robotsTxt)
 			return
 		}
-		w.Header().Set("Content-Type", "text/plain")
 		w.Write(page)
 	})
 	for i := 0; i < *n; i++ {
@@ -50,7 +62,53 @@ func main() {
 		}
 		go http.Serve(ln, h)
 	}
+	if *tlsBase > 0 {
+		cert, err := selfSigned(*tlsCert)
+		if err != nil {
+			log.Fatalf("origin: %v", err)
+		}
+		cfg := &tls.Config{Certificates: []tls.Certificate{cert}}
+		for i := 0; i < *n; i++ {
+			ln, err := tls.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", *tlsBase+i), cfg)
+			if err != nil {
+				log.Fatalf("origin: %v", err)
+			}
+			go http.Serve(ln, h)
+		}
+	}
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
 	<-sig
+}
+
+// selfSigned makes an ECDSA P-256 certificate for 127.0.0.1 and writes
+// its PEM to certFile.
+func selfSigned(certFile string) (tls.Certificate, error) {
+	if certFile == "" {
+		return tls.Certificate{}, fmt.Errorf("-tls-base needs -tls-cert")
+	}
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return tls.Certificate{}, err
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber:          big.NewInt(time.Now().UnixNano()),
+		Subject:               pkix.Name{CommonName: "robotsgate load test origin"},
+		NotBefore:             time.Now().Add(-time.Hour),
+		NotAfter:              time.Now().Add(24 * time.Hour),
+		IPAddresses:           []net.IP{net.IPv4(127, 0, 0, 1)},
+		KeyUsage:              x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
+		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		BasicConstraintsValid: true,
+		IsCA:                  true,
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		return tls.Certificate{}, err
+	}
+	pemBytes := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
+	if err := os.WriteFile(certFile, pemBytes, 0o644); err != nil {
+		return tls.Certificate{}, err
+	}
+	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}, nil
 }
