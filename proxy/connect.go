@@ -185,7 +185,7 @@ func (s *Server) handleConnect(host string, ctx *goproxy.ProxyCtx) (*goproxy.Con
 	// Requests inside the session are forwarded by mitmRoundTrip, which
 	// answers upstream failures (certificate verification included) with a
 	// 502 instead of goproxy's silently closed connection.
-	ctx.RoundTripper = goproxy.RoundTripperFunc(s.mitmRoundTrip)
+	ctx.RoundTripper = mitmTripper{s: s}
 	return s.https.mitm, host
 }
 
@@ -243,6 +243,16 @@ func (s *Server) refuseConnect(ctx *goproxy.ProxyCtx, status int, d enforce.Deci
 	resp.Header.Set("Connection", "close")
 	ctx.Resp = resp
 	return goproxy.RejectConnect
+}
+
+// mitmTripper is the round tripper of the requests inside an MITM session:
+// mitmRoundTrip. A named type (rather than a goproxy.RoundTripperFunc) so
+// that forward recognizes it.
+type mitmTripper struct{ s *Server }
+
+// RoundTrip is s.mitmRoundTrip.
+func (t mitmTripper) RoundTrip(req *http.Request, ctx *goproxy.ProxyCtx) (*http.Response, error) {
+	return t.s.mitmRoundTrip(req, ctx)
 }
 
 // mitmRoundTrip forwards one request from inside an MITM session. When

@@ -20,28 +20,59 @@ const copyBufSize = 32 << 10
 // drop Content-Length (and chunk MITM responses); replaced here, it is the
 // body goproxy forwards as is. Requests answered by an earlier request
 // hook never reach it.
+//
+// The two usual round trippers (goproxy's transport for plain HTTP, and
+// mitmTripper inside MITM sessions) are wrapped by values built once per
+// Server, not by a closure per request.
 func (s *Server) forward(r *http.Request, ctx *goproxy.ProxyCtx) (*http.Request, *http.Response) {
-	next := ctx.RoundTripper // the MITM session's, or nil for goproxy's transport
-	tags := s.cfg.RobotTags
-	ctx.RoundTripper = goproxy.RoundTripperFunc(func(req *http.Request, ctx *goproxy.ProxyCtx) (*http.Response, error) {
-		var resp *http.Response
-		var err error
-		if next != nil {
-			resp, err = next.RoundTrip(req, ctx)
-		} else {
-			resp, err = ctx.Proxy.Tr.RoundTrip(req)
-		}
-		if err != nil || resp == nil || ctx.Error != nil {
-			return resp, err
-		}
-		var scan *tagScan
-		if tags.Mode != RobotTagsOff {
-			scan = scanRobotTags(resp, tags) // [tags] robottags.go
-		}
-		s.wrapBody(resp, scan)
-		return resp, err
-	})
+	switch next := ctx.RoundTripper.(type) { // the MITM session's, or nil for goproxy's transport
+	case nil:
+		ctx.RoundTripper = &s.fwd.plain
+	case mitmTripper:
+		ctx.RoundTripper = &s.fwd.mitm
+	default:
+		ctx.RoundTripper = &forwardTripper{s: s, next: next}
+	}
 	return r, nil
+}
+
+// forwardTrippers holds a Server's two prebuilt forwardTrippers; init
+// builds them.
+type forwardTrippers struct {
+	plain, mitm forwardTripper
+}
+
+func (f *forwardTrippers) init(s *Server) {
+	f.plain = forwardTripper{s: s}
+	f.mitm = forwardTripper{s: s, next: mitmTripper{s: s}}
+}
+
+// forwardTripper is the round tripper forward installs: next (or, when
+// next is nil, goproxy's transport) followed by the robot-tag scan and
+// the body wrapping.
+type forwardTripper struct {
+	s    *Server
+	next goproxy.RoundTripper // nil: ctx.Proxy.Tr
+}
+
+// RoundTrip forwards req and prepares the response for goproxy.
+func (t *forwardTripper) RoundTrip(req *http.Request, ctx *goproxy.ProxyCtx) (*http.Response, error) {
+	var resp *http.Response
+	var err error
+	if t.next != nil {
+		resp, err = t.next.RoundTrip(req, ctx)
+	} else {
+		resp, err = ctx.Proxy.Tr.RoundTrip(req)
+	}
+	if err != nil || resp == nil || ctx.Error != nil {
+		return resp, err
+	}
+	var scan *tagScan
+	if tags := t.s.cfg.RobotTags; tags.Mode != RobotTagsOff {
+		scan = scanRobotTags(resp, tags) // [tags] robottags.go
+	}
+	t.s.wrapBody(resp, scan)
+	return resp, err
 }
 
 // copyBody is a forwarded response's body. It implements io.WriterTo, so

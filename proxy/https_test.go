@@ -9,6 +9,7 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
+	"errors"
 	"fmt"
 	"io"
 	"math/big"
@@ -615,5 +616,64 @@ func TestTunnelModeWarnsWithoutAgent(t *testing.T) {
 		if warned != (agent == "") {
 			t.Errorf("agent %q: warned %v; log:\n%s", agent, warned, logs)
 		}
+	}
+}
+
+// TestHTTPSShutdownDeadlineCancelsMITMRequest: when Shutdown's deadline
+// has passed, the upstream round trip of a request inside an MITM session
+// (whose context neither net/http nor goproxy cancels) is cut short, so
+// that Shutdown need not wait out its grace period for it, and the
+// request is no longer counted as running when Shutdown returns.
+func TestHTTPSShutdownDeadlineCancelsMITMRequest(t *testing.T) {
+	release := make(chan struct{})
+	defer close(release)
+	arrived := make(chan struct{}, 1)
+	originGaveUp := make(chan struct{}, 1)
+	origin := newTLSOrigin(t, "User-agent: *\nAllow: /\n")
+	origin.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/hang" {
+			arrived <- struct{}{}
+			select {
+			case <-r.Context().Done(): // robotsgate dropped the upstream request
+				originGaveUp <- struct{}{}
+			case <-release:
+			}
+			return
+		}
+		origin.serve(w, r)
+	})
+	p := startHTTPSProxy(t, mitmConfig(t, origin))
+	c := p.client(p.ca)
+	go func() {
+		if resp, err := c.Get(origin.URL + "/hang"); err == nil {
+			resp.Body.Close()
+		}
+	}()
+	select {
+	case <-arrived:
+	case <-time.After(testTimeout):
+		t.Fatal("the request never reached the origin")
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel() // the deadline has passed: connections are closed at once
+	shut := make(chan error, 1)
+	go func() { shut <- p.srv.Shutdown(ctx) }()
+	var err error
+	select {
+	case err = <-shut:
+	case <-time.After(testTimeout):
+		t.Fatal("Shutdown did not return")
+	}
+	if !errors.Is(err, context.Canceled) || strings.Contains(err.Error(), "still running") {
+		t.Fatalf("forced Shutdown: %v, want only the context's error", err)
+	}
+	select {
+	case <-originGaveUp:
+	case <-time.After(testTimeout):
+		t.Fatal("the upstream request was not cancelled")
+	}
+	if n := p.srv.life.inFlight(); n != 0 {
+		t.Fatalf("%d handlers counted as running after Shutdown", n)
 	}
 }

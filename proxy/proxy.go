@@ -90,7 +90,8 @@ type Server struct {
 
 	self selfAddrs // [self] robotsgate's own listen addresses, refused as destinations (selfaddr.go)
 
-	copyBufs sync.Pool // *[]byte buffers that forwarded bodies are copied through (forward.go)
+	copyBufs sync.Pool       // *[]byte buffers that forwarded bodies are copied through (forward.go)
+	fwd      forwardTrippers // the round trippers forward installs (forward.go)
 
 	life *lifetime // shutdown contexts and running handlers (lifetime.go)
 }
@@ -113,6 +114,7 @@ func New(cfg Config, deps Deps) (*Server, error) {
 		mux:   http.NewServeMux(),
 		life:  newLifetime(),
 	}
+	s.fwd.init(s)
 	if s.metrics = deps.Metrics; s.metrics == nil { // [metrics]
 		s.metrics = NewMetrics()
 	}
