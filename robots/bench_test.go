@@ -184,6 +184,10 @@ func pathologicalCases() []struct {
 		{"long-segment-distinct", shortRulesRobots(DefaultMaxBytes, func(i int) string { return long + strconv.Itoa(i) }), aPath},
 		{"long-segment-distinct-all-octets", shortRulesRobots(DefaultMaxBytes, func(i int) string { return long + strconv.Itoa(i) }), allPath},
 		{"star-a-star-b-distinct-all-octets", shortRulesRobots(DefaultMaxBytes, func(i int) string { return "*a*b" + strconv.Itoa(i) }), allPath},
+		// The long segment ends the path, but each rule's distinct short
+		// segment before it is absent: the segFilter skips every rule
+		// (each would otherwise search the path for the long one).
+		{"long-segment-present-distinct-prefix", shortRulesRobots(DefaultMaxBytes, func(i int) string { return "*9" + strconv.Itoa(i) + long }), allPath[:len(allPath)-1] + "b"},
 	}
 }
 
@@ -225,5 +229,33 @@ func BenchmarkParseMergeBomb(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		Parse(body)
+	}
+}
+
+// BenchmarkParseManyWildcards parses ~500 KiB files of thousands of
+// distinct short wildcard rules, whose groups get a segFilter: the
+// pathological "distinct" cases, and rules whose keys (16 pseudo-random
+// hex digits) share few prefixes, the largest automaton per byte of file.
+func BenchmarkParseManyWildcards(b *testing.B) {
+	cases := map[string][]byte{
+		"random-keys": shortRulesRobots(DefaultMaxBytes, func(i int) string {
+			h := uint64(i+1) * 0x9E3779B97F4A7C15
+			return "*" + strconv.FormatUint(h|1<<63, 16) + "*z"
+		}),
+	}
+	for _, bc := range pathologicalCases() {
+		if strings.HasSuffix(bc.name, "distinct-all-octets") {
+			cases[bc.name] = bc.body
+		}
+	}
+	for _, name := range []string{"long-segment-distinct-all-octets", "star-a-star-b-distinct-all-octets", "random-keys"} {
+		body := cases[name]
+		b.Run(name, func(b *testing.B) {
+			b.SetBytes(int64(len(body)))
+			b.ReportAllocs()
+			for b.Loop() {
+				Parse(body)
+			}
+		})
 	}
 }

@@ -183,6 +183,8 @@ func FuzzDecide(f *testing.F) {
 	f.Add("D/a**b*c\nA/*a*b*c*", "/abcabc", byte(0xff))
 	f.Add("D/a%2fb\nA/a/", "/a/b", byte(6))
 	f.Add("D/robots.txt", "/robots.txt", byte(0))
+	f.Add("D/*ab*x\nA/*bz\nW", "/ab/xabzq?xz", byte(4))
+	f.Add("D/x*ab\nA*a?\nW", "/xa?ab", byte(1))
 	f.Fuzz(func(t *testing.T, rulesText, path string, split byte) {
 		if len(rulesText) > 600 || len(path) > 200 {
 			return
@@ -194,10 +196,17 @@ func FuzzDecide(f *testing.F) {
 			}
 			rules = append(rules, Rule{Allow: l[0] == 'A', Pattern: sanitizeRule(l[1:])})
 		}
-		// Pad to more than indexMin rules so that the index is used too.
+		// Pad to more than indexMin rules so that the index is used too,
+		// or with wildcard rules so that the segFilter is.
 		if len(rules) > 0 && rulesText[len(rulesText)-1] == 'I' {
 			for len(rules) <= indexMin {
 				rules = append(rules, Rule{Pattern: "/zz-never-" + strings.Repeat("q", len(rules)) + "$"})
+			}
+		}
+		if len(rules) > 0 && rulesText[len(rulesText)-1] == 'W' {
+			for i := 0; len(rules) < 3*segFilterMin; i++ {
+				key := string([]byte{"ab/x"[i%4], "abz?"[i/4%4], "bq"[i/16%2]})[:2+i/32%2]
+				rules = append(rules, Rule{Allow: i%3 == 0, Pattern: "*" + key + "*z" + "$"[:i%2]})
 			}
 		}
 		// Rule i goes to group (i+split>>2)%ng; group g comes after the

@@ -1,0 +1,277 @@
+package robots
+
+import (
+	"bytes"
+	"math/bits"
+	"sort"
+)
+
+// segFilterMin is the number of wildcard matchers with a key (see
+// newPartFilter) from which an indexed part gets a segFilter; fewer are
+// searched for one by one.
+const segFilterMin = 16
+
+// maxKeys is the number of distinct keys a segFilter tracks, and so the
+// number of bits of the scratch set a decision keeps on its stack (8 KiB).
+// Keys beyond it (a 500 KiB file can hold more) are left out of the
+// filter: their matchers are tested on their other keys only.
+const maxKeys = 1 << 16
+
+// segFilter is an Aho–Corasick automaton over the keys of a part's
+// wildcard matchers: their literal segments of length 2 or more, which
+// every path they match contains. One pass over a path finds every key
+// that occurs in it, in O(len(path)·256 + keys found) steps whatever the
+// keys, so that a matcher with a key absent from the path is skipped
+// without searching the path: thousands of distinct wildcard rules then
+// cost one pass and a few bit tests each, instead of one search of the
+// path each.
+//
+// The trie's nodes are numbered in depth-first order, children in
+// increasing order of their label: the first child of node u, if any, is
+// u+1, and the nodes that end a key are in the keys' sorted order, so a
+// key's id is the number of key nodes before its own. A node costs about
+// 14 bytes. Node 0 is the root.
+type segFilter struct {
+	root     [256]int32 // the root's child by octet, 0 for none
+	sibling  []int32    // next child of the same parent, -1 for none
+	fail     []int32    // node of the longest proper suffix of the node's string
+	dict     []int32    // nearest node on the fail chain that ends a key, 0 for none
+	label    []byte     // octet on the edge from the parent
+	hasChild []uint64   // bit u: node u has children
+	ends     []uint64   // bit u: a key ends at node u
+	rank     []int32    // rank[w]: the number of keys ending at nodes below 64·w
+	nkeys    int
+	// ids holds the ids of the keys of the part's matchers: those of m
+	// are ids[m.kfrom:m.kto].
+	ids []int32
+}
+
+// newSegFilter builds the automaton of keys, which must be sorted, distinct
+// and non-empty; key i gets id i.
+func newSegFilter(keys [][]byte) *segFilter {
+	// One node per octet of a key, less those of its prefix in common
+	// with the key before it.
+	n := 1
+	for i, k := range keys {
+		n += len(k)
+		if i > 0 {
+			n -= commonPrefix(keys[i-1], k)
+		}
+	}
+	words := (n + 63) >> 6
+	f := &segFilter{
+		sibling:  make([]int32, n),
+		fail:     make([]int32, n),
+		dict:     make([]int32, n),
+		label:    make([]byte, n),
+		hasChild: make([]uint64, words),
+		ends:     make([]uint64, words),
+		rank:     make([]int32, words),
+		nkeys:    len(keys),
+	}
+	for i := range f.sibling {
+		f.sibling[i] = -1
+	}
+	// path[d] is the node at depth d of the previous key. A key leaves
+	// the previous one's path at their common prefix; its node there, if
+	// any, is the last child so far of the parent, and the new key's node
+	// becomes its sibling. Otherwise the new node is the parent's first
+	// child, and was numbered right after it.
+	path := make([]int32, 1, 64)
+	var prev []byte
+	v := int32(0)
+	for _, k := range keys {
+		l := commonPrefix(prev, k)
+		last := int32(-1)
+		if l+1 < len(path) {
+			last = path[l+1]
+		}
+		path = path[:l+1]
+		for d := l; d < len(k); d++ {
+			v++
+			f.label[v] = k[d]
+			u := path[d]
+			if d == l && last >= 0 {
+				f.sibling[last] = v
+			} else {
+				f.hasChild[u>>6] |= 1 << (u & 63) // and v == u+1
+			}
+			if u == 0 {
+				f.root[k[d]] = v
+			}
+			path = append(path, v)
+		}
+		f.ends[v>>6] |= 1 << (v & 63)
+		prev = k
+	}
+	for w := 1; w < words; w++ {
+		f.rank[w] = f.rank[w-1] + int32(bits.OnesCount64(f.ends[w-1]))
+	}
+	// Fail and dictionary links, breadth first; the root's children have
+	// 0 for both.
+	queue := make([]int32, 1, n)
+	for qi := 0; qi < len(queue); qi++ {
+		u := queue[qi]
+		if !f.has(f.hasChild, u) {
+			continue
+		}
+		for v := u + 1; v >= 0; v = f.sibling[v] {
+			queue = append(queue, v)
+			if u == 0 {
+				continue
+			}
+			c := f.label[v]
+			for s := f.fail[u]; ; s = f.fail[s] {
+				if t := f.next(s, c); t > 0 {
+					f.fail[v] = t
+					break
+				}
+				if s == 0 {
+					break // f.fail[v] = 0
+				}
+			}
+			if w := f.fail[v]; f.has(f.ends, w) {
+				f.dict[v] = w
+			} else {
+				f.dict[v] = f.dict[w]
+			}
+		}
+	}
+	return f
+}
+
+// commonPrefix returns the length of the longest common prefix of a and b.
+func commonPrefix(a, b []byte) int {
+	n := 0
+	for n < len(a) && n < len(b) && a[n] == b[n] {
+		n++
+	}
+	return n
+}
+
+// has reports whether bit u of set is set.
+func (f *segFilter) has(set []uint64, u int32) bool {
+	return set[u>>6]&(1<<(u&63)) != 0
+}
+
+// keyID returns the id of the key that ends at node u.
+func (f *segFilter) keyID(u int32) int32 {
+	w := u >> 6
+	return f.rank[w] + int32(bits.OnesCount64(f.ends[w]&(1<<(u&63)-1)))
+}
+
+// next returns the child of node s labelled c, or -1.
+func (f *segFilter) next(s int32, c byte) int32 {
+	if s == 0 {
+		if t := f.root[c]; t > 0 {
+			return t
+		}
+		return -1
+	}
+	if !f.has(f.hasChild, s) {
+		return -1
+	}
+	for t := s + 1; t >= 0 && f.label[t] <= c; t = f.sibling[t] {
+		if f.label[t] == c {
+			return t
+		}
+	}
+	return -1
+}
+
+// scan sets in found (of at least (f.nkeys+63)/64 words, all zero) the bit
+// of every key that occurs in p.
+func (f *segFilter) scan(p []byte, found []uint64) {
+	s := int32(0)
+	for _, c := range p {
+		for {
+			if t := f.next(s, c); t > 0 {
+				s = t
+				break
+			}
+			if s == 0 {
+				break
+			}
+			s = f.fail[s]
+		}
+		o := s
+		if !f.has(f.ends, o) {
+			o = f.dict[o]
+		}
+		// The keys ending here are o and its dictionary chain. A key
+		// already found had its whole chain set then, so stop there: each
+		// key is set once, and each position costs O(1) more.
+		for o > 0 {
+			id := f.keyID(o)
+			w, b := id>>6, uint64(1)<<(id&63)
+			if found[w]&b != 0 {
+				break
+			}
+			found[w] |= b
+			o = f.dict[o]
+		}
+	}
+}
+
+// newPartFilter gives each wildcard matcher of ms its keys: its literal
+// segments after the first that are 2 octets or more (the octet filter
+// covers shorter ones), all of which a path it matches contains. It returns
+// the automaton of the keys, or nil (and no keys) when fewer than
+// segFilterMin matchers have one. Beyond maxKeys distinct keys, the rest
+// are left out: a matcher is then tested on fewer of its keys.
+func newPartFilter(ms []matcher) *segFilter {
+	type keyed struct {
+		m   int32
+		id  int32
+		key []byte
+	}
+	var ks []keyed
+	n := 0
+	for i := range ms {
+		m := &ms[i]
+		had := len(ks)
+		for k := 1; k < len(m.ends); k++ {
+			if s := m.seg(k); len(s) >= 2 {
+				ks = append(ks, keyed{m: int32(i), key: s})
+			}
+		}
+		if len(ks) > had {
+			n++
+		}
+	}
+	if n < segFilterMin {
+		return nil
+	}
+	sort.Slice(ks, func(i, j int) bool { return bytes.Compare(ks[i].key, ks[j].key) < 0 })
+	keys := make([][]byte, 0, len(ks))
+	for i := range ks {
+		k := &ks[i]
+		if len(keys) == 0 || !bytes.Equal(keys[len(keys)-1], k.key) {
+			if len(keys) == maxKeys {
+				ks = ks[:i]
+				break
+			}
+			keys = append(keys, k.key)
+		}
+		k.id = int32(len(keys) - 1)
+	}
+	f := newSegFilter(keys)
+	// Each matcher's ids, one after the other in matcher order; a
+	// matcher's segments may share a key.
+	f.ids = make([]int32, len(ks))
+	for _, k := range ks {
+		ms[k.m].kto++
+	}
+	at := int32(0)
+	for i := range ms {
+		ms[i].kfrom = at
+		at += ms[i].kto
+		ms[i].kto = ms[i].kfrom
+	}
+	for _, k := range ks {
+		m := &ms[k.m]
+		f.ids[m.kto] = k.id
+		m.kto++
+	}
+	return f
+}

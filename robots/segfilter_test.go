@@ -1,0 +1,135 @@
+package robots
+
+import (
+	"bytes"
+	"fmt"
+	"math/rand/v2"
+	"sort"
+	"strings"
+	"testing"
+)
+
+// TestSegFilterScan checks that scan finds exactly the keys that occur in
+// a path, against bytes.Contains, on keys and paths over a small alphabet
+// (so that keys overlap, share prefixes and are suffixes of each other).
+func TestSegFilterScan(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	word := func(alphabet string, n int) []byte {
+		b := make([]byte, n)
+		for i := range b {
+			b[i] = alphabet[rng.IntN(len(alphabet))]
+		}
+		return b
+	}
+	for round := 0; round < 300; round++ {
+		alphabet := "ab\xffc/"[:2+round%4]
+		set := map[string]bool{}
+		for i := 0; i < 1+rng.IntN(400); i++ {
+			set[string(word(alphabet, 1+rng.IntN(9)))] = true
+		}
+		var keys [][]byte
+		for k := range set {
+			keys = append(keys, []byte(k))
+		}
+		sort.Slice(keys, func(i, j int) bool { return bytes.Compare(keys[i], keys[j]) < 0 })
+		f := newSegFilter(keys)
+		for j := 0; j < 20; j++ {
+			p := word(alphabet, rng.IntN(40))
+			found := make([]uint64, (len(keys)+63)/64)
+			f.scan(p, found)
+			for id, k := range keys {
+				got := found[id/64]&(1<<(id%64)) != 0
+				if want := bytes.Contains(p, k); got != want {
+					t.Fatalf("keys %q, path %q: key %q found=%v, want %v", keys, p, k, got, want)
+				}
+			}
+		}
+	}
+}
+
+// TestManyWildcardRules compares decisions on groups of hundreds of
+// wildcard rules (enough for a segFilter, which the fuzz test's 20 rules
+// reach only when padded) with the reference matcher.
+func TestManyWildcardRules(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	const alphabet = "ab/%*$"
+	word := func(n int) string {
+		b := make([]byte, n)
+		for i := range b {
+			b[i] = alphabet[rng.IntN(len(alphabet)-2)]
+		}
+		return string(b)
+	}
+	for round := 0; round < 40; round++ {
+		var sb strings.Builder
+		sb.WriteString("User-agent: bot\n")
+		var rules []Rule
+		for i := 0; i < 50+rng.IntN(300); i++ {
+			var pat strings.Builder
+			if rng.IntN(3) > 0 {
+				pat.WriteByte('*')
+			} else {
+				pat.WriteByte('/')
+			}
+			for k := 0; k < 1+rng.IntN(3); k++ {
+				if k > 0 {
+					pat.WriteByte('*')
+				}
+				pat.WriteString(word(1 + rng.IntN(4)))
+			}
+			if rng.IntN(4) == 0 {
+				pat.WriteByte('$')
+			}
+			r := Rule{Allow: rng.IntN(2) == 0, Pattern: pat.String()}
+			sb.WriteString(r.String() + "\n")
+			r.Line = i + 2
+			rules = append(rules, r)
+		}
+		robots := Parse([]byte(sb.String()))
+		if g := robots.lookupPart(t, "bot"); g.segs == nil {
+			t.Fatalf("round %d: no segFilter for %d rules", round, len(rules))
+		}
+		for j := 0; j < 200; j++ {
+			path := "/" + word(rng.IntN(24))
+			d := robots.DecidePath("bot", path)
+			wantAllowed, wantLine := refDecide(rules, path)
+			if d.Allowed != wantAllowed || d.Rule.Line != wantLine {
+				t.Fatalf("path %q: got allowed=%v line %d (%s), reference allowed=%v line %d\n%s",
+					path, d.Allowed, d.Rule.Line, d.Rule, wantAllowed, wantLine, sb.String())
+			}
+		}
+	}
+}
+
+// lookupPart returns the first part of agent's group.
+func (r *Robots) lookupPart(t *testing.T, agent string) *part {
+	t.Helper()
+	g, _ := r.lookup(agent)
+	if g == nil || len(g.parts) == 0 {
+		t.Fatalf("no group for %q", agent)
+	}
+	return g.parts[0]
+}
+
+// TestSegFilterDecideDoesNotAllocate checks that a decision in a group
+// with a segFilter keeps its scratch on the stack.
+func TestSegFilterDecideDoesNotAllocate(t *testing.T) {
+	var sb strings.Builder
+	sb.WriteString("User-agent: *\n")
+	for i := 0; i < 500; i++ {
+		fmt.Fprintf(&sb, "Disallow: *x%d*%s\n", i, strings.Repeat("y", 70))
+	}
+	r := Parse([]byte(sb.String()))
+	if r.lookupPart(t, "bot").segs == nil {
+		t.Fatal("no segFilter")
+	}
+	path := "/x1" + strings.Repeat("y", 70)
+	if r.DecidePath("bot", path).Allowed {
+		t.Fatalf("%s allowed", path)
+	}
+	for _, p := range []string{path, "/x1y/0123456789" + strings.Repeat("y", 900)} {
+		if n := testing.AllocsPerRun(100, func() { r.DecidePath("bot", p) }); n != 0 {
+			t.Errorf("DecidePath(%.30q) allocates %v times", p, n)
+		}
+	}
+}
