@@ -57,8 +57,8 @@ type RobotsConfig struct {
 	UnreachableWindow time.Duration `yaml:"unreachable_window"` // default 720h (30 days)
 	RetryMin          time.Duration `yaml:"retry_min"`          // first re-fetch after a failure, default 1m
 	RetryMax          time.Duration `yaml:"retry_max"`          // cap of the re-fetch backoff, default 1h
-	MaxEntries        int           `yaml:"max_entries"`        // origins kept in the in-process cache (least recently used evicted), default 100000
-	MaxCacheMB        int           `yaml:"max_cache_mb"`       // estimated memory bound of that cache in MiB (1 KiB + 12 × body per entry), default 512
+	MaxEntries        int           `yaml:"max_entries"`        // origins kept in the in-process cache (soonest to expire evicted), default 100000
+	MaxCacheMB        int           `yaml:"max_cache_mb"`       // estimated memory bound of that cache in MiB (1 KiB + 14 × body per entry), default 512
 }
 
 // HTTPSConfig is how CONNECT requests are handled.
