@@ -17,7 +17,11 @@ import (
 	"time"
 )
 
-var caTestNow = time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
+// caTestNow is the tests' "now". Certificates made here are also checked
+// by code that reads the real clock (the server's start-up), so it is the
+// real time, truncated to the second that X.509 encodes; a fixed date would
+// make those certificates expire on a calendar day.
+var caTestNow = time.Now().UTC().Truncate(time.Second)
 
 func fixedNow() time.Time { return caTestNow }
 
