@@ -1,6 +1,7 @@
 package enforce
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -25,16 +26,24 @@ const (
 )
 
 // HTTPFetcher is the Fetcher that GETs origin + "/robots.txt" over HTTP
-// and classifies the result as RFC 9309 §2.3.1 does:
+// and classifies the result as RFC 9309 §2.3.1 does, choosing what
+// cannot open a site by accident where the RFC is silent:
 //
-//   - 2xx: StatusOK; the body is read up to MaxBytes, the rest is ignored
-//     (Truncated is set) and never read.
-//   - 3xx: redirects are followed, also across hosts, up to MaxRedirects;
-//     one more makes the result StatusUnavailable. A 3xx that cannot be
-//     followed (no Location) is StatusUnavailable too.
+//   - 2xx: StatusOK, whatever its Content-Type; the body, decoded as
+//     its Content-Encoding says (gzip, x-gzip, deflate, also stacked),
+//     is read up to MaxBytes decoded bytes, the rest is ignored
+//     (Truncated is set) and never decoded. A coding it cannot decode, a
+//     corrupt stream or an error while reading the body makes the result
+//     StatusUnreachable.
+//   - 3xx: redirects (301, 302, 303, 307, 308) are followed, also across
+//     hosts, up to MaxRedirects; one more makes the result
+//     StatusUnavailable. A redirect to a scheme other than http and https,
+//     a 3xx without Location or of another code (300, 305, ...), and a
+//     304 (robotsgate never sends a conditional request) are
+//     StatusUnreachable.
 //   - 4xx other than 429, including 401 and 403: StatusUnavailable.
-//   - 429, 5xx, other statuses, timeouts, DNS and connection errors, and
-//     errors while reading a 2xx body: StatusUnreachable.
+//   - 429, 5xx, 1xx and other statuses, timeouts (also of a body that
+//     stalls), DNS and connection errors: StatusUnreachable.
 //
 // The fields must not be changed once Fetch has been called. An
 // HTTPFetcher is safe for concurrent use.
@@ -47,7 +56,8 @@ type HTTPFetcher struct {
 	// UserAgent is the User-Agent header of the fetches; default
 	// DefaultUserAgent.
 	UserAgent string
-	// MaxBytes is how much of a body is read; default DefaultMaxBytes.
+	// MaxBytes is how much of a body is read, counted after decoding its
+	// Content-Encoding; default DefaultMaxBytes.
 	MaxBytes int
 	// MaxRedirects is how many redirects are followed; default
 	// DefaultMaxRedirects. A negative value follows none.
@@ -59,6 +69,9 @@ type HTTPFetcher struct {
 	once sync.Once
 	tr   http.RoundTripper
 }
+
+// errRedirectScheme refuses a redirect to a URL that is not http or https.
+var errRedirectScheme = errors.New("redirect to a scheme other than http and https")
 
 // Fetch fetches origin's robots.txt ("scheme://host[:port]", as returned
 // by Origin). It never returns an empty Status.
@@ -73,29 +86,24 @@ func (f *HTTPFetcher) Fetch(ctx context.Context, origin string) FetchResult {
 	} else if maxRedirects < 0 {
 		maxRedirects = 0
 	}
-	timeout := f.Timeout
-	if timeout <= 0 {
-		timeout = DefaultFetchTimeout
-	}
-	ua := f.UserAgent
-	if ua == "" {
-		ua = DefaultUserAgent
-	}
-
 	target := origin + "/robots.txt"
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, target, nil)
 	if err != nil {
 		// A malformed origin cannot be fetched now or later.
 		return FetchResult{Status: StatusUnreachable, FinalURL: target, Err: fmt.Sprintf("bad robots.txt URL: %v", err)}
 	}
-	req.Header.Set("User-Agent", ua)
+	req.Header.Set("User-Agent", cmp.Or(f.UserAgent, DefaultUserAgent))
 	req.Header.Set("Accept", "text/plain, */*;q=0.1")
+	req.Header.Set("Accept-Encoding", acceptEncoding)
 
 	tooMany := false
 	client := &http.Client{
 		Transport: f.transport(),
-		Timeout:   timeout,
+		Timeout:   cmp.Or(max(f.Timeout, 0), DefaultFetchTimeout),
 		CheckRedirect: func(req *http.Request, via []*http.Request) error {
+			if s := req.URL.Scheme; s != "http" && s != "https" {
+				return fmt.Errorf("%w: %s", errRedirectScheme, RedactedURL(req.URL))
+			}
 			// via holds the requests made so far: len(via) is the number
 			// of the redirect about to be followed.
 			if len(via) > maxRedirects {
@@ -113,39 +121,39 @@ func (f *HTTPFetcher) Fetch(ctx context.Context, origin string) FetchResult {
 
 	r := FetchResult{HTTPStatus: resp.StatusCode, FinalURL: RedactedURL(resp.Request.URL)} // a redirect may carry credentials
 	r.MaxAge, r.HasMaxAge = maxAge(resp.Header)
-	switch code := resp.StatusCode; {
-	case code >= 200 && code <= 299:
-		body, err := io.ReadAll(io.LimitReader(resp.Body, int64(maxBytes)+1))
+	if code := resp.StatusCode; code >= 200 && code <= 299 {
+		body, truncated, err := readBody(resp, maxBytes)
 		if err != nil {
 			return FetchResult{Status: StatusUnreachable, HTTPStatus: code, FinalURL: r.FinalURL,
 				Err: "reading robots.txt body: " + fetchErr(err)}
 		}
-		if len(body) > maxBytes {
-			body = body[:maxBytes:maxBytes]
-			r.Truncated = true
-		}
-		r.Status, r.Body = StatusOK, body
+		r.Status, r.Body, r.Truncated = StatusOK, body, truncated
 		return r
-	case code >= 300 && code <= 399:
-		r.Status = StatusUnavailable
-		if tooMany {
-			r.Err = fmt.Sprintf("too many redirects (more than %d)", maxRedirects)
-		} else {
-			r.Err = fmt.Sprintf("HTTP %d redirect that cannot be followed", code)
-		}
-	case code == http.StatusTooManyRequests:
-		r.Status = StatusUnreachable
-		r.Err = "HTTP 429 Too Many Requests"
-	case code >= 400 && code <= 499:
-		r.Status = StatusUnavailable
-		r.Err = "HTTP " + resp.Status
-	default:
-		r.Status = StatusUnreachable
-		r.Err = "HTTP " + resp.Status
 	}
+	r.Status, r.Err = classify(resp, tooMany, maxRedirects)
 	// Let the connection be reused if little is left to read.
 	_, _ = io.CopyN(io.Discard, resp.Body, 4<<10)
 	return r
+}
+
+// classify returns the Status of a response that is not 2xx, and why.
+// tooMany says the client stopped following redirects at the limit.
+func classify(resp *http.Response, tooMany bool, maxRedirects int) (Status, string) {
+	switch code := resp.StatusCode; {
+	case code == http.StatusNotModified:
+		return StatusUnreachable, "HTTP 304 Not Modified answering an unconditional request"
+	case code >= 300 && code <= 399 && tooMany:
+		return StatusUnavailable, fmt.Sprintf("too many redirects (more than %d)", maxRedirects)
+	case code >= 300 && code <= 399 && resp.Header.Get("Location") == "":
+		return StatusUnreachable, fmt.Sprintf("HTTP %d redirect without a Location", code)
+	case code >= 300 && code <= 399:
+		return StatusUnreachable, fmt.Sprintf("HTTP %d redirect that cannot be followed", code)
+	case code == http.StatusTooManyRequests:
+		return StatusUnreachable, "HTTP 429 Too Many Requests"
+	case code >= 400 && code <= 499:
+		return StatusUnavailable, "HTTP " + resp.Status
+	}
+	return StatusUnreachable, "HTTP " + resp.Status
 }
 
 func (f *HTTPFetcher) transport() http.RoundTripper {
@@ -160,17 +168,33 @@ func (f *HTTPFetcher) transport() http.RoundTripper {
 	return f.tr
 }
 
-// finalURL returns the URL of the request that failed.
+// finalURL returns the URL of the request that failed, without its
+// password: a redirect may carry one.
 func finalURL(err error, fallback string) string {
 	var ue *url.Error
-	if errors.As(err, &ue) && ue.URL != "" {
-		return ue.URL
+	if !errors.As(err, &ue) || ue.URL == "" {
+		return fallback
 	}
-	return fallback
+	u, perr := url.Parse(ue.URL)
+	if perr != nil {
+		return fallback
+	}
+	return RedactedURL(u)
 }
 
 // fetchErr describes err for FetchResult.Err, naming timeouts as such.
+// The URL of a *url.Error loses its userinfo: net/http names a
+// redirect's Location as the server sent it, password included.
 func fetchErr(err error) string {
+	if ue, ok := err.(*url.Error); ok {
+		c := *ue
+		if u, perr := url.Parse(ue.URL); perr == nil {
+			c.URL = RedactedURL(u)
+		} else {
+			c.URL = "(unparsable URL)"
+		}
+		err = &c
+	}
 	var ne net.Error
 	if errors.As(err, &ne) && ne.Timeout() {
 		return "timeout: " + err.Error()

@@ -124,12 +124,12 @@ func statusCases() []statusCase {
 	fixed := func(h http.HandlerFunc) func(testing.TB) http.HandlerFunc {
 		return func(testing.TB) http.HandlerFunc { return h }
 	}
-	return []statusCase{
+	return append([]statusCase{
 		{"200", fixed(serve(200, testRobots)), StatusOK, 200, "", "/robots.txt", false, ReasonDisallowed},
 		{"301-301-200", fixed(redirects(2, 301)), StatusOK, 200, "", "/r2", false, ReasonDisallowed},
 		{"5 redirects", fixed(redirects(5, 302)), StatusOK, 200, "", "/r5", false, ReasonDisallowed},
 		{"6 redirects", fixed(redirects(6, 301)), StatusUnavailable, 301, "too many redirects", "/r5", true, ReasonNoRobots},
-		{"3xx without Location", fixed(serve(302, "")), StatusUnavailable, 302, "cannot be followed", "/robots.txt", true, ReasonNoRobots},
+
 		{"404", fixed(serve(404, "nope")), StatusUnavailable, 404, "404", "", true, ReasonNoRobots},
 		{"401", fixed(serve(401, "")), StatusUnavailable, 401, "401", "", true, ReasonNoRobots},
 		{"403", fixed(serve(403, "")), StatusUnavailable, 403, "403", "", true, ReasonNoRobots},
@@ -139,7 +139,7 @@ func statusCases() []statusCase {
 		{"503", fixed(serve(503, "")), StatusUnreachable, 503, "503", "", false, ReasonUnreachable},
 		{"timeout", blocking, StatusUnreachable, 0, "timeout", "", false, ReasonUnreachable},
 		{"connection refused", nil, StatusUnreachable, 0, "refused", "", false, ReasonUnreachable},
-	}
+	}, edgeStatusCases()...)
 }
 
 // start returns the origin for c.
