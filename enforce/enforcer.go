@@ -159,10 +159,10 @@ func orDefault(v, def time.Duration) time.Duration {
 // the normalised path. Decision.URL is u without its userinfo (user
 // name and password), which must not reach audit logs or 403 bodies.
 //
-// A request for /robots.txt itself is always allowed and fetches
-// nothing. If ctx ends while Decide waits for a fetch, the verdict is
-// ReasonClientGone (not allowed, and not a robots.txt verdict); the fetch
-// itself goes on for the other callers.
+// A request for /robots.txt itself (exactly that, without a query) is
+// always allowed and fetches nothing. If ctx ends while Decide waits for
+// a fetch, the verdict is ReasonClientGone (not allowed, and not a
+// robots.txt verdict); the fetch itself goes on for the other callers.
 func (e *Enforcer) Decide(ctx context.Context, u *url.URL, agent string) Decision {
 	return e.decideURL(ctx, u, agent, false)
 }
@@ -183,7 +183,7 @@ func (e *Enforcer) decideURL(ctx context.Context, u *url.URL, agent string, quie
 	d := Decision{Origin: origin, URL: RedactedURL(u), Agent: agent}
 	now := e.clock.Now()
 
-	if u.Opaque == "" && u.Path == "/robots.txt" {
+	if isRobotsTxt(u) {
 		d.Allowed, d.Reason = true, ReasonRobotsTxt
 		if en, ok := e.store.Get(ctx, origin); ok {
 			e.describe(&d, en, now, false)
@@ -219,6 +219,16 @@ func (e *Enforcer) decideURL(ctx context.Context, u *url.URL, agent string, quie
 	}
 	e.decide(&d, en, now, u)
 	return d
+}
+
+// isRobotsTxt reports whether u asks for the robots.txt file itself,
+// spelled exactly "/robots.txt" with no query: the one request exempt
+// from the rules. Any other spelling a server might map to the same file
+// ("/%72obots.txt", "/ROBOTS.TXT", "/robots.txt?x", "/robots.txt;x") is
+// decided like any other path, so that no variant opens a path by
+// accident.
+func isRobotsTxt(u *url.URL) bool {
+	return u.Opaque == "" && u.RequestURI() == "/robots.txt"
 }
 
 // servableStale reports whether the expired entry en may decide while
