@@ -142,13 +142,18 @@ func orDefault(v, def time.Duration) time.Duration {
 // returns an error: a failure to learn the rules is itself a verdict
 // (ReasonUnreachable).
 //
-// Stale while revalidate: when the cached entry has expired but holds a
-// good robots.txt (from its latest fetch, or an earlier one kept beside a
-// failed fetch) that is within the UnreachableWindow, Decide decides on it
-// at once and starts one background re-fetch for the origin (detached
-// from ctx, bounded by FetchTimeout); later requests use its result.
-// Without such a copy (nothing cached, an expired 4xx, an unreachable
-// origin with no good copy) Decide waits for the fetch.
+// Stale while revalidate: when the cached entry expired at most
+// FetchTimeout ago and holds a good robots.txt (from its latest fetch, or
+// an earlier one kept beside a failed fetch) that is within the
+// UnreachableWindow, Decide decides on it at once and starts one
+// background re-fetch for the origin (detached from ctx, bounded by
+// FetchTimeout); later requests use its result. Such a verdict has
+// RobotsStale set (StaleRevalidating). Otherwise (nothing cached, an
+// expired 4xx, an unreachable origin with no good copy, an entry expired
+// for longer than FetchTimeout) Decide waits for the fetch, which it
+// shares with the other callers for the origin. A verdict made on a last
+// good copy because the origin was unreachable has RobotsStale set
+// (StaleUnreachable).
 //
 // The rules are matched against u's path, params and query as sent
 // (u.RequestURI()). When the path holds dot segments ("/a/../b", also
@@ -196,9 +201,11 @@ func (e *Enforcer) decideURL(ctx context.Context, u *url.URL, agent string, quie
 	if f := e.hooks.CacheLookup; f != nil && !quiet {
 		f(origin, fresh)
 	}
+	var stale StaleReason
 	if !fresh {
 		if ok && e.servableStale(en, now) {
 			e.revalidate(ctx, origin)
+			stale = StaleRevalidating
 		} else {
 			got, err := e.refresh(ctx, origin)
 			switch {
@@ -213,11 +220,15 @@ func (e *Enforcer) decideURL(ctx context.Context, u *url.URL, agent string, quie
 				d.Reason = ReasonUnreachable
 				d.Detail = "robots.txt could not be fetched: " + err.Error() + "; all URLs disallowed"
 				return d
+			default: // fall back on the expired copy
+				stale = StaleFetchFailed
 			}
-			// else: fall back on the expired copy.
 		}
 	}
 	e.decide(&d, en, now, u)
+	if stale != "" && !d.RobotsStale {
+		d.RobotsStale, d.RobotsStaleReason = true, stale
+	}
 	return d
 }
 
@@ -229,46 +240,6 @@ func (e *Enforcer) decideURL(ctx context.Context, u *url.URL, agent string, quie
 // accident.
 func isRobotsTxt(u *url.URL) bool {
 	return u.Opaque == "" && u.RequestURI() == "/robots.txt"
-}
-
-// servableStale reports whether the expired entry en may decide while
-// its origin is re-fetched in the background: it holds a good robots.txt
-// that is within the unreachable window at now.
-func (e *Enforcer) servableStale(en *Entry, now time.Time) bool {
-	if en.Parsed == nil {
-		return false
-	}
-	switch en.Result.Status {
-	case StatusOK:
-		return now.Sub(en.Expires) <= e.window
-	case StatusUnreachable:
-		return en.Good != nil && !en.UnreachableSince.IsZero() && now.Sub(en.UnreachableSince) <= e.window
-	}
-	return false
-}
-
-// revalidate starts a background re-fetch of origin, unless one started
-// by revalidate is under way. It shares the single flight of refresh.
-func (e *Enforcer) revalidate(ctx context.Context, origin string) {
-	e.mu.Lock()
-	_, busy := e.revalidating[origin]
-	if !busy {
-		e.revalidating[origin] = struct{}{}
-	}
-	e.mu.Unlock()
-	if busy {
-		return
-	}
-	detached := context.WithoutCancel(ctx)
-	go func() {
-		defer func() {
-			e.mu.Lock()
-			delete(e.revalidating, origin)
-			e.mu.Unlock()
-		}()
-		// A failure is stored as the entry's result; nothing else to do.
-		_, _ = e.refresh(detached, origin)
-	}()
 }
 
 // decide fills d from en for the URL u.
@@ -339,7 +310,7 @@ func (e *Enforcer) describe(d *Decision, en *Entry, now time.Time, verdict bool)
 		return nil
 	}
 	if en.Good != nil && en.Parsed != nil {
-		d.RobotsStale = true
+		d.RobotsStale, d.RobotsStaleReason = true, StaleUnreachable
 		d.RobotsFetchedAt = en.GoodAt
 		d.RobotsAge = now.Sub(en.GoodAt)
 		return en.Parsed

@@ -129,12 +129,14 @@ func TestStaleCopyWhenRefetchFails(t *testing.T) {
 	v.decide("/private", 1)
 	v.o.set(serve(503, ""))
 	v.clock.Advance(25 * time.Hour)
-	// The expired copy decides while it is re-fetched in the background.
-	if d := v.decide("/private", 2); d.Allowed || d.RobotsStatus != StatusOK || d.RobotsAge != 25*time.Hour {
-		t.Fatalf("while re-fetching: %+v", d)
+	// An hour past its expiry the copy no longer decides while it is
+	// re-fetched: the request waits for the fetch, which fails, and the
+	// copy decides as the last good one.
+	if d := v.decide("/private", 2); d.Allowed || d.RobotsStatus != StatusUnreachable || d.RobotsStaleReason != StaleUnreachable || d.RobotsAge != 25*time.Hour {
+		t.Fatalf("after the re-fetch: %+v", d)
 	}
 	d := v.decide("/private", 2)
-	if d.Allowed || d.Reason != ReasonDisallowed || !d.RobotsStale || d.Rule != "Disallow: /private" {
+	if d.Allowed || d.Reason != ReasonDisallowed || !d.RobotsStale || d.RobotsStaleReason != StaleUnreachable || d.Rule != "Disallow: /private" {
 		t.Fatalf("stale /private: %+v", d)
 	}
 	if d.RobotsStatus != StatusUnreachable || d.RobotsHTTPStatus != 503 || !d.RobotsFetchedAt.Equal(t0) || d.RobotsAge != 25*time.Hour {

@@ -163,6 +163,22 @@ const (
 	ReasonMisdirected Reason = "misdirected"  // a request inside an MITM session names another host:port than its CONNECT
 )
 
+// StaleReason says why a Decision used a robots.txt copy that is not
+// fresh.
+type StaleReason string
+
+const (
+	// StaleRevalidating: the copy expired at most FetchTimeout ago and
+	// is being re-fetched; it decided meanwhile.
+	StaleRevalidating StaleReason = "revalidating"
+	// StaleUnreachable: the latest fetch found the origin unreachable;
+	// the last good copy decided (RFC 9309 §2.4).
+	StaleUnreachable StaleReason = "unreachable"
+	// StaleFetchFailed: the copy expired and its re-fetch ended without a
+	// result (an internal error); the expired copy decided.
+	StaleFetchFailed StaleReason = "fetch-failed"
+)
+
 // Decision is the verdict for one request, with everything a 403 body,
 // an audit record or the admin API needs to explain it.
 type Decision struct {
@@ -188,10 +204,14 @@ type Decision struct {
 	RobotsStatus     Status
 	RobotsHTTPStatus int
 	// RobotsFetchedAt and RobotsAge describe the copy the verdict used:
-	// the good copy when RobotsStale is set, else the latest fetch.
+	// the last good copy when RobotsStaleReason is StaleUnreachable, else
+	// the latest fetch.
 	RobotsFetchedAt time.Time
 	RobotsAge       time.Duration
-	RobotsStale     bool // an earlier good copy was used because the latest fetch failed
+	// RobotsStale is set when the verdict used a copy that is not fresh;
+	// RobotsStaleReason says why.
+	RobotsStale       bool
+	RobotsStaleReason StaleReason
 
 	// RetryAfter is set for refusals that should be retried (paused, queue full).
 	RetryAfter time.Duration

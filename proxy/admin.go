@@ -204,6 +204,8 @@ type RobotsJSON struct {
 	FetchedAt  time.Time `json:"fetched_at"`
 	AgeS       float64   `json:"age_s"`
 	Stale      bool      `json:"stale,omitempty"`
+	// StaleReason says why a stale copy decided: an enforce.StaleReason.
+	StaleReason string `json:"stale_reason,omitempty"`
 }
 
 // NewDecisionJSON converts d.
@@ -231,7 +233,7 @@ func newRobotsJSON(d enforce.Decision) *RobotsJSON {
 	if d.RobotsStatus == "" {
 		return nil
 	}
-	return &RobotsJSON{
+	j := &RobotsJSON{
 		URL:        d.Origin + "/robots.txt",
 		Status:     string(d.RobotsStatus),
 		HTTPStatus: d.RobotsHTTPStatus,
@@ -239,6 +241,8 @@ func newRobotsJSON(d enforce.Decision) *RobotsJSON {
 		AgeS:       d.RobotsAge.Round(time.Millisecond).Seconds(),
 		Stale:      d.RobotsStale,
 	}
+	j.StaleReason = string(d.RobotsStaleReason)
+	return j
 }
 
 func (a *Admin) decision(w http.ResponseWriter, r *http.Request) {

@@ -47,7 +47,8 @@ type Event struct {
 	RobotsStatus     string        // ok | unavailable | unreachable; "" when robots.txt was not consulted
 	RobotsHTTPStatus int           // HTTP status of the robots.txt fetch
 	RobotsAge        time.Duration // age of the robots.txt copy in force
-	RobotsStale      bool          // an earlier good copy was used because the latest fetch failed
+	RobotsStale      bool          // the copy used was not fresh
+	RobotsStaleWhy   string        // why: an enforce.StaleReason ("revalidating", "unreachable", ...)
 
 	Status int    // HTTP status robotsgate answered or saw, when known
 	Detail string // free text for what the fields above do not say
@@ -70,6 +71,7 @@ func EventFromDecision(client, method string, d enforce.Decision) Event {
 		RobotsHTTPStatus: d.RobotsHTTPStatus,
 		RobotsAge:        d.RobotsAge,
 		RobotsStale:      d.RobotsStale,
+		RobotsStaleWhy:   string(d.RobotsStaleReason),
 		Detail:           d.Detail,
 	}
 }
@@ -197,6 +199,7 @@ func (a *Auditor) Record(e Event) error {
 		ev.Float64("robots_age_s", e.RobotsAge.Round(time.Millisecond).Seconds())
 		if e.RobotsStale {
 			ev.Bool("robots_stale", true)
+			str("robots_stale_reason", e.RobotsStaleWhy)
 		}
 	}
 	if e.Status != 0 {

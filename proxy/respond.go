@@ -217,7 +217,7 @@ func refusalText(b refusal) string {
 		}
 		fmt.Fprintf(&sb, ", fetched %s ago", time.Duration(rb.AgeS*float64(time.Second)).Round(time.Second))
 		if rb.Stale {
-			sb.WriteString(" (stale copy: the latest fetch failed)")
+			sb.WriteString(" (" + staleText(rb.StaleReason) + ")")
 		}
 		sb.WriteString("\n")
 	}
@@ -225,6 +225,19 @@ func refusalText(b refusal) string {
 		fmt.Fprintf(&sb, "retry:    after %d s\n", b.RetryAfterS)
 	}
 	return sb.String()
+}
+
+// staleText says in words why a stale robots.txt copy decided.
+func staleText(reason string) string {
+	switch enforce.StaleReason(reason) {
+	case enforce.StaleRevalidating:
+		return "stale copy: expired, decided on while it is re-fetched"
+	case enforce.StaleUnreachable:
+		return "stale copy: the latest fetch failed, the last good copy decided"
+	case enforce.StaleFetchFailed:
+		return "stale copy: expired, and its re-fetch ended without a result"
+	}
+	return "stale copy"
 }
 
 // upstreamError is the response sent when forwarding failed (connection

@@ -1,0 +1,48 @@
+package enforce
+
+import (
+	"context"
+	"time"
+)
+
+// servableStale reports whether the expired entry en may decide while
+// its origin is re-fetched in the background: it expired at most
+// FetchTimeout before now, which bounds how long an expired copy decides
+// while the origin answers (a fetch ends within FetchTimeout), and it
+// holds a good robots.txt that is within the unreachable window at now.
+func (e *Enforcer) servableStale(en *Entry, now time.Time) bool {
+	if en.Parsed == nil || now.Sub(en.Expires) > e.fetchTimeout {
+		return false
+	}
+	switch en.Result.Status {
+	case StatusOK:
+		return now.Sub(en.Expires) <= e.window
+	case StatusUnreachable:
+		return en.Good != nil && !en.UnreachableSince.IsZero() && now.Sub(en.UnreachableSince) <= e.window
+	}
+	return false
+}
+
+// revalidate starts a background re-fetch of origin, unless one started
+// by revalidate is under way. It shares the single flight of refresh.
+func (e *Enforcer) revalidate(ctx context.Context, origin string) {
+	e.mu.Lock()
+	_, busy := e.revalidating[origin]
+	if !busy {
+		e.revalidating[origin] = struct{}{}
+	}
+	e.mu.Unlock()
+	if busy {
+		return
+	}
+	detached := context.WithoutCancel(ctx)
+	go func() {
+		defer func() {
+			e.mu.Lock()
+			delete(e.revalidating, origin)
+			e.mu.Unlock()
+		}()
+		// A failure is stored as the entry's result; nothing else to do.
+		_, _ = e.refresh(detached, origin)
+	}()
+}
