@@ -260,8 +260,8 @@ func (a *Admin) decision(w http.ResponseWriter, r *http.Request) {
 	agent := a.cfg.Agent
 	if q.Has("agent") {
 		agent = q.Get("agent")
-		if strings.ContainsAny(agent, "/ ") { // a whole User-Agent value
-			agent = robots.ProductToken(agent)
+		if strings.ContainsAny(agent, "/ ();") { // a whole User-Agent value: decided as the proxy decides one
+			agent = robots.CrawlerToken(agent)
 		}
 	}
 	writeJSON(w, http.StatusOK, NewDecisionJSON(a.cfg.Enforcer.DecideQuiet(r.Context(), u, agent)))

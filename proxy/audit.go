@@ -52,6 +52,11 @@ type Event struct {
 
 	Status int    // HTTP status robotsgate answered or saw, when known
 	Detail string // free text for what the fields above do not say
+
+	// AgentOverrideRefused is the agent override header a client sent and
+	// robotsgate refused, because an agent is configured and overrides are
+	// not allowed (Config.AllowAgentOverride).
+	AgentOverrideRefused string
 }
 
 // EventFromDecision returns the Event describing d for a request from
@@ -186,6 +191,7 @@ func (a *Auditor) Record(e Event) error {
 	str("url", e.URL)
 	str("origin", e.Origin)
 	ev.Str("agent", e.Agent) // always present: "" says only "*" applied
+	str("agent_override_refused", e.AgentOverrideRefused)
 	str("group", e.Group)
 	str("rule", e.Rule)
 	if e.Line > 0 {

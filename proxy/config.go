@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/robotsgate/robotsgate/enforce"
+	"github.com/robotsgate/robotsgate/robots"
 )
 
 // Config is robotsgate's whole configuration, as read from YAML (the keys
@@ -25,6 +26,12 @@ type Config struct {
 	AgentHeader string `yaml:"agent_header"` // per-request override header, stripped before forwarding; default X-Robots-Agent; "-" disables
 	Mode        string `yaml:"mode"`         // enforce | report
 	Audit       string `yaml:"audit"`        // blocked | all
+
+	// AllowAgentOverride lets the override header replace a configured
+	// agent. Off by default: the header is then stripped, ignored and
+	// audited (agent_override_refused). Without a configured agent the
+	// header is always honoured.
+	AllowAgentOverride bool `yaml:"allow_agent_override"`
 
 	AuditLog        string `yaml:"audit_log"`          // path, or "-" for stdout
 	AuditMaxSizeMB  int    `yaml:"audit_max_size_mb"`  // rotate the audit file at this size; 0 = never
@@ -172,8 +179,8 @@ func (c *Config) validateProxy() error {
 	} else if _, err := strconv.ParseUint(port, 10, 16); err != nil {
 		return fmt.Errorf("listen: %q: port %q is not a number 0-65535", c.Listen, port)
 	}
-	if c.Agent != "" && !isProductToken(c.Agent) {
-		return fmt.Errorf("agent: %q is not a product token (letters, '_' and '-' only, e.g. MyBot)", c.Agent)
+	if c.Agent != "" && !robots.ValidAgent(c.Agent) {
+		return fmt.Errorf("agent: %q is not a product token (letters, digits, '_' and '-' only, e.g. MyBot or MJ12bot)", c.Agent)
 	}
 	if c.AgentHeader != "" && c.AgentHeader != "-" && !isHeaderName(c.AgentHeader) {
 		return fmt.Errorf("agent_header: %q is not a header name (or \"-\" to disable)", c.AgentHeader)
@@ -252,17 +259,6 @@ func oneOf(key, v string, allowed ...string) error {
 		return nil
 	}
 	return fmt.Errorf("%s: %q is not one of %s", key, v, strings.Join(allowed, ", "))
-}
-
-// isProductToken reports whether s is a robots.txt product token: only
-// letters, '_' and '-' (RFC 9309 §2.2.1).
-func isProductToken(s string) bool {
-	for _, c := range s {
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '_' || c == '-') {
-			return false
-		}
-	}
-	return s != ""
 }
 
 // isHeaderName reports whether s is an HTTP field name (RFC 9110 token).

@@ -21,6 +21,8 @@ func TestValidateProxyAndRobots(t *testing.T) {
 		{"listen", func(c *Config) { c.Listen = "localhost" }},
 		{"listen", func(c *Config) { c.Listen = "127.0.0.1:99999" }},
 		{"agent", func(c *Config) { c.Agent = "Bot/1.0" }},
+		{"agent", func(c *Config) { c.Agent = "My Bot" }},
+		{"agent", func(c *Config) { c.Agent = "*" }},
 		{"agent_header", func(c *Config) { c.AgentHeader = "X Bad" }},
 		{"mode", func(c *Config) { c.Mode = "" }},
 		{"audit", func(c *Config) { c.Audit = "none" }},
@@ -57,6 +59,8 @@ func TestValidateProxyAndRobots(t *testing.T) {
 	}
 	ok := []func(*Config){
 		func(c *Config) { c.Agent = "My-Bot_x" },
+		func(c *Config) { c.Agent = "MJ12bot" }, // digits, as robots.txt parsing accepts them
+		func(c *Config) { c.Agent, c.AllowAgentOverride = "360Spider", true },
 		func(c *Config) { c.AgentHeader = "-" },
 		func(c *Config) { c.Mode, c.Audit, c.LogLevel, c.LogFormat = ModeReport, AuditAll, "debug", "json" },
 		func(c *Config) { c.UpstreamProxy = "http://127.0.0.1:3128" },

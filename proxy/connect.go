@@ -149,7 +149,9 @@ func (s *Server) CA() (*tls.Certificate, CAInfo) {
 func (s *Server) handleConnect(host string, ctx *goproxy.ProxyCtx) (*goproxy.ConnectAction, string) {
 	r := ctx.Req
 	st := stateOf(ctx)
-	st.Agent = s.agentFor(r, st) // requests inside an MITM session inherit its override (agentFor)
+	// Requests inside an MITM session inherit the CONNECT's override, or
+	// its refusal, which their audit records then carry (agentFor).
+	st.Agent = s.agentFor(r, st)
 
 	hostname, port, err := net.SplitHostPort(host)
 	if err != nil { // goproxy dials host:80 for a host without a port
@@ -219,6 +221,7 @@ func (s *Server) tunnel(ctx *goproxy.ProxyCtx, st *requestState, u *url.URL) *go
 		s.metrics.Decision(d) // [metrics] CONNECTs skip the response hooks; refuseConnect counts refusals
 		e := EventFromDecision(r.RemoteAddr, r.Method, d)
 		e.Decision, e.Detail = DecisionAllowed, d.Detail
+		e.AgentOverrideRefused = st.OverrideRefused
 		if !d.Allowed {
 			e.Decision = DecisionReported
 		}
@@ -237,6 +240,7 @@ func (s *Server) refuseConnect(ctx *goproxy.ProxyCtx, status int, d enforce.Deci
 	s.metrics.Decision(d) // [metrics] CONNECTs skip the response hooks
 	e := EventFromDecision(r.RemoteAddr, r.Method, d)
 	e.Decision, e.Status, e.Detail = DecisionBlocked, status, d.Detail
+	e.AgentOverrideRefused = st.OverrideRefused
 	s.record(e)
 	resp := Refuse(r, status, d)
 	resp.Close = true

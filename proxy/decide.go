@@ -3,6 +3,7 @@ package proxy
 import (
 	"net/http"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/elazarl/goproxy"
 
@@ -19,40 +20,78 @@ const (
 	AuditAll     = "all"     // audit every decision
 )
 
-// agentOverride returns the product token of r's agent override header,
-// "" when the header is absent, empty or disabled.
-func (s *Server) agentOverride(r *http.Request) string {
+// maxRefusedOverride bounds how much of a refused override header the
+// audit record quotes.
+const maxRefusedOverride = 256
+
+// agentOverride returns the value of r's agent override header
+// (Config.AgentHeader; every line of it, trimmed) and whether r carries a
+// non-empty one. It is always false when the header is disabled.
+func (s *Server) agentOverride(r *http.Request) (string, bool) {
 	if s.agentHeader == "" {
-		return ""
+		return "", false
 	}
-	if v := strings.TrimSpace(r.Header.Get(s.agentHeader)); v != "" {
-		return robots.ProductToken(v)
-	}
-	return ""
+	v := strings.TrimSpace(strings.Join(r.Header.Values(s.agentHeader), ", "))
+	return v, v != ""
+}
+
+// overrideAllowed reports whether a client may choose its agent with the
+// override header: always when no agent is configured (the agent then
+// comes from the User-Agent, which the client chooses just as freely), and
+// against a configured agent only with Config.AllowAgentOverride.
+func (s *Server) overrideAllowed() bool {
+	return s.cfg.Agent == "" || s.cfg.AllowAgentOverride
 }
 
 // agentFor returns the robots agent (product token) for r, by precedence:
 // r's own override header; for a request inside an MITM session, the
 // override header of the session's CONNECT (st.Parent); the configured
-// agent; the product token of r's User-Agent. "" means no agent is known:
+// agent; the crawler token of r's User-Agent (robots.CrawlerToken). An
+// override is honoured only when overrideAllowed; a refused one that names
+// another agent than the configured one is kept in st.OverrideRefused for
+// the audit (requests inside an MITM session inherit the CONNECT's). An
+// honoured override decides even when it names no valid token: "" means
 // only the "*" group applies. It records r's override in st, so that
 // requests inside a CONNECT's session inherit it.
 func (s *Server) agentFor(r *http.Request, st *requestState) string {
-	st.AgentOverride = s.agentOverride(r)
-	if st.AgentOverride != "" {
+	parent, _ := st.Parent.(*requestState)
+	if v, ok := s.agentOverride(r); ok {
+		tok := robots.CrawlerToken(v)
+		switch {
+		case s.overrideAllowed():
+			st.Overridden, st.AgentOverride = true, tok
+		case !strings.EqualFold(tok, s.cfg.Agent):
+			st.OverrideRefused = truncateUTF8(v, maxRefusedOverride)
+		}
+	}
+	if st.OverrideRefused == "" && parent != nil {
+		st.OverrideRefused = parent.OverrideRefused
+	}
+	switch {
+	case st.Overridden:
 		return st.AgentOverride
-	}
-	if parent, ok := st.Parent.(*requestState); ok && parent.AgentOverride != "" {
+	case parent != nil && parent.Overridden:
 		return parent.AgentOverride
-	}
-	if s.cfg.Agent != "" {
+	case s.cfg.Agent != "":
 		return s.cfg.Agent
 	}
-	return robots.ProductToken(r.Header.Get("User-Agent"))
+	return robots.CrawlerToken(r.Header.Get("User-Agent"))
+}
+
+// truncateUTF8 returns s cut to at most n bytes, not inside a UTF-8
+// sequence.
+func truncateUTF8(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
 }
 
 // decideRobots is the robots.txt request hook: it picks the agent, strips
-// the override header, asks the Enforcer, audits the decision and, in
+// the override header (honoured or not), asks the Enforcer, audits the decision and, in
 // enforce mode, answers a refusal with a 403 so that the request never
 // leaves (with a 502 when the refusal is really an origin whose
 // certificate failed verification: untrustedRobots). A client's own request for /robots.txt is always allowed.
@@ -90,8 +129,10 @@ func (s *Server) decideRobots(r *http.Request, ctx *goproxy.ProxyCtx) (*http.Req
 			resp = upstreamError(r, untrusted)
 		}
 	}
-	if !d.Allowed || s.cfg.Audit == AuditAll {
+	// A refused agent override is always audited, whatever the level.
+	if !d.Allowed || s.cfg.Audit == AuditAll || st.OverrideRefused != "" {
 		e := EventFromDecision(r.RemoteAddr, r.Method, d)
+		e.AgentOverrideRefused = st.OverrideRefused
 		switch {
 		case d.Allowed:
 			e.Decision = DecisionAllowed

@@ -234,6 +234,13 @@ type requestState struct {
 	// (Config.AgentHeader), "" when none; for a CONNECT, the requests
 	// inside its MITM session inherit it (agentFor).
 	AgentOverride string
+	// Overridden says that an override header was honoured (AgentOverride
+	// may then be "": only "*" applies).
+	Overridden bool
+	// OverrideRefused is the value of an override header refused because
+	// an agent is configured (agentFor), for the audit record; requests
+	// inside an MITM session inherit the CONNECT's.
+	OverrideRefused string
 
 	Decision enforce.Decision // the robots verdict, valid when Decided
 	Decided  bool

@@ -510,6 +510,7 @@ func TestAgentSelection(t *testing.T) {
 	}{
 		{"from User-Agent", nil, []req{
 			{"/b", "OtherBot/2.1 (+http://x)", "", 403, "OtherBot"},
+			{"/b", "Mozilla/5.0 (compatible; OtherBot/2.1; +http://x)", "", 403, "OtherBot"},
 			{"/a", "OtherBot/2.1 (+http://x)", "", 200, ""},
 			{"/c", "Unknown/1.0", "", 403, "Unknown"},
 			{"/c", "", "", 403, "*"},
@@ -518,9 +519,13 @@ func TestAgentSelection(t *testing.T) {
 			{"/a", "OtherBot/2.1", "", 403, "MyBot"},
 			{"/b", "OtherBot/2.1", "", 200, ""},
 		}},
-		{"header overrides both", func(c *Config) { c.Agent = "MyBot" }, []req{
+		{"header overrides both when allowed", func(c *Config) { c.Agent, c.AllowAgentOverride = "MyBot", true }, []req{
 			{"/b", "MyBot/1.0", "otherbot", 403, "otherbot"},
 			{"/a", "MyBot/1.0", "OtherBot/3", 200, ""},
+		}},
+		{"configured agent refuses the header", func(c *Config) { c.Agent = "MyBot" }, []req{
+			{"/a", "OtherBot/1.0", "otherbot", 403, "MyBot"},
+			{"/b", "MyBot/1.0", "otherbot", 200, ""},
 		}},
 		{"custom header name", func(c *Config) { c.AgentHeader = "X-Crawler" }, []req{
 			{"/a", "OtherBot", "mybot", 403, "mybot"},

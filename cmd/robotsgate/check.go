@@ -62,8 +62,8 @@ func runCheck(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(body) > robots.DefaultMaxBytes {
 		fmt.Fprintf(stderr, "robotsgate check: note: the robots.txt is larger than %d bytes; only the lines within them are parsed\n", robots.DefaultMaxBytes)
 	}
-	if tok := robots.ProductToken(*agent); tok != *agent {
-		fmt.Fprintf(stderr, "robotsgate check: note: -agent %q is not a product token ([A-Za-z0-9_-]+), so only the * group can apply to it (product token: %q)\n", *agent, tok)
+	if !robots.ValidAgent(*agent) {
+		fmt.Fprintf(stderr, "robotsgate check: note: -agent %q is not a product token ([A-Za-z0-9_-]+), so only the * group can apply to it (product token: %q)\n", *agent, robots.ProductToken(*agent))
 	}
 	r := robots.Parse(body)
 

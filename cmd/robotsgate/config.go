@@ -120,6 +120,7 @@ func options() []option {
 		{"listen", "listen", "proxy address `host:port`", func(c *proxy.Config) any { return &c.Listen }},
 		{"agent", "agent", "robots agent (product `token`) for every request; empty = from each request's User-Agent", func(c *proxy.Config) any { return &c.Agent }},
 		{"agent-header", "agent_header", "request `header` that overrides the agent per request (stripped before forwarding); - disables", func(c *proxy.Config) any { return &c.AgentHeader }},
+		{"allow-agent-override", "allow_agent_override", "let the agent override header replace a configured -agent (otherwise it is stripped, ignored and audited)", func(c *proxy.Config) any { return &c.AllowAgentOverride }},
 		{"mode", "mode", "`mode`: enforce (refuse disallowed URLs) or report (decide and audit, forward everything)", func(c *proxy.Config) any { return &c.Mode }},
 		{"audit", "audit", "which decisions are audited (`level`): blocked or all", func(c *proxy.Config) any { return &c.Audit }},
 		{"audit-log", "audit_log", "audit log `path`, - for stdout", func(c *proxy.Config) any { return &c.AuditLog }},

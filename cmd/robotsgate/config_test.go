@@ -118,6 +118,7 @@ func TestConfigErrors(t *testing.T) {
 		{"negative ttl", []string{"-robots-ttl", "-1h"}, nil, "robots.ttl"},
 		{"zero shutdown", []string{"-shutdown-timeout", "0s"}, nil, "shutdown_timeout"},
 		{"bad agent", []string{"-agent", "My Bot/1"}, nil, "agent:"},
+		{"bad allow-agent-override", nil, map[string]string{"ROBOTSGATE_ALLOW_AGENT_OVERRIDE": "sometimes"}, "ROBOTSGATE_ALLOW_AGENT_OVERRIDE"},
 		{"unknown flag", []string{"-nope"}, nil, "flags:"},
 		{"stray argument", []string{"extra"}, nil, "unexpected argument"},
 		{"bad upstream", []string{"-upstream-proxy", "ftp://x"}, nil, "upstream_proxy"},
@@ -269,5 +270,41 @@ func TestAllowedPortsOption(t *testing.T) {
 	var path string
 	if f := newServeFlags(&given, &path).Lookup("allowed-ports"); f == nil || f.DefValue != "443" {
 		t.Fatalf("flag -allowed-ports: %+v, want default 443 shown by -h", f)
+	}
+}
+
+// TestAgentOptions: the agent is validated by robots.ValidAgent (digits
+// are accepted, as robots.txt parsing accepts them), and
+// allow_agent_override is off by default and set by YAML, env or flag.
+func TestAgentOptions(t *testing.T) {
+	for _, agent := range []string{"MJ12bot", "360Spider", "My-Bot_x"} {
+		if _, err := loadConfig([]string{"-agent", agent}, envMap(nil)); err != nil {
+			t.Errorf("-agent %s: %v", agent, err)
+		}
+		file := writeFile(t, "a.yaml", "agent: "+agent+"\n")
+		if _, err := loadConfig([]string{"-config", file}, envMap(nil)); err != nil {
+			t.Errorf("agent: %s in YAML: %v", agent, err)
+		}
+	}
+	cfg, err := loadConfig(nil, envMap(nil))
+	if err != nil || cfg.AllowAgentOverride {
+		t.Fatalf("default allow_agent_override: %v %v", cfg.AllowAgentOverride, err)
+	}
+	file := writeFile(t, "o.yaml", "agent: MyBot\nallow_agent_override: true\n")
+	for _, c := range []struct {
+		args []string
+		env  map[string]string
+		want bool
+	}{
+		{[]string{"-config", file}, nil, true},
+		{nil, map[string]string{"ROBOTSGATE_ALLOW_AGENT_OVERRIDE": "true"}, true},
+		{[]string{"-allow-agent-override"}, nil, true},
+		{[]string{"-config", file, "-allow-agent-override=false"}, nil, false},
+		{[]string{"-config", file}, map[string]string{"ROBOTSGATE_ALLOW_AGENT_OVERRIDE": "false"}, false},
+	} {
+		cfg, err := loadConfig(c.args, envMap(c.env))
+		if err != nil || cfg.AllowAgentOverride != c.want {
+			t.Errorf("%v %v: allow_agent_override %v (%v), want %v", c.args, c.env, cfg.AllowAgentOverride, err, c.want)
+		}
 	}
 }
