@@ -107,7 +107,9 @@ func (f *HTTPFetcher) Fetch(ctx context.Context, origin string) FetchResult {
 	}
 	resp, err := client.Do(req)
 	if err != nil {
-		return FetchResult{Status: StatusUnreachable, FinalURL: finalURL(err, target), Err: fetchErr(err)}
+		// The error quotes the URL that failed, which may be a redirect's
+		// with userinfo (net/http keeps the user name).
+		return FetchResult{Status: StatusUnreachable, FinalURL: RedactURLsIn(finalURL(err, target)), Err: RedactURLsIn(fetchErr(err))}
 	}
 	defer resp.Body.Close()
 
@@ -118,7 +120,7 @@ func (f *HTTPFetcher) Fetch(ctx context.Context, origin string) FetchResult {
 		body, err := io.ReadAll(io.LimitReader(resp.Body, int64(maxBytes)+1))
 		if err != nil {
 			return FetchResult{Status: StatusUnreachable, HTTPStatus: code, FinalURL: r.FinalURL,
-				Err: "reading robots.txt body: " + fetchErr(err)}
+				Err: "reading robots.txt body: " + RedactURLsIn(fetchErr(err))}
 		}
 		if len(body) > maxBytes {
 			body = body[:maxBytes:maxBytes]

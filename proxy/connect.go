@@ -270,7 +270,7 @@ func (s *Server) mitmRoundTrip(req *http.Request, ctx *goproxy.ProxyCtx) (*http.
 		return resp, nil
 	}
 	ctx.Error = err
-	s.log.Debug().Err(err).Str("url", enforce.RedactedURL(req.URL)).Msg("forwarding failed")
+	s.log.Debug().Str("error", enforce.RedactURLsIn(err.Error())).Str("url", enforce.RedactedURL(req.URL)).Msg("forwarding failed")
 	return upstreamError(req, explainUpstreamTLS(req.URL.Host, err)), nil
 }
 

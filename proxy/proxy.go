@@ -286,7 +286,7 @@ func (s *Server) upstreamFailed(resp *http.Response, ctx *goproxy.ProxyCtx) *htt
 	if err == nil {
 		err = errors.New("no response")
 	}
-	s.log.Debug().Err(err).Str("url", enforce.RedactedURL(ctx.Req.URL)).Msg("forwarding failed")
+	s.log.Debug().Str("error", enforce.RedactURLsIn(err.Error())).Str("url", enforce.RedactedURL(ctx.Req.URL)).Msg("forwarding failed")
 	return upstreamError(ctx.Req, err)
 }
 
