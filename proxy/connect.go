@@ -186,6 +186,7 @@ func (s *Server) handleConnect(host string, ctx *goproxy.ProxyCtx) (*goproxy.Con
 	st.ConnectTarget = joinHostPort(strings.ToLower(strings.Trim(hostname, "[]")), port)
 	if ci := connInfoFrom(r.Context()); ci != nil {
 		ci.mitm.Store(true) // Shutdown may end this session between requests
+		st.Conn = ci        // HTTP/1.0 answers end the session (http10.go)
 	}
 	// Requests inside the session are forwarded by mitmRoundTrip, which
 	// answers upstream failures (certificate verification included) with a
