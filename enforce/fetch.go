@@ -115,7 +115,9 @@ func (f *HTTPFetcher) Fetch(ctx context.Context, origin string) FetchResult {
 	}
 	resp, err := client.Do(req)
 	if err != nil {
-		return FetchResult{Status: StatusUnreachable, FinalURL: finalURL(err, target), Err: fetchErr(err)}
+		// The error quotes the URL that failed, which may be a redirect's
+		// with userinfo (net/http keeps the user name).
+		return FetchResult{Status: StatusUnreachable, FinalURL: RedactURLsIn(finalURL(err, target)), Err: RedactURLsIn(fetchErr(err))}
 	}
 	defer resp.Body.Close()
 
@@ -125,7 +127,7 @@ func (f *HTTPFetcher) Fetch(ctx context.Context, origin string) FetchResult {
 		body, truncated, err := readBody(resp, maxBytes)
 		if err != nil {
 			return FetchResult{Status: StatusUnreachable, HTTPStatus: code, FinalURL: r.FinalURL,
-				Err: "reading robots.txt body: " + fetchErr(err)}
+				Err: "reading robots.txt body: " + RedactURLsIn(fetchErr(err))}
 		}
 		r.Status, r.Body, r.Truncated = StatusOK, body, truncated
 		return r

@@ -192,3 +192,36 @@ func RedactedURL(u *url.URL) string {
 	c.User = nil
 	return c.String()
 }
+
+// RedactURLsIn returns s with the userinfo of every URL in it removed
+// ("http://user:secret@host/" becomes "http://host/"), for error messages
+// and other text that may quote a URL: net/http's errors quote the
+// request URL, keeping the user name (often a token) and sometimes the
+// password. A "://" followed by an authority holding "@" before the first
+// "/", "?", "#", quote or white space is taken as a URL with userinfo.
+func RedactURLsIn(s string) string {
+	if !strings.Contains(s, "@") || !strings.Contains(s, "://") {
+		return s
+	}
+	var b strings.Builder
+	for {
+		i := strings.Index(s, "://")
+		if i < 0 {
+			break
+		}
+		start := i + len("://")
+		end := start + strings.IndexFunc(s[start:], func(r rune) bool {
+			return strings.ContainsRune("/?#\"'`<> \t\r\n", r)
+		})
+		if end < start { // the text ends inside the authority
+			end = len(s)
+		}
+		b.WriteString(s[:start])
+		if at := strings.LastIndexByte(s[start:end], '@'); at >= 0 {
+			start += at + 1
+		}
+		s = s[start:]
+	}
+	b.WriteString(s)
+	return b.String()
+}

@@ -153,25 +153,30 @@ func (s *Server) handleConnect(host string, ctx *goproxy.ProxyCtx) (*goproxy.Con
 	// its refusal, which their audit records then carry (agentFor).
 	st.Agent = s.agentFor(r, st)
 
-	hostname, port, err := net.SplitHostPort(host)
+	hostname, p, err := net.SplitHostPort(host)
 	if err != nil { // goproxy dials host:80 for a host without a port
-		hostname, port = host, "80"
+		hostname, p = host, "80"
 	}
 	if hostname == "" {
 		d := enforce.Decision{Reason: enforce.ReasonInvalidURL, URL: host, Agent: st.Agent,
 			Detail: "CONNECT target " + strconv.Quote(host) + " has no host"}
 		return s.refuseConnect(ctx, http.StatusBadRequest, d), host
 	}
-	target := net.JoinHostPort(hostname, port)
+	port, _ := parsePort(p) // 0 when invalid: in no allow-list
+	target := joinHostPort(hostname, port)
 	u := &url.URL{Scheme: "https", Host: target}
 	origin, _ := enforce.Origin(u)
 
-	if s.self.matches(r.Context(), hostname, port) { // [self] the admin API is not reachable through the proxy (selfaddr.go)
+	// [self] the admin API is not reachable through the proxy (selfaddr.go)
+	if pin, self := s.self.check(r.Context(), hostname, port); self {
 		d := enforce.Decision{Reason: enforce.ReasonSelfRequest, URL: u.String(), Origin: origin, Agent: st.Agent,
 			Detail: "the CONNECT target " + target + " is robotsgate itself; its admin API is not reachable through the proxy"}
 		return s.refuseConnect(ctx, http.StatusForbidden, d), host
+	} else if pin != nil { // a tunnel dials exactly the addresses checked
+		r = r.WithContext(withDialPin(r.Context(), pin))
+		ctx.Req = r
 	}
-	if !s.https.ports[port] {
+	if !s.https.ports[strconv.Itoa(int(port))] {
 		d := enforce.Decision{Reason: enforce.ReasonPortForbidden, URL: u.String(), Origin: origin, Agent: st.Agent,
 			Detail: "CONNECT is allowed only to the ports in https.allowed_ports"}
 		return s.refuseConnect(ctx, http.StatusForbidden, d), host
@@ -180,9 +185,10 @@ func (s *Server) handleConnect(host string, ctx *goproxy.ProxyCtx) (*goproxy.Con
 		return s.tunnel(ctx, st, u), host
 	}
 	// Requests inside the session must name this host:port (checkDestination).
-	st.ConnectTarget = net.JoinHostPort(strings.ToLower(strings.Trim(hostname, "[]")), port)
+	st.ConnectTarget = joinHostPort(strings.ToLower(strings.Trim(hostname, "[]")), port)
 	if ci := connInfoFrom(r.Context()); ci != nil {
 		ci.mitm.Store(true) // Shutdown may end this session between requests
+		st.Conn = ci        // HTTP/1.0 answers end the session (http10.go)
 	}
 	// Requests inside the session are forwarded by mitmRoundTrip, which
 	// answers upstream failures (certificate verification included) with a
@@ -269,7 +275,7 @@ func (s *Server) mitmRoundTrip(req *http.Request, ctx *goproxy.ProxyCtx) (*http.
 		return resp, nil
 	}
 	ctx.Error = err
-	s.log.Debug().Err(err).Str("url", enforce.RedactedURL(req.URL)).Msg("forwarding failed")
+	s.log.Debug().Str("error", enforce.RedactURLsIn(err.Error())).Str("url", enforce.RedactedURL(req.URL)).Msg("forwarding failed")
 	return upstreamError(req, explainUpstreamTLS(req.URL.Host, err)), nil
 }
 

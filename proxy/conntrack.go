@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"sync"
@@ -43,7 +44,24 @@ type hijackTracker struct {
 // connInfo is what the CONNECT handler tells the tracker about one CONNECT
 // request, through the request's context.
 type connInfo struct {
-	mitm atomic.Bool // the connection is intercepted (requests are parsed)
+	mitm atomic.Bool                  // the connection is intercepted (requests are parsed)
+	conn atomic.Pointer[hijackedConn] // the connection, once hijacked
+}
+
+// endSession makes the MITM session on the connection end after the
+// response being written: its next read of a request sees end of file,
+// so the session closes the connection (with a TLS close_notify). It is
+// how an HTTP/1.0 client's connection is closed after its response.
+func (ci *connInfo) endSession() {
+	c := ci.conn.Load()
+	if c == nil {
+		return
+	}
+	c.ended.Store(true)
+	c.mu.Lock()
+	c.drained = true
+	_ = c.Conn.SetReadDeadline(aLongTimeAgo)
+	c.mu.Unlock()
 }
 
 type connInfoKey struct{}
@@ -193,6 +211,7 @@ func (w *trackingWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 		return nil, nil, err
 	}
 	w.t.attached(tc, c)
+	w.info.conn.Store(tc)
 	if _, ok := c.(halfCloser); ok {
 		return &hijackedHalfCloser{tc}, brw, nil
 	}
@@ -207,6 +226,8 @@ type hijackedConn struct {
 	t    *hijackTracker
 	info *connInfo
 	once sync.Once
+	// ended is set by connInfo.endSession: reads return io.EOF.
+	ended atomic.Bool
 
 	closed bool // closed by the tracker (drain or deadline); guarded by the tracker's mu
 
@@ -216,9 +237,16 @@ type hijackedConn struct {
 	extended time.Time  // when the read deadline was last pushed back
 }
 
-// Read reads from the connection; receiving bytes keeps it alive.
+// Read reads from the connection; receiving bytes keeps it alive. After
+// endSession, it reports end of file.
 func (c *hijackedConn) Read(p []byte) (int, error) {
+	if c.ended.Load() {
+		return 0, io.EOF
+	}
 	n, err := c.Conn.Read(p)
+	if err != nil && c.ended.Load() {
+		return 0, io.EOF // woken by endSession's deadline
+	}
 	if n > 0 {
 		c.active(true)
 	}

@@ -25,6 +25,12 @@ const copyBufSize = 32 << 10
 // mitmTripper inside MITM sessions) are wrapped by values built once per
 // Server, not by a closure per request.
 func (s *Server) forward(r *http.Request, ctx *goproxy.ProxyCtx) (*http.Request, *http.Response) {
+	// The request leaves with the headers the client sent: Go's transport
+	// adds "User-Agent: Go-http-client/1.1" unless the header is present,
+	// and leaves it out when its value is empty.
+	if _, ok := r.Header["User-Agent"]; !ok {
+		r.Header["User-Agent"] = []string{""}
+	}
 	switch next := ctx.RoundTripper.(type) { // the MITM session's, or nil for goproxy's transport
 	case nil:
 		ctx.RoundTripper = &s.fwd.plain
@@ -57,6 +63,14 @@ type forwardTripper struct {
 
 // RoundTrip forwards req and prepares the response for goproxy.
 func (t *forwardTripper) RoundTrip(req *http.Request, ctx *goproxy.ProxyCtx) (*http.Response, error) {
+	if req.Close {
+		// The client's connection (an HTTP/1.0 client, Connection: close)
+		// is not the origin's: without this, the transport would send
+		// Connection: close and drop the upstream connection.
+		out := *req
+		out.Close = false
+		req = &out
+	}
 	var resp *http.Response
 	var err error
 	if t.next != nil {
@@ -71,7 +85,9 @@ func (t *forwardTripper) RoundTrip(req *http.Request, ctx *goproxy.ProxyCtx) (*h
 	if tags := t.s.cfg.RobotTags; tags.Mode != RobotTagsOff {
 		scan = scanRobotTags(resp, tags) // [tags] robottags.go
 	}
-	t.s.wrapBody(resp, scan)
+	if b := t.s.wrapBody(resp, scan); b != nil {
+		stateOf(ctx).Body = b
+	}
 	return resp, err
 }
 
@@ -94,18 +110,21 @@ type copyBody struct {
 	bufs *sync.Pool // of *[]byte, copyBufSize long
 }
 
-// wrapBody replaces resp.Body by a *copyBody holding scan, unless resp has
-// no body, or a body that must keep its own type: the io.ReadWriter of a
-// 101 Switching Protocols response (WebSocket), which goproxy looks for.
-func (s *Server) wrapBody(resp *http.Response, scan *tagScan) {
+// wrapBody replaces resp.Body by a *copyBody holding scan and returns it;
+// it returns nil and leaves resp alone when resp has no body, or a body
+// that must keep its own type: the io.ReadWriter of a 101 Switching
+// Protocols response (WebSocket), which goproxy looks for.
+func (s *Server) wrapBody(resp *http.Response, scan *tagScan) *copyBody {
 	b := resp.Body
 	if b == nil || b == http.NoBody || resp.StatusCode == http.StatusSwitchingProtocols {
-		return
+		return nil
 	}
 	if _, ok := b.(io.Writer); ok {
-		return
+		return nil
 	}
-	resp.Body = &copyBody{ReadCloser: b, scan: scan, bufs: &s.copyBufs}
+	cb := &copyBody{ReadCloser: b, scan: scan, bufs: &s.copyBufs}
+	resp.Body = cb
+	return cb
 }
 
 // WriteTo copies the body to w until EOF or an error. When a read ends

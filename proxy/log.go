@@ -5,6 +5,8 @@ import (
 	"strings"
 
 	"github.com/rs/zerolog"
+
+	"github.com/robotsgate/robotsgate/enforce"
 )
 
 // goproxyLogger adapts zerolog to goproxy's Logger (a Printf). goproxy
@@ -17,7 +19,8 @@ type goproxyLogger struct {
 
 // Printf implements goproxy.Logger.
 func (l goproxyLogger) Printf(format string, v ...any) {
-	msg := strings.TrimSpace(fmt.Sprintf(format, v...))
+	// goproxy's warnings quote request URLs and errors holding them.
+	msg := enforce.RedactURLsIn(strings.TrimSpace(fmt.Sprintf(format, v...)))
 	session := ""
 	if strings.HasPrefix(msg, "[") {
 		if i := strings.Index(msg, "] "); i > 0 {
@@ -46,6 +49,6 @@ type httpErrorLogWriter struct {
 }
 
 func (w httpErrorLogWriter) Write(p []byte) (int, error) {
-	w.log.Debug().Str("component", "http").Msg(strings.TrimSpace(string(p)))
+	w.log.Debug().Str("component", "http").Msg(enforce.RedactURLsIn(strings.TrimSpace(string(p))))
 	return len(p), nil
 }

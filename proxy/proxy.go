@@ -205,7 +205,9 @@ func (s *Server) install() error {
 	p.OnResponse().DoFunc(s.robotTags)
 	// [metrics] decisions, upstream errors, in-flight (metrics.go):
 	p.OnResponse().DoFunc(s.observeMetrics)
-	p.OnResponse().DoFunc(s.finish) // report-mode headers, debug log; stays last
+	p.OnResponse().DoFunc(s.finish) // report-mode headers, debug log
+	// HTTP/1.0 clients inside MITM sessions: no chunking, close when due (http10.go); stays last:
+	p.OnResponse().DoFunc(s.http10)
 
 	// ---- around everything (outermost last) ----
 	var h http.Handler = p
@@ -260,6 +262,15 @@ type requestState struct {
 	// "host:port" (lower-case host); requests inside the session must
 	// name the same (checkDestination).
 	ConnectTarget string
+	// Conn is, for an intercepted CONNECT, its client connection's
+	// tracking info (nil when untracked): HTTP/1.0 answers end the
+	// session through it (http10.go).
+	Conn *connInfo
+
+	// Body is the body forward's round trip gave the response (nil when
+	// the request was not forwarded), the one goproxy's MITM loop checks
+	// the final response's body against (http10.go).
+	Body *copyBody
 }
 
 // begin starts the per-request state. Requests inside a MITM tunnel
@@ -293,7 +304,7 @@ func (s *Server) upstreamFailed(resp *http.Response, ctx *goproxy.ProxyCtx) *htt
 	if err == nil {
 		err = errors.New("no response")
 	}
-	s.log.Debug().Err(err).Str("url", enforce.RedactedURL(ctx.Req.URL)).Msg("forwarding failed")
+	s.log.Debug().Str("error", enforce.RedactURLsIn(err.Error())).Str("url", enforce.RedactedURL(ctx.Req.URL)).Msg("forwarding failed")
 	return upstreamError(ctx.Req, err)
 }
 

@@ -132,7 +132,7 @@ func Refuse(r *http.Request, status int, d enforce.Decision) *http.Response {
 		Line:        d.Line,
 	}
 	if body.URL == "" && r.URL != nil {
-		body.URL = r.URL.String()
+		body.URL = enforce.RedactedURL(r.URL)
 	}
 	body.Robots = newRobotsJSON(d)
 	retry := 0
@@ -241,14 +241,15 @@ func staleText(reason string) string {
 }
 
 // upstreamError is the response sent when forwarding failed (connection
-// refused, timeout, ...): 502, or 504 for a timeout.
+// refused, timeout, ...): 502, or 504 for a timeout. URLs quoted in err
+// lose their userinfo.
 func upstreamError(r *http.Request, err error) *http.Response {
 	status := http.StatusBadGateway
 	var te interface{ Timeout() bool }
 	if errors.As(err, &te) && te.Timeout() {
 		status = http.StatusGatewayTimeout
 	}
-	text := fmt.Sprintf("robotsgate: %d %s: %v\n", status, http.StatusText(status), err)
+	text := fmt.Sprintf("robotsgate: %d %s: %s\n", status, http.StatusText(status), enforce.RedactURLsIn(err.Error()))
 	h := make(http.Header)
 	h.Set("Content-Type", "text/plain; charset=utf-8")
 	return newResponse(r, status, h, text)

@@ -261,7 +261,7 @@ func applyRobotTags(req *http.Request, resp *http.Response, agent string, cfg Ro
 func tagDecision(req *http.Request, agent string, ev *tagEvent) enforce.Decision {
 	d := enforce.Decision{Reason: enforce.ReasonRobotTag, Agent: agent, Detail: ev.detail()}
 	if req != nil && req.URL != nil {
-		d.URL = req.URL.String()
+		d.URL = enforce.RedactedURL(req.URL)
 		d.Origin, _ = enforce.Origin(req.URL)
 	}
 	return d

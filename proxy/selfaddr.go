@@ -5,6 +5,7 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -23,18 +24,28 @@ const selfLookupTimeout = 2 * time.Second
 // and admin listeners), so that proxied requests to them can be refused:
 // otherwise a proxy client could reach the loopback-only admin API
 // through the proxy. An unspecified listener IP (0.0.0.0, ::) stands for
-// every local address on its port. It is safe for concurrent use.
+// every local address on its port. Ports are compared as numbers, so
+// that "0080" and "80" are the same port, as for the dialer. It is safe
+// for concurrent use.
 type selfAddrs struct {
 	mu    sync.RWMutex
-	ports map[string][]netip.Addr // port → listener IPs
+	ports map[uint16][]netip.Addr // port → listener IPs
+
+	// lookup resolves a host name; nil means net.DefaultResolver. Tests
+	// set it to answer names of their own.
+	lookup func(ctx context.Context, host string) ([]netip.Addr, error)
 }
 
 // add records the listen address hostport ("host:port"). A host that is
 // empty or unspecified means every local address; "localhost" means the
 // loopback addresses. Addresses that do not parse are ignored.
 func (a *selfAddrs) add(hostport string) {
-	host, port, err := net.SplitHostPort(hostport)
-	if err != nil || port == "" || port == "0" {
+	host, p, err := net.SplitHostPort(hostport)
+	if err != nil {
+		return
+	}
+	port, ok := parsePort(p)
+	if !ok {
 		return
 	}
 	var ips []netip.Addr
@@ -53,27 +64,49 @@ func (a *selfAddrs) add(hostport string) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.ports == nil {
-		a.ports = make(map[string][]netip.Addr)
+		a.ports = make(map[uint16][]netip.Addr)
 	}
 	a.ports[port] = append(a.ports[port], ips...)
 }
 
-// matches reports whether host:port is one of robotsgate's own listen
-// addresses. Most destinations cost one map lookup (their port is not
-// one robotsgate listens on); only for a matching port is host resolved
-// (an IP literal, "localhost", or a DNS lookup bounded by
-// selfLookupTimeout) and, for an unspecified listener, compared with the
-// local interface addresses.
-func (a *selfAddrs) matches(ctx context.Context, host, port string) bool {
+// listens reports whether robotsgate listens on port (on any address).
+func (a *selfAddrs) listens(port uint16) bool {
+	a.mu.RLock()
+	defer a.mu.RUnlock()
+	return len(a.ports[port]) > 0
+}
+
+// check decides whether host:port is robotsgate itself. Most
+// destinations cost one map lookup: their port is not one robotsgate
+// listens on, and pin is nil (the dialer needs no restriction). For a
+// listener's port, host is resolved once (resolve) and every address
+// is compared; pin holds the addresses that were checked, which the
+// dialer must use instead of resolving host again (a name re-pointed at
+// robotsgate between the check and the dial would otherwise get
+// through). A name that does not resolve gives a pin without addresses:
+// the dial fails, as it would have.
+func (a *selfAddrs) check(ctx context.Context, host string, port uint16) (pin *dialPin, self bool) {
+	if !a.listens(port) {
+		return nil, false
+	}
+	host = pinHost(host)
+	ips := a.resolve(ctx, host)
+	return &dialPin{host: host, port: port, ips: ips}, a.isSelf(port, ips)
+}
+
+// isSelf reports whether one of dests, on port, is one of robotsgate's
+// listen addresses. For an unspecified listener, dests are compared with
+// the local interface addresses.
+func (a *selfAddrs) isSelf(port uint16, dests []netip.Addr) bool {
 	a.mu.RLock()
 	listeners := a.ports[port]
 	a.mu.RUnlock()
 	if len(listeners) == 0 {
 		return false
 	}
-	dests := resolveDest(ctx, host)
 	var local []netip.Addr // interface addresses, read when first needed
 	for _, d := range dests {
+		d = d.Unmap().WithZone("")
 		for _, l := range listeners {
 			switch {
 			case d.IsUnspecified(): // connecting to 0.0.0.0 or :: reaches this host
@@ -85,10 +118,8 @@ func (a *selfAddrs) matches(ctx context.Context, host, port string) bool {
 				if local == nil {
 					local = interfaceAddrs()
 				}
-				for _, x := range local {
-					if x == d {
-						return true
-					}
+				if slices.Contains(local, d) {
+					return true
 				}
 			case l.IsLoopback():
 				if d.IsLoopback() {
@@ -102,14 +133,20 @@ func (a *selfAddrs) matches(ctx context.Context, host, port string) bool {
 	return false
 }
 
-// resolveDest returns the IP addresses of the destination host: host
-// itself when it is an IP literal, the loopback addresses for localhost
+// resolve returns the IP addresses of the destination host, as the
+// dialer will use them (zones kept): host itself when it is an IP literal
+// (brackets and a trailing dot ignored) or an IPv4 address in one of the
+// shorthand spellings browsers and C resolvers accept (parseIPv4Shorthand:
+// "127.1", "0x7f.1", "2130706433"), the loopback addresses for localhost
 // names, or the result of a bounded DNS lookup (none when it fails: the
-// forwarding would fail the same way).
-func resolveDest(ctx context.Context, host string) []netip.Addr {
+// forwarding fails the same way).
+func (a *selfAddrs) resolve(ctx context.Context, host string) []netip.Addr {
 	host = strings.TrimSuffix(strings.Trim(host, "[]"), ".")
 	if ip, err := netip.ParseAddr(host); err == nil {
-		return []netip.Addr{ip.Unmap().WithZone("")}
+		return []netip.Addr{ip}
+	}
+	if ip, ok := parseIPv4Shorthand(host); ok {
+		return []netip.Addr{ip}
 	}
 	lower := strings.ToLower(host)
 	if lower == "localhost" || strings.HasSuffix(lower, ".localhost") {
@@ -117,12 +154,15 @@ func resolveDest(ctx context.Context, host string) []netip.Addr {
 	}
 	ctx, cancel := context.WithTimeout(ctx, selfLookupTimeout)
 	defer cancel()
-	ips, err := net.DefaultResolver.LookupNetIP(ctx, "ip", host)
+	lookup := a.lookup
+	if lookup == nil {
+		lookup = func(ctx context.Context, host string) ([]netip.Addr, error) {
+			return net.DefaultResolver.LookupNetIP(ctx, "ip", host)
+		}
+	}
+	ips, err := lookup(ctx, host)
 	if err != nil {
 		return nil
-	}
-	for i, ip := range ips {
-		ips[i] = ip.Unmap().WithZone("")
 	}
 	return ips
 }
@@ -143,34 +183,73 @@ func interfaceAddrs() []netip.Addr {
 	return out
 }
 
-// destHostPort returns the host and port u is sent to, the port filled
-// in from the scheme (443 for https, 80 otherwise) when u has none. The
+// parsePort parses a TCP port as the destination of a connection: decimal
+// digits only (leading zeros allowed, as the dialer allows them; no sign,
+// no space), 1 to 65535.
+func parsePort(s string) (uint16, bool) {
+	s = strings.TrimLeft(s, "0")
+	if s == "" || len(s) > 5 {
+		return 0, false
+	}
+	n := 0
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + int(c-'0')
+	}
+	if n > 65535 {
+		return 0, false
+	}
+	return uint16(n), true
+}
+
+// destHostPort returns the host and port a request for hostport (a URL's
+// host, or a Host header) is sent to: the port filled in from the scheme
+// (443 for https, 80 otherwise) when hostport has none or an empty one,
+// and ok false when the port is not a valid TCP port (parsePort). The
 // host is lower-case, without brackets.
-func destHostPort(hostport, scheme string) (host, port string) {
+func destHostPort(hostport, scheme string) (host string, port uint16, ok bool) {
 	// Split by hand: net.SplitHostPort allocates an error for the usual
 	// host without a port, and this runs for every request.
 	host = hostport
+	p := ""
 	if i := strings.LastIndexByte(hostport, ':'); i >= 0 && !strings.HasSuffix(hostport, "]") &&
 		(strings.HasPrefix(hostport, "[") || strings.IndexByte(hostport[:i], ':') < 0) {
-		host, port = hostport[:i], hostport[i+1:]
+		host, p = hostport[:i], hostport[i+1:]
 	}
 	host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
-	if port == "" {
-		port = "80"
+	if p == "" {
+		port = 80
 		if scheme == "https" {
-			port = "443"
+			port = 443
 		}
+		return strings.ToLower(host), port, true
 	}
-	return strings.ToLower(host), port
+	port, ok = parsePort(p)
+	return strings.ToLower(host), port, ok
+}
+
+// joinHostPort is the canonical "host:port" of a destination.
+func joinHostPort(host string, port uint16) string {
+	return net.JoinHostPort(host, strconv.Itoa(int(port)))
 }
 
 // installSelf records the configured listen addresses (Serve adds the
-// real ones of its listeners) and registers checkDestination.
+// real ones of its listeners), registers checkDestination, and makes the
+// outbound transport's dialer refuse robotsgate's own addresses and dial
+// only the addresses checkDestination checked (selfDialer).
 func (s *Server) installSelf() {
 	s.self.add(s.cfg.Listen)
 	if s.cfg.AdminListen != "" {
 		s.self.add(s.cfg.AdminListen)
 	}
+	next := s.tr.DialContext
+	if next == nil {
+		next = (&net.Dialer{Timeout: dialTimeout, KeepAlive: dialKeepAlive}).DialContext
+	}
+	s.tr.DialContext = s.self.selfDialer(next)
 	s.proxy.OnRequest().DoFunc(s.checkDestination)
 }
 
@@ -187,28 +266,36 @@ func (s *Server) installSelf() {
 // Both are audited as blocked.
 func (s *Server) checkDestination(r *http.Request, ctx *goproxy.ProxyCtx) (*http.Request, *http.Response) {
 	st := stateOf(ctx)
-	host, port := destHostPort(r.URL.Host, r.URL.Scheme)
+	host, port, portOK := destHostPort(r.URL.Host, r.URL.Scheme)
 	if parent, ok := st.Parent.(*requestState); ok && parent.ConnectTarget != "" {
-		target := net.JoinHostPort(host, port)
+		target := joinHostPort(host, port)
 		hdr := target
 		if r.Host != "" {
-			hh, hp := destHostPort(r.Host, r.URL.Scheme)
-			hdr = net.JoinHostPort(hh, hp)
+			hh, hp, hok := destHostPort(r.Host, r.URL.Scheme)
+			hdr, portOK = joinHostPort(hh, hp), portOK && hok
 		}
-		if target != parent.ConnectTarget || hdr != parent.ConnectTarget {
+		if !portOK || target != parent.ConnectTarget || hdr != parent.ConnectTarget {
 			d := enforce.Decision{Reason: enforce.ReasonMisdirected, URL: enforce.RedactedURL(r.URL), Agent: parent.Agent,
 				Detail: "the request names " + strconv.Quote(hdr) + " inside a CONNECT to " + strconv.Quote(parent.ConnectTarget) +
 					": send requests for another host through their own CONNECT"}
 			return r, s.refuseRequest(r, st, http.StatusMisdirectedRequest, d)
 		}
 	}
-	if s.self.matches(r.Context(), host, port) {
+	if !portOK {
+		return r, nil // not dialable: the dialer refuses it (selfDialer), enforce calls it an invalid URL
+	}
+	pin, self := s.self.check(r.Context(), host, port)
+	if self {
 		d := enforce.Decision{Reason: enforce.ReasonSelfRequest, URL: enforce.RedactedURL(r.URL),
-			Detail: "the destination " + net.JoinHostPort(host, port) + " is robotsgate itself; its admin API is not reachable through the proxy"}
+			Detail: "the destination " + joinHostPort(host, port) + " is robotsgate itself; its admin API is not reachable through the proxy"}
 		if o, err := enforce.Origin(r.URL); err == nil {
 			d.Origin = o
 		}
 		return r, s.refuseRequest(r, st, http.StatusForbidden, d)
+	}
+	if pin != nil { // dial exactly the addresses just checked
+		r = r.WithContext(withDialPin(r.Context(), pin))
+		ctx.Req = r
 	}
 	return r, nil
 }

@@ -145,14 +145,15 @@ func TestSelfAddrsMatches(t *testing.T) {
 		{&one, "192.0.2.8", "9311", false},
 		{&one, "0.0.0.0", "9311", true},
 	} {
-		if got := tc.a.matches(ctx, tc.host, tc.port); got != tc.want {
+		port, _ := parsePort(tc.port)
+		if _, got := tc.a.check(ctx, tc.host, port); got != tc.want {
 			t.Errorf("%v matches(%s, %s) = %v, want %v", tc.a.ports, tc.host, tc.port, got, tc.want)
 		}
 	}
 	// Every interface address of this host is "self" for an unspecified
 	// listener.
 	for _, ip := range interfaceAddrs() {
-		if !any.matches(ctx, ip.String(), "9310") {
+		if _, self := any.check(ctx, ip.String(), 9310); !self {
 			t.Errorf("interface address %s not matched by 0.0.0.0:9310", ip)
 		}
 	}
@@ -243,17 +244,27 @@ func TestForwardingFailureLogRedacted(t *testing.T) {
 }
 
 func TestDestHostPort(t *testing.T) {
-	for _, tc := range []struct{ in, scheme, host, port string }{
-		{"example.com", "http", "example.com", "80"},
-		{"Example.COM", "https", "example.com", "443"},
-		{"example.com:8080", "https", "example.com", "8080"},
-		{"example.com:", "https", "example.com", "443"},
-		{"[::1]:8443", "https", "::1", "8443"},
-		{"[::1]", "http", "::1", "80"},
-		{"127.0.0.1:9310", "http", "127.0.0.1", "9310"},
+	for _, tc := range []struct {
+		in, scheme, host string
+		port             uint16
+		ok               bool
+	}{
+		{"example.com", "http", "example.com", 80, true},
+		{"Example.COM", "https", "example.com", 443, true},
+		{"example.com:8080", "https", "example.com", 8080, true},
+		{"example.com:", "https", "example.com", 443, true},
+		{"[::1]:8443", "https", "::1", 8443, true},
+		{"[::1]", "http", "::1", 80, true},
+		{"127.0.0.1:9310", "http", "127.0.0.1", 9310, true},
+		{"127.0.0.1:009310", "http", "127.0.0.1", 9310, true},
+		{"127.0.0.1:", "http", "127.0.0.1", 80, true},
+		{"127.0.0.1:+80", "http", "127.0.0.1", 0, false},
+		{"127.0.0.1:80 ", "http", "127.0.0.1", 0, false},
+		{"127.0.0.1:65536", "http", "127.0.0.1", 0, false},
+		{"127.0.0.1:0", "http", "127.0.0.1", 0, false},
 	} {
-		if h, p := destHostPort(tc.in, tc.scheme); h != tc.host || p != tc.port {
-			t.Errorf("destHostPort(%q, %s) = %q, %q; want %q, %q", tc.in, tc.scheme, h, p, tc.host, tc.port)
+		if h, p, ok := destHostPort(tc.in, tc.scheme); h != tc.host || p != tc.port || ok != tc.ok {
+			t.Errorf("destHostPort(%q, %s) = %q, %d, %v; want %q, %d, %v", tc.in, tc.scheme, h, p, ok, tc.host, tc.port, tc.ok)
 		}
 	}
 }
