@@ -109,6 +109,7 @@ type Auditor struct {
 	closed    bool          // Close began: no Record starts
 	abandoned bool          // Close gave up: the Records still in flight were counted as lost
 	inflight  int           // Records started and not finished
+	writing   *Event        // the record being written, if any
 	drained   chan struct{} // closed once closed and inflight == 0
 
 	// Read by Ready without waiting for a write:
@@ -187,17 +188,15 @@ func (a *Auditor) Record(e Event) error {
 	select {
 	case a.turn <- struct{}{}:
 	case <-a.dead:
-		return a.finish(errAuditAbandoned)
+		return a.finish(errAuditAbandoned, nil)
 	}
-	select {
-	case <-a.dead: // both were ready and the turn won
+	if !a.startWrite(&e) { // both were ready and the turn won
 		<-a.turn
-		return a.finish(errAuditAbandoned)
-	default:
+		return a.finish(errAuditAbandoned, nil)
 	}
 	err := a.encode(e)
 	<-a.turn
-	return a.finish(err)
+	return a.finish(err, &e)
 }
 
 // encode writes e as one JSON line; the caller holds the turn.

@@ -19,15 +19,31 @@ func (a *Auditor) begin() bool {
 	return true
 }
 
-// finish ends a Record begun by begin with the outcome err and returns
+// startWrite notes e as the record being written, unless CloseContext
+// gave up (then it returns false: e must not be written).
+func (a *Auditor) startWrite(e *Event) bool {
+	a.state.Lock()
+	defer a.state.Unlock()
+	if a.abandoned {
+		return false
+	}
+	a.writing = e
+	return true
+}
+
+// finish ends a Record begun by begin with the outcome err (of writing
+// e, nil when it was not written) and returns
 // the error for Record. A Record that CloseContext gave up on was counted
 // as lost then: it is not counted again, and it fails even if its write
 // went through after all, as it was not known written when robotsgate
 // reported the loss.
-func (a *Auditor) finish(err error) error {
+func (a *Auditor) finish(err error, e *Event) error {
 	a.state.Lock()
 	defer a.state.Unlock()
 	a.inflight--
+	if e != nil && a.writing == e {
+		a.writing = nil
+	}
 	if a.closed && a.inflight == 0 && !a.abandoned {
 		close(a.drained)
 	}
@@ -129,6 +145,12 @@ func (a *Auditor) abandon(ctx context.Context, during string) error {
 	a.lost.Add(n)
 	a.failed.Add(n)
 	close(a.dead)
+	var blocked string
+	if e := a.writing; e != nil {
+		// The others return errAuditAbandoned to their callers, who log
+		// them; this one may never return.
+		blocked = fmt.Sprintf(" (the one blocked in its write: %s %s %s)", e.Decision, e.Method, e.URL)
+	}
 	return fmt.Errorf("audit: closing the log: gave up %s (%w): the destination stopped taking writes; "+
-		"%d record(s) under way not written", during, context.Cause(ctx), n)
+		"%d record(s) under way not written%s", during, context.Cause(ctx), n, blocked)
 }
