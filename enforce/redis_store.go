@@ -229,6 +229,18 @@ func (s *RedisStore) Delete(ctx context.Context, origin string) {
 	})
 }
 
+// Len returns the number of robots.txt entries this process holds: its
+// process-local copy of every entry it read or stored (see Get and Set),
+// when the local store counts them (a MemoryStore does), else 0. It
+// never asks Redis: the metric robotsgate_robots_cache_entries reads it
+// at every scrape.
+func (s *RedisStore) Len() int {
+	if l, ok := s.local.(interface{ Len() int }); ok {
+		return l.Len()
+	}
+	return 0
+}
+
 // Healthy reports whether Redis is in use (see Redis.Healthy).
 func (s *RedisStore) Healthy() bool { return s.r.Healthy() }
 
