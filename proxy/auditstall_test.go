@@ -77,7 +77,9 @@ func TestAuditorCloseGivesUpOnStalledPipe(t *testing.T) {
 	const n = 4
 	recorded := make(chan error, n)
 	for range n {
-		go func() { recorded <- a.Record(Event{Decision: DecisionBlocked, Method: "GET", URL: "http://a.test/private"}) }()
+		go func() {
+			recorded <- a.Record(Event{Decision: DecisionBlocked, Method: "GET", URL: "http://a.test/private"})
+		}()
 	}
 	waitAudit(t, "the Records to block", func() bool { return a.inflightNow() == n && a.writeStart.Load() != 0 })
 
