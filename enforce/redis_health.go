@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/rs/zerolog"
 )
 
@@ -40,12 +41,13 @@ type redisHealth struct {
 	slow      atomic.Int32 // consecutive timed-out calls while up
 	onUp      func()       // run (in its own goroutine) after each recovery
 
-	mu        sync.Mutex
-	upCh      chan struct{} // closed while up; replaced when going down
-	downSince time.Time
-	lastLog   time.Time
-	lastErr   error
-	atLog     uint64 // fallbacks at the last log line
+	mu         sync.Mutex
+	upCh       chan struct{} // closed while up; replaced when going down
+	downSince  time.Time
+	lastLog    time.Time
+	lastErr    error
+	atLog      uint64    // fallbacks at the last log line
+	lastKeyLog time.Time // last WRONGTYPE log line
 }
 
 func newRedisHealth(ctx context.Context, wg *sync.WaitGroup, o RedisOptions, addr string, ping func(context.Context) error) *redisHealth {
@@ -84,11 +86,28 @@ func isTimeout(err error) bool {
 	return errors.As(err, &ne) && ne.Timeout()
 }
 
+// isWrongType reports whether err is Redis's WRONGTYPE error reply: a
+// key holding another type than the command expects. That is a bad key,
+// for one origin, not a Redis that is down.
+func isWrongType(err error) bool { return redis.HasErrorPrefix(err, "WRONGTYPE") }
+
 // fail records that op failed with err: the call is answered locally and
 // Redis is marked down (starting the prober) if it was up and err is a
-// hard failure or the redisSlowTrips-th consecutive timeout.
+// hard failure or the redisSlowTrips-th consecutive timeout. A WRONGTYPE
+// error (see isWrongType) is logged, at most once per log interval, and
+// never marks Redis down.
 func (h *redisHealth) fail(_ context.Context, op string, err error) {
 	n := h.fallbacks.Add(1)
+	if isWrongType(err) {
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		if now := time.Now(); now.Sub(h.lastKeyLog) >= h.every {
+			h.lastKeyLog = now
+			h.log.Warn().Err(err).Str("redis", h.addr).Str("op", op).
+				Msg("redis key of the wrong type (written by something else than robotsgate?): this call is answered locally")
+		}
+		return
+	}
 	if op != "connect" && h.up.Load() && isTimeout(err) && h.slow.Add(1) < redisSlowTrips {
 		return
 	}

@@ -2,6 +2,8 @@ package enforce
 
 import (
 	"context"
+	"crypto/sha1"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -86,20 +88,50 @@ func (s *RedisStore) getRemote(ctx context.Context, origin string) (*Entry, time
 	if errors.Is(err, redis.Nil) {
 		return nil, 0, nil
 	}
+	if isWrongType(err) {
+		return nil, 0, s.dropBad(ctx, origin, "", err)
+	}
 	if err != nil {
 		return nil, 0, err
 	}
 	e, err := decodeRedisEntry([]byte(get.Val()), s.r.opts.MaxBytes)
 	if err != nil {
-		s.r.opts.Log.Warn().Err(err).Str("origin", origin).Str("key", key).
-			Msg("undecodable robots.txt entry in redis: treated as missing")
-		return nil, 0, nil
+		sum := sha1.Sum([]byte(get.Val()))
+		return nil, 0, s.dropBad(ctx, origin, hex.EncodeToString(sum[:]), err)
 	}
 	keep := ttl.Val()
 	if keep < 0 { // -1: no expiry; -2: gone since GET
 		keep = 0
 	}
 	return e, keep, nil
+}
+
+// redisDropBad deletes KEYS[1] when it is not a string (a key of another
+// type), or when it is the string whose SHA-1 is ARGV[1] (an entry that
+// could not be decoded, and was not replaced since it was read).
+var redisDropBad = redis.NewScript(`
+local t = redis.call('TYPE', KEYS[1])['ok']
+if t == 'none' then return 0 end
+if t ~= 'string' then return redis.call('DEL', KEYS[1]) end
+if ARGV[1] ~= '' and redis.sha1hex(redis.call('GET', KEYS[1])) == ARGV[1] then
+  return redis.call('DEL', KEYS[1])
+end
+return 0`)
+
+// dropBad deletes origin's bad entry in Redis: one that could not be
+// decoded (sum: the SHA-1 of what was read, in hex) or a key of another
+// type (sum ""). The entry is then missing, so that the origin's next
+// fetch is stored: left in place, such an entry would be read as missing
+// by every request (one fetch each), while the compare-and-set might
+// defer to its fetch time. why is the reason, for the log.
+func (s *RedisStore) dropBad(ctx context.Context, origin, sum string, why error) error {
+	key := s.r.keys.robots(origin)
+	s.r.opts.Log.Warn().Err(why).Str("origin", origin).Str("key", key).
+		Msg("bad robots.txt entry in redis (undecodable, or a key of another type): deleted, robots.txt is fetched again")
+	if err := redisDropBad.Run(ctx, s.r.client, []string{key}, sum).Err(); err != nil {
+		return fmt.Errorf("redis: deleting the bad entry %s: %w", key, err)
+	}
+	return nil
 }
 
 // redisSetEntry stores the entry ARGV[1] at KEYS[1] (kept ARGV[2] ms; 0:
@@ -109,16 +141,22 @@ func (s *RedisStore) getRemote(ctx context.Context, origin string) (*Entry, time
 // entry or an entry holding a good copy that the new one does not
 // continue (as many failures or more). An entry that does continue the
 // stored one (Enforcer.next carries the good copy over, and counts one
-// more failure) is always stored. It returns 1 when it stored the entry.
+// more failure) is always stored. What is stored is replaced without
+// comparing when it is not an entry of version ARGV[6] with a result
+// status (robotsgate could not decode it), or is a key of another type.
+// It returns 1 when it stored the entry.
 var redisSetEntry = redis.NewScript(`
+local t = redis.call('TYPE', KEYS[1])['ok']
+if t ~= 'none' and t ~= 'string' then redis.call('DEL', KEYS[1]) end
 local cur = redis.call('GET', KEYS[1])
 if cur then
   local ok, d = pcall(cjson.decode, cur)
-  if ok and type(d) == 'table' then
+  if ok and type(d) == 'table' and tonumber(d['v']) == tonumber(ARGV[6]) and type(d['result']) == 'table'
+      and type(d['result']['status']) == 'string' and d['result']['status'] ~= '' then
     if (tonumber(d['fetched_ms']) or 0) > tonumber(ARGV[3]) then return 0 end
     if ARGV[4] == '1' then
       local res = d['result']
-      if type(res) == 'table' and res['status'] == 'ok' then return 0 end
+      if res['status'] == 'ok' then return 0 end
       if type(d['good']) == 'table' and tonumber(ARGV[5]) <= (tonumber(d['failures']) or 0) then return 0 end
     end
   end
@@ -164,7 +202,7 @@ func (s *RedisStore) Set(ctx context.Context, origin string, e *Entry, keep time
 	var stored int64
 	ok := s.r.call(ctx, "set", func(ctx context.Context) (err error) {
 		stored, err = redisSetEntry.Run(ctx, s.r.client, []string{s.r.keys.robots(origin)},
-			data, keep.Milliseconds(), e.FetchedAt.UnixMilli(), noGood, e.Failures).Int64()
+			data, keep.Milliseconds(), e.FetchedAt.UnixMilli(), noGood, e.Failures, redisEntryVersion).Int64()
 		return err
 	})
 	if ok && stored == 0 {
@@ -189,6 +227,18 @@ func (s *RedisStore) Delete(ctx context.Context, origin string) {
 		})
 		return err
 	})
+}
+
+// Len returns the number of robots.txt entries this process holds: its
+// process-local copy of every entry it read or stored (see Get and Set),
+// when the local store counts them (a MemoryStore does), else 0. It
+// never asks Redis: the metric robotsgate_robots_cache_entries reads it
+// at every scrape.
+func (s *RedisStore) Len() int {
+	if l, ok := s.local.(interface{ Len() int }); ok {
+		return l.Len()
+	}
+	return 0
 }
 
 // Healthy reports whether Redis is in use (see Redis.Healthy).

@@ -85,13 +85,14 @@ func EventFromDecision(client, method string, d enforce.Decision) Event {
 const DefaultAuditStall = 5 * time.Second
 
 // Auditor writes audit records as JSON lines (zerolog) to an
-// io.WriteCloser. Every Record call writes synchronously, serialised by a
-// mutex: a record is on its way to the file when Record returns, and none
-// is ever sampled or dropped silently. A destination that stops taking
+// io.WriteCloser. Every Record call writes synchronously, one at a time:
+// a record is on its way to the file when Record returns, and none is
+// ever sampled or dropped silently. A destination that stops taking
 // writes (a full pipe on stdout, a hung network disk) therefore stalls
 // every request that writes a record; Ready reports it once one write has
-// been blocked for StallAfter. It is safe for concurrent use; set the
-// exported fields before the first Record.
+// been blocked for StallAfter, and CloseContext gives up on it (counting
+// the records still waiting as lost) when its context ends. It is safe
+// for concurrent use; set the exported fields before the first Record.
 type Auditor struct {
 	// StallAfter is how long one write may block before Ready reports the
 	// audit log as stalled; 0 means DefaultAuditStall.
@@ -99,20 +100,37 @@ type Auditor struct {
 	// Clock times the writes for Ready; nil means the system clock.
 	Clock enforce.Clock
 
-	mu     sync.Mutex
-	w      io.WriteCloser
-	ew     errWriter
-	log    zerolog.Logger
-	closed bool
+	// turn is a one-slot semaphore: the Record holding it writes. A
+	// channel rather than a mutex, so that Records waiting for it can
+	// also wait for dead.
+	turn chan struct{}
+	// dead is closed when CloseContext gave up on a stalled destination:
+	// Records still waiting for their turn return at once.
+	dead chan struct{}
+	w    io.WriteCloser
+	ew   errWriter // used by the turn holder only
+	log  zerolog.Logger
 
-	// Read by Ready without mu, which a stalled write holds:
+	// state is held for bookkeeping only, never across a write.
+	state     sync.Mutex
+	closed    bool          // Close began: no Record starts
+	abandoned bool          // Close gave up: the Records still in flight were counted as lost
+	inflight  int           // Records started and not finished
+	writing   *Event        // the record being written, if any
+	drained   chan struct{} // closed once closed and inflight == 0
+
+	// Read by Ready without waiting for a write:
 	isClosed   atomic.Bool
 	writeStart atomic.Int64             // Clock time (UnixNano) the write in progress began; 0 when none
 	lastErr    atomic.Pointer[errorBox] // the last write's error; nil after a good write
 
 	written atomic.Uint64
-	failed  atomic.Uint64
+	failed  atomic.Uint64 // lost included
+	lost    atomic.Uint64
 }
+
+// errAuditAbandoned is returned by the Records CloseContext gave up on.
+var errAuditAbandoned = errors.New("audit: record not written: the audit log was closed while its destination was stalled")
 
 // errorBox holds an error in an atomic.Pointer.
 type errorBox struct{ err error }
@@ -142,7 +160,7 @@ func (a *Auditor) stalled() (time.Duration, bool) {
 
 // NewAuditor returns an Auditor writing to w. Close closes w.
 func NewAuditor(w io.WriteCloser) *Auditor {
-	a := &Auditor{w: w}
+	a := &Auditor{w: w, turn: make(chan struct{}, 1), dead: make(chan struct{}), drained: make(chan struct{})}
 	a.ew.w = w
 	a.log = zerolog.New(&a.ew)
 	return a
@@ -171,12 +189,25 @@ func (a *Auditor) Record(e Event) error {
 	if e.Time.IsZero() {
 		e.Time = time.Now()
 	}
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if a.closed {
-		a.failed.Add(1)
+	if !a.begin() {
 		return ErrAuditClosed
 	}
+	select {
+	case a.turn <- struct{}{}:
+	case <-a.dead:
+		return a.finish(errAuditAbandoned, nil)
+	}
+	if !a.startWrite(&e) { // both were ready and the turn won
+		<-a.turn
+		return a.finish(errAuditAbandoned, nil)
+	}
+	err := a.encode(e)
+	<-a.turn
+	return a.finish(err, &e)
+}
+
+// encode writes e as one JSON line; the caller holds the turn.
+func (a *Auditor) encode(e Event) error {
 	ev := a.log.Log().Str("time", e.Time.UTC().Format(time.RFC3339Nano))
 	str := func(k, v string) {
 		if v != "" {
@@ -218,11 +249,9 @@ func (a *Auditor) Record(e Event) error {
 	a.writeStart.Store(0)
 	if err := a.ew.err; err != nil {
 		a.lastErr.Store(&errorBox{err})
-		a.failed.Add(1)
 		return fmt.Errorf("audit: write: %w", err)
 	}
 	a.lastErr.Store(nil)
-	a.written.Add(1)
 	return nil
 }
 
@@ -268,7 +297,7 @@ func fileReady(f *os.File) error {
 // opens its file itself and renames it when it rotates, so there is no
 // open file to compare with: the file under name must exist and be
 // writable. A rotation renames the file and creates the next one inside
-// a write, under a.mu; a missing file is only reported when it is still
+// a write, holding the turn; a missing file is only reported when it is still
 // missing with no write in progress, so that a rotation never makes
 // /readyz flap. If the file was deleted outside robotsgate, lumberjack
 // writes into the deleted file until its next rotation.
@@ -277,11 +306,13 @@ func (a *Auditor) rotatedReady(name string) error {
 	if !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
-	if !a.mu.TryLock() {
+	select {
+	case a.turn <- struct{}{}:
+	default:
 		return nil // a write, maybe a rotation, is in progress; a stall is reported by stallError
 	}
-	defer a.mu.Unlock()
-	if a.closed {
+	defer func() { <-a.turn }()
+	if a.isClosed.Load() {
 		return ErrAuditClosed
 	}
 	if err := appendable(name); errors.Is(err, fs.ErrNotExist) {
@@ -308,38 +339,9 @@ func appendable(name string) error {
 // Written returns the number of records written.
 func (a *Auditor) Written() uint64 { return a.written.Load() }
 
-// Failed returns the number of records that could not be written.
+// Failed returns the number of records that could not be written, Lost
+// included.
 func (a *Auditor) Failed() uint64 { return a.failed.Load() }
-
-// Close syncs the underlying writer when it has a Sync method, then
-// closes it. Later Records fail with ErrAuditClosed. Close is idempotent.
-//
-// Records are never buffered in robotsgate: each was handed to the
-// operating system when Record returned, so they survive robotsgate's
-// exit either way. Sync (fsync) makes them survive a power loss too: an
-// audit_log file (an *os.File) is synced; stdout is synced when it can be
-// (a file; not a pipe or a terminal); a rotated log (audit_max_size_mb,
-// a lumberjack.Logger) is closed without fsync, as lumberjack offers no
-// Sync and does not expose its file.
-func (a *Auditor) Close() error {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if a.closed {
-		return nil
-	}
-	a.closed = true
-	a.isClosed.Store(true)
-	var errs []error
-	if s, ok := a.w.(interface{ Sync() error }); ok {
-		if err := s.Sync(); err != nil {
-			errs = append(errs, fmt.Errorf("audit: sync: %w", err))
-		}
-	}
-	if err := a.w.Close(); err != nil {
-		errs = append(errs, fmt.Errorf("audit: close: %w", err))
-	}
-	return errors.Join(errs...)
-}
 
 // OpenAuditLog opens the audit destination that cfg names: "-" is stdout
 // (never closed), anything else a file opened for appending (created with

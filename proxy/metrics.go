@@ -113,7 +113,7 @@ func NewMetrics() *Metrics {
 	})
 	entries := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "robotsgate_robots_cache_entries",
-		Help: "robots.txt entries in the local cache.",
+		Help: "robots.txt entries in the local cache (with Redis: this process's copies).",
 	}, func() float64 {
 		if f := m.cacheEntries.Load(); f != nil {
 			return float64((*f)())

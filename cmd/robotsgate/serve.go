@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"strings"
+	"time"
 
 	"github.com/rs/zerolog"
 
@@ -66,26 +67,15 @@ func runServe(ctx context.Context, args []string, env func(string) string, stdou
 		return fail(stderr, 2, err)
 	}
 	auditor := proxy.NewAuditor(aw)
-	closeAudit := func() int {
-		if err := auditor.Close(); err != nil {
-			log.Error().Err(err).Msg("closing the audit log")
-			return 1
-		}
-		if n := auditor.Failed(); n > 0 {
-			log.Error().Uint64("failed", n).Msg("audit records could not be written")
-			return 1
-		}
-		return 0
-	}
 
 	tr, err := proxy.NewTransport(cfg)
 	if err != nil {
-		closeAudit()
+		closeAudit(context.Background(), auditor, log)
 		return fail(stderr, 2, err)
 	}
 	store, pacer, pauses, closeStore, err := newStore(ctx, cfg, log)
 	if err != nil {
-		closeAudit()
+		closeAudit(context.Background(), auditor, log)
 		return fail(stderr, 2, err)
 	}
 	defer closeStore()
@@ -118,13 +108,13 @@ func runServe(ctx context.Context, args []string, env func(string) string, stdou
 		FetchTimeout:      cfg.Robots.FetchTimeout,
 	})
 	if err != nil {
-		closeAudit()
+		closeAudit(context.Background(), auditor, log)
 		return fail(stderr, 2, err)
 	}
 	srv, err := proxy.New(cfg, proxy.Deps{Enforcer: enf, Auditor: auditor, Log: log, Transport: tr, Metrics: metrics,
 		Pacer: pacer, Pauses: pauses})
 	if err != nil {
-		closeAudit()
+		closeAudit(context.Background(), auditor, log)
 		return fail(stderr, 2, err)
 	}
 
@@ -154,7 +144,28 @@ func runServe(ctx context.Context, args []string, env func(string) string, stdou
 		log.Error().Err(err).Msg("serving failed; shutting down")
 		code = 1
 	}
-	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cfg.ShutdownTimeout)
+	// The whole stop is bounded: Shutdown by shutdown_timeout plus its
+	// grace for the handlers it cut, closing the audit log by what is left
+	// of that grace, at least auditCloseMin.
+	stopBy := time.Now().Add(cfg.ShutdownTimeout + shutdownGrace)
+	if c := stopServing(ctx, cfg.ShutdownTimeout, srv, errc, serving, log); code == 0 {
+		code = c
+	}
+	actx, cancel := context.WithDeadline(context.WithoutCancel(ctx), later(stopBy, time.Now().Add(auditCloseMin)))
+	if c := closeAudit(actx, auditor, log); code == 0 {
+		code = c
+	}
+	cancel()
+	log.Info().Uint64("audit_records", auditor.Written()).Msg("stopped")
+	return code
+}
+
+// stopServing shuts srv down within timeout (plus Shutdown's grace) and
+// collects the results of its serving goroutines still running (serving
+// of them, on errc). It returns 1 when one failed, else 0.
+func stopServing(ctx context.Context, timeout time.Duration, srv *proxy.Server, errc <-chan error, serving int, log zerolog.Logger) int {
+	code := 0
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), timeout)
 	if err := srv.Shutdown(sctx); err != nil {
 		log.Warn().Err(err).Msg("shutdown bound reached; remaining connections closed")
 	}
@@ -165,11 +176,42 @@ func runServe(ctx context.Context, args []string, env func(string) string, stdou
 			code = 1
 		}
 	}
-	if c := closeAudit(); c != 0 && code == 0 {
-		code = c
-	}
-	log.Info().Uint64("audit_records", auditor.Written()).Msg("stopped")
 	return code
+}
+
+// closeAudit closes the audit log within ctx and returns 1 when a record
+// could not be written (lost ones included: under way when ctx ended,
+// not known written) or closing failed, else 0. Both are logged, with
+// the counts.
+func closeAudit(ctx context.Context, auditor *proxy.Auditor, log zerolog.Logger) int {
+	code := 0
+	if err := auditor.CloseContext(ctx); err != nil {
+		log.Error().Err(err).Msg("closing the audit log")
+		code = 1
+	}
+	if n := auditor.Failed(); n > 0 {
+		log.Error().Uint64("failed", n).Uint64("lost", auditor.Lost()).
+			Msg("audit records could not be written (lost: under way when the audit log was closed, not known written)")
+		code = 1
+	}
+	return code
+}
+
+// shutdownGrace is how long proxy.Server.Shutdown waits, after
+// shutdown_timeout, for the handlers it cut to write their audit records.
+const shutdownGrace = 5 * time.Second
+
+// auditCloseMin is the least time closing the audit log gets at the end
+// of a stop, even when Shutdown used all of shutdown_timeout and the
+// grace.
+const auditCloseMin = time.Second
+
+// later returns the later of a and b.
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
 }
 
 // newStore returns the robots.txt cache that cfg.Cache names, the

@@ -1,0 +1,148 @@
+//go:build unix
+
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TestStalledAuditHelperProcess is the robotsgate that
+// TestShutdownWithStalledAuditLogExits1 signals; it does nothing in a
+// normal test run.
+func TestStalledAuditHelperProcess(t *testing.T) {
+	if os.Getenv("RG_TEST_STALLED_AUDIT") != "1" {
+		t.Skip("helper process")
+	}
+	ctx, stop := signalContext()
+	defer stop()
+	args := []string{"-listen", "127.0.0.1:0", "-data-dir", os.Getenv("RG_TEST_DATA_DIR"), "-log-format", "json",
+		"-audit-log", "-", "-shutdown-timeout", "100ms"}
+	os.Exit(run(ctx, args, os.Getenv, os.Stdin, os.Stdout, os.Stderr))
+}
+
+// fillPipe writes to w (the write end of an os.Pipe, non-blocking at the
+// system level) until the pipe's buffer is full.
+func fillPipe(t *testing.T, w *os.File) {
+	t.Helper()
+	rc, err := w.SyscallConn()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var werr error
+	err = rc.Write(func(fd uintptr) bool {
+		for _, size := range []int{4096, 1} {
+			for buf := make([]byte, size); werr == nil; {
+				if _, werr = syscall.Write(int(fd), buf); errors.Is(werr, syscall.EAGAIN) {
+					werr = nil
+					break
+				}
+			}
+		}
+		return true
+	})
+	if err != nil || werr != nil {
+		t.Fatalf("filling the pipe: %v, %v", err, werr)
+	}
+}
+
+// TestShutdownWithStalledAuditLogExits1: robotsgate's audit log is its
+// stdout, a pipe whose reader stopped reading (full buffer). Three
+// blocked requests wait for their audit records. SIGTERM ends the
+// process within shutdown_timeout plus the grace, with exit code 1 and
+// the three records reported lost on stderr.
+func TestShutdownWithStalledAuditLogExits1(t *testing.T) {
+	origin, _ := newTestOrigin(t, nil)
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pr.Close() // never read
+	fillPipe(t, pw)
+	cmd := exec.Command(os.Args[0], "-test.run=^TestStalledAuditHelperProcess$")
+	cmd.Env = append(os.Environ(), "RG_TEST_STALLED_AUDIT=1", "RG_TEST_DATA_DIR="+t.TempDir())
+	cmd.Stdout = pw // passed as the child's fd 1, in blocking mode
+	errPipe, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	pw.Close()
+	t.Cleanup(func() { cmd.Process.Kill() })
+	stderr := &syncBuffer{}
+	listening := make(chan string, 1)
+	go func() {
+		for sc := bufio.NewScanner(errPipe); sc.Scan(); {
+			fmt.Fprintln(stderr, sc.Text())
+			var line struct{ Message, Listen string }
+			if json.Unmarshal(sc.Bytes(), &line) == nil && line.Message == "robotsgate listening" {
+				listening <- line.Listen
+			}
+		}
+	}()
+	exited := make(chan error, 1)
+	var addr string
+	select {
+	case addr = <-listening:
+	case <-time.After(testTimeout):
+		t.Fatalf("robotsgate did not listen:\n%s", stderr)
+	}
+	go func() { exited <- cmd.Wait() }()
+
+	const n = 3
+	client := &http.Client{Timeout: 4 * testTimeout, Transport: &http.Transport{
+		Proxy: http.ProxyURL(&url.URL{Scheme: "http", Host: addr})}}
+	for i := range n {
+		go func() {
+			if resp, err := client.Get(fmt.Sprintf("%s/private/%d", origin.URL, i)); err == nil {
+				resp.Body.Close()
+			}
+		}()
+	}
+	// Wait (bounded) until robotsgate serves the three requests.
+	want := fmt.Sprintf("\nrobotsgate_inflight_requests %d\n", n)
+	for deadline := time.Now().Add(testTimeout); !strings.Contains(getMetrics(addr), want); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("robotsgate never had %d requests in flight:\n%s", n, getMetrics(addr))
+		}
+	}
+	cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case err = <-exited:
+	case <-time.After(6 * testTimeout):
+		t.Fatalf("robotsgate did not exit after SIGTERM with its audit log stalled:\n%s", stderr)
+	}
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 1 {
+		t.Fatalf("exit: %v, want exit code 1:\n%s", err, stderr)
+	}
+	if !strings.Contains(stderr.String(), fmt.Sprintf(`"failed":%d,"lost":%d`, n, n)) ||
+		!strings.Contains(stderr.String(), fmt.Sprintf("%d record(s) under way not written (the one blocked in its write: blocked GET %s/private/", n, origin.URL)) {
+		t.Fatalf("stderr does not report the %d lost records:\n%s", n, stderr)
+	}
+	t.Logf("stderr:\n%s", stderr)
+}
+
+// getMetrics returns robotsgate's /metrics page ("" on an error).
+func getMetrics(addr string) string {
+	resp, err := http.Get("http://" + addr + "/metrics")
+	if err != nil {
+		return ""
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return string(b)
+}

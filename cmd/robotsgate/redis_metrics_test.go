@@ -1,0 +1,37 @@
+package main
+
+import (
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/robotsgate/robotsgate/internal/redistest"
+)
+
+// TestRedisCacheEntriesMetric: with -cache redis://..., the metric
+// robotsgate_robots_cache_entries counts the robots.txt entries the
+// process holds, as it does with the in-memory cache.
+func TestRedisCacheEntriesMetric(t *testing.T) {
+	srv := redistest.Start(t)
+	originA, _ := newTestOrigin(t, nil)
+	originB, _ := newTestOrigin(t, nil)
+	r := startServe(t, []string{"-cache", srv.URL(0), "-audit-log", "-"}, nil)
+	for _, u := range []string{originA.URL + "/private/x", originB.URL + "/page"} {
+		resp, err := r.client.Get(u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}
+	resp, err := http.Get("http://" + r.addr.String() + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !strings.Contains(string(b), "\nrobotsgate_robots_cache_entries 2\n") {
+		t.Fatalf("metrics after two origins' robots.txt were cached:\n%s", b)
+	}
+}
