@@ -203,17 +203,22 @@ func (b bodyFetcher) Fetch(context.Context, string) FetchResult {
 // and any rules, that Decide refuses exactly when the rules disallow one
 // of the spellings of the path robotsgate considers (refSpellings): as
 // sent (RFC 9309-normalised by robots), cleaned, resolved, decoded,
-// parameters dropped, backslashes as slashes.
+// parameters dropped, backslashes as slashes. rulesText holds one rule
+// per line ("A..." an Allow, else a Disallow); unless pick is 0, a
+// Disallow of a prefix of one of the target's spellings (chosen by pick)
+// is added, so that many inputs have a spelling that is disallowed.
 func FuzzDecideSpellings(f *testing.F) {
-	f.Add("D/private\nA/public", "/;x/private")
-	f.Add("D/private$", "/private;jsessionid=1")
-	f.Add("D/private", "/%2e%2e/;x/%5Cprivate")
-	f.Add("D/a/b", "/a%2fb")
-	f.Add("D/*%2F*", "/a/b//c")
-	f.Add("D/http%3A%2F%2Fexample.org", "/http://example.org")
-	f.Add("D/x\nA/x;", "/x%3B/..%5C.%2E/x?q=%3F")
-	f.Add("D/*.pdf$\nA/doc", "/doc;v=1/a.pdf")
-	f.Fuzz(func(t *testing.T, rulesText, target string) {
+	f.Add("D/private\nA/public", "/;x/private", byte(0))
+	f.Add("D/private$", "/private;jsessionid=1", byte(0))
+	f.Add("D/private", "/%2e%2e/;x/%5Cprivate", byte(0))
+	f.Add("D/a/b", "/a%2fb", byte(0))
+	f.Add("D/*%2F*", "/a/b//c", byte(0))
+	f.Add("D/http%3A%2F%2Fexample.org", "/http://example.org", byte(0))
+	f.Add("D/x\nA/x;", "/x%3B/..%5C.%2E/x?q=%3F", byte(0))
+	f.Add("D/*.pdf$\nA/doc", "/doc;v=1/a.pdf", byte(0))
+	f.Add("A/a;", "/a;b/%2e%2E/c%5C;d?e=%2F", byte(0xfb))
+	f.Add("A/public", "/public;x/..%5C/private", byte(0x93))
+	f.Fuzz(func(t *testing.T, rulesText, target string, pick byte) {
 		if len(rulesText) > 400 || len(target) > 200 {
 			return
 		}
@@ -240,8 +245,22 @@ func FuzzDecideSpellings(f *testing.F) {
 				body.WriteString("Disallow: " + l[1:] + "\n")
 			}
 		}
-		rules := robots.Parse([]byte(body.String()))
 		p := u.RequestURI()
+		if pick != 0 {
+			all := refSpellings(p)
+			s := all[int(pick&7)%len(all)]
+			s = s[:len(s)*int(pick>>3)/31]
+			if pick>>3 == 31 {
+				s += "$"
+			}
+			body.WriteString("Disallow: /" + strings.Map(func(r rune) rune {
+				if r == '\r' || r == '\n' || r == '#' || r == 0 {
+					return -1
+				}
+				return r
+			}, s) + "\n")
+		}
+		rules := robots.Parse([]byte(body.String()))
 		var blocking string
 		for _, s := range refSpellings(p) {
 			if !rules.DecidePath("bot", s).Allowed {
