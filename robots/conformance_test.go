@@ -104,7 +104,7 @@ func TestConformance(t *testing.T) {
 	for name := range readings {
 		unused[name] = true
 	}
-	for _, file := range []string{"google_robotstxt_cases.json", "seed_and_rfc_cases.json", "rfc9309_escape_cases.json"} {
+	for _, file := range []string{"google_robotstxt_cases.json", "seed_and_rfc_cases.json", "rfc9309_escapes_cases.json"} {
 		for _, c := range loadCases(t, file) {
 			total++
 			want, _ := c.want()
