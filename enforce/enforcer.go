@@ -273,18 +273,9 @@ func (e *Enforcer) decide(d *Decision, en *Entry, now time.Time, u *url.URL) {
 	} else {
 		path = u.RequestURI()
 	}
-	v := rules.DecidePath(d.Agent, path)
-	if v.Allowed && needsSpellings(path) {
-		// Origins resolve other spellings of a path to it (see
-		// spellings): a spelling of a disallowed path must not slip
-		// through.
-		for _, s := range spellings(path) {
-			if sv := rules.DecidePath(d.Agent, s.path); !sv.Allowed {
-				v = sv
-				d.Detail = "decided on the normalised path " + shown(s.path) + " (" + s.how + ")"
-				break
-			}
-		}
+	v, detail := decideSpellings(rules, d.Agent, path)
+	if detail != "" {
+		d.Detail = detail
 	}
 	d.Allowed = v.Allowed
 	d.Group = v.Group

@@ -1,6 +1,10 @@
 package enforce
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/robotsgate/robotsgate/robots"
+)
 
 // An origin does not always read a request's path as it was sent: servers
 // resolve dot segments and merge slashes, decode %2F and other escapes
@@ -9,6 +13,23 @@ import "strings"
 // read a backslash, raw or as %5C, as a slash (IIS). A robots.txt rule
 // names the path the site owner means, so Decide also decides the other
 // spellings below and refuses when any of them is disallowed.
+
+// decideSpellings decides path (and query, as sent) for agent, and when
+// that allows, its other spellings (see spellings) in turn: the first
+// that disallows decides, and detail then names it. A spelling of a
+// disallowed path thus cannot slip through.
+func decideSpellings(rules *robots.Robots, agent, path string) (v robots.Decision, detail string) {
+	v = rules.DecidePath(agent, path)
+	if !v.Allowed || !needsSpellings(path) {
+		return v, ""
+	}
+	for _, s := range spellings(path) {
+		if sv := rules.DecidePath(agent, s.path); !sv.Allowed {
+			return sv, "decided on the normalised path " + shown(s.path) + " (" + s.how + ")"
+		}
+	}
+	return v, ""
+}
 
 // spelling is another spelling of a request's path and query, with how it
 // was derived.
