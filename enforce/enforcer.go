@@ -156,10 +156,10 @@ func orDefault(v, def time.Duration) time.Duration {
 // (StaleUnreachable).
 //
 // The rules are matched against u's path, params and query as sent
-// (u.RequestURI()). When the path holds dot segments ("/a/../b", also
-// percent-encoded as %2e, or with %2f as the separator) or repeated
-// slashes, it is decided a second time after normalising it as origins
-// do (RFC 3986 §5.2.4 remove_dot_segments, slashes merged); if that
+// (u.RequestURI()). When the path may be read by an origin as another
+// path (dot segments, also percent-encoded; repeated slashes; escaped
+// reserved characters such as %2F; path parameters ";x"; backslashes, raw
+// or %5C), those other spellings are decided too (see spellings): if one
 // disallows, the disallowing verdict is returned, with a Detail naming
 // the normalised path. Decision.URL is u without its userinfo (user
 // name and password), which must not reach audit logs or 403 bodies.
@@ -254,17 +254,9 @@ func (e *Enforcer) decide(d *Decision, en *Entry, now time.Time, u *url.URL) {
 	} else {
 		path = u.RequestURI()
 	}
-	v := rules.DecidePath(d.Agent, path)
-	if v.Allowed && needsCleaning(path) {
-		// Origins resolve dot segments and merge slashes: a spelling
-		// of a disallowed path must not slip through.
-		if clean := cleanPath(path); clean != path {
-			if cv := rules.DecidePath(d.Agent, clean); !cv.Allowed {
-				v = cv
-				d.Detail = "decided on the normalised path " + clean +
-					" (dot segments resolved, repeated slashes merged, as origins do)"
-			}
-		}
+	v, detail := decideSpellings(rules, d.Agent, path)
+	if detail != "" {
+		d.Detail = detail
 	}
 	d.Allowed = v.Allowed
 	d.Group = v.Group

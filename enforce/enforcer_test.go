@@ -651,13 +651,23 @@ func TestCleanPath(t *testing.T) {
 		"/a%2Eb":                   true,
 		"/a%2fb":                   true,
 		"/a?b//c":                  false,
+		"/a;b":                     true,
+		"/;x/private":              true,
+		"/a\\b":                    true,
+		"/a%5cb":                   true,
+		"/a%3Bb":                   true,
+		"/a%3a":                    true,
+		"/a?q=%2F":                 true,
+		"/a?b;c\\d":                false,
+		"/caf%C3%A9/%7euser":       false,
+		"/a%2541%2A%24%20":         false,
 	} {
-		if got := needsCleaning(in); got != want {
-			t.Errorf("needsCleaning(%q) = %v", in, got)
+		if got := needsSpellings(in); got != want {
+			t.Errorf("needsSpellings(%q) = %v", in, got)
 		}
 	}
-	if n := testing.AllocsPerRun(100, func() { needsCleaning("/public/page.html?id=42") }); n != 0 {
-		t.Errorf("needsCleaning allocates %v times", n)
+	if n := testing.AllocsPerRun(100, func() { needsSpellings("/public/caf%C3%A9.html?id=42&q=a+b") }); n != 0 {
+		t.Errorf("needsSpellings allocates %v times", n)
 	}
 }
 

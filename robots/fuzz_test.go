@@ -8,22 +8,30 @@ import (
 
 // The reference matcher below is deliberately simple: it canonicalises
 // pattern and path with its own code (decode every %XX, then write each
-// octet back literally when printable ASCII other than '%', else as %XX),
-// and matches with a textbook dynamic-programming glob over the canonical
-// strings, with no segment splitting, early exits or index.
+// octet back by the RFC 9309 §2.2.2 rules spelt out with the RFC 3986
+// character lists: an escaped octet literally when unreserved or '*' or
+// '$', else as %XX; a literal octet as is when a URI may hold it, else as
+// %XX), and matches with a textbook dynamic-programming glob over the
+// canonical strings, with no segment splitting, early exits or index.
 
-// refCanon returns the canonical octets of s as a slice of canonical
-// characters; in a pattern (isPattern), a literal '*' becomes "*" (the
-// wildcard) rather than a literal.
+// refTok is one token of a pattern: the wildcard or one canonical
+// character.
 type refTok struct {
 	wild bool
 	lit  string // canonical text of one octet
 }
 
-func refOctets(s string) (octs []byte, literalStar []bool) {
+const (
+	refUnreserved = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~"
+	refReserved   = ":/?#[]@!$&'()*+,;="
+)
+
+// refOctets returns the octets of s, whether each was given as an escape,
+// and whether each is a literal '*' (the wildcard, in a pattern).
+func refOctets(s string) (octs []byte, escaped, literalStar []bool) {
 	for i := 0; i < len(s); i++ {
 		c := s[i]
-		star := c == '*'
+		esc := false
 		if c == '%' && i+2 < len(s) && strings.ContainsRune("0123456789abcdefABCDEF", rune(s[i+1])) &&
 			strings.ContainsRune("0123456789abcdefABCDEF", rune(s[i+2])) {
 			var v byte
@@ -38,27 +46,32 @@ func refOctets(s string) (octs []byte, literalStar []bool) {
 					v |= byte(h-'A') + 10
 				}
 			}
-			c, star = v, false
+			c, esc = v, true
 			i += 2
 		}
 		octs = append(octs, c)
-		literalStar = append(literalStar, star)
+		escaped = append(escaped, esc)
+		literalStar = append(literalStar, c == '*' && !esc)
 	}
-	return octs, literalStar
+	return octs, escaped, literalStar
 }
 
-func refOctetText(c byte) string {
-	if c > 0x20 && c < 0x7F && c != '%' {
+func refOctetText(c byte, escaped bool) string {
+	literal := c < 0x80 && strings.IndexByte(refUnreserved+refReserved, c) >= 0
+	if escaped {
+		literal = c < 0x80 && strings.IndexByte(refUnreserved+"*$", c) >= 0
+	}
+	if literal {
 		return string(rune(c))
 	}
 	return "%" + strings.ToUpper(string("0123456789abcdef"[c>>4])+string("0123456789abcdef"[c&15]))
 }
 
 func refCanonPath(path string) string {
-	octs, _ := refOctets(path)
+	octs, escaped, _ := refOctets(path)
 	var sb strings.Builder
-	for _, c := range octs {
-		sb.WriteString(refOctetText(c))
+	for i, c := range octs {
+		sb.WriteString(refOctetText(c, escaped[i]))
 	}
 	return sb.String()
 }
@@ -70,14 +83,14 @@ func refMatch(pattern, path string) bool {
 	if anchored {
 		pattern = pattern[:len(pattern)-1]
 	}
-	octs, wild := refOctets(pattern)
+	octs, escaped, wild := refOctets(pattern)
 	var pat []refTok
 	for i, c := range octs {
 		if wild[i] {
 			pat = append(pat, refTok{wild: true})
 			continue
 		}
-		for _, b := range []byte(refOctetText(c)) {
+		for _, b := range []byte(refOctetText(c, escaped[i])) {
 			pat = append(pat, refTok{lit: string(rune(b))})
 		}
 	}

@@ -73,7 +73,8 @@ func TestHelpersPathParamsQuery(t *testing.T) {
 
 // TestHelpersEscapePattern checks the canonical form of rule values against
 // Google's MaybeEscapePattern expectations: they coincide on every case
-// (our form additionally decodes printable ASCII escapes).
+// (our form additionally decodes escapes of unreserved characters and
+// percent-encodes octets a URI may not hold raw).
 func TestHelpersEscapePattern(t *testing.T) {
 	for _, c := range loadHelpers(t).EscapePattern.Cases {
 		if got := string(appendCanon(nil, c.Input)); got != c.Expected {

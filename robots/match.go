@@ -192,11 +192,9 @@ func compile(pattern string, allow bool, rule int) matcher {
 			}
 			continue
 		}
-		if c == '%' && i+2 < end && isHex(pattern[i+1]) && isHex(pattern[i+2]) {
-			c = unhex(pattern[i+1])<<4 | unhex(pattern[i+2])
-			i += 2
-		}
-		m.lit = appendOctet(m.lit, c)
+		var n int
+		m.lit, n = appendCanonAt(m.lit, pattern[:end], i)
+		i += n - 1
 	}
 	// The last segment; empty after a trailing '*', where it only matters
 	// when anchored ("/a*$").

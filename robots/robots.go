@@ -36,9 +36,12 @@
 // written, non-ASCII octets counted percent-encoded) wins, Allow wins a
 // tie, an empty pattern never matches, and /robots.txt is always allowed.
 // Pattern and path are compared after the percent-encoding normalisation of
-// RFC 9309 §2.2.2: non-ASCII octets are encoded, and every escape of a
-// printable ASCII character is decoded (so "%7E" and "~", "%2F" and "/"
-// are the same, and "%2A" in a pattern is a literal '*'). Matching
+// RFC 9309 §2.2.2: escapes of unreserved characters are decoded ("%7E" and
+// "~" are the same), and so are "%2A" and "%24", a literal '*' and '$'
+// (Figure 6); escapes of reserved characters stay escaped, hex digits
+// compared case-insensitively ("%2F" and "/" differ, "%2f" and "%2F" do
+// not); octets a URI may not hold raw (non-ASCII, controls, space, '<',
+// '|', ...) are percent-encoded ("é" and "%C3%A9" are the same). Matching
 // allocates nothing for paths of up to 2 KiB and costs at most
 // O(len(path)·len(pattern)) per rule.
 package robots
@@ -173,7 +176,7 @@ func ParseLimit(body []byte, maxBytes int) *Robots {
 // Decide reports whether rawURL may be fetched by the crawler whose product
 // token is agent. Only the path, params and query of rawURL are matched
 // (see PathParamsQuery). rawURL is normally percent-encoded, as sent on the
-// wire; raw non-ASCII octets are percent-encoded before matching.
+// wire; raw octets a URI may not hold are percent-encoded before matching.
 //
 // agent is compared whole and case-insensitively with the product token
 // of each user-agent line; no token is extracted from it (use ProductToken
@@ -181,9 +184,9 @@ func ParseLimit(body []byte, maxBytes int) *Robots {
 // allowed (RFC 9309 §2.2.2).
 //
 // Decide allocates nothing when the agent has at most 64 bytes and the
-// path, params and query need no normalisation or, once normalised (raw
-// non-ASCII octets percent-encoded, escapes of printable ASCII decoded),
-// have at most 2 KiB; beyond either bound it allocates. Each
+// path, params and query need no normalisation or, once normalised (see
+// the package documentation), have at most 2 KiB; beyond either bound it
+// allocates. Each
 // rule tried costs at most O(len(path)·len(pattern)); rules are tried in
 // precedence order until one matches, identical rules are tried once,
 // and a rule with a wildcard and an octet the path lacks is skipped
