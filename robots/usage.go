@@ -1,0 +1,264 @@
+package robots
+
+// Usage preferences in robots.txt: what a site says fetched content may be
+// used for (AI training, search, AI input), beyond which paths may be
+// fetched. Two kinds of line state them:
+//
+//   - Content-Usage (draft-ietf-aipref-attach): "Content-Usage: [path]
+//     prefs" inside a group, prefs in the vocabulary's syntax
+//     ("train-ai=n"). The path is optional; written, it starts with "/"
+//     and ends at the first SP or HTAB. Paths are matched like Allow and
+//     Disallow patterns (same compiler and matcher: percent-encoding,
+//     '*', final '$', precedence by length in octets); the longest
+//     matching path decides, a line without a path matching every path
+//     with precedence 0. Rule order carries no meaning: lines with
+//     identical paths, and different paths of the same precedence that
+//     all match, are combined by the vocabulary's rule (any disallow
+//     wins, then any allow).
+//   - Content-Signal (Content Signals): "Content-Signal: search=yes,
+//     ai-train=no" inside a group, or before the first user-agent line,
+//     where it applies to every group and to agents no group applies to.
+//     Its value may start with a path, read and matched as for
+//     Content-Usage.
+//
+// For each purpose the preference is the one stated by the group's
+// Content-Usage lines, else (unknown there) by the group's Content-Signal
+// lines, else by the file's Content-Signal lines, else unknown. A group
+// merged from several groups as written (one agent named in several)
+// matches the lines of all of them together.
+//
+// Usage lines never change an Allow/Disallow verdict. They do not end a
+// run of user-agent lines either (Google's parser, whose crawl verdicts
+// this package follows, ends a run only at Allow/Disallow), so in
+// "User-agent: a / Content-Usage: train-ai=n / User-agent: b / Disallow: /"
+// the Content-Usage line applies to a and b alike, as does the Disallow.
+// A disallowed URL has no usage preference (attach draft).
+
+import "github.com/robotsgate/robotsgate/robots/aipref"
+
+// UsageSource is the kind of robots.txt line a usage preference comes from.
+type UsageSource uint8
+
+// The sources of a usage preference in robots.txt.
+const (
+	UsageNone     UsageSource = iota // no line stated one
+	ContentUsage                     // a Content-Usage line
+	ContentSignal                    // a Content-Signal line
+)
+
+// String returns "", "content-usage" or "content-signal".
+func (s UsageSource) String() string {
+	switch s {
+	case ContentUsage:
+		return "content-usage"
+	case ContentSignal:
+		return "content-signal"
+	}
+	return ""
+}
+
+// UsageVerdict is the usage preference robots.txt states for one purpose
+// on one URL.
+type UsageVerdict struct {
+	Pref   aipref.Pref
+	Source UsageSource // UsageNone when Pref is unknown
+	// Rule is the deciding line as written, for example
+	// "Content-Usage: /ai-ok/ train-ai=y" (comment and surrounding white
+	// space removed); "" when Pref is unknown. When several lines
+	// combine, it is the first that states the winning preference.
+	Rule string
+	Line int // the 1-based line number of Rule; 0 when none
+}
+
+// Usage is the usage preferences robots.txt states for one URL, one
+// verdict per purpose. The zero value states none.
+type Usage struct {
+	v [aipref.NumPurposes]UsageVerdict
+}
+
+// For returns the verdict for purpose p.
+func (u *Usage) For(p aipref.Purpose) UsageVerdict {
+	if int(p) < aipref.NumPurposes {
+		return u.v[p]
+	}
+	return UsageVerdict{}
+}
+
+// Prefs returns the preferences of u without their sources.
+func (u *Usage) Prefs() aipref.Prefs {
+	var ps aipref.Prefs
+	for i := range u.v {
+		ps = ps.With(aipref.Purpose(i), u.v[i].Pref)
+	}
+	return ps
+}
+
+// DecideUsage is DecidePath plus the usage preferences robots.txt states
+// for path: the Decision is the one DecidePath returns, and the Usage is
+// empty when that Decision disallows the path. It allocates nothing under
+// the bounds Decide documents. Each kind of usage line costs at most one
+// matching of the group's distinct usage paths, as for Allow/Disallow
+// rules.
+func (r *Robots) DecideUsage(agent, path string) (Decision, Usage) {
+	d := r.DecidePath(agent, path)
+	if !d.Allowed || r == nil {
+		return d, Usage{}
+	}
+	ug := r.usage
+	if g, _ := r.lookup(agent); g != nil {
+		ug = g.usage
+	}
+	if ug == nil {
+		return d, Usage{}
+	}
+	slash := len(path) == 0 || path[0] != '/'
+	var p []byte
+	if !slash && isCanonical(path) {
+		p = bytesOf(path) // read only
+	} else {
+		var buf [stackPath]byte
+		p = buf[:0]
+		if slash {
+			p = append(p, '/')
+		}
+		p = appendCanon(p, path)
+	}
+	if ug.filtered {
+		return d, ug.lookupFiltered(p)
+	}
+	ps := pathSet{p: p}
+	return d, ug.lookup(&ps)
+}
+
+// usageLine is one Content-Usage or Content-Signal line.
+type usageLine struct {
+	text string // "Content-Usage: /ai-ok/ train-ai=y"
+	line int
+	src  UsageSource
+}
+
+// usageStmt is a statement of preference with, for each purpose it knows,
+// the line its preference comes from.
+type usageStmt struct {
+	prefs aipref.Prefs
+	from  [aipref.NumPurposes]*usageLine
+}
+
+func newStmt(prefs aipref.Prefs, ln *usageLine) usageStmt {
+	s := usageStmt{prefs: prefs}
+	for i := range s.from {
+		if prefs.Get(aipref.Purpose(i)) != aipref.Unknown {
+			s.from[i] = ln
+		}
+	}
+	return s
+}
+
+// add combines o into s by the vocabulary's rule; a line already
+// deciding a purpose keeps deciding it unless o's preference is more
+// restrictive.
+func (s *usageStmt) add(o *usageStmt) {
+	for i := range s.from {
+		p := aipref.Purpose(i)
+		if a, c := s.prefs.Get(p), aipref.Combine(s.prefs.Get(p), o.prefs.Get(p)); c != a {
+			s.prefs, s.from[i] = s.prefs.With(p, c), o.from[i]
+		}
+	}
+}
+
+// usageSet is the usage lines of one kind of one group as written (or the
+// file's Content-Signal lines).
+type usageSet struct {
+	paths *part       // one rule per distinct path; nil when no line has a path
+	stmts []usageStmt // the combined statement of each rule of paths
+	root  usageStmt   // the lines without a path, combined
+}
+
+// usageGroup is the usage lines that apply to one merged group.
+type usageGroup struct {
+	usage    []*usageSet // Content-Usage of its groups as written
+	signals  []*usageSet // Content-Signal of its groups as written
+	file     []*usageSet // Content-Signal before the first group: none or one
+	filtered bool        // some set's part has a segFilter
+}
+
+// lookupFiltered is lookup for a group with a segFilter, keeping the keys
+// found on its stack as merged.matchFiltered does.
+func (g *usageGroup) lookupFiltered(p []byte) Usage {
+	var found [maxKeys / 64]uint64
+	ps := pathSet{p: p, found: found[:]}
+	return g.lookup(&ps)
+}
+
+// lookup returns the usage for the canonical path ps.p.
+func (g *usageGroup) lookup(ps *pathSet) Usage {
+	cu := matchUsage(g.usage, ps)
+	cs := matchUsage(g.signals, ps)
+	fs := matchUsage(g.file, ps)
+	var u Usage
+	for i := range u.v {
+		for _, s := range [...]*usageStmt{&cu, &cs, &fs} {
+			if ln := s.from[i]; ln != nil {
+				u.v[i] = UsageVerdict{Pref: s.prefs.Get(aipref.Purpose(i)), Source: ln.src, Rule: ln.text, Line: ln.line}
+				break
+			}
+		}
+	}
+	return u
+}
+
+// matchUsage returns the combined statement of the longest paths of sets
+// that match ps.p, or of their lines without a path when none does.
+func matchUsage(sets []*usageSet, ps *pathSet) usageStmt {
+	best := -1
+	var acc usageStmt
+	for _, s := range sets {
+		pt := s.paths
+		if pt == nil {
+			continue
+		}
+		m := pt.firstMatch(ps.p, ps, nil)
+		if m == nil || m.prio < best {
+			continue
+		}
+		if m.prio > best {
+			best, acc = m.prio, usageStmt{}
+		}
+		// Every path of the same precedence that matches counts: the
+		// matchers are in precedence order, so they follow one another.
+		lo, hi := samePrio(pt.matchers, m.prio)
+		for j := lo; j < hi; j++ {
+			if t := &pt.matchers[j]; t == m || ps.mayMatch(pt, t) && t.match(ps.p) {
+				acc.add(&s.stmts[t.rule])
+			}
+		}
+	}
+	if best < 0 {
+		for _, s := range sets {
+			acc.add(&s.root)
+		}
+	}
+	return acc
+}
+
+// samePrio returns the range of ms, sorted by decreasing precedence, whose
+// precedence is prio.
+func samePrio(ms []matcher, prio int) (lo, hi int) {
+	a, b := 0, len(ms)
+	for a < b {
+		if h := int(uint(a+b) >> 1); ms[h].prio > prio {
+			a = h + 1
+		} else {
+			b = h
+		}
+	}
+	lo, b = a, len(ms)
+	for a < b {
+		if h := int(uint(a+b) >> 1); ms[h].prio >= prio {
+			a = h + 1
+		} else {
+			b = h
+		}
+	}
+	return lo, a
+}
