@@ -96,20 +96,18 @@ func (u *Usage) Prefs() aipref.Prefs {
 // DecideUsage is DecidePath plus the usage preferences robots.txt states
 // for path: the Decision is the one DecidePath returns, and the Usage is
 // empty when that Decision disallows the path. It allocates nothing under
-// the bounds Decide documents. Each kind of usage line costs at most one
-// matching of the group's distinct usage paths, as for Allow/Disallow
-// rules.
+// the bounds Decide documents, and shares the path's normalisation, the
+// group lookup and the path's octet set with the decision. Each kind of
+// usage line costs at most one matching of the group's distinct usage
+// paths, as for Allow/Disallow rules.
 func (r *Robots) DecideUsage(agent, path string) (Decision, Usage) {
-	d := r.DecidePath(agent, path)
-	if !d.Allowed || r == nil {
-		return d, Usage{}
-	}
-	ug := r.usage
-	if g, _ := r.lookup(agent); g != nil {
+	g, tok := r.lookup(agent)
+	var ug *usageGroup
+	switch {
+	case g != nil:
 		ug = g.usage
-	}
-	if ug == nil {
-		return d, Usage{}
+	case r != nil:
+		ug = r.usage
 	}
 	slash := len(path) == 0 || path[0] != '/'
 	var p []byte
@@ -123,11 +121,38 @@ func (r *Robots) DecideUsage(agent, path string) (Decision, Usage) {
 		}
 		p = appendCanon(p, path)
 	}
-	if ug.filtered {
-		return d, ug.lookupFiltered(p)
+	filtered := ug != nil && ug.filtered
+	for i := 0; g != nil && !filtered && i < len(g.parts); i++ {
+		filtered = g.parts[i].segs != nil
+	}
+	if filtered {
+		var found [maxKeys / 64]uint64
+		ps := pathSet{p: p, found: found[:]}
+		return decideUsage(g, tok, ug, &ps)
 	}
 	ps := pathSet{p: p}
-	return d, ug.lookup(&ps)
+	return decideUsage(g, tok, ug, &ps)
+}
+
+// decideUsage is DecideUsage for the group g selected by tok, its usage
+// ug, and the canonical path ps.p. Its Decision is decide's.
+func decideUsage(g *merged, tok string, ug *usageGroup, ps *pathSet) (Decision, Usage) {
+	var d Decision
+	switch {
+	case string(ps.p) == "/robots.txt":
+		d = Decision{Allowed: true, Rule: Rule{Allow: true, Pattern: "/robots.txt"}, Group: tok}
+	case g == nil:
+		d = Decision{Allowed: true}
+	default:
+		d = Decision{Allowed: true, Group: tok}
+		if rule, ok := g.matchSet(ps); ok {
+			d = Decision{Allowed: rule.Allow, Rule: rule, Group: tok}
+		}
+	}
+	if !d.Allowed || ug == nil {
+		return d, Usage{}
+	}
+	return d, ug.lookup(ps)
 }
 
 // usageLine is one Content-Usage or Content-Signal line.
@@ -212,6 +237,9 @@ func (g *usageGroup) lookup(ps *pathSet) Usage {
 func matchUsage(sets []*usageSet, ps *pathSet) usageStmt {
 	best := -1
 	var acc usageStmt
+	if len(sets) == 0 {
+		return acc
+	}
 	for _, s := range sets {
 		pt := s.paths
 		if pt == nil {

@@ -164,10 +164,14 @@ func TestUsageLinesKeepCrawlVerdicts(t *testing.T) {
 				if i%2 == 0 && (len(body) == 0 || body[0] != 0xEF) {
 					noisy = noise + "\n" + noisy
 				}
-				got := Parse([]byte(noisy)).Decide(c.UserAgent, c.URL)
+				nr := Parse([]byte(noisy))
+				got := nr.Decide(c.UserAgent, c.URL)
 				if got.Allowed != want.Allowed || got.Group != want.Group || got.Rule.Allow != want.Rule.Allow ||
 					got.Rule.Pattern != want.Rule.Pattern {
 					t.Errorf("%s with %q inserted: %+v, without %+v", c.Name, noise, got, want)
+				}
+				if du, _ := nr.DecideUsage(c.UserAgent, PathParamsQuery(c.URL)); du != got {
+					t.Errorf("%s with %q inserted: DecideUsage decision %+v, Decide %+v", c.Name, noise, du, got)
 				}
 				n++
 			}
@@ -199,4 +203,27 @@ func TestDecideUsageNil(t *testing.T) {
 	if v := u.For(aipref.Purpose(7)); v != (UsageVerdict{}) {
 		t.Errorf("For(out of range) = %+v", v)
 	}
+}
+
+// FuzzDecideUsage checks that DecideUsage's decision is DecidePath's and
+// that a disallowed path has no usage, on any robots.txt and path.
+func FuzzDecideUsage(f *testing.F) {
+	f.Add(usageRobots(), "FooBot", "/books/x.jpg")
+	f.Add("User-agent: *\nDisallow: /a\nContent-Usage: /a* train-ai=n\nContent-Signal: search=no", "x", "/a%41")
+	f.Add("Content-Signal: ai-train=no\nUser-agent: a\nContent-Usage: /\nUser-agent: b\nAllow: /$", "b", "robots.txt")
+	f.Fuzz(func(t *testing.T, body, agent, path string) {
+		r := Parse([]byte(body))
+		d, u := r.DecideUsage(agent, path)
+		if want := r.DecidePath(agent, path); d != want {
+			t.Fatalf("DecideUsage decision %+v, DecidePath %+v", d, want)
+		}
+		if !d.Allowed && u != (Usage{}) {
+			t.Fatalf("disallowed path with usage %+v", u)
+		}
+		for p := aipref.Purpose(0); p < aipref.NumPurposes; p++ {
+			if v := u.For(p); (v.Pref == aipref.Unknown) != (v.Source == UsageNone) || (v.Line == 0) != (v.Source == UsageNone) {
+				t.Fatalf("%s: inconsistent verdict %+v", p, v)
+			}
+		}
+	})
 }
