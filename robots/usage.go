@@ -100,7 +100,7 @@ func (u *Usage) Prefs() aipref.Prefs {
 // group lookup and the path's octet set with the decision. Each kind of
 // usage line costs at most one matching of the group's distinct usage
 // paths, as for Allow/Disallow rules.
-func (r *Robots) DecideUsage(agent, path string) (Decision, Usage) {
+func (r *Robots) DecideUsage(agent, path string) (d Decision, u Usage) {
 	g, tok := r.lookup(agent)
 	var ug *usageGroup
 	switch {
@@ -128,31 +128,31 @@ func (r *Robots) DecideUsage(agent, path string) (Decision, Usage) {
 	if filtered {
 		var found [maxKeys / 64]uint64
 		ps := pathSet{p: p, found: found[:]}
-		return decideUsage(g, tok, ug, &ps)
+		decideUsage(g, tok, ug, &ps, &d, &u)
+		return d, u
 	}
 	ps := pathSet{p: p}
-	return decideUsage(g, tok, ug, &ps)
+	decideUsage(g, tok, ug, &ps, &d, &u)
+	return d, u
 }
 
-// decideUsage is DecideUsage for the group g selected by tok, its usage
-// ug, and the canonical path ps.p. Its Decision is decide's.
-func decideUsage(g *merged, tok string, ug *usageGroup, ps *pathSet) (Decision, Usage) {
-	var d Decision
+// decideUsage sets *d and *u for the group g selected by tok, its usage
+// ug, and the canonical path ps.p; *d is the Decision decide returns.
+func decideUsage(g *merged, tok string, ug *usageGroup, ps *pathSet, d *Decision, u *Usage) {
 	switch {
 	case string(ps.p) == "/robots.txt":
-		d = Decision{Allowed: true, Rule: Rule{Allow: true, Pattern: "/robots.txt"}, Group: tok}
+		*d = Decision{Allowed: true, Rule: Rule{Allow: true, Pattern: "/robots.txt"}, Group: tok}
 	case g == nil:
-		d = Decision{Allowed: true}
+		*d = Decision{Allowed: true}
 	default:
-		d = Decision{Allowed: true, Group: tok}
+		*d = Decision{Allowed: true, Group: tok}
 		if rule, ok := g.matchSet(ps); ok {
-			d = Decision{Allowed: rule.Allow, Rule: rule, Group: tok}
+			*d = Decision{Allowed: rule.Allow, Rule: rule, Group: tok}
 		}
 	}
-	if !d.Allowed || ug == nil {
-		return d, Usage{}
+	if d.Allowed && ug != nil {
+		ug.lookup(ps, u)
 	}
-	return d, ug.lookup(ps)
 }
 
 // usageLine is one Content-Usage or Content-Signal line.
@@ -165,14 +165,14 @@ type usageLine struct {
 // usageStmt is a statement of preference with, for each purpose it knows,
 // the line its preference comes from.
 type usageStmt struct {
-	prefs aipref.Prefs
-	from  [aipref.NumPurposes]*usageLine
+	pref [aipref.NumPurposes]aipref.Pref
+	from [aipref.NumPurposes]*usageLine
 }
 
 func newStmt(prefs aipref.Prefs, ln *usageLine) usageStmt {
-	s := usageStmt{prefs: prefs}
+	var s usageStmt
 	for i := range s.from {
-		if prefs.Get(aipref.Purpose(i)) != aipref.Unknown {
+		if s.pref[i] = prefs.Get(aipref.Purpose(i)); s.pref[i] != aipref.Unknown {
 			s.from[i] = ln
 		}
 	}
@@ -183,10 +183,9 @@ func newStmt(prefs aipref.Prefs, ln *usageLine) usageStmt {
 // deciding a purpose keeps deciding it unless o's preference is more
 // restrictive.
 func (s *usageStmt) add(o *usageStmt) {
-	for i := range s.from {
-		p := aipref.Purpose(i)
-		if a, c := s.prefs.Get(p), aipref.Combine(s.prefs.Get(p), o.prefs.Get(p)); c != a {
-			s.prefs, s.from[i] = s.prefs.With(p, c), o.from[i]
+	for i := range s.pref {
+		if c := aipref.Combine(s.pref[i], o.pref[i]); c != s.pref[i] {
+			s.pref[i], s.from[i] = c, o.from[i]
 		}
 	}
 }
@@ -205,31 +204,34 @@ type usageGroup struct {
 	signals  []*usageSet // Content-Signal of its groups as written
 	file     []*usageSet // Content-Signal before the first group: none or one
 	filtered bool        // some set's part has a segFilter
+	// fixed is the usage of every path when no set has a path.
+	fixed    Usage
+	hasPaths bool
 }
 
-// lookupFiltered is lookup for a group with a segFilter, keeping the keys
-// found on its stack as merged.matchFiltered does.
-func (g *usageGroup) lookupFiltered(p []byte) Usage {
-	var found [maxKeys / 64]uint64
-	ps := pathSet{p: p, found: found[:]}
-	return g.lookup(&ps)
+// lookup sets *u, zero on entry, to the usage for the canonical path
+// ps.p.
+func (g *usageGroup) lookup(ps *pathSet, u *Usage) {
+	if !g.hasPaths {
+		*u = g.fixed
+		return
+	}
+	g.match(ps, u)
 }
 
-// lookup returns the usage for the canonical path ps.p.
-func (g *usageGroup) lookup(ps *pathSet) Usage {
+// match is lookup without the shortcut for groups without paths.
+func (g *usageGroup) match(ps *pathSet, u *Usage) {
 	cu := matchUsage(g.usage, ps)
 	cs := matchUsage(g.signals, ps)
 	fs := matchUsage(g.file, ps)
-	var u Usage
 	for i := range u.v {
 		for _, s := range [...]*usageStmt{&cu, &cs, &fs} {
 			if ln := s.from[i]; ln != nil {
-				u.v[i] = UsageVerdict{Pref: s.prefs.Get(aipref.Purpose(i)), Source: ln.src, Rule: ln.text, Line: ln.line}
+				u.v[i] = UsageVerdict{Pref: s.pref[i], Source: ln.src, Rule: ln.text, Line: ln.line}
 				break
 			}
 		}
 	}
-	return u
 }
 
 // matchUsage returns the combined statement of the longest paths of sets
@@ -262,6 +264,9 @@ func matchUsage(sets []*usageSet, ps *pathSet) usageStmt {
 		}
 	}
 	if best < 0 {
+		if len(sets) == 1 {
+			return sets[0].root
+		}
 		for _, s := range sets {
 			acc.add(&s.root)
 		}

@@ -103,8 +103,12 @@ func (p *parser) groupUsage(srcs []int) *usageGroup {
 	}
 	for _, sets := range [][]*usageSet{g.usage, g.signals, g.file} {
 		for _, s := range sets {
+			g.hasPaths = g.hasPaths || s.paths != nil
 			g.filtered = g.filtered || s.paths != nil && s.paths.segs != nil
 		}
+	}
+	if !g.hasPaths {
+		g.match(&pathSet{}, &g.fixed)
 	}
 	return g
 }
