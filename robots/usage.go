@@ -207,6 +207,10 @@ type usageGroup struct {
 	// fixed is the usage of every path when no set has a path.
 	fixed    Usage
 	hasPaths bool
+	// signal is the Content-Signal statement of every path (the group's,
+	// else the file's) when no Content-Signal line has a path.
+	signal      usageStmt
+	signalFixed bool
 }
 
 // lookup sets *u, zero on entry, to the usage for the canonical path
@@ -222,14 +226,25 @@ func (g *usageGroup) lookup(ps *pathSet, u *Usage) {
 // match is lookup without the shortcut for groups without paths.
 func (g *usageGroup) match(ps *pathSet, u *Usage) {
 	cu := matchUsage(g.usage, ps)
-	cs := matchUsage(g.signals, ps)
-	fs := matchUsage(g.file, ps)
+	rest := &g.signal
+	if !g.signalFixed {
+		cs := matchUsage(g.signals, ps)
+		cs.fallBack(matchUsage(g.file, ps))
+		rest = &cs
+	}
+	cu.fallBack(*rest)
 	for i := range u.v {
-		for _, s := range [...]*usageStmt{&cu, &cs, &fs} {
-			if ln := s.from[i]; ln != nil {
-				u.v[i] = UsageVerdict{Pref: s.pref[i], Source: ln.src, Rule: ln.text, Line: ln.line}
-				break
-			}
+		if ln := cu.from[i]; ln != nil {
+			u.v[i] = UsageVerdict{Pref: cu.pref[i], Source: ln.src, Rule: ln.text, Line: ln.line}
+		}
+	}
+}
+
+// fallBack gives s the preferences of o for the purposes s leaves unknown.
+func (s *usageStmt) fallBack(o usageStmt) {
+	for i := range s.from {
+		if s.from[i] == nil {
+			s.pref[i], s.from[i] = o.pref[i], o.from[i]
 		}
 	}
 }

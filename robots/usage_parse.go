@@ -107,6 +107,14 @@ func (p *parser) groupUsage(srcs []int) *usageGroup {
 			g.filtered = g.filtered || s.paths != nil && s.paths.segs != nil
 		}
 	}
+	g.signalFixed = true
+	for _, s := range append(g.signals[:len(g.signals):len(g.signals)], g.file...) {
+		g.signalFixed = g.signalFixed && s.paths == nil
+	}
+	if g.signalFixed {
+		g.signal = matchUsage(g.signals, &pathSet{})
+		g.signal.fallBack(matchUsage(g.file, &pathSet{}))
+	}
 	if !g.hasPaths {
 		g.match(&pathSet{}, &g.fixed)
 	}
