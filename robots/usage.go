@@ -121,9 +121,13 @@ func (r *Robots) DecideUsage(agent, path string) (d Decision, u Usage) {
 		}
 		p = appendCanon(p, path)
 	}
-	filtered := ug != nil && ug.filtered
-	for i := 0; g != nil && !filtered && i < len(g.parts); i++ {
-		filtered = g.parts[i].segs != nil
+	filtered := false
+	if ug != nil {
+		filtered = ug.filtered
+	} else if g != nil {
+		for i := 0; !filtered && i < len(g.parts); i++ {
+			filtered = g.parts[i].segs != nil
+		}
 	}
 	if filtered {
 		var found [maxKeys / 64]uint64
@@ -203,7 +207,7 @@ type usageGroup struct {
 	usage    []*usageSet // Content-Usage of its groups as written
 	signals  []*usageSet // Content-Signal of its groups as written
 	file     []*usageSet // Content-Signal before the first group: none or one
-	filtered bool        // some set's part has a segFilter
+	filtered bool        // some set's part, or a part of the merged group, has a segFilter
 	// fixed is the usage of every path when no set has a path.
 	fixed    Usage
 	hasPaths bool
@@ -211,6 +215,9 @@ type usageGroup struct {
 	// else the file's) when no Content-Signal line has a path.
 	signal      usageStmt
 	signalFixed bool
+	// unmatched is the usage of a path no Content-Usage path matches,
+	// when signalFixed.
+	unmatched Usage
 }
 
 // lookup sets *u, zero on entry, to the usage for the canonical path
@@ -225,17 +232,39 @@ func (g *usageGroup) lookup(ps *pathSet, u *Usage) {
 
 // match is lookup without the shortcut for groups without paths.
 func (g *usageGroup) match(ps *pathSet, u *Usage) {
-	cu := matchUsage(g.usage, ps)
-	rest := &g.signal
-	if !g.signalFixed {
-		cs := matchUsage(g.signals, ps)
-		cs.fallBack(matchUsage(g.file, ps))
-		rest = &cs
+	if g.signalFixed {
+		if cu, ok := matchPaths(g.usage, ps); ok {
+			g.fallBack(&cu, u)
+		} else {
+			*u = g.unmatched
+		}
+		return
 	}
-	cu.fallBack(*rest)
+	cu := matchUsage(g.usage, ps)
+	cs := matchUsage(g.signals, ps)
+	cs.fallBack(matchUsage(g.file, ps))
+	cu.fallBack(cs)
+	cu.fill(u)
+}
+
+// fallBack sets *u to cu, completed by g.signal, which must be fixed.
+func (g *usageGroup) fallBack(cu *usageStmt, u *Usage) {
 	for i := range u.v {
-		if ln := cu.from[i]; ln != nil {
-			u.v[i] = UsageVerdict{Pref: cu.pref[i], Source: ln.src, Rule: ln.text, Line: ln.line}
+		s := cu
+		if s.from[i] == nil {
+			s = &g.signal
+		}
+		if ln := s.from[i]; ln != nil {
+			u.v[i] = UsageVerdict{Pref: s.pref[i], Source: ln.src, Rule: ln.text, Line: ln.line}
+		}
+	}
+}
+
+// fill sets the verdicts of u that s states.
+func (s *usageStmt) fill(u *Usage) {
+	for i := range u.v {
+		if ln := s.from[i]; ln != nil {
+			u.v[i] = UsageVerdict{Pref: s.pref[i], Source: ln.src, Rule: ln.text, Line: ln.line}
 		}
 	}
 }
@@ -252,11 +281,24 @@ func (s *usageStmt) fallBack(o usageStmt) {
 // matchUsage returns the combined statement of the longest paths of sets
 // that match ps.p, or of their lines without a path when none does.
 func matchUsage(sets []*usageSet, ps *pathSet) usageStmt {
-	best := -1
-	var acc usageStmt
-	if len(sets) == 0 {
+	acc, ok := matchPaths(sets, ps)
+	if ok {
 		return acc
 	}
+	if len(sets) == 1 {
+		return sets[0].root
+	}
+	for _, s := range sets {
+		acc.add(&s.root)
+	}
+	return acc
+}
+
+// matchPaths returns the combined statement of the longest paths of sets
+// that match ps.p, and whether there is one.
+func matchPaths(sets []*usageSet, ps *pathSet) (usageStmt, bool) {
+	best := -1
+	var acc usageStmt
 	for _, s := range sets {
 		pt := s.paths
 		if pt == nil {
@@ -278,15 +320,7 @@ func matchUsage(sets []*usageSet, ps *pathSet) usageStmt {
 			}
 		}
 	}
-	if best < 0 {
-		if len(sets) == 1 {
-			return sets[0].root
-		}
-		for _, s := range sets {
-			acc.add(&s.root)
-		}
-	}
-	return acc
+	return acc, best >= 0
 }
 
 // samePrio returns the range of ms, sorted by decreasing precedence, whose

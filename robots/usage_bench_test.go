@@ -4,7 +4,6 @@ import (
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 )
 
 // usageRobots returns realisticRobots with usage lines: a file-level
@@ -77,34 +76,3 @@ func BenchmarkUsagePathological(b *testing.B) {
 	}
 }
 
-// BenchmarkUsageOverhead reports, as the metric "ratio", the time of
-// DecideUsage on realisticRobots with usage lines over the time of
-// DecidePath on realisticRobots, both over benchDecideCases. The two run
-// in alternating batches, so that load on a shared machine affects both
-// alike.
-func BenchmarkUsageOverhead(b *testing.B) {
-	plain := Parse([]byte(realisticRobots))
-	usage := Parse([]byte(usageRobots()))
-	const batch = 20
-	var tPlain, tUsage time.Duration
-	b.ReportAllocs()
-	for b.Loop() {
-		t0 := time.Now()
-		for range batch {
-			for _, c := range benchDecideCases {
-				plain.DecidePath(c.agent, c.path)
-			}
-		}
-		t1 := time.Now()
-		for range batch {
-			for _, c := range benchDecideCases {
-				usage.DecideUsage(c.agent, c.path)
-			}
-		}
-		tPlain += t1.Sub(t0)
-		tUsage += time.Since(t1)
-	}
-	b.ReportMetric(float64(tUsage)/float64(tPlain), "ratio")
-	b.ReportMetric(float64(tPlain.Nanoseconds())/float64(b.N*batch*len(benchDecideCases)), "ns/plain")
-	b.ReportMetric(float64(tUsage.Nanoseconds())/float64(b.N*batch*len(benchDecideCases)), "ns/usage")
-}

@@ -81,10 +81,10 @@ func (l *usageLines) sets() (usage, signal *usageSet) {
 	return l.usageSet, l.signalSet
 }
 
-// groupUsage returns the usage preferences of the merge of the groups as
-// written srcs (none: for agents no group applies to), or nil when no
-// usage line concerns them.
-func (p *parser) groupUsage(srcs []int) *usageGroup {
+// groupUsage returns the usage preferences of m, the merge of the groups
+// as written srcs (nil and none: for agents no group applies to), or nil
+// when no usage line concerns them.
+func (p *parser) groupUsage(m *merged, srcs []int) *usageGroup {
 	g := &usageGroup{}
 	if _, file := p.file.sets(); file != nil {
 		g.file = []*usageSet{file}
@@ -107,6 +107,9 @@ func (p *parser) groupUsage(srcs []int) *usageGroup {
 			g.filtered = g.filtered || s.paths != nil && s.paths.segs != nil
 		}
 	}
+	for i := 0; m != nil && i < len(m.parts); i++ {
+		g.filtered = g.filtered || m.parts[i].segs != nil
+	}
 	g.signalFixed = true
 	for _, s := range append(g.signals[:len(g.signals):len(g.signals)], g.file...) {
 		g.signalFixed = g.signalFixed && s.paths == nil
@@ -114,6 +117,13 @@ func (p *parser) groupUsage(srcs []int) *usageGroup {
 	if g.signalFixed {
 		g.signal = matchUsage(g.signals, &pathSet{})
 		g.signal.fallBack(matchUsage(g.file, &pathSet{}))
+	}
+	if g.signalFixed {
+		var root usageStmt
+		for _, s := range g.usage {
+			root.add(&s.root)
+		}
+		g.fallBack(&root, &g.unmatched)
 	}
 	if !g.hasPaths {
 		g.match(&pathSet{}, &g.fixed)
