@@ -72,8 +72,8 @@ type srcGroup struct {
 type parser struct {
 	r       *Robots
 	src     []*srcGroup
-	cur     *srcGroup // group receiving rules, nil before the first user-agent line
-	sawRule bool      // cur has had an allow or disallow line
+	cur     *srcGroup  // group receiving rules, nil before the first user-agent line
+	sawRule bool       // cur has had an allow or disallow line
 	file    usageLines // Content-Signal lines before the first user-agent line
 }
 

@@ -75,4 +75,3 @@ func BenchmarkUsagePathological(b *testing.B) {
 		})
 	}
 }
-
