@@ -24,11 +24,21 @@ func threadCPU(b *testing.B) time.Duration {
 // on realisticRobots, both over benchDecideCases. It counts the CPU time
 // of its own thread, in alternating batches, so that other load on a
 // shared machine does not count.
+//
+// "paths" has Content-Usage paths in both groups (usageRobots);
+// "signals" only a Content-Signal line before the first group, as
+// Cloudflare's managed robots.txt writes.
 func BenchmarkUsageOverhead(b *testing.B) {
+	plain := Parse([]byte(realisticRobots))
+	b.Run("paths", func(b *testing.B) { usageOverhead(b, plain, Parse([]byte(usageRobots()))) })
+	b.Run("signals", func(b *testing.B) {
+		usageOverhead(b, plain, Parse([]byte("Content-Signal: search=yes, ai-train=no\n"+realisticRobots)))
+	})
+}
+
+func usageOverhead(b *testing.B, plain, usage *Robots) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	plain := Parse([]byte(realisticRobots))
-	usage := Parse([]byte(usageRobots()))
 	const batch = 2000
 	var tPlain, tUsage time.Duration
 	b.ReportAllocs()
