@@ -27,6 +27,8 @@ const (
 	keyDisallow
 	keySitemap
 	keyCrawlDelay
+	keyContentUsage  // Content-Usage (draft-ietf-aipref-attach)
+	keyContentSignal // Content-Signal (Content Signals)
 )
 
 // parseStats counts what Parse recognised; used by tests.
@@ -63,14 +65,16 @@ type srcGroup struct {
 	rules    []Rule
 	delay    time.Duration
 	hasDelay bool
+	usage    usageLines // its Content-Usage and Content-Signal lines
 }
 
 // parser accumulates the lines of one body.
 type parser struct {
 	r       *Robots
 	src     []*srcGroup
-	cur     *srcGroup // group receiving rules, nil before the first user-agent line
-	sawRule bool      // cur has had an allow or disallow line
+	cur     *srcGroup  // group receiving rules, nil before the first user-agent line
+	sawRule bool       // cur has had an allow or disallow line
+	file    usageLines // Content-Signal lines before the first user-agent line
 }
 
 // parse builds a Robots from body, which is already cut to the limit.
@@ -123,7 +127,8 @@ func (p *parser) line(num int, b []byte) {
 	}
 	kind := classify(key)
 	st := &p.r.stats
-	if kind == keyUnknown || kind == keyCrawlDelay {
+	// Google's parser counts usage lines as unknown too.
+	if kind == keyUnknown || kind == keyCrawlDelay || kind == keyContentUsage || kind == keyContentSignal {
 		st.unknown++
 	} else {
 		st.directives++
@@ -166,6 +171,11 @@ func (p *parser) line(num int, b []byte) {
 			}
 			return
 		}
+		p.r.extensions = append(p.r.extensions, Extension{Key: string(key), Value: string(value), Line: num})
+	case keyContentUsage, keyContentSignal:
+		// Kept for display as well. Usage lines never end a run of
+		// user-agent lines (sawRule): Allow/Disallow verdicts do not move.
+		p.usageLine(kind, num, key, value)
 		p.r.extensions = append(p.r.extensions, Extension{Key: string(key), Value: string(value), Line: num})
 	default:
 		p.r.extensions = append(p.r.extensions, Extension{Key: string(key), Value: string(value), Line: num})
@@ -252,6 +262,10 @@ func classify(key []byte) keyKind {
 	case len(key) == len("crawl-delay") && (hasPrefixFold(key, "crawl-delay") || hasPrefixFold(key, "crawl delay")),
 		len(key) == len("crawldelay") && hasPrefixFold(key, "crawldelay"):
 		return keyCrawlDelay
+	case len(key) == len("content-usage") && hasPrefixFold(key, "content-usage"):
+		return keyContentUsage
+	case len(key) == len("content-signal") && hasPrefixFold(key, "content-signal"):
+		return keyContentSignal
 	}
 	return keyUnknown
 }
@@ -344,6 +358,7 @@ func (p *parser) finish() {
 					g.delay = sg.delay
 				}
 			}
+			g.usage = p.groupUsage(g, srcs)
 			bySet[k] = g
 			first[g] = srcs[0]
 			r.groups = append(r.groups, g)
@@ -361,6 +376,7 @@ func (p *parser) finish() {
 	if len(globalSrcs) > 0 {
 		r.global = get(globalSrcs, "*")
 	}
+	r.usage = p.groupUsage(nil, nil) // for agents no group applies to
 	sort.SliceStable(r.groups, func(i, j int) bool { return first[r.groups[i]] < first[r.groups[j]] })
 }
 

@@ -61,6 +61,7 @@ type Robots struct {
 	sitemaps   []string
 	extensions []Extension
 	stats      parseStats
+	usage      *usageGroup // usage preferences for agents no group applies to; nil when none
 }
 
 // entry is a product token of a user-agent line as written and the merged
@@ -85,6 +86,7 @@ type merged struct {
 	agents []string // tokens (as first written) that select exactly these groups
 	parts  []*part  // the groups as written, in file order
 	delay  time.Duration
+	usage  *usageGroup // usage preferences of its parts; nil when none
 }
 
 // Rule is one Allow or Disallow line of a group.

@@ -1,0 +1,216 @@
+// Package aipref is the vocabulary of AI usage preferences: what a site
+// says its content may be used for, as defined by the IETF AI Preferences
+// working group's vocabulary draft (draft-ietf-aipref-vocab), and the
+// mapping of Content Signals (contentsignals.org) onto it.
+//
+// A preference for one purpose is allowed, disallowed or unknown. The
+// vocabulary draft defines two categories of use, "train-ai" (AI model
+// training) and "search"; it defines no hierarchy between them, so neither
+// inherits from the other and a category without a stated preference is
+// unknown. robotsgate knows a third purpose, "ai-input" (content fed into
+// AI models at answer time), which only Content Signals express: the
+// vocabulary's serialisation never assigns it (unknown labels are
+// ignored).
+//
+// Statements are parsed once (Parse, ParseHeader, ParseContentSignal) into
+// a Prefs value; reading and combining Prefs allocates nothing. The
+// package does no I/O, reads no clock and logs nothing.
+package aipref
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Pref is a preference for one purpose.
+type Pref uint8
+
+// The three preference values of the vocabulary's data model.
+const (
+	Unknown Pref = iota
+	Allowed
+	Disallowed
+)
+
+// String returns "unknown", "allowed" or "disallowed".
+func (p Pref) String() string {
+	switch p {
+	case Allowed:
+		return "allowed"
+	case Disallowed:
+		return "disallowed"
+	}
+	return "unknown"
+}
+
+// Combine returns the combination of two statements of preference for one
+// purpose (vocabulary draft, "Combining Preferences"): disallowed when
+// either disallows, else allowed when either allows, else unknown. The
+// most restrictive preference wins.
+func Combine(a, b Pref) Pref {
+	switch {
+	case a == Disallowed || b == Disallowed:
+		return Disallowed
+	case a == Allowed || b == Allowed:
+		return Allowed
+	}
+	return Unknown
+}
+
+// Purpose is what a crawler uses content for.
+type Purpose uint8
+
+// The purposes robotsgate knows. TrainAI and Search are the vocabulary's
+// categories "train-ai" and "search"; AIInput is Content Signals'
+// "ai-input".
+const (
+	TrainAI Purpose = iota
+	Search
+	AIInput
+)
+
+// NumPurposes is the number of purposes; Purpose values are 0 to
+// NumPurposes-1.
+const NumPurposes = 3
+
+// String returns the purpose's name: "train-ai", "search" or "ai-input".
+func (p Purpose) String() string {
+	switch p {
+	case TrainAI:
+		return "train-ai"
+	case Search:
+		return "search"
+	case AIInput:
+		return "ai-input"
+	}
+	return fmt.Sprintf("purpose(%d)", uint8(p))
+}
+
+// Set is a set of purposes.
+type Set uint8
+
+// SetOf returns the set of the given purposes.
+func SetOf(ps ...Purpose) Set {
+	var s Set
+	for _, p := range ps {
+		s |= 1 << p
+	}
+	return s
+}
+
+// Has reports whether s holds p.
+func (s Set) Has(p Purpose) bool { return int(p) < NumPurposes && s&(1<<p) != 0 }
+
+// String returns the purposes of s in a comma-separated list, in the
+// order TrainAI, Search, AIInput ("" for the empty set).
+func (s Set) String() string {
+	var b strings.Builder
+	for p := Purpose(0); p < NumPurposes; p++ {
+		if s.Has(p) {
+			if b.Len() > 0 {
+				b.WriteByte(',')
+			}
+			b.WriteString(p.String())
+		}
+	}
+	return b.String()
+}
+
+// ParsePurposes parses purpose names, as given on a command line
+// ("train-ai,search") or as a list in a configuration file: each element
+// of list is a comma-separated list of names. Names are exact and
+// lower-case; white space around them and empty elements are ignored, so
+// an empty list is the empty set. Any other name is an error that names
+// the allowed values.
+func ParsePurposes(list []string) (Set, error) {
+	var s Set
+	for _, item := range list {
+		for _, name := range strings.Split(item, ",") {
+			name = strings.TrimSpace(name)
+			if name == "" {
+				continue
+			}
+			p, ok := purposeByName(name)
+			if !ok {
+				return 0, fmt.Errorf("unknown purpose %q: allowed values are train-ai, search, ai-input", name)
+			}
+			s |= 1 << p
+		}
+	}
+	return s, nil
+}
+
+func purposeByName(name string) (Purpose, bool) {
+	for p := Purpose(0); p < NumPurposes; p++ {
+		if p.String() == name {
+			return p, true
+		}
+	}
+	return 0, false
+}
+
+// Prefs assigns a preference to each purpose. The zero value is a
+// statement with every preference unknown.
+type Prefs struct {
+	v [NumPurposes]Pref
+}
+
+// Get returns the preference for p (Unknown for a value out of range).
+func (ps Prefs) Get(p Purpose) Pref {
+	if int(p) < NumPurposes {
+		return ps.v[p]
+	}
+	return Unknown
+}
+
+// With returns ps with the preference for p set to v.
+func (ps Prefs) With(p Purpose, v Pref) Prefs {
+	if int(p) < NumPurposes {
+		ps.v[p] = v
+	}
+	return ps
+}
+
+// Combine combines two statements purpose by purpose with Combine.
+func (ps Prefs) Combine(o Prefs) Prefs {
+	for i := range ps.v {
+		ps.v[i] = Combine(ps.v[i], o.v[i])
+	}
+	return ps
+}
+
+// Disallows returns the purposes of s that ps disallows.
+func (ps Prefs) Disallows(s Set) Set {
+	var out Set
+	for p := Purpose(0); p < NumPurposes; p++ {
+		if s.Has(p) && ps.v[p] == Disallowed {
+			out |= 1 << p
+		}
+	}
+	return out
+}
+
+// IsZero reports whether every preference of ps is unknown.
+func (ps Prefs) IsZero() bool { return ps == Prefs{} }
+
+// String formats the known preferences in the vocabulary's serialisation,
+// for example "train-ai=n, search=y" ("" when all are unknown). AIInput
+// is written with its Content Signals name, "ai-input".
+func (ps Prefs) String() string {
+	var b strings.Builder
+	for i, v := range ps.v {
+		if v == Unknown {
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(Purpose(i).String())
+		if v == Allowed {
+			b.WriteString("=y")
+		} else {
+			b.WriteString("=n")
+		}
+	}
+	return b.String()
+}

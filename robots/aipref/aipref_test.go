@@ -1,0 +1,83 @@
+package aipref
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestCombine(t *testing.T) {
+	all := []Pref{Unknown, Allowed, Disallowed}
+	for _, a := range all {
+		for _, b := range all {
+			want := Unknown
+			switch {
+			case a == Disallowed || b == Disallowed:
+				want = Disallowed
+			case a == Allowed || b == Allowed:
+				want = Allowed
+			}
+			if got := Combine(a, b); got != want {
+				t.Errorf("Combine(%v, %v) = %v, want %v", a, b, got, want)
+			}
+		}
+	}
+	ps := Parse("train-ai=y, search=n").Combine(ParseContentSignal("ai-train=no, ai-input=yes"))
+	if got := ps.String(); got != "train-ai=n, search=n, ai-input=y" {
+		t.Errorf("combined = %q", got)
+	}
+	if got := ps.Disallows(SetOf(TrainAI, AIInput)); got != SetOf(TrainAI) {
+		t.Errorf("Disallows = %v", got)
+	}
+}
+
+func TestParsePurposes(t *testing.T) {
+	tests := []struct {
+		in      []string
+		want    Set
+		wantErr string
+	}{
+		{nil, 0, ""},
+		{[]string{""}, 0, ""},
+		{[]string{"train-ai"}, SetOf(TrainAI), ""},
+		{[]string{"train-ai, search", "ai-input"}, SetOf(TrainAI, Search, AIInput), ""},
+		{[]string{" search ,,search"}, SetOf(Search), ""},
+		{[]string{"Train-AI"}, 0, `unknown purpose "Train-AI": allowed values are train-ai, search, ai-input`},
+		{[]string{"train-ai", "ai-train"}, 0, `unknown purpose "ai-train"`},
+		{[]string{"train-genai"}, 0, "allowed values are train-ai, search, ai-input"},
+	}
+	for _, tt := range tests {
+		got, err := ParsePurposes(tt.in)
+		switch {
+		case tt.wantErr == "" && err != nil:
+			t.Errorf("ParsePurposes(%q): %v", tt.in, err)
+		case tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)):
+			t.Errorf("ParsePurposes(%q) error %v, want %q", tt.in, err, tt.wantErr)
+		case got != tt.want:
+			t.Errorf("ParsePurposes(%q) = %v, want %v", tt.in, got, tt.want)
+		}
+	}
+	if s := SetOf(AIInput, TrainAI).String(); s != "train-ai,ai-input" {
+		t.Errorf("Set.String = %q", s)
+	}
+	if !SetOf(Search).Has(Search) || SetOf(Search).Has(TrainAI) || SetOf(Search).Has(Purpose(9)) {
+		t.Error("Set.Has")
+	}
+	var z Prefs
+	if Purpose(9).String() != "purpose(9)" || z.Get(Purpose(9)) != Unknown || !z.With(Purpose(9), Allowed).IsZero() {
+		t.Error("out-of-range purpose")
+	}
+}
+
+// FuzzParse checks that parsing never panics and that no statement sets
+// AIInput through the vocabulary's syntax.
+func FuzzParse(f *testing.F) {
+	for _, s := range []string{"train-ai=y, search=n", `train-ai=y, train-ai, search=n, search="n"`, "train-ai;a=(1 2);b, search=:AAA=:", "ai-train=no, search=yes"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if Parse(s).Get(AIInput) != Unknown {
+			t.Fatal("vocabulary statement set ai-input")
+		}
+		_ = ParseContentSignal(s).String()
+	})
+}

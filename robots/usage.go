@@ -1,0 +1,346 @@
+package robots
+
+// Usage preferences in robots.txt: what a site says fetched content may be
+// used for (AI training, search, AI input), beyond which paths may be
+// fetched. Two kinds of line state them:
+//
+//   - Content-Usage (draft-ietf-aipref-attach): "Content-Usage: [path]
+//     prefs" inside a group, prefs in the vocabulary's syntax
+//     ("train-ai=n"). The path is optional; written, it starts with "/"
+//     and ends at the first SP or HTAB. Paths are matched like Allow and
+//     Disallow patterns (same compiler and matcher: percent-encoding,
+//     '*', final '$', precedence by length in octets); the longest
+//     matching path decides, a line without a path matching every path
+//     with precedence 0. Rule order carries no meaning: lines with
+//     identical paths, and different paths of the same precedence that
+//     all match, are combined by the vocabulary's rule (any disallow
+//     wins, then any allow).
+//   - Content-Signal (Content Signals): "Content-Signal: search=yes,
+//     ai-train=no" inside a group, or before the first user-agent line,
+//     where it applies to every group and to agents no group applies to.
+//     Its value may start with a path, read and matched as for
+//     Content-Usage.
+//
+// For each purpose the preference is the one stated by the group's
+// Content-Usage lines, else (unknown there) by the group's Content-Signal
+// lines, else by the file's Content-Signal lines, else unknown. A group
+// merged from several groups as written (one agent named in several)
+// matches the lines of all of them together.
+//
+// Usage lines never change an Allow/Disallow verdict. They do not end a
+// run of user-agent lines either (Google's parser, whose crawl verdicts
+// this package follows, ends a run only at Allow/Disallow), so in
+// "User-agent: a / Content-Usage: train-ai=n / User-agent: b / Disallow: /"
+// the Content-Usage line applies to a and b alike, as does the Disallow.
+// A disallowed URL has no usage preference (attach draft).
+
+import "github.com/robotsgate/robotsgate/robots/aipref"
+
+// UsageSource is the kind of robots.txt line a usage preference comes from.
+type UsageSource uint8
+
+// The sources of a usage preference in robots.txt.
+const (
+	UsageNone     UsageSource = iota // no line stated one
+	ContentUsage                     // a Content-Usage line
+	ContentSignal                    // a Content-Signal line
+)
+
+// String returns "", "content-usage" or "content-signal".
+func (s UsageSource) String() string {
+	switch s {
+	case ContentUsage:
+		return "content-usage"
+	case ContentSignal:
+		return "content-signal"
+	}
+	return ""
+}
+
+// UsageVerdict is the usage preference robots.txt states for one purpose
+// on one URL.
+type UsageVerdict struct {
+	Pref   aipref.Pref
+	Source UsageSource // UsageNone when Pref is unknown
+	// Rule is the deciding line as written, for example
+	// "Content-Usage: /ai-ok/ train-ai=y" (comment and surrounding white
+	// space removed); "" when Pref is unknown. When several lines
+	// combine, it is the first that states the winning preference.
+	Rule string
+	Line int // the 1-based line number of Rule; 0 when none
+}
+
+// Usage is the usage preferences robots.txt states for one URL, one
+// verdict per purpose. The zero value states none.
+type Usage struct {
+	v [aipref.NumPurposes]UsageVerdict
+}
+
+// For returns the verdict for purpose p.
+func (u *Usage) For(p aipref.Purpose) UsageVerdict {
+	if int(p) < aipref.NumPurposes {
+		return u.v[p]
+	}
+	return UsageVerdict{}
+}
+
+// Prefs returns the preferences of u without their sources.
+func (u *Usage) Prefs() aipref.Prefs {
+	var ps aipref.Prefs
+	for i := range u.v {
+		ps = ps.With(aipref.Purpose(i), u.v[i].Pref)
+	}
+	return ps
+}
+
+// DecideUsage is DecidePath plus the usage preferences robots.txt states
+// for path: the Decision is the one DecidePath returns, and the Usage is
+// empty when that Decision disallows the path. It allocates nothing under
+// the bounds Decide documents, and shares the path's normalisation, the
+// group lookup and the path's octet set with the decision. Each kind of
+// usage line costs at most one matching of the group's distinct usage
+// paths, as for Allow/Disallow rules.
+func (r *Robots) DecideUsage(agent, path string) (d Decision, u Usage) {
+	g, tok := r.lookup(agent)
+	var ug *usageGroup
+	switch {
+	case g != nil:
+		ug = g.usage
+	case r != nil:
+		ug = r.usage
+	}
+	slash := len(path) == 0 || path[0] != '/'
+	var p []byte
+	if !slash && isCanonical(path) {
+		p = bytesOf(path) // read only
+	} else {
+		var buf [stackPath]byte
+		p = buf[:0]
+		if slash {
+			p = append(p, '/')
+		}
+		p = appendCanon(p, path)
+	}
+	filtered := false
+	if ug != nil {
+		filtered = ug.filtered
+	} else if g != nil {
+		for i := 0; !filtered && i < len(g.parts); i++ {
+			filtered = g.parts[i].segs != nil
+		}
+	}
+	if filtered {
+		var found [maxKeys / 64]uint64
+		ps := pathSet{p: p, found: found[:]}
+		decideUsage(g, tok, ug, &ps, &d, &u)
+		return d, u
+	}
+	ps := pathSet{p: p}
+	decideUsage(g, tok, ug, &ps, &d, &u)
+	return d, u
+}
+
+// decideUsage sets *d and *u for the group g selected by tok, its usage
+// ug, and the canonical path ps.p; *d is the Decision decide returns.
+func decideUsage(g *merged, tok string, ug *usageGroup, ps *pathSet, d *Decision, u *Usage) {
+	switch {
+	case string(ps.p) == "/robots.txt":
+		*d = Decision{Allowed: true, Rule: Rule{Allow: true, Pattern: "/robots.txt"}, Group: tok}
+	case g == nil:
+		*d = Decision{Allowed: true}
+	default:
+		*d = Decision{Allowed: true, Group: tok}
+		if rule, ok := g.matchSet(ps); ok {
+			*d = Decision{Allowed: rule.Allow, Rule: rule, Group: tok}
+		}
+	}
+	if d.Allowed && ug != nil {
+		ug.lookup(ps, u)
+	}
+}
+
+// usageLine is one Content-Usage or Content-Signal line.
+type usageLine struct {
+	text string // "Content-Usage: /ai-ok/ train-ai=y"
+	line int
+	src  UsageSource
+}
+
+// usageStmt is a statement of preference with, for each purpose it knows,
+// the line its preference comes from.
+type usageStmt struct {
+	pref [aipref.NumPurposes]aipref.Pref
+	from [aipref.NumPurposes]*usageLine
+}
+
+func newStmt(prefs aipref.Prefs, ln *usageLine) usageStmt {
+	var s usageStmt
+	for i := range s.from {
+		if s.pref[i] = prefs.Get(aipref.Purpose(i)); s.pref[i] != aipref.Unknown {
+			s.from[i] = ln
+		}
+	}
+	return s
+}
+
+// add combines o into s by the vocabulary's rule; a line already
+// deciding a purpose keeps deciding it unless o's preference is more
+// restrictive.
+func (s *usageStmt) add(o *usageStmt) {
+	for i := range s.pref {
+		if c := aipref.Combine(s.pref[i], o.pref[i]); c != s.pref[i] {
+			s.pref[i], s.from[i] = c, o.from[i]
+		}
+	}
+}
+
+// usageSet is the usage lines of one kind of one group as written (or the
+// file's Content-Signal lines).
+type usageSet struct {
+	paths *part       // one rule per distinct path; nil when no line has a path
+	stmts []usageStmt // the combined statement of each rule of paths
+	root  usageStmt   // the lines without a path, combined
+}
+
+// usageGroup is the usage lines that apply to one merged group.
+type usageGroup struct {
+	usage    []*usageSet // Content-Usage of its groups as written
+	signals  []*usageSet // Content-Signal of its groups as written
+	file     []*usageSet // Content-Signal before the first group: none or one
+	filtered bool        // some set's part, or a part of the merged group, has a segFilter
+	// fixed is the usage of every path when no set has a path.
+	fixed    Usage
+	hasPaths bool
+	// signal is the Content-Signal statement of every path (the group's,
+	// else the file's) when no Content-Signal line has a path.
+	signal      usageStmt
+	signalFixed bool
+	// unmatched is the usage of a path no Content-Usage path matches,
+	// when signalFixed.
+	unmatched Usage
+}
+
+// lookup sets *u, zero on entry, to the usage for the canonical path
+// ps.p.
+func (g *usageGroup) lookup(ps *pathSet, u *Usage) {
+	if !g.hasPaths {
+		*u = g.fixed
+		return
+	}
+	g.match(ps, u)
+}
+
+// match is lookup without the shortcut for groups without paths.
+func (g *usageGroup) match(ps *pathSet, u *Usage) {
+	if g.signalFixed {
+		if cu, ok := matchPaths(g.usage, ps); ok {
+			g.fallBack(&cu, u)
+		} else {
+			*u = g.unmatched
+		}
+		return
+	}
+	cu := matchUsage(g.usage, ps)
+	cs := matchUsage(g.signals, ps)
+	cs.fallBack(matchUsage(g.file, ps))
+	cu.fallBack(cs)
+	cu.fill(u)
+}
+
+// fallBack sets *u to cu, completed by g.signal, which must be fixed.
+func (g *usageGroup) fallBack(cu *usageStmt, u *Usage) {
+	for i := range u.v {
+		s := cu
+		if s.from[i] == nil {
+			s = &g.signal
+		}
+		if ln := s.from[i]; ln != nil {
+			u.v[i] = UsageVerdict{Pref: s.pref[i], Source: ln.src, Rule: ln.text, Line: ln.line}
+		}
+	}
+}
+
+// fill sets the verdicts of u that s states.
+func (s *usageStmt) fill(u *Usage) {
+	for i := range u.v {
+		if ln := s.from[i]; ln != nil {
+			u.v[i] = UsageVerdict{Pref: s.pref[i], Source: ln.src, Rule: ln.text, Line: ln.line}
+		}
+	}
+}
+
+// fallBack gives s the preferences of o for the purposes s leaves unknown.
+func (s *usageStmt) fallBack(o usageStmt) {
+	for i := range s.from {
+		if s.from[i] == nil {
+			s.pref[i], s.from[i] = o.pref[i], o.from[i]
+		}
+	}
+}
+
+// matchUsage returns the combined statement of the longest paths of sets
+// that match ps.p, or of their lines without a path when none does.
+func matchUsage(sets []*usageSet, ps *pathSet) usageStmt {
+	acc, ok := matchPaths(sets, ps)
+	if ok {
+		return acc
+	}
+	if len(sets) == 1 {
+		return sets[0].root
+	}
+	for _, s := range sets {
+		acc.add(&s.root)
+	}
+	return acc
+}
+
+// matchPaths returns the combined statement of the longest paths of sets
+// that match ps.p, and whether there is one.
+func matchPaths(sets []*usageSet, ps *pathSet) (usageStmt, bool) {
+	best := -1
+	var acc usageStmt
+	for _, s := range sets {
+		pt := s.paths
+		if pt == nil {
+			continue
+		}
+		m := pt.firstMatch(ps.p, ps, nil)
+		if m == nil || m.prio < best {
+			continue
+		}
+		if m.prio > best {
+			best, acc = m.prio, usageStmt{}
+		}
+		// Every path of the same precedence that matches counts: the
+		// matchers are in precedence order, so they follow one another.
+		lo, hi := samePrio(pt.matchers, m.prio)
+		for j := lo; j < hi; j++ {
+			if t := &pt.matchers[j]; t == m || ps.mayMatch(pt, t) && t.match(ps.p) {
+				acc.add(&s.stmts[t.rule])
+			}
+		}
+	}
+	return acc, best >= 0
+}
+
+// samePrio returns the range of ms, sorted by decreasing precedence, whose
+// precedence is prio.
+func samePrio(ms []matcher, prio int) (lo, hi int) {
+	a, b := 0, len(ms)
+	for a < b {
+		if h := int(uint(a+b) >> 1); ms[h].prio > prio {
+			a = h + 1
+		} else {
+			b = h
+		}
+	}
+	lo, b = a, len(ms)
+	for a < b {
+		if h := int(uint(a+b) >> 1); ms[h].prio >= prio {
+			a = h + 1
+		} else {
+			b = h
+		}
+	}
+	return lo, a
+}

@@ -1,0 +1,65 @@
+//go:build linux
+
+package robots
+
+import (
+	"runtime"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// threadCPU returns the CPU time the calling OS thread has used.
+func threadCPU(b *testing.B) time.Duration {
+	var ru syscall.Rusage
+	const rusageThread = 1 // RUSAGE_THREAD
+	if err := syscall.Getrusage(rusageThread, &ru); err != nil {
+		b.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// BenchmarkUsageOverhead reports, as the metric "ratio", the CPU time of
+// DecideUsage on realisticRobots with usage lines over that of DecidePath
+// on realisticRobots, both over benchDecideCases. It counts the CPU time
+// of its own thread, in alternating batches, so that other load on a
+// shared machine does not count.
+//
+// "paths" has Content-Usage paths in both groups (usageRobots);
+// "signals" only a Content-Signal line before the first group, as
+// Cloudflare's managed robots.txt writes.
+func BenchmarkUsageOverhead(b *testing.B) {
+	plain := Parse([]byte(realisticRobots))
+	b.Run("paths", func(b *testing.B) { usageOverhead(b, plain, Parse([]byte(usageRobots()))) })
+	b.Run("signals", func(b *testing.B) {
+		usageOverhead(b, plain, Parse([]byte("Content-Signal: search=yes, ai-train=no\n"+realisticRobots)))
+	})
+}
+
+func usageOverhead(b *testing.B, plain, usage *Robots) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	const batch = 2000
+	var tPlain, tUsage time.Duration
+	b.ReportAllocs()
+	for b.Loop() {
+		t0 := threadCPU(b)
+		for range batch {
+			for _, c := range benchDecideCases {
+				plain.DecidePath(c.agent, c.path)
+			}
+		}
+		t1 := threadCPU(b)
+		for range batch {
+			for _, c := range benchDecideCases {
+				usage.DecideUsage(c.agent, c.path)
+			}
+		}
+		tPlain += t1 - t0
+		tUsage += threadCPU(b) - t1
+	}
+	n := float64(b.N * batch * len(benchDecideCases))
+	b.ReportMetric(float64(tUsage)/float64(tPlain), "ratio")
+	b.ReportMetric(float64(tPlain.Nanoseconds())/n, "cpu-ns/plain")
+	b.ReportMetric(float64(tUsage.Nanoseconds())/n, "cpu-ns/usage")
+}

@@ -1,0 +1,177 @@
+package robots
+
+import (
+	"bytes"
+
+	"github.com/robotsgate/robotsgate/robots/aipref"
+)
+
+// usageRule is one Content-Usage or Content-Signal line as parsed.
+type usageRule struct {
+	path string // the path as written; "" when the line has none
+	stmt usageStmt
+	line *usageLine
+}
+
+// usageLines are the usage lines of one group as written (or the
+// Content-Signal lines before the first group) and, once built, their
+// compiled sets.
+type usageLines struct {
+	usage, signal []usageRule
+	built         bool
+	usageSet      *usageSet // nil when there are no Content-Usage lines
+	signalSet     *usageSet // nil when there are no Content-Signal lines
+}
+
+// usageLine records a Content-Usage or Content-Signal line in the group
+// being read. A Content-Signal line before the first user-agent line
+// applies to every group; a Content-Usage line there, like an Allow or
+// Disallow line, applies to none.
+func (p *parser) usageLine(kind keyKind, num int, key, value []byte) {
+	path, pref := splitUsageValue(value)
+	ln := &usageLine{text: string(key) + ": " + string(value), line: num, src: ContentUsage}
+	var prefs aipref.Prefs
+	if kind == keyContentSignal {
+		ln.src = ContentSignal
+		prefs = aipref.ParseContentSignal(pref)
+	} else {
+		prefs = aipref.Parse(pref)
+	}
+	u := usageRule{path: path, stmt: newStmt(prefs, ln), line: ln}
+	lines := &p.file
+	if p.cur != nil {
+		lines = &p.cur.usage
+	} else if kind == keyContentUsage {
+		return
+	}
+	if kind == keyContentSignal {
+		lines.signal = append(lines.signal, u)
+	} else {
+		lines.usage = append(lines.usage, u)
+	}
+}
+
+// splitUsageValue splits the value of a usage line (already cut at '#'
+// and trimmed) into its path and its statement of preference, as the
+// attach draft says: a value starting with "/" has a path, which ends
+// before the first SP or HTAB; the rest, white space removed, is the
+// statement. A value starting otherwise has no path ("") and is all
+// statement.
+func splitUsageValue(v []byte) (path, pref string) {
+	if len(v) == 0 || v[0] != '/' {
+		return "", string(v)
+	}
+	i := bytes.IndexAny(v, " \t")
+	if i < 0 {
+		return string(v), ""
+	}
+	rest := v[i:]
+	for len(rest) > 0 && (rest[0] == ' ' || rest[0] == '\t') {
+		rest = rest[1:]
+	}
+	return string(v[:i]), string(rest)
+}
+
+// sets compiles the lines once and returns their sets.
+func (l *usageLines) sets() (usage, signal *usageSet) {
+	if !l.built {
+		l.usageSet, l.signalSet = newUsageSet(l.usage), newUsageSet(l.signal)
+		l.usage, l.signal, l.built = nil, nil, true
+	}
+	return l.usageSet, l.signalSet
+}
+
+// groupUsage returns the usage preferences of m, the merge of the groups
+// as written srcs (nil and none: for agents no group applies to), or nil
+// when no usage line concerns them.
+func (p *parser) groupUsage(m *merged, srcs []int) *usageGroup {
+	g := &usageGroup{}
+	if _, file := p.file.sets(); file != nil {
+		g.file = []*usageSet{file}
+	}
+	for _, i := range srcs {
+		u, s := p.src[i].usage.sets()
+		if u != nil {
+			g.usage = append(g.usage, u)
+		}
+		if s != nil {
+			g.signals = append(g.signals, s)
+		}
+	}
+	if len(g.usage) == 0 && len(g.signals) == 0 && len(g.file) == 0 {
+		return nil
+	}
+	for _, sets := range [][]*usageSet{g.usage, g.signals, g.file} {
+		for _, s := range sets {
+			g.hasPaths = g.hasPaths || s.paths != nil
+			g.filtered = g.filtered || s.paths != nil && s.paths.segs != nil
+		}
+	}
+	for i := 0; m != nil && i < len(m.parts); i++ {
+		g.filtered = g.filtered || m.parts[i].segs != nil
+	}
+	g.signalFixed = true
+	for _, s := range append(g.signals[:len(g.signals):len(g.signals)], g.file...) {
+		g.signalFixed = g.signalFixed && s.paths == nil
+	}
+	if g.signalFixed {
+		g.signal = matchUsage(g.signals, &pathSet{})
+		g.signal.fallBack(matchUsage(g.file, &pathSet{}))
+	}
+	if g.signalFixed {
+		var root usageStmt
+		for _, s := range g.usage {
+			root.add(&s.root)
+		}
+		g.fallBack(&root, &g.unmatched)
+	}
+	if !g.hasPaths {
+		g.match(&pathSet{}, &g.fixed)
+	}
+	return g
+}
+
+// newUsageSet compiles the usage lines of one kind of one group, or
+// returns nil when there are none. Lines with identical paths (the same
+// compiled pattern and precedence, however spelled) are combined into one
+// statement by the vocabulary's rule, so each distinct path is one rule
+// of the set's part.
+func newUsageSet(rules []usageRule) *usageSet {
+	if len(rules) == 0 {
+		return nil
+	}
+	s := &usageSet{}
+	var (
+		paths    []Rule
+		compiled []matcher
+		byHash   = map[uint64][]int{}
+	)
+	for i := range rules {
+		u := &rules[i]
+		if u.path == "" {
+			s.root.add(&u.stmt)
+			continue
+		}
+		m := compile(u.path, false, 0)
+		h := m.hash()
+		same := -1
+		for _, j := range byHash[h] {
+			if compiled[j].same(&m) {
+				same = j
+				break
+			}
+		}
+		if same >= 0 {
+			s.stmts[same].add(&u.stmt)
+			continue
+		}
+		byHash[h] = append(byHash[h], len(paths))
+		compiled = append(compiled, m)
+		paths = append(paths, Rule{Pattern: u.path, Line: u.line.line})
+		s.stmts = append(s.stmts, u.stmt)
+	}
+	if len(paths) > 0 {
+		s.paths = newPart(paths)
+	}
+	return s
+}

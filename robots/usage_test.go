@@ -1,0 +1,229 @@
+package robots
+
+import (
+	"encoding/json"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/robotsgate/robotsgate/robots/aipref"
+)
+
+// usageCases mirrors testdata/usage_cases.json.
+type usageCases struct {
+	Prefs []struct {
+		Name, Source, Format, Input string
+		Header                      []string
+		Want                        map[string]string
+	}
+	Robots []struct {
+		Name, Source, Robots, Agent string
+		Checks                      []struct {
+			Path  string
+			Crawl bool
+			Usage map[string]struct {
+				Pref, Source string
+				Line         int
+			}
+		}
+	}
+}
+
+func loadUsageCases(t *testing.T) usageCases {
+	t.Helper()
+	b, err := os.ReadFile("testdata/usage_cases.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var uc usageCases
+	if err := json.Unmarshal(b, &uc); err != nil {
+		t.Fatal(err)
+	}
+	if len(uc.Prefs) == 0 || len(uc.Robots) == 0 {
+		t.Fatal("usage_cases.json: no cases")
+	}
+	return uc
+}
+
+// prefLetter is the notation of the JSON file: "y", "n", or "" for unknown.
+func prefLetter(p aipref.Pref) string {
+	switch p {
+	case aipref.Allowed:
+		return "y"
+	case aipref.Disallowed:
+		return "n"
+	}
+	return ""
+}
+
+func checkPurposes(t *testing.T, want map[string]string) {
+	t.Helper()
+	for k := range want {
+		if _, err := aipref.ParsePurposes([]string{k}); err != nil {
+			t.Fatalf("case names an unknown purpose: %v", err)
+		}
+	}
+}
+
+func TestUsagePrefCases(t *testing.T) {
+	for _, c := range loadUsageCases(t).Prefs {
+		t.Run(c.Name, func(t *testing.T) {
+			checkPurposes(t, c.Want)
+			var got aipref.Prefs
+			switch {
+			case c.Format == "content-signal":
+				got = aipref.ParseContentSignal(c.Input)
+			case c.Header != nil:
+				got = aipref.ParseHeader(c.Header)
+			case c.Format == "vocab":
+				got = aipref.Parse(c.Input)
+			default:
+				t.Fatalf("unknown format %q", c.Format)
+			}
+			for p := aipref.Purpose(0); p < aipref.NumPurposes; p++ {
+				if g, w := prefLetter(got.Get(p)), c.Want[p.String()]; g != w {
+					t.Errorf("%s %q: %s = %q, want %q (source: %s)", c.Format, c.Input, p, g, w, c.Source)
+				}
+			}
+		})
+	}
+}
+
+func TestUsageRobotsCases(t *testing.T) {
+	for _, c := range loadUsageCases(t).Robots {
+		t.Run(c.Name, func(t *testing.T) {
+			r := Parse([]byte(c.Robots))
+			for _, ck := range c.Checks {
+				d, u := r.DecideUsage(c.Agent, ck.Path)
+				if want := r.DecidePath(c.Agent, ck.Path); d != want {
+					t.Errorf("%s: DecideUsage decision %+v, DecidePath %+v", ck.Path, d, want)
+				}
+				if d.Allowed != ck.Crawl {
+					t.Errorf("%s: crawl = %v, want %v (source: %s)", ck.Path, d.Allowed, ck.Crawl, c.Source)
+				}
+				for p := aipref.Purpose(0); p < aipref.NumPurposes; p++ {
+					got, want := u.For(p), ck.Usage[p.String()]
+					if prefLetter(got.Pref) != want.Pref || got.Source.String() != want.Source || got.Line != want.Line {
+						t.Errorf("%s %s: got %s from %q line %d (%q), want %q from %q line %d (source: %s)",
+							ck.Path, p, prefLetter(got.Pref), got.Source, got.Line, got.Rule, want.Pref, want.Source, want.Line, c.Source)
+					}
+					if (got.Rule == "") != (got.Source == UsageNone) ||
+						got.Source != UsageNone && !strings.HasPrefix(strings.ToLower(got.Rule), got.Source.String()+":") {
+						t.Errorf("%s %s: rule %q does not fit source %q", ck.Path, p, got.Rule, got.Source)
+					}
+				}
+				if got, want := u.Prefs(), prefsOf(ck.Usage); got != want {
+					t.Errorf("%s: Prefs() = %v, want %v", ck.Path, got, want)
+				}
+			}
+		})
+	}
+}
+
+func prefsOf(m map[string]struct {
+	Pref, Source string
+	Line         int
+}) aipref.Prefs {
+	var ps aipref.Prefs
+	for p := aipref.Purpose(0); p < aipref.NumPurposes; p++ {
+		switch m[p.String()].Pref {
+		case "y":
+			ps = ps.With(p, aipref.Allowed)
+		case "n":
+			ps = ps.With(p, aipref.Disallowed)
+		}
+	}
+	return ps
+}
+
+// usageNoise are usage lines that, inserted anywhere in a robots.txt,
+// must leave every Allow/Disallow verdict as it was.
+var usageNoise = []string{
+	"Content-Usage: train-ai=n",
+	"Content-Usage: / train-ai=y, search=n",
+	"Content-Signal: search=yes, ai-train=no",
+	"content-usage: /*",
+	"Content-Signal:",
+}
+
+// TestUsageLinesKeepCrawlVerdicts inserts usage lines after every line of
+// every conformance case and checks that each decision stays the same.
+func TestUsageLinesKeepCrawlVerdicts(t *testing.T) {
+	n := 0
+	for _, file := range []string{"google_robotstxt_cases.json", "seed_and_rfc_cases.json"} {
+		for _, c := range loadCases(t, file) {
+			body := c.body(t)
+			if len(body) > DefaultMaxBytes/2 {
+				continue
+			}
+			want := Parse(body).Decide(c.UserAgent, c.URL)
+			for i, noise := range usageNoise {
+				// After every LF and, unless the body starts with (part of)
+				// a byte order mark, which must stay first, at the start.
+				noisy := strings.ReplaceAll(string(body), "\n", "\n"+noise+"\n")
+				if i%2 == 0 && (len(body) == 0 || body[0] != 0xEF) {
+					noisy = noise + "\n" + noisy
+				}
+				nr := Parse([]byte(noisy))
+				got := nr.Decide(c.UserAgent, c.URL)
+				if got.Allowed != want.Allowed || got.Group != want.Group || got.Rule.Allow != want.Rule.Allow ||
+					got.Rule.Pattern != want.Rule.Pattern {
+					t.Errorf("%s with %q inserted: %+v, without %+v", c.Name, noise, got, want)
+				}
+				if du, _ := nr.DecideUsage(c.UserAgent, PathParamsQuery(c.URL)); du != got {
+					t.Errorf("%s with %q inserted: DecideUsage decision %+v, Decide %+v", c.Name, noise, du, got)
+				}
+				n++
+			}
+		}
+	}
+	if n == 0 {
+		t.Fatal("no conformance cases")
+	}
+}
+
+func TestDecideUsageAllocs(t *testing.T) {
+	r := Parse([]byte(usageRobots()))
+	for _, path := range []string{"/ai-ok/page", "/img/a.jpg", "/caf\u00e9", "x"} {
+		if a := testing.AllocsPerRun(100, func() { r.DecideUsage("Googlebot", path) }); a != 0 {
+			t.Errorf("DecideUsage(%q): %v allocs", path, a)
+		}
+		if a := testing.AllocsPerRun(100, func() { r.DecideUsage("SomeBot", path) }); a != 0 {
+			t.Errorf("DecideUsage(%q): %v allocs", path, a)
+		}
+	}
+}
+
+func TestDecideUsageNil(t *testing.T) {
+	var r *Robots
+	d, u := r.DecideUsage("bot", "/x")
+	if !d.Allowed || u != (Usage{}) {
+		t.Errorf("nil Robots: %+v %+v", d, u)
+	}
+	if v := u.For(aipref.Purpose(7)); v != (UsageVerdict{}) {
+		t.Errorf("For(out of range) = %+v", v)
+	}
+}
+
+// FuzzDecideUsage checks that DecideUsage's decision is DecidePath's and
+// that a disallowed path has no usage, on any robots.txt and path.
+func FuzzDecideUsage(f *testing.F) {
+	f.Add(usageRobots(), "FooBot", "/books/x.jpg")
+	f.Add("User-agent: *\nDisallow: /a\nContent-Usage: /a* train-ai=n\nContent-Signal: search=no", "x", "/a%41")
+	f.Add("Content-Signal: ai-train=no\nUser-agent: a\nContent-Usage: /\nUser-agent: b\nAllow: /$", "b", "robots.txt")
+	f.Fuzz(func(t *testing.T, body, agent, path string) {
+		r := Parse([]byte(body))
+		d, u := r.DecideUsage(agent, path)
+		if want := r.DecidePath(agent, path); d != want {
+			t.Fatalf("DecideUsage decision %+v, DecidePath %+v", d, want)
+		}
+		if !d.Allowed && u != (Usage{}) {
+			t.Fatalf("disallowed path with usage %+v", u)
+		}
+		for p := aipref.Purpose(0); p < aipref.NumPurposes; p++ {
+			if v := u.For(p); (v.Pref == aipref.Unknown) != (v.Source == UsageNone) || (v.Line == 0) != (v.Source == UsageNone) {
+				t.Fatalf("%s: inconsistent verdict %+v", p, v)
+			}
+		}
+	})
+}
