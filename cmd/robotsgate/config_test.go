@@ -267,7 +267,7 @@ func TestAllowedPortsOption(t *testing.T) {
 	}
 	var given []flagValue
 	var path string
-	if f := newServeFlags(&given, &path).Lookup("allowed-ports"); f == nil || f.DefValue != "443" {
-		t.Fatalf("flag -allowed-ports: %+v, want default 443 shown by -h", f)
+	if f := newServeFlags(&given, &path).Lookup("allowed-ports"); f == nil || f.DefValue != "80,443" {
+		t.Fatalf("flag -allowed-ports: %+v, want default 80,443 shown by -h", f)
 	}
 }

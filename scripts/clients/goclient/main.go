@@ -1,0 +1,52 @@
+// Command goclient is the Go row of the client table: it GETs one URL and
+// prints the status code.
+//
+// With -proxy it sets Transport.Proxy to http.ProxyURL, which proxies
+// every request, loopback and localhost included. Without it, it uses
+// http.ProxyFromEnvironment (HTTP_PROXY, HTTPS_PROXY, NO_PROXY), which
+// never proxies localhost or loopback addresses: run.sh uses that to show
+// the pitfall. Extra roots (robotsgate's CA) come from SSL_CERT_FILE, as
+// for any Go program on Linux.
+//
+//	goclient [-proxy http://127.0.0.1:9309] URL
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"time"
+)
+
+func main() {
+	proxy := flag.String("proxy", "", "proxy URL; empty = http.ProxyFromEnvironment")
+	flag.Parse()
+	if flag.NArg() != 1 {
+		fmt.Fprintln(os.Stderr, "usage: goclient [-proxy URL] URL")
+		os.Exit(2)
+	}
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	if *proxy != "" {
+		u, err := url.Parse(*proxy)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "goclient: -proxy: %v\n", err)
+			os.Exit(2)
+		}
+		tr.Proxy = http.ProxyURL(u)
+	}
+	c := &http.Client{Transport: tr, Timeout: 60 * time.Second}
+	resp, err := c.Get(flag.Arg(0))
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "goclient: %v\n", err)
+		os.Exit(1)
+	}
+	defer resp.Body.Close()
+	if _, err := io.Copy(io.Discard, resp.Body); err != nil {
+		fmt.Fprintf(os.Stderr, "goclient: reading the body: %v\n", err)
+		os.Exit(1)
+	}
+	fmt.Println(resp.StatusCode)
+}
