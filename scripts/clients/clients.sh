@@ -15,9 +15,18 @@ python_with() {
   return 1
 }
 
+# each_url COMMAND... URL...: runs COMMAND once per URL (the arguments
+# from the first one starting with http on are URLs).
+each_url() {
+  local args=() u
+  while [ $# -gt 0 ] && [[ $1 != http* ]]; do args+=("$1"); shift; done
+  for u in "$@"; do "${args[@]}" "$u"; done
+}
+export -f each_url
+
 run_curl() {
   command -v curl >/dev/null || { skip curl "not installed"; return; }
-  pair curl "${PROXYENV[@]}" curl -sS -o /dev/null -w '%{http_code}\n' --cacert "$CA"
+  pair curl "${PROXYENV[@]}" bash -c 'each_url "$@"' each curl -sS -o /dev/null -w '%{http_code}\n' --cacert "$CA"
   # curl ignores upper-case HTTP_PROXY (lower-case http_proxy only).
   fact "curl ignores HTTP_PROXY" 200 "${NOPROXYENV[@]}" HTTP_PROXY="$P" \
     curl -sS -o /dev/null -w '%{http_code}\n' "$H$PROBE"
@@ -28,7 +37,7 @@ wget_status() { wget -S -O /dev/null "$@" 2>&1 | awk '/^  HTTP\//{c=$2} END{prin
 
 run_wget() {
   command -v wget >/dev/null || { skip wget "not installed"; return; }
-  pair wget "${PROXYENV[@]}" bash -c 'wget_status "$@"' wget --ca-certificate="$CA"
+  pair wget "${PROXYENV[@]}" bash -c 'each_url "$@"' each wget_status --ca-certificate="$CA"
   fact "wget ignores HTTP_PROXY and HTTPS_PROXY" 200 "${NOPROXYENV[@]}" HTTP_PROXY="$P" HTTPS_PROXY="$P" \
     bash -c 'wget_status "$@"' wget "$H$PROBE"
 }

@@ -27,29 +27,28 @@ PASSED=() FAILED=() RAN=() SKIPPED=()
 fail() { FAILED+=("$1"); echo "FAIL  $1" >&2; }
 skip() { SKIPPED+=("$1 ($2)"); echo "skip  $1: $2"; }
 
-# expect NAME WANT COMMAND...: COMMAND prints a status code as its last line.
+# expect NAME WANT COMMAND...: COMMAND prints one status code per line;
+# WANT is the space-separated list of the codes expected.
 expect() {
   local name=$1 want=$2 got
   shift 2
-  got=$("$@" 2>"$WORK/last.err" | tail -n 1)
+  got=$("$@" 2>"$WORK/last.err" | tr '\n' ' ' | sed 's/ *$//')
   if [ "$got" = "$want" ]; then
     PASSED+=("$name")
     echo "ok    $name: $got"
   else
-    fail "$name: got '${got}', want $want ($(tail -n 3 "$WORK/last.err" | tr '\n' ' '))"
+    fail "$name: got '${got}', want '$want' ($(tail -n 3 "$WORK/last.err" | tr '\n' ' '))"
   fi
 }
 
-# pair CLIENT COMMAND...: the allowed and the disallowed URL over HTTP and HTTPS
-# (COMMAND gets the URL as its last argument).
+# pair CLIENT COMMAND...: one run of COMMAND with an allowed and a
+# disallowed URL over HTTP, then over HTTPS (the URLs are appended).
 pair() {
   local client=$1
   shift
   RAN+=("$client")
-  expect "$client http allowed" 200 "$@" "$H/public"
-  expect "$client http disallowed" 403 "$@" "$H/private/x"
-  expect "$client https allowed" 200 "$@" "$S/public"
-  expect "$client https disallowed" 403 "$@" "$S/private/x"
+  expect "$client: http /public, http /private/x, https /public, https /private/x" "200 403 200 403" \
+    "$@" "$H/public" "$H/private/x" "$S/public" "$S/private/x"
 }
 
 # fact NAME WANT COMMAND...: a pitfall the docs state (e.g. "this client

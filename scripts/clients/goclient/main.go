@@ -1,5 +1,5 @@
-// Command goclient is the Go row of the client table: it GETs one URL and
-// prints the status code.
+// Command goclient is the Go row of the client table: it GETs each URL and
+// prints its status code (one line per URL).
 //
 // With -proxy it sets Transport.Proxy to http.ProxyURL, which proxies
 // every request, loopback and localhost included. Without it, it uses
@@ -8,7 +8,7 @@
 // the pitfall. Extra roots (robotsgate's CA) come from SSL_CERT_FILE, as
 // for any Go program on Linux.
 //
-//	goclient [-proxy http://127.0.0.1:9309] URL
+//	goclient [-proxy http://127.0.0.1:9309] URL...
 package main
 
 import (
@@ -24,8 +24,8 @@ import (
 func main() {
 	proxy := flag.String("proxy", "", "proxy URL; empty = http.ProxyFromEnvironment")
 	flag.Parse()
-	if flag.NArg() != 1 {
-		fmt.Fprintln(os.Stderr, "usage: goclient [-proxy URL] URL")
+	if flag.NArg() == 0 {
+		fmt.Fprintln(os.Stderr, "usage: goclient [-proxy URL] URL...")
 		os.Exit(2)
 	}
 	tr := http.DefaultTransport.(*http.Transport).Clone()
@@ -38,15 +38,25 @@ func main() {
 		tr.Proxy = http.ProxyURL(u)
 	}
 	c := &http.Client{Transport: tr, Timeout: 60 * time.Second}
-	resp, err := c.Get(flag.Arg(0))
+	for _, u := range flag.Args() {
+		code, err := get(c, u)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "goclient: %v\n", err)
+			os.Exit(1)
+		}
+		fmt.Println(code)
+	}
+}
+
+// get GETs u with c, reads the body and returns the status code.
+func get(c *http.Client, u string) (int, error) {
+	resp, err := c.Get(u)
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "goclient: %v\n", err)
-		os.Exit(1)
+		return 0, err
 	}
 	defer resp.Body.Close()
 	if _, err := io.Copy(io.Discard, resp.Body); err != nil {
-		fmt.Fprintf(os.Stderr, "goclient: reading the body: %v\n", err)
-		os.Exit(1)
+		return 0, fmt.Errorf("reading the body of %s: %w", u, err)
 	}
-	fmt.Println(resp.StatusCode)
+	return resp.StatusCode, nil
 }

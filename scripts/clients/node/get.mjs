@@ -1,7 +1,7 @@
-// The Node rows of the client table: GET one URL through robotsgate and
-// print the status code.
+// The Node rows of the client table: GET each URL through robotsgate and
+// print its status code (one line per URL).
 //
-//   node get.mjs MODE URL
+//   node get.mjs MODE URL...
 //
 // MODE:
 //   undici-proxyagent  undici request() with new ProxyAgent(PROXY_URL)
@@ -17,21 +17,21 @@ import https from 'node:https';
 import { ProxyAgent, EnvHttpProxyAgent, request, setGlobalDispatcher } from 'undici';
 import { HttpsProxyAgent } from 'https-proxy-agent';
 
-const [mode, url] = process.argv.slice(2);
+const [mode, ...urls] = process.argv.slice(2);
 
-async function undiciGet(dispatcher) {
+async function undiciGet(url, dispatcher) {
   const { statusCode, body } = await request(url, { dispatcher });
   await body.dump();
   return statusCode;
 }
 
-async function fetchGet() {
+async function fetchGet(url) {
   const resp = await fetch(url);
   await resp.arrayBuffer();
   return resp.status;
 }
 
-function agentGet() {
+function agentGet(url) {
   const agent = new HttpsProxyAgent(process.env.PROXY_URL);
   const mod = url.startsWith('https:') ? https : http;
   return new Promise((resolve, reject) => {
@@ -42,20 +42,24 @@ function agentGet() {
   });
 }
 
+// Each mode returns the function that GETs one URL.
 const modes = {
-  'undici-proxyagent': () => undiciGet(new ProxyAgent(process.env.PROXY_URL)),
-  'undici-env': () => undiciGet(new EnvHttpProxyAgent()),
-  'fetch-dispatcher': () => { setGlobalDispatcher(new EnvHttpProxyAgent()); return fetchGet(); },
-  'https-proxy-agent': agentGet,
-  'fetch-builtin': fetchGet,
+  'undici-proxyagent': () => { const d = new ProxyAgent(process.env.PROXY_URL); return (url) => undiciGet(url, d); },
+  'undici-env': () => { const d = new EnvHttpProxyAgent(); return (url) => undiciGet(url, d); },
+  'fetch-dispatcher': () => { setGlobalDispatcher(new EnvHttpProxyAgent()); return fetchGet; },
+  'https-proxy-agent': () => agentGet,
+  'fetch-builtin': () => fetchGet,
 };
 
-if (!modes[mode] || !url) {
-  console.error(`usage: node get.mjs (${Object.keys(modes).join('|')}) URL`);
+if (!modes[mode] || urls.length === 0) {
+  console.error(`usage: node get.mjs (${Object.keys(modes).join('|')}) URL...`);
   process.exit(2);
 }
 try {
-  console.log(await modes[mode]());
+  const get = modes[mode]();
+  for (const url of urls) {
+    console.log(await get(url));
+  }
   process.exit(0);
 } catch (err) {
   console.error(`node ${mode}: ${err.cause ? `${err.message}: ${err.cause.message ?? err.cause}` : err.message}`);

@@ -1,6 +1,7 @@
-"""The Python rows of the client table: GET one URL, print the status code.
+"""The Python rows of the client table: GET each URL, print its status code
+(one line per URL).
 
-    python3 get.py requests|urllib URL
+    python3 get.py requests|urllib URL...
 
 Both read the proxy from the environment (http_proxy/https_proxy, upper or
 lower case). robotsgate's CA: requests reads REQUESTS_CA_BUNDLE; urllib's
@@ -30,9 +31,10 @@ def with_urllib(url):
 
 def main():
     libs = {"requests": with_requests, "urllib": with_urllib}
-    if len(sys.argv) != 3 or sys.argv[1] not in libs:
-        sys.exit("usage: get.py requests|urllib URL")
-    print(libs[sys.argv[1]](sys.argv[2]))
+    if len(sys.argv) < 3 or sys.argv[1] not in libs:
+        sys.exit("usage: get.py requests|urllib URL...")
+    for url in sys.argv[2:]:
+        print(libs[sys.argv[1]](url), flush=True)
 
 
 if __name__ == "__main__":
