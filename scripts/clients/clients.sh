@@ -6,13 +6,51 @@
 # live in /usr/bin/python3, which may not be the first python3 on PATH).
 python_with() {
   local py
-  for py in python3 /usr/bin/python3; do
+  for py in /usr/bin/python3 python3; do
     if command -v "$py" >/dev/null 2>&1 && "$py" -c "import $1" 2>/dev/null; then
       echo "$py"
       return 0
     fi
   done
   return 1
+}
+
+# connect_ua CLIENT [sends] COMMAND...: runs COMMAND, an https request
+# through the CONNECT recorder ($CP), and records the User-Agent CLIENT sent
+# on CONNECT. With "sends", a CONNECT without User-Agent is a failure (the
+# docs say CLIENT sends one).
+connect_ua() {
+  local client=$1 must= ua
+  shift
+  if [ "$1" = sends ]; then must=1; shift; fi
+  : >"$WORK/connect-ua.txt"
+  "$@" >/dev/null 2>&1
+  ua=$(head -n 1 "$WORK/connect-ua.txt")
+  CONNECT_UAS+=("$client: ${ua:-(no CONNECT seen)}")
+  if [ -n "$must" ]; then
+    if [ -n "$ua" ] && [ "$ua" != - ]; then
+      PASSED+=("$client sends User-Agent on CONNECT")
+      echo "ok    $client sends a User-Agent on CONNECT: $ua"
+    else
+      fail "$client sent no User-Agent on CONNECT (${ua:-no CONNECT seen}); docs/clients.md says it does"
+    fi
+  fi
+}
+
+# tunnels_http CLIENT COMMAND...: COMMAND requests an http:// URL through
+# the CONNECT recorder; the docs say CLIENT sends CONNECT for it (which is
+# why https.allowed_ports includes 80 by default).
+tunnels_http() {
+  local client=$1
+  shift
+  : >"$WORK/connect-ua.txt"
+  "$@" >/dev/null 2>&1
+  if [ -s "$WORK/connect-ua.txt" ]; then
+    PASSED+=("$client tunnels http://")
+    echo "ok    pitfall: $client sends CONNECT for an http:// URL"
+  else
+    fail "$client sent no CONNECT for an http:// URL; docs/clients.md says it does"
+  fi
 }
 
 # each_url COMMAND... URL...: runs COMMAND once per URL (the arguments
@@ -28,6 +66,7 @@ run_curl() {
   command -v curl >/dev/null || { skip curl "not installed"; return; }
   pair curl "${PROXYENV[@]}" bash -c 'each_url "$@"' each curl -sS -o /dev/null -w '%{http_code}\n' --cacert "$CA"
   # curl ignores upper-case HTTP_PROXY (lower-case http_proxy only).
+  connect_ua curl sends env https_proxy="$CP" curl -sS "$S/"
   fact "curl ignores HTTP_PROXY" 200 "${NOPROXYENV[@]}" HTTP_PROXY="$P" \
     curl -sS -o /dev/null -w '%{http_code}\n' "$H$PROBE"
 }
@@ -38,6 +77,7 @@ wget_status() { wget -S -O /dev/null "$@" 2>&1 | awk '/^  HTTP\//{c=$2} END{prin
 run_wget() {
   command -v wget >/dev/null || { skip wget "not installed"; return; }
   pair wget "${PROXYENV[@]}" bash -c 'each_url "$@"' each wget_status --ca-certificate="$CA"
+  connect_ua wget env https_proxy="$CP" wget -q -O /dev/null "$S/"
   fact "wget ignores HTTP_PROXY and HTTPS_PROXY" 200 "${NOPROXYENV[@]}" HTTP_PROXY="$P" HTTPS_PROXY="$P" \
     bash -c 'wget_status "$@"' wget "$H$PROBE"
 }
@@ -47,6 +87,7 @@ run_python() {
   local py
   if py=$(python_with requests); then
     pair "python-requests" "${PROXYENV[@]}" REQUESTS_CA_BUNDLE="$CA" "$py" "$HERE/python/get.py" requests
+    connect_ua python-requests env https_proxy="$CP" "$py" "$HERE/python/get.py" requests "$S/"
     # Upper case works too.
     expect "python-requests HTTPS_PROXY" 403 "${NOPROXYENV[@]}" HTTPS_PROXY="$P" REQUESTS_CA_BUNDLE="$CA" \
       "$py" "$HERE/python/get.py" requests "$S/private/x"
@@ -55,6 +96,7 @@ run_python() {
   fi
   if py=$(python_with urllib.request); then
     pair "python-urllib" "${PROXYENV[@]}" SSL_CERT_FILE="$CA" "$py" "$HERE/python/get.py" urllib
+    connect_ua python-urllib env https_proxy="$CP" "$py" "$HERE/python/get.py" urllib "$S/"
   else
     skip python-urllib "no python3"
   fi
@@ -115,6 +157,7 @@ run_scrapy_politeness() {
 
 run_go() {
   pair go env SSL_CERT_FILE="$CA" "$WORK/goclient" -proxy "$P"
+  connect_ua go sends "$WORK/goclient" -proxy "$CP" "$S/"
   # http.ProxyFromEnvironment never proxies loopback addresses.
   fact "Go ProxyFromEnvironment skips 127.0.0.1" 200 "${NOPROXYENV[@]}" HTTP_PROXY="$P" "$WORK/goclient" "$H$PROBE"
 }
@@ -134,6 +177,10 @@ run_node() {
   # IPs): name the HTTPS origin localhost for it. Real sites have names.
   S=https://localhost:$HTTPS_PORT pair node-https-proxy-agent "${PROXYENV[@]}" PROXY_URL="$P" \
     NODE_EXTRA_CA_CERTS="$CA" node "$js" https-proxy-agent
+  connect_ua node-undici env PROXY_URL="$CP" node "$js" undici-proxyagent "$S/"
+  tunnels_http node-undici env PROXY_URL="$CP" node "$js" undici-proxyagent "$H/"
+  tunnels_http node-https-proxy-agent env PROXY_URL="$CP" node "$js" https-proxy-agent "$H/"
+  connect_ua node-https-proxy-agent env PROXY_URL="$CP" node "$js" https-proxy-agent "https://localhost:$HTTPS_PORT/"
   fact "node's built-in fetch ignores proxy variables" 200 "${NOPROXYENV[@]}" http_proxy="$P" HTTP_PROXY="$P" \
     node "$js" fetch-builtin "$H$PROBE"
 }
@@ -151,5 +198,7 @@ run_java() {
   # The test origins are on loopback, which Java never proxies by default
   # (http.nonProxyHosts); "-Dhttp.nonProxyHosts=" clears that list.
   pair java "${NOPROXYENV[@]}" java "${props[@]}" -Dhttp.nonProxyHosts= "$HERE/java/Get.java"
+  connect_ua java java -Dhttps.proxyHost=127.0.0.1 -Dhttps.proxyPort="$CONNECT_PORT" -Dhttp.nonProxyHosts= \
+    "$HERE/java/Get.java" "$S/"
   fact "Java skips loopback by default" 200 "${NOPROXYENV[@]}" java "${props[@]}" "$HERE/java/Get.java" "$H$PROBE"
 }

@@ -9,6 +9,11 @@
 // paths it served, except /private/probe* (the pitfall probes reach the
 // origin on purpose): run.sh checks that it stays 0.
 //
+// A fourth listener (CONNECT_PORT) plays a proxy that refuses every
+// CONNECT after appending its User-Agent ("-" when none) to
+// <dir>/connect-ua.txt: run.sh points each client at it to record which
+// clients name themselves on CONNECT (what tunnel mode decides by).
+//
 //	origin -dir /tmp/x [-crawl-delay 2]
 package main
 
@@ -30,6 +35,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -66,14 +72,22 @@ func run(dir, crawlDelay string) error {
 	if err != nil {
 		return err
 	}
-	ports := fmt.Sprintf("HTTP_PORT=%d\nHTTPS_PORT=%d\nPOLITE_PORT=%d\n",
-		port(plain), port(secure), port(polite))
+	recorder, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	ports := fmt.Sprintf("HTTP_PORT=%d\nHTTPS_PORT=%d\nPOLITE_PORT=%d\nCONNECT_PORT=%d\n",
+		port(plain), port(secure), port(polite), port(recorder))
 	// Written last and renamed into place: run.sh waits for the file.
 	tmp := filepath.Join(dir, "ports.env.tmp")
 	if err := os.WriteFile(tmp, []byte(ports), 0o644); err != nil {
 		return err
 	}
-	errc := make(chan error, 3)
+	errc := make(chan error, 4)
+	go func() {
+		srv := &http.Server{Handler: connectRecorder(filepath.Join(dir, "connect-ua.txt")), ReadHeaderTimeout: 10 * time.Second}
+		errc <- srv.Serve(recorder)
+	}()
 	serve := func(l net.Listener, robots string, tlsCert *tls.Certificate) {
 		srv := &http.Server{Handler: site(robots), ReadHeaderTimeout: 10 * time.Second}
 		if tlsCert != nil {
@@ -119,6 +133,40 @@ func site(robots string) http.Handler {
 		}
 		fmt.Fprint(w, "</body></html>\n")
 	})
+}
+
+// connectRecorder answers every request 403; for a CONNECT it first
+// appends the User-Agent ("-" when none) to file.
+func connectRecorder(file string) http.Handler {
+	var mu sync.Mutex
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodConnect {
+			ua := r.Header.Get("User-Agent")
+			if ua == "" {
+				ua = "-"
+			}
+			mu.Lock()
+			err := appendLine(file, ua)
+			mu.Unlock()
+			if err != nil {
+				log.Printf("origin: %v", err)
+			}
+		}
+		w.Header().Set("Connection", "close")
+		http.Error(w, "recorded", http.StatusForbidden)
+	})
+}
+
+func appendLine(file, line string) error {
+	f, err := os.OpenFile(file, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		return err
+	}
+	if _, err := fmt.Fprintln(f, line); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
 
 func port(l net.Listener) int { return l.Addr().(*net.TCPAddr).Port }
