@@ -11,10 +11,9 @@ This middleware re-schedules the request after Retry-After seconds
 past RETRY_AFTER_TIMES / RETRY_AFTER_MAX, go on to RetryMiddleware.
 """
 
-from email.utils import parsedate_to_datetime
 from datetime import datetime, timezone
+from email.utils import parsedate_to_datetime
 
-from twisted.internet import reactor
 from twisted.internet.task import deferLater
 
 
@@ -58,5 +57,9 @@ class RetryAfterMiddleware:
         spider.logger.info("%s answered %d; retrying in %.0f s (Retry-After)", request.url, response.status, wait)
         retry = request.replace(dont_filter=True)
         retry.meta["retry_after_times"] = tries + 1
+        # The reactor Scrapy installed (imported here, not at module load,
+        # so that importing this module never installs one).
+        from twisted.internet import reactor
+
         # Fire a little after Retry-After: the slot it names has opened by then.
         return deferLater(reactor, wait + 0.1, lambda: retry)
