@@ -24,7 +24,7 @@ connect_ua() {
   shift
   if [ "$1" = sends ]; then must=1; shift; fi
   : >"$WORK/connect-ua.txt"
-  "$@" >/dev/null 2>&1
+  timeout 300 "$@" >/dev/null 2>&1
   ua=$(head -n 1 "$WORK/connect-ua.txt")
   CONNECT_UAS+=("$client: ${ua:-(no CONNECT seen)}")
   if [ -n "$must" ]; then
@@ -44,7 +44,7 @@ tunnels_http() {
   local client=$1
   shift
   : >"$WORK/connect-ua.txt"
-  "$@" >/dev/null 2>&1
+  timeout 300 "$@" >/dev/null 2>&1
   if [ -s "$WORK/connect-ua.txt" ]; then
     PASSED+=("$client tunnels http://")
     echo "ok    pitfall: $client sends CONNECT for an http:// URL"
@@ -113,7 +113,7 @@ run_scrapy() {
   SCRAPY_PY=$(python_with scrapy) || { skip scrapy "no python3 with scrapy"; return; }
   RAN+=(scrapy)
   local out=$WORK/scrapy-pairs.jl got want
-  (cd "$ROOT/examples/scrapy" && "${PROXYENV[@]}" "$SCRAPY_PY" -m scrapy crawl pages -L WARNING \
+  (cd "$ROOT/examples/scrapy" && timeout 300 "${PROXYENV[@]}" "$SCRAPY_PY" -m scrapy crawl pages -L WARNING \
     -a urls="$H/public,$H/private/x,$S/public,$S/private/x" -O "$out") >"$WORK/scrapy-pairs.log" 2>&1
   got=$(scrapy_items "$out" 2>/dev/null)
   want=$(printf '%s\n' "200 $H/public" "200 $S/public" "403 $H/private/x" "403 $S/private/x" | sort)
@@ -133,7 +133,7 @@ run_scrapy_politeness() {
   local want got log=$WORK/scrapy-polite.log
   want=$( (printf '200 %s\n' "$POLITE/"; for i in 1 2 3 4 5; do printf '200 %s\n' "$POLITE/page/$i"; done
     printf '403 %s\n' "$POLITE/private/secret") | sort)
-  (cd "$ROOT/examples/scrapy" && "${PROXYENV[@]}" "$SCRAPY_PY" -m scrapy crawl pages -L INFO \
+  (cd "$ROOT/examples/scrapy" && timeout 300 "${PROXYENV[@]}" "$SCRAPY_PY" -m scrapy crawl pages -L INFO \
     -a urls="$POLITE/" -a follow=1 -O "$WORK/scrapy-polite.jl") >"$log" 2>&1
   got=$(scrapy_items "$WORK/scrapy-polite.jl" 2>/dev/null)
   if [ "$got" = "$want" ] && ! grep -q "Gave up retrying" "$log"; then
@@ -144,7 +144,7 @@ run_scrapy_politeness() {
   fi
   # The same spider outside the project (Scrapy's defaults) drops pages.
   mkdir -p "$WORK/scrapy-defaults"
-  (cd "$WORK/scrapy-defaults" && "${PROXYENV[@]}" "$SCRAPY_PY" -m scrapy runspider -L INFO \
+  (cd "$WORK/scrapy-defaults" && timeout 300 "${PROXYENV[@]}" "$SCRAPY_PY" -m scrapy runspider -L INFO \
     "$ROOT/examples/scrapy/politecrawl/spiders/pages.py" -a urls="$POLITE/" -a follow=1 \
     -O "$WORK/scrapy-defaults.jl") >"$WORK/scrapy-defaults.log" 2>&1
   if grep -q "Gave up retrying.*429" "$WORK/scrapy-defaults.log"; then

@@ -33,7 +33,7 @@ skip() { SKIPPED+=("$1 ($2)"); echo "skip  $1: $2"; }
 expect() {
   local name=$1 want=$2 got
   shift 2
-  got=$("$@" 2>"$WORK/last.err" | tr '\n' ' ' | sed 's/ *$//')
+  got=$(timeout 300 "$@" 2>"$WORK/last.err" | tr '\n' ' ' | sed 's/ *$//')
   if [ "$got" = "$want" ]; then
     PASSED+=("$name")
     echo "ok    $name: $got"
