@@ -71,7 +71,7 @@ type RobotsConfig struct {
 // HTTPSConfig is how CONNECT requests are handled.
 type HTTPSConfig struct {
 	Mode          string   `yaml:"mode"`           // mitm | tunnel
-	AllowedPorts  []int    `yaml:"allowed_ports"`  // CONNECT only to these ports, default [443]
+	AllowedPorts  []int    `yaml:"allowed_ports"`  // CONNECT only to these ports, default [80, 443]
 	DataDir       string   `yaml:"data_dir"`       // where the generated CA lives; default under the user's config dir
 	CACert        string   `yaml:"ca_cert"`        // use this CA certificate (PEM) instead of the generated one
 	CAKey         string   `yaml:"ca_key"`         // ... and its key (PEM)
@@ -131,7 +131,7 @@ func Default() Config {
 		},
 		HTTPS: HTTPSConfig{
 			Mode:         "mitm",
-			AllowedPorts: []int{443},
+			AllowedPorts: []int{80, 443}, // 80: clients such as Node's undici tunnel http:// URLs too
 		},
 		Politeness: PolitenessConfig{
 			CrawlDelay:    "honor",

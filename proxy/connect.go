@@ -49,7 +49,7 @@ func (c *Config) validateHTTPS() error {
 		return fmt.Errorf("https.mode: %q is not mitm or tunnel", h.Mode)
 	}
 	if len(h.AllowedPorts) == 0 {
-		return errors.New("https.allowed_ports: empty; CONNECT would be refused to every port (the default is [443])")
+		return errors.New("https.allowed_ports: empty; CONNECT would be refused to every port (the default is [80, 443])")
 	}
 	for _, p := range h.AllowedPorts {
 		if p < 1 || p > 65535 {
@@ -98,7 +98,7 @@ func (s *Server) installHTTPS() error {
 	}
 	ports := cfg.AllowedPorts
 	if len(ports) == 0 {
-		ports = []int{443}
+		ports = []int{80, 443}
 	}
 	for _, p := range ports {
 		h.ports[strconv.Itoa(p)] = true

@@ -227,7 +227,7 @@ func TestAllowedPortsOption(t *testing.T) {
 		env  map[string]string
 		want []int
 	}{
-		{"default", nil, nil, []int{443}},
+		{"default", nil, nil, []int{80, 443}},
 		{"file", []string{"-config", file}, nil, []int{1443}},
 		{"env over file", []string{"-config", file}, map[string]string{"ROBOTSGATE_ALLOWED_PORTS": "9443"}, []int{9443}},
 		{"flag over env", []string{"-allowed-ports", " 443, 8443 "}, map[string]string{"ROBOTSGATE_ALLOWED_PORTS": "9443"}, []int{443, 8443}},
@@ -268,8 +268,8 @@ func TestAllowedPortsOption(t *testing.T) {
 	}
 	var given []flagValue
 	var path string
-	if f := newServeFlags(&given, &path).Lookup("allowed-ports"); f == nil || f.DefValue != "443" {
-		t.Fatalf("flag -allowed-ports: %+v, want default 443 shown by -h", f)
+	if f := newServeFlags(&given, &path).Lookup("allowed-ports"); f == nil || f.DefValue != "80,443" {
+		t.Fatalf("flag -allowed-ports: %+v, want default 80,443 shown by -h", f)
 	}
 }
 

@@ -1,0 +1,65 @@
+"""RetryAfterMiddleware: wait as long as a 429 or 503 answer's Retry-After
+says before retrying, instead of Scrapy's immediate retry.
+
+robotsgate answers 429 + Retry-After when a request would wait longer than
+politeness.max_queue_wait for the origin's Crawl-delay slot, and 503 +
+Retry-After while an origin is paused after its own 429/503. Scrapy's
+RetryMiddleware retries at once (RETRY_TIMES=2), so on a site whose
+Crawl-delay is long those retries are refused again and Scrapy gives up.
+This middleware re-schedules the request after Retry-After seconds
+(without blocking the reactor); answers without a usable Retry-After, or
+past RETRY_AFTER_TIMES / RETRY_AFTER_MAX, go on to RetryMiddleware.
+"""
+
+from datetime import datetime, timezone
+from email.utils import parsedate_to_datetime
+
+from twisted.internet.task import deferLater
+
+
+def retry_after_seconds(value, now=None):
+    """Seconds to wait for a Retry-After value (delta-seconds or HTTP date), or None."""
+    if not value:
+        return None
+    value = value.strip()
+    if value.isdigit():
+        return int(value)
+    try:
+        when = parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    if when is None:
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=timezone.utc)
+    now = now or datetime.now(timezone.utc)
+    return max(0.0, (when - now).total_seconds())
+
+
+class RetryAfterMiddleware:
+    def __init__(self, settings):
+        self.codes = set(settings.getlist("RETRY_AFTER_HTTP_CODES", [429, 503]))
+        self.max_times = settings.getint("RETRY_AFTER_TIMES", 5)
+        self.max_wait = settings.getfloat("RETRY_AFTER_MAX", 600)
+
+    @classmethod
+    def from_crawler(cls, crawler):
+        return cls(crawler.settings)
+
+    def process_response(self, request, response, spider):
+        if response.status not in self.codes or request.meta.get("dont_retry"):
+            return response
+        header = response.headers.get("Retry-After")
+        wait = retry_after_seconds(header.decode("latin-1") if header else None)
+        tries = request.meta.get("retry_after_times", 0)
+        if wait is None or wait > self.max_wait or tries >= self.max_times:
+            return response
+        spider.logger.info("%s answered %d; retrying in %.0f s (Retry-After)", request.url, response.status, wait)
+        retry = request.replace(dont_filter=True)
+        retry.meta["retry_after_times"] = tries + 1
+        # The reactor Scrapy installed (imported here, not at module load,
+        # so that importing this module never installs one).
+        from twisted.internet import reactor
+
+        # Fire a little after Retry-After: the slot it names has opened by then.
+        return deferLater(reactor, wait + 0.1, lambda: retry)

@@ -1,0 +1,204 @@
+# The client rows of run.sh (sourced by it; uses its variables and helpers).
+# Each run_X runs client X with exactly the variables or flags that
+# docs/clients.md gives, or skips it when it is not installed.
+
+# python_with MODULE: a python3 that can import MODULE (Debian's packages
+# live in /usr/bin/python3, which may not be the first python3 on PATH).
+python_with() {
+  local py
+  for py in /usr/bin/python3 python3; do
+    if command -v "$py" >/dev/null 2>&1 && "$py" -c "import $1" 2>/dev/null; then
+      echo "$py"
+      return 0
+    fi
+  done
+  return 1
+}
+
+# connect_ua CLIENT [sends] COMMAND...: runs COMMAND, an https request
+# through the CONNECT recorder ($CP), and records the User-Agent CLIENT sent
+# on CONNECT. With "sends", a CONNECT without User-Agent is a failure (the
+# docs say CLIENT sends one).
+connect_ua() {
+  local client=$1 must= ua
+  shift
+  if [ "$1" = sends ]; then must=1; shift; fi
+  : >"$WORK/connect-ua.txt"
+  timeout 300 "$@" >/dev/null 2>&1
+  ua=$(head -n 1 "$WORK/connect-ua.txt")
+  CONNECT_UAS+=("$client: ${ua:-(no CONNECT seen)}")
+  if [ -n "$must" ]; then
+    if [ -n "$ua" ] && [ "$ua" != - ]; then
+      PASSED+=("$client sends User-Agent on CONNECT")
+      echo "ok    $client sends a User-Agent on CONNECT: $ua"
+    else
+      fail "$client sent no User-Agent on CONNECT (${ua:-no CONNECT seen}); docs/clients.md says it does"
+    fi
+  fi
+}
+
+# tunnels_http CLIENT COMMAND...: COMMAND requests an http:// URL through
+# the CONNECT recorder; the docs say CLIENT sends CONNECT for it (which is
+# why https.allowed_ports includes 80 by default).
+tunnels_http() {
+  local client=$1
+  shift
+  : >"$WORK/connect-ua.txt"
+  timeout 300 "$@" >/dev/null 2>&1
+  if [ -s "$WORK/connect-ua.txt" ]; then
+    PASSED+=("$client tunnels http://")
+    echo "ok    pitfall: $client sends CONNECT for an http:// URL"
+  else
+    fail "$client sent no CONNECT for an http:// URL; docs/clients.md says it does"
+  fi
+}
+
+# each_url COMMAND... URL...: runs COMMAND once per URL (the arguments
+# from the first one starting with http on are URLs).
+each_url() {
+  local args=() u
+  while [ $# -gt 0 ] && [[ $1 != http* ]]; do args+=("$1"); shift; done
+  for u in "$@"; do "${args[@]}" "$u"; done
+}
+export -f each_url
+
+run_curl() {
+  command -v curl >/dev/null || { skip curl "not installed"; return; }
+  pair curl "${PROXYENV[@]}" bash -c 'each_url "$@"' each curl -sS -o /dev/null -w '%{http_code}\n' --cacert "$CA"
+  # curl ignores upper-case HTTP_PROXY (lower-case http_proxy only).
+  connect_ua curl sends env https_proxy="$CP" curl -sS "$S/"
+  fact "curl ignores HTTP_PROXY" 200 "${NOPROXYENV[@]}" HTTP_PROXY="$P" \
+    curl -sS -o /dev/null -w '%{http_code}\n' "$H$PROBE"
+}
+
+# wget prints the status lines with -S; the last one is the answer's.
+wget_status() { wget -S -O /dev/null "$@" 2>&1 | awk '/^  HTTP\//{c=$2} END{print c}'; }
+
+run_wget() {
+  command -v wget >/dev/null || { skip wget "not installed"; return; }
+  pair wget "${PROXYENV[@]}" bash -c 'each_url "$@"' each wget_status --ca-certificate="$CA"
+  connect_ua wget env https_proxy="$CP" wget -q -O /dev/null "$S/"
+  fact "wget ignores HTTP_PROXY and HTTPS_PROXY" 200 "${NOPROXYENV[@]}" HTTP_PROXY="$P" HTTPS_PROXY="$P" \
+    bash -c 'wget_status "$@"' wget "$H$PROBE"
+}
+export -f wget_status
+
+run_python() {
+  local py
+  if py=$(python_with requests); then
+    pair "python-requests" "${PROXYENV[@]}" REQUESTS_CA_BUNDLE="$CA" "$py" "$HERE/python/get.py" requests
+    connect_ua python-requests env https_proxy="$CP" "$py" "$HERE/python/get.py" requests "$S/"
+    # Upper case works too.
+    expect "python-requests HTTPS_PROXY" 403 "${NOPROXYENV[@]}" HTTPS_PROXY="$P" REQUESTS_CA_BUNDLE="$CA" \
+      "$py" "$HERE/python/get.py" requests "$S/private/x"
+  else
+    skip python-requests "no python3 with requests"
+  fi
+  if py=$(python_with urllib.request); then
+    pair "python-urllib" "${PROXYENV[@]}" SSL_CERT_FILE="$CA" "$py" "$HERE/python/get.py" urllib
+    connect_ua python-urllib env https_proxy="$CP" "$py" "$HERE/python/get.py" urllib "$S/"
+  else
+    skip python-urllib "no python3"
+  fi
+}
+
+# scrapy_items FILE: "status url" lines of a Scrapy JSON-lines feed, sorted.
+scrapy_items() {
+  "$SCRAPY_PY" -c 'import json,sys
+for line in open(sys.argv[1]):
+    i = json.loads(line); print(i["status"], i["url"])' "$1" | sort
+}
+
+run_scrapy() {
+  SCRAPY_PY=$(python_with scrapy) || { skip scrapy "no python3 with scrapy"; return; }
+  RAN+=(scrapy)
+  local out=$WORK/scrapy-pairs.jl got want
+  (cd "$ROOT/examples/scrapy" && timeout 300 "${PROXYENV[@]}" "$SCRAPY_PY" -m scrapy crawl pages -L WARNING \
+    -a urls="$H/public,$H/private/x,$S/public,$S/private/x" -O "$out") >"$WORK/scrapy-pairs.log" 2>&1
+  got=$(scrapy_items "$out" 2>/dev/null)
+  want=$(printf '%s\n' "200 $H/public" "200 $S/public" "403 $H/private/x" "403 $S/private/x" | sort)
+  if [ "$got" = "$want" ]; then
+    PASSED+=("scrapy http+https allowed/disallowed")
+    echo "ok    scrapy http+https: 200 for /public, 403 for /private/x"
+  else
+    fail "scrapy http+https: got [$(echo "$got" | tr '\n' ';')] want [$(echo "$want" | tr '\n' ';')]; log: $(tail -n 5 "$WORK/scrapy-pairs.log")"
+  fi
+}
+
+# run_scrapy_politeness: examples/scrapy gets every allowed page of an origin
+# whose Crawl-delay (2 s) is longer than robotsgate's max_queue_wait (1 s);
+# the same spider with Scrapy's default settings gives up on some.
+run_scrapy_politeness() {
+  [ -n "${SCRAPY_PY:-}" ] || return
+  local want got log=$WORK/scrapy-polite.log
+  want=$( (printf '200 %s\n' "$POLITE/"; for i in 1 2 3 4 5; do printf '200 %s\n' "$POLITE/page/$i"; done
+    printf '403 %s\n' "$POLITE/private/secret") | sort)
+  (cd "$ROOT/examples/scrapy" && timeout 300 "${PROXYENV[@]}" "$SCRAPY_PY" -m scrapy crawl pages -L INFO \
+    -a urls="$POLITE/" -a follow=1 -O "$WORK/scrapy-polite.jl") >"$log" 2>&1
+  got=$(scrapy_items "$WORK/scrapy-polite.jl" 2>/dev/null)
+  if [ "$got" = "$want" ] && ! grep -q "Gave up retrying" "$log"; then
+    PASSED+=("scrapy example: Crawl-delay origin")
+    echo "ok    examples/scrapy fetched all 6 allowed pages of the Crawl-delay origin, and got 403 for the disallowed one"
+  else
+    fail "examples/scrapy on the Crawl-delay origin: got [$(echo "$got" | tr '\n' ';')]; $(grep -c 'Gave up retrying' "$log") gave up"
+  fi
+  # The same spider outside the project (Scrapy's defaults) drops pages.
+  mkdir -p "$WORK/scrapy-defaults"
+  (cd "$WORK/scrapy-defaults" && timeout 300 "${PROXYENV[@]}" "$SCRAPY_PY" -m scrapy runspider -L INFO \
+    "$ROOT/examples/scrapy/politecrawl/spiders/pages.py" -a urls="$POLITE/" -a follow=1 \
+    -O "$WORK/scrapy-defaults.jl") >"$WORK/scrapy-defaults.log" 2>&1
+  if grep -q "Gave up retrying.*429" "$WORK/scrapy-defaults.log"; then
+    PASSED+=("pitfall: scrapy defaults give up on 429")
+    echo "ok    pitfall: Scrapy's defaults give up ($(grep -c 'Gave up retrying' "$WORK/scrapy-defaults.log") pages: \"Gave up retrying ... 429\")"
+  else
+    fail "pitfall: Scrapy's defaults did not give up on the Crawl-delay origin (docs/clients.md says they do)"
+  fi
+}
+
+run_go() {
+  pair go env SSL_CERT_FILE="$CA" "$WORK/goclient" -proxy "$P"
+  connect_ua go sends "$WORK/goclient" -proxy "$CP" "$S/"
+  # http.ProxyFromEnvironment never proxies loopback addresses.
+  fact "Go ProxyFromEnvironment skips 127.0.0.1" 200 "${NOPROXYENV[@]}" HTTP_PROXY="$P" "$WORK/goclient" "$H$PROBE"
+}
+
+run_node() {
+  command -v node >/dev/null || { skip node "not installed"; return; }
+  if [ ! -d "$HERE/node/node_modules/undici" ] || [ ! -d "$HERE/node/node_modules/https-proxy-agent" ]; then
+    skip node "run 'npm ci' in scripts/clients/node"
+    return
+  fi
+  local js=$HERE/node/get.mjs m
+  for m in undici-proxyagent undici-env fetch-dispatcher; do
+    pair "node-$m" "${PROXYENV[@]}" PROXY_URL="$P" NODE_EXTRA_CA_CERTS="$CA" node "$js" "$m"
+  done
+  # https-proxy-agent 7 checks the certificate of an https://<IP address>/
+  # URL against "localhost" (it drops the host and sets no servername for
+  # IPs): name the HTTPS origin localhost for it. Real sites have names.
+  S=https://localhost:$HTTPS_PORT pair node-https-proxy-agent "${PROXYENV[@]}" PROXY_URL="$P" \
+    NODE_EXTRA_CA_CERTS="$CA" node "$js" https-proxy-agent
+  connect_ua node-undici env PROXY_URL="$CP" node "$js" undici-proxyagent "$S/"
+  tunnels_http node-undici env PROXY_URL="$CP" node "$js" undici-proxyagent "$H/"
+  tunnels_http node-https-proxy-agent env PROXY_URL="$CP" node "$js" https-proxy-agent "$H/"
+  connect_ua node-https-proxy-agent env PROXY_URL="$CP" node "$js" https-proxy-agent "https://localhost:$HTTPS_PORT/"
+  fact "node's built-in fetch ignores proxy variables" 200 "${NOPROXYENV[@]}" http_proxy="$P" HTTP_PROXY="$P" \
+    node "$js" fetch-builtin "$H$PROBE"
+}
+
+run_java() {
+  if ! command -v java >/dev/null || ! command -v keytool >/dev/null || ! command -v javac >/dev/null; then
+    skip java "no JDK (java, javac, keytool)"
+    return
+  fi
+  local ts=$WORK/robotsgate-ca.p12 host=${LISTEN%:*} port=${LISTEN##*:}
+  keytool -importcert -noprompt -alias robotsgate -file "$CA" -keystore "$ts" -storetype PKCS12 \
+    -storepass changeit >/dev/null 2>&1 || { fail "java: keytool -importcert failed"; return; }
+  local props=(-Dhttp.proxyHost="$host" -Dhttp.proxyPort="$port" -Dhttps.proxyHost="$host" -Dhttps.proxyPort="$port"
+    -Djavax.net.ssl.trustStore="$ts" -Djavax.net.ssl.trustStorePassword=changeit)
+  # The test origins are on loopback, which Java never proxies by default
+  # (http.nonProxyHosts); "-Dhttp.nonProxyHosts=" clears that list.
+  pair java "${NOPROXYENV[@]}" java "${props[@]}" -Dhttp.nonProxyHosts= "$HERE/java/Get.java"
+  connect_ua java java -Dhttps.proxyHost=127.0.0.1 -Dhttps.proxyPort="$CONNECT_PORT" -Dhttp.nonProxyHosts= \
+    "$HERE/java/Get.java" "$S/"
+  fact "Java skips loopback by default" 200 "${NOPROXYENV[@]}" java "${props[@]}" "$HERE/java/Get.java" "$H$PROBE"
+}
