@@ -1,7 +1,7 @@
 # robotsgate container image: a static binary on distroless, as non-root.
 #
 #   docker build -t robotsgate .
-#   docker run --rm -p 9309:9309 \
+#   docker run --rm -p 127.0.0.1:9309:9309 \
 #     -e ROBOTSGATE_CREDENTIALS_FILE=/run/secrets/robotsgate-credentials \
 #     -e ROBOTSGATE_ALLOW_CIDRS=0.0.0.0/0,::/0 \
 #     -e ROBOTSGATE_ADMIN_TOKEN="$(openssl rand -hex 16)" \
@@ -17,7 +17,11 @@
 # The admin API (on the proxy port unless ROBOTSGATE_ADMIN_LISTEN is set)
 # then needs ROBOTSGATE_ADMIN_TOKEN. See README "Running in production".
 
-FROM golang:1.26 AS build
+# Base images are pinned by digest (the tag is for readers; the digest is
+# what is pulled). The Go tag matches go.mod's go line: the official image
+# sets GOTOOLCHAIN=local, so an older Go would refuse to build. To update:
+#   docker buildx imagetools inspect golang:1.26.8
+FROM golang:1.26.8@sha256:9d2f36f06329b2a141b9db99ffa32765cf695ee57b813ca29e245e8670bcbfff AS build
 WORKDIR /src
 COPY go.mod go.sum ./
 RUN go mod download
@@ -27,7 +31,7 @@ RUN CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o /out/robotsgate ./cmd/r
 # as a copy of them, ownership included).
 RUN mkdir -p /out/data /out/log
 
-FROM gcr.io/distroless/static-debian12:nonroot
+FROM gcr.io/distroless/static-debian12:nonroot@sha256:afa5c872c891853ca7fcf1f12c3edb23f7eeef36189728842dd51042ff57f7ab
 COPY --from=build /out/robotsgate /robotsgate
 COPY --from=build --chown=65532:65532 /out/data /data
 COPY --from=build --chown=65532:65532 /out/log /var/log/robotsgate

@@ -239,6 +239,12 @@ func mustAtoi(t *testing.T, s string) uint32 {
 	return n
 }
 
+// digestPinned reports whether image is pinned by digest, with a tag for
+// readers: name:tag@sha256:<64 hex digits>.
+func digestPinned(image string) bool {
+	return regexp.MustCompile(`^[a-z0-9./_-]+:[A-Za-z0-9._-]+@sha256:[0-9a-f]{64}$`).MatchString(image)
+}
+
 // instruction is one Dockerfile instruction.
 type instruction struct {
 	Cmd  string // upper-cased, e.g. "RUN"
@@ -363,9 +369,19 @@ func TestDockerfile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	goVersion := regexp.MustCompile(`(?m)^go (\d+\.\d+)`).FindStringSubmatch(string(gomod))
-	if goVersion == nil || !strings.HasPrefix(froms[0].Args, "golang:"+goVersion[1]+" AS build") {
+	// The official Go image sets GOTOOLCHAIN=local: its Go must be at
+	// least go.mod's, patch level included.
+	goVersion := regexp.MustCompile(`(?m)^go (\d+\.\d+(?:\.\d+)?)\s*$`).FindStringSubmatch(string(gomod))
+	if goVersion == nil || !strings.HasPrefix(froms[0].Args, "golang:"+goVersion[1]+"@") ||
+		!strings.HasSuffix(froms[0].Args, " AS build") {
 		t.Errorf("builder %q does not match go.mod's go %v", froms[0].Args, goVersion)
+	}
+	// Every base image is pinned by digest.
+	for _, f := range froms {
+		image, _, _ := strings.Cut(f.Args, " ")
+		if !digestPinned(image) {
+			t.Errorf("FROM %s is not pinned by digest (name:tag@sha256:<64 hex>)", image)
+		}
 	}
 	if !strings.HasPrefix(froms[1].Args, "gcr.io/distroless/static") || !strings.Contains(froms[1].Args, "nonroot") {
 		t.Errorf("final stage %q, want distroless static nonroot", froms[1].Args)

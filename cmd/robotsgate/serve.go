@@ -83,6 +83,9 @@ func runServe(ctx context.Context, args []string, env func(string) string, stdou
 	if l, ok := store.(interface{ Len() int }); ok {
 		metrics.CacheEntriesFunc(l.Len)
 	}
+	if err := registerAuditMetrics(metrics.Registry(), auditor); err != nil { // audit_metrics.go
+		log.Warn().Err(err).Msg("audit metrics not exported")
+	}
 	if h, ok := store.(redisHealth); ok { // [redis] redis_metrics.go
 		if err := registerRedisMetrics(metrics.Registry(), h); err != nil {
 			log.Warn().Err(err).Msg("redis metrics not exported")
