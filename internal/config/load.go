@@ -41,13 +41,13 @@ func Load(args []string, env func(string) string) (Config, error) {
 	for _, o := range options() {
 		if v := o.env(); v != "" && env(v) != "" {
 			if err := o.set(&cfg, env(v), nil); err != nil {
-				return Config{}, fmt.Errorf("%s: %w", v, err)
+				return Config{}, fmt.Errorf("%s (%s): %w", v, o.key, err)
 			}
 		}
 	}
 	for _, g := range given {
 		if err := g.opt.set(&cfg, g.value, nil); err != nil {
-			return Config{}, fmt.Errorf("flag -%s: %w", g.opt.flag, err)
+			return Config{}, fmt.Errorf("flag -%s (%s): %w", g.opt.flag, g.opt.key, err)
 		}
 	}
 	if err := cfg.Validate(); err != nil {
