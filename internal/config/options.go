@@ -100,3 +100,14 @@ func optionByKey(key string) (option, bool) {
 	}
 	return option{}, false
 }
+
+// EnvNames returns every environment variable Load reads.
+func EnvNames() []string {
+	names := []string{configFlag.env()}
+	for _, o := range options() {
+		if o.flag != "" {
+			names = append(names, o.env())
+		}
+	}
+	return names
+}
