@@ -16,6 +16,7 @@ import (
 	"gopkg.in/natefinch/lumberjack.v2"
 
 	"github.com/robotsgate/robotsgate/enforce"
+	"github.com/robotsgate/robotsgate/internal/config"
 	"github.com/robotsgate/robotsgate/robots"
 )
 
@@ -435,9 +436,9 @@ func (a *Auditor) Ready() error {
 // NonproxyHandler); with admin_listen it is served there (ServeAdmin)
 // and the proxy port keeps only /healthz.
 func (s *Server) adminRoutes() {
-	protect := !isLoopbackAddr(s.cfg.Listen)
+	protect := !config.IsLoopbackAddr(s.cfg.Listen)
 	if s.cfg.AdminListen != "" {
-		protect = !isLoopbackAddr(s.cfg.AdminListen)
+		protect = !config.IsLoopbackAddr(s.cfg.AdminListen)
 	}
 	s.admin = NewAdmin(AdminConfig{
 		Enforcer: s.enf,

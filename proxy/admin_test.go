@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/robotsgate/robotsgate/internal/config"
 )
 
 // adminDo sends method path to the admin API at base with an optional
@@ -111,7 +113,7 @@ func TestAdminDecisionMatchesProxy(t *testing.T) {
 func TestAdminRobotsAndPurge(t *testing.T) {
 	o := newOpsOrigin(t)
 	const token = "s3cret-token"
-	p := startOpsProxy(t, func(c *Config) { c.AdminToken = token })
+	p := startOpsProxy(t, func(c *config.Config) { c.AdminToken = token })
 	base := "http://" + p.addr
 	q := "/v1/robots?origin=" + url.QueryEscape(o.URL)
 
@@ -171,7 +173,7 @@ func TestAdminTokenBeyondLoopback(t *testing.T) {
 	const token = "tok-123"
 	// The admin API is configured on a wildcard address (which makes it
 	// "beyond loopback") but, in the test, served on a loopback listener.
-	p := startOpsProxy(t, func(c *Config) { c.AdminListen = "0.0.0.0:9310"; c.AdminToken = token })
+	p := startOpsProxy(t, func(c *config.Config) { c.AdminListen = "0.0.0.0:9310"; c.AdminToken = token })
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -230,7 +232,7 @@ func TestAdminReadiness(t *testing.T) {
 
 func TestAuditorReadyUnwritable(t *testing.T) {
 	dir := t.TempDir()
-	cfg := Default()
+	cfg := config.Default()
 	cfg.AuditLog = dir + "/sub/audit.jsonl"
 	w, err := OpenAuditLog(cfg, io.Discard)
 	if err != nil {

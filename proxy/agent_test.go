@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/robotsgate/robotsgate/internal/config"
 )
 
 // agentRules closes /private to BadBot and leaves everything open to
@@ -45,7 +47,7 @@ func TestCrawlerUserAgentSelectsItsGroup(t *testing.T) {
 // operator can allow overrides explicitly.
 func TestConfiguredAgentRefusesOverride(t *testing.T) {
 	o := newOrigin(t, robotsBody(agentRules), nil)
-	h := newHarness(t, harnessOpts{config: func(c *Config) { c.Agent = "BadBot" }})
+	h := newHarness(t, harnessOpts{config: func(c *config.Config) { c.Agent = "BadBot" }})
 
 	resp, body := h.get(t, o.URL+"/private/a", "X-Robots-Agent", "GoodBot")
 	if resp.StatusCode != http.StatusForbidden || resp.Header.Get(HeaderAgent) != "BadBot" {
@@ -85,7 +87,7 @@ func TestConfiguredAgentRefusesOverride(t *testing.T) {
 	}
 
 	// Explicitly allowed: the header picks the group.
-	h = newHarness(t, harnessOpts{config: func(c *Config) { c.Agent, c.AllowAgentOverride = "BadBot", true }})
+	h = newHarness(t, harnessOpts{config: func(c *config.Config) { c.Agent, c.AllowAgentOverride = "BadBot", true }})
 	if resp, body := h.get(t, o.URL+"/private/b", "X-Robots-Agent", "GoodBot"); resp.StatusCode != 200 {
 		t.Fatalf("allow_agent_override: %d %q", resp.StatusCode, body)
 	}

@@ -15,6 +15,7 @@ import (
 	"gopkg.in/natefinch/lumberjack.v2"
 
 	"github.com/robotsgate/robotsgate/enforce"
+	"github.com/robotsgate/robotsgate/internal/config"
 )
 
 // Audit decisions, the value of Event.Decision.
@@ -55,7 +56,7 @@ type Event struct {
 
 	// AgentOverrideRefused is the agent override header a client sent and
 	// robotsgate refused, because an agent is configured and overrides are
-	// not allowed (Config.AllowAgentOverride).
+	// not allowed (config.Config.AllowAgentOverride).
 	AgentOverrideRefused string
 }
 
@@ -348,7 +349,7 @@ func (a *Auditor) Failed() uint64 { return a.failed.Load() }
 // mode 0640, its directory too), rotated by lumberjack when
 // AuditMaxSizeMB > 0. The file is opened at once so that a bad path is an
 // error before robotsgate listens.
-func OpenAuditLog(cfg Config, stdout io.Writer) (io.WriteCloser, error) {
+func OpenAuditLog(cfg config.Config, stdout io.Writer) (io.WriteCloser, error) {
 	if cfg.AuditLog == "-" {
 		return nopCloser{stdout}, nil
 	}

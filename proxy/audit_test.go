@@ -15,6 +15,7 @@ import (
 	"gopkg.in/natefinch/lumberjack.v2"
 
 	"github.com/robotsgate/robotsgate/enforce/enforcetest"
+	"github.com/robotsgate/robotsgate/internal/config"
 )
 
 // failWriter fails every write.
@@ -102,7 +103,7 @@ func TestAuditorWriteErrorReturned(t *testing.T) {
 
 func TestAuditorConcurrentLinesWhole(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "a", "audit.log")
-	cfg := Default()
+	cfg := config.Default()
 	cfg.AuditLog = path
 	w, err := OpenAuditLog(cfg, nil)
 	if err != nil {
@@ -158,7 +159,7 @@ func TestAuditorConcurrentLinesWhole(t *testing.T) {
 
 func TestOpenAuditLogStdoutNotClosed(t *testing.T) {
 	var out bytes.Buffer
-	w, err := OpenAuditLog(Default(), &out) // audit_log: "-"
+	w, err := OpenAuditLog(config.Default(), &out) // audit_log: "-"
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -170,7 +171,7 @@ func TestOpenAuditLogStdoutNotClosed(t *testing.T) {
 	if !strings.Contains(out.String(), `"decision":"blocked"`) {
 		t.Fatalf("stdout got %q", out.String())
 	}
-	cfg := Default()
+	cfg := config.Default()
 	cfg.AuditLog = filepath.Join(t.TempDir(), "f")
 	os.WriteFile(cfg.AuditLog, nil, 0o600)
 	cfg.AuditLog = filepath.Join(cfg.AuditLog, "under-a-file.log")
@@ -244,7 +245,7 @@ func TestAuditorReadyReportsStalledWrite(t *testing.T) {
 // old one), and never creates the file itself.
 func TestAuditorReadyFileMovedOrDeleted(t *testing.T) {
 	dir := t.TempDir()
-	cfg := Default()
+	cfg := config.Default()
 	cfg.AuditLog = filepath.Join(dir, "audit.log")
 	w, err := OpenAuditLog(cfg, nil)
 	if err != nil {
@@ -286,7 +287,7 @@ func TestAuditorReadyFileMovedOrDeleted(t *testing.T) {
 // renames the file) keeps Ready true; the file deleted from outside makes
 // it fail, and Ready does not recreate it.
 func TestAuditorReadyRotatedLog(t *testing.T) {
-	cfg := Default()
+	cfg := config.Default()
 	cfg.AuditLog = filepath.Join(t.TempDir(), "audit.jsonl")
 	cfg.AuditMaxSizeMB = 1
 	w, err := OpenAuditLog(cfg, nil)

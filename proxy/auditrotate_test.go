@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/robotsgate/robotsgate/internal/config"
 	"gopkg.in/natefinch/lumberjack.v2"
 )
 
@@ -16,7 +17,7 @@ import (
 // record is lost across the two, and Close closes the writer.
 func TestAuditRotates(t *testing.T) {
 	dir := t.TempDir()
-	cfg := Default()
+	cfg := config.Default()
 	cfg.AuditLog = filepath.Join(dir, "audit.jsonl")
 	cfg.AuditMaxSizeMB = 1
 	cfg.AuditMaxBackups = 3

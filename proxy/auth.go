@@ -6,7 +6,6 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/base64"
-	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -14,6 +13,8 @@ import (
 	"os"
 	"strconv"
 	"strings"
+
+	"github.com/robotsgate/robotsgate/internal/config"
 )
 
 // Access is robotsgate's access control for proxy clients: an optional
@@ -35,10 +36,10 @@ type Access struct {
 // NewAccess builds the Access of cfg, reading cfg.CredentialsFile (lines
 // of "user:password"; blank lines and lines starting with # are skipped).
 // A cfg with neither credentials nor CIDRs lets every client in.
-func NewAccess(cfg AuthConfig) (*Access, error) {
+func NewAccess(cfg config.AuthConfig) (*Access, error) {
 	a := &Access{}
 	for i, c := range cfg.Credentials {
-		if err := checkCredential(c); err != nil {
+		if err := config.CheckCredential(c); err != nil {
 			return nil, fmt.Errorf("auth.credentials[%d]: %w", i, err)
 		}
 		a.creds = append(a.creds, sha256.Sum256([]byte(c)))
@@ -54,7 +55,7 @@ func NewAccess(cfg AuthConfig) (*Access, error) {
 			if line == "" || strings.HasPrefix(line, "#") {
 				continue
 			}
-			if err := checkCredential(line); err != nil {
+			if err := config.CheckCredential(line); err != nil {
 				return nil, fmt.Errorf("auth.credentials_file %s:%d: %w", cfg.CredentialsFile, n, err)
 			}
 			a.creds = append(a.creds, sha256.Sum256([]byte(line)))
@@ -66,50 +67,8 @@ func NewAccess(cfg AuthConfig) (*Access, error) {
 			return nil, fmt.Errorf("auth.credentials_file %s: no credentials in it", cfg.CredentialsFile)
 		}
 	}
-	for i, s := range cfg.AllowCIDRs {
-		p, err := parseCIDR(s)
-		if err != nil {
-			return nil, fmt.Errorf("auth.allow_cidrs[%d]: %w", i, err)
-		}
-		a.nets = append(a.nets, p)
-	}
+	a.nets = append(a.nets, cfg.AllowCIDRs...)
 	return a, nil
-}
-
-// checkCredential reports whether c is a usable "user:password" pair.
-// The error never contains the password.
-func checkCredential(c string) error {
-	user, _, ok := strings.Cut(c, ":")
-	switch {
-	case !ok:
-		return errors.New(`want "user:password" (no colon found)`)
-	case user == "":
-		return errors.New(`want "user:password" (empty user)`)
-	case strings.ContainsAny(c, "\r\n"):
-		return errors.New("credential contains a line break")
-	}
-	return nil
-}
-
-// parseCIDR parses a CIDR ("10.0.0.0/8") or a single address ("10.1.2.3").
-func parseCIDR(s string) (netip.Prefix, error) {
-	s = strings.TrimSpace(s)
-	if !strings.Contains(s, "/") {
-		addr, err := netip.ParseAddr(s)
-		if err != nil {
-			return netip.Prefix{}, fmt.Errorf("%q is neither a CIDR nor an address", s)
-		}
-		addr = addr.Unmap()
-		return netip.PrefixFrom(addr, addr.BitLen()), nil
-	}
-	p, err := netip.ParsePrefix(s)
-	if err != nil {
-		return netip.Prefix{}, fmt.Errorf("%q is not a CIDR: %w", s, err)
-	}
-	if p.Addr().Is4In6() {
-		p = netip.PrefixFrom(p.Addr().Unmap(), p.Bits()-96)
-	}
-	return p.Masked(), nil
 }
 
 // RequiresCredentials reports whether clients must send
@@ -216,78 +175,6 @@ func writeRefusal(w http.ResponseWriter, code int, msg string) {
 	h.Set("Connection", "close")
 	w.WriteHeader(code)
 	_, _ = w.Write([]byte(msg))
-}
-
-// isLoopbackAddr reports whether the listen address addr ("host:port")
-// accepts connections only from this machine: its host is "localhost" or
-// a loopback IP. An empty host (":9309") means every interface.
-func isLoopbackAddr(addr string) bool {
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		return false
-	}
-	if strings.EqualFold(host, "localhost") {
-		return true
-	}
-	ip, err := netip.ParseAddr(host)
-	return err == nil && ip.Unmap().IsLoopback()
-}
-
-// validateAccess checks the access control, admin and audit rotation
-// keys. It is called by Validate.
-func (c *Config) validateAccess() error {
-	for i, cr := range c.Auth.Credentials {
-		if err := checkCredential(cr); err != nil {
-			return fmt.Errorf("auth.credentials[%d]: %w", i, err)
-		}
-	}
-	for i, s := range c.Auth.AllowCIDRs {
-		if _, err := parseCIDR(s); err != nil {
-			return fmt.Errorf("auth.allow_cidrs[%d]: %w", i, err)
-		}
-	}
-	if c.Listen != "" && !isLoopbackAddr(c.Listen) && !c.Auth.AllowOpen {
-		// Beyond loopback both controls are required; each is turned off
-		// only explicitly: the client networks by listing every address
-		// (allow_cidrs: [0.0.0.0/0, "::/0"]), both by allow_open: true.
-		var missing []string
-		if len(c.Auth.Credentials) == 0 && c.Auth.CredentialsFile == "" {
-			missing = append(missing, "credentials (auth.credentials or auth.credentials_file)")
-		}
-		if len(c.Auth.AllowCIDRs) == 0 {
-			missing = append(missing, "client networks (auth.allow_cidrs; [0.0.0.0/0, \"::/0\"] for any)")
-		}
-		if len(missing) > 0 {
-			return fmt.Errorf("listen: %q is not a loopback address, which requires both proxy credentials and client networks; missing: %s; "+
-				"or set auth.allow_open: true to waive both on purpose (configured ones still apply)", c.Listen, strings.Join(missing, " and "))
-		}
-	}
-	if c.AdminListen != "" {
-		if _, _, err := net.SplitHostPort(c.AdminListen); err != nil {
-			return fmt.Errorf("admin_listen: %q: %w", c.AdminListen, err)
-		}
-	}
-	admin, key := c.AdminListen, "admin_listen"
-	if admin == "" {
-		admin, key = c.Listen, "listen"
-	}
-	if admin != "" && !isLoopbackAddr(admin) && c.AdminToken == "" {
-		return fmt.Errorf("admin_token: the admin API is reachable beyond loopback (%s %q): set admin_token (ROBOTSGATE_ADMIN_TOKEN)", key, admin)
-	}
-	if strings.ContainsAny(c.AdminToken, " \t\r\n") {
-		return errors.New("admin_token: must not contain spaces or line breaks")
-	}
-	switch {
-	case c.AuditMaxSizeMB < 0:
-		return fmt.Errorf("audit_max_size_mb: %d is negative", c.AuditMaxSizeMB)
-	case c.AuditMaxBackups < 0:
-		return fmt.Errorf("audit_max_backups: %d is negative", c.AuditMaxBackups)
-	case c.AuditMaxAgeDays < 0:
-		return fmt.Errorf("audit_max_age_days: %d is negative", c.AuditMaxAgeDays)
-	case c.AuditMaxSizeMB > 0 && (c.AuditLog == "" || c.AuditLog == "-"):
-		return errors.New("audit_max_size_mb: rotation needs audit_log to be a file path")
-	}
-	return nil
 }
 
 // accessControl wraps h with the configured access control (Access.Wrap);

@@ -4,11 +4,14 @@ import (
 	"encoding/base64"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/robotsgate/robotsgate/internal/config"
 )
 
 // rawConnectAuth sends a CONNECT for target with an optional
@@ -34,7 +37,7 @@ func TestProxyAuth(t *testing.T) {
 	if err := os.WriteFile(credFile, []byte("# crawler fleet\n\ncarol:from-file\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	p := startOpsProxy(t, func(c *Config) {
+	p := startOpsProxy(t, func(c *config.Config) {
 		c.Auth.Credentials = []string{"alice:pa:ss w0rd"} // the password may hold colons and spaces
 		c.Auth.CredentialsFile = credFile
 		c.Audit = AuditAll
@@ -113,7 +116,7 @@ func TestProxyAuth(t *testing.T) {
 
 func TestProxyClientCIDRs(t *testing.T) {
 	o := newOpsOrigin(t)
-	refused := startOpsProxy(t, func(c *Config) { c.Auth.AllowCIDRs = []string{"10.0.0.0/8", "192.0.2.7"} })
+	refused := startOpsProxy(t, func(c *config.Config) { c.Auth.AllowCIDRs = cidrs(t, "10.0.0.0/8", "192.0.2.7") })
 	if code, body, _ := opsGet(t, refused.client(nil), o.URL+"/ok"); code != http.StatusForbidden || !strings.Contains(body, "may not use this proxy") {
 		t.Errorf("client outside the CIDRs: %d %q, want 403", code, body)
 	}
@@ -124,14 +127,14 @@ func TestProxyClientCIDRs(t *testing.T) {
 		t.Fatalf("refused clients reached the origin %d times", n)
 	}
 
-	allowed := startOpsProxy(t, func(c *Config) { c.Auth.AllowCIDRs = []string{"10.0.0.0/8", "127.0.0.0/8"} })
+	allowed := startOpsProxy(t, func(c *config.Config) { c.Auth.AllowCIDRs = cidrs(t, "10.0.0.0/8", "127.0.0.0/8") })
 	if code, _, _ := opsGet(t, allowed.client(nil), o.URL+"/ok"); code != 200 {
 		t.Errorf("client inside the CIDRs: %d", code)
 	}
 
 	// CIDRs and credentials together: both are required.
-	both := startOpsProxy(t, func(c *Config) {
-		c.Auth.AllowCIDRs = []string{"127.0.0.1/32"}
+	both := startOpsProxy(t, func(c *config.Config) {
+		c.Auth.AllowCIDRs = cidrs(t, "127.0.0.1/32")
 		c.Auth.Credentials = []string{"u:p"}
 	})
 	if code, _, _ := opsGet(t, both.client(nil), o.URL+"/ok"); code != http.StatusProxyAuthRequired {
@@ -143,7 +146,7 @@ func TestProxyClientCIDRs(t *testing.T) {
 }
 
 func TestAccessCheck(t *testing.T) {
-	a, err := NewAccess(AuthConfig{AllowCIDRs: []string{"10.1.0.0/16", "::ffff:192.0.2.0/120", "2001:db8::/32"}})
+	a, err := NewAccess(config.AuthConfig{AllowCIDRs: cidrs(t, "10.1.0.0/16", "::ffff:192.0.2.0/120", "2001:db8::/32")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -165,11 +168,9 @@ func TestAccessCheck(t *testing.T) {
 		}
 	}
 
-	for _, bad := range []AuthConfig{
+	for _, bad := range []config.AuthConfig{
 		{Credentials: []string{"nocolon"}},
 		{Credentials: []string{":password"}},
-		{AllowCIDRs: []string{"10.0.0.0/33"}},
-		{AllowCIDRs: []string{"example.com"}},
 		{CredentialsFile: "/nonexistent/credentials"},
 	} {
 		if _, err := NewAccess(bad); err == nil {
@@ -179,87 +180,13 @@ func TestAccessCheck(t *testing.T) {
 	// A bad line of a credentials file is named without its content.
 	f := filepath.Join(t.TempDir(), "creds")
 	os.WriteFile(f, []byte("ok:fine\nsecretwithoutcolon\n"), 0o600)
-	_, err = NewAccess(AuthConfig{CredentialsFile: f})
+	_, err = NewAccess(config.AuthConfig{CredentialsFile: f})
 	if err == nil || !strings.Contains(err.Error(), ":2:") || strings.Contains(err.Error(), "secretwithoutcolon") {
 		t.Errorf("bad credentials file: %v", err)
 	}
 	os.WriteFile(f, []byte("# nothing\n"), 0o600)
-	if _, err := NewAccess(AuthConfig{CredentialsFile: f}); err == nil {
+	if _, err := NewAccess(config.AuthConfig{CredentialsFile: f}); err == nil {
 		t.Error("an empty credentials file was accepted (it would silently open the proxy)")
-	}
-}
-
-func TestValidateOpenProxy(t *testing.T) {
-	for _, tc := range []struct {
-		name    string
-		mutate  func(*Config)
-		wantErr string // "" = valid
-	}{
-		{"default loopback", func(c *Config) {}, ""},
-		{"localhost", func(c *Config) { c.Listen = "localhost:9309" }, ""},
-		{"ipv6 loopback", func(c *Config) { c.Listen = "[::1]:9309" }, ""},
-		{"open on all interfaces", func(c *Config) { c.Listen = "0.0.0.0:9309"; c.AdminToken = "t" }, "allow_open"},
-		{"open on empty host", func(c *Config) { c.Listen = ":9309"; c.AdminToken = "t" }, "not a loopback address"},
-		{"open on ::", func(c *Config) { c.Listen = "[::]:9309"; c.AdminToken = "t" }, "allow_open"},
-		{"allow_open", func(c *Config) { c.Listen = "0.0.0.0:9309"; c.AdminToken = "t"; c.Auth.AllowOpen = true }, ""},
-		// Beyond loopback both credentials and client networks are
-		// required, each turned off only explicitly.
-		{"neither names both", func(c *Config) { c.Listen = "0.0.0.0:9309"; c.AdminToken = "t" }, "missing: credentials (auth.credentials or auth.credentials_file) and client networks"},
-		{"credentials only", func(c *Config) { c.Listen = "0.0.0.0:9309"; c.AdminToken = "t"; c.Auth.Credentials = []string{"a:b"} }, "missing: client networks (auth.allow_cidrs"},
-		{"credentials file only", func(c *Config) {
-			c.Listen = "0.0.0.0:9309"
-			c.AdminToken = "t"
-			c.Auth.CredentialsFile = "/run/secrets/creds"
-		}, "missing: client networks"},
-		{"cidrs only", func(c *Config) {
-			c.Listen = "0.0.0.0:9309"
-			c.AdminToken = "t"
-			c.Auth.AllowCIDRs = []string{"172.16.0.0/12"}
-		}, "missing: credentials"},
-		{"credentials and cidrs", func(c *Config) {
-			c.Listen = "0.0.0.0:9309"
-			c.AdminToken = "t"
-			c.Auth.CredentialsFile = "/run/secrets/creds"
-			c.Auth.AllowCIDRs = []string{"172.16.0.0/12"}
-		}, ""},
-		{"credentials, any network explicitly", func(c *Config) {
-			c.Listen = "0.0.0.0:9309"
-			c.AdminToken = "t"
-			c.Auth.Credentials = []string{"a:b"}
-			c.Auth.AllowCIDRs = []string{"0.0.0.0/0", "::/0"}
-		}, ""},
-		{"cidrs, credentials waived by allow_open", func(c *Config) {
-			c.Listen = "0.0.0.0:9309"
-			c.AdminToken = "t"
-			c.Auth.AllowCIDRs = []string{"172.16.0.0/12"}
-			c.Auth.AllowOpen = true
-		}, ""},
-		{"admin on proxy port beyond loopback needs a token", func(c *Config) { c.Listen = "0.0.0.0:9309"; c.Auth.AllowOpen = true }, "admin_token"},
-		{"separate loopback admin needs no token", func(c *Config) {
-			c.Listen = "0.0.0.0:9309"
-			c.Auth.AllowOpen = true
-			c.AdminListen = "127.0.0.1:9310"
-		}, ""},
-		{"admin beyond loopback needs a token", func(c *Config) { c.AdminListen = "0.0.0.0:9310" }, "admin_token"},
-		{"admin beyond loopback with a token", func(c *Config) { c.AdminListen = "0.0.0.0:9310"; c.AdminToken = "t" }, ""},
-		{"bad admin address", func(c *Config) { c.AdminListen = "nope" }, "admin_listen"},
-		{"bad credential", func(c *Config) { c.Auth.Credentials = []string{"nocolon"} }, "auth.credentials[0]"},
-		{"bad cidr", func(c *Config) { c.Auth.AllowCIDRs = []string{"10.0.0.0/99"} }, "auth.allow_cidrs[0]"},
-		{"negative rotation", func(c *Config) { c.AuditLog = "/x/a.log"; c.AuditMaxSizeMB = -1 }, "audit_max_size_mb"},
-		{"negative backups", func(c *Config) { c.AuditMaxBackups = -1 }, "audit_max_backups"},
-		{"negative age", func(c *Config) { c.AuditMaxAgeDays = -1 }, "audit_max_age_days"},
-		{"rotating stdout", func(c *Config) { c.AuditMaxSizeMB = 10 }, "file path"},
-		{"token with newline", func(c *Config) { c.AdminToken = "a\nb" }, "admin_token"},
-	} {
-		c := Default()
-		tc.mutate(&c)
-		err := c.Validate()
-		switch {
-		case tc.wantErr == "" && err != nil:
-			t.Errorf("%s: %v", tc.name, err)
-		case tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)):
-			t.Errorf("%s: error %v, want one mentioning %q", tc.name, err, tc.wantErr)
-		}
 	}
 }
 
@@ -267,8 +194,8 @@ func TestValidateOpenProxy(t *testing.T) {
 // counted by status and logged at debug level, without the credentials.
 func TestAccessDeniedCountedAndLogged(t *testing.T) {
 	o := newOpsOrigin(t)
-	auth := startOpsProxy(t, func(c *Config) { c.Auth.Credentials = []string{"alice:right"} })
-	cidr := startOpsProxy(t, func(c *Config) { c.Auth.AllowCIDRs = []string{"10.0.0.0/8"} })
+	auth := startOpsProxy(t, func(c *config.Config) { c.Auth.Credentials = []string{"alice:right"} })
+	cidr := startOpsProxy(t, func(c *config.Config) { c.Auth.AllowCIDRs = cidrs(t, "10.0.0.0/8") })
 
 	for range 2 {
 		if code, _, _ := opsGet(t, auth.client(url.UserPassword("alice", "hunter2-secret")), o.URL+"/ok"); code != http.StatusProxyAuthRequired {
@@ -299,4 +226,14 @@ func TestAccessDeniedCountedAndLogged(t *testing.T) {
 	if l := cidr.logs.String(); !strings.Contains(l, "proxy access denied") || !strings.Contains(l, `"status":403`) {
 		t.Errorf("no debug line for the 403:\n%s", l)
 	}
+}
+
+// cidrs parses client networks as the configuration does.
+func cidrs(t testing.TB, s ...string) []netip.Prefix {
+	t.Helper()
+	cfg, err := config.Load([]string{"-allow-cidrs", strings.Join(s, ",")}, func(string) string { return "" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg.Auth.AllowCIDRs
 }

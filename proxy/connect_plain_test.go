@@ -9,13 +9,14 @@ import (
 	"testing"
 
 	"github.com/robotsgate/robotsgate/enforce"
+	"github.com/robotsgate/robotsgate/internal/config"
 )
 
 // TestDefaultAllowedPortsIncludeHTTP: CONNECT to port 80 is allowed out of
 // the box, because clients such as Node's undici ProxyAgent tunnel
 // http:// URLs through CONNECT too; 443 stays.
 func TestDefaultAllowedPortsIncludeHTTP(t *testing.T) {
-	ports := Default().HTTPS.AllowedPorts
+	ports := config.Default().HTTPS.AllowedPorts
 	if !slices.Contains(ports, 80) || !slices.Contains(ports, 443) {
 		t.Fatalf("default https.allowed_ports = %v, want 80 and 443", ports)
 	}

@@ -11,7 +11,7 @@ import (
 	"github.com/robotsgate/robotsgate/robots"
 )
 
-// Modes and audit levels (Config.Mode, Config.Audit).
+// Modes and audit levels (config.Config.Mode, config.Config.Audit).
 const (
 	ModeEnforce = "enforce" // refuse what robots.txt disallows
 	ModeReport  = "report"  // decide and audit, but forward everything
@@ -25,7 +25,7 @@ const (
 const maxRefusedOverride = 256
 
 // agentOverride returns the value of r's agent override header
-// (Config.AgentHeader; every line of it, trimmed) and whether r carries a
+// (config.Config.AgentHeader; every line of it, trimmed) and whether r carries a
 // non-empty one. It is always false when the header is disabled.
 func (s *Server) agentOverride(r *http.Request) (string, bool) {
 	if s.agentHeader == "" {
@@ -38,7 +38,7 @@ func (s *Server) agentOverride(r *http.Request) (string, bool) {
 // overrideAllowed reports whether a client may choose its agent with the
 // override header: always when no agent is configured (the agent then
 // comes from the User-Agent, which the client chooses just as freely), and
-// against a configured agent only with Config.AllowAgentOverride.
+// against a configured agent only with config.Config.AllowAgentOverride.
 func (s *Server) overrideAllowed() bool {
 	return s.cfg.Agent == "" || s.cfg.AllowAgentOverride
 }

@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/robotsgate/robotsgate/internal/config"
 )
 
 // A client that leaves while robots.txt is being fetched is neither
@@ -18,7 +20,7 @@ func TestClientGoneWhileFetchingRobots(t *testing.T) {
 		io.WriteString(w, privateRobots)
 	}, nil)
 	defer close(release)
-	h := newHarness(t, harnessOpts{config: func(c *Config) { c.Audit = AuditAll }})
+	h := newHarness(t, harnessOpts{config: func(c *config.Config) { c.Audit = AuditAll }})
 
 	ctx, cancel := context.WithCancel(context.Background())
 	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, o.URL+"/public", nil)

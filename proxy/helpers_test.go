@@ -17,6 +17,7 @@ import (
 
 	"github.com/robotsgate/robotsgate/enforce"
 	"github.com/robotsgate/robotsgate/internal/confdirtest"
+	"github.com/robotsgate/robotsgate/internal/config"
 )
 
 // Helpers shared by the package's tests: configuration, an in-memory
@@ -37,9 +38,9 @@ const testTimeout = 10 * time.Second
 
 // testConfig returns the default configuration with the CA's data dir in
 // a temporary directory of t.
-func testConfig(t testing.TB) Config {
+func testConfig(t testing.TB) config.Config {
 	t.Helper()
-	cfg := Default()
+	cfg := config.Default()
 	cfg.HTTPS.DataDir = t.TempDir()
 	return cfg
 }
@@ -108,7 +109,7 @@ func (m *memAudit) find(t testing.TB, reason string) map[string]any {
 // Transport (NewTransport(cfg)); the Enforcer (enforce.New(ec), ec's
 // Fetcher being an HTTPFetcher on that transport when nil); the Auditor
 // (on a discarded memAudit). deps.Log may stay zero (no logging).
-func buildServer(t testing.TB, cfg Config, ec enforce.Config, deps Deps) (*Server, error) {
+func buildServer(t testing.TB, cfg config.Config, ec enforce.Config, deps Deps) (*Server, error) {
 	t.Helper()
 	if deps.Transport == nil {
 		tr, err := NewTransport(cfg)
@@ -137,7 +138,7 @@ func buildServer(t testing.TB, cfg Config, ec enforce.Config, deps Deps) (*Serve
 // loopback port until the test ends; then it shuts the Server down
 // (bounded by testTimeout), checking that Shutdown and Serve return no
 // error, and closes deps.Auditor. It returns the Server and its address.
-func startServer(t testing.TB, cfg Config, ec enforce.Config, deps Deps) (*Server, string) {
+func startServer(t testing.TB, cfg config.Config, ec enforce.Config, deps Deps) (*Server, string) {
 	t.Helper()
 	srv, err := buildServer(t, cfg, ec, deps)
 	if err != nil {

@@ -29,6 +29,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/robotsgate/robotsgate/enforce"
+	"github.com/robotsgate/robotsgate/internal/config"
 )
 
 // tlsOrigin is an HTTPS httptest origin that counts hits per path.
@@ -101,7 +102,7 @@ type httpsProxy struct {
 
 // startHTTPSProxy starts robotsgate on 127.0.0.1 with cfg (testConfig,
 // mitmConfig).
-func startHTTPSProxy(t testing.TB, cfg Config) *httpsProxy {
+func startHTTPSProxy(t testing.TB, cfg config.Config) *httpsProxy {
 	t.Helper()
 	ab := &memAudit{}
 	srv, addr := startServer(t, cfg, enforce.Config{}, Deps{Auditor: NewAuditor(ab)})
@@ -146,7 +147,7 @@ func (p *httpsProxy) rawConnect(t *testing.T, target string, extraHeaders ...str
 
 // mitmConfig returns a test configuration (audit all) allowing CONNECT
 // to origins' ports and trusting their certificates.
-func mitmConfig(t *testing.T, origins ...*tlsOrigin) Config {
+func mitmConfig(t *testing.T, origins ...*tlsOrigin) config.Config {
 	t.Helper()
 	cfg := testConfig(t)
 	cfg.Audit = AuditAll
@@ -401,27 +402,6 @@ func TestHTTPSCustomCAMismatchFailsAtStart(t *testing.T) {
 	_, err := buildServer(t, cfg, enforce.Config{}, Deps{})
 	if err == nil || !strings.Contains(err.Error(), "does not match") {
 		t.Fatalf("New with a mismatched custom CA: err = %v", err)
-	}
-}
-
-func TestHTTPSConfigValidate(t *testing.T) {
-	for _, tc := range []struct {
-		name string
-		mod  func(*Config)
-		want string
-	}{
-		{"mode", func(c *Config) { c.HTTPS.Mode = "intercept" }, "https.mode"},
-		{"no ports", func(c *Config) { c.HTTPS.AllowedPorts = nil }, "https.allowed_ports"},
-		{"bad port", func(c *Config) { c.HTTPS.AllowedPorts = []int{70000} }, "https.allowed_ports"},
-		{"half CA", func(c *Config) { c.HTTPS.CAKey = "k.pem" }, "https.ca_cert"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			c := Default()
-			tc.mod(&c)
-			if err := c.Validate(); err == nil || !strings.Contains(err.Error(), tc.want) {
-				t.Fatalf("err = %v, want one naming %s", err, tc.want)
-			}
-		})
 	}
 }
 

@@ -18,6 +18,7 @@ import (
 
 	"github.com/robotsgate/robotsgate/enforce"
 	"github.com/robotsgate/robotsgate/enforce/enforcetest"
+	"github.com/robotsgate/robotsgate/internal/config"
 )
 
 // opsRobots is the robots.txt of the ops tests' origin.
@@ -84,7 +85,7 @@ type opsProxy struct {
 // startOpsProxy starts a Server for the test configuration changed by
 // mutate (the audit log goes to a temp file unless mutate sets it), with
 // metrics and a debug-level operator log, and stops it at cleanup.
-func startOpsProxy(t *testing.T, mutate func(*Config), deps ...func(*Deps)) *opsProxy {
+func startOpsProxy(t *testing.T, mutate func(*config.Config), deps ...func(*Deps)) *opsProxy {
 	t.Helper()
 	cfg := testConfig(t)
 	cfg.Listen = "127.0.0.1:0"
@@ -321,7 +322,7 @@ func BenchmarkMetricsPerRequest(b *testing.B) {
 func TestMetricsQueuedAndPaused(t *testing.T) {
 	o := newOpsOrigin(t)
 	clk := enforcetest.NewClock(time.Now())
-	p := startOpsProxy(t, func(c *Config) { c.Politeness.DefaultCrawlDelay = 10 * time.Second },
+	p := startOpsProxy(t, func(c *config.Config) { c.Politeness.DefaultCrawlDelay = 10 * time.Second },
 		func(d *Deps) { d.Clock = clk })
 	c := p.client(nil)
 	if code, _, _ := opsGet(t, c, o.URL+"/a"); code != 200 {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/robotsgate/robotsgate/enforce"
 	"github.com/robotsgate/robotsgate/enforce/enforcetest"
+	"github.com/robotsgate/robotsgate/internal/config"
 )
 
 var politeT0 = time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
@@ -147,7 +148,7 @@ func TestPoliteCrawlDelaySpacingAtOrigin(t *testing.T) {
 func TestPoliteQueueFull429(t *testing.T) {
 	clk := enforcetest.NewClock(politeT0)
 	o := newStampOrigin(t, "User-agent: *\nCrawl-delay: 5\n", clk, nil)
-	h := newHarness(t, harnessOpts{clock: clk, config: func(c *Config) { c.Politeness.MaxQueueWait = 10 * time.Second }})
+	h := newHarness(t, harnessOpts{clock: clk, config: func(c *config.Config) { c.Politeness.MaxQueueWait = 10 * time.Second }})
 
 	h.get(t, o.URL+"/a")
 	out := make(chan getResult, 2)
@@ -236,7 +237,7 @@ func TestPolite429WithoutRetryAfterBacksOff(t *testing.T) {
 	o := newStampOrigin(t, "User-agent: *\nAllow: /\n", clk, func(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "slow down", http.StatusTooManyRequests)
 	})
-	h := newHarness(t, harnessOpts{clock: clk, config: func(c *Config) { c.Politeness.BackoffStart = 10 * time.Second }})
+	h := newHarness(t, harnessOpts{clock: clk, config: func(c *config.Config) { c.Politeness.BackoffStart = 10 * time.Second }})
 	for i, want := range []string{"10", "20", "40"} {
 		h.get(t, o.URL+"/x") // reaches the origin, which answers 429
 		resp, _ := h.get(t, o.URL+"/x")
@@ -260,7 +261,7 @@ func TestPoliteReportModeDoesNotWaitOrRefuse(t *testing.T) {
 		}
 		w.Write([]byte("ok"))
 	})
-	h := newHarness(t, harnessOpts{clock: clk, config: func(c *Config) {
+	h := newHarness(t, harnessOpts{clock: clk, config: func(c *config.Config) {
 		c.Mode = ModeReport
 		c.Politeness.MaxQueueWait = 7 * time.Second
 	}})
@@ -311,7 +312,7 @@ func TestPoliteConcurrencyLimitReleasedAtEnd(t *testing.T) {
 		}
 		w.Write([]byte("ok"))
 	})
-	h := newHarness(t, harnessOpts{clock: clk, config: func(c *Config) { c.Politeness.MaxConcurrency = 1 }})
+	h := newHarness(t, harnessOpts{clock: clk, config: func(c *config.Config) { c.Politeness.MaxConcurrency = 1 }})
 	h.get(t, o.URL+"/warm") // fetches robots.txt; its slot is released at the end
 	out := make(chan getResult, 2)
 	h.getAsync(t, o.URL+"/slow", out)
@@ -329,40 +330,6 @@ func TestPoliteConcurrencyLimitReleasedAtEnd(t *testing.T) {
 	}
 	if p, _ := o.seen(); strings.Join(p, ",") != "/warm,/slow,/next" {
 		t.Fatalf("origin saw %v", p)
-	}
-}
-
-func TestPoliteConfigValidate(t *testing.T) {
-	tests := []struct {
-		name string
-		edit func(*PolitenessConfig)
-		want string // substring of the error; "" means valid
-	}{
-		{"default", func(*PolitenessConfig) {}, ""},
-		{"ignore", func(p *PolitenessConfig) { p.CrawlDelay = "ignore" }, ""},
-		{"default delay", func(p *PolitenessConfig) { p.DefaultCrawlDelay = time.Second }, ""},
-		{"concurrency", func(p *PolitenessConfig) { p.MaxConcurrency = 4 }, ""},
-		{"bad crawl_delay", func(p *PolitenessConfig) { p.CrawlDelay = "obey" }, "politeness.crawl_delay"},
-		{"empty crawl_delay", func(p *PolitenessConfig) { p.CrawlDelay = "" }, "politeness.crawl_delay"},
-		{"zero max delay", func(p *PolitenessConfig) { p.MaxCrawlDelay = 0 }, "politeness.max_crawl_delay"},
-		{"negative wait", func(p *PolitenessConfig) { p.MaxQueueWait = -time.Second }, "politeness.max_queue_wait"},
-		{"zero backoff", func(p *PolitenessConfig) { p.BackoffStart = 0 }, "politeness.backoff_start"},
-		{"zero backoff max", func(p *PolitenessConfig) { p.BackoffMax = 0 }, "politeness.backoff_max"},
-		{"start above max", func(p *PolitenessConfig) { p.BackoffStart = 2 * time.Hour }, "politeness.backoff_start"},
-		{"negative default", func(p *PolitenessConfig) { p.DefaultCrawlDelay = -1 }, "politeness.default_crawl_delay"},
-		{"default above max", func(p *PolitenessConfig) { p.DefaultCrawlDelay = 2 * time.Minute }, "politeness.default_crawl_delay"},
-		{"negative concurrency", func(p *PolitenessConfig) { p.MaxConcurrency = -1 }, "politeness.max_concurrency"},
-	}
-	for _, tt := range tests {
-		cfg := Default()
-		tt.edit(&cfg.Politeness)
-		err := cfg.validatePoliteness()
-		switch {
-		case tt.want == "" && err != nil:
-			t.Errorf("%s: unexpected error %v", tt.name, err)
-		case tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)):
-			t.Errorf("%s: error %v, want one naming %s", tt.name, err, tt.want)
-		}
 	}
 }
 

@@ -24,6 +24,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/robotsgate/robotsgate/enforce"
+	"github.com/robotsgate/robotsgate/internal/config"
 )
 
 // HTTP server timeouts of the proxy listener. There is no write timeout:
@@ -58,7 +59,7 @@ type Deps struct {
 // Server is a robotsgate proxy. Create it with New, serve it with Serve
 // (and ServeAdmin), stop it with Shutdown.
 type Server struct {
-	cfg   Config
+	cfg   config.Config
 	proxy *goproxy.ProxyHttpServer
 	enf   *enforce.Enforcer
 	audit *Auditor
@@ -96,8 +97,8 @@ type Server struct {
 	life *lifetime // shutdown contexts and running handlers (lifetime.go)
 }
 
-// New returns a Server for cfg, which must be valid (Config.Validate).
-func New(cfg Config, deps Deps) (*Server, error) {
+// New returns a Server for cfg, which must be valid (config.Config.Validate).
+func New(cfg config.Config, deps Deps) (*Server, error) {
 	if deps.Enforcer == nil {
 		return nil, errors.New("proxy: Deps.Enforcer is required")
 	}
@@ -147,8 +148,8 @@ func New(cfg Config, deps Deps) (*Server, error) {
 	// whose environment points at itself would loop. Dial directly unless
 	// an upstream proxy is configured on purpose.
 	p.ConnectDial = nil
-	if cfg.UpstreamProxy != "" {
-		p.ConnectDial = p.NewConnectDialToProxy(cfg.UpstreamProxy)
+	if cfg.UpstreamProxy != nil {
+		p.ConnectDial = p.NewConnectDialToProxy(cfg.UpstreamProxy.String())
 	}
 	// Pass the client's Accept-Encoding through untouched, and keep the
 	// transport from adding gzip and decoding on its own: bytes reach the
@@ -233,7 +234,7 @@ type requestState struct {
 	Client string    // client address
 	Agent  string    // the agent decided for ("" = only "*")
 	// AgentOverride is the agent named by the request's override header
-	// (Config.AgentHeader), "" when none; for a CONNECT, the requests
+	// (config.Config.AgentHeader), "" when none; for a CONNECT, the requests
 	// inside its MITM session inherit it (agentFor).
 	AgentOverride string
 	// Overridden says that an override header was honoured (AgentOverride

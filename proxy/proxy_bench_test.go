@@ -9,6 +9,7 @@ import (
 	"github.com/elazarl/goproxy"
 
 	"github.com/robotsgate/robotsgate/enforce"
+	"github.com/robotsgate/robotsgate/internal/config"
 )
 
 // benchServe drives h (a proxy handler) with GETs for origin paths,
@@ -87,7 +88,7 @@ func BenchmarkBareGoproxy(b *testing.B) {
 	for _, mix := range benchMixes {
 		b.Run(mix.name, func(b *testing.B) {
 			o := benchOrigin(b)
-			tr, _ := NewTransport(Default())
+			tr, _ := NewTransport(config.Default())
 			tr.DisableCompression = true
 			p := goproxy.NewProxyHttpServer()
 			p.Tr, p.ConnectDial, p.KeepAcceptEncoding = tr, nil, true

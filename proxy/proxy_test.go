@@ -21,6 +21,7 @@ import (
 
 	"github.com/robotsgate/robotsgate/enforce"
 	"github.com/robotsgate/robotsgate/enforce/enforcetest"
+	"github.com/robotsgate/robotsgate/internal/config"
 )
 
 // origin is an httptest origin server counting what reaches it.
@@ -81,7 +82,7 @@ type harness struct {
 }
 
 type harnessOpts struct {
-	config func(*Config)
+	config func(*config.Config)
 	clock  enforce.Clock
 	hooks  enforce.Hooks
 }
@@ -392,7 +393,7 @@ func TestRobotsStatusTable(t *testing.T) {
 			if tc.name == "timeout" {
 				// Only this case needs the short bound: the others must
 				// not fail on a slow (loaded) machine.
-				opts.config = func(c *Config) { c.Robots.FetchTimeout = 300 * time.Millisecond }
+				opts.config = func(c *config.Config) { c.Robots.FetchTimeout = 300 * time.Millisecond }
 			}
 			h := newHarness(t, opts)
 			resp, body := h.get(t, o.URL+"/private")
@@ -450,7 +451,7 @@ func TestTTLExpiryAndStaleCopy(t *testing.T) {
 		}
 		io.WriteString(w, privateRobots)
 	}, nil)
-	h := newHarness(t, harnessOpts{clock: clock, config: func(c *Config) { c.Robots.TTL = time.Hour }})
+	h := newHarness(t, harnessOpts{clock: clock, config: func(c *config.Config) { c.Robots.TTL = time.Hour }})
 
 	if resp, _ := h.get(t, o.URL+"/public"); resp.StatusCode != 200 {
 		t.Fatalf("status %d", resp.StatusCode)
@@ -505,7 +506,7 @@ func TestAgentSelection(t *testing.T) {
 	}
 	cases := []struct {
 		name   string
-		config func(*Config)
+		config func(*config.Config)
 		reqs   []req
 	}{
 		{"from User-Agent", nil, []req{
@@ -515,22 +516,22 @@ func TestAgentSelection(t *testing.T) {
 			{"/c", "Unknown/1.0", "", 403, "Unknown"},
 			{"/c", "", "", 403, "*"},
 		}},
-		{"configured agent wins over User-Agent", func(c *Config) { c.Agent = "MyBot" }, []req{
+		{"configured agent wins over User-Agent", func(c *config.Config) { c.Agent = "MyBot" }, []req{
 			{"/a", "OtherBot/2.1", "", 403, "MyBot"},
 			{"/b", "OtherBot/2.1", "", 200, ""},
 		}},
-		{"header overrides both when allowed", func(c *Config) { c.Agent, c.AllowAgentOverride = "MyBot", true }, []req{
+		{"header overrides both when allowed", func(c *config.Config) { c.Agent, c.AllowAgentOverride = "MyBot", true }, []req{
 			{"/b", "MyBot/1.0", "otherbot", 403, "otherbot"},
 			{"/a", "MyBot/1.0", "OtherBot/3", 200, ""},
 		}},
-		{"configured agent refuses the header", func(c *Config) { c.Agent = "MyBot" }, []req{
+		{"configured agent refuses the header", func(c *config.Config) { c.Agent = "MyBot" }, []req{
 			{"/a", "OtherBot/1.0", "otherbot", 403, "MyBot"},
 			{"/b", "MyBot/1.0", "otherbot", 200, ""},
 		}},
-		{"custom header name", func(c *Config) { c.AgentHeader = "X-Crawler" }, []req{
+		{"custom header name", func(c *config.Config) { c.AgentHeader = "X-Crawler" }, []req{
 			{"/a", "OtherBot", "mybot", 403, "mybot"},
 		}},
-		{"header disabled", func(c *Config) { c.AgentHeader = "-" }, []req{
+		{"header disabled", func(c *config.Config) { c.AgentHeader = "-" }, []req{
 			{"/a", "OtherBot", "mybot", 200, ""},
 		}},
 	}
@@ -579,7 +580,7 @@ func TestAgentSelection(t *testing.T) {
 
 func TestReportMode(t *testing.T) {
 	o := newOrigin(t, robotsBody(privateRobots), nil)
-	h := newHarness(t, harnessOpts{config: func(c *Config) { c.Mode = ModeReport }})
+	h := newHarness(t, harnessOpts{config: func(c *config.Config) { c.Mode = ModeReport }})
 	resp, body := h.get(t, o.URL+"/private/x")
 	if resp.StatusCode != 200 || body != "page /private/x" {
 		t.Fatalf("report mode: %d %q, want the origin's page", resp.StatusCode, body)
@@ -602,7 +603,7 @@ func TestReportMode(t *testing.T) {
 
 func TestAuditRecordContent(t *testing.T) {
 	o := newOrigin(t, robotsBody("User-agent: testbot\nAllow: /\nDisallow: /secret\n"), nil)
-	h := newHarness(t, harnessOpts{config: func(c *Config) { c.Audit = AuditAll }})
+	h := newHarness(t, harnessOpts{config: func(c *config.Config) { c.Audit = AuditAll }})
 	h.get(t, o.URL+"/open")
 	h.get(t, o.URL+"/secret/1", "User-Agent", "TestBot/9")
 	recs := h.audit.records(t)

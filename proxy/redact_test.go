@@ -10,6 +10,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/robotsgate/robotsgate/enforce"
+	"github.com/robotsgate/robotsgate/internal/config"
 )
 
 // TestRobotTagAuditRedacted: a robot-tag refusal of a URL holding
@@ -18,7 +19,7 @@ import (
 func TestRobotTagAuditRedacted(t *testing.T) {
 	o := newOrigin(t, robotsBody("User-agent: *\nAllow: /\n"), tagPages("body"))
 	for _, mode := range []string{RobotTagsEnforce, RobotTagsAnnotate} {
-		h := newHarness(t, harnessOpts{config: func(c *Config) { c.RobotTags.Mode = mode }})
+		h := newHarness(t, harnessOpts{config: func(c *config.Config) { c.RobotTags.Mode = mode }})
 		host := strings.TrimPrefix(o.URL, "http://")
 		resp, body := rawProxyGet(t, h.addr, "http://tokenuser:hunter2@"+host+"/meta-noindex", host)
 		recs := tagRecords(t, h)

@@ -3,7 +3,6 @@ package proxy
 import (
 	"bytes"
 	"errors"
-	"fmt"
 	"io"
 	"mime"
 	"net/http"
@@ -12,6 +11,7 @@ import (
 	"github.com/elazarl/goproxy"
 
 	"github.com/robotsgate/robotsgate/enforce"
+	"github.com/robotsgate/robotsgate/internal/config"
 	"github.com/robotsgate/robotsgate/robots"
 )
 
@@ -21,37 +21,16 @@ import (
 // "noindex, none". Enforce mode sets it on its 403 as well.
 const HeaderIndex = "X-Robotsgate-Index"
 
-// Robot-tag modes (RobotTagsConfig.Mode).
+// Robot-tag modes (config.RobotTagsConfig.Mode).
 const (
 	RobotTagsOff      = "off"      // neither look at nor act on robot tags
 	RobotTagsAnnotate = "annotate" // forward, add HeaderIndex and an audit record
 	RobotTagsEnforce  = "enforce"  // replace the response with a 403 and an audit record
 )
 
-// maxScanBytesLimit bounds robot_tags.max_scan_bytes: the scan buffer is
-// allocated per response.
-const maxScanBytesLimit = 8 << 20
-
 // maxTagDetail bounds the detail text of robot-tag audit records and
 // refusals; headers and meta elements come from the origin.
 const maxTagDetail = 1024
-
-// validateRobotTags checks the robot_tags: section.
-func (c *Config) validateRobotTags() error {
-	t := &c.RobotTags
-	if err := oneOf("robot_tags.mode", t.Mode, RobotTagsOff, RobotTagsAnnotate, RobotTagsEnforce); err != nil {
-		return err
-	}
-	if t.MaxScanBytes < 0 || t.MaxScanBytes > maxScanBytesLimit {
-		return fmt.Errorf("robot_tags.max_scan_bytes: %d is not in 0..%d (0 = X-Robots-Tag headers only)", t.MaxScanBytes, maxScanBytesLimit)
-	}
-	for _, d := range t.Deny {
-		if d = strings.TrimSpace(d); d == "" || strings.ContainsAny(d, ":, \t\r\n") {
-			return fmt.Errorf("robot_tags.deny: %q is not a directive name (e.g. noindex, none, noai)", d)
-		}
-	}
-	return nil
-}
 
 // tagScan is what one response's robot tags say.
 type tagScan struct {
@@ -155,7 +134,7 @@ func (e errReader) Read([]byte) (int, error) { return 0, e.err }
 // decompresses transparently when it added Accept-Encoding itself, which
 // the proxy turns off), and decoding them just to look for meta elements
 // is not worth the cost. NotScanned says so.
-func scanRobotTags(resp *http.Response, cfg RobotTagsConfig) *tagScan {
+func scanRobotTags(resp *http.Response, cfg config.RobotTagsConfig) *tagScan {
 	if cb, ok := resp.Body.(*copyBody); ok && cb.scan != nil {
 		return cb.scan
 	}
@@ -228,7 +207,7 @@ func hasBody(resp *http.Response) bool {
 //     from robotsgate (Refuse, reason robot-tag) is returned instead.
 //
 // ev then describes what was found, for the audit record.
-func applyRobotTags(req *http.Request, resp *http.Response, agent string, cfg RobotTagsConfig) (out *http.Response, ev *tagEvent) {
+func applyRobotTags(req *http.Request, resp *http.Response, agent string, cfg config.RobotTagsConfig) (out *http.Response, ev *tagEvent) {
 	if cfg.Mode == RobotTagsOff || resp == nil || resp.StatusCode/100 != 2 {
 		return resp, nil
 	}

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"testing/iotest"
 
+	"github.com/robotsgate/robotsgate/internal/config"
 	"github.com/robotsgate/robotsgate/robots"
 )
 
@@ -45,8 +46,8 @@ func tagResp(status int, ctype, body string, hdr ...string) (*http.Response, *cl
 	return &http.Response{StatusCode: status, Header: h, Body: cc, ContentLength: int64(len(body)), Request: req}, cc
 }
 
-func tagsCfg(mode string) RobotTagsConfig {
-	c := Default().RobotTags
+func tagsCfg(mode string) config.RobotTagsConfig {
+	c := config.Default().RobotTags
 	c.Mode = mode
 	return c
 }
@@ -62,7 +63,7 @@ func TestApplyRobotTags(t *testing.T) {
 		body   string
 		hdr    []string
 		agent  string
-		cfg    RobotTagsConfig
+		cfg    config.RobotTagsConfig
 		index  string // expected HeaderIndex, "" = not denied
 	}{
 		{"header noindex", 200, "application/pdf", "%PDF", []string{"X-Robots-Tag", "noindex"}, "Mandelbot", tagsCfg("annotate"), "noindex"},
@@ -82,11 +83,11 @@ func TestApplyRobotTags(t *testing.T) {
 		{"off", 200, html, noindexPage, []string{"X-Robots-Tag", "noindex"}, "", tagsCfg("off"), ""},
 		{"noai not denied by default", 200, "image/png", "png", []string{"X-Robots-Tag", "noai"}, "", tagsCfg("annotate"), ""},
 		{"noai added to deny", 200, "image/png", "png", []string{"X-Robots-Tag", "noai"}, "",
-			RobotTagsConfig{Mode: "annotate", Deny: []string{"noindex", "noai"}, MaxScanBytes: 1024}, "noai"},
+			config.RobotTagsConfig{Mode: "annotate", Deny: []string{"noindex", "noai"}, MaxScanBytes: 1024}, "noai"},
 		{"nil deny means the default", 200, "text/plain", "x", []string{"X-Robots-Tag", "none"}, "",
-			RobotTagsConfig{Mode: "annotate"}, "noindex, none"},
+			config.RobotTagsConfig{Mode: "annotate"}, "noindex, none"},
 		{"empty deny denies nothing", 200, "text/plain", "x", []string{"X-Robots-Tag", "none"}, "",
-			RobotTagsConfig{Mode: "annotate", Deny: []string{}}, ""},
+			config.RobotTagsConfig{Mode: "annotate", Deny: []string{}}, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -217,7 +218,7 @@ func TestScanRobotTagsStreams(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			cfg := RobotTagsConfig{Mode: "annotate", MaxScanBytes: 64 << 10}
+			cfg := config.RobotTagsConfig{Mode: "annotate", MaxScanBytes: 64 << 10}
 			if tc.maxScan > cfg.MaxScanBytes {
 				cfg.MaxScanBytes = tc.maxScan
 			}
@@ -270,31 +271,6 @@ func TestTagEventDetail(t *testing.T) {
 	long := &tagEvent{Matched: []string{"noindex"}, tagScan: tagScan{Header: manyDirectives(500)}}
 	if got := long.detail(); len(got) > maxTagDetail+3 || !strings.HasSuffix(got, "...") {
 		t.Errorf("long detail not truncated: %d bytes", len(got))
-	}
-}
-
-func TestValidateRobotTags(t *testing.T) {
-	for _, tc := range []struct {
-		mut  func(*RobotTagsConfig)
-		want string // substring of the error, "" = valid
-	}{
-		{func(*RobotTagsConfig) {}, ""},
-		{func(c *RobotTagsConfig) { c.Mode = "off" }, ""},
-		{func(c *RobotTagsConfig) { c.Mode = "enforce"; c.Deny = append(c.Deny, "noai", "noimageai") }, ""},
-		{func(c *RobotTagsConfig) { c.MaxScanBytes = 0 }, ""},
-		{func(c *RobotTagsConfig) { c.Mode = "block" }, "robot_tags.mode"},
-		{func(c *RobotTagsConfig) { c.Mode = "" }, "robot_tags.mode"},
-		{func(c *RobotTagsConfig) { c.MaxScanBytes = -1 }, "robot_tags.max_scan_bytes"},
-		{func(c *RobotTagsConfig) { c.MaxScanBytes = 1 << 30 }, "robot_tags.max_scan_bytes"},
-		{func(c *RobotTagsConfig) { c.Deny = []string{"noindex, nofollow"} }, "robot_tags.deny"},
-		{func(c *RobotTagsConfig) { c.Deny = []string{""} }, "robot_tags.deny"},
-	} {
-		cfg := Default()
-		tc.mut(&cfg.RobotTags)
-		err := cfg.Validate()
-		if tc.want == "" && err != nil || tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)) {
-			t.Errorf("%+v: Validate() = %v, want %q", cfg.RobotTags, err, tc.want)
-		}
 	}
 }
 
@@ -390,7 +366,7 @@ func TestRobotTagsEndToEndAnnotate(t *testing.T) {
 func TestRobotTagsEndToEndEnforce(t *testing.T) {
 	secret := "SECRET-" + strings.Repeat("x", 100_000)
 	o := newOrigin(t, robotsBody("User-agent: *\nAllow: /\n"), tagPages(secret))
-	h := newHarness(t, harnessOpts{config: func(c *Config) { c.RobotTags.Mode = RobotTagsEnforce }})
+	h := newHarness(t, harnessOpts{config: func(c *config.Config) { c.RobotTags.Mode = RobotTagsEnforce }})
 
 	resp, body := h.get(t, o.URL+"/meta-noindex", "User-Agent", "Mandelbot/1.0")
 	if resp.StatusCode != http.StatusForbidden || strings.Contains(body, "SECRET") {
@@ -433,7 +409,7 @@ func TestRobotTagsEndToEndEnforce(t *testing.T) {
 
 func TestRobotTagsEndToEndReportMode(t *testing.T) {
 	o := newOrigin(t, robotsBody("User-agent: *\nAllow: /\n"), tagPages("body"))
-	h := newHarness(t, harnessOpts{config: func(c *Config) {
+	h := newHarness(t, harnessOpts{config: func(c *config.Config) {
 		c.Mode = ModeReport
 		c.RobotTags.Mode = RobotTagsEnforce
 	}})
@@ -448,7 +424,7 @@ func TestRobotTagsEndToEndReportMode(t *testing.T) {
 
 func TestRobotTagsEndToEndOff(t *testing.T) {
 	o := newOrigin(t, robotsBody("User-agent: *\nAllow: /\n"), tagPages("body"))
-	h := newHarness(t, harnessOpts{config: func(c *Config) { c.RobotTags.Mode = RobotTagsOff }})
+	h := newHarness(t, harnessOpts{config: func(c *config.Config) { c.RobotTags.Mode = RobotTagsOff }})
 	resp, _ := h.get(t, o.URL+"/none")
 	if resp.StatusCode != 200 || resp.Header.Get(HeaderIndex) != "" || len(tagRecords(t, h)) != 0 {
 		t.Errorf("off: status %d, %s %q", resp.StatusCode, HeaderIndex, resp.Header.Get(HeaderIndex))

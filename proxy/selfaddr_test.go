@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/robotsgate/robotsgate/enforce"
+	"github.com/robotsgate/robotsgate/internal/config"
 )
 
 // selfProxy is a running robotsgate with its admin API on a second
@@ -26,7 +27,7 @@ type selfProxy struct {
 	client    *http.Client // uses the proxy
 }
 
-func startSelfProxy(t *testing.T, mutate func(c *Config, adminPort int)) *selfProxy {
+func startSelfProxy(t *testing.T, mutate func(c *config.Config, adminPort int)) *selfProxy {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -98,7 +99,7 @@ func TestSelfRequestRefused(t *testing.T) {
 // refused even when https.allowed_ports lets that port through and in
 // report mode (which would otherwise open a raw tunnel to the admin API).
 func TestSelfConnectRefused(t *testing.T) {
-	p := startSelfProxy(t, func(c *Config, adminPort int) {
+	p := startSelfProxy(t, func(c *config.Config, adminPort int) {
 		c.Mode = ModeReport
 		c.HTTPS.Mode = HTTPSModeTunnel
 		c.Agent = "TestBot"
@@ -217,7 +218,7 @@ func TestMITMMisdirectedHost(t *testing.T) {
 // TestForwardingFailureLogRedacted: the debug line of a failed forward
 // does not carry the URL's credentials.
 func TestForwardingFailureLogRedacted(t *testing.T) {
-	p := startOpsProxy(t, func(c *Config) { c.Mode = ModeReport }) // forward although robots.txt is unreachable
+	p := startOpsProxy(t, func(c *config.Config) { c.Mode = ModeReport }) // forward although robots.txt is unreachable
 	c, err := net.DialTimeout("tcp", p.addr, 5*time.Second)
 	if err != nil {
 		t.Fatal(err)

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/robotsgate/robotsgate/enforce"
+	"github.com/robotsgate/robotsgate/internal/config"
 )
 
 // rawProxyGet sends the raw request line "GET target HTTP/1.1" (with
@@ -87,7 +88,7 @@ func TestSelfRequestSpellings(t *testing.T) {
 // fix "0<port>" was refused only as a port outside the allow-list, and
 // the IPv4 shorthands were not recognised.
 func TestSelfConnectSpellings(t *testing.T) {
-	p := startSelfProxy(t, func(c *Config, adminPort int) {
+	p := startSelfProxy(t, func(c *config.Config, adminPort int) {
 		c.Mode = ModeReport
 		c.HTTPS.Mode = HTTPSModeTunnel
 		c.Agent = "TestBot"

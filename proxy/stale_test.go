@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/robotsgate/robotsgate/enforce/enforcetest"
+	"github.com/robotsgate/robotsgate/internal/config"
 )
 
 // TestStaleCopyIsReported: a verdict made on an expired copy while it is
@@ -28,7 +29,7 @@ func TestStaleCopyIsReported(t *testing.T) {
 		}
 		io.WriteString(w, privateRobots)
 	}, nil)
-	h := newHarness(t, harnessOpts{clock: clock, config: func(c *Config) { c.Robots.TTL = time.Hour }})
+	h := newHarness(t, harnessOpts{clock: clock, config: func(c *config.Config) { c.Robots.TTL = time.Hour }})
 	t.Cleanup(func() { close(gate) })
 
 	if resp, _ := h.get(t, o.URL+"/private"); resp.StatusCode != 403 {

@@ -1,12 +1,11 @@
 package proxy
 
 import (
-	"errors"
-	"fmt"
 	"net"
 	"net/http"
-	"net/url"
 	"time"
+
+	"github.com/robotsgate/robotsgate/internal/config"
 )
 
 // Outbound transport settings. goproxy's default transport has no
@@ -28,7 +27,7 @@ const (
 // itself would loop), unless cfg.UpstreamProxy names a proxy on purpose.
 // TLS verification uses the system roots (the HTTPS section adds its own
 // upstream roots to TLSClientConfig).
-func NewTransport(cfg Config) (*http.Transport, error) {
+func NewTransport(cfg config.Config) (*http.Transport, error) {
 	d := &net.Dialer{Timeout: dialTimeout, KeepAlive: dialKeepAlive}
 	tr := &http.Transport{
 		Proxy:                 nil,
@@ -41,33 +40,11 @@ func NewTransport(cfg Config) (*http.Transport, error) {
 		ResponseHeaderTimeout: responseHeaderTimeout,
 		ExpectContinueTimeout: time.Second,
 	}
-	if cfg.UpstreamProxy != "" {
-		u, err := parseUpstreamProxy(cfg.UpstreamProxy)
-		if err != nil {
-			return nil, err
-		}
-		tr.Proxy = http.ProxyURL(u)
+	if cfg.UpstreamProxy != nil {
+		tr.Proxy = http.ProxyURL(cfg.UpstreamProxy)
 	}
 	if err := setUpstreamTLS(tr, cfg.HTTPS); err != nil { // [https] system roots + https.upstream_roots (connect.go)
 		return nil, err
 	}
 	return tr, nil
-}
-
-// parseUpstreamProxy parses the upstream_proxy setting: an http:// or
-// https:// URL with a host.
-func parseUpstreamProxy(s string) (*url.URL, error) {
-	// The errors never echo s: it may hold a password.
-	u, err := url.Parse(s)
-	if err != nil {
-		var ue *url.Error
-		if errors.As(err, &ue) {
-			err = ue.Err // without the URL
-		}
-		return nil, fmt.Errorf("upstream_proxy: not a valid URL: %w", err)
-	}
-	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("upstream_proxy: %q is not an http:// or https:// URL with a host", u.Redacted())
-	}
-	return u, nil
 }

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/robotsgate/robotsgate/internal/config"
 	"github.com/robotsgate/robotsgate/proxy"
 )
 
@@ -27,7 +28,7 @@ func runCA(args []string, stdout, stderr io.Writer) int {
 // runCAEnv is runCA with the environment given.
 func runCAEnv(args []string, env func(string) string, stdout, stderr io.Writer) int {
 	rest, pemOut, err := caFlags(args)
-	var cfg proxy.Config
+	var cfg config.Config
 	if err == nil {
 		cfg, err = loadConfig(rest, env)
 	}
@@ -89,7 +90,7 @@ CA, from -config FILE or ROBOTSGATE_CONFIG.
 
 // printCAHelp prints the CA's location and how to trust it in common
 // clients.
-func printCAHelp(w io.Writer, info proxy.CAInfo, cfg proxy.Config) {
+func printCAHelp(w io.Writer, info proxy.CAInfo, cfg config.Config) {
 	state := "existing"
 	switch {
 	case info.Created:

@@ -24,6 +24,7 @@ import (
 	"github.com/compose-spec/compose-go/v2/cli"
 	"github.com/compose-spec/compose-go/v2/types"
 
+	"github.com/robotsgate/robotsgate/internal/config"
 	"github.com/robotsgate/robotsgate/proxy"
 )
 
@@ -77,15 +78,7 @@ func volumeTarget(t *testing.T, s types.ServiceConfig, volume string) (string, b
 // knownEnv reports whether name is an environment variable robotsgate
 // reads.
 func knownEnv(name string) bool {
-	if name == configOption.envName() {
-		return true
-	}
-	for _, o := range options() {
-		if o.envName() == name {
-			return true
-		}
-	}
-	return false
+	return slices.Contains(config.EnvNames(), name)
 }
 
 func TestComposeWiring(t *testing.T) {

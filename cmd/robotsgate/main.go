@@ -19,6 +19,8 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+
+	"github.com/robotsgate/robotsgate/internal/config"
 )
 
 func main() {
@@ -93,5 +95,5 @@ Usage:
 
 Run "robotsgate <command> -h" for a command's flags. Flags of serve:
 `)
-	serveFlagUsage(w)
+	config.PrintFlags(w)
 }

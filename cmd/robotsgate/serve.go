@@ -7,12 +7,14 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/http"
 	"strings"
 	"time"
 
 	"github.com/rs/zerolog"
 
 	"github.com/robotsgate/robotsgate/enforce"
+	"github.com/robotsgate/robotsgate/internal/config"
 	"github.com/robotsgate/robotsgate/proxy"
 )
 
@@ -27,176 +29,165 @@ func runServe(ctx context.Context, args []string, env func(string) string, stdou
 	cfg, err := loadConfig(args, env)
 	if errors.Is(err, flag.ErrHelp) {
 		fmt.Fprintln(stdout, "Usage: robotsgate [serve] [flags]")
-		serveFlagUsage(stdout)
+		config.PrintFlags(stdout)
 		return 0
 	}
 	if err != nil {
 		return fail(stderr, 2, err)
 	}
+	a, err := newApp(ctx, cfg, stdout, stderr)
+	if err != nil {
+		return fail(stderr, 2, err)
+	}
+	return a.run(ctx, ready)
+}
+
+// closer releases one resource of an app within ctx and returns the exit
+// code it calls for (0 when all went well).
+type closer func(ctx context.Context) int
+
+// app is one run of serve: the configuration, the operator log, the
+// listeners and the proxy built on them, and the cleanup stack: each
+// resource pushes its closer when it is acquired, and close pops them in
+// reverse order.
+type app struct {
+	cfg     config.Config
+	log     zerolog.Logger
+	ln, aln net.Listener // aln is nil without admin_listen
+	auditor *proxy.Auditor
+	srv     *proxy.Server
+	cleanup []closer
+}
+
+// push adds c to the cleanup stack.
+func (a *app) push(c closer) { a.cleanup = append(a.cleanup, c) }
+
+// close pops and runs the cleanup stack within ctx and returns the first
+// non-zero exit code of the closers.
+func (a *app) close(ctx context.Context) int {
+	code := 0
+	for i := len(a.cleanup) - 1; i >= 0; i-- {
+		if c := a.cleanup[i](ctx); code == 0 {
+			code = c
+		}
+	}
+	a.cleanup = nil
+	return code
+}
+
+// newApp acquires everything serve needs, in order, before anything is
+// served. Both addresses are bound first: one that cannot be bound (in
+// use, not an address of this host) is a configuration error, reported
+// before anything else happens; connections wait in the backlog until the
+// proxy serves. On an error everything acquired so far is released.
+func newApp(ctx context.Context, cfg config.Config, stdout, stderr io.Writer) (*app, error) {
 	log, err := newLogger(cfg.LogLevel, cfg.LogFormat, stderr)
 	if err != nil {
-		return fail(stderr, 2, err)
+		return nil, err
 	}
-	// Both addresses are bound first: one that cannot be bound (in use,
-	// not an address of this host) is a configuration error, reported
-	// before anything else happens. Connections wait in the backlog until
-	// the proxy serves.
-	ln, err := listen("listen", cfg.Listen)
-	if err != nil {
-		return fail(stderr, 2, err)
+	a := &app{cfg: cfg, log: log}
+	if err := a.build(ctx, stdout); err != nil {
+		a.close(context.Background())
+		return nil, err
 	}
-	var aln net.Listener
-	if cfg.AdminListen != "" {
-		if aln, err = listen("admin_listen", cfg.AdminListen); err != nil {
-			ln.Close()
-			return fail(stderr, 2, err)
-		}
-	}
-	started := false
-	defer func() {
-		if !started { // failed before serving
-			ln.Close()
-			if aln != nil {
-				aln.Close()
-			}
-		}
-	}()
+	return a, nil
+}
 
+// build acquires the listeners, the audit log, the robots.txt cache and
+// the proxy, pushing the closer of each.
+func (a *app) build(ctx context.Context, stdout io.Writer) error {
+	cfg := a.cfg
+	var err error
+	if a.ln, err = a.listen("listen", cfg.Listen); err != nil {
+		return err
+	}
+	if cfg.AdminListen != "" {
+		if a.aln, err = a.listen("admin_listen", cfg.AdminListen); err != nil {
+			return err
+		}
+	}
 	aw, err := proxy.OpenAuditLog(cfg, stdout)
 	if err != nil {
-		return fail(stderr, 2, err)
+		return err
 	}
-	auditor := proxy.NewAuditor(aw)
-
+	a.auditor = proxy.NewAuditor(aw)
+	a.push(func(ctx context.Context) int { return closeAudit(ctx, a.auditor, a.log) })
 	tr, err := proxy.NewTransport(cfg)
 	if err != nil {
-		closeAudit(context.Background(), auditor, log)
-		return fail(stderr, 2, err)
+		return err
 	}
-	store, pacer, pauses, closeStore, err := newStore(ctx, cfg, log)
+	st, err := newStore(ctx, cfg, a.log)
 	if err != nil {
-		closeAudit(context.Background(), auditor, log)
-		return fail(stderr, 2, err)
+		return err
 	}
-	defer closeStore()
-	metrics := proxy.NewMetrics() // [metrics] one private registry per Server
-	if l, ok := store.(interface{ Len() int }); ok {
-		metrics.CacheEntriesFunc(l.Len)
+	a.push(st.close)
+	metrics := proxy.NewMetrics() // one private registry per Server
+	st.export(metrics, a.log)
+	enf, err := enforce.New(enforceConfig(cfg, tr, st.store, metrics, a.log))
+	if err != nil {
+		return err
 	}
-	if err := registerAuditMetrics(metrics.Registry(), auditor); err != nil { // audit_metrics.go
-		log.Warn().Err(err).Msg("audit metrics not exported")
+	if err := registerAuditMetrics(metrics.Registry(), a.auditor); err != nil { // audit_metrics.go
+		a.log.Warn().Err(err).Msg("audit metrics not exported")
 	}
-	if h, ok := store.(redisHealth); ok { // [redis] redis_metrics.go
-		if err := registerRedisMetrics(metrics.Registry(), h); err != nil {
-			log.Warn().Err(err).Msg("redis metrics not exported")
-		}
+	a.srv, err = proxy.New(cfg, proxy.Deps{Enforcer: enf, Auditor: a.auditor, Log: a.log, Transport: tr,
+		Metrics: metrics, Pacer: st.pacer, Pauses: st.pauses})
+	return err
+}
+
+// listen binds addr, the value of the setting key, and pushes its close;
+// the error names both.
+func (a *app) listen(key, addr string) (net.Listener, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("%s: cannot listen on %s: %w", key, addr, err)
 	}
-	enf, err := enforce.New(enforce.Config{
+	a.push(func(context.Context) int {
+		_ = ln.Close() // already closed by Shutdown once served
+		return 0
+	})
+	return ln, nil
+}
+
+// enforceConfig returns the robots policy's settings: every value comes
+// from cfg.
+func enforceConfig(cfg config.Config, tr *http.Transport, store enforce.Store, metrics *proxy.Metrics, log zerolog.Logger) enforce.Config {
+	r := cfg.Robots
+	return enforce.Config{
 		Fetcher: &enforce.HTTPFetcher{
 			Transport:    tr,
-			UserAgent:    cfg.Robots.UserAgent,
-			MaxBytes:     cfg.Robots.MaxBytes,
-			MaxRedirects: fetcherRedirects(cfg.Robots.MaxRedirects),
-			Timeout:      cfg.Robots.FetchTimeout,
+			UserAgent:    r.UserAgent,
+			MaxBytes:     r.MaxBytes,
+			MaxRedirects: fetcherRedirects(r.MaxRedirects),
+			Timeout:      r.FetchTimeout,
 		},
 		Store:             store,
 		Log:               log.With().Str("component", "enforce").Logger(),
-		Hooks:             metrics.EnforceHooks(), // [metrics]
-		TTL:               cfg.Robots.TTL,
-		MinTTL:            cfg.Robots.MinTTL,
-		UnreachableWindow: cfg.Robots.UnreachableWindow,
-		RetryMin:          cfg.Robots.RetryMin,
-		RetryMax:          cfg.Robots.RetryMax,
-		MaxBytes:          cfg.Robots.MaxBytes,
-		FetchTimeout:      cfg.Robots.FetchTimeout,
-	})
-	if err != nil {
-		closeAudit(context.Background(), auditor, log)
-		return fail(stderr, 2, err)
+		Hooks:             metrics.EnforceHooks(),
+		TTL:               r.TTL,
+		MinTTL:            r.MinTTL,
+		UnreachableWindow: r.UnreachableWindow,
+		RetryMin:          r.RetryMin,
+		RetryMax:          r.RetryMax,
+		MaxBytes:          r.MaxBytes,
+		FetchTimeout:      r.FetchTimeout,
 	}
-	srv, err := proxy.New(cfg, proxy.Deps{Enforcer: enf, Auditor: auditor, Log: log, Transport: tr, Metrics: metrics,
-		Pacer: pacer, Pauses: pauses})
-	if err != nil {
-		closeAudit(context.Background(), auditor, log)
-		return fail(stderr, 2, err)
-	}
-
-	errc := make(chan error, 2)
-	started, serving := true, 1
-	go func() { errc <- srv.Serve(ln) }()
-	if aln != nil {
-		serving++
-		go func() { errc <- srv.ServeAdmin(aln) }()
-		log.Info().Str("admin_listen", aln.Addr().String()).Msg("admin API listening")
-	}
-	log.Info().Str("listen", ln.Addr().String()).Str("mode", cfg.Mode).Str("audit_log", cfg.AuditLog).
-		Str("agent", cfg.Agent).Str("cache", enforce.RedactCacheURL(cfg.Cache)).Msg("robotsgate listening")
-	if ready != nil {
-		select {
-		case ready <- ln.Addr():
-		case <-ctx.Done():
-		}
-	}
-
-	code := 0
-	select {
-	case <-ctx.Done():
-		log.Info().Dur("timeout", cfg.ShutdownTimeout).Msg("shutting down: finishing in-flight requests")
-	case err := <-errc:
-		serving--
-		log.Error().Err(err).Msg("serving failed; shutting down")
-		code = 1
-	}
-	// The whole stop is bounded: Shutdown by shutdown_timeout plus its
-	// grace for the handlers it cut, closing the audit log by what is left
-	// of that grace, at least auditCloseMin.
-	stopBy := time.Now().Add(cfg.ShutdownTimeout + shutdownGrace)
-	if c := stopServing(ctx, cfg.ShutdownTimeout, srv, errc, serving, log); code == 0 {
-		code = c
-	}
-	actx, cancel := context.WithDeadline(context.WithoutCancel(ctx), later(stopBy, time.Now().Add(auditCloseMin)))
-	if c := closeAudit(actx, auditor, log); code == 0 {
-		code = c
-	}
-	cancel()
-	log.Info().Uint64("audit_records", auditor.Written()).Msg("stopped")
-	return code
 }
 
-// stopServing shuts srv down within timeout (plus Shutdown's grace) and
-// collects the results of its serving goroutines still running (serving
-// of them, on errc). It returns 1 when one failed, else 0.
-func stopServing(ctx context.Context, timeout time.Duration, srv *proxy.Server, errc <-chan error, serving int, log zerolog.Logger) int {
-	code := 0
-	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), timeout)
-	if err := srv.Shutdown(sctx); err != nil {
-		log.Warn().Err(err).Msg("shutdown bound reached; remaining connections closed")
+// fetcherRedirects maps robots.max_redirects (0 = follow none) to
+// HTTPFetcher.MaxRedirects, where 0 means its own default and a negative
+// value none.
+func fetcherRedirects(n int) int {
+	if n == 0 {
+		return -1
 	}
-	cancel()
-	for ; serving > 0; serving-- {
-		if err := <-errc; err != nil && code == 0 {
-			log.Error().Err(err).Msg("serving failed")
-			code = 1
-		}
-	}
-	return code
+	return n
 }
 
-// closeAudit closes the audit log within ctx and returns 1 when a record
-// could not be written (lost ones included: under way when ctx ended,
-// not known written) or closing failed, else 0. Both are logged, with
-// the counts.
-func closeAudit(ctx context.Context, auditor *proxy.Auditor, log zerolog.Logger) int {
-	code := 0
-	if err := auditor.CloseContext(ctx); err != nil {
-		log.Error().Err(err).Msg("closing the audit log")
-		code = 1
-	}
-	if n := auditor.Failed(); n > 0 {
-		log.Error().Uint64("failed", n).Uint64("lost", auditor.Lost()).
-			Msg("audit records could not be written (lost: under way when the audit log was closed, not known written)")
-		code = 1
-	}
+// fail prints err as one line on stderr and returns code.
+func fail(stderr io.Writer, code int, err error) int {
+	msg := strings.Join(strings.Fields(err.Error()), " ")
+	fmt.Fprintf(stderr, "robotsgate: %s\n", msg)
 	return code
 }
 
@@ -208,60 +199,3 @@ const shutdownGrace = 5 * time.Second
 // of a stop, even when Shutdown used all of shutdown_timeout and the
 // grace.
 const auditCloseMin = time.Second
-
-// later returns the later of a and b.
-func later(a, b time.Time) time.Time {
-	if a.After(b) {
-		return a
-	}
-	return b
-}
-
-// newStore returns the robots.txt cache that cfg.Cache names, the
-// politeness state to go with it (nil for in-memory) and a func releasing
-// them. With a redis:// cache, all three are shared by the replicas on
-// that Redis and fall back to local ones while it is down.
-func newStore(ctx context.Context, cfg proxy.Config, log zerolog.Logger) (enforce.Store, enforce.Pacer, enforce.Pauses, func(), error) {
-	if cfg.Cache == "memory" {
-		return enforce.NewMemoryStoreSize(cfg.Robots.MaxEntries, int64(cfg.Robots.MaxCacheMB)<<20), nil, nil, func() {}, nil
-	}
-	enforce.SetRedisClientLog(log)
-	r, err := enforce.NewRedis(ctx, cfg.Cache, enforce.RedisOptions{
-		Log:      log.With().Str("component", "redis").Logger(),
-		MaxBytes: cfg.Robots.MaxBytes,
-		Local:    enforce.NewMemoryStoreSize(cfg.Robots.MaxEntries, int64(cfg.Robots.MaxCacheMB)<<20),
-	})
-	if err != nil {
-		return nil, nil, nil, nil, fmt.Errorf("cache: %w", err)
-	}
-	return r.Store(), r.Pacer(), r.Pauses(), func() {
-		if err := r.Close(); err != nil {
-			log.Warn().Err(err).Msg("closing redis")
-		}
-	}, nil
-}
-
-// fetcherRedirects maps robots.max_redirects to HTTPFetcher.MaxRedirects,
-// where 0 means the default and a negative value none.
-func fetcherRedirects(n int) int {
-	if n == 0 {
-		return -1
-	}
-	return n
-}
-
-// listen binds addr, the value of the setting key; the error names both.
-func listen(key, addr string) (net.Listener, error) {
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return nil, fmt.Errorf("%s: cannot listen on %s: %w", key, addr, err)
-	}
-	return ln, nil
-}
-
-// fail prints err as one line on stderr and returns code.
-func fail(stderr io.Writer, code int, err error) int {
-	msg := strings.Join(strings.Fields(err.Error()), " ")
-	fmt.Fprintf(stderr, "robotsgate: %s\n", msg)
-	return code
-}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/elazarl/goproxy"
 
+	"github.com/robotsgate/robotsgate/internal/config"
 	"github.com/robotsgate/robotsgate/proxy"
 )
 
@@ -25,7 +26,7 @@ func main() {
 	dataDir := flag.String("data-dir", "", "directory of the CA (as robotsgate's -data-dir)")
 	roots := flag.String("upstream-roots", "", "comma-separated PEM files of extra upstream roots")
 	flag.Parse()
-	cfg := proxy.Default()
+	cfg := config.Default()
 	if *roots != "" {
 		cfg.HTTPS.UpstreamRoots = strings.Split(*roots, ",")
 	}

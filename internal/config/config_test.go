@@ -1,6 +1,7 @@
-package proxy
+package config
 
 import (
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -29,7 +30,7 @@ func TestValidateProxyAndRobots(t *testing.T) {
 		{"audit_log", func(c *Config) { c.AuditLog = "" }},
 		{"log_level", func(c *Config) { c.LogLevel = "trace" }},
 		{"log_format", func(c *Config) { c.LogFormat = "xml" }},
-		{"upstream_proxy", func(c *Config) { c.UpstreamProxy = "socks5://x:1" }},
+		{"upstream_proxy", func(c *Config) { c.UpstreamProxy = &url.URL{Scheme: "socks5", Host: "x:1"} }},
 		{"shutdown_timeout", func(c *Config) { c.ShutdownTimeout = 0 }},
 		{"cache", func(c *Config) { c.Cache = "" }},
 		{"robots.user_agent", func(c *Config) { c.Robots.UserAgent = " " }},
@@ -62,8 +63,8 @@ func TestValidateProxyAndRobots(t *testing.T) {
 		func(c *Config) { c.Agent = "MJ12bot" }, // digits, as robots.txt parsing accepts them
 		func(c *Config) { c.Agent, c.AllowAgentOverride = "360Spider", true },
 		func(c *Config) { c.AgentHeader = "-" },
-		func(c *Config) { c.Mode, c.Audit, c.LogLevel, c.LogFormat = ModeReport, AuditAll, "debug", "json" },
-		func(c *Config) { c.UpstreamProxy = "http://127.0.0.1:3128" },
+		func(c *Config) { c.Mode, c.Audit, c.LogLevel, c.LogFormat = "report", "all", "debug", "json" },
+		func(c *Config) { c.UpstreamProxy = &url.URL{Scheme: "http", Host: "127.0.0.1:3128"} },
 		func(c *Config) { c.Cache = "redis://127.0.0.1:6379/0" },
 		func(c *Config) { c.Listen = "[::1]:0" },
 	}

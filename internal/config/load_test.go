@@ -1,19 +1,16 @@
-package main
+package config
 
 import (
 	"errors"
 	"flag"
 	"os"
 	"path/filepath"
-	"reflect"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"gopkg.in/yaml.v3"
-
-	"github.com/robotsgate/robotsgate/proxy"
 )
 
 // envMap returns an env lookup func over m.
@@ -35,7 +32,7 @@ func TestConfigPrecedence(t *testing.T) {
 	env := map[string]string{"ROBOTSGATE_AGENT": "EnvBot", "ROBOTSGATE_LISTEN": "127.0.0.1:7002"}
 	flags := []string{"-config", file, "-agent", "FlagBot"}
 
-	cfg, err := loadConfig(flags, envMap(env))
+	cfg, err := Load(flags, envMap(env))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,30 +41,30 @@ func TestConfigPrecedence(t *testing.T) {
 		cfg.Robots.TTL != 2*time.Hour || cfg.Audit != "blocked" {
 		t.Fatalf("flag+env+file: agent %q listen %q mode %q ttl %v audit %q", cfg.Agent, cfg.Listen, cfg.Mode, cfg.Robots.TTL, cfg.Audit)
 	}
-	cfg, _ = loadConfig(flags[:2], envMap(env))
+	cfg, _ = Load(flags[:2], envMap(env))
 	if cfg.Agent != "EnvBot" {
 		t.Fatalf("env over file: agent %q", cfg.Agent)
 	}
-	cfg, _ = loadConfig(flags[:2], envMap(nil))
+	cfg, _ = Load(flags[:2], envMap(nil))
 	if cfg.Agent != "FileBot" || cfg.Listen != "127.0.0.1:7001" {
 		t.Fatalf("file over default: agent %q listen %q", cfg.Agent, cfg.Listen)
 	}
-	cfg, _ = loadConfig(nil, envMap(nil))
-	if def := proxy.Default(); cfg.Agent != def.Agent || cfg.Listen != "127.0.0.1:9309" {
+	cfg, _ = Load(nil, envMap(nil))
+	if def := Default(); cfg.Agent != def.Agent || cfg.Listen != "127.0.0.1:9309" {
 		t.Fatalf("defaults: agent %q listen %q", cfg.Agent, cfg.Listen)
 	}
 	// The config file can come from the environment too; a flag wins.
-	cfg, _ = loadConfig(nil, envMap(map[string]string{"ROBOTSGATE_CONFIG": file}))
+	cfg, _ = Load(nil, envMap(map[string]string{"ROBOTSGATE_CONFIG": file}))
 	if cfg.Agent != "FileBot" {
 		t.Fatalf("ROBOTSGATE_CONFIG: agent %q", cfg.Agent)
 	}
 	other := writeFile(t, "o.yaml", "agent: OtherFileBot\n")
-	cfg, _ = loadConfig([]string{"-config", other}, envMap(map[string]string{"ROBOTSGATE_CONFIG": file}))
+	cfg, _ = Load([]string{"-config", other}, envMap(map[string]string{"ROBOTSGATE_CONFIG": file}))
 	if cfg.Agent != "OtherFileBot" {
 		t.Fatalf("-config over ROBOTSGATE_CONFIG: agent %q", cfg.Agent)
 	}
 	// Typed options: durations and the nested keys.
-	cfg, err = loadConfig([]string{"-shutdown-timeout", "5s", "-https", "tunnel", "-data-dir", "/tmp/x"},
+	cfg, err = Load([]string{"-shutdown-timeout", "5s", "-https", "tunnel", "-data-dir", "/tmp/x"},
 		envMap(map[string]string{"ROBOTSGATE_ROBOTS_TTL": "3h", "ROBOTSGATE_AUDIT_LOG": "/tmp/a.log"}))
 	if err != nil {
 		t.Fatal(err)
@@ -79,21 +76,21 @@ func TestConfigPrecedence(t *testing.T) {
 }
 
 func TestEveryOptionHasFlagAndEnv(t *testing.T) {
-	def := proxy.Default()
+	def := Default()
 	for _, o := range options() {
-		if o.envName() != "ROBOTSGATE_"+strings.ToUpper(strings.ReplaceAll(o.name, "-", "_")) {
-			t.Errorf("%s: env %s", o.name, o.envName())
+		if o.flag != "" && o.env() != "ROBOTSGATE_"+strings.ToUpper(strings.ReplaceAll(o.flag, "-", "_")) {
+			t.Errorf("%s: env %s", o.flag, o.env())
 		}
 		// Setting the flag to the default's value must round-trip.
 		c := def
-		if err := o.set(&c, o.get(&def)); err != nil {
-			t.Errorf("%s: %v", o.name, err)
+		if err := o.set(&c, o.get(&def), nil); err != nil || o.get(&c) != o.get(&def) {
+			t.Errorf("%s: %v", o.key, err)
 		}
 	}
 	for _, name := range []string{"listen", "config", "agent", "audit-log", "audit", "mode", "log-level", "admin-listen", "https", "data-dir", "cache"} {
 		var given []flagValue
 		var path string
-		if newServeFlags(&given, &path).Lookup(name) == nil {
+		if newFlagSet(&given, &path).Lookup(name) == nil {
 			t.Errorf("flag -%s missing", name)
 		}
 	}
@@ -126,7 +123,7 @@ func TestConfigErrors(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := loadConfig(tc.args, envMap(tc.env))
+			_, err := Load(tc.args, envMap(tc.env))
 			if err == nil {
 				t.Fatalf("no error")
 			}
@@ -135,7 +132,7 @@ func TestConfigErrors(t *testing.T) {
 			}
 		})
 	}
-	if _, err := loadConfig([]string{"-h"}, envMap(nil)); !errors.Is(err, flag.ErrHelp) {
+	if _, err := Load([]string{"-h"}, envMap(nil)); !errors.Is(err, flag.ErrHelp) {
 		t.Fatalf("-h: %v", err)
 	}
 }
@@ -144,24 +141,25 @@ func TestConfigErrors(t *testing.T) {
 const exampleConfig = "../../configs/robotsgate.yaml"
 
 func TestExampleConfigLoadsAndIsComplete(t *testing.T) {
-	cfg, err := loadConfig([]string{"-config", exampleConfig}, envMap(nil))
+	cfg, err := Load([]string{"-config", exampleConfig}, envMap(nil))
 	if err != nil {
 		t.Fatalf("example config: %v", err)
 	}
 	// Decoded over a zero Config, the file must reproduce every default.
-	var fromFile proxy.Config
+	var fromFile Config
 	if err := loadFile(&fromFile, exampleConfig); err != nil {
 		t.Fatal(err)
 	}
-	got, _ := yaml.Marshal(fromFile)
-	want, _ := yaml.Marshal(proxy.Default())
-	if string(got) != string(want) {
-		t.Errorf("example config differs from Default():\n--- file\n%s\n--- Default()\n%s", got, want)
+	def := Default()
+	for _, o := range options() {
+		if got, want := o.get(&fromFile), o.get(&def); got != want {
+			t.Errorf("example config: %s is %q, Default() %q", o.key, got, want)
+		}
+		if got, want := o.get(&cfg), o.get(&def); got != want {
+			t.Errorf("loading the example changes the default of %s: %q", o.key, got)
+		}
 	}
-	if loaded, _ := yaml.Marshal(cfg); string(loaded) != string(want) {
-		t.Errorf("loading the example changes the defaults")
-	}
-	// And name every key of proxy.Config, zero defaults included.
+	// And name every key, zero defaults included.
 	b, err := os.ReadFile(exampleConfig)
 	if err != nil {
 		t.Fatal(err)
@@ -170,30 +168,11 @@ func TestExampleConfigLoadsAndIsComplete(t *testing.T) {
 	if err := yaml.Unmarshal(b, &doc); err != nil {
 		t.Fatal(err)
 	}
-	for _, key := range yamlKeys(reflect.TypeOf(proxy.Config{}), "") {
-		if !hasKey(doc, strings.Split(key, ".")) {
-			t.Errorf("example config lacks key %s", key)
+	for _, o := range options() {
+		if !hasKey(doc, strings.Split(o.key, ".")) {
+			t.Errorf("example config lacks key %s", o.key)
 		}
 	}
-}
-
-// yamlKeys lists the dotted YAML keys of struct type t.
-func yamlKeys(t reflect.Type, prefix string) []string {
-	var keys []string
-	for i := range t.NumField() {
-		f := t.Field(i)
-		tag := strings.Split(f.Tag.Get("yaml"), ",")[0]
-		if tag == "" || tag == "-" {
-			continue
-		}
-		if f.Type.Kind() == reflect.Struct && f.Type != reflect.TypeOf(time.Time{}) {
-			keys = append(keys, yamlKeys(f.Type, prefix+tag+".")...)
-			continue
-		}
-		keys = append(keys, prefix+tag)
-	}
-	slices.Sort(keys)
-	return keys
 }
 
 func hasKey(m map[string]any, path []string) bool {
@@ -210,7 +189,7 @@ func hasKey(m map[string]any, path []string) bool {
 
 func TestYAMLErrorIsOneLine(t *testing.T) {
 	p := writeFile(t, "two.yaml", "lisen: a\nagnet: b\n")
-	_, err := loadConfig([]string{"-config", p}, envMap(nil))
+	_, err := Load([]string{"-config", p}, envMap(nil))
 	if err == nil || strings.Contains(err.Error(), "\n") {
 		t.Fatalf("error %q: want one line", err)
 	}
@@ -233,7 +212,7 @@ func TestAllowedPortsOption(t *testing.T) {
 		{"flag over env", []string{"-allowed-ports", " 443, 8443 "}, map[string]string{"ROBOTSGATE_ALLOWED_PORTS": "9443"}, []int{443, 8443}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			cfg, err := loadConfig(tc.args, envMap(tc.env))
+			cfg, err := Load(tc.args, envMap(tc.env))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -255,7 +234,7 @@ func TestAllowedPortsOption(t *testing.T) {
 		{"empty", []string{"-allowed-ports", " , "}, nil, []string{"https.allowed_ports: empty"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := loadConfig(tc.args, envMap(tc.env))
+			_, err := Load(tc.args, envMap(tc.env))
 			if err == nil {
 				t.Fatal("no error")
 			}
@@ -268,7 +247,7 @@ func TestAllowedPortsOption(t *testing.T) {
 	}
 	var given []flagValue
 	var path string
-	if f := newServeFlags(&given, &path).Lookup("allowed-ports"); f == nil || f.DefValue != "80,443" {
+	if f := newFlagSet(&given, &path).Lookup("allowed-ports"); f == nil || f.DefValue != "80,443" {
 		t.Fatalf("flag -allowed-ports: %+v, want default 80,443 shown by -h", f)
 	}
 }
@@ -278,15 +257,15 @@ func TestAllowedPortsOption(t *testing.T) {
 // allow_agent_override is off by default and set by YAML, env or flag.
 func TestAgentOptions(t *testing.T) {
 	for _, agent := range []string{"MJ12bot", "360Spider", "My-Bot_x"} {
-		if _, err := loadConfig([]string{"-agent", agent}, envMap(nil)); err != nil {
+		if _, err := Load([]string{"-agent", agent}, envMap(nil)); err != nil {
 			t.Errorf("-agent %s: %v", agent, err)
 		}
 		file := writeFile(t, "a.yaml", "agent: "+agent+"\n")
-		if _, err := loadConfig([]string{"-config", file}, envMap(nil)); err != nil {
+		if _, err := Load([]string{"-config", file}, envMap(nil)); err != nil {
 			t.Errorf("agent: %s in YAML: %v", agent, err)
 		}
 	}
-	cfg, err := loadConfig(nil, envMap(nil))
+	cfg, err := Load(nil, envMap(nil))
 	if err != nil || cfg.AllowAgentOverride {
 		t.Fatalf("default allow_agent_override: %v %v", cfg.AllowAgentOverride, err)
 	}
@@ -302,7 +281,7 @@ func TestAgentOptions(t *testing.T) {
 		{[]string{"-config", file, "-allow-agent-override=false"}, nil, false},
 		{[]string{"-config", file}, map[string]string{"ROBOTSGATE_ALLOW_AGENT_OVERRIDE": "false"}, false},
 	} {
-		cfg, err := loadConfig(c.args, envMap(c.env))
+		cfg, err := Load(c.args, envMap(c.env))
 		if err != nil || cfg.AllowAgentOverride != c.want {
 			t.Errorf("%v %v: allow_agent_override %v (%v), want %v", c.args, c.env, cfg.AllowAgentOverride, err, c.want)
 		}

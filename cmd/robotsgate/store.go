@@ -1,0 +1,65 @@
+package main
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/rs/zerolog"
+
+	"github.com/robotsgate/robotsgate/enforce"
+	"github.com/robotsgate/robotsgate/internal/config"
+	"github.com/robotsgate/robotsgate/proxy"
+)
+
+// cacheState is the robots.txt cache that cache names and the politeness
+// state that goes with it: in memory (pacer and pauses nil: the proxy's
+// own) or shared by the replicas on one Redis, falling back to local
+// state while it is down.
+type cacheState struct {
+	store  enforce.Store
+	pacer  enforce.Pacer
+	pauses enforce.Pauses
+	redis  *enforce.Redis // nil in memory
+	log    zerolog.Logger
+}
+
+// newStore returns the cache state of cfg.
+func newStore(ctx context.Context, cfg config.Config, log zerolog.Logger) (*cacheState, error) {
+	local := enforce.NewMemoryStoreSize(cfg.Robots.MaxEntries, int64(cfg.Robots.MaxCacheMB)<<20)
+	if cfg.Cache == "memory" {
+		return &cacheState{store: local, log: log}, nil
+	}
+	enforce.SetRedisClientLog(log)
+	r, err := enforce.NewRedis(ctx, cfg.Cache, enforce.RedisOptions{
+		Log:      log.With().Str("component", "redis").Logger(),
+		MaxBytes: cfg.Robots.MaxBytes,
+		Local:    local,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("cache: %w", err)
+	}
+	return &cacheState{store: r.Store(), pacer: r.Pacer(), pauses: r.Pauses(), redis: r, log: log}, nil
+}
+
+// export registers the cache's gauges with metrics: the entry count and,
+// with Redis, its health.
+func (c *cacheState) export(metrics *proxy.Metrics, log zerolog.Logger) {
+	if l, ok := c.store.(interface{ Len() int }); ok {
+		metrics.CacheEntriesFunc(l.Len)
+	}
+	if h, ok := c.store.(redisHealth); ok {
+		if err := registerRedisMetrics(metrics.Registry(), h); err != nil {
+			log.Warn().Err(err).Msg("redis metrics not exported")
+		}
+	}
+}
+
+// close releases the Redis connection, if any; it is a closer.
+func (c *cacheState) close(context.Context) int {
+	if c.redis != nil {
+		if err := c.redis.Close(); err != nil {
+			c.log.Warn().Err(err).Msg("closing redis")
+		}
+	}
+	return 0
+}

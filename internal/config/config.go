@@ -1,0 +1,149 @@
+// Package config is robotsgate's configuration: the Config type, its
+// defaults, how it is loaded (YAML file, environment, flags) and how it is
+// validated. It is the only place defaults live; the packages that use a
+// setting are given its value explicitly.
+//
+// Every setting is one row of the option table (options.go), which drives
+// the YAML keys, the flags, the environment variables and the generated
+// reference docs/configuration.md.
+package config
+
+import (
+	"net/netip"
+	"net/url"
+	"time"
+)
+
+// Config is robotsgate's whole configuration. Values are parsed once,
+// into types, by Load; Validate checks them.
+type Config struct {
+	Listen      string // proxy address host:port
+	AdminListen string // separate admin address; "" = admin on the proxy port
+	AdminToken  string // bearer token of the admin API
+
+	Agent              string // robots agent (product token) for every request; "" = from User-Agent
+	AgentHeader        string // per-request override header; "-" disables
+	AllowAgentOverride bool   // the override header may replace a configured agent
+	Mode               string // enforce | report
+	Audit              string // blocked | all
+
+	AuditLog        string // path, or "-" for stdout
+	AuditMaxSizeMB  int    // rotate at this size; 0 = never
+	AuditMaxBackups int    // rotated files kept; 0 = all
+	AuditMaxAgeDays int    // rotated files older than this are removed; 0 = never
+
+	LogLevel  string // debug | info | warn | error
+	LogFormat string // auto | json | console
+
+	UpstreamProxy   *url.URL      // forward through this proxy; nil = direct
+	ShutdownTimeout time.Duration // bound for in-flight requests at shutdown
+
+	Cache string // memory | redis://… | rediss://…
+
+	Robots     RobotsConfig
+	HTTPS      HTTPSConfig
+	Politeness PolitenessConfig
+	RobotTags  RobotTagsConfig
+	Auth       AuthConfig
+}
+
+// RobotsConfig is how robots.txt is fetched and cached.
+type RobotsConfig struct {
+	UserAgent         string
+	FetchTimeout      time.Duration
+	MaxBytes          int
+	MaxRedirects      int // redirects followed; 0 = none
+	TTL               time.Duration
+	MinTTL            time.Duration
+	UnreachableWindow time.Duration
+	RetryMin          time.Duration
+	RetryMax          time.Duration
+	MaxEntries        int
+	MaxCacheMB        int
+}
+
+// HTTPSConfig is how CONNECT requests are handled.
+type HTTPSConfig struct {
+	Mode          string // mitm | tunnel
+	AllowedPorts  []int
+	DataDir       string
+	CACert        string
+	CAKey         string
+	UpstreamRoots []string
+}
+
+// PolitenessConfig is crawl-delay pacing and backoff.
+type PolitenessConfig struct {
+	CrawlDelay        string // honor | ignore
+	DefaultCrawlDelay time.Duration
+	MaxCrawlDelay     time.Duration
+	MaxQueueWait      time.Duration
+	BackoffStart      time.Duration
+	BackoffMax        time.Duration
+	MaxConcurrency    int
+}
+
+// RobotTagsConfig is X-Robots-Tag / meta robots handling.
+type RobotTagsConfig struct {
+	Mode         string // off | annotate | enforce
+	Deny         []string
+	MaxScanBytes int
+}
+
+// AuthConfig is access control to the proxy.
+type AuthConfig struct {
+	Credentials     []string // "user:password" pairs
+	CredentialsFile string
+	AllowCIDRs      []netip.Prefix // client networks allowed; empty = any
+	AllowOpen       bool
+}
+
+// Default returns the default configuration: what robotsgate runs with
+// when no file, environment variable or flag says otherwise.
+func Default() Config {
+	return Config{
+		Listen:          "127.0.0.1:9309",
+		AgentHeader:     "X-Robots-Agent",
+		Mode:            "enforce",
+		Audit:           "blocked",
+		AuditLog:        "-",
+		LogLevel:        "info",
+		LogFormat:       "auto",
+		ShutdownTimeout: 30 * time.Second,
+		Cache:           "memory",
+		Robots: RobotsConfig{
+			UserAgent:         "robotsgate/1.0 (+https://github.com/robotsgate/robotsgate)",
+			FetchTimeout:      10 * time.Second,
+			MaxBytes:          minRobotsBytes,
+			MaxRedirects:      5,
+			TTL:               24 * time.Hour,
+			MinTTL:            time.Minute,
+			UnreachableWindow: 30 * 24 * time.Hour,
+			RetryMin:          time.Minute,
+			RetryMax:          time.Hour,
+			MaxEntries:        100000,
+			MaxCacheMB:        512,
+		},
+		HTTPS: HTTPSConfig{
+			Mode:         "mitm",
+			AllowedPorts: []int{80, 443}, // 80: Node's undici and https-proxy-agent tunnel http:// URLs too
+		},
+		Politeness: PolitenessConfig{
+			CrawlDelay:    "honor",
+			MaxCrawlDelay: 60 * time.Second,
+			MaxQueueWait:  30 * time.Second,
+			BackoffStart:  30 * time.Second,
+			BackoffMax:    time.Hour,
+		},
+		RobotTags: RobotTagsConfig{
+			Mode:         "annotate",
+			Deny:         []string{"noindex", "none"},
+			MaxScanBytes: 64 << 10,
+		},
+	}
+}
+
+// minRobotsBytes is RFC 9309's minimum of robots.txt bytes a crawler
+// must parse (500 KiB), the default and the lower bound of
+// robots.max_bytes.
+const minRobotsBytes = 500 << 10

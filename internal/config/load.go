@@ -1,0 +1,111 @@
+package config
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+)
+
+// Load builds the configuration from, by precedence, flags > environment
+// (ROBOTSGATE_<FLAG>) > the YAML file (-config or ROBOTSGATE_CONFIG) >
+// Default, and validates it. env looks up an environment variable; an
+// empty value counts as unset. It returns flag.ErrHelp for -h. Errors are
+// single lines naming where the bad value came from.
+func Load(args []string, env func(string) string) (Config, error) {
+	var given []flagValue
+	var path string
+	fs := newFlagSet(&given, &path)
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return Config{}, err
+		}
+		return Config{}, fmt.Errorf("flags: %w", err)
+	}
+	if fs.NArg() > 0 {
+		return Config{}, fmt.Errorf("flags: unexpected argument %q", fs.Arg(0))
+	}
+	pathSet := false
+	fs.Visit(func(f *flag.Flag) { pathSet = pathSet || f.Name == configFlag.flag })
+	if !pathSet {
+		path = env(configFlag.env())
+	}
+
+	cfg := Default()
+	if path != "" {
+		if err := loadFile(&cfg, path); err != nil {
+			return Config{}, err
+		}
+	}
+	for _, o := range options() {
+		if v := o.env(); v != "" && env(v) != "" {
+			if err := o.set(&cfg, env(v), nil); err != nil {
+				return Config{}, fmt.Errorf("%s (%s): %w", v, o.key, err)
+			}
+		}
+	}
+	for _, g := range given {
+		if err := g.opt.set(&cfg, g.value, nil); err != nil {
+			return Config{}, fmt.Errorf("flag -%s (%s): %w", g.opt.flag, g.opt.key, err)
+		}
+	}
+	if err := cfg.Validate(); err != nil {
+		return Config{}, fmt.Errorf("config: %w", err)
+	}
+	return cfg, nil
+}
+
+// flagValue is a flag given on the command line.
+type flagValue struct {
+	opt   option
+	value string
+}
+
+// newFlagSet returns the flag set of the options; given collects the
+// flags set, in order, and path receives -config.
+func newFlagSet(given *[]flagValue, path *string) *flag.FlagSet {
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.StringVar(path, configFlag.flag, "", configFlag.help+" (env "+configFlag.env()+")")
+	def := Default()
+	for _, o := range options() {
+		if o.flag == "" {
+			continue
+		}
+		usage := fmt.Sprintf("%s (env %s, YAML %s)", o.help, o.env(), o.key)
+		record := func(v string) error {
+			*given = append(*given, flagValue{opt: o, value: v})
+			return nil
+		}
+		if o.isBool() {
+			fs.BoolFunc(o.flag, usage, record) // -allow-open alone means true
+		} else {
+			fs.Func(o.flag, usage, record)
+		}
+		fs.Lookup(o.flag).DefValue = o.get(&def) // shown by -h
+	}
+	return fs
+}
+
+// PrintFlags writes the flags of the options, with their environment
+// variables, YAML keys and defaults, to w.
+func PrintFlags(w io.Writer) {
+	var given []flagValue
+	var path string
+	fs := newFlagSet(&given, &path)
+	fs.SetOutput(w)
+	fs.PrintDefaults()
+}
+
+// loadFile decodes the YAML file at path over cfg (yaml.go).
+func loadFile(cfg *Config, path string) error {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("config file: %w", err)
+	}
+	if err := decodeYAML(cfg, b); err != nil {
+		return fmt.Errorf("config file %s: %w", path, err)
+	}
+	return nil
+}

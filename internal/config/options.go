@@ -1,0 +1,113 @@
+package config
+
+import "strings"
+
+// envPrefix prefixes the environment variable of every option with a
+// flag: ROBOTSGATE_<FLAG>, the flag name upper-cased with '-' → '_'.
+const envPrefix = "ROBOTSGATE_"
+
+// option is one setting: its YAML key, its flag (and so its environment
+// variable), its help text and the field of Config it sets. The field's
+// type is the option's kind: string, int, bool, time.Duration, []string,
+// []int, []netip.Prefix or *url.URL; it decides how a value is parsed.
+// The default is the field's value in Default().
+type option struct {
+	key   string // dotted YAML key, e.g. "robots.ttl"
+	flag  string // flag name, e.g. "robots-ttl"; "" = YAML only
+	help  string // one line; a `word` in it names the flag's value in -h
+	field func(c *Config) any
+}
+
+// env returns the option's environment variable, "" when it has no flag.
+func (o option) env() string {
+	if o.flag == "" {
+		return ""
+	}
+	return envPrefix + strings.ToUpper(strings.ReplaceAll(o.flag, "-", "_"))
+}
+
+// configFlag is the -config flag: the YAML file read before the
+// environment and flags are applied. It is not a setting of Config.
+var configFlag = option{flag: "config", help: "YAML configuration `file` (see configs/robotsgate.yaml)"}
+
+// options returns every setting, in the order -h and the docs list them.
+// To add one, add a field to Config, its default to Default and a line
+// here.
+func options() []option {
+	return []option{
+		{"listen", "listen", "proxy address `host:port`; beyond loopback it needs auth credentials and auth.allow_cidrs, or auth.allow_open", func(c *Config) any { return &c.Listen }},
+		{"admin_listen", "admin-listen", "separate admin API address `host:port`; empty = on the proxy port", func(c *Config) any { return &c.AdminListen }},
+		{"admin_token", "admin-token", "bearer `token` of the admin API, required when it is reachable beyond loopback (prefer the environment variable)", func(c *Config) any { return &c.AdminToken }},
+		{"agent", "agent", "robots agent (product `token`, e.g. MJ12bot) for every request; empty = from each request's User-Agent", func(c *Config) any { return &c.Agent }},
+		{"agent_header", "agent-header", "request `header` that overrides the agent per request (stripped before forwarding); - disables", func(c *Config) any { return &c.AgentHeader }},
+		{"allow_agent_override", "allow-agent-override", "let the agent override header replace a configured agent (otherwise it is stripped, ignored and audited)", func(c *Config) any { return &c.AllowAgentOverride }},
+		{"mode", "mode", "`mode`: enforce (refuse disallowed URLs) or report (decide and audit, forward everything)", func(c *Config) any { return &c.Mode }},
+		{"audit", "audit", "which decisions are audited (`level`): blocked or all", func(c *Config) any { return &c.Audit }},
+		{"audit_log", "audit-log", "audit log `path` (JSON lines, appended, created 0640), - for stdout", func(c *Config) any { return &c.AuditLog }},
+		{"audit_max_size_mb", "audit-max-size-mb", "rotate the audit file at this size in `MB`; 0 = never", func(c *Config) any { return &c.AuditMaxSizeMB }},
+		{"audit_max_backups", "audit-max-backups", "rotated audit files kept; 0 = all", func(c *Config) any { return &c.AuditMaxBackups }},
+		{"audit_max_age_days", "audit-max-age-days", "rotated audit files older than this many days are removed; 0 = never", func(c *Config) any { return &c.AuditMaxAgeDays }},
+		{"log_level", "log-level", "operator log `level`: debug, info, warn or error", func(c *Config) any { return &c.LogLevel }},
+		{"log_format", "log-format", "operator log `format` on stderr: auto (console on a terminal, else JSON), json or console", func(c *Config) any { return &c.LogFormat }},
+		{"upstream_proxy", "upstream-proxy", "forward through this proxy `URL` (http:// or https://); empty = direct (HTTP(S)_PROXY is ignored)", func(c *Config) any { return &c.UpstreamProxy }},
+		{"shutdown_timeout", "shutdown-timeout", "bound (`duration`) for in-flight requests at SIGINT/SIGTERM", func(c *Config) any { return &c.ShutdownTimeout }},
+		{"cache", "cache", "robots.txt `cache`: memory (per process) or redis://host:port/db (shared by a fleet)", func(c *Config) any { return &c.Cache }},
+
+		{"robots.user_agent", "robots-user-agent", "`User-Agent` of robots.txt fetches", func(c *Config) any { return &c.Robots.UserAgent }},
+		{"robots.fetch_timeout", "robots-fetch-timeout", "bound of one robots.txt fetch (`duration`), redirects and body included", func(c *Config) any { return &c.Robots.FetchTimeout }},
+		{"robots.max_bytes", "", "bytes of robots.txt parsed, the rest ignored (RFC 9309: at least 512000)", func(c *Config) any { return &c.Robots.MaxBytes }},
+		{"robots.max_redirects", "", "redirects followed (also across hosts); 0 = none; more = no robots.txt (all allowed)", func(c *Config) any { return &c.Robots.MaxRedirects }},
+		{"robots.ttl", "robots-ttl", "robots.txt cache lifetime (`duration`); Cache-Control: max-age is clamped to [robots.min_ttl, ttl]", func(c *Config) any { return &c.Robots.TTL }},
+		{"robots.min_ttl", "", "lower clamp of Cache-Control: max-age", func(c *Config) any { return &c.Robots.MinTTL }},
+		{"robots.unreachable_window", "", "an origin unreachable for longer than this is treated as having no robots.txt", func(c *Config) any { return &c.Robots.UnreachableWindow }},
+		{"robots.retry_min", "", "first re-fetch after a failed fetch; doubles per failure", func(c *Config) any { return &c.Robots.RetryMin }},
+		{"robots.retry_max", "", "cap of the re-fetch backoff", func(c *Config) any { return &c.Robots.RetryMax }},
+		{"robots.max_entries", "", "origins kept in the in-process robots.txt cache (soonest to expire evicted)", func(c *Config) any { return &c.Robots.MaxEntries }},
+		{"robots.max_cache_mb", "", "estimated memory bound of that cache in MiB (1 KiB + 14 × body per entry)", func(c *Config) any { return &c.Robots.MaxCacheMB }},
+
+		{"https.mode", "https", "CONNECT handling `mode`: mitm (decrypt with robotsgate's CA, enforce paths) or tunnel (host only)", func(c *Config) any { return &c.HTTPS.Mode }},
+		{"https.allowed_ports", "allowed-ports", "comma-separated `ports` CONNECT may reach, e.g. 443,8443", func(c *Config) any { return &c.HTTPS.AllowedPorts }},
+		{"https.data_dir", "data-dir", "`dir`ectory of the generated CA; empty = robotsgate/ under the user's config dir", func(c *Config) any { return &c.HTTPS.DataDir }},
+		{"https.ca_cert", "ca-cert", "custom MITM CA certificate `file` (PEM) instead of the generated CA; needs ca_key", func(c *Config) any { return &c.HTTPS.CACert }},
+		{"https.ca_key", "ca-key", "private key `file` (PEM, mode 0600) of ca_cert", func(c *Config) any { return &c.HTTPS.CAKey }},
+		{"https.upstream_roots", "upstream-roots", "comma-separated PEM `files` of extra roots trusted for upstream TLS, besides the system roots", func(c *Config) any { return &c.HTTPS.UpstreamRoots }},
+
+		{"politeness.crawl_delay", "", "honor: space requests to an origin by its Crawl-delay; ignore: don't", func(c *Config) any { return &c.Politeness.CrawlDelay }},
+		{"politeness.default_crawl_delay", "", "delay for origins that state none; 0 = none", func(c *Config) any { return &c.Politeness.DefaultCrawlDelay }},
+		{"politeness.max_crawl_delay", "", "larger Crawl-delay values are clamped to this", func(c *Config) any { return &c.Politeness.MaxCrawlDelay }},
+		{"politeness.max_queue_wait", "", "a request that would wait longer gets 429 + Retry-After", func(c *Config) any { return &c.Politeness.MaxQueueWait }},
+		{"politeness.backoff_start", "", "pause after a 503/429 without Retry-After; doubles per repeat", func(c *Config) any { return &c.Politeness.BackoffStart }},
+		{"politeness.backoff_max", "", "cap of pauses, Retry-After included", func(c *Config) any { return &c.Politeness.BackoffMax }},
+		{"politeness.max_concurrency", "", "per-origin limit of requests in flight; 0 = no limit", func(c *Config) any { return &c.Politeness.MaxConcurrency }},
+
+		{"robot_tags.mode", "", "X-Robots-Tag / meta robots: off, annotate (audit and add a header) or enforce (refuse)", func(c *Config) any { return &c.RobotTags.Mode }},
+		{"robot_tags.deny", "", "directives meaning \"do not keep\"", func(c *Config) any { return &c.RobotTags.Deny }},
+		{"robot_tags.max_scan_bytes", "", "how much of an HTML body is scanned for meta tags; 0 = X-Robots-Tag headers only", func(c *Config) any { return &c.RobotTags.MaxScanBytes }},
+
+		{"auth.credentials", "", "\"user:password\" pairs accepted in Proxy-Authorization: Basic", func(c *Config) any { return &c.Auth.Credentials }},
+		{"auth.credentials_file", "credentials-file", "`file` of user:password lines (blank lines and # comments skipped): clients must send Proxy-Authorization: Basic", func(c *Config) any { return &c.Auth.CredentialsFile }},
+		{"auth.allow_cidrs", "allow-cidrs", "comma-separated client networks (CIDRs or addresses) allowed to use the proxy; empty = any", func(c *Config) any { return &c.Auth.AllowCIDRs }},
+		{"auth.allow_open", "allow-open", "waive the requirement that a non-loopback listen address has both credentials and allow_cidrs (configured ones still apply)", func(c *Config) any { return &c.Auth.AllowOpen }},
+	}
+}
+
+// optionByKey returns the option of the YAML key, and whether there is one.
+func optionByKey(key string) (option, bool) {
+	for _, o := range options() {
+		if o.key == key {
+			return o, true
+		}
+	}
+	return option{}, false
+}
+
+// EnvNames returns every environment variable Load reads.
+func EnvNames() []string {
+	names := []string{configFlag.env()}
+	for _, o := range options() {
+		if o.flag != "" {
+			names = append(names, o.env())
+		}
+	}
+	return names
+}
