@@ -20,8 +20,8 @@ type matcher struct {
 	lit      []byte
 	ends     []int32
 	anchored bool // the pattern ended in '$'
-	// The ids of the matcher's keys in its part's segFilter (see
-	// newPartFilter) are segs.ids[kfrom:kto].
+	// The ids of the matcher's keys in its file's segFilter (see
+	// newFileFilter) are ids[kfrom:kto].
 	kfrom, kto int32
 	need       byteSet // the octets of lit: a path lacking one cannot match
 	prio       int     // precedence: length of the pattern in octets, non-ASCII octets counted %-encoded
@@ -44,25 +44,42 @@ func (s *byteSet) within(t *byteSet) bool {
 }
 
 // pathSet is what a decision learns about its path on first use: the set
-// of its octets and, for one part at a time, which keys of the part's
-// segFilter occur in it. Only patterns with a wildcard, whose matching
-// searches the path, consult it.
+// of its octets and which keys of the file's segFilter occur in it. Only
+// patterns with a wildcard, whose matching searches the path, consult it.
 type pathSet struct {
 	p    []byte
 	done bool
 	set  byteSet
-	// found is scratch for the keys found (nil when no part has a
-	// segFilter); scanned is the part they are of.
+	fi   *fileIndex
+	// found is scratch for the keys found (nil when the file has no
+	// segFilter); scanned reports whether it is filled.
 	found   []uint64
-	scanned *part
+	scanned bool
+	// work is the number of octets searched directly so far; past
+	// directBudget the decision indexes the path and searches no more.
+	work int
 }
 
-// mayMatch reports whether m, of part pt, can match the path: false when
-// the pattern has a wildcard and an octet or a key (a literal segment)
-// the path lacks. The octet set costs O(len(path)) once per decision, the
-// keys one pass of the segFilter per part; both spare searching the path
-// for such patterns.
-func (ps *pathSet) mayMatch(pt *part, m *matcher) bool {
+// lazyIndex is the occIndex of a decision, from the file's pool once
+// needed. It is kept apart from the pathSet, which may point to the stack.
+type lazyIndex struct {
+	fi *fileIndex
+	ix *occIndex
+}
+
+// release returns the index, if any, to the pool.
+func (lz *lazyIndex) release() {
+	if lz.ix != nil {
+		lz.fi.pool.Put(lz.ix)
+		lz.ix = nil
+	}
+}
+
+// mayMatch reports whether m can match the path: false when the pattern
+// has a wildcard and an octet or a key (a literal segment) the path lacks.
+// The octet set costs O(len(path)) once per decision, the keys one pass
+// of the segFilter; both spare searching the path for such patterns.
+func (ps *pathSet) mayMatch(m *matcher) bool {
 	if len(m.ends) < 2 {
 		return true // a prefix comparison is cheaper
 	}
@@ -76,18 +93,46 @@ func (ps *pathSet) mayMatch(pt *part, m *matcher) bool {
 	if m.kfrom == m.kto || ps.found == nil {
 		return true
 	}
-	if ps.scanned != pt {
-		ps.scanned = pt
-		found := ps.found[:(pt.segs.nkeys+63)>>6]
-		clear(found)
-		pt.segs.scan(ps.p, found)
+	f := ps.fi.segs
+	if !ps.scanned {
+		ps.scanned = true
+		clear(ps.found)
+		f.scan(ps.p, ps.found)
 	}
-	for _, id := range pt.segs.ids[m.kfrom:m.kto] {
+	for _, id := range f.ids[m.kfrom:m.kto] {
 		if ps.found[id>>6]&(1<<(id&63)) == 0 {
 			return false
 		}
 	}
 	return true
+}
+
+// matches reports whether m matches the path. A decision first searches
+// the path directly for each pattern; once that has cost directBudget
+// octets, it indexes the path (see occIndex), after which a pattern costs
+// O(segments·log len(path)) whatever the file.
+func (ps *pathSet) matches(m *matcher, lz *lazyIndex) bool {
+	if !ps.mayMatch(m) {
+		return false
+	}
+	if len(m.ends) < 2 {
+		return m.match(ps.p)
+	}
+	var f *segFilter
+	if lz.fi != nil {
+		f = lz.fi.segs
+	}
+	if lz.ix == nil && lz.fi != nil && ps.work >= lz.fi.budget {
+		lz.ix = lz.fi.pool.Get().(*occIndex)
+		lz.ix.build(ps.p, f)
+	}
+	if lz.ix != nil {
+		if ok, indexed := m.matchIndexed(ps.p, lz.ix, f); indexed {
+			return ok
+		}
+	}
+	ps.work += len(ps.p)
+	return m.match(ps.p)
 }
 
 // seg returns segment k.
@@ -140,6 +185,45 @@ func (m *matcher) match(p []byte) bool {
 		return len(p)-pos >= len(s) // and the suffix was checked above
 	}
 	return bytes.Index(p[pos:], s) >= 0
+}
+
+// matchIndexed is match with the path indexed by x (f is the file's
+// segFilter, nil if none). It reports false for indexed when m has a
+// segment of 2 octets or more without a key, which only a file with no
+// segFilter has.
+func (m *matcher) matchIndexed(p []byte, x *occIndex, f *segFilter) (ok, indexed bool) {
+	first := m.seg(0)
+	if len(p) < len(m.lit) || !bytes.HasPrefix(p, first) {
+		return false, true
+	}
+	last := len(m.ends) - 1 // >= 1
+	if m.anchored {
+		if !bytes.HasSuffix(p, m.seg(last)) {
+			return false, true
+		}
+		last-- // and checked below
+	}
+	pos, kid := len(first), m.kfrom
+	for k := 1; k <= last; k++ {
+		seg := m.seg(k)
+		var id int32
+		if len(seg) >= 2 {
+			if f == nil || kid >= m.kto {
+				return false, false
+			}
+			id = f.ids[kid]
+			kid++
+		}
+		i := x.next(p, seg, id, f, pos)
+		if i < 0 {
+			return false, true
+		}
+		pos = i + len(seg)
+	}
+	if m.anchored {
+		return len(p)-pos >= len(m.seg(last+1)), true
+	}
+	return true, true
 }
 
 // universal reports whether m matches every path (all paths start with "/"):
@@ -215,7 +299,6 @@ type part struct {
 	// that matches decides.
 	matchers []matcher
 	index    *matchIndex // nil for a small group
-	segs     *segFilter  // nil unless indexed with many wildcard matchers
 }
 
 // newPart compiles rules. Empty patterns are left out: they match with
@@ -238,7 +321,6 @@ func newPart(rules []Rule) *part {
 	pt.matchers = dedupMatchers(pt.matchers)
 	if len(pt.matchers) > indexMin {
 		pt.index = newMatchIndex(pt.matchers)
-		pt.segs = newPartFilter(pt.matchers)
 	}
 	return pt
 }
@@ -382,15 +464,15 @@ func newMatchIndex(ms []matcher) *matchIndex {
 // canonical path p (which starts with '/') and beats best, or nil. As the
 // matchers are in precedence order, it stops at the first that cannot
 // beat best.
-func (pt *part) firstMatch(p []byte, ps *pathSet, best *matcher) *matcher {
-	ix := pt.index
+func (pt *part) firstMatch(ps *pathSet, lz *lazyIndex, best *matcher) *matcher {
+	p, ix := ps.p, pt.index
 	if ix == nil {
 		for i := range pt.matchers {
 			m := &pt.matchers[i]
 			if !m.beats(best) {
 				return nil
 			}
-			if ps.mayMatch(pt, m) && m.match(p) {
+			if ps.matches(m, lz) {
 				return m
 			}
 		}
@@ -412,7 +494,7 @@ func (pt *part) firstMatch(p []byte, ps *pathSet, best *matcher) *matcher {
 		if !m.beats(best) {
 			return nil
 		}
-		if ps.mayMatch(pt, m) && m.match(p) {
+		if ps.matches(m, lz) {
 			return m
 		}
 	}
@@ -422,32 +504,46 @@ func (pt *part) firstMatch(p []byte, ps *pathSet, best *matcher) *matcher {
 // match returns the rule of highest precedence of all parts of g that
 // matches the canonical path p, and whether there is one.
 func (g *merged) match(p []byte) (Rule, bool) {
-	for _, pt := range g.parts {
-		if pt.segs != nil {
+	if g.idx != nil && g.idx.segs != nil {
+		if g.idx.segs.nkeys <= maxKeys {
 			return g.matchFiltered(p)
 		}
+		return g.matchPooled(p)
 	}
-	ps := pathSet{p: p}
+	ps := pathSet{p: p, fi: g.idx}
 	return g.matchSet(&ps)
 }
 
-// matchFiltered is match for a group with a segFilter: it keeps the set of
-// keys found on its stack, which only such groups pay to clear.
+// matchFiltered is match for a file with a segFilter: it keeps the set of
+// keys found on its stack, which only such files pay to clear.
 func (g *merged) matchFiltered(p []byte) (Rule, bool) {
 	var found [maxKeys / 64]uint64
-	ps := pathSet{p: p, found: found[:]}
+	ps := pathSet{p: p, fi: g.idx, found: found[:(g.idx.segs.nkeys+63)>>6]}
+	return g.matchSet(&ps)
+}
+
+// matchPooled is match for a file with more keys than fit on the stack.
+func (g *merged) matchPooled(p []byte) (Rule, bool) {
+	x := g.idx.pool.Get().(*occIndex)
+	defer g.idx.pool.Put(x)
+	words := (g.idx.segs.nkeys + 63) >> 6
+	if cap(x.found) < words {
+		x.found = make([]uint64, words)
+	}
+	ps := pathSet{p: p, fi: g.idx, found: x.found[:words]}
 	return g.matchSet(&ps)
 }
 
 // matchSet is match with the path's pathSet.
 func (g *merged) matchSet(ps *pathSet) (Rule, bool) {
+	lz := lazyIndex{fi: g.idx}
+	defer lz.release()
 	var best *matcher
 	var rule Rule
-	p := ps.p
 	for _, pt := range g.parts {
 		// Among equals the earlier part wins, so only a strictly better
 		// match replaces best.
-		if m := pt.firstMatch(p, ps, best); m != nil {
+		if m := pt.firstMatch(ps, &lz, best); m != nil {
 			best, rule = m, pt.rules[m.rule]
 		}
 	}

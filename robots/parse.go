@@ -362,6 +362,7 @@ func (p *parser) finish() {
 		r.global = get(globalSrcs, "*")
 	}
 	sort.SliceStable(r.groups, func(i, j int) bool { return first[r.groups[i]] < first[r.groups[j]] })
+	r.index(parts)
 }
 
 // dedupFold returns agents without the repetitions (compared

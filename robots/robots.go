@@ -58,6 +58,7 @@ type Robots struct {
 	sitemaps   []string
 	extensions []Extension
 	stats      parseStats
+	idx        *fileIndex // shared by the decisions of all groups
 }
 
 // entry is a product token of a user-agent line as written and the merged
@@ -82,6 +83,7 @@ type merged struct {
 	agents []string // tokens (as first written) that select exactly these groups
 	parts  []*part  // the groups as written, in file order
 	delay  time.Duration
+	idx    *fileIndex // the file's
 }
 
 // Rule is one Allow or Disallow line of a group.

@@ -86,7 +86,7 @@ func TestManyWildcardRules(t *testing.T) {
 			rules = append(rules, r)
 		}
 		robots := Parse([]byte(sb.String()))
-		if g := robots.lookupPart(t, "bot"); g.segs == nil {
+		if robots.idx.segs == nil {
 			t.Fatalf("round %d: no segFilter for %d rules", round, len(rules))
 		}
 		for j := 0; j < 200; j++ {
@@ -120,7 +120,7 @@ func TestSegFilterDecideDoesNotAllocate(t *testing.T) {
 		fmt.Fprintf(&sb, "Disallow: *x%d*%s\n", i, strings.Repeat("y", 70))
 	}
 	r := Parse([]byte(sb.String()))
-	if r.lookupPart(t, "bot").segs == nil {
+	if r.idx.segs == nil {
 		t.Fatal("no segFilter")
 	}
 	path := "/x1" + strings.Repeat("y", 70)
