@@ -28,8 +28,8 @@ func hostileTokens(n int) []string {
 
 // padPath pads p with fill to hostilePathLen octets.
 func padPath(p string, fill string) string {
-	for len(p) < hostilePathLen {
-		p += fill
+	if len(p) < hostilePathLen {
+		p += strings.Repeat(fill, (hostilePathLen-len(p))/len(fill)+1)
 	}
 	return p[:hostilePathLen]
 }
@@ -95,6 +95,33 @@ func hostileCases() []hostileCase {
 	cs = append(cs, hostileCase{"huge-rules", shortRulesRobots(DefaultMaxBytes, func(i int) string {
 		return "/" + strings.Repeat("*a", 8000-i) + "*c"
 	}), padPath("/c", "a")})
+	// Keys that are suffixes of other keys ("ab" of "xab"): their
+	// occurrences are found through the wavelet matrix.
+	sb.Reset()
+	sb.WriteString("/")
+	for _, t := range toks[:300] {
+		sb.WriteString(t + "ab")
+	}
+	cs = append(cs, hostileCase{"suffix-keys", shortRulesRobots(DefaultMaxBytes, func(i int) string {
+		return "/" + strings.Repeat("*ab", 300+i%200) + "*" + toks[i/200%300] + "ab"
+	}), padPath(sb.String(), "ab")})
+	// One-octet segments far enough apart that each is looked up.
+	cs = append(cs, hostileCase{"far-apart", shortRulesRobots(DefaultMaxBytes, func(i int) string {
+		return "/z" + strings.Repeat("*a*b", 100+i%100) + "*z" + strconv.Itoa(i/100)
+	}), padPath("/z0123456789", "a"+strings.Repeat("c", 40)+"b"+strings.Repeat("c", 40))})
+	// Keys with many continuations along a long chain of failure links,
+	// none of which the path takes: each octet of the path visits them.
+	var fan []string
+	for j := 1; j < 40; j++ {
+		for c := byte('!'); c < '~'; c++ {
+			if c != '*' && c != '$' && c != '#' && c != '%' {
+				fan = append(fan, strings.Repeat("a", j)+string(c))
+			}
+		}
+	}
+	cs = append(cs, hostileCase{"fan-out", shortRulesRobots(DefaultMaxBytes, func(i int) string {
+		return "*" + fan[i%len(fan)] + "*z"
+	}), padPath("/z", strings.Repeat("a", 40)+"~")})
 	return cs
 }
 
@@ -126,9 +153,7 @@ func BenchmarkDecideHostile(b *testing.B) {
 			}
 			b.ReportAllocs()
 			b.ResetTimer()
-			for b.Loop() {
-				r.DecidePath("bot", bc.path)
-			}
+			cpuPerOp(b, func() { r.DecidePath("bot", bc.path) })
 		})
 	}
 }

@@ -52,11 +52,11 @@ type occIndex struct {
 	bfrom [257]int32 // octet c's positions are bpos[bfrom[c]:bfrom[c+1]]
 	// keyed holds the preorder number of the longest key ending at each
 	// end in ends, both sorted by preorder number, then end.
-	keyed, ends    []int32
-	keyed2, ends2  []int32 // sorting scratch
-	wm      wavelet
-	wmBuilt bool
-	found   []uint64 // the keys found, for a filter of more than maxKeys
+	keyed, ends   []int32
+	keyed2, ends2 []int32 // sorting scratch
+	wm            wavelet
+	wmBuilt       bool
+	found         []uint64 // the keys found, for a filter of more than maxKeys
 }
 
 // build indexes p; f may be nil.

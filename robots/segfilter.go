@@ -37,7 +37,14 @@ type segFilter struct {
 	label    []byte     // octet on the edge from the parent
 	hasChild []uint64   // bit u: node u has children
 	ends     []uint64   // bit u: a key ends at node u
-	rank     []int32    // rank[w]: the number of keys ending at nodes below 64·w
+	// Nodes with wideMin children or more (bit u of wide) have them in
+	// kids[wideFrom[r]:wideFrom[r+1]], in order, r being the number of
+	// such nodes before u; wideRank[w] counts those below 64·w.
+	wide     []uint64
+	wideRank []int32
+	wideFrom []int32
+	kids     []int32
+	rank     []int32 // rank[w]: the number of keys ending at nodes below 64·w
 	nkeys    int
 	// ids holds the ids of the keys of the file's matchers: those of m
 	// are ids[m.kfrom:m.kto].
@@ -111,6 +118,7 @@ func newSegFilter(keys [][]byte) *segFilter {
 	for w := 1; w < words; w++ {
 		f.rank[w] = f.rank[w-1] + int32(bits.OnesCount64(f.ends[w-1]))
 	}
+	f.indexWide()
 	// Fail and dictionary links, breadth first; the root's children have
 	// 0 for both.
 	queue := make([]int32, 1, n)
@@ -175,12 +183,62 @@ func (f *segFilter) next(s int32, c byte) int32 {
 	if !f.has(f.hasChild, s) {
 		return -1
 	}
+	if f.has(f.wide, s) {
+		w := s >> 6
+		r := f.wideRank[w] + int32(bits.OnesCount64(f.wide[w]&(1<<(s&63)-1)))
+		kids := f.kids[f.wideFrom[r]:f.wideFrom[r+1]]
+		lo, hi := 0, len(kids)
+		for lo < hi {
+			m := int(uint(lo+hi) >> 1)
+			if f.label[kids[m]] < c {
+				lo = m + 1
+			} else {
+				hi = m
+			}
+		}
+		if lo < len(kids) && f.label[kids[lo]] == c {
+			return kids[lo]
+		}
+		return -1
+	}
 	for t := s + 1; t >= 0 && f.label[t] <= c; t = f.sibling[t] {
 		if f.label[t] == c {
 			return t
 		}
 	}
 	return -1
+}
+
+// wideMin is the number of children from which a node's are looked up by
+// binary search rather than one by one: a path then costs O(log 256) steps
+// per failure link followed, whatever the keys.
+const wideMin = 8
+
+// indexWide sets wide, wideRank, wideFrom and kids.
+func (f *segFilter) indexWide() {
+	words := len(f.hasChild)
+	f.wide, f.wideRank = make([]uint64, words), make([]int32, words)
+	f.wideFrom = []int32{0}
+	for u := int32(1); u < int32(len(f.label)); u++ {
+		if !f.has(f.hasChild, u) {
+			continue
+		}
+		n := 0
+		for t := u + 1; t >= 0 && n < wideMin; t = f.sibling[t] {
+			n++
+		}
+		if n < wideMin {
+			continue
+		}
+		f.wide[u>>6] |= 1 << (u & 63)
+		for t := u + 1; t >= 0; t = f.sibling[t] {
+			f.kids = append(f.kids, t)
+		}
+		f.wideFrom = append(f.wideFrom, int32(len(f.kids)))
+	}
+	for w := 1; w < words; w++ {
+		f.wideRank[w] = f.wideRank[w-1] + int32(bits.OnesCount64(f.wide[w-1]))
+	}
 }
 
 // scan sets in found (of at least (f.nkeys+63)/64 words, all zero) the bit
