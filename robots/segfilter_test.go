@@ -23,6 +23,9 @@ func TestSegFilterScan(t *testing.T) {
 	}
 	for round := 0; round < 300; round++ {
 		alphabet := "ab\xffc/"[:2+round%4]
+		if round%5 == 4 {
+			alphabet = "ab\xffc/0123456789xyz" // nodes with wideMin children or more
+		}
 		set := map[string]bool{}
 		for i := 0; i < 1+rng.IntN(400); i++ {
 			set[string(word(alphabet, 1+rng.IntN(9)))] = true
