@@ -23,6 +23,7 @@ func (r *Robots) index(parts []*part) {
 	for _, g := range r.groups {
 		g.idx = fi
 	}
+	r.size = r.memSize()
 }
 
 // directBudget is how many octets of path a decision searches directly

@@ -59,6 +59,7 @@ type Robots struct {
 	extensions []Extension
 	stats      parseStats
 	idx        *fileIndex // shared by the decisions of all groups
+	size       int64      // MemSize
 }
 
 // entry is a product token of a user-agent line as written and the merged
