@@ -21,7 +21,7 @@ func memSizeCases() map[string][]byte {
 		"short-keys": shortRulesRobots(DefaultMaxBytes, func(i int) string {
 			return "*" + strconv.Itoa(i) + "*" + strconv.Itoa(i+1)
 		}),
-		"prefixes": shortRulesRobots(DefaultMaxBytes, func(i int) string { return "/" + strconv.Itoa(i) }),
+		"prefixes":    shortRulesRobots(DefaultMaxBytes, func(i int) string { return "/" + strconv.Itoa(i) }),
 		"many-groups": manyGroups(DefaultMaxBytes, func(i int) string { return "*a" + strconv.Itoa(i) + "*b" }),
 	}
 	var sb strings.Builder
@@ -29,6 +29,11 @@ func memSizeCases() map[string][]byte {
 		sb.WriteString("User-agent: bot" + strconv.Itoa(i) + "\nDisallow: /x\n")
 	}
 	cs["many-agents"] = []byte(sb.String())
+	sb.Reset()
+	for i := 0; sb.Len() < DefaultMaxBytes-100; i++ {
+		sb.WriteString("user-agent:" + strconv.FormatInt(int64(i), 36) + "\nallow:/\n")
+	}
+	cs["tiny-groups"] = []byte(sb.String())
 	return cs
 }
 
