@@ -95,9 +95,16 @@ func hostileCases() []hostileCase {
 	cs = append(cs, hostileCase{"huge-rules", shortRulesRobots(DefaultMaxBytes, func(i int) string {
 		return "/" + strings.Repeat("*a", 8000-i) + "*c"
 	}), padPath("/c", "a")})
+	return append(cs, moreHostileCases(toks)...)
+}
+
+// moreHostileCases are hostileCases aimed at the path index and the
+// automaton.
+func moreHostileCases(toks []string) []hostileCase {
+	var cs []hostileCase
+	var sb strings.Builder
 	// Keys that are suffixes of other keys ("ab" of "xab"): their
 	// occurrences are found through the wavelet matrix.
-	sb.Reset()
 	sb.WriteString("/")
 	for _, t := range toks[:300] {
 		sb.WriteString(t + "ab")

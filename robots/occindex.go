@@ -168,7 +168,7 @@ func (x *occIndex) next(p, seg []byte, id int32, f *segFilter, pos int) int {
 		return -1
 	}
 	if !x.wmBuilt {
-		x.wm.build(x.ends, x.n)
+		x.wm.build(x.ends, x.n, x.keyed2, x.ends2) // free once sorted
 		x.wmBuilt = true
 	}
 	if e := x.wm.nextValue(lo, hi, end); e >= 0 {

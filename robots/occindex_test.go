@@ -18,7 +18,7 @@ func TestWaveletNextValue(t *testing.T) {
 		for i := range vals {
 			vals[i] = int32(rng.IntN(limit))
 		}
-		w.build(vals, limit)
+		w.build(vals, limit, make([]int32, n), make([]int32, n))
 		for q := 0; q < 200; q++ {
 			lo := rng.IntN(n + 1)
 			hi := lo + rng.IntN(n-lo+1)

@@ -119,9 +119,15 @@ func newSegFilter(keys [][]byte) *segFilter {
 		f.rank[w] = f.rank[w-1] + int32(bits.OnesCount64(f.ends[w-1]))
 	}
 	f.indexWide()
+	f.link()
+	return f
+}
+
+// link sets the fail and dictionary links.
+func (f *segFilter) link() {
 	// Fail and dictionary links, breadth first; the root's children have
 	// 0 for both.
-	queue := make([]int32, 1, n)
+	queue := make([]int32, 1, len(f.label))
 	for qi := 0; qi < len(queue); qi++ {
 		u := queue[qi]
 		if !f.has(f.hasChild, u) {
@@ -149,7 +155,6 @@ func newSegFilter(keys [][]byte) *segFilter {
 			}
 		}
 	}
-	return f
 }
 
 // commonPrefix returns the length of the longest common prefix of a and b.

@@ -13,12 +13,11 @@ type wavelet struct {
 	bits   []uint64 // levels·words: the bits of each level
 	ranks  []int32  // levels·words: the 1 bits of the level before each word
 	zeros  []int32  // per level: the number of 0 bits
-	cur    []int32  // build scratch
-	nxt    []int32
 }
 
-// build indexes vals, all below limit.
-func (w *wavelet) build(vals []int32, limit int) {
+// build indexes vals, all below limit, using cur and nxt (of len(vals)
+// each at least) as scratch.
+func (w *wavelet) build(vals []int32, limit int, cur, nxt []int32) {
 	n := len(vals)
 	w.levels = bits.Len(uint(limit))
 	w.words = n>>6 + 1
@@ -32,25 +31,25 @@ func (w *wavelet) build(vals []int32, limit int) {
 		w.zeros = make([]int32, w.levels)
 	}
 	w.zeros = w.zeros[:w.levels]
-	w.cur, w.nxt = grow(w.cur, n), grow(w.nxt, n)
-	copy(w.cur, vals)
+	cur, nxt = cur[:n], nxt[:n]
+	copy(cur, vals)
 	for l := 0; l < w.levels; l++ {
 		shift := uint(w.levels - 1 - l)
 		bs := w.bits[l*w.words : (l+1)*w.words]
 		z := 0
-		for i, v := range w.cur {
+		for i, v := range cur {
 			if v>>shift&1 != 0 {
 				bs[i>>6] |= 1 << (i & 63)
 			} else {
-				w.nxt[z] = v
+				nxt[z] = v
 				z++
 			}
 		}
 		w.zeros[l] = int32(z)
 		o := z
-		for _, v := range w.cur {
+		for _, v := range cur {
 			if v>>shift&1 != 0 {
-				w.nxt[o] = v
+				nxt[o] = v
 				o++
 			}
 		}
@@ -60,7 +59,7 @@ func (w *wavelet) build(vals []int32, limit int) {
 			rs[i] = r
 			r += int32(bits.OnesCount64(b))
 		}
-		w.cur, w.nxt = w.nxt, w.cur
+		cur, nxt = nxt, cur
 	}
 }
 
