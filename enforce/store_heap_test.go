@@ -52,7 +52,7 @@ func TestStoreHeapWithinBudget(t *testing.T) {
 		runtime.GC()
 		runtime.ReadMemStats(&m0)
 		s := NewMemoryStoreSize(1000, budget)
-		for i := 0; i < 30; i++ {
+		for i := 0; i < 20; i++ {
 			o := "http://h" + strconv.Itoa(i) + ".evil.example"
 			r := FetchResult{Status: StatusOK, HTTPStatus: 200, Body: append([]byte(nil), body...), FinalURL: o + "/robots.txt"}
 			s.Set(context.Background(), o, e.next(o, nil, r, t0), time.Hour)
