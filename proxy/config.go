@@ -43,6 +43,7 @@ type Config struct {
 
 	UpstreamProxy   string        `yaml:"upstream_proxy"`   // forward through this proxy on purpose; "" = direct (HTTP(S)_PROXY is ignored)
 	ShutdownTimeout time.Duration `yaml:"shutdown_timeout"` // bound for in-flight requests at SIGINT/SIGTERM, default 30s
+	MaxURLBytes     int           `yaml:"max_url_bytes"`    // longer request URLs are answered 414 without being decided, default 16384
 
 	Cache string `yaml:"cache"` // memory | redis://host:port/db
 
@@ -65,7 +66,7 @@ type RobotsConfig struct {
 	RetryMin          time.Duration `yaml:"retry_min"`          // first re-fetch after a failure, default 1m
 	RetryMax          time.Duration `yaml:"retry_max"`          // cap of the re-fetch backoff, default 1h
 	MaxEntries        int           `yaml:"max_entries"`        // origins kept in the in-process cache (soonest to expire evicted), default 100000
-	MaxCacheMB        int           `yaml:"max_cache_mb"`       // estimated memory bound of that cache in MiB (1 KiB + 14 × body per entry), default 512
+	MaxCacheMB        int           `yaml:"max_cache_mb"`       // estimated memory bound of that cache in MiB (bodies + parsed rules + 1 KiB per entry), default 512
 }
 
 // HTTPSConfig is how CONNECT requests are handled.
@@ -115,6 +116,7 @@ func Default() Config {
 		LogLevel:        "info",
 		LogFormat:       "auto",
 		ShutdownTimeout: 30 * time.Second,
+		MaxURLBytes:     DefaultMaxURLBytes,
 		Cache:           "memory",
 		Robots: RobotsConfig{
 			UserAgent:         "robotsgate/1.0 (+https://github.com/robotsgate/robotsgate)",
@@ -199,6 +201,9 @@ func (c *Config) validateProxy() error {
 	}
 	if err := oneOf("log_format", c.LogFormat, "auto", "json", "console"); err != nil {
 		return err
+	}
+	if c.MaxURLBytes < 1<<10 || c.MaxURLBytes > 1<<20 {
+		return fmt.Errorf("max_url_bytes: %d is not between 1024 and 1048576", c.MaxURLBytes)
 	}
 	if c.UpstreamProxy != "" {
 		if _, err := parseUpstreamProxy(c.UpstreamProxy); err != nil {

@@ -142,6 +142,7 @@ func options() []option {
 		{"upstream-roots", "https.upstream_roots", "comma-separated PEM `files` of extra roots trusted for upstream TLS", func(c *proxy.Config) any { return &c.HTTPS.UpstreamRoots }}, // [https]
 		{"cache", "cache", "robots.txt `cache`: memory or redis://host:port/db", func(c *proxy.Config) any { return &c.Cache }},
 		{"upstream-proxy", "upstream_proxy", "forward through this proxy `URL`; empty = direct (HTTP(S)_PROXY is ignored)", func(c *proxy.Config) any { return &c.UpstreamProxy }},
+		{"max-url-bytes", "max_url_bytes", "request URLs longer than this many `bytes` are answered 414 without being decided", func(c *proxy.Config) any { return &c.MaxURLBytes }},
 		{"shutdown-timeout", "shutdown_timeout", "bound (`duration`) for in-flight requests at SIGINT/SIGTERM", func(c *proxy.Config) any { return &c.ShutdownTimeout }},
 		{"robots-user-agent", "robots.user_agent", "`User-Agent` of robots.txt fetches", func(c *proxy.Config) any { return &c.Robots.UserAgent }},
 		{"robots-ttl", "robots.ttl", "robots.txt cache lifetime (`duration`)", func(c *proxy.Config) any { return &c.Robots.TTL }},
