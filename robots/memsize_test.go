@@ -1,6 +1,7 @@
 package robots
 
 import (
+	"fmt"
 	"runtime"
 	"strconv"
 	"strings"
@@ -29,6 +30,12 @@ func memSizeCases() map[string][]byte {
 		sb.WriteString("User-agent: bot" + strconv.Itoa(i) + "\nDisallow: /x\n")
 	}
 	cs["many-agents"] = []byte(sb.String())
+	cs["usage-zyx"] = usageEvery(cs["zyx"], "Content-Usage", 1)
+	sb.Reset()
+	for i := 0; sb.Len() < DefaultMaxBytes-100; i++ {
+		fmt.Fprintf(&sb, "User-agent: b%d\nContent-Usage: /%d* train-ai=n\nContent-Signal: /a%d search=yes\n", i, i, i)
+	}
+	cs["usage-groups"] = []byte(sb.String())
 	sb.Reset()
 	for i := 0; sb.Len() < DefaultMaxBytes-100; i++ {
 		sb.WriteString("user-agent:" + strconv.FormatInt(int64(i), 36) + "\nallow:/\n")
