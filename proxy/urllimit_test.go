@@ -10,10 +10,10 @@ import (
 	"time"
 )
 
-// rawGet sends "GET target HTTP/1.1" to the proxy at addr as raw bytes,
+// rawGetResp sends "GET target HTTP/1.1" to the proxy at addr as raw bytes,
 // so that no client library shortens or re-encodes the URL, and returns
 // the response with its body read.
-func rawGet(t *testing.T, addr, target, host string) (*http.Response, string) {
+func rawGetResp(t *testing.T, addr, target, host string) (*http.Response, string) {
 	t.Helper()
 	c, err := net.DialTimeout("tcp", addr, 5*time.Second)
 	if err != nil {
@@ -49,7 +49,7 @@ func TestLongURLAnswered414(t *testing.T) {
 		pad(o.URL+"/caf\xc3\xa9/", 4097-4), // two raw octets count as %C3%A9
 		"http://" + strings.Repeat("u", 4100) + ":pw@" + host + "/public",
 	} {
-		resp, body := rawGet(t, h.addr, target, host)
+		resp, body := rawGetResp(t, h.addr, target, host)
 		if resp.StatusCode != http.StatusRequestURITooLong || resp.Header.Get(HeaderDecision) != string(ReasonURLTooLong) {
 			t.Fatalf("URL of %d bytes: %d %s %q", len(target), resp.StatusCode, resp.Header.Get(HeaderDecision), body)
 		}
@@ -66,11 +66,11 @@ func TestLongURLAnswered414(t *testing.T) {
 	}
 
 	// At the limit: decided, allowed or refused by robots.txt.
-	resp, body := rawGet(t, h.addr, pad(o.URL+"/public/", 4096), host)
+	resp, body := rawGetResp(t, h.addr, pad(o.URL+"/public/", 4096), host)
 	if resp.StatusCode != http.StatusOK || !strings.HasPrefix(body, "page /public/") {
 		t.Fatalf("URL at the limit: %d %.40q", resp.StatusCode, body)
 	}
-	resp, _ = rawGet(t, h.addr, pad(o.URL+"/private/", 4096), host)
+	resp, _ = rawGetResp(t, h.addr, pad(o.URL+"/private/", 4096), host)
 	if resp.StatusCode != http.StatusForbidden {
 		t.Fatalf("disallowed URL at the limit: %d", resp.StatusCode)
 	}
