@@ -159,7 +159,6 @@ func decideUsagePooled(g *merged, tok string, ug *usageGroup, fi *fileIndex, p [
 // both.
 func decideUsage(g *merged, tok string, ug *usageGroup, fi *fileIndex, ps *pathSet, d *Decision, u *Usage) {
 	lz := lazyIndex{fi: fi}
-	defer lz.release()
 	switch {
 	case string(ps.p) == "/robots.txt":
 		*d = Decision{Allowed: true, Rule: Rule{Allow: true, Pattern: "/robots.txt"}, Group: tok}
@@ -174,6 +173,7 @@ func decideUsage(g *merged, tok string, ug *usageGroup, fi *fileIndex, ps *pathS
 	if d.Allowed && ug != nil {
 		ug.lookup(ps, &lz, u)
 	}
+	lz.release() // matching does not panic: no defer on the hot path
 }
 
 // usageLine is one Content-Usage or Content-Signal line.
