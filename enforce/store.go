@@ -40,18 +40,16 @@ import (
 //
 // Memory: an entry holds the fetched body (at most robots.max_bytes, 500
 // KiB by default) and its parsed rules, which take several times the
-// body. Measured by TestEntryCostCoversMemory (go test -v -run
-// EntryCostCoversMemory ./enforce/): about 0.8 KiB for a 50-byte
-// robots.txt, 7.5 KiB for a 744-byte one (20 rules) and 58 KiB for a
-// 7.5 KiB one (200 rules), go-cache's item included. The store charges
-// each entry EntryCost, 1 KiB + 14 × its body, against its byte bound
-// (14×: a hostile 500 KiB file of thousands of wildcard rules, with its
-// segment automaton, keeps about 6.9 MB),
-// so that a few origins serving huge robots.txt files
+// body, most of all for files of thousands of wildcard rules. The store
+// charges each entry EntryCost against its byte bound: the bodies, the
+// parsed file's own estimate of its heap (robots.Robots.MemSize) and a
+// fixed overhead, so that a few origins serving huge robots.txt files
 // (wildcard subdomains of a hostile domain) cannot exhaust memory any
-// more than many small ones. The bodies are kept, not only the parsed
-// rules, because the admin API reports their size and the Redis store
-// serialises them (Entry.Rebuild).
+// more than many small ones. TestStoreHeapWithinBudget checks the live
+// heap of stores filled with hostile files against their bound. The
+// bodies are kept, not only the parsed rules, because the admin API
+// reports their size and the Redis store serialises them
+// (Entry.Rebuild).
 type MemoryStore struct {
 	max      int
 	maxBytes int64
@@ -106,18 +104,21 @@ func NewMemoryStoreSize(maxEntries int, maxBytes int64) *MemoryStore {
 	return s
 }
 
-// EntryCost is the memory a MemoryStore charges for e: an estimate of
-// what the entry holds, 1 KiB plus fourteen times the robots.txt body in
-// force (the body and its parsed rules; see MemoryStore).
+// entryOverhead is what an entry holds besides its bodies and parsed
+// rules: the Entry, its strings and the cache's item.
+const entryOverhead = 1 << 10
+
+// EntryCost is the memory a MemoryStore charges for e: its bodies, what
+// its parsed rules hold (robots.Robots.MemSize) and entryOverhead.
 func EntryCost(e *Entry) int64 {
 	if e == nil {
 		return 0
 	}
-	n := len(e.Result.Body)
-	if e.Good != nil && e.Result.Status != StatusOK {
-		n += len(e.Good.Body)
+	n := int64(cap(e.Result.Body))
+	if e.Good != nil {
+		n += int64(cap(e.Good.Body))
 	}
-	return 1<<10 + 14*int64(n)
+	return entryOverhead + n + e.Parsed.MemSize()
 }
 
 // Get returns origin's entry, if one is kept and its keep has not

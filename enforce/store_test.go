@@ -238,7 +238,7 @@ func TestMemoryStoreByteBound(t *testing.T) {
 		t.Errorf("newest entry not kept alone: len %d", s.Len())
 	}
 	// The cost of a failure entry counts its good copy.
-	if c := EntryCost(&Entry{Result: FetchResult{Status: StatusUnreachable}, Good: &FetchResult{Body: big}}); c != 1<<10+14*int64(len(big)) {
+	if c := EntryCost(&Entry{Result: FetchResult{Status: StatusUnreachable}, Good: &FetchResult{Body: big}}); c != entryOverhead+int64(len(big)) {
 		t.Errorf("EntryCost of a stale copy = %d", c)
 	}
 }

@@ -105,6 +105,10 @@ func (s *Server) decideRobots(r *http.Request, ctx *goproxy.ProxyCtx) (*http.Req
 	if r.URL.Scheme != "http" && r.URL.Scheme != "https" {
 		return r, nil // not a web URL; the transport refuses it (502)
 	}
+	if resp := s.refuseLongURL(r, agent); resp != nil { // 414, before any matching (urllimit.go)
+		st.Answered = true
+		return r, resp
+	}
 
 	d := s.enf.Decide(r.Context(), r.URL, agent) // /robots.txt itself: always allowed
 	if d.Reason == enforce.ReasonClientGone {

@@ -267,6 +267,13 @@ func FuzzDecide(f *testing.F) {
 			t.Fatalf("robots.txt:\n%s\npath %q: got allowed=%v line %d, reference allowed=%v line %d",
 				sb.String(), path, d.Allowed, d.Rule.Line, wantAllowed, wantLine)
 		}
+		// With the path indexed from the first pattern on, as a long
+		// decision does, the same rule decides.
+		robots.idx.budget = 0
+		if di := robots.DecidePath("bot", path); di != d {
+			t.Fatalf("path %q indexed: %+v, direct %+v\n%s", path, di, d, sb.String())
+		}
+		robots.idx.budget = directBudget
 		if robots.AllowsNothing("bot") && d.Allowed && !(d.Rule.Line == 0 && d.Rule.Pattern == "/robots.txt") {
 			t.Fatalf("AllowsNothing but %q is allowed by line %d:\n%s", path, wantLine, sb.String())
 		}

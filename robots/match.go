@@ -20,8 +20,8 @@ type matcher struct {
 	lit      []byte
 	ends     []int32
 	anchored bool // the pattern ended in '$'
-	// The ids of the matcher's keys in its part's segFilter (see
-	// newPartFilter) are segs.ids[kfrom:kto].
+	// The ids of the matcher's keys in its file's segFilter (see
+	// newFileFilter) are ids[kfrom:kto].
 	kfrom, kto int32
 	need       byteSet // the octets of lit: a path lacking one cannot match
 	prio       int     // precedence: length of the pattern in octets, non-ASCII octets counted %-encoded
@@ -41,53 +41,6 @@ func (s *byteSet) add(b []byte) {
 // within reports whether every octet of s is in t.
 func (s *byteSet) within(t *byteSet) bool {
 	return s[0]&^t[0]|s[1]&^t[1]|s[2]&^t[2]|s[3]&^t[3] == 0
-}
-
-// pathSet is what a decision learns about its path on first use: the set
-// of its octets and, for one part at a time, which keys of the part's
-// segFilter occur in it. Only patterns with a wildcard, whose matching
-// searches the path, consult it.
-type pathSet struct {
-	p    []byte
-	done bool
-	set  byteSet
-	// found is scratch for the keys found (nil when no part has a
-	// segFilter); scanned is the part they are of.
-	found   []uint64
-	scanned *part
-}
-
-// mayMatch reports whether m, of part pt, can match the path: false when
-// the pattern has a wildcard and an octet or a key (a literal segment)
-// the path lacks. The octet set costs O(len(path)) once per decision, the
-// keys one pass of the segFilter per part; both spare searching the path
-// for such patterns.
-func (ps *pathSet) mayMatch(pt *part, m *matcher) bool {
-	if len(m.ends) < 2 {
-		return true // a prefix comparison is cheaper
-	}
-	if !ps.done {
-		ps.set.add(ps.p)
-		ps.done = true
-	}
-	if !m.need.within(&ps.set) {
-		return false
-	}
-	if m.kfrom == m.kto || ps.found == nil {
-		return true
-	}
-	if ps.scanned != pt {
-		ps.scanned = pt
-		found := ps.found[:(pt.segs.nkeys+63)>>6]
-		clear(found)
-		pt.segs.scan(ps.p, found)
-	}
-	for _, id := range pt.segs.ids[m.kfrom:m.kto] {
-		if ps.found[id>>6]&(1<<(id&63)) == 0 {
-			return false
-		}
-	}
-	return true
 }
 
 // seg returns segment k.
@@ -213,7 +166,6 @@ type part struct {
 	// that matches decides.
 	matchers []matcher
 	index    *matchIndex // nil for a small group
-	segs     *segFilter  // nil unless indexed with many wildcard matchers
 }
 
 // newPart compiles rules. Empty patterns are left out: they match with
@@ -236,7 +188,6 @@ func newPart(rules []Rule) *part {
 	pt.matchers = dedupMatchers(pt.matchers)
 	if len(pt.matchers) > indexMin {
 		pt.index = newMatchIndex(pt.matchers)
-		pt.segs = newPartFilter(pt.matchers)
 	}
 	return pt
 }
@@ -374,82 +325,6 @@ func newMatchIndex(ms []matcher) *matchIndex {
 		}
 	}
 	return ix
-}
-
-// firstMatch returns the matcher of highest precedence that matches the
-// canonical path p (which starts with '/') and beats best, or nil. As the
-// matchers are in precedence order, it stops at the first that cannot
-// beat best.
-func (pt *part) firstMatch(p []byte, ps *pathSet, best *matcher) *matcher {
-	ix := pt.index
-	if ix == nil {
-		for i := range pt.matchers {
-			m := &pt.matchers[i]
-			if !m.beats(best) {
-				return nil
-			}
-			if ps.mayMatch(pt, m) && m.match(p) {
-				return m
-			}
-		}
-		return nil
-	}
-	var keyed []int32
-	if len(p) >= 2 {
-		keyed = ix.keyed[ix.start[p[1]]:ix.start[int(p[1])+1]]
-	}
-	wild := ix.wild
-	for len(wild) > 0 || len(keyed) > 0 {
-		var i int32
-		if len(keyed) == 0 || len(wild) > 0 && wild[0] < keyed[0] {
-			i, wild = wild[0], wild[1:]
-		} else {
-			i, keyed = keyed[0], keyed[1:]
-		}
-		m := &pt.matchers[i]
-		if !m.beats(best) {
-			return nil
-		}
-		if ps.mayMatch(pt, m) && m.match(p) {
-			return m
-		}
-	}
-	return nil
-}
-
-// match returns the rule of highest precedence of all parts of g that
-// matches the canonical path p, and whether there is one.
-func (g *merged) match(p []byte) (Rule, bool) {
-	for _, pt := range g.parts {
-		if pt.segs != nil {
-			return g.matchFiltered(p)
-		}
-	}
-	ps := pathSet{p: p}
-	return g.matchSet(&ps)
-}
-
-// matchFiltered is match for a group with a segFilter: it keeps the set of
-// keys found on its stack, which only such groups pay to clear.
-func (g *merged) matchFiltered(p []byte) (Rule, bool) {
-	var found [maxKeys / 64]uint64
-	ps := pathSet{p: p, found: found[:]}
-	return g.matchSet(&ps)
-}
-
-// matchSet is match with the path's pathSet.
-func (g *merged) matchSet(ps *pathSet) (Rule, bool) {
-	var best *matcher
-	var rule Rule
-	p := ps.p
-	for _, pt := range g.parts {
-		// Among equals the earlier part wins, so only a strictly better
-		// match replaces best.
-		if m := pt.firstMatch(p, ps, best); m != nil {
-			best, rule = m, pt.rules[m.rule]
-		}
-	}
-	return rule, best != nil
 }
 
 func lastSlash(s string) int {

@@ -358,7 +358,7 @@ func (p *parser) finish() {
 					g.delay = sg.delay
 				}
 			}
-			g.usage = p.groupUsage(g, srcs)
+			g.usage = p.groupUsage(srcs)
 			bySet[k] = g
 			first[g] = srcs[0]
 			r.groups = append(r.groups, g)
@@ -376,8 +376,9 @@ func (p *parser) finish() {
 	if len(globalSrcs) > 0 {
 		r.global = get(globalSrcs, "*")
 	}
-	r.usage = p.groupUsage(nil, nil) // for agents no group applies to
+	r.usage = p.groupUsage(nil) // for agents no group applies to
 	sort.SliceStable(r.groups, func(i, j int) bool { return first[r.groups[i]] < first[r.groups[j]] })
+	r.index(parts, p.usageSets())
 }
 
 // dedupFold returns agents without the repetitions (compared

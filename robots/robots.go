@@ -62,6 +62,8 @@ type Robots struct {
 	extensions []Extension
 	stats      parseStats
 	usage      *usageGroup // usage preferences for agents no group applies to; nil when none
+	idx        *fileIndex  // shared by the decisions of all groups
+	size       int64       // MemSize
 }
 
 // entry is a product token of a user-agent line as written and the merged
@@ -87,6 +89,7 @@ type merged struct {
 	parts  []*part  // the groups as written, in file order
 	delay  time.Duration
 	usage  *usageGroup // usage preferences of its parts; nil when none
+	idx    *fileIndex  // the file's
 }
 
 // Rule is one Allow or Disallow line of a group.

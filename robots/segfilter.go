@@ -11,10 +11,8 @@ import (
 // searched for one by one.
 const segFilterMin = 16
 
-// maxKeys is the number of distinct keys a segFilter tracks, and so the
-// number of bits of the scratch set a decision keeps on its stack (8 KiB).
-// Keys beyond it (a 500 KiB file can hold more) are left out of the
-// filter: their matchers are tested on their other keys only.
+// maxKeys is the number of distinct keys whose set a decision keeps on its
+// stack (8 KiB); the set of a filter with more is pooled scratch.
 const maxKeys = 1 << 16
 
 // segFilter is an Aho–Corasick automaton over the keys of a part's
@@ -39,11 +37,24 @@ type segFilter struct {
 	label    []byte     // octet on the edge from the parent
 	hasChild []uint64   // bit u: node u has children
 	ends     []uint64   // bit u: a key ends at node u
-	rank     []int32    // rank[w]: the number of keys ending at nodes below 64·w
+	// Nodes with wideMin children or more (bit u of wide) have them in
+	// kids[wideFrom[r]:wideFrom[r+1]], in order, r being the number of
+	// such nodes before u; wideRank[w] counts those below 64·w.
+	wide     []uint64
+	wideRank []int32
+	wideFrom []int32
+	kids     []int32
+	rank     []int32 // rank[w]: the number of keys ending at nodes below 64·w
 	nkeys    int
-	// ids holds the ids of the keys of the part's matchers: those of m
+	// ids holds the ids of the keys of the file's matchers: those of m
 	// are ids[m.kfrom:m.kto].
 	ids []int32
+	// pre and size number the keys in the dictionary tree, whose root is
+	// the empty string and where a key's parent is its longest proper
+	// suffix that is a key: pre[id] is the key's preorder number, and its
+	// subtree (the keys of which it is a suffix, and itself) is numbered
+	// pre[id] to pre[id]+size[id]-1.
+	pre, size []int32
 }
 
 // newSegFilter builds the automaton of keys, which must be sorted, distinct
@@ -107,9 +118,16 @@ func newSegFilter(keys [][]byte) *segFilter {
 	for w := 1; w < words; w++ {
 		f.rank[w] = f.rank[w-1] + int32(bits.OnesCount64(f.ends[w-1]))
 	}
+	f.indexWide()
+	f.link()
+	return f
+}
+
+// link sets the fail and dictionary links.
+func (f *segFilter) link() {
 	// Fail and dictionary links, breadth first; the root's children have
 	// 0 for both.
-	queue := make([]int32, 1, n)
+	queue := make([]int32, 1, len(f.label))
 	for qi := 0; qi < len(queue); qi++ {
 		u := queue[qi]
 		if !f.has(f.hasChild, u) {
@@ -137,7 +155,6 @@ func newSegFilter(keys [][]byte) *segFilter {
 			}
 		}
 	}
-	return f
 }
 
 // commonPrefix returns the length of the longest common prefix of a and b.
@@ -171,12 +188,62 @@ func (f *segFilter) next(s int32, c byte) int32 {
 	if !f.has(f.hasChild, s) {
 		return -1
 	}
+	if f.has(f.wide, s) {
+		w := s >> 6
+		r := f.wideRank[w] + int32(bits.OnesCount64(f.wide[w]&(1<<(s&63)-1)))
+		kids := f.kids[f.wideFrom[r]:f.wideFrom[r+1]]
+		lo, hi := 0, len(kids)
+		for lo < hi {
+			m := int(uint(lo+hi) >> 1)
+			if f.label[kids[m]] < c {
+				lo = m + 1
+			} else {
+				hi = m
+			}
+		}
+		if lo < len(kids) && f.label[kids[lo]] == c {
+			return kids[lo]
+		}
+		return -1
+	}
 	for t := s + 1; t >= 0 && f.label[t] <= c; t = f.sibling[t] {
 		if f.label[t] == c {
 			return t
 		}
 	}
 	return -1
+}
+
+// wideMin is the number of children from which a node's are looked up by
+// binary search rather than one by one: a path then costs O(log 256) steps
+// per failure link followed, whatever the keys.
+const wideMin = 8
+
+// indexWide sets wide, wideRank, wideFrom and kids.
+func (f *segFilter) indexWide() {
+	words := len(f.hasChild)
+	f.wide, f.wideRank = make([]uint64, words), make([]int32, words)
+	f.wideFrom = []int32{0}
+	for u := int32(1); u < int32(len(f.label)); u++ {
+		if !f.has(f.hasChild, u) {
+			continue
+		}
+		n := 0
+		for t := u + 1; t >= 0 && n < wideMin; t = f.sibling[t] {
+			n++
+		}
+		if n < wideMin {
+			continue
+		}
+		f.wide[u>>6] |= 1 << (u & 63)
+		for t := u + 1; t >= 0; t = f.sibling[t] {
+			f.kids = append(f.kids, t)
+		}
+		f.wideFrom = append(f.wideFrom, int32(len(f.kids)))
+	}
+	for w := 1; w < words; w++ {
+		f.wideRank[w] = f.wideRank[w-1] + int32(bits.OnesCount64(f.wide[w-1]))
+	}
 }
 
 // scan sets in found (of at least (f.nkeys+63)/64 words, all zero) the bit
@@ -213,65 +280,132 @@ func (f *segFilter) scan(p []byte, found []uint64) {
 	}
 }
 
-// newPartFilter gives each wildcard matcher of ms its keys: its literal
+// newFileFilter gives each wildcard matcher of parts its keys: its literal
 // segments after the first that are 2 octets or more (the octet filter
 // covers shorter ones), all of which a path it matches contains. It returns
-// the automaton of the keys, or nil (and no keys) when fewer than
-// segFilterMin matchers have one. Beyond maxKeys distinct keys, the rest
-// are left out: a matcher is then tested on fewer of its keys.
-func newPartFilter(ms []matcher) *segFilter {
+// the automaton of the keys of all parts, or nil (and no keys) when fewer
+// than segFilterMin matchers have one.
+func newFileFilter(parts []*part) *segFilter {
 	type keyed struct {
-		m   int32
+		m   *matcher
 		id  int32
 		key []byte
 	}
 	var ks []keyed
 	n := 0
-	for i := range ms {
-		m := &ms[i]
-		had := len(ks)
-		for k := 1; k < len(m.ends); k++ {
-			if s := m.seg(k); len(s) >= 2 {
-				ks = append(ks, keyed{m: int32(i), key: s})
-			}
+	for _, pt := range parts {
+		if pt == nil {
+			continue
 		}
-		if len(ks) > had {
-			n++
+		for i := range pt.matchers {
+			m := &pt.matchers[i]
+			had := len(ks)
+			for k := 1; k < len(m.ends); k++ {
+				if s := m.seg(k); len(s) >= 2 {
+					ks = append(ks, keyed{m: m, key: s})
+				}
+			}
+			if len(ks) > had {
+				n++
+			}
 		}
 	}
 	if n < segFilterMin {
 		return nil
+	}
+	// Each matcher's ids, one after the other in the order of ks (matcher
+	// order, then segment order); a matcher's segments may share a key.
+	ids := make([]int32, len(ks))
+	for i := range ks {
+		k := &ks[i]
+		if k.m.kto == 0 {
+			k.m.kfrom, k.m.kto = int32(i), int32(i)
+		}
+		k.m.kto++
+		k.id = int32(i) // position in ids, until sorted
 	}
 	sort.Slice(ks, func(i, j int) bool { return bytes.Compare(ks[i].key, ks[j].key) < 0 })
 	keys := make([][]byte, 0, len(ks))
 	for i := range ks {
 		k := &ks[i]
 		if len(keys) == 0 || !bytes.Equal(keys[len(keys)-1], k.key) {
-			if len(keys) == maxKeys {
-				ks = ks[:i]
-				break
-			}
 			keys = append(keys, k.key)
 		}
-		k.id = int32(len(keys) - 1)
+		ids[k.id] = int32(len(keys) - 1)
 	}
 	f := newSegFilter(keys)
-	// Each matcher's ids, one after the other in matcher order; a
-	// matcher's segments may share a key.
-	f.ids = make([]int32, len(ks))
-	for _, k := range ks {
-		ms[k.m].kto++
-	}
-	at := int32(0)
-	for i := range ms {
-		ms[i].kfrom = at
-		at += ms[i].kto
-		ms[i].kto = ms[i].kfrom
-	}
-	for _, k := range ks {
-		m := &ms[k.m]
-		f.ids[m.kto] = k.id
-		m.kto++
-	}
+	f.ids = ids
+	f.numberKeys()
 	return f
+}
+
+// numberKeys sets pre and size.
+func (f *segFilter) numberKeys() {
+	n := int32(f.nkeys)
+	f.pre, f.size = make([]int32, n), make([]int32, n)
+	// Children lists of the dictionary tree, by key id; -1 is the root.
+	head := make([]int32, n+1) // head[id+1]: first child of id, -1 none
+	next := make([]int32, n)   // next sibling
+	for i := range head {
+		head[i] = -1
+	}
+	for u := int32(1); u < int32(len(f.label)); u++ {
+		if !f.has(f.ends, u) {
+			continue
+		}
+		id, parent := f.keyID(u), int32(-1)
+		if d := f.dict[u]; d > 0 {
+			parent = f.keyID(d)
+		}
+		next[id] = head[parent+1]
+		head[parent+1] = id
+	}
+	// Preorder, iteratively; size is set when a key's subtree is done:
+	// the stack holds keys, each followed by its children.
+	num := int32(0)
+	stack := make([]int32, 0, 64)
+	for c := head[0]; c >= 0; c = next[c] {
+		stack = append(stack, c)
+	}
+	for len(stack) > 0 {
+		id := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if id < 0 { // the end of key ^id's subtree
+			k := ^id
+			f.size[k] = num - f.pre[k]
+			continue
+		}
+		f.pre[id] = num
+		num++
+		stack = append(stack, ^id)
+		for c := head[id+1]; c >= 0; c = next[c] {
+			stack = append(stack, c)
+		}
+	}
+}
+
+// scanLongest appends to x, for each position of p where a key ends, the
+// preorder number of the longest such key and the position.
+func (f *segFilter) scanLongest(p []byte, x *occIndex) {
+	s := int32(0)
+	for i, c := range p {
+		for {
+			if t := f.next(s, c); t > 0 {
+				s = t
+				break
+			}
+			if s == 0 {
+				break
+			}
+			s = f.fail[s]
+		}
+		o := s
+		if !f.has(f.ends, o) {
+			o = f.dict[o]
+		}
+		if o > 0 {
+			x.keyed = append(x.keyed, f.pre[f.keyID(o)])
+			x.ends = append(x.ends, int32(i))
+		}
+	}
 }

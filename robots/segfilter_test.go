@@ -23,6 +23,9 @@ func TestSegFilterScan(t *testing.T) {
 	}
 	for round := 0; round < 300; round++ {
 		alphabet := "ab\xffc/"[:2+round%4]
+		if round%5 == 4 {
+			alphabet = "ab\xffc/0123456789xyz" // nodes with wideMin children or more
+		}
 		set := map[string]bool{}
 		for i := 0; i < 1+rng.IntN(400); i++ {
 			set[string(word(alphabet, 1+rng.IntN(9)))] = true
@@ -86,7 +89,7 @@ func TestManyWildcardRules(t *testing.T) {
 			rules = append(rules, r)
 		}
 		robots := Parse([]byte(sb.String()))
-		if g := robots.lookupPart(t, "bot"); g.segs == nil {
+		if robots.idx.segs == nil {
 			t.Fatalf("round %d: no segFilter for %d rules", round, len(rules))
 		}
 		for j := 0; j < 200; j++ {
@@ -120,7 +123,7 @@ func TestSegFilterDecideDoesNotAllocate(t *testing.T) {
 		fmt.Fprintf(&sb, "Disallow: *x%d*%s\n", i, strings.Repeat("y", 70))
 	}
 	r := Parse([]byte(sb.String()))
-	if r.lookupPart(t, "bot").segs == nil {
+	if r.idx.segs == nil {
 		t.Fatal("no segFilter")
 	}
 	path := "/x1" + strings.Repeat("y", 70)

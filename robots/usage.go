@@ -97,17 +97,19 @@ func (u *Usage) Prefs() aipref.Prefs {
 // for path: the Decision is the one DecidePath returns, and the Usage is
 // empty when that Decision disallows the path. It allocates nothing under
 // the bounds Decide documents, and shares the path's normalisation, the
-// group lookup and the path's octet set with the decision. Each kind of
-// usage line costs at most one matching of the group's distinct usage
-// paths, as for Allow/Disallow rules.
+// group lookup, and the path's octet set, filter scan and index with the
+// decision. Usage paths are filtered and indexed with the file's
+// Allow/Disallow patterns, so each kind of usage line costs at most one
+// matching of the group's distinct usage paths, bounded as for rules.
 func (r *Robots) DecideUsage(agent, path string) (d Decision, u Usage) {
 	g, tok := r.lookup(agent)
 	var ug *usageGroup
-	switch {
-	case g != nil:
+	var fi *fileIndex
+	if r != nil {
+		ug, fi = r.usage, r.idx
+	}
+	if g != nil {
 		ug = g.usage
-	case r != nil:
-		ug = r.usage
 	}
 	slash := len(path) == 0 || path[0] != '/'
 	var p []byte
@@ -121,28 +123,42 @@ func (r *Robots) DecideUsage(agent, path string) (d Decision, u Usage) {
 		}
 		p = appendCanon(p, path)
 	}
-	filtered := false
-	if ug != nil {
-		filtered = ug.filtered
-	} else if g != nil {
-		for i := 0; !filtered && i < len(g.parts); i++ {
-			filtered = g.parts[i].segs != nil
-		}
-	}
-	if filtered {
+	switch {
+	case fi == nil || fi.segs == nil:
+		ps := pathSet{p: p, fi: fi}
+		decideUsage(g, tok, ug, fi, &ps, &d, &u)
+	case fi.segs.nkeys <= maxKeys:
+		// As matchFiltered: the set of keys found on the stack.
 		var found [maxKeys / 64]uint64
-		ps := pathSet{p: p, found: found[:]}
-		decideUsage(g, tok, ug, &ps, &d, &u)
-		return d, u
+		ps := pathSet{p: p, fi: fi, found: found[:(fi.segs.nkeys+63)>>6]}
+		decideUsage(g, tok, ug, fi, &ps, &d, &u)
+	default:
+		decideUsagePooled(g, tok, ug, fi, p, &d, &u)
 	}
-	ps := pathSet{p: p}
-	decideUsage(g, tok, ug, &ps, &d, &u)
 	return d, u
 }
 
+// decideUsagePooled is decideUsage for a file with more keys than fit on
+// the stack (as matchPooled).
+func decideUsagePooled(g *merged, tok string, ug *usageGroup, fi *fileIndex, p []byte, d *Decision, u *Usage) {
+	x := fi.pool.Get().(*occIndex)
+	defer fi.pool.Put(x)
+	words := (fi.segs.nkeys + 63) >> 6
+	if cap(x.found) < words {
+		x.found = make([]uint64, words)
+	}
+	ps := pathSet{p: p, fi: fi, found: x.found[:words]}
+	decideUsage(g, tok, ug, fi, &ps, d, u)
+}
+
 // decideUsage sets *d and *u for the group g selected by tok, its usage
-// ug, and the canonical path ps.p; *d is the Decision decide returns.
-func decideUsage(g *merged, tok string, ug *usageGroup, ps *pathSet, d *Decision, u *Usage) {
+// ug, the file's index fi (ps.fi, passed apart so that ps.p can stay on
+// the stack) and the canonical path ps.p; *d is the Decision decide
+// returns. The rules and the usage paths share one lazyIndex, so the path
+// is indexed at most once, and ps.work counts the direct searches of
+// both.
+func decideUsage(g *merged, tok string, ug *usageGroup, fi *fileIndex, ps *pathSet, d *Decision, u *Usage) {
+	lz := lazyIndex{fi: fi}
 	switch {
 	case string(ps.p) == "/robots.txt":
 		*d = Decision{Allowed: true, Rule: Rule{Allow: true, Pattern: "/robots.txt"}, Group: tok}
@@ -150,13 +166,14 @@ func decideUsage(g *merged, tok string, ug *usageGroup, ps *pathSet, d *Decision
 		*d = Decision{Allowed: true}
 	default:
 		*d = Decision{Allowed: true, Group: tok}
-		if rule, ok := g.matchSet(ps); ok {
+		if rule, ok := g.matchWith(ps, &lz); ok {
 			*d = Decision{Allowed: rule.Allow, Rule: rule, Group: tok}
 		}
 	}
 	if d.Allowed && ug != nil {
-		ug.lookup(ps, u)
+		ug.lookup(ps, &lz, u)
 	}
+	lz.release() // matching does not panic: no defer on the hot path
 }
 
 // usageLine is one Content-Usage or Content-Signal line.
@@ -200,14 +217,14 @@ type usageSet struct {
 	paths *part       // one rule per distinct path; nil when no line has a path
 	stmts []usageStmt // the combined statement of each rule of paths
 	root  usageStmt   // the lines without a path, combined
+	lines int64       // what its usageLines hold (see MemSize)
 }
 
 // usageGroup is the usage lines that apply to one merged group.
 type usageGroup struct {
-	usage    []*usageSet // Content-Usage of its groups as written
-	signals  []*usageSet // Content-Signal of its groups as written
-	file     []*usageSet // Content-Signal before the first group: none or one
-	filtered bool        // some set's part, or a part of the merged group, has a segFilter
+	usage   []*usageSet // Content-Usage of its groups as written
+	signals []*usageSet // Content-Signal of its groups as written
+	file    []*usageSet // Content-Signal before the first group: none or one
 	// fixed is the usage of every path when no set has a path.
 	fixed    Usage
 	hasPaths bool
@@ -222,27 +239,27 @@ type usageGroup struct {
 
 // lookup sets *u, zero on entry, to the usage for the canonical path
 // ps.p.
-func (g *usageGroup) lookup(ps *pathSet, u *Usage) {
+func (g *usageGroup) lookup(ps *pathSet, lz *lazyIndex, u *Usage) {
 	if !g.hasPaths {
 		*u = g.fixed
 		return
 	}
-	g.match(ps, u)
+	g.match(ps, lz, u)
 }
 
 // match is lookup without the shortcut for groups without paths.
-func (g *usageGroup) match(ps *pathSet, u *Usage) {
+func (g *usageGroup) match(ps *pathSet, lz *lazyIndex, u *Usage) {
 	if g.signalFixed {
-		if cu, ok := matchPaths(g.usage, ps); ok {
+		if cu, ok := matchPaths(g.usage, ps, lz); ok {
 			g.fallBack(&cu, u)
 		} else {
 			*u = g.unmatched
 		}
 		return
 	}
-	cu := matchUsage(g.usage, ps)
-	cs := matchUsage(g.signals, ps)
-	cs.fallBack(matchUsage(g.file, ps))
+	cu := matchUsage(g.usage, ps, lz)
+	cs := matchUsage(g.signals, ps, lz)
+	cs.fallBack(matchUsage(g.file, ps, lz))
 	cu.fallBack(cs)
 	cu.fill(u)
 }
@@ -280,8 +297,8 @@ func (s *usageStmt) fallBack(o usageStmt) {
 
 // matchUsage returns the combined statement of the longest paths of sets
 // that match ps.p, or of their lines without a path when none does.
-func matchUsage(sets []*usageSet, ps *pathSet) usageStmt {
-	acc, ok := matchPaths(sets, ps)
+func matchUsage(sets []*usageSet, ps *pathSet, lz *lazyIndex) usageStmt {
+	acc, ok := matchPaths(sets, ps, lz)
 	if ok {
 		return acc
 	}
@@ -296,7 +313,7 @@ func matchUsage(sets []*usageSet, ps *pathSet) usageStmt {
 
 // matchPaths returns the combined statement of the longest paths of sets
 // that match ps.p, and whether there is one.
-func matchPaths(sets []*usageSet, ps *pathSet) (usageStmt, bool) {
+func matchPaths(sets []*usageSet, ps *pathSet, lz *lazyIndex) (usageStmt, bool) {
 	best := -1
 	var acc usageStmt
 	for _, s := range sets {
@@ -304,7 +321,7 @@ func matchPaths(sets []*usageSet, ps *pathSet) (usageStmt, bool) {
 		if pt == nil {
 			continue
 		}
-		m := pt.firstMatch(ps.p, ps, nil)
+		m := pt.firstMatch(ps, lz, nil)
 		if m == nil || m.prio < best {
 			continue
 		}
@@ -315,7 +332,7 @@ func matchPaths(sets []*usageSet, ps *pathSet) (usageStmt, bool) {
 		// matchers are in precedence order, so they follow one another.
 		lo, hi := samePrio(pt.matchers, m.prio)
 		for j := lo; j < hi; j++ {
-			if t := &pt.matchers[j]; t == m || ps.mayMatch(pt, t) && t.match(ps.p) {
+			if t := &pt.matchers[j]; t == m || ps.matches(t, lz) {
 				acc.add(&s.stmts[t.rule])
 			}
 		}

@@ -2,6 +2,7 @@ package robots
 
 import (
 	"bytes"
+	"unsafe"
 
 	"github.com/robotsgate/robotsgate/robots/aipref"
 )
@@ -81,10 +82,10 @@ func (l *usageLines) sets() (usage, signal *usageSet) {
 	return l.usageSet, l.signalSet
 }
 
-// groupUsage returns the usage preferences of m, the merge of the groups
-// as written srcs (nil and none: for agents no group applies to), or nil
-// when no usage line concerns them.
-func (p *parser) groupUsage(m *merged, srcs []int) *usageGroup {
+// groupUsage returns the usage preferences of the merge of the groups as
+// written srcs (none: for agents no group applies to), or nil when no
+// usage line concerns them.
+func (p *parser) groupUsage(srcs []int) *usageGroup {
 	g := &usageGroup{}
 	if _, file := p.file.sets(); file != nil {
 		g.file = []*usageSet{file}
@@ -104,19 +105,17 @@ func (p *parser) groupUsage(m *merged, srcs []int) *usageGroup {
 	for _, sets := range [][]*usageSet{g.usage, g.signals, g.file} {
 		for _, s := range sets {
 			g.hasPaths = g.hasPaths || s.paths != nil
-			g.filtered = g.filtered || s.paths != nil && s.paths.segs != nil
 		}
-	}
-	for i := 0; m != nil && i < len(m.parts); i++ {
-		g.filtered = g.filtered || m.parts[i].segs != nil
 	}
 	g.signalFixed = true
 	for _, s := range append(g.signals[:len(g.signals):len(g.signals)], g.file...) {
 		g.signalFixed = g.signalFixed && s.paths == nil
 	}
 	if g.signalFixed {
-		g.signal = matchUsage(g.signals, &pathSet{})
-		g.signal.fallBack(matchUsage(g.file, &pathSet{}))
+		// No set has a path to match: neither the path nor an index
+		// is consulted.
+		g.signal = matchUsage(g.signals, &pathSet{}, &lazyIndex{})
+		g.signal.fallBack(matchUsage(g.file, &pathSet{}, &lazyIndex{}))
 	}
 	if g.signalFixed {
 		var root usageStmt
@@ -126,7 +125,7 @@ func (p *parser) groupUsage(m *merged, srcs []int) *usageGroup {
 		g.fallBack(&root, &g.unmatched)
 	}
 	if !g.hasPaths {
-		g.match(&pathSet{}, &g.fixed)
+		g.match(&pathSet{}, &lazyIndex{}, &g.fixed)
 	}
 	return g
 }
@@ -141,6 +140,9 @@ func newUsageSet(rules []usageRule) *usageSet {
 		return nil
 	}
 	s := &usageSet{}
+	for i := range rules {
+		s.lines += alloc(unsafe.Sizeof(*rules[i].line)) + alloc(uintptr(len(rules[i].line.text)))
+	}
 	var (
 		paths    []Rule
 		compiled []matcher
@@ -174,4 +176,39 @@ func newUsageSet(rules []usageRule) *usageSet {
 		s.paths = newPart(paths)
 	}
 	return s
+}
+
+// usageSets returns the sets groupUsage built, each once.
+func (p *parser) usageSets() []*usageSet {
+	ls := []*usageLines{&p.file}
+	for _, g := range p.src {
+		ls = append(ls, &g.usage)
+	}
+	var out []*usageSet
+	for _, l := range ls {
+		for _, s := range []*usageSet{l.usageSet, l.signalSet} {
+			if s != nil {
+				out = append(out, s)
+			}
+		}
+	}
+	return out
+}
+
+// memSize returns what s holds: its compiled paths, statements and lines.
+func (s *usageSet) memSize() int64 {
+	n := alloc(unsafe.Sizeof(*s)) + allocSlice(s.stmts) + s.lines
+	if s.paths != nil {
+		n += s.paths.memSize()
+	}
+	return n
+}
+
+// memSize returns what g holds besides its sets, which groups share; 0
+// for nil.
+func (g *usageGroup) memSize() int64 {
+	if g == nil {
+		return 0
+	}
+	return alloc(unsafe.Sizeof(*g)) + allocSlice(g.usage) + allocSlice(g.signals) + allocSlice(g.file)
 }

@@ -37,6 +37,7 @@ type Config struct {
 
 	UpstreamProxy   *url.URL      // forward through this proxy; nil = direct
 	ShutdownTimeout time.Duration // bound for in-flight requests at shutdown
+	MaxURLBytes     int           // longer request URLs are answered 414 without being decided
 
 	Cache string // memory | redis://… | rediss://…
 
@@ -110,6 +111,7 @@ func Default() Config {
 		LogLevel:        "info",
 		LogFormat:       "auto",
 		ShutdownTimeout: 30 * time.Second,
+		MaxURLBytes:     16 << 10,
 		Cache:           "memory",
 		Robots: RobotsConfig{
 			UserAgent:         "robotsgate/1.0 (+https://github.com/robotsgate/robotsgate)",

@@ -76,3 +76,16 @@ func TestValidateProxyAndRobots(t *testing.T) {
 		}
 	}
 }
+
+func TestMaxURLBytesValidate(t *testing.T) {
+	for _, n := range []int{0, 1023, 1<<20 + 1} {
+		cfg := Default()
+		cfg.MaxURLBytes = n
+		if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), "max_url_bytes") {
+			t.Errorf("max_url_bytes %d: %v", n, err)
+		}
+	}
+	if Default().MaxURLBytes != 16384 {
+		t.Errorf("default max_url_bytes %d", Default().MaxURLBytes)
+	}
+}

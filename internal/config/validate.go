@@ -88,6 +88,9 @@ func (c *Config) validateProxy() error {
 	if u := c.UpstreamProxy; u != nil && ((u.Scheme != "http" && u.Scheme != "https") || u.Host == "") {
 		return errorf("upstream_proxy", "%q is not an http:// or https:// URL with a host", u.Redacted())
 	}
+	if c.MaxURLBytes < 1<<10 || c.MaxURLBytes > 1<<20 {
+		return errorf("max_url_bytes", "%d is not between 1024 and 1048576", c.MaxURLBytes)
+	}
 	if c.ShutdownTimeout <= 0 {
 		return errorf("shutdown_timeout", "%v is not positive", c.ShutdownTimeout)
 	}

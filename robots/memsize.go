@@ -1,0 +1,101 @@
+package robots
+
+import "unsafe"
+
+// MemSize returns an estimate of the heap memory r holds, in bytes: its
+// rules, compiled patterns, indexes and automaton, with the rounding of
+// the allocator. It is computed once, when r is parsed, and is meant for
+// caches that bound the memory of the files they keep.
+func (r *Robots) MemSize() int64 {
+	if r == nil {
+		return 0
+	}
+	return r.size
+}
+
+// alloc returns what an allocation of n bytes takes: the allocator's
+// size classes round small objects up by up to about a quarter.
+func alloc(n uintptr) int64 {
+	switch {
+	case n == 0:
+		return 0
+	case n <= 16:
+		return 16
+	default:
+		return int64(n + n/4)
+	}
+}
+
+// allocSlice returns what the array of a slice of cap c of T takes.
+func allocSlice[T any](s []T) int64 {
+	var t T
+	return alloc(uintptr(cap(s)) * unsafe.Sizeof(t))
+}
+
+// allocStrings returns what the strings of ss and their array take.
+func allocStrings(ss []string) int64 {
+	n := allocSlice(ss)
+	for _, s := range ss {
+		n += alloc(uintptr(len(s)))
+	}
+	return n
+}
+
+// memSize computes the estimate MemSize returns; sets are the file's
+// usage sets.
+func (r *Robots) memSize(sets []*usageSet) int64 {
+	n := alloc(unsafe.Sizeof(*r)) + allocSlice(r.written) + allocSlice(r.groups)
+	for _, w := range r.written {
+		n += allocStrings(w.agents) + w.part.memSize()
+	}
+	for _, g := range r.groups {
+		n += alloc(unsafe.Sizeof(*g)) + allocStrings(g.agents) + allocSlice(g.parts)
+	}
+	// A map entry: key, value, hash bits and the table's spare room.
+	const mapEntry = 2 * (unsafe.Sizeof("") + unsafe.Sizeof(entry{}) + 8)
+	for k, e := range r.byAgent {
+		n += int64(mapEntry) + alloc(uintptr(len(k))) + alloc(uintptr(len(e.token)))
+	}
+	n += allocStrings(r.sitemaps) + allocSlice(r.extensions)
+	for _, e := range r.extensions {
+		n += alloc(uintptr(len(e.Key))) + alloc(uintptr(len(e.Value)))
+	}
+	for _, s := range sets {
+		n += s.memSize()
+	}
+	n += r.usage.memSize()
+	for _, g := range r.groups {
+		n += g.usage.memSize()
+	}
+	if r.idx != nil {
+		n += alloc(unsafe.Sizeof(*r.idx)) + r.idx.segs.memSize()
+	}
+	return n
+}
+
+// memSize returns what pt holds.
+func (pt *part) memSize() int64 {
+	n := alloc(unsafe.Sizeof(*pt)) + allocSlice(pt.rules) + allocSlice(pt.matchers)
+	for _, r := range pt.rules {
+		n += alloc(uintptr(len(r.Pattern)))
+	}
+	for i := range pt.matchers {
+		m := &pt.matchers[i]
+		n += allocSlice(m.lit) + allocSlice(m.ends)
+	}
+	if ix := pt.index; ix != nil {
+		n += alloc(unsafe.Sizeof(*ix)) + allocSlice(ix.wild) + allocSlice(ix.keyed)
+	}
+	return n
+}
+
+// memSize returns what f holds; 0 for nil.
+func (f *segFilter) memSize() int64 {
+	if f == nil {
+		return 0
+	}
+	return alloc(unsafe.Sizeof(*f)) + allocSlice(f.sibling) + allocSlice(f.fail) + allocSlice(f.dict) +
+		allocSlice(f.label) + allocSlice(f.hasChild) + allocSlice(f.ends) + allocSlice(f.rank) +
+		allocSlice(f.wide) + allocSlice(f.wideRank) + allocSlice(f.wideFrom) + allocSlice(f.kids) +
+		allocSlice(f.ids) + allocSlice(f.pre) + allocSlice(f.size)
+}
