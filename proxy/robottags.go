@@ -12,7 +12,7 @@ import (
 	"github.com/elazarl/goproxy"
 
 	"github.com/robotsgate/robotsgate/enforce"
-	"github.com/robotsgate/robotsgate/robots"
+	"github.com/robotsgate/robotsgate/robots/robottag"
 )
 
 // HeaderIndex is the header that robot_tags annotate mode adds to a
@@ -55,8 +55,8 @@ func (c *Config) validateRobotTags() error {
 
 // tagScan is what one response's robot tags say.
 type tagScan struct {
-	Header []robots.Directive // from its X-Robots-Tag headers
-	Meta   []robots.Directive // from <meta name="robots|AGENT"> in its HTML head
+	Header []robottag.Directive // from its X-Robots-Tag headers
+	Meta   []robottag.Directive // from <meta name="robots|AGENT"> in its HTML head
 	// Scanned is the number of body bytes read to look for meta elements.
 	Scanned int
 	// NotScanned says why an HTML body was not (fully) scanned for meta
@@ -77,7 +77,7 @@ type tagEvent struct {
 func (ev *tagEvent) detail() string {
 	var sb strings.Builder
 	sb.WriteString("deny " + strings.Join(ev.Matched, ", "))
-	list := func(label string, ds []robots.Directive) {
+	list := func(label string, ds []robottag.Directive) {
 		if len(ds) == 0 {
 			return
 		}
@@ -162,7 +162,7 @@ func scanRobotTags(resp *http.Response, cfg RobotTagsConfig) *tagScan {
 	if tb, ok := resp.Body.(*tagBody); ok {
 		return tb.scan
 	}
-	s := &tagScan{Header: robots.ParseXRobotsTag(resp.Header.Values("X-Robots-Tag"))}
+	s := &tagScan{Header: robottag.ParseXRobotsTag(resp.Header.Values("X-Robots-Tag"))}
 	if !isHTML(resp) || !hasBody(resp) || resp.StatusCode/100 != 2 {
 		return s
 	}
@@ -177,7 +177,7 @@ func scanRobotTags(resp *http.Response, cfg RobotTagsConfig) *tagScan {
 	orig := resp.Body
 	rec := &scanRecorder{r: orig}
 	// ParseMetaRobots fails only when reading fails; rec has the error.
-	s.Meta, _ = robots.ParseMetaRobots(io.LimitReader(rec, int64(cfg.MaxScanBytes)))
+	s.Meta, _ = robottag.ParseMetaRobots(io.LimitReader(rec, int64(cfg.MaxScanBytes)))
 	s.Scanned = len(rec.buf)
 	var rest io.Reader = orig
 	if rec.err != nil {
@@ -218,8 +218,8 @@ func hasBody(resp *http.Response) bool {
 // content a crawler keeps) and only in modes annotate and enforce (any
 // mode other than off and enforce is treated as annotate). It reads the
 // response's robot tags (scanRobotTags, unless an earlier step already
-// did) and asks enforce.TagVerdict whether they say "do not keep" for
-// agent, with cfg.Deny (nil means enforce.DefaultTagDeny). When they do
+// did) and asks robottag.Verdict whether they say "do not keep" for
+// agent, with cfg.Deny (nil means robottag.DefaultDeny). When they do
 // not, resp is returned unchanged and ev is nil. When they do:
 //
 //   - annotate: resp gets HeaderIndex listing the matched deny entries and
@@ -235,10 +235,10 @@ func applyRobotTags(req *http.Request, resp *http.Response, agent string, cfg Ro
 	s := scanRobotTags(resp, cfg)
 	deny := cfg.Deny
 	if deny == nil {
-		deny = enforce.DefaultTagDeny()
+		deny = robottag.DefaultDeny()
 	}
-	all := append(append([]robots.Directive(nil), s.Header...), s.Meta...)
-	denied, matched := enforce.TagVerdict(all, agent, deny)
+	all := append(append([]robottag.Directive(nil), s.Header...), s.Meta...)
+	denied, matched := robottag.Verdict(all, agent, deny)
 	if !denied {
 		return resp, nil
 	}

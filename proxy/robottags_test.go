@@ -12,7 +12,7 @@ import (
 	"testing"
 	"testing/iotest"
 
-	"github.com/robotsgate/robotsgate/robots"
+	"github.com/robotsgate/robotsgate/robots/robottag"
 )
 
 // closeCounter is a response body that records reads and closes.
@@ -299,10 +299,10 @@ func TestValidateRobotTags(t *testing.T) {
 }
 
 // manyDirectives returns n distinct directives, for length tests.
-func manyDirectives(n int) []robots.Directive {
-	var ds []robots.Directive
+func manyDirectives(n int) []robottag.Directive {
+	var ds []robottag.Directive
 	for i := range n {
-		ds = append(ds, robots.Directive{Name: "directive" + strconv.Itoa(i)})
+		ds = append(ds, robottag.Directive{Name: "directive" + strconv.Itoa(i)})
 	}
 	return ds
 }

@@ -1,8 +1,8 @@
-package robots
+package robottag
 
 import "github.com/robotsgate/robotsgate/robots/aipref"
 
-// TagUsage returns the usage preferences that robot-tag directives (from
+// Usage returns the usage preferences that robot-tag directives (from
 // ParseXRobotsTag and ParseMetaRobots) state for the crawler whose
 // product token is agent, and the directive that states them.
 //
@@ -12,7 +12,7 @@ import "github.com/robotsgate/robotsgate/robots/aipref"
 // the caller sets for an image (a media type image/*). Neither says
 // anything about Search or AIInput, and no tag allows a purpose. The
 // directive returned is the first that disallows, Name "" when none does.
-func TagUsage(ds []Directive, agent string, image bool) (aipref.Prefs, Directive) {
+func Usage(ds []Directive, agent string, image bool) (aipref.Prefs, Directive) {
 	for _, d := range ForAgent(ds, agent) {
 		if d.Name == "noai" || image && d.Name == "noimageai" {
 			return aipref.Prefs{}.With(aipref.TrainAI, aipref.Disallowed), d
