@@ -360,17 +360,17 @@ func (e *Enforcer) refresh(ctx context.Context, origin string) (*Entry, error) {
 		fctx, cancel := context.WithTimeout(detached, e.fetchTimeout)
 		defer cancel()
 		if e.coord != nil {
-			en, err := e.coord.Once(fctx, origin, func(ctx context.Context) *Entry {
-				return e.fetchAndStore(ctx, origin)
+			en, err := e.coord.Once(fctx, origin, func(ctx context.Context, st Store) *Entry {
+				return e.fetchAndStore(ctx, st, origin)
 			})
 			if err == nil && en != nil {
 				return en, nil
 			}
-			if err != nil && !errors.Is(err, ErrCoordinatorUnavailable) { // [redis] outages are logged by the Coordinator
+			if err != nil && !errors.Is(err, ErrCoordinatorUnavailable) { // outages are logged by the Coordinator
 				e.log.Warn().Err(err).Str("origin", origin).Msg("robots.txt fetch coordination failed; fetching locally")
 			}
 		}
-		return e.fetchAndStore(fctx, origin), nil
+		return e.fetchAndStore(fctx, e.store, origin), nil
 	})
 	select {
 	case r := <-ch:
@@ -383,11 +383,11 @@ func (e *Enforcer) refresh(ctx context.Context, origin string) (*Entry, error) {
 	}
 }
 
-// fetchAndStore returns origin's entry from the Store if it is fresh
+// fetchAndStore returns origin's entry from st if it is fresh
 // (someone else just fetched it), else fetches it, stores the new entry
-// and returns it. It is the fetch function given to Coordinator.Once.
-func (e *Enforcer) fetchAndStore(ctx context.Context, origin string) *Entry {
-	prev, ok := e.store.Get(ctx, origin)
+// in st and returns it. It is the fetch function given to Coordinator.Once.
+func (e *Enforcer) fetchAndStore(ctx context.Context, st Store, origin string) *Entry {
+	prev, ok := st.Get(ctx, origin)
 	if ok && e.clock.Now().Before(prev.Expires) {
 		return prev
 	}
@@ -412,7 +412,7 @@ func (e *Enforcer) fetchAndStore(ctx context.Context, origin string) *Entry {
 	if en.Result.Status != StatusUnavailable {
 		keep += e.window
 	}
-	e.store.Set(ctx, origin, en, keep)
+	st.Set(ctx, origin, en, keep)
 	return en
 }
 

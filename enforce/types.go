@@ -11,6 +11,7 @@ package enforce
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/robotsgate/robotsgate/robots"
@@ -124,8 +125,13 @@ func (e *Entry) Rebuild(maxBytes int) {
 // the others return the entry it stored. Once must honour ctx. When Once
 // returns an error the Enforcer fetches locally instead.
 type Coordinator interface {
-	Once(ctx context.Context, origin string, fetch func(context.Context) *Entry) (*Entry, error)
+	Once(ctx context.Context, origin string, fetch func(ctx context.Context, st Store) *Entry) (*Entry, error)
 }
+
+// ErrCoordinatorUnavailable is returned (wrapped) by a Coordinator's Once
+// when its shared backend is down. The Enforcer then fetches locally
+// without logging each time: the Coordinator reports the outage itself.
+var ErrCoordinatorUnavailable = errors.New("enforce: shared fetch coordination unavailable")
 
 // Store keeps Entries by origin. Implementations must be safe for
 // concurrent use. An entry must be kept at least until keep has passed
@@ -220,27 +226,4 @@ type Decision struct {
 	// not clamped); 0 when the group states none or no robots.txt is in
 	// force. Politeness paces the origin with it.
 	CrawlDelay time.Duration
-}
-
-// Pacer hands out crawl-delay slots per origin, in arrival order, so that
-// successive requests to one origin are spaced at least delay apart. The
-// in-memory pacer serves one process; a Redis pacer serves a fleet.
-type Pacer interface {
-	// Reserve reserves the next slot for origin and returns when the
-	// request may go (now or later). If that would be later than
-	// now+maxWait, nothing is reserved and ok is false.
-	Reserve(ctx context.Context, origin string, delay, maxWait time.Duration) (at time.Time, ok bool, err error)
-}
-
-// Pauses records the origins that asked robotsgate to back off (503/429,
-// Retry-After). The in-memory implementation serves one process; a Redis
-// one serves a fleet.
-type Pauses interface {
-	// Pause pauses origin until until (extending, never shortening, a
-	// current pause).
-	Pause(ctx context.Context, origin string, until time.Time) error
-	// PausedUntil returns the end of origin's pause, if it is paused at now.
-	PausedUntil(ctx context.Context, origin string, now time.Time) (time.Time, bool, error)
-	// Resume ends origin's pause (a 2xx was seen).
-	Resume(ctx context.Context, origin string) error
 }

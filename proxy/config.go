@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/robotsgate/robotsgate/enforce"
+	"github.com/robotsgate/robotsgate/enforce/redisfleet"
 	"github.com/robotsgate/robotsgate/robots"
 )
 
@@ -212,7 +212,7 @@ func (c *Config) validateProxy() error {
 		if !strings.HasPrefix(c.Cache, "redis://") && !strings.HasPrefix(c.Cache, "rediss://") {
 			return errors.New(`cache: neither "memory" nor a redis:// or rediss:// URL`)
 		}
-		if err := enforce.ValidateRedisURL(c.Cache); err != nil { // [redis]
+		if err := redisfleet.ValidateRedisURL(c.Cache); err != nil { // [redis]
 			return fmt.Errorf("cache: %w", err)
 		}
 	}

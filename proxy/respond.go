@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/robotsgate/robotsgate/enforce"
+	"github.com/robotsgate/robotsgate/enforce/politeness"
 )
 
 // Response headers robotsgate sets on answers it generates (and, in report
@@ -46,9 +47,9 @@ func explain(d enforce.Decision) string {
 		return "the robots.txt group for this agent disallows this URL"
 	case enforce.ReasonUnreachable:
 		return "the origin's robots.txt could not be fetched (server error, 429, timeout or network error), so every URL of the origin is disallowed until it can be"
-	case enforce.ReasonPaused:
+	case politeness.ReasonPaused:
 		return "the origin asked crawlers to back off (503/429); robotsgate holds requests to it until the pause ends"
-	case enforce.ReasonQueueFull:
+	case politeness.ReasonQueueFull:
 		return "waiting for the origin's crawl-delay would take longer than allowed"
 	case enforce.ReasonRobotTag:
 		return "the response carried a robot tag saying it must not be kept"

@@ -13,6 +13,8 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/robotsgate/robotsgate/enforce"
+	"github.com/robotsgate/robotsgate/enforce/redisfleet"
+	"github.com/robotsgate/robotsgate/enforce/politeness"
 	"github.com/robotsgate/robotsgate/proxy"
 )
 
@@ -127,7 +129,7 @@ func runServe(ctx context.Context, args []string, env func(string) string, stdou
 		log.Info().Str("admin_listen", aln.Addr().String()).Msg("admin API listening")
 	}
 	log.Info().Str("listen", ln.Addr().String()).Str("mode", cfg.Mode).Str("audit_log", cfg.AuditLog).
-		Str("agent", cfg.Agent).Str("cache", enforce.RedactCacheURL(cfg.Cache)).Msg("robotsgate listening")
+		Str("agent", cfg.Agent).Str("cache", redisfleet.RedactCacheURL(cfg.Cache)).Msg("robotsgate listening")
 	if ready != nil {
 		select {
 		case ready <- ln.Addr():
@@ -218,12 +220,12 @@ func later(a, b time.Time) time.Time {
 // politeness state to go with it (nil for in-memory) and a func releasing
 // them. With a redis:// cache, all three are shared by the replicas on
 // that Redis and fall back to local ones while it is down.
-func newStore(ctx context.Context, cfg proxy.Config, log zerolog.Logger) (enforce.Store, enforce.Pacer, enforce.Pauses, func(), error) {
+func newStore(ctx context.Context, cfg proxy.Config, log zerolog.Logger) (enforce.Store, politeness.Pacer, politeness.Pauses, func(), error) {
 	if cfg.Cache == "memory" {
 		return enforce.NewMemoryStoreSize(cfg.Robots.MaxEntries, int64(cfg.Robots.MaxCacheMB)<<20), nil, nil, func() {}, nil
 	}
-	enforce.SetRedisClientLog(log)
-	r, err := enforce.NewRedis(ctx, cfg.Cache, enforce.RedisOptions{
+	redisfleet.SetRedisClientLog(log)
+	r, err := redisfleet.New(ctx, cfg.Cache, redisfleet.Options{
 		Log:      log.With().Str("component", "redis").Logger(),
 		MaxBytes: cfg.Robots.MaxBytes,
 		Local:    enforce.NewMemoryStoreSize(cfg.Robots.MaxEntries, int64(cfg.Robots.MaxCacheMB)<<20),

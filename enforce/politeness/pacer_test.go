@@ -1,12 +1,12 @@
-package enforce_test
+package politeness_test
 
 import (
 	"context"
 	"testing"
 	"time"
 
-	"github.com/robotsgate/robotsgate/enforce"
 	"github.com/robotsgate/robotsgate/enforce/enforcetest"
+	"github.com/robotsgate/robotsgate/enforce/politeness"
 )
 
 var t0 = time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
@@ -14,7 +14,7 @@ var t0 = time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
 func TestPacerSlots(t *testing.T) {
 	ctx := context.Background()
 	clk := enforcetest.NewClock(t0)
-	p := enforce.NewMemoryPacer(clk)
+	p := politeness.NewMemoryPacer(clk)
 	const d = 10 * time.Second
 
 	for i := 0; i < 4; i++ {
@@ -56,7 +56,7 @@ func TestPacerSlots(t *testing.T) {
 func TestPacerForgetsPastOrigins(t *testing.T) {
 	ctx := context.Background()
 	clk := enforcetest.NewClock(t0)
-	p := enforce.NewMemoryPacer(clk)
+	p := politeness.NewMemoryPacer(clk)
 	for i := range 1000 {
 		p.Reserve(ctx, "http://h"+string(rune('a'+i%26))+string(rune('a'+i/26))+".test", time.Second, time.Minute)
 	}
@@ -72,7 +72,7 @@ func TestPacerForgetsPastOrigins(t *testing.T) {
 
 func TestPausesMemory(t *testing.T) {
 	ctx := context.Background()
-	m := enforce.NewMemoryPauses()
+	m := politeness.NewMemoryPauses()
 	const o = "http://a.test"
 	if _, ok, err := m.PausedUntil(ctx, o, t0); ok || err != nil {
 		t.Fatalf("fresh origin paused: %v %v", ok, err)
@@ -97,7 +97,7 @@ func TestPausesMemory(t *testing.T) {
 	if _, ok, _ := m.PausedUntil(ctx, o, t0); ok {
 		t.Fatal("paused after Resume")
 	}
-	var zero enforce.MemoryPauses // the zero value works
+	var zero politeness.MemoryPauses // the zero value works
 	if err := zero.Pause(ctx, o, t0.Add(time.Second)); err != nil {
 		t.Fatal(err)
 	}
@@ -109,7 +109,7 @@ func TestPausesMemory(t *testing.T) {
 func TestPacerHoldNext(t *testing.T) {
 	ctx := context.Background()
 	clk := enforcetest.NewClock(t0)
-	p := enforce.NewMemoryPacer(clk)
+	p := politeness.NewMemoryPacer(clk)
 	const o = "http://a.test"
 	if n := p.Next(o); !n.IsZero() {
 		t.Fatalf("Next of a fresh origin = %v", n)
@@ -126,9 +126,9 @@ func TestPacerHoldNext(t *testing.T) {
 
 func TestPausesMemoryBackoff(t *testing.T) {
 	ctx := context.Background()
-	m := enforce.NewMemoryPauses()
+	m := politeness.NewMemoryPauses()
 	const o = "http://a.test"
-	b := enforce.BackoffPolicy{Start: 10 * time.Second, Max: time.Minute}
+	b := politeness.BackoffPolicy{Start: 10 * time.Second, Max: time.Minute}
 	if u, ext, err := m.Backoff(ctx, o, t0, 0, b); err != nil || !ext || !u.Equal(t0.Add(10*time.Second)) {
 		t.Fatalf("first: %v %v %v", u, ext, err)
 	}

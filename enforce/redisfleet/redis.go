@@ -1,4 +1,4 @@
-package enforce
+package redisfleet
 
 import (
 	"context"
@@ -6,6 +6,8 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/robotsgate/robotsgate/enforce"
+	"github.com/robotsgate/robotsgate/enforce/politeness"
 	"net/url"
 	"sync"
 	"time"
@@ -15,64 +17,62 @@ import (
 	"github.com/rs/zerolog"
 )
 
-// Defaults of RedisOptions.
+// Defaults of Options.
 const (
-	DefaultRedisPrefix        = "robotsgate:"
-	DefaultRedisL1TTL         = 10 * time.Second
-	DefaultRedisTimeout       = 150 * time.Millisecond
-	DefaultRedisLockTTL       = 3 * time.Second
-	DefaultRedisRetryInterval = time.Second
-	DefaultRedisLogInterval   = time.Minute
+	DefaultPrefix        = "robotsgate:"
+	DefaultL1TTL         = 10 * time.Second
+	DefaultTimeout       = 150 * time.Millisecond
+	DefaultLockTTL       = 3 * time.Second
+	DefaultRetryInterval = time.Second
+	DefaultLogInterval   = time.Minute
 )
 
-// RedisOptions configures NewRedis. Zero values take the documented
+// Options configures New. Zero values take the documented
 // defaults.
-type RedisOptions struct {
+type Options struct {
 	// Prefix starts every Redis key and channel name robotsgate uses;
-	// default DefaultRedisPrefix. Replicas that share robots.txt state
+	// default DefaultPrefix. Replicas that share robots.txt state
 	// must use the same prefix.
 	Prefix string
-	// Clock is the Enforcer's clock: the pacer reads it and passes its
-	// time to Redis (see RedisPacer). Default SystemClock{}.
-	Clock Clock
+	// enforce.Clock is the Enforcer's clock: the pacer reads it and passes its
+	// time to Redis (see Pacer). Default enforce.SystemClock{}.
+	Clock enforce.Clock
 	// Log receives the outage and recovery messages (at most one per
 	// LogInterval while Redis is down).
 	Log zerolog.Logger
 	// MaxBytes is the robots.txt parse limit used when an entry loaded
-	// from Redis is parsed again (Entry.Rebuild); default
+	// from Redis is parsed again (enforce.Entry.Rebuild); default
 	// robots.DefaultMaxBytes. Use the Enforcer's MaxBytes.
 	MaxBytes int
 	// L1TTL is how long an entry read from Redis is served from process
-	// memory before Redis is asked again; default DefaultRedisL1TTL. A
+	// memory before Redis is asked again; default DefaultL1TTL. A
 	// negative value disables the L1 cache.
 	L1TTL time.Duration
 	// Timeout bounds every Redis call made on a request's path; when it
 	// passes, the local fallback answers the call, and Redis is marked
 	// down after three such calls in a row (a refused or broken
-	// connection marks it down at once). Default DefaultRedisTimeout.
+	// connection marks it down at once). Default DefaultTimeout.
 	Timeout time.Duration
 	// LockTTL is the lifetime of the per-origin fetch lock. Its holder
 	// extends it every LockTTL/3 while it fetches, so a crashed holder
-	// blocks the origin for at most LockTTL. Default DefaultRedisLockTTL.
+	// blocks the origin for at most LockTTL. Default DefaultLockTTL.
 	LockTTL time.Duration
 	// RetryInterval is how often Redis is probed (PING) while it is
-	// considered down; default DefaultRedisRetryInterval.
+	// considered down; default DefaultRetryInterval.
 	RetryInterval time.Duration
 	// LogInterval is the minimum time between two "Redis still down" log
-	// lines; default DefaultRedisLogInterval.
+	// lines; default DefaultLogInterval.
 	LogInterval time.Duration
 
-	// Local, LocalPacer and LocalPauses are the process-local fallbacks
-	// used while Redis is down; defaults NewMemoryStore(),
-	// NewMemoryPacer(Clock) and NewMemoryPauses().
-	Local       Store
-	LocalPacer  Pacer
-	LocalPauses Pauses
+	// Local is the process-local Store used while Redis is down; default
+	// enforce.NewMemoryStore(). The pacer and pauses fall back to a
+	// politeness.MemoryPacer and MemoryPauses of their own.
+	Local enforce.Store
 }
 
 // Redis is robotsgate's optional fleet-wide layer: a robots.txt Store
-// with fleet-wide single fetch (RedisStore), a crawl-delay Pacer
-// (RedisPacer) and a Pauses (RedisPauses), all on one Redis database and
+// with fleet-wide single fetch (Store), a crawl-delay Pacer
+// (Pacer) and a Pauses (Pauses), all on one Redis database and
 // all falling back to process-local implementations while Redis is down
 // or slow. Requests never fail because of Redis: a failed or slow call is
 // answered locally; a failed connection (or three slow calls in a row)
@@ -82,14 +82,14 @@ type RedisOptions struct {
 // A Redis is safe for concurrent use. Close it when done.
 type Redis struct {
 	client *redis.Client
-	opts   RedisOptions
+	opts   Options
 	keys   redisKeys
 	health *redisHealth
 	id     string // this instance, in published messages
 
-	store  *RedisStore
-	pacer  *RedisPacer
-	pauses *RedisPauses
+	store  *Store
+	pacer  *Pacer
+	pauses *Pauses
 
 	waitMu  sync.Mutex
 	waiters map[string]map[chan struct{}]struct{} // Once waiters by origin
@@ -98,13 +98,13 @@ type Redis struct {
 	wg     sync.WaitGroup
 }
 
-// NewRedis connects to the Redis database at rawURL
+// New connects to the Redis database at rawURL
 // ("redis://[user:password@]host[:port][/db]", or "rediss://" for TLS)
 // and returns the fleet-wide Store, Pacer and Pauses on it. It fails only
 // for an unusable URL: when Redis does not answer at start, the Redis
 // starts in fallback mode (local state, logged) and switches to Redis
 // when it answers. ctx bounds the initial PING.
-func NewRedis(ctx context.Context, rawURL string, opts RedisOptions) (*Redis, error) {
+func New(ctx context.Context, rawURL string, opts Options) (*Redis, error) {
 	if err := ValidateRedisURL(rawURL); err != nil {
 		return nil, err
 	}
@@ -137,7 +137,7 @@ func NewRedis(ctx context.Context, rawURL string, opts RedisOptions) (*Redis, er
 		return r.client.Ping(ctx).Err()
 	})
 	r.store = newRedisStore(r)
-	r.pacer = &RedisPacer{r: r, local: opts.LocalPacer}
+	r.pacer = &Pacer{r: r, local: politeness.NewMemoryPacer(opts.Clock)}
 	r.pauses = newRedisPauses(r)
 	// Pauses recorded during an outage reach the fleet when Redis returns.
 	r.health.onUp = func() { r.pauses.flush(rctx) }
@@ -202,20 +202,20 @@ func (l redisClientLog) Printf(_ context.Context, format string, v ...any) {
 }
 
 // Store returns the fleet-wide robots.txt Store (also a Coordinator).
-func (r *Redis) Store() *RedisStore { return r.store }
+func (r *Redis) Store() *Store { return r.store }
 
 // Pacer returns the fleet-wide crawl-delay Pacer.
-func (r *Redis) Pacer() *RedisPacer { return r.pacer }
+func (r *Redis) Pacer() *Pacer { return r.pacer }
 
 // Pauses returns the fleet-wide Pauses.
-func (r *Redis) Pauses() *RedisPauses { return r.pauses }
+func (r *Redis) Pauses() *Pauses { return r.pauses }
 
 // Healthy reports whether Redis is in use (true) or the local fallbacks
 // answer because Redis failed or was slow (false).
 func (r *Redis) Healthy() bool { return r.health.up.Load() }
 
 // Fallbacks returns how many calls the local fallbacks have answered
-// because Redis was down, failed or slow, since NewRedis. Metrics export
+// because Redis was down, failed or slow, since New. Metrics export
 // it as a counter.
 func (r *Redis) Fallbacks() uint64 { return r.health.fallbacks.Load() }
 
@@ -235,36 +235,30 @@ func (r *Redis) Close() error {
 	return nil
 }
 
-func (o RedisOptions) withDefaults() RedisOptions {
+func (o Options) withDefaults() Options {
 	if o.Prefix == "" {
-		o.Prefix = DefaultRedisPrefix
+		o.Prefix = DefaultPrefix
 	}
 	if o.Clock == nil {
-		o.Clock = SystemClock{}
+		o.Clock = enforce.SystemClock{}
 	}
 	if o.L1TTL == 0 {
-		o.L1TTL = DefaultRedisL1TTL
+		o.L1TTL = DefaultL1TTL
 	}
 	if o.Timeout <= 0 {
-		o.Timeout = DefaultRedisTimeout
+		o.Timeout = DefaultTimeout
 	}
 	if o.LockTTL <= 0 {
-		o.LockTTL = DefaultRedisLockTTL
+		o.LockTTL = DefaultLockTTL
 	}
 	if o.RetryInterval <= 0 {
-		o.RetryInterval = DefaultRedisRetryInterval
+		o.RetryInterval = DefaultRetryInterval
 	}
 	if o.LogInterval <= 0 {
-		o.LogInterval = DefaultRedisLogInterval
+		o.LogInterval = DefaultLogInterval
 	}
 	if o.Local == nil {
-		o.Local = NewMemoryStore()
-	}
-	if o.LocalPacer == nil {
-		o.LocalPacer = NewMemoryPacer(o.Clock)
-	}
-	if o.LocalPauses == nil {
-		o.LocalPauses = NewMemoryPauses()
+		o.Local = enforce.NewMemoryStore()
 	}
 	return o
 }

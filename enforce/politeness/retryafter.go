@@ -1,4 +1,4 @@
-package enforce
+package politeness
 
 import (
 	"net/http"
