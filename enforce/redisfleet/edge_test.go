@@ -3,6 +3,7 @@ package redisfleet
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -143,5 +144,20 @@ func TestRedisSetReplacesBadEntry(t *testing.T) {
 				t.Fatal("Redis marked down")
 			}
 		})
+	}
+}
+
+func TestRedisCloseStopsEveryGoroutine(t *testing.T) {
+	srv := redistest.Start(t)
+	r := newTestRedis(t, srv, enforcetest.NewClock(redisT0), nil)
+	if err := r.Close(); err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 1<<20)
+	stacks := string(buf[:runtime.Stack(buf, true)])
+	for _, f := range []string{"go-cache.(*janitor).Run", "redisfleet.(*Redis).subscribe", "redisfleet.(*Redis).sweepL1"} {
+		if strings.Contains(stacks, f) {
+			t.Errorf("%s still running after Close", f)
+		}
 	}
 }

@@ -157,7 +157,7 @@ func newRedisPauses(r *Redis) *Pauses {
 	p := &Pauses{r: r, local: politeness.NewMemoryPauses()}
 	if r.opts.L1TTL > 0 {
 		ttl := min(r.opts.L1TTL, redisPauseL1Max)
-		p.l1 = cache.New(ttl, max(ttl, time.Minute))
+		p.l1 = cache.New(ttl, 0) // swept by Redis.sweepL1
 	}
 	return p
 }

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/patrickmn/go-cache"
 	"github.com/redis/go-redis/v9"
 	"github.com/redis/go-redis/v9/maintnotifications"
 	"github.com/rs/zerolog"
@@ -148,9 +149,34 @@ func New(ctx context.Context, rawURL string, opts Options) (*Redis, error) {
 	if err != nil {
 		r.health.fail(ctx, "connect", err)
 	}
-	r.wg.Add(1)
+	r.wg.Add(2)
 	go r.subscribe(rctx)
+	go r.sweepL1(rctx)
 	return r, nil
+}
+
+// l1SweepEvery is how often expired L1 copies are dropped.
+const l1SweepEvery = time.Minute
+
+// sweepL1 drops the expired copies of the L1 caches every l1SweepEvery
+// until ctx ends (Close). The caches run no janitor of their own, so
+// Close stops every goroutine a Redis started.
+func (r *Redis) sweepL1(ctx context.Context) {
+	defer r.wg.Done()
+	t := time.NewTicker(l1SweepEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			for _, c := range []*cache.Cache{r.store.l1, r.pauses.l1} {
+				if c != nil {
+					c.DeleteExpired()
+				}
+			}
+		}
+	}
 }
 
 // ValidateRedisURL reports whether rawURL is a usable Redis URL

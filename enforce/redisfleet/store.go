@@ -37,7 +37,7 @@ type Store struct {
 func newRedisStore(r *Redis) *Store {
 	s := &Store{r: r, local: r.opts.Local}
 	if r.opts.L1TTL > 0 {
-		s.l1 = cache.New(r.opts.L1TTL, max(r.opts.L1TTL, time.Minute))
+		s.l1 = cache.New(r.opts.L1TTL, 0) // swept by Redis.sweepL1
 	}
 	return s
 }
