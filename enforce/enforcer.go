@@ -71,6 +71,8 @@ type Enforcer struct {
 
 	mu           sync.Mutex
 	revalidating map[string]struct{} // origins being re-fetched in the background
+	closed       bool                // Close was called: no new revalidation starts
+	background   sync.WaitGroup      // the revalidations under way
 }
 
 // New returns an Enforcer, or an error if cfg is unusable.
@@ -278,6 +280,7 @@ func (e *Enforcer) decide(d *Decision, en *Entry, now time.Time, u *url.URL) {
 func (e *Enforcer) describe(d *Decision, en *Entry, now time.Time, verdict bool) *robots.Robots {
 	d.RobotsStatus = en.Result.Status
 	d.RobotsHTTPStatus = en.Result.HTTPStatus
+	d.RobotsErrKind = en.Result.ErrKind
 	d.RobotsFetchedAt = en.FetchedAt
 	d.RobotsAge = now.Sub(en.FetchedAt)
 	switch en.Result.Status {
@@ -399,6 +402,9 @@ func (e *Enforcer) fetchAndStore(ctx context.Context, st Store, origin string) *
 		if r.Err == "" {
 			r.Err = "fetcher returned no status"
 		}
+		if r.ErrKind == "" {
+			r.ErrKind = FetchOther
+		}
 	}
 	if f := e.hooks.Fetched; f != nil {
 		f(origin, r, took)
@@ -440,7 +446,7 @@ func (e *Enforcer) next(origin string, prev *Entry, r FetchResult, now time.Time
 			en.UnreachableSince = prev.UnreachableSince
 		}
 	}
-	en.Expires = now.Add(e.backoff(en.Failures))
+	en.Expires = now.Add(Backoff(e.retryMin, e.retryMax, en.Failures))
 	if now.Sub(en.UnreachableSince) > e.window {
 		return en // treated as unavailable: the old copy is dropped
 	}
@@ -453,16 +459,6 @@ func (e *Enforcer) next(origin string, prev *Entry, r FetchResult, now time.Time
 		en.Good, en.GoodAt, en.Parsed = prev.Good, prev.GoodAt, prev.Parsed
 	}
 	return en
-}
-
-// backoff returns the wait before re-fetching after the n-th consecutive
-// failure: RetryMin doubled n-1 times, at most RetryMax.
-func (e *Enforcer) backoff(n int) time.Duration {
-	d := e.retryMin
-	for i := 1; i < n && d < e.retryMax; i++ {
-		d *= 2
-	}
-	return min(d, e.retryMax)
 }
 
 // logFetch logs a fetch failure at warn for operators.

@@ -51,13 +51,14 @@ const (
 // FetchResult is what a Fetcher got for one origin's /robots.txt.
 type FetchResult struct {
 	Status     Status
-	HTTPStatus int           // final HTTP status, 0 when no response came
-	Body       []byte        // at most the fetcher's size limit; only for StatusOK
-	Truncated  bool          // the body was longer than the limit
-	MaxAge     time.Duration // Cache-Control max-age of the response, 0 when absent
-	HasMaxAge  bool          // the response had a valid max-age (which may be 0)
-	FinalURL   string        // the URL after redirects
-	Err        string        // why the fetch failed, "" when it did not
+	HTTPStatus int            // final HTTP status, 0 when no response came
+	Body       []byte         // at most the fetcher's size limit; only for StatusOK
+	Truncated  bool           // the body was longer than the limit
+	MaxAge     time.Duration  // Cache-Control max-age of the response, 0 when absent
+	HasMaxAge  bool           // the response had a valid max-age (which may be 0)
+	FinalURL   string         // the URL after redirects
+	Err        string         // why the fetch failed, "" when it did not
+	ErrKind    FetchErrorKind // the kind of Err, "" when the fetch did not fail
 }
 
 // Fetcher fetches the robots.txt of an origin ("scheme://host[:port]").
@@ -209,6 +210,9 @@ type Decision struct {
 	// /robots.txt itself with nothing cached).
 	RobotsStatus     Status
 	RobotsHTTPStatus int
+	// RobotsErrKind is the kind of the latest fetch's failure, "" when
+	// it did not fail.
+	RobotsErrKind FetchErrorKind
 	// RobotsFetchedAt and RobotsAge describe the copy the verdict used:
 	// the last good copy when RobotsStaleReason is StaleUnreachable, else
 	// the latest fetch.

@@ -300,10 +300,6 @@ func explainUpstreamTLS(host string, err error) error {
 	return err
 }
 
-// tlsVerifyFailed is how crypto/tls begins the message of a certificate
-// verification failure (tls.CertificateVerificationError).
-const tlsVerifyFailed = "tls: failed to verify certificate"
-
 // untrustedRobots says why the refusal d is really an upstream failure:
 // when the origin's robots.txt could not be fetched because the origin's
 // certificate failed verification, the request could not have been
@@ -311,7 +307,7 @@ const tlsVerifyFailed = "tls: failed to verify certificate"
 // problem. decideRobots then answers 502 with this error, and audits that.
 // It returns nil for every other decision.
 func untrustedRobots(host string, d enforce.Decision) error {
-	if d.Allowed || d.Reason != enforce.ReasonUnreachable || !strings.Contains(d.Detail, tlsVerifyFailed) {
+	if d.Allowed || d.Reason != enforce.ReasonUnreachable || d.RobotsErrKind != enforce.FetchTLSUntrusted {
 		return nil
 	}
 	return fmt.Errorf("the certificate of %s failed verification when fetching its robots.txt "+

@@ -113,6 +113,7 @@ func runServe(ctx context.Context, args []string, env func(string) string, stdou
 		closeAudit(context.Background(), auditor, log)
 		return fail(stderr, 2, err)
 	}
+	defer enf.Close() // before closeStore: revalidations write to the store
 	srv, err := proxy.New(cfg, proxy.Deps{Enforcer: enf, Auditor: auditor, Log: log, Transport: tr, Metrics: metrics,
 		Pacer: pacer, Pauses: pauses})
 	if err != nil {

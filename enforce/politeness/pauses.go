@@ -4,6 +4,8 @@ import (
 	"context"
 	"sync"
 	"time"
+
+	"github.com/robotsgate/robotsgate/enforce"
 )
 
 // MemoryPauses is the in-memory Pauses of one process: a
@@ -74,15 +76,9 @@ type BackoffPolicy struct {
 }
 
 // Delay returns the pause after the n-th consecutive 503/429 (n >= 1):
-// Start * 2^(n-1), capped at Max. It is the one backoff function: a
-// fleet-wide Pauses gets its steps from Steps.
-func (b BackoffPolicy) Delay(n int) time.Duration {
-	d := b.Start
-	for i := 1; i < n && d < b.Max; i++ {
-		d *= 2
-	}
-	return min(d, b.Max)
-}
+// Start * 2^(n-1), capped at Max (enforce.Backoff). A fleet-wide Pauses
+// gets its steps from Steps.
+func (b BackoffPolicy) Delay(n int) time.Duration { return enforce.Backoff(b.Start, b.Max, n) }
 
 // Steps returns Delay(1), Delay(2), ... up to the first that reaches Max
 // (at most 64 values): Delay(n) for a larger n is the last one.

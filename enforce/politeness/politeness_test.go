@@ -411,7 +411,9 @@ func (failingPauses) Resume(context.Context, string) error { return errors.New("
 func (failingPauses) Backoff(context.Context, string, time.Time, time.Duration, politeness.BackoffPolicy) (time.Time, bool, error) {
 	return time.Time{}, false, errors.New("redis down")
 }
-func (failingPauses) ResumeSent(context.Context, string, time.Time) error { return errors.New("redis down") }
+func (failingPauses) ResumeSent(context.Context, string, time.Time) error {
+	return errors.New("redis down")
+}
 
 func TestPoliteBackendErrorsFailOpen(t *testing.T) {
 	ctx := context.Background()

@@ -132,12 +132,12 @@ func redisWaitFor(t testing.TB, what string, cond func() bool) {
 // TestRedisEntryFieldsCovered fails when enforce.Entry or enforce.FetchResult gain a field
 // that the stored form (redisEntry, redisResult) does not carry yet.
 func TestRedisEntryFieldsCovered(t *testing.T) {
-	// Entry: 8 stored fields + Parsed. FetchResult: 8 fields.
+	// Entry: 8 stored fields + Parsed. FetchResult: 9 fields.
 	if n := reflect.TypeFor[enforce.Entry]().NumField(); n != 9 {
 		t.Errorf("enforce.Entry has %d fields, redisEntry stores 8 (+Parsed): update redis_store.go and this test", n)
 	}
-	if n := reflect.TypeFor[enforce.FetchResult]().NumField(); n != 8 {
-		t.Errorf("enforce.FetchResult has %d fields, redisResult stores 8: update redis_store.go and this test", n)
+	if n := reflect.TypeFor[enforce.FetchResult]().NumField(); n != 9 {
+		t.Errorf("enforce.FetchResult has %d fields, redisResult stores 9: update store.go and this test", n)
 	}
 }
 
@@ -154,7 +154,7 @@ func TestRedisStoreRoundTrip(t *testing.T) {
 		{Origin: "http://a.test", Result: good, FetchedAt: redisT0, Expires: redisT0.Add(24 * time.Hour)},
 		{Origin: "http://b.test", Result: enforce.FetchResult{Status: enforce.StatusUnavailable, HTTPStatus: 404, FinalURL: "http://b.test/robots.txt"},
 			FetchedAt: redisT0, Expires: redisT0.Add(time.Hour)},
-		{Origin: "http://c.test", Result: enforce.FetchResult{Status: enforce.StatusUnreachable, HTTPStatus: 503, Err: "HTTP 503", Truncated: true},
+		{Origin: "http://c.test", Result: enforce.FetchResult{Status: enforce.StatusUnreachable, HTTPStatus: 503, Err: "HTTP 503", ErrKind: enforce.FetchStatus, Truncated: true},
 			FetchedAt: redisT0.Add(time.Hour), Expires: redisT0.Add(2 * time.Hour), Good: &good, GoodAt: redisT0,
 			Failures: 3, UnreachableSince: redisT0.Add(30 * time.Minute)},
 	}

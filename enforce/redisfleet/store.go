@@ -293,13 +293,14 @@ type redisResult struct {
 	HasMaxAge  bool           `json:"has_max_age,omitempty"`
 	FinalURL   string         `json:"final_url,omitempty"`
 	Err        string         `json:"err,omitempty"`
+	ErrKind    string         `json:"err_kind,omitempty"`
 }
 
 func toRedisResult(r enforce.FetchResult) redisResult {
 	return redisResult{
 		Status: r.Status, HTTPStatus: r.HTTPStatus, Body: r.Body, Truncated: r.Truncated,
 		MaxAgeNS: int64(r.MaxAge), HasMaxAge: r.HasMaxAge,
-		FinalURL: r.FinalURL, Err: r.Err,
+		FinalURL: r.FinalURL, Err: r.Err, ErrKind: string(r.ErrKind),
 	}
 }
 
@@ -307,7 +308,7 @@ func (r redisResult) fetchResult() enforce.FetchResult {
 	return enforce.FetchResult{
 		Status: r.Status, HTTPStatus: r.HTTPStatus, Body: r.Body, Truncated: r.Truncated,
 		MaxAge: time.Duration(r.MaxAgeNS), HasMaxAge: r.HasMaxAge,
-		FinalURL: r.FinalURL, Err: r.Err,
+		FinalURL: r.FinalURL, Err: r.Err, ErrKind: enforce.FetchErrorKind(r.ErrKind),
 	}
 }
 
