@@ -146,28 +146,22 @@ type Store interface {
 	Delete(ctx context.Context, origin string)
 }
 
-// Reason says why a Decision went the way it did.
+// Reason says why a Decision went the way it did. enforce defines the
+// robots.txt reasons; politeness and proxy define the reasons of their
+// own refusals with this type.
 type Reason string
 
 const (
-	ReasonAllowed       Reason = "allowed"            // no rule, or an Allow rule, matched
-	ReasonDisallowed    Reason = "disallowed"         // a Disallow rule matched
-	ReasonRobotsTxt     Reason = "robots-txt"         // /robots.txt itself is always allowed
-	ReasonNoRobots      Reason = "robots-unavailable" // 4xx (or too many redirects): all allowed
-	ReasonUnreachable   Reason = "robots-unreachable" // robots.txt could not be fetched: all disallowed
-	ReasonPaused        Reason = "origin-paused"      // origin asked us to back off (503/429 Retry-After)
-	ReasonQueueFull     Reason = "crawl-delay-wait"   // the crawl-delay wait would exceed the maximum
-	ReasonRobotTag      Reason = "robot-tag"          // the response carried a "do not keep" robot tag
-	ReasonTunnel        Reason = "tunnel-unenforced"  // CONNECT tunnel opened, paths not enforced
-	ReasonPortForbidden Reason = "port-forbidden"     // CONNECT to a port not in the allow-list
-	ReasonSiteClosed    Reason = "site-disallowed"    // tunnel mode: the whole site is disallowed
-	ReasonInvalidURL    Reason = "invalid-url"        // the URL has no origin (no scheme or host): refused
+	ReasonAllowed     Reason = "allowed"            // no rule, or an Allow rule, matched
+	ReasonDisallowed  Reason = "disallowed"         // a Disallow rule matched
+	ReasonRobotsTxt   Reason = "robots-txt"         // /robots.txt itself is always allowed
+	ReasonNoRobots    Reason = "robots-unavailable" // 4xx (or too many redirects): all allowed
+	ReasonUnreachable Reason = "robots-unreachable" // robots.txt could not be fetched: all disallowed
+	ReasonInvalidURL  Reason = "invalid-url"        // the URL has no origin (no scheme or host): refused
 	// ReasonClientGone: the caller's ctx ended while it waited for the
 	// robots.txt fetch (the client disconnected). Not a robots.txt
 	// verdict: the request is not sent, and there is nobody to refuse.
-	ReasonClientGone  Reason = "client-gone"
-	ReasonSelfRequest Reason = "self-request" // the destination is robotsgate itself (proxy or admin port): refused
-	ReasonMisdirected Reason = "misdirected"  // a request inside an MITM session names another host:port than its CONNECT
+	ReasonClientGone Reason = "client-gone"
 )
 
 // StaleReason says why a Decision used a robots.txt copy that is not

@@ -56,12 +56,12 @@ var statusClasses = [5]string{"error", "2xx", "3xx", "4xx", "5xx"}
 func knownReasons() map[enforce.Reason]bool {
 	return map[enforce.Reason]bool{
 		enforce.ReasonAllowed: true, enforce.ReasonRobotsTxt: true,
-		enforce.ReasonNoRobots: true, enforce.ReasonTunnel: true,
+		enforce.ReasonNoRobots: true, ReasonTunnel: true,
 		enforce.ReasonDisallowed: false, enforce.ReasonUnreachable: false,
 		politeness.ReasonPaused: false, politeness.ReasonQueueFull: false,
-		enforce.ReasonRobotTag: false, enforce.ReasonPortForbidden: false,
-		enforce.ReasonSiteClosed: false, enforce.ReasonInvalidURL: false,
-		enforce.ReasonSelfRequest: false, enforce.ReasonMisdirected: false, // [self] selfaddr.go
+		ReasonRobotTag: false, ReasonPortForbidden: false,
+		ReasonSiteClosed: false, enforce.ReasonInvalidURL: false,
+		ReasonSelfRequest: false, ReasonMisdirected: false, // [self] selfaddr.go
 	}
 }
 
