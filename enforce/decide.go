@@ -133,7 +133,7 @@ func (e *Enforcer) decide(d *Decision, en *Entry, now time.Time, u *url.URL) {
 	}
 	d.Allowed = v.Allowed
 	d.Group = v.Group
-	d.CrawlDelay = rules.CrawlDelay(d.Agent) // [politeness] pacing uses the group's Crawl-delay
+	d.CrawlDelay = rules.CrawlDelay(d.Agent) // politeness paces with the group's Crawl-delay
 	if v.Allowed {
 		d.Reason = ReasonAllowed
 	} else {

@@ -38,15 +38,11 @@ import (
 // to expire is also the one whose robots.txt is soonest to be fetched
 // again anyway.
 //
-// Memory: an entry holds the fetched body (at most robots.max_bytes, 500
-// KiB by default) and its parsed rules, which take several times the
-// body. Measured by TestEntryCostCoversMemory (go test -v -run
-// EntryCostCoversMemory ./enforce/): about 0.8 KiB for a 50-byte
-// robots.txt, 7.5 KiB for a 744-byte one (20 rules) and 58 KiB for a
-// 7.5 KiB one (200 rules), go-cache's item included. The store charges
-// each entry EntryCost, 1 KiB + 14 × its body, against its byte bound
-// (14×: a hostile 500 KiB file of thousands of wildcard rules, with its
-// segment automaton, keeps about 6.9 MB),
+// Memory: an entry holds the fetched body (at most robots.max_bytes) and
+// its parsed rules, which take several times the body
+// (TestEntryCostCoversMemory checks the bound; docs/performance.md has
+// the figures). The store charges each entry EntryCost, 1 KiB + 14 × its
+// body, against its byte bound,
 // so that a few origins serving huge robots.txt files
 // (wildcard subdomains of a hostile domain) cannot exhaust memory any
 // more than many small ones. The bodies are kept, not only the parsed
