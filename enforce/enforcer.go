@@ -47,11 +47,11 @@ type Hooks struct {
 
 // Defaults of Config's zero fields.
 const (
-	DefaultTTL               = 24 * time.Hour
-	DefaultMinTTL            = time.Minute
-	DefaultUnreachableWindow = 30 * 24 * time.Hour
-	DefaultRetryMin          = time.Minute
-	DefaultRetryMax          = time.Hour
+	defaultTTL               = 24 * time.Hour
+	defaultMinTTL            = time.Minute
+	defaultUnreachableWindow = 30 * 24 * time.Hour
+	defaultRetryMin          = time.Minute
+	defaultRetryMax          = time.Hour
 )
 
 // Enforcer decides whether requests may go. It is safe for concurrent use.
@@ -99,12 +99,12 @@ func New(cfg Config) (*Enforcer, error) {
 		clock:        cfg.Clock,
 		log:          cfg.Log,
 		hooks:        cfg.Hooks,
-		ttl:          orDefault(cfg.TTL, DefaultTTL),
-		minTTL:       orDefault(cfg.MinTTL, DefaultMinTTL),
-		window:       orDefault(cfg.UnreachableWindow, DefaultUnreachableWindow),
-		retryMin:     orDefault(cfg.RetryMin, DefaultRetryMin),
-		retryMax:     orDefault(cfg.RetryMax, DefaultRetryMax),
-		fetchTimeout: orDefault(cfg.FetchTimeout, DefaultFetchTimeout),
+		ttl:          orDefault(cfg.TTL, defaultTTL),
+		minTTL:       orDefault(cfg.MinTTL, defaultMinTTL),
+		window:       orDefault(cfg.UnreachableWindow, defaultUnreachableWindow),
+		retryMin:     orDefault(cfg.RetryMin, defaultRetryMin),
+		retryMax:     orDefault(cfg.RetryMax, defaultRetryMax),
+		fetchTimeout: orDefault(cfg.FetchTimeout, defaultFetchTimeout),
 		maxBytes:     cfg.MaxBytes,
 		revalidating: make(map[string]struct{}),
 	}

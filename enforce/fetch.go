@@ -19,10 +19,10 @@ import (
 
 // Defaults of HTTPFetcher's zero fields.
 const (
-	DefaultUserAgent    = "robotsgate/1.0 (+https://github.com/robotsgate/robotsgate)"
-	DefaultMaxBytes     = robots.DefaultMaxBytes // 500 KiB
-	DefaultMaxRedirects = 5
-	DefaultFetchTimeout = 10 * time.Second
+	defaultUserAgent    = "robotsgate/1.0 (+https://github.com/robotsgate/robotsgate)"
+	defaultMaxBytes     = robots.DefaultMaxBytes // 500 KiB
+	defaultMaxRedirects = 5
+	defaultFetchTimeout = 10 * time.Second
 )
 
 // HTTPFetcher is the Fetcher that GETs origin + "/robots.txt" over HTTP
@@ -54,16 +54,16 @@ type HTTPFetcher struct {
 	// in the environment are ignored).
 	Transport http.RoundTripper
 	// UserAgent is the User-Agent header of the fetches; default
-	// DefaultUserAgent.
+	// defaultUserAgent.
 	UserAgent string
 	// MaxBytes is how much of a body is read, counted after decoding its
-	// Content-Encoding; default DefaultMaxBytes.
+	// Content-Encoding; default defaultMaxBytes.
 	MaxBytes int
 	// MaxRedirects is how many redirects are followed; default
-	// DefaultMaxRedirects. A negative value follows none.
+	// defaultMaxRedirects. A negative value follows none.
 	MaxRedirects int
 	// Timeout bounds one fetch, redirects and body included; default
-	// DefaultFetchTimeout. The ctx passed to Fetch bounds it too.
+	// defaultFetchTimeout. The ctx passed to Fetch bounds it too.
 	Timeout time.Duration
 
 	once sync.Once
@@ -78,11 +78,11 @@ var errRedirectScheme = errors.New("redirect to a scheme other than http and htt
 func (f *HTTPFetcher) Fetch(ctx context.Context, origin string) FetchResult {
 	maxBytes := f.MaxBytes
 	if maxBytes <= 0 {
-		maxBytes = DefaultMaxBytes
+		maxBytes = defaultMaxBytes
 	}
 	maxRedirects := f.MaxRedirects
 	if maxRedirects == 0 {
-		maxRedirects = DefaultMaxRedirects
+		maxRedirects = defaultMaxRedirects
 	} else if maxRedirects < 0 {
 		maxRedirects = 0
 	}
@@ -92,14 +92,14 @@ func (f *HTTPFetcher) Fetch(ctx context.Context, origin string) FetchResult {
 		// A malformed origin cannot be fetched now or later.
 		return FetchResult{Status: StatusUnreachable, FinalURL: target, Err: fmt.Sprintf("bad robots.txt URL: %v", err), ErrKind: FetchBadURL}
 	}
-	req.Header.Set("User-Agent", cmp.Or(f.UserAgent, DefaultUserAgent))
+	req.Header.Set("User-Agent", cmp.Or(f.UserAgent, defaultUserAgent))
 	req.Header.Set("Accept", "text/plain, */*;q=0.1")
 	req.Header.Set("Accept-Encoding", acceptEncoding)
 
 	tooMany := false
 	client := &http.Client{
 		Transport: f.transport(),
-		Timeout:   cmp.Or(max(f.Timeout, 0), DefaultFetchTimeout),
+		Timeout:   cmp.Or(max(f.Timeout, 0), defaultFetchTimeout),
 		CheckRedirect: func(req *http.Request, via []*http.Request) error {
 			if s := req.URL.Scheme; s != "http" && s != "https" {
 				return fmt.Errorf("%w: %s", errRedirectScheme, RedactedURL(req.URL))

@@ -41,7 +41,7 @@ import (
 // Memory: an entry holds the fetched body (at most robots.max_bytes) and
 // its parsed rules, which take several times the body
 // (TestEntryCostCoversMemory checks the bound; docs/performance.md has
-// the figures). The store charges each entry EntryCost, 1 KiB + 14 × its
+// the figures). The store charges each entry entryCost, 1 KiB + 14 × its
 // body, against its byte bound,
 // so that a few origins serving huge robots.txt files
 // (wildcard subdomains of a hostile domain) cannot exhaust memory any
@@ -73,8 +73,8 @@ type memItem struct {
 
 // Defaults of the bounds of a MemoryStore.
 const (
-	DefaultMaxEntries    = 100000
-	DefaultMaxCacheBytes = 512 << 20
+	defaultMaxEntries    = 100000
+	defaultMaxCacheBytes = 512 << 20
 )
 
 // sweepEvery is how often Set sweeps the expired entries when no bound
@@ -82,19 +82,19 @@ const (
 const sweepEvery = time.Minute
 
 // NewMemoryStore returns an empty MemoryStore of at most
-// DefaultMaxEntries entries and DefaultMaxCacheBytes.
+// defaultMaxEntries entries and defaultMaxCacheBytes.
 func NewMemoryStore() *MemoryStore { return NewMemoryStoreSize(0, 0) }
 
 // NewMemoryStoreSize returns an empty MemoryStore that keeps at most
-// maxEntries entries whose EntryCost adds up to at most maxBytes (the
+// maxEntries entries whose entryCost adds up to at most maxBytes (the
 // most recently stored entry is kept even if it alone exceeds maxBytes).
 // Values <= 0 mean the defaults: the store is always bounded.
 func NewMemoryStoreSize(maxEntries int, maxBytes int64) *MemoryStore {
 	if maxEntries <= 0 {
-		maxEntries = DefaultMaxEntries
+		maxEntries = defaultMaxEntries
 	}
 	if maxBytes <= 0 {
-		maxBytes = DefaultMaxCacheBytes
+		maxBytes = defaultMaxCacheBytes
 	}
 	// A cleanup interval of 0 starts no janitor goroutine.
 	s := &MemoryStore{max: maxEntries, maxBytes: maxBytes, c: cache.New(cache.NoExpiration, 0), lastSweep: time.Now()}
@@ -102,10 +102,10 @@ func NewMemoryStoreSize(maxEntries int, maxBytes int64) *MemoryStore {
 	return s
 }
 
-// EntryCost is the memory a MemoryStore charges for e: an estimate of
+// entryCost is the memory a MemoryStore charges for e: an estimate of
 // what the entry holds, 1 KiB plus fourteen times the robots.txt body in
 // force (the body and its parsed rules; see MemoryStore).
-func EntryCost(e *Entry) int64 {
+func entryCost(e *Entry) int64 {
 	if e == nil {
 		return 0
 	}
@@ -136,7 +136,7 @@ func (s *MemoryStore) Set(_ context.Context, origin string, e *Entry, keep time.
 	if d <= 0 {
 		d = cache.NoExpiration
 	}
-	it := &memItem{e: e, cost: EntryCost(e)}
+	it := &memItem{e: e, cost: entryCost(e)}
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
 	old, live := s.c.Get(origin)
@@ -212,7 +212,7 @@ func (s *MemoryStore) Delete(_ context.Context, origin string) {
 	s.c.Delete(origin)
 }
 
-// Bytes returns the sum of the EntryCost of the entries kept (expired
+// Bytes returns the sum of the entryCost of the entries kept (expired
 // ones not swept yet included).
 func (s *MemoryStore) Bytes() int64 { return s.bytes.Load() }
 

@@ -61,10 +61,10 @@ const (
 
 // Default politeness settings.
 const (
-	DefaultMaxCrawlDelay = 60 * time.Second
-	DefaultMaxQueueWait  = 30 * time.Second
-	DefaultBackoffStart  = 30 * time.Second
-	DefaultBackoffMax    = time.Hour
+	defaultMaxCrawlDelay = 60 * time.Second
+	defaultMaxQueueWait  = 30 * time.Second
+	defaultBackoffStart  = 30 * time.Second
+	defaultBackoffMax    = time.Hour
 )
 
 // Politeness is robotsgate's per-origin politeness policy: it refuses
@@ -137,16 +137,16 @@ func New(cfg Config) (*Politeness, error) {
 		cfg.Pauses = NewMemoryPauses()
 	}
 	if cfg.MaxDelay == 0 {
-		cfg.MaxDelay = DefaultMaxCrawlDelay
+		cfg.MaxDelay = defaultMaxCrawlDelay
 	}
 	if cfg.MaxWait == 0 {
-		cfg.MaxWait = DefaultMaxQueueWait
+		cfg.MaxWait = defaultMaxQueueWait
 	}
 	if cfg.BackoffMax == 0 {
-		cfg.BackoffMax = DefaultBackoffMax
+		cfg.BackoffMax = defaultBackoffMax
 	}
 	if cfg.BackoffStart == 0 {
-		cfg.BackoffStart = DefaultBackoffStart
+		cfg.BackoffStart = defaultBackoffStart
 	}
 	if cfg.BackoffStart > cfg.BackoffMax {
 		cfg.BackoffStart = cfg.BackoffMax
@@ -342,7 +342,7 @@ func (p *Politeness) Observe(ctx context.Context, origin string, status int, ret
 func (p *Politeness) backOff(ctx context.Context, origin, retryAfter string) (time.Time, bool) {
 	now := p.cfg.Clock.Now()
 	var d time.Duration
-	if ra, ok := ParseRetryAfter(retryAfter, now); ok && ra > 0 {
+	if ra, ok := parseRetryAfter(retryAfter, now); ok && ra > 0 {
 		d = min(ra, p.cfg.BackoffMax)
 	}
 	until, extended, err := p.cfg.Pauses.Backoff(ctx, origin, now, d,

@@ -20,19 +20,19 @@ import (
 
 // Defaults of Options.
 const (
-	DefaultPrefix        = "robotsgate:"
-	DefaultL1TTL         = 10 * time.Second
-	DefaultTimeout       = 150 * time.Millisecond
-	DefaultLockTTL       = 3 * time.Second
-	DefaultRetryInterval = time.Second
-	DefaultLogInterval   = time.Minute
+	defaultPrefix        = "robotsgate:"
+	defaultL1TTL         = 10 * time.Second
+	defaultTimeout       = 150 * time.Millisecond
+	defaultLockTTL       = 3 * time.Second
+	defaultRetryInterval = time.Second
+	defaultLogInterval   = time.Minute
 )
 
 // Options configures New. Zero values take the documented
 // defaults.
 type Options struct {
 	// Prefix starts every Redis key and channel name robotsgate uses;
-	// default DefaultPrefix. Replicas that share robots.txt state
+	// default defaultPrefix. Replicas that share robots.txt state
 	// must use the same prefix.
 	Prefix string
 	// enforce.Clock is the Enforcer's clock: the pacer reads it and passes its
@@ -46,23 +46,23 @@ type Options struct {
 	// robots.DefaultMaxBytes. Use the Enforcer's MaxBytes.
 	MaxBytes int
 	// L1TTL is how long an entry read from Redis is served from process
-	// memory before Redis is asked again; default DefaultL1TTL. A
+	// memory before Redis is asked again; default defaultL1TTL. A
 	// negative value disables the L1 cache.
 	L1TTL time.Duration
 	// Timeout bounds every Redis call made on a request's path; when it
 	// passes, the local fallback answers the call, and Redis is marked
 	// down after three such calls in a row (a refused or broken
-	// connection marks it down at once). Default DefaultTimeout.
+	// connection marks it down at once). Default defaultTimeout.
 	Timeout time.Duration
 	// LockTTL is the lifetime of the per-origin fetch lock. Its holder
 	// extends it every LockTTL/3 while it fetches, so a crashed holder
-	// blocks the origin for at most LockTTL. Default DefaultLockTTL.
+	// blocks the origin for at most LockTTL. Default defaultLockTTL.
 	LockTTL time.Duration
 	// RetryInterval is how often Redis is probed (PING) while it is
-	// considered down; default DefaultRetryInterval.
+	// considered down; default defaultRetryInterval.
 	RetryInterval time.Duration
 	// LogInterval is the minimum time between two "Redis still down" log
-	// lines; default DefaultLogInterval.
+	// lines; default defaultLogInterval.
 	LogInterval time.Duration
 
 	// Local is the process-local Store used while Redis is down; default
@@ -263,25 +263,25 @@ func (r *Redis) Close() error {
 
 func (o Options) withDefaults() Options {
 	if o.Prefix == "" {
-		o.Prefix = DefaultPrefix
+		o.Prefix = defaultPrefix
 	}
 	if o.Clock == nil {
 		o.Clock = enforce.SystemClock{}
 	}
 	if o.L1TTL == 0 {
-		o.L1TTL = DefaultL1TTL
+		o.L1TTL = defaultL1TTL
 	}
 	if o.Timeout <= 0 {
-		o.Timeout = DefaultTimeout
+		o.Timeout = defaultTimeout
 	}
 	if o.LockTTL <= 0 {
-		o.LockTTL = DefaultLockTTL
+		o.LockTTL = defaultLockTTL
 	}
 	if o.RetryInterval <= 0 {
-		o.RetryInterval = DefaultRetryInterval
+		o.RetryInterval = defaultRetryInterval
 	}
 	if o.LogInterval <= 0 {
-		o.LogInterval = DefaultLogInterval
+		o.LogInterval = defaultLogInterval
 	}
 	if o.Local == nil {
 		o.Local = enforce.NewMemoryStore()

@@ -202,7 +202,7 @@ func TestRedisStoreRoundTrip(t *testing.T) {
 	}
 
 	// The stored form is the body, not a compiled form.
-	raw, err := redisClient(t, srv).Get(ctx, DefaultPrefix+"robots:http://a.test").Result()
+	raw, err := redisClient(t, srv).Get(ctx, defaultPrefix+"robots:http://a.test").Result()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -222,7 +222,7 @@ func TestRedisStoreRoundTrip(t *testing.T) {
 	}
 
 	// An undecodable value is a miss, not a panic or an error.
-	if err := redisClient(t, srv).Set(ctx, DefaultPrefix+"robots:http://junk.test", "{not json", 0).Err(); err != nil {
+	if err := redisClient(t, srv).Set(ctx, defaultPrefix+"robots:http://junk.test", "{not json", 0).Err(); err != nil {
 		t.Fatal(err)
 	}
 	if _, ok := b.Get(ctx, "http://junk.test"); ok {
@@ -238,7 +238,7 @@ func TestRedisStoreTTL(t *testing.T) {
 	e := &enforce.Entry{Origin: "http://ttl.test", Result: enforce.FetchResult{Status: enforce.StatusUnavailable, HTTPStatus: 404}}
 
 	s.Set(ctx, e.Origin, e, time.Hour)
-	ttl, err := c.PTTL(ctx, DefaultPrefix+"robots:"+e.Origin).Result()
+	ttl, err := c.PTTL(ctx, defaultPrefix+"robots:"+e.Origin).Result()
 	if err != nil || ttl <= 59*time.Minute || ttl > time.Hour {
 		t.Fatalf("PTTL after Set(keep=1h) = %v, %v; want (59m, 1h]", ttl, err)
 	}
@@ -248,7 +248,7 @@ func TestRedisStoreTTL(t *testing.T) {
 		t.Fatal("entry missing right after Set")
 	}
 	redisWaitFor(t, "the Redis key to expire", func() bool {
-		n, err := c.Exists(ctx, DefaultPrefix+"robots:"+e.Origin).Result()
+		n, err := c.Exists(ctx, defaultPrefix+"robots:"+e.Origin).Result()
 		return err == nil && n == 0
 	})
 	if _, ok := s.Get(ctx, e.Origin); ok {
@@ -264,7 +264,7 @@ func TestRedisFleetSingleFetch(t *testing.T) {
 	clock := enforcetest.NewClock(redisT0)
 	o := newRedisOrigin(t, redisTestRobots)
 	c := redisClient(t, srv)
-	lockKey := DefaultPrefix + "lock:" + o.origin(t)
+	lockKey := defaultPrefix + "lock:" + o.origin(t)
 
 	// Hold the first fetch until its lock is visible in Redis and every
 	// request has been started, so that the others really contend.
@@ -326,7 +326,7 @@ func TestRedisCrashedLockHolder(t *testing.T) {
 	o := newRedisOrigin(t, redisTestRobots)
 	c := redisClient(t, srv)
 	ctx := context.Background()
-	lockKey := DefaultPrefix + "lock:" + o.origin(t)
+	lockKey := defaultPrefix + "lock:" + o.origin(t)
 	const lockTTL = 300 * time.Millisecond
 	if err := c.Set(ctx, lockKey, "crashed-holder", lockTTL).Err(); err != nil {
 		t.Fatal(err)
@@ -487,7 +487,7 @@ func TestRedisPauses(t *testing.T) {
 		t.Fatal(err)
 	}
 	pausedUntil(b, time.Time{})
-	n, err := redisClient(t, srv).Exists(ctx, DefaultPrefix+"pause:"+origin).Result()
+	n, err := redisClient(t, srv).Exists(ctx, defaultPrefix+"pause:"+origin).Result()
 	if err != nil || n != 0 {
 		t.Fatalf("pause key after Resume: %d %v", n, err)
 	}
@@ -556,7 +556,7 @@ func TestRedisOutageFallbackAndRecovery(t *testing.T) {
 	// once more, fleet-wide, and stored in Redis.
 	check("redis back", o2, "/two", false)
 	redisWaitFor(t, "the entry to reach the restarted Redis", func() bool {
-		n, err := c.Exists(ctx, DefaultPrefix+"robots:"+o2.origin(t)).Result()
+		n, err := c.Exists(ctx, defaultPrefix+"robots:"+o2.origin(t)).Result()
 		return err == nil && n == 1
 	})
 	// The pause recorded during the outage is not forgotten: this
@@ -574,7 +574,7 @@ func TestRedisOutageFallbackAndRecovery(t *testing.T) {
 	if _, ok, err := r.Pacer().Reserve(ctx, "http://after.test", time.Second, time.Minute); !ok || err != nil {
 		t.Fatalf("reserve after recovery: %v %v", ok, err)
 	}
-	if n, err := c.Exists(ctx, DefaultPrefix+"pace:http://after.test").Result(); err != nil || n != 1 {
+	if n, err := c.Exists(ctx, defaultPrefix+"pace:http://after.test").Result(); err != nil || n != 1 {
 		t.Fatalf("pacing not back in Redis: %d %v", n, err)
 	}
 }
@@ -805,7 +805,7 @@ func TestRedisPauseStreakFleetWide(t *testing.T) {
 		t.Fatalf("503 after the 2xx: %v %v, want 30s", u, ok)
 	}
 	// The stored record carries since|until|streak.
-	v, err := redisClient(t, srv).Get(ctx, DefaultPrefix+"pause:"+origin).Result()
+	v, err := redisClient(t, srv).Get(ctx, defaultPrefix+"pause:"+origin).Result()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -827,7 +827,7 @@ func TestRedisSetKeepsBetterEntry(t *testing.T) {
 	const origin = "http://cas.test"
 	stored := func() *enforce.Entry {
 		t.Helper()
-		raw, err := c.Get(ctx, DefaultPrefix+"robots:"+origin).Result()
+		raw, err := c.Get(ctx, defaultPrefix+"robots:"+origin).Result()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -912,7 +912,7 @@ func TestRedisWaiterFallbackKeepsFleetEntry(t *testing.T) {
 	t.Cleanup(o.Close)
 	originURL = o.URL
 	// The holder's lock, held throughout.
-	if err := redisClient(t, srv).Set(ctx, DefaultPrefix+"lock:"+originURL, "holder", time.Minute).Err(); err != nil {
+	if err := redisClient(t, srv).Set(ctx, defaultPrefix+"lock:"+originURL, "holder", time.Minute).Err(); err != nil {
 		t.Fatal(err)
 	}
 	r := newTestRedis(t, srv, clock, nil)
@@ -931,7 +931,7 @@ func TestRedisWaiterFallbackKeepsFleetEntry(t *testing.T) {
 	if !d.Allowed || d.RobotsStatus != enforce.StatusOK {
 		t.Fatalf("waiter's decision: %+v; want the holder's good entry", d)
 	}
-	raw, err := redisClient(t, srv).Get(ctx, DefaultPrefix+"robots:"+originURL).Result()
+	raw, err := redisClient(t, srv).Get(ctx, defaultPrefix+"robots:"+originURL).Result()
 	if err != nil {
 		t.Fatal(err)
 	}

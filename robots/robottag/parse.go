@@ -304,7 +304,7 @@ func metaDirectives(z *html.Tokenizer, ds []Directive) []Directive {
 	return ds
 }
 
-// ForAgent returns the directives of ds that apply to the crawler whose
+// forAgent returns the directives of ds that apply to the crawler whose
 // product token is agent: those without an agent and those naming agent
 // (case-insensitively). "none" is expanded to "noindex" and "nofollow".
 //
@@ -312,7 +312,7 @@ func metaDirectives(z *html.Tokenizer, ds []Directive) []Directive {
 // only its product token (robots.ProductToken) is compared. An empty agent
 // selects only the directives for every agent. The result is
 // in the order of ds, a "none" replaced in place by its two directives.
-func ForAgent(ds []Directive, agent string) []Directive {
+func forAgent(ds []Directive, agent string) []Directive {
 	agent = robots.ProductToken(strings.TrimSpace(agent))
 	var out []Directive
 	for _, d := range ds {

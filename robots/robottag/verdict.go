@@ -15,7 +15,7 @@ func DefaultDeny() []string { return []string{"noindex", "none"} }
 // directives deny that count as "do not keep" (DefaultDeny, possibly
 // with additions such as "noai" or "noimageai").
 //
-// Only the directives that apply to agent count (ForAgent: those
+// Only the directives that apply to agent count (forAgent: those
 // for every agent and those naming agent), with "none" expanded to
 // "noindex" and "nofollow". Each deny entry is compared
 // case-insensitively by directive name (a directive's value is ignored)
@@ -34,7 +34,7 @@ func DefaultDeny() []string { return []string{"noindex", "none"} }
 // deny, known or not, never deny.
 func Verdict(ds []Directive, agent string, deny []string) (denied bool, matched []string) {
 	have := make(map[string]bool)
-	for _, d := range ForAgent(ds, agent) {
+	for _, d := range forAgent(ds, agent) {
 		have[d.Name] = true
 	}
 	for _, e := range deny {
