@@ -109,9 +109,14 @@ func (p *MemoryPacer) sweepLocked(now time.Time) {
 		return
 	}
 	p.sweepAt = now.Add(pacerSweepEvery)
-	for origin, next := range p.next {
-		if !next.After(now) {
-			delete(p.next, origin)
+	dropPassed(p.next, now)
+}
+
+// dropPassed deletes the origins of m whose time is not after now.
+func dropPassed(m map[string]time.Time, now time.Time) {
+	for origin, t := range m {
+		if !t.After(now) {
+			delete(m, origin)
 		}
 	}
 }

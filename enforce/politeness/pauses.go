@@ -208,11 +208,7 @@ func (m *MemoryPauses) sweepLocked(now time.Time) {
 		return
 	}
 	m.sweepAt = now.Add(pausesSweepEvery)
-	for origin, until := range m.until {
-		if !until.After(now) {
-			delete(m.until, origin)
-		}
-	}
+	dropPassed(m.until, now)
 	for origin, s := range m.streaks {
 		if now.After(s.keep) {
 			delete(m.streaks, origin)
