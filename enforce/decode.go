@@ -38,7 +38,7 @@ var errCodedTooLong = errors.New("compressed body far longer than its decoded li
 func readBody(resp *http.Response, maxBytes int) (body []byte, truncated bool, err error) {
 	codings, err := contentCodings(resp.Header)
 	if err != nil {
-		return nil, false, err
+		return nil, false, decodeError{err}
 	}
 	var r io.Reader = resp.Body
 	// Each coded layer may hold no more than this: a legitimate stream
@@ -48,13 +48,13 @@ func readBody(resp *http.Response, maxBytes int) (body []byte, truncated bool, e
 	for i := len(codings) - 1; i >= 0; i-- { // the last coding applied is listed last
 		r, err = newDecoder(codings[i], &capReader{r: r, left: layerCap})
 		if err != nil {
-			return nil, false, fmt.Errorf("content-encoding %s: %w", codings[i], err)
+			return nil, false, decodeError{fmt.Errorf("content-encoding %s: %w", codings[i], err)}
 		}
 	}
 	body, err = io.ReadAll(io.LimitReader(r, int64(maxBytes)+1))
 	if err != nil {
 		if len(codings) > 0 {
-			err = fmt.Errorf("decoding content-encoding %s: %w", strings.Join(codings, ", "), err)
+			err = decodeError{fmt.Errorf("decoding content-encoding %s: %w", strings.Join(codings, ", "), err)}
 		}
 		return nil, false, err
 	}
@@ -146,3 +146,10 @@ func (c *capReader) Read(p []byte) (int, error) {
 	c.left -= int64(n)
 	return n, err
 }
+
+// decodeError marks an error of decoding a body's Content-Encoding; its
+// message is err's.
+type decodeError struct{ err error }
+
+func (e decodeError) Error() string { return e.err.Error() }
+func (e decodeError) Unwrap() error { return e.err }

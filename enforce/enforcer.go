@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/url"
 	"sync"
 	"time"
 
@@ -48,11 +47,11 @@ type Hooks struct {
 
 // Defaults of Config's zero fields.
 const (
-	DefaultTTL               = 24 * time.Hour
-	DefaultMinTTL            = time.Minute
-	DefaultUnreachableWindow = 30 * 24 * time.Hour
-	DefaultRetryMin          = time.Minute
-	DefaultRetryMax          = time.Hour
+	defaultTTL               = 24 * time.Hour
+	defaultMinTTL            = time.Minute
+	defaultUnreachableWindow = 30 * 24 * time.Hour
+	defaultRetryMin          = time.Minute
+	defaultRetryMax          = time.Hour
 )
 
 // Enforcer decides whether requests may go. It is safe for concurrent use.
@@ -71,6 +70,8 @@ type Enforcer struct {
 
 	mu           sync.Mutex
 	revalidating map[string]struct{} // origins being re-fetched in the background
+	closed       bool                // Close was called: no new revalidation starts
+	background   sync.WaitGroup      // the revalidations under way
 }
 
 // New returns an Enforcer, or an error if cfg is unusable.
@@ -98,12 +99,12 @@ func New(cfg Config) (*Enforcer, error) {
 		clock:        cfg.Clock,
 		log:          cfg.Log,
 		hooks:        cfg.Hooks,
-		ttl:          orDefault(cfg.TTL, DefaultTTL),
-		minTTL:       orDefault(cfg.MinTTL, DefaultMinTTL),
-		window:       orDefault(cfg.UnreachableWindow, DefaultUnreachableWindow),
-		retryMin:     orDefault(cfg.RetryMin, DefaultRetryMin),
-		retryMax:     orDefault(cfg.RetryMax, DefaultRetryMax),
-		fetchTimeout: orDefault(cfg.FetchTimeout, DefaultFetchTimeout),
+		ttl:          orDefault(cfg.TTL, defaultTTL),
+		minTTL:       orDefault(cfg.MinTTL, defaultMinTTL),
+		window:       orDefault(cfg.UnreachableWindow, defaultUnreachableWindow),
+		retryMin:     orDefault(cfg.RetryMin, defaultRetryMin),
+		retryMax:     orDefault(cfg.RetryMax, defaultRetryMax),
+		fetchTimeout: orDefault(cfg.FetchTimeout, defaultFetchTimeout),
 		maxBytes:     cfg.MaxBytes,
 		revalidating: make(map[string]struct{}),
 	}
@@ -133,193 +134,6 @@ func orDefault(v, def time.Duration) time.Duration {
 		return def
 	}
 	return v
-}
-
-// Decide returns the verdict for fetching u as the crawler whose product
-// token is agent ("" when none is known: only the "*" group applies). It
-// fetches the origin's robots.txt when no usable copy is cached;
-// concurrent callers for one origin share a single fetch. Decide never
-// returns an error: a failure to learn the rules is itself a verdict
-// (ReasonUnreachable).
-//
-// Stale while revalidate: when the cached entry expired at most
-// FetchTimeout ago and holds a good robots.txt (from its latest fetch, or
-// an earlier one kept beside a failed fetch) that is within the
-// UnreachableWindow, Decide decides on it at once and starts one
-// background re-fetch for the origin (detached from ctx, bounded by
-// FetchTimeout); later requests use its result. Such a verdict has
-// RobotsStale set (StaleRevalidating). Otherwise (nothing cached, an
-// expired 4xx, an unreachable origin with no good copy, an entry expired
-// for longer than FetchTimeout) Decide waits for the fetch, which it
-// shares with the other callers for the origin. A verdict made on a last
-// good copy because the origin was unreachable has RobotsStale set
-// (StaleUnreachable).
-//
-// The rules are matched against u's path, params and query as sent
-// (u.RequestURI()). When the path may be read by an origin as another
-// path (dot segments, also percent-encoded; repeated slashes; escaped
-// reserved characters such as %2F; path parameters ";x"; backslashes, raw
-// or %5C), those other spellings are decided too (see spellings): if one
-// disallows, the disallowing verdict is returned, with a Detail naming
-// the normalised path. Decision.URL is u without its userinfo (user
-// name and password), which must not reach audit logs or 403 bodies.
-//
-// A request for /robots.txt itself (exactly that, without a query) is
-// always allowed and fetches nothing. If ctx ends while Decide waits for
-// a fetch, the verdict is ReasonClientGone (not allowed, and not a
-// robots.txt verdict); the fetch itself goes on for the other callers.
-func (e *Enforcer) Decide(ctx context.Context, u *url.URL, agent string) Decision {
-	return e.decideURL(ctx, u, agent, false)
-}
-
-// DecideQuiet is Decide for queries that are not proxied requests (the
-// admin API): the cache lookup is not reported to Hooks.CacheLookup. A
-// robots.txt fetch it causes is still reported to Hooks.Fetched: it is
-// real traffic to the origin, which proxied requests may be sharing.
-func (e *Enforcer) DecideQuiet(ctx context.Context, u *url.URL, agent string) Decision {
-	return e.decideURL(ctx, u, agent, true)
-}
-
-func (e *Enforcer) decideURL(ctx context.Context, u *url.URL, agent string, quiet bool) Decision {
-	origin, err := Origin(u)
-	if err != nil {
-		return Decision{Reason: ReasonInvalidURL, URL: RedactedURL(u), Agent: agent, Detail: err.Error()}
-	}
-	d := Decision{Origin: origin, URL: RedactedURL(u), Agent: agent}
-	now := e.clock.Now()
-
-	if isRobotsTxt(u) {
-		d.Allowed, d.Reason = true, ReasonRobotsTxt
-		if en, ok := e.store.Get(ctx, origin); ok {
-			e.describe(&d, en, now, false)
-		}
-		return d
-	}
-
-	en, ok := e.store.Get(ctx, origin)
-	fresh := ok && now.Before(en.Expires)
-	if f := e.hooks.CacheLookup; f != nil && !quiet {
-		f(origin, fresh)
-	}
-	var stale StaleReason
-	if !fresh {
-		if ok && e.servableStale(en, now) {
-			e.revalidate(ctx, origin)
-			stale = StaleRevalidating
-		} else {
-			got, err := e.refresh(ctx, origin)
-			switch {
-			case err == nil:
-				en = got
-				now = e.clock.Now()
-			case ctx.Err() != nil:
-				d.Reason = ReasonClientGone
-				d.Detail = "the client stopped waiting for robots.txt (" + context.Cause(ctx).Error() + "): nothing decided"
-				return d
-			case en == nil:
-				d.Reason = ReasonUnreachable
-				d.Detail = "robots.txt could not be fetched: " + err.Error() + "; all URLs disallowed"
-				return d
-			default: // fall back on the expired copy
-				stale = StaleFetchFailed
-			}
-		}
-	}
-	e.decide(&d, en, now, u)
-	if stale != "" && !d.RobotsStale {
-		d.RobotsStale, d.RobotsStaleReason = true, stale
-	}
-	return d
-}
-
-// isRobotsTxt reports whether u asks for the robots.txt file itself,
-// spelled exactly "/robots.txt" with no query: the one request exempt
-// from the rules. Any other spelling a server might map to the same file
-// ("/%72obots.txt", "/ROBOTS.TXT", "/robots.txt?x", "/robots.txt;x") is
-// decided like any other path, so that no variant opens a path by
-// accident.
-func isRobotsTxt(u *url.URL) bool {
-	return u.Opaque == "" && u.RequestURI() == "/robots.txt"
-}
-
-// decide fills d from en for the URL u.
-func (e *Enforcer) decide(d *Decision, en *Entry, now time.Time, u *url.URL) {
-	rules := e.describe(d, en, now, true)
-	if rules == nil {
-		return
-	}
-	var path string
-	if u.Opaque != "" {
-		path = robots.PathParamsQuery(u.String())
-	} else {
-		path = u.RequestURI()
-	}
-	v, detail := decideSpellings(rules, d.Agent, path)
-	if detail != "" {
-		d.Detail = detail
-	}
-	d.Allowed = v.Allowed
-	d.Group = v.Group
-	d.CrawlDelay = rules.CrawlDelay(d.Agent) // [politeness] pacing uses the group's Crawl-delay
-	if v.Allowed {
-		d.Reason = ReasonAllowed
-	} else {
-		d.Reason = ReasonDisallowed
-	}
-	if v.Rule.Line != 0 {
-		d.Rule = v.Rule.String()
-		d.Line = v.Rule.Line
-	}
-}
-
-// describe fills d's Robots fields from en and, when verdict is set, the
-// verdict of the cases that need no rule matching (then it returns nil);
-// it returns the robots.txt whose rules decide otherwise.
-func (e *Enforcer) describe(d *Decision, en *Entry, now time.Time, verdict bool) *robots.Robots {
-	d.RobotsStatus = en.Result.Status
-	d.RobotsHTTPStatus = en.Result.HTTPStatus
-	d.RobotsFetchedAt = en.FetchedAt
-	d.RobotsAge = now.Sub(en.FetchedAt)
-	switch en.Result.Status {
-	case StatusOK:
-		if en.Parsed != nil {
-			return en.Parsed
-		}
-	case StatusUnavailable:
-		if verdict {
-			d.Allowed, d.Reason = true, ReasonNoRobots
-			d.Detail = "no robots.txt" + paren(en.Result.Err) + ": all URLs allowed"
-		}
-		return nil
-	}
-	// Unreachable (or an entry without rules).
-	if !en.UnreachableSince.IsZero() && now.Sub(en.UnreachableSince) > e.window {
-		if verdict {
-			d.Allowed, d.Reason = true, ReasonNoRobots
-			d.Detail = "robots.txt unreachable for longer than " + e.window.String() +
-				paren(en.Result.Err) + ": treated as absent, all URLs allowed"
-		}
-		return nil
-	}
-	if en.Good != nil && en.Parsed != nil {
-		d.RobotsStale, d.RobotsStaleReason = true, StaleUnreachable
-		d.RobotsFetchedAt = en.GoodAt
-		d.RobotsAge = now.Sub(en.GoodAt)
-		return en.Parsed
-	}
-	if verdict {
-		d.Allowed, d.Reason = false, ReasonUnreachable
-		d.Detail = "robots.txt unreachable" + paren(en.Result.Err) + ": all URLs disallowed"
-	}
-	return nil
-}
-
-// paren returns " (s)", or "" when s is empty.
-func paren(s string) string {
-	if s == "" {
-		return ""
-	}
-	return " (" + s + ")"
 }
 
 // Entry returns origin's robots.txt entry, fetching it if there is no
@@ -360,17 +174,17 @@ func (e *Enforcer) refresh(ctx context.Context, origin string) (*Entry, error) {
 		fctx, cancel := context.WithTimeout(detached, e.fetchTimeout)
 		defer cancel()
 		if e.coord != nil {
-			en, err := e.coord.Once(fctx, origin, func(ctx context.Context) *Entry {
-				return e.fetchAndStore(ctx, origin)
+			en, err := e.coord.Once(fctx, origin, func(ctx context.Context, st Store) *Entry {
+				return e.fetchAndStore(ctx, st, origin)
 			})
 			if err == nil && en != nil {
 				return en, nil
 			}
-			if err != nil && !errors.Is(err, ErrCoordinatorUnavailable) { // [redis] outages are logged by the Coordinator
+			if err != nil && !errors.Is(err, ErrCoordinatorUnavailable) { // outages are logged by the Coordinator
 				e.log.Warn().Err(err).Str("origin", origin).Msg("robots.txt fetch coordination failed; fetching locally")
 			}
 		}
-		return e.fetchAndStore(fctx, origin), nil
+		return e.fetchAndStore(fctx, e.store, origin), nil
 	})
 	select {
 	case r := <-ch:
@@ -383,11 +197,11 @@ func (e *Enforcer) refresh(ctx context.Context, origin string) (*Entry, error) {
 	}
 }
 
-// fetchAndStore returns origin's entry from the Store if it is fresh
+// fetchAndStore returns origin's entry from st if it is fresh
 // (someone else just fetched it), else fetches it, stores the new entry
-// and returns it. It is the fetch function given to Coordinator.Once.
-func (e *Enforcer) fetchAndStore(ctx context.Context, origin string) *Entry {
-	prev, ok := e.store.Get(ctx, origin)
+// in st and returns it. It is the fetch function given to Coordinator.Once.
+func (e *Enforcer) fetchAndStore(ctx context.Context, st Store, origin string) *Entry {
+	prev, ok := st.Get(ctx, origin)
 	if ok && e.clock.Now().Before(prev.Expires) {
 		return prev
 	}
@@ -398,6 +212,9 @@ func (e *Enforcer) fetchAndStore(ctx context.Context, origin string) *Entry {
 		r.Status = StatusUnreachable
 		if r.Err == "" {
 			r.Err = "fetcher returned no status"
+		}
+		if r.ErrKind == "" {
+			r.ErrKind = FetchOther
 		}
 	}
 	if f := e.hooks.Fetched; f != nil {
@@ -412,7 +229,7 @@ func (e *Enforcer) fetchAndStore(ctx context.Context, origin string) *Entry {
 	if en.Result.Status != StatusUnavailable {
 		keep += e.window
 	}
-	e.store.Set(ctx, origin, en, keep)
+	st.Set(ctx, origin, en, keep)
 	return en
 }
 
@@ -440,7 +257,7 @@ func (e *Enforcer) next(origin string, prev *Entry, r FetchResult, now time.Time
 			en.UnreachableSince = prev.UnreachableSince
 		}
 	}
-	en.Expires = now.Add(e.backoff(en.Failures))
+	en.Expires = now.Add(Backoff(e.retryMin, e.retryMax, en.Failures))
 	if now.Sub(en.UnreachableSince) > e.window {
 		return en // treated as unavailable: the old copy is dropped
 	}
@@ -453,16 +270,6 @@ func (e *Enforcer) next(origin string, prev *Entry, r FetchResult, now time.Time
 		en.Good, en.GoodAt, en.Parsed = prev.Good, prev.GoodAt, prev.Parsed
 	}
 	return en
-}
-
-// backoff returns the wait before re-fetching after the n-th consecutive
-// failure: RetryMin doubled n-1 times, at most RetryMax.
-func (e *Enforcer) backoff(n int) time.Duration {
-	d := e.retryMin
-	for i := 1; i < n && d < e.retryMax; i++ {
-		d *= 2
-	}
-	return min(d, e.retryMax)
 }
 
 // logFetch logs a fetch failure at warn for operators.

@@ -500,12 +500,12 @@ type coordStore struct {
 	fail  bool
 }
 
-func (s *coordStore) Once(ctx context.Context, origin string, fetch func(context.Context) *Entry) (*Entry, error) {
+func (s *coordStore) Once(ctx context.Context, origin string, fetch func(context.Context, Store) *Entry) (*Entry, error) {
 	s.calls.Add(1)
 	if s.fail {
 		return nil, errors.New("redis down")
 	}
-	return fetch(ctx), nil
+	return fetch(ctx, s), nil
 }
 
 func TestCoordinator(t *testing.T) {

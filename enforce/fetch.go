@@ -19,10 +19,10 @@ import (
 
 // Defaults of HTTPFetcher's zero fields.
 const (
-	DefaultUserAgent    = "robotsgate/1.0 (+https://github.com/robotsgate/robotsgate)"
-	DefaultMaxBytes     = robots.DefaultMaxBytes // 500 KiB
-	DefaultMaxRedirects = 5
-	DefaultFetchTimeout = 10 * time.Second
+	defaultUserAgent    = "robotsgate/1.0 (+https://github.com/robotsgate/robotsgate)"
+	defaultMaxBytes     = robots.DefaultMaxBytes // 500 KiB
+	defaultMaxRedirects = 5
+	defaultFetchTimeout = 10 * time.Second
 )
 
 // HTTPFetcher is the Fetcher that GETs origin + "/robots.txt" over HTTP
@@ -54,16 +54,16 @@ type HTTPFetcher struct {
 	// in the environment are ignored).
 	Transport http.RoundTripper
 	// UserAgent is the User-Agent header of the fetches; default
-	// DefaultUserAgent.
+	// defaultUserAgent.
 	UserAgent string
 	// MaxBytes is how much of a body is read, counted after decoding its
-	// Content-Encoding; default DefaultMaxBytes.
+	// Content-Encoding; default defaultMaxBytes.
 	MaxBytes int
 	// MaxRedirects is how many redirects are followed; default
-	// DefaultMaxRedirects. A negative value follows none.
+	// defaultMaxRedirects. A negative value follows none.
 	MaxRedirects int
 	// Timeout bounds one fetch, redirects and body included; default
-	// DefaultFetchTimeout. The ctx passed to Fetch bounds it too.
+	// defaultFetchTimeout. The ctx passed to Fetch bounds it too.
 	Timeout time.Duration
 
 	once sync.Once
@@ -78,11 +78,11 @@ var errRedirectScheme = errors.New("redirect to a scheme other than http and htt
 func (f *HTTPFetcher) Fetch(ctx context.Context, origin string) FetchResult {
 	maxBytes := f.MaxBytes
 	if maxBytes <= 0 {
-		maxBytes = DefaultMaxBytes
+		maxBytes = defaultMaxBytes
 	}
 	maxRedirects := f.MaxRedirects
 	if maxRedirects == 0 {
-		maxRedirects = DefaultMaxRedirects
+		maxRedirects = defaultMaxRedirects
 	} else if maxRedirects < 0 {
 		maxRedirects = 0
 	}
@@ -90,16 +90,16 @@ func (f *HTTPFetcher) Fetch(ctx context.Context, origin string) FetchResult {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, target, nil)
 	if err != nil {
 		// A malformed origin cannot be fetched now or later.
-		return FetchResult{Status: StatusUnreachable, FinalURL: target, Err: fmt.Sprintf("bad robots.txt URL: %v", err)}
+		return FetchResult{Status: StatusUnreachable, FinalURL: target, Err: fmt.Sprintf("bad robots.txt URL: %v", err), ErrKind: FetchBadURL}
 	}
-	req.Header.Set("User-Agent", cmp.Or(f.UserAgent, DefaultUserAgent))
+	req.Header.Set("User-Agent", cmp.Or(f.UserAgent, defaultUserAgent))
 	req.Header.Set("Accept", "text/plain, */*;q=0.1")
 	req.Header.Set("Accept-Encoding", acceptEncoding)
 
 	tooMany := false
 	client := &http.Client{
 		Transport: f.transport(),
-		Timeout:   cmp.Or(max(f.Timeout, 0), DefaultFetchTimeout),
+		Timeout:   cmp.Or(max(f.Timeout, 0), defaultFetchTimeout),
 		CheckRedirect: func(req *http.Request, via []*http.Request) error {
 			if s := req.URL.Scheme; s != "http" && s != "https" {
 				return fmt.Errorf("%w: %s", errRedirectScheme, RedactedURL(req.URL))
@@ -117,7 +117,8 @@ func (f *HTTPFetcher) Fetch(ctx context.Context, origin string) FetchResult {
 	if err != nil {
 		// The error quotes the URL that failed, which may be a redirect's
 		// with userinfo (net/http keeps the user name).
-		return FetchResult{Status: StatusUnreachable, FinalURL: RedactURLsIn(finalURL(err, target)), Err: RedactURLsIn(fetchErr(err))}
+		return FetchResult{Status: StatusUnreachable, FinalURL: RedactURLsIn(finalURL(err, target)),
+			Err: RedactURLsIn(fetchErr(err)), ErrKind: errorKind(err)}
 	}
 	defer resp.Body.Close()
 
@@ -127,12 +128,12 @@ func (f *HTTPFetcher) Fetch(ctx context.Context, origin string) FetchResult {
 		body, truncated, err := readBody(resp, maxBytes)
 		if err != nil {
 			return FetchResult{Status: StatusUnreachable, HTTPStatus: code, FinalURL: r.FinalURL,
-				Err: "reading robots.txt body: " + RedactURLsIn(fetchErr(err))}
+				Err: "reading robots.txt body: " + RedactURLsIn(fetchErr(err)), ErrKind: errorKind(err)}
 		}
 		r.Status, r.Body, r.Truncated = StatusOK, body, truncated
 		return r
 	}
-	r.Status, r.Err = classify(resp, tooMany, maxRedirects)
+	r.Status, r.Err, r.ErrKind = classify(resp, tooMany, maxRedirects)
 	// Let the connection be reused if little is left to read.
 	_, _ = io.CopyN(io.Discard, resp.Body, 4<<10)
 	return r
@@ -140,22 +141,22 @@ func (f *HTTPFetcher) Fetch(ctx context.Context, origin string) FetchResult {
 
 // classify returns the Status of a response that is not 2xx, and why.
 // tooMany says the client stopped following redirects at the limit.
-func classify(resp *http.Response, tooMany bool, maxRedirects int) (Status, string) {
+func classify(resp *http.Response, tooMany bool, maxRedirects int) (Status, string, FetchErrorKind) {
 	switch code := resp.StatusCode; {
 	case code == http.StatusNotModified:
-		return StatusUnreachable, "HTTP 304 Not Modified answering an unconditional request"
+		return StatusUnreachable, "HTTP 304 Not Modified answering an unconditional request", FetchStatus
 	case code >= 300 && code <= 399 && tooMany:
-		return StatusUnavailable, fmt.Sprintf("too many redirects (more than %d)", maxRedirects)
+		return StatusUnavailable, fmt.Sprintf("too many redirects (more than %d)", maxRedirects), FetchRedirect
 	case code >= 300 && code <= 399 && resp.Header.Get("Location") == "":
-		return StatusUnreachable, fmt.Sprintf("HTTP %d redirect without a Location", code)
+		return StatusUnreachable, fmt.Sprintf("HTTP %d redirect without a Location", code), FetchRedirect
 	case code >= 300 && code <= 399:
-		return StatusUnreachable, fmt.Sprintf("HTTP %d redirect that cannot be followed", code)
+		return StatusUnreachable, fmt.Sprintf("HTTP %d redirect that cannot be followed", code), FetchRedirect
 	case code == http.StatusTooManyRequests:
-		return StatusUnreachable, "HTTP 429 Too Many Requests"
+		return StatusUnreachable, "HTTP 429 Too Many Requests", FetchStatus
 	case code >= 400 && code <= 499:
-		return StatusUnavailable, "HTTP " + resp.Status
+		return StatusUnavailable, "HTTP " + resp.Status, FetchStatus
 	}
-	return StatusUnreachable, "HTTP " + resp.Status
+	return StatusUnreachable, "HTTP " + resp.Status, FetchStatus
 }
 
 func (f *HTTPFetcher) transport() http.RoundTripper {

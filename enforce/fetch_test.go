@@ -263,10 +263,10 @@ func TestHTTPFetcherOversizedBody(t *testing.T) {
 }
 
 func TestHTTPFetcherDefaultLimit(t *testing.T) {
-	body := "User-agent: *\nDisallow: /early\n" + strings.Repeat("#", DefaultMaxBytes) + "\nDisallow: /late\n"
+	body := "User-agent: *\nDisallow: /early\n" + strings.Repeat("#", defaultMaxBytes) + "\nDisallow: /late\n"
 	o := newOrigin(t, serve(200, body))
 	r := (&HTTPFetcher{}).Fetch(context.Background(), o.srv.URL)
-	if r.Status != StatusOK || !r.Truncated || len(r.Body) != DefaultMaxBytes {
+	if r.Status != StatusOK || !r.Truncated || len(r.Body) != defaultMaxBytes {
 		t.Fatalf("Fetch: status %s truncated %v len %d", r.Status, r.Truncated, len(r.Body))
 	}
 	e := newTestEnforcer(t, Config{Fetcher: &HTTPFetcher{}}, nil)

@@ -24,19 +24,22 @@ func (e *Enforcer) servableStale(en *Entry, now time.Time) bool {
 }
 
 // revalidate starts a background re-fetch of origin, unless one started
-// by revalidate is under way. It shares the single flight of refresh.
+// by revalidate is under way or Close was called. It shares the single flight of refresh.
 func (e *Enforcer) revalidate(ctx context.Context, origin string) {
 	e.mu.Lock()
 	_, busy := e.revalidating[origin]
-	if !busy {
+	start := !busy && !e.closed
+	if start {
 		e.revalidating[origin] = struct{}{}
+		e.background.Add(1)
 	}
 	e.mu.Unlock()
-	if busy {
+	if !start {
 		return
 	}
 	detached := context.WithoutCancel(ctx)
 	go func() {
+		defer e.background.Done()
 		defer func() {
 			e.mu.Lock()
 			delete(e.revalidating, origin)
@@ -45,4 +48,15 @@ func (e *Enforcer) revalidate(ctx context.Context, origin string) {
 		// A failure is stored as the entry's result; nothing else to do.
 		_, _ = e.refresh(detached, origin)
 	}()
+}
+
+// Close stops starting background revalidations and waits for those
+// under way, so that none writes to the Store after Close returns. A
+// revalidation under way ends within FetchTimeout. Decide still works
+// after Close (it fetches in the foreground); Close is idempotent.
+func (e *Enforcer) Close() {
+	e.mu.Lock()
+	e.closed = true
+	e.mu.Unlock()
+	e.background.Wait()
 }

@@ -130,3 +130,59 @@ func TestStaleReasons(t *testing.T) {
 		t.Fatalf("failed re-fetch: %+v", d)
 	}
 }
+
+// closeStore is a MemoryStore that fails the test when it is written to
+// after the Enforcer's Close returned.
+type closeStore struct {
+	*MemoryStore
+	t      *testing.T
+	closed atomic.Bool
+	sets   atomic.Int64
+}
+
+func (s *closeStore) Set(ctx context.Context, origin string, e *Entry, keep time.Duration) {
+	if s.closed.Load() {
+		s.t.Errorf("Set(%s) after Close returned", origin)
+	}
+	s.sets.Add(1)
+	s.MemoryStore.Set(ctx, origin, e, keep)
+}
+
+// TestCloseWaitsForRevalidation: Close waits for a background
+// revalidation under way, which therefore never writes to the store
+// after Close, and starts no new one.
+func TestCloseWaitsForRevalidation(t *testing.T) {
+	v := newStaleEnv(t)
+	st := &closeStore{MemoryStore: NewMemoryStore(), t: t}
+	v.e = newTestEnforcer(t, Config{Fetcher: v.f, Store: st, TTL: time.Hour, FetchTimeout: staleFetchTimeout}, v.clock)
+	v.f.next <- okResult(testRobots)
+	v.decide()
+	v.clock.Advance(time.Hour)
+	if d := v.decide(); d.RobotsStaleReason != StaleRevalidating {
+		t.Fatalf("not revalidating: %+v", d)
+	}
+	done := make(chan struct{})
+	go func() {
+		v.e.Close()
+		st.closed.Store(true)
+		close(done)
+	}()
+	// Let the revalidation finish once Close returned, or after a while:
+	// a Close that does not wait is caught by closeStore either way.
+	select {
+	case <-done:
+	case <-time.After(100 * time.Millisecond):
+	}
+	v.f.next <- okResult(testRobots)
+	<-done
+	if n := st.sets.Load(); n != 2 {
+		t.Fatalf("%d Sets, want 2 (the first fetch and the revalidation)", n)
+	}
+	v.clock.Advance(time.Hour)
+	if d := v.decide(); d.RobotsStaleReason != StaleRevalidating {
+		t.Fatalf("after Close: %+v", d)
+	}
+	if n := st.sets.Load(); n != 2 {
+		t.Fatalf("a revalidation ran after Close (%d Sets)", n)
+	}
+}

@@ -41,7 +41,7 @@ import (
 // Memory: an entry holds the fetched body (at most robots.max_bytes, 500
 // KiB by default) and its parsed rules, which take several times the
 // body, most of all for files of thousands of wildcard rules. The store
-// charges each entry EntryCost against its byte bound: the bodies, the
+// charges each entry entryCost against its byte bound: the bodies, the
 // parsed file's own estimate of its heap (robots.Robots.MemSize) and a
 // fixed overhead, so that a few origins serving huge robots.txt files
 // (wildcard subdomains of a hostile domain) cannot exhaust memory any
@@ -75,8 +75,8 @@ type memItem struct {
 
 // Defaults of the bounds of a MemoryStore.
 const (
-	DefaultMaxEntries    = 100000
-	DefaultMaxCacheBytes = 512 << 20
+	defaultMaxEntries    = 100000
+	defaultMaxCacheBytes = 512 << 20
 )
 
 // sweepEvery is how often Set sweeps the expired entries when no bound
@@ -84,19 +84,19 @@ const (
 const sweepEvery = time.Minute
 
 // NewMemoryStore returns an empty MemoryStore of at most
-// DefaultMaxEntries entries and DefaultMaxCacheBytes.
+// defaultMaxEntries entries and defaultMaxCacheBytes.
 func NewMemoryStore() *MemoryStore { return NewMemoryStoreSize(0, 0) }
 
 // NewMemoryStoreSize returns an empty MemoryStore that keeps at most
-// maxEntries entries whose EntryCost adds up to at most maxBytes (the
+// maxEntries entries whose entryCost adds up to at most maxBytes (the
 // most recently stored entry is kept even if it alone exceeds maxBytes).
 // Values <= 0 mean the defaults: the store is always bounded.
 func NewMemoryStoreSize(maxEntries int, maxBytes int64) *MemoryStore {
 	if maxEntries <= 0 {
-		maxEntries = DefaultMaxEntries
+		maxEntries = defaultMaxEntries
 	}
 	if maxBytes <= 0 {
-		maxBytes = DefaultMaxCacheBytes
+		maxBytes = defaultMaxCacheBytes
 	}
 	// A cleanup interval of 0 starts no janitor goroutine.
 	s := &MemoryStore{max: maxEntries, maxBytes: maxBytes, c: cache.New(cache.NoExpiration, 0), lastSweep: time.Now()}
@@ -108,9 +108,9 @@ func NewMemoryStoreSize(maxEntries int, maxBytes int64) *MemoryStore {
 // rules: the Entry, its strings and the cache's item.
 const entryOverhead = 1 << 10
 
-// EntryCost is the memory a MemoryStore charges for e: its bodies, what
+// entryCost is the memory a MemoryStore charges for e: its bodies, what
 // its parsed rules hold (robots.Robots.MemSize) and entryOverhead.
-func EntryCost(e *Entry) int64 {
+func entryCost(e *Entry) int64 {
 	if e == nil {
 		return 0
 	}
@@ -141,7 +141,7 @@ func (s *MemoryStore) Set(_ context.Context, origin string, e *Entry, keep time.
 	if d <= 0 {
 		d = cache.NoExpiration
 	}
-	it := &memItem{e: e, cost: EntryCost(e)}
+	it := &memItem{e: e, cost: entryCost(e)}
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
 	old, live := s.c.Get(origin)
@@ -217,7 +217,7 @@ func (s *MemoryStore) Delete(_ context.Context, origin string) {
 	s.c.Delete(origin)
 }
 
-// Bytes returns the sum of the EntryCost of the entries kept (expired
+// Bytes returns the sum of the entryCost of the entries kept (expired
 // ones not swept yet included).
 func (s *MemoryStore) Bytes() int64 { return s.bytes.Load() }
 

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/robotsgate/robotsgate/robots"
 )
 
 // hostileBodies returns robots.txt files of about 500 KiB whose parsed
@@ -17,17 +19,17 @@ func hostileBodies() map[string][]byte {
 	rules := func(rule func(i int) string) []byte {
 		var sb strings.Builder
 		sb.WriteString("User-agent: *\n")
-		for i := 0; sb.Len() < DefaultMaxBytes-100; i++ {
+		for i := 0; sb.Len() < robots.DefaultMaxBytes-100; i++ {
 			sb.WriteString(rule(i) + "\n")
 		}
 		return []byte(sb.String())
 	}
 	b36 := func(i int) string { return strconv.FormatInt(int64(i), 36) }
 	var groups, tiny strings.Builder
-	for i := 0; groups.Len() < DefaultMaxBytes-100; i++ {
+	for i := 0; groups.Len() < robots.DefaultMaxBytes-100; i++ {
 		groups.WriteString("User-agent: b" + b36(i) + "\nallow:*" + b36(i) + "*z\n")
 	}
-	for i := 0; tiny.Len() < DefaultMaxBytes-100; i++ {
+	for i := 0; tiny.Len() < robots.DefaultMaxBytes-100; i++ {
 		tiny.WriteString("user-agent:" + b36(i) + "\nallow:/\n")
 	}
 	return map[string][]byte{
@@ -46,7 +48,7 @@ func TestStoreHeapWithinBudget(t *testing.T) {
 		t.Skip("parses tens of megabytes")
 	}
 	const budget = 64 << 20
-	e := &Enforcer{maxBytes: DefaultMaxBytes, ttl: time.Hour, window: time.Hour}
+	e := &Enforcer{maxBytes: robots.DefaultMaxBytes, ttl: time.Hour, window: time.Hour}
 	for name, body := range hostileBodies() {
 		var m0, m1 runtime.MemStats
 		runtime.GC()

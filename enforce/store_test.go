@@ -66,7 +66,7 @@ func TestMemoryStoreEvictsInBatches(t *testing.T) {
 	if _, ok := s.Get(ctx, "new"); !ok {
 		t.Error("newest entry evicted")
 	}
-	if s.Bytes() != 14*EntryCost(&Entry{}) {
+	if s.Bytes() != 14*entryCost(&Entry{}) {
 		t.Errorf("%d bytes charged for 14 entries", s.Bytes())
 	}
 }
@@ -81,7 +81,7 @@ func TestMemoryStoreBoundedUnderManyOrigins(t *testing.T) {
 			t.Fatalf("%d entries after %d origins, bound %d", s.Len(), i+1, max)
 		}
 	}
-	if s := NewMemoryStoreSize(0, -1); s.max != DefaultMaxEntries || s.maxBytes != DefaultMaxCacheBytes || NewMemoryStore().max != DefaultMaxEntries {
+	if s := NewMemoryStoreSize(0, -1); s.max != defaultMaxEntries || s.maxBytes != defaultMaxCacheBytes || NewMemoryStore().max != defaultMaxEntries {
 		t.Error("default bound not applied")
 	}
 }
@@ -103,7 +103,7 @@ func TestMemoryStoreKeep(t *testing.T) {
 	}
 	// An expired entry goes before a live one is evicted.
 	s.Set(ctx, "y", &Entry{}, 0)
-	if _, ok := s.Get(ctx, "long"); !ok || s.Len() != 2 || s.Bytes() != 2*EntryCost(&Entry{}) {
+	if _, ok := s.Get(ctx, "long"); !ok || s.Len() != 2 || s.Bytes() != 2*entryCost(&Entry{}) {
 		t.Errorf("live entry evicted although an expired one was there (len %d, %d bytes)", s.Len(), s.Bytes())
 	}
 }
@@ -121,7 +121,7 @@ func TestMemoryStoreSweepsExpired(t *testing.T) {
 	}
 	s.lastSweep = time.Now().Add(-sweepEvery)
 	s.Set(ctx, "c", &Entry{}, time.Hour)
-	if s.Len() != 2 || s.Bytes() != 2*EntryCost(&Entry{}) {
+	if s.Len() != 2 || s.Bytes() != 2*entryCost(&Entry{}) {
 		t.Errorf("after a sweep: len %d, %d bytes", s.Len(), s.Bytes())
 	}
 }
@@ -211,7 +211,7 @@ func TestMemoryStoreByteBound(t *testing.T) {
 		}
 	}
 	// Evicted in a batch down to 7/8 of the bound: 2 or 3 entries kept.
-	cost := EntryCost(entry())
+	cost := entryCost(entry())
 	if max := int(budget / cost); s.Len() < 1 || s.Len() > max || s.Bytes() != int64(s.Len())*cost {
 		t.Errorf("%d entries kept, %d bytes charged, want at most %d of %d", s.Len(), s.Bytes(), max, cost)
 	}
@@ -221,7 +221,7 @@ func TestMemoryStoreByteBound(t *testing.T) {
 	// Replacing and deleting keep the account right.
 	n := int64(s.Len())
 	s.Set(ctx, "http://h99.evil.example", &Entry{}, 0)
-	if want := (n-1)*cost + EntryCost(&Entry{}); s.Bytes() != want {
+	if want := (n-1)*cost + entryCost(&Entry{}); s.Bytes() != want {
 		t.Errorf("after replacing: %d bytes, want %d", s.Bytes(), want)
 	}
 	for i := 0; i < 100; i++ {
@@ -238,12 +238,12 @@ func TestMemoryStoreByteBound(t *testing.T) {
 		t.Errorf("newest entry not kept alone: len %d", s.Len())
 	}
 	// The cost of a failure entry counts its good copy.
-	if c := EntryCost(&Entry{Result: FetchResult{Status: StatusUnreachable}, Good: &FetchResult{Body: big}}); c != entryOverhead+int64(len(big)) {
-		t.Errorf("EntryCost of a stale copy = %d", c)
+	if c := entryCost(&Entry{Result: FetchResult{Status: StatusUnreachable}, Good: &FetchResult{Body: big}}); c != entryOverhead+int64(len(big)) {
+		t.Errorf("entryCost of a stale copy = %d", c)
 	}
 }
 
-// EntryCost must not under-charge: measure what entries of a few sizes
+// entryCost must not under-charge: measure what entries of a few sizes
 // really hold (the body and its parsed rules) on the heap.
 func TestEntryCostCoversMemory(t *testing.T) {
 	for _, rules := range []int{1, 20, 200} {
@@ -255,7 +255,7 @@ func TestEntryCostCoversMemory(t *testing.T) {
 		body := b.String()
 		const n = 200
 		s := NewMemoryStoreSize(n, 1<<40)
-		e := &Enforcer{maxBytes: DefaultMaxBytes, ttl: time.Hour, window: time.Hour}
+		e := &Enforcer{maxBytes: defaultMaxBytes, ttl: time.Hour, window: time.Hour}
 		runtime.GC()
 		var m0, m1 runtime.MemStats
 		runtime.ReadMemStats(&m0)
@@ -270,7 +270,7 @@ func TestEntryCostCoversMemory(t *testing.T) {
 		cost := s.Bytes() / n
 		t.Logf("%d rules, %d-byte body: %d B per entry on the heap, charged %d", rules, len(body), per, cost)
 		if per > cost {
-			t.Errorf("%d-byte body: entries hold %d B each, EntryCost charges %d", len(body), per, cost)
+			t.Errorf("%d-byte body: entries hold %d B each, entryCost charges %d", len(body), per, cost)
 		}
 		runtime.KeepAlive(s)
 	}
@@ -295,7 +295,7 @@ func TestMemoryStoreAccountingExact(t *testing.T) {
 	set := func(o string, bodyLen int, keep time.Duration) {
 		e := &Entry{Origin: o, Result: FetchResult{Status: StatusOK, Body: make([]byte, bodyLen)}}
 		s.Set(ctx, o, e, keep)
-		want[o] = EntryCost(e)
+		want[o] = entryCost(e)
 	}
 	for i, o := range []string{"a", "b", "c", "d"} {
 		set(o, 100*i, time.Hour)

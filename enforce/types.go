@@ -11,6 +11,7 @@ package enforce
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/robotsgate/robotsgate/robots"
@@ -50,13 +51,14 @@ const (
 // FetchResult is what a Fetcher got for one origin's /robots.txt.
 type FetchResult struct {
 	Status     Status
-	HTTPStatus int           // final HTTP status, 0 when no response came
-	Body       []byte        // at most the fetcher's size limit; only for StatusOK
-	Truncated  bool          // the body was longer than the limit
-	MaxAge     time.Duration // Cache-Control max-age of the response, 0 when absent
-	HasMaxAge  bool          // the response had a valid max-age (which may be 0)
-	FinalURL   string        // the URL after redirects
-	Err        string        // why the fetch failed, "" when it did not
+	HTTPStatus int            // final HTTP status, 0 when no response came
+	Body       []byte         // at most the fetcher's size limit; only for StatusOK
+	Truncated  bool           // the body was longer than the limit
+	MaxAge     time.Duration  // Cache-Control max-age of the response, 0 when absent
+	HasMaxAge  bool           // the response had a valid max-age (which may be 0)
+	FinalURL   string         // the URL after redirects
+	Err        string         // why the fetch failed, "" when it did not
+	ErrKind    FetchErrorKind // the kind of Err, "" when the fetch did not fail
 }
 
 // Fetcher fetches the robots.txt of an origin ("scheme://host[:port]").
@@ -124,8 +126,13 @@ func (e *Entry) Rebuild(maxBytes int) {
 // the others return the entry it stored. Once must honour ctx. When Once
 // returns an error the Enforcer fetches locally instead.
 type Coordinator interface {
-	Once(ctx context.Context, origin string, fetch func(context.Context) *Entry) (*Entry, error)
+	Once(ctx context.Context, origin string, fetch func(ctx context.Context, st Store) *Entry) (*Entry, error)
 }
+
+// ErrCoordinatorUnavailable is returned (wrapped) by a Coordinator's Once
+// when its shared backend is down. The Enforcer then fetches locally
+// without logging each time: the Coordinator reports the outage itself.
+var ErrCoordinatorUnavailable = errors.New("enforce: shared fetch coordination unavailable")
 
 // Store keeps Entries by origin. Implementations must be safe for
 // concurrent use. An entry must be kept at least until keep has passed
@@ -139,28 +146,22 @@ type Store interface {
 	Delete(ctx context.Context, origin string)
 }
 
-// Reason says why a Decision went the way it did.
+// Reason says why a Decision went the way it did. enforce defines the
+// robots.txt reasons; politeness and proxy define the reasons of their
+// own refusals with this type.
 type Reason string
 
 const (
-	ReasonAllowed       Reason = "allowed"            // no rule, or an Allow rule, matched
-	ReasonDisallowed    Reason = "disallowed"         // a Disallow rule matched
-	ReasonRobotsTxt     Reason = "robots-txt"         // /robots.txt itself is always allowed
-	ReasonNoRobots      Reason = "robots-unavailable" // 4xx (or too many redirects): all allowed
-	ReasonUnreachable   Reason = "robots-unreachable" // robots.txt could not be fetched: all disallowed
-	ReasonPaused        Reason = "origin-paused"      // origin asked us to back off (503/429 Retry-After)
-	ReasonQueueFull     Reason = "crawl-delay-wait"   // the crawl-delay wait would exceed the maximum
-	ReasonRobotTag      Reason = "robot-tag"          // the response carried a "do not keep" robot tag
-	ReasonTunnel        Reason = "tunnel-unenforced"  // CONNECT tunnel opened, paths not enforced
-	ReasonPortForbidden Reason = "port-forbidden"     // CONNECT to a port not in the allow-list
-	ReasonSiteClosed    Reason = "site-disallowed"    // tunnel mode: the whole site is disallowed
-	ReasonInvalidURL    Reason = "invalid-url"        // the URL has no origin (no scheme or host): refused
+	ReasonAllowed     Reason = "allowed"            // no rule, or an Allow rule, matched
+	ReasonDisallowed  Reason = "disallowed"         // a Disallow rule matched
+	ReasonRobotsTxt   Reason = "robots-txt"         // /robots.txt itself is always allowed
+	ReasonNoRobots    Reason = "robots-unavailable" // 4xx (or too many redirects): all allowed
+	ReasonUnreachable Reason = "robots-unreachable" // robots.txt could not be fetched: all disallowed
+	ReasonInvalidURL  Reason = "invalid-url"        // the URL has no origin (no scheme or host): refused
 	// ReasonClientGone: the caller's ctx ended while it waited for the
 	// robots.txt fetch (the client disconnected). Not a robots.txt
 	// verdict: the request is not sent, and there is nobody to refuse.
-	ReasonClientGone  Reason = "client-gone"
-	ReasonSelfRequest Reason = "self-request" // the destination is robotsgate itself (proxy or admin port): refused
-	ReasonMisdirected Reason = "misdirected"  // a request inside an MITM session names another host:port than its CONNECT
+	ReasonClientGone Reason = "client-gone"
 )
 
 // StaleReason says why a Decision used a robots.txt copy that is not
@@ -203,6 +204,9 @@ type Decision struct {
 	// /robots.txt itself with nothing cached).
 	RobotsStatus     Status
 	RobotsHTTPStatus int
+	// RobotsErrKind is the kind of the latest fetch's failure, "" when
+	// it did not fail.
+	RobotsErrKind FetchErrorKind
 	// RobotsFetchedAt and RobotsAge describe the copy the verdict used:
 	// the last good copy when RobotsStaleReason is StaleUnreachable, else
 	// the latest fetch.
@@ -220,27 +224,4 @@ type Decision struct {
 	// not clamped); 0 when the group states none or no robots.txt is in
 	// force. Politeness paces the origin with it.
 	CrawlDelay time.Duration
-}
-
-// Pacer hands out crawl-delay slots per origin, in arrival order, so that
-// successive requests to one origin are spaced at least delay apart. The
-// in-memory pacer serves one process; a Redis pacer serves a fleet.
-type Pacer interface {
-	// Reserve reserves the next slot for origin and returns when the
-	// request may go (now or later). If that would be later than
-	// now+maxWait, nothing is reserved and ok is false.
-	Reserve(ctx context.Context, origin string, delay, maxWait time.Duration) (at time.Time, ok bool, err error)
-}
-
-// Pauses records the origins that asked robotsgate to back off (503/429,
-// Retry-After). The in-memory implementation serves one process; a Redis
-// one serves a fleet.
-type Pauses interface {
-	// Pause pauses origin until until (extending, never shortening, a
-	// current pause).
-	Pause(ctx context.Context, origin string, until time.Time) error
-	// PausedUntil returns the end of origin's pause, if it is paused at now.
-	PausedUntil(ctx context.Context, origin string, now time.Time) (time.Time, bool, error)
-	// Resume ends origin's pause (a 2xx was seen).
-	Resume(ctx context.Context, origin string) error
 }

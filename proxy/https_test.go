@@ -297,11 +297,11 @@ func TestConnectPortAllowList(t *testing.T) {
 	defer other.Close()
 	for _, target := range []string{other.Addr().String(), "127.0.0.1"} { // no port means 80
 		resp, body, _ := p.rawConnect(t, target)
-		if resp.StatusCode != http.StatusForbidden || resp.Header.Get(HeaderDecision) != string(enforce.ReasonPortForbidden) {
+		if resp.StatusCode != http.StatusForbidden || resp.Header.Get(HeaderDecision) != string(ReasonPortForbidden) {
 			t.Fatalf("CONNECT %s: %d %q", target, resp.StatusCode, body)
 		}
 	}
-	rec := p.audit.find(t, string(enforce.ReasonPortForbidden))
+	rec := p.audit.find(t, string(ReasonPortForbidden))
 	if rec["decision"] != DecisionBlocked || rec["method"] != http.MethodConnect {
 		t.Fatalf("audit record: %v", rec)
 	}
@@ -329,7 +329,7 @@ func TestTunnelMode(t *testing.T) {
 
 	// Fully disallowed host: CONNECT refused with a real 403.
 	resp, body, _ := p.rawConnect(t, closed.Listener.Addr().String())
-	if resp.StatusCode != http.StatusForbidden || resp.Header.Get(HeaderDecision) != string(enforce.ReasonSiteClosed) {
+	if resp.StatusCode != http.StatusForbidden || resp.Header.Get(HeaderDecision) != string(ReasonSiteClosed) {
 		t.Fatalf("closed site: %d %s %q", resp.StatusCode, resp.Header.Get(HeaderDecision), body)
 	}
 	if closed.hit("/robots.txt") != 1 {
@@ -347,11 +347,11 @@ func TestTunnelMode(t *testing.T) {
 	if resp.TLS.PeerCertificates[0].Equal(partly.Certificate()) == false {
 		t.Fatal("tunnel: the client did not see the origin's own certificate")
 	}
-	rec := p.audit.find(t, string(enforce.ReasonTunnel))
+	rec := p.audit.find(t, string(ReasonTunnel))
 	if rec["decision"] != DecisionAllowed || rec["method"] != http.MethodConnect || rec["agent"] != "TestBot" {
 		t.Fatalf("tunnel audit record: %v", rec)
 	}
-	p.audit.find(t, string(enforce.ReasonSiteClosed))
+	p.audit.find(t, string(ReasonSiteClosed))
 	assertMetrics(t, p.srv.metrics.exposition(), map[string]float64{ // counted once each
 		`robotsgate_decisions_total{reason="site-disallowed",result="denied"}`:    1,
 		`robotsgate_decisions_total{reason="tunnel-unenforced",result="allowed"}`: 1,
@@ -499,7 +499,7 @@ func TestHTTPSShutdownWaitsForMITMRequest(t *testing.T) {
 	}
 	found := false
 	for _, r := range recs {
-		if strings.HasSuffix(fmt.Sprint(r["url"]), "/slow") && r["reason"] == string(enforce.ReasonRobotTag) {
+		if strings.HasSuffix(fmt.Sprint(r["url"]), "/slow") && r["reason"] == string(ReasonRobotTag) {
 			found = true
 		}
 	}
@@ -538,7 +538,7 @@ func TestTunnelModeAgentAndReport(t *testing.T) {
 	if resp, body, _ := p.rawConnect(t, target, "X-Robots-Agent: ClosedBot"); resp.StatusCode != 200 {
 		t.Fatalf("report mode: %d %q", resp.StatusCode, body)
 	}
-	rec := p.audit.find(t, string(enforce.ReasonSiteClosed))
+	rec := p.audit.find(t, string(ReasonSiteClosed))
 	if rec["decision"] != DecisionReported {
 		t.Fatalf("report-mode audit record: %v", rec)
 	}

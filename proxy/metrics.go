@@ -11,6 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/robotsgate/robotsgate/enforce"
+	"github.com/robotsgate/robotsgate/enforce/politeness"
 )
 
 // Metrics holds robotsgate's Prometheus metrics in a registry of its own
@@ -55,12 +56,12 @@ var statusClasses = [5]string{"error", "2xx", "3xx", "4xx", "5xx"}
 func knownReasons() map[enforce.Reason]bool {
 	return map[enforce.Reason]bool{
 		enforce.ReasonAllowed: true, enforce.ReasonRobotsTxt: true,
-		enforce.ReasonNoRobots: true, enforce.ReasonTunnel: true,
+		enforce.ReasonNoRobots: true, ReasonTunnel: true,
 		enforce.ReasonDisallowed: false, enforce.ReasonUnreachable: false,
-		enforce.ReasonPaused: false, enforce.ReasonQueueFull: false,
-		enforce.ReasonRobotTag: false, enforce.ReasonPortForbidden: false,
-		enforce.ReasonSiteClosed: false, enforce.ReasonInvalidURL: false,
-		enforce.ReasonSelfRequest: false, enforce.ReasonMisdirected: false, // [self] selfaddr.go
+		politeness.ReasonPaused: false, politeness.ReasonQueueFull: false,
+		ReasonRobotTag: false, ReasonPortForbidden: false,
+		ReasonSiteClosed: false, enforce.ReasonInvalidURL: false,
+		ReasonSelfRequest: false, ReasonMisdirected: false, // [self] selfaddr.go
 	}
 }
 
@@ -282,7 +283,7 @@ func (m *Metrics) QueueLeft() {
 }
 
 // PausedOriginsFunc makes robotsgate_paused_origins report f() at each
-// scrape (e.g. enforce.MemoryPauses.Len). f must be safe for concurrent
+// scrape (e.g. politeness.MemoryPauses.Len). f must be safe for concurrent
 // use. Without it the gauge reports what SetPausedOrigins set.
 func (m *Metrics) PausedOriginsFunc(f func() int) {
 	if m == nil {
@@ -337,12 +338,12 @@ func (s *Server) observeMetrics(resp *http.Response, ctx *goproxy.ProxyCtx) *htt
 
 // countPauses returns the Pauses the Server should use so that
 // robotsgate_paused_origins can count them: pauses itself when it can
-// count (has Len, as enforce.MemoryPauses does), or a new in-memory one,
+// count (has Len, as politeness.MemoryPauses does), or a new in-memory one,
 // counted, when pauses is nil (the default Politeness would create an
 // uncountable one of its own).
-func (m *Metrics) countPauses(pauses enforce.Pauses) enforce.Pauses {
+func (m *Metrics) countPauses(pauses politeness.Pauses) politeness.Pauses {
 	if pauses == nil {
-		mp := enforce.NewMemoryPauses()
+		mp := politeness.NewMemoryPauses()
 		m.PausedOriginsFunc(mp.Len)
 		return mp
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/robotsgate/robotsgate/enforce"
 	"github.com/robotsgate/robotsgate/internal/config"
+	"github.com/robotsgate/robotsgate/enforce/politeness"
 )
 
 // Values of politeness.crawl_delay.
@@ -21,10 +22,10 @@ const (
 
 // newPoliteness builds the politeness policy of cfg. pacer and pauses may
 // be nil (in-memory, this process only). In report mode the policy
-// decides without acting (enforce.PolitenessConfig.Report).
-func newPoliteness(cfg config.Config, pacer enforce.Pacer, pauses enforce.Pauses, clock enforce.Clock, log zerolog.Logger) (*enforce.Politeness, error) {
+// decides without acting (politeness.Config.Report).
+func newPoliteness(cfg config.Config, pacer politeness.Pacer, pauses politeness.Pauses, clock enforce.Clock, log zerolog.Logger) (*politeness.Politeness, error) {
 	p := cfg.Politeness
-	pol, err := enforce.NewPoliteness(enforce.PolitenessConfig{
+	pol, err := politeness.New(politeness.Config{
 		Clock:            clock,
 		Pacer:            pacer,
 		Pauses:           pauses,
@@ -113,11 +114,11 @@ func (s *Server) pace(r *http.Request, ctx *goproxy.ProxyCtx) (*http.Request, *h
 	rd.Detail = ref.Detail
 	rd.Rule, rd.Line = "", 0 // the allowing rule did not decide this; Group (whose Crawl-delay applied) stays
 	status := http.StatusTooManyRequests
-	if ref.Reason == enforce.ReasonPaused {
+	if ref.Reason == politeness.ReasonPaused {
 		status = http.StatusServiceUnavailable
 	}
 	e := EventFromDecision(r.RemoteAddr, r.Method, rd)
-	e.Detail = ref.Detail + "; Retry-After " + enforce.FormatRetryAfter(ref.RetryAfter) + "s"
+	e.Detail = ref.Detail + "; Retry-After " + politeness.FormatRetryAfter(ref.RetryAfter) + "s"
 	if pm != nil { // report mode: the request goes on
 		e.Decision = DecisionReported
 		if d.Allowed { // keep a robots refusal as the request's verdict

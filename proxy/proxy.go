@@ -25,6 +25,7 @@ import (
 
 	"github.com/robotsgate/robotsgate/enforce"
 	"github.com/robotsgate/robotsgate/internal/config"
+	"github.com/robotsgate/robotsgate/enforce/politeness"
 )
 
 // HTTP server timeouts of the proxy listener. There is no write timeout:
@@ -49,8 +50,8 @@ type Deps struct {
 	// Pacer and Pauses hold the politeness state (crawl-delay slots, paused
 	// origins); nil means in-memory, this process only. Give Redis ones to
 	// share them across a fleet. [politeness]
-	Pacer  enforce.Pacer
-	Pauses enforce.Pauses
+	Pacer  politeness.Pacer
+	Pauses politeness.Pauses
 	// Metrics receives the Server's metrics; nil means NewMetrics(). Give
 	// the Enforcer its hooks (Metrics.EnforceHooks). [metrics]
 	Metrics *Metrics
@@ -85,7 +86,7 @@ type Server struct {
 	metrics *Metrics     // [metrics] (metrics.go)
 	admin   http.Handler // [admin] admin API (admin.go)
 
-	polite *enforce.Politeness // [politeness] crawl-delay pacing, backoff (politeness.go)
+	polite *politeness.Politeness // [politeness] crawl-delay pacing, backoff (politeness.go)
 
 	https *httpsState // [https] CONNECT handling, CA, hijacked-connection tracking (connect.go)
 
@@ -253,7 +254,7 @@ type requestState struct {
 
 	// Permit is the politeness admission of a forwarded request (nil when
 	// pace did not admit it); it is released when the request ends.
-	Permit *enforce.Permit
+	Permit *politeness.Permit
 
 	// Parent is the UserData the request's ctx started with: for requests
 	// inside a MITM tunnel, the CONNECT's state.

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/robotsgate/robotsgate/enforce"
+	"github.com/robotsgate/robotsgate/enforce/politeness"
 )
 
 func TestRefuse(t *testing.T) {
@@ -36,7 +37,7 @@ func TestRefuse(t *testing.T) {
 
 	// Retry-After, rounded up to seconds; HEAD gets no body.
 	d.RetryAfter = 1500 * time.Millisecond
-	d.Reason = enforce.ReasonPaused
+	d.Reason = politeness.ReasonPaused
 	r = httptest.NewRequest(http.MethodHead, "http://a.test/x", nil)
 	resp = Refuse(r, http.StatusTooManyRequests, d)
 	if resp.Header.Get("Retry-After") != "2" || resp.StatusCode != 429 {

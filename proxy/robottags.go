@@ -12,7 +12,7 @@ import (
 
 	"github.com/robotsgate/robotsgate/enforce"
 	"github.com/robotsgate/robotsgate/internal/config"
-	"github.com/robotsgate/robotsgate/robots"
+	"github.com/robotsgate/robotsgate/robots/robottag"
 )
 
 // HeaderIndex is the header that robot_tags annotate mode adds to a
@@ -34,8 +34,8 @@ const maxTagDetail = 1024
 
 // tagScan is what one response's robot tags say.
 type tagScan struct {
-	Header []robots.Directive // from its X-Robots-Tag headers
-	Meta   []robots.Directive // from <meta name="robots|AGENT"> in its HTML head
+	Header []robottag.Directive // from its X-Robots-Tag headers
+	Meta   []robottag.Directive // from <meta name="robots|AGENT"> in its HTML head
 	// Scanned is the number of body bytes read to look for meta elements.
 	Scanned int
 	// NotScanned says why an HTML body was not (fully) scanned for meta
@@ -56,7 +56,7 @@ type tagEvent struct {
 func (ev *tagEvent) detail() string {
 	var sb strings.Builder
 	sb.WriteString("deny " + strings.Join(ev.Matched, ", "))
-	list := func(label string, ds []robots.Directive) {
+	list := func(label string, ds []robottag.Directive) {
 		if len(ds) == 0 {
 			return
 		}
@@ -141,7 +141,7 @@ func scanRobotTags(resp *http.Response, cfg config.RobotTagsConfig) *tagScan {
 	if tb, ok := resp.Body.(*tagBody); ok {
 		return tb.scan
 	}
-	s := &tagScan{Header: robots.ParseXRobotsTag(resp.Header.Values("X-Robots-Tag"))}
+	s := &tagScan{Header: robottag.ParseXRobotsTag(resp.Header.Values("X-Robots-Tag"))}
 	if !isHTML(resp) || !hasBody(resp) || resp.StatusCode/100 != 2 {
 		return s
 	}
@@ -156,7 +156,7 @@ func scanRobotTags(resp *http.Response, cfg config.RobotTagsConfig) *tagScan {
 	orig := resp.Body
 	rec := &scanRecorder{r: orig}
 	// ParseMetaRobots fails only when reading fails; rec has the error.
-	s.Meta, _ = robots.ParseMetaRobots(io.LimitReader(rec, int64(cfg.MaxScanBytes)))
+	s.Meta, _ = robottag.ParseMetaRobots(io.LimitReader(rec, int64(cfg.MaxScanBytes)))
 	s.Scanned = len(rec.buf)
 	var rest io.Reader = orig
 	if rec.err != nil {
@@ -197,8 +197,8 @@ func hasBody(resp *http.Response) bool {
 // content a crawler keeps) and only in modes annotate and enforce (any
 // mode other than off and enforce is treated as annotate). It reads the
 // response's robot tags (scanRobotTags, unless an earlier step already
-// did) and asks enforce.TagVerdict whether they say "do not keep" for
-// agent, with cfg.Deny (nil means enforce.DefaultTagDeny). When they do
+// did) and asks robottag.Verdict whether they say "do not keep" for
+// agent, with cfg.Deny (nil means robottag.DefaultDeny). When they do
 // not, resp is returned unchanged and ev is nil. When they do:
 //
 //   - annotate: resp gets HeaderIndex listing the matched deny entries and
@@ -214,10 +214,10 @@ func applyRobotTags(req *http.Request, resp *http.Response, agent string, cfg co
 	s := scanRobotTags(resp, cfg)
 	deny := cfg.Deny
 	if deny == nil {
-		deny = enforce.DefaultTagDeny()
+		deny = robottag.DefaultDeny()
 	}
-	all := append(append([]robots.Directive(nil), s.Header...), s.Meta...)
-	denied, matched := enforce.TagVerdict(all, agent, deny)
+	all := append(append([]robottag.Directive(nil), s.Header...), s.Meta...)
+	denied, matched := robottag.Verdict(all, agent, deny)
 	if !denied {
 		return resp, nil
 	}
@@ -238,7 +238,7 @@ func applyRobotTags(req *http.Request, resp *http.Response, agent string, cfg co
 
 // tagDecision is the refusal of req by robot tags described by ev.
 func tagDecision(req *http.Request, agent string, ev *tagEvent) enforce.Decision {
-	d := enforce.Decision{Reason: enforce.ReasonRobotTag, Agent: agent, Detail: ev.detail()}
+	d := enforce.Decision{Reason: ReasonRobotTag, Agent: agent, Detail: ev.detail()}
 	if req != nil && req.URL != nil {
 		d.URL = enforce.RedactedURL(req.URL)
 		d.Origin, _ = enforce.Origin(req.URL)
@@ -269,7 +269,7 @@ func (s *Server) robotTags(resp *http.Response, ctx *goproxy.ProxyCtx) *http.Res
 	}
 	d := tagDecision(r, st.Agent, ev)
 	e := Event{Client: r.RemoteAddr, Method: r.Method, URL: d.URL, Origin: d.Origin, Agent: st.Agent,
-		Reason: string(enforce.ReasonRobotTag), Decision: DecisionReported, Status: resp.StatusCode, Detail: d.Detail}
+		Reason: string(ReasonRobotTag), Decision: DecisionReported, Status: resp.StatusCode, Detail: d.Detail}
 	if ev.Refused {
 		e.Decision, e.Status = DecisionBlocked, out.StatusCode
 		st.Decision, st.Decided, st.Answered = d, true, true

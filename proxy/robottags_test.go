@@ -13,7 +13,7 @@ import (
 	"testing/iotest"
 
 	"github.com/robotsgate/robotsgate/internal/config"
-	"github.com/robotsgate/robotsgate/robots"
+	"github.com/robotsgate/robotsgate/robots/robottag"
 )
 
 // closeCounter is a response body that records reads and closes.
@@ -275,10 +275,10 @@ func TestTagEventDetail(t *testing.T) {
 }
 
 // manyDirectives returns n distinct directives, for length tests.
-func manyDirectives(n int) []robots.Directive {
-	var ds []robots.Directive
+func manyDirectives(n int) []robottag.Directive {
+	var ds []robottag.Directive
 	for i := range n {
-		ds = append(ds, robots.Directive{Name: "directive" + strconv.Itoa(i)})
+		ds = append(ds, robottag.Directive{Name: "directive" + strconv.Itoa(i)})
 	}
 	return ds
 }

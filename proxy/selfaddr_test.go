@@ -76,12 +76,12 @@ func TestSelfRequestRefused(t *testing.T) {
 		for _, method := range []string{http.MethodGet, http.MethodDelete} {
 			req, _ := http.NewRequest(method, u, nil)
 			resp, body := do(t, p.client, req)
-			if resp.StatusCode != http.StatusForbidden || resp.Header.Get(HeaderDecision) != string(enforce.ReasonSelfRequest) {
+			if resp.StatusCode != http.StatusForbidden || resp.Header.Get(HeaderDecision) != string(ReasonSelfRequest) {
 				t.Errorf("%s %s through the proxy: %d %s %q, want 403 self-request", method, u, resp.StatusCode, resp.Header.Get(HeaderDecision), body)
 			}
 		}
 	}
-	rec := p.audit.find(t, string(enforce.ReasonSelfRequest))
+	rec := p.audit.find(t, string(ReasonSelfRequest))
 	if rec["decision"] != DecisionBlocked || rec["status"] != float64(403) {
 		t.Errorf("audit record %v, want blocked 403", rec)
 	}
@@ -107,10 +107,10 @@ func TestSelfConnectRefused(t *testing.T) {
 	})
 	resp, c, _ := rawConnect(t, p.addr, p.adminAddr, "User-Agent: TestBot/1.0")
 	defer c.Close()
-	if resp.StatusCode != http.StatusForbidden || resp.Header.Get(HeaderDecision) != string(enforce.ReasonSelfRequest) {
+	if resp.StatusCode != http.StatusForbidden || resp.Header.Get(HeaderDecision) != string(ReasonSelfRequest) {
 		t.Fatalf("CONNECT %s: %d %s, want 403 self-request", p.adminAddr, resp.StatusCode, resp.Header.Get(HeaderDecision))
 	}
-	rec := p.audit.find(t, string(enforce.ReasonSelfRequest))
+	rec := p.audit.find(t, string(ReasonSelfRequest))
 	if rec["decision"] != DecisionBlocked || rec["method"] != http.MethodConnect {
 		t.Errorf("audit record %v", rec)
 	}
@@ -199,7 +199,7 @@ func TestMITMMisdirectedHost(t *testing.T) {
 	}
 	// ... another one is refused and never reached.
 	resp, body := send(otherHost, "/secret")
-	if resp.StatusCode != http.StatusMisdirectedRequest || resp.Header.Get(HeaderDecision) != string(enforce.ReasonMisdirected) {
+	if resp.StatusCode != http.StatusMisdirectedRequest || resp.Header.Get(HeaderDecision) != string(ReasonMisdirected) {
 		t.Fatalf("Host %s inside CONNECT %s: %d %s %q, want 421", otherHost, target, resp.StatusCode, resp.Header.Get(HeaderDecision), body)
 	}
 	if n := other.hit("/secret"); n != 0 {
@@ -209,7 +209,7 @@ func TestMITMMisdirectedHost(t *testing.T) {
 	if resp, _ := send("127.0.0.1", "/b"); resp.StatusCode != http.StatusMisdirectedRequest {
 		t.Fatalf("Host without port inside CONNECT %s: %d, want 421", target, resp.StatusCode)
 	}
-	rec := p.audit.find(t, string(enforce.ReasonMisdirected))
+	rec := p.audit.find(t, string(ReasonMisdirected))
 	if rec["decision"] != DecisionBlocked || rec["status"] != float64(421) || !strings.Contains(rec["detail"].(string), otherHost) {
 		t.Errorf("audit record %v", rec)
 	}

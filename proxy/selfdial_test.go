@@ -74,7 +74,7 @@ func TestSelfRequestSpellings(t *testing.T) {
 	for _, port := range []string{adminPort, proxyPort} {
 		for _, hp := range selfSpellings(port) {
 			resp, body := rawProxyGet(t, p.addr, "http://"+hp+"/metrics", hp)
-			if resp.StatusCode != http.StatusForbidden || resp.Header.Get(HeaderDecision) != string(enforce.ReasonSelfRequest) {
+			if resp.StatusCode != http.StatusForbidden || resp.Header.Get(HeaderDecision) != string(ReasonSelfRequest) {
 				t.Errorf("GET http://%s/metrics through the proxy: %d %s %.80q, want 403 self-request",
 					hp, resp.StatusCode, resp.Header.Get(HeaderDecision), body)
 			}
@@ -98,7 +98,7 @@ func TestSelfConnectSpellings(t *testing.T) {
 	for _, hp := range selfSpellings(adminPort) {
 		resp, c, _ := rawConnect(t, p.addr, hp, "User-Agent: TestBot/1.0")
 		c.Close()
-		if resp.StatusCode != http.StatusForbidden || resp.Header.Get(HeaderDecision) != string(enforce.ReasonSelfRequest) {
+		if resp.StatusCode != http.StatusForbidden || resp.Header.Get(HeaderDecision) != string(ReasonSelfRequest) {
 			t.Errorf("CONNECT %s: %d %s, want 403 self-request", hp, resp.StatusCode, resp.Header.Get(HeaderDecision))
 		}
 	}
@@ -162,7 +162,7 @@ func TestSelfCheckDialsCheckedAddress(t *testing.T) {
 	}
 	// A later request checks the new address, and is refused.
 	resp, _ = rawProxyGet(t, addr, "http://rebind.test:"+originPort+"/y", "rebind.test:"+originPort)
-	if resp.StatusCode != http.StatusForbidden || resp.Header.Get(HeaderDecision) != string(enforce.ReasonSelfRequest) {
+	if resp.StatusCode != http.StatusForbidden || resp.Header.Get(HeaderDecision) != string(ReasonSelfRequest) {
 		t.Errorf("after re-pointing: %d %s, want 403 self-request", resp.StatusCode, resp.Header.Get(HeaderDecision))
 	}
 	if n := o.hits.Load(); n != 1 {

@@ -295,17 +295,17 @@ func parseDelay(v []byte) (time.Duration, bool) {
 	return time.Duration(f * 1e9), true
 }
 
-// finish merges the groups as written into the groups Robots exposes and
-// compiles their rules.
-func (p *parser) finish() {
-	r := p.r
-	type tokInfo struct {
-		token string // first spelling
-		srcs  []int  // indexes into p.src naming the token
-	}
-	var order []string // lower-cased tokens in order of first appearance
-	toks := map[string]*tokInfo{}
-	var globalSrcs []int
+// tokInfo is an agent token of the source groups: its first spelling and
+// the indexes into parser.src of the groups that name it.
+type tokInfo struct {
+	token string
+	srcs  []int
+}
+
+// tokenSources returns the lower-cased agent tokens in order of first
+// appearance, each token's groups, and the groups for "*".
+func (p *parser) tokenSources() (order []string, toks map[string]*tokInfo, globalSrcs []int) {
+	toks = map[string]*tokInfo{}
 	for i, g := range p.src {
 		seen := map[string]bool{}
 		for _, t := range g.tokens {
@@ -326,6 +326,14 @@ func (p *parser) finish() {
 			globalSrcs = append(globalSrcs, i)
 		}
 	}
+	return order, toks, globalSrcs
+}
+
+// finish merges the groups as written into the groups Robots exposes and
+// compiles their rules.
+func (p *parser) finish() {
+	r := p.r
+	order, toks, globalSrcs := p.tokenSources()
 
 	// Tokens naming the same set of groups share one merged group.
 	bySet := map[string]*merged{}

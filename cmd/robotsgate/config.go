@@ -3,7 +3,7 @@ package main
 import (
 	"fmt"
 
-	"github.com/robotsgate/robotsgate/enforce"
+	"github.com/robotsgate/robotsgate/enforce/redisfleet"
 	"github.com/robotsgate/robotsgate/internal/config"
 )
 
@@ -16,7 +16,7 @@ func loadConfig(args []string, env func(string) string) (config.Config, error) {
 		return config.Config{}, err
 	}
 	if cfg.Cache != "memory" {
-		if err := enforce.ValidateRedisURL(cfg.Cache); err != nil {
+		if err := redisfleet.ValidateRedisURL(cfg.Cache); err != nil {
 			return config.Config{}, fmt.Errorf("config: cache: %w", err)
 		}
 	}

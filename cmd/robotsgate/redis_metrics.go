@@ -7,7 +7,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 )
 
-// redisHealth is what the Redis layer (enforce.RedisStore) reports.
+// redisHealth is what the Redis layer (redisfleet.Store) reports.
 type redisHealth interface {
 	Healthy() bool
 	Fallbacks() uint64

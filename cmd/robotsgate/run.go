@@ -7,7 +7,7 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"github.com/robotsgate/robotsgate/enforce"
+	"github.com/robotsgate/robotsgate/enforce/redisfleet"
 	"github.com/robotsgate/robotsgate/proxy"
 )
 
@@ -25,7 +25,7 @@ func (a *app) run(ctx context.Context, ready chan<- net.Addr) int {
 		a.log.Info().Str("admin_listen", a.aln.Addr().String()).Msg("admin API listening")
 	}
 	a.log.Info().Str("listen", a.ln.Addr().String()).Str("mode", a.cfg.Mode).Str("audit_log", a.cfg.AuditLog).
-		Str("agent", a.cfg.Agent).Str("cache", enforce.RedactCacheURL(a.cfg.Cache)).Msg("robotsgate listening")
+		Str("agent", a.cfg.Agent).Str("cache", redisfleet.RedactCacheURL(a.cfg.Cache)).Msg("robotsgate listening")
 	if ready != nil {
 		select {
 		case ready <- a.ln.Addr():

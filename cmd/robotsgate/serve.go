@@ -127,6 +127,8 @@ func (a *app) build(ctx context.Context, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
+	// Popped before the store's close: background revalidations write to it.
+	a.push(func(context.Context) int { enf.Close(); return 0 })
 	if err := registerAuditMetrics(metrics.Registry(), a.auditor); err != nil { // audit_metrics.go
 		a.log.Warn().Err(err).Msg("audit metrics not exported")
 	}

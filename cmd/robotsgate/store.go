@@ -7,6 +7,8 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/robotsgate/robotsgate/enforce"
+	"github.com/robotsgate/robotsgate/enforce/politeness"
+	"github.com/robotsgate/robotsgate/enforce/redisfleet"
 	"github.com/robotsgate/robotsgate/internal/config"
 	"github.com/robotsgate/robotsgate/proxy"
 )
@@ -17,9 +19,9 @@ import (
 // state while it is down.
 type cacheState struct {
 	store  enforce.Store
-	pacer  enforce.Pacer
-	pauses enforce.Pauses
-	redis  *enforce.Redis // nil in memory
+	pacer  politeness.Pacer
+	pauses politeness.Pauses
+	redis  *redisfleet.Redis // nil in memory
 	log    zerolog.Logger
 }
 
@@ -29,8 +31,8 @@ func newStore(ctx context.Context, cfg config.Config, log zerolog.Logger) (*cach
 	if cfg.Cache == "memory" {
 		return &cacheState{store: local, log: log}, nil
 	}
-	enforce.SetRedisClientLog(log)
-	r, err := enforce.NewRedis(ctx, cfg.Cache, enforce.RedisOptions{
+	redisfleet.SetRedisClientLog(log)
+	r, err := redisfleet.New(ctx, cfg.Cache, redisfleet.Options{
 		Log:      log.With().Str("component", "redis").Logger(),
 		MaxBytes: cfg.Robots.MaxBytes,
 		Local:    local,

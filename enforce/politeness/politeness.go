@@ -1,21 +1,24 @@
-package enforce
+// Package politeness is robotsgate's per-origin politeness: crawl-delay
+// pacing, pauses after 503/429 with exponential backoff, and a
+// concurrency limit per origin.
+package politeness
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync"
 	"time"
 
+	"github.com/robotsgate/robotsgate/enforce"
 	"github.com/rs/zerolog"
 )
 
-// PolitenessConfig configures a Politeness. Zero durations take the
+// Config configures a Politeness. Zero durations take the
 // documented defaults; negative values are an error.
-type PolitenessConfig struct {
-	Clock  Clock  // default SystemClock{}
-	Pacer  Pacer  // default NewMemoryPacer(Clock)
-	Pauses Pauses // default NewMemoryPauses()
+type Config struct {
+	Clock  enforce.Clock // default enforce.SystemClock{}
+	Pacer  Pacer         // default NewMemoryPacer(Clock)
+	Pauses Pauses        // default NewMemoryPauses()
 	Log    zerolog.Logger
 
 	// IgnoreCrawlDelay disregards the Crawl-delay of robots.txt groups;
@@ -49,12 +52,19 @@ type PolitenessConfig struct {
 	Report bool
 }
 
+// Reasons of the refusals Politeness makes; their values are part of the
+// audit log format.
+const (
+	ReasonPaused    enforce.Reason = "origin-paused"    // origin asked us to back off (503/429 Retry-After)
+	ReasonQueueFull enforce.Reason = "crawl-delay-wait" // the crawl-delay wait would exceed the maximum
+)
+
 // Default politeness settings.
 const (
-	DefaultMaxCrawlDelay = 60 * time.Second
-	DefaultMaxQueueWait  = 30 * time.Second
-	DefaultBackoffStart  = 30 * time.Second
-	DefaultBackoffMax    = time.Hour
+	defaultMaxCrawlDelay = 60 * time.Second
+	defaultMaxQueueWait  = 30 * time.Second
+	defaultBackoffStart  = 30 * time.Second
+	defaultBackoffMax    = time.Hour
 )
 
 // Politeness is robotsgate's per-origin politeness policy: it refuses
@@ -66,26 +76,15 @@ const (
 // origin's answer through its Permit's Done. Politeness is safe for
 // concurrent use.
 type Politeness struct {
-	cfg PolitenessConfig
+	cfg Config
 	sem *limiter // nil when MaxConcurrency is 0
 
-	mu      sync.Mutex
-	streaks map[string]*streak // origins with a 503/429 streak
-	sweepAt time.Time
-}
-
-// streak is the backoff state of one origin, in this process (used only
-// when the Pauses backend does not implement Backoffs).
-type streak struct {
-	n     int       // consecutive 503/429 answers counted
-	since time.Time // when the current pause was last set or extended
-	until time.Time // end of the current pause
 }
 
 // Refusal says why a request may not go now.
 type Refusal struct {
 	// Reason is ReasonPaused or ReasonQueueFull.
-	Reason Reason
+	Reason enforce.Reason
 	// RetryAfter is how long the client should wait before retrying: the
 	// rest of the pause, or the time until the origin's queue has drained.
 	RetryAfter time.Duration
@@ -112,8 +111,8 @@ type Permit struct {
 	once sync.Once
 }
 
-// NewPoliteness returns a Politeness, or an error if cfg is unusable.
-func NewPoliteness(cfg PolitenessConfig) (*Politeness, error) {
+// New returns a Politeness, or an error if cfg is unusable.
+func New(cfg Config) (*Politeness, error) {
 	for _, f := range []struct {
 		name string
 		d    time.Duration
@@ -122,14 +121,14 @@ func NewPoliteness(cfg PolitenessConfig) (*Politeness, error) {
 		{"BackoffStart", cfg.BackoffStart}, {"BackoffMax", cfg.BackoffMax},
 	} {
 		if f.d < 0 {
-			return nil, fmt.Errorf("enforce: politeness %s is negative (%v)", f.name, f.d)
+			return nil, fmt.Errorf("politeness: %s is negative (%v)", f.name, f.d)
 		}
 	}
 	if cfg.MaxConcurrency < 0 {
-		return nil, fmt.Errorf("enforce: politeness MaxConcurrency is negative (%d)", cfg.MaxConcurrency)
+		return nil, fmt.Errorf("politeness: MaxConcurrency is negative (%d)", cfg.MaxConcurrency)
 	}
 	if cfg.Clock == nil {
-		cfg.Clock = SystemClock{}
+		cfg.Clock = enforce.SystemClock{}
 	}
 	if cfg.Pacer == nil {
 		cfg.Pacer = NewMemoryPacer(cfg.Clock)
@@ -138,16 +137,16 @@ func NewPoliteness(cfg PolitenessConfig) (*Politeness, error) {
 		cfg.Pauses = NewMemoryPauses()
 	}
 	if cfg.MaxDelay == 0 {
-		cfg.MaxDelay = DefaultMaxCrawlDelay
+		cfg.MaxDelay = defaultMaxCrawlDelay
 	}
 	if cfg.MaxWait == 0 {
-		cfg.MaxWait = DefaultMaxQueueWait
+		cfg.MaxWait = defaultMaxQueueWait
 	}
 	if cfg.BackoffMax == 0 {
-		cfg.BackoffMax = DefaultBackoffMax
+		cfg.BackoffMax = defaultBackoffMax
 	}
 	if cfg.BackoffStart == 0 {
-		cfg.BackoffStart = DefaultBackoffStart
+		cfg.BackoffStart = defaultBackoffStart
 	}
 	if cfg.BackoffStart > cfg.BackoffMax {
 		cfg.BackoffStart = cfg.BackoffMax
@@ -155,7 +154,7 @@ func NewPoliteness(cfg PolitenessConfig) (*Politeness, error) {
 	if cfg.DefaultDelay > cfg.MaxDelay {
 		cfg.DefaultDelay = cfg.MaxDelay
 	}
-	p := &Politeness{cfg: cfg, streaks: make(map[string]*streak)}
+	p := &Politeness{cfg: cfg}
 	if cfg.MaxConcurrency > 0 {
 		p.sem = &limiter{max: cfg.MaxConcurrency, m: make(map[string]*slots)}
 	}
@@ -325,12 +324,11 @@ func (p *Politeness) refuse(pm *Permit, r *Refusal) (*Permit, *Refusal, error) {
 //     state since).
 //   - Any other status changes nothing.
 //
-// Pauses and streaks go to the Pauses backend when it implements
-// Backoffs (MemoryPauses, and RedisPauses, which shares them with the
-// fleet: every replica's 503/429 lengthens the one streak, and any
-// replica's 2xx ends the pause); otherwise streaks are kept in this
-// process. A streak that sees no further 503/429 is forgotten BackoffMax
-// after its pause ended. Backend errors are logged.
+// Pauses and streaks are kept by the Pauses backend (MemoryPauses, or a
+// fleet-wide one in which every replica's 503/429 lengthens the one
+// streak and any replica's 2xx ends the pause). A streak that sees no
+// further 503/429 is forgotten BackoffMax after its pause ended. Backend
+// errors are logged.
 func (p *Politeness) Observe(ctx context.Context, origin string, status int, retryAfter string, sent time.Time) (time.Time, bool) {
 	switch {
 	case status == 503 || status == 429:
@@ -343,96 +341,24 @@ func (p *Politeness) Observe(ctx context.Context, origin string, status int, ret
 
 func (p *Politeness) backOff(ctx context.Context, origin, retryAfter string) (time.Time, bool) {
 	now := p.cfg.Clock.Now()
-	ra, ok := ParseRetryAfter(retryAfter, now)
-	if b, isB := p.cfg.Pauses.(Backoffs); isB {
-		var d time.Duration
-		if ok && ra > 0 {
-			d = min(ra, p.cfg.BackoffMax)
-		}
-		until, extended, err := b.Backoff(ctx, origin, now, d,
-			BackoffPolicy{Start: p.cfg.BackoffStart, Max: p.cfg.BackoffMax})
-		if err != nil {
-			p.cfg.Log.Warn().Err(err).Str("origin", origin).Msg("politeness: recording pause failed")
-		}
-		if !extended {
-			return time.Time{}, false
-		}
-		return until, true
-	}
-
-	p.mu.Lock()
-	p.sweepLocked(now)
-	s := p.streaks[origin]
-	if s == nil {
-		s = &streak{}
-		p.streaks[origin] = s
-	}
-	if s.n == 0 || !now.Before(s.until) {
-		s.n++ // a new failure, not an answer to a request sent before the pause
-	}
 	var d time.Duration
-	if ok && ra > 0 {
+	if ra, ok := parseRetryAfter(retryAfter, now); ok && ra > 0 {
 		d = min(ra, p.cfg.BackoffMax)
-	} else {
-		d = p.backoff(s.n)
 	}
-	until := now.Add(d)
-	extended := until.After(s.until)
-	if extended {
-		s.until, s.since = until, now
+	until, extended, err := p.cfg.Pauses.Backoff(ctx, origin, now, d,
+		BackoffPolicy{Start: p.cfg.BackoffStart, Max: p.cfg.BackoffMax})
+	if err != nil {
+		p.cfg.Log.Warn().Err(err).Str("origin", origin).Msg("politeness: recording pause failed")
 	}
-	p.mu.Unlock()
-
 	if !extended {
 		return time.Time{}, false
-	}
-	if err := p.cfg.Pauses.Pause(ctx, origin, until); err != nil {
-		p.cfg.Log.Warn().Err(err).Str("origin", origin).Msg("politeness: recording pause failed")
 	}
 	return until, true
 }
 
-// backoff returns the pause after the n-th consecutive 503/429 (n >= 1):
-// BackoffStart * 2^(n-1), capped at BackoffMax.
-func (p *Politeness) backoff(n int) time.Duration {
-	d := p.cfg.BackoffStart
-	for i := 1; i < n && d < p.cfg.BackoffMax; i++ {
-		d *= 2
-	}
-	return min(d, p.cfg.BackoffMax)
-}
-
 func (p *Politeness) resume(ctx context.Context, origin string, sent time.Time) {
-	if b, ok := p.cfg.Pauses.(Backoffs); ok {
-		if err := b.ResumeSent(ctx, origin, sent); err != nil {
-			p.cfg.Log.Warn().Err(err).Str("origin", origin).Msg("politeness: ending pause failed")
-		}
-		return
-	}
-	p.mu.Lock()
-	s := p.streaks[origin]
-	if s == nil || (!sent.IsZero() && sent.Before(s.since)) {
-		p.mu.Unlock()
-		return
-	}
-	delete(p.streaks, origin)
-	p.mu.Unlock()
-	if err := p.cfg.Pauses.Resume(ctx, origin); err != nil {
+	if err := p.cfg.Pauses.ResumeSent(ctx, origin, sent); err != nil {
 		p.cfg.Log.Warn().Err(err).Str("origin", origin).Msg("politeness: ending pause failed")
-	}
-}
-
-// sweepLocked forgets, at most once a minute, the streaks whose pause
-// ended more than BackoffMax ago.
-func (p *Politeness) sweepLocked(now time.Time) {
-	if now.Before(p.sweepAt) {
-		return
-	}
-	p.sweepAt = now.Add(time.Minute)
-	for origin, s := range p.streaks {
-		if now.Sub(s.until) > p.cfg.BackoffMax {
-			delete(p.streaks, origin)
-		}
 	}
 }
 
@@ -457,92 +383,4 @@ func (pm *Permit) Release() {
 			pm.p.sem.release(pm.Origin)
 		}
 	})
-}
-
-// limiter is a per-origin counting semaphore whose waiters are served in
-// arrival order.
-type limiter struct {
-	max int
-	mu  sync.Mutex
-	m   map[string]*slots
-}
-
-type slots struct {
-	busy    int
-	waiters []chan struct{} // closed when handed a slot
-}
-
-var errNoSlot = errors.New("no slot")
-
-// acquire takes one of origin's slots, waiting up to maxWait (on clk) for
-// one. It reports false when none came in time, and ctx.Err() when ctx
-// ended first.
-func (l *limiter) acquire(ctx context.Context, clk Clock, origin string, maxWait time.Duration) (bool, error) {
-	l.mu.Lock()
-	s := l.m[origin]
-	if s == nil {
-		s = &slots{}
-		l.m[origin] = s
-	}
-	if s.busy < l.max && len(s.waiters) == 0 {
-		s.busy++
-		l.mu.Unlock()
-		return true, nil
-	}
-	if maxWait <= 0 {
-		l.mu.Unlock()
-		return false, nil
-	}
-	ch := make(chan struct{})
-	s.waiters = append(s.waiters, ch)
-	l.mu.Unlock()
-
-	var err error
-	select {
-	case <-ch:
-		return true, nil
-	case <-clk.After(maxWait):
-		err = errNoSlot
-	case <-ctx.Done():
-		err = ctx.Err()
-	}
-	l.mu.Lock()
-	for i, w := range s.waiters {
-		if w == ch {
-			s.waiters = append(s.waiters[:i], s.waiters[i+1:]...)
-			l.mu.Unlock()
-			return notSlot(err)
-		}
-	}
-	l.mu.Unlock()
-	// A slot was handed to us as we gave up: pass it on.
-	l.release(origin)
-	return notSlot(err)
-}
-
-func notSlot(err error) (bool, error) {
-	if err == errNoSlot {
-		return false, nil
-	}
-	return false, err
-}
-
-// release gives back one of origin's slots: to the first waiter, or to the
-// pool.
-func (l *limiter) release(origin string) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	s := l.m[origin]
-	if s == nil {
-		return
-	}
-	if len(s.waiters) > 0 {
-		close(s.waiters[0])
-		s.waiters = s.waiters[1:]
-		return
-	}
-	s.busy--
-	if s.busy <= 0 {
-		delete(l.m, origin)
-	}
 }

@@ -1,23 +1,21 @@
-package enforce
+package robottag
 
 import (
 	"slices"
 	"strings"
-
-	"github.com/robotsgate/robotsgate/robots"
 )
 
-// DefaultTagDeny returns the robot-tag directives that, by default, mean
+// DefaultDeny returns the robot-tag directives that, by default, mean
 // "do not keep this response": noindex and none.
-func DefaultTagDeny() []string { return []string{"noindex", "none"} }
+func DefaultDeny() []string { return []string{"noindex", "none"} }
 
-// TagVerdict reports whether the robot-tag directives ds (from
-// robots.ParseXRobotsTag and robots.ParseMetaRobots) tell the crawler
+// Verdict reports whether the robot-tag directives ds (from
+// ParseXRobotsTag and ParseMetaRobots) tell the crawler
 // whose product token is agent not to keep the response, given the
-// directives deny that count as "do not keep" (DefaultTagDeny, possibly
+// directives deny that count as "do not keep" (DefaultDeny, possibly
 // with additions such as "noai" or "noimageai").
 //
-// Only the directives that apply to agent count (robots.ForAgent: those
+// Only the directives that apply to agent count (forAgent: those
 // for every agent and those naming agent), with "none" expanded to
 // "noindex" and "nofollow". Each deny entry is compared
 // case-insensitively by directive name (a directive's value is ignored)
@@ -34,9 +32,9 @@ func DefaultTagDeny() []string { return []string{"noindex", "none"} }
 // duplicates (for the default deny list and a page saying "none":
 // ["noindex", "none"]). Empty deny entries are ignored; directives not in
 // deny, known or not, never deny.
-func TagVerdict(ds []robots.Directive, agent string, deny []string) (denied bool, matched []string) {
+func Verdict(ds []Directive, agent string, deny []string) (denied bool, matched []string) {
 	have := make(map[string]bool)
-	for _, d := range robots.ForAgent(ds, agent) {
+	for _, d := range forAgent(ds, agent) {
 		have[d.Name] = true
 	}
 	for _, e := range deny {

@@ -1,4 +1,4 @@
-package enforce
+package redisfleet
 
 import (
 	"context"
@@ -7,36 +7,37 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/robotsgate/robotsgate/enforce"
 	"time"
 
 	"github.com/patrickmn/go-cache"
 	"github.com/redis/go-redis/v9"
 )
 
-// RedisStore is the Store shared by a fleet of robotsgate processes. An
+// Store is the Store shared by a fleet of robotsgate processes. An
 // entry is kept in Redis under "<prefix>robots:<origin>" as JSON of the
 // fetched bodies and fetch metadata (never a compiled form: it is parsed
 // again locally on load, so a newer parser never reads a stale compiled
 // form), with the Redis key's lifetime set to keep.
 //
-// In front of Redis sits a short in-process L1 cache (RedisOptions.L1TTL)
+// In front of Redis sits a short in-process L1 cache (Options.L1TTL)
 // so that a hot origin costs no Redis round trip per request. Replicas
 // drop an origin from their L1 when another replica announces a new fetch
 // or a purge of it (Redis pub/sub); if that message is lost, the L1 copy
 // is at most L1TTL old.
 //
 // Every entry is also kept in a process-local Store, which answers while
-// Redis is down. RedisStore implements Coordinator: see Once.
-type RedisStore struct {
+// Redis is down. Store implements Coordinator: see Once.
+type Store struct {
 	r     *Redis
 	l1    *cache.Cache // nil when disabled
-	local Store
+	local enforce.Store
 }
 
-func newRedisStore(r *Redis) *RedisStore {
-	s := &RedisStore{r: r, local: r.opts.Local}
+func newRedisStore(r *Redis) *Store {
+	s := &Store{r: r, local: r.opts.Local}
 	if r.opts.L1TTL > 0 {
-		s.l1 = cache.New(r.opts.L1TTL, max(r.opts.L1TTL, time.Minute))
+		s.l1 = cache.New(r.opts.L1TTL, 0) // swept by Redis.sweepL1
 	}
 	return s
 }
@@ -44,14 +45,14 @@ func newRedisStore(r *Redis) *RedisStore {
 // Get returns origin's entry: from the L1 cache, else from Redis (the
 // entry is parsed again), else, while Redis is down, from the local
 // store.
-func (s *RedisStore) Get(ctx context.Context, origin string) (*Entry, bool) {
+func (s *Store) Get(ctx context.Context, origin string) (*enforce.Entry, bool) {
 	if s.l1 != nil {
 		if v, ok := s.l1.Get(origin); ok {
-			return v.(*Entry), true
+			return v.(*enforce.Entry), true
 		}
 	}
 	var (
-		e    *Entry
+		e    *enforce.Entry
 		keep time.Duration
 	)
 	ok := s.r.call(ctx, "get", func(ctx context.Context) (err error) {
@@ -76,7 +77,7 @@ func (s *RedisStore) Get(ctx context.Context, origin string) (*Entry, bool) {
 
 // getRemote reads origin's entry and its remaining lifetime from Redis.
 // A missing or undecodable entry is (nil, 0, nil).
-func (s *RedisStore) getRemote(ctx context.Context, origin string) (*Entry, time.Duration, error) {
+func (s *Store) getRemote(ctx context.Context, origin string) (*enforce.Entry, time.Duration, error) {
 	key := s.r.keys.robots(origin)
 	var get *redis.StringCmd
 	var ttl *redis.DurationCmd
@@ -124,7 +125,7 @@ return 0`)
 // fetch is stored: left in place, such an entry would be read as missing
 // by every request (one fetch each), while the compare-and-set might
 // defer to its fetch time. why is the reason, for the log.
-func (s *RedisStore) dropBad(ctx context.Context, origin, sum string, why error) error {
+func (s *Store) dropBad(ctx context.Context, origin, sum string, why error) error {
 	key := s.r.keys.robots(origin)
 	s.r.opts.Log.Warn().Err(why).Str("origin", origin).Str("key", key).
 		Msg("bad robots.txt entry in redis (undecodable, or a key of another type): deleted, robots.txt is fetched again")
@@ -137,7 +138,7 @@ func (s *RedisStore) dropBad(ctx context.Context, origin, sum string, why error)
 // redisSetEntry stores the entry ARGV[1] at KEYS[1] (kept ARGV[2] ms; 0:
 // no expiry) unless what is stored is better: an entry fetched later
 // (its fetched_ms > ARGV[3]), or, when the new entry is unreachable with
-// no good copy (ARGV[4] = "1") and ARGV[5] consecutive failures, a StatusOK
+// no good copy (ARGV[4] = "1") and ARGV[5] consecutive failures, a enforce.StatusOK
 // entry or an entry holding a good copy that the new one does not
 // continue (as many failures or more). An entry that does continue the
 // stored one (Enforcer.next carries the good copy over, and counts one
@@ -168,9 +169,23 @@ else
 end
 return 1`)
 
-// localOnlyKey marks a context whose Store writes stay in this process
-// (see Once: the result of a fetch made without the fleet's lock).
-type localOnlyKey struct{}
+// localWrites is the view of a Store whose writes stay in this process
+// (the L1 and local stores): Once hands it to a fetch made without the
+// fleet's lock. Reads and deletes go to the Store.
+type localWrites struct{ *Store }
+
+// Set stores e for origin in the L1 and local stores only.
+func (w localWrites) Set(ctx context.Context, origin string, e *enforce.Entry, keep time.Duration) {
+	w.setLocal(ctx, origin, e, keep)
+}
+
+// setLocal stores e for origin in the L1 and local stores.
+func (s *Store) setLocal(ctx context.Context, origin string, e *enforce.Entry, keep time.Duration) {
+	s.local.Set(ctx, origin, e, keep)
+	if s.l1 != nil {
+		s.l1.SetDefault(origin, e)
+	}
+}
 
 // Set stores e for origin in the L1 and local stores and, kept for keep
 // (keep <= 0: until deleted), in Redis, unless Redis holds a better entry
@@ -178,15 +193,10 @@ type localOnlyKey struct{}
 // failure that does not carry it as its good copy, would replace. Then
 // e stays local and the L1 copy is dropped, so that this process reads
 // the better entry next. Entries fetched by a replica that gave up
-// waiting for another's fetch (see Once) are kept local only.
-func (s *RedisStore) Set(ctx context.Context, origin string, e *Entry, keep time.Duration) {
-	s.local.Set(ctx, origin, e, keep)
-	if s.l1 != nil {
-		s.l1.SetDefault(origin, e)
-	}
-	if ctx.Value(localOnlyKey{}) != nil {
-		return
-	}
+// waiting for another's fetch (see Once) are written through localWrites
+// and kept local only.
+func (s *Store) Set(ctx context.Context, origin string, e *enforce.Entry, keep time.Duration) {
+	s.setLocal(ctx, origin, e, keep)
 	data, err := encodeRedisEntry(e)
 	if err != nil { // cannot happen for the types involved; keep it local
 		s.r.opts.Log.Error().Err(err).Str("origin", origin).Msg("cannot encode robots.txt entry for redis")
@@ -196,7 +206,7 @@ func (s *RedisStore) Set(ctx context.Context, origin string, e *Entry, keep time
 		keep = 0
 	}
 	noGood := "0"
-	if e.Result.Status == StatusUnreachable && e.Good == nil {
+	if e.Result.Status == enforce.StatusUnreachable && e.Good == nil {
 		noGood = "1"
 	}
 	var stored int64
@@ -214,7 +224,7 @@ func (s *RedisStore) Set(ctx context.Context, origin string, e *Entry, keep time
 
 // Delete forgets origin's entry in Redis, locally, and (by a published
 // message) in every replica's L1 cache.
-func (s *RedisStore) Delete(ctx context.Context, origin string) {
+func (s *Store) Delete(ctx context.Context, origin string) {
 	s.local.Delete(ctx, origin)
 	if s.l1 != nil {
 		s.l1.Delete(origin)
@@ -231,10 +241,10 @@ func (s *RedisStore) Delete(ctx context.Context, origin string) {
 
 // Len returns the number of robots.txt entries this process holds: its
 // process-local copy of every entry it read or stored (see Get and Set),
-// when the local store counts them (a MemoryStore does), else 0. It
+// when the local store counts them (a enforce.MemoryStore does), else 0. It
 // never asks Redis: the metric robotsgate_robots_cache_entries reads it
 // at every scrape.
-func (s *RedisStore) Len() int {
+func (s *Store) Len() int {
 	if l, ok := s.local.(interface{ Len() int }); ok {
 		return l.Len()
 	}
@@ -242,14 +252,14 @@ func (s *RedisStore) Len() int {
 }
 
 // Healthy reports whether Redis is in use (see Redis.Healthy).
-func (s *RedisStore) Healthy() bool { return s.r.Healthy() }
+func (s *Store) Healthy() bool { return s.r.Healthy() }
 
 // Fallbacks returns how many calls were answered locally (see
 // Redis.Fallbacks).
-func (s *RedisStore) Fallbacks() uint64 { return s.r.Fallbacks() }
+func (s *Store) Fallbacks() uint64 { return s.r.Fallbacks() }
 
 // dropL1 forgets origin's L1 copy (another replica changed the entry).
-func (s *RedisStore) dropL1(origin string) {
+func (s *Store) dropL1(origin string) {
 	if s.l1 != nil {
 		s.l1.Delete(origin)
 	}
@@ -259,7 +269,7 @@ func (s *RedisStore) dropL1(origin string) {
 // entries of another version as missing (the origin is fetched again).
 const redisEntryVersion = 1
 
-// redisEntry is the stored form of an Entry: everything but Parsed.
+// redisEntry is the stored form of an enforce.Entry: everything but Parsed.
 type redisEntry struct {
 	V                int          `json:"v"`
 	Origin           string       `json:"origin"`
@@ -273,36 +283,37 @@ type redisEntry struct {
 	UnreachableSince time.Time    `json:"unreachable_since,omitzero"`
 }
 
-// redisResult is the stored form of a FetchResult.
+// redisResult is the stored form of a enforce.FetchResult.
 type redisResult struct {
-	Status     Status `json:"status"`
-	HTTPStatus int    `json:"http_status,omitempty"`
-	Body       []byte `json:"body,omitempty"` // base64 in JSON
-	Truncated  bool   `json:"truncated,omitempty"`
-	MaxAgeNS   int64  `json:"max_age_ns,omitempty"`
-	HasMaxAge  bool   `json:"has_max_age,omitempty"`
-	FinalURL   string `json:"final_url,omitempty"`
-	Err        string `json:"err,omitempty"`
+	Status     enforce.Status `json:"status"`
+	HTTPStatus int            `json:"http_status,omitempty"`
+	Body       []byte         `json:"body,omitempty"` // base64 in JSON
+	Truncated  bool           `json:"truncated,omitempty"`
+	MaxAgeNS   int64          `json:"max_age_ns,omitempty"`
+	HasMaxAge  bool           `json:"has_max_age,omitempty"`
+	FinalURL   string         `json:"final_url,omitempty"`
+	Err        string         `json:"err,omitempty"`
+	ErrKind    string         `json:"err_kind,omitempty"`
 }
 
-func toRedisResult(r FetchResult) redisResult {
+func toRedisResult(r enforce.FetchResult) redisResult {
 	return redisResult{
 		Status: r.Status, HTTPStatus: r.HTTPStatus, Body: r.Body, Truncated: r.Truncated,
 		MaxAgeNS: int64(r.MaxAge), HasMaxAge: r.HasMaxAge,
-		FinalURL: r.FinalURL, Err: r.Err,
+		FinalURL: r.FinalURL, Err: r.Err, ErrKind: string(r.ErrKind),
 	}
 }
 
-func (r redisResult) fetchResult() FetchResult {
-	return FetchResult{
+func (r redisResult) fetchResult() enforce.FetchResult {
+	return enforce.FetchResult{
 		Status: r.Status, HTTPStatus: r.HTTPStatus, Body: r.Body, Truncated: r.Truncated,
 		MaxAge: time.Duration(r.MaxAgeNS), HasMaxAge: r.HasMaxAge,
-		FinalURL: r.FinalURL, Err: r.Err,
+		FinalURL: r.FinalURL, Err: r.Err, ErrKind: enforce.FetchErrorKind(r.ErrKind),
 	}
 }
 
 // encodeRedisEntry returns the stored form of e.
-func encodeRedisEntry(e *Entry) ([]byte, error) {
+func encodeRedisEntry(e *enforce.Entry) ([]byte, error) {
 	w := redisEntry{
 		V: redisEntryVersion, Origin: e.Origin, Result: toRedisResult(e.Result),
 		FetchedAt: e.FetchedAt, FetchedMS: e.FetchedAt.UnixMilli(), Expires: e.Expires, GoodAt: e.GoodAt,
@@ -315,9 +326,9 @@ func encodeRedisEntry(e *Entry) ([]byte, error) {
 	return json.Marshal(&w)
 }
 
-// decodeRedisEntry returns the Entry stored as data, with Parsed rebuilt
+// decodeRedisEntry returns the enforce.Entry stored as data, with Parsed rebuilt
 // from its bodies (parsing at most maxBytes).
-func decodeRedisEntry(data []byte, maxBytes int) (*Entry, error) {
+func decodeRedisEntry(data []byte, maxBytes int) (*enforce.Entry, error) {
 	var w redisEntry
 	if err := json.Unmarshal(data, &w); err != nil {
 		return nil, fmt.Errorf("decode robots.txt entry: %w", err)
@@ -328,7 +339,7 @@ func decodeRedisEntry(data []byte, maxBytes int) (*Entry, error) {
 	if w.Result.Status == "" {
 		return nil, errors.New("decode robots.txt entry: no result status")
 	}
-	e := &Entry{
+	e := &enforce.Entry{
 		Origin: w.Origin, Result: w.Result.fetchResult(),
 		FetchedAt: w.FetchedAt, Expires: w.Expires, GoodAt: w.GoodAt,
 		Failures: w.Failures, UnreachableSince: w.UnreachableSince,

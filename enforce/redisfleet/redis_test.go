@@ -1,4 +1,4 @@
-package enforce
+package redisfleet
 
 import (
 	"context"
@@ -16,7 +16,9 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/rs/zerolog"
 
+	"github.com/robotsgate/robotsgate/enforce"
 	"github.com/robotsgate/robotsgate/enforce/enforcetest"
+	"github.com/robotsgate/robotsgate/enforce/politeness"
 	"github.com/robotsgate/robotsgate/internal/redistest"
 )
 
@@ -26,10 +28,10 @@ const redisTestRobots = "User-agent: *\nDisallow: /private\nAllow: /private/ok\n
 
 // newTestRedis returns a Redis on srv with test-friendly intervals; extra
 // options are applied by mod.
-func newTestRedis(t testing.TB, srv *redistest.Server, clock Clock, mod func(*RedisOptions)) *Redis {
+func newTestRedis(t testing.TB, srv *redistest.Server, clock enforce.Clock, mod func(*Options)) *Redis {
 	t.Helper()
 	SetRedisClientLog(zerolog.Nop()) // go-redis's own dial-failure lines
-	o := RedisOptions{
+	o := Options{
 		Clock:         clock,
 		Log:           zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.WarnLevel),
 		RetryInterval: 20 * time.Millisecond,
@@ -38,7 +40,7 @@ func newTestRedis(t testing.TB, srv *redistest.Server, clock Clock, mod func(*Re
 	if mod != nil {
 		mod(&o)
 	}
-	r, err := NewRedis(context.Background(), srv.URL(0), o)
+	r, err := New(context.Background(), srv.URL(0), o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,17 +95,17 @@ func (o *redisOrigin) url(t testing.TB, path string) *url.URL {
 
 func (o *redisOrigin) origin(t testing.TB) string {
 	t.Helper()
-	s, err := Origin(o.url(t, "/"))
+	s, err := enforce.Origin(o.url(t, "/"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	return s
 }
 
-func newRedisEnforcer(t testing.TB, r *Redis, clock Clock) *Enforcer {
+func newRedisEnforcer(t testing.TB, r *Redis, clock enforce.Clock) *enforce.Enforcer {
 	t.Helper()
-	e, err := New(Config{
-		Fetcher:      &HTTPFetcher{Timeout: 5 * time.Second},
+	e, err := enforce.New(enforce.Config{
+		Fetcher:      &enforce.HTTPFetcher{Timeout: 5 * time.Second},
 		Store:        r.Store(),
 		Clock:        clock,
 		FetchTimeout: 10 * time.Second,
@@ -127,15 +129,15 @@ func redisWaitFor(t testing.TB, what string, cond func() bool) {
 	}
 }
 
-// TestRedisEntryFieldsCovered fails when Entry or FetchResult gain a field
+// TestRedisEntryFieldsCovered fails when enforce.Entry or enforce.FetchResult gain a field
 // that the stored form (redisEntry, redisResult) does not carry yet.
 func TestRedisEntryFieldsCovered(t *testing.T) {
-	// Entry: 8 stored fields + Parsed. FetchResult: 8 fields.
-	if n := reflect.TypeFor[Entry]().NumField(); n != 9 {
-		t.Errorf("Entry has %d fields, redisEntry stores 8 (+Parsed): update redis_store.go and this test", n)
+	// Entry: 8 stored fields + Parsed. FetchResult: 9 fields.
+	if n := reflect.TypeFor[enforce.Entry]().NumField(); n != 9 {
+		t.Errorf("enforce.Entry has %d fields, redisEntry stores 8 (+Parsed): update redis_store.go and this test", n)
 	}
-	if n := reflect.TypeFor[FetchResult]().NumField(); n != 8 {
-		t.Errorf("FetchResult has %d fields, redisResult stores 8: update redis_store.go and this test", n)
+	if n := reflect.TypeFor[enforce.FetchResult]().NumField(); n != 9 {
+		t.Errorf("enforce.FetchResult has %d fields, redisResult stores 9: update store.go and this test", n)
 	}
 }
 
@@ -146,13 +148,13 @@ func TestRedisStoreRoundTrip(t *testing.T) {
 	b := newTestRedis(t, srv, clock, nil).Store() // another replica: empty L1
 	ctx := context.Background()
 
-	good := FetchResult{Status: StatusOK, HTTPStatus: 200, Body: []byte(redisTestRobots),
+	good := enforce.FetchResult{Status: enforce.StatusOK, HTTPStatus: 200, Body: []byte(redisTestRobots),
 		MaxAge: 90*time.Minute + 7*time.Nanosecond, HasMaxAge: true, FinalURL: "http://a.test/robots.txt"}
-	entries := []*Entry{
+	entries := []*enforce.Entry{
 		{Origin: "http://a.test", Result: good, FetchedAt: redisT0, Expires: redisT0.Add(24 * time.Hour)},
-		{Origin: "http://b.test", Result: FetchResult{Status: StatusUnavailable, HTTPStatus: 404, FinalURL: "http://b.test/robots.txt"},
+		{Origin: "http://b.test", Result: enforce.FetchResult{Status: enforce.StatusUnavailable, HTTPStatus: 404, FinalURL: "http://b.test/robots.txt"},
 			FetchedAt: redisT0, Expires: redisT0.Add(time.Hour)},
-		{Origin: "http://c.test", Result: FetchResult{Status: StatusUnreachable, HTTPStatus: 503, Err: "HTTP 503", Truncated: true},
+		{Origin: "http://c.test", Result: enforce.FetchResult{Status: enforce.StatusUnreachable, HTTPStatus: 503, Err: "HTTP 503", ErrKind: enforce.FetchStatus, Truncated: true},
 			FetchedAt: redisT0.Add(time.Hour), Expires: redisT0.Add(2 * time.Hour), Good: &good, GoodAt: redisT0,
 			Failures: 3, UnreachableSince: redisT0.Add(30 * time.Minute)},
 	}
@@ -200,7 +202,7 @@ func TestRedisStoreRoundTrip(t *testing.T) {
 	}
 
 	// The stored form is the body, not a compiled form.
-	raw, err := redisClient(t, srv).Get(ctx, DefaultRedisPrefix+"robots:http://a.test").Result()
+	raw, err := redisClient(t, srv).Get(ctx, defaultPrefix+"robots:http://a.test").Result()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -220,7 +222,7 @@ func TestRedisStoreRoundTrip(t *testing.T) {
 	}
 
 	// An undecodable value is a miss, not a panic or an error.
-	if err := redisClient(t, srv).Set(ctx, DefaultRedisPrefix+"robots:http://junk.test", "{not json", 0).Err(); err != nil {
+	if err := redisClient(t, srv).Set(ctx, defaultPrefix+"robots:http://junk.test", "{not json", 0).Err(); err != nil {
 		t.Fatal(err)
 	}
 	if _, ok := b.Get(ctx, "http://junk.test"); ok {
@@ -230,13 +232,13 @@ func TestRedisStoreRoundTrip(t *testing.T) {
 
 func TestRedisStoreTTL(t *testing.T) {
 	srv := redistest.Start(t)
-	s := newTestRedis(t, srv, nil, func(o *RedisOptions) { o.L1TTL = -1 }).Store()
+	s := newTestRedis(t, srv, nil, func(o *Options) { o.L1TTL = -1 }).Store()
 	c := redisClient(t, srv)
 	ctx := context.Background()
-	e := &Entry{Origin: "http://ttl.test", Result: FetchResult{Status: StatusUnavailable, HTTPStatus: 404}}
+	e := &enforce.Entry{Origin: "http://ttl.test", Result: enforce.FetchResult{Status: enforce.StatusUnavailable, HTTPStatus: 404}}
 
 	s.Set(ctx, e.Origin, e, time.Hour)
-	ttl, err := c.PTTL(ctx, DefaultRedisPrefix+"robots:"+e.Origin).Result()
+	ttl, err := c.PTTL(ctx, defaultPrefix+"robots:"+e.Origin).Result()
 	if err != nil || ttl <= 59*time.Minute || ttl > time.Hour {
 		t.Fatalf("PTTL after Set(keep=1h) = %v, %v; want (59m, 1h]", ttl, err)
 	}
@@ -246,7 +248,7 @@ func TestRedisStoreTTL(t *testing.T) {
 		t.Fatal("entry missing right after Set")
 	}
 	redisWaitFor(t, "the Redis key to expire", func() bool {
-		n, err := c.Exists(ctx, DefaultRedisPrefix+"robots:"+e.Origin).Result()
+		n, err := c.Exists(ctx, defaultPrefix+"robots:"+e.Origin).Result()
 		return err == nil && n == 0
 	})
 	if _, ok := s.Get(ctx, e.Origin); ok {
@@ -262,7 +264,7 @@ func TestRedisFleetSingleFetch(t *testing.T) {
 	clock := enforcetest.NewClock(redisT0)
 	o := newRedisOrigin(t, redisTestRobots)
 	c := redisClient(t, srv)
-	lockKey := DefaultRedisPrefix + "lock:" + o.origin(t)
+	lockKey := defaultPrefix + "lock:" + o.origin(t)
 
 	// Hold the first fetch until its lock is visible in Redis and every
 	// request has been started, so that the others really contend.
@@ -273,7 +275,7 @@ func TestRedisFleetSingleFetch(t *testing.T) {
 	hit := func() { <-release }
 	o.onHit.Store(&hit)
 
-	var es []*Enforcer
+	var es []*enforce.Enforcer
 	for range 3 {
 		es = append(es, newRedisEnforcer(t, newTestRedis(t, srv, clock, nil), clock))
 	}
@@ -281,7 +283,7 @@ func TestRedisFleetSingleFetch(t *testing.T) {
 	var wg sync.WaitGroup
 	var started sync.WaitGroup
 	started.Add(n)
-	results := make([]Decision, n)
+	results := make([]enforce.Decision, n)
 	for i := range n {
 		wg.Add(1)
 		go func() {
@@ -306,7 +308,7 @@ func TestRedisFleetSingleFetch(t *testing.T) {
 		t.Fatalf("%d robots.txt fetches for %d requests over 3 replicas, want 1", got, n)
 	}
 	for i, d := range results {
-		if wantAllowed := i%2 == 1; d.Allowed != wantAllowed || d.RobotsStatus != StatusOK {
+		if wantAllowed := i%2 == 1; d.Allowed != wantAllowed || d.RobotsStatus != enforce.StatusOK {
 			t.Fatalf("request %d: %+v", i, d)
 		}
 	}
@@ -324,7 +326,7 @@ func TestRedisCrashedLockHolder(t *testing.T) {
 	o := newRedisOrigin(t, redisTestRobots)
 	c := redisClient(t, srv)
 	ctx := context.Background()
-	lockKey := DefaultRedisPrefix + "lock:" + o.origin(t)
+	lockKey := defaultPrefix + "lock:" + o.origin(t)
 	const lockTTL = 300 * time.Millisecond
 	if err := c.Set(ctx, lockKey, "crashed-holder", lockTTL).Err(); err != nil {
 		t.Fatal(err)
@@ -336,8 +338,8 @@ func TestRedisCrashedLockHolder(t *testing.T) {
 	}
 	o.onHit.Store(&hit)
 
-	mod := func(o *RedisOptions) { o.LockTTL = lockTTL }
-	es := []*Enforcer{
+	mod := func(o *Options) { o.LockTTL = lockTTL }
+	es := []*enforce.Enforcer{
 		newRedisEnforcer(t, newTestRedis(t, srv, clock, mod), clock),
 		newRedisEnforcer(t, newTestRedis(t, srv, clock, mod), clock),
 	}
@@ -347,7 +349,7 @@ func TestRedisCrashedLockHolder(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if d := es[i%2].Decide(ctx, o.url(t, "/private"), ""); d.Allowed || d.RobotsStatus != StatusOK {
+			if d := es[i%2].Decide(ctx, o.url(t, "/private"), ""); d.Allowed || d.RobotsStatus != enforce.StatusOK {
 				t.Errorf("decision: %+v", d)
 			}
 		}()
@@ -359,7 +361,7 @@ func TestRedisCrashedLockHolder(t *testing.T) {
 	if v := lockAtFetch.Load(); v == nil || *v == "crashed-holder" || *v == "" {
 		t.Fatalf("fetched while the lock was %v, want a waiter's own token", v)
 	}
-	// Bounded: far below the Enforcer's 10s fetch timeout.
+	// Bounded: far below the enforce.Enforcer's 10s fetch timeout.
 	if took := time.Since(start); took > 5*time.Second {
 		t.Fatalf("waiters took %v", took)
 	}
@@ -370,7 +372,7 @@ func TestRedisCrashedLockHolder(t *testing.T) {
 func TestRedisPacerAcrossInstances(t *testing.T) {
 	srv := redistest.Start(t)
 	clock := enforcetest.NewClock(redisT0)
-	var ps []*RedisPacer
+	var ps []*Pacer
 	for range 3 {
 		ps = append(ps, newTestRedis(t, srv, clock, nil).Pacer())
 	}
@@ -449,7 +451,7 @@ func TestRedisPauses(t *testing.T) {
 
 	// pausedUntil polls p until it reports want (replicas learn of
 	// another's change through a published message: asynchronously).
-	pausedUntil := func(p *RedisPauses, want time.Time) {
+	pausedUntil := func(p *Pauses, want time.Time) {
 		t.Helper()
 		redisWaitFor(t, fmt.Sprintf("pause until %v", want), func() bool {
 			got, ok, err := p.PausedUntil(ctx, origin, clock.Now())
@@ -485,7 +487,7 @@ func TestRedisPauses(t *testing.T) {
 		t.Fatal(err)
 	}
 	pausedUntil(b, time.Time{})
-	n, err := redisClient(t, srv).Exists(ctx, DefaultRedisPrefix+"pause:"+origin).Result()
+	n, err := redisClient(t, srv).Exists(ctx, defaultPrefix+"pause:"+origin).Result()
 	if err != nil || n != 0 {
 		t.Fatalf("pause key after Resume: %d %v", n, err)
 	}
@@ -497,7 +499,7 @@ func TestRedisPauses(t *testing.T) {
 func TestRedisOutageFallbackAndRecovery(t *testing.T) {
 	srv := redistest.Start(t)
 	clock := enforcetest.NewClock(redisT0)
-	r := newTestRedis(t, srv, clock, func(o *RedisOptions) { o.L1TTL = -1; o.Timeout = 200 * time.Millisecond })
+	r := newTestRedis(t, srv, clock, func(o *Options) { o.L1TTL = -1; o.Timeout = 200 * time.Millisecond })
 	e := newRedisEnforcer(t, r, clock)
 	o := newRedisOrigin(t, redisTestRobots)
 	o2 := newRedisOrigin(t, "User-agent: *\nDisallow: /two\n")
@@ -506,7 +508,7 @@ func TestRedisOutageFallbackAndRecovery(t *testing.T) {
 
 	check := func(stage string, o *redisOrigin, path string, allowed bool) {
 		t.Helper()
-		if d := e.Decide(ctx, o.url(t, path), ""); d.Allowed != allowed || d.RobotsStatus != StatusOK {
+		if d := e.Decide(ctx, o.url(t, path), ""); d.Allowed != allowed || d.RobotsStatus != enforce.StatusOK {
 			t.Fatalf("%s: %s: %+v", stage, path, d)
 		}
 	}
@@ -554,7 +556,7 @@ func TestRedisOutageFallbackAndRecovery(t *testing.T) {
 	// once more, fleet-wide, and stored in Redis.
 	check("redis back", o2, "/two", false)
 	redisWaitFor(t, "the entry to reach the restarted Redis", func() bool {
-		n, err := c.Exists(ctx, DefaultRedisPrefix+"robots:"+o2.origin(t)).Result()
+		n, err := c.Exists(ctx, defaultPrefix+"robots:"+o2.origin(t)).Result()
 		return err == nil && n == 1
 	})
 	// The pause recorded during the outage is not forgotten: this
@@ -572,7 +574,7 @@ func TestRedisOutageFallbackAndRecovery(t *testing.T) {
 	if _, ok, err := r.Pacer().Reserve(ctx, "http://after.test", time.Second, time.Minute); !ok || err != nil {
 		t.Fatalf("reserve after recovery: %v %v", ok, err)
 	}
-	if n, err := c.Exists(ctx, DefaultRedisPrefix+"pace:http://after.test").Result(); err != nil || n != 1 {
+	if n, err := c.Exists(ctx, defaultPrefix+"pace:http://after.test").Result(); err != nil || n != 1 {
 		t.Fatalf("pacing not back in Redis: %d %v", n, err)
 	}
 }
@@ -583,7 +585,7 @@ func TestRedisOutageFallbackAndRecovery(t *testing.T) {
 func TestRedisSlowFallsBack(t *testing.T) {
 	srv := redistest.Start(t)
 	clock := enforcetest.NewClock(redisT0)
-	r := newTestRedis(t, srv, clock, func(o *RedisOptions) { o.L1TTL = -1; o.Timeout = 100 * time.Millisecond })
+	r := newTestRedis(t, srv, clock, func(o *Options) { o.L1TTL = -1; o.Timeout = 100 * time.Millisecond })
 	e := newRedisEnforcer(t, r, clock)
 	o := newRedisOrigin(t, redisTestRobots)
 	ctx := context.Background()
@@ -594,7 +596,7 @@ func TestRedisSlowFallsBack(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i := range redisSlowTrips { // each Decide's lookup runs over its deadline
-		if d := e.Decide(ctx, o.url(t, "/private"), ""); d.Allowed || d.RobotsStatus != StatusOK {
+		if d := e.Decide(ctx, o.url(t, "/private"), ""); d.Allowed || d.RobotsStatus != enforce.StatusOK {
 			t.Fatalf("slow redis, call %d: %+v", i, d)
 		}
 	}
@@ -609,18 +611,18 @@ func TestRedisSlowFallsBack(t *testing.T) {
 
 func TestRedisOnceFailsFastWhenDown(t *testing.T) {
 	srv := redistest.Start(t)
-	r := newTestRedis(t, srv, nil, func(o *RedisOptions) { o.RetryInterval = time.Hour })
+	r := newTestRedis(t, srv, nil, func(o *Options) { o.RetryInterval = time.Hour })
 	srv.Stop()
 	ctx := context.Background()
-	r.Store().Set(ctx, "http://x.test", &Entry{Origin: "http://x.test", Result: FetchResult{Status: StatusUnavailable}}, time.Hour)
+	r.Store().Set(ctx, "http://x.test", &enforce.Entry{Origin: "http://x.test", Result: enforce.FetchResult{Status: enforce.StatusUnavailable}}, time.Hour)
 	redisWaitFor(t, "health to report the outage", func() bool { return !r.Healthy() })
 	calls := 0
-	_, err := r.Store().Once(ctx, "http://x.test", func(context.Context) *Entry { calls++; return nil })
+	_, err := r.Store().Once(ctx, "http://x.test", func(context.Context, enforce.Store) *enforce.Entry { calls++; return nil })
 	if err == nil || calls != 0 {
 		t.Fatalf("Once while down: err %v, fetch ran %d times", err, calls)
 	}
 	// The local copy answers.
-	if e, ok := r.Store().Get(ctx, "http://x.test"); !ok || e.Result.Status != StatusUnavailable {
+	if e, ok := r.Store().Get(ctx, "http://x.test"); !ok || e.Result.Status != enforce.StatusUnavailable {
 		t.Fatalf("local fallback: %v %v", e, ok)
 	}
 }
@@ -656,8 +658,8 @@ func TestValidateRedisURL(t *testing.T) {
 func BenchmarkRedisDecideCacheHit(b *testing.B) {
 	o := newRedisOrigin(b, redisTestRobots)
 	u := o.url(b, "/private/page")
-	run := func(b *testing.B, store Store) {
-		e, err := New(Config{Fetcher: &HTTPFetcher{}, Store: store})
+	run := func(b *testing.B, store enforce.Store) {
+		e, err := enforce.New(enforce.Config{Fetcher: &enforce.HTTPFetcher{}, Store: store})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -671,10 +673,10 @@ func BenchmarkRedisDecideCacheHit(b *testing.B) {
 			}
 		}
 	}
-	b.Run("memory", func(b *testing.B) { run(b, NewMemoryStore()) })
+	b.Run("memory", func(b *testing.B) { run(b, enforce.NewMemoryStore()) })
 	srv := redistest.Start(b)
 	b.Run("redis-no-l1", func(b *testing.B) {
-		run(b, newTestRedis(b, srv, nil, func(o *RedisOptions) { o.L1TTL = -1 }).Store())
+		run(b, newTestRedis(b, srv, nil, func(o *Options) { o.L1TTL = -1 }).Store())
 	})
 	b.Run("redis-l1", func(b *testing.B) {
 		run(b, newTestRedis(b, srv, nil, nil).Store())
@@ -687,7 +689,7 @@ func BenchmarkRedisDecideCacheHit(b *testing.B) {
 func TestRedisOneSlowCallKeepsRedis(t *testing.T) {
 	srv := redistest.Start(t)
 	clock := enforcetest.NewClock(redisT0)
-	r := newTestRedis(t, srv, clock, func(o *RedisOptions) { o.L1TTL = -1; o.Timeout = 100 * time.Millisecond })
+	r := newTestRedis(t, srv, clock, func(o *Options) { o.L1TTL = -1; o.Timeout = 100 * time.Millisecond })
 	c := redisClient(t, srv)
 	ctx := context.Background()
 	const origin = "http://slow.test"
@@ -757,9 +759,9 @@ func TestRedisPauseStreakFleetWide(t *testing.T) {
 	clock := enforcetest.NewClock(redisT0)
 	ctx := context.Background()
 	const origin = "http://streak.test"
-	var pols []*Politeness
+	var pols []*politeness.Politeness
 	for range 3 {
-		p, err := NewPoliteness(PolitenessConfig{Clock: clock, Pauses: newTestRedis(t, srv, clock, nil).Pauses(),
+		p, err := politeness.New(politeness.Config{Clock: clock, Pauses: newTestRedis(t, srv, clock, nil).Pauses(),
 			BackoffStart: 30 * time.Second, BackoffMax: time.Hour})
 		if err != nil {
 			t.Fatal(err)
@@ -767,14 +769,14 @@ func TestRedisPauseStreakFleetWide(t *testing.T) {
 		pols = append(pols, p)
 	}
 	a, b, c := pols[0], pols[1], pols[2]
-	pausedFor := func(p *Politeness, want time.Duration) {
+	pausedFor := func(p *politeness.Politeness, want time.Duration) {
 		t.Helper()
 		redisWaitFor(t, fmt.Sprintf("a pause of %v", want), func() bool {
 			_, ref, _ := p.Admit(ctx, origin, 0)
 			if want == 0 {
 				return ref == nil
 			}
-			return ref != nil && ref.Reason == ReasonPaused && ref.RetryAfter == want
+			return ref != nil && ref.Reason == politeness.ReasonPaused && ref.RetryAfter == want
 		})
 	}
 
@@ -803,7 +805,7 @@ func TestRedisPauseStreakFleetWide(t *testing.T) {
 		t.Fatalf("503 after the 2xx: %v %v, want 30s", u, ok)
 	}
 	// The stored record carries since|until|streak.
-	v, err := redisClient(t, srv).Get(ctx, DefaultRedisPrefix+"pause:"+origin).Result()
+	v, err := redisClient(t, srv).Get(ctx, defaultPrefix+"pause:"+origin).Result()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -823,9 +825,9 @@ func TestRedisSetKeepsBetterEntry(t *testing.T) {
 	c := redisClient(t, srv)
 	ctx := context.Background()
 	const origin = "http://cas.test"
-	stored := func() *Entry {
+	stored := func() *enforce.Entry {
 		t.Helper()
-		raw, err := c.Get(ctx, DefaultRedisPrefix+"robots:"+origin).Result()
+		raw, err := c.Get(ctx, defaultPrefix+"robots:"+origin).Result()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -835,34 +837,34 @@ func TestRedisSetKeepsBetterEntry(t *testing.T) {
 		}
 		return e
 	}
-	good := FetchResult{Status: StatusOK, HTTPStatus: 200, Body: []byte(redisTestRobots)}
-	ok := &Entry{Origin: origin, Result: good, FetchedAt: redisT0.Add(time.Second), Expires: redisT0.Add(time.Hour)}
+	good := enforce.FetchResult{Status: enforce.StatusOK, HTTPStatus: 200, Body: []byte(redisTestRobots)}
+	ok := &enforce.Entry{Origin: origin, Result: good, FetchedAt: redisT0.Add(time.Second), Expires: redisT0.Add(time.Hour)}
 	a.Set(ctx, origin, ok, 2*time.Hour)
 
 	// A failure fetched later, without the good copy (a replica that did
 	// not see it): Redis keeps the good entry, and b reads it next.
-	fail := &Entry{Origin: origin, Result: FetchResult{Status: StatusUnreachable, Err: "timeout"},
+	fail := &enforce.Entry{Origin: origin, Result: enforce.FetchResult{Status: enforce.StatusUnreachable, Err: "timeout"},
 		FetchedAt: redisT0.Add(2 * time.Second), Expires: redisT0.Add(time.Minute), Failures: 1,
 		UnreachableSince: redisT0.Add(2 * time.Second)}
 	b.Set(ctx, origin, fail, 2*time.Hour)
-	if e := stored(); e.Result.Status != StatusOK {
+	if e := stored(); e.Result.Status != enforce.StatusOK {
 		t.Fatalf("a failure without the good copy replaced it: %+v", e.Result)
 	}
-	if e, found := b.Get(ctx, origin); !found || e.Result.Status != StatusOK {
+	if e, found := b.Get(ctx, origin); !found || e.Result.Status != enforce.StatusOK {
 		t.Fatalf("b after its rejected Set: %+v %v, want redis's good entry", e, found)
 	}
 	// An older entry never replaces a newer one.
-	old := &Entry{Origin: origin, Result: FetchResult{Status: StatusUnavailable, HTTPStatus: 404},
+	old := &enforce.Entry{Origin: origin, Result: enforce.FetchResult{Status: enforce.StatusUnavailable, HTTPStatus: 404},
 		FetchedAt: redisT0, Expires: redisT0.Add(time.Hour)}
 	b.Set(ctx, origin, old, 2*time.Hour)
-	if e := stored(); e.Result.Status != StatusOK {
+	if e := stored(); e.Result.Status != enforce.StatusOK {
 		t.Fatalf("an older entry replaced a newer one: %+v", e.Result)
 	}
 	// A failure that continues the good entry (carries it) is stored.
 	cont := *fail
 	cont.Good, cont.GoodAt = &good, ok.FetchedAt
 	b.Set(ctx, origin, &cont, 2*time.Hour)
-	if e := stored(); e.Result.Status != StatusUnreachable || e.Good == nil {
+	if e := stored(); e.Result.Status != enforce.StatusUnreachable || e.Good == nil {
 		t.Fatalf("the continuing failure was not stored: %+v", e)
 	}
 	// Another failure not building on it (as many failures) is not.
@@ -876,7 +878,7 @@ func TestRedisSetKeepsBetterEntry(t *testing.T) {
 	ok2 := *ok
 	ok2.FetchedAt = redisT0.Add(4 * time.Second)
 	a.Set(ctx, origin, &ok2, 2*time.Hour)
-	if e := stored(); e.Result.Status != StatusOK || !e.FetchedAt.Equal(ok2.FetchedAt) {
+	if e := stored(); e.Result.Status != enforce.StatusOK || !e.FetchedAt.Equal(ok2.FetchedAt) {
 		t.Fatalf("newer good entry not stored: %+v", e)
 	}
 }
@@ -898,7 +900,7 @@ func TestRedisWaiterFallbackKeepsFleetEntry(t *testing.T) {
 		}
 		fetches.Add(1)
 		// Meanwhile, the lock holder stores its good entry.
-		good := &Entry{Origin: originURL, Result: FetchResult{Status: StatusOK, HTTPStatus: 200, Body: []byte(redisTestRobots)},
+		good := &enforce.Entry{Origin: originURL, Result: enforce.FetchResult{Status: enforce.StatusOK, HTTPStatus: 200, Body: []byte(redisTestRobots)},
 			FetchedAt: redisT0, Expires: redisT0.Add(time.Hour)}
 		good.Rebuild(0)
 		holder.Set(context.Background(), originURL, good, 2*time.Hour)
@@ -910,14 +912,14 @@ func TestRedisWaiterFallbackKeepsFleetEntry(t *testing.T) {
 	t.Cleanup(o.Close)
 	originURL = o.URL
 	// The holder's lock, held throughout.
-	if err := redisClient(t, srv).Set(ctx, DefaultRedisPrefix+"lock:"+originURL, "holder", time.Minute).Err(); err != nil {
+	if err := redisClient(t, srv).Set(ctx, defaultPrefix+"lock:"+originURL, "holder", time.Minute).Err(); err != nil {
 		t.Fatal(err)
 	}
 	r := newTestRedis(t, srv, clock, nil)
-	var fetched atomic.Pointer[FetchResult]
-	e, err := New(Config{Fetcher: &HTTPFetcher{Timeout: 5 * time.Second}, Store: r.Store(), Clock: clock,
+	var fetched atomic.Pointer[enforce.FetchResult]
+	e, err := enforce.New(enforce.Config{Fetcher: &enforce.HTTPFetcher{Timeout: 5 * time.Second}, Store: r.Store(), Clock: clock,
 		FetchTimeout: time.Second, Log: zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.ErrorLevel),
-		Hooks: Hooks{Fetched: func(_ string, r FetchResult, _ time.Duration) { fetched.Store(&r) }}})
+		Hooks: enforce.Hooks{Fetched: func(_ string, r enforce.FetchResult, _ time.Duration) { fetched.Store(&r) }}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -926,14 +928,14 @@ func TestRedisWaiterFallbackKeepsFleetEntry(t *testing.T) {
 	if fetches.Load() != 1 {
 		t.Fatalf("%d fetches, want 1 (the waiter's)", fetches.Load())
 	}
-	if !d.Allowed || d.RobotsStatus != StatusOK {
+	if !d.Allowed || d.RobotsStatus != enforce.StatusOK {
 		t.Fatalf("waiter's decision: %+v; want the holder's good entry", d)
 	}
-	raw, err := redisClient(t, srv).Get(ctx, DefaultRedisPrefix+"robots:"+originURL).Result()
+	raw, err := redisClient(t, srv).Get(ctx, defaultPrefix+"robots:"+originURL).Result()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st, err := decodeRedisEntry([]byte(raw), 0); err != nil || st.Result.Status != StatusOK {
+	if st, err := decodeRedisEntry([]byte(raw), 0); err != nil || st.Result.Status != enforce.StatusOK {
 		t.Fatalf("redis entry after the waiter's fetch: %+v %v; want the holder's good one", st, err)
 	}
 	// The waiter's own fetch ran to its end (the origin's 503), not into a

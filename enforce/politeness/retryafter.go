@@ -1,4 +1,4 @@
-package enforce
+package politeness
 
 import (
 	"net/http"
@@ -7,7 +7,7 @@ import (
 	"time"
 )
 
-// ParseRetryAfter parses the value of a Retry-After header (RFC 9110
+// parseRetryAfter parses the value of a Retry-After header (RFC 9110
 // §10.2.3), either delta-seconds ("120") or an HTTP-date ("Wed, 21 Oct
 // 2015 07:28:00 GMT", or the obsolete RFC 850 and asctime forms), and
 // returns how long after now it asks the client to wait.
@@ -17,7 +17,7 @@ import (
 // value may still yield d <= 0: "0", or a date at or before now. A
 // delta-seconds value too large for a time.Duration yields the largest
 // Duration, so that callers clamp it rather than ignore it.
-func ParseRetryAfter(v string, now time.Time) (d time.Duration, ok bool) {
+func parseRetryAfter(v string, now time.Time) (d time.Duration, ok bool) {
 	v = strings.TrimSpace(v)
 	if v == "" {
 		return 0, false

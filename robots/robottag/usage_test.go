@@ -1,4 +1,4 @@
-package robots
+package robottag
 
 import (
 	"strings"
@@ -38,10 +38,10 @@ func TestTagUsage(t *testing.T) {
 				}
 				ds = append(ds, m...)
 			}
-			got, d := TagUsage(ds, tt.agent, tt.image)
+			got, d := Usage(ds, tt.agent, tt.image)
 			want := aipref.Prefs{}.With(aipref.TrainAI, tt.want)
 			if got != want || d.String() != tt.deciding && !(tt.deciding == "" && d.Name == "") {
-				t.Errorf("TagUsage = %v (%q), want %v (%q)", got, d.String(), want, tt.deciding)
+				t.Errorf("Usage = %v (%q), want %v (%q)", got, d.String(), want, tt.deciding)
 			}
 		})
 	}

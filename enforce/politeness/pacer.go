@@ -1,9 +1,11 @@
-package enforce
+package politeness
 
 import (
 	"context"
 	"sync"
 	"time"
+
+	"github.com/robotsgate/robotsgate/enforce"
 )
 
 // MemoryPacer is the in-memory Pacer of one process. For each origin it
@@ -25,7 +27,7 @@ import (
 // MemoryPacer is safe for concurrent use. The zero value is not usable;
 // call NewMemoryPacer.
 type MemoryPacer struct {
-	clock Clock
+	clock enforce.Clock
 
 	mu      sync.Mutex
 	next    map[string]time.Time // origin -> next free slot
@@ -37,10 +39,10 @@ type MemoryPacer struct {
 const pacerSweepEvery = time.Minute
 
 // NewMemoryPacer returns a MemoryPacer reading time from clock
-// (SystemClock{} when nil).
-func NewMemoryPacer(clock Clock) *MemoryPacer {
+// (enforce.SystemClock{} when nil).
+func NewMemoryPacer(clock enforce.Clock) *MemoryPacer {
 	if clock == nil {
-		clock = SystemClock{}
+		clock = enforce.SystemClock{}
 	}
 	return &MemoryPacer{clock: clock, next: make(map[string]time.Time)}
 }
@@ -107,9 +109,14 @@ func (p *MemoryPacer) sweepLocked(now time.Time) {
 		return
 	}
 	p.sweepAt = now.Add(pacerSweepEvery)
-	for origin, next := range p.next {
-		if !next.After(now) {
-			delete(p.next, origin)
+	dropPassed(p.next, now)
+}
+
+// dropPassed deletes the origins of m whose time is not after now.
+func dropPassed(m map[string]time.Time, now time.Time) {
+	for origin, t := range m {
+		if !t.After(now) {
+			delete(m, origin)
 		}
 	}
 }

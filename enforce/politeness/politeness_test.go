@@ -1,4 +1,4 @@
-package enforce_test
+package politeness
 
 import (
 	"context"
@@ -6,15 +6,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/robotsgate/robotsgate/enforce"
 	"github.com/robotsgate/robotsgate/enforce/enforcetest"
 )
 
 const origin = "http://a.test"
 
-func newPoliteness(t *testing.T, cfg enforce.PolitenessConfig) *enforce.Politeness {
+func newPoliteness(t *testing.T, cfg Config) *Politeness {
 	t.Helper()
-	p, err := enforce.NewPoliteness(cfg)
+	p, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,12 +35,12 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 
 type admitted struct {
 	i   int
-	pm  *enforce.Permit
-	ref *enforce.Refusal
+	pm  *Permit
+	ref *Refusal
 	err error
 }
 
-func admitAsync(ctx context.Context, p *enforce.Politeness, i int, delay time.Duration, out chan<- admitted) {
+func admitAsync(ctx context.Context, p *Politeness, i int, delay time.Duration, out chan<- admitted) {
 	go func() {
 		pm, ref, err := p.Admit(ctx, origin, delay)
 		out <- admitted{i, pm, ref, err}
@@ -50,7 +49,7 @@ func admitAsync(ctx context.Context, p *enforce.Politeness, i int, delay time.Du
 
 func TestPacePolitenessFIFO(t *testing.T) {
 	clk := enforcetest.NewClock(t0)
-	p := newPoliteness(t, enforce.PolitenessConfig{Clock: clk, MaxWait: time.Minute})
+	p := newPoliteness(t, Config{Clock: clk, MaxWait: time.Minute})
 	const n, d = 6, 10 * time.Second
 	out := make(chan admitted, n)
 	var first admitted
@@ -91,7 +90,7 @@ func TestPacePolitenessFIFO(t *testing.T) {
 
 func TestPaceQueueFullAndCancel(t *testing.T) {
 	clk := enforcetest.NewClock(t0)
-	p := newPoliteness(t, enforce.PolitenessConfig{Clock: clk, MaxWait: 25 * time.Second})
+	p := newPoliteness(t, Config{Clock: clk, MaxWait: 25 * time.Second})
 	const d = 10 * time.Second
 	ctx, cancel := context.WithCancel(context.Background())
 	out := make(chan admitted, 3)
@@ -108,7 +107,7 @@ func TestPaceQueueFullAndCancel(t *testing.T) {
 	if pm != nil || err != nil || ref == nil {
 		t.Fatalf("overflow: %v %v %v; want a refusal", pm, ref, err)
 	}
-	if ref.Reason != enforce.ReasonQueueFull || ref.RetryAfter != 30*time.Second || ref.Detail == "" {
+	if ref.Reason != ReasonQueueFull || ref.RetryAfter != 30*time.Second || ref.Detail == "" {
 		t.Fatalf("refusal = %+v; want crawl-delay-wait, retry after 30s", ref)
 	}
 
@@ -138,20 +137,20 @@ func TestPaceQueueFullAndCancel(t *testing.T) {
 func TestPaceDelayClampDefaultIgnore(t *testing.T) {
 	tests := []struct {
 		name  string
-		cfg   enforce.PolitenessConfig
+		cfg   Config
 		crawl time.Duration
 		want  time.Duration
 	}{
-		{"crawl-delay", enforce.PolitenessConfig{}, 5 * time.Second, 5 * time.Second},
-		{"none", enforce.PolitenessConfig{}, 0, 0},
-		{"clamped to default max", enforce.PolitenessConfig{}, 2 * time.Hour, enforce.DefaultMaxCrawlDelay},
-		{"clamped", enforce.PolitenessConfig{MaxDelay: 20 * time.Second}, time.Minute, 20 * time.Second},
-		{"default delay", enforce.PolitenessConfig{DefaultDelay: 3 * time.Second}, 0, 3 * time.Second},
-		{"stated beats default", enforce.PolitenessConfig{DefaultDelay: 3 * time.Second}, time.Second, time.Second},
-		{"default clamped", enforce.PolitenessConfig{DefaultDelay: time.Minute, MaxDelay: 2 * time.Second}, 0, 2 * time.Second},
-		{"ignore", enforce.PolitenessConfig{IgnoreCrawlDelay: true}, 5 * time.Second, 0},
-		{"ignore uses default", enforce.PolitenessConfig{IgnoreCrawlDelay: true, DefaultDelay: time.Second}, 5 * time.Second, time.Second},
-		{"negative", enforce.PolitenessConfig{}, -time.Second, 0},
+		{"crawl-delay", Config{}, 5 * time.Second, 5 * time.Second},
+		{"none", Config{}, 0, 0},
+		{"clamped to default max", Config{}, 2 * time.Hour, defaultMaxCrawlDelay},
+		{"clamped", Config{MaxDelay: 20 * time.Second}, time.Minute, 20 * time.Second},
+		{"default delay", Config{DefaultDelay: 3 * time.Second}, 0, 3 * time.Second},
+		{"stated beats default", Config{DefaultDelay: 3 * time.Second}, time.Second, time.Second},
+		{"default clamped", Config{DefaultDelay: time.Minute, MaxDelay: 2 * time.Second}, 0, 2 * time.Second},
+		{"ignore", Config{IgnoreCrawlDelay: true}, 5 * time.Second, 0},
+		{"ignore uses default", Config{IgnoreCrawlDelay: true, DefaultDelay: time.Second}, 5 * time.Second, time.Second},
+		{"negative", Config{}, -time.Second, 0},
 	}
 	for _, tt := range tests {
 		if got := newPoliteness(t, tt.cfg).Delay(tt.crawl); got != tt.want {
@@ -163,7 +162,7 @@ func TestPaceDelayClampDefaultIgnore(t *testing.T) {
 // TestPaceClampAdmit checks that Admit spaces by the clamped delay.
 func TestPaceClampAdmit(t *testing.T) {
 	clk := enforcetest.NewClock(t0)
-	p := newPoliteness(t, enforce.PolitenessConfig{Clock: clk, MaxDelay: time.Minute, MaxWait: 5 * time.Minute})
+	p := newPoliteness(t, Config{Clock: clk, MaxDelay: time.Minute, MaxWait: 5 * time.Minute})
 	if pm, _, _ := p.Admit(context.Background(), origin, 2*time.Hour); pm == nil || pm.Delay != time.Minute {
 		t.Fatalf("first: %+v", pm)
 	}
@@ -178,7 +177,7 @@ func TestPaceClampAdmit(t *testing.T) {
 
 func TestPaceIgnoreDoesNotWait(t *testing.T) {
 	clk := enforcetest.NewClock(t0)
-	p := newPoliteness(t, enforce.PolitenessConfig{Clock: clk, IgnoreCrawlDelay: true})
+	p := newPoliteness(t, Config{Clock: clk, IgnoreCrawlDelay: true})
 	for i := range 3 {
 		pm, ref, err := p.Admit(context.Background(), origin, time.Minute)
 		if pm == nil || ref != nil || err != nil || pm.Waited != 0 || pm.Delay != 0 {
@@ -190,7 +189,7 @@ func TestPaceIgnoreDoesNotWait(t *testing.T) {
 func TestPauseBackoffDoublingAndCap(t *testing.T) {
 	ctx := context.Background()
 	clk := enforcetest.NewClock(t0)
-	p := newPoliteness(t, enforce.PolitenessConfig{Clock: clk, BackoffStart: 30 * time.Second, BackoffMax: 100 * time.Second})
+	p := newPoliteness(t, Config{Clock: clk, BackoffStart: 30 * time.Second, BackoffMax: 100 * time.Second})
 	for i, want := range []time.Duration{30 * time.Second, 60 * time.Second, 100 * time.Second, 100 * time.Second} {
 		now := clk.Now()
 		status := 503
@@ -202,7 +201,7 @@ func TestPauseBackoffDoublingAndCap(t *testing.T) {
 			t.Fatalf("failure %d: paused until %v (%v), want %v", i+1, until, ok, now.Add(want))
 		}
 		pm, ref, _ := p.Admit(ctx, origin, 0)
-		if pm != nil || ref == nil || ref.Reason != enforce.ReasonPaused || ref.RetryAfter != want {
+		if pm != nil || ref == nil || ref.Reason != ReasonPaused || ref.RetryAfter != want {
 			t.Fatalf("failure %d: Admit = %+v %+v; want paused, retry after %v", i+1, pm, ref, want)
 		}
 		clk.Advance(want - time.Second)
@@ -221,7 +220,7 @@ func TestPauseBackoffDoublingAndCap(t *testing.T) {
 func TestPauseInFlightAnswersDoNotDouble(t *testing.T) {
 	ctx := context.Background()
 	clk := enforcetest.NewClock(t0)
-	p := newPoliteness(t, enforce.PolitenessConfig{Clock: clk, BackoffStart: 30 * time.Second})
+	p := newPoliteness(t, Config{Clock: clk, BackoffStart: 30 * time.Second})
 	p.Observe(ctx, origin, 503, "", t0)
 	clk.Advance(time.Second)
 	// A second 503 from a request sent before the pause: the streak does
@@ -248,7 +247,7 @@ func TestPauseRetryAfter(t *testing.T) {
 	}
 	for _, tt := range tests {
 		clk := enforcetest.NewClock(t0)
-		p := newPoliteness(t, enforce.PolitenessConfig{Clock: clk})
+		p := newPoliteness(t, Config{Clock: clk})
 		until, ok := p.Observe(context.Background(), origin, 503, tt.ra, t0)
 		if !ok || !until.Equal(t0.Add(tt.want)) {
 			t.Errorf("%s: Retry-After %q paused until %v, want %v", tt.name, tt.ra, until, t0.Add(tt.want))
@@ -259,8 +258,8 @@ func TestPauseRetryAfter(t *testing.T) {
 func TestPause2xxEndsPause(t *testing.T) {
 	ctx := context.Background()
 	clk := enforcetest.NewClock(t0)
-	pauses := enforce.NewMemoryPauses()
-	p := newPoliteness(t, enforce.PolitenessConfig{Clock: clk, Pauses: pauses, BackoffStart: 30 * time.Second})
+	pauses := NewMemoryPauses()
+	p := newPoliteness(t, Config{Clock: clk, Pauses: pauses, BackoffStart: 30 * time.Second})
 
 	p.Observe(ctx, origin, 503, "", t0)
 	clk.Advance(time.Second)
@@ -298,14 +297,14 @@ func TestPause2xxEndsPause(t *testing.T) {
 func TestPolitePermitDone(t *testing.T) {
 	ctx := context.Background()
 	clk := enforcetest.NewClock(t0)
-	p := newPoliteness(t, enforce.PolitenessConfig{Clock: clk, MaxConcurrency: 1, MaxWait: time.Second})
+	p := newPoliteness(t, Config{Clock: clk, MaxConcurrency: 1, MaxWait: time.Second})
 	pm, _, _ := p.Admit(ctx, origin, 0)
 	if u, ok := pm.Done(ctx, 429, "5"); !ok || !u.Equal(t0.Add(5*time.Second)) {
 		t.Fatalf("Done(429) = %v %v", u, ok)
 	}
 	pm.Done(ctx, 200, "") // idempotent release; a 2xx after a Done is still observed
 	pm.Release()
-	var nilPermit *enforce.Permit
+	var nilPermit *Permit
 	nilPermit.Release()
 	nilPermit.Done(ctx, 200, "")
 	clk.Advance(5 * time.Second)
@@ -317,7 +316,7 @@ func TestPolitePermitDone(t *testing.T) {
 func TestPoliteConcurrencyLimit(t *testing.T) {
 	ctx := context.Background()
 	clk := enforcetest.NewClock(t0)
-	p := newPoliteness(t, enforce.PolitenessConfig{Clock: clk, MaxConcurrency: 2, MaxWait: 10 * time.Second})
+	p := newPoliteness(t, Config{Clock: clk, MaxConcurrency: 2, MaxWait: 10 * time.Second})
 	a, _, _ := p.Admit(ctx, origin, 0)
 	b, _, _ := p.Admit(ctx, origin, 0)
 	if a == nil || b == nil {
@@ -339,7 +338,7 @@ func TestPoliteConcurrencyLimit(t *testing.T) {
 	a.Release() // idempotent: must not free a second slot
 	clk.Advance(10 * time.Second)
 	d := <-out
-	if d.pm != nil || d.ref == nil || d.ref.Reason != enforce.ReasonQueueFull || d.ref.RetryAfter != time.Second {
+	if d.pm != nil || d.ref == nil || d.ref.Reason != ReasonQueueFull || d.ref.RetryAfter != time.Second {
 		t.Fatalf("d = %+v; want refused after waiting 10s", d)
 	}
 	b.Release()
@@ -353,7 +352,7 @@ func TestPoliteConcurrencyLimit(t *testing.T) {
 
 func TestPoliteConcurrencyCancel(t *testing.T) {
 	clk := enforcetest.NewClock(t0)
-	p := newPoliteness(t, enforce.PolitenessConfig{Clock: clk, MaxConcurrency: 1})
+	p := newPoliteness(t, Config{Clock: clk, MaxConcurrency: 1})
 	a, _, _ := p.Admit(context.Background(), origin, 0)
 	ctx, cancel := context.WithCancel(context.Background())
 	out := make(chan admitted, 1)
@@ -372,8 +371,8 @@ func TestPoliteConcurrencyCancel(t *testing.T) {
 func TestPoliteReportMode(t *testing.T) {
 	ctx := context.Background()
 	clk := enforcetest.NewClock(t0)
-	p := newPoliteness(t, enforce.PolitenessConfig{Clock: clk, Report: true, MaxWait: 15 * time.Second, MaxConcurrency: 1})
-	var refusals []*enforce.Refusal
+	p := newPoliteness(t, Config{Clock: clk, Report: true, MaxWait: 15 * time.Second, MaxConcurrency: 1})
+	var refusals []*Refusal
 	for i := range 3 {
 		pm, ref, err := p.Admit(ctx, origin, 10*time.Second)
 		if pm == nil || err != nil || pm.Waited != 0 {
@@ -385,12 +384,12 @@ func TestPoliteReportMode(t *testing.T) {
 		t.Fatal("report mode waited on the clock")
 	}
 	// Slots t0 and t0+10s fit, t0+20s would not.
-	if refusals[0] != nil || refusals[1] != nil || refusals[2] == nil || refusals[2].Reason != enforce.ReasonQueueFull {
+	if refusals[0] != nil || refusals[1] != nil || refusals[2] == nil || refusals[2].Reason != ReasonQueueFull {
 		t.Fatalf("report mode refusals = %+v", refusals)
 	}
 	p.Observe(ctx, origin, 503, "60", clk.Now())
 	pm, ref, _ := p.Admit(ctx, origin, 0)
-	if pm == nil || ref == nil || ref.Reason != enforce.ReasonPaused {
+	if pm == nil || ref == nil || ref.Reason != ReasonPaused {
 		t.Fatalf("report mode on a paused origin: %+v %+v", pm, ref)
 	}
 }
@@ -408,11 +407,17 @@ func (failingPauses) PausedUntil(context.Context, string, time.Time) (time.Time,
 	return time.Time{}, false, errors.New("redis down")
 }
 func (failingPauses) Resume(context.Context, string) error { return errors.New("redis down") }
+func (failingPauses) Backoff(context.Context, string, time.Time, time.Duration, BackoffPolicy) (time.Time, bool, error) {
+	return time.Time{}, false, errors.New("redis down")
+}
+func (failingPauses) ResumeSent(context.Context, string, time.Time) error {
+	return errors.New("redis down")
+}
 
 func TestPoliteBackendErrorsFailOpen(t *testing.T) {
 	ctx := context.Background()
 	clk := enforcetest.NewClock(t0)
-	p := newPoliteness(t, enforce.PolitenessConfig{Clock: clk, Pacer: failingPacer{}, Pauses: failingPauses{}})
+	p := newPoliteness(t, Config{Clock: clk, Pacer: failingPacer{}, Pauses: failingPauses{}})
 	p.Observe(ctx, origin, 503, "", t0)
 	for range 2 {
 		if pm, ref, err := p.Admit(ctx, origin, 10*time.Second); pm == nil || ref != nil || err != nil {
@@ -422,10 +427,10 @@ func TestPoliteBackendErrorsFailOpen(t *testing.T) {
 }
 
 func TestPoliteConfigErrors(t *testing.T) {
-	for _, cfg := range []enforce.PolitenessConfig{
+	for _, cfg := range []Config{
 		{MaxWait: -1}, {MaxDelay: -1}, {DefaultDelay: -1}, {BackoffStart: -1}, {BackoffMax: -1}, {MaxConcurrency: -1},
 	} {
-		if _, err := enforce.NewPoliteness(cfg); err == nil {
+		if _, err := New(cfg); err == nil {
 			t.Errorf("NewPoliteness(%+v) accepted", cfg)
 		}
 	}
@@ -435,7 +440,7 @@ func TestPoliteConfigErrors(t *testing.T) {
 // step for an origin with no crawl-delay and no pause (the common case),
 // with in-memory state.
 func BenchmarkPoliteAdmit(b *testing.B) {
-	p, _ := enforce.NewPoliteness(enforce.PolitenessConfig{})
+	p, _ := New(Config{})
 	ctx := context.Background()
 	b.ReportAllocs()
 	b.RunParallel(func(pb *testing.PB) {
@@ -452,7 +457,7 @@ func BenchmarkPoliteAdmit(b *testing.B) {
 func TestPauseQueuedRequestsRefusedAfterPause(t *testing.T) {
 	ctx := context.Background()
 	clk := enforcetest.NewClock(t0)
-	p := newPoliteness(t, enforce.PolitenessConfig{Clock: clk, MaxWait: time.Minute})
+	p := newPoliteness(t, Config{Clock: clk, MaxWait: time.Minute})
 	const d = time.Second
 	first, ref, err := p.Admit(ctx, origin, d)
 	if first == nil || ref != nil || err != nil {
@@ -475,7 +480,7 @@ func TestPauseQueuedRequestsRefusedAfterPause(t *testing.T) {
 			a.pm.Release()
 			continue
 		}
-		if a.err != nil || a.ref == nil || a.ref.Reason != enforce.ReasonPaused || a.ref.RetryAfter != 600*time.Second-2*d {
+		if a.err != nil || a.ref == nil || a.ref.Reason != ReasonPaused || a.ref.RetryAfter != 600*time.Second-2*d {
 			t.Fatalf("queued request %d: %+v %+v %v; want refused as paused", a.i, a.pm, a.ref, a.err)
 		}
 	}
@@ -489,7 +494,7 @@ func TestPauseQueuedRequestsRefusedAfterPause(t *testing.T) {
 func TestPauseConcurrencyWaiterRefusedAfterPause(t *testing.T) {
 	ctx := context.Background()
 	clk := enforcetest.NewClock(t0)
-	p := newPoliteness(t, enforce.PolitenessConfig{Clock: clk, MaxConcurrency: 1, MaxWait: time.Minute})
+	p := newPoliteness(t, Config{Clock: clk, MaxConcurrency: 1, MaxWait: time.Minute})
 	first, _, _ := p.Admit(ctx, origin, 0)
 	if first == nil {
 		t.Fatal("first request refused")
@@ -499,7 +504,7 @@ func TestPauseConcurrencyWaiterRefusedAfterPause(t *testing.T) {
 	waitFor(t, "waiter", func() bool { return clk.Waiters() == 1 })
 	first.Done(ctx, 429, "60")
 	a := <-out
-	if a.pm != nil || a.ref == nil || a.ref.Reason != enforce.ReasonPaused {
+	if a.pm != nil || a.ref == nil || a.ref.Reason != ReasonPaused {
 		t.Fatalf("waiter: %+v %+v %v; want refused as paused", a.pm, a.ref, a.err)
 	}
 	// Its slot was given back.

@@ -1,4 +1,4 @@
-package robots
+package robottag
 
 import (
 	"errors"
@@ -217,21 +217,21 @@ func TestForAgent(t *testing.T) {
 		{"mandel", []Directive{tagDir("", "noarchive", ""), tagDir("", "max-snippet", "20")}}, // no prefix match
 	}
 	for _, tt := range tests {
-		if got := ForAgent(all, tt.agent); !slices.Equal(got, tt.want) {
-			t.Errorf("ForAgent(%q)\n got %v\nwant %v", tt.agent, got, tt.want)
+		if got := forAgent(all, tt.agent); !slices.Equal(got, tt.want) {
+			t.Errorf("forAgent(%q)\n got %v\nwant %v", tt.agent, got, tt.want)
 		}
 	}
 
 	// The seed: "mandelbot: noindex" applies only to Mandelbot; "none" expands.
 	seed := ParseXRobotsTag([]string{"mandelbot: noindex"})
-	if got := ForAgent(seed, "Mandelbot"); !slices.Contains(got, tagDir("mandelbot", "noindex", "")) {
+	if got := forAgent(seed, "Mandelbot"); !slices.Contains(got, tagDir("mandelbot", "noindex", "")) {
 		t.Errorf("mandelbot: noindex not applied to Mandelbot: %v", got)
 	}
-	if got := ForAgent(seed, "Googlebot"); len(got) != 0 {
+	if got := forAgent(seed, "Googlebot"); len(got) != 0 {
 		t.Errorf("mandelbot: noindex applied to Googlebot: %v", got)
 	}
 	metaNone, _ := ParseMetaRobots(strings.NewReader(`<meta name="robots" content="none">`))
-	if got, want := ForAgent(metaNone, "Mandelbot"), []Directive{tagDir("", "noindex", ""), tagDir("", "nofollow", "")}; !slices.Equal(got, want) {
+	if got, want := forAgent(metaNone, "Mandelbot"), []Directive{tagDir("", "noindex", ""), tagDir("", "nofollow", "")}; !slices.Equal(got, want) {
 		t.Errorf("none: got %v, want %v", got, want)
 	}
 }
@@ -269,6 +269,6 @@ func FuzzParseTags(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		_ = ForAgent(append(ds, ms...), "Mandelbot")
+		_ = forAgent(append(ds, ms...), "Mandelbot")
 	})
 }

@@ -1,4 +1,4 @@
-package enforce
+package redisfleet
 
 import (
 	"context"
@@ -6,73 +6,74 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/robotsgate/robotsgate/enforce"
+	"github.com/robotsgate/robotsgate/enforce/politeness"
 	"net/url"
 	"sync"
 	"time"
 
+	"github.com/patrickmn/go-cache"
 	"github.com/redis/go-redis/v9"
 	"github.com/redis/go-redis/v9/maintnotifications"
 	"github.com/rs/zerolog"
 )
 
-// Defaults of RedisOptions.
+// Defaults of Options.
 const (
-	DefaultRedisPrefix        = "robotsgate:"
-	DefaultRedisL1TTL         = 10 * time.Second
-	DefaultRedisTimeout       = 150 * time.Millisecond
-	DefaultRedisLockTTL       = 3 * time.Second
-	DefaultRedisRetryInterval = time.Second
-	DefaultRedisLogInterval   = time.Minute
+	defaultPrefix        = "robotsgate:"
+	defaultL1TTL         = 10 * time.Second
+	defaultTimeout       = 150 * time.Millisecond
+	defaultLockTTL       = 3 * time.Second
+	defaultRetryInterval = time.Second
+	defaultLogInterval   = time.Minute
 )
 
-// RedisOptions configures NewRedis. Zero values take the documented
+// Options configures New. Zero values take the documented
 // defaults.
-type RedisOptions struct {
+type Options struct {
 	// Prefix starts every Redis key and channel name robotsgate uses;
-	// default DefaultRedisPrefix. Replicas that share robots.txt state
+	// default defaultPrefix. Replicas that share robots.txt state
 	// must use the same prefix.
 	Prefix string
-	// Clock is the Enforcer's clock: the pacer reads it and passes its
-	// time to Redis (see RedisPacer). Default SystemClock{}.
-	Clock Clock
+	// enforce.Clock is the Enforcer's clock: the pacer reads it and passes its
+	// time to Redis (see Pacer). Default enforce.SystemClock{}.
+	Clock enforce.Clock
 	// Log receives the outage and recovery messages (at most one per
 	// LogInterval while Redis is down).
 	Log zerolog.Logger
 	// MaxBytes is the robots.txt parse limit used when an entry loaded
-	// from Redis is parsed again (Entry.Rebuild); default
+	// from Redis is parsed again (enforce.Entry.Rebuild); default
 	// robots.DefaultMaxBytes. Use the Enforcer's MaxBytes.
 	MaxBytes int
 	// L1TTL is how long an entry read from Redis is served from process
-	// memory before Redis is asked again; default DefaultRedisL1TTL. A
+	// memory before Redis is asked again; default defaultL1TTL. A
 	// negative value disables the L1 cache.
 	L1TTL time.Duration
 	// Timeout bounds every Redis call made on a request's path; when it
 	// passes, the local fallback answers the call, and Redis is marked
 	// down after three such calls in a row (a refused or broken
-	// connection marks it down at once). Default DefaultRedisTimeout.
+	// connection marks it down at once). Default defaultTimeout.
 	Timeout time.Duration
 	// LockTTL is the lifetime of the per-origin fetch lock. Its holder
 	// extends it every LockTTL/3 while it fetches, so a crashed holder
-	// blocks the origin for at most LockTTL. Default DefaultRedisLockTTL.
+	// blocks the origin for at most LockTTL. Default defaultLockTTL.
 	LockTTL time.Duration
 	// RetryInterval is how often Redis is probed (PING) while it is
-	// considered down; default DefaultRedisRetryInterval.
+	// considered down; default defaultRetryInterval.
 	RetryInterval time.Duration
 	// LogInterval is the minimum time between two "Redis still down" log
-	// lines; default DefaultRedisLogInterval.
+	// lines; default defaultLogInterval.
 	LogInterval time.Duration
 
-	// Local, LocalPacer and LocalPauses are the process-local fallbacks
-	// used while Redis is down; defaults NewMemoryStore(),
-	// NewMemoryPacer(Clock) and NewMemoryPauses().
-	Local       Store
-	LocalPacer  Pacer
-	LocalPauses Pauses
+	// Local is the process-local Store used while Redis is down; default
+	// enforce.NewMemoryStore(). The pacer and pauses fall back to a
+	// politeness.MemoryPacer and MemoryPauses of their own.
+	Local enforce.Store
 }
 
 // Redis is robotsgate's optional fleet-wide layer: a robots.txt Store
-// with fleet-wide single fetch (RedisStore), a crawl-delay Pacer
-// (RedisPacer) and a Pauses (RedisPauses), all on one Redis database and
+// with fleet-wide single fetch (Store), a crawl-delay Pacer
+// (Pacer) and a Pauses (Pauses), all on one Redis database and
 // all falling back to process-local implementations while Redis is down
 // or slow. Requests never fail because of Redis: a failed or slow call is
 // answered locally; a failed connection (or three slow calls in a row)
@@ -82,14 +83,14 @@ type RedisOptions struct {
 // A Redis is safe for concurrent use. Close it when done.
 type Redis struct {
 	client *redis.Client
-	opts   RedisOptions
+	opts   Options
 	keys   redisKeys
 	health *redisHealth
 	id     string // this instance, in published messages
 
-	store  *RedisStore
-	pacer  *RedisPacer
-	pauses *RedisPauses
+	store  *Store
+	pacer  *Pacer
+	pauses *Pauses
 
 	waitMu  sync.Mutex
 	waiters map[string]map[chan struct{}]struct{} // Once waiters by origin
@@ -98,13 +99,13 @@ type Redis struct {
 	wg     sync.WaitGroup
 }
 
-// NewRedis connects to the Redis database at rawURL
+// New connects to the Redis database at rawURL
 // ("redis://[user:password@]host[:port][/db]", or "rediss://" for TLS)
 // and returns the fleet-wide Store, Pacer and Pauses on it. It fails only
 // for an unusable URL: when Redis does not answer at start, the Redis
 // starts in fallback mode (local state, logged) and switches to Redis
 // when it answers. ctx bounds the initial PING.
-func NewRedis(ctx context.Context, rawURL string, opts RedisOptions) (*Redis, error) {
+func New(ctx context.Context, rawURL string, opts Options) (*Redis, error) {
 	if err := ValidateRedisURL(rawURL); err != nil {
 		return nil, err
 	}
@@ -137,7 +138,7 @@ func NewRedis(ctx context.Context, rawURL string, opts RedisOptions) (*Redis, er
 		return r.client.Ping(ctx).Err()
 	})
 	r.store = newRedisStore(r)
-	r.pacer = &RedisPacer{r: r, local: opts.LocalPacer}
+	r.pacer = &Pacer{r: r, local: politeness.NewMemoryPacer(opts.Clock)}
 	r.pauses = newRedisPauses(r)
 	// Pauses recorded during an outage reach the fleet when Redis returns.
 	r.health.onUp = func() { r.pauses.flush(rctx) }
@@ -148,9 +149,34 @@ func NewRedis(ctx context.Context, rawURL string, opts RedisOptions) (*Redis, er
 	if err != nil {
 		r.health.fail(ctx, "connect", err)
 	}
-	r.wg.Add(1)
+	r.wg.Add(2)
 	go r.subscribe(rctx)
+	go r.sweepL1(rctx)
 	return r, nil
+}
+
+// l1SweepEvery is how often expired L1 copies are dropped.
+const l1SweepEvery = time.Minute
+
+// sweepL1 drops the expired copies of the L1 caches every l1SweepEvery
+// until ctx ends (Close). The caches run no janitor of their own, so
+// Close stops every goroutine a Redis started.
+func (r *Redis) sweepL1(ctx context.Context) {
+	defer r.wg.Done()
+	t := time.NewTicker(l1SweepEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			for _, c := range []*cache.Cache{r.store.l1, r.pauses.l1} {
+				if c != nil {
+					c.DeleteExpired()
+				}
+			}
+		}
+	}
 }
 
 // ValidateRedisURL reports whether rawURL is a usable Redis URL
@@ -202,20 +228,20 @@ func (l redisClientLog) Printf(_ context.Context, format string, v ...any) {
 }
 
 // Store returns the fleet-wide robots.txt Store (also a Coordinator).
-func (r *Redis) Store() *RedisStore { return r.store }
+func (r *Redis) Store() *Store { return r.store }
 
 // Pacer returns the fleet-wide crawl-delay Pacer.
-func (r *Redis) Pacer() *RedisPacer { return r.pacer }
+func (r *Redis) Pacer() *Pacer { return r.pacer }
 
 // Pauses returns the fleet-wide Pauses.
-func (r *Redis) Pauses() *RedisPauses { return r.pauses }
+func (r *Redis) Pauses() *Pauses { return r.pauses }
 
 // Healthy reports whether Redis is in use (true) or the local fallbacks
 // answer because Redis failed or was slow (false).
 func (r *Redis) Healthy() bool { return r.health.up.Load() }
 
 // Fallbacks returns how many calls the local fallbacks have answered
-// because Redis was down, failed or slow, since NewRedis. Metrics export
+// because Redis was down, failed or slow, since New. Metrics export
 // it as a counter.
 func (r *Redis) Fallbacks() uint64 { return r.health.fallbacks.Load() }
 
@@ -235,36 +261,30 @@ func (r *Redis) Close() error {
 	return nil
 }
 
-func (o RedisOptions) withDefaults() RedisOptions {
+func (o Options) withDefaults() Options {
 	if o.Prefix == "" {
-		o.Prefix = DefaultRedisPrefix
+		o.Prefix = defaultPrefix
 	}
 	if o.Clock == nil {
-		o.Clock = SystemClock{}
+		o.Clock = enforce.SystemClock{}
 	}
 	if o.L1TTL == 0 {
-		o.L1TTL = DefaultRedisL1TTL
+		o.L1TTL = defaultL1TTL
 	}
 	if o.Timeout <= 0 {
-		o.Timeout = DefaultRedisTimeout
+		o.Timeout = defaultTimeout
 	}
 	if o.LockTTL <= 0 {
-		o.LockTTL = DefaultRedisLockTTL
+		o.LockTTL = defaultLockTTL
 	}
 	if o.RetryInterval <= 0 {
-		o.RetryInterval = DefaultRedisRetryInterval
+		o.RetryInterval = defaultRetryInterval
 	}
 	if o.LogInterval <= 0 {
-		o.LogInterval = DefaultRedisLogInterval
+		o.LogInterval = defaultLogInterval
 	}
 	if o.Local == nil {
-		o.Local = NewMemoryStore()
-	}
-	if o.LocalPacer == nil {
-		o.LocalPacer = NewMemoryPacer(o.Clock)
-	}
-	if o.LocalPauses == nil {
-		o.LocalPauses = NewMemoryPauses()
+		o.Local = enforce.NewMemoryStore()
 	}
 	return o
 }

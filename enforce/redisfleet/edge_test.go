@@ -1,13 +1,15 @@
-package enforce
+package redisfleet
 
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/robotsgate/robotsgate/enforce"
 	"github.com/robotsgate/robotsgate/enforce/enforcetest"
 	"github.com/robotsgate/robotsgate/internal/redistest"
 )
@@ -32,7 +34,7 @@ func TestRedisUndecodableEntryReplaced(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			o := newRedisOrigin(t, redisTestRobots)
-			key := DefaultRedisPrefix + "robots:" + o.origin(t)
+			key := defaultPrefix + "robots:" + o.origin(t)
 			if err := c.Set(context.Background(), key, junk, 0).Err(); err != nil {
 				t.Fatal(err)
 			}
@@ -40,7 +42,7 @@ func TestRedisUndecodableEntryReplaced(t *testing.T) {
 			e := newRedisEnforcer(t, r, clock)
 			for i := range 3 {
 				d := e.Decide(context.Background(), o.url(t, "/private/x"), "")
-				if d.Allowed || d.RobotsStatus != StatusOK {
+				if d.Allowed || d.RobotsStatus != enforce.StatusOK {
 					t.Fatalf("decision %d: %+v, want disallowed by the fetched robots.txt", i, d)
 				}
 			}
@@ -51,7 +53,7 @@ func TestRedisUndecodableEntryReplaced(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if st, err := decodeRedisEntry([]byte(raw), 0); err != nil || st.Result.Status != StatusOK {
+			if st, err := decodeRedisEntry([]byte(raw), 0); err != nil || st.Result.Status != enforce.StatusOK {
 				t.Fatalf("redis entry after the fetch: %v, %v", st, err)
 			}
 			if !r.Healthy() {
@@ -75,7 +77,7 @@ func TestRedisWrongTypeKeyIsBadEntry(t *testing.T) {
 	} {
 		t.Run(fmt.Sprint(i), func(t *testing.T) {
 			o := newRedisOrigin(t, redisTestRobots)
-			key := DefaultRedisPrefix + "robots:" + o.origin(t)
+			key := defaultPrefix + "robots:" + o.origin(t)
 			if err := make(key); err != nil {
 				t.Fatal(err)
 			}
@@ -83,7 +85,7 @@ func TestRedisWrongTypeKeyIsBadEntry(t *testing.T) {
 			e := newRedisEnforcer(t, r, clock)
 			for i := range 3 {
 				d := e.Decide(ctx, o.url(t, "/private/x"), "")
-				if d.Allowed || d.RobotsStatus != StatusOK {
+				if d.Allowed || d.RobotsStatus != enforce.StatusOK {
 					t.Fatalf("decision %d: %+v, want disallowed by the fetched robots.txt", i, d)
 				}
 				if !r.Healthy() || r.Fallbacks() != 0 {
@@ -124,11 +126,11 @@ func TestRedisSetReplacesBadEntry(t *testing.T) {
 	for name, put := range bad {
 		t.Run(name, func(t *testing.T) {
 			origin := "http://" + strings.ReplaceAll(name, " ", "-") + ".test"
-			key := DefaultRedisPrefix + "robots:" + origin
+			key := defaultPrefix + "robots:" + origin
 			if err := put(key); err != nil {
 				t.Fatal(err)
 			}
-			e := &Entry{Origin: origin, Result: FetchResult{Status: StatusOK, HTTPStatus: 200, Body: []byte(redisTestRobots)},
+			e := &enforce.Entry{Origin: origin, Result: enforce.FetchResult{Status: enforce.StatusOK, HTTPStatus: 200, Body: []byte(redisTestRobots)},
 				FetchedAt: redisT0, Expires: redisT0.Add(time.Hour)}
 			s.Set(ctx, origin, e, time.Hour)
 			raw, err := c.Get(ctx, key).Result()
@@ -142,5 +144,20 @@ func TestRedisSetReplacesBadEntry(t *testing.T) {
 				t.Fatal("Redis marked down")
 			}
 		})
+	}
+}
+
+func TestRedisCloseStopsEveryGoroutine(t *testing.T) {
+	srv := redistest.Start(t)
+	r := newTestRedis(t, srv, enforcetest.NewClock(redisT0), nil)
+	if err := r.Close(); err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 1<<20)
+	stacks := string(buf[:runtime.Stack(buf, true)])
+	for _, f := range []string{"go-cache.(*janitor).Run", "redisfleet.(*Redis).subscribe", "redisfleet.(*Redis).sweepL1"} {
+		if strings.Contains(stacks, f) {
+			t.Errorf("%s still running after Close", f)
+		}
 	}
 }

@@ -1,23 +1,18 @@
-package enforce
+package redisfleet
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/robotsgate/robotsgate/enforce"
 	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 )
 
-// ErrCoordinatorUnavailable is returned (wrapped) by a Coordinator's Once
-// when its shared backend is down. The Enforcer then fetches locally
-// without logging each time: the Coordinator reports the outage itself
-// (RedisStore: at most once per RedisOptions.LogInterval).
-var ErrCoordinatorUnavailable = errors.New("enforce: shared fetch coordination unavailable")
-
 // errRedisDown is returned by Once while Redis is marked down.
-var errRedisDown = fmt.Errorf("redis unavailable: %w", ErrCoordinatorUnavailable)
+var errRedisDown = fmt.Errorf("redis unavailable: %w", enforce.ErrCoordinatorUnavailable)
 
 // redisRelease deletes the lock KEYS[1] if it still holds the token
 // ARGV[1], and announces on channel ARGV[2] that origin ARGV[3] changed
@@ -60,7 +55,7 @@ const (
 // A waiter thus answers within 1.8 times its budget at worst. Waiting
 // stops with an error when Redis fails; while Redis is down Once fails at
 // once.
-func (s *RedisStore) Once(ctx context.Context, origin string, fetch func(context.Context) *Entry) (*Entry, error) {
+func (s *Store) Once(ctx context.Context, origin string, fetch func(context.Context, enforce.Store) *enforce.Entry) (*enforce.Entry, error) {
 	r := s.r
 	if !r.health.up.Load() {
 		r.health.fallback(ctx)
@@ -121,38 +116,35 @@ func (s *RedisStore) Once(ctx context.Context, origin string, fetch func(context
 // this process (the holder's result, when it comes, is the fleet's). If
 // that result is a failure while Redis meanwhile got a fresh entry from
 // the holder, the holder's entry is returned (and cached) instead.
-func (s *RedisStore) fetchUnlocked(ctx context.Context, origin string, budget time.Duration, fetch func(context.Context) *Entry) *Entry {
+func (s *Store) fetchUnlocked(ctx context.Context, origin string, budget time.Duration, fetch func(context.Context, enforce.Store) *enforce.Entry) *enforce.Entry {
 	s.r.opts.Log.Debug().Str("origin", origin).Dur("budget", budget).
 		Msg("robots.txt fetch lock still held by another replica: fetching without it, result kept local")
-	fctx, cancel := context.WithTimeout(context.WithValue(context.WithoutCancel(ctx), localOnlyKey{}, true), budget)
+	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), budget)
 	defer cancel()
-	en := fetch(fctx)
-	if en == nil || en.Result.Status != StatusUnreachable {
+	en := fetch(fctx, localWrites{s})
+	if en == nil || en.Result.Status != enforce.StatusUnreachable {
 		return en
 	}
 	var (
-		cur  *Entry
+		cur  *enforce.Entry
 		keep time.Duration
 	)
 	ok := s.r.call(fctx, "get", func(ctx context.Context) (err error) {
 		cur, keep, err = s.getRemote(ctx, origin)
 		return err
 	})
-	if !ok || cur == nil || cur.Result.Status == StatusUnreachable ||
+	if !ok || cur == nil || cur.Result.Status == enforce.StatusUnreachable ||
 		!s.r.opts.Clock.Now().Before(cur.Expires) {
 		return en
 	}
-	s.local.Set(fctx, origin, cur, keep)
-	if s.l1 != nil {
-		s.l1.SetDefault(origin, cur)
-	}
+	s.setLocal(fctx, origin, cur, keep)
 	return cur
 }
 
 // holdAndFetch runs fetch while holding the lock key (with token),
 // extending it until fetch returns, then releases it and announces the
 // change.
-func (s *RedisStore) holdAndFetch(ctx context.Context, origin, key, token string, fetch func(context.Context) *Entry) *Entry {
+func (s *Store) holdAndFetch(ctx context.Context, origin, key, token string, fetch func(context.Context, enforce.Store) *enforce.Entry) *enforce.Entry {
 	r := s.r
 	// This process's L1 may hold the expired copy that made the Enforcer
 	// refresh: fetch must see what Redis has.
@@ -182,7 +174,7 @@ func (s *RedisStore) holdAndFetch(ctx context.Context, origin, key, token string
 			return redisRelease.Run(ctx, r.client, []string{key}, token, r.keys.events(), r.event(eventRobots, origin)).Err()
 		})
 	}()
-	return fetch(ctx)
+	return fetch(ctx, s)
 }
 
 // watch registers interest in announcements about origin: the returned

@@ -1,9 +1,10 @@
-package enforce
+package redisfleet
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/robotsgate/robotsgate/enforce/politeness"
 	"strconv"
 	"strings"
 	"sync"
@@ -34,23 +35,21 @@ end
 
 // redisBackoff records a 503/429 seen at ARGV[1] (ms), fleet-wide: unless
 // the current pause runs past now, the streak grows; the pause is
-// ARGV[2] ms when > 0, else ARGV[3] doubled per further failure, capped
-// at ARGV[4]; never shortened. The record is kept ARGV[4] plus ARGV[5] ms
-// after the pause ends (the streak's memory). A change is announced
-// (ARGV[7]) on channel ARGV[6]. It returns {extended, until, streak}.
+// ARGV[2] ms when > 0, else the streak's step of ARGV[3] (the
+// comma-separated BackoffPolicy.Steps in ms; the last one for a longer
+// streak); never shortened. The record is kept ARGV[4] (the cap) plus
+// ARGV[5] ms after the pause ends (the streak's memory). A change is
+// announced (ARGV[7]) on channel ARGV[6]. It returns {extended, until,
+// streak}.
 var redisBackoff = redis.NewScript(redisPauseParse + `
 local now = tonumber(ARGV[1])
 local ra = tonumber(ARGV[2])
-local start = tonumber(ARGV[3])
+local steps = {}
+for v in string.gmatch(ARGV[3], '%d+') do steps[#steps + 1] = tonumber(v) end
 local maxd = tonumber(ARGV[4])
 if n == 0 or now >= untilms then n = n + 1 end
 local d = ra
-if d <= 0 then
-  d = start
-  local i = 1
-  while i < n and d < maxd do d = d * 2; i = i + 1 end
-  if d > maxd then d = maxd end
-end
+if d <= 0 then d = steps[math.min(n, #steps)] end
 if now + d <= untilms then return {0, untilms, n} end
 untilms = now + d
 since = now
@@ -89,7 +88,7 @@ redis.call('PUBLISH', ARGV[2], ARGV[3])
 return 1`)
 
 // redisPauseL1Max caps how long a pause lookup is served from process
-// memory (shorter when RedisOptions.L1TTL is).
+// memory (shorter when Options.L1TTL is).
 const redisPauseL1Max = time.Second
 
 // pauseRec is an origin's pause record (Unix ms); the zero value means
@@ -121,7 +120,7 @@ func parsePauseRec(v string) (pauseRec, error) {
 	return r, nil
 }
 
-// RedisPauses is the Pauses (and Backoffs) shared by a fleet: each
+// Pauses is the politeness.Pauses shared by a fleet: each
 // origin's pause lives in Redis ("<prefix>pause:<origin>", the text
 // "since|until|streak", times in Unix milliseconds), so a 503/429 seen by
 // one replica pauses the origin for all of them. Lua scripts keep it
@@ -132,7 +131,7 @@ func parsePauseRec(v string) (pauseRec, error) {
 // answer never ends a newer pause set by another replica. The record
 // expires BackoffMax after its pause ends (plus a margin for clock skew),
 // which is how long the streak is remembered. Times are the callers'
-// (see RedisPacer on clocks).
+// (see Pacer on clocks).
 //
 // PausedUntil runs for every request, so its answers are kept in process
 // memory for at most a second (or L1TTL if shorter; never when the L1 is
@@ -141,30 +140,30 @@ func parsePauseRec(v string) (pauseRec, error) {
 // the origin has no record.
 //
 // Every pause is also recorded in the local Pauses
-// (RedisOptions.LocalPauses), which answers while Redis is down. A pause
+// (a politeness.MemoryPauses), which answers while Redis is down. A pause
 // recorded while Redis was down is kept as pending: PausedUntil honours it
 // after Redis returns (the later end wins), and it is written to Redis as
 // soon as Redis answers again, so the fleet learns of it.
-type RedisPauses struct {
+type Pauses struct {
 	r     *Redis
 	l1    *cache.Cache // origin -> pauseRec; nil when disabled
-	local Pauses
+	local *politeness.MemoryPauses
 
 	mu      sync.Mutex
 	pending map[string]pauseRec // pauses not yet in Redis
 }
 
-func newRedisPauses(r *Redis) *RedisPauses {
-	p := &RedisPauses{r: r, local: r.opts.LocalPauses}
+func newRedisPauses(r *Redis) *Pauses {
+	p := &Pauses{r: r, local: politeness.NewMemoryPauses()}
 	if r.opts.L1TTL > 0 {
 		ttl := min(r.opts.L1TTL, redisPauseL1Max)
-		p.l1 = cache.New(ttl, max(ttl, time.Minute))
+		p.l1 = cache.New(ttl, 0) // swept by Redis.sweepL1
 	}
 	return p
 }
 
 // Pause implements Pauses.
-func (p *RedisPauses) Pause(ctx context.Context, origin string, until time.Time) error {
+func (p *Pauses) Pause(ctx context.Context, origin string, until time.Time) error {
 	if err := p.local.Pause(ctx, origin, until); err != nil {
 		return err
 	}
@@ -178,7 +177,7 @@ func (p *RedisPauses) Pause(ctx context.Context, origin string, until time.Time)
 
 // merge writes rec to Redis (never shortening the stored pause), or keeps
 // it pending when Redis does not answer. It reports whether Redis took it.
-func (p *RedisPauses) merge(ctx context.Context, origin string, rec pauseRec, now time.Time) bool {
+func (p *Pauses) merge(ctx context.Context, origin string, rec pauseRec, now time.Time) bool {
 	p.dropL1(origin)
 	ok := p.r.call(ctx, "pause", func(ctx context.Context) error {
 		return redisPauseMerge.Run(ctx, p.r.client, []string{p.r.keys.pause(origin)},
@@ -191,10 +190,10 @@ func (p *RedisPauses) merge(ctx context.Context, origin string, rec pauseRec, no
 	return ok
 }
 
-// Backoff implements Backoffs: the streak and the pause are kept in
+// Backoff implements politeness.Pauses: the streak and the pause are kept in
 // Redis; while Redis is down, in the local Pauses (the pause then stays
 // pending until Redis answers).
-func (p *RedisPauses) Backoff(ctx context.Context, origin string, now time.Time, retryAfter time.Duration, b BackoffPolicy) (time.Time, bool, error) {
+func (p *Pauses) Backoff(ctx context.Context, origin string, now time.Time, retryAfter time.Duration, b politeness.BackoffPolicy) (time.Time, bool, error) {
 	if err := ctx.Err(); err != nil {
 		return time.Time{}, false, err
 	}
@@ -202,7 +201,7 @@ func (p *RedisPauses) Backoff(ctx context.Context, origin string, now time.Time,
 	var res []int64
 	ok := p.r.call(ctx, "backoff", func(ctx context.Context) error {
 		v, err := redisBackoff.Run(ctx, p.r.client, []string{p.r.keys.pause(origin)},
-			now.UnixMilli(), max(retryAfter, 0).Milliseconds(), b.Start.Milliseconds(), b.Max.Milliseconds(),
+			now.UnixMilli(), max(retryAfter, 0).Milliseconds(), stepsMS(b), b.Max.Milliseconds(),
 			redisPaceKeepMargin.Milliseconds(), p.r.keys.events(), p.r.event(eventPause, origin)).Int64Slice()
 		if err == nil && len(v) != 3 {
 			err = fmt.Errorf("backoff script returned %d values, want 3", len(v))
@@ -211,7 +210,7 @@ func (p *RedisPauses) Backoff(ctx context.Context, origin string, now time.Time,
 		return err
 	})
 	if !ok {
-		until, extended, err := localBackoff(ctx, p.local, origin, now, retryAfter, b)
+		until, extended, err := p.local.Backoff(ctx, origin, now, retryAfter, b)
 		if err == nil && extended {
 			p.addPending(origin, pauseRec{since: now.UnixMilli(), until: until.UnixMilli(), n: 1})
 		}
@@ -228,31 +227,21 @@ func (p *RedisPauses) Backoff(ctx context.Context, origin string, now time.Time,
 	return until, true, nil
 }
 
-// localBackoff is Backoff on a local Pauses: its own when it implements
-// Backoffs, else a pause of retryAfter or b.Start (no streak).
-func localBackoff(ctx context.Context, l Pauses, origin string, now time.Time, retryAfter time.Duration, b BackoffPolicy) (time.Time, bool, error) {
-	if lb, ok := l.(Backoffs); ok {
-		return lb.Backoff(ctx, origin, now, retryAfter, b)
+// stepsMS returns b.Steps in milliseconds, comma-separated, for
+// redisBackoff.
+func stepsMS(b politeness.BackoffPolicy) string {
+	steps := b.Steps()
+	ms := make([]string, len(steps))
+	for i, d := range steps {
+		ms[i] = strconv.FormatInt(d.Milliseconds(), 10)
 	}
-	d := retryAfter
-	if d <= 0 {
-		d = b.Start
-	}
-	until := now.Add(d)
-	cur, paused, err := l.PausedUntil(ctx, origin, now)
-	if err != nil {
-		return time.Time{}, false, err
-	}
-	if paused && !until.After(cur) {
-		return cur, false, nil
-	}
-	return until, true, l.Pause(ctx, origin, until)
+	return strings.Join(ms, ",")
 }
 
 // PausedUntil implements Pauses: the later of Redis's pause and a pending
 // one (recorded while Redis was down); the local Pauses while Redis is
 // down.
-func (p *RedisPauses) PausedUntil(ctx context.Context, origin string, now time.Time) (time.Time, bool, error) {
+func (p *Pauses) PausedUntil(ctx context.Context, origin string, now time.Time) (time.Time, bool, error) {
 	if err := ctx.Err(); err != nil {
 		return time.Time{}, false, err
 	}
@@ -273,7 +262,7 @@ func (p *RedisPauses) PausedUntil(ctx context.Context, origin string, now time.T
 
 // lookup returns origin's pause record from the L1 or Redis; ok is false
 // when Redis did not answer.
-func (p *RedisPauses) lookup(ctx context.Context, origin string) (pauseRec, bool) {
+func (p *Pauses) lookup(ctx context.Context, origin string) (pauseRec, bool) {
 	if p.l1 != nil && p.r.health.up.Load() {
 		if v, ok := p.l1.Get(origin); ok {
 			return v.(pauseRec), true
@@ -301,19 +290,13 @@ func (p *RedisPauses) lookup(ctx context.Context, origin string) (pauseRec, bool
 
 // Resume implements Pauses: it ends origin's pause and streak,
 // fleet-wide, unconditionally.
-func (p *RedisPauses) Resume(ctx context.Context, origin string) error {
+func (p *Pauses) Resume(ctx context.Context, origin string) error {
 	return p.ResumeSent(ctx, origin, time.Time{})
 }
 
-// ResumeSent implements Backoffs.
-func (p *RedisPauses) ResumeSent(ctx context.Context, origin string, sent time.Time) error {
-	var err error
-	if lb, ok := p.local.(Backoffs); ok {
-		err = lb.ResumeSent(ctx, origin, sent)
-	} else {
-		err = p.local.Resume(ctx, origin)
-	}
-	if err != nil {
+// ResumeSent implements politeness.Pauses.
+func (p *Pauses) ResumeSent(ctx context.Context, origin string, sent time.Time) error {
+	if err := p.local.ResumeSent(ctx, origin, sent); err != nil {
 		return err
 	}
 	p.mu.Lock()
@@ -339,7 +322,7 @@ func (p *RedisPauses) ResumeSent(ctx context.Context, origin string, sent time.T
 }
 
 // addPending keeps rec as a pause Redis has not seen (the later end wins).
-func (p *RedisPauses) addPending(origin string, rec pauseRec) {
+func (p *Pauses) addPending(origin string, rec pauseRec) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.pending == nil {
@@ -353,7 +336,7 @@ func (p *RedisPauses) addPending(origin string, rec pauseRec) {
 
 // pendingUntil returns the end (Unix ms) of origin's pending pause, 0
 // when none runs at now.
-func (p *RedisPauses) pendingUntil(origin string, now time.Time) int64 {
+func (p *Pauses) pendingUntil(origin string, now time.Time) int64 {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	rec, ok := p.pending[origin]
@@ -369,7 +352,7 @@ func (p *RedisPauses) pendingUntil(origin string, now time.Time) int64 {
 
 // flush writes the pending pauses that still run to Redis (called when
 // Redis answers again). Those Redis does not take stay pending.
-func (p *RedisPauses) flush(ctx context.Context) {
+func (p *Pauses) flush(ctx context.Context) {
 	now := p.r.opts.Clock.Now()
 	p.mu.Lock()
 	todo := make(map[string]pauseRec, len(p.pending))
@@ -394,7 +377,7 @@ func (p *RedisPauses) flush(ctx context.Context) {
 }
 
 // dropL1 forgets origin's cached pause lookup.
-func (p *RedisPauses) dropL1(origin string) {
+func (p *Pauses) dropL1(origin string) {
 	if p.l1 != nil {
 		p.l1.Delete(origin)
 	}

@@ -1,10 +1,8 @@
-package enforce_test
+package politeness
 
 import (
 	"testing"
 	"time"
-
-	"github.com/robotsgate/robotsgate/enforce"
 )
 
 func TestRetryAfterParse(t *testing.T) {
@@ -33,9 +31,9 @@ func TestRetryAfterParse(t *testing.T) {
 		{"2026-11-22T12:05:00Z", 0, false}, // not an HTTP-date
 	}
 	for _, tt := range tests {
-		got, ok := enforce.ParseRetryAfter(tt.in, now)
+		got, ok := parseRetryAfter(tt.in, now)
 		if got != tt.want || ok != tt.wantOK {
-			t.Errorf("ParseRetryAfter(%q) = %v, %v; want %v, %v", tt.in, got, ok, tt.want, tt.wantOK)
+			t.Errorf("parseRetryAfter(%q) = %v, %v; want %v, %v", tt.in, got, ok, tt.want, tt.wantOK)
 		}
 	}
 }
@@ -54,7 +52,7 @@ func TestRetryAfterFormat(t *testing.T) {
 		{time.Duration(1<<63 - 1), "9223372037"},
 	}
 	for _, tt := range tests {
-		if got := enforce.FormatRetryAfter(tt.in); got != tt.want {
+		if got := FormatRetryAfter(tt.in); got != tt.want {
 			t.Errorf("FormatRetryAfter(%v) = %q, want %q", tt.in, got, tt.want)
 		}
 	}

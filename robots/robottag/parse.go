@@ -1,4 +1,6 @@
-package robots
+// Package robottag parses robot tags (X-Robots-Tag headers and <meta
+// name="robots"> elements) and decides what they tell a crawler.
+package robottag
 
 import (
 	"errors"
@@ -6,6 +8,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/robotsgate/robotsgate/robots"
 	"golang.org/x/net/html"
 )
 
@@ -57,10 +60,7 @@ func isKnownDirective(name string) bool {
 // startsWithDirective reports whether s starts with a known directive name
 // followed by the end of s, a colon or white space.
 func startsWithDirective(s string) bool {
-	i := 0
-	for i < len(s) && isTokenChar(s[i]) {
-		i++
-	}
+	i := len(robots.ProductToken(s))
 	if i < len(s) && s[i] != ':' && s[i] != ' ' && s[i] != '\t' {
 		return false
 	}
@@ -160,7 +160,7 @@ func parseDirective(tok string) (Directive, bool) {
 }
 
 // isAgentToken reports whether s (lower case) can be a crawler's product
-// token: letters, digits, '_' and '-', as ProductToken accepts.
+// token: letters, digits, '_' and '-', as robots.ProductToken accepts.
 func isAgentToken(s string) bool {
 	if s == "" {
 		return false
@@ -231,7 +231,7 @@ func ParseMetaRobots(r io.Reader) ([]Directive, error) {
 			if errors.Is(err, io.EOF) {
 				return ds, nil
 			}
-			return ds, fmt.Errorf("robots: reading HTML for meta robots: %w", err)
+			return ds, fmt.Errorf("robottag: reading HTML for meta robots: %w", err)
 		case html.EndTagToken:
 			if rawTagIs(z.Raw(), "</head") {
 				return ds, nil
@@ -304,16 +304,16 @@ func metaDirectives(z *html.Tokenizer, ds []Directive) []Directive {
 	return ds
 }
 
-// ForAgent returns the directives of ds that apply to the crawler whose
+// forAgent returns the directives of ds that apply to the crawler whose
 // product token is agent: those without an agent and those naming agent
 // (case-insensitively). "none" is expanded to "noindex" and "nofollow".
 //
 // agent may be a full User-Agent string ("Mandelbot/1.2 (+https://...)"):
-// only its product token (ProductToken) is compared. An empty agent
+// only its product token (robots.ProductToken) is compared. An empty agent
 // selects only the directives for every agent. The result is
 // in the order of ds, a "none" replaced in place by its two directives.
-func ForAgent(ds []Directive, agent string) []Directive {
-	agent = ProductToken(strings.TrimSpace(agent))
+func forAgent(ds []Directive, agent string) []Directive {
+	agent = robots.ProductToken(strings.TrimSpace(agent))
 	var out []Directive
 	for _, d := range ds {
 		if d.Agent != "" && (agent == "" || !strings.EqualFold(d.Agent, agent)) {

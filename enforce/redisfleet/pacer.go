@@ -1,8 +1,9 @@
-package enforce
+package redisfleet
 
 import (
 	"context"
 	"fmt"
+	"github.com/robotsgate/robotsgate/enforce/politeness"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -33,13 +34,13 @@ return {1, slot}`)
 // slot: slack for clocks of replicas that run behind.
 const redisPaceKeepMargin = time.Minute
 
-// RedisPacer is the Pacer shared by a fleet: each origin's next free slot
+// Pacer is the Pacer shared by a fleet: each origin's next free slot
 // lives in Redis ("<prefix>pace:<origin>", Unix milliseconds) and one Lua
 // script per reservation reads it, computes slot = max(now, next), refuses
 // when slot-now > maxWait and otherwise moves next to slot+delay, all
 // atomically, so the spacing holds across all replicas.
 //
-// Time comes from the caller: "now" is the Clock of RedisOptions, passed
+// Time comes from the caller: "now" is the enforce.Clock of Options, passed
 // to the script in milliseconds. This keeps tests deterministic (a fake
 // clock drives every replica) and returns slots in the caller's own time
 // frame, at the price of trusting the replicas' clocks: with clocks
@@ -47,39 +48,28 @@ const redisPaceKeepMargin = time.Minute
 // than the delay. NTP-synchronised hosts are off by milliseconds, crawl
 // delays are seconds. Slots are whole milliseconds.
 //
-// While Redis is down, the local Pacer (RedisOptions.LocalPacer) paces:
-// each replica then spaces only its own requests. When the local Pacer is
-// a slotKeeper (as MemoryPacer is), the switch keeps the spacing in both
-// directions: each slot Redis hands out also moves the local next slot,
+// While Redis is down, a local politeness.MemoryPacer paces: each
+// replica then spaces only its own requests. The switch keeps the spacing
+// in both directions: each slot Redis hands out also moves the local next slot,
 // so the first local slot after an outage begins is at least a delay
 // after the last Redis one; and the local next slot is passed to the
 // script as a floor, so the first Redis slot after recovery (Redis may
 // have lost its keys) is at least a delay after the last local one.
-type RedisPacer struct {
+type Pacer struct {
 	r     *Redis
-	local Pacer
-}
-
-// slotKeeper is a local Pacer whose next slot per origin can be read and
-// moved forward (MemoryPacer).
-type slotKeeper interface {
-	Next(origin string) time.Time
-	Hold(origin string, next time.Time)
+	local *politeness.MemoryPacer
 }
 
 // Reserve implements Pacer.
-func (p *RedisPacer) Reserve(ctx context.Context, origin string, delay, maxWait time.Duration) (time.Time, bool, error) {
+func (p *Pacer) Reserve(ctx context.Context, origin string, delay, maxWait time.Duration) (time.Time, bool, error) {
 	if err := ctx.Err(); err != nil {
 		return time.Time{}, false, err
 	}
 	now := p.r.opts.Clock.Now()
 	nowMS := now.UnixMilli()
-	keeper, _ := p.local.(slotKeeper)
 	var floorMS int64
-	if keeper != nil {
-		if f := keeper.Next(origin); f.After(now) {
-			floorMS = nowMS + (f.Sub(now) + time.Millisecond - 1).Milliseconds() // rounded up
-		}
+	if f := p.local.Next(origin); f.After(now) {
+		floorMS = nowMS + (f.Sub(now) + time.Millisecond - 1).Milliseconds() // rounded up
 	}
 	var res []int64
 	ok := p.r.call(ctx, "reserve", func(ctx context.Context) error {
@@ -96,8 +86,8 @@ func (p *RedisPacer) Reserve(ctx context.Context, origin string, delay, maxWait 
 		return p.local.Reserve(ctx, origin, delay, maxWait)
 	}
 	at := now.Add(time.Duration(res[1]-nowMS) * time.Millisecond)
-	if res[0] == 1 && keeper != nil && delay > 0 {
-		keeper.Hold(origin, at.Add(delay))
+	if res[0] == 1 && delay > 0 {
+		p.local.Hold(origin, at.Add(delay))
 	}
 	return at, res[0] == 1, nil
 }

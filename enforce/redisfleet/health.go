@@ -1,4 +1,4 @@
-package enforce
+package redisfleet
 
 import (
 	"context"
@@ -50,7 +50,7 @@ type redisHealth struct {
 	lastKeyLog time.Time // last WRONGTYPE log line
 }
 
-func newRedisHealth(ctx context.Context, wg *sync.WaitGroup, o RedisOptions, addr string, ping func(context.Context) error) *redisHealth {
+func newRedisHealth(ctx context.Context, wg *sync.WaitGroup, o Options, addr string, ping func(context.Context) error) *redisHealth {
 	h := &redisHealth{
 		ctx: ctx, wg: wg, log: o.Log, addr: addr, ping: ping,
 		retry: o.RetryInterval, every: o.LogInterval, tmo: max(o.Timeout, time.Second),

@@ -1,26 +1,24 @@
-package enforce
+package robottag
 
 import (
 	"slices"
 	"strings"
 	"testing"
-
-	"github.com/robotsgate/robotsgate/robots"
 )
 
 func TestTagVerdict(t *testing.T) {
-	hdr := func(vs ...string) []robots.Directive { return robots.ParseXRobotsTag(vs) }
-	meta := func(s string) []robots.Directive {
-		ds, err := robots.ParseMetaRobots(strings.NewReader(s))
+	hdr := func(vs ...string) []Directive { return ParseXRobotsTag(vs) }
+	meta := func(s string) []Directive {
+		ds, err := ParseMetaRobots(strings.NewReader(s))
 		if err != nil {
 			t.Fatal(err)
 		}
 		return ds
 	}
-	def := DefaultTagDeny()
+	def := DefaultDeny()
 	tests := []struct {
 		name    string
-		ds      []robots.Directive
+		ds      []Directive
 		agent   string
 		deny    []string
 		matched []string
@@ -55,9 +53,9 @@ func TestTagVerdict(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			denied, matched := TagVerdict(tt.ds, tt.agent, tt.deny)
+			denied, matched := Verdict(tt.ds, tt.agent, tt.deny)
 			if denied != (len(tt.matched) > 0) || !slices.Equal(matched, tt.matched) {
-				t.Errorf("TagVerdict(%v, %q, %q) = %v, %q; want %v, %q",
+				t.Errorf("Verdict(%v, %q, %q) = %v, %q; want %v, %q",
 					tt.ds, tt.agent, tt.deny, denied, matched, len(tt.matched) > 0, tt.matched)
 			}
 		})

@@ -1,12 +1,14 @@
-package enforce
+package politeness
 
 import (
 	"context"
 	"sync"
 	"time"
+
+	"github.com/robotsgate/robotsgate/enforce"
 )
 
-// MemoryPauses is the in-memory Pauses (and Backoffs) of one process: a
+// MemoryPauses is the in-memory Pauses of one process: a
 // map from origin to the end of its pause, and one of backoff streaks. Pauses that have ended are forgotten when read
 // and by a sweep at most once per minute (driven by the times passed to
 // Pause and PausedUntil, so it needs no clock), which bounds its memory by
@@ -28,15 +30,30 @@ type memStreak struct {
 	keep  time.Time // forgotten after this (until + BackoffPolicy.Max)
 }
 
-// Backoffs is implemented by Pauses that also keep each origin's backoff
-// streak (MemoryPauses, RedisPauses). Politeness hands its 503/429 and
-// 2xx observations to them, so that a fleet sharing a RedisPauses backs
-// off as one: the streak, and with it the exponential backoff, counts
-// every replica's 503/429, and a 2xx seen by any replica ends the pause
-// unless that request was sent before the pause began. Politeness keeps
-// the streaks itself for Pauses that do not implement it.
-type Backoffs interface {
-	Pauses
+// Pacer hands out crawl-delay slots per origin, in arrival order, so that
+// successive requests to one origin are spaced at least delay apart. The
+// in-memory pacer serves one process; a Redis pacer serves a fleet.
+type Pacer interface {
+	// Reserve reserves the next slot for origin and returns when the
+	// request may go (now or later). If that would be later than
+	// now+maxWait, nothing is reserved and ok is false.
+	Reserve(ctx context.Context, origin string, delay, maxWait time.Duration) (at time.Time, ok bool, err error)
+}
+
+// Pauses records the origins that asked robotsgate to back off (503/429,
+// Retry-After) and each origin's backoff streak. MemoryPauses serves one
+// process; a fleet shares one in Redis, so that it backs off as one: the
+// streak, and with it the exponential backoff, counts every replica's
+// 503/429, and a 2xx seen by any replica ends the pause unless that
+// request was sent before the pause began.
+type Pauses interface {
+	// Pause pauses origin until until (extending, never shortening, a
+	// current pause).
+	Pause(ctx context.Context, origin string, until time.Time) error
+	// PausedUntil returns the end of origin's pause, if it is paused at now.
+	PausedUntil(ctx context.Context, origin string, now time.Time) (time.Time, bool, error)
+	// Resume ends origin's pause and streak unconditionally.
+	Resume(ctx context.Context, origin string) error
 	// Backoff records a 503/429 answer observed at now. Unless origin's
 	// current pause is still running at now (the answer is to a request
 	// in flight when it began), it counts a further failure in origin's
@@ -52,20 +69,29 @@ type Backoffs interface {
 	ResumeSent(ctx context.Context, origin string, sent time.Time) error
 }
 
-// BackoffPolicy is the exponential backoff of a Backoffs.
+// BackoffPolicy is the exponential backoff of a Pauses.
 type BackoffPolicy struct {
 	Start time.Duration // the first pause
 	Max   time.Duration // the cap, and how long an ended streak is kept
 }
 
 // Delay returns the pause after the n-th consecutive 503/429 (n >= 1):
-// Start * 2^(n-1), capped at Max.
-func (b BackoffPolicy) Delay(n int) time.Duration {
-	d := b.Start
-	for i := 1; i < n && d < b.Max; i++ {
-		d *= 2
+// Start * 2^(n-1), capped at Max (enforce.Backoff). A fleet-wide Pauses
+// gets its steps from Steps.
+func (b BackoffPolicy) Delay(n int) time.Duration { return enforce.Backoff(b.Start, b.Max, n) }
+
+// Steps returns Delay(1), Delay(2), ... up to the first that reaches Max
+// (at most 64 values): Delay(n) for a larger n is the last one.
+func (b BackoffPolicy) Steps() []time.Duration {
+	var out []time.Duration
+	for n := 1; n <= 64; n++ {
+		d := b.Delay(n)
+		out = append(out, d)
+		if d >= b.Max {
+			break
+		}
 	}
-	return min(d, b.Max)
+	return out
 }
 
 // pausesSweepEvery is how often MemoryPauses drops ended pauses.
@@ -116,7 +142,7 @@ func (m *MemoryPauses) Resume(ctx context.Context, origin string) error {
 	return m.ResumeSent(ctx, origin, time.Time{})
 }
 
-// Backoff implements Backoffs.
+// Backoff implements Pauses.
 func (m *MemoryPauses) Backoff(ctx context.Context, origin string, now time.Time, retryAfter time.Duration, b BackoffPolicy) (time.Time, bool, error) {
 	if err := ctx.Err(); err != nil {
 		return time.Time{}, false, err
@@ -154,7 +180,7 @@ func (m *MemoryPauses) Backoff(ctx context.Context, origin string, now time.Time
 	return until, true, nil
 }
 
-// ResumeSent implements Backoffs.
+// ResumeSent implements Pauses.
 func (m *MemoryPauses) ResumeSent(ctx context.Context, origin string, sent time.Time) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -182,11 +208,7 @@ func (m *MemoryPauses) sweepLocked(now time.Time) {
 		return
 	}
 	m.sweepAt = now.Add(pausesSweepEvery)
-	for origin, until := range m.until {
-		if !until.After(now) {
-			delete(m.until, origin)
-		}
-	}
+	dropPassed(m.until, now)
 	for origin, s := range m.streaks {
 		if now.After(s.keep) {
 			delete(m.streaks, origin)

@@ -1,11 +1,10 @@
-package enforce_test
+package politeness
 
 import (
 	"context"
 	"testing"
 	"time"
 
-	"github.com/robotsgate/robotsgate/enforce"
 	"github.com/robotsgate/robotsgate/enforce/enforcetest"
 )
 
@@ -14,7 +13,7 @@ var t0 = time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
 func TestPacerSlots(t *testing.T) {
 	ctx := context.Background()
 	clk := enforcetest.NewClock(t0)
-	p := enforce.NewMemoryPacer(clk)
+	p := NewMemoryPacer(clk)
 	const d = 10 * time.Second
 
 	for i := 0; i < 4; i++ {
@@ -56,7 +55,7 @@ func TestPacerSlots(t *testing.T) {
 func TestPacerForgetsPastOrigins(t *testing.T) {
 	ctx := context.Background()
 	clk := enforcetest.NewClock(t0)
-	p := enforce.NewMemoryPacer(clk)
+	p := NewMemoryPacer(clk)
 	for i := range 1000 {
 		p.Reserve(ctx, "http://h"+string(rune('a'+i%26))+string(rune('a'+i/26))+".test", time.Second, time.Minute)
 	}
@@ -72,7 +71,7 @@ func TestPacerForgetsPastOrigins(t *testing.T) {
 
 func TestPausesMemory(t *testing.T) {
 	ctx := context.Background()
-	m := enforce.NewMemoryPauses()
+	m := NewMemoryPauses()
 	const o = "http://a.test"
 	if _, ok, err := m.PausedUntil(ctx, o, t0); ok || err != nil {
 		t.Fatalf("fresh origin paused: %v %v", ok, err)
@@ -97,7 +96,7 @@ func TestPausesMemory(t *testing.T) {
 	if _, ok, _ := m.PausedUntil(ctx, o, t0); ok {
 		t.Fatal("paused after Resume")
 	}
-	var zero enforce.MemoryPauses // the zero value works
+	var zero MemoryPauses // the zero value works
 	if err := zero.Pause(ctx, o, t0.Add(time.Second)); err != nil {
 		t.Fatal(err)
 	}
@@ -109,7 +108,7 @@ func TestPausesMemory(t *testing.T) {
 func TestPacerHoldNext(t *testing.T) {
 	ctx := context.Background()
 	clk := enforcetest.NewClock(t0)
-	p := enforce.NewMemoryPacer(clk)
+	p := NewMemoryPacer(clk)
 	const o = "http://a.test"
 	if n := p.Next(o); !n.IsZero() {
 		t.Fatalf("Next of a fresh origin = %v", n)
@@ -126,9 +125,9 @@ func TestPacerHoldNext(t *testing.T) {
 
 func TestPausesMemoryBackoff(t *testing.T) {
 	ctx := context.Background()
-	m := enforce.NewMemoryPauses()
+	m := NewMemoryPauses()
 	const o = "http://a.test"
-	b := enforce.BackoffPolicy{Start: 10 * time.Second, Max: time.Minute}
+	b := BackoffPolicy{Start: 10 * time.Second, Max: time.Minute}
 	if u, ext, err := m.Backoff(ctx, o, t0, 0, b); err != nil || !ext || !u.Equal(t0.Add(10*time.Second)) {
 		t.Fatalf("first: %v %v %v", u, ext, err)
 	}

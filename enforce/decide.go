@@ -1,0 +1,197 @@
+package enforce
+
+import (
+	"context"
+	"net/url"
+	"time"
+
+	"github.com/robotsgate/robotsgate/robots"
+)
+
+// Decide returns the verdict for fetching u as the crawler whose product
+// token is agent ("" when none is known: only the "*" group applies). It
+// fetches the origin's robots.txt when no usable copy is cached;
+// concurrent callers for one origin share a single fetch. Decide never
+// returns an error: a failure to learn the rules is itself a verdict
+// (ReasonUnreachable).
+//
+// Stale while revalidate: when the cached entry expired at most
+// FetchTimeout ago and holds a good robots.txt (from its latest fetch, or
+// an earlier one kept beside a failed fetch) that is within the
+// UnreachableWindow, Decide decides on it at once and starts one
+// background re-fetch for the origin (detached from ctx, bounded by
+// FetchTimeout); later requests use its result. Such a verdict has
+// RobotsStale set (StaleRevalidating). Otherwise (nothing cached, an
+// expired 4xx, an unreachable origin with no good copy, an entry expired
+// for longer than FetchTimeout) Decide waits for the fetch, which it
+// shares with the other callers for the origin. A verdict made on a last
+// good copy because the origin was unreachable has RobotsStale set
+// (StaleUnreachable).
+//
+// The rules are matched against u's path, params and query as sent
+// (u.RequestURI()). When the path may be read by an origin as another
+// path (dot segments, also percent-encoded; repeated slashes; escaped
+// reserved characters such as %2F; path parameters ";x"; backslashes, raw
+// or %5C), those other spellings are decided too (see spellings): if one
+// disallows, the disallowing verdict is returned, with a Detail naming
+// the normalised path. Decision.URL is u without its userinfo (user
+// name and password), which must not reach audit logs or 403 bodies.
+//
+// A request for /robots.txt itself (exactly that, without a query) is
+// always allowed and fetches nothing. If ctx ends while Decide waits for
+// a fetch, the verdict is ReasonClientGone (not allowed, and not a
+// robots.txt verdict); the fetch itself goes on for the other callers.
+func (e *Enforcer) Decide(ctx context.Context, u *url.URL, agent string) Decision {
+	return e.decideURL(ctx, u, agent, false)
+}
+
+// DecideQuiet is Decide for queries that are not proxied requests (the
+// admin API): the cache lookup is not reported to Hooks.CacheLookup. A
+// robots.txt fetch it causes is still reported to Hooks.Fetched: it is
+// real traffic to the origin, which proxied requests may be sharing.
+func (e *Enforcer) DecideQuiet(ctx context.Context, u *url.URL, agent string) Decision {
+	return e.decideURL(ctx, u, agent, true)
+}
+
+func (e *Enforcer) decideURL(ctx context.Context, u *url.URL, agent string, quiet bool) Decision {
+	origin, err := Origin(u)
+	if err != nil {
+		return Decision{Reason: ReasonInvalidURL, URL: RedactedURL(u), Agent: agent, Detail: err.Error()}
+	}
+	d := Decision{Origin: origin, URL: RedactedURL(u), Agent: agent}
+	now := e.clock.Now()
+
+	if isRobotsTxt(u) {
+		d.Allowed, d.Reason = true, ReasonRobotsTxt
+		if en, ok := e.store.Get(ctx, origin); ok {
+			e.describe(&d, en, now, false)
+		}
+		return d
+	}
+
+	en, ok := e.store.Get(ctx, origin)
+	fresh := ok && now.Before(en.Expires)
+	if f := e.hooks.CacheLookup; f != nil && !quiet {
+		f(origin, fresh)
+	}
+	var stale StaleReason
+	if !fresh {
+		if ok && e.servableStale(en, now) {
+			e.revalidate(ctx, origin)
+			stale = StaleRevalidating
+		} else {
+			got, err := e.refresh(ctx, origin)
+			switch {
+			case err == nil:
+				en = got
+				now = e.clock.Now()
+			case ctx.Err() != nil:
+				d.Reason = ReasonClientGone
+				d.Detail = "the client stopped waiting for robots.txt (" + context.Cause(ctx).Error() + "): nothing decided"
+				return d
+			case en == nil:
+				d.Reason = ReasonUnreachable
+				d.Detail = "robots.txt could not be fetched: " + err.Error() + "; all URLs disallowed"
+				return d
+			default: // fall back on the expired copy
+				stale = StaleFetchFailed
+			}
+		}
+	}
+	e.decide(&d, en, now, u)
+	if stale != "" && !d.RobotsStale {
+		d.RobotsStale, d.RobotsStaleReason = true, stale
+	}
+	return d
+}
+
+// isRobotsTxt reports whether u asks for the robots.txt file itself,
+// spelled exactly "/robots.txt" with no query: the one request exempt
+// from the rules. Any other spelling a server might map to the same file
+// ("/%72obots.txt", "/ROBOTS.TXT", "/robots.txt?x", "/robots.txt;x") is
+// decided like any other path, so that no variant opens a path by
+// accident.
+func isRobotsTxt(u *url.URL) bool {
+	return u.Opaque == "" && u.RequestURI() == "/robots.txt"
+}
+
+// decide fills d from en for the URL u.
+func (e *Enforcer) decide(d *Decision, en *Entry, now time.Time, u *url.URL) {
+	rules := e.describe(d, en, now, true)
+	if rules == nil {
+		return
+	}
+	var path string
+	if u.Opaque != "" {
+		path = robots.PathParamsQuery(u.String())
+	} else {
+		path = u.RequestURI()
+	}
+	v, detail := decideSpellings(rules, d.Agent, path)
+	if detail != "" {
+		d.Detail = detail
+	}
+	d.Allowed = v.Allowed
+	d.Group = v.Group
+	d.CrawlDelay = rules.CrawlDelay(d.Agent) // politeness paces with the group's Crawl-delay
+	if v.Allowed {
+		d.Reason = ReasonAllowed
+	} else {
+		d.Reason = ReasonDisallowed
+	}
+	if v.Rule.Line != 0 {
+		d.Rule = v.Rule.String()
+		d.Line = v.Rule.Line
+	}
+}
+
+// describe fills d's Robots fields from en and, when verdict is set, the
+// verdict of the cases that need no rule matching (then it returns nil);
+// it returns the robots.txt whose rules decide otherwise.
+func (e *Enforcer) describe(d *Decision, en *Entry, now time.Time, verdict bool) *robots.Robots {
+	d.RobotsStatus = en.Result.Status
+	d.RobotsHTTPStatus = en.Result.HTTPStatus
+	d.RobotsErrKind = en.Result.ErrKind
+	d.RobotsFetchedAt = en.FetchedAt
+	d.RobotsAge = now.Sub(en.FetchedAt)
+	switch en.Result.Status {
+	case StatusOK:
+		if en.Parsed != nil {
+			return en.Parsed
+		}
+	case StatusUnavailable:
+		if verdict {
+			d.Allowed, d.Reason = true, ReasonNoRobots
+			d.Detail = "no robots.txt" + paren(en.Result.Err) + ": all URLs allowed"
+		}
+		return nil
+	}
+	// Unreachable (or an entry without rules).
+	if !en.UnreachableSince.IsZero() && now.Sub(en.UnreachableSince) > e.window {
+		if verdict {
+			d.Allowed, d.Reason = true, ReasonNoRobots
+			d.Detail = "robots.txt unreachable for longer than " + e.window.String() +
+				paren(en.Result.Err) + ": treated as absent, all URLs allowed"
+		}
+		return nil
+	}
+	if en.Good != nil && en.Parsed != nil {
+		d.RobotsStale, d.RobotsStaleReason = true, StaleUnreachable
+		d.RobotsFetchedAt = en.GoodAt
+		d.RobotsAge = now.Sub(en.GoodAt)
+		return en.Parsed
+	}
+	if verdict {
+		d.Allowed, d.Reason = false, ReasonUnreachable
+		d.Detail = "robots.txt unreachable" + paren(en.Result.Err) + ": all URLs disallowed"
+	}
+	return nil
+}
+
+// paren returns " (s)", or "" when s is empty.
+func paren(s string) string {
+	if s == "" {
+		return ""
+	}
+	return " (" + s + ")"
+}

@@ -1,0 +1,41 @@
+package enforce
+
+import (
+	"context"
+	"errors"
+	"net/http/httptest"
+	"testing"
+	"time"
+)
+
+func TestFetchErrorKinds(t *testing.T) {
+	tlsSrv := httptest.NewTLSServer(serve(200, "User-agent: *\n")) // its certificate is not trusted here
+	t.Cleanup(tlsSrv.Close)
+	stall := newOrigin(t, blocking(t))
+	unknownCoding := newOrigin(t, serveBytes([]byte("x"), "br"))
+	tests := []struct {
+		name   string
+		origin string
+		f      *HTTPFetcher
+		want   FetchErrorKind
+	}{
+		{"refused", refusedOrigin(t), &HTTPFetcher{}, FetchRefused},
+		{"untrusted certificate", tlsSrv.URL, &HTTPFetcher{}, FetchTLSUntrusted},
+		{"timeout", stall.srv.URL, &HTTPFetcher{Timeout: 50 * time.Millisecond}, FetchTimeout},
+		{"unknown coding", unknownCoding.srv.URL, &HTTPFetcher{}, FetchDecode},
+		{"status", newOrigin(t, serve(503, "")).srv.URL, &HTTPFetcher{}, FetchStatus},
+		{"ok", newOrigin(t, serve(200, "User-agent: *\n")).srv.URL, &HTTPFetcher{}, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := tt.f.Fetch(context.Background(), tt.origin)
+			if r.ErrKind != tt.want {
+				t.Fatalf("ErrKind = %q (%s), want %q", r.ErrKind, r.Err, tt.want)
+			}
+			var fe *FetchError
+			if got := errors.As(r.Error(), &fe); got != (tt.want != "") || got && (fe.Kind != tt.want || fe.Error() != r.Err) {
+				t.Fatalf("errors.As(%v) = %v, %+v", r.Error(), got, fe)
+			}
+		})
+	}
+}

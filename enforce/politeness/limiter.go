@@ -1,0 +1,98 @@
+package politeness
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/robotsgate/robotsgate/enforce"
+)
+
+// limiter is a per-origin counting semaphore whose waiters are served in
+// arrival order.
+type limiter struct {
+	max int
+	mu  sync.Mutex
+	m   map[string]*slots
+}
+
+type slots struct {
+	busy    int
+	waiters []chan struct{} // closed when handed a slot
+}
+
+var errNoSlot = errors.New("no slot")
+
+// acquire takes one of origin's slots, waiting up to maxWait (on clk) for
+// one. It reports false when none came in time, and ctx.Err() when ctx
+// ended first.
+func (l *limiter) acquire(ctx context.Context, clk enforce.Clock, origin string, maxWait time.Duration) (bool, error) {
+	l.mu.Lock()
+	s := l.m[origin]
+	if s == nil {
+		s = &slots{}
+		l.m[origin] = s
+	}
+	if s.busy < l.max && len(s.waiters) == 0 {
+		s.busy++
+		l.mu.Unlock()
+		return true, nil
+	}
+	if maxWait <= 0 {
+		l.mu.Unlock()
+		return false, nil
+	}
+	ch := make(chan struct{})
+	s.waiters = append(s.waiters, ch)
+	l.mu.Unlock()
+
+	var err error
+	select {
+	case <-ch:
+		return true, nil
+	case <-clk.After(maxWait):
+		err = errNoSlot
+	case <-ctx.Done():
+		err = ctx.Err()
+	}
+	l.mu.Lock()
+	for i, w := range s.waiters {
+		if w == ch {
+			s.waiters = append(s.waiters[:i], s.waiters[i+1:]...)
+			l.mu.Unlock()
+			return notSlot(err)
+		}
+	}
+	l.mu.Unlock()
+	// A slot was handed to us as we gave up: pass it on.
+	l.release(origin)
+	return notSlot(err)
+}
+
+func notSlot(err error) (bool, error) {
+	if err == errNoSlot {
+		return false, nil
+	}
+	return false, err
+}
+
+// release gives back one of origin's slots: to the first waiter, or to the
+// pool.
+func (l *limiter) release(origin string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	s := l.m[origin]
+	if s == nil {
+		return
+	}
+	if len(s.waiters) > 0 {
+		close(s.waiters[0])
+		s.waiters = s.waiters[1:]
+		return
+	}
+	s.busy--
+	if s.busy <= 0 {
+		delete(l.m, origin)
+	}
+}
