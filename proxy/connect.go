@@ -15,6 +15,7 @@ import (
 	"github.com/elazarl/goproxy"
 
 	"github.com/robotsgate/robotsgate/enforce"
+	"github.com/robotsgate/robotsgate/proxy/mitm"
 )
 
 // HTTPS modes (HTTPSConfig.Mode).
@@ -34,8 +35,8 @@ type httpsState struct {
 	mode    string
 	ports   map[string]bool // allowed CONNECT ports
 	ca      *tls.Certificate
-	caInfo  CAInfo
-	certs   *CertStore
+	caInfo  mitm.CAInfo
+	certs   *mitm.CertStore
 	mitm    *goproxy.ConnectAction
 	hijacks *hijackTracker
 }
@@ -75,7 +76,7 @@ func setUpstreamTLS(tr *http.Transport, cfg HTTPSConfig) error {
 	if len(cfg.UpstreamRoots) == 0 {
 		return nil
 	}
-	roots, err := UpstreamRootCAs(cfg.UpstreamRoots)
+	roots, err := mitm.UpstreamRootCAs(cfg.UpstreamRoots)
 	if err != nil {
 		return err
 	}
@@ -104,12 +105,12 @@ func (s *Server) installHTTPS() error {
 		h.ports[strconv.Itoa(p)] = true
 	}
 	if h.mode == HTTPSModeMITM {
-		ca, info, err := LoadOrCreateCA(cfg.DataDir, cfg.CACert, cfg.CAKey, nil)
+		ca, info, err := mitm.LoadOrCreateCA(cfg.DataDir, cfg.CACert, cfg.CAKey, nil)
 		if err != nil {
 			return err
 		}
 		h.ca, h.caInfo = ca, info
-		h.certs = NewCertStore(0, nil)
+		h.certs = mitm.NewCertStore(0, nil)
 		s.proxy.CertStore = h.certs
 		h.mitm = &goproxy.ConnectAction{Action: goproxy.ConnectMitm, TLSConfig: goproxy.TLSConfigFromCA(ca)}
 		ev := s.log.Info().Str("ca_cert", info.CertFile).Str("fingerprint", info.Fingerprint)
@@ -136,9 +137,9 @@ func (s *Server) installHTTPS() error {
 
 // CA returns the CA robotsgate signs leaf certificates with (nil in tunnel
 // mode) and where it lives.
-func (s *Server) CA() (*tls.Certificate, CAInfo) {
+func (s *Server) CA() (*tls.Certificate, mitm.CAInfo) {
 	if s.https == nil {
-		return nil, CAInfo{}
+		return nil, mitm.CAInfo{}
 	}
 	return s.https.ca, s.https.caInfo
 }

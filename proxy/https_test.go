@@ -29,6 +29,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/robotsgate/robotsgate/enforce"
+	"github.com/robotsgate/robotsgate/proxy/mitm"
 )
 
 // tlsOrigin is an HTTPS httptest origin that counts hits per path.
@@ -94,7 +95,7 @@ type httpsProxy struct {
 	url   *url.URL
 	audit *memAudit
 	ca    *x509.CertPool // trusts robotsgate's CA
-	info  CAInfo
+	info  mitm.CAInfo
 
 	clients []*http.Transport // closed before the proxy shuts down
 }
@@ -385,7 +386,7 @@ func TestHTTPSCAPersistsAcrossRestarts(t *testing.T) {
 	if p1.info.Fingerprint == "" || p1.info.Fingerprint != p2.info.Fingerprint {
 		t.Fatalf("CA changed across restarts: %q vs %q", p1.info.Fingerprint, p2.info.Fingerprint)
 	}
-	assertMode(t, filepath.Join(cfg.HTTPS.DataDir, CAKeyFileName), 0o600)
+	assertMode(t, filepath.Join(cfg.HTTPS.DataDir, mitm.CAKeyFileName), 0o600)
 	// A client trusting the first run's CA works with the second run.
 	if resp, _ := get(t, p2.client(p1.ca), origin.URL+"/x"); resp.StatusCode != 200 {
 		t.Fatalf("second run: %d", resp.StatusCode)

@@ -1,4 +1,7 @@
-package proxy
+// Package mitm holds what HTTPS interception needs: robotsgate's CA
+// (LoadOrCreateCA), the store of minted leaf certificates (CertStore) and
+// the extra roots trusted for upstream TLS (UpstreamRootCAs).
+package mitm
 
 import (
 	"bytes"
