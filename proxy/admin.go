@@ -16,6 +16,7 @@ import (
 	"gopkg.in/natefinch/lumberjack.v2"
 
 	"github.com/robotsgate/robotsgate/enforce"
+	"github.com/robotsgate/robotsgate/proxy/metrics"
 	"github.com/robotsgate/robotsgate/robots"
 )
 
@@ -32,8 +33,8 @@ type AdminEnforcer interface {
 
 // AdminConfig configures NewAdmin.
 type AdminConfig struct {
-	Enforcer AdminEnforcer // required
-	Metrics  *Metrics      // served at /metrics; nil: 404
+	Enforcer AdminEnforcer    // required
+	Metrics  *metrics.Metrics // served at /metrics; nil: 404
 	// Token is the bearer token of the admin API ("" = none). DELETE
 	// (purge) always requires it: without a token it is refused with 403.
 	// When Protect is set, every endpoint but /healthz and /readyz

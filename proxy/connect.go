@@ -170,7 +170,7 @@ func (s *Server) handleConnect(host string, ctx *goproxy.ProxyCtx) (*goproxy.Con
 
 	// [self] the admin API is not reachable through the proxy (selfaddr.go)
 	if pin, self := s.self.check(r.Context(), hostname, port); self {
-		d := enforce.Decision{Reason: enforce.ReasonSelfRequest, URL: u.String(), Origin: origin, Agent: st.Agent,
+		d := enforce.Decision{Reason: ReasonSelfRequest, URL: u.String(), Origin: origin, Agent: st.Agent,
 			Detail: "the CONNECT target " + target + " is robotsgate itself; its admin API is not reachable through the proxy"}
 		return s.refuseConnect(ctx, http.StatusForbidden, d), host
 	} else if pin != nil { // a tunnel dials exactly the addresses checked
@@ -178,7 +178,7 @@ func (s *Server) handleConnect(host string, ctx *goproxy.ProxyCtx) (*goproxy.Con
 		ctx.Req = r
 	}
 	if !s.https.ports[strconv.Itoa(int(port))] {
-		d := enforce.Decision{Reason: enforce.ReasonPortForbidden, URL: u.String(), Origin: origin, Agent: st.Agent,
+		d := enforce.Decision{Reason: ReasonPortForbidden, URL: u.String(), Origin: origin, Agent: st.Agent,
 			Detail: "CONNECT is allowed only to the ports in https.allowed_ports"}
 		return s.refuseConnect(ctx, http.StatusForbidden, d), host
 	}
@@ -212,15 +212,15 @@ func (s *Server) tunnel(ctx *goproxy.ProxyCtx, st *requestState, u *url.URL) *go
 	case enforce.ReasonAllowed, enforce.ReasonDisallowed:
 		// Rules were matched: closed only if no path at all is allowed.
 		if en, ok := s.enf.Cached(r.Context(), d.Origin); ok && en.Parsed != nil && en.Parsed.AllowsNothing(st.Agent) {
-			d.Allowed, d.Reason = false, enforce.ReasonSiteClosed
+			d.Allowed, d.Reason = false, ReasonSiteClosed
 			d.Detail = "robots.txt disallows every path for this agent; tunnel mode cannot check paths, so the CONNECT is refused"
 		} else {
-			d.Allowed, d.Reason = true, enforce.ReasonTunnel
+			d.Allowed, d.Reason = true, ReasonTunnel
 			d.Detail = "tunnel mode: the host is open to this agent; paths inside the tunnel are not checked"
 		}
 	case enforce.ReasonNoRobots:
 		d.Allowed = true
-		d.Reason = enforce.ReasonTunnel
+		d.Reason = ReasonTunnel
 		d.Detail = "tunnel mode: no robots.txt (" + d.Detail + "); paths inside the tunnel are not checked"
 	}
 	st.Decision, st.Decided = d, true

@@ -230,4 +230,3 @@ func get(t testing.TB, c *http.Client, u string, headers ...string) (*http.Respo
 	}
 	return do(t, c, req)
 }
-

@@ -311,7 +311,7 @@ func TestConnectPortAllowList(t *testing.T) {
 	}
 	// Refused CONNECTs are decisions in the metrics; an intercepted one is
 	// not (the requests inside it are).
-	assertMetrics(t, p.srv.metrics.exposition(), map[string]float64{
+	assertMetrics(t, exposition(p.srv.metrics), map[string]float64{
 		`robotsgate_decisions_total{reason="port-forbidden",result="denied"}`: 2,
 		`robotsgate_decisions_total{reason="allowed",result="allowed"}`:       0,
 	})
@@ -352,7 +352,7 @@ func TestTunnelMode(t *testing.T) {
 		t.Fatalf("tunnel audit record: %v", rec)
 	}
 	p.audit.find(t, string(enforce.ReasonSiteClosed))
-	assertMetrics(t, p.srv.metrics.exposition(), map[string]float64{ // counted once each
+	assertMetrics(t, exposition(p.srv.metrics), map[string]float64{ // counted once each
 		`robotsgate_decisions_total{reason="site-disallowed",result="denied"}`:    1,
 		`robotsgate_decisions_total{reason="tunnel-unenforced",result="allowed"}`: 1,
 	})

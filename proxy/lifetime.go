@@ -8,14 +8,7 @@ import (
 	"time"
 
 	"github.com/elazarl/goproxy"
-
-	"github.com/robotsgate/robotsgate/enforce"
 )
-
-// ReasonShuttingDown is the audit reason of a request that was waiting
-// (for its crawl-delay slot) when Shutdown began, and was answered 503
-// instead of being forwarded.
-const ReasonShuttingDown enforce.Reason = "shutting-down"
 
 // defaultShutdownGrace bounds how long Shutdown waits, after its own
 // deadline forced the connections closed, for the request handlers still

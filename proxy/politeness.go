@@ -146,7 +146,7 @@ func (s *Server) pace(r *http.Request, ctx *goproxy.ProxyCtx) (*http.Request, *h
 	rd.Detail = ref.Detail
 	rd.Rule, rd.Line = "", 0 // the allowing rule did not decide this; Group (whose Crawl-delay applied) stays
 	status := http.StatusTooManyRequests
-	if ref.Reason == enforce.ReasonPaused {
+	if ref.Reason == ReasonPaused {
 		status = http.StatusServiceUnavailable
 	}
 	e := EventFromDecision(r.RemoteAddr, r.Method, rd)

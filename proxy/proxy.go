@@ -24,6 +24,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/robotsgate/robotsgate/enforce"
+	"github.com/robotsgate/robotsgate/proxy/metrics"
 )
 
 // HTTP server timeouts of the proxy listener. There is no write timeout:
@@ -52,7 +53,7 @@ type Deps struct {
 	Pauses enforce.Pauses
 	// Metrics receives the Server's metrics; nil means NewMetrics(). Give
 	// the Enforcer its hooks (Metrics.EnforceHooks). [metrics]
-	Metrics *Metrics
+	Metrics *metrics.Metrics
 }
 
 // Server is a robotsgate proxy. Create it with New, serve it with Serve
@@ -81,8 +82,8 @@ type Server struct {
 	servers  []*http.Server
 	shutdown bool
 
-	metrics *Metrics     // [metrics] (metrics.go)
-	admin   http.Handler // [admin] admin API (admin.go)
+	metrics *metrics.Metrics // [metrics] (metrics.go)
+	admin   http.Handler     // [admin] admin API (admin.go)
 
 	polite *enforce.Politeness // [politeness] crawl-delay pacing, backoff (politeness.go)
 
@@ -122,7 +123,7 @@ func New(cfg Config, deps Deps) (*Server, error) {
 		s.clock = enforce.SystemClock{}
 	}
 	// [metrics] robotsgate_paused_origins counts the pauses (metrics.go):
-	deps.Pauses = s.metrics.countPauses(deps.Pauses)
+	deps.Pauses = countPauses(s.metrics, deps.Pauses)
 	pol, err := newPoliteness(cfg, deps.Pacer, deps.Pauses, s.clock, s.log) // [politeness] (politeness.go)
 	if err != nil {
 		return nil, err

@@ -46,21 +46,21 @@ func explain(d enforce.Decision) string {
 		return "the robots.txt group for this agent disallows this URL"
 	case enforce.ReasonUnreachable:
 		return "the origin's robots.txt could not be fetched (server error, 429, timeout or network error), so every URL of the origin is disallowed until it can be"
-	case enforce.ReasonPaused:
+	case ReasonPaused:
 		return "the origin asked crawlers to back off (503/429); robotsgate holds requests to it until the pause ends"
-	case enforce.ReasonQueueFull:
+	case ReasonQueueFull:
 		return "waiting for the origin's crawl-delay would take longer than allowed"
-	case enforce.ReasonRobotTag:
+	case ReasonRobotTag:
 		return "the response carried a robot tag saying it must not be kept"
-	case enforce.ReasonPortForbidden:
+	case ReasonPortForbidden:
 		return "CONNECT to this port is not allowed"
-	case enforce.ReasonSiteClosed:
+	case ReasonSiteClosed:
 		return "robots.txt disallows the whole site for this agent"
 	case enforce.ReasonInvalidURL:
 		return "the URL has no origin (scheme and host) to fetch robots.txt from"
-	case enforce.ReasonSelfRequest:
+	case ReasonSelfRequest:
 		return "the destination is robotsgate itself (its proxy or admin address), which is not reachable through the proxy"
-	case enforce.ReasonMisdirected:
+	case ReasonMisdirected:
 		return "inside an HTTPS session a request must name the host and port of its CONNECT"
 	default:
 		return string(d.Reason)

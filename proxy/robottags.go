@@ -259,7 +259,7 @@ func applyRobotTags(req *http.Request, resp *http.Response, agent string, cfg Ro
 
 // tagDecision is the refusal of req by robot tags described by ev.
 func tagDecision(req *http.Request, agent string, ev *tagEvent) enforce.Decision {
-	d := enforce.Decision{Reason: enforce.ReasonRobotTag, Agent: agent, Detail: ev.detail()}
+	d := enforce.Decision{Reason: ReasonRobotTag, Agent: agent, Detail: ev.detail()}
 	if req != nil && req.URL != nil {
 		d.URL = enforce.RedactedURL(req.URL)
 		d.Origin, _ = enforce.Origin(req.URL)
@@ -290,7 +290,7 @@ func (s *Server) robotTags(resp *http.Response, ctx *goproxy.ProxyCtx) *http.Res
 	}
 	d := tagDecision(r, st.Agent, ev)
 	e := Event{Client: r.RemoteAddr, Method: r.Method, URL: d.URL, Origin: d.Origin, Agent: st.Agent,
-		Reason: string(enforce.ReasonRobotTag), Decision: DecisionReported, Status: resp.StatusCode, Detail: d.Detail}
+		Reason: string(ReasonRobotTag), Decision: DecisionReported, Status: resp.StatusCode, Detail: d.Detail}
 	if ev.Refused {
 		e.Decision, e.Status = DecisionBlocked, out.StatusCode
 		st.Decision, st.Decided, st.Answered = d, true, true

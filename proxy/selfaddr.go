@@ -275,7 +275,7 @@ func (s *Server) checkDestination(r *http.Request, ctx *goproxy.ProxyCtx) (*http
 			hdr, portOK = joinHostPort(hh, hp), portOK && hok
 		}
 		if !portOK || target != parent.ConnectTarget || hdr != parent.ConnectTarget {
-			d := enforce.Decision{Reason: enforce.ReasonMisdirected, URL: enforce.RedactedURL(r.URL), Agent: parent.Agent,
+			d := enforce.Decision{Reason: ReasonMisdirected, URL: enforce.RedactedURL(r.URL), Agent: parent.Agent,
 				Detail: "the request names " + strconv.Quote(hdr) + " inside a CONNECT to " + strconv.Quote(parent.ConnectTarget) +
 					": send requests for another host through their own CONNECT"}
 			return r, s.refuseRequest(r, st, http.StatusMisdirectedRequest, d)
@@ -286,7 +286,7 @@ func (s *Server) checkDestination(r *http.Request, ctx *goproxy.ProxyCtx) (*http
 	}
 	pin, self := s.self.check(r.Context(), host, port)
 	if self {
-		d := enforce.Decision{Reason: enforce.ReasonSelfRequest, URL: enforce.RedactedURL(r.URL),
+		d := enforce.Decision{Reason: ReasonSelfRequest, URL: enforce.RedactedURL(r.URL),
 			Detail: "the destination " + joinHostPort(host, port) + " is robotsgate itself; its admin API is not reachable through the proxy"}
 		if o, err := enforce.Origin(r.URL); err == nil {
 			d.Origin = o
