@@ -8,12 +8,9 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
-	"os"
 	"strconv"
 	"strings"
 	"time"
-
-	"gopkg.in/natefinch/lumberjack.v2"
 
 	"github.com/robotsgate/robotsgate/enforce"
 	"github.com/robotsgate/robotsgate/proxy/metrics"
@@ -400,35 +397,6 @@ func (a *Admin) robotsDelete(w http.ResponseWriter, r *http.Request) {
 	_, was := a.cfg.Enforcer.Cached(r.Context(), origin)
 	a.cfg.Enforcer.Purge(r.Context(), origin)
 	writeJSON(w, http.StatusOK, purgeJSON{Origin: origin, Purged: true, WasCached: was})
-}
-
-// Ready reports whether the audit log can take records: it is not
-// closed, no write has been blocked for StallAfter or longer, the last
-// record was written, and the audit file (when there is one) is still in
-// place and writable. It never creates the file, and never waits for a
-// write in progress. /readyz asks it.
-//
-// An audit_log file that was moved or deleted is reported (robotsgate
-// would keep writing to the old file): restart robotsgate. A rotated log
-// (audit_max_size_mb) is checked by name only, since lumberjack renames
-// the file itself when it rotates (see rotatedReady).
-func (a *Auditor) Ready() error {
-	if a.isClosed.Load() {
-		return ErrAuditClosed
-	}
-	if err := a.stallError(); err != nil {
-		return err
-	}
-	if b := a.lastErr.Load(); b != nil {
-		return errors.New("audit log: last write failed: " + b.err.Error())
-	}
-	switch f := a.w.(type) {
-	case *os.File:
-		return fileReady(f)
-	case *lumberjack.Logger:
-		return a.rotatedReady(f.Filename)
-	}
-	return nil
 }
 
 // adminRoutes creates the admin API. Without admin_listen it answers

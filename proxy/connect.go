@@ -15,6 +15,7 @@ import (
 	"github.com/elazarl/goproxy"
 
 	"github.com/robotsgate/robotsgate/enforce"
+	"github.com/robotsgate/robotsgate/proxy/audit"
 	"github.com/robotsgate/robotsgate/proxy/mitm"
 )
 
@@ -227,10 +228,10 @@ func (s *Server) tunnel(ctx *goproxy.ProxyCtx, st *requestState, u *url.URL) *go
 	if d.Allowed || s.cfg.Mode == ModeReport {
 		s.metrics.Decision(d) // [metrics] CONNECTs skip the response hooks; refuseConnect counts refusals
 		e := EventFromDecision(r.RemoteAddr, r.Method, d)
-		e.Decision, e.Detail = DecisionAllowed, d.Detail
+		e.Decision, e.Detail = audit.DecisionAllowed, d.Detail
 		e.AgentOverrideRefused = st.OverrideRefused
 		if !d.Allowed {
-			e.Decision = DecisionReported
+			e.Decision = audit.DecisionReported
 		}
 		s.record(e)
 		return goproxy.OkConnect
@@ -246,7 +247,7 @@ func (s *Server) refuseConnect(ctx *goproxy.ProxyCtx, status int, d enforce.Deci
 	st.Decision, st.Decided, st.Answered = d, true, true
 	s.metrics.Decision(d) // [metrics] CONNECTs skip the response hooks
 	e := EventFromDecision(r.RemoteAddr, r.Method, d)
-	e.Decision, e.Status, e.Detail = DecisionBlocked, status, d.Detail
+	e.Decision, e.Status, e.Detail = audit.DecisionBlocked, status, d.Detail
 	e.AgentOverrideRefused = st.OverrideRefused
 	s.record(e)
 	resp := Refuse(r, status, d)

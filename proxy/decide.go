@@ -8,6 +8,7 @@ import (
 	"github.com/elazarl/goproxy"
 
 	"github.com/robotsgate/robotsgate/enforce"
+	"github.com/robotsgate/robotsgate/proxy/audit"
 	"github.com/robotsgate/robotsgate/robots"
 )
 
@@ -135,16 +136,16 @@ func (s *Server) decideRobots(r *http.Request, ctx *goproxy.ProxyCtx) (*http.Req
 		e.AgentOverrideRefused = st.OverrideRefused
 		switch {
 		case d.Allowed:
-			e.Decision = DecisionAllowed
+			e.Decision = audit.DecisionAllowed
 		case blocked:
 			// The record says what the client got: a 403, or the 502 of
 			// an origin whose certificate failed verification.
-			e.Decision, e.Status = DecisionBlocked, resp.StatusCode
+			e.Decision, e.Status = audit.DecisionBlocked, resp.StatusCode
 			if untrusted != nil {
 				e.Detail = untrusted.Error()
 			}
 		default:
-			e.Decision = DecisionReported
+			e.Decision = audit.DecisionReported
 		}
 		s.record(e)
 	}

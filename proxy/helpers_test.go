@@ -17,6 +17,7 @@ import (
 
 	"github.com/robotsgate/robotsgate/enforce"
 	"github.com/robotsgate/robotsgate/internal/confdirtest"
+	"github.com/robotsgate/robotsgate/proxy/audit"
 )
 
 // Helpers shared by the package's tests: configuration, an in-memory
@@ -128,7 +129,7 @@ func buildServer(t testing.TB, cfg Config, ec enforce.Config, deps Deps) (*Serve
 		deps.Enforcer = enf
 	}
 	if deps.Auditor == nil {
-		deps.Auditor = NewAuditor(&memAudit{})
+		deps.Auditor = audit.New(&memAudit{})
 	}
 	return New(cfg, deps)
 }
@@ -230,3 +231,8 @@ func get(t testing.TB, c *http.Client, u string, headers ...string) (*http.Respo
 	}
 	return do(t, c, req)
 }
+
+// nopCloser is a WriteCloser whose Close does nothing.
+type nopCloser struct{ io.Writer }
+
+func (nopCloser) Close() error { return nil }

@@ -29,6 +29,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/robotsgate/robotsgate/enforce"
+	"github.com/robotsgate/robotsgate/proxy/audit"
 	"github.com/robotsgate/robotsgate/proxy/mitm"
 )
 
@@ -105,7 +106,7 @@ type httpsProxy struct {
 func startHTTPSProxy(t testing.TB, cfg Config) *httpsProxy {
 	t.Helper()
 	ab := &memAudit{}
-	srv, addr := startServer(t, cfg, enforce.Config{}, Deps{Auditor: NewAuditor(ab)})
+	srv, addr := startServer(t, cfg, enforce.Config{}, Deps{Auditor: audit.New(ab)})
 	p := &httpsProxy{srv: srv, url: &url.URL{Scheme: "http", Host: addr}, audit: ab}
 	t.Cleanup(func() { // before the Server shuts down
 		for _, c := range p.clients {
@@ -239,7 +240,7 @@ func TestHTTPSUntrustedUpstream502(t *testing.T) {
 	}
 	// The audit record says what the client got.
 	rec := p.audit.find(t, string(enforce.ReasonUnreachable))
-	if rec["decision"] != DecisionBlocked || rec["status"] != 502.0 || !strings.Contains(fmt.Sprint(rec["detail"]), "failed verification") {
+	if rec["decision"] != audit.DecisionBlocked || rec["status"] != 502.0 || !strings.Contains(fmt.Sprint(rec["detail"]), "failed verification") {
 		t.Fatalf("audit record of the 502: %v", rec)
 	}
 	// The trusted origin still works through the same proxy.
@@ -302,7 +303,7 @@ func TestConnectPortAllowList(t *testing.T) {
 		}
 	}
 	rec := p.audit.find(t, string(enforce.ReasonPortForbidden))
-	if rec["decision"] != DecisionBlocked || rec["method"] != http.MethodConnect {
+	if rec["decision"] != audit.DecisionBlocked || rec["method"] != http.MethodConnect {
 		t.Fatalf("audit record: %v", rec)
 	}
 	// An allowed port is intercepted.
@@ -348,7 +349,7 @@ func TestTunnelMode(t *testing.T) {
 		t.Fatal("tunnel: the client did not see the origin's own certificate")
 	}
 	rec := p.audit.find(t, string(enforce.ReasonTunnel))
-	if rec["decision"] != DecisionAllowed || rec["method"] != http.MethodConnect || rec["agent"] != "TestBot" {
+	if rec["decision"] != audit.DecisionAllowed || rec["method"] != http.MethodConnect || rec["agent"] != "TestBot" {
 		t.Fatalf("tunnel audit record: %v", rec)
 	}
 	p.audit.find(t, string(enforce.ReasonSiteClosed))
@@ -560,7 +561,7 @@ func TestTunnelModeAgentAndReport(t *testing.T) {
 		t.Fatalf("report mode: %d %q", resp.StatusCode, body)
 	}
 	rec := p.audit.find(t, string(enforce.ReasonSiteClosed))
-	if rec["decision"] != DecisionReported {
+	if rec["decision"] != audit.DecisionReported {
 		t.Fatalf("report-mode audit record: %v", rec)
 	}
 }

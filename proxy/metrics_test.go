@@ -17,6 +17,7 @@ import (
 
 	"github.com/robotsgate/robotsgate/enforce"
 	"github.com/robotsgate/robotsgate/enforce/enforcetest"
+	"github.com/robotsgate/robotsgate/proxy/audit"
 	"github.com/robotsgate/robotsgate/proxy/metrics"
 )
 
@@ -76,7 +77,7 @@ type opsProxy struct {
 	addr      string // host:port of the proxy
 	url       *url.URL
 	metrics   *metrics.Metrics
-	auditor   *Auditor
+	auditor   *audit.Auditor
 	auditPath string
 	logs      *memAudit // operator log, debug level
 }
@@ -96,11 +97,11 @@ func startOpsProxy(t *testing.T, mutate func(*Config), deps ...func(*Deps)) *ops
 	store := enforce.NewMemoryStore()
 	p.metrics.CacheEntriesFunc(store.Len)
 	log := zerolog.New(p.logs).Level(zerolog.DebugLevel)
-	aw, err := OpenAuditLog(cfg, io.Discard)
+	aw, err := audit.Open(cfg.AuditLog, audit.Rotation{}, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
-	p.auditor = NewAuditor(aw)
+	p.auditor = audit.New(aw)
 	d := Deps{Auditor: p.auditor, Log: log, Metrics: p.metrics}
 	for _, f := range deps {
 		f(&d)

@@ -10,6 +10,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/robotsgate/robotsgate/enforce"
+	"github.com/robotsgate/robotsgate/proxy/audit"
 )
 
 // Values of politeness.crawl_delay.
@@ -152,14 +153,14 @@ func (s *Server) pace(r *http.Request, ctx *goproxy.ProxyCtx) (*http.Request, *h
 	e := EventFromDecision(r.RemoteAddr, r.Method, rd)
 	e.Detail = ref.Detail + "; Retry-After " + enforce.FormatRetryAfter(ref.RetryAfter) + "s"
 	if pm != nil { // report mode: the request goes on
-		e.Decision = DecisionReported
+		e.Decision = audit.DecisionReported
 		if d.Allowed { // keep a robots refusal as the request's verdict
 			st.Decision = rd
 		}
 		s.record(e)
 		return r, nil
 	}
-	e.Decision, e.Status = DecisionBlocked, status
+	e.Decision, e.Status = audit.DecisionBlocked, status
 	s.record(e)
 	st.Decision = rd
 	st.Answered = true
@@ -197,7 +198,7 @@ func (s *Server) refuseShuttingDown(r *http.Request, st *requestState) *http.Res
 	rd.RetryAfter = time.Second
 	rd.Detail = "robotsgate is shutting down: the request was waiting for its crawl-delay slot and was not forwarded"
 	e := EventFromDecision(r.RemoteAddr, r.Method, rd)
-	e.Decision, e.Status = DecisionBlocked, http.StatusServiceUnavailable
+	e.Decision, e.Status = audit.DecisionBlocked, http.StatusServiceUnavailable
 	s.record(e)
 	st.Decision = rd
 	st.Answered = true

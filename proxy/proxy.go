@@ -24,6 +24,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/robotsgate/robotsgate/enforce"
+	"github.com/robotsgate/robotsgate/proxy/audit"
 	"github.com/robotsgate/robotsgate/proxy/metrics"
 )
 
@@ -38,7 +39,7 @@ const (
 // closes the Auditor after Shutdown.
 type Deps struct {
 	Enforcer *enforce.Enforcer // required
-	Auditor  *Auditor          // required
+	Auditor  *audit.Auditor    // required
 	Log      zerolog.Logger    // operator log
 	// Transport carries proxied requests; nil means NewTransport(cfg).
 	// Give the Enforcer's HTTPFetcher the same one.
@@ -62,7 +63,7 @@ type Server struct {
 	cfg   Config
 	proxy *goproxy.ProxyHttpServer
 	enf   *enforce.Enforcer
-	audit *Auditor
+	audit *audit.Auditor
 	log   zerolog.Logger
 	tr    *http.Transport
 	clock enforce.Clock
@@ -340,7 +341,7 @@ func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
 
 // record writes an audit record, filling in Mode; a failure is logged
 // (and counted by the Auditor), never silent.
-func (s *Server) record(e Event) {
+func (s *Server) record(e audit.Event) {
 	if e.Mode == "" {
 		e.Mode = s.cfg.Mode
 	}

@@ -21,6 +21,7 @@ import (
 
 	"github.com/robotsgate/robotsgate/enforce"
 	"github.com/robotsgate/robotsgate/enforce/enforcetest"
+	"github.com/robotsgate/robotsgate/proxy/audit"
 )
 
 // origin is an httptest origin server counting what reaches it.
@@ -107,7 +108,7 @@ func newHarness(t *testing.T, opts harnessOpts) *harness {
 		RetryMin:     cfg.Robots.RetryMin,
 		RetryMax:     cfg.Robots.RetryMax,
 		FetchTimeout: cfg.Robots.FetchTimeout,
-	}, Deps{Auditor: NewAuditor(ma), Clock: opts.clock})
+	}, Deps{Auditor: audit.New(ma), Clock: opts.clock})
 	ctr := &http.Transport{Proxy: http.ProxyURL(&url.URL{Scheme: "http", Host: addr}), DisableCompression: true}
 	t.Cleanup(ctr.CloseIdleConnections)
 	return &harness{

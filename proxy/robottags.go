@@ -12,6 +12,7 @@ import (
 	"github.com/elazarl/goproxy"
 
 	"github.com/robotsgate/robotsgate/enforce"
+	"github.com/robotsgate/robotsgate/proxy/audit"
 	"github.com/robotsgate/robotsgate/robots"
 )
 
@@ -289,10 +290,10 @@ func (s *Server) robotTags(resp *http.Response, ctx *goproxy.ProxyCtx) *http.Res
 		return out
 	}
 	d := tagDecision(r, st.Agent, ev)
-	e := Event{Client: r.RemoteAddr, Method: r.Method, URL: d.URL, Origin: d.Origin, Agent: st.Agent,
-		Reason: string(ReasonRobotTag), Decision: DecisionReported, Status: resp.StatusCode, Detail: d.Detail}
+	e := audit.Event{Client: r.RemoteAddr, Method: r.Method, URL: d.URL, Origin: d.Origin, Agent: st.Agent,
+		Reason: string(ReasonRobotTag), Decision: audit.DecisionReported, Status: resp.StatusCode, Detail: d.Detail}
 	if ev.Refused {
-		e.Decision, e.Status = DecisionBlocked, out.StatusCode
+		e.Decision, e.Status = audit.DecisionBlocked, out.StatusCode
 		st.Decision, st.Decided, st.Answered = d, true, true
 	}
 	s.record(e)

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"testing/iotest"
 
+	"github.com/robotsgate/robotsgate/proxy/audit"
 	"github.com/robotsgate/robotsgate/robots"
 )
 
@@ -366,7 +367,7 @@ func TestRobotTagsEndToEndAnnotate(t *testing.T) {
 		t.Fatalf("robot-tag audit records: %v", recs)
 	}
 	r := recs[0]
-	if r["decision"] != DecisionReported || r["agent"] != "Mandelbot" || r["status"] != 200.0 ||
+	if r["decision"] != audit.DecisionReported || r["agent"] != "Mandelbot" || r["status"] != 200.0 ||
 		r["url"] != o.URL+"/meta-noindex" || !strings.Contains(r["detail"].(string), "meta: noindex") {
 		t.Errorf("audit record: %v", r)
 	}
@@ -400,7 +401,7 @@ func TestRobotTagsEndToEndEnforce(t *testing.T) {
 		t.Errorf("403 headers: %v", resp.Header)
 	}
 	recs := tagRecords(t, h)
-	if len(recs) != 1 || recs[0]["decision"] != DecisionBlocked || recs[0]["status"] != 403.0 {
+	if len(recs) != 1 || recs[0]["decision"] != audit.DecisionBlocked || recs[0]["status"] != 403.0 {
 		t.Fatalf("audit: %v", recs)
 	}
 	t.Logf("audit record: %s", strings.TrimSpace(h.audit.buf.String()))
@@ -441,7 +442,7 @@ func TestRobotTagsEndToEndReportMode(t *testing.T) {
 	if resp.StatusCode != 200 || !strings.Contains(body, "body") || resp.Header.Get(HeaderIndex) != "noindex" {
 		t.Fatalf("report mode: status %d, %s %q", resp.StatusCode, HeaderIndex, resp.Header.Get(HeaderIndex))
 	}
-	if recs := tagRecords(t, h); len(recs) != 1 || recs[0]["decision"] != DecisionReported {
+	if recs := tagRecords(t, h); len(recs) != 1 || recs[0]["decision"] != audit.DecisionReported {
 		t.Errorf("audit: %v", recs)
 	}
 }

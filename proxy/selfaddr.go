@@ -14,6 +14,7 @@ import (
 	"github.com/elazarl/goproxy"
 
 	"github.com/robotsgate/robotsgate/enforce"
+	"github.com/robotsgate/robotsgate/proxy/audit"
 )
 
 // selfLookupTimeout bounds the DNS lookup of a destination name whose
@@ -305,7 +306,7 @@ func (s *Server) checkDestination(r *http.Request, ctx *goproxy.ProxyCtx) (*http
 func (s *Server) refuseRequest(r *http.Request, st *requestState, status int, d enforce.Decision) *http.Response {
 	st.Decision, st.Decided, st.Answered = d, true, true
 	e := EventFromDecision(r.RemoteAddr, r.Method, d)
-	e.Decision, e.Status = DecisionBlocked, status
+	e.Decision, e.Status = audit.DecisionBlocked, status
 	s.record(e)
 	return Refuse(r, status, d)
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/robotsgate/robotsgate/enforce"
+	"github.com/robotsgate/robotsgate/proxy/audit"
 )
 
 // selfProxy is a running robotsgate with its admin API on a second
@@ -42,7 +43,7 @@ func startSelfProxy(t *testing.T, mutate func(c *Config, adminPort int)) *selfPr
 		t.Fatal(err)
 	}
 	ab := &memAudit{}
-	srv, addr := startServer(t, cfg, enforce.Config{}, Deps{Auditor: NewAuditor(ab)})
+	srv, addr := startServer(t, cfg, enforce.Config{}, Deps{Auditor: audit.New(ab)})
 	go srv.ServeAdmin(ln) // stopped by startServer's Shutdown
 	tr := &http.Transport{Proxy: http.ProxyURL(&url.URL{Scheme: "http", Host: addr})}
 	t.Cleanup(tr.CloseIdleConnections)
@@ -81,7 +82,7 @@ func TestSelfRequestRefused(t *testing.T) {
 		}
 	}
 	rec := p.audit.find(t, string(enforce.ReasonSelfRequest))
-	if rec["decision"] != DecisionBlocked || rec["status"] != float64(403) {
+	if rec["decision"] != audit.DecisionBlocked || rec["status"] != float64(403) {
 		t.Errorf("audit record %v, want blocked 403", rec)
 	}
 	// ... which nobody could purge through the proxy: still cached.
@@ -110,7 +111,7 @@ func TestSelfConnectRefused(t *testing.T) {
 		t.Fatalf("CONNECT %s: %d %s, want 403 self-request", p.adminAddr, resp.StatusCode, resp.Header.Get(HeaderDecision))
 	}
 	rec := p.audit.find(t, string(enforce.ReasonSelfRequest))
-	if rec["decision"] != DecisionBlocked || rec["method"] != http.MethodConnect {
+	if rec["decision"] != audit.DecisionBlocked || rec["method"] != http.MethodConnect {
 		t.Errorf("audit record %v", rec)
 	}
 }
@@ -209,7 +210,7 @@ func TestMITMMisdirectedHost(t *testing.T) {
 		t.Fatalf("Host without port inside CONNECT %s: %d, want 421", target, resp.StatusCode)
 	}
 	rec := p.audit.find(t, string(enforce.ReasonMisdirected))
-	if rec["decision"] != DecisionBlocked || rec["status"] != float64(421) || !strings.Contains(rec["detail"].(string), otherHost) {
+	if rec["decision"] != audit.DecisionBlocked || rec["status"] != float64(421) || !strings.Contains(rec["detail"].(string), otherHost) {
 		t.Errorf("audit record %v", rec)
 	}
 }

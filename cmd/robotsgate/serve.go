@@ -14,6 +14,7 @@ import (
 
 	"github.com/robotsgate/robotsgate/enforce"
 	"github.com/robotsgate/robotsgate/proxy"
+	"github.com/robotsgate/robotsgate/proxy/audit"
 )
 
 // runServe runs the proxy until ctx is done (SIGINT/SIGTERM), then stops
@@ -62,11 +63,11 @@ func runServe(ctx context.Context, args []string, env func(string) string, stdou
 		}
 	}()
 
-	aw, err := proxy.OpenAuditLog(cfg, stdout)
+	aw, err := audit.Open(cfg.AuditLog, audit.Rotation{MaxSizeMB: cfg.AuditMaxSizeMB, MaxBackups: cfg.AuditMaxBackups, MaxAgeDays: cfg.AuditMaxAgeDays}, stdout)
 	if err != nil {
 		return fail(stderr, 2, err)
 	}
-	auditor := proxy.NewAuditor(aw)
+	auditor := audit.New(aw)
 
 	tr, err := proxy.NewTransport(cfg)
 	if err != nil {
@@ -183,7 +184,7 @@ func stopServing(ctx context.Context, timeout time.Duration, srv *proxy.Server, 
 // could not be written (lost ones included: under way when ctx ended,
 // not known written) or closing failed, else 0. Both are logged, with
 // the counts.
-func closeAudit(ctx context.Context, auditor *proxy.Auditor, log zerolog.Logger) int {
+func closeAudit(ctx context.Context, auditor *audit.Auditor, log zerolog.Logger) int {
 	code := 0
 	if err := auditor.CloseContext(ctx); err != nil {
 		log.Error().Err(err).Msg("closing the audit log")

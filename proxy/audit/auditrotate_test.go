@@ -1,4 +1,4 @@
-package proxy
+package audit
 
 import (
 	"io"
@@ -20,9 +20,6 @@ func TestAuditRotates(t *testing.T) {
 	cfg.AuditLog = filepath.Join(dir, "audit.jsonl")
 	cfg.AuditMaxSizeMB = 1
 	cfg.AuditMaxBackups = 3
-	if err := cfg.Validate(); err != nil {
-		t.Fatal(err)
-	}
 	w, err := OpenAuditLog(cfg, io.Discard)
 	if err != nil {
 		t.Fatal(err)
@@ -31,7 +28,7 @@ func TestAuditRotates(t *testing.T) {
 	if !ok || lj.MaxSize != 1 || lj.MaxBackups != 3 {
 		t.Fatalf("OpenAuditLog returned %T %+v, want a lumberjack.Logger with MaxSize 1", w, w)
 	}
-	a := NewAuditor(w)
+	a := New(w)
 	pad := strings.Repeat("x", 1000)
 	const n = 1200 // ~1.3 MB: one rotation
 	for i := 0; i < n; i++ {

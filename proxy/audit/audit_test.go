@@ -1,4 +1,4 @@
-package proxy
+package audit
 
 import (
 	"bufio"
@@ -25,12 +25,12 @@ func (f *failWriter) Close() error                { f.closed = true; return nil 
 
 func TestAuditorRecordFields(t *testing.T) {
 	var m memAudit
-	a := NewAuditor(&m)
+	a := New(&m)
 	at := time.Date(2026, 5, 1, 12, 0, 0, 123456789, time.UTC)
 	err := a.Record(Event{
 		Time: at, Client: "127.0.0.1:5000", Method: "GET", URL: "http://a.test/x", Origin: "http://a.test",
 		Agent: "Bot", Group: "bot", Rule: "Disallow: /x", Line: 7, Reason: "disallowed", Decision: DecisionBlocked,
-		Mode: ModeEnforce, RobotsStatus: "ok", RobotsHTTPStatus: 200, RobotsAge: 1500 * time.Millisecond, Status: 403,
+		Mode: "enforce", RobotsStatus: "ok", RobotsHTTPStatus: 200, RobotsAge: 1500 * time.Millisecond, Status: 403,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -66,7 +66,7 @@ func TestAuditorRecordFields(t *testing.T) {
 
 func TestAuditorAfterCloseFailsAndCounts(t *testing.T) {
 	var m memAudit
-	a := NewAuditor(&m)
+	a := New(&m)
 	if err := a.Record(Event{Decision: DecisionBlocked}); err != nil {
 		t.Fatal(err)
 	}
@@ -76,8 +76,8 @@ func TestAuditorAfterCloseFailsAndCounts(t *testing.T) {
 	if err := a.Close(); err != nil {
 		t.Fatalf("second Close: %v", err)
 	}
-	if err := a.Record(Event{Decision: DecisionBlocked}); !errors.Is(err, ErrAuditClosed) {
-		t.Fatalf("Record after Close: %v, want ErrAuditClosed", err)
+	if err := a.Record(Event{Decision: DecisionBlocked}); !errors.Is(err, ErrClosed) {
+		t.Fatalf("Record after Close: %v, want ErrClosed", err)
 	}
 	if a.Failed() != 1 || a.Written() != 1 {
 		t.Fatalf("written %d failed %d, want 1 and 1", a.Written(), a.Failed())
@@ -86,7 +86,7 @@ func TestAuditorAfterCloseFailsAndCounts(t *testing.T) {
 
 func TestAuditorWriteErrorReturned(t *testing.T) {
 	fw := &failWriter{}
-	a := NewAuditor(fw)
+	a := New(fw)
 	err := a.Record(Event{Decision: DecisionBlocked})
 	if err == nil || !strings.Contains(err.Error(), "disk full") {
 		t.Fatalf("Record on a failing writer: %v", err)
@@ -108,7 +108,7 @@ func TestAuditorConcurrentLinesWhole(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a := NewAuditor(w)
+	a := New(w)
 	const goroutines, each = 16, 50
 	var wg sync.WaitGroup
 	for g := range goroutines {
@@ -147,7 +147,7 @@ func TestAuditorConcurrentLinesWhole(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a = NewAuditor(w)
+	a = New(w)
 	a.Record(Event{Decision: DecisionBlocked})
 	a.Close()
 	b, _ = os.ReadFile(path)
@@ -162,7 +162,7 @@ func TestOpenAuditLogStdoutNotClosed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a := NewAuditor(w)
+	a := New(w)
 	a.Record(Event{Decision: DecisionBlocked})
 	if err := a.Close(); err != nil {
 		t.Fatal(err)
@@ -201,7 +201,7 @@ func (s *stallWriter) Write(p []byte) (int, error) {
 func TestAuditorReadyReportsStalledWrite(t *testing.T) {
 	clk := enforcetest.NewClock(time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC))
 	w := &stallWriter{entered: make(chan struct{}, 1), release: make(chan struct{})}
-	a := NewAuditor(w)
+	a := New(w)
 	a.Clock, a.StallAfter = clk, 5*time.Second
 	recorded := make(chan error, 1)
 	go func() { recorded <- a.Record(Event{Decision: DecisionBlocked}) }()
@@ -250,7 +250,7 @@ func TestAuditorReadyFileMovedOrDeleted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a := NewAuditor(w)
+	a := New(w)
 	defer a.Close()
 	if err := a.Record(Event{Decision: DecisionBlocked}); err != nil {
 		t.Fatal(err)
@@ -293,7 +293,7 @@ func TestAuditorReadyRotatedLog(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a := NewAuditor(w)
+	a := New(w)
 	defer a.Close()
 	lj := w.(*lumberjack.Logger)
 	for i := range 3 {
