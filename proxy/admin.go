@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/robotsgate/robotsgate/enforce"
+	"github.com/robotsgate/robotsgate/proxy/access"
 	"github.com/robotsgate/robotsgate/proxy/metrics"
 	"github.com/robotsgate/robotsgate/robots"
 )
@@ -404,9 +405,9 @@ func (a *Admin) robotsDelete(w http.ResponseWriter, r *http.Request) {
 // NonproxyHandler); with admin_listen it is served there (ServeAdmin)
 // and the proxy port keeps only /healthz.
 func (s *Server) adminRoutes() {
-	protect := !isLoopbackAddr(s.cfg.Listen)
+	protect := !access.IsLoopbackAddr(s.cfg.Listen)
 	if s.cfg.AdminListen != "" {
-		protect = !isLoopbackAddr(s.cfg.AdminListen)
+		protect = !access.IsLoopbackAddr(s.cfg.AdminListen)
 	}
 	s.admin = NewAdmin(AdminConfig{
 		Enforcer: s.enf,

@@ -42,33 +42,6 @@ type httpsState struct {
 	hijacks *hijackTracker
 }
 
-// validateHTTPS checks the https section of c.
-func (c *Config) validateHTTPS() error {
-	h := &c.HTTPS
-	switch h.Mode {
-	case HTTPSModeMITM, HTTPSModeTunnel:
-	default:
-		return fmt.Errorf("https.mode: %q is not mitm or tunnel", h.Mode)
-	}
-	if len(h.AllowedPorts) == 0 {
-		return errors.New("https.allowed_ports: empty; CONNECT would be refused to every port (the default is [443])")
-	}
-	for _, p := range h.AllowedPorts {
-		if p < 1 || p > 65535 {
-			return fmt.Errorf("https.allowed_ports: %d is not a TCP port", p)
-		}
-	}
-	if (h.CACert == "") != (h.CAKey == "") {
-		return errors.New("https.ca_cert and https.ca_key must be set together")
-	}
-	for _, f := range h.UpstreamRoots {
-		if f == "" {
-			return errors.New("https.upstream_roots: empty file name")
-		}
-	}
-	return nil
-}
-
 // setUpstreamTLS makes tr verify upstream certificates against the system
 // roots plus cfg.UpstreamRoots. With no extra roots it leaves tr on the
 // system roots. Proxied requests and robots.txt fetches share tr, so both

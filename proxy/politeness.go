@@ -19,40 +19,6 @@ const (
 	CrawlDelayIgnore = "ignore" // disregard Crawl-delay (default_crawl_delay still applies)
 )
 
-// validatePoliteness checks the politeness: section.
-func (c *Config) validatePoliteness() error {
-	p := &c.Politeness
-	if err := oneOf("politeness.crawl_delay", p.CrawlDelay, CrawlDelayHonor, CrawlDelayIgnore); err != nil {
-		return err
-	}
-	for _, f := range []struct {
-		key string
-		d   time.Duration
-	}{
-		{"max_crawl_delay", p.MaxCrawlDelay},
-		{"max_queue_wait", p.MaxQueueWait},
-		{"backoff_start", p.BackoffStart},
-		{"backoff_max", p.BackoffMax},
-	} {
-		if f.d <= 0 {
-			return fmt.Errorf("politeness.%s: %v is not positive", f.key, f.d)
-		}
-	}
-	if p.DefaultCrawlDelay < 0 {
-		return fmt.Errorf("politeness.default_crawl_delay: %v is negative (0 means none)", p.DefaultCrawlDelay)
-	}
-	if p.DefaultCrawlDelay > p.MaxCrawlDelay {
-		return fmt.Errorf("politeness.default_crawl_delay: %v is above max_crawl_delay (%v)", p.DefaultCrawlDelay, p.MaxCrawlDelay)
-	}
-	if p.BackoffStart > p.BackoffMax {
-		return fmt.Errorf("politeness.backoff_start: %v is above backoff_max (%v)", p.BackoffStart, p.BackoffMax)
-	}
-	if p.MaxConcurrency < 0 {
-		return fmt.Errorf("politeness.max_concurrency: %d is negative (0 means no limit)", p.MaxConcurrency)
-	}
-	return nil
-}
-
 // newPoliteness builds the politeness policy of cfg. pacer and pauses may
 // be nil (in-memory, this process only). In report mode the policy
 // decides without acting (enforce.PolitenessConfig.Report).

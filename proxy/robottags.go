@@ -3,7 +3,6 @@ package proxy
 import (
 	"bytes"
 	"errors"
-	"fmt"
 	"io"
 	"mime"
 	"net/http"
@@ -36,23 +35,6 @@ const maxScanBytesLimit = 8 << 20
 // maxTagDetail bounds the detail text of robot-tag audit records and
 // refusals; headers and meta elements come from the origin.
 const maxTagDetail = 1024
-
-// validateRobotTags checks the robot_tags: section.
-func (c *Config) validateRobotTags() error {
-	t := &c.RobotTags
-	if err := oneOf("robot_tags.mode", t.Mode, RobotTagsOff, RobotTagsAnnotate, RobotTagsEnforce); err != nil {
-		return err
-	}
-	if t.MaxScanBytes < 0 || t.MaxScanBytes > maxScanBytesLimit {
-		return fmt.Errorf("robot_tags.max_scan_bytes: %d is not in 0..%d (0 = X-Robots-Tag headers only)", t.MaxScanBytes, maxScanBytesLimit)
-	}
-	for _, d := range t.Deny {
-		if d = strings.TrimSpace(d); d == "" || strings.ContainsAny(d, ":, \t\r\n") {
-			return fmt.Errorf("robot_tags.deny: %q is not a directive name (e.g. noindex, none, noai)", d)
-		}
-	}
-	return nil
-}
 
 // tagScan is what one response's robot tags say.
 type tagScan struct {

@@ -1,4 +1,6 @@
-package proxy
+// Package access is robotsgate's access control for proxy clients: client
+// networks (403) and Proxy-Authorization: Basic credentials (407).
+package access
 
 import (
 	"bufio"
@@ -32,13 +34,22 @@ type Access struct {
 	denied func(r *http.Request, status int)
 }
 
-// NewAccess builds the Access of cfg, reading cfg.CredentialsFile (lines
-// of "user:password"; blank lines and lines starting with # are skipped).
-// A cfg with neither credentials nor CIDRs lets every client in.
-func NewAccess(cfg AuthConfig) (*Access, error) {
-	a := &Access{}
+// Options are the inputs of New.
+type Options struct {
+	Credentials     []string // "user:password" pairs
+	CredentialsFile string   // a file of "user:password" lines; "" for none
+	AllowCIDRs      []string // client networks (CIDRs or single addresses); empty: any
+	// Denied, when set, is told about every refusal (metrics, debug log).
+	Denied func(r *http.Request, status int)
+}
+
+// New builds the Access of cfg, reading cfg.CredentialsFile (lines of
+// "user:password"; blank lines and lines starting with # are skipped). A
+// cfg with neither credentials nor CIDRs lets every client in.
+func New(cfg Options) (*Access, error) {
+	a := &Access{denied: cfg.Denied}
 	for i, c := range cfg.Credentials {
-		if err := checkCredential(c); err != nil {
+		if err := CheckCredential(c); err != nil {
 			return nil, fmt.Errorf("auth.credentials[%d]: %w", i, err)
 		}
 		a.creds = append(a.creds, sha256.Sum256([]byte(c)))
@@ -54,7 +65,7 @@ func NewAccess(cfg AuthConfig) (*Access, error) {
 			if line == "" || strings.HasPrefix(line, "#") {
 				continue
 			}
-			if err := checkCredential(line); err != nil {
+			if err := CheckCredential(line); err != nil {
 				return nil, fmt.Errorf("auth.credentials_file %s:%d: %w", cfg.CredentialsFile, n, err)
 			}
 			a.creds = append(a.creds, sha256.Sum256([]byte(line)))
@@ -67,7 +78,7 @@ func NewAccess(cfg AuthConfig) (*Access, error) {
 		}
 	}
 	for i, s := range cfg.AllowCIDRs {
-		p, err := parseCIDR(s)
+		p, err := ParseCIDR(s)
 		if err != nil {
 			return nil, fmt.Errorf("auth.allow_cidrs[%d]: %w", i, err)
 		}
@@ -76,9 +87,9 @@ func NewAccess(cfg AuthConfig) (*Access, error) {
 	return a, nil
 }
 
-// checkCredential reports whether c is a usable "user:password" pair.
+// CheckCredential reports whether c is a usable "user:password" pair.
 // The error never contains the password.
-func checkCredential(c string) error {
+func CheckCredential(c string) error {
 	user, _, ok := strings.Cut(c, ":")
 	switch {
 	case !ok:
@@ -91,8 +102,8 @@ func checkCredential(c string) error {
 	return nil
 }
 
-// parseCIDR parses a CIDR ("10.0.0.0/8") or a single address ("10.1.2.3").
-func parseCIDR(s string) (netip.Prefix, error) {
+// ParseCIDR parses a CIDR ("10.0.0.0/8") or a single address ("10.1.2.3").
+func ParseCIDR(s string) (netip.Prefix, error) {
 	s = strings.TrimSpace(s)
 	if !strings.Contains(s, "/") {
 		addr, err := netip.ParseAddr(s)
@@ -115,6 +126,9 @@ func parseCIDR(s string) (netip.Prefix, error) {
 // RequiresCredentials reports whether clients must send
 // Proxy-Authorization.
 func (a *Access) RequiresCredentials() bool { return len(a.creds) > 0 }
+
+// Networks returns the number of allowed client networks (0: any).
+func (a *Access) Networks() int { return len(a.nets) }
 
 // Check returns 0 when r may use the proxy, http.StatusForbidden when its
 // client address is outside the allow-list, and
@@ -218,10 +232,10 @@ func writeRefusal(w http.ResponseWriter, code int, msg string) {
 	_, _ = w.Write([]byte(msg))
 }
 
-// isLoopbackAddr reports whether the listen address addr ("host:port")
+// IsLoopbackAddr reports whether the listen address addr ("host:port")
 // accepts connections only from this machine: its host is "localhost" or
 // a loopback IP. An empty host (":9309") means every interface.
-func isLoopbackAddr(addr string) bool {
+func IsLoopbackAddr(addr string) bool {
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
 		return false
@@ -233,93 +247,3 @@ func isLoopbackAddr(addr string) bool {
 	return err == nil && ip.Unmap().IsLoopback()
 }
 
-// validateAccess checks the access control, admin and audit rotation
-// keys. It is called by Validate.
-func (c *Config) validateAccess() error {
-	for i, cr := range c.Auth.Credentials {
-		if err := checkCredential(cr); err != nil {
-			return fmt.Errorf("auth.credentials[%d]: %w", i, err)
-		}
-	}
-	for i, s := range c.Auth.AllowCIDRs {
-		if _, err := parseCIDR(s); err != nil {
-			return fmt.Errorf("auth.allow_cidrs[%d]: %w", i, err)
-		}
-	}
-	if c.Listen != "" && !isLoopbackAddr(c.Listen) && !c.Auth.AllowOpen {
-		// Beyond loopback both controls are required; each is turned off
-		// only explicitly: the client networks by listing every address
-		// (allow_cidrs: [0.0.0.0/0, "::/0"]), both by allow_open: true.
-		var missing []string
-		if len(c.Auth.Credentials) == 0 && c.Auth.CredentialsFile == "" {
-			missing = append(missing, "credentials (auth.credentials or auth.credentials_file)")
-		}
-		if len(c.Auth.AllowCIDRs) == 0 {
-			missing = append(missing, "client networks (auth.allow_cidrs; [0.0.0.0/0, \"::/0\"] for any)")
-		}
-		if len(missing) > 0 {
-			return fmt.Errorf("listen: %q is not a loopback address, which requires both proxy credentials and client networks; missing: %s; "+
-				"or set auth.allow_open: true to waive both on purpose (configured ones still apply)", c.Listen, strings.Join(missing, " and "))
-		}
-	}
-	if c.AdminListen != "" {
-		if _, _, err := net.SplitHostPort(c.AdminListen); err != nil {
-			return fmt.Errorf("admin_listen: %q: %w", c.AdminListen, err)
-		}
-	}
-	admin, key := c.AdminListen, "admin_listen"
-	if admin == "" {
-		admin, key = c.Listen, "listen"
-	}
-	if admin != "" && !isLoopbackAddr(admin) && c.AdminToken == "" {
-		return fmt.Errorf("admin_token: the admin API is reachable beyond loopback (%s %q): set admin_token (ROBOTSGATE_ADMIN_TOKEN)", key, admin)
-	}
-	if strings.ContainsAny(c.AdminToken, " \t\r\n") {
-		return errors.New("admin_token: must not contain spaces or line breaks")
-	}
-	switch {
-	case c.AuditMaxSizeMB < 0:
-		return fmt.Errorf("audit_max_size_mb: %d is negative", c.AuditMaxSizeMB)
-	case c.AuditMaxBackups < 0:
-		return fmt.Errorf("audit_max_backups: %d is negative", c.AuditMaxBackups)
-	case c.AuditMaxAgeDays < 0:
-		return fmt.Errorf("audit_max_age_days: %d is negative", c.AuditMaxAgeDays)
-	case c.AuditMaxSizeMB > 0 && (c.AuditLog == "" || c.AuditLog == "-"):
-		return errors.New("audit_max_size_mb: rotation needs audit_log to be a file path")
-	}
-	return nil
-}
-
-// accessControl wraps h with the configured access control (Access.Wrap);
-// it returns h itself when none is configured.
-func (s *Server) accessControl(h http.Handler) (http.Handler, error) {
-	a, err := NewAccess(s.cfg.Auth)
-	if err != nil {
-		return nil, err
-	}
-	if a.RequiresCredentials() || len(a.nets) > 0 {
-		s.log.Info().Bool("credentials", a.RequiresCredentials()).Int("allow_cidrs", len(a.nets)).Msg("proxy access control on")
-	}
-	a.denied = s.accessDenied
-	return a.Wrap(h), nil
-}
-
-// accessDenied counts a refusal of access control
-// (robotsgate_access_denied_total) and logs it at debug level: client
-// address, method, target host and why; never the credentials, nor the
-// path or query of the URL.
-func (s *Server) accessDenied(r *http.Request, status int) {
-	s.metrics.AccessDenied(status)
-	if e := s.log.Debug(); e.Enabled() {
-		why := "client address not in auth.allow_cidrs"
-		if status == http.StatusProxyAuthRequired {
-			why = "proxy credentials missing or invalid"
-		}
-		target := r.Host
-		if r.URL != nil && r.URL.Host != "" {
-			target = r.URL.Host
-		}
-		e.Str("client", r.RemoteAddr).Str("method", r.Method).Str("target", EscapeControl(target)).
-			Int("status", status).Msg("proxy access denied: " + why)
-	}
-}
