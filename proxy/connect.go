@@ -135,7 +135,7 @@ func (s *Server) handleConnect(host string, ctx *goproxy.ProxyCtx) (*goproxy.Con
 	if hostname == "" {
 		d := enforce.Decision{Reason: enforce.ReasonInvalidURL, URL: host, Agent: st.Agent,
 			Detail: "CONNECT target " + strconv.Quote(host) + " has no host"}
-		return s.refuseConnect(ctx, http.StatusBadRequest, d), host
+		return s.connectAction(ctx, st, refuse(http.StatusBadRequest, d), nil), host
 	}
 	port, _ := parsePort(p) // 0 when invalid: in no allow-list
 	target := joinHostPort(hostname, port)
@@ -146,7 +146,7 @@ func (s *Server) handleConnect(host string, ctx *goproxy.ProxyCtx) (*goproxy.Con
 	if pin, self := s.self.check(r.Context(), hostname, port); self {
 		d := enforce.Decision{Reason: ReasonSelfRequest, URL: u.String(), Origin: origin, Agent: st.Agent,
 			Detail: "the CONNECT target " + target + " is robotsgate itself; its admin API is not reachable through the proxy"}
-		return s.refuseConnect(ctx, http.StatusForbidden, d), host
+		return s.connectAction(ctx, st, refuse(http.StatusForbidden, d), nil), host
 	} else if pin != nil { // a tunnel dials exactly the addresses checked
 		r = r.WithContext(withDialPin(r.Context(), pin))
 		ctx.Req = r
@@ -154,10 +154,10 @@ func (s *Server) handleConnect(host string, ctx *goproxy.ProxyCtx) (*goproxy.Con
 	if !s.https.ports[strconv.Itoa(int(port))] {
 		d := enforce.Decision{Reason: ReasonPortForbidden, URL: u.String(), Origin: origin, Agent: st.Agent,
 			Detail: "CONNECT is allowed only to the ports in https.allowed_ports"}
-		return s.refuseConnect(ctx, http.StatusForbidden, d), host
+		return s.connectAction(ctx, st, refuse(http.StatusForbidden, d), nil), host
 	}
 	if s.https.mode == HTTPSModeTunnel {
-		return s.tunnel(ctx, st, u), host
+		return s.connectAction(ctx, st, s.tunnel(ctx, st, u), goproxy.OkConnect), host
 	}
 	// Requests inside the session must name this host:port (checkDestination).
 	st.ConnectTarget = joinHostPort(strings.ToLower(strings.Trim(hostname, "[]")), port)
@@ -176,7 +176,7 @@ func (s *Server) handleConnect(host string, ctx *goproxy.ProxyCtx) (*goproxy.Con
 // origin's robots.txt is unreachable or disallows every path for the
 // agent; otherwise the tunnel opens and an audit record says that paths
 // inside it are not enforced. Report mode audits but never refuses.
-func (s *Server) tunnel(ctx *goproxy.ProxyCtx, st *requestState, u *url.URL) *goproxy.ConnectAction {
+func (s *Server) tunnel(ctx *goproxy.ProxyCtx, st *requestState, u *url.URL) outcome {
 	r := ctx.Req
 	root := *u
 	root.Path = "/"
@@ -198,36 +198,24 @@ func (s *Server) tunnel(ctx *goproxy.ProxyCtx, st *requestState, u *url.URL) *go
 		d.Detail = "tunnel mode: no robots.txt (" + d.Detail + "); paths inside the tunnel are not checked"
 	}
 	st.Decision, st.Decided = d, true
-	if d.Allowed || s.cfg.Mode == ModeReport {
-		s.metrics.Decision(d) // [metrics] CONNECTs skip the response hooks; refuseConnect counts refusals
-		e := EventFromDecision(r.RemoteAddr, r.Method, d)
-		e.Decision, e.Detail = audit.DecisionAllowed, d.Detail
-		e.AgentOverrideRefused = st.OverrideRefused
-		if !d.Allowed {
-			e.Decision = audit.DecisionReported
-		}
-		s.record(e)
-		return goproxy.OkConnect
+	switch {
+	case d.Allowed:
+		return note(audit.DecisionAllowed, d)
+	case s.cfg.Mode == ModeReport:
+		return note(audit.DecisionReported, d)
 	}
-	return s.refuseConnect(ctx, http.StatusForbidden, d)
+	return refuse(http.StatusForbidden, d)
 }
 
-// refuseConnect audits d as blocked and refuses the CONNECT with a real
-// HTTP response (goproxy writes ctx.Resp before closing the connection).
-func (s *Server) refuseConnect(ctx *goproxy.ProxyCtx, status int, d enforce.Decision) *goproxy.ConnectAction {
-	r := ctx.Req
-	st := stateOf(ctx)
-	st.Decision, st.Decided, st.Answered = d, true, true
-	s.metrics.Decision(d) // [metrics] CONNECTs skip the response hooks
-	e := EventFromDecision(r.RemoteAddr, r.Method, d)
-	e.Decision, e.Status, e.Detail = audit.DecisionBlocked, status, d.Detail
-	e.AgentOverrideRefused = st.OverrideRefused
-	s.record(e)
-	resp := Refuse(r, status, d)
-	resp.Close = true
-	resp.Header.Set("Connection", "close")
-	ctx.Resp = resp
-	return goproxy.RejectConnect
+// connectAction carries out the outcome o of a CONNECT: a refusal is
+// answered with a real HTTP response (goproxy writes ctx.Resp before
+// closing the connection); otherwise the CONNECT goes on with ok.
+func (s *Server) connectAction(ctx *goproxy.ProxyCtx, st *requestState, o outcome, ok *goproxy.ConnectAction) *goproxy.ConnectAction {
+	if resp := s.settle(ctx.Req, st, o); resp != nil {
+		ctx.Resp = resp
+		return goproxy.RejectConnect
+	}
+	return ok
 }
 
 // mitmTripper is the round tripper of the requests inside an MITM session:

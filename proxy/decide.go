@@ -91,67 +91,41 @@ func truncateUTF8(s string, n int) string {
 	return s[:n]
 }
 
-// decideRobots is the robots.txt request hook: it picks the agent, strips
-// the override header (honoured or not), asks the Enforcer, audits the decision and, in
-// enforce mode, answers a refusal with a 403 so that the request never
-// leaves (with a 502 when the refusal is really an origin whose
-// certificate failed verification: untrustedRobots). A client's own request for /robots.txt is always allowed.
-func (s *Server) decideRobots(r *http.Request, ctx *goproxy.ProxyCtx) (*http.Request, *http.Response) {
-	st := stateOf(ctx)
+// decideRobots is the robots.txt step: it picks the agent, strips the
+// override header (honoured or not) and asks the Enforcer. In enforce
+// mode a refusal is answered with a 403 so that the request never leaves
+// (with a 502 when the refusal is really an origin whose certificate
+// failed verification: untrustedRobots). Refusals, report-mode would-be
+// refusals, refused agent overrides and, with audit: all, every decision
+// are audited. A client's own request for /robots.txt is always allowed.
+func (s *Server) decideRobots(r *http.Request, ctx *goproxy.ProxyCtx, st *requestState) outcome {
 	agent := s.agentFor(r, st)
 	if s.agentHeader != "" {
 		r.Header.Del(s.agentHeader)
 	}
 	st.Agent = agent
 	if r.URL.Scheme != "http" && r.URL.Scheme != "https" {
-		return r, nil // not a web URL; the transport refuses it (502)
+		return outcome{} // not a web URL; the transport refuses it (502)
 	}
 
 	d := s.enf.Decide(r.Context(), r.URL, agent) // /robots.txt itself: always allowed
 	if d.Reason == enforce.ReasonClientGone {
 		// The client left while robots.txt was being fetched: nothing was
 		// decided, so nothing is audited or counted, and nothing is sent.
-		st.Answered = true
 		s.log.Debug().Str("url", d.URL).Str("origin", d.Origin).Msg("client gone while waiting for robots.txt")
-		h := make(http.Header)
-		h.Set("Content-Type", "text/plain; charset=utf-8")
-		return r, newResponse(r, http.StatusServiceUnavailable, h, "robotsgate: the client went away before robots.txt was fetched\n")
+		return outcome{status: http.StatusServiceUnavailable, gone: "robotsgate: the client went away before robots.txt was fetched\n"}
 	}
 	st.Decision, st.Decided = d, true
-
-	blocked := !d.Allowed && s.cfg.Mode != ModeReport
-	var (
-		resp      *http.Response
-		untrusted error // [https] the origin's certificate failed verification (connect.go)
-	)
-	if blocked {
-		resp = Refuse(r, http.StatusForbidden, d)
-		if untrusted = untrustedRobots(r.URL.Host, d); untrusted != nil {
-			resp = upstreamError(r, untrusted)
-		}
+	switch {
+	case !d.Allowed && s.cfg.Mode != ModeReport:
+		o := refuse(http.StatusForbidden, d)
+		o.err = untrustedRobots(r.URL.Host, d) // nil unless the origin's certificate failed verification (connect.go)
+		return o
+	case !d.Allowed:
+		return note(audit.DecisionReported, d)
+	case s.cfg.Audit == AuditAll || st.OverrideRefused != "":
+		// A refused agent override is always audited, whatever the level.
+		return note(audit.DecisionAllowed, d)
 	}
-	// A refused agent override is always audited, whatever the level.
-	if !d.Allowed || s.cfg.Audit == AuditAll || st.OverrideRefused != "" {
-		e := EventFromDecision(r.RemoteAddr, r.Method, d)
-		e.AgentOverrideRefused = st.OverrideRefused
-		switch {
-		case d.Allowed:
-			e.Decision = audit.DecisionAllowed
-		case blocked:
-			// The record says what the client got: a 403, or the 502 of
-			// an origin whose certificate failed verification.
-			e.Decision, e.Status = audit.DecisionBlocked, resp.StatusCode
-			if untrusted != nil {
-				e.Detail = untrusted.Error()
-			}
-		default:
-			e.Decision = audit.DecisionReported
-		}
-		s.record(e)
-	}
-	if !blocked {
-		return r, nil
-	}
-	st.Answered = true
-	return r, resp
+	return outcome{}
 }

@@ -12,7 +12,7 @@ import (
 // through, as io.Copy's.
 const copyBufSize = 32 << 10
 
-// forward is the last request hook, for requests about to be forwarded:
+// forward is the last request step, for requests about to be forwarded:
 // it wraps the request's round tripper so that, as the response arrives
 // and before goproxy takes hold of its body, robot tags are scanned
 // (scanRobotTags, when robot_tags is on) and the body is wrapped in a
@@ -24,7 +24,7 @@ const copyBufSize = 32 << 10
 // The two usual round trippers (goproxy's transport for plain HTTP, and
 // mitmTripper inside MITM sessions) are wrapped by values built once per
 // Server, not by a closure per request.
-func (s *Server) forward(r *http.Request, ctx *goproxy.ProxyCtx) (*http.Request, *http.Response) {
+func (s *Server) forward(r *http.Request, ctx *goproxy.ProxyCtx, _ *requestState) outcome {
 	// The request leaves with the headers the client sent: Go's transport
 	// adds "User-Agent: Go-http-client/1.1" unless the header is present,
 	// and leaves it out when its value is empty.
@@ -39,7 +39,7 @@ func (s *Server) forward(r *http.Request, ctx *goproxy.ProxyCtx) (*http.Request,
 	default:
 		ctx.RoundTripper = &forwardTripper{s: s, next: next}
 	}
-	return r, nil
+	return outcome{}
 }
 
 // forwardTrippers holds a Server's two prebuilt forwardTrippers; init

@@ -48,12 +48,16 @@ func isWebSocketUpgrade(h http.Header) bool {
 		httpguts.HeaderValuesContainsToken(h["Upgrade"], "websocket")
 }
 
-// stripHopByHop is the request hook that removes hop-by-hop headers
-// before the request is decided and forwarded. Like ReverseProxy it
-// keeps "TE: trailers" and a WebSocket upgrade (Connection: Upgrade,
-// Upgrade: websocket), which goproxy relays; other upgrades (h2c, ...)
-// are dropped, so the origin answers plain HTTP/1.1.
-func (s *Server) stripHopByHop(r *http.Request, ctx *goproxy.ProxyCtx) (*http.Request, *http.Response) {
+// hopStrip is the step that removes hop-by-hop headers, from the request
+// and from the response.
+type hopStrip struct{}
+
+// onRequest removes hop-by-hop headers before the request is decided and
+// forwarded. Like ReverseProxy it keeps "TE: trailers" and a WebSocket
+// upgrade (Connection: Upgrade, Upgrade: websocket), which goproxy
+// relays; other upgrades (h2c, ...) are dropped, so the origin answers
+// plain HTTP/1.1.
+func (hopStrip) onRequest(r *http.Request, _ *goproxy.ProxyCtx, _ *requestState) outcome {
 	h := r.Header
 	ws := isWebSocketUpgrade(h)
 	var upgrade string
@@ -69,18 +73,18 @@ func (s *Server) stripHopByHop(r *http.Request, ctx *goproxy.ProxyCtx) (*http.Re
 	if trailers {
 		h.Set("Te", "trailers")
 	}
-	return r, nil
+	return outcome{}
 }
 
-// stripHopByHopResponse is the response hook that removes the origin's
+// onResponse removes the origin's
 // hop-by-hop headers (Connection, Keep-Alive, Proxy-Authenticate, the
 // headers Connection names, ...) before goproxy copies the header to the
 // client; a 101 WebSocket handshake keeps Connection and Upgrade, which
 // goproxy needs to relay it. Transfer-Encoding is set again later (finish)
 // when the body is streamed.
-func (s *Server) stripHopByHopResponse(resp *http.Response, ctx *goproxy.ProxyCtx) *http.Response {
+func (hopStrip) onResponse(resp *http.Response, _ *goproxy.ProxyCtx, _ *requestState) (*http.Response, outcome) {
 	if resp == nil {
-		return nil
+		return nil, outcome{}
 	}
 	h := resp.Header
 	if resp.StatusCode == http.StatusSwitchingProtocols && isWebSocketUpgrade(h) {
@@ -88,8 +92,8 @@ func (s *Server) stripHopByHopResponse(resp *http.Response, ctx *goproxy.ProxyCt
 		removeHopByHop(h)
 		h.Set("Connection", "Upgrade")
 		h.Set("Upgrade", upgrade)
-		return resp
+		return resp, outcome{}
 	}
 	removeHopByHop(h)
-	return resp
+	return resp, outcome{}
 }

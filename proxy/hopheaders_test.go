@@ -126,8 +126,9 @@ func BenchmarkRequestHeaderHooks(b *testing.B) {
 				r.Header = base.Header.Clone()
 				ctx := &goproxy.ProxyCtx{Req: &r, UserData: &requestState{}} // begin made it
 				if hooks {
-					s.checkDestination(&r, ctx)
-					s.stripHopByHop(&r, ctx)
+					st := ctx.UserData.(*requestState)
+					s.checkDestination(&r, ctx, st)
+					hopStrip{}.onRequest(&r, ctx, st)
 				}
 			}
 		})

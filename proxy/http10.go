@@ -15,7 +15,7 @@ import (
 // from ContentLength, here none), and ends the body by closing.
 const closeDelimited = "close-delimited"
 
-// http10 is the last response hook: it answers an HTTP/1.0 client inside
+// http10 is the last response step: it answers an HTTP/1.0 client inside
 // an MITM session in HTTP/1.0 terms, which goproxy's MITM loop does not
 // (it chunks bodies of unknown length and keeps every connection open).
 // net/http does this itself for plain HTTP requests.
@@ -29,12 +29,11 @@ const closeDelimited = "close-delimited"
 //
 // The status line stays HTTP/1.1, as goproxy writes it: RFC 9110 section
 // 2.5 has a server answer with the highest minor version it supports.
-func (s *Server) http10(resp *http.Response, ctx *goproxy.ProxyCtx) *http.Response {
+func (s *Server) http10(resp *http.Response, ctx *goproxy.ProxyCtx, st *requestState) (*http.Response, outcome) {
 	r := ctx.Req
-	st := stateOf(ctx)
 	parent, inMITM := st.Parent.(*requestState)
 	if resp == nil || r == nil || r.ProtoAtLeast(1, 1) || !inMITM || parent.ConnectTarget == "" {
-		return resp
+		return resp, outcome{}
 	}
 	bodyless := r.Method == http.MethodHead || resp.Body == nil || resp.Body == http.NoBody ||
 		(resp.StatusCode >= 100 && resp.StatusCode <= 199) || resp.StatusCode == http.StatusNoContent ||
@@ -58,11 +57,11 @@ func (s *Server) http10(resp *http.Response, ctx *goproxy.ProxyCtx) *http.Respon
 	if !r.Close && !unknown {
 		resp.Close = false
 		resp.Header.Set("Connection", "keep-alive")
-		return resp
+		return resp, outcome{}
 	}
 	resp.Close = true
 	if parent.Conn != nil {
 		context.AfterFunc(r.Context(), parent.Conn.endSession) // once the response is written
 	}
-	return resp
+	return resp, outcome{}
 }

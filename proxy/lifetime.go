@@ -99,7 +99,7 @@ func (l *lifetime) wrap(h http.Handler) http.Handler {
 	})
 }
 
-// track is a request hook, run first. A request inside an MITM session
+// track counts a request as running; enter runs it first. A request inside an MITM session
 // does not pass through wrap, and its context (rooted in
 // context.Background) ends with neither the client's connection nor
 // Shutdown: track counts it as running until goproxy ends that context
@@ -115,9 +115,9 @@ func (l *lifetime) wrap(h http.Handler) http.Handler {
 // context that also watches the hard one). The new context ends
 // when goproxy's does (just after it, from the AfterFunc that also
 // uncounts the request), or at Shutdown's deadline with its cause.
-func (s *Server) track(r *http.Request, ctx *goproxy.ProxyCtx) (*http.Request, *http.Response) {
-	if _, inMITM := ctx.UserData.(*requestState); !inMITM { // the CONNECT's state (begin runs next)
-		return r, nil
+func (s *Server) track(r *http.Request, ctx *goproxy.ProxyCtx) *http.Request {
+	if _, inMITM := ctx.UserData.(*requestState); !inMITM { // the CONNECT's state (enter creates the request's next)
+		return r
 	}
 	l := s.life
 	l.enter()
@@ -128,7 +128,7 @@ func (s *Server) track(r *http.Request, ctx *goproxy.ProxyCtx) (*http.Request, *
 	})
 	r = r.WithContext(rctx)
 	ctx.Req = r
-	return r, nil
+	return r
 }
 
 // untilShutdown returns a context that ends with parent or when Shutdown

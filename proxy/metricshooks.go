@@ -30,27 +30,27 @@ func knownReasons() map[enforce.Reason]bool {
 // Metrics returns the Server's metrics (Deps.Metrics, or its own).
 func (s *Server) Metrics() *metrics.Metrics { return s.metrics }
 
-// metricsBegin is the request hook that counts a request in flight; it
-// is registered right after begin, so that observeMetrics, which every
-// request's response side reaches, ends it.
-func (s *Server) metricsBegin(r *http.Request, ctx *goproxy.ProxyCtx) (*http.Request, *http.Response) {
-	s.metrics.RequestStarted()
-	return r, nil
-}
-
-// observeMetrics is the response hook that counts the request's robots
-// decision and upstream failure and ends its in-flight count. In flight
+// inflight is the step that counts a request in flight, and, on the
+// response side, its decision and upstream failure; it ends the in-flight
+// count there, which every request's response side reaches. In flight
 // thus means "between arrival and response headers": deciding, waiting
 // for a crawl-delay slot or for the origin.
-func (s *Server) observeMetrics(resp *http.Response, ctx *goproxy.ProxyCtx) *http.Response {
-	s.metrics.RequestDone()
-	if st := stateOf(ctx); st.Decided {
-		s.metrics.Decision(st.Decision)
+type inflight struct{ m *metrics.Metrics }
+
+func (f inflight) onRequest(*http.Request, *goproxy.ProxyCtx, *requestState) outcome {
+	f.m.RequestStarted()
+	return outcome{}
+}
+
+func (f inflight) onResponse(resp *http.Response, ctx *goproxy.ProxyCtx, st *requestState) (*http.Response, outcome) {
+	f.m.RequestDone()
+	if st.Decided {
+		f.m.Decision(st.Decision)
 	}
 	if ctx.Error != nil {
-		s.metrics.UpstreamError()
+		f.m.UpstreamError()
 	}
-	return resp
+	return resp, outcome{}
 }
 
 // countPauses returns the Pauses the Server should use so that

@@ -44,7 +44,7 @@ func newPoliteness(cfg Config, pacer enforce.Pacer, pauses enforce.Pauses, clock
 	return pol, nil
 }
 
-// pace is the politeness request hook. It runs after the robots.txt
+// pace is the politeness step. It runs after the robots.txt
 // verdict, for requests about to be forwarded: a paused origin is
 // answered with 503 and Retry-After, and a request whose crawl-delay wait
 // would be too long with 429 and Retry-After; both are audited (reasons
@@ -60,10 +60,9 @@ func newPoliteness(cfg Config, pacer enforce.Pacer, pauses enforce.Pauses, clock
 //
 // The permit is released when the request is over (its context ends,
 // after the response body was copied), which frees a concurrency slot.
-func (s *Server) pace(r *http.Request, ctx *goproxy.ProxyCtx) (*http.Request, *http.Response) {
-	st := stateOf(ctx)
+func (s *Server) pace(r *http.Request, ctx *goproxy.ProxyCtx, st *requestState) outcome {
 	if !st.Decided || st.Answered || st.Decision.Origin == "" {
-		return r, nil
+		return outcome{}
 	}
 	d := st.Decision
 	s.metrics.QueueEntered() // [metrics] robotsgate_queued_requests
@@ -80,15 +79,13 @@ func (s *Server) pace(r *http.Request, ctx *goproxy.ProxyCtx) (*http.Request, *h
 	cancel()
 	s.metrics.QueueLeft()
 	if down {
-		return r, s.refuseShuttingDown(r, st)
+		return shutdownRefusal(d)
 	}
 	if err != nil {
 		// The client went away while waiting: answer (nobody reads it)
 		// rather than forward unpaced.
-		st.Answered = true
 		s.log.Debug().Err(err).Str("url", d.URL).Msg("request cancelled while waiting for its crawl-delay slot")
-		return r, goproxy.NewResponse(r, "text/plain; charset=utf-8", http.StatusServiceUnavailable,
-			"robotsgate: request cancelled while waiting for the origin's crawl-delay slot\n")
+		return outcome{status: http.StatusServiceUnavailable, gone: "robotsgate: request cancelled while waiting for the origin's crawl-delay slot\n"}
 	}
 	if pm != nil {
 		st.Permit = pm
@@ -103,7 +100,7 @@ func (s *Server) pace(r *http.Request, ctx *goproxy.ProxyCtx) (*http.Request, *h
 		}
 	}
 	if ref == nil {
-		return r, nil
+		return outcome{}
 	}
 
 	rd := d
@@ -112,36 +109,32 @@ func (s *Server) pace(r *http.Request, ctx *goproxy.ProxyCtx) (*http.Request, *h
 	rd.RetryAfter = ref.RetryAfter
 	rd.Detail = ref.Detail
 	rd.Rule, rd.Line = "", 0 // the allowing rule did not decide this; Group (whose Crawl-delay applied) stays
+	retry := "; Retry-After " + enforce.FormatRetryAfter(ref.RetryAfter) + "s"
+	if pm != nil { // report mode: the request goes on
+		if d.Allowed { // keep a robots refusal as the request's verdict
+			st.Decision = rd
+		}
+		o := note(audit.DecisionReported, rd)
+		o.note = retry
+		return o
+	}
 	status := http.StatusTooManyRequests
 	if ref.Reason == ReasonPaused {
 		status = http.StatusServiceUnavailable
 	}
-	e := EventFromDecision(r.RemoteAddr, r.Method, rd)
-	e.Detail = ref.Detail + "; Retry-After " + enforce.FormatRetryAfter(ref.RetryAfter) + "s"
-	if pm != nil { // report mode: the request goes on
-		e.Decision = audit.DecisionReported
-		if d.Allowed { // keep a robots refusal as the request's verdict
-			st.Decision = rd
-		}
-		s.record(e)
-		return r, nil
-	}
-	e.Decision, e.Status = audit.DecisionBlocked, status
-	s.record(e)
-	st.Decision = rd
-	st.Answered = true
-	return r, Refuse(r, status, rd)
+	o := refuse(status, rd)
+	o.note = retry
+	return o
 }
 
-// observeBackoff is the politeness response hook: it tells the policy
+// observeBackoff is the politeness response step: it tells the policy
 // how the origin answered a request that pace admitted (503 and 429
 // pause the origin, honouring Retry-After; a 2xx ends a pause). Answers
 // robotsgate made itself, including 502/504 for failed forwarding, are
 // not the origin's and are not observed.
-func (s *Server) observeBackoff(resp *http.Response, ctx *goproxy.ProxyCtx) *http.Response {
-	st := stateOf(ctx)
+func (s *Server) observeBackoff(resp *http.Response, ctx *goproxy.ProxyCtx, st *requestState) (*http.Response, outcome) {
 	if resp == nil || st.Permit == nil || st.Answered || ctx.Error != nil {
-		return resp
+		return resp, outcome{}
 	}
 	until, paused := s.polite.Observe(context.WithoutCancel(ctx.Req.Context()), st.Permit.Origin,
 		resp.StatusCode, resp.Header.Get("Retry-After"), st.Permit.Admitted)
@@ -150,25 +143,19 @@ func (s *Server) observeBackoff(resp *http.Response, ctx *goproxy.ProxyCtx) *htt
 			Str("retry_after", resp.Header.Get("Retry-After")).Time("until", until).
 			Msg("origin paused")
 	}
-	return resp
+	return resp, outcome{}
 }
 
-// refuseShuttingDown answers 503 to a request that was waiting for its
-// crawl-delay slot when Shutdown began, and audits it (reason
-// shutting-down); the origin saw nothing.
-func (s *Server) refuseShuttingDown(r *http.Request, st *requestState) *http.Response {
-	rd := st.Decision
-	rd.Allowed = false
-	rd.Reason = ReasonShuttingDown
-	rd.Rule, rd.Line = "", 0
-	rd.RetryAfter = time.Second
-	rd.Detail = "robotsgate is shutting down: the request was waiting for its crawl-delay slot and was not forwarded"
-	e := EventFromDecision(r.RemoteAddr, r.Method, rd)
-	e.Decision, e.Status = audit.DecisionBlocked, http.StatusServiceUnavailable
-	s.record(e)
-	st.Decision = rd
-	st.Answered = true
-	resp := Refuse(r, http.StatusServiceUnavailable, rd)
-	resp.Close = true
-	return resp
+// shutdownRefusal is the 503 of a request that was waiting for its
+// crawl-delay slot, decided d, when Shutdown began; the origin saw
+// nothing.
+func shutdownRefusal(d enforce.Decision) outcome {
+	d.Allowed = false
+	d.Reason = ReasonShuttingDown
+	d.Rule, d.Line = "", 0
+	d.RetryAfter = time.Second
+	d.Detail = "robotsgate is shutting down: the request was waiting for its crawl-delay slot and was not forwarded"
+	o := refuse(http.StatusServiceUnavailable, d)
+	o.close = true
+	return o
 }

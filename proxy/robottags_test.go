@@ -530,3 +530,14 @@ func BenchmarkApplyRobotTags(b *testing.B) {
 		})
 	}
 }
+
+// applyRobotTags is the robot-tag verdict on resp together with
+// robotsgate's answer when it is a refusal, as the pipeline carries it
+// out: the response the client gets, and what was found.
+func applyRobotTags(req *http.Request, resp *http.Response, agent string, cfg RobotTagsConfig) (*http.Response, *tagEvent) {
+	ev, o := robotTagVerdict(req, resp, agent, cfg)
+	if o.verdict == audit.DecisionBlocked {
+		return answer(req, o, false), ev
+	}
+	return resp, ev
+}

@@ -14,7 +14,6 @@ import (
 	"github.com/elazarl/goproxy"
 
 	"github.com/robotsgate/robotsgate/enforce"
-	"github.com/robotsgate/robotsgate/proxy/audit"
 )
 
 // selfLookupTimeout bounds the DNS lookup of a destination name whose
@@ -238,7 +237,7 @@ func joinHostPort(host string, port uint16) string {
 }
 
 // installSelf records the configured listen addresses (Serve adds the
-// real ones of its listeners), registers checkDestination, and makes the
+// real ones of its listeners), and makes the
 // outbound transport's dialer refuse robotsgate's own addresses and dial
 // only the addresses checkDestination checked (selfDialer).
 func (s *Server) installSelf() {
@@ -251,10 +250,9 @@ func (s *Server) installSelf() {
 		next = (&net.Dialer{Timeout: dialTimeout, KeepAlive: dialKeepAlive}).DialContext
 	}
 	s.tr.DialContext = s.self.selfDialer(next)
-	s.proxy.OnRequest().DoFunc(s.checkDestination)
 }
 
-// checkDestination is the request hook that refuses, whatever the mode:
+// checkDestination is the step that refuses, whatever the mode:
 //   - with 421 Misdirected Request, a request inside an MITM session whose
 //     host:port is not the one its CONNECT named (goproxy builds the URL
 //     from the inner Host header, which would bypass https.allowed_ports
@@ -265,8 +263,7 @@ func (s *Server) installSelf() {
 //     through the proxy.
 //
 // Both are audited as blocked.
-func (s *Server) checkDestination(r *http.Request, ctx *goproxy.ProxyCtx) (*http.Request, *http.Response) {
-	st := stateOf(ctx)
+func (s *Server) checkDestination(r *http.Request, ctx *goproxy.ProxyCtx, st *requestState) outcome {
 	host, port, portOK := destHostPort(r.URL.Host, r.URL.Scheme)
 	if parent, ok := st.Parent.(*requestState); ok && parent.ConnectTarget != "" {
 		target := joinHostPort(host, port)
@@ -279,11 +276,11 @@ func (s *Server) checkDestination(r *http.Request, ctx *goproxy.ProxyCtx) (*http
 			d := enforce.Decision{Reason: ReasonMisdirected, URL: enforce.RedactedURL(r.URL), Agent: parent.Agent,
 				Detail: "the request names " + strconv.Quote(hdr) + " inside a CONNECT to " + strconv.Quote(parent.ConnectTarget) +
 					": send requests for another host through their own CONNECT"}
-			return r, s.refuseRequest(r, st, http.StatusMisdirectedRequest, d)
+			return refuse(http.StatusMisdirectedRequest, d)
 		}
 	}
 	if !portOK {
-		return r, nil // not dialable: the dialer refuses it (selfDialer), enforce calls it an invalid URL
+		return outcome{} // not dialable: the dialer refuses it (selfDialer), enforce calls it an invalid URL
 	}
 	pin, self := s.self.check(r.Context(), host, port)
 	if self {
@@ -292,21 +289,10 @@ func (s *Server) checkDestination(r *http.Request, ctx *goproxy.ProxyCtx) (*http
 		if o, err := enforce.Origin(r.URL); err == nil {
 			d.Origin = o
 		}
-		return r, s.refuseRequest(r, st, http.StatusForbidden, d)
+		return refuse(http.StatusForbidden, d)
 	}
 	if pin != nil { // dial exactly the addresses just checked
-		r = r.WithContext(withDialPin(r.Context(), pin))
-		ctx.Req = r
+		ctx.Req = r.WithContext(withDialPin(r.Context(), pin))
 	}
-	return r, nil
-}
-
-// refuseRequest audits d as blocked with status and returns robotsgate's
-// answer (Refuse); observeMetrics counts the decision.
-func (s *Server) refuseRequest(r *http.Request, st *requestState, status int, d enforce.Decision) *http.Response {
-	st.Decision, st.Decided, st.Answered = d, true, true
-	e := EventFromDecision(r.RemoteAddr, r.Method, d)
-	e.Decision, e.Status = audit.DecisionBlocked, status
-	s.record(e)
-	return Refuse(r, status, d)
+	return outcome{}
 }

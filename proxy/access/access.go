@@ -246,4 +246,3 @@ func IsLoopbackAddr(addr string) bool {
 	ip, err := netip.ParseAddr(host)
 	return err == nil && ip.Unmap().IsLoopback()
 }
-

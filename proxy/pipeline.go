@@ -1,0 +1,228 @@
+package proxy
+
+import (
+	"errors"
+	"net/http"
+	"time"
+
+	"github.com/elazarl/goproxy"
+
+	"github.com/robotsgate/robotsgate/enforce"
+)
+
+// The request pipeline. A proxied request passes the request steps in
+// order; the first that refuses it (an outcome with a verdict of
+// audit.DecisionBlocked) answers it, and the rest are skipped: the origin
+// sees nothing. A forwarded request's response, and robotsgate's own
+// answers, then pass every response step in order. Steps never build
+// audit records or answers: they return an outcome, which settle
+// (refuse.go) carries out. Per-request state is a *requestState in
+// ctx.UserData (stateOf).
+
+// requestStep is one step of the request side. A step that replaces the
+// request (another context) sets ctx.Req to the new one.
+type requestStep interface {
+	onRequest(r *http.Request, ctx *goproxy.ProxyCtx, st *requestState) outcome
+}
+
+// responseStep is one step of the response side. resp is never nil
+// after upstreamFailed, the first step.
+type responseStep interface {
+	onResponse(resp *http.Response, ctx *goproxy.ProxyCtx, st *requestState) (*http.Response, outcome)
+}
+
+// requestFunc and responseFunc make a function a step.
+type (
+	requestFunc  func(r *http.Request, ctx *goproxy.ProxyCtx, st *requestState) outcome
+	responseFunc func(resp *http.Response, ctx *goproxy.ProxyCtx, st *requestState) (*http.Response, outcome)
+)
+
+func (f requestFunc) onRequest(r *http.Request, ctx *goproxy.ProxyCtx, st *requestState) outcome {
+	return f(r, ctx, st)
+}
+
+func (f responseFunc) onResponse(resp *http.Response, ctx *goproxy.ProxyCtx, st *requestState) (*http.Response, outcome) {
+	return f(resp, ctx, st)
+}
+
+// install registers the steps, in order, and the CONNECT handler. To add
+// a feature, write its step and add it to one of the lists below.
+func (s *Server) install() error {
+	p := s.proxy
+	if err := s.installHTTPS(); err != nil { // CONNECT: port allow-list, MITM / tunnel (connect.go)
+		return err
+	}
+	s.installSelf() // the outbound dialer refuses robotsgate's own addresses (selfaddr.go)
+	inflight := inflight{m: s.metrics}
+
+	// enter counts the request for Shutdown and creates its state: it is
+	// not a step, every step needs what it does.
+	p.OnRequest().DoFunc(s.enter)
+	for _, step := range []requestStep{
+		inflight,                        // in-flight count, ended on the response side (metricshooks.go)
+		requestFunc(s.checkDestination), // own address → 403, MITM Host ≠ CONNECT target → 421 (selfaddr.go)
+		hopStrip{},                      // hop-by-hop request headers (hopheaders.go)
+		requestFunc(s.decideRobots),     // robots.txt verdict: 403, or let through (decide.go)
+		requestFunc(s.pace),             // paused origin → 503, crawl-delay wait or 429 (politeness.go)
+		requestFunc(s.forward),          // robot-tag scan and pooled body copy as the response arrives (forward.go); last
+	} {
+		p.OnRequest().DoFunc(s.requestHook(step))
+	}
+	// (forwarding happens here, in goproxy, with s.tr)
+	for _, step := range []responseStep{
+		responseFunc(s.upstreamFailed), // resp == nil → 502/504; first
+		hopStrip{},                     // hop-by-hop response headers (hopheaders.go)
+		responseFunc(s.observeBackoff), // 503/429 + Retry-After pause the origin, 2xx resumes (politeness.go)
+		responseFunc(s.robotTags),      // X-Robots-Tag / meta robots: annotate, or 403 (robottags.go)
+		inflight,                       // decisions, upstream errors, in-flight (metricshooks.go)
+		responseFunc(s.finish),         // report-mode headers, streaming
+		responseFunc(s.http10),         // HTTP/1.0 clients inside MITM sessions (http10.go); last
+	} {
+		p.OnResponse().DoFunc(s.responseHook(step))
+	}
+
+	// ---- around everything (outermost last) ----
+	var h http.Handler = p
+	h = s.https.hijacks.wrap(h) // [https] track hijacked CONNECT connections for Shutdown (conntrack.go)
+	// [access] proxy auth / client CIDRs (auth.go):
+	h, err := s.accessControl(h)
+	if err != nil {
+		return err
+	}
+	h = s.life.wrap(h) // running handlers, waited for by Shutdown (lifetime.go)
+	s.handler = h
+
+	// ---- requests addressed to robotsgate itself ----
+	s.mux.HandleFunc("GET /healthz", s.healthz)
+	s.adminRoutes() // [admin] admin API and /metrics, here or on admin_listen (admin.go)
+	return nil
+}
+
+// requestHook adapts step to goproxy: it runs the step with the request's
+// state and carries out its outcome.
+func (s *Server) requestHook(step requestStep) goproxy.FuncReqHandler {
+	return func(r *http.Request, ctx *goproxy.ProxyCtx) (*http.Request, *http.Response) {
+		ctx.Req = r
+		st := stateOf(ctx)
+		o := step.onRequest(r, ctx, st)
+		return ctx.Req, s.settle(ctx.Req, st, o)
+	}
+}
+
+// responseHook adapts step to goproxy: it runs the step with the
+// request's state and carries out its outcome; a refusal replaces the
+// response.
+func (s *Server) responseHook(step responseStep) goproxy.FuncRespHandler {
+	return func(resp *http.Response, ctx *goproxy.ProxyCtx) *http.Response {
+		st := stateOf(ctx)
+		resp, o := step.onResponse(resp, ctx, st)
+		if answer := s.settle(ctx.Req, st, o); answer != nil {
+			return answer
+		}
+		return resp
+	}
+}
+
+// enter is the first request hook: it counts the request as running
+// (track) and starts its state. Requests inside a MITM tunnel inherit the
+// CONNECT's UserData; each gets its own state with that as Parent.
+func (s *Server) enter(r *http.Request, ctx *goproxy.ProxyCtx) (*http.Request, *http.Response) {
+	r = s.track(r, ctx)
+	ctx.UserData = &requestState{Start: time.Now(), Client: r.RemoteAddr, Parent: ctx.UserData}
+	return r, nil
+}
+
+// requestState is one request's state, carried from request hooks to
+// response hooks in goproxy's ctx.UserData.
+type requestState struct {
+	Start  time.Time // when robotsgate received the request
+	Client string    // client address
+	Agent  string    // the agent decided for ("" = only "*")
+	// AgentOverride is the agent named by the request's override header
+	// (Config.AgentHeader), "" when none; for a CONNECT, the requests
+	// inside its MITM session inherit it (agentFor).
+	AgentOverride string
+	// Overridden says that an override header was honoured (AgentOverride
+	// may then be "": only "*" applies).
+	Overridden bool
+	// OverrideRefused is the value of an override header refused because
+	// an agent is configured (agentFor), for the audit record; requests
+	// inside an MITM session inherit the CONNECT's.
+	OverrideRefused string
+
+	Decision enforce.Decision // the robots verdict, valid when Decided
+	Decided  bool
+	// Answered is set when a request hook answered the request itself
+	// (a refusal); the origin saw nothing.
+	Answered bool
+
+	// Permit is the politeness admission of a forwarded request (nil when
+	// pace did not admit it); it is released when the request ends.
+	Permit *enforce.Permit
+
+	// Parent is the UserData the request's ctx started with: for requests
+	// inside a MITM tunnel, the CONNECT's state.
+	Parent any
+
+	// ConnectTarget is, for an intercepted CONNECT, its canonical
+	// "host:port" (lower-case host); requests inside the session must
+	// name the same (checkDestination).
+	ConnectTarget string
+	// Conn is, for an intercepted CONNECT, its client connection's
+	// tracking info (nil when untracked): HTTP/1.0 answers end the
+	// session through it (http10.go).
+	Conn *connInfo
+
+	// Body is the body forward's round trip gave the response (nil when
+	// the request was not forwarded), the one goproxy's MITM loop checks
+	// the final response's body against (http10.go).
+	Body *copyBody
+}
+
+// stateOf returns ctx's request state, creating it if begin did not run.
+func stateOf(ctx *goproxy.ProxyCtx) *requestState {
+	if st, ok := ctx.UserData.(*requestState); ok {
+		return st
+	}
+	st := &requestState{Start: time.Now(), Parent: ctx.UserData}
+	if ctx.Req != nil {
+		st.Client = ctx.Req.RemoteAddr
+	}
+	ctx.UserData = st
+	return st
+}
+
+// upstreamFailed answers a request whose forwarding failed with a 502 (504
+// on timeouts) that says why, instead of goproxy's bare 500.
+func (s *Server) upstreamFailed(resp *http.Response, ctx *goproxy.ProxyCtx, st *requestState) (*http.Response, outcome) {
+	if resp != nil {
+		return resp, outcome{}
+	}
+	err := ctx.Error
+	if err == nil {
+		err = errors.New("no response")
+	}
+	s.log.Debug().Str("error", enforce.RedactURLsIn(err.Error())).Str("url", enforce.RedactedURL(ctx.Req.URL)).Msg("forwarding failed")
+	return upstreamError(ctx.Req, err), outcome{}
+}
+
+// finish is the last response hook: it marks forwarded responses that
+// report mode let through although they would have been blocked, and
+// makes bodies of unknown length stream to the client as they arrive.
+func (s *Server) finish(resp *http.Response, ctx *goproxy.ProxyCtx, st *requestState) (*http.Response, outcome) {
+	if resp != nil && resp.ContentLength < 0 && resp.Body != nil && resp.Body != http.NoBody {
+		// goproxy flushes after every write only when the response header
+		// says chunked; Go's client moves that into resp.TransferEncoding,
+		// so without this a slow stream (SSE, long poll) would sit in the
+		// server's write buffer. net/http applies (or, for HTTP/1.0
+		// clients, drops) the chunked coding itself.
+		resp.Header.Set("Transfer-Encoding", "chunked")
+	}
+	if resp != nil && st.Decided && !st.Decision.Allowed && !st.Answered {
+		resp.Header.Set(HeaderDecision, "report-only; "+string(st.Decision.Reason))
+		if rh := ruleHeader(st.Decision); rh != "" {
+			resp.Header.Set(HeaderRule, rh)
+		}
+	}
+	return resp, outcome{}
+}
