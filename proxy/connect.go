@@ -17,6 +17,7 @@ import (
 	"github.com/robotsgate/robotsgate/enforce"
 	"github.com/robotsgate/robotsgate/proxy/audit"
 	"github.com/robotsgate/robotsgate/proxy/mitm"
+	"github.com/robotsgate/robotsgate/proxy/selfaddr"
 )
 
 // HTTPS modes (HTTPSConfig.Mode).
@@ -137,18 +138,18 @@ func (s *Server) handleConnect(host string, ctx *goproxy.ProxyCtx) (*goproxy.Con
 			Detail: "CONNECT target " + strconv.Quote(host) + " has no host"}
 		return s.connectAction(ctx, st, refuse(http.StatusBadRequest, d), nil), host
 	}
-	port, _ := parsePort(p) // 0 when invalid: in no allow-list
-	target := joinHostPort(hostname, port)
+	port, _ := selfaddr.ParsePort(p) // 0 when invalid: in no allow-list
+	target := selfaddr.JoinHostPort(hostname, port)
 	u := &url.URL{Scheme: "https", Host: target}
 	origin, _ := enforce.Origin(u)
 
 	// [self] the admin API is not reachable through the proxy (selfaddr.go)
-	if pin, self := s.self.check(r.Context(), hostname, port); self {
+	if pin, self := s.self.Check(r.Context(), hostname, port); self {
 		d := enforce.Decision{Reason: ReasonSelfRequest, URL: u.String(), Origin: origin, Agent: st.Agent,
 			Detail: "the CONNECT target " + target + " is robotsgate itself; its admin API is not reachable through the proxy"}
 		return s.connectAction(ctx, st, refuse(http.StatusForbidden, d), nil), host
 	} else if pin != nil { // a tunnel dials exactly the addresses checked
-		r = r.WithContext(withDialPin(r.Context(), pin))
+		r = r.WithContext(selfaddr.WithPin(r.Context(), pin))
 		ctx.Req = r
 	}
 	if !s.https.ports[strconv.Itoa(int(port))] {
@@ -160,7 +161,7 @@ func (s *Server) handleConnect(host string, ctx *goproxy.ProxyCtx) (*goproxy.Con
 		return s.connectAction(ctx, st, s.tunnel(ctx, st, u), goproxy.OkConnect), host
 	}
 	// Requests inside the session must name this host:port (checkDestination).
-	st.ConnectTarget = joinHostPort(strings.ToLower(strings.Trim(hostname, "[]")), port)
+	st.ConnectTarget = selfaddr.JoinHostPort(strings.ToLower(strings.Trim(hostname, "[]")), port)
 	if ci := connInfoFrom(r.Context()); ci != nil {
 		ci.mitm.Store(true) // Shutdown may end this session between requests
 		st.Conn = ci        // HTTP/1.0 answers end the session (http10.go)

@@ -26,6 +26,7 @@ import (
 	"github.com/robotsgate/robotsgate/enforce"
 	"github.com/robotsgate/robotsgate/proxy/audit"
 	"github.com/robotsgate/robotsgate/proxy/metrics"
+	"github.com/robotsgate/robotsgate/proxy/selfaddr"
 )
 
 // HTTP server timeouts of the proxy listener. There is no write timeout:
@@ -90,7 +91,7 @@ type Server struct {
 
 	https *httpsState // [https] CONNECT handling, CA, hijacked-connection tracking (connect.go)
 
-	self selfAddrs // [self] robotsgate's own listen addresses, refused as destinations (selfaddr.go)
+	self selfaddr.Set // [self] robotsgate's own listen addresses, refused as destinations (selfaddr.go)
 
 	copyBufs sync.Pool       // *[]byte buffers that forwarded bodies are copied through (forward.go)
 	fwd      forwardTrippers // the round trippers forward installs (forward.go)
@@ -206,7 +207,7 @@ func (s *Server) serve(ln net.Listener, h http.Handler) error {
 	}
 	s.servers = append(s.servers, srv)
 	s.mu.Unlock()
-	s.self.add(ln.Addr().String()) // [self] the real address (port 0 resolved)
+	s.self.Add(ln.Addr().String()) // [self] the real address (port 0 resolved)
 	if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return fmt.Errorf("proxy: serve %s: %w", ln.Addr(), err)
 	}

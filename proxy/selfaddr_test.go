@@ -116,50 +116,6 @@ func TestSelfConnectRefused(t *testing.T) {
 	}
 }
 
-// TestSelfAddrsMatches: an unspecified listener stands for every local
-// address on its port; other ports and foreign addresses do not match.
-// (No address here is dialed.)
-func TestSelfAddrsMatches(t *testing.T) {
-	var any, lo, one selfAddrs
-	any.add("0.0.0.0:9310")
-	lo.add("127.0.0.1:9309")
-	one.add("192.0.2.7:9311")
-	ctx := context.Background()
-	for _, tc := range []struct {
-		a          *selfAddrs
-		host, port string
-		want       bool
-	}{
-		{&any, "127.0.0.1", "9310", true},
-		{&any, "127.1.2.3", "9310", true},
-		{&any, "::1", "9310", true},
-		{&any, "::ffff:127.0.0.1", "9310", true},
-		{&any, "localhost", "9310", true},
-		{&any, "foo.localhost.", "9310", true},
-		{&any, "0.0.0.0", "9310", true},
-		{&any, "127.0.0.1", "9309", false},
-		{&any, "192.0.2.1", "9310", false}, // TEST-NET-1: not a local address
-		{&lo, "127.0.0.1", "9309", true},
-		{&lo, "[::1]", "9309", true},
-		{&lo, "192.0.2.1", "9309", false},
-		{&one, "192.0.2.7", "9311", true},
-		{&one, "192.0.2.8", "9311", false},
-		{&one, "0.0.0.0", "9311", true},
-	} {
-		port, _ := parsePort(tc.port)
-		if _, got := tc.a.check(ctx, tc.host, port); got != tc.want {
-			t.Errorf("%v matches(%s, %s) = %v, want %v", tc.a.ports, tc.host, tc.port, got, tc.want)
-		}
-	}
-	// Every interface address of this host is "self" for an unspecified
-	// listener.
-	for _, ip := range interfaceAddrs() {
-		if _, self := any.check(ctx, ip.String(), 9310); !self {
-			t.Errorf("interface address %s not matched by 0.0.0.0:9310", ip)
-		}
-	}
-}
-
 // TestMITMMisdirectedHost: inside a MITM session a request whose Host
 // names another host:port than the CONNECT is refused with 421 and
 // audited; before the fix goproxy forwarded it to the Host, bypassing
@@ -244,28 +200,3 @@ func TestForwardingFailureLogRedacted(t *testing.T) {
 	}
 }
 
-func TestDestHostPort(t *testing.T) {
-	for _, tc := range []struct {
-		in, scheme, host string
-		port             uint16
-		ok               bool
-	}{
-		{"example.com", "http", "example.com", 80, true},
-		{"Example.COM", "https", "example.com", 443, true},
-		{"example.com:8080", "https", "example.com", 8080, true},
-		{"example.com:", "https", "example.com", 443, true},
-		{"[::1]:8443", "https", "::1", 8443, true},
-		{"[::1]", "http", "::1", 80, true},
-		{"127.0.0.1:9310", "http", "127.0.0.1", 9310, true},
-		{"127.0.0.1:009310", "http", "127.0.0.1", 9310, true},
-		{"127.0.0.1:", "http", "127.0.0.1", 80, true},
-		{"127.0.0.1:+80", "http", "127.0.0.1", 0, false},
-		{"127.0.0.1:80 ", "http", "127.0.0.1", 0, false},
-		{"127.0.0.1:65536", "http", "127.0.0.1", 0, false},
-		{"127.0.0.1:0", "http", "127.0.0.1", 0, false},
-	} {
-		if h, p, ok := destHostPort(tc.in, tc.scheme); h != tc.host || p != tc.port || ok != tc.ok {
-			t.Errorf("destHostPort(%q, %s) = %q, %d, %v; want %q, %d, %v", tc.in, tc.scheme, h, p, ok, tc.host, tc.port, tc.ok)
-		}
-	}
-}
