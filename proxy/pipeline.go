@@ -3,11 +3,15 @@ package proxy
 import (
 	"errors"
 	"net/http"
+	"net/textproto"
+	"strings"
 	"time"
 
 	"github.com/elazarl/goproxy"
+	"golang.org/x/net/http/httpguts"
 
 	"github.com/robotsgate/robotsgate/enforce"
+	"github.com/robotsgate/robotsgate/proxy/metrics"
 )
 
 // The request pipeline. A proxied request passes the request steps in
@@ -224,5 +228,170 @@ func (s *Server) finish(resp *http.Response, ctx *goproxy.ProxyCtx, st *requestS
 			resp.Header.Set(HeaderRule, rh)
 		}
 	}
+	return resp, outcome{}
+}
+
+// Reasons of the decisions the proxy makes itself, beside the robots.txt
+// ones of package enforce. Their values are what audit records, the
+// X-Robotsgate-Decision header and the metrics' reason label carry.
+const (
+	ReasonPaused        enforce.Reason = "origin-paused"     // the origin asked crawlers to back off (503/429 Retry-After)
+	ReasonQueueFull     enforce.Reason = "crawl-delay-wait"  // the crawl-delay wait would exceed the maximum
+	ReasonRobotTag      enforce.Reason = "robot-tag"         // the response carried a "do not keep" robot tag
+	ReasonTunnel        enforce.Reason = "tunnel-unenforced" // CONNECT tunnel opened, paths not enforced
+	ReasonPortForbidden enforce.Reason = "port-forbidden"    // CONNECT to a port not in the allow-list
+	ReasonSiteClosed    enforce.Reason = "site-disallowed"   // tunnel mode: the whole site is disallowed
+	ReasonSelfRequest   enforce.Reason = "self-request"      // the destination is robotsgate itself (proxy or admin port)
+	ReasonMisdirected   enforce.Reason = "misdirected"       // a request inside an MITM session names another host:port than its CONNECT
+	ReasonShuttingDown  enforce.Reason = "shutting-down"     // robotsgate shut down while the request waited for its crawl-delay slot
+)
+
+// NewMetrics returns the metrics of a Server, with the decision counters
+// of every reason a Server decides with created at 0.
+func NewMetrics() *metrics.Metrics { return metrics.New(knownReasons()) }
+
+// knownReasons returns the Reasons whose decision counters are
+// pre-created, each with whether its decisions allow the request.
+func knownReasons() map[enforce.Reason]bool {
+	return map[enforce.Reason]bool{
+		enforce.ReasonAllowed: true, enforce.ReasonRobotsTxt: true,
+		enforce.ReasonNoRobots: true, ReasonTunnel: true,
+		enforce.ReasonDisallowed: false, enforce.ReasonUnreachable: false,
+		ReasonPaused: false, ReasonQueueFull: false,
+		ReasonRobotTag: false, ReasonPortForbidden: false,
+		ReasonSiteClosed: false, enforce.ReasonInvalidURL: false,
+		ReasonSelfRequest: false, ReasonMisdirected: false,
+	}
+}
+
+// Metrics returns the Server's metrics (Deps.Metrics, or its own).
+func (s *Server) Metrics() *metrics.Metrics { return s.metrics }
+
+// inflight is the step that counts a request in flight, and, on the
+// response side, its decision and upstream failure; it ends the in-flight
+// count there, which every request's response side reaches. In flight
+// thus means "between arrival and response headers": deciding, waiting
+// for a crawl-delay slot or for the origin.
+type inflight struct{ m *metrics.Metrics }
+
+func (f inflight) onRequest(*http.Request, *goproxy.ProxyCtx, *requestState) outcome {
+	f.m.RequestStarted()
+	return outcome{}
+}
+
+func (f inflight) onResponse(resp *http.Response, ctx *goproxy.ProxyCtx, st *requestState) (*http.Response, outcome) {
+	f.m.RequestDone()
+	if st.Decided {
+		f.m.Decision(st.Decision)
+	}
+	if ctx.Error != nil {
+		f.m.UpstreamError()
+	}
+	return resp, outcome{}
+}
+
+// countPauses returns the Pauses the Server should use so that
+// robotsgate_paused_origins can count them: pauses itself when it can
+// count (has Len, as enforce.MemoryPauses does), or a new in-memory one,
+// counted, when pauses is nil (the default Politeness would create an
+// uncountable one of its own).
+func countPauses(m *metrics.Metrics, pauses enforce.Pauses) enforce.Pauses {
+	if pauses == nil {
+		mp := enforce.NewMemoryPauses()
+		m.PausedOriginsFunc(mp.Len)
+		return mp
+	}
+	if l, ok := pauses.(interface{ Len() int }); ok {
+		m.PausedOriginsFunc(l.Len)
+	}
+	return pauses
+}
+
+// hopHeaders are the hop-by-hop headers, as canonical keys (RFC 9110 section 7.6.1, and
+// RFC 2616 section 13.5.1 for compatibility) that a proxy must not
+// forward, as net/http/httputil.ReverseProxy removes them. goproxy's
+// RemoveProxyHeaders removes only Connection and the Proxy-* ones.
+var hopHeaders = []string{
+	"Connection",
+	"Proxy-Connection", // non-standard, sent by libcurl
+	"Keep-Alive",
+	"Proxy-Authenticate",
+	"Proxy-Authorization",
+	"Te",
+	"Trailer",
+	"Trailers", // a frequent misspelling, hop-by-hop wherever it is used
+	"Transfer-Encoding",
+	"Upgrade",
+}
+
+// removeHopByHop deletes from h the headers that its Connection header
+// names and the hopHeaders, like httputil's removeHopByHopHeaders.
+func removeHopByHop(h http.Header) {
+	for _, f := range h["Connection"] {
+		for sf := range strings.SplitSeq(f, ",") {
+			if sf = textproto.TrimString(sf); sf != "" {
+				h.Del(sf)
+			}
+		}
+	}
+	for _, f := range hopHeaders {
+		delete(h, f) // hopHeaders are canonical keys
+	}
+}
+
+// isWebSocketUpgrade reports whether h asks for (or, on a 101, accepts)
+// a WebSocket upgrade: the one upgrade goproxy relays.
+func isWebSocketUpgrade(h http.Header) bool {
+	return httpguts.HeaderValuesContainsToken(h["Connection"], "Upgrade") &&
+		httpguts.HeaderValuesContainsToken(h["Upgrade"], "websocket")
+}
+
+// hopStrip is the step that removes hop-by-hop headers, from the request
+// and from the response.
+type hopStrip struct{}
+
+// onRequest removes hop-by-hop headers before the request is decided and
+// forwarded. Like ReverseProxy it keeps "TE: trailers" and a WebSocket
+// upgrade (Connection: Upgrade, Upgrade: websocket), which goproxy
+// relays; other upgrades (h2c, ...) are dropped, so the origin answers
+// plain HTTP/1.1.
+func (hopStrip) onRequest(r *http.Request, _ *goproxy.ProxyCtx, _ *requestState) outcome {
+	h := r.Header
+	ws := isWebSocketUpgrade(h)
+	var upgrade string
+	if ws {
+		upgrade = h.Get("Upgrade")
+	}
+	trailers := httpguts.HeaderValuesContainsToken(h["Te"], "trailers")
+	removeHopByHop(h)
+	if ws {
+		h.Set("Connection", "Upgrade")
+		h.Set("Upgrade", upgrade)
+	}
+	if trailers {
+		h.Set("Te", "trailers")
+	}
+	return outcome{}
+}
+
+// onResponse removes the origin's
+// hop-by-hop headers (Connection, Keep-Alive, Proxy-Authenticate, the
+// headers Connection names, ...) before goproxy copies the header to the
+// client; a 101 WebSocket handshake keeps Connection and Upgrade, which
+// goproxy needs to relay it. Transfer-Encoding is set again later (finish)
+// when the body is streamed.
+func (hopStrip) onResponse(resp *http.Response, _ *goproxy.ProxyCtx, _ *requestState) (*http.Response, outcome) {
+	if resp == nil {
+		return nil, outcome{}
+	}
+	h := resp.Header
+	if resp.StatusCode == http.StatusSwitchingProtocols && isWebSocketUpgrade(h) {
+		upgrade := h.Get("Upgrade")
+		removeHopByHop(h)
+		h.Set("Connection", "Upgrade")
+		h.Set("Upgrade", upgrade)
+		return resp, outcome{}
+	}
+	removeHopByHop(h)
 	return resp, outcome{}
 }

@@ -199,4 +199,3 @@ func TestForwardingFailureLogRedacted(t *testing.T) {
 		t.Errorf("the log holds the URL's credentials:\n%s", logs)
 	}
 }
-
