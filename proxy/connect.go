@@ -143,7 +143,7 @@ func (s *Server) handleConnect(host string, ctx *goproxy.ProxyCtx) (*goproxy.Con
 	u := &url.URL{Scheme: "https", Host: target}
 	origin, _ := enforce.Origin(u)
 
-	// [self] the admin API is not reachable through the proxy (selfaddr.go)
+	// the admin API is not reachable through the proxy (proxy/selfaddr)
 	if pin, self := s.self.Check(r.Context(), hostname, port); self {
 		d := enforce.Decision{Reason: ReasonSelfRequest, URL: u.String(), Origin: origin, Agent: st.Agent,
 			Detail: "the CONNECT target " + target + " is robotsgate itself; its admin API is not reachable through the proxy"}
@@ -164,7 +164,7 @@ func (s *Server) handleConnect(host string, ctx *goproxy.ProxyCtx) (*goproxy.Con
 	st.ConnectTarget = selfaddr.JoinHostPort(strings.ToLower(strings.Trim(hostname, "[]")), port)
 	if ci := connInfoFrom(r.Context()); ci != nil {
 		ci.mitm.Store(true) // Shutdown may end this session between requests
-		st.Conn = ci        // HTTP/1.0 answers end the session (http10.go)
+		st.Conn = ci        // HTTP/1.0 answers end the session (forward.go)
 	}
 	// Requests inside the session are forwarded by mitmRoundTrip, which
 	// answers upstream failures (certificate verification included) with a

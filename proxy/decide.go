@@ -251,7 +251,7 @@ func (s *Server) pace(r *http.Request, ctx *goproxy.ProxyCtx, st *requestState) 
 	}
 	d := st.Decision
 	s.metrics.QueueEntered() // [metrics] robotsgate_queued_requests
-	// The wait also ends when Shutdown begins (lifetime.go): neither
+	// The wait also ends when Shutdown begins (proxy.go): neither
 	// net/http nor goproxy (MITM) cancels r's context then. Admit waits
 	// only for a crawl-delay slot or a concurrency slot: without either,
 	// skip that context (a few allocations per request on the hot path).

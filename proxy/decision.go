@@ -14,7 +14,7 @@ import (
 // One decision, four shapes: the audit record (eventOf), the admin API's
 // answer (NewDecisionJSON), the body of a refusal (newRefusalBody, which
 // starts from NewDecisionJSON) and the X-Robotsgate-* headers
-// (setDecisionHeaders). All of them are built here, from an
+// (setDecisionHeaders, setReportHeaders). All of them are built here, from an
 // enforce.Decision, and nowhere else.
 
 // Response headers robotsgate sets on answers it generates (and, in report
@@ -176,7 +176,7 @@ func retrySeconds(d time.Duration) int {
 
 // setDecisionHeaders sets the X-Robotsgate-* headers of d, and
 // Retry-After when d has one, on h.
-func setDecisionHeaders(h interface{ Set(k, v string) }, d enforce.Decision) {
+func setDecisionHeaders(h http.Header, d enforce.Decision) {
 	h.Set(HeaderDecision, string(d.Reason))
 	h.Set(HeaderAgent, agentName(d.Agent))
 	if rh := ruleHeader(d); rh != "" {
@@ -184,6 +184,15 @@ func setDecisionHeaders(h interface{ Set(k, v string) }, d enforce.Decision) {
 	}
 	if retry := retrySeconds(d.RetryAfter); retry > 0 {
 		h.Set("Retry-After", strconv.Itoa(retry))
+	}
+}
+
+// setReportHeaders marks a forwarded response that report mode let
+// through although d would have refused it.
+func setReportHeaders(h http.Header, d enforce.Decision) {
+	h.Set(HeaderDecision, "report-only; "+string(d.Reason))
+	if rh := ruleHeader(d); rh != "" {
+		h.Set(HeaderRule, rh)
 	}
 }
 

@@ -56,18 +56,18 @@ func (s *Server) install() error {
 	if err := s.installHTTPS(); err != nil { // CONNECT: port allow-list, MITM / tunnel (connect.go)
 		return err
 	}
-	s.installSelf() // the outbound dialer refuses robotsgate's own addresses (selfaddr.go)
+	s.installSelf() // the outbound dialer refuses robotsgate's own addresses (decide.go)
 	inflight := inflight{m: s.metrics}
 
 	// enter counts the request for Shutdown and creates its state: it is
 	// not a step, every step needs what it does.
 	p.OnRequest().DoFunc(s.enter)
 	for _, step := range []requestStep{
-		inflight,                        // in-flight count, ended on the response side (metricshooks.go)
-		requestFunc(s.checkDestination), // own address → 403, MITM Host ≠ CONNECT target → 421 (selfaddr.go)
-		hopStrip{},                      // hop-by-hop request headers (hopheaders.go)
+		inflight,                        // in-flight count, ended on the response side (pipeline.go)
+		requestFunc(s.checkDestination), // own address → 403, MITM Host ≠ CONNECT target → 421 (decide.go)
+		hopStrip{},                      // hop-by-hop request headers (pipeline.go)
 		requestFunc(s.decideRobots),     // robots.txt verdict: 403, or let through (decide.go)
-		requestFunc(s.pace),             // paused origin → 503, crawl-delay wait or 429 (politeness.go)
+		requestFunc(s.pace),             // paused origin → 503, crawl-delay wait or 429 (decide.go)
 		requestFunc(s.forward),          // robot-tag scan and pooled body copy as the response arrives (forward.go); last
 	} {
 		p.OnRequest().DoFunc(s.requestHook(step))
@@ -75,12 +75,12 @@ func (s *Server) install() error {
 	// (forwarding happens here, in goproxy, with s.tr)
 	for _, step := range []responseStep{
 		responseFunc(s.upstreamFailed), // resp == nil → 502/504; first
-		hopStrip{},                     // hop-by-hop response headers (hopheaders.go)
-		responseFunc(s.observeBackoff), // 503/429 + Retry-After pause the origin, 2xx resumes (politeness.go)
+		hopStrip{},                     // hop-by-hop response headers (pipeline.go)
+		responseFunc(s.observeBackoff), // 503/429 + Retry-After pause the origin, 2xx resumes (decide.go)
 		responseFunc(s.robotTags),      // X-Robots-Tag / meta robots: annotate, or 403 (robottags.go)
-		inflight,                       // decisions, upstream errors, in-flight (metricshooks.go)
+		inflight,                       // decisions, upstream errors, in-flight (pipeline.go)
 		responseFunc(s.finish),         // report-mode headers, streaming
-		responseFunc(s.http10),         // HTTP/1.0 clients inside MITM sessions (http10.go); last
+		responseFunc(s.http10),         // HTTP/1.0 clients inside MITM sessions (forward.go); last
 	} {
 		p.OnResponse().DoFunc(s.responseHook(step))
 	}
@@ -88,17 +88,17 @@ func (s *Server) install() error {
 	// ---- around everything (outermost last) ----
 	var h http.Handler = p
 	h = s.https.hijacks.wrap(h) // [https] track hijacked CONNECT connections for Shutdown (conntrack.go)
-	// [access] proxy auth / client CIDRs (auth.go):
+	// [access] proxy auth / client CIDRs (wiring.go):
 	h, err := s.accessControl(h)
 	if err != nil {
 		return err
 	}
-	h = s.life.wrap(h) // running handlers, waited for by Shutdown (lifetime.go)
+	h = s.life.wrap(h) // running handlers, waited for by Shutdown (proxy.go)
 	s.handler = h
 
 	// ---- requests addressed to robotsgate itself ----
 	s.mux.HandleFunc("GET /healthz", s.healthz)
-	s.adminRoutes() // [admin] admin API and /metrics, here or on admin_listen (admin.go)
+	s.adminRoutes() // [admin] admin API and /metrics, here or on admin_listen (wiring.go)
 	return nil
 }
 
@@ -174,12 +174,12 @@ type requestState struct {
 	ConnectTarget string
 	// Conn is, for an intercepted CONNECT, its client connection's
 	// tracking info (nil when untracked): HTTP/1.0 answers end the
-	// session through it (http10.go).
+	// session through it (forward.go).
 	Conn *connInfo
 
 	// Body is the body forward's round trip gave the response (nil when
 	// the request was not forwarded), the one goproxy's MITM loop checks
-	// the final response's body against (http10.go).
+	// the final response's body against (forward.go).
 	Body *copyBody
 }
 
@@ -223,10 +223,7 @@ func (s *Server) finish(resp *http.Response, ctx *goproxy.ProxyCtx, st *requestS
 		resp.Header.Set("Transfer-Encoding", "chunked")
 	}
 	if resp != nil && st.Decided && !st.Decision.Allowed && !st.Answered {
-		resp.Header.Set(HeaderDecision, "report-only; "+string(st.Decision.Reason))
-		if rh := ruleHeader(st.Decision); rh != "" {
-			resp.Header.Set(HeaderRule, rh)
-		}
+		setReportHeaders(resp.Header, st.Decision)
 	}
 	return resp, outcome{}
 }

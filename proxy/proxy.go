@@ -84,19 +84,19 @@ type Server struct {
 	servers  []*http.Server
 	shutdown bool
 
-	metrics *metrics.Metrics // [metrics] (metrics.go)
-	admin   http.Handler     // [admin] admin API (admin.go)
+	metrics *metrics.Metrics // counted by the inflight step (pipeline.go)
+	admin   http.Handler     // the admin API (wiring.go)
 
-	polite *enforce.Politeness // [politeness] crawl-delay pacing, backoff (politeness.go)
+	polite *enforce.Politeness // [politeness] crawl-delay pacing, backoff (decide.go)
 
 	https *httpsState // [https] CONNECT handling, CA, hijacked-connection tracking (connect.go)
 
-	self selfaddr.Set // [self] robotsgate's own listen addresses, refused as destinations (selfaddr.go)
+	self selfaddr.Set // robotsgate's own listen addresses, refused as destinations (proxy/selfaddr)
 
 	copyBufs sync.Pool       // *[]byte buffers that forwarded bodies are copied through (forward.go)
 	fwd      forwardTrippers // the round trippers forward installs (forward.go)
 
-	life *lifetime // shutdown contexts and running handlers (lifetime.go)
+	life *lifetime // shutdown contexts and running handlers (proxy.go)
 }
 
 // New returns a Server for cfg, which must be valid (Config.Validate).
@@ -124,9 +124,9 @@ func New(cfg Config, deps Deps) (*Server, error) {
 	if s.clock == nil {
 		s.clock = enforce.SystemClock{}
 	}
-	// [metrics] robotsgate_paused_origins counts the pauses (metrics.go):
+	// [metrics] robotsgate_paused_origins counts the pauses (pipeline.go):
 	deps.Pauses = countPauses(s.metrics, deps.Pauses)
-	pol, err := newPoliteness(cfg, deps.Pacer, deps.Pauses, s.clock, s.log) // [politeness] (politeness.go)
+	pol, err := newPoliteness(cfg, deps.Pacer, deps.Pauses, s.clock, s.log) // [politeness] (decide.go)
 	if err != nil {
 		return nil, err
 	}
