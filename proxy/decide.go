@@ -35,7 +35,7 @@ func (s *Server) installSelf() {
 	s.tr.DialContext = s.self.Dialer(next)
 }
 
-// checkDestination is the step that refuses, whatever the mode:
+// destination is the step that refuses, whatever the mode:
 //   - with 421 Misdirected Request, a request inside an MITM session whose
 //     host:port is not the one its CONNECT named (goproxy builds the URL
 //     from the inner Host header, which would bypass https.allowed_ports
@@ -46,7 +46,9 @@ func (s *Server) installSelf() {
 //     through the proxy.
 //
 // Both are audited as blocked.
-func (s *Server) checkDestination(r *http.Request, ctx *goproxy.ProxyCtx, st *requestState) outcome {
+type destination struct{ self *selfaddr.Set }
+
+func (dst destination) onRequest(r *http.Request, ctx *goproxy.ProxyCtx, st *requestState) outcome {
 	host, port, portOK := selfaddr.DestHostPort(r.URL.Host, r.URL.Scheme)
 	if parent, ok := st.Parent.(*requestState); ok && parent.ConnectTarget != "" {
 		target := selfaddr.JoinHostPort(host, port)
@@ -65,7 +67,7 @@ func (s *Server) checkDestination(r *http.Request, ctx *goproxy.ProxyCtx, st *re
 	if !portOK {
 		return outcome{} // not dialable: the dialer refuses it (selfDialer), enforce calls it an invalid URL
 	}
-	pin, self := s.self.Check(r.Context(), host, port)
+	pin, self := dst.self.Check(r.Context(), host, port)
 	if self {
 		d := enforce.Decision{Reason: ReasonSelfRequest, URL: enforce.RedactedURL(r.URL),
 			Detail: "the destination " + selfaddr.JoinHostPort(host, port) + " is robotsgate itself; its admin API is not reachable through the proxy"}

@@ -192,7 +192,9 @@ const closeDelimited = "close-delimited"
 //
 // The status line stays HTTP/1.1, as goproxy writes it: RFC 9110 section
 // 2.5 has a server answer with the highest minor version it supports.
-func (s *Server) http10(resp *http.Response, ctx *goproxy.ProxyCtx, st *requestState) (*http.Response, outcome) {
+type http10 struct{}
+
+func (http10) onResponse(resp *http.Response, ctx *goproxy.ProxyCtx, st *requestState) (*http.Response, outcome) {
 	r := ctx.Req
 	parent, inMITM := st.Parent.(*requestState)
 	if resp == nil || r == nil || r.ProtoAtLeast(1, 1) || !inMITM || parent.ConnectTarget == "" {

@@ -127,7 +127,7 @@ func BenchmarkRequestHeaderHooks(b *testing.B) {
 				ctx := &goproxy.ProxyCtx{Req: &r, UserData: &requestState{}} // begin made it
 				if hooks {
 					st := ctx.UserData.(*requestState)
-					s.checkDestination(&r, ctx, st)
+					destination{self: &s.self}.onRequest(&r, ctx, st)
 					hopStrip{}.onRequest(&r, ctx, st)
 				}
 			}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/elazarl/goproxy"
+	"github.com/rs/zerolog"
 	"golang.org/x/net/http/httpguts"
 
 	"github.com/robotsgate/robotsgate/enforce"
@@ -63,24 +64,24 @@ func (s *Server) install() error {
 	// not a step, every step needs what it does.
 	p.OnRequest().DoFunc(s.enter)
 	for _, step := range []requestStep{
-		inflight,                        // in-flight count, ended on the response side (pipeline.go)
-		requestFunc(s.checkDestination), // own address → 403, MITM Host ≠ CONNECT target → 421 (decide.go)
-		hopStrip{},                      // hop-by-hop request headers (pipeline.go)
-		requestFunc(s.decideRobots),     // robots.txt verdict: 403, or let through (decide.go)
-		requestFunc(s.pace),             // paused origin → 503, crawl-delay wait or 429 (decide.go)
-		requestFunc(s.forward),          // robot-tag scan and pooled body copy as the response arrives (forward.go); last
+		inflight,                    // in-flight count, ended on the response side (pipeline.go)
+		destination{self: &s.self},  // own address → 403, MITM Host ≠ CONNECT target → 421 (decide.go)
+		hopStrip{},                  // hop-by-hop request headers (pipeline.go)
+		requestFunc(s.decideRobots), // robots.txt verdict: 403, or let through (decide.go)
+		requestFunc(s.pace),         // paused origin → 503, crawl-delay wait or 429 (decide.go)
+		requestFunc(s.forward),      // robot-tag scan and pooled body copy as the response arrives (forward.go); last
 	} {
 		p.OnRequest().DoFunc(s.requestHook(step))
 	}
 	// (forwarding happens here, in goproxy, with s.tr)
 	for _, step := range []responseStep{
-		responseFunc(s.upstreamFailed), // resp == nil → 502/504; first
-		hopStrip{},                     // hop-by-hop response headers (pipeline.go)
-		responseFunc(s.observeBackoff), // 503/429 + Retry-After pause the origin, 2xx resumes (decide.go)
-		responseFunc(s.robotTags),      // X-Robots-Tag / meta robots: annotate, or 403 (robottags.go)
-		inflight,                       // decisions, upstream errors, in-flight (pipeline.go)
-		responseFunc(s.finish),         // report-mode headers, streaming
-		responseFunc(s.http10),         // HTTP/1.0 clients inside MITM sessions (forward.go); last
+		upstreamFailure{log: s.log},                  // resp == nil → 502/504; first
+		hopStrip{},                                   // hop-by-hop response headers (pipeline.go)
+		responseFunc(s.observeBackoff),               // 503/429 + Retry-After pause the origin, 2xx resumes (decide.go)
+		newRobotTagStep(s.cfg.RobotTags, s.cfg.Mode), // X-Robots-Tag / meta robots: annotate, or 403 (robottags.go)
+		inflight, // decisions, upstream errors, in-flight (pipeline.go)
+		finish{}, // report-mode headers, streaming
+		http10{}, // HTTP/1.0 clients inside MITM sessions (forward.go); last
 	} {
 		p.OnResponse().DoFunc(s.responseHook(step))
 	}
@@ -196,9 +197,12 @@ func stateOf(ctx *goproxy.ProxyCtx) *requestState {
 	return st
 }
 
-// upstreamFailed answers a request whose forwarding failed with a 502 (504
-// on timeouts) that says why, instead of goproxy's bare 500.
-func (s *Server) upstreamFailed(resp *http.Response, ctx *goproxy.ProxyCtx, st *requestState) (*http.Response, outcome) {
+// upstreamFailure is the first response step: it answers a request whose
+// forwarding failed with a 502 (504 on timeouts) that says why, instead
+// of goproxy's bare 500.
+type upstreamFailure struct{ log zerolog.Logger }
+
+func (u upstreamFailure) onResponse(resp *http.Response, ctx *goproxy.ProxyCtx, _ *requestState) (*http.Response, outcome) {
 	if resp != nil {
 		return resp, outcome{}
 	}
@@ -206,14 +210,16 @@ func (s *Server) upstreamFailed(resp *http.Response, ctx *goproxy.ProxyCtx, st *
 	if err == nil {
 		err = errors.New("no response")
 	}
-	s.log.Debug().Str("error", enforce.RedactURLsIn(err.Error())).Str("url", enforce.RedactedURL(ctx.Req.URL)).Msg("forwarding failed")
+	u.log.Debug().Str("error", enforce.RedactURLsIn(err.Error())).Str("url", enforce.RedactedURL(ctx.Req.URL)).Msg("forwarding failed")
 	return upstreamError(ctx.Req, err), outcome{}
 }
 
-// finish is the last response hook: it marks forwarded responses that
-// report mode let through although they would have been blocked, and
-// makes bodies of unknown length stream to the client as they arrive.
-func (s *Server) finish(resp *http.Response, ctx *goproxy.ProxyCtx, st *requestState) (*http.Response, outcome) {
+// finish is the response step that marks forwarded responses that report
+// mode let through although they would have been blocked, and makes
+// bodies of unknown length stream to the client as they arrive.
+type finish struct{}
+
+func (finish) onResponse(resp *http.Response, _ *goproxy.ProxyCtx, st *requestState) (*http.Response, outcome) {
 	if resp != nil && resp.ContentLength < 0 && resp.Body != nil && resp.Body != http.NoBody {
 		// goproxy flushes after every write only when the response header
 		// says chunked; Go's client moves that into resp.TransferEncoding,

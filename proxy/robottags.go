@@ -247,21 +247,28 @@ func tagDecision(req *http.Request, agent string, ev *tagEvent) enforce.Decision
 	return d
 }
 
-// robotTags is the robot-tag response step (robotTagVerdict): in
+// robotTagStep is the robot-tag response step (robotTagVerdict): in
 // annotate mode it marks forwarded responses that say "do not keep", in
 // enforce mode it refuses them with a 403; both are audited (reason
 // robot-tag; decision reported when forwarded, blocked when refused). It
 // leaves alone responses robotsgate generated (refusals, upstream
-// errors). In report mode (mode: report) robot_tags enforce only
-// annotates, as nothing is refused in report mode.
-func (s *Server) robotTags(resp *http.Response, ctx *goproxy.ProxyCtx, st *requestState) (*http.Response, outcome) {
-	cfg := s.cfg.RobotTags
-	if resp == nil || ctx.Error != nil || st.Answered || cfg.Mode == RobotTagsOff {
-		return resp, outcome{}
-	}
-	if s.cfg.Mode == ModeReport && cfg.Mode == RobotTagsEnforce {
+// errors).
+type robotTagStep struct{ cfg RobotTagsConfig }
+
+// newRobotTagStep is the robot-tag step of cfg in mode (Config.Mode). In
+// report mode robot_tags enforce only annotates, as nothing is refused in
+// report mode.
+func newRobotTagStep(cfg RobotTagsConfig, mode string) robotTagStep {
+	if mode == ModeReport && cfg.Mode == RobotTagsEnforce {
 		cfg.Mode = RobotTagsAnnotate
 	}
-	_, o := robotTagVerdict(ctx.Req, resp, st.Agent, cfg)
+	return robotTagStep{cfg: cfg}
+}
+
+func (t robotTagStep) onResponse(resp *http.Response, ctx *goproxy.ProxyCtx, st *requestState) (*http.Response, outcome) {
+	if resp == nil || ctx.Error != nil || st.Answered || t.cfg.Mode == RobotTagsOff {
+		return resp, outcome{}
+	}
+	_, o := robotTagVerdict(ctx.Req, resp, st.Agent, t.cfg)
 	return resp, o
 }
