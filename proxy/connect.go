@@ -127,7 +127,7 @@ func (s *Server) handleConnect(host string, ctx *goproxy.ProxyCtx) (*goproxy.Con
 	st := stateOf(ctx)
 	// Requests inside an MITM session inherit the CONNECT's override, or
 	// its refusal, which their audit records then carry (agentFor).
-	st.Agent = s.agentFor(r, st)
+	st.Agent = s.agents.agentFor(r, st)
 
 	hostname, p, err := net.SplitHostPort(host)
 	if err != nil { // goproxy dials host:80 for a host without a port

@@ -15,6 +15,7 @@ import (
 
 	"github.com/robotsgate/robotsgate/enforce"
 	"github.com/robotsgate/robotsgate/proxy/audit"
+	"github.com/robotsgate/robotsgate/proxy/metrics"
 	"github.com/robotsgate/robotsgate/proxy/selfaddr"
 	"github.com/robotsgate/robotsgate/robots"
 )
@@ -95,14 +96,32 @@ const (
 // audit record quotes.
 const maxRefusedOverride = 256
 
-// agentOverride returns the value of r's agent override header
-// (Config.AgentHeader; every line of it, trimmed) and whether r carries a
-// non-empty one. It is always false when the header is disabled.
-func (s *Server) agentOverride(r *http.Request) (string, bool) {
-	if s.agentHeader == "" {
+// agents picks the robots agent of each request (agentFor).
+type agents struct {
+	configured    string // Config.Agent: the agent of every request, "" for the User-Agent's
+	header        string // the canonical per-request override header, "" when disabled
+	allowOverride bool   // Config.AllowAgentOverride
+}
+
+// newAgents returns the agent policy of the configured agent, override
+// header (Config.AgentHeader: "" or "-" disables it) and
+// allow_agent_override.
+func newAgents(agent, header string, allowOverride bool) *agents {
+	a := &agents{configured: agent, allowOverride: allowOverride}
+	if header != "" && header != "-" {
+		a.header = http.CanonicalHeaderKey(header)
+	}
+	return a
+}
+
+// override returns the value of r's agent override header (every line of
+// it, trimmed) and whether r carries a non-empty one. It is always false
+// when the header is disabled.
+func (a *agents) override(r *http.Request) (string, bool) {
+	if a.header == "" {
 		return "", false
 	}
-	v := strings.TrimSpace(strings.Join(r.Header.Values(s.agentHeader), ", "))
+	v := strings.TrimSpace(strings.Join(r.Header.Values(a.header), ", "))
 	return v, v != ""
 }
 
@@ -110,8 +129,8 @@ func (s *Server) agentOverride(r *http.Request) (string, bool) {
 // override header: always when no agent is configured (the agent then
 // comes from the User-Agent, which the client chooses just as freely), and
 // against a configured agent only with Config.AllowAgentOverride.
-func (s *Server) overrideAllowed() bool {
-	return s.cfg.Agent == "" || s.cfg.AllowAgentOverride
+func (a *agents) overrideAllowed() bool {
+	return a.configured == "" || a.allowOverride
 }
 
 // agentFor returns the robots agent (product token) for r, by precedence:
@@ -124,14 +143,14 @@ func (s *Server) overrideAllowed() bool {
 // honoured override decides even when it names no valid token: "" means
 // only the "*" group applies. It records r's override in st, so that
 // requests inside a CONNECT's session inherit it.
-func (s *Server) agentFor(r *http.Request, st *requestState) string {
+func (a *agents) agentFor(r *http.Request, st *requestState) string {
 	parent, _ := st.Parent.(*requestState)
-	if v, ok := s.agentOverride(r); ok {
+	if v, ok := a.override(r); ok {
 		tok := robots.CrawlerToken(v)
 		switch {
-		case s.overrideAllowed():
+		case a.overrideAllowed():
 			st.Overridden, st.AgentOverride = true, tok
-		case !strings.EqualFold(tok, s.cfg.Agent):
+		case !strings.EqualFold(tok, a.configured):
 			st.OverrideRefused = truncateUTF8(v, maxRefusedOverride)
 		}
 	}
@@ -143,8 +162,8 @@ func (s *Server) agentFor(r *http.Request, st *requestState) string {
 		return st.AgentOverride
 	case parent != nil && parent.Overridden:
 		return parent.AgentOverride
-	case s.cfg.Agent != "":
-		return s.cfg.Agent
+	case a.configured != "":
+		return a.configured
 	}
 	return robots.CrawlerToken(r.Header.Get("User-Agent"))
 }
@@ -161,39 +180,47 @@ func truncateUTF8(s string, n int) string {
 	return s[:n]
 }
 
-// decideRobots is the robots.txt step: it picks the agent, strips the
+// robotsStep is the robots.txt step: it picks the agent, strips the
 // override header (honoured or not) and asks the Enforcer. In enforce
 // mode a refusal is answered with a 403 so that the request never leaves
 // (with a 502 when the refusal is really an origin whose certificate
 // failed verification: untrustedRobots). Refusals, report-mode would-be
 // refusals, refused agent overrides and, with audit: all, every decision
 // are audited. A client's own request for /robots.txt is always allowed.
-func (s *Server) decideRobots(r *http.Request, ctx *goproxy.ProxyCtx, st *requestState) outcome {
-	agent := s.agentFor(r, st)
-	if s.agentHeader != "" {
-		r.Header.Del(s.agentHeader)
+type robotsStep struct {
+	enf      *enforce.Enforcer
+	agents   *agents
+	report   bool // mode: report
+	auditAll bool // audit: all
+	log      zerolog.Logger
+}
+
+func (rs robotsStep) onRequest(r *http.Request, _ *goproxy.ProxyCtx, st *requestState) outcome {
+	agent := rs.agents.agentFor(r, st)
+	if rs.agents.header != "" {
+		r.Header.Del(rs.agents.header)
 	}
 	st.Agent = agent
 	if r.URL.Scheme != "http" && r.URL.Scheme != "https" {
 		return outcome{} // not a web URL; the transport refuses it (502)
 	}
 
-	d := s.enf.Decide(r.Context(), r.URL, agent) // /robots.txt itself: always allowed
+	d := rs.enf.Decide(r.Context(), r.URL, agent) // /robots.txt itself: always allowed
 	if d.Reason == enforce.ReasonClientGone {
 		// The client left while robots.txt was being fetched: nothing was
 		// decided, so nothing is audited or counted, and nothing is sent.
-		s.log.Debug().Str("url", d.URL).Str("origin", d.Origin).Msg("client gone while waiting for robots.txt")
+		rs.log.Debug().Str("url", d.URL).Str("origin", d.Origin).Msg("client gone while waiting for robots.txt")
 		return outcome{status: http.StatusServiceUnavailable, gone: "robotsgate: the client went away before robots.txt was fetched\n"}
 	}
 	st.Decision, st.Decided = d, true
 	switch {
-	case !d.Allowed && s.cfg.Mode != ModeReport:
+	case !d.Allowed && !rs.report:
 		o := refuse(http.StatusForbidden, d)
 		o.err = untrustedRobots(r.URL.Host, d) // nil unless the origin's certificate failed verification (connect.go)
 		return o
 	case !d.Allowed:
 		return note(audit.DecisionReported, d)
-	case s.cfg.Audit == AuditAll || st.OverrideRefused != "":
+	case rs.auditAll || st.OverrideRefused != "":
 		// A refused agent override is always audited, whatever the level.
 		return note(audit.DecisionAllowed, d)
 	}
@@ -231,7 +258,7 @@ func newPoliteness(cfg Config, pacer enforce.Pacer, pauses enforce.Pauses, clock
 	return pol, nil
 }
 
-// pace is the politeness step. It runs after the robots.txt
+// pacing is the politeness step. It runs after the robots.txt
 // verdict, for requests about to be forwarded: a paused origin is
 // answered with 503 and Retry-After, and a request whose crawl-delay wait
 // would be too long with 429 and Retry-After; both are audited (reasons
@@ -247,31 +274,39 @@ func newPoliteness(cfg Config, pacer enforce.Pacer, pauses enforce.Pauses, clock
 //
 // The permit is released when the request is over (its context ends,
 // after the response body was copied), which frees a concurrency slot.
-func (s *Server) pace(r *http.Request, ctx *goproxy.ProxyCtx, st *requestState) outcome {
+type pacing struct {
+	polite         *enforce.Politeness
+	metrics        *metrics.Metrics
+	life           *lifetime
+	maxConcurrency int // politeness.max_concurrency
+	log            zerolog.Logger
+}
+
+func (pc pacing) onRequest(r *http.Request, _ *goproxy.ProxyCtx, st *requestState) outcome {
 	if !st.Decided || st.Answered || st.Decision.Origin == "" {
 		return outcome{}
 	}
 	d := st.Decision
-	s.metrics.QueueEntered() // [metrics] robotsgate_queued_requests
+	pc.metrics.QueueEntered() // [metrics] robotsgate_queued_requests
 	// The wait also ends when Shutdown begins (proxy.go): neither
 	// net/http nor goproxy (MITM) cancels r's context then. Admit waits
 	// only for a crawl-delay slot or a concurrency slot: without either,
 	// skip that context (a few allocations per request on the hot path).
 	wctx, cancel := r.Context(), context.CancelFunc(func() {})
-	if s.polite.Delay(d.CrawlDelay) > 0 || s.cfg.Politeness.MaxConcurrency > 0 {
-		wctx, cancel = s.untilShutdown(r.Context())
+	if pc.polite.Delay(d.CrawlDelay) > 0 || pc.maxConcurrency > 0 {
+		wctx, cancel = pc.life.untilShutdown(r.Context())
 	}
-	pm, ref, err := s.polite.Admit(wctx, d.Origin, d.CrawlDelay)
+	pm, ref, err := pc.polite.Admit(wctx, d.Origin, d.CrawlDelay)
 	down := err != nil && shuttingDown(wctx)
 	cancel()
-	s.metrics.QueueLeft()
+	pc.metrics.QueueLeft()
 	if down {
 		return shutdownRefusal(d)
 	}
 	if err != nil {
 		// The client went away while waiting: answer (nobody reads it)
 		// rather than forward unpaced.
-		s.log.Debug().Err(err).Str("url", d.URL).Msg("request cancelled while waiting for its crawl-delay slot")
+		pc.log.Debug().Err(err).Str("url", d.URL).Msg("request cancelled while waiting for its crawl-delay slot")
 		return outcome{status: http.StatusServiceUnavailable, gone: "robotsgate: request cancelled while waiting for the origin's crawl-delay slot\n"}
 	}
 	if pm != nil {
@@ -279,11 +314,11 @@ func (s *Server) pace(r *http.Request, ctx *goproxy.ProxyCtx, st *requestState) 
 		// Only a concurrency slot needs releasing (Release does nothing
 		// else); without max_concurrency, skip the AfterFunc, which
 		// would cost an allocation and a goroutine per request.
-		if s.cfg.Politeness.MaxConcurrency > 0 {
+		if pc.maxConcurrency > 0 {
 			context.AfterFunc(r.Context(), pm.Release)
 		}
 		if pm.Waited > 0 {
-			s.log.Debug().Str("origin", d.Origin).Dur("waited", pm.Waited).Dur("delay", pm.Delay).Msg("crawl-delay wait")
+			pc.log.Debug().Str("origin", d.Origin).Dur("waited", pm.Waited).Dur("delay", pm.Delay).Msg("crawl-delay wait")
 		}
 	}
 	if ref == nil {
@@ -314,19 +349,19 @@ func (s *Server) pace(r *http.Request, ctx *goproxy.ProxyCtx, st *requestState) 
 	return o
 }
 
-// observeBackoff is the politeness response step: it tells the policy
+// onResponse is the politeness response step: it tells the policy
 // how the origin answered a request that pace admitted (503 and 429
 // pause the origin, honouring Retry-After; a 2xx ends a pause). Answers
 // robotsgate made itself, including 502/504 for failed forwarding, are
 // not the origin's and are not observed.
-func (s *Server) observeBackoff(resp *http.Response, ctx *goproxy.ProxyCtx, st *requestState) (*http.Response, outcome) {
+func (pc pacing) onResponse(resp *http.Response, ctx *goproxy.ProxyCtx, st *requestState) (*http.Response, outcome) {
 	if resp == nil || st.Permit == nil || st.Answered || ctx.Error != nil {
 		return resp, outcome{}
 	}
-	until, paused := s.polite.Observe(context.WithoutCancel(ctx.Req.Context()), st.Permit.Origin,
+	until, paused := pc.polite.Observe(context.WithoutCancel(ctx.Req.Context()), st.Permit.Origin,
 		resp.StatusCode, resp.Header.Get("Retry-After"), st.Permit.Admitted)
 	if paused {
-		s.log.Info().Str("origin", st.Permit.Origin).Int("status", resp.StatusCode).
+		pc.log.Info().Str("origin", st.Permit.Origin).Int("status", resp.StatusCode).
 			Str("retry_after", resp.Header.Get("Retry-After")).Time("until", until).
 			Msg("origin paused")
 	}

@@ -13,7 +13,8 @@ import (
 // through, as io.Copy's.
 const copyBufSize = 32 << 10
 
-// forward is the last request step, for requests about to be forwarded:
+// forwardTrippers is the last request step, for requests about to be
+// forwarded (onRequest):
 // it wraps the request's round tripper so that, as the response arrives
 // and before goproxy takes hold of its body, robot tags are scanned
 // (scanRobotTags, when robot_tags is on) and the body is wrapped in a
@@ -25,7 +26,18 @@ const copyBufSize = 32 << 10
 // The two usual round trippers (goproxy's transport for plain HTTP, and
 // mitmTripper inside MITM sessions) are wrapped by values built once per
 // Server, not by a closure per request.
-func (s *Server) forward(r *http.Request, ctx *goproxy.ProxyCtx, _ *requestState) outcome {
+type forwardTrippers struct {
+	s           *Server
+	plain, mitm forwardTripper
+}
+
+func (f *forwardTrippers) init(s *Server) {
+	f.s = s
+	f.plain = forwardTripper{s: s}
+	f.mitm = forwardTripper{s: s, next: mitmTripper{s: s}}
+}
+
+func (f *forwardTrippers) onRequest(r *http.Request, ctx *goproxy.ProxyCtx, _ *requestState) outcome {
 	// The request leaves with the headers the client sent: Go's transport
 	// adds "User-Agent: Go-http-client/1.1" unless the header is present,
 	// and leaves it out when its value is empty.
@@ -34,27 +46,16 @@ func (s *Server) forward(r *http.Request, ctx *goproxy.ProxyCtx, _ *requestState
 	}
 	switch next := ctx.RoundTripper.(type) { // the MITM session's, or nil for goproxy's transport
 	case nil:
-		ctx.RoundTripper = &s.fwd.plain
+		ctx.RoundTripper = &f.plain
 	case mitmTripper:
-		ctx.RoundTripper = &s.fwd.mitm
+		ctx.RoundTripper = &f.mitm
 	default:
-		ctx.RoundTripper = &forwardTripper{s: s, next: next}
+		ctx.RoundTripper = &forwardTripper{s: f.s, next: next}
 	}
 	return outcome{}
 }
 
-// forwardTrippers holds a Server's two prebuilt forwardTrippers; init
-// builds them.
-type forwardTrippers struct {
-	plain, mitm forwardTripper
-}
-
-func (f *forwardTrippers) init(s *Server) {
-	f.plain = forwardTripper{s: s}
-	f.mitm = forwardTripper{s: s, next: mitmTripper{s: s}}
-}
-
-// forwardTripper is the round tripper forward installs: next (or, when
+// forwardTripper is the round tripper forwardTrippers installs: next (or, when
 // next is nil, goproxy's transport) followed by the robot-tag scan and
 // the body wrapping.
 type forwardTripper struct {

@@ -36,20 +36,6 @@ type responseStep interface {
 	onResponse(resp *http.Response, ctx *goproxy.ProxyCtx, st *requestState) (*http.Response, outcome)
 }
 
-// requestFunc and responseFunc make a function a step.
-type (
-	requestFunc  func(r *http.Request, ctx *goproxy.ProxyCtx, st *requestState) outcome
-	responseFunc func(resp *http.Response, ctx *goproxy.ProxyCtx, st *requestState) (*http.Response, outcome)
-)
-
-func (f requestFunc) onRequest(r *http.Request, ctx *goproxy.ProxyCtx, st *requestState) outcome {
-	return f(r, ctx, st)
-}
-
-func (f responseFunc) onResponse(resp *http.Response, ctx *goproxy.ProxyCtx, st *requestState) (*http.Response, outcome) {
-	return f(resp, ctx, st)
-}
-
 // install registers the steps, in order, and the CONNECT handler. To add
 // a feature, write its step and add it to one of the lists below.
 func (s *Server) install() error {
@@ -59,37 +45,40 @@ func (s *Server) install() error {
 	}
 	s.installSelf() // the outbound dialer refuses robotsgate's own addresses (decide.go)
 	inflight := inflight{m: s.metrics}
+	decide := robotsStep{enf: s.enf, agents: s.agents, report: s.cfg.Mode == ModeReport, auditAll: s.cfg.Audit == AuditAll, log: s.log}
+	pacing := pacing{polite: s.polite, metrics: s.metrics, life: s.life, maxConcurrency: s.cfg.Politeness.MaxConcurrency, log: s.log}
+	tags := newRobotTagStep(s.cfg.RobotTags, s.cfg.Mode)
 
 	// enter counts the request for Shutdown and creates its state: it is
 	// not a step, every step needs what it does.
 	p.OnRequest().DoFunc(s.enter)
 	for _, step := range []requestStep{
-		inflight,                    // in-flight count, ended on the response side (pipeline.go)
-		destination{self: &s.self},  // own address → 403, MITM Host ≠ CONNECT target → 421 (decide.go)
-		hopStrip{},                  // hop-by-hop request headers (pipeline.go)
-		requestFunc(s.decideRobots), // robots.txt verdict: 403, or let through (decide.go)
-		requestFunc(s.pace),         // paused origin → 503, crawl-delay wait or 429 (decide.go)
-		requestFunc(s.forward),      // robot-tag scan and pooled body copy as the response arrives (forward.go); last
+		inflight,                   // in-flight count, ended on the response side
+		destination{self: &s.self}, // own address → 403, MITM Host ≠ CONNECT target → 421 (decide.go)
+		hopStrip{},                 // hop-by-hop request headers
+		decide,                     // robots.txt verdict: 403, or let through (decide.go)
+		pacing,                     // paused origin → 503, crawl-delay wait or 429 (decide.go)
+		&s.fwd,                     // robot-tag scan and pooled body copy as the response arrives (forward.go); last
 	} {
 		p.OnRequest().DoFunc(s.requestHook(step))
 	}
 	// (forwarding happens here, in goproxy, with s.tr)
 	for _, step := range []responseStep{
-		upstreamFailure{log: s.log},                  // resp == nil → 502/504; first
-		hopStrip{},                                   // hop-by-hop response headers (pipeline.go)
-		responseFunc(s.observeBackoff),               // 503/429 + Retry-After pause the origin, 2xx resumes (decide.go)
-		newRobotTagStep(s.cfg.RobotTags, s.cfg.Mode), // X-Robots-Tag / meta robots: annotate, or 403 (robottags.go)
-		inflight, // decisions, upstream errors, in-flight (pipeline.go)
-		finish{}, // report-mode headers, streaming
-		http10{}, // HTTP/1.0 clients inside MITM sessions (forward.go); last
+		upstreamFailure{log: s.log}, // resp == nil → 502/504; first
+		hopStrip{},                  // hop-by-hop response headers
+		pacing,                      // 503/429 + Retry-After pause the origin, 2xx resumes (decide.go)
+		tags,                        // X-Robots-Tag / meta robots: annotate, or 403 (robottags.go)
+		inflight,                    // decisions, upstream errors, in-flight
+		finish{},                    // report-mode headers, streaming
+		http10{},                    // HTTP/1.0 clients inside MITM sessions (forward.go); last
 	} {
 		p.OnResponse().DoFunc(s.responseHook(step))
 	}
 
 	// ---- around everything (outermost last) ----
 	var h http.Handler = p
-	h = s.https.hijacks.wrap(h) // [https] track hijacked CONNECT connections for Shutdown (conntrack.go)
-	// [access] proxy auth / client CIDRs (wiring.go):
+	h = s.https.hijacks.wrap(h) // track hijacked CONNECT connections for Shutdown (conntrack.go)
+	// proxy auth / client CIDRs (wiring.go):
 	h, err := s.accessControl(h)
 	if err != nil {
 		return err
@@ -99,7 +88,7 @@ func (s *Server) install() error {
 
 	// ---- requests addressed to robotsgate itself ----
 	s.mux.HandleFunc("GET /healthz", s.healthz)
-	s.adminRoutes() // [admin] admin API and /metrics, here or on admin_listen (wiring.go)
+	s.adminRoutes() // admin API and /metrics, here or on admin_listen (wiring.go)
 	return nil
 }
 

@@ -69,9 +69,7 @@ type Server struct {
 	tr    *http.Transport
 	clock enforce.Clock
 
-	// agentHeader is the canonical per-request agent override header, ""
-	// when disabled.
-	agentHeader string
+	agents *agents // the robots agent of each request (decide.go)
 
 	// handler is what ServeHTTP runs: the goproxy server wrapped in the
 	// middleware installed around it.
@@ -138,9 +136,7 @@ func New(cfg Config, deps Deps) (*Server, error) {
 		}
 		s.tr = tr
 	}
-	if cfg.AgentHeader != "" && cfg.AgentHeader != "-" {
-		s.agentHeader = http.CanonicalHeaderKey(cfg.AgentHeader)
-	}
+	s.agents = newAgents(cfg.Agent, cfg.AgentHeader, cfg.AllowAgentOverride)
 
 	p := goproxy.NewProxyHttpServer()
 	p.Verbose = false
@@ -384,9 +380,9 @@ func (s *Server) track(r *http.Request, ctx *goproxy.ProxyCtx) *http.Request {
 // untilShutdown returns a context that ends with parent or when Shutdown
 // begins, whichever comes first; its cause is errShuttingDown in the
 // second case. Call cancel when done.
-func (s *Server) untilShutdown(parent context.Context) (context.Context, context.CancelFunc) {
+func (l *lifetime) untilShutdown(parent context.Context) (context.Context, context.CancelFunc) {
 	ctx, cancel := context.WithCancelCause(parent)
-	stop := context.AfterFunc(s.life.waits, func() { cancel(errShuttingDown) })
+	stop := context.AfterFunc(l.waits, func() { cancel(errShuttingDown) })
 	return ctx, func() {
 		stop()
 		cancel(context.Canceled)
