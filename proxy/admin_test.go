@@ -56,7 +56,7 @@ func TestAdminDecisionMatchesProxy(t *testing.T) {
 		t.Fatal(err)
 	}
 	// ... and what the admin API says it would do.
-	var d DecisionJSON
+	var d decisionJSON
 	q := "/v1/decision?url=" + url.QueryEscape(o.URL+"/private/x") + "&agent=GoodBot"
 	if code, b := adminDo(t, "GET", base, q, "", &d); code != 200 {
 		t.Fatalf("decision: %d %s", code, b)
@@ -259,7 +259,7 @@ func TestAdminDecisionNotCounted(t *testing.T) {
 	p := startOpsProxy(t, nil)
 	base := "http://" + p.addr
 	for i := 0; i < 3; i++ {
-		var d DecisionJSON
+		var d decisionJSON
 		q := "/v1/decision?url=" + url.QueryEscape(o.URL+"/private/x") + "&agent=GoodBot"
 		if code, b := adminDo(t, "GET", base, q, "", &d); code != 200 || d.Allowed {
 			t.Fatalf("decision: %d %s", code, b)

@@ -12,8 +12,8 @@ import (
 )
 
 // One decision, four shapes: the audit record (eventOf), the admin API's
-// answer (NewDecisionJSON), the body of a refusal (newRefusalBody, which
-// starts from NewDecisionJSON) and the X-Robotsgate-* headers
+// answer (newDecisionJSON), the body of a refusal (newRefusalBody, which
+// starts from newDecisionJSON) and the X-Robotsgate-* headers
 // (setDecisionHeaders, setReportHeaders). All of them are built here, from an
 // enforce.Decision, and nowhere else.
 
@@ -56,9 +56,9 @@ func eventOf(client, method string, d enforce.Decision, verdict string, status i
 	}
 }
 
-// DecisionJSON is the answer of GET /v1/decision: the fields a 403 of
+// decisionJSON is the answer of GET /v1/decision: the fields a 403 of
 // robotsgate carries.
-type DecisionJSON struct {
+type decisionJSON struct {
 	Allowed     bool        `json:"allowed"`
 	Reason      string      `json:"reason"`
 	Detail      string      `json:"detail,omitempty"`
@@ -70,11 +70,11 @@ type DecisionJSON struct {
 	Line        int         `json:"line,omitempty"`
 	CrawlDelayS float64     `json:"crawl_delay_s,omitempty"`
 	RetryAfterS float64     `json:"retry_after_s,omitempty"`
-	Robots      *RobotsJSON `json:"robots,omitempty"`
+	Robots      *robotsJSON `json:"robots,omitempty"`
 }
 
-// RobotsJSON describes the robots.txt copy a decision used.
-type RobotsJSON struct {
+// robotsJSON describes the robots.txt copy a decision used.
+type robotsJSON struct {
 	URL        string    `json:"url"`
 	Status     string    `json:"status"`
 	HTTPStatus int       `json:"http_status,omitempty"`
@@ -85,9 +85,9 @@ type RobotsJSON struct {
 	StaleReason string `json:"stale_reason,omitempty"`
 }
 
-// NewDecisionJSON converts d.
-func NewDecisionJSON(d enforce.Decision) DecisionJSON {
-	j := DecisionJSON{
+// newDecisionJSON converts d.
+func newDecisionJSON(d enforce.Decision) decisionJSON {
+	j := decisionJSON{
 		Allowed:     d.Allowed,
 		Reason:      string(d.Reason),
 		Detail:      d.Detail,
@@ -106,11 +106,11 @@ func NewDecisionJSON(d enforce.Decision) DecisionJSON {
 
 // newRobotsJSON describes the robots.txt copy d used; nil when d did not
 // consult robots.txt. 403 bodies (Refuse) carry it too.
-func newRobotsJSON(d enforce.Decision) *RobotsJSON {
+func newRobotsJSON(d enforce.Decision) *robotsJSON {
 	if d.RobotsStatus == "" {
 		return nil
 	}
-	j := &RobotsJSON{
+	j := &robotsJSON{
 		URL:        d.Origin + "/robots.txt",
 		Status:     string(d.RobotsStatus),
 		HTTPStatus: d.RobotsHTTPStatus,
@@ -123,7 +123,7 @@ func newRobotsJSON(d enforce.Decision) *RobotsJSON {
 }
 
 // refusalBody is the body of a refusal: the decision as the admin API
-// shows it (NewDecisionJSON), with the status, an explanation and the
+// shows it (newDecisionJSON), with the status, an explanation and the
 // whole seconds of Retry-After.
 type refusalBody struct {
 	Error       string      `json:"error"`
@@ -137,14 +137,14 @@ type refusalBody struct {
 	Group       string      `json:"group,omitempty"`
 	Rule        string      `json:"rule,omitempty"`
 	Line        int         `json:"line,omitempty"`
-	Robots      *RobotsJSON `json:"robots,omitempty"`
+	Robots      *robotsJSON `json:"robots,omitempty"`
 	RetryAfterS int         `json:"retry_after_s,omitempty"`
 }
 
 // newRefusalBody is the body of the refusal of d with status; fallbackURL
 // is the URL shown when d has none.
 func newRefusalBody(status int, d enforce.Decision, fallbackURL string) refusalBody {
-	j := NewDecisionJSON(d)
+	j := newDecisionJSON(d)
 	b := refusalBody{
 		Error:       "robotsgate: " + strings.ToLower(http.StatusText(status)) + " by robots policy",
 		Status:      status,

@@ -132,7 +132,7 @@ func (s *Server) adminRoutes() {
 	s.admin = admin.New(admin.Config{
 		Cache: s.enf,
 		Decide: func(ctx context.Context, u *url.URL, agent string) any {
-			return NewDecisionJSON(s.enf.DecideQuiet(ctx, u, agent))
+			return newDecisionJSON(s.enf.DecideQuiet(ctx, u, agent))
 		},
 		Metrics: s.metrics.Handler(),
 		Token:   s.cfg.AdminToken,

@@ -240,8 +240,8 @@ type RuleJSON struct {
 	Line    int    `json:"line"`
 }
 
-// NewEntryJSON converts e as seen at now.
-func NewEntryJSON(e *enforce.Entry, now time.Time) EntryJSON {
+// newEntryJSON converts e as seen at now.
+func newEntryJSON(e *enforce.Entry, now time.Time) EntryJSON {
 	j := EntryJSON{
 		Origin:     e.Origin,
 		URL:        e.Origin + "/robots.txt",
@@ -315,7 +315,7 @@ func (a *Admin) robotsGet(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	writeJSON(w, http.StatusOK, NewEntryJSON(e, a.cfg.Now()))
+	writeJSON(w, http.StatusOK, newEntryJSON(e, a.cfg.Now()))
 }
 
 // purgeJSON is the answer of DELETE /v1/robots.

@@ -62,8 +62,8 @@ type Event struct {
 	AgentOverrideRefused string
 }
 
-// DefaultStall is the default of Auditor.StallAfter.
-const DefaultStall = 5 * time.Second
+// defaultStall is the default of Auditor.StallAfter.
+const defaultStall = 5 * time.Second
 
 // Auditor writes audit records as JSON lines (zerolog) to an
 // io.WriteCloser. Every Record call writes synchronously, one at a time:
@@ -76,7 +76,7 @@ const DefaultStall = 5 * time.Second
 // for concurrent use; set the exported fields before the first Record.
 type Auditor struct {
 	// StallAfter is how long one write may block before Ready reports the
-	// audit log as stalled; 0 means DefaultStall.
+	// audit log as stalled; 0 means defaultStall.
 	StallAfter time.Duration
 	// Clock times the writes for Ready; nil means the system clock.
 	Clock enforce.Clock
@@ -133,7 +133,7 @@ func (a *Auditor) stalled() (time.Duration, bool) {
 	}
 	limit := a.StallAfter
 	if limit <= 0 {
-		limit = DefaultStall
+		limit = defaultStall
 	}
 	d := a.now().Sub(time.Unix(0, start))
 	return d, d >= limit
