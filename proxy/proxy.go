@@ -281,7 +281,28 @@ type lifetime struct {
 	grace               time.Duration // defaultShutdownGrace unless a test sets it
 	mu                  sync.Mutex
 	running             int
-	idle                chan struct{} // closed when running drops to 0; nil when none waits
+	idle                zeroSignal // fired when running drops to 0
+}
+
+// zeroSignal tells waiters that a count its owner keeps has dropped to
+// zero. The owner guards it with the lock that guards the count.
+type zeroSignal struct{ ch chan struct{} }
+
+// wait returns a channel closed at the next fire.
+func (z *zeroSignal) wait() <-chan struct{} {
+	if z.ch == nil {
+		z.ch = make(chan struct{})
+	}
+	return z.ch
+}
+
+// fire wakes the waiters, if any; the owner calls it when the count
+// drops to zero.
+func (z *zeroSignal) fire() {
+	if z.ch != nil {
+		close(z.ch)
+		z.ch = nil
+	}
 }
 
 func newLifetime() *lifetime {
@@ -302,9 +323,8 @@ func (l *lifetime) leave() {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.running--
-	if l.running == 0 && l.idle != nil {
-		close(l.idle)
-		l.idle = nil
+	if l.running == 0 {
+		l.idle.fire()
 	}
 }
 
@@ -323,10 +343,7 @@ func (l *lifetime) wait(ctx context.Context) int {
 		l.mu.Unlock()
 		return 0
 	}
-	if l.idle == nil {
-		l.idle = make(chan struct{})
-	}
-	idle := l.idle
+	idle := l.idle.wait()
 	l.mu.Unlock()
 	select {
 	case <-idle:
