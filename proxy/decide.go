@@ -287,7 +287,7 @@ func (pc pacing) onRequest(r *http.Request, _ *goproxy.ProxyCtx, st *requestStat
 		return outcome{}
 	}
 	d := st.Decision
-	pc.metrics.QueueEntered() // [metrics] robotsgate_queued_requests
+	pc.metrics.QueueEntered() // robotsgate_queued_requests
 	// The wait also ends when Shutdown begins (proxy.go): neither
 	// net/http nor goproxy (MITM) cancels r's context then. Admit waits
 	// only for a crawl-delay slot or a concurrency slot: without either,

@@ -85,7 +85,7 @@ func (t *forwardTripper) RoundTrip(req *http.Request, ctx *goproxy.ProxyCtx) (*h
 	}
 	var scan *tagScan
 	if tags := t.s.cfg.RobotTags; tags.Mode != RobotTagsOff {
-		scan = scanRobotTags(resp, tags) // [tags] robottags.go
+		scan = scanRobotTags(resp, tags) // robottags.go
 	}
 	if b := t.s.wrapBody(resp, scan); b != nil {
 		stateOf(ctx).Body = b

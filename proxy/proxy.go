@@ -50,11 +50,11 @@ type Deps struct {
 	Clock enforce.Clock
 	// Pacer and Pauses hold the politeness state (crawl-delay slots, paused
 	// origins); nil means in-memory, this process only. Give Redis ones to
-	// share them across a fleet. [politeness]
+	// share them across a fleet.
 	Pacer  enforce.Pacer
 	Pauses enforce.Pauses
 	// Metrics receives the Server's metrics; nil means NewMetrics(). Give
-	// the Enforcer its hooks (Metrics.EnforceHooks). [metrics]
+	// the Enforcer its hooks (Metrics.EnforceHooks).
 	Metrics *metrics.Metrics
 }
 
@@ -85,9 +85,9 @@ type Server struct {
 	metrics *metrics.Metrics // counted by the inflight step (pipeline.go)
 	admin   http.Handler     // the admin API (wiring.go)
 
-	polite *enforce.Politeness // [politeness] crawl-delay pacing, backoff (decide.go)
+	polite *enforce.Politeness // crawl-delay pacing, backoff (decide.go)
 
-	https *httpsState // [https] CONNECT handling, CA, hijacked-connection tracking (connect.go)
+	https *httpsState // CONNECT handling, CA, hijacked-connection tracking (connect.go)
 
 	self selfaddr.Set // robotsgate's own listen addresses, refused as destinations (proxy/selfaddr)
 
@@ -116,15 +116,15 @@ func New(cfg Config, deps Deps) (*Server, error) {
 		life:  newLifetime(),
 	}
 	s.fwd.init(s)
-	if s.metrics = deps.Metrics; s.metrics == nil { // [metrics]
+	if s.metrics = deps.Metrics; s.metrics == nil {
 		s.metrics = NewMetrics()
 	}
 	if s.clock == nil {
 		s.clock = enforce.SystemClock{}
 	}
-	// [metrics] robotsgate_paused_origins counts the pauses (pipeline.go):
+	// robotsgate_paused_origins counts the pauses (pipeline.go):
 	deps.Pauses = countPauses(s.metrics, deps.Pauses)
-	pol, err := newPoliteness(cfg, deps.Pacer, deps.Pauses, s.clock, s.log) // [politeness] (decide.go)
+	pol, err := newPoliteness(cfg, deps.Pacer, deps.Pauses, s.clock, s.log) // (decide.go)
 	if err != nil {
 		return nil, err
 	}
@@ -203,7 +203,7 @@ func (s *Server) serve(ln net.Listener, h http.Handler) error {
 	}
 	s.servers = append(s.servers, srv)
 	s.mu.Unlock()
-	s.self.Add(ln.Addr().String()) // [self] the real address (port 0 resolved)
+	s.self.Add(ln.Addr().String()) // the real address (port 0 resolved)
 	if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return fmt.Errorf("proxy: serve %s: %w", ln.Addr(), err)
 	}
@@ -243,7 +243,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		}()
 	}
 	wg.Wait()
-	errs = append(errs, s.https.hijacks.shutdown(ctx)) // [https] MITM sessions and tunnels (conntrack.go)
+	errs = append(errs, s.https.hijacks.shutdown(ctx)) // MITM sessions and tunnels (conntrack.go)
 	if ctx.Err() != nil {
 		s.life.stopHard(errShuttingDown)
 	}

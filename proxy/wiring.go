@@ -61,7 +61,7 @@ func NewTransport(cfg Config) (*http.Transport, error) {
 		}
 		tr.Proxy = http.ProxyURL(u)
 	}
-	if err := setUpstreamTLS(tr, cfg.HTTPS); err != nil { // [https] system roots + https.upstream_roots (connect.go)
+	if err := setUpstreamTLS(tr, cfg.HTTPS); err != nil { // system roots + https.upstream_roots (connect.go)
 		return nil, err
 	}
 	return tr, nil
