@@ -8,12 +8,12 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"os"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/robotsgate/robotsgate/internal/config"
+	"github.com/robotsgate/robotsgate/proxy/admin"
 )
 
 // adminDo sends method path to the admin API at base with an optional
@@ -57,7 +57,7 @@ func TestAdminDecisionMatchesProxy(t *testing.T) {
 		t.Fatal(err)
 	}
 	// ... and what the admin API says it would do.
-	var d DecisionJSON
+	var d decisionJSON
 	q := "/v1/decision?url=" + url.QueryEscape(o.URL+"/private/x") + "&agent=GoodBot"
 	if code, b := adminDo(t, "GET", base, q, "", &d); code != 200 {
 		t.Fatalf("decision: %d %s", code, b)
@@ -97,7 +97,7 @@ func TestAdminDecisionMatchesProxy(t *testing.T) {
 		"/v1/robots?origin=example.com",
 	} {
 		code, b := adminDo(t, "GET", base, bad, "", nil)
-		var e jsonError
+		var e struct{ Error string }
 		if code != http.StatusBadRequest || json.Unmarshal([]byte(b), &e) != nil || e.Error == "" {
 			t.Errorf("GET %s: %d %s, want 400 with a JSON error", bad, code, b)
 		}
@@ -123,7 +123,7 @@ func TestAdminRobotsAndPurge(t *testing.T) {
 	if code, _, _ := opsGet(t, p.client(nil), o.URL+"/private/x"); code != 403 {
 		t.Fatalf("proxy: %d", code)
 	}
-	var e EntryJSON
+	var e admin.EntryJSON
 	// Loopback admin with a token: reading needs no token.
 	if code, b := adminDo(t, "GET", base, q+"/some/path", "", &e); code != 200 {
 		t.Fatalf("robots: %d %s", code, b)
@@ -133,7 +133,7 @@ func TestAdminRobotsAndPurge(t *testing.T) {
 		t.Errorf("entry = %+v", e)
 	}
 	if len(e.Groups) != 2 || e.Groups[0].Agents[0] != "*" || len(e.Groups[0].Rules) != 1 ||
-		e.Groups[0].Rules[0] != (RuleJSON{Rule: "Disallow: /private", Pattern: "/private", Line: 2}) ||
+		e.Groups[0].Rules[0] != (admin.RuleJSON{Rule: "Disallow: /private", Pattern: "/private", Line: 2}) ||
 		e.Groups[1].CrawlDelayS != 2 {
 		t.Errorf("groups = %+v", e.Groups)
 	}
@@ -145,7 +145,11 @@ func TestAdminRobotsAndPurge(t *testing.T) {
 	if code, _ := adminDo(t, "DELETE", base, q, "wrong", nil); code != http.StatusUnauthorized {
 		t.Errorf("DELETE with a wrong token: %d, want 401", code)
 	}
-	var pj purgeJSON
+	var pj struct {
+		Origin    string `json:"origin"`
+		Purged    bool   `json:"purged"`
+		WasCached bool   `json:"was_cached"`
+	}
 	if code, b := adminDo(t, "DELETE", base, q, token, &pj); code != 200 || !pj.Purged || !pj.WasCached || pj.Origin != o.URL {
 		t.Fatalf("DELETE: %d %s", code, b)
 	}
@@ -223,57 +227,12 @@ func TestAdminReadiness(t *testing.T) {
 
 	// A Server that does not listen yet is not ready.
 	rec := httptest.NewRecorder()
-	a := NewAdmin(AdminConfig{Ready: func() error { return errors.New("not listening yet") }})
+	a := admin.New(admin.Config{Ready: func() error { return errors.New("not listening yet") }})
 	a.ServeHTTP(rec, httptest.NewRequest("GET", "/readyz", nil))
 	if rec.Code != http.StatusServiceUnavailable {
 		t.Errorf("readyz before listening: %d", rec.Code)
 	}
 }
-
-func TestAuditorReadyUnwritable(t *testing.T) {
-	dir := t.TempDir()
-	cfg := config.Default()
-	cfg.AuditLog = dir + "/sub/audit.jsonl"
-	w, err := OpenAuditLog(cfg, io.Discard)
-	if err != nil {
-		t.Fatal(err)
-	}
-	a := NewAuditor(w)
-	defer a.Close()
-	if err := a.Ready(); err != nil {
-		t.Fatalf("fresh audit file not ready: %v", err)
-	}
-	if err := a.Record(Event{URL: "http://x/"}); err != nil {
-		t.Fatal(err)
-	}
-	// The directory disappears (a volume unmounted): not ready.
-	if err := removeAll(dir + "/sub"); err != nil {
-		t.Fatal(err)
-	}
-	if err := a.Ready(); err == nil {
-		t.Error("audit log in a removed directory reported ready")
-	}
-}
-
-func TestAdminTokenCompare(t *testing.T) {
-	a := NewAdmin(AdminConfig{Token: "abc", Protect: true, Enforcer: nil})
-	for h, want := range map[string]bool{
-		"Bearer abc":   true,
-		"bearer abc":   true,
-		"Bearer  abc ": true,
-		"Bearer abcd":  false,
-		"Bearer ab":    false,
-		"Basic abc":    false,
-		"abc":          false,
-		"":             false,
-	} {
-		if got := a.authorized(h); got != want {
-			t.Errorf("authorized(%q) = %v, want %v", h, got, want)
-		}
-	}
-}
-
-func removeAll(dir string) error { return os.RemoveAll(dir) }
 
 // TestAdminPurgeNeedsToken: without admin_token, DELETE (purge) is
 // refused with 403 even on loopback; reads still work.
@@ -301,7 +260,7 @@ func TestAdminDecisionNotCounted(t *testing.T) {
 	p := startOpsProxy(t, nil)
 	base := "http://" + p.addr
 	for i := 0; i < 3; i++ {
-		var d DecisionJSON
+		var d decisionJSON
 		q := "/v1/decision?url=" + url.QueryEscape(o.URL+"/private/x") + "&agent=GoodBot"
 		if code, b := adminDo(t, "GET", base, q, "", &d); code != 200 || d.Allowed {
 			t.Fatalf("decision: %d %s", code, b)

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/robotsgate/robotsgate/internal/config"
+	"github.com/robotsgate/robotsgate/proxy/audit"
 )
 
 // agentRules closes /private to BadBot and leaves everything open to
@@ -57,7 +58,7 @@ func TestConfiguredAgentRefusesOverride(t *testing.T) {
 		t.Fatalf("the origin saw the disallowed request")
 	}
 	recs := h.audit.records(t)
-	if len(recs) != 1 || recs[0]["decision"] != DecisionBlocked || recs[0]["agent"] != "BadBot" || recs[0]["agent_override_refused"] != "GoodBot" {
+	if len(recs) != 1 || recs[0]["decision"] != audit.DecisionBlocked || recs[0]["agent"] != "BadBot" || recs[0]["agent_override_refused"] != "GoodBot" {
 		t.Fatalf("audit records: %v", recs)
 	}
 
@@ -76,7 +77,7 @@ func TestConfiguredAgentRefusesOverride(t *testing.T) {
 		t.Fatalf("origin saw X-Robots-Agent %q", v)
 	}
 	recs = h.audit.records(t)
-	if len(recs) != 2 || recs[1]["decision"] != DecisionAllowed || recs[1]["agent_override_refused"] != "GoodBot/1.0, OtherBot" {
+	if len(recs) != 2 || recs[1]["decision"] != audit.DecisionAllowed || recs[1]["agent_override_refused"] != "GoodBot/1.0, OtherBot" {
 		t.Fatalf("audit of the refused override on an allowed request: %v", recs)
 	}
 
@@ -145,7 +146,7 @@ func TestHTTPSConfiguredAgentRefusesOverride(t *testing.T) {
 	if len(recs) != 3 {
 		t.Fatalf("want 3 audit records (two blocked, one allowed with a refused override), got %v", recs)
 	}
-	for i, want := range []string{DecisionBlocked, DecisionBlocked, DecisionAllowed} {
+	for i, want := range []string{audit.DecisionBlocked, audit.DecisionBlocked, audit.DecisionAllowed} {
 		if recs[i]["decision"] != want || recs[i]["agent"] != "BadBot" || recs[i]["agent_override_refused"] != "GoodBot" {
 			t.Errorf("record %d: %v", i, recs[i])
 		}

@@ -16,9 +16,12 @@ import (
 
 	"github.com/robotsgate/robotsgate/enforce"
 	"github.com/robotsgate/robotsgate/internal/config"
+	"github.com/robotsgate/robotsgate/proxy/audit"
+	"github.com/robotsgate/robotsgate/proxy/mitm"
+	"github.com/robotsgate/robotsgate/proxy/selfaddr"
 )
 
-// HTTPS modes (config.HTTPSConfig.Mode).
+// HTTPS modes (HTTPSConfig.Mode).
 const (
 	// HTTPSModeMITM intercepts CONNECT with robotsgate's CA: every request
 	// inside the TLS session is decided like a plain HTTP one.
@@ -35,8 +38,8 @@ type httpsState struct {
 	mode    string
 	ports   map[string]bool // allowed CONNECT ports
 	ca      *tls.Certificate
-	caInfo  CAInfo
-	certs   *CertStore
+	caInfo  mitm.CAInfo
+	certs   *mitm.CertStore
 	mitm    *goproxy.ConnectAction
 	hijacks *hijackTracker
 }
@@ -49,7 +52,7 @@ func setUpstreamTLS(tr *http.Transport, cfg config.HTTPSConfig) error {
 	if len(cfg.UpstreamRoots) == 0 {
 		return nil
 	}
-	roots, err := UpstreamRootCAs(cfg.UpstreamRoots)
+	roots, err := mitm.UpstreamRootCAs(cfg.UpstreamRoots)
 	if err != nil {
 		return err
 	}
@@ -72,18 +75,18 @@ func (s *Server) installHTTPS() error {
 	}
 	ports := cfg.AllowedPorts
 	if len(ports) == 0 {
-		ports = []int{80, 443}
+		ports = []int{443}
 	}
 	for _, p := range ports {
 		h.ports[strconv.Itoa(p)] = true
 	}
 	if h.mode == HTTPSModeMITM {
-		ca, info, err := LoadOrCreateCA(cfg.DataDir, cfg.CACert, cfg.CAKey, nil)
+		ca, info, err := mitm.LoadOrCreateCA(cfg.DataDir, cfg.CACert, cfg.CAKey, nil)
 		if err != nil {
 			return err
 		}
 		h.ca, h.caInfo = ca, info
-		h.certs = NewCertStore(0, nil)
+		h.certs = mitm.NewCertStore(0, nil)
 		s.proxy.CertStore = h.certs
 		h.mitm = &goproxy.ConnectAction{Action: goproxy.ConnectMitm, TLSConfig: goproxy.TLSConfigFromCA(ca)}
 		ev := s.log.Info().Str("ca_cert", info.CertFile).Str("fingerprint", info.Fingerprint)
@@ -110,9 +113,9 @@ func (s *Server) installHTTPS() error {
 
 // CA returns the CA robotsgate signs leaf certificates with (nil in tunnel
 // mode) and where it lives.
-func (s *Server) CA() (*tls.Certificate, CAInfo) {
+func (s *Server) CA() (*tls.Certificate, mitm.CAInfo) {
 	if s.https == nil {
-		return nil, CAInfo{}
+		return nil, mitm.CAInfo{}
 	}
 	return s.https.ca, s.https.caInfo
 }
@@ -125,7 +128,7 @@ func (s *Server) handleConnect(host string, ctx *goproxy.ProxyCtx) (*goproxy.Con
 	st := stateOf(ctx)
 	// Requests inside an MITM session inherit the CONNECT's override, or
 	// its refusal, which their audit records then carry (agentFor).
-	st.Agent = s.agentFor(r, st)
+	st.Agent = s.agents.agentFor(r, st)
 
 	hostname, p, err := net.SplitHostPort(host)
 	if err != nil { // goproxy dials host:80 for a host without a port
@@ -134,35 +137,35 @@ func (s *Server) handleConnect(host string, ctx *goproxy.ProxyCtx) (*goproxy.Con
 	if hostname == "" {
 		d := enforce.Decision{Reason: enforce.ReasonInvalidURL, URL: host, Agent: st.Agent,
 			Detail: "CONNECT target " + strconv.Quote(host) + " has no host"}
-		return s.refuseConnect(ctx, http.StatusBadRequest, d), host
+		return s.connectAction(ctx, st, refuse(http.StatusBadRequest, d), nil), host
 	}
-	port, _ := parsePort(p) // 0 when invalid: in no allow-list
-	target := joinHostPort(hostname, port)
+	port, _ := selfaddr.ParsePort(p) // 0 when invalid: in no allow-list
+	target := selfaddr.JoinHostPort(hostname, port)
 	u := &url.URL{Scheme: "https", Host: target}
 	origin, _ := enforce.Origin(u)
 
-	// [self] the admin API is not reachable through the proxy (selfaddr.go)
-	if pin, self := s.self.check(r.Context(), hostname, port); self {
+	// the admin API is not reachable through the proxy (proxy/selfaddr)
+	if pin, self := s.self.Check(r.Context(), hostname, port); self {
 		d := enforce.Decision{Reason: ReasonSelfRequest, URL: u.String(), Origin: origin, Agent: st.Agent,
 			Detail: "the CONNECT target " + target + " is robotsgate itself; its admin API is not reachable through the proxy"}
-		return s.refuseConnect(ctx, http.StatusForbidden, d), host
+		return s.connectAction(ctx, st, refuse(http.StatusForbidden, d), nil), host
 	} else if pin != nil { // a tunnel dials exactly the addresses checked
-		r = r.WithContext(withDialPin(r.Context(), pin))
+		r = r.WithContext(selfaddr.WithPin(r.Context(), pin))
 		ctx.Req = r
 	}
 	if !s.https.ports[strconv.Itoa(int(port))] {
 		d := enforce.Decision{Reason: ReasonPortForbidden, URL: u.String(), Origin: origin, Agent: st.Agent,
 			Detail: "CONNECT is allowed only to the ports in https.allowed_ports"}
-		return s.refuseConnect(ctx, http.StatusForbidden, d), host
+		return s.connectAction(ctx, st, refuse(http.StatusForbidden, d), nil), host
 	}
 	if s.https.mode == HTTPSModeTunnel {
-		return s.tunnel(ctx, st, u), host
+		return s.connectAction(ctx, st, s.tunnel(ctx, st, u), goproxy.OkConnect), host
 	}
 	// Requests inside the session must name this host:port (checkDestination).
-	st.ConnectTarget = joinHostPort(strings.ToLower(strings.Trim(hostname, "[]")), port)
+	st.ConnectTarget = selfaddr.JoinHostPort(strings.ToLower(strings.Trim(hostname, "[]")), port)
 	if ci := connInfoFrom(r.Context()); ci != nil {
 		ci.mitm.Store(true) // Shutdown may end this session between requests
-		st.Conn = ci        // HTTP/1.0 answers end the session (http10.go)
+		st.Conn = ci        // HTTP/1.0 answers end the session (forward.go)
 	}
 	// Requests inside the session are forwarded by mitmRoundTrip, which
 	// answers upstream failures (certificate verification included) with a
@@ -175,7 +178,7 @@ func (s *Server) handleConnect(host string, ctx *goproxy.ProxyCtx) (*goproxy.Con
 // origin's robots.txt is unreachable or disallows every path for the
 // agent; otherwise the tunnel opens and an audit record says that paths
 // inside it are not enforced. Report mode audits but never refuses.
-func (s *Server) tunnel(ctx *goproxy.ProxyCtx, st *requestState, u *url.URL) *goproxy.ConnectAction {
+func (s *Server) tunnel(ctx *goproxy.ProxyCtx, st *requestState, u *url.URL) outcome {
 	r := ctx.Req
 	root := *u
 	root.Path = "/"
@@ -197,36 +200,24 @@ func (s *Server) tunnel(ctx *goproxy.ProxyCtx, st *requestState, u *url.URL) *go
 		d.Detail = "tunnel mode: no robots.txt (" + d.Detail + "); paths inside the tunnel are not checked"
 	}
 	st.Decision, st.Decided = d, true
-	if d.Allowed || s.cfg.Mode == ModeReport {
-		s.metrics.Decision(d) // [metrics] CONNECTs skip the response hooks; refuseConnect counts refusals
-		e := EventFromDecision(r.RemoteAddr, r.Method, d)
-		e.Decision, e.Detail = DecisionAllowed, d.Detail
-		e.AgentOverrideRefused = st.OverrideRefused
-		if !d.Allowed {
-			e.Decision = DecisionReported
-		}
-		s.record(e)
-		return goproxy.OkConnect
+	switch {
+	case d.Allowed:
+		return note(audit.DecisionAllowed, d)
+	case s.cfg.Mode == ModeReport:
+		return note(audit.DecisionReported, d)
 	}
-	return s.refuseConnect(ctx, http.StatusForbidden, d)
+	return refuse(http.StatusForbidden, d)
 }
 
-// refuseConnect audits d as blocked and refuses the CONNECT with a real
-// HTTP response (goproxy writes ctx.Resp before closing the connection).
-func (s *Server) refuseConnect(ctx *goproxy.ProxyCtx, status int, d enforce.Decision) *goproxy.ConnectAction {
-	r := ctx.Req
-	st := stateOf(ctx)
-	st.Decision, st.Decided, st.Answered = d, true, true
-	s.metrics.Decision(d) // [metrics] CONNECTs skip the response hooks
-	e := EventFromDecision(r.RemoteAddr, r.Method, d)
-	e.Decision, e.Status, e.Detail = DecisionBlocked, status, d.Detail
-	e.AgentOverrideRefused = st.OverrideRefused
-	s.record(e)
-	resp := Refuse(r, status, d)
-	resp.Close = true
-	resp.Header.Set("Connection", "close")
-	ctx.Resp = resp
-	return goproxy.RejectConnect
+// connectAction carries out the outcome o of a CONNECT: a refusal is
+// answered with a real HTTP response (goproxy writes ctx.Resp before
+// closing the connection); otherwise the CONNECT goes on with ok.
+func (s *Server) connectAction(ctx *goproxy.ProxyCtx, st *requestState, o outcome, ok *goproxy.ConnectAction) *goproxy.ConnectAction {
+	if resp := s.settle(ctx.Req, st, o); resp != nil {
+		ctx.Resp = resp
+		return goproxy.RejectConnect
+	}
+	return ok
 }
 
 // mitmTripper is the round tripper of the requests inside an MITM session:

@@ -30,9 +30,9 @@ import (
 type hijackTracker struct {
 	mu       sync.Mutex
 	conns    map[*hijackedConn]struct{}
-	draining bool          // shutdown has begun
-	forced   bool          // shutdown's deadline passed: close on sight
-	empty    chan struct{} // closed when conns becomes empty while draining
+	draining bool       // shutdown has begun
+	forced   bool       // shutdown's deadline passed: close on sight
+	empty    zeroSignal // fired when conns becomes empty
 
 	// handshakeTimeout bounds the wait for the client's first bytes after
 	// the CONNECT (its TLS ClientHello, for an MITM session); idleTimeout
@@ -127,10 +127,7 @@ func (t *hijackTracker) shutdown(ctx context.Context) error {
 		t.mu.Unlock()
 		return nil
 	}
-	if t.empty == nil {
-		t.empty = make(chan struct{})
-	}
-	empty := t.empty
+	empty := t.empty.wait()
 	t.mu.Unlock()
 
 	select {
@@ -184,9 +181,8 @@ func (t *hijackTracker) remove(c *hijackedConn) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	delete(t.conns, c)
-	if len(t.conns) == 0 && t.empty != nil {
-		close(t.empty)
-		t.empty = nil
+	if len(t.conns) == 0 {
+		t.empty.fire()
 	}
 }
 

@@ -40,12 +40,12 @@ func TestClientGoneWhileFetchingRobots(t *testing.T) {
 	}
 	m := h.srv.Metrics()
 	waitUntil(t, "the request to end", func() bool {
-		return metricValue(t, m.exposition(), "robotsgate_inflight_requests") == 0
+		return metricValue(t, exposition(m), "robotsgate_inflight_requests") == 0
 	})
 	if recs := h.audit.String(); recs != "" {
 		t.Errorf("audited: %s", recs)
 	}
-	exp := m.exposition()
+	exp := exposition(m)
 	if strings.Contains(exp, "client-gone") || strings.Contains(exp, `robotsgate_decisions_total{reason="robots-unreachable",result="denied"} 1`) {
 		t.Errorf("counted as a decision:\n%s", exp)
 	}

@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"context"
 	"io"
 	"net/http"
 	"sync"
@@ -12,7 +13,8 @@ import (
 // through, as io.Copy's.
 const copyBufSize = 32 << 10
 
-// forward is the last request hook, for requests about to be forwarded:
+// forwardTrippers is the last request step, for requests about to be
+// forwarded (onRequest):
 // it wraps the request's round tripper so that, as the response arrives
 // and before goproxy takes hold of its body, robot tags are scanned
 // (scanRobotTags, when robot_tags is on) and the body is wrapped in a
@@ -24,7 +26,18 @@ const copyBufSize = 32 << 10
 // The two usual round trippers (goproxy's transport for plain HTTP, and
 // mitmTripper inside MITM sessions) are wrapped by values built once per
 // Server, not by a closure per request.
-func (s *Server) forward(r *http.Request, ctx *goproxy.ProxyCtx) (*http.Request, *http.Response) {
+type forwardTrippers struct {
+	s           *Server
+	plain, mitm forwardTripper
+}
+
+func (f *forwardTrippers) init(s *Server) {
+	f.s = s
+	f.plain = forwardTripper{s: s}
+	f.mitm = forwardTripper{s: s, next: mitmTripper{s: s}}
+}
+
+func (f *forwardTrippers) onRequest(r *http.Request, ctx *goproxy.ProxyCtx, _ *requestState) outcome {
 	// The request leaves with the headers the client sent: Go's transport
 	// adds "User-Agent: Go-http-client/1.1" unless the header is present,
 	// and leaves it out when its value is empty.
@@ -33,27 +46,16 @@ func (s *Server) forward(r *http.Request, ctx *goproxy.ProxyCtx) (*http.Request,
 	}
 	switch next := ctx.RoundTripper.(type) { // the MITM session's, or nil for goproxy's transport
 	case nil:
-		ctx.RoundTripper = &s.fwd.plain
+		ctx.RoundTripper = &f.plain
 	case mitmTripper:
-		ctx.RoundTripper = &s.fwd.mitm
+		ctx.RoundTripper = &f.mitm
 	default:
-		ctx.RoundTripper = &forwardTripper{s: s, next: next}
+		ctx.RoundTripper = &forwardTripper{s: f.s, next: next}
 	}
-	return r, nil
+	return outcome{}
 }
 
-// forwardTrippers holds a Server's two prebuilt forwardTrippers; init
-// builds them.
-type forwardTrippers struct {
-	plain, mitm forwardTripper
-}
-
-func (f *forwardTrippers) init(s *Server) {
-	f.plain = forwardTripper{s: s}
-	f.mitm = forwardTripper{s: s, next: mitmTripper{s: s}}
-}
-
-// forwardTripper is the round tripper forward installs: next (or, when
+// forwardTripper is the round tripper forwardTrippers installs: next (or, when
 // next is nil, goproxy's transport) followed by the robot-tag scan and
 // the body wrapping.
 type forwardTripper struct {
@@ -83,7 +85,7 @@ func (t *forwardTripper) RoundTrip(req *http.Request, ctx *goproxy.ProxyCtx) (*h
 	}
 	var scan *tagScan
 	if tags := t.s.cfg.RobotTags; tags.Mode != RobotTagsOff {
-		scan = scanRobotTags(resp, tags) // [tags] robottags.go
+		scan = scanRobotTags(resp, tags) // robottags.go
 	}
 	if b := t.s.wrapBody(resp, scan); b != nil {
 		stateOf(ctx).Body = b
@@ -167,4 +169,65 @@ func (b *copyBody) WriteTo(w io.Writer) (int64, error) {
 			return n, rerr
 		}
 	}
+}
+
+// closeDelimited is the placeholder Content-Length header value http10
+// sets on a response of unknown length to an HTTP/1.0 client inside an
+// MITM session. goproxy's MITM loop chunks every response whose length
+// is unknown unless a Content-Length header is present; http.Response's
+// Write never sends that header from the map (it writes the length
+// from ContentLength, here none), and ends the body by closing.
+const closeDelimited = "close-delimited"
+
+// http10 is the last response step: it answers an HTTP/1.0 client inside
+// an MITM session in HTTP/1.0 terms, which goproxy's MITM loop does not
+// (it chunks bodies of unknown length and keeps every connection open).
+// net/http does this itself for plain HTTP requests.
+//
+//   - The body is never chunked: it goes with its Content-Length when the
+//     length is known, and otherwise until the connection closes.
+//   - The connection stays open only when the client asked for keep-alive
+//     and the length is known (the answer then says Connection:
+//     keep-alive); otherwise the answer says Connection: close and the
+//     session ends once it is written (connInfo.endSession).
+//
+// The status line stays HTTP/1.1, as goproxy writes it: RFC 9110 section
+// 2.5 has a server answer with the highest minor version it supports.
+type http10 struct{}
+
+func (http10) onResponse(resp *http.Response, ctx *goproxy.ProxyCtx, st *requestState) (*http.Response, outcome) {
+	r := ctx.Req
+	parent, inMITM := st.Parent.(*requestState)
+	if resp == nil || r == nil || r.ProtoAtLeast(1, 1) || !inMITM || parent.ConnectTarget == "" {
+		return resp, outcome{}
+	}
+	bodyless := r.Method == http.MethodHead || resp.Body == nil || resp.Body == http.NoBody ||
+		(resp.StatusCode >= 100 && resp.StatusCode <= 199) || resp.StatusCode == http.StatusNoContent ||
+		resp.StatusCode == http.StatusNotModified
+	if !bodyless && st.Body != nil && resp.Body != st.Body {
+		// A hook replaced the forwarded response (a robot-tag refusal):
+		// goproxy would chunk a body other than the round trip's, so the
+		// new one travels inside the round trip's.
+		st.Body.ReadCloser, st.Body.scan = resp.Body, nil
+		resp.Body = st.Body
+	}
+	// No chunking for an HTTP/1.0 client: not the origin's (which
+	// http.Response.Write would repeat), nor the header finish sets for
+	// streaming.
+	resp.TransferEncoding = nil
+	resp.Header.Del("Transfer-Encoding")
+	unknown := !bodyless && resp.ContentLength < 0
+	if unknown {
+		resp.Header.Set("Content-Length", closeDelimited)
+	}
+	if !r.Close && !unknown {
+		resp.Close = false
+		resp.Header.Set("Connection", "keep-alive")
+		return resp, outcome{}
+	}
+	resp.Close = true
+	if parent.Conn != nil {
+		context.AfterFunc(r.Context(), parent.Conn.endSession) // once the response is written
+	}
+	return resp, outcome{}
 }

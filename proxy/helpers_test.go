@@ -18,6 +18,7 @@ import (
 	"github.com/robotsgate/robotsgate/enforce"
 	"github.com/robotsgate/robotsgate/internal/confdirtest"
 	"github.com/robotsgate/robotsgate/internal/config"
+	"github.com/robotsgate/robotsgate/proxy/audit"
 )
 
 // Helpers shared by the package's tests: configuration, an in-memory
@@ -129,7 +130,7 @@ func buildServer(t testing.TB, cfg config.Config, ec enforce.Config, deps Deps) 
 		deps.Enforcer = enf
 	}
 	if deps.Auditor == nil {
-		deps.Auditor = NewAuditor(&memAudit{})
+		deps.Auditor = audit.New(&memAudit{})
 	}
 	return New(cfg, deps)
 }
@@ -231,3 +232,8 @@ func get(t testing.TB, c *http.Client, u string, headers ...string) (*http.Respo
 	}
 	return do(t, c, req)
 }
+
+// nopCloser is a WriteCloser whose Close does nothing.
+type nopCloser struct{ io.Writer }
+
+func (nopCloser) Close() error { return nil }

@@ -110,8 +110,8 @@ func TestWebSocketUpgradeStillRelayed(t *testing.T) {
 // copying the request alone, to subtract.
 func BenchmarkRequestHeaderHooks(b *testing.B) {
 	s := &Server{}
-	s.self.add("127.0.0.1:9309")
-	s.self.add("0.0.0.0:9310")
+	s.self.Add("127.0.0.1:9309")
+	s.self.Add("0.0.0.0:9310")
 	base, _ := http.NewRequest(http.MethodGet, "http://example.com/page?q=1", nil)
 	base.Header = http.Header{"User-Agent": {"curl/8"}, "Accept": {"*/*"}, "Proxy-Connection": {"Keep-Alive"}}
 	for _, hooks := range []bool{false, true} {
@@ -126,8 +126,9 @@ func BenchmarkRequestHeaderHooks(b *testing.B) {
 				r.Header = base.Header.Clone()
 				ctx := &goproxy.ProxyCtx{Req: &r, UserData: &requestState{}} // begin made it
 				if hooks {
-					s.checkDestination(&r, ctx)
-					s.stripHopByHop(&r, ctx)
+					st := ctx.UserData.(*requestState)
+					destination{self: &s.self}.onRequest(&r, ctx, st)
+					hopStrip{}.onRequest(&r, ctx, st)
 				}
 			}
 		})

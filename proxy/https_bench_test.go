@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/elazarl/goproxy"
+
+	"github.com/robotsgate/robotsgate/proxy/mitm"
 )
 
 // BenchmarkHTTPSMITM measures one HTTPS request through robotsgate's MITM
@@ -37,7 +39,7 @@ func BenchmarkHTTPSMITM(b *testing.B) {
 	}
 	tr.DisableCompression = true
 	bare.Tr, bare.ConnectDial, bare.KeepAcceptEncoding = tr, nil, true
-	bare.CertStore = NewCertStore(0, nil)
+	bare.CertStore = mitm.NewCertStore(0, nil)
 	ca, _ := rg.srv.CA()
 	mitm := &goproxy.ConnectAction{Action: goproxy.ConnectMitm, TLSConfig: goproxy.TLSConfigFromCA(ca)}
 	bare.OnRequest().HandleConnectFunc(func(host string, ctx *goproxy.ProxyCtx) (*goproxy.ConnectAction, string) {

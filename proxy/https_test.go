@@ -30,6 +30,8 @@ import (
 
 	"github.com/robotsgate/robotsgate/enforce"
 	"github.com/robotsgate/robotsgate/internal/config"
+	"github.com/robotsgate/robotsgate/proxy/audit"
+	"github.com/robotsgate/robotsgate/proxy/mitm"
 )
 
 // tlsOrigin is an HTTPS httptest origin that counts hits per path.
@@ -95,7 +97,7 @@ type httpsProxy struct {
 	url   *url.URL
 	audit *memAudit
 	ca    *x509.CertPool // trusts robotsgate's CA
-	info  CAInfo
+	info  mitm.CAInfo
 
 	clients []*http.Transport // closed before the proxy shuts down
 }
@@ -105,7 +107,7 @@ type httpsProxy struct {
 func startHTTPSProxy(t testing.TB, cfg config.Config) *httpsProxy {
 	t.Helper()
 	ab := &memAudit{}
-	srv, addr := startServer(t, cfg, enforce.Config{}, Deps{Auditor: NewAuditor(ab)})
+	srv, addr := startServer(t, cfg, enforce.Config{}, Deps{Auditor: audit.New(ab)})
 	p := &httpsProxy{srv: srv, url: &url.URL{Scheme: "http", Host: addr}, audit: ab}
 	t.Cleanup(func() { // before the Server shuts down
 		for _, c := range p.clients {
@@ -239,7 +241,7 @@ func TestHTTPSUntrustedUpstream502(t *testing.T) {
 	}
 	// The audit record says what the client got.
 	rec := p.audit.find(t, string(enforce.ReasonUnreachable))
-	if rec["decision"] != DecisionBlocked || rec["status"] != 502.0 || !strings.Contains(fmt.Sprint(rec["detail"]), "failed verification") {
+	if rec["decision"] != audit.DecisionBlocked || rec["status"] != 502.0 || !strings.Contains(fmt.Sprint(rec["detail"]), "failed verification") {
 		t.Fatalf("audit record of the 502: %v", rec)
 	}
 	// The trusted origin still works through the same proxy.
@@ -302,7 +304,7 @@ func TestConnectPortAllowList(t *testing.T) {
 		}
 	}
 	rec := p.audit.find(t, string(ReasonPortForbidden))
-	if rec["decision"] != DecisionBlocked || rec["method"] != http.MethodConnect {
+	if rec["decision"] != audit.DecisionBlocked || rec["method"] != http.MethodConnect {
 		t.Fatalf("audit record: %v", rec)
 	}
 	// An allowed port is intercepted.
@@ -311,7 +313,7 @@ func TestConnectPortAllowList(t *testing.T) {
 	}
 	// Refused CONNECTs are decisions in the metrics; an intercepted one is
 	// not (the requests inside it are).
-	assertMetrics(t, p.srv.metrics.exposition(), map[string]float64{
+	assertMetrics(t, exposition(p.srv.metrics), map[string]float64{
 		`robotsgate_decisions_total{reason="port-forbidden",result="denied"}`: 2,
 		`robotsgate_decisions_total{reason="allowed",result="allowed"}`:       0,
 	})
@@ -348,11 +350,11 @@ func TestTunnelMode(t *testing.T) {
 		t.Fatal("tunnel: the client did not see the origin's own certificate")
 	}
 	rec := p.audit.find(t, string(ReasonTunnel))
-	if rec["decision"] != DecisionAllowed || rec["method"] != http.MethodConnect || rec["agent"] != "TestBot" {
+	if rec["decision"] != audit.DecisionAllowed || rec["method"] != http.MethodConnect || rec["agent"] != "TestBot" {
 		t.Fatalf("tunnel audit record: %v", rec)
 	}
 	p.audit.find(t, string(ReasonSiteClosed))
-	assertMetrics(t, p.srv.metrics.exposition(), map[string]float64{ // counted once each
+	assertMetrics(t, exposition(p.srv.metrics), map[string]float64{ // counted once each
 		`robotsgate_decisions_total{reason="site-disallowed",result="denied"}`:    1,
 		`robotsgate_decisions_total{reason="tunnel-unenforced",result="allowed"}`: 1,
 	})
@@ -386,7 +388,7 @@ func TestHTTPSCAPersistsAcrossRestarts(t *testing.T) {
 	if p1.info.Fingerprint == "" || p1.info.Fingerprint != p2.info.Fingerprint {
 		t.Fatalf("CA changed across restarts: %q vs %q", p1.info.Fingerprint, p2.info.Fingerprint)
 	}
-	assertMode(t, filepath.Join(cfg.HTTPS.DataDir, CAKeyFileName), 0o600)
+	assertMode(t, filepath.Join(cfg.HTTPS.DataDir, mitm.CAKeyFileName), 0o600)
 	// A client trusting the first run's CA works with the second run.
 	if resp, _ := get(t, p2.client(p1.ca), origin.URL+"/x"); resp.StatusCode != 200 {
 		t.Fatalf("second run: %d", resp.StatusCode)
@@ -539,7 +541,7 @@ func TestTunnelModeAgentAndReport(t *testing.T) {
 		t.Fatalf("report mode: %d %q", resp.StatusCode, body)
 	}
 	rec := p.audit.find(t, string(ReasonSiteClosed))
-	if rec["decision"] != DecisionReported {
+	if rec["decision"] != audit.DecisionReported {
 		t.Fatalf("report-mode audit record: %v", rec)
 	}
 }

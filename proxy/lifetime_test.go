@@ -14,6 +14,7 @@ import (
 
 	"github.com/robotsgate/robotsgate/enforce"
 	"github.com/robotsgate/robotsgate/enforce/enforcetest"
+	"github.com/robotsgate/robotsgate/proxy/audit"
 )
 
 // gatedAudit is a memAudit whose writes wait for release; entered
@@ -40,7 +41,7 @@ func (g *gatedAudit) Write(p []byte) (int, error) {
 func TestShutdownForcedWaitsForAuditRecord(t *testing.T) {
 	o := newOrigin(t, robotsBody(privateRobots), nil)
 	ga := &gatedAudit{entered: make(chan struct{}, 1), release: make(chan struct{})}
-	srv, addr := startServer(t, testConfig(t), enforce.Config{}, Deps{Auditor: NewAuditor(ga)})
+	srv, addr := startServer(t, testConfig(t), enforce.Config{}, Deps{Auditor: audit.New(ga)})
 	tr := &http.Transport{Proxy: http.ProxyURL(&url.URL{Scheme: "http", Host: addr})}
 	defer tr.CloseIdleConnections()
 	c := &http.Client{Transport: tr, Timeout: testTimeout}
@@ -86,7 +87,7 @@ func TestShutdownForcedWaitsForAuditRecord(t *testing.T) {
 	}
 	// Once Shutdown has returned, the record is there.
 	recs := ga.records(t)
-	if len(recs) != 1 || recs[0]["url"] != o.URL+"/private/x" || recs[0]["decision"] != DecisionBlocked {
+	if len(recs) != 1 || recs[0]["url"] != o.URL+"/private/x" || recs[0]["decision"] != audit.DecisionBlocked {
 		t.Fatalf("audit log when Shutdown returned: %v", recs)
 	}
 	if n := srv.life.inFlight(); n != 0 {
@@ -115,30 +116,30 @@ func TestShutdownEndsCrawlDelayWait(t *testing.T) {
 			}
 			robots := "User-agent: *\nCrawl-delay: 5\n"
 			var (
-				base  string
-				srv   *Server
-				audit *memAudit
-				c     *http.Client
-				hits  func() int64
+				base string
+				srv  *Server
+				sink *memAudit
+				c    *http.Client
+				hits func() int64
 			)
 			if mitm {
 				o := newTLSOrigin(t, robots)
 				cfg := mitmConfig(t, o)
-				audit = &memAudit{}
+				sink = &memAudit{}
 				var addr string
-				srv, addr = startServer(t, cfg, enforce.Config{Clock: clk}, Deps{Auditor: NewAuditor(audit), Clock: clk})
+				srv, addr = startServer(t, cfg, enforce.Config{Clock: clk}, Deps{Auditor: audit.New(sink), Clock: clk})
 				base = o.URL
 				hits = func() int64 { return int64(o.hit("/b")) }
 				ca, _ := srv.CA()
 				roots := x509.NewCertPool()
 				roots.AddCert(ca.Leaf)
-				p := &httpsProxy{srv: srv, url: &url.URL{Scheme: "http", Host: addr}, audit: audit}
+				p := &httpsProxy{srv: srv, url: &url.URL{Scheme: "http", Host: addr}, audit: sink}
 				c = p.client(roots)
 				t.Cleanup(func() { c.Transport.(*http.Transport).CloseIdleConnections() })
 			} else {
 				o := newOrigin(t, robotsBody(robots), page)
 				h := newHarness(t, harnessOpts{clock: clk})
-				srv, audit, c, base = h.srv, h.audit, h.client, o.URL
+				srv, sink, c, base = h.srv, h.audit, h.client, o.URL
 				_ = o
 				hits = plainB.Load
 			}
@@ -190,13 +191,13 @@ func TestShutdownEndsCrawlDelayWait(t *testing.T) {
 				t.Fatalf("Shutdown: %v", err)
 			}
 			var rec map[string]any
-			for _, x := range audit.records(t) {
+			for _, x := range sink.records(t) {
 				if x["reason"] == string(ReasonShuttingDown) {
 					rec = x
 				}
 			}
-			if rec == nil || rec["decision"] != DecisionBlocked || rec["status"] != 503.0 || !strings.HasSuffix(rec["url"].(string), "/b") {
-				t.Fatalf("audit record of the waiting request: %v (all: %v)", rec, audit.records(t))
+			if rec == nil || rec["decision"] != audit.DecisionBlocked || rec["status"] != 503.0 || !strings.HasSuffix(rec["url"].(string), "/b") {
+				t.Fatalf("audit record of the waiting request: %v (all: %v)", rec, sink.records(t))
 			}
 			if n := hits(); n != 0 {
 				t.Fatalf("the origin saw /b %d times", n)

@@ -10,7 +10,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -19,6 +18,8 @@ import (
 	"github.com/robotsgate/robotsgate/enforce"
 	"github.com/robotsgate/robotsgate/enforce/enforcetest"
 	"github.com/robotsgate/robotsgate/internal/config"
+	"github.com/robotsgate/robotsgate/proxy/audit"
+	"github.com/robotsgate/robotsgate/proxy/metrics"
 )
 
 // opsRobots is the robots.txt of the ops tests' origin.
@@ -76,8 +77,8 @@ type opsProxy struct {
 	srv       *Server
 	addr      string // host:port of the proxy
 	url       *url.URL
-	metrics   *Metrics
-	auditor   *Auditor
+	metrics   *metrics.Metrics
+	auditor   *audit.Auditor
 	auditPath string
 	logs      *memAudit // operator log, debug level
 }
@@ -97,11 +98,11 @@ func startOpsProxy(t *testing.T, mutate func(*config.Config), deps ...func(*Deps
 	store := enforce.NewMemoryStore()
 	p.metrics.CacheEntriesFunc(store.Len)
 	log := zerolog.New(p.logs).Level(zerolog.DebugLevel)
-	aw, err := OpenAuditLog(cfg, io.Discard)
+	aw, err := audit.Open(cfg.AuditLog, audit.Rotation{}, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
-	p.auditor = NewAuditor(aw)
+	p.auditor = audit.New(aw)
 	d := Deps{Auditor: p.auditor, Log: log, Metrics: p.metrics}
 	for _, f := range deps {
 		f(&d)
@@ -151,7 +152,7 @@ func (p *opsProxy) scrape(t *testing.T) string {
 }
 
 // exposition returns m's metrics as its Handler exposes them.
-func (m *Metrics) exposition() string {
+func exposition(m *metrics.Metrics) string {
 	rec := httptest.NewRecorder()
 	m.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
 	return rec.Body.String()
@@ -244,79 +245,6 @@ func TestMetricsMoveWithProxiedRequests(t *testing.T) {
 	if o.hit("/private/x") != 0 || o.hit("/robots.txt") != 1 {
 		t.Errorf("origin hits: %v", o.hits)
 	}
-}
-
-func TestMetricsPrivateRegistries(t *testing.T) {
-	a, b := NewMetrics(), NewMetrics() // must not panic on duplicate registration
-	a.Decision(enforce.Decision{Allowed: false, Reason: enforce.ReasonDisallowed})
-	a.Decision(enforce.Decision{Allowed: true, Reason: "some-new-reason"}) // unknown reasons still count
-	a.RobotsFetched("http://x", enforce.FetchResult{HTTPStatus: 503}, 20*time.Millisecond)
-	a.RobotsFetched("http://x", enforce.FetchResult{HTTPStatus: 0}, time.Second)
-	a.SetPausedOrigins(3)
-	a.QueueEntered()
-	a.RequestStarted()
-
-	exp := (*Metrics).exposition
-	ea, eb := exp(a), exp(b)
-	for s, w := range map[string]float64{
-		`robotsgate_decisions_total{reason="disallowed",result="denied"}`:       1,
-		`robotsgate_decisions_total{reason="some-new-reason",result="allowed"}`: 1,
-		`robotsgate_robots_fetches_total{status_class="5xx"}`:                   1,
-		`robotsgate_robots_fetches_total{status_class="error"}`:                 1,
-		`robotsgate_robots_fetch_duration_seconds_count`:                        2,
-		`robotsgate_robots_fetch_duration_seconds_sum`:                          1.02,
-		`robotsgate_paused_origins`:                                             3,
-		`robotsgate_queued_requests`:                                            1,
-		`robotsgate_inflight_requests`:                                          1,
-	} {
-		if v := metricValue(t, ea, s); v != w {
-			t.Errorf("a: %s = %v, want %v", s, v, w)
-		}
-		if v := metricValue(t, eb, s); v > 0 {
-			t.Errorf("b: %s = %v, want 0: registries are shared", s, v)
-		}
-	}
-	a.PausedOriginsFunc(func() int { return 7 })
-	if v := metricValue(t, exp(a), "robotsgate_paused_origins"); v != 7 {
-		t.Errorf("paused with func = %v, want 7", v)
-	}
-
-	var nilM *Metrics // a nil *Metrics records nothing and does not panic
-	nilM.Decision(enforce.Decision{})
-	nilM.UpstreamError()
-	nilM.CacheLookup("x", true)
-}
-
-func TestMetricsDecisionDoesNotAllocate(t *testing.T) {
-	m := NewMetrics()
-	d := enforce.Decision{Allowed: false, Reason: enforce.ReasonDisallowed}
-	r := enforce.FetchResult{HTTPStatus: 200}
-	if n := testing.AllocsPerRun(1000, func() {
-		m.Decision(d)
-		m.CacheLookup("http://x", true)
-		m.RobotsFetched("http://x", r, time.Millisecond)
-		m.RequestStarted()
-		m.RequestDone()
-	}); n != 0 {
-		t.Errorf("per-request metrics allocate %v times", n)
-	}
-}
-
-// BenchmarkMetricsPerRequest measures what one proxied request costs in
-// metrics (decision, lookup, in-flight).
-func BenchmarkMetricsPerRequest(b *testing.B) {
-	m := NewMetrics()
-	d := enforce.Decision{Allowed: true, Reason: enforce.ReasonAllowed}
-	var n atomic.Int64
-	b.RunParallel(func(pb *testing.PB) {
-		for pb.Next() {
-			m.RequestStarted()
-			m.CacheLookup("http://x", true)
-			m.Decision(d)
-			m.RequestDone()
-			n.Add(1)
-		}
-	})
 }
 
 func TestMetricsQueuedAndPaused(t *testing.T) {

@@ -14,6 +14,7 @@ import (
 	"github.com/robotsgate/robotsgate/enforce"
 	"github.com/robotsgate/robotsgate/enforce/enforcetest"
 	"github.com/robotsgate/robotsgate/internal/config"
+	"github.com/robotsgate/robotsgate/proxy/audit"
 )
 
 var politeT0 = time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
@@ -164,7 +165,7 @@ func TestPoliteQueueFull429(t *testing.T) {
 			HeaderDecision, resp.Header.Get(HeaderDecision), body)
 	}
 	recs := politeRecords(t, h, "crawl-delay-wait")
-	if len(recs) != 1 || recs[0]["decision"] != DecisionBlocked || recs[0]["status"] != float64(429) ||
+	if len(recs) != 1 || recs[0]["decision"] != audit.DecisionBlocked || recs[0]["status"] != float64(429) ||
 		!strings.HasSuffix(recs[0]["url"].(string), "/d") || !strings.Contains(recs[0]["detail"].(string), "Retry-After 15s") {
 		t.Fatalf("audit records: %v", recs)
 	}
@@ -214,7 +215,7 @@ func TestPolite503RetryAfterPausesOrigin(t *testing.T) {
 		t.Fatalf("origin saw %d requests while paused, want 1 (the first)", len(paths))
 	}
 	recs := politeRecords(t, h, "origin-paused")
-	if len(recs) != 3 || recs[0]["decision"] != DecisionBlocked || recs[0]["status"] != float64(503) {
+	if len(recs) != 3 || recs[0]["decision"] != audit.DecisionBlocked || recs[0]["status"] != float64(503) {
 		t.Fatalf("audit records: %v", recs)
 	}
 
@@ -294,7 +295,7 @@ func TestPoliteReportModeDoesNotWaitOrRefuse(t *testing.T) {
 	}
 	for _, reason := range []string{"crawl-delay-wait", "origin-paused"} {
 		recs := politeRecords(t, h, reason)
-		if len(recs) != 1 || recs[0]["decision"] != DecisionReported || recs[0]["status"] != nil {
+		if len(recs) != 1 || recs[0]["decision"] != audit.DecisionReported || recs[0]["status"] != nil {
 			t.Fatalf("%s audit records: %v", reason, recs)
 		}
 	}
@@ -358,7 +359,7 @@ func TestPoliteMITMPacingAndPause(t *testing.T) {
 	t.Cleanup(o.Close)
 	cfg := mitmConfig(t, o)
 	ab := &memAudit{}
-	srv, addr := startServer(t, cfg, enforce.Config{Clock: clk}, Deps{Auditor: NewAuditor(ab), Clock: clk})
+	srv, addr := startServer(t, cfg, enforce.Config{Clock: clk}, Deps{Auditor: audit.New(ab), Clock: clk})
 	p := &httpsProxy{srv: srv, url: &url.URL{Scheme: "http", Host: addr}, audit: ab}
 	t.Cleanup(func() {
 		for _, c := range p.clients {

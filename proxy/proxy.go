@@ -24,8 +24,11 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/robotsgate/robotsgate/enforce"
-	"github.com/robotsgate/robotsgate/internal/config"
 	"github.com/robotsgate/robotsgate/enforce/politeness"
+	"github.com/robotsgate/robotsgate/internal/config"
+	"github.com/robotsgate/robotsgate/proxy/audit"
+	"github.com/robotsgate/robotsgate/proxy/metrics"
+	"github.com/robotsgate/robotsgate/proxy/selfaddr"
 )
 
 // HTTP server timeouts of the proxy listener. There is no write timeout:
@@ -39,7 +42,7 @@ const (
 // closes the Auditor after Shutdown.
 type Deps struct {
 	Enforcer *enforce.Enforcer // required
-	Auditor  *Auditor          // required
+	Auditor  *audit.Auditor    // required
 	Log      zerolog.Logger    // operator log
 	// Transport carries proxied requests; nil means NewTransport(cfg).
 	// Give the Enforcer's HTTPFetcher the same one.
@@ -49,12 +52,12 @@ type Deps struct {
 	Clock enforce.Clock
 	// Pacer and Pauses hold the politeness state (crawl-delay slots, paused
 	// origins); nil means in-memory, this process only. Give Redis ones to
-	// share them across a fleet. [politeness]
+	// share them across a fleet.
 	Pacer  politeness.Pacer
 	Pauses politeness.Pauses
 	// Metrics receives the Server's metrics; nil means NewMetrics(). Give
-	// the Enforcer its hooks (Metrics.EnforceHooks). [metrics]
-	Metrics *Metrics
+	// the Enforcer its hooks (Metrics.EnforceHooks).
+	Metrics *metrics.Metrics
 }
 
 // Server is a robotsgate proxy. Create it with New, serve it with Serve
@@ -63,14 +66,12 @@ type Server struct {
 	cfg   config.Config
 	proxy *goproxy.ProxyHttpServer
 	enf   *enforce.Enforcer
-	audit *Auditor
+	audit *audit.Auditor
 	log   zerolog.Logger
 	tr    *http.Transport
 	clock enforce.Clock
 
-	// agentHeader is the canonical per-request agent override header, ""
-	// when disabled.
-	agentHeader string
+	agents *agents // the robots agent of each request (decide.go)
 
 	// handler is what ServeHTTP runs: the goproxy server wrapped in the
 	// middleware installed around it.
@@ -83,22 +84,22 @@ type Server struct {
 	servers  []*http.Server
 	shutdown bool
 
-	metrics *Metrics     // [metrics] (metrics.go)
-	admin   http.Handler // [admin] admin API (admin.go)
+	metrics *metrics.Metrics // counted by the inflight step (pipeline.go)
+	admin   http.Handler     // the admin API (wiring.go)
 
-	polite *politeness.Politeness // [politeness] crawl-delay pacing, backoff (politeness.go)
+	polite *politeness.Politeness // crawl-delay pacing, backoff (decide.go)
 
-	https *httpsState // [https] CONNECT handling, CA, hijacked-connection tracking (connect.go)
+	https *httpsState // CONNECT handling, CA, hijacked-connection tracking (connect.go)
 
-	self selfAddrs // [self] robotsgate's own listen addresses, refused as destinations (selfaddr.go)
+	self selfaddr.Set // robotsgate's own listen addresses, refused as destinations (proxy/selfaddr)
 
 	copyBufs sync.Pool       // *[]byte buffers that forwarded bodies are copied through (forward.go)
 	fwd      forwardTrippers // the round trippers forward installs (forward.go)
 
-	life *lifetime // shutdown contexts and running handlers (lifetime.go)
+	life *lifetime // shutdown contexts and running handlers (proxy.go)
 }
 
-// New returns a Server for cfg, which must be valid (config.Config.Validate).
+// New returns a Server for cfg, which must be valid (Config.Validate).
 func New(cfg config.Config, deps Deps) (*Server, error) {
 	if deps.Enforcer == nil {
 		return nil, errors.New("proxy: Deps.Enforcer is required")
@@ -117,15 +118,15 @@ func New(cfg config.Config, deps Deps) (*Server, error) {
 		life:  newLifetime(),
 	}
 	s.fwd.init(s)
-	if s.metrics = deps.Metrics; s.metrics == nil { // [metrics]
+	if s.metrics = deps.Metrics; s.metrics == nil {
 		s.metrics = NewMetrics()
 	}
 	if s.clock == nil {
 		s.clock = enforce.SystemClock{}
 	}
-	// [metrics] robotsgate_paused_origins counts the pauses (metrics.go):
-	deps.Pauses = s.metrics.countPauses(deps.Pauses)
-	pol, err := newPoliteness(cfg, deps.Pacer, deps.Pauses, s.clock, s.log) // [politeness] (politeness.go)
+	// robotsgate_paused_origins counts the pauses (pipeline.go):
+	deps.Pauses = countPauses(s.metrics, deps.Pauses)
+	pol, err := newPoliteness(cfg, deps.Pacer, deps.Pauses, s.clock, s.log) // (decide.go)
 	if err != nil {
 		return nil, err
 	}
@@ -137,9 +138,7 @@ func New(cfg config.Config, deps Deps) (*Server, error) {
 		}
 		s.tr = tr
 	}
-	if cfg.AgentHeader != "" && cfg.AgentHeader != "-" {
-		s.agentHeader = http.CanonicalHeaderKey(cfg.AgentHeader)
-	}
+	s.agents = newAgents(cfg.Agent, cfg.AgentHeader, cfg.AllowAgentOverride)
 
 	p := goproxy.NewProxyHttpServer()
 	p.Verbose = false
@@ -166,188 +165,11 @@ func New(cfg config.Config, deps Deps) (*Server, error) {
 	return s, nil
 }
 
-// install registers every concern's hooks, in order. To add a feature,
-// write its hook methods in their own file and add ONE line at the marked
-// place below.
-//
-// Request hooks run in registration order; the first one that returns a
-// response answers the request and the rest are skipped (the request is
-// not forwarded). Response hooks all run, in order, also for responses
-// robotsgate generated itself, and with resp == nil (ctx.Error set) when
-// forwarding failed: upstreamFailed turns that into a 502 first, so later
-// response hooks always see a response. Per-request state is a
-// *requestState in ctx.UserData (stateOf).
-func (s *Server) install() error {
-	p := s.proxy
-
-	// ---- request side (in order) ----
-	p.OnRequest().DoFunc(s.track) // count running requests for Shutdown (lifetime.go); must stay first
-	p.OnRequest().DoFunc(s.begin) // per-request state; must stay second
-	// [metrics] in-flight count, ended by observeMetrics (metrics.go):
-	p.OnRequest().DoFunc(s.metricsBegin)
-	// [access] access control runs as middleware (below) so that it also
-	// covers CONNECT and non-proxy requests.
-	if err := s.installHTTPS(); err != nil { // [https] CONNECT: port allow-list, MITM / tunnel (connect.go)
-		return err
-	}
-	s.installSelf()                       // [self] own address → 403, MITM Host ≠ CONNECT target → 421 (selfaddr.go)
-	p.OnRequest().DoFunc(s.stripHopByHop) // [hop] hop-by-hop request headers (hopheaders.go)
-	p.OnRequest().DoFunc(s.decideRobots)  // robots.txt verdict: 403, or let through
-	p.OnRequest().DoFunc(s.pace)          // [politeness] paused origin → 503, crawl-delay wait or 429 (politeness.go)
-	// [tags] read robot tags as the response arrives, keeping Content-Length,
-	// and copy the body through a pooled buffer (forward.go); stays last:
-	p.OnRequest().DoFunc(s.forward)
-	// (forwarding happens here, in goproxy, with s.tr)
-
-	// ---- response side (in order) ----
-	p.OnResponse().DoFunc(s.upstreamFailed)        // resp == nil → 502/504; must stay first
-	p.OnResponse().DoFunc(s.stripHopByHopResponse) // [hop] hop-by-hop response headers (hopheaders.go)
-	p.OnResponse().DoFunc(s.observeBackoff)        // [politeness] 503/429 + Retry-After pause the origin, 2xx resumes (politeness.go)
-	// [tags] X-Robots-Tag / meta robots: annotate, or 403 (robottags.go):
-	p.OnResponse().DoFunc(s.robotTags)
-	// [metrics] decisions, upstream errors, in-flight (metrics.go):
-	p.OnResponse().DoFunc(s.observeMetrics)
-	p.OnResponse().DoFunc(s.finish) // report-mode headers, debug log
-	// HTTP/1.0 clients inside MITM sessions: no chunking, close when due (http10.go); stays last:
-	p.OnResponse().DoFunc(s.http10)
-
-	// ---- around everything (outermost last) ----
-	var h http.Handler = p
-	h = s.https.hijacks.wrap(h) // [https] track hijacked CONNECT connections for Shutdown (conntrack.go)
-	// [access] proxy auth / client CIDRs (auth.go):
-	h, err := s.accessControl(h)
-	if err != nil {
-		return err
-	}
-	h = s.life.wrap(h) // running handlers, waited for by Shutdown (lifetime.go)
-	s.handler = h
-
-	// ---- requests addressed to robotsgate itself ----
-	s.mux.HandleFunc("GET /healthz", s.healthz)
-	s.adminRoutes() // [admin] admin API and /metrics, here or on admin_listen (admin.go)
-	return nil
-}
-
-// requestState is one request's state, carried from request hooks to
-// response hooks in goproxy's ctx.UserData.
-type requestState struct {
-	Start  time.Time // when robotsgate received the request
-	Client string    // client address
-	Agent  string    // the agent decided for ("" = only "*")
-	// AgentOverride is the agent named by the request's override header
-	// (config.Config.AgentHeader), "" when none; for a CONNECT, the requests
-	// inside its MITM session inherit it (agentFor).
-	AgentOverride string
-	// Overridden says that an override header was honoured (AgentOverride
-	// may then be "": only "*" applies).
-	Overridden bool
-	// OverrideRefused is the value of an override header refused because
-	// an agent is configured (agentFor), for the audit record; requests
-	// inside an MITM session inherit the CONNECT's.
-	OverrideRefused string
-
-	Decision enforce.Decision // the robots verdict, valid when Decided
-	Decided  bool
-	// Answered is set when a request hook answered the request itself
-	// (a refusal); the origin saw nothing.
-	Answered bool
-
-	// Permit is the politeness admission of a forwarded request (nil when
-	// pace did not admit it); it is released when the request ends.
-	Permit *politeness.Permit
-
-	// Parent is the UserData the request's ctx started with: for requests
-	// inside a MITM tunnel, the CONNECT's state.
-	Parent any
-
-	// ConnectTarget is, for an intercepted CONNECT, its canonical
-	// "host:port" (lower-case host); requests inside the session must
-	// name the same (checkDestination).
-	ConnectTarget string
-	// Conn is, for an intercepted CONNECT, its client connection's
-	// tracking info (nil when untracked): HTTP/1.0 answers end the
-	// session through it (http10.go).
-	Conn *connInfo
-
-	// Body is the body forward's round trip gave the response (nil when
-	// the request was not forwarded), the one goproxy's MITM loop checks
-	// the final response's body against (http10.go).
-	Body *copyBody
-}
-
-// begin starts the per-request state. Requests inside a MITM tunnel
-// inherit the CONNECT's UserData; each gets its own state with that as
-// Parent.
-func (s *Server) begin(r *http.Request, ctx *goproxy.ProxyCtx) (*http.Request, *http.Response) {
-	ctx.UserData = &requestState{Start: time.Now(), Client: r.RemoteAddr, Parent: ctx.UserData}
-	return r, nil
-}
-
-// stateOf returns ctx's request state, creating it if begin did not run.
-func stateOf(ctx *goproxy.ProxyCtx) *requestState {
-	if st, ok := ctx.UserData.(*requestState); ok {
-		return st
-	}
-	st := &requestState{Start: time.Now(), Parent: ctx.UserData}
-	if ctx.Req != nil {
-		st.Client = ctx.Req.RemoteAddr
-	}
-	ctx.UserData = st
-	return st
-}
-
-// upstreamFailed answers a request whose forwarding failed with a 502 (504
-// on timeouts) that says why, instead of goproxy's bare 500.
-func (s *Server) upstreamFailed(resp *http.Response, ctx *goproxy.ProxyCtx) *http.Response {
-	if resp != nil {
-		return resp
-	}
-	err := ctx.Error
-	if err == nil {
-		err = errors.New("no response")
-	}
-	s.log.Debug().Str("error", enforce.RedactURLsIn(err.Error())).Str("url", enforce.RedactedURL(ctx.Req.URL)).Msg("forwarding failed")
-	return upstreamError(ctx.Req, err)
-}
-
-// finish is the last response hook: it marks forwarded responses that
-// report mode let through although they would have been blocked, and
-// makes bodies of unknown length stream to the client as they arrive.
-func (s *Server) finish(resp *http.Response, ctx *goproxy.ProxyCtx) *http.Response {
-	st := stateOf(ctx)
-	if resp != nil && resp.ContentLength < 0 && resp.Body != nil && resp.Body != http.NoBody {
-		// goproxy flushes after every write only when the response header
-		// says chunked; Go's client moves that into resp.TransferEncoding,
-		// so without this a slow stream (SSE, long poll) would sit in the
-		// server's write buffer. net/http applies (or, for HTTP/1.0
-		// clients, drops) the chunked coding itself.
-		resp.Header.Set("Transfer-Encoding", "chunked")
-	}
-	if resp != nil && st.Decided && !st.Decision.Allowed && !st.Answered {
-		resp.Header.Set(HeaderDecision, "report-only; "+string(st.Decision.Reason))
-		if rh := ruleHeader(st.Decision); rh != "" {
-			resp.Header.Set(HeaderRule, rh)
-		}
-	}
-	return resp
-}
-
 // healthz answers GET /healthz.
 func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
 	io.WriteString(w, "ok\n")
-}
-
-// record writes an audit record, filling in Mode; a failure is logged
-// (and counted by the Auditor), never silent.
-func (s *Server) record(e Event) {
-	if e.Mode == "" {
-		e.Mode = s.cfg.Mode
-	}
-	if err := s.audit.Record(e); err != nil {
-		s.log.Error().Err(err).Str("url", e.URL).Str("decision", e.Decision).Msg("audit record not written")
-	}
 }
 
 // ServeHTTP handles one client request: proxied ones (absolute URL or
@@ -383,7 +205,7 @@ func (s *Server) serve(ln net.Listener, h http.Handler) error {
 	}
 	s.servers = append(s.servers, srv)
 	s.mu.Unlock()
-	s.self.add(ln.Addr().String()) // [self] the real address (port 0 resolved)
+	s.self.Add(ln.Addr().String()) // the real address (port 0 resolved)
 	if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return fmt.Errorf("proxy: serve %s: %w", ln.Addr(), err)
 	}
@@ -423,7 +245,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		}()
 	}
 	wg.Wait()
-	errs = append(errs, s.https.hijacks.shutdown(ctx)) // [https] MITM sessions and tunnels (conntrack.go)
+	errs = append(errs, s.https.hijacks.shutdown(ctx)) // MITM sessions and tunnels (conntrack.go)
 	if ctx.Err() != nil {
 		s.life.stopHard(errShuttingDown)
 	}
@@ -434,4 +256,160 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	cancel()
 	s.tr.CloseIdleConnections()
 	return errors.Join(errs...)
+}
+
+// defaultShutdownGrace bounds how long Shutdown waits, after its own
+// deadline forced the connections closed, for the request handlers still
+// running to write their audit records.
+const defaultShutdownGrace = 5 * time.Second
+
+// errShuttingDown is the cancellation cause of the contexts Shutdown ends.
+var errShuttingDown = errors.New("robotsgate is shutting down")
+
+// lifetime is what a Server's request handlers need to know of its
+// shutdown: two contexts that Shutdown cancels, and a count of the
+// handlers still running so that Shutdown can wait for their audit
+// records before the caller closes the audit log.
+//
+//   - waits ends when Shutdown begins: requests waiting for something
+//     that may take long (a crawl-delay slot) stop waiting and are
+//     answered 503.
+//   - hard ends when Shutdown's deadline has passed: the upstream round
+//     trips of requests inside MITM sessions, whose contexts net/http
+//     does not cancel, are cut short.
+type lifetime struct {
+	waits, hard         context.Context
+	stopWaits, stopHard context.CancelCauseFunc
+	grace               time.Duration // defaultShutdownGrace unless a test sets it
+	mu                  sync.Mutex
+	running             int
+	idle                zeroSignal // fired when running drops to 0
+}
+
+// zeroSignal tells waiters that a count its owner keeps has dropped to
+// zero. The owner guards it with the lock that guards the count.
+type zeroSignal struct{ ch chan struct{} }
+
+// wait returns a channel closed at the next fire.
+func (z *zeroSignal) wait() <-chan struct{} {
+	if z.ch == nil {
+		z.ch = make(chan struct{})
+	}
+	return z.ch
+}
+
+// fire wakes the waiters, if any; the owner calls it when the count
+// drops to zero.
+func (z *zeroSignal) fire() {
+	if z.ch != nil {
+		close(z.ch)
+		z.ch = nil
+	}
+}
+
+func newLifetime() *lifetime {
+	l := &lifetime{grace: defaultShutdownGrace}
+	l.waits, l.stopWaits = context.WithCancelCause(context.Background())
+	l.hard, l.stopHard = context.WithCancelCause(context.Background())
+	return l
+}
+
+// enter counts one running handler; the caller calls leave when it ends.
+func (l *lifetime) enter() {
+	l.mu.Lock()
+	l.running++
+	l.mu.Unlock()
+}
+
+func (l *lifetime) leave() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.running--
+	if l.running == 0 {
+		l.idle.fire()
+	}
+}
+
+// inFlight returns the number of running handlers.
+func (l *lifetime) inFlight() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.running
+}
+
+// wait waits until no handler runs, or ctx is done; it returns the number
+// still running then.
+func (l *lifetime) wait(ctx context.Context) int {
+	l.mu.Lock()
+	if l.running == 0 {
+		l.mu.Unlock()
+		return 0
+	}
+	idle := l.idle.wait()
+	l.mu.Unlock()
+	select {
+	case <-idle:
+		return 0
+	case <-ctx.Done():
+		return l.inFlight()
+	}
+}
+
+// wrap returns h counted as a running handler while it runs.
+func (l *lifetime) wrap(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		l.enter()
+		defer l.leave()
+		h.ServeHTTP(w, r)
+	})
+}
+
+// track counts a request as running; enter runs it first. A request inside an MITM session
+// does not pass through wrap, and its context (rooted in
+// context.Background) ends with neither the client's connection nor
+// Shutdown: track counts it as running until goproxy ends that context
+// (after the response was written), and makes the context end at
+// Shutdown's deadline too. Plain-HTTP requests need neither: wrap counts
+// them, and net/http cancels their context when Shutdown closes their
+// connection.
+//
+// The request's new context is a child of the hard context itself, not
+// of goproxy's: goproxy's MITM request contexts carry no values (they
+// come from http.ReadRequest), and one registration with each parent is
+// all the request costs (three allocations less than a child of goproxy's
+// context that also watches the hard one). The new context ends
+// when goproxy's does (just after it, from the AfterFunc that also
+// uncounts the request), or at Shutdown's deadline with its cause.
+func (s *Server) track(r *http.Request, ctx *goproxy.ProxyCtx) *http.Request {
+	if _, inMITM := ctx.UserData.(*requestState); !inMITM { // the CONNECT's state (enter creates the request's next)
+		return r
+	}
+	l := s.life
+	l.enter()
+	rctx, cancel := context.WithCancelCause(l.hard)
+	context.AfterFunc(r.Context(), func() {
+		cancel(context.Canceled)
+		l.leave()
+	})
+	r = r.WithContext(rctx)
+	ctx.Req = r
+	return r
+}
+
+// untilShutdown returns a context that ends with parent or when Shutdown
+// begins, whichever comes first; its cause is errShuttingDown in the
+// second case. Call cancel when done.
+func (l *lifetime) untilShutdown(parent context.Context) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancelCause(parent)
+	stop := context.AfterFunc(l.waits, func() { cancel(errShuttingDown) })
+	return ctx, func() {
+		stop()
+		cancel(context.Canceled)
+	}
+}
+
+// shuttingDown reports whether ctx (from untilShutdown) ended because
+// Shutdown began.
+func shuttingDown(ctx context.Context) bool {
+	return errors.Is(context.Cause(ctx), errShuttingDown)
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/robotsgate/robotsgate/enforce"
 	"github.com/robotsgate/robotsgate/internal/config"
+	"github.com/robotsgate/robotsgate/proxy/audit"
 )
 
 // benchServe drives h (a proxy handler) with GETs for origin paths,
@@ -74,7 +75,7 @@ func BenchmarkRobotsgate(b *testing.B) {
 			o := benchOrigin(b)
 			cfg := testConfig(b)
 			cfg.HTTPS.Mode = HTTPSModeTunnel
-			srv, err := buildServer(b, cfg, enforce.Config{}, Deps{Auditor: NewAuditor(nopCloser{io.Discard})})
+			srv, err := buildServer(b, cfg, enforce.Config{}, Deps{Auditor: audit.New(nopCloser{io.Discard})})
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -22,6 +22,7 @@ import (
 	"github.com/robotsgate/robotsgate/enforce"
 	"github.com/robotsgate/robotsgate/enforce/enforcetest"
 	"github.com/robotsgate/robotsgate/internal/config"
+	"github.com/robotsgate/robotsgate/proxy/audit"
 )
 
 // origin is an httptest origin server counting what reaches it.
@@ -108,7 +109,7 @@ func newHarness(t *testing.T, opts harnessOpts) *harness {
 		RetryMin:     cfg.Robots.RetryMin,
 		RetryMax:     cfg.Robots.RetryMax,
 		FetchTimeout: cfg.Robots.FetchTimeout,
-	}, Deps{Auditor: NewAuditor(ma), Clock: opts.clock})
+	}, Deps{Auditor: audit.New(ma), Clock: opts.clock})
 	ctr := &http.Transport{Proxy: http.ProxyURL(&url.URL{Scheme: "http", Host: addr}), DisableCompression: true}
 	t.Cleanup(ctr.CloseIdleConnections)
 	return &harness{
@@ -567,10 +568,10 @@ func TestAgentSelection(t *testing.T) {
 				// Forwarded: the override header never reaches the origin
 				// (unless the override is disabled).
 				seen := o.header().Get(hdr)
-				if h.srv.agentHeader != "" && seen != "" {
+				if h.srv.agents.header != "" && seen != "" {
 					t.Errorf("%s: origin saw %s: %q", r.path, hdr, seen)
 				}
-				if h.srv.agentHeader == "" && seen != r.header {
+				if h.srv.agents.header == "" && seen != r.header {
 					t.Errorf("%s: override disabled, origin saw %s: %q, want it untouched", r.path, hdr, seen)
 				}
 			}

@@ -70,7 +70,7 @@ func TestUpstreamErrorRedacted(t *testing.T) {
 		t.Errorf("%d %q", resp.StatusCode, b)
 	}
 	// A refusal without a decision URL falls back to the request's, redacted.
-	resp = Refuse(req, http.StatusForbidden, enforce.Decision{Reason: enforce.ReasonDisallowed})
+	resp = refuseResponse(req, http.StatusForbidden, enforce.Decision{Reason: enforce.ReasonDisallowed})
 	b, _ = io.ReadAll(resp.Body)
 	if strings.Contains(string(b), "u:p@") || !strings.Contains(string(b), "http://example.test/") {
 		t.Errorf("refusal body %q", b)

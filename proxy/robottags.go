@@ -12,21 +12,20 @@ import (
 
 	"github.com/robotsgate/robotsgate/enforce"
 	"github.com/robotsgate/robotsgate/internal/config"
+	"github.com/robotsgate/robotsgate/proxy/audit"
 	"github.com/robotsgate/robotsgate/robots/robottag"
 )
 
-// HeaderIndex is the header that robot_tags annotate mode adds to a
-// forwarded response whose robot tags say it must not be kept; its value
-// lists the matching robot_tags.deny entries, e.g. "noindex" or
-// "noindex, none". Enforce mode sets it on its 403 as well.
-const HeaderIndex = "X-Robotsgate-Index"
-
-// Robot-tag modes (config.RobotTagsConfig.Mode).
+// Robot-tag modes (RobotTagsConfig.Mode).
 const (
 	RobotTagsOff      = "off"      // neither look at nor act on robot tags
 	RobotTagsAnnotate = "annotate" // forward, add HeaderIndex and an audit record
 	RobotTagsEnforce  = "enforce"  // replace the response with a 403 and an audit record
 )
+
+// maxScanBytesLimit bounds robot_tags.max_scan_bytes: the scan buffer is
+// allocated per response.
+const maxScanBytesLimit = 8 << 20
 
 // maxTagDetail bounds the detail text of robot-tag audit records and
 // refusals; headers and meta elements come from the origin.
@@ -190,8 +189,8 @@ func hasBody(resp *http.Response) bool {
 	return resp.StatusCode != http.StatusNoContent && resp.StatusCode != http.StatusNotModified
 }
 
-// applyRobotTags is the robot-tag step of a forwarded response to req,
-// for the crawler whose product token is agent.
+// robotTagVerdict is the robot-tag verdict on a forwarded response to
+// req, for the crawler whose product token is agent.
 //
 // It acts only on 2xx responses (an error page or a redirect is not
 // content a crawler keeps) and only in modes annotate and enforce (any
@@ -199,17 +198,17 @@ func hasBody(resp *http.Response) bool {
 // response's robot tags (scanRobotTags, unless an earlier step already
 // did) and asks robottag.Verdict whether they say "do not keep" for
 // agent, with cfg.Deny (nil means robottag.DefaultDeny). When they do
-// not, resp is returned unchanged and ev is nil. When they do:
+// not, ev is nil and the outcome is zero. When they do:
 //
-//   - annotate: resp gets HeaderIndex listing the matched deny entries and
-//     is returned, its body intact;
-//   - enforce: resp's body is closed unread (beyond the scan) and a 403
-//     from robotsgate (Refuse, reason robot-tag) is returned instead.
+//   - annotate: resp gets HeaderIndex listing the matched deny entries,
+//     its body intact, and the outcome audits it as reported;
+//   - enforce: resp's body is closed unread (beyond the scan) and the
+//     outcome is a 403 refusal (reason robot-tag) carrying HeaderIndex.
 //
-// ev then describes what was found, for the audit record.
-func applyRobotTags(req *http.Request, resp *http.Response, agent string, cfg config.RobotTagsConfig) (out *http.Response, ev *tagEvent) {
+// ev then describes what was found.
+func robotTagVerdict(req *http.Request, resp *http.Response, agent string, cfg config.RobotTagsConfig) (ev *tagEvent, o outcome) {
 	if cfg.Mode == RobotTagsOff || resp == nil || resp.StatusCode/100 != 2 {
-		return resp, nil
+		return nil, outcome{}
 	}
 	s := scanRobotTags(resp, cfg)
 	deny := cfg.Deny
@@ -219,21 +218,24 @@ func applyRobotTags(req *http.Request, resp *http.Response, agent string, cfg co
 	all := append(append([]robottag.Directive(nil), s.Header...), s.Meta...)
 	denied, matched := robottag.Verdict(all, agent, deny)
 	if !denied {
-		return resp, nil
+		return nil, outcome{}
 	}
 	ev = &tagEvent{tagScan: *s, Matched: matched}
 	index := strings.Join(matched, ", ")
+	d := tagDecision(req, agent, ev)
 	if cfg.Mode != RobotTagsEnforce {
 		resp.Header.Set(HeaderIndex, index)
-		return resp, ev
+		o = note(audit.DecisionReported, d)
+		o.status = resp.StatusCode
+		return ev, o
 	}
 	ev.Refused = true
 	if resp.Body != nil {
 		resp.Body.Close()
 	}
-	out = Refuse(req, http.StatusForbidden, tagDecision(req, agent, ev))
-	out.Header.Set(HeaderIndex, index)
-	return out, ev
+	o = refuse(http.StatusForbidden, d)
+	o.header = http.Header{HeaderIndex: {index}}
+	return ev, o
 }
 
 // tagDecision is the refusal of req by robot tags described by ev.
@@ -246,34 +248,28 @@ func tagDecision(req *http.Request, agent string, ev *tagEvent) enforce.Decision
 	return d
 }
 
-// robotTags is the response hook of robot tags (applyRobotTags): in
+// robotTagStep is the robot-tag response step (robotTagVerdict): in
 // annotate mode it marks forwarded responses that say "do not keep", in
-// enforce mode it replaces them with a 403; both are audited (reason
+// enforce mode it refuses them with a 403; both are audited (reason
 // robot-tag; decision reported when forwarded, blocked when refused). It
 // leaves alone responses robotsgate generated (refusals, upstream
-// errors). In report mode (mode: report) robot_tags enforce only
-// annotates, as nothing is refused in report mode.
-func (s *Server) robotTags(resp *http.Response, ctx *goproxy.ProxyCtx) *http.Response {
-	cfg := s.cfg.RobotTags
-	st := stateOf(ctx)
-	if resp == nil || ctx.Error != nil || st.Answered || cfg.Mode == RobotTagsOff {
-		return resp
-	}
-	if s.cfg.Mode == ModeReport && cfg.Mode == RobotTagsEnforce {
+// errors).
+type robotTagStep struct{ cfg config.RobotTagsConfig }
+
+// newRobotTagStep is the robot-tag step of cfg in mode (Config.Mode). In
+// report mode robot_tags enforce only annotates, as nothing is refused in
+// report mode.
+func newRobotTagStep(cfg config.RobotTagsConfig, mode string) robotTagStep {
+	if mode == ModeReport && cfg.Mode == RobotTagsEnforce {
 		cfg.Mode = RobotTagsAnnotate
 	}
-	r := ctx.Req
-	out, ev := applyRobotTags(r, resp, st.Agent, cfg)
-	if ev == nil {
-		return out
+	return robotTagStep{cfg: cfg}
+}
+
+func (t robotTagStep) onResponse(resp *http.Response, ctx *goproxy.ProxyCtx, st *requestState) (*http.Response, outcome) {
+	if resp == nil || ctx.Error != nil || st.Answered || t.cfg.Mode == RobotTagsOff {
+		return resp, outcome{}
 	}
-	d := tagDecision(r, st.Agent, ev)
-	e := Event{Client: r.RemoteAddr, Method: r.Method, URL: d.URL, Origin: d.Origin, Agent: st.Agent,
-		Reason: string(ReasonRobotTag), Decision: DecisionReported, Status: resp.StatusCode, Detail: d.Detail}
-	if ev.Refused {
-		e.Decision, e.Status = DecisionBlocked, out.StatusCode
-		st.Decision, st.Decided, st.Answered = d, true, true
-	}
-	s.record(e)
-	return out
+	_, o := robotTagVerdict(ctx.Req, resp, st.Agent, t.cfg)
+	return resp, o
 }

@@ -13,6 +13,7 @@ import (
 	"testing/iotest"
 
 	"github.com/robotsgate/robotsgate/internal/config"
+	"github.com/robotsgate/robotsgate/proxy/audit"
 	"github.com/robotsgate/robotsgate/robots/robottag"
 )
 
@@ -342,7 +343,7 @@ func TestRobotTagsEndToEndAnnotate(t *testing.T) {
 		t.Fatalf("robot-tag audit records: %v", recs)
 	}
 	r := recs[0]
-	if r["decision"] != DecisionReported || r["agent"] != "Mandelbot" || r["status"] != 200.0 ||
+	if r["decision"] != audit.DecisionReported || r["agent"] != "Mandelbot" || r["status"] != 200.0 ||
 		r["url"] != o.URL+"/meta-noindex" || !strings.Contains(r["detail"].(string), "meta: noindex") {
 		t.Errorf("audit record: %v", r)
 	}
@@ -376,7 +377,7 @@ func TestRobotTagsEndToEndEnforce(t *testing.T) {
 		t.Errorf("403 headers: %v", resp.Header)
 	}
 	recs := tagRecords(t, h)
-	if len(recs) != 1 || recs[0]["decision"] != DecisionBlocked || recs[0]["status"] != 403.0 {
+	if len(recs) != 1 || recs[0]["decision"] != audit.DecisionBlocked || recs[0]["status"] != 403.0 {
 		t.Fatalf("audit: %v", recs)
 	}
 	t.Logf("audit record: %s", strings.TrimSpace(h.audit.buf.String()))
@@ -417,7 +418,7 @@ func TestRobotTagsEndToEndReportMode(t *testing.T) {
 	if resp.StatusCode != 200 || !strings.Contains(body, "body") || resp.Header.Get(HeaderIndex) != "noindex" {
 		t.Fatalf("report mode: status %d, %s %q", resp.StatusCode, HeaderIndex, resp.Header.Get(HeaderIndex))
 	}
-	if recs := tagRecords(t, h); len(recs) != 1 || recs[0]["decision"] != DecisionReported {
+	if recs := tagRecords(t, h); len(recs) != 1 || recs[0]["decision"] != audit.DecisionReported {
 		t.Errorf("audit: %v", recs)
 	}
 }
@@ -504,4 +505,15 @@ func BenchmarkApplyRobotTags(b *testing.B) {
 			}
 		})
 	}
+}
+
+// applyRobotTags is the robot-tag verdict on resp together with
+// robotsgate's answer when it is a refusal, as the pipeline carries it
+// out: the response the client gets, and what was found.
+func applyRobotTags(req *http.Request, resp *http.Response, agent string, cfg config.RobotTagsConfig) (*http.Response, *tagEvent) {
+	ev, o := robotTagVerdict(req, resp, agent, cfg)
+	if o.verdict == audit.DecisionBlocked {
+		return answer(req, o, false), ev
+	}
+	return resp, ev
 }

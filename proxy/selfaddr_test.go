@@ -14,6 +14,7 @@ import (
 
 	"github.com/robotsgate/robotsgate/enforce"
 	"github.com/robotsgate/robotsgate/internal/config"
+	"github.com/robotsgate/robotsgate/proxy/audit"
 )
 
 // selfProxy is a running robotsgate with its admin API on a second
@@ -43,7 +44,7 @@ func startSelfProxy(t *testing.T, mutate func(c *config.Config, adminPort int)) 
 		t.Fatal(err)
 	}
 	ab := &memAudit{}
-	srv, addr := startServer(t, cfg, enforce.Config{}, Deps{Auditor: NewAuditor(ab)})
+	srv, addr := startServer(t, cfg, enforce.Config{}, Deps{Auditor: audit.New(ab)})
 	go srv.ServeAdmin(ln) // stopped by startServer's Shutdown
 	tr := &http.Transport{Proxy: http.ProxyURL(&url.URL{Scheme: "http", Host: addr})}
 	t.Cleanup(tr.CloseIdleConnections)
@@ -82,7 +83,7 @@ func TestSelfRequestRefused(t *testing.T) {
 		}
 	}
 	rec := p.audit.find(t, string(ReasonSelfRequest))
-	if rec["decision"] != DecisionBlocked || rec["status"] != float64(403) {
+	if rec["decision"] != audit.DecisionBlocked || rec["status"] != float64(403) {
 		t.Errorf("audit record %v, want blocked 403", rec)
 	}
 	// ... which nobody could purge through the proxy: still cached.
@@ -111,52 +112,8 @@ func TestSelfConnectRefused(t *testing.T) {
 		t.Fatalf("CONNECT %s: %d %s, want 403 self-request", p.adminAddr, resp.StatusCode, resp.Header.Get(HeaderDecision))
 	}
 	rec := p.audit.find(t, string(ReasonSelfRequest))
-	if rec["decision"] != DecisionBlocked || rec["method"] != http.MethodConnect {
+	if rec["decision"] != audit.DecisionBlocked || rec["method"] != http.MethodConnect {
 		t.Errorf("audit record %v", rec)
-	}
-}
-
-// TestSelfAddrsMatches: an unspecified listener stands for every local
-// address on its port; other ports and foreign addresses do not match.
-// (No address here is dialed.)
-func TestSelfAddrsMatches(t *testing.T) {
-	var any, lo, one selfAddrs
-	any.add("0.0.0.0:9310")
-	lo.add("127.0.0.1:9309")
-	one.add("192.0.2.7:9311")
-	ctx := context.Background()
-	for _, tc := range []struct {
-		a          *selfAddrs
-		host, port string
-		want       bool
-	}{
-		{&any, "127.0.0.1", "9310", true},
-		{&any, "127.1.2.3", "9310", true},
-		{&any, "::1", "9310", true},
-		{&any, "::ffff:127.0.0.1", "9310", true},
-		{&any, "localhost", "9310", true},
-		{&any, "foo.localhost.", "9310", true},
-		{&any, "0.0.0.0", "9310", true},
-		{&any, "127.0.0.1", "9309", false},
-		{&any, "192.0.2.1", "9310", false}, // TEST-NET-1: not a local address
-		{&lo, "127.0.0.1", "9309", true},
-		{&lo, "[::1]", "9309", true},
-		{&lo, "192.0.2.1", "9309", false},
-		{&one, "192.0.2.7", "9311", true},
-		{&one, "192.0.2.8", "9311", false},
-		{&one, "0.0.0.0", "9311", true},
-	} {
-		port, _ := parsePort(tc.port)
-		if _, got := tc.a.check(ctx, tc.host, port); got != tc.want {
-			t.Errorf("%v matches(%s, %s) = %v, want %v", tc.a.ports, tc.host, tc.port, got, tc.want)
-		}
-	}
-	// Every interface address of this host is "self" for an unspecified
-	// listener.
-	for _, ip := range interfaceAddrs() {
-		if _, self := any.check(ctx, ip.String(), 9310); !self {
-			t.Errorf("interface address %s not matched by 0.0.0.0:9310", ip)
-		}
 	}
 }
 
@@ -210,7 +167,7 @@ func TestMITMMisdirectedHost(t *testing.T) {
 		t.Fatalf("Host without port inside CONNECT %s: %d, want 421", target, resp.StatusCode)
 	}
 	rec := p.audit.find(t, string(ReasonMisdirected))
-	if rec["decision"] != DecisionBlocked || rec["status"] != float64(421) || !strings.Contains(rec["detail"].(string), otherHost) {
+	if rec["decision"] != audit.DecisionBlocked || rec["status"] != float64(421) || !strings.Contains(rec["detail"].(string), otherHost) {
 		t.Errorf("audit record %v", rec)
 	}
 }
@@ -241,31 +198,5 @@ func TestForwardingFailureLogRedacted(t *testing.T) {
 	}
 	if strings.Contains(logs, "hunter2") || strings.Contains(logs, "user:") || strings.Contains(logs, "user@") {
 		t.Errorf("the log holds the URL's credentials:\n%s", logs)
-	}
-}
-
-func TestDestHostPort(t *testing.T) {
-	for _, tc := range []struct {
-		in, scheme, host string
-		port             uint16
-		ok               bool
-	}{
-		{"example.com", "http", "example.com", 80, true},
-		{"Example.COM", "https", "example.com", 443, true},
-		{"example.com:8080", "https", "example.com", 8080, true},
-		{"example.com:", "https", "example.com", 443, true},
-		{"[::1]:8443", "https", "::1", 8443, true},
-		{"[::1]", "http", "::1", 80, true},
-		{"127.0.0.1:9310", "http", "127.0.0.1", 9310, true},
-		{"127.0.0.1:009310", "http", "127.0.0.1", 9310, true},
-		{"127.0.0.1:", "http", "127.0.0.1", 80, true},
-		{"127.0.0.1:+80", "http", "127.0.0.1", 0, false},
-		{"127.0.0.1:80 ", "http", "127.0.0.1", 0, false},
-		{"127.0.0.1:65536", "http", "127.0.0.1", 0, false},
-		{"127.0.0.1:0", "http", "127.0.0.1", 0, false},
-	} {
-		if h, p, ok := destHostPort(tc.in, tc.scheme); h != tc.host || p != tc.port || ok != tc.ok {
-			t.Errorf("destHostPort(%q, %s) = %q, %d, %v; want %q, %d, %v", tc.in, tc.scheme, h, p, ok, tc.host, tc.port, tc.ok)
-		}
 	}
 }

@@ -8,7 +8,6 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -148,9 +147,9 @@ func TestSelfCheckDialsCheckedAddress(t *testing.T) {
 	}
 	// robotsgate "listens" on 192.0.2.7 on the origin's port: the name
 	// first resolves to the origin (127.0.0.1), then to robotsgate.
-	srv.self.add("192.0.2.7:" + originPort)
+	srv.self.Add("192.0.2.7:" + originPort)
 	res := &rebindResolver{name: "rebind.test", first: netip.MustParseAddr("127.0.0.1"), later: netip.MustParseAddr("192.0.2.7")}
-	srv.self.lookup = res.lookup
+	srv.self.Lookup = res.lookup
 	addr := serveForTest(t, srv)
 
 	resp, body := rawProxyGet(t, addr, "http://rebind.test:"+originPort+"/x", "rebind.test:"+originPort)
@@ -190,95 +189,4 @@ func serveForTest(t *testing.T, srv *Server) string {
 		}
 	})
 	return ln.Addr().String()
-}
-
-// TestSelfDialer: the transport's dialer itself (used also by robots.txt
-// fetches and tunnels) refuses robotsgate's addresses on its ports,
-// dials a pinned address instead of the name, refuses ports the system
-// dialer would read leniently, and leaves other ports alone.
-func TestSelfDialer(t *testing.T) {
-	var a selfAddrs
-	a.add("127.0.0.1:9309")
-	a.add("0.0.0.0:80")
-	var dialed []string
-	next := func(ctx context.Context, network, addr string) (net.Conn, error) {
-		dialed = append(dialed, addr)
-		return nil, errors.New("test dialer")
-	}
-	dial := a.selfDialer(next)
-	ctx := context.Background()
-	for _, addr := range []string{"localhost:9309", "127.0.0.1:09309", "0x7f.1:9309", "[::ffff:127.0.0.1]:9309", "127.0.0.1:80", "0:80"} {
-		if _, err := dial(ctx, "tcp", addr); !errors.Is(err, errSelfDial) {
-			t.Errorf("dial %s: %v, want the self-dial error", addr, err)
-		}
-	}
-	for _, addr := range []string{"127.0.0.1:+9309", "127.0.0.1:9309 ", "127.0.0.1:", "127.0.0.1:70000"} {
-		if _, err := dial(ctx, "tcp", addr); err == nil || !strings.Contains(err.Error(), "invalid port") {
-			t.Errorf("dial %q: %v, want invalid port", addr, err)
-		}
-	}
-	if len(dialed) != 0 {
-		t.Fatalf("dialed %v", dialed)
-	}
-	pinned := withDialPin(ctx, &dialPin{host: "name.test", port: 9309, ips: []netip.Addr{netip.MustParseAddr("192.0.2.1")}})
-	dial(pinned, "tcp", "NAME.test:09309")
-	dial(ctx, "tcp", "example.test:8080") // not a listener port: untouched
-	if want := []string{"192.0.2.1:9309", "example.test:8080"}; strings.Join(dialed, " ") != strings.Join(want, " ") {
-		t.Errorf("dialed %v, want %v", dialed, want)
-	}
-	// A pin without addresses (the name did not resolve) dials nothing.
-	none := withDialPin(ctx, &dialPin{host: "gone.test", port: 9309})
-	if _, err := dial(none, "tcp", "gone.test:9309"); err == nil || len(dialed) != 2 {
-		t.Errorf("dial with an empty pin: %v, dialed %v", err, dialed)
-	}
-}
-
-// TestSelfDefaultPort: a URL without a port (or with an empty one) goes
-// to the scheme's default port, which robotsgate may listen on.
-func TestSelfDefaultPort(t *testing.T) {
-	var a selfAddrs
-	a.add(":80")
-	for _, hp := range []string{"127.0.0.1", "127.0.0.1:", "localhost", "[::1]:"} {
-		host, port, ok := destHostPort(hp, "http")
-		if _, self := a.check(context.Background(), host, port); !ok || !self {
-			t.Errorf("http://%s/ with robotsgate on :80: port %d ok %v self %v, want self", hp, port, ok, self)
-		}
-	}
-}
-
-func TestParseIPv4Shorthand(t *testing.T) {
-	for _, tc := range []struct{ in, want string }{
-		{"127.1", "127.0.0.1"},
-		{"0x7f.1", "127.0.0.1"},
-		{"0X7F.0.0.1", "127.0.0.1"},
-		{"0177.0.0.1", "127.0.0.1"},
-		{"2130706433", "127.0.0.1"},
-		{"0x7f000001", "127.0.0.1"},
-		{"017700000001", "127.0.0.1"},
-		{"127.0.1", "127.0.0.1"},
-		{"0", "0.0.0.0"},
-		{"0x", "0.0.0.0"},
-		{"10.0x10.010.1", "10.16.8.1"},
-		{"4294967295", "255.255.255.255"},
-		{"4294967296", ""},
-		{"256.1", ""},
-		{"1.2.3.4.5", ""},
-		{"1..2", ""},
-		{"08.1", ""}, // 8 is not an octal digit
-		{"example.com", ""},
-		{"1e3", ""},
-		{"", ""},
-	} {
-		ip, ok := parseIPv4Shorthand(tc.in)
-		got := ""
-		if ok {
-			got = ip.String()
-		}
-		if got != tc.want {
-			t.Errorf("parseIPv4Shorthand(%q) = %q, want %q", tc.in, got, tc.want)
-		}
-	}
-	if _, ok := parseIPv4Shorthand(strings.Repeat("9", 50)); ok {
-		t.Error("a 50-digit number parsed")
-	}
 }

@@ -38,7 +38,7 @@ func TestStaleCopyIsReported(t *testing.T) {
 	clock.Advance(time.Hour)
 	resp, body := h.get(t, o.URL+"/private", "Accept", "application/json")
 	var refused struct {
-		Robots RobotsJSON `json:"robots"`
+		Robots robotsJSON `json:"robots"`
 	}
 	if resp.StatusCode != 403 || json.Unmarshal([]byte(body), &refused) != nil {
 		t.Fatalf("stale: %d %s", resp.StatusCode, body)
@@ -54,7 +54,7 @@ func TestStaleCopyIsReported(t *testing.T) {
 	if last["robots_stale"] != true || last["robots_stale_reason"] != "revalidating" || last["robots_status"] != "ok" {
 		t.Errorf("audit record: %v", last)
 	}
-	var d DecisionJSON
+	var d decisionJSON
 	q := "/v1/decision?url=" + url.QueryEscape(o.URL+"/private")
 	if code, b := adminDo(t, "GET", "http://"+h.addr, q, "", &d); code != 200 || d.Robots == nil ||
 		!d.Robots.Stale || d.Robots.StaleReason != "revalidating" {

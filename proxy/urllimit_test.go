@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/robotsgate/robotsgate/internal/config"
+	"github.com/robotsgate/robotsgate/proxy/audit"
 )
 
 // rawGetResp sends "GET target HTTP/1.1" to the proxy at addr as raw bytes,
@@ -60,7 +61,7 @@ func TestLongURLAnswered414(t *testing.T) {
 		t.Fatalf("origin got %d requests for URLs too long", n)
 	}
 	rec := h.audit.find(t, string(ReasonURLTooLong))
-	if u := rec["url"].(string); rec["decision"] != DecisionBlocked || len(u) > auditURLBytes+10 || !strings.HasPrefix(u, o.URL+"/public/aaa") {
+	if u := rec["url"].(string); rec["decision"] != audit.DecisionBlocked || len(u) > auditURLBytes+10 || !strings.HasPrefix(u, o.URL+"/public/aaa") {
 		t.Fatalf("audit record: %v", rec)
 	}
 	if rec["status"] != float64(http.StatusRequestURITooLong) {
@@ -103,4 +104,3 @@ func TestLongURLAnswered414InMITM(t *testing.T) {
 		t.Fatalf("short URL after: %d", resp.StatusCode)
 	}
 }
-

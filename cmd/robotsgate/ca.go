@@ -14,6 +14,7 @@ import (
 
 	"github.com/robotsgate/robotsgate/internal/config"
 	"github.com/robotsgate/robotsgate/proxy"
+	"github.com/robotsgate/robotsgate/proxy/mitm"
 )
 
 // runCA is the ca subcommand: it prints where robotsgate's CA certificate
@@ -40,7 +41,7 @@ func runCAEnv(args []string, env func(string) string, stdout, stderr io.Writer) 
 		fmt.Fprintf(stderr, "robotsgate ca: %v\n", err)
 		return 2
 	}
-	ca, info, err := proxy.LoadOrCreateCA(cfg.HTTPS.DataDir, cfg.HTTPS.CACert, cfg.HTTPS.CAKey, nil)
+	ca, info, err := mitm.LoadOrCreateCA(cfg.HTTPS.DataDir, cfg.HTTPS.CACert, cfg.HTTPS.CAKey, nil)
 	if err != nil {
 		fmt.Fprintf(stderr, "robotsgate ca: %v\n", err)
 		return 1
@@ -90,7 +91,7 @@ CA, from -config FILE or ROBOTSGATE_CONFIG.
 
 // printCAHelp prints the CA's location and how to trust it in common
 // clients.
-func printCAHelp(w io.Writer, info proxy.CAInfo, cfg config.Config) {
+func printCAHelp(w io.Writer, info mitm.CAInfo, cfg config.Config) {
 	state := "existing"
 	switch {
 	case info.Created:

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/robotsgate/robotsgate/proxy"
+	"github.com/robotsgate/robotsgate/proxy/mitm"
 )
 
 func runCATest(t *testing.T, env map[string]string, args ...string) (code int, stdout, stderr string) {
@@ -25,7 +25,7 @@ func TestCACommand(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
-	certFile := filepath.Join(dir, proxy.CACertFileName)
+	certFile := filepath.Join(dir, mitm.CACertFileName)
 	for _, want := range []string{
 		certFile + " (created now)",
 		"curl --cacert " + certFile,
@@ -58,7 +58,7 @@ func TestCACommand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if fp := proxy.Fingerprint(cert); !strings.Contains(out, fp) || !strings.Contains(out2, fp) {
+	if fp := mitm.Fingerprint(cert); !strings.Contains(out, fp) || !strings.Contains(out2, fp) {
 		t.Fatalf("-pem certificate %s is not the one reported", fp)
 	}
 	if onDisk, _ := os.ReadFile(certFile); string(onDisk) != pemOut {
@@ -84,7 +84,7 @@ func TestCACommandConfigLayering(t *testing.T) {
 	if code, out, errs := runCATest(t, env); code != 0 || !strings.Contains(out, fromEnv) {
 		t.Fatalf("env: exit %d %s\n%s", code, errs, out)
 	}
-	if _, err := os.Stat(filepath.Join(fromEnv, proxy.CAKeyFileName)); err != nil {
+	if _, err := os.Stat(filepath.Join(fromEnv, mitm.CAKeyFileName)); err != nil {
 		t.Fatalf("CA not created in ROBOTSGATE_DATA_DIR: %v", err)
 	}
 }
@@ -97,11 +97,11 @@ func TestCACommandErrors(t *testing.T) {
 	// A custom CA whose key does not match: a clear error, exit 1.
 	a := filepath.Join(dir, "a")
 	b := filepath.Join(dir, "b")
-	_, ia, err := proxy.LoadOrCreateCA(a, "", "", nil)
+	_, ia, err := mitm.LoadOrCreateCA(a, "", "", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, ib, err := proxy.LoadOrCreateCA(b, "", "", nil)
+	_, ib, err := mitm.LoadOrCreateCA(b, "", "", nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -25,7 +25,7 @@ import (
 	"github.com/compose-spec/compose-go/v2/types"
 
 	"github.com/robotsgate/robotsgate/internal/config"
-	"github.com/robotsgate/robotsgate/proxy"
+	"github.com/robotsgate/robotsgate/proxy/mitm"
 )
 
 const repoRoot = "../.."
@@ -169,7 +169,7 @@ func TestComposeWiring(t *testing.T) {
 	if !ro {
 		t.Error("the scraper mounts robotsgate's data volume writable")
 	}
-	caFile := path.Join(caDir, proxy.CACertFileName)
+	caFile := path.Join(caDir, mitm.CACertFileName)
 	for _, k := range []string{"SSL_CERT_FILE", "CURL_CA_BUNDLE", "REQUESTS_CA_BUNDLE", "NODE_EXTRA_CA_CERTS"} {
 		if senv[k] != caFile {
 			t.Errorf("scraper %s = %q, want %q", k, senv[k], caFile)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/robotsgate/robotsgate/enforce/redisfleet"
 	"github.com/robotsgate/robotsgate/proxy"
+	"github.com/robotsgate/robotsgate/proxy/audit"
 )
 
 // run serves until ctx is done or serving fails, then stops: Shutdown
@@ -78,7 +79,7 @@ func stopServing(ctx context.Context, timeout time.Duration, srv *proxy.Server, 
 // could not be written (lost ones included: under way when ctx ended,
 // not known written) or closing failed, else 0. Both are logged, with
 // the counts.
-func closeAudit(ctx context.Context, auditor *proxy.Auditor, log zerolog.Logger) int {
+func closeAudit(ctx context.Context, auditor *audit.Auditor, log zerolog.Logger) int {
 	code := 0
 	if err := auditor.CloseContext(ctx); err != nil {
 		log.Error().Err(err).Msg("closing the audit log")

@@ -16,6 +16,8 @@ import (
 	"github.com/robotsgate/robotsgate/enforce"
 	"github.com/robotsgate/robotsgate/internal/config"
 	"github.com/robotsgate/robotsgate/proxy"
+	"github.com/robotsgate/robotsgate/proxy/audit"
+	"github.com/robotsgate/robotsgate/proxy/metrics"
 )
 
 // runServe runs the proxy until ctx is done (SIGINT/SIGTERM), then stops
@@ -54,7 +56,7 @@ type app struct {
 	cfg     config.Config
 	log     zerolog.Logger
 	ln, aln net.Listener // aln is nil without admin_listen
-	auditor *proxy.Auditor
+	auditor *audit.Auditor
 	srv     *proxy.Server
 	cleanup []closer
 }
@@ -106,11 +108,11 @@ func (a *app) build(ctx context.Context, stdout io.Writer) error {
 			return err
 		}
 	}
-	aw, err := proxy.OpenAuditLog(cfg, stdout)
+	aw, err := audit.Open(cfg.AuditLog, audit.Rotation{MaxSizeMB: cfg.AuditMaxSizeMB, MaxBackups: cfg.AuditMaxBackups, MaxAgeDays: cfg.AuditMaxAgeDays}, stdout)
 	if err != nil {
 		return err
 	}
-	a.auditor = proxy.NewAuditor(aw)
+	a.auditor = audit.New(aw)
 	a.push(func(ctx context.Context) int { return closeAudit(ctx, a.auditor, a.log) })
 	tr, err := proxy.NewTransport(cfg)
 	if err != nil {
@@ -153,7 +155,7 @@ func (a *app) listen(key, addr string) (net.Listener, error) {
 
 // enforceConfig returns the robots policy's settings: every value comes
 // from cfg.
-func enforceConfig(cfg config.Config, tr *http.Transport, store enforce.Store, metrics *proxy.Metrics, log zerolog.Logger) enforce.Config {
+func enforceConfig(cfg config.Config, tr *http.Transport, store enforce.Store, metrics *metrics.Metrics, log zerolog.Logger) enforce.Config {
 	r := cfg.Robots
 	return enforce.Config{
 		Fetcher: &enforce.HTTPFetcher{

@@ -10,7 +10,7 @@ import (
 	"github.com/robotsgate/robotsgate/enforce/politeness"
 	"github.com/robotsgate/robotsgate/enforce/redisfleet"
 	"github.com/robotsgate/robotsgate/internal/config"
-	"github.com/robotsgate/robotsgate/proxy"
+	"github.com/robotsgate/robotsgate/proxy/metrics"
 )
 
 // cacheState is the robots.txt cache that cache names and the politeness
@@ -45,7 +45,7 @@ func newStore(ctx context.Context, cfg config.Config, log zerolog.Logger) (*cach
 
 // export registers the cache's gauges with metrics: the entry count and,
 // with Redis, its health.
-func (c *cacheState) export(metrics *proxy.Metrics, log zerolog.Logger) {
+func (c *cacheState) export(metrics *metrics.Metrics, log zerolog.Logger) {
 	if l, ok := c.store.(interface{ Len() int }); ok {
 		metrics.CacheEntriesFunc(l.Len)
 	}

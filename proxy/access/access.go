@@ -1,4 +1,6 @@
-package proxy
+// Package access is robotsgate's access control for proxy clients: client
+// networks (403) and Proxy-Authorization: Basic credentials (407).
+package access
 
 import (
 	"bufio"
@@ -33,11 +35,20 @@ type Access struct {
 	denied func(r *http.Request, status int)
 }
 
-// NewAccess builds the Access of cfg, reading cfg.CredentialsFile (lines
-// of "user:password"; blank lines and lines starting with # are skipped).
-// A cfg with neither credentials nor CIDRs lets every client in.
-func NewAccess(cfg config.AuthConfig) (*Access, error) {
-	a := &Access{}
+// Options are the inputs of New.
+type Options struct {
+	Credentials     []string       // "user:password" pairs
+	CredentialsFile string         // a file of "user:password" lines; "" for none
+	AllowCIDRs      []netip.Prefix // client networks; empty: any
+	// Denied, when set, is told about every refusal (metrics, debug log).
+	Denied func(r *http.Request, status int)
+}
+
+// New builds the Access of cfg, reading cfg.CredentialsFile (lines of
+// "user:password"; blank lines and lines starting with # are skipped). A
+// cfg with neither credentials nor CIDRs lets every client in.
+func New(cfg Options) (*Access, error) {
+	a := &Access{denied: cfg.Denied}
 	for i, c := range cfg.Credentials {
 		if err := config.CheckCredential(c); err != nil {
 			return nil, fmt.Errorf("auth.credentials[%d]: %w", i, err)
@@ -74,6 +85,9 @@ func NewAccess(cfg config.AuthConfig) (*Access, error) {
 // RequiresCredentials reports whether clients must send
 // Proxy-Authorization.
 func (a *Access) RequiresCredentials() bool { return len(a.creds) > 0 }
+
+// Networks returns the number of allowed client networks (0: any).
+func (a *Access) Networks() int { return len(a.nets) }
 
 // Check returns 0 when r may use the proxy, http.StatusForbidden when its
 // client address is outside the allow-list, and
@@ -175,38 +189,4 @@ func writeRefusal(w http.ResponseWriter, code int, msg string) {
 	h.Set("Connection", "close")
 	w.WriteHeader(code)
 	_, _ = w.Write([]byte(msg))
-}
-
-// accessControl wraps h with the configured access control (Access.Wrap);
-// it returns h itself when none is configured.
-func (s *Server) accessControl(h http.Handler) (http.Handler, error) {
-	a, err := NewAccess(s.cfg.Auth)
-	if err != nil {
-		return nil, err
-	}
-	if a.RequiresCredentials() || len(a.nets) > 0 {
-		s.log.Info().Bool("credentials", a.RequiresCredentials()).Int("allow_cidrs", len(a.nets)).Msg("proxy access control on")
-	}
-	a.denied = s.accessDenied
-	return a.Wrap(h), nil
-}
-
-// accessDenied counts a refusal of access control
-// (robotsgate_access_denied_total) and logs it at debug level: client
-// address, method, target host and why; never the credentials, nor the
-// path or query of the URL.
-func (s *Server) accessDenied(r *http.Request, status int) {
-	s.metrics.AccessDenied(status)
-	if e := s.log.Debug(); e.Enabled() {
-		why := "client address not in auth.allow_cidrs"
-		if status == http.StatusProxyAuthRequired {
-			why = "proxy credentials missing or invalid"
-		}
-		target := r.Host
-		if r.URL != nil && r.URL.Host != "" {
-			target = r.URL.Host
-		}
-		e.Str("client", r.RemoteAddr).Str("method", r.Method).Str("target", EscapeControl(target)).
-			Int("status", status).Msg("proxy access denied: " + why)
-	}
 }

@@ -1,4 +1,4 @@
-package proxy
+package audit
 
 import (
 	"context"
@@ -71,7 +71,7 @@ func (a *Auditor) Lost() uint64 { return a.lost.Load() }
 func (a *Auditor) Close() error { return a.CloseContext(context.Background()) }
 
 // CloseContext closes the audit log: Records from now on fail with
-// ErrAuditClosed, the Records already under way are written, then the
+// ErrClosed, the Records already under way are written, then the
 // underlying writer is synced when it has a Sync method, and closed.
 // It is idempotent.
 //

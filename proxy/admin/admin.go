@@ -1,4 +1,7 @@
-package proxy
+// Package admin is robotsgate's admin HTTP API: health and readiness,
+// metrics, the decision robotsgate would make for a URL, and the cached
+// robots.txt of an origin (read, fetch, purge).
+package admin
 
 import (
 	"context"
@@ -8,33 +11,30 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
-	"os"
 	"strconv"
 	"strings"
 	"time"
 
-	"gopkg.in/natefinch/lumberjack.v2"
-
 	"github.com/robotsgate/robotsgate/enforce"
-	"github.com/robotsgate/robotsgate/internal/config"
 	"github.com/robotsgate/robotsgate/robots"
 )
 
-// AdminEnforcer is what the admin API needs of an *enforce.Enforcer.
-type AdminEnforcer interface {
-	Decide(ctx context.Context, u *url.URL, agent string) enforce.Decision
-	// DecideQuiet is Decide without counting a cache lookup in the
-	// metrics: admin queries are not proxied requests.
-	DecideQuiet(ctx context.Context, u *url.URL, agent string) enforce.Decision
+// Cache is what the admin API needs of an *enforce.Enforcer to show and
+// purge cached robots.txt files.
+type Cache interface {
 	Entry(ctx context.Context, origin string) (*enforce.Entry, error)
 	Cached(ctx context.Context, origin string) (*enforce.Entry, bool)
 	Purge(ctx context.Context, origin string)
 }
 
-// AdminConfig configures NewAdmin.
-type AdminConfig struct {
-	Enforcer AdminEnforcer // required
-	Metrics  *Metrics      // served at /metrics; nil: 404
+// Config configures New.
+type Config struct {
+	Cache Cache // required
+	// Decide answers /v1/decision: the decision for u and agent as the
+	// JSON value to send. It must not count as a proxied request (no
+	// metrics).
+	Decide  func(ctx context.Context, u *url.URL, agent string) any
+	Metrics http.Handler // served at /metrics; nil: 404
 	// Token is the bearer token of the admin API ("" = none). DELETE
 	// (purge) always requires it: without a token it is refused with 403.
 	// When Protect is set, every endpoint but /healthz and /readyz
@@ -52,7 +52,7 @@ type AdminConfig struct {
 	Now func() time.Time
 }
 
-// Admin is robotsgate's admin HTTP API. Create it with NewAdmin.
+// Admin is robotsgate's admin HTTP API. Create it with New.
 //
 //	GET    /healthz                        liveness: 200 "ok"
 //	GET    /readyz                         200 "ready", or 503 with the reason
@@ -61,7 +61,7 @@ type AdminConfig struct {
 //	GET    /v1/robots?origin=ORIGIN        the cached robots.txt state (JSON); &fetch=1 fetches it when absent or stale
 //	DELETE /v1/robots?origin=ORIGIN        forget the cached robots.txt (needs the token; 403 when none is configured)
 type Admin struct {
-	cfg   AdminConfig
+	cfg   Config
 	token [sha256.Size]byte
 	mux   *http.ServeMux
 }
@@ -78,8 +78,8 @@ func adminAllow(path string) (allow string, ok bool) {
 	return "", false
 }
 
-// NewAdmin returns the admin API for cfg.
-func NewAdmin(cfg AdminConfig) *Admin {
+// New returns the admin API for cfg.
+func New(cfg Config) *Admin {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
@@ -177,73 +177,7 @@ func (a *Admin) metrics(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusNotFound, jsonError{Error: "metrics are not enabled"})
 		return
 	}
-	a.cfg.Metrics.Handler().ServeHTTP(w, r)
-}
-
-// DecisionJSON is the answer of GET /v1/decision: the fields a 403 of
-// robotsgate carries.
-type DecisionJSON struct {
-	Allowed     bool        `json:"allowed"`
-	Reason      string      `json:"reason"`
-	Detail      string      `json:"detail,omitempty"`
-	URL         string      `json:"url"`
-	Origin      string      `json:"origin"`
-	Agent       string      `json:"agent"` // "*" when no agent was known
-	Group       string      `json:"group,omitempty"`
-	Rule        string      `json:"rule,omitempty"`
-	Line        int         `json:"line,omitempty"`
-	CrawlDelayS float64     `json:"crawl_delay_s,omitempty"`
-	RetryAfterS float64     `json:"retry_after_s,omitempty"`
-	Robots      *RobotsJSON `json:"robots,omitempty"`
-}
-
-// RobotsJSON describes the robots.txt copy a decision used.
-type RobotsJSON struct {
-	URL        string    `json:"url"`
-	Status     string    `json:"status"`
-	HTTPStatus int       `json:"http_status,omitempty"`
-	FetchedAt  time.Time `json:"fetched_at"`
-	AgeS       float64   `json:"age_s"`
-	Stale      bool      `json:"stale,omitempty"`
-	// StaleReason says why a stale copy decided: an enforce.StaleReason.
-	StaleReason string `json:"stale_reason,omitempty"`
-}
-
-// NewDecisionJSON converts d.
-func NewDecisionJSON(d enforce.Decision) DecisionJSON {
-	j := DecisionJSON{
-		Allowed:     d.Allowed,
-		Reason:      string(d.Reason),
-		Detail:      d.Detail,
-		URL:         d.URL,
-		Origin:      d.Origin,
-		Agent:       agentName(d.Agent),
-		Group:       d.Group,
-		Rule:        d.Rule,
-		Line:        d.Line,
-		CrawlDelayS: d.CrawlDelay.Seconds(),
-		RetryAfterS: d.RetryAfter.Seconds(),
-	}
-	j.Robots = newRobotsJSON(d)
-	return j
-}
-
-// newRobotsJSON describes the robots.txt copy d used; nil when d did not
-// consult robots.txt. 403 bodies (Refuse) carry it too.
-func newRobotsJSON(d enforce.Decision) *RobotsJSON {
-	if d.RobotsStatus == "" {
-		return nil
-	}
-	j := &RobotsJSON{
-		URL:        d.Origin + "/robots.txt",
-		Status:     string(d.RobotsStatus),
-		HTTPStatus: d.RobotsHTTPStatus,
-		FetchedAt:  d.RobotsFetchedAt.UTC(),
-		AgeS:       d.RobotsAge.Round(time.Millisecond).Seconds(),
-		Stale:      d.RobotsStale,
-	}
-	j.StaleReason = string(d.RobotsStaleReason)
-	return j
+	a.cfg.Metrics.ServeHTTP(w, r)
 }
 
 func (a *Admin) decision(w http.ResponseWriter, r *http.Request) {
@@ -265,7 +199,7 @@ func (a *Admin) decision(w http.ResponseWriter, r *http.Request) {
 			agent = robots.CrawlerToken(agent)
 		}
 	}
-	writeJSON(w, http.StatusOK, NewDecisionJSON(a.cfg.Enforcer.DecideQuiet(r.Context(), u, agent)))
+	writeJSON(w, http.StatusOK, a.cfg.Decide(r.Context(), u, agent))
 }
 
 // EntryJSON is the answer of GET /v1/robots: an origin's cached
@@ -306,8 +240,8 @@ type RuleJSON struct {
 	Line    int    `json:"line"`
 }
 
-// NewEntryJSON converts e as seen at now.
-func NewEntryJSON(e *enforce.Entry, now time.Time) EntryJSON {
+// newEntryJSON converts e as seen at now.
+func newEntryJSON(e *enforce.Entry, now time.Time) EntryJSON {
 	j := EntryJSON{
 		Origin:     e.Origin,
 		URL:        e.Origin + "/robots.txt",
@@ -370,18 +304,18 @@ func (a *Admin) robotsGet(w http.ResponseWriter, r *http.Request) {
 	}
 	var e *enforce.Entry
 	if fetch, _ := strconv.ParseBool(r.URL.Query().Get("fetch")); fetch {
-		if e, err = a.cfg.Enforcer.Entry(r.Context(), origin); err != nil {
+		if e, err = a.cfg.Cache.Entry(r.Context(), origin); err != nil {
 			writeJSON(w, http.StatusGatewayTimeout, jsonError{Error: "fetching " + origin + "/robots.txt: " + err.Error()})
 			return
 		}
 	} else {
 		var ok bool
-		if e, ok = a.cfg.Enforcer.Cached(r.Context(), origin); !ok {
+		if e, ok = a.cfg.Cache.Cached(r.Context(), origin); !ok {
 			writeJSON(w, http.StatusNotFound, jsonError{Error: origin + "/robots.txt is not cached (add &fetch=1 to fetch it)"})
 			return
 		}
 	}
-	writeJSON(w, http.StatusOK, NewEntryJSON(e, a.cfg.Now()))
+	writeJSON(w, http.StatusOK, newEntryJSON(e, a.cfg.Now()))
 }
 
 // purgeJSON is the answer of DELETE /v1/robots.
@@ -397,74 +331,7 @@ func (a *Admin) robotsDelete(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusBadRequest, jsonError{Error: err.Error()})
 		return
 	}
-	_, was := a.cfg.Enforcer.Cached(r.Context(), origin)
-	a.cfg.Enforcer.Purge(r.Context(), origin)
+	_, was := a.cfg.Cache.Cached(r.Context(), origin)
+	a.cfg.Cache.Purge(r.Context(), origin)
 	writeJSON(w, http.StatusOK, purgeJSON{Origin: origin, Purged: true, WasCached: was})
-}
-
-// Ready reports whether the audit log can take records: it is not
-// closed, no write has been blocked for StallAfter or longer, the last
-// record was written, and the audit file (when there is one) is still in
-// place and writable. It never creates the file, and never waits for a
-// write in progress. /readyz asks it.
-//
-// An audit_log file that was moved or deleted is reported (robotsgate
-// would keep writing to the old file): restart robotsgate. A rotated log
-// (audit_max_size_mb) is checked by name only, since lumberjack renames
-// the file itself when it rotates (see rotatedReady).
-func (a *Auditor) Ready() error {
-	if a.isClosed.Load() {
-		return ErrAuditClosed
-	}
-	if err := a.stallError(); err != nil {
-		return err
-	}
-	if b := a.lastErr.Load(); b != nil {
-		return errors.New("audit log: last write failed: " + b.err.Error())
-	}
-	switch f := a.w.(type) {
-	case *os.File:
-		return fileReady(f)
-	case *lumberjack.Logger:
-		return a.rotatedReady(f.Filename)
-	}
-	return nil
-}
-
-// adminRoutes creates the admin API. Without admin_listen it answers
-// the requests addressed to the proxy port itself (goproxy's
-// NonproxyHandler); with admin_listen it is served there (ServeAdmin)
-// and the proxy port keeps only /healthz.
-func (s *Server) adminRoutes() {
-	protect := !config.IsLoopbackAddr(s.cfg.Listen)
-	if s.cfg.AdminListen != "" {
-		protect = !config.IsLoopbackAddr(s.cfg.AdminListen)
-	}
-	s.admin = NewAdmin(AdminConfig{
-		Enforcer: s.enf,
-		Metrics:  s.metrics,
-		Token:    s.cfg.AdminToken,
-		Protect:  protect,
-		Agent:    s.cfg.Agent,
-		Ready:    s.ready,
-		Now:      s.clock.Now,
-	})
-	if s.cfg.AdminListen == "" {
-		s.mux.Handle("/", s.admin)
-	}
-}
-
-// ready is /readyz: the Server has a listener and the audit log is
-// writable.
-func (s *Server) ready() error {
-	s.mu.Lock()
-	listening, down := len(s.servers) > 0, s.shutdown
-	s.mu.Unlock()
-	switch {
-	case down:
-		return errors.New("shutting down")
-	case !listening:
-		return errors.New("not listening yet")
-	}
-	return s.audit.Ready()
 }

@@ -1,4 +1,4 @@
-package proxy
+package mitm
 
 import (
 	"container/list"
@@ -11,9 +11,9 @@ import (
 	"golang.org/x/sync/singleflight"
 )
 
-// DefaultCertStoreSize is the number of leaf certificates a CertStore
+// defaultCertStoreSize is the number of leaf certificates a CertStore
 // keeps when NewCertStore is given no size.
-const DefaultCertStoreSize = 4096
+const defaultCertStoreSize = 4096
 
 // certRenewBefore is how long before its expiry a cached leaf certificate
 // is replaced by a new one.
@@ -44,11 +44,11 @@ type certEntry struct {
 }
 
 // NewCertStore returns a CertStore keeping at most size certificates
-// (DefaultCertStoreSize when size <= 0), using now (time.Now when nil) to
+// (defaultCertStoreSize when size <= 0), using now (time.Now when nil) to
 // tell when a certificate is about to expire.
 func NewCertStore(size int, now func() time.Time) *CertStore {
 	if size <= 0 {
-		size = DefaultCertStoreSize
+		size = defaultCertStoreSize
 	}
 	if now == nil {
 		now = time.Now

@@ -1,17 +1,17 @@
-package proxy
+// Package metrics holds robotsgate's Prometheus metrics, in a registry of
+// their own, and the hooks that feed them from package enforce.
+package metrics
 
 import (
 	"net/http"
 	"sync/atomic"
 	"time"
 
-	"github.com/elazarl/goproxy"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/robotsgate/robotsgate/enforce"
-	"github.com/robotsgate/robotsgate/enforce/politeness"
 )
 
 // Metrics holds robotsgate's Prometheus metrics in a registry of its own
@@ -28,7 +28,7 @@ type Metrics struct {
 	// byReason holds the pre-curried decision counters of the known
 	// reasons, [0] for denied and [1] for allowed; only the result a
 	// reason comes with is pre-created (so no impossible series is
-	// exposed), the other is nil. It is never written after NewMetrics,
+	// exposed), the other is nil. It is never written after New,
 	// so reads need no lock.
 	byReason map[enforce.Reason]*[2]prometheus.Counter
 
@@ -38,7 +38,7 @@ type Metrics struct {
 	cacheMiss     prometheus.Counter
 
 	upstreamErrors prometheus.Counter
-	accessDenied   [2]prometheus.Counter // [access] [0] 403 (client network), [1] 407 (credentials)
+	accessDenied   [2]prometheus.Counter // [0] 403 (client network), [1] 407 (credentials)
 	pausedN        atomic.Int64
 	queued         prometheus.Gauge
 	inflight       prometheus.Gauge
@@ -51,23 +51,12 @@ type Metrics struct {
 // robotsgate_robots_fetches_total; index 0 is a fetch without a response.
 var statusClasses = [5]string{"error", "2xx", "3xx", "4xx", "5xx"}
 
-// knownReasons returns the Reasons whose decision counters are
-// pre-created, each with whether its decisions allow the request.
-func knownReasons() map[enforce.Reason]bool {
-	return map[enforce.Reason]bool{
-		enforce.ReasonAllowed: true, enforce.ReasonRobotsTxt: true,
-		enforce.ReasonNoRobots: true, ReasonTunnel: true,
-		enforce.ReasonDisallowed: false, enforce.ReasonUnreachable: false,
-		politeness.ReasonPaused: false, politeness.ReasonQueueFull: false,
-		ReasonRobotTag: false, ReasonPortForbidden: false,
-		ReasonSiteClosed: false, enforce.ReasonInvalidURL: false,
-		ReasonSelfRequest: false, ReasonMisdirected: false, // [self] selfaddr.go
-	}
-}
-
-// NewMetrics returns Metrics registered in a new private registry, with
-// the Go runtime and process collectors.
-func NewMetrics() *Metrics {
+// New returns Metrics registered in a new private registry, with the Go
+// runtime and process collectors. known lists the Reasons whose decision
+// counters are created now (so that they are exposed at 0 and counting
+// them does not allocate), each with whether its decisions allow the
+// request; other reasons are counted as they come.
+func New(known map[enforce.Reason]bool) *Metrics {
 	m := &Metrics{reg: prometheus.NewRegistry()}
 	m.decisions = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "robotsgate_decisions_total",
@@ -122,7 +111,6 @@ func NewMetrics() *Metrics {
 		return 0
 	})
 
-	known := knownReasons()
 	m.byReason = make(map[enforce.Reason]*[2]prometheus.Counter, len(known))
 	for r, allowed := range known {
 		cs := &[2]prometheus.Counter{}
@@ -308,47 +296,4 @@ func (m *Metrics) EnforceHooks() enforce.Hooks {
 		return enforce.Hooks{}
 	}
 	return enforce.Hooks{Fetched: m.RobotsFetched, CacheLookup: m.CacheLookup}
-}
-
-// Metrics returns the Server's metrics (Deps.Metrics, or its own).
-func (s *Server) Metrics() *Metrics { return s.metrics }
-
-// metricsBegin is the request hook that counts a request in flight; it
-// is registered right after begin, so that observeMetrics, which every
-// request's response side reaches, ends it.
-func (s *Server) metricsBegin(r *http.Request, ctx *goproxy.ProxyCtx) (*http.Request, *http.Response) {
-	s.metrics.RequestStarted()
-	return r, nil
-}
-
-// observeMetrics is the response hook that counts the request's robots
-// decision and upstream failure and ends its in-flight count. In flight
-// thus means "between arrival and response headers": deciding, waiting
-// for a crawl-delay slot or for the origin.
-func (s *Server) observeMetrics(resp *http.Response, ctx *goproxy.ProxyCtx) *http.Response {
-	s.metrics.RequestDone()
-	if st := stateOf(ctx); st.Decided {
-		s.metrics.Decision(st.Decision)
-	}
-	if ctx.Error != nil {
-		s.metrics.UpstreamError()
-	}
-	return resp
-}
-
-// countPauses returns the Pauses the Server should use so that
-// robotsgate_paused_origins can count them: pauses itself when it can
-// count (has Len, as politeness.MemoryPauses does), or a new in-memory one,
-// counted, when pauses is nil (the default Politeness would create an
-// uncountable one of its own).
-func (m *Metrics) countPauses(pauses politeness.Pauses) politeness.Pauses {
-	if pauses == nil {
-		mp := politeness.NewMemoryPauses()
-		m.PausedOriginsFunc(mp.Len)
-		return mp
-	}
-	if l, ok := pauses.(interface{ Len() int }); ok {
-		m.PausedOriginsFunc(l.Len)
-	}
-	return pauses
 }

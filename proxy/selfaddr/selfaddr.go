@@ -1,50 +1,50 @@
-package proxy
+// Package selfaddr recognises robotsgate's own listen addresses as a
+// destination, in every spelling a client may use (IP literals, IPv4
+// shorthands, localhost names, names that resolve to them), and provides
+// the dialer that refuses them and dials only the addresses that were
+// checked, so that the admin API is never reachable through the proxy.
+package selfaddr
 
 import (
 	"context"
 	"net"
-	"net/http"
 	"net/netip"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
-
-	"github.com/elazarl/goproxy"
-
-	"github.com/robotsgate/robotsgate/enforce"
 )
 
 // selfLookupTimeout bounds the DNS lookup of a destination name whose
 // port is one robotsgate listens on.
 const selfLookupTimeout = 2 * time.Second
 
-// selfAddrs is the set of addresses robotsgate itself listens on (proxy
+// Set is the set of addresses robotsgate itself listens on (proxy
 // and admin listeners), so that proxied requests to them can be refused:
 // otherwise a proxy client could reach the loopback-only admin API
 // through the proxy. An unspecified listener IP (0.0.0.0, ::) stands for
 // every local address on its port. Ports are compared as numbers, so
 // that "0080" and "80" are the same port, as for the dialer. It is safe
 // for concurrent use.
-type selfAddrs struct {
+type Set struct {
 	mu    sync.RWMutex
 	ports map[uint16][]netip.Addr // port → listener IPs
 
-	// lookup resolves a host name; nil means net.DefaultResolver. Tests
+	// Lookup resolves a host name; nil means net.DefaultResolver. Tests
 	// set it to answer names of their own.
-	lookup func(ctx context.Context, host string) ([]netip.Addr, error)
+	Lookup func(ctx context.Context, host string) ([]netip.Addr, error)
 }
 
-// add records the listen address hostport ("host:port"). A host that is
+// Add records the listen address hostport ("host:port"). A host that is
 // empty or unspecified means every local address; "localhost" means the
 // loopback addresses. Addresses that do not parse are ignored.
-func (a *selfAddrs) add(hostport string) {
+func (a *Set) Add(hostport string) {
 	host, p, err := net.SplitHostPort(hostport)
 	if err != nil {
 		return
 	}
-	port, ok := parsePort(p)
+	port, ok := ParsePort(p)
 	if !ok {
 		return
 	}
@@ -70,13 +70,13 @@ func (a *selfAddrs) add(hostport string) {
 }
 
 // listens reports whether robotsgate listens on port (on any address).
-func (a *selfAddrs) listens(port uint16) bool {
+func (a *Set) listens(port uint16) bool {
 	a.mu.RLock()
 	defer a.mu.RUnlock()
 	return len(a.ports[port]) > 0
 }
 
-// check decides whether host:port is robotsgate itself. Most
+// Check decides whether host:port is robotsgate itself. Most
 // destinations cost one map lookup: their port is not one robotsgate
 // listens on, and pin is nil (the dialer needs no restriction). For a
 // listener's port, host is resolved once (resolve) and every address
@@ -85,19 +85,19 @@ func (a *selfAddrs) listens(port uint16) bool {
 // robotsgate between the check and the dial would otherwise get
 // through). A name that does not resolve gives a pin without addresses:
 // the dial fails, as it would have.
-func (a *selfAddrs) check(ctx context.Context, host string, port uint16) (pin *dialPin, self bool) {
+func (a *Set) Check(ctx context.Context, host string, port uint16) (pin *Pin, self bool) {
 	if !a.listens(port) {
 		return nil, false
 	}
 	host = pinHost(host)
 	ips := a.resolve(ctx, host)
-	return &dialPin{host: host, port: port, ips: ips}, a.isSelf(port, ips)
+	return &Pin{host: host, port: port, ips: ips}, a.isSelf(port, ips)
 }
 
 // isSelf reports whether one of dests, on port, is one of robotsgate's
 // listen addresses. For an unspecified listener, dests are compared with
 // the local interface addresses.
-func (a *selfAddrs) isSelf(port uint16, dests []netip.Addr) bool {
+func (a *Set) isSelf(port uint16, dests []netip.Addr) bool {
 	a.mu.RLock()
 	listeners := a.ports[port]
 	a.mu.RUnlock()
@@ -140,7 +140,7 @@ func (a *selfAddrs) isSelf(port uint16, dests []netip.Addr) bool {
 // "127.1", "0x7f.1", "2130706433"), the loopback addresses for localhost
 // names, or the result of a bounded DNS lookup (none when it fails: the
 // forwarding fails the same way).
-func (a *selfAddrs) resolve(ctx context.Context, host string) []netip.Addr {
+func (a *Set) resolve(ctx context.Context, host string) []netip.Addr {
 	host = strings.TrimSuffix(strings.Trim(host, "[]"), ".")
 	if ip, err := netip.ParseAddr(host); err == nil {
 		return []netip.Addr{ip}
@@ -154,7 +154,7 @@ func (a *selfAddrs) resolve(ctx context.Context, host string) []netip.Addr {
 	}
 	ctx, cancel := context.WithTimeout(ctx, selfLookupTimeout)
 	defer cancel()
-	lookup := a.lookup
+	lookup := a.Lookup
 	if lookup == nil {
 		lookup = func(ctx context.Context, host string) ([]netip.Addr, error) {
 			return net.DefaultResolver.LookupNetIP(ctx, "ip", host)
@@ -183,10 +183,10 @@ func interfaceAddrs() []netip.Addr {
 	return out
 }
 
-// parsePort parses a TCP port as the destination of a connection: decimal
+// ParsePort parses a TCP port as the destination of a connection: decimal
 // digits only (leading zeros allowed, as the dialer allows them; no sign,
 // no space), 1 to 65535.
-func parsePort(s string) (uint16, bool) {
+func ParsePort(s string) (uint16, bool) {
 	s = strings.TrimLeft(s, "0")
 	if s == "" || len(s) > 5 {
 		return 0, false
@@ -205,12 +205,12 @@ func parsePort(s string) (uint16, bool) {
 	return uint16(n), true
 }
 
-// destHostPort returns the host and port a request for hostport (a URL's
+// DestHostPort returns the host and port a request for hostport (a URL's
 // host, or a Host header) is sent to: the port filled in from the scheme
 // (443 for https, 80 otherwise) when hostport has none or an empty one,
-// and ok false when the port is not a valid TCP port (parsePort). The
+// and ok false when the port is not a valid TCP port (ParsePort). The
 // host is lower-case, without brackets.
-func destHostPort(hostport, scheme string) (host string, port uint16, ok bool) {
+func DestHostPort(hostport, scheme string) (host string, port uint16, ok bool) {
 	// Split by hand: net.SplitHostPort allocates an error for the usual
 	// host without a port, and this runs for every request.
 	host = hostport
@@ -227,85 +227,11 @@ func destHostPort(hostport, scheme string) (host string, port uint16, ok bool) {
 		}
 		return strings.ToLower(host), port, true
 	}
-	port, ok = parsePort(p)
+	port, ok = ParsePort(p)
 	return strings.ToLower(host), port, ok
 }
 
-// joinHostPort is the canonical "host:port" of a destination.
-func joinHostPort(host string, port uint16) string {
+// JoinHostPort is the canonical "host:port" of a destination.
+func JoinHostPort(host string, port uint16) string {
 	return net.JoinHostPort(host, strconv.Itoa(int(port)))
-}
-
-// installSelf records the configured listen addresses (Serve adds the
-// real ones of its listeners), registers checkDestination, and makes the
-// outbound transport's dialer refuse robotsgate's own addresses and dial
-// only the addresses checkDestination checked (selfDialer).
-func (s *Server) installSelf() {
-	s.self.add(s.cfg.Listen)
-	if s.cfg.AdminListen != "" {
-		s.self.add(s.cfg.AdminListen)
-	}
-	next := s.tr.DialContext
-	if next == nil {
-		next = (&net.Dialer{Timeout: dialTimeout, KeepAlive: dialKeepAlive}).DialContext
-	}
-	s.tr.DialContext = s.self.selfDialer(next)
-	s.proxy.OnRequest().DoFunc(s.checkDestination)
-}
-
-// checkDestination is the request hook that refuses, whatever the mode:
-//   - with 421 Misdirected Request, a request inside an MITM session whose
-//     host:port is not the one its CONNECT named (goproxy builds the URL
-//     from the inner Host header, which would bypass https.allowed_ports
-//     and apply robots.txt and pacing to another origin than the
-//     certificate's);
-//   - with 403, a request whose destination is robotsgate itself (its
-//     proxy or admin listener): the admin API must not be reachable
-//     through the proxy.
-//
-// Both are audited as blocked.
-func (s *Server) checkDestination(r *http.Request, ctx *goproxy.ProxyCtx) (*http.Request, *http.Response) {
-	st := stateOf(ctx)
-	host, port, portOK := destHostPort(r.URL.Host, r.URL.Scheme)
-	if parent, ok := st.Parent.(*requestState); ok && parent.ConnectTarget != "" {
-		target := joinHostPort(host, port)
-		hdr := target
-		if r.Host != "" {
-			hh, hp, hok := destHostPort(r.Host, r.URL.Scheme)
-			hdr, portOK = joinHostPort(hh, hp), portOK && hok
-		}
-		if !portOK || target != parent.ConnectTarget || hdr != parent.ConnectTarget {
-			d := enforce.Decision{Reason: ReasonMisdirected, URL: enforce.RedactedURL(r.URL), Agent: parent.Agent,
-				Detail: "the request names " + strconv.Quote(hdr) + " inside a CONNECT to " + strconv.Quote(parent.ConnectTarget) +
-					": send requests for another host through their own CONNECT"}
-			return r, s.refuseRequest(r, st, http.StatusMisdirectedRequest, d)
-		}
-	}
-	if !portOK {
-		return r, nil // not dialable: the dialer refuses it (selfDialer), enforce calls it an invalid URL
-	}
-	pin, self := s.self.check(r.Context(), host, port)
-	if self {
-		d := enforce.Decision{Reason: ReasonSelfRequest, URL: enforce.RedactedURL(r.URL),
-			Detail: "the destination " + joinHostPort(host, port) + " is robotsgate itself; its admin API is not reachable through the proxy"}
-		if o, err := enforce.Origin(r.URL); err == nil {
-			d.Origin = o
-		}
-		return r, s.refuseRequest(r, st, http.StatusForbidden, d)
-	}
-	if pin != nil { // dial exactly the addresses just checked
-		r = r.WithContext(withDialPin(r.Context(), pin))
-		ctx.Req = r
-	}
-	return r, nil
-}
-
-// refuseRequest audits d as blocked with status and returns robotsgate's
-// answer (Refuse); observeMetrics counts the decision.
-func (s *Server) refuseRequest(r *http.Request, st *requestState, status int, d enforce.Decision) *http.Response {
-	st.Decision, st.Decided, st.Answered = d, true, true
-	e := EventFromDecision(r.RemoteAddr, r.Method, d)
-	e.Decision, e.Status = DecisionBlocked, status
-	s.record(e)
-	return Refuse(r, status, d)
 }

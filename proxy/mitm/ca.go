@@ -1,4 +1,7 @@
-package proxy
+// Package mitm holds what HTTPS interception needs: robotsgate's CA
+// (LoadOrCreateCA), the store of minted leaf certificates (CertStore) and
+// the extra roots trusted for upstream TLS (UpstreamRootCAs).
+package mitm
 
 import (
 	"bytes"
@@ -37,9 +40,9 @@ const (
 	CACertFileName = "robotsgate-ca-cert.pem"
 )
 
-// CAValidityYears is the lifetime of a generated CA certificate, in
+// caValidityYears is the lifetime of a generated CA certificate, in
 // years from its creation.
-const CAValidityYears = 10
+const caValidityYears = 10
 
 // caBackdate is how far before its creation a generated CA is valid from.
 // goproxy backdates the leaf certificates it mints by 30 days; the CA
@@ -67,9 +70,9 @@ type CAInfo struct {
 	NotAfter time.Time
 }
 
-// DefaultDataDir returns the data directory used when https.data_dir is
+// defaultDataDir returns the data directory used when https.data_dir is
 // empty: os.UserConfigDir()/robotsgate (e.g. ~/.config/robotsgate).
-func DefaultDataDir() (string, error) {
+func defaultDataDir() (string, error) {
 	dir, err := os.UserConfigDir()
 	if err != nil {
 		return "", fmt.Errorf("https.data_dir is not set and the user config directory is unknown (%w); set https.data_dir (flag -data-dir)", err)
@@ -84,9 +87,9 @@ func DefaultDataDir() (string, error) {
 // CA certificate, currently valid at now(), whose public key matches the
 // key. Setting only one of them is an error.
 //
-// Otherwise the CA lives in dir (DefaultDataDir when dir is ""): it is
+// Otherwise the CA lives in dir (defaultDataDir when dir is ""): it is
 // loaded from CAKeyFileName if that file exists and created there
-// otherwise (ECDSA P-256, valid for CAValidityYears). Creation is atomic: the
+// otherwise (ECDSA P-256, valid for caValidityYears). Creation is atomic: the
 // private file is written to a temporary file and linked into place only
 // when complete, so a crash leaves either no CA or a whole one, and of two
 // processes creating it at once one wins and the other loads the winner's
@@ -107,7 +110,7 @@ func LoadOrCreateCA(dir, certFile, keyFile string, now func() time.Time) (*tls.C
 		return nil, CAInfo{}, errors.New("https.ca_cert and https.ca_key must be set together")
 	}
 	if dir == "" {
-		d, err := DefaultDataDir()
+		d, err := defaultDataDir()
 		if err != nil {
 			return nil, CAInfo{}, err
 		}
@@ -198,7 +201,7 @@ func newCAPEM(now time.Time) ([]byte, error) {
 			CommonName:   "robotsgate CA " + hex.EncodeToString(ski[:4]),
 		},
 		NotBefore:             now.Add(-caBackdate),
-		NotAfter:              now.AddDate(CAValidityYears, 0, 0),
+		NotAfter:              now.AddDate(caValidityYears, 0, 0),
 		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageCRLSign | x509.KeyUsageDigitalSignature,
 		BasicConstraintsValid: true,
 		IsCA:                  true,

@@ -1,10 +1,13 @@
-package proxy
+// Package audit writes robotsgate's audit log: one JSON line per Event,
+// synchronously, never sampled or dropped silently (Auditor), to stdout or
+// a file that may be rotated (Open), and reports whether the log can take
+// records (Auditor.Ready).
+package audit
 
 import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"sync"
@@ -15,7 +18,6 @@ import (
 	"gopkg.in/natefinch/lumberjack.v2"
 
 	"github.com/robotsgate/robotsgate/enforce"
-	"github.com/robotsgate/robotsgate/internal/config"
 )
 
 // Audit decisions, the value of Event.Decision.
@@ -25,8 +27,8 @@ const (
 	DecisionReported = "reported" // report mode: it would have been blocked, it was forwarded
 )
 
-// ErrAuditClosed is returned by Auditor.Record after Close.
-var ErrAuditClosed = errors.New("audit log closed")
+// ErrClosed is returned by Auditor.Record after Close.
+var ErrClosed = errors.New("audit log closed")
 
 // Event is one audit record. Hooks other than the robots decision (CONNECT
 // tunnels, politeness pauses, robot tags, ...) fill in what applies to
@@ -41,7 +43,7 @@ type Event struct {
 	Group    string // the robots.txt group that applied
 	Rule     string // the deciding rule, e.g. "Disallow: /private"
 	Line     int    // the rule's line in robots.txt
-	Reason   string // an enforce.Reason, e.g. "disallowed", "robots-unreachable", "tunnel-unenforced"
+	Reason   string // the decision's reason, e.g. "disallowed", "robots-unreachable", "tunnel-unenforced"
 	Decision string // DecisionAllowed, DecisionBlocked or DecisionReported
 	Mode     string // enforce | report
 
@@ -56,34 +58,12 @@ type Event struct {
 
 	// AgentOverrideRefused is the agent override header a client sent and
 	// robotsgate refused, because an agent is configured and overrides are
-	// not allowed (config.Config.AllowAgentOverride).
+	// not allowed (Config.AllowAgentOverride).
 	AgentOverrideRefused string
 }
 
-// EventFromDecision returns the Event describing d for a request from
-// client. Decision and Mode are left for the caller.
-func EventFromDecision(client, method string, d enforce.Decision) Event {
-	return Event{
-		Client:           client,
-		Method:           method,
-		URL:              d.URL,
-		Origin:           d.Origin,
-		Agent:            d.Agent,
-		Group:            d.Group,
-		Rule:             d.Rule,
-		Line:             d.Line,
-		Reason:           string(d.Reason),
-		RobotsStatus:     string(d.RobotsStatus),
-		RobotsHTTPStatus: d.RobotsHTTPStatus,
-		RobotsAge:        d.RobotsAge,
-		RobotsStale:      d.RobotsStale,
-		RobotsStaleWhy:   string(d.RobotsStaleReason),
-		Detail:           d.Detail,
-	}
-}
-
-// DefaultAuditStall is the default of Auditor.StallAfter.
-const DefaultAuditStall = 5 * time.Second
+// defaultStall is the default of Auditor.StallAfter.
+const defaultStall = 5 * time.Second
 
 // Auditor writes audit records as JSON lines (zerolog) to an
 // io.WriteCloser. Every Record call writes synchronously, one at a time:
@@ -96,7 +76,7 @@ const DefaultAuditStall = 5 * time.Second
 // for concurrent use; set the exported fields before the first Record.
 type Auditor struct {
 	// StallAfter is how long one write may block before Ready reports the
-	// audit log as stalled; 0 means DefaultAuditStall.
+	// audit log as stalled; 0 means defaultStall.
 	StallAfter time.Duration
 	// Clock times the writes for Ready; nil means the system clock.
 	Clock enforce.Clock
@@ -153,14 +133,14 @@ func (a *Auditor) stalled() (time.Duration, bool) {
 	}
 	limit := a.StallAfter
 	if limit <= 0 {
-		limit = DefaultAuditStall
+		limit = defaultStall
 	}
 	d := a.now().Sub(time.Unix(0, start))
 	return d, d >= limit
 }
 
-// NewAuditor returns an Auditor writing to w. Close closes w.
-func NewAuditor(w io.WriteCloser) *Auditor {
+// New returns an Auditor writing to w. Close closes w.
+func New(w io.WriteCloser) *Auditor {
 	a := &Auditor{w: w, turn: make(chan struct{}, 1), dead: make(chan struct{}), drained: make(chan struct{})}
 	a.ew.w = w
 	a.log = zerolog.New(&a.ew)
@@ -191,7 +171,7 @@ func (a *Auditor) Record(e Event) error {
 		e.Time = time.Now()
 	}
 	if !a.begin() {
-		return ErrAuditClosed
+		return ErrClosed
 	}
 	select {
 	case a.turn <- struct{}{}:
@@ -256,87 +236,6 @@ func (a *Auditor) encode(e Event) error {
 	return nil
 }
 
-// stallError says so when the write in progress has been blocked for
-// StallAfter or longer (see Ready).
-func (a *Auditor) stallError() error {
-	d, ok := a.stalled()
-	if !ok {
-		return nil
-	}
-	return fmt.Errorf("audit log: a write has been blocked for %v (a destination that stopped reading: "+
-		"a full pipe on stdout, a hung disk); requests that write audit records are waiting for it", d.Round(time.Millisecond))
-}
-
-// fileReady checks that the audit file f is still in place under its name
-// (not moved, deleted or replaced) and can be opened for appending; it
-// never creates it.
-func fileReady(f *os.File) error {
-	name := f.Name()
-	ours, err := f.Stat()
-	if err != nil {
-		return fmt.Errorf("audit log %s: %w", name, err)
-	}
-	now, err := os.Stat(name)
-	if errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("audit log %s was moved or deleted: records still go to the old file; restart robotsgate "+
-			"(or set audit_max_size_mb to let robotsgate rotate it)", name)
-	}
-	if err != nil {
-		return fmt.Errorf("audit log %s: %w", name, err)
-	}
-	if !os.SameFile(ours, now) {
-		return fmt.Errorf("audit log %s was replaced by another file: records still go to the old one; restart robotsgate "+
-			"(or set audit_max_size_mb to let robotsgate rotate it)", name)
-	}
-	if !now.Mode().IsRegular() {
-		return nil // a device or FIFO: opening it could block
-	}
-	return appendable(name)
-}
-
-// rotatedReady checks the audit file of a lumberjack.Logger. Lumberjack
-// opens its file itself and renames it when it rotates, so there is no
-// open file to compare with: the file under name must exist and be
-// writable. A rotation renames the file and creates the next one inside
-// a write, holding the turn; a missing file is only reported when it is still
-// missing with no write in progress, so that a rotation never makes
-// /readyz flap. If the file was deleted outside robotsgate, lumberjack
-// writes into the deleted file until its next rotation.
-func (a *Auditor) rotatedReady(name string) error {
-	err := appendable(name)
-	if !errors.Is(err, fs.ErrNotExist) {
-		return err
-	}
-	select {
-	case a.turn <- struct{}{}:
-	default:
-		return nil // a write, maybe a rotation, is in progress; a stall is reported by stallError
-	}
-	defer func() { <-a.turn }()
-	if a.isClosed.Load() {
-		return ErrAuditClosed
-	}
-	if err := appendable(name); errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("audit log %s was moved or deleted: records go to the old file until the next rotation; restart robotsgate", name)
-	} else if err != nil {
-		return err
-	}
-	return nil
-}
-
-// appendable checks that the existing file name can be opened for
-// appending, without creating it.
-func appendable(name string) error {
-	f, err := os.OpenFile(name, os.O_WRONLY|os.O_APPEND, 0)
-	if errors.Is(err, fs.ErrNotExist) {
-		return err
-	}
-	if err != nil {
-		return fmt.Errorf("audit log not writable: %w", err)
-	}
-	return f.Close()
-}
-
 // Written returns the number of records written.
 func (a *Auditor) Written() uint64 { return a.written.Load() }
 
@@ -344,33 +243,42 @@ func (a *Auditor) Written() uint64 { return a.written.Load() }
 // included.
 func (a *Auditor) Failed() uint64 { return a.failed.Load() }
 
-// OpenAuditLog opens the audit destination that cfg names: "-" is stdout
-// (never closed), anything else a file opened for appending (created with
-// mode 0640, its directory too), rotated by lumberjack when
-// AuditMaxSizeMB > 0. The file is opened at once so that a bad path is an
-// error before robotsgate listens.
-func OpenAuditLog(cfg config.Config, stdout io.Writer) (io.WriteCloser, error) {
-	if cfg.AuditLog == "-" {
+// Rotation says when lumberjack rotates an audit file: at MaxSizeMB
+// (0: never), keeping MaxBackups files (0: all) for MaxAgeDays (0: no
+// limit).
+type Rotation struct {
+	MaxSizeMB  int
+	MaxBackups int
+	MaxAgeDays int
+}
+
+// Open opens the audit destination path: "-" is stdout (never closed),
+// anything else a file opened for appending (created with mode 0640, its
+// directory too), rotated by lumberjack when rot.MaxSizeMB > 0. The file
+// is opened at once so that a bad path is an error before robotsgate
+// listens.
+func Open(path string, rot Rotation, stdout io.Writer) (io.WriteCloser, error) {
+	if path == "-" {
 		return nopCloser{stdout}, nil
 	}
-	if dir := filepath.Dir(cfg.AuditLog); dir != "" {
+	if dir := filepath.Dir(path); dir != "" {
 		if err := os.MkdirAll(dir, 0o750); err != nil {
 			return nil, fmt.Errorf("audit_log: %w", err)
 		}
 	}
-	f, err := os.OpenFile(cfg.AuditLog, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o640)
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o640)
 	if err != nil {
 		return nil, fmt.Errorf("audit_log: %w", err)
 	}
-	if cfg.AuditMaxSizeMB <= 0 {
+	if rot.MaxSizeMB <= 0 {
 		return f, nil
 	}
 	f.Close()
 	return &lumberjack.Logger{
-		Filename:   cfg.AuditLog,
-		MaxSize:    cfg.AuditMaxSizeMB,
-		MaxBackups: cfg.AuditMaxBackups,
-		MaxAge:     cfg.AuditMaxAgeDays,
+		Filename:   path,
+		MaxSize:    rot.MaxSizeMB,
+		MaxBackups: rot.MaxBackups,
+		MaxAge:     rot.MaxAgeDays,
 	}, nil
 }
 

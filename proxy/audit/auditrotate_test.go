@@ -1,4 +1,4 @@
-package proxy
+package audit
 
 import (
 	"io"
@@ -7,7 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/robotsgate/robotsgate/internal/config"
 	"gopkg.in/natefinch/lumberjack.v2"
 )
 
@@ -17,13 +16,10 @@ import (
 // record is lost across the two, and Close closes the writer.
 func TestAuditRotates(t *testing.T) {
 	dir := t.TempDir()
-	cfg := config.Default()
+	cfg := Default()
 	cfg.AuditLog = filepath.Join(dir, "audit.jsonl")
 	cfg.AuditMaxSizeMB = 1
 	cfg.AuditMaxBackups = 3
-	if err := cfg.Validate(); err != nil {
-		t.Fatal(err)
-	}
 	w, err := OpenAuditLog(cfg, io.Discard)
 	if err != nil {
 		t.Fatal(err)
@@ -32,7 +28,7 @@ func TestAuditRotates(t *testing.T) {
 	if !ok || lj.MaxSize != 1 || lj.MaxBackups != 3 {
 		t.Fatalf("OpenAuditLog returned %T %+v, want a lumberjack.Logger with MaxSize 1", w, w)
 	}
-	a := NewAuditor(w)
+	a := New(w)
 	pad := strings.Repeat("x", 1000)
 	const n = 1200 // ~1.3 MB: one rotation
 	for i := 0; i < n; i++ {

@@ -1,4 +1,4 @@
-package proxy
+package audit
 
 import (
 	"bufio"
@@ -15,7 +15,6 @@ import (
 	"gopkg.in/natefinch/lumberjack.v2"
 
 	"github.com/robotsgate/robotsgate/enforce/enforcetest"
-	"github.com/robotsgate/robotsgate/internal/config"
 )
 
 // failWriter fails every write.
@@ -26,12 +25,12 @@ func (f *failWriter) Close() error                { f.closed = true; return nil 
 
 func TestAuditorRecordFields(t *testing.T) {
 	var m memAudit
-	a := NewAuditor(&m)
+	a := New(&m)
 	at := time.Date(2026, 5, 1, 12, 0, 0, 123456789, time.UTC)
 	err := a.Record(Event{
 		Time: at, Client: "127.0.0.1:5000", Method: "GET", URL: "http://a.test/x", Origin: "http://a.test",
 		Agent: "Bot", Group: "bot", Rule: "Disallow: /x", Line: 7, Reason: "disallowed", Decision: DecisionBlocked,
-		Mode: ModeEnforce, RobotsStatus: "ok", RobotsHTTPStatus: 200, RobotsAge: 1500 * time.Millisecond, Status: 403,
+		Mode: "enforce", RobotsStatus: "ok", RobotsHTTPStatus: 200, RobotsAge: 1500 * time.Millisecond, Status: 403,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -67,7 +66,7 @@ func TestAuditorRecordFields(t *testing.T) {
 
 func TestAuditorAfterCloseFailsAndCounts(t *testing.T) {
 	var m memAudit
-	a := NewAuditor(&m)
+	a := New(&m)
 	if err := a.Record(Event{Decision: DecisionBlocked}); err != nil {
 		t.Fatal(err)
 	}
@@ -77,8 +76,8 @@ func TestAuditorAfterCloseFailsAndCounts(t *testing.T) {
 	if err := a.Close(); err != nil {
 		t.Fatalf("second Close: %v", err)
 	}
-	if err := a.Record(Event{Decision: DecisionBlocked}); !errors.Is(err, ErrAuditClosed) {
-		t.Fatalf("Record after Close: %v, want ErrAuditClosed", err)
+	if err := a.Record(Event{Decision: DecisionBlocked}); !errors.Is(err, ErrClosed) {
+		t.Fatalf("Record after Close: %v, want ErrClosed", err)
 	}
 	if a.Failed() != 1 || a.Written() != 1 {
 		t.Fatalf("written %d failed %d, want 1 and 1", a.Written(), a.Failed())
@@ -87,7 +86,7 @@ func TestAuditorAfterCloseFailsAndCounts(t *testing.T) {
 
 func TestAuditorWriteErrorReturned(t *testing.T) {
 	fw := &failWriter{}
-	a := NewAuditor(fw)
+	a := New(fw)
 	err := a.Record(Event{Decision: DecisionBlocked})
 	if err == nil || !strings.Contains(err.Error(), "disk full") {
 		t.Fatalf("Record on a failing writer: %v", err)
@@ -103,13 +102,13 @@ func TestAuditorWriteErrorReturned(t *testing.T) {
 
 func TestAuditorConcurrentLinesWhole(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "a", "audit.log")
-	cfg := config.Default()
+	cfg := Default()
 	cfg.AuditLog = path
 	w, err := OpenAuditLog(cfg, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	a := NewAuditor(w)
+	a := New(w)
 	const goroutines, each = 16, 50
 	var wg sync.WaitGroup
 	for g := range goroutines {
@@ -148,7 +147,7 @@ func TestAuditorConcurrentLinesWhole(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a = NewAuditor(w)
+	a = New(w)
 	a.Record(Event{Decision: DecisionBlocked})
 	a.Close()
 	b, _ = os.ReadFile(path)
@@ -159,11 +158,11 @@ func TestAuditorConcurrentLinesWhole(t *testing.T) {
 
 func TestOpenAuditLogStdoutNotClosed(t *testing.T) {
 	var out bytes.Buffer
-	w, err := OpenAuditLog(config.Default(), &out) // audit_log: "-"
+	w, err := OpenAuditLog(Default(), &out) // audit_log: "-"
 	if err != nil {
 		t.Fatal(err)
 	}
-	a := NewAuditor(w)
+	a := New(w)
 	a.Record(Event{Decision: DecisionBlocked})
 	if err := a.Close(); err != nil {
 		t.Fatal(err)
@@ -171,7 +170,7 @@ func TestOpenAuditLogStdoutNotClosed(t *testing.T) {
 	if !strings.Contains(out.String(), `"decision":"blocked"`) {
 		t.Fatalf("stdout got %q", out.String())
 	}
-	cfg := config.Default()
+	cfg := Default()
 	cfg.AuditLog = filepath.Join(t.TempDir(), "f")
 	os.WriteFile(cfg.AuditLog, nil, 0o600)
 	cfg.AuditLog = filepath.Join(cfg.AuditLog, "under-a-file.log")
@@ -202,7 +201,7 @@ func (s *stallWriter) Write(p []byte) (int, error) {
 func TestAuditorReadyReportsStalledWrite(t *testing.T) {
 	clk := enforcetest.NewClock(time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC))
 	w := &stallWriter{entered: make(chan struct{}, 1), release: make(chan struct{})}
-	a := NewAuditor(w)
+	a := New(w)
 	a.Clock, a.StallAfter = clk, 5*time.Second
 	recorded := make(chan error, 1)
 	go func() { recorded <- a.Record(Event{Decision: DecisionBlocked}) }()
@@ -245,13 +244,13 @@ func TestAuditorReadyReportsStalledWrite(t *testing.T) {
 // old one), and never creates the file itself.
 func TestAuditorReadyFileMovedOrDeleted(t *testing.T) {
 	dir := t.TempDir()
-	cfg := config.Default()
+	cfg := Default()
 	cfg.AuditLog = filepath.Join(dir, "audit.log")
 	w, err := OpenAuditLog(cfg, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	a := NewAuditor(w)
+	a := New(w)
 	defer a.Close()
 	if err := a.Record(Event{Decision: DecisionBlocked}); err != nil {
 		t.Fatal(err)
@@ -287,14 +286,14 @@ func TestAuditorReadyFileMovedOrDeleted(t *testing.T) {
 // renames the file) keeps Ready true; the file deleted from outside makes
 // it fail, and Ready does not recreate it.
 func TestAuditorReadyRotatedLog(t *testing.T) {
-	cfg := config.Default()
+	cfg := Default()
 	cfg.AuditLog = filepath.Join(t.TempDir(), "audit.jsonl")
 	cfg.AuditMaxSizeMB = 1
 	w, err := OpenAuditLog(cfg, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	a := NewAuditor(w)
+	a := New(w)
 	defer a.Close()
 	lj := w.(*lumberjack.Logger)
 	for i := range 3 {

@@ -1,6 +1,6 @@
 //go:build unix
 
-package proxy
+package audit
 
 import (
 	"context"
@@ -73,7 +73,7 @@ func TestAuditorCloseGivesUpOnStalledPipe(t *testing.T) {
 	defer r.Close()
 	defer w.Close()
 	fillPipe(t, w)
-	a := NewAuditor(w)
+	a := New(w)
 	const n = 4
 	recorded := make(chan error, n)
 	for range n {
@@ -127,7 +127,7 @@ func TestAuditorCloseGivesUpOnStalledPipe(t *testing.T) {
 	case <-time.After(testTimeout):
 		t.Fatal("the blocked Record did not return")
 	}
-	if err := a.Record(Event{Decision: DecisionBlocked}); !errors.Is(err, ErrAuditClosed) {
+	if err := a.Record(Event{Decision: DecisionBlocked}); !errors.Is(err, ErrClosed) {
 		t.Fatalf("Record after Close: %v", err)
 	}
 	if a.Lost() != n || a.Failed() != n+1 || a.Written() != 0 {
@@ -143,7 +143,7 @@ func TestAuditorCloseGivesUpOnStalledPipe(t *testing.T) {
 // writes them; only Records that begin after it fail.
 func TestAuditorCloseWritesRecordsUnderWay(t *testing.T) {
 	w := &stallWriter{entered: make(chan struct{}, 1), release: make(chan struct{})}
-	a := NewAuditor(w)
+	a := New(w)
 	recorded := make(chan error, 2)
 	go func() { recorded <- a.Record(Event{Decision: DecisionBlocked, URL: "http://a.test/1"}) }()
 	<-w.entered
@@ -152,7 +152,7 @@ func TestAuditorCloseWritesRecordsUnderWay(t *testing.T) {
 	closed := make(chan error, 1)
 	go func() { closed <- a.Close() }()
 	waitAudit(t, "Close to begin", a.isClosed.Load)
-	if err := a.Record(Event{Decision: DecisionBlocked}); !errors.Is(err, ErrAuditClosed) {
+	if err := a.Record(Event{Decision: DecisionBlocked}); !errors.Is(err, ErrClosed) {
 		t.Fatalf("Record after Close began: %v", err)
 	}
 	close(w.release)

@@ -1,4 +1,4 @@
-package proxy
+package selfaddr
 
 import (
 	"context"
@@ -15,11 +15,11 @@ import (
 // robotsgate itself.
 var errSelfDial = errors.New("the destination is robotsgate itself (its proxy or admin address)")
 
-// dialPin is what the self-address check of one request resolved: the
+// Pin is what the self-address check of one request resolved: the
 // destination host and port, and the addresses that were checked. The
 // dialer connects to those addresses only, so that the name is resolved
 // exactly once per request.
-type dialPin struct {
+type Pin struct {
 	host string // as the transport dials it: ASCII, lower-case, no brackets
 	port uint16
 	ips  []netip.Addr // with their zones; empty when the name did not resolve
@@ -27,8 +27,8 @@ type dialPin struct {
 
 type dialPinKey struct{}
 
-// withDialPin returns ctx carrying pin for the dialer.
-func withDialPin(ctx context.Context, pin *dialPin) context.Context {
+// WithPin returns ctx carrying pin for the dialer.
+func WithPin(ctx context.Context, pin *Pin) context.Context {
 	return context.WithValue(ctx, dialPinKey{}, pin)
 }
 
@@ -47,10 +47,10 @@ func pinHost(host string) string {
 	return strings.ToLower(host)
 }
 
-// dialFunc is the signature of http.Transport.DialContext.
-type dialFunc func(ctx context.Context, network, addr string) (net.Conn, error)
+// DialFunc is the signature of http.Transport.DialContext.
+type DialFunc func(ctx context.Context, network, addr string) (net.Conn, error)
 
-// selfDialer wraps next so that no connection reaches robotsgate's own
+// Dialer wraps next so that no connection reaches robotsgate's own
 // listeners, whoever asks for it (proxied requests, CONNECT tunnels,
 // robots.txt fetches, an upstream proxy address):
 //   - a dial under a request whose check pinned its addresses (checkDestination,
@@ -58,22 +58,22 @@ type dialFunc func(ctx context.Context, network, addr string) (net.Conn, error)
 //   - any other dial to a port robotsgate listens on resolves the host once,
 //     refuses if one of its addresses is robotsgate, and connects to the
 //     addresses it checked;
-//   - a port that is not a valid TCP port (parsePort: "+80", "80 ") is
+//   - a port that is not a valid TCP port (ParsePort: "+80", "80 ") is
 //     refused rather than left to the dialer's more lenient parsing.
 //
 // Other dials (the usual case: another port) go to next unchanged.
-func (a *selfAddrs) selfDialer(next dialFunc) dialFunc {
+func (a *Set) Dialer(next DialFunc) DialFunc {
 	return func(ctx context.Context, network, addr string) (net.Conn, error) {
 		host, p, err := net.SplitHostPort(addr)
 		if err != nil {
 			return nil, fmt.Errorf("dial %s: %w", addr, err)
 		}
-		port, ok := parsePort(p)
+		port, ok := ParsePort(p)
 		if !ok {
 			return nil, fmt.Errorf("dial %s: invalid port %q", addr, p)
 		}
 		var ips []netip.Addr
-		if pin, _ := ctx.Value(dialPinKey{}).(*dialPin); pin != nil && pin.port == port && pin.host == pinHost(host) {
+		if pin, _ := ctx.Value(dialPinKey{}).(*Pin); pin != nil && pin.port == port && pin.host == pinHost(host) {
 			ips = pin.ips // checked by the caller
 		} else if a.listens(port) {
 			ips = a.resolve(ctx, host)

@@ -1,0 +1,68 @@
+package access
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/robotsgate/robotsgate/internal/config"
+)
+
+func TestAccessCheck(t *testing.T) {
+	a, err := New(Options{AllowCIDRs: cidrs(t, "10.1.0.0/16", "::ffff:192.0.2.0/120", "2001:db8::/32")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for addr, want := range map[string]int{
+		"10.1.2.3:5000":       0,
+		"10.2.0.1:5000":       http.StatusForbidden,
+		"192.0.2.9:1":         0, // the IPv4-mapped CIDR matches plain IPv4
+		"[::ffff:10.1.0.1]:1": 0, // and a mapped client matches an IPv4 CIDR
+		"[2001:db8::1]:1":     0,
+		"[2001:db9::1]:1":     http.StatusForbidden,
+		"[fe80::1%eth0]:1":    http.StatusForbidden,
+		"not-an-address":      http.StatusForbidden,
+		"@/var/run/sock":      http.StatusForbidden,
+	} {
+		r := httptest.NewRequest("GET", "http://x/", nil)
+		r.RemoteAddr = addr
+		if got := a.Check(r); got != want {
+			t.Errorf("Check from %s = %d, want %d", addr, got, want)
+		}
+	}
+
+	for _, bad := range []Options{
+		{Credentials: []string{"nocolon"}},
+		{Credentials: []string{":password"}},
+		{CredentialsFile: "/nonexistent/credentials"},
+	} {
+		if _, err := New(bad); err == nil {
+			t.Errorf("New(%+v) accepted", bad)
+		}
+	}
+	// A bad line of a credentials file is named without its content.
+	f := filepath.Join(t.TempDir(), "creds")
+	os.WriteFile(f, []byte("ok:fine\nsecretwithoutcolon\n"), 0o600)
+	_, err = New(Options{CredentialsFile: f})
+	if err == nil || !strings.Contains(err.Error(), ":2:") || strings.Contains(err.Error(), "secretwithoutcolon") {
+		t.Errorf("bad credentials file: %v", err)
+	}
+	os.WriteFile(f, []byte("# nothing\n"), 0o600)
+	if _, err := New(Options{CredentialsFile: f}); err == nil {
+		t.Error("an empty credentials file was accepted (it would silently open the proxy)")
+	}
+}
+
+// cidrs parses client networks the way the configuration does.
+func cidrs(t testing.TB, s ...string) []netip.Prefix {
+	t.Helper()
+	cfg, err := config.Load([]string{"-allow-cidrs", strings.Join(s, ",")}, func(string) string { return "" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg.Auth.AllowCIDRs
+}

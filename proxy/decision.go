@@ -1,0 +1,308 @@
+package proxy
+
+import (
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/robotsgate/robotsgate/enforce"
+	"github.com/robotsgate/robotsgate/enforce/politeness"
+	"github.com/robotsgate/robotsgate/proxy/audit"
+)
+
+// One decision, four shapes: the audit record (eventOf), the admin API's
+// answer (newDecisionJSON), the body of a refusal (newRefusalBody, which
+// starts from newDecisionJSON) and the X-Robotsgate-* headers
+// (setDecisionHeaders, setReportHeaders). All of them are built here, from an
+// enforce.Decision, and nowhere else.
+
+// Response headers robotsgate sets on answers it generates (and, in report
+// mode, on forwarded responses that would have been blocked).
+const (
+	HeaderDecision = "X-Robotsgate-Decision" // the enforce.Reason, e.g. "disallowed"
+	HeaderRule     = "X-Robotsgate-Rule"     // the deciding rule and its line, e.g. "Disallow: /private; line 3"
+	HeaderAgent    = "X-Robotsgate-Agent"    // the agent decided for; "*" when none was known
+	// HeaderIndex is the header that robot_tags annotate mode adds to a
+	// forwarded response whose robot tags say it must not be kept; its
+	// value lists the matching robot_tags.deny entries, e.g. "noindex" or
+	// "noindex, none". Enforce mode sets it on its 403 as well.
+	HeaderIndex = "X-Robotsgate-Index"
+)
+
+// eventOf is the audit record of the decision d on the request from
+// client with method: verdict is audit.DecisionAllowed, DecisionBlocked
+// or DecisionReported, status what the client got or the origin answered
+// (0 when neither applies). Mode is filled in by Server.record.
+func eventOf(client, method string, d enforce.Decision, verdict string, status int) audit.Event {
+	return audit.Event{
+		Client:           client,
+		Method:           method,
+		URL:              d.URL,
+		Origin:           d.Origin,
+		Agent:            d.Agent,
+		Group:            d.Group,
+		Rule:             d.Rule,
+		Line:             d.Line,
+		Reason:           string(d.Reason),
+		Decision:         verdict,
+		RobotsStatus:     string(d.RobotsStatus),
+		RobotsHTTPStatus: d.RobotsHTTPStatus,
+		RobotsAge:        d.RobotsAge,
+		RobotsStale:      d.RobotsStale,
+		RobotsStaleWhy:   string(d.RobotsStaleReason),
+		Status:           status,
+		Detail:           d.Detail,
+	}
+}
+
+// decisionJSON is the answer of GET /v1/decision: the fields a 403 of
+// robotsgate carries.
+type decisionJSON struct {
+	Allowed     bool        `json:"allowed"`
+	Reason      string      `json:"reason"`
+	Detail      string      `json:"detail,omitempty"`
+	URL         string      `json:"url"`
+	Origin      string      `json:"origin"`
+	Agent       string      `json:"agent"` // "*" when no agent was known
+	Group       string      `json:"group,omitempty"`
+	Rule        string      `json:"rule,omitempty"`
+	Line        int         `json:"line,omitempty"`
+	CrawlDelayS float64     `json:"crawl_delay_s,omitempty"`
+	RetryAfterS float64     `json:"retry_after_s,omitempty"`
+	Robots      *robotsJSON `json:"robots,omitempty"`
+}
+
+// robotsJSON describes the robots.txt copy a decision used.
+type robotsJSON struct {
+	URL        string    `json:"url"`
+	Status     string    `json:"status"`
+	HTTPStatus int       `json:"http_status,omitempty"`
+	FetchedAt  time.Time `json:"fetched_at"`
+	AgeS       float64   `json:"age_s"`
+	Stale      bool      `json:"stale,omitempty"`
+	// StaleReason says why a stale copy decided: an enforce.StaleReason.
+	StaleReason string `json:"stale_reason,omitempty"`
+}
+
+// newDecisionJSON converts d.
+func newDecisionJSON(d enforce.Decision) decisionJSON {
+	j := decisionJSON{
+		Allowed:     d.Allowed,
+		Reason:      string(d.Reason),
+		Detail:      d.Detail,
+		URL:         d.URL,
+		Origin:      d.Origin,
+		Agent:       agentName(d.Agent),
+		Group:       d.Group,
+		Rule:        d.Rule,
+		Line:        d.Line,
+		CrawlDelayS: d.CrawlDelay.Seconds(),
+		RetryAfterS: d.RetryAfter.Seconds(),
+	}
+	j.Robots = newRobotsJSON(d)
+	return j
+}
+
+// newRobotsJSON describes the robots.txt copy d used; nil when d did not
+// consult robots.txt. 403 bodies (Refuse) carry it too.
+func newRobotsJSON(d enforce.Decision) *robotsJSON {
+	if d.RobotsStatus == "" {
+		return nil
+	}
+	j := &robotsJSON{
+		URL:        d.Origin + "/robots.txt",
+		Status:     string(d.RobotsStatus),
+		HTTPStatus: d.RobotsHTTPStatus,
+		FetchedAt:  d.RobotsFetchedAt.UTC(),
+		AgeS:       d.RobotsAge.Round(time.Millisecond).Seconds(),
+		Stale:      d.RobotsStale,
+	}
+	j.StaleReason = string(d.RobotsStaleReason)
+	return j
+}
+
+// refusalBody is the body of a refusal: the decision as the admin API
+// shows it (newDecisionJSON), with the status, an explanation and the
+// whole seconds of Retry-After.
+type refusalBody struct {
+	Error       string      `json:"error"`
+	Status      int         `json:"status"`
+	Decision    string      `json:"decision"`
+	Explanation string      `json:"explanation"`
+	Detail      string      `json:"detail,omitempty"`
+	URL         string      `json:"url"`
+	Origin      string      `json:"origin"`
+	Agent       string      `json:"agent"`
+	Group       string      `json:"group,omitempty"`
+	Rule        string      `json:"rule,omitempty"`
+	Line        int         `json:"line,omitempty"`
+	Robots      *robotsJSON `json:"robots,omitempty"`
+	RetryAfterS int         `json:"retry_after_s,omitempty"`
+}
+
+// newRefusalBody is the body of the refusal of d with status; fallbackURL
+// is the URL shown when d has none.
+func newRefusalBody(status int, d enforce.Decision, fallbackURL string) refusalBody {
+	j := newDecisionJSON(d)
+	b := refusalBody{
+		Error:       "robotsgate: " + strings.ToLower(http.StatusText(status)) + " by robots policy",
+		Status:      status,
+		Decision:    j.Reason,
+		Explanation: explain(d),
+		Detail:      j.Detail,
+		URL:         j.URL,
+		Origin:      j.Origin,
+		Agent:       j.Agent,
+		Group:       j.Group,
+		Rule:        j.Rule,
+		Line:        j.Line,
+		Robots:      j.Robots,
+		RetryAfterS: retrySeconds(d.RetryAfter),
+	}
+	if b.URL == "" {
+		b.URL = fallbackURL
+	}
+	return b
+}
+
+// retrySeconds is d rounded up to whole seconds, as Retry-After says it.
+func retrySeconds(d time.Duration) int {
+	if d <= 0 {
+		return 0
+	}
+	return int((d + time.Second - 1) / time.Second)
+}
+
+// setDecisionHeaders sets the X-Robotsgate-* headers of d, and
+// Retry-After when d has one, on h.
+func setDecisionHeaders(h http.Header, d enforce.Decision) {
+	h.Set(HeaderDecision, string(d.Reason))
+	h.Set(HeaderAgent, agentName(d.Agent))
+	if rh := ruleHeader(d); rh != "" {
+		h.Set(HeaderRule, rh)
+	}
+	if retry := retrySeconds(d.RetryAfter); retry > 0 {
+		h.Set("Retry-After", strconv.Itoa(retry))
+	}
+}
+
+// setReportHeaders marks a forwarded response that report mode let
+// through although d would have refused it.
+func setReportHeaders(h http.Header, d enforce.Decision) {
+	h.Set(HeaderDecision, "report-only; "+string(d.Reason))
+	if rh := ruleHeader(d); rh != "" {
+		h.Set(HeaderRule, rh)
+	}
+}
+
+// agentName is how answers name the agent: "*" when none was known.
+func agentName(agent string) string {
+	if agent == "" {
+		return "*"
+	}
+	return agent
+}
+
+// ruleHeader formats the deciding rule for the X-Robotsgate-Rule header,
+// e.g. "Disallow: /private; line 3"; "" when no rule decided.
+func ruleHeader(d enforce.Decision) string {
+	if d.Rule == "" {
+		return ""
+	}
+	r := d.Rule
+	if d.Line > 0 {
+		r += "; line " + strconv.Itoa(d.Line)
+	}
+	// Header values must not carry control characters; rules come from a
+	// remote file.
+	return strings.Map(func(c rune) rune {
+		if c < 0x20 || c == 0x7f {
+			return -1
+		}
+		return c
+	}, r)
+}
+
+// explain says in one sentence why d refused the request.
+func explain(d enforce.Decision) string {
+	switch d.Reason {
+	case enforce.ReasonDisallowed:
+		return "the robots.txt group for this agent disallows this URL"
+	case enforce.ReasonUnreachable:
+		return "the origin's robots.txt could not be fetched (server error, 429, timeout or network error), so every URL of the origin is disallowed until it can be"
+	case politeness.ReasonPaused:
+		return "the origin asked crawlers to back off (503/429); robotsgate holds requests to it until the pause ends"
+	case politeness.ReasonQueueFull:
+		return "waiting for the origin's crawl-delay would take longer than allowed"
+	case ReasonRobotTag:
+		return "the response carried a robot tag saying it must not be kept"
+	case ReasonPortForbidden:
+		return "CONNECT to this port is not allowed"
+	case ReasonSiteClosed:
+		return "robots.txt disallows the whole site for this agent"
+	case enforce.ReasonInvalidURL:
+		return "the URL has no origin (scheme and host) to fetch robots.txt from"
+	case ReasonSelfRequest:
+		return "the destination is robotsgate itself (its proxy or admin address), which is not reachable through the proxy"
+	case ReasonMisdirected:
+		return "inside an HTTPS session a request must name the host and port of its CONNECT"
+	default:
+		return string(d.Reason)
+	}
+}
+
+// refusalText is the plain-text body of a refusal.
+func refusalText(b refusalBody) string {
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "%s\n\n", b.Error)
+	fmt.Fprintf(&sb, "url:      %s\n", b.URL)
+	fmt.Fprintf(&sb, "agent:    %s", b.Agent)
+	if b.Agent == "*" {
+		sb.WriteString(" (no agent known: only the * group applies)")
+	}
+	sb.WriteString("\n")
+	if b.Group != "" {
+		fmt.Fprintf(&sb, "group:    user-agent: %s\n", b.Group)
+	}
+	if b.Rule != "" {
+		fmt.Fprintf(&sb, "rule:     %s", b.Rule)
+		if b.Line > 0 {
+			fmt.Fprintf(&sb, " (line %d)", b.Line)
+		}
+		sb.WriteString("\n")
+	}
+	fmt.Fprintf(&sb, "decision: %s: %s\n", b.Decision, b.Explanation)
+	if b.Detail != "" {
+		fmt.Fprintf(&sb, "detail:   %s\n", b.Detail)
+	}
+	if rb := b.Robots; rb != nil {
+		fmt.Fprintf(&sb, "robots:   %s: %s", rb.URL, rb.Status)
+		if rb.HTTPStatus != 0 {
+			fmt.Fprintf(&sb, ", HTTP %d", rb.HTTPStatus)
+		}
+		fmt.Fprintf(&sb, ", fetched %s ago", time.Duration(rb.AgeS*float64(time.Second)).Round(time.Second))
+		if rb.Stale {
+			sb.WriteString(" (" + staleText(rb.StaleReason) + ")")
+		}
+		sb.WriteString("\n")
+	}
+	if b.RetryAfterS > 0 {
+		fmt.Fprintf(&sb, "retry:    after %d s\n", b.RetryAfterS)
+	}
+	return sb.String()
+}
+
+// staleText says in words why a stale robots.txt copy decided.
+func staleText(reason string) string {
+	switch enforce.StaleReason(reason) {
+	case enforce.StaleRevalidating:
+		return "stale copy: expired, decided on while it is re-fetched"
+	case enforce.StaleUnreachable:
+		return "stale copy: the latest fetch failed, the last good copy decided"
+	case enforce.StaleFetchFailed:
+		return "stale copy: expired, and its re-fetch ended without a result"
+	}
+	return "stale copy"
+}

@@ -1,0 +1,389 @@
+package proxy
+
+import (
+	"errors"
+	"net/http"
+	"net/textproto"
+	"strings"
+	"time"
+
+	"github.com/elazarl/goproxy"
+	"github.com/rs/zerolog"
+	"golang.org/x/net/http/httpguts"
+
+	"github.com/robotsgate/robotsgate/enforce"
+	"github.com/robotsgate/robotsgate/enforce/politeness"
+	"github.com/robotsgate/robotsgate/proxy/metrics"
+)
+
+// The request pipeline. A proxied request passes the request steps in
+// order; the first that refuses it (an outcome with a verdict of
+// audit.DecisionBlocked) answers it, and the rest are skipped: the origin
+// sees nothing. A forwarded request's response, and robotsgate's own
+// answers, then pass every response step in order. Steps never build
+// audit records or answers: they return an outcome, which settle
+// (refuse.go) carries out. Per-request state is a *requestState in
+// ctx.UserData (stateOf).
+
+// requestStep is one step of the request side. A step that replaces the
+// request (another context) sets ctx.Req to the new one.
+type requestStep interface {
+	onRequest(r *http.Request, ctx *goproxy.ProxyCtx, st *requestState) outcome
+}
+
+// responseStep is one step of the response side. resp is never nil
+// after upstreamFailed, the first step.
+type responseStep interface {
+	onResponse(resp *http.Response, ctx *goproxy.ProxyCtx, st *requestState) (*http.Response, outcome)
+}
+
+// install registers the steps, in order, and the CONNECT handler. To add
+// a feature, write its step and add it to one of the lists below.
+func (s *Server) install() error {
+	p := s.proxy
+	if err := s.installHTTPS(); err != nil { // CONNECT: port allow-list, MITM / tunnel (connect.go)
+		return err
+	}
+	s.installSelf() // the outbound dialer refuses robotsgate's own addresses (decide.go)
+	inflight := inflight{m: s.metrics}
+	decide := robotsStep{enf: s.enf, maxURLBytes: s.cfg.MaxURLBytes, agents: s.agents, report: s.cfg.Mode == ModeReport, auditAll: s.cfg.Audit == AuditAll, log: s.log}
+	pacing := pacing{polite: s.polite, metrics: s.metrics, life: s.life, maxConcurrency: s.cfg.Politeness.MaxConcurrency, log: s.log}
+	tags := newRobotTagStep(s.cfg.RobotTags, s.cfg.Mode)
+
+	// enter counts the request for Shutdown and creates its state: it is
+	// not a step, every step needs what it does.
+	p.OnRequest().DoFunc(s.enter)
+	for _, step := range []requestStep{
+		inflight,                   // in-flight count, ended on the response side
+		destination{self: &s.self}, // own address → 403, MITM Host ≠ CONNECT target → 421 (decide.go)
+		hopStrip{},                 // hop-by-hop request headers
+		decide,                     // robots.txt verdict: 403, or let through (decide.go)
+		pacing,                     // paused origin → 503, crawl-delay wait or 429 (decide.go)
+		&s.fwd,                     // robot-tag scan and pooled body copy as the response arrives (forward.go); last
+	} {
+		p.OnRequest().DoFunc(s.requestHook(step))
+	}
+	// (forwarding happens here, in goproxy, with s.tr)
+	for _, step := range []responseStep{
+		upstreamFailure{log: s.log}, // resp == nil → 502/504; first
+		hopStrip{},                  // hop-by-hop response headers
+		pacing,                      // 503/429 + Retry-After pause the origin, 2xx resumes (decide.go)
+		tags,                        // X-Robots-Tag / meta robots: annotate, or 403 (robottags.go)
+		inflight,                    // decisions, upstream errors, in-flight
+		finish{},                    // report-mode headers, streaming
+		http10{},                    // HTTP/1.0 clients inside MITM sessions (forward.go); last
+	} {
+		p.OnResponse().DoFunc(s.responseHook(step))
+	}
+
+	// ---- around everything (outermost last) ----
+	var h http.Handler = p
+	h = s.https.hijacks.wrap(h) // track hijacked CONNECT connections for Shutdown (conntrack.go)
+	// proxy auth / client CIDRs (wiring.go):
+	h, err := s.accessControl(h)
+	if err != nil {
+		return err
+	}
+	h = s.life.wrap(h) // running handlers, waited for by Shutdown (proxy.go)
+	s.handler = h
+
+	// ---- requests addressed to robotsgate itself ----
+	s.mux.HandleFunc("GET /healthz", s.healthz)
+	s.adminRoutes() // admin API and /metrics, here or on admin_listen (wiring.go)
+	return nil
+}
+
+// requestHook adapts step to goproxy: it runs the step with the request's
+// state and carries out its outcome.
+func (s *Server) requestHook(step requestStep) goproxy.FuncReqHandler {
+	return func(r *http.Request, ctx *goproxy.ProxyCtx) (*http.Request, *http.Response) {
+		ctx.Req = r
+		st := stateOf(ctx)
+		o := step.onRequest(r, ctx, st)
+		return ctx.Req, s.settle(ctx.Req, st, o)
+	}
+}
+
+// responseHook adapts step to goproxy: it runs the step with the
+// request's state and carries out its outcome; a refusal replaces the
+// response.
+func (s *Server) responseHook(step responseStep) goproxy.FuncRespHandler {
+	return func(resp *http.Response, ctx *goproxy.ProxyCtx) *http.Response {
+		st := stateOf(ctx)
+		resp, o := step.onResponse(resp, ctx, st)
+		if answer := s.settle(ctx.Req, st, o); answer != nil {
+			return answer
+		}
+		return resp
+	}
+}
+
+// enter is the first request hook: it counts the request as running
+// (track) and starts its state. Requests inside a MITM tunnel inherit the
+// CONNECT's UserData; each gets its own state with that as Parent.
+func (s *Server) enter(r *http.Request, ctx *goproxy.ProxyCtx) (*http.Request, *http.Response) {
+	r = s.track(r, ctx)
+	ctx.UserData = &requestState{Start: time.Now(), Client: r.RemoteAddr, Parent: ctx.UserData}
+	return r, nil
+}
+
+// requestState is one request's state, carried from request hooks to
+// response hooks in goproxy's ctx.UserData.
+type requestState struct {
+	Start  time.Time // when robotsgate received the request
+	Client string    // client address
+	Agent  string    // the agent decided for ("" = only "*")
+	// AgentOverride is the agent named by the request's override header
+	// (Config.AgentHeader), "" when none; for a CONNECT, the requests
+	// inside its MITM session inherit it (agentFor).
+	AgentOverride string
+	// Overridden says that an override header was honoured (AgentOverride
+	// may then be "": only "*" applies).
+	Overridden bool
+	// OverrideRefused is the value of an override header refused because
+	// an agent is configured (agentFor), for the audit record; requests
+	// inside an MITM session inherit the CONNECT's.
+	OverrideRefused string
+
+	Decision enforce.Decision // the robots verdict, valid when Decided
+	Decided  bool
+	// Answered is set when a request hook answered the request itself
+	// (a refusal); the origin saw nothing.
+	Answered bool
+
+	// Permit is the politeness admission of a forwarded request (nil when
+	// pace did not admit it); it is released when the request ends.
+	Permit *politeness.Permit
+
+	// Parent is the UserData the request's ctx started with: for requests
+	// inside a MITM tunnel, the CONNECT's state.
+	Parent any
+
+	// ConnectTarget is, for an intercepted CONNECT, its canonical
+	// "host:port" (lower-case host); requests inside the session must
+	// name the same (checkDestination).
+	ConnectTarget string
+	// Conn is, for an intercepted CONNECT, its client connection's
+	// tracking info (nil when untracked): HTTP/1.0 answers end the
+	// session through it (forward.go).
+	Conn *connInfo
+
+	// Body is the body forward's round trip gave the response (nil when
+	// the request was not forwarded), the one goproxy's MITM loop checks
+	// the final response's body against (forward.go).
+	Body *copyBody
+}
+
+// stateOf returns ctx's request state, creating it if begin did not run.
+func stateOf(ctx *goproxy.ProxyCtx) *requestState {
+	if st, ok := ctx.UserData.(*requestState); ok {
+		return st
+	}
+	st := &requestState{Start: time.Now(), Parent: ctx.UserData}
+	if ctx.Req != nil {
+		st.Client = ctx.Req.RemoteAddr
+	}
+	ctx.UserData = st
+	return st
+}
+
+// upstreamFailure is the first response step: it answers a request whose
+// forwarding failed with a 502 (504 on timeouts) that says why, instead
+// of goproxy's bare 500.
+type upstreamFailure struct{ log zerolog.Logger }
+
+func (u upstreamFailure) onResponse(resp *http.Response, ctx *goproxy.ProxyCtx, _ *requestState) (*http.Response, outcome) {
+	if resp != nil {
+		return resp, outcome{}
+	}
+	err := ctx.Error
+	if err == nil {
+		err = errors.New("no response")
+	}
+	u.log.Debug().Str("error", enforce.RedactURLsIn(err.Error())).Str("url", enforce.RedactedURL(ctx.Req.URL)).Msg("forwarding failed")
+	return upstreamError(ctx.Req, err), outcome{}
+}
+
+// finish is the response step that marks forwarded responses that report
+// mode let through although they would have been blocked, and makes
+// bodies of unknown length stream to the client as they arrive.
+type finish struct{}
+
+func (finish) onResponse(resp *http.Response, _ *goproxy.ProxyCtx, st *requestState) (*http.Response, outcome) {
+	if resp != nil && resp.ContentLength < 0 && resp.Body != nil && resp.Body != http.NoBody {
+		// goproxy flushes after every write only when the response header
+		// says chunked; Go's client moves that into resp.TransferEncoding,
+		// so without this a slow stream (SSE, long poll) would sit in the
+		// server's write buffer. net/http applies (or, for HTTP/1.0
+		// clients, drops) the chunked coding itself.
+		resp.Header.Set("Transfer-Encoding", "chunked")
+	}
+	if resp != nil && st.Decided && !st.Decision.Allowed && !st.Answered {
+		setReportHeaders(resp.Header, st.Decision)
+	}
+	return resp, outcome{}
+}
+
+// Reasons of the decisions the proxy makes itself, beside the robots.txt
+// ones of package enforce. Their values are what audit records, the
+// X-Robotsgate-Decision header and the metrics' reason label carry.
+const (
+	ReasonRobotTag      enforce.Reason = "robot-tag"         // the response carried a "do not keep" robot tag
+	ReasonTunnel        enforce.Reason = "tunnel-unenforced" // CONNECT tunnel opened, paths not enforced
+	ReasonPortForbidden enforce.Reason = "port-forbidden"    // CONNECT to a port not in the allow-list
+	ReasonSiteClosed    enforce.Reason = "site-disallowed"   // tunnel mode: the whole site is disallowed
+	ReasonSelfRequest   enforce.Reason = "self-request"      // the destination is robotsgate itself (proxy or admin port)
+	ReasonMisdirected   enforce.Reason = "misdirected"       // a request inside an MITM session names another host:port than its CONNECT
+	ReasonShuttingDown  enforce.Reason = "shutting-down"     // robotsgate shut down while the request waited for its crawl-delay slot
+	ReasonURLTooLong    enforce.Reason = "url-too-long"      // the URL is longer than max_url_bytes: answered 414 undecided
+)
+
+// NewMetrics returns the metrics of a Server, with the decision counters
+// of every reason a Server decides with created at 0.
+func NewMetrics() *metrics.Metrics { return metrics.New(knownReasons()) }
+
+// knownReasons returns the Reasons whose decision counters are
+// pre-created, each with whether its decisions allow the request.
+func knownReasons() map[enforce.Reason]bool {
+	return map[enforce.Reason]bool{
+		enforce.ReasonAllowed: true, enforce.ReasonRobotsTxt: true,
+		enforce.ReasonNoRobots: true, ReasonTunnel: true,
+		enforce.ReasonDisallowed: false, enforce.ReasonUnreachable: false,
+		politeness.ReasonPaused: false, politeness.ReasonQueueFull: false, ReasonURLTooLong: false,
+		ReasonRobotTag: false, ReasonPortForbidden: false,
+		ReasonSiteClosed: false, enforce.ReasonInvalidURL: false,
+		ReasonSelfRequest: false, ReasonMisdirected: false,
+	}
+}
+
+// Metrics returns the Server's metrics (Deps.Metrics, or its own).
+func (s *Server) Metrics() *metrics.Metrics { return s.metrics }
+
+// inflight is the step that counts a request in flight, and, on the
+// response side, its decision and upstream failure; it ends the in-flight
+// count there, which every request's response side reaches. In flight
+// thus means "between arrival and response headers": deciding, waiting
+// for a crawl-delay slot or for the origin.
+type inflight struct{ m *metrics.Metrics }
+
+func (f inflight) onRequest(*http.Request, *goproxy.ProxyCtx, *requestState) outcome {
+	f.m.RequestStarted()
+	return outcome{}
+}
+
+func (f inflight) onResponse(resp *http.Response, ctx *goproxy.ProxyCtx, st *requestState) (*http.Response, outcome) {
+	f.m.RequestDone()
+	if st.Decided {
+		f.m.Decision(st.Decision)
+	}
+	if ctx.Error != nil {
+		f.m.UpstreamError()
+	}
+	return resp, outcome{}
+}
+
+// countPauses returns the Pauses the Server should use so that
+// robotsgate_paused_origins can count them: pauses itself when it can
+// count (has Len, as politeness.MemoryPauses does), or a new in-memory one,
+// counted, when pauses is nil (the default Politeness would create an
+// uncountable one of its own).
+func countPauses(m *metrics.Metrics, pauses politeness.Pauses) politeness.Pauses {
+	if pauses == nil {
+		mp := politeness.NewMemoryPauses()
+		m.PausedOriginsFunc(mp.Len)
+		return mp
+	}
+	if l, ok := pauses.(interface{ Len() int }); ok {
+		m.PausedOriginsFunc(l.Len)
+	}
+	return pauses
+}
+
+// hopHeaders are the hop-by-hop headers, as canonical keys (RFC 9110 section 7.6.1, and
+// RFC 2616 section 13.5.1 for compatibility) that a proxy must not
+// forward, as net/http/httputil.ReverseProxy removes them. goproxy's
+// RemoveProxyHeaders removes only Connection and the Proxy-* ones.
+var hopHeaders = []string{
+	"Connection",
+	"Proxy-Connection", // non-standard, sent by libcurl
+	"Keep-Alive",
+	"Proxy-Authenticate",
+	"Proxy-Authorization",
+	"Te",
+	"Trailer",
+	"Trailers", // a frequent misspelling, hop-by-hop wherever it is used
+	"Transfer-Encoding",
+	"Upgrade",
+}
+
+// removeHopByHop deletes from h the headers that its Connection header
+// names and the hopHeaders, like httputil's removeHopByHopHeaders.
+func removeHopByHop(h http.Header) {
+	for _, f := range h["Connection"] {
+		for sf := range strings.SplitSeq(f, ",") {
+			if sf = textproto.TrimString(sf); sf != "" {
+				h.Del(sf)
+			}
+		}
+	}
+	for _, f := range hopHeaders {
+		delete(h, f) // hopHeaders are canonical keys
+	}
+}
+
+// isWebSocketUpgrade reports whether h asks for (or, on a 101, accepts)
+// a WebSocket upgrade: the one upgrade goproxy relays.
+func isWebSocketUpgrade(h http.Header) bool {
+	return httpguts.HeaderValuesContainsToken(h["Connection"], "Upgrade") &&
+		httpguts.HeaderValuesContainsToken(h["Upgrade"], "websocket")
+}
+
+// hopStrip is the step that removes hop-by-hop headers, from the request
+// and from the response.
+type hopStrip struct{}
+
+// onRequest removes hop-by-hop headers before the request is decided and
+// forwarded. Like ReverseProxy it keeps "TE: trailers" and a WebSocket
+// upgrade (Connection: Upgrade, Upgrade: websocket), which goproxy
+// relays; other upgrades (h2c, ...) are dropped, so the origin answers
+// plain HTTP/1.1.
+func (hopStrip) onRequest(r *http.Request, _ *goproxy.ProxyCtx, _ *requestState) outcome {
+	h := r.Header
+	ws := isWebSocketUpgrade(h)
+	var upgrade string
+	if ws {
+		upgrade = h.Get("Upgrade")
+	}
+	trailers := httpguts.HeaderValuesContainsToken(h["Te"], "trailers")
+	removeHopByHop(h)
+	if ws {
+		h.Set("Connection", "Upgrade")
+		h.Set("Upgrade", upgrade)
+	}
+	if trailers {
+		h.Set("Te", "trailers")
+	}
+	return outcome{}
+}
+
+// onResponse removes the origin's
+// hop-by-hop headers (Connection, Keep-Alive, Proxy-Authenticate, the
+// headers Connection names, ...) before goproxy copies the header to the
+// client; a 101 WebSocket handshake keeps Connection and Upgrade, which
+// goproxy needs to relay it. Transfer-Encoding is set again later (finish)
+// when the body is streamed.
+func (hopStrip) onResponse(resp *http.Response, _ *goproxy.ProxyCtx, _ *requestState) (*http.Response, outcome) {
+	if resp == nil {
+		return nil, outcome{}
+	}
+	h := resp.Header
+	if resp.StatusCode == http.StatusSwitchingProtocols && isWebSocketUpgrade(h) {
+		upgrade := h.Get("Upgrade")
+		removeHopByHop(h)
+		h.Set("Connection", "Upgrade")
+		h.Set("Upgrade", upgrade)
+		return resp, outcome{}
+	}
+	removeHopByHop(h)
+	return resp, outcome{}
+}

@@ -1,0 +1,239 @@
+package proxy
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/robotsgate/robotsgate/enforce"
+	"github.com/robotsgate/robotsgate/internal/config"
+	"github.com/robotsgate/robotsgate/proxy/access"
+	"github.com/robotsgate/robotsgate/proxy/admin"
+)
+
+// What a Server builds around its pipeline: the outbound transport, the
+// access control in front of it, the admin API beside it, and the
+// adapters of goproxy's and net/http's logs to the operator log.
+
+// Outbound transport settings. goproxy's default transport has no
+// timeouts and keeps two idle connections per host; these bound every
+// phase of a request and keep more connections to each origin warm.
+const (
+	dialTimeout           = 10 * time.Second
+	dialKeepAlive         = 30 * time.Second
+	tlsHandshakeTimeout   = 10 * time.Second
+	responseHeaderTimeout = 60 * time.Second
+	idleConnTimeout       = 90 * time.Second
+	maxIdleConns          = 4096
+	maxIdleConnsPerHost   = 256
+)
+
+// NewTransport returns the outbound http.Transport shared by proxied
+// requests and robots.txt fetches. It connects directly, ignoring
+// HTTP(S)_PROXY in the environment (a sidecar whose environment points at
+// itself would loop), unless cfg.UpstreamProxy names a proxy on purpose.
+// TLS verification uses the system roots (the HTTPS section adds its own
+// upstream roots to TLSClientConfig).
+func NewTransport(cfg config.Config) (*http.Transport, error) {
+	d := &net.Dialer{Timeout: dialTimeout, KeepAlive: dialKeepAlive}
+	tr := &http.Transport{
+		Proxy:                 nil,
+		DialContext:           d.DialContext,
+		ForceAttemptHTTP2:     true,
+		MaxIdleConns:          maxIdleConns,
+		MaxIdleConnsPerHost:   maxIdleConnsPerHost,
+		IdleConnTimeout:       idleConnTimeout,
+		TLSHandshakeTimeout:   tlsHandshakeTimeout,
+		ResponseHeaderTimeout: responseHeaderTimeout,
+		ExpectContinueTimeout: time.Second,
+	}
+	if cfg.UpstreamProxy != nil {
+		tr.Proxy = http.ProxyURL(cfg.UpstreamProxy)
+	}
+	if err := setUpstreamTLS(tr, cfg.HTTPS); err != nil { // system roots + https.upstream_roots (connect.go)
+		return nil, err
+	}
+	return tr, nil
+}
+
+// accessControl wraps h with the configured access control (Access.Wrap);
+// it returns h itself when none is configured.
+func (s *Server) accessControl(h http.Handler) (http.Handler, error) {
+	auth := s.cfg.Auth
+	a, err := access.New(access.Options{Credentials: auth.Credentials, CredentialsFile: auth.CredentialsFile,
+		AllowCIDRs: auth.AllowCIDRs, Denied: s.accessDenied})
+	if err != nil {
+		return nil, err
+	}
+	if a.RequiresCredentials() || a.Networks() > 0 {
+		s.log.Info().Bool("credentials", a.RequiresCredentials()).Int("allow_cidrs", a.Networks()).Msg("proxy access control on")
+	}
+	return a.Wrap(h), nil
+}
+
+// accessDenied counts a refusal of access control
+// (robotsgate_access_denied_total) and logs it at debug level: client
+// address, method, target host and why; never the credentials, nor the
+// path or query of the URL.
+func (s *Server) accessDenied(r *http.Request, status int) {
+	s.metrics.AccessDenied(status)
+	if e := s.log.Debug(); e.Enabled() {
+		why := "client address not in auth.allow_cidrs"
+		if status == http.StatusProxyAuthRequired {
+			why = "proxy credentials missing or invalid"
+		}
+		target := r.Host
+		if r.URL != nil && r.URL.Host != "" {
+			target = r.URL.Host
+		}
+		e.Str("client", r.RemoteAddr).Str("method", r.Method).Str("target", EscapeControl(target)).
+			Int("status", status).Msg("proxy access denied: " + why)
+	}
+}
+
+// adminRoutes creates the admin API. Without admin_listen it answers
+// the requests addressed to the proxy port itself (goproxy's
+// NonproxyHandler); with admin_listen it is served there (ServeAdmin)
+// and the proxy port keeps only /healthz.
+func (s *Server) adminRoutes() {
+	protect := !config.IsLoopbackAddr(s.cfg.Listen)
+	if s.cfg.AdminListen != "" {
+		protect = !config.IsLoopbackAddr(s.cfg.AdminListen)
+	}
+	s.admin = admin.New(admin.Config{
+		Cache: s.enf,
+		Decide: func(ctx context.Context, u *url.URL, agent string) any {
+			return newDecisionJSON(s.enf.DecideQuiet(ctx, u, agent))
+		},
+		Metrics: s.metrics.Handler(),
+		Token:   s.cfg.AdminToken,
+		Protect: protect,
+		Agent:   s.cfg.Agent,
+		Ready:   s.ready,
+		Now:     s.clock.Now,
+	})
+	if s.cfg.AdminListen == "" {
+		s.mux.Handle("/", s.admin)
+	}
+}
+
+// ready is /readyz: the Server has a listener and the audit log is
+// writable.
+func (s *Server) ready() error {
+	s.mu.Lock()
+	listening, down := len(s.servers) > 0, s.shutdown
+	s.mu.Unlock()
+	switch {
+	case down:
+		return errors.New("shutting down")
+	case !listening:
+		return errors.New("not listening yet")
+	}
+	return s.audit.Ready()
+}
+
+// goproxyLogger adapts zerolog to goproxy's Logger (a Printf). goproxy
+// prefixes its messages with "[session] INFO: " or "[session] WARN: ";
+// INFO lines (only produced when Verbose is on) become debug records,
+// WARN lines warnings, anything else info.
+type goproxyLogger struct {
+	log zerolog.Logger
+}
+
+// Printf implements goproxy.Logger.
+func (l goproxyLogger) Printf(format string, v ...any) {
+	// goproxy's warnings quote request URLs and errors holding them.
+	msg := enforce.RedactURLsIn(strings.TrimSpace(fmt.Sprintf(format, v...)))
+	session := ""
+	if strings.HasPrefix(msg, "[") {
+		if i := strings.Index(msg, "] "); i > 0 {
+			session, msg = msg[1:i], msg[i+2:]
+		}
+	}
+	level := zerolog.InfoLevel
+	switch {
+	case strings.HasPrefix(msg, "INFO: "):
+		level, msg = zerolog.DebugLevel, msg[len("INFO: "):]
+	case strings.HasPrefix(msg, "WARN: "):
+		level, msg = zerolog.WarnLevel, msg[len("WARN: "):]
+	}
+	ev := l.log.WithLevel(level).Str("component", "goproxy")
+	if session != "" {
+		ev = ev.Str("session", session)
+	}
+	ev.Msg(msg)
+}
+
+// httpErrorLogWriter feeds net/http.Server's ErrorLog (TLS handshake
+// errors, bad requests, ...) to zerolog at debug level: they are client
+// faults, not operator problems.
+type httpErrorLogWriter struct {
+	log zerolog.Logger
+}
+
+func (w httpErrorLogWriter) Write(p []byte) (int, error) {
+	w.log.Debug().Str("component", "http").Msg(enforce.RedactURLsIn(strings.TrimSpace(string(p))))
+	return len(p), nil
+}
+
+// ConsoleWriter returns the human-readable zerolog writer for operator
+// logs on a terminal, made safe against log injection: zerolog's
+// ConsoleWriter already quotes field values that hold control characters
+// (strconv.Quote), but prints the message as it is, so a message built
+// from a header value or URL could start a forged line. Here CR, LF and
+// every other control character of the message are escaped ("\n",
+// "\r", "\x1b"), as JSON output escapes them.
+func ConsoleWriter(w io.Writer, noColor bool) zerolog.ConsoleWriter {
+	return zerolog.ConsoleWriter{
+		Out:        w,
+		NoColor:    noColor,
+		TimeFormat: time.RFC3339,
+		FormatMessage: func(i any) string {
+			if i == nil {
+				return ""
+			}
+			return EscapeControl(fmt.Sprint(i))
+		},
+	}
+}
+
+// EscapeControl returns s with ASCII control characters (and DEL)
+// replaced by Go-style escapes, so that it prints on one line and cannot
+// carry terminal escape sequences. Other characters are unchanged.
+func EscapeControl(s string) string {
+	clean := true
+	for i := 0; i < len(s); i++ {
+		if s[i] < 0x20 || s[i] == 0x7f {
+			clean = false
+			break
+		}
+	}
+	if clean {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s) + 8)
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == '\n':
+			b.WriteString(`\n`)
+		case c == '\r':
+			b.WriteString(`\r`)
+		case c == '\t':
+			b.WriteString(`\t`)
+		case c < 0x20 || c == 0x7f:
+			fmt.Fprintf(&b, `\x%02x`, c)
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return b.String()
+}
