@@ -30,7 +30,7 @@ type Config struct {
 	// Purposes are what the crawlers use content for (train-ai, search,
 	// ai-input); none: usage preferences are reported, never enforced.
 	Purposes aipref.Set
-	Audit              string // blocked | all
+	Audit    string // blocked | all
 
 	AuditLog        string // path, or "-" for stdout
 	AuditMaxSizeMB  int    // rotate at this size; 0 = never
