@@ -8,6 +8,11 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+
+	"github.com/rs/zerolog"
+
+	"github.com/robotsgate/robotsgate/internal/config"
+	"github.com/robotsgate/robotsgate/robots/aipref"
 )
 
 // serve -purpose reaches the Enforcer: a URL whose Content-Usage
@@ -54,5 +59,17 @@ func TestServePurposeRefusesUsageDisallowed(t *testing.T) {
 				t.Errorf("refusal: body %s, audit %v", body, recs)
 			}
 		}
+	}
+}
+
+// usage.unknown reaches the Enforcer's configuration.
+func TestEnforceConfigUsage(t *testing.T) {
+	cfg := config.Default()
+	if ec := enforceConfig(cfg, nil, nil, nil, zerolog.Nop()); ec.UsageUnknownDeny || ec.Purposes != 0 {
+		t.Errorf("defaults: %v %q", ec.UsageUnknownDeny, ec.Purposes)
+	}
+	cfg.Usage.Unknown, cfg.Purposes = "deny", aipref.SetOf(aipref.Search)
+	if ec := enforceConfig(cfg, nil, nil, nil, zerolog.Nop()); !ec.UsageUnknownDeny || ec.Purposes != cfg.Purposes {
+		t.Errorf("deny: %v %q", ec.UsageUnknownDeny, ec.Purposes)
 	}
 }
