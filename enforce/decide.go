@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/robotsgate/robotsgate/robots"
+	"github.com/robotsgate/robotsgate/robots/aipref"
 )
 
 // Decide returns the verdict for fetching u as the crawler whose product
@@ -41,24 +42,49 @@ import (
 // always allowed and fetches nothing. If ctx ends while Decide waits for
 // a fetch, the verdict is ReasonClientGone (not allowed, and not a
 // robots.txt verdict); the fetch itself goes on for the other callers.
+//
+// For a URL Allow/Disallow permits, the usage preferences robots.txt
+// states (Content-Usage, Content-Signal) are reported in Decision.Usage;
+// when they disallow a purpose of Config.Purposes (or state none for it
+// while Config.UsageUnknownDeny is set) the verdict is
+// ReasonUsageDisallowed (see DecideRules).
 func (e *Enforcer) Decide(ctx context.Context, u *url.URL, agent string) Decision {
-	return e.decideURL(ctx, u, agent, false)
+	return e.decideURL(ctx, u, agent, DecideOptions{Purposes: e.usage.Purposes})
 }
+
+// DecideOptions are the settings of one decision that may differ from
+// request to request.
+type DecideOptions struct {
+	// Purposes are the crawler's declared purposes (Config.Purposes for
+	// Decide); they replace the configured ones.
+	Purposes aipref.Set
+	// Quiet: the decision is not a proxied request (see DecideQuiet).
+	Quiet bool
+}
+
+// DecideFor is Decide for a crawler with its own declared purposes, as
+// o says.
+func (e *Enforcer) DecideFor(ctx context.Context, u *url.URL, agent string, o DecideOptions) Decision {
+	return e.decideURL(ctx, u, agent, o)
+}
+
+// Purposes returns the configured purposes (Config.Purposes).
+func (e *Enforcer) Purposes() aipref.Set { return e.usage.Purposes }
 
 // DecideQuiet is Decide for queries that are not proxied requests (the
 // admin API): the cache lookup is not reported to Hooks.CacheLookup. A
 // robots.txt fetch it causes is still reported to Hooks.Fetched: it is
 // real traffic to the origin, which proxied requests may be sharing.
 func (e *Enforcer) DecideQuiet(ctx context.Context, u *url.URL, agent string) Decision {
-	return e.decideURL(ctx, u, agent, true)
+	return e.decideURL(ctx, u, agent, DecideOptions{Purposes: e.usage.Purposes, Quiet: true})
 }
 
-func (e *Enforcer) decideURL(ctx context.Context, u *url.URL, agent string, quiet bool) Decision {
+func (e *Enforcer) decideURL(ctx context.Context, u *url.URL, agent string, o DecideOptions) Decision {
 	origin, err := Origin(u)
 	if err != nil {
 		return Decision{Reason: ReasonInvalidURL, URL: RedactedURL(u), Agent: agent, Detail: err.Error()}
 	}
-	d := Decision{Origin: origin, URL: RedactedURL(u), Agent: agent}
+	d := Decision{Origin: origin, URL: RedactedURL(u), Agent: agent, Purposes: o.Purposes}
 	now := e.clock.Now()
 
 	if isRobotsTxt(u) {
@@ -71,7 +97,7 @@ func (e *Enforcer) decideURL(ctx context.Context, u *url.URL, agent string, quie
 
 	en, ok := e.store.Get(ctx, origin)
 	fresh := ok && now.Before(en.Expires)
-	if f := e.hooks.CacheLookup; f != nil && !quiet {
+	if f := e.hooks.CacheLookup; f != nil && !o.Quiet {
 		f(origin, fresh)
 	}
 	var stale StaleReason
@@ -98,7 +124,7 @@ func (e *Enforcer) decideURL(ctx context.Context, u *url.URL, agent string, quie
 			}
 		}
 	}
-	e.decide(&d, en, now, u)
+	e.decide(&d, en, now, u, UsagePolicy{Purposes: o.Purposes, UnknownDeny: e.usage.UnknownDeny})
 	if stale != "" && !d.RobotsStale {
 		d.RobotsStale, d.RobotsStaleReason = true, stale
 	}
@@ -115,10 +141,16 @@ func isRobotsTxt(u *url.URL) bool {
 	return u.Opaque == "" && u.RequestURI() == "/robots.txt"
 }
 
-// decide fills d from en for the URL u.
-func (e *Enforcer) decide(d *Decision, en *Entry, now time.Time, u *url.URL) {
+// decide fills d from en for the URL u under the usage policy p.
+func (e *Enforcer) decide(d *Decision, en *Entry, now time.Time, u *url.URL, p UsagePolicy) {
 	rules := e.describe(d, en, now, true)
 	if rules == nil {
+		if d.Reason == ReasonNoRobots && p.UnknownDeny && p.Purposes != 0 {
+			// No robots.txt states a usage preference.
+			v := Verdict{Allowed: true}
+			applyUsage(&v, p, &[aipref.NumPurposes]string{}, " (no robots.txt in force)")
+			d.Allowed, d.Reason, d.Detail, d.UsageBlocked = v.Allowed, v.Reason, v.Detail, v.UsageBlocked
+		}
 		return
 	}
 	var path string
@@ -127,21 +159,15 @@ func (e *Enforcer) decide(d *Decision, en *Entry, now time.Time, u *url.URL) {
 	} else {
 		path = u.RequestURI()
 	}
-	v, detail := decideSpellings(rules, d.Agent, path)
-	if detail != "" {
-		d.Detail = detail
+	v := DecideRules(rules, d.Agent, path, p)
+	if v.Detail != "" {
+		d.Detail = v.Detail
 	}
-	d.Allowed = v.Allowed
-	d.Group = v.Group
+	d.Allowed, d.Reason, d.Group = v.Allowed, v.Reason, v.Group
+	d.Usage, d.UsageBlocked = v.Usage, v.UsageBlocked
 	d.CrawlDelay = rules.CrawlDelay(d.Agent) // politeness paces with the group's Crawl-delay
-	if v.Allowed {
-		d.Reason = ReasonAllowed
-	} else {
-		d.Reason = ReasonDisallowed
-	}
-	if v.Rule.Line != 0 {
-		d.Rule = v.Rule.String()
-		d.Line = v.Rule.Line
+	if v.Line != 0 {
+		d.Rule, d.Line = v.Rule, v.Line
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"golang.org/x/sync/singleflight"
 
 	"github.com/robotsgate/robotsgate/robots"
+	"github.com/robotsgate/robotsgate/robots/aipref"
 )
 
 // Config configures an Enforcer. Zero durations take the documented defaults.
@@ -28,6 +29,14 @@ type Config struct {
 	RetryMax          time.Duration // retry backoff cap, default 1h
 	MaxBytes          int           // robots.txt parse limit, default robots.DefaultMaxBytes
 	FetchTimeout      time.Duration // bound of one fetch, detached from the caller's ctx; default 10s
+
+	// Purposes are the declared purposes Decide and DecideQuiet decide
+	// for (DecideFor takes its own); none: usage preferences are
+	// reported and never refuse.
+	Purposes aipref.Set
+	// UsageUnknownDeny refuses a URL for which no usage preference is
+	// known for a declared purpose (usage.unknown: deny).
+	UsageUnknownDeny bool
 }
 
 // Hooks are optional callbacks for metrics. A nil func is not called.
@@ -65,6 +74,7 @@ type Enforcer struct {
 
 	ttl, minTTL, window, retryMin, retryMax, fetchTimeout time.Duration
 	maxBytes                                              int
+	usage                                                 UsagePolicy // the configured purposes
 
 	group singleflight.Group
 
@@ -106,6 +116,7 @@ func New(cfg Config) (*Enforcer, error) {
 		retryMax:     orDefault(cfg.RetryMax, defaultRetryMax),
 		fetchTimeout: orDefault(cfg.FetchTimeout, defaultFetchTimeout),
 		maxBytes:     cfg.MaxBytes,
+		usage:        UsagePolicy{Purposes: cfg.Purposes, UnknownDeny: cfg.UsageUnknownDeny},
 		revalidating: make(map[string]struct{}),
 	}
 	if e.maxBytes == 0 {

@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/robotsgate/robotsgate/robots"
+	"github.com/robotsgate/robotsgate/robots/aipref"
 )
 
 // An origin does not always read a request's path as it was sent: servers
@@ -14,21 +15,47 @@ import (
 // names the path the site owner means, so Decide also decides the other
 // spellings below and refuses when any of them is disallowed.
 
+// spelled is the verdict of a path and its other spellings.
+type spelled struct {
+	v      robots.Decision
+	detail string // names the spelling that disallowed; "" when none did
+	usage  Usage  // the most restrictive usage of the spellings; zero when disallowed
+	// via names, per purpose, the spelling whose usage verdict was
+	// taken; "" for the path as sent.
+	via [aipref.NumPurposes]string
+}
+
 // decideSpellings decides path (and query, as sent) for agent, and when
 // that allows, its other spellings (see spellings) in turn: the first
 // that disallows decides, and detail then names it. A spelling of a
-// disallowed path thus cannot slip through.
-func decideSpellings(rules *robots.Robots, agent, path string) (v robots.Decision, detail string) {
-	v = rules.DecidePath(agent, path)
-	if !v.Allowed || !needsSpellings(path) {
-		return v, ""
+// disallowed path thus cannot slip through. For a path every spelling
+// allows, the usage of each purpose is the most restrictive of the
+// spellings' (see DecideRules).
+func decideSpellings(rules *robots.Robots, agent, path string) (s spelled) {
+	v, u := rules.DecideUsage(agent, path)
+	s.v = v
+	if !v.Allowed {
+		return s
 	}
-	for _, s := range spellings(path) {
-		if sv := rules.DecidePath(agent, s.path); !sv.Allowed {
-			return sv, "decided on the normalised path " + shown(s.path) + " (" + s.how + ")"
+	for q := range s.usage {
+		s.usage[q] = u.For(aipref.Purpose(q))
+	}
+	if !needsSpellings(path) {
+		return s
+	}
+	for _, sp := range spellings(path) {
+		sv, su := rules.DecideUsage(agent, sp.path)
+		if !sv.Allowed {
+			return spelled{v: sv, detail: "decided on the normalised path " + shown(sp.path) + " (" + sp.how + ")"}
+		}
+		for q := range s.usage {
+			if w := su.For(aipref.Purpose(q)); restrictiveness(w.Pref) > restrictiveness(s.usage[q].Pref) {
+				s.usage[q] = w
+				s.via[q] = "the normalised path " + shown(sp.path) + " (" + sp.how + ")"
+			}
 		}
 	}
-	return v, ""
+	return s
 }
 
 // spelling is another spelling of a request's path and query, with how it

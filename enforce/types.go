@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/robotsgate/robotsgate/robots"
+	"github.com/robotsgate/robotsgate/robots/aipref"
 )
 
 // Clock tells the time and waits. Tests inject a fake one
@@ -219,6 +220,17 @@ type Decision struct {
 
 	// RetryAfter is set for refusals that should be retried (paused, queue full).
 	RetryAfter time.Duration
+
+	// Purposes are the crawler's declared purposes the verdict was made
+	// for.
+	Purposes aipref.Set
+	// Usage is the usage preferences robots.txt states for the URL, for
+	// every purpose, declared or not (for audit and annotation); zero
+	// when Allow/Disallow refuses the URL or no robots.txt decided.
+	Usage Usage
+	// UsageBlocked is the declared purposes that refused the URL
+	// (Reason ReasonUsageDisallowed); empty otherwise.
+	UsageBlocked aipref.Set
 
 	// CrawlDelay is the Crawl-delay of the group that applied (as parsed,
 	// not clamped); 0 when the group states none or no robots.txt is in

@@ -9,14 +9,20 @@ import (
 	"os"
 	"strings"
 
+	"github.com/robotsgate/robotsgate/enforce"
 	"github.com/robotsgate/robotsgate/robots"
+	"github.com/robotsgate/robotsgate/robots/aipref"
 )
 
-const checkUsage = "usage: robotsgate check -robots FILE -agent NAME [-json] URL..."
+const checkUsage = "usage: robotsgate check -robots FILE -agent NAME [-purpose LIST] [-json] URL..."
 
 // runCheck implements "robotsgate check": it reads a robots.txt and prints,
-// for each URL, whether the crawler named by -agent may fetch it. The exit
-// status is 0 when every URL is allowed, 1 when any is disallowed and 2 on
+// for each URL, whether the crawler named by -agent may fetch it, decided
+// as the proxy decides (enforce.DecideRules: the path and the other
+// spellings an origin may read it as, then the usage preferences for the
+// purposes of -purpose), with the deciding rule and line. The exit
+// status is 0 when every URL is allowed, 1 when any is disallowed (by a
+// rule or by a usage preference) and 2 on
 // a usage or read error (reported in one line on stderr). Flags must
 // precede the URLs. A one-line "note:" on stderr, which does not change
 // the exit status, says when the file exceeds what robots.Parse reads or
@@ -27,6 +33,7 @@ func runCheck(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	file := fs.String("robots", "", "robots.txt `FILE` to read; - reads standard input")
 	agent := fs.String("agent", "", "product token `NAME` of the crawler, compared whole and case-insensitively")
 	asJSON := fs.Bool("json", false, "print one JSON object per URL")
+	purposeList := fs.String("purpose", "", "comma-separated `LIST` of the crawler's purposes (train-ai, search, ai-input): a URL whose usage preferences disallow one is disallowed")
 	fail := func(format string, a ...any) int {
 		fmt.Fprintf(stderr, "robotsgate check: "+format+"\n", a...)
 		return 2
@@ -55,6 +62,10 @@ func runCheck(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			return fail("flags must precede URLs: %q comes after a URL (%s)", u, checkUsage)
 		}
 	}
+	purposes, err := aipref.ParsePurposes([]string{*purposeList})
+	if err != nil {
+		return fail("-purpose: %v", err)
+	}
 	body, err := readRobots(*file, stdin)
 	if err != nil {
 		return fail("%v", err)
@@ -66,30 +77,19 @@ func runCheck(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "robotsgate check: note: -agent %q is not a product token ([A-Za-z0-9_-]+), so only the * group can apply to it (product token: %q)\n", *agent, robots.ProductToken(*agent))
 	}
 	r := robots.Parse(body)
-
+	pol := enforce.UsagePolicy{Purposes: purposes}
 	enc := json.NewEncoder(stdout)
 	enc.SetEscapeHTML(false)
 	status := 0
 	for _, u := range fs.Args() {
-		d := r.Decide(*agent, u)
-		if !d.Allowed {
+		v := enforce.DecideRules(r, *agent, robots.PathParamsQuery(u), pol)
+		if !v.Allowed {
 			status = 1
 		}
 		if *asJSON {
-			out := checkResult{URL: u, Allowed: d.Allowed}
-			if d.Rule.Line > 0 {
-				out.Rule, out.Line = d.Rule.String(), d.Rule.Line
-			}
-			if err := enc.Encode(out); err != nil {
-				return fail("write: %v", err)
-			}
-			continue
-		}
-		var err error
-		if d.Allowed {
-			_, err = fmt.Fprintf(stdout, "allowed %s\n", u)
+			err = enc.Encode(newCheckResult(u, &v, purposes))
 		} else {
-			_, err = fmt.Fprintf(stdout, "disallowed %s  (%s, line %d)\n", u, d.Rule, d.Rule.Line)
+			_, err = io.WriteString(stdout, checkLine(u, &v, purposes))
 		}
 		if err != nil {
 			return fail("write: %v", err)
@@ -98,12 +98,102 @@ func runCheck(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	return status
 }
 
+// checkLine is the text line of one URL: the verdict ("allowed",
+// "disallowed" or "usage-disallowed"), the URL, the deciding rule and
+// its line, the detail, and the usage preferences of the declared
+// purposes (of the purposes with one, when none is declared).
+func checkLine(u string, v *enforce.Verdict, purposes aipref.Set) string {
+	var b strings.Builder
+	switch v.Reason {
+	case enforce.ReasonAllowed:
+		b.WriteString("allowed ")
+	case enforce.ReasonUsageDisallowed:
+		b.WriteString("usage-disallowed ")
+	default:
+		b.WriteString("disallowed ")
+	}
+	b.WriteString(u)
+	var why []string
+	if v.Line != 0 {
+		why = append(why, fmt.Sprintf("%s, line %d", v.Rule, v.Line))
+	}
+	if v.Detail != "" {
+		why = append(why, v.Detail)
+	}
+	if len(why) > 0 {
+		b.WriteString("  (" + strings.Join(why, "; ") + ")")
+	}
+	if v.Allowed {
+		var us []string
+		for p := aipref.Purpose(0); p < aipref.NumPurposes; p++ {
+			uv := v.Usage.For(p)
+			switch {
+			case uv.Line != 0 && (purposes == 0 || purposes.Has(p)):
+				us = append(us, fmt.Sprintf("%s %s (%s, line %d)", p, uv.Pref, uv.Rule, uv.Line))
+			case purposes.Has(p):
+				us = append(us, p.String()+" unknown")
+			}
+		}
+		if len(us) > 0 {
+			b.WriteString("  usage: " + strings.Join(us, "; "))
+		}
+	}
+	b.WriteByte('\n')
+	return b.String()
+}
+
 // checkResult is one line of "robotsgate check -json".
 type checkResult struct {
 	URL     string `json:"url"`
 	Allowed bool   `json:"allowed"`
 	Rule    string `json:"rule"` // "" when no rule matched
 	Line    int    `json:"line"` // 0 when no rule matched
+	// Reason is set when a usage preference refused the URL
+	// ("usage-disallowed").
+	Reason string `json:"reason,omitempty"`
+	Detail string `json:"detail,omitempty"`
+	// Purposes are the declared purposes (-purpose); UsageDisallowed
+	// those that refused the URL.
+	Purposes        []string `json:"purposes,omitempty"`
+	UsageDisallowed []string `json:"usage_disallowed,omitempty"`
+	// Usage is the stated preference of every purpose that has one, and
+	// of every declared purpose ("unknown" when none is stated).
+	Usage map[string]usageResult `json:"usage,omitempty"`
+}
+
+// usageResult is the usage preference for one purpose.
+type usageResult struct {
+	Pref   string `json:"pref"`             // allowed, disallowed or unknown
+	Source string `json:"source,omitempty"` // content-usage or content-signal
+	Rule   string `json:"rule,omitempty"`
+	Line   int    `json:"line,omitempty"`
+}
+
+func newCheckResult(u string, v *enforce.Verdict, purposes aipref.Set) checkResult {
+	out := checkResult{URL: u, Allowed: v.Allowed, Rule: v.Rule, Line: v.Line, Detail: v.Detail,
+		Purposes: purposeNames(purposes), UsageDisallowed: purposeNames(v.UsageBlocked)}
+	if v.Reason == enforce.ReasonUsageDisallowed {
+		out.Reason = string(v.Reason)
+	}
+	for p := aipref.Purpose(0); p < aipref.NumPurposes; p++ {
+		uv := v.Usage.For(p)
+		if uv.Pref == aipref.Unknown && !(purposes.Has(p) && v.Reason != enforce.ReasonDisallowed) {
+			continue
+		}
+		if out.Usage == nil {
+			out.Usage = make(map[string]usageResult)
+		}
+		out.Usage[p.String()] = usageResult{Pref: uv.Pref.String(), Source: uv.Source.String(), Rule: uv.Rule, Line: uv.Line}
+	}
+	return out
+}
+
+// purposeNames returns the names of the purposes of s, nil when none.
+func purposeNames(s aipref.Set) []string {
+	if s == 0 {
+		return nil
+	}
+	return strings.Split(s.String(), ",")
 }
 
 // readRobots reads the robots.txt named by file ("-" for stdin), up to one

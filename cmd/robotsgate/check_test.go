@@ -43,7 +43,7 @@ func TestRunCheck(t *testing.T) {
 			name:     "all allowed",
 			args:     []string{"-robots", file, "-agent", "FooBot", "http://example.com/", "http://example.com/private/ok?x=1"},
 			wantCode: 0,
-			wantOut:  "allowed http://example.com/\nallowed http://example.com/private/ok?x=1\n",
+			wantOut:  "allowed http://example.com/\nallowed http://example.com/private/ok?x=1  (Allow: /private/ok, line 3)\n",
 		},
 		{
 			name:     "one disallowed",

@@ -175,6 +175,8 @@ func enforceConfig(cfg config.Config, tr *http.Transport, store enforce.Store, m
 		RetryMax:          r.RetryMax,
 		MaxBytes:          r.MaxBytes,
 		FetchTimeout:      r.FetchTimeout,
+		Purposes:          cfg.Purposes,
+		UsageUnknownDeny:  cfg.Usage.Unknown == "deny",
 	}
 }
 

@@ -12,6 +12,8 @@ import (
 	"net/netip"
 	"net/url"
 	"time"
+
+	"github.com/robotsgate/robotsgate/robots/aipref"
 )
 
 // Config is robotsgate's whole configuration. Values are parsed once,
@@ -25,7 +27,10 @@ type Config struct {
 	AgentHeader        string // per-request override header; "-" disables
 	AllowAgentOverride bool   // the override header may replace a configured agent
 	Mode               string // enforce | report
-	Audit              string // blocked | all
+	// Purposes are what the crawlers use content for (train-ai, search,
+	// ai-input); none: usage preferences are reported, never enforced.
+	Purposes aipref.Set
+	Audit    string // blocked | all
 
 	AuditLog        string // path, or "-" for stdout
 	AuditMaxSizeMB  int    // rotate at this size; 0 = never
@@ -45,7 +50,16 @@ type Config struct {
 	HTTPS      HTTPSConfig
 	Politeness PolitenessConfig
 	RobotTags  RobotTagsConfig
+	Usage      UsageConfig
 	Auth       AuthConfig
+}
+
+// UsageConfig is what usage preferences (Content-Usage, Content-Signal,
+// noai) do for the declared purposes.
+type UsageConfig struct {
+	Unknown       string // allow | deny: a declared purpose with no stated preference
+	Response      string // annotate | enforce: a response header or tag that disallows a declared purpose
+	PurposeHeader string // per-request purposes header; "-" disables
 }
 
 // RobotsConfig is how robots.txt is fetched and cached.
@@ -136,6 +150,11 @@ func Default() Config {
 			MaxQueueWait:  30 * time.Second,
 			BackoffStart:  30 * time.Second,
 			BackoffMax:    time.Hour,
+		},
+		Usage: UsageConfig{
+			Unknown:       "allow",
+			Response:      "annotate",
+			PurposeHeader: "X-Robots-Purpose",
 		},
 		RobotTags: RobotTagsConfig{
 			Mode:         "annotate",

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/robotsgate/robotsgate/robots"
+	"github.com/robotsgate/robotsgate/robots/aipref"
 )
 
 // Bounds of settings.
@@ -26,7 +27,7 @@ const (
 func (c *Config) Validate() error {
 	for _, check := range []func() error{
 		c.validateProxy, c.validateRobots, c.validateAccess, c.validateAdmin,
-		c.validateHTTPS, c.validatePoliteness, c.validateRobotTags,
+		c.validateHTTPS, c.validatePoliteness, c.validateRobotTags, c.validateUsage,
 	} {
 		if err := check(); err != nil {
 			return err
@@ -219,6 +220,24 @@ func (c *Config) validateRobotTags() error {
 		if d = strings.TrimSpace(d); d == "" || strings.ContainsAny(d, ":, \t\r\n") {
 			return errorf("robot_tags.deny", "%q is not a directive name (e.g. noindex, none, noai)", d)
 		}
+	}
+	return nil
+}
+
+// validateUsage checks the usage: section.
+func (c *Config) validateUsage() error {
+	u := &c.Usage
+	if err := oneOf("usage.unknown", u.Unknown, "allow", "deny"); err != nil {
+		return err
+	}
+	if err := oneOf("usage.response", u.Response, "annotate", "enforce"); err != nil {
+		return err
+	}
+	if u.PurposeHeader != "" && u.PurposeHeader != "-" && !isHeaderName(u.PurposeHeader) {
+		return errorf("usage.purpose_header", "%q is not a header name (or \"-\" to disable)", u.PurposeHeader)
+	}
+	if c.Purposes&^aipref.SetOf(aipref.TrainAI, aipref.Search, aipref.AIInput) != 0 {
+		return errorf("purposes", "%q holds an unknown purpose (allowed values are train-ai, search, ai-input)", c.Purposes)
 	}
 	return nil
 }

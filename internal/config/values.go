@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/robotsgate/robotsgate/robots/aipref"
 )
 
 // set parses one value of o into its field of c. A list is given as one
@@ -35,6 +37,12 @@ func (o option) set(c *Config, v string, items []string) error {
 		return parseList(p, items, parsePort)
 	case *[]netip.Prefix:
 		return parseList(p, items, parseCIDR)
+	case *aipref.Set:
+		set, err := aipref.ParsePurposes(items)
+		if err != nil {
+			return err
+		}
+		*p = set
 	default:
 		return fmt.Errorf("unsupported field type %T", p)
 	}
@@ -100,6 +108,8 @@ func (o option) get(c *Config) string {
 		return joinList(*p, strconv.Itoa)
 	case *[]netip.Prefix:
 		return joinList(*p, netip.Prefix.String)
+	case *aipref.Set:
+		return p.String()
 	}
 	return ""
 }
@@ -122,7 +132,7 @@ func (o option) isBool() bool {
 // isList reports whether o takes a list (a YAML sequence).
 func (o option) isList() bool {
 	switch o.field(&Config{}).(type) {
-	case *[]string, *[]int, *[]netip.Prefix:
+	case *[]string, *[]int, *[]netip.Prefix, *aipref.Set:
 		return true
 	}
 	return false

@@ -1,0 +1,66 @@
+package config
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/robotsgate/robotsgate/robots/aipref"
+)
+
+// purposes is set by YAML list, env or flag, parsed into an aipref.Set.
+func TestPurposesLoad(t *testing.T) {
+	cfg, err := Load(nil, envMap(nil))
+	if err != nil || cfg.Purposes != 0 || cfg.Usage.Unknown != "allow" || cfg.Usage.Response != "annotate" {
+		t.Fatalf("defaults: %+v %v", cfg.Usage, err)
+	}
+	file := writeFile(t, "p.yaml", "purposes: [train-ai, ai-input]\nusage:\n  unknown: deny\n  response: enforce\n")
+	for _, c := range []struct {
+		args []string
+		env  map[string]string
+		want aipref.Set
+	}{
+		{[]string{"-config", file}, nil, aipref.SetOf(aipref.TrainAI, aipref.AIInput)},
+		{nil, map[string]string{"ROBOTSGATE_PURPOSE": "search"}, aipref.SetOf(aipref.Search)},
+		{[]string{"-purpose", "train-ai,search"}, nil, aipref.SetOf(aipref.TrainAI, aipref.Search)},
+		{[]string{"-config", file, "-purpose", ""}, nil, 0},
+	} {
+		cfg, err := Load(c.args, envMap(c.env))
+		if err != nil || cfg.Purposes != c.want {
+			t.Errorf("%v %v: purposes %q (%v), want %q", c.args, c.env, cfg.Purposes, err, c.want)
+		}
+	}
+	cfg, err = Load([]string{"-config", file}, envMap(nil))
+	if err != nil || cfg.Usage.Unknown != "deny" || cfg.Usage.Response != "enforce" {
+		t.Errorf("usage from YAML: %+v %v", cfg.Usage, err)
+	}
+}
+
+func TestUsageConfigErrors(t *testing.T) {
+	allowed := "allowed values are train-ai, search, ai-input"
+	for _, c := range []struct {
+		name string
+		args []string
+		env  map[string]string
+		want []string
+	}{
+		{"flag", []string{"-purpose", "train-ai,training"}, nil, []string{`"training"`, allowed}},
+		{"env", nil, map[string]string{"ROBOTSGATE_PURPOSE": "Search"}, []string{"ROBOTSGATE_PURPOSE", `"Search"`, allowed}},
+		{"yaml", []string{"-config", writeFile(t, "b.yaml", "purposes: [search, ai-train]\n")}, nil, []string{"purposes", `"ai-train"`, allowed}},
+		{"yaml scalar", []string{"-config", writeFile(t, "c.yaml", "purposes: search\n")}, nil, []string{"purposes: want a list"}},
+		{"unknown", []string{"-config", writeFile(t, "d.yaml", "usage:\n  unknown: block\n")}, nil, []string{`usage.unknown: "block" is not one of allow, deny`}},
+		{"response", []string{"-config", writeFile(t, "e.yaml", "usage:\n  response: off\n")}, nil, []string{`usage.response: "off" is not one of annotate, enforce`}},
+		{"header", []string{"-config", writeFile(t, "f.yaml", "usage:\n  purpose_header: \"X Purpose\"\n")}, nil, []string{"usage.purpose_header"}},
+	} {
+		_, err := Load(c.args, envMap(c.env))
+		for _, w := range c.want {
+			if err == nil || !strings.Contains(err.Error(), w) {
+				t.Errorf("%s: error %v, want it to contain %q", c.name, err, w)
+			}
+		}
+	}
+	cfg := Default()
+	cfg.Purposes = 1 << 6
+	if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), "purposes:") {
+		t.Errorf("out-of-range purpose bits: %v", err)
+	}
+}
