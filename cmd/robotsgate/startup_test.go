@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -19,7 +21,7 @@ func TestServeRefusesMissingAuditDir(t *testing.T) {
 	missing := filepath.Join(t.TempDir(), "no", "such")
 	var stdout, stderr bytes.Buffer
 	args := []string{"-listen", "127.0.0.1:0", "-data-dir", t.TempDir(), "-audit-log", filepath.Join(missing, "a.log")}
-	code := runServe(context.Background(), args, envMap(nil), &stdout, &stderr, nil)
+	code := runServe(stopped(), args, envMap(nil), &stdout, &stderr, nil)
 	want := `robotsgate: config: audit_log: directory "` + missing + `" does not exist; create it first ` +
 		"(robotsgate does not create directories) (flag -audit-log, env ROBOTSGATE_AUDIT_LOG)\n"
 	if code != 2 || stderr.String() != want {
@@ -35,7 +37,7 @@ func TestServeRefusesMissingAuditDir(t *testing.T) {
 // and the admin token, with their flags, in one line.
 func TestServeBeyondLoopbackNamesEverythingMissing(t *testing.T) {
 	var stdout, stderr bytes.Buffer
-	code := runServe(context.Background(), []string{"-listen", "0.0.0.0:0"}, envMap(nil), &stdout, &stderr, nil)
+	code := runServe(stopped(), []string{"-listen", "0.0.0.0:0"}, envMap(nil), &stdout, &stderr, nil)
 	line := stderr.String()
 	if code != 2 || strings.Count(line, "\n") != 1 {
 		t.Fatalf("exit %d, stderr %q; want 2 and one line", code, line)
@@ -45,6 +47,14 @@ func TestServeBeyondLoopbackNamesEverythingMissing(t *testing.T) {
 			t.Errorf("%q lacks %q", line, w)
 		}
 	}
+}
+
+// stopped returns a context already done: a serve that gets past its
+// checks stops at once instead of serving.
+func stopped() context.Context {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	return ctx
 }
 
 func TestVersionCommand(t *testing.T) {
@@ -81,5 +91,24 @@ func TestVersionLines(t *testing.T) {
 		if got := versionLines(tc.bi); !slices.Equal(got, tc.want) {
 			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
 		}
+	}
+}
+
+// TestShutdownLogNamesItsUnit checks that the operator log's durations
+// carry their unit in the field name.
+func TestShutdownLogNamesItsUnit(t *testing.T) {
+	r := startServe(t, []string{"-shutdown-timeout", "1500ms", "-audit-log", "-"}, nil)
+	if code := r.stop(t); code != 0 {
+		t.Fatalf("exit %d:\n%s", code, r.stderr)
+	}
+	var rec map[string]any
+	for _, l := range strings.Split(r.stderr.String(), "\n") {
+		var m map[string]any
+		if json.Unmarshal([]byte(l), &m) == nil && strings.HasPrefix(fmt.Sprint(m["message"]), "shutting down") {
+			rec = m
+		}
+	}
+	if rec == nil || rec["timeout_ms"] != float64(1500) || rec["timeout"] != nil {
+		t.Errorf("shutdown record %v; want timeout_ms 1500 and no bare timeout\n%s", rec, r.stderr)
 	}
 }
