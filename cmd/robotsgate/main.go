@@ -7,6 +7,7 @@
 //	robotsgate check [flags]     test URLs against a robots.txt
 //	robotsgate ca [flags]        show or create the MITM CA certificate
 //	robotsgate health [flags]    exit 0 if the configured robotsgate answers /healthz
+//	robotsgate version           print the version, commit and Go version
 //
 // Run "robotsgate -h" or "robotsgate <command> -h" for the flags.
 package main
@@ -55,6 +56,9 @@ func run(ctx context.Context, args []string, env func(string) string, stdin io.R
 			usage(stdout)
 			return 0
 		}
+		if len(args) > 0 && (args[0] == "-version" || args[0] == "--version") {
+			return runVersion(stdout)
+		}
 		return runServe(ctx, args, env, stdout, stderr, nil)
 	}
 	switch args[0] {
@@ -66,11 +70,13 @@ func run(ctx context.Context, args []string, env func(string) string, stdin io.R
 		return runCA(args[1:], stdout, stderr)
 	case "health": // [ops] container HEALTHCHECK (health.go)
 		return runHealth(ctx, args[1:], env, stdout, stderr)
+	case "version":
+		return runVersion(stdout)
 	case "help":
 		usage(stdout)
 		return 0
 	default:
-		fmt.Fprintf(stderr, "robotsgate: unknown command %q (want serve, check, ca or health; -h for help)\n", args[0])
+		fmt.Fprintf(stderr, "robotsgate: unknown command %q (want serve, check, ca, health or version; -h for help)\n", args[0])
 		return 2
 	}
 }
@@ -92,6 +98,7 @@ Usage:
   robotsgate check [flags]     test URLs against a robots.txt
   robotsgate ca [flags]        show or create the MITM CA certificate
   robotsgate health [flags]    exit 0 if the configured robotsgate answers /healthz (container HEALTHCHECK)
+  robotsgate version           print the version, commit and Go version (also -version)
 
 Run "robotsgate <command> -h" for a command's flags. Flags of serve:
 `)

@@ -34,6 +34,9 @@ func runServe(ctx context.Context, args []string, env func(string) string, stdou
 		config.PrintFlags(stdout)
 		return 0
 	}
+	if err == nil {
+		err = checkPaths(cfg)
+	}
 	if err != nil {
 		return fail(stderr, 2, err)
 	}
@@ -42,6 +45,15 @@ func runServe(ctx context.Context, args []string, env func(string) string, stdou
 		return fail(stderr, 2, err)
 	}
 	return a.run(ctx, ready)
+}
+
+// checkPaths checks, before anything is bound or created, that the
+// directories serve writes to exist.
+func checkPaths(cfg config.Config) error {
+	if err := cfg.CheckAuditDir(); err != nil {
+		return fmt.Errorf("config: %w", err)
+	}
+	return nil
 }
 
 // closer releases one resource of an app within ctx and returns the exit

@@ -133,7 +133,7 @@ func readAudit(t *testing.T, path string) []map[string]any {
 
 func TestServeBlocksAndShutdownFlushesAudit(t *testing.T) {
 	origin, hits := newTestOrigin(t, nil)
-	auditPath := filepath.Join(t.TempDir(), "sub", "audit.log")
+	auditPath := filepath.Join(t.TempDir(), "audit.log") // its directory must exist
 	r := startServe(t, []string{"-audit-log", auditPath}, nil)
 
 	resp, err := r.client.Get(origin.URL + "/private/doc")

@@ -35,7 +35,7 @@ var configFlag = option{flag: "config", help: "YAML configuration `file` (see co
 // here.
 func options() []option {
 	return []option{
-		{"listen", "listen", "proxy address `host:port`; beyond loopback it needs auth credentials and auth.allow_cidrs, or auth.allow_open", func(c *Config) any { return &c.Listen }},
+		{"listen", "listen", "proxy address `host:port`; beyond loopback it needs auth credentials and auth.allow_cidrs, or auth.allow_open, and admin_token unless admin_listen is on loopback", func(c *Config) any { return &c.Listen }},
 		{"admin_listen", "admin-listen", "separate admin API address `host:port`; empty = on the proxy port", func(c *Config) any { return &c.AdminListen }},
 		{"admin_token", "admin-token", "bearer `token` of the admin API, required when it is reachable beyond loopback (prefer the environment variable)", func(c *Config) any { return &c.AdminToken }},
 		{"agent", "agent", "robots agent (product `token`, e.g. MJ12bot) for every request; empty = from each request's User-Agent", func(c *Config) any { return &c.Agent }},
@@ -44,7 +44,7 @@ func options() []option {
 		{"purposes", "purpose", "what the crawlers use content for: comma-separated `purposes` among train-ai, search, ai-input; a URL whose usage preferences disallow one is refused; empty = preferences reported, never enforced", func(c *Config) any { return &c.Purposes }},
 		{"mode", "mode", "`mode`: enforce (refuse disallowed URLs) or report (decide and audit, forward everything)", func(c *Config) any { return &c.Mode }},
 		{"audit", "audit", "which decisions are audited (`level`): blocked or all", func(c *Config) any { return &c.Audit }},
-		{"audit_log", "audit-log", "audit log `path` (JSON lines, appended, created 0640), - for stdout", func(c *Config) any { return &c.AuditLog }},
+		{"audit_log", "audit-log", "audit log `path` (JSON lines, appended, created 0640; its directory must exist), - for stdout", func(c *Config) any { return &c.AuditLog }},
 		{"audit_max_size_mb", "audit-max-size-mb", "rotate the audit file at this size in `MB`; 0 = never", func(c *Config) any { return &c.AuditMaxSizeMB }},
 		{"audit_max_backups", "audit-max-backups", "rotated audit files kept; 0 = all", func(c *Config) any { return &c.AuditMaxBackups }},
 		{"audit_max_age_days", "audit-max-age-days", "rotated audit files older than this many days are removed; 0 = never", func(c *Config) any { return &c.AuditMaxAgeDays }},

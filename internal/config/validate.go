@@ -26,7 +26,7 @@ const (
 // ROBOTSGATE_ROBOTS_TTL)`.
 func (c *Config) Validate() error {
 	for _, check := range []func() error{
-		c.validateProxy, c.validateRobots, c.validateAccess, c.validateAdmin,
+		c.validateProxy, c.validateRobots, c.validateAccess, c.validateAdmin, c.validateExposure,
 		c.validateHTTPS, c.validatePoliteness, c.validateRobotTags, c.validateUsage,
 	} {
 		if err := check(); err != nil {
@@ -44,11 +44,7 @@ type keyError struct {
 }
 
 func (e *keyError) Error() string {
-	s := e.key + ": " + e.msg
-	if o, ok := optionByKey(e.key); ok && o.flag != "" {
-		s += fmt.Sprintf(" (flag -%s, env %s)", o.flag, o.env())
-	}
-	return s
+	return e.key + ": " + e.msg + flagOf(e.key)
 }
 
 func (e *keyError) Unwrap() error { return e.err }

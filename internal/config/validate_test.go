@@ -22,12 +22,12 @@ func TestValidateOpenProxy(t *testing.T) {
 		{"allow_open", func(c *Config) { c.Listen = "0.0.0.0:9309"; c.AdminToken = "t"; c.Auth.AllowOpen = true }, ""},
 		// Beyond loopback both credentials and client networks are
 		// required, each turned off only explicitly.
-		{"neither names both", func(c *Config) { c.Listen = "0.0.0.0:9309"; c.AdminToken = "t" }, "missing: credentials (auth.credentials or auth.credentials_file) and client networks"},
+		{"neither names both", func(c *Config) { c.Listen = "0.0.0.0:9309"; c.AdminToken = "t" }, "missing: credentials: auth.credentials or auth.credentials_file (flag -credentials-file, env ROBOTSGATE_CREDENTIALS_FILE); client networks"},
 		{"credentials only", func(c *Config) {
 			c.Listen = "0.0.0.0:9309"
 			c.AdminToken = "t"
 			c.Auth.Credentials = []string{"a:b"}
-		}, "missing: client networks (auth.allow_cidrs"},
+		}, "missing: client networks"},
 		{"credentials file only", func(c *Config) {
 			c.Listen = "0.0.0.0:9309"
 			c.AdminToken = "t"

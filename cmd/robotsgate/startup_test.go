@@ -1,0 +1,114 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"runtime/debug"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// TestServeRefusesMissingAuditDir checks that an audit log in a directory
+// that does not exist is refused with one line naming it, exit 2, and
+// that the directory is not created.
+func TestServeRefusesMissingAuditDir(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "no", "such")
+	var stdout, stderr bytes.Buffer
+	args := []string{"-listen", "127.0.0.1:0", "-data-dir", t.TempDir(), "-audit-log", filepath.Join(missing, "a.log")}
+	code := runServe(stopped(), args, envMap(nil), &stdout, &stderr, nil)
+	want := `robotsgate: config: audit_log: directory "` + missing + `" does not exist; create it first ` +
+		"(robotsgate does not create directories) (flag -audit-log, env ROBOTSGATE_AUDIT_LOG)\n"
+	if code != 2 || stderr.String() != want {
+		t.Errorf("exit %d, stderr %q; want 2 and %q", code, stderr.String(), want)
+	}
+	if _, err := os.Stat(filepath.Dir(missing)); !os.IsNotExist(err) {
+		t.Errorf("serve created the audit log's directory: %v", err)
+	}
+}
+
+// TestServeBeyondLoopbackNamesEverythingMissing checks that serve's
+// refusal of an open listen address names credentials, client networks
+// and the admin token, with their flags, in one line.
+func TestServeBeyondLoopbackNamesEverythingMissing(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	code := runServe(stopped(), []string{"-listen", "0.0.0.0:0"}, envMap(nil), &stdout, &stderr, nil)
+	line := stderr.String()
+	if code != 2 || strings.Count(line, "\n") != 1 {
+		t.Fatalf("exit %d, stderr %q; want 2 and one line", code, line)
+	}
+	for _, w := range []string{"-credentials-file", "ROBOTSGATE_ALLOW_CIDRS", "-admin-token", "-allow-open"} {
+		if !strings.Contains(line, w) {
+			t.Errorf("%q lacks %q", line, w)
+		}
+	}
+}
+
+// stopped returns a context already done: a serve that gets past its
+// checks stops at once instead of serving.
+func stopped() context.Context {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	return ctx
+}
+
+func TestVersionCommand(t *testing.T) {
+	for _, args := range [][]string{{"version"}, {"-version"}} {
+		var stdout, stderr bytes.Buffer
+		if code := run(context.Background(), args, envMap(nil), nil, &stdout, &stderr); code != 0 || stderr.Len() > 0 {
+			t.Fatalf("%v: exit %d, stderr %q", args, code, stderr.String())
+		}
+		lines := strings.Split(strings.TrimSuffix(stdout.String(), "\n"), "\n")
+		if len(lines) != 4 || !strings.HasPrefix(lines[0], "robotsgate ") || !strings.HasPrefix(lines[1], "commit: ") ||
+			!strings.HasPrefix(lines[2], "commit_time: ") || lines[3] != "go: "+runtime.Version() {
+			t.Errorf("%v: %q", args, stdout.String())
+		}
+	}
+}
+
+func TestVersionLines(t *testing.T) {
+	stamped := &debug.BuildInfo{GoVersion: "go1.99.1", Main: debug.Module{Version: "v1.2.3"}, Settings: []debug.BuildSetting{
+		{Key: "vcs", Value: "git"}, {Key: "vcs.revision", Value: "0123abcd"},
+		{Key: "vcs.time", Value: "2001-02-03T04:05:06Z"}, {Key: "vcs.modified", Value: "true"},
+	}}
+	clean := &debug.BuildInfo{GoVersion: "go1.99.1", Main: debug.Module{Version: "(devel)"}, Settings: []debug.BuildSetting{
+		{Key: "vcs.revision", Value: "0123abcd"}, {Key: "vcs.modified", Value: "false"},
+	}}
+	for _, tc := range []struct {
+		name string
+		bi   *debug.BuildInfo
+		want []string
+	}{
+		{"stamped", stamped, []string{"robotsgate v1.2.3", "commit: 0123abcd (modified)", "commit_time: 2001-02-03T04:05:06Z", "go: go1.99.1"}},
+		{"clean checkout", clean, []string{"robotsgate (devel)", "commit: 0123abcd", "commit_time: unknown", "go: go1.99.1"}},
+		{"no build info", nil, []string{"robotsgate (devel)", "commit: unknown", "commit_time: unknown", "go: " + runtime.Version()}},
+	} {
+		if got := versionLines(tc.bi); !slices.Equal(got, tc.want) {
+			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}
+
+// TestShutdownLogNamesItsUnit checks that the operator log's durations
+// carry their unit in the field name.
+func TestShutdownLogNamesItsUnit(t *testing.T) {
+	r := startServe(t, []string{"-shutdown-timeout", "1500ms", "-audit-log", "-"}, nil)
+	if code := r.stop(t); code != 0 {
+		t.Fatalf("exit %d:\n%s", code, r.stderr)
+	}
+	var rec map[string]any
+	for _, l := range strings.Split(r.stderr.String(), "\n") {
+		var m map[string]any
+		if json.Unmarshal([]byte(l), &m) == nil && strings.HasPrefix(fmt.Sprint(m["message"]), "shutting down") {
+			rec = m
+		}
+	}
+	if rec == nil || rec["timeout_ms"] != float64(1500) || rec["timeout"] != nil {
+		t.Errorf("shutdown record %v; want timeout_ms 1500 and no bare timeout\n%s", rec, r.stderr)
+	}
+}
