@@ -182,10 +182,29 @@ func (e *Enforcer) describe(d *Decision, en *Entry, now time.Time, verdict bool)
 		return en.Parsed
 	}
 	if verdict {
-		d.Allowed, d.Reason = false, ReasonUnreachable
-		d.Detail = "robots.txt unreachable" + paren(en.Result.Err) + ": all URLs disallowed"
+		unreachable(d, en, now)
 	}
 	return nil
+}
+
+// unreachable fills d with the refusal of an origin whose robots.txt the
+// entry en says could not be fetched: ReasonOriginUnreachable when the
+// origin itself was not reached, ReasonUnreachable otherwise, with when
+// robots.txt is fetched again (RetryAfter).
+func unreachable(d *Decision, en *Entry, now time.Time) {
+	d.Allowed, d.Reason = false, ReasonUnreachable
+	retry := ""
+	if wait := en.Expires.Sub(now); wait > 0 {
+		d.RetryAfter = wait
+		retry = "; robots.txt is tried again in " + wait.Round(time.Second).String()
+	}
+	if en.Result.ErrKind.NotReached() {
+		d.Reason = ReasonOriginUnreachable
+		d.Detail = "the origin could not be reached to fetch its robots.txt" + paren(en.Result.Err) +
+			": the request is not forwarded" + retry
+		return
+	}
+	d.Detail = "robots.txt unreachable" + paren(en.Result.Err) + ": all URLs disallowed" + retry
 }
 
 // paren returns " (s)", or "" when s is empty.
