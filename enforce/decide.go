@@ -2,6 +2,7 @@ package enforce
 
 import (
 	"context"
+	"strings"
 	"net/url"
 	"time"
 
@@ -198,7 +199,7 @@ func unreachable(d *Decision, en *Entry, now time.Time) {
 		d.RetryAfter = wait
 		retry = "; robots.txt is tried again in " + wait.Round(time.Second).String()
 	}
-	if en.Result.ErrKind.NotReached() {
+	if en.Result.ErrKind.NotReached() && onOrigin(en.Result.FinalURL, en.Origin) {
 		d.Reason = ReasonOriginUnreachable
 		d.Detail = "the origin could not be reached to fetch its robots.txt" + paren(en.Result.Err) +
 			": the request is not forwarded" + retry
@@ -213,4 +214,11 @@ func paren(s string) string {
 		return ""
 	}
 	return " (" + s + ")"
+}
+
+// onOrigin reports whether the fetched URL u ("" when unknown) is on
+// origin: a failure after a redirect to another origin says nothing
+// about whether origin can be reached.
+func onOrigin(u, origin string) bool {
+	return u == "" || strings.HasPrefix(u, origin+"/")
 }

@@ -66,7 +66,7 @@ func TestAdminDecisionMatchesProxy(t *testing.T) {
 		d.Group != "*" || d.Agent != "GoodBot" || d.Robots == nil || d.Robots.Status != "ok" || d.Robots.HTTPStatus != 200 {
 		t.Errorf("decision = %+v", d)
 	}
-	for k, v := range map[string]any{"decision": d.Reason, "rule": d.Rule, "line": float64(d.Line), "group": d.Group, "agent": d.Agent, "origin": d.Origin, "url": d.URL} {
+	for k, v := range map[string]any{"reason": d.Reason, "decision": d.Decision, "rule": d.Rule, "line": float64(d.Line), "group": d.Group, "agent": d.Agent, "origin": d.Origin, "url": d.URL} {
 		if refused[k] != v {
 			t.Errorf("403 %s = %v, admin says %v", k, refused[k], v)
 		}

@@ -223,9 +223,7 @@ func (rs robotsStep) onRequest(r *http.Request, _ *goproxy.ProxyCtx, st *request
 	st.Decision, st.Decided = d, true
 	switch {
 	case !d.Allowed && !rs.report:
-		o := refuse(http.StatusForbidden, d)
-		o.err = untrustedRobots(r.URL.Host, d) // nil unless the origin's certificate failed verification (connect.go)
-		return o
+		return refuse(refusalStatus(d), explainRobots(r.URL.Host, d))
 	case !d.Allowed:
 		return note(audit.DecisionReported, d)
 	case rs.auditAll || st.OverrideRefused != "":
@@ -233,6 +231,28 @@ func (rs robotsStep) onRequest(r *http.Request, _ *goproxy.ProxyCtx, st *request
 		return note(audit.DecisionAllowed, d)
 	}
 	return outcome{}
+}
+
+// refusalStatus is the status of the refusal d of the robots step: 403,
+// or, when the origin itself could not be reached, 502 (504 when it did
+// not answer in time).
+func refusalStatus(d enforce.Decision) int {
+	switch {
+	case d.Reason != enforce.ReasonOriginUnreachable:
+		return http.StatusForbidden
+	case d.RobotsErrKind == enforce.FetchTimeout:
+		return http.StatusGatewayTimeout
+	}
+	return http.StatusBadGateway
+}
+
+// explainRobots adds to the refusal d of a request to host what an
+// untrusted origin certificate means (untrustedRobots).
+func explainRobots(host string, d enforce.Decision) enforce.Decision {
+	if why := untrustedRobots(host, d); why != "" {
+		d.Detail = why + ": " + d.Detail
+	}
+	return d
 }
 
 // Values of politeness.crawl_delay.

@@ -240,7 +240,7 @@ func TestHTTPSUntrustedUpstream502(t *testing.T) {
 		t.Fatalf("untrusted origin served %d paths: verification was skipped", n)
 	}
 	// The audit record says what the client got.
-	rec := p.audit.find(t, string(enforce.ReasonUnreachable))
+	rec := p.audit.find(t, string(enforce.ReasonOriginUnreachable))
 	if rec["decision"] != audit.DecisionBlocked || rec["status"] != 502.0 || !strings.Contains(fmt.Sprint(rec["detail"]), "failed verification") {
 		t.Fatalf("audit record of the 502: %v", rec)
 	}
