@@ -88,7 +88,9 @@ func (s *Server) installHTTPS() error {
 		h.ca, h.caInfo = ca, info
 		h.certs = mitm.NewCertStore(0, nil)
 		s.proxy.CertStore = h.certs
-		h.mitm = &goproxy.ConnectAction{Action: goproxy.ConnectMitm, TLSConfig: goproxy.TLSConfigFromCA(ca)}
+		leafConfig := mitm.TLSConfig(ca, h.certs, nil)
+		h.mitm = &goproxy.ConnectAction{Action: goproxy.ConnectMitm,
+			TLSConfig: func(host string, _ *goproxy.ProxyCtx) (*tls.Config, error) { return leafConfig(host) }}
 		ev := s.log.Info().Str("ca_cert", info.CertFile).Str("fingerprint", info.Fingerprint)
 		if info.Created {
 			ev.Msg("created robotsgate's CA: clients must trust it for HTTPS (run `robotsgate ca`)")

@@ -179,6 +179,11 @@ func TestHTTPSMITMEnforcesPaths(t *testing.T) {
 	if alg := resp.TLS.PeerCertificates[0].PublicKeyAlgorithm; alg != x509.ECDSA {
 		t.Fatalf("leaf key is %v, want ECDSA like the CA", alg)
 	}
+	// The leaf says who minted it (goproxy's signer says "GoProxy untrusted MITM proxy Inc").
+	if leaf := resp.TLS.PeerCertificates[0]; len(leaf.Subject.Organization) != 1 || leaf.Subject.Organization[0] != mitm.LeafOrganization ||
+		!strings.Contains(leaf.Subject.Organization[0], "robotsgate") || leaf.NotAfter.Sub(leaf.NotBefore) > 398*24*time.Hour {
+		t.Fatalf("leaf subject %v, valid %v..%v", leaf.Subject, leaf.NotBefore, leaf.NotAfter)
+	}
 
 	resp, body = get(t, c, origin.URL+"/private/x")
 	if resp.StatusCode != http.StatusForbidden || resp.Header.Get(HeaderDecision) != string(enforce.ReasonDisallowed) {
