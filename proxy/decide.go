@@ -346,7 +346,7 @@ func (pc pacing) onRequest(r *http.Request, _ *goproxy.ProxyCtx, st *requestStat
 			context.AfterFunc(r.Context(), pm.Release)
 		}
 		if pm.Waited > 0 {
-			pc.log.Debug().Str("origin", d.Origin).Dur("waited", pm.Waited).Dur("delay", pm.Delay).Msg("crawl-delay wait")
+			pc.log.Debug().Str("origin", d.Origin).Int64("waited_ms", pm.Waited.Milliseconds()).Int64("delay_ms", pm.Delay.Milliseconds()).Msg("crawl-delay wait")
 		}
 	}
 	if ref == nil {

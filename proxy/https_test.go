@@ -319,8 +319,8 @@ func TestConnectPortAllowList(t *testing.T) {
 	// Refused CONNECTs are decisions in the metrics; an intercepted one is
 	// not (the requests inside it are).
 	assertMetrics(t, exposition(p.srv.metrics), map[string]float64{
-		`robotsgate_decisions_total{reason="port-forbidden",result="denied"}`: 2,
-		`robotsgate_decisions_total{reason="allowed",result="allowed"}`:       0,
+		`robotsgate_decisions_total{decision="blocked",reason="port-forbidden"}`: 2,
+		`robotsgate_decisions_total{decision="allowed",reason="allowed"}`:       0,
 	})
 }
 
@@ -360,8 +360,8 @@ func TestTunnelMode(t *testing.T) {
 	}
 	p.audit.find(t, string(ReasonSiteClosed))
 	assertMetrics(t, exposition(p.srv.metrics), map[string]float64{ // counted once each
-		`robotsgate_decisions_total{reason="site-disallowed",result="denied"}`:    1,
-		`robotsgate_decisions_total{reason="tunnel-unenforced",result="allowed"}`: 1,
+		`robotsgate_decisions_total{decision="blocked",reason="site-disallowed"}`:    1,
+		`robotsgate_decisions_total{decision="allowed",reason="tunnel-unenforced"}`: 1,
 	})
 }
 

@@ -37,7 +37,7 @@ func (a *app) run(ctx context.Context, ready chan<- net.Addr) int {
 	code := 0
 	select {
 	case <-ctx.Done():
-		a.log.Info().Dur("timeout", a.cfg.ShutdownTimeout).Msg("shutting down: finishing in-flight requests")
+		a.log.Info().Int64("timeout_ms", a.cfg.ShutdownTimeout.Milliseconds()).Msg("shutting down: finishing in-flight requests")
 	case err := <-errc:
 		serving--
 		a.log.Error().Err(err).Msg("serving failed; shutting down")
