@@ -2,8 +2,8 @@ package enforce
 
 import (
 	"context"
-	"strings"
 	"net/url"
+	"strings"
 	"time"
 
 	"github.com/robotsgate/robotsgate/robots"

@@ -267,9 +267,9 @@ func TestAdminDecisionNotCounted(t *testing.T) {
 		}
 	}
 	assertMetrics(t, p.scrape(t), map[string]float64{
-		`robotsgate_robots_cache_lookups_total{result="hit"}`:             0,
-		`robotsgate_robots_cache_lookups_total{result="miss"}`:            0,
+		`robotsgate_robots_cache_lookups_total{result="hit"}`:                0,
+		`robotsgate_robots_cache_lookups_total{result="miss"}`:               0,
 		`robotsgate_decisions_total{decision="blocked",reason="disallowed"}`: 0,
-		`robotsgate_robots_fetches_total{status_class="2xx"}`:             1, // real traffic to the origin
+		`robotsgate_robots_fetches_total{status_class="2xx"}`:                1, // real traffic to the origin
 	})
 }

@@ -320,7 +320,7 @@ func TestConnectPortAllowList(t *testing.T) {
 	// not (the requests inside it are).
 	assertMetrics(t, exposition(p.srv.metrics), map[string]float64{
 		`robotsgate_decisions_total{decision="blocked",reason="port-forbidden"}`: 2,
-		`robotsgate_decisions_total{decision="allowed",reason="allowed"}`:       0,
+		`robotsgate_decisions_total{decision="allowed",reason="allowed"}`:        0,
 	})
 }
 
@@ -360,7 +360,7 @@ func TestTunnelMode(t *testing.T) {
 	}
 	p.audit.find(t, string(ReasonSiteClosed))
 	assertMetrics(t, exposition(p.srv.metrics), map[string]float64{ // counted once each
-		`robotsgate_decisions_total{decision="blocked",reason="site-disallowed"}`:    1,
+		`robotsgate_decisions_total{decision="blocked",reason="site-disallowed"}`:   1,
 		`robotsgate_decisions_total{decision="allowed",reason="tunnel-unenforced"}`: 1,
 	})
 }

@@ -230,16 +230,16 @@ func TestMetricsMoveWithProxiedRequests(t *testing.T) {
 
 	after := p.scrape(t)
 	want := map[string]float64{
-		`robotsgate_decisions_total{decision="allowed",reason="allowed"}`:   2, // /ok, /boom
+		`robotsgate_decisions_total{decision="allowed",reason="allowed"}`:    2, // /ok, /boom
 		`robotsgate_decisions_total{decision="blocked",reason="disallowed"}`: 2,
-		`robotsgate_robots_fetches_total{status_class="2xx"}`:             1,
-		`robotsgate_robots_fetches_total{status_class="error"}`:           0,
-		`robotsgate_robots_cache_lookups_total{result="miss"}`:            1,
-		`robotsgate_robots_cache_lookups_total{result="hit"}`:             3,
-		`robotsgate_robots_fetch_duration_seconds_count`:                  1,
-		`robotsgate_robots_cache_entries`:                                 1,
-		`robotsgate_upstream_errors_total`:                                1,
-		`robotsgate_inflight_requests`:                                    0,
+		`robotsgate_robots_fetches_total{status_class="2xx"}`:                1,
+		`robotsgate_robots_fetches_total{status_class="error"}`:              0,
+		`robotsgate_robots_cache_lookups_total{result="miss"}`:               1,
+		`robotsgate_robots_cache_lookups_total{result="hit"}`:                3,
+		`robotsgate_robots_fetch_duration_seconds_count`:                     1,
+		`robotsgate_robots_cache_entries`:                                    1,
+		`robotsgate_upstream_errors_total`:                                   1,
+		`robotsgate_inflight_requests`:                                       0,
 	}
 	assertMetrics(t, after, want)
 	if o.hit("/private/x") != 0 || o.hit("/robots.txt") != 1 {
