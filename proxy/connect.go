@@ -277,3 +277,25 @@ func untrustedRobots(host string, d enforce.Decision) string {
 	return "the certificate of " + host + " failed verification when fetching its robots.txt " +
 		"(robotsgate does not connect to unverified servers; if you trust it, add its root CA to https.upstream_roots)"
 }
+
+// refusalStatus is the status of the refusal d of the robots step: 403,
+// or, when the origin itself could not be reached, 502 (504 when it did
+// not answer in time).
+func refusalStatus(d enforce.Decision) int {
+	switch {
+	case d.Reason != enforce.ReasonOriginUnreachable:
+		return http.StatusForbidden
+	case d.RobotsErrKind == enforce.FetchTimeout:
+		return http.StatusGatewayTimeout
+	}
+	return http.StatusBadGateway
+}
+
+// explainRobots adds to the refusal d of a request to host what an
+// untrusted origin certificate means (untrustedRobots).
+func explainRobots(host string, d enforce.Decision) enforce.Decision {
+	if why := untrustedRobots(host, d); why != "" {
+		d.Detail = why + ": " + d.Detail
+	}
+	return d
+}

@@ -233,28 +233,6 @@ func (rs robotsStep) onRequest(r *http.Request, _ *goproxy.ProxyCtx, st *request
 	return outcome{}
 }
 
-// refusalStatus is the status of the refusal d of the robots step: 403,
-// or, when the origin itself could not be reached, 502 (504 when it did
-// not answer in time).
-func refusalStatus(d enforce.Decision) int {
-	switch {
-	case d.Reason != enforce.ReasonOriginUnreachable:
-		return http.StatusForbidden
-	case d.RobotsErrKind == enforce.FetchTimeout:
-		return http.StatusGatewayTimeout
-	}
-	return http.StatusBadGateway
-}
-
-// explainRobots adds to the refusal d of a request to host what an
-// untrusted origin certificate means (untrustedRobots).
-func explainRobots(host string, d enforce.Decision) enforce.Decision {
-	if why := untrustedRobots(host, d); why != "" {
-		d.Detail = why + ": " + d.Detail
-	}
-	return d
-}
-
 // Values of politeness.crawl_delay.
 const (
 	CrawlDelayHonor  = "honor"  // space requests by the robots.txt group's Crawl-delay
