@@ -3,6 +3,7 @@ package enforce
 import (
 	"context"
 	"net/url"
+	"strings"
 	"time"
 
 	"github.com/robotsgate/robotsgate/robots"
@@ -208,10 +209,29 @@ func (e *Enforcer) describe(d *Decision, en *Entry, now time.Time, verdict bool)
 		return en.Parsed
 	}
 	if verdict {
-		d.Allowed, d.Reason = false, ReasonUnreachable
-		d.Detail = "robots.txt unreachable" + paren(en.Result.Err) + ": all URLs disallowed"
+		unreachable(d, en, now)
 	}
 	return nil
+}
+
+// unreachable fills d with the refusal of an origin whose robots.txt the
+// entry en says could not be fetched: ReasonOriginUnreachable when the
+// origin itself was not reached, ReasonUnreachable otherwise, with when
+// robots.txt is fetched again (RetryAfter).
+func unreachable(d *Decision, en *Entry, now time.Time) {
+	d.Allowed, d.Reason = false, ReasonUnreachable
+	retry := ""
+	if wait := en.Expires.Sub(now); wait > 0 {
+		d.RetryAfter = wait
+		retry = "; robots.txt is tried again in " + wait.Round(time.Second).String()
+	}
+	if en.Result.ErrKind.NotReached() && onOrigin(en.Result.FinalURL, en.Origin) {
+		d.Reason = ReasonOriginUnreachable
+		d.Detail = "the origin could not be reached to fetch its robots.txt" + paren(en.Result.Err) +
+			": the request is not forwarded" + retry
+		return
+	}
+	d.Detail = "robots.txt unreachable" + paren(en.Result.Err) + ": all URLs disallowed" + retry
 }
 
 // paren returns " (s)", or "" when s is empty.
@@ -220,4 +240,11 @@ func paren(s string) string {
 		return ""
 	}
 	return " (" + s + ")"
+}
+
+// onOrigin reports whether the fetched URL u ("" when unknown) is on
+// origin: a failure after a redirect to another origin says nothing
+// about whether origin can be reached.
+func onOrigin(u, origin string) bool {
+	return u == "" || strings.HasPrefix(u, origin+"/")
 }

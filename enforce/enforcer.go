@@ -25,7 +25,7 @@ type Config struct {
 	TTL               time.Duration // robots.txt freshness, default 24h; Cache-Control max-age is clamped to [MinTTL, TTL]
 	MinTTL            time.Duration // default 1m
 	UnreachableWindow time.Duration // how long an unreachable origin keeps its last good copy / stays disallowed; default 30 days
-	RetryMin          time.Duration // first retry after an unreachable fetch, default 1m; doubles per failure
+	RetryMin          time.Duration // first retry after an unreachable fetch, default 1m; doubles per failure (origins not reached: see notReachedRetry)
 	RetryMax          time.Duration // retry backoff cap, default 1h
 	MaxBytes          int           // robots.txt parse limit, default robots.DefaultMaxBytes
 	FetchTimeout      time.Duration // bound of one fetch, detached from the caller's ctx; default 10s
@@ -61,6 +61,10 @@ const (
 	defaultUnreachableWindow = 30 * 24 * time.Hour
 	defaultRetryMin          = time.Minute
 	defaultRetryMax          = time.Hour
+	// notReachedRetry is the first retry after a fetch that never reached
+	// the origin (FetchErrorKind.NotReached): it doubles per failure up to
+	// RetryMin, since such a failure costs the origin nothing.
+	notReachedRetry = 10 * time.Second
 )
 
 // Enforcer decides whether requests may go. It is safe for concurrent use.
@@ -268,7 +272,7 @@ func (e *Enforcer) next(origin string, prev *Entry, r FetchResult, now time.Time
 			en.UnreachableSince = prev.UnreachableSince
 		}
 	}
-	en.Expires = now.Add(Backoff(e.retryMin, e.retryMax, en.Failures))
+	en.Expires = now.Add(e.retryIn(r.ErrKind, en.Failures))
 	if now.Sub(en.UnreachableSince) > e.window {
 		return en // treated as unavailable: the old copy is dropped
 	}
@@ -283,15 +287,25 @@ func (e *Enforcer) next(origin string, prev *Entry, r FetchResult, now time.Time
 	return en
 }
 
+// retryIn is how long after the n-th consecutive failure, of kind k, the
+// robots.txt is fetched again: from notReachedRetry up to RetryMin when
+// the origin was not reached, from RetryMin up to RetryMax otherwise.
+func (e *Enforcer) retryIn(k FetchErrorKind, n int) time.Duration {
+	if k.NotReached() {
+		return Backoff(min(notReachedRetry, e.retryMin), e.retryMin, n)
+	}
+	return Backoff(e.retryMin, e.retryMax, n)
+}
+
 // logFetch logs a fetch failure at warn for operators.
 func (e *Enforcer) logFetch(en *Entry, took time.Duration) {
 	r := &en.Result
 	switch r.Status {
 	case StatusUnreachable:
 		ev := e.log.Warn().Str("origin", en.Origin).Int("http_status", r.HTTPStatus).
-			Str("error", r.Err).Int("failures", en.Failures).
-			Time("unreachable_since", en.UnreachableSince).Dur("retry_in", en.Expires.Sub(en.FetchedAt)).
-			Bool("stale_copy", en.Good != nil).Dur("took", took)
+			Str("error", r.Err).Str("error_kind", string(r.ErrKind)).Int("failures", en.Failures).
+			Time("unreachable_since", en.UnreachableSince).Int64("retry_in_ms", en.Expires.Sub(en.FetchedAt).Milliseconds()).
+			Bool("stale_copy", en.Good != nil).Int64("took_ms", took.Milliseconds())
 		ev.Msg("robots.txt unreachable")
 	case StatusUnavailable:
 		e.log.Debug().Str("origin", en.Origin).Int("http_status", r.HTTPStatus).Str("error", r.Err).

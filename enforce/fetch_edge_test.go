@@ -101,7 +101,7 @@ func edgeStatusCases() []statusCase {
 			http.Redirect(w, r, "/robots.txt", http.StatusFound)
 		}), StatusUnavailable, 302, "too many redirects", "/robots.txt", true, ReasonNoRobots},
 		{"200 text/html", fixed(serve(200, testRobots, "Content-Type", "text/html")), StatusOK, 200, "", "/robots.txt", false, ReasonDisallowed},
-		{"body stalls", stallingBody, StatusUnreachable, 200, "reading robots.txt body", "/robots.txt", false, ReasonUnreachable},
+		{"body stalls", stallingBody, StatusUnreachable, 200, "reading robots.txt body", "/robots.txt", false, ReasonOriginUnreachable},
 	}
 }
 

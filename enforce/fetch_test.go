@@ -137,8 +137,8 @@ func statusCases() []statusCase {
 		{"429", fixed(serve(429, "")), StatusUnreachable, 429, "429", "", false, ReasonUnreachable},
 		{"500", fixed(serve(500, testRobots)), StatusUnreachable, 500, "500", "", false, ReasonUnreachable},
 		{"503", fixed(serve(503, "")), StatusUnreachable, 503, "503", "", false, ReasonUnreachable},
-		{"timeout", blocking, StatusUnreachable, 0, "timeout", "", false, ReasonUnreachable},
-		{"connection refused", nil, StatusUnreachable, 0, "refused", "", false, ReasonUnreachable},
+		{"timeout", blocking, StatusUnreachable, 0, "timeout", "", false, ReasonOriginUnreachable},
+		{"connection refused", nil, StatusUnreachable, 0, "refused", "", false, ReasonOriginUnreachable},
 	}, edgeStatusCases()...)
 }
 
@@ -197,8 +197,9 @@ func TestDecideStatusTable(t *testing.T) {
 				if d.Rule != "Disallow: /private" || d.Line != 2 || d.Group != "*" || d.Detail != "" {
 					t.Errorf("rule fields = %q line %d group %q detail %q", d.Rule, d.Line, d.Group, d.Detail)
 				}
-			case ReasonUnreachable:
-				if !strings.Contains(d.Detail, "unreachable") || !strings.Contains(d.Detail, c.wantErr) {
+			case ReasonUnreachable, ReasonOriginUnreachable:
+				if !strings.Contains(d.Detail, "reach") || !strings.Contains(d.Detail, c.wantErr) ||
+					!strings.Contains(d.Detail, "tried again in") || d.RetryAfter <= 0 {
 					t.Errorf("Detail = %q", d.Detail)
 				}
 			case ReasonNoRobots:

@@ -46,6 +46,22 @@ func (r FetchResult) Error() error {
 	return &FetchError{Kind: r.ErrKind, Err: errors.New(r.Err)}
 }
 
+// NotReached reports whether a failure of kind k happened before the
+// origin answered anything: it could not be found, connected to or
+// trusted, or it did not answer in time. Such a failure costs the origin
+// nothing, so robots.txt is fetched again soon.
+func (k FetchErrorKind) NotReached() bool {
+	switch k {
+	case FetchTimeout, FetchDNS, FetchRefused, FetchReset, FetchTLSUntrusted, FetchTLS:
+		return true
+	}
+	return false
+}
+
+// ErrorKind classifies an error of an HTTP round trip (a robots.txt
+// fetch or a forwarded request).
+func ErrorKind(err error) FetchErrorKind { return errorKind(err) }
+
 // errorKind classifies an error of the HTTP client or of reading a body.
 func errorKind(err error) FetchErrorKind {
 	var (

@@ -159,6 +159,10 @@ const (
 	ReasonNoRobots    Reason = "robots-unavailable" // 4xx (or too many redirects): all allowed
 	ReasonUnreachable Reason = "robots-unreachable" // robots.txt could not be fetched: all disallowed
 	ReasonInvalidURL  Reason = "invalid-url"        // the URL has no origin (no scheme or host): refused
+	// ReasonOriginUnreachable: robots.txt could not be fetched because the
+	// origin itself could not be reached (DNS, connection refused or
+	// reset, timeout, TLS): all disallowed, retried soon (RetryAfter).
+	ReasonOriginUnreachable Reason = "origin-unreachable"
 	// ReasonClientGone: the caller's ctx ended while it waited for the
 	// robots.txt fetch (the client disconnected). Not a robots.txt
 	// verdict: the request is not sent, and there is nobody to refuse.
@@ -218,7 +222,8 @@ type Decision struct {
 	RobotsStale       bool
 	RobotsStaleReason StaleReason
 
-	// RetryAfter is set for refusals that should be retried (paused, queue full).
+	// RetryAfter is set for refusals that should be retried (paused,
+	// queue full, robots.txt unreachable: when it is fetched again).
 	RetryAfter time.Duration
 
 	// Purposes are the crawler's declared purposes the verdict was made

@@ -66,7 +66,7 @@ func TestAdminDecisionMatchesProxy(t *testing.T) {
 		d.Group != "*" || d.Agent != "GoodBot" || d.Robots == nil || d.Robots.Status != "ok" || d.Robots.HTTPStatus != 200 {
 		t.Errorf("decision = %+v", d)
 	}
-	for k, v := range map[string]any{"decision": d.Reason, "rule": d.Rule, "line": float64(d.Line), "group": d.Group, "agent": d.Agent, "origin": d.Origin, "url": d.URL} {
+	for k, v := range map[string]any{"reason": d.Reason, "decision": d.Decision, "rule": d.Rule, "line": float64(d.Line), "group": d.Group, "agent": d.Agent, "origin": d.Origin, "url": d.URL} {
 		if refused[k] != v {
 			t.Errorf("403 %s = %v, admin says %v", k, refused[k], v)
 		}
@@ -267,9 +267,9 @@ func TestAdminDecisionNotCounted(t *testing.T) {
 		}
 	}
 	assertMetrics(t, p.scrape(t), map[string]float64{
-		`robotsgate_robots_cache_lookups_total{result="hit"}`:             0,
-		`robotsgate_robots_cache_lookups_total{result="miss"}`:            0,
-		`robotsgate_decisions_total{reason="disallowed",result="denied"}`: 0,
-		`robotsgate_robots_fetches_total{status_class="2xx"}`:             1, // real traffic to the origin
+		`robotsgate_robots_cache_lookups_total{result="hit"}`:                0,
+		`robotsgate_robots_cache_lookups_total{result="miss"}`:               0,
+		`robotsgate_decisions_total{decision="blocked",reason="disallowed"}`: 0,
+		`robotsgate_robots_fetches_total{status_class="2xx"}`:                1, // real traffic to the origin
 	})
 }

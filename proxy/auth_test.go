@@ -85,7 +85,7 @@ func TestProxyAuth(t *testing.T) {
 		t.Errorf("CONNECT with credentials: %d %q, want 403 port-forbidden", resp.StatusCode, resp.Header.Get(HeaderDecision))
 	}
 	// Only the CONNECT that passed access control was decided (and counted).
-	if v := metricValue(t, p.scrape(t), `robotsgate_decisions_total{reason="port-forbidden",result="denied"}`); v != 1 {
+	if v := metricValue(t, p.scrape(t), `robotsgate_decisions_total{decision="blocked",reason="port-forbidden"}`); v != 1 {
 		t.Errorf("port-forbidden decisions = %v, want 1", v)
 	}
 

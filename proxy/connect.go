@@ -88,7 +88,9 @@ func (s *Server) installHTTPS() error {
 		h.ca, h.caInfo = ca, info
 		h.certs = mitm.NewCertStore(0, nil)
 		s.proxy.CertStore = h.certs
-		h.mitm = &goproxy.ConnectAction{Action: goproxy.ConnectMitm, TLSConfig: goproxy.TLSConfigFromCA(ca)}
+		leafConfig := mitm.TLSConfig(ca, h.certs, nil)
+		h.mitm = &goproxy.ConnectAction{Action: goproxy.ConnectMitm,
+			TLSConfig: func(host string, _ *goproxy.ProxyCtx) (*tls.Config, error) { return leafConfig(host) }}
 		ev := s.log.Info().Str("ca_cert", info.CertFile).Str("fingerprint", info.Fingerprint)
 		if info.Created {
 			ev.Msg("created robotsgate's CA: clients must trust it for HTTPS (run `robotsgate ca`)")
@@ -155,7 +157,7 @@ func (s *Server) handleConnect(host string, ctx *goproxy.ProxyCtx) (*goproxy.Con
 	}
 	if !s.https.ports[strconv.Itoa(int(port))] {
 		d := enforce.Decision{Reason: ReasonPortForbidden, URL: u.String(), Origin: origin, Agent: st.Agent,
-			Detail: "CONNECT is allowed only to the ports in https.allowed_ports"}
+			Detail: "CONNECT to port " + strconv.Itoa(int(port)) + " is not allowed (https.allowed_ports)"}
 		return s.connectAction(ctx, st, refuse(http.StatusForbidden, d), nil), host
 	}
 	if s.https.mode == HTTPSModeTunnel {
@@ -206,7 +208,7 @@ func (s *Server) tunnel(ctx *goproxy.ProxyCtx, st *requestState, u *url.URL) out
 	case s.cfg.Mode == ModeReport:
 		return note(audit.DecisionReported, d)
 	}
-	return refuse(http.StatusForbidden, d)
+	return refuse(refusalStatus(d), explainRobots(u.Host, d))
 }
 
 // connectAction carries out the outcome o of a CONNECT: a refusal is
@@ -240,8 +242,7 @@ func (s *Server) mitmRoundTrip(req *http.Request, ctx *goproxy.ProxyCtx) (*http.
 		return resp, nil
 	}
 	ctx.Error = err
-	s.log.Debug().Str("error", enforce.RedactURLsIn(err.Error())).Str("url", enforce.RedactedURL(req.URL)).Msg("forwarding failed")
-	return upstreamError(req, explainUpstreamTLS(req.URL.Host, err)), nil
+	return s.settle(req, stateOf(ctx), forwardFailed(s.log, req, stateOf(ctx), err)), nil
 }
 
 // explainUpstreamTLS wraps a certificate verification error with what it
@@ -265,17 +266,36 @@ func explainUpstreamTLS(host string, err error) error {
 	return err
 }
 
-// untrustedRobots says why the refusal d is really an upstream failure:
-// when the origin's robots.txt could not be fetched because the origin's
-// certificate failed verification, the request could not have been
-// forwarded either, and "robots.txt unreachable" would hide the real
-// problem. decideRobots then answers 502 with this error, and audits that.
-// It returns nil for every other decision.
-func untrustedRobots(host string, d enforce.Decision) error {
-	if d.Allowed || d.Reason != enforce.ReasonUnreachable || d.RobotsErrKind != enforce.FetchTLSUntrusted {
-		return nil
+// untrustedRobots explains the refusal d when the origin's robots.txt
+// could not be fetched because its certificate failed verification: the
+// request could not have been forwarded either, and the operator can
+// trust the origin's root. It returns "" for every other decision.
+func untrustedRobots(host string, d enforce.Decision) string {
+	if d.Allowed || d.Reason != enforce.ReasonOriginUnreachable || d.RobotsErrKind != enforce.FetchTLSUntrusted {
+		return ""
 	}
-	return fmt.Errorf("the certificate of %s failed verification when fetching its robots.txt "+
-		"(robotsgate does not connect to unverified servers; if you trust it, add its root CA to https.upstream_roots): %s",
-		host, d.Detail)
+	return "the certificate of " + host + " failed verification when fetching its robots.txt " +
+		"(robotsgate does not connect to unverified servers; if you trust it, add its root CA to https.upstream_roots)"
+}
+
+// refusalStatus is the status of the refusal d of the robots step: 403,
+// or, when the origin itself could not be reached, 502 (504 when it did
+// not answer in time).
+func refusalStatus(d enforce.Decision) int {
+	switch {
+	case d.Reason != enforce.ReasonOriginUnreachable:
+		return http.StatusForbidden
+	case d.RobotsErrKind == enforce.FetchTimeout:
+		return http.StatusGatewayTimeout
+	}
+	return http.StatusBadGateway
+}
+
+// explainRobots adds to the refusal d of a request to host what an
+// untrusted origin certificate means (untrustedRobots).
+func explainRobots(host string, d enforce.Decision) enforce.Decision {
+	if why := untrustedRobots(host, d); why != "" {
+		d.Detail = why + ": " + d.Detail
+	}
+	return d
 }

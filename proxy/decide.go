@@ -223,9 +223,7 @@ func (rs robotsStep) onRequest(r *http.Request, _ *goproxy.ProxyCtx, st *request
 	st.Decision, st.Decided = d, true
 	switch {
 	case !d.Allowed && !rs.report:
-		o := refuse(http.StatusForbidden, d)
-		o.err = untrustedRobots(r.URL.Host, d) // nil unless the origin's certificate failed verification (connect.go)
-		return o
+		return refuse(refusalStatus(d), explainRobots(r.URL.Host, d))
 	case !d.Allowed:
 		return note(audit.DecisionReported, d)
 	case rs.auditAll || st.OverrideRefused != "":
@@ -326,7 +324,7 @@ func (pc pacing) onRequest(r *http.Request, _ *goproxy.ProxyCtx, st *requestStat
 			context.AfterFunc(r.Context(), pm.Release)
 		}
 		if pm.Waited > 0 {
-			pc.log.Debug().Str("origin", d.Origin).Dur("waited", pm.Waited).Dur("delay", pm.Delay).Msg("crawl-delay wait")
+			pc.log.Debug().Str("origin", d.Origin).Int64("waited_ms", pm.Waited.Milliseconds()).Int64("delay_ms", pm.Delay.Milliseconds()).Msg("crawl-delay wait")
 		}
 	}
 	if ref == nil {

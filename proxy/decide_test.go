@@ -46,7 +46,7 @@ func TestClientGoneWhileFetchingRobots(t *testing.T) {
 		t.Errorf("audited: %s", recs)
 	}
 	exp := exposition(m)
-	if strings.Contains(exp, "client-gone") || strings.Contains(exp, `robotsgate_decisions_total{reason="robots-unreachable",result="denied"} 1`) {
+	if strings.Contains(exp, "client-gone") || strings.Contains(exp, `robotsgate_decisions_total{decision="blocked",reason="robots-unreachable"} 1`) {
 		t.Errorf("counted as a decision:\n%s", exp)
 	}
 	if o.hits.Load() != 0 {

@@ -3,6 +3,7 @@ package proxy
 import (
 	"fmt"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -21,7 +22,7 @@ import (
 // Response headers robotsgate sets on answers it generates (and, in report
 // mode, on forwarded responses that would have been blocked).
 const (
-	HeaderDecision = "X-Robotsgate-Decision" // the enforce.Reason, e.g. "disallowed"
+	HeaderDecision = "X-Robotsgate-Decision" // the reason (an enforce.Reason), e.g. "disallowed"
 	HeaderRule     = "X-Robotsgate-Rule"     // the deciding rule and its line, e.g. "Disallow: /private; line 3"
 	HeaderAgent    = "X-Robotsgate-Agent"    // the agent decided for; "*" when none was known
 	// HeaderIndex is the header that robot_tags annotate mode adds to a
@@ -41,7 +42,7 @@ func eventOf(client, method string, d enforce.Decision, verdict string, status i
 		Method:           method,
 		URL:              d.URL,
 		Origin:           d.Origin,
-		Agent:            d.Agent,
+		Agent:            agentName(d.Agent),
 		Group:            d.Group,
 		Rule:             d.Rule,
 		Line:             d.Line,
@@ -60,7 +61,10 @@ func eventOf(client, method string, d enforce.Decision, verdict string, status i
 // decisionJSON is the answer of GET /v1/decision: the fields a 403 of
 // robotsgate carries.
 type decisionJSON struct {
-	Allowed     bool        `json:"allowed"`
+	Allowed bool `json:"allowed"`
+	// Decision is what robotsgate does with the request in enforce mode:
+	// audit.DecisionAllowed or audit.DecisionBlocked.
+	Decision    string      `json:"decision"`
 	Reason      string      `json:"reason"`
 	Detail      string      `json:"detail,omitempty"`
 	URL         string      `json:"url"`
@@ -88,8 +92,13 @@ type robotsJSON struct {
 
 // newDecisionJSON converts d.
 func newDecisionJSON(d enforce.Decision) decisionJSON {
+	verdict := audit.DecisionBlocked
+	if d.Allowed {
+		verdict = audit.DecisionAllowed
+	}
 	j := decisionJSON{
 		Allowed:     d.Allowed,
+		Decision:    verdict,
 		Reason:      string(d.Reason),
 		Detail:      d.Detail,
 		URL:         d.URL,
@@ -129,7 +138,8 @@ func newRobotsJSON(d enforce.Decision) *robotsJSON {
 type refusalBody struct {
 	Error       string      `json:"error"`
 	Status      int         `json:"status"`
-	Decision    string      `json:"decision"`
+	Decision    string      `json:"decision"` // always audit.DecisionBlocked
+	Reason      string      `json:"reason"`
 	Explanation string      `json:"explanation"`
 	Detail      string      `json:"detail,omitempty"`
 	URL         string      `json:"url"`
@@ -147,9 +157,10 @@ type refusalBody struct {
 func newRefusalBody(status int, d enforce.Decision, fallbackURL string) refusalBody {
 	j := newDecisionJSON(d)
 	b := refusalBody{
-		Error:       "robotsgate: " + strings.ToLower(http.StatusText(status)) + " by robots policy",
+		Error:       headline(status, d),
 		Status:      status,
-		Decision:    j.Reason,
+		Decision:    audit.DecisionBlocked,
+		Reason:      j.Reason,
 		Explanation: explain(d),
 		Detail:      j.Detail,
 		URL:         j.URL,
@@ -165,6 +176,33 @@ func newRefusalBody(status int, d enforce.Decision, fallbackURL string) refusalB
 		b.URL = fallbackURL
 	}
 	return b
+}
+
+// headline is the first line of a refusal with status of d: what
+// happened, in a few words.
+func headline(status int, d enforce.Decision) string {
+	h := "robotsgate: " + strings.ToLower(http.StatusText(status))
+	switch d.Reason {
+	case ReasonPortForbidden:
+		port := "?"
+		if u, err := url.Parse(d.URL); err == nil && u.Port() != "" {
+			port = u.Port()
+		}
+		return h + ": CONNECT to port " + port + " is not allowed (https.allowed_ports)"
+	case ReasonUpstreamError:
+		return h + ": forwarding to " + originName(d) + " failed"
+	case enforce.ReasonOriginUnreachable:
+		return h + ": the origin " + originName(d) + " could not be reached"
+	}
+	return h + " by robots policy"
+}
+
+// originName is d's origin, or its URL when it has none.
+func originName(d enforce.Decision) string {
+	if d.Origin != "" {
+		return d.Origin
+	}
+	return d.URL
 }
 
 // retrySeconds is d rounded up to whole seconds, as Retry-After says it.
@@ -231,7 +269,11 @@ func explain(d enforce.Decision) string {
 	case enforce.ReasonDisallowed:
 		return "the robots.txt group for this agent disallows this URL"
 	case enforce.ReasonUnreachable:
-		return "the origin's robots.txt could not be fetched (server error, 429, timeout or network error), so every URL of the origin is disallowed until it can be"
+		return "the origin's robots.txt could not be fetched (server error, 429, unreadable answer), so every URL of the origin is disallowed until it can be"
+	case enforce.ReasonOriginUnreachable:
+		return "the origin could not be reached (DNS, connection, TLS or timeout) to fetch its robots.txt, so the request was not forwarded; robots.txt is fetched again soon"
+	case ReasonUpstreamError:
+		return "the request was allowed and forwarded, but no response came from the origin"
 	case politeness.ReasonPaused:
 		return "the origin asked crawlers to back off (503/429); robotsgate holds requests to it until the pause ends"
 	case politeness.ReasonQueueFull:
@@ -239,7 +281,7 @@ func explain(d enforce.Decision) string {
 	case ReasonRobotTag:
 		return "the response carried a robot tag saying it must not be kept"
 	case ReasonPortForbidden:
-		return "CONNECT to this port is not allowed"
+		return "CONNECT is allowed only to the ports in https.allowed_ports"
 	case ReasonSiteClosed:
 		return "robots.txt disallows the whole site for this agent"
 	case enforce.ReasonInvalidURL:
@@ -273,7 +315,7 @@ func refusalText(b refusalBody) string {
 		}
 		sb.WriteString("\n")
 	}
-	fmt.Fprintf(&sb, "decision: %s: %s\n", b.Decision, b.Explanation)
+	fmt.Fprintf(&sb, "reason:   %s: %s\n", b.Reason, b.Explanation)
 	if b.Detail != "" {
 		fmt.Fprintf(&sb, "detail:   %s\n", b.Detail)
 	}

@@ -179,6 +179,11 @@ func TestHTTPSMITMEnforcesPaths(t *testing.T) {
 	if alg := resp.TLS.PeerCertificates[0].PublicKeyAlgorithm; alg != x509.ECDSA {
 		t.Fatalf("leaf key is %v, want ECDSA like the CA", alg)
 	}
+	// The leaf says who minted it (goproxy's signer says "GoProxy untrusted MITM proxy Inc").
+	if leaf := resp.TLS.PeerCertificates[0]; len(leaf.Subject.Organization) != 1 || leaf.Subject.Organization[0] != mitm.LeafOrganization ||
+		!strings.Contains(leaf.Subject.Organization[0], "robotsgate") || leaf.NotAfter.Sub(leaf.NotBefore) > 398*24*time.Hour {
+		t.Fatalf("leaf subject %v, valid %v..%v", leaf.Subject, leaf.NotBefore, leaf.NotAfter)
+	}
 
 	resp, body = get(t, c, origin.URL+"/private/x")
 	if resp.StatusCode != http.StatusForbidden || resp.Header.Get(HeaderDecision) != string(enforce.ReasonDisallowed) {
@@ -240,7 +245,7 @@ func TestHTTPSUntrustedUpstream502(t *testing.T) {
 		t.Fatalf("untrusted origin served %d paths: verification was skipped", n)
 	}
 	// The audit record says what the client got.
-	rec := p.audit.find(t, string(enforce.ReasonUnreachable))
+	rec := p.audit.find(t, string(enforce.ReasonOriginUnreachable))
 	if rec["decision"] != audit.DecisionBlocked || rec["status"] != 502.0 || !strings.Contains(fmt.Sprint(rec["detail"]), "failed verification") {
 		t.Fatalf("audit record of the 502: %v", rec)
 	}
@@ -314,8 +319,8 @@ func TestConnectPortAllowList(t *testing.T) {
 	// Refused CONNECTs are decisions in the metrics; an intercepted one is
 	// not (the requests inside it are).
 	assertMetrics(t, exposition(p.srv.metrics), map[string]float64{
-		`robotsgate_decisions_total{reason="port-forbidden",result="denied"}`: 2,
-		`robotsgate_decisions_total{reason="allowed",result="allowed"}`:       0,
+		`robotsgate_decisions_total{decision="blocked",reason="port-forbidden"}`: 2,
+		`robotsgate_decisions_total{decision="allowed",reason="allowed"}`:        0,
 	})
 }
 
@@ -355,8 +360,8 @@ func TestTunnelMode(t *testing.T) {
 	}
 	p.audit.find(t, string(ReasonSiteClosed))
 	assertMetrics(t, exposition(p.srv.metrics), map[string]float64{ // counted once each
-		`robotsgate_decisions_total{reason="site-disallowed",result="denied"}`:    1,
-		`robotsgate_decisions_total{reason="tunnel-unenforced",result="allowed"}`: 1,
+		`robotsgate_decisions_total{decision="blocked",reason="site-disallowed"}`:   1,
+		`robotsgate_decisions_total{decision="allowed",reason="tunnel-unenforced"}`: 1,
 	})
 }
 

@@ -193,8 +193,8 @@ func TestMetricsMoveWithProxiedRequests(t *testing.T) {
 
 	before := p.scrape(t)
 	for _, s := range []string{
-		`robotsgate_decisions_total{reason="disallowed",result="denied"}`,
-		`robotsgate_decisions_total{reason="allowed",result="allowed"}`,
+		`robotsgate_decisions_total{decision="blocked",reason="disallowed"}`,
+		`robotsgate_decisions_total{decision="allowed",reason="allowed"}`,
 		`robotsgate_robots_fetches_total{status_class="2xx"}`,
 		`robotsgate_robots_cache_lookups_total{result="hit"}`,
 		`robotsgate_upstream_errors_total`,
@@ -230,16 +230,16 @@ func TestMetricsMoveWithProxiedRequests(t *testing.T) {
 
 	after := p.scrape(t)
 	want := map[string]float64{
-		`robotsgate_decisions_total{reason="allowed",result="allowed"}`:   2, // /ok, /boom
-		`robotsgate_decisions_total{reason="disallowed",result="denied"}`: 2,
-		`robotsgate_robots_fetches_total{status_class="2xx"}`:             1,
-		`robotsgate_robots_fetches_total{status_class="error"}`:           0,
-		`robotsgate_robots_cache_lookups_total{result="miss"}`:            1,
-		`robotsgate_robots_cache_lookups_total{result="hit"}`:             3,
-		`robotsgate_robots_fetch_duration_seconds_count`:                  1,
-		`robotsgate_robots_cache_entries`:                                 1,
-		`robotsgate_upstream_errors_total`:                                1,
-		`robotsgate_inflight_requests`:                                    0,
+		`robotsgate_decisions_total{decision="allowed",reason="allowed"}`:    2, // /ok, /boom
+		`robotsgate_decisions_total{decision="blocked",reason="disallowed"}`: 2,
+		`robotsgate_robots_fetches_total{status_class="2xx"}`:                1,
+		`robotsgate_robots_fetches_total{status_class="error"}`:              0,
+		`robotsgate_robots_cache_lookups_total{result="miss"}`:               1,
+		`robotsgate_robots_cache_lookups_total{result="hit"}`:                3,
+		`robotsgate_robots_fetch_duration_seconds_count`:                     1,
+		`robotsgate_robots_cache_entries`:                                    1,
+		`robotsgate_upstream_errors_total`:                                   1,
+		`robotsgate_inflight_requests`:                                       0,
 	}
 	assertMetrics(t, after, want)
 	if o.hit("/private/x") != 0 || o.hit("/robots.txt") != 1 {
@@ -307,7 +307,7 @@ func TestMetricsQueuedAndPaused(t *testing.T) {
 	if v := metricValue(t, m, "robotsgate_paused_origins"); v != 1 {
 		t.Errorf("paused origins = %v, want 1", v)
 	}
-	if v := metricValue(t, m, `robotsgate_decisions_total{reason="origin-paused",result="denied"}`); v != 1 {
+	if v := metricValue(t, m, `robotsgate_decisions_total{decision="blocked",reason="origin-paused"}`); v != 1 {
 		t.Errorf("origin-paused decisions = %v, want 1", v)
 	}
 	if o2.hit("/ok") != 0 {

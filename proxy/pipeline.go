@@ -188,11 +188,11 @@ func stateOf(ctx *goproxy.ProxyCtx) *requestState {
 }
 
 // upstreamFailure is the first response step: it answers a request whose
-// forwarding failed with a 502 (504 on timeouts) that says why, instead
-// of goproxy's bare 500.
+// forwarding failed with a 502 (504 on timeouts) that names the origin
+// and the error (upstreamOutcome), instead of goproxy's bare 500.
 type upstreamFailure struct{ log zerolog.Logger }
 
-func (u upstreamFailure) onResponse(resp *http.Response, ctx *goproxy.ProxyCtx, _ *requestState) (*http.Response, outcome) {
+func (u upstreamFailure) onResponse(resp *http.Response, ctx *goproxy.ProxyCtx, st *requestState) (*http.Response, outcome) {
 	if resp != nil {
 		return resp, outcome{}
 	}
@@ -200,8 +200,16 @@ func (u upstreamFailure) onResponse(resp *http.Response, ctx *goproxy.ProxyCtx, 
 	if err == nil {
 		err = errors.New("no response")
 	}
-	u.log.Debug().Str("error", enforce.RedactURLsIn(err.Error())).Str("url", enforce.RedactedURL(ctx.Req.URL)).Msg("forwarding failed")
-	return upstreamError(ctx.Req, err), outcome{}
+	return nil, forwardFailed(u.log, ctx.Req, st, err)
+}
+
+// forwardFailed logs, at warn, that forwarding r failed with err, and
+// returns the outcome that answers it.
+func forwardFailed(log zerolog.Logger, r *http.Request, st *requestState, err error) outcome {
+	o := upstreamOutcome(r, st.Agent, err)
+	log.Warn().Str("origin", o.d.Origin).Str("url", o.d.URL).Str("error", enforce.RedactURLsIn(err.Error())).
+		Int("status", o.status).Msg("forwarding failed")
+	return o
 }
 
 // finish is the response step that marks forwarded responses that report
@@ -236,6 +244,7 @@ const (
 	ReasonMisdirected   enforce.Reason = "misdirected"       // a request inside an MITM session names another host:port than its CONNECT
 	ReasonShuttingDown  enforce.Reason = "shutting-down"     // robotsgate shut down while the request waited for its crawl-delay slot
 	ReasonURLTooLong    enforce.Reason = "url-too-long"      // the URL is longer than max_url_bytes: answered 414 undecided
+	ReasonUpstreamError enforce.Reason = "upstream-error"    // forwarding failed: no response from the origin (502/504)
 )
 
 // NewMetrics returns the metrics of a Server, with the decision counters
@@ -253,6 +262,7 @@ func knownReasons() map[enforce.Reason]bool {
 		ReasonRobotTag: false, ReasonPortForbidden: false,
 		ReasonSiteClosed: false, enforce.ReasonInvalidURL: false,
 		ReasonSelfRequest: false, ReasonMisdirected: false,
+		enforce.ReasonOriginUnreachable: false,
 	}
 }
 

@@ -263,6 +263,7 @@ func TestRefusalJSON(t *testing.T) {
 	var got struct {
 		Status   int    `json:"status"`
 		Decision string `json:"decision"`
+		Reason   string `json:"reason"`
 		URL      string `json:"url"`
 		Origin   string `json:"origin"`
 		Agent    string `json:"agent"`
@@ -277,7 +278,7 @@ func TestRefusalJSON(t *testing.T) {
 	if err := json.Unmarshal([]byte(body), &got); err != nil {
 		t.Fatalf("body is not JSON: %v\n%s", err, body)
 	}
-	if got.Status != 403 || got.Decision != "disallowed" || got.URL != o.URL+"/private" || got.Origin != o.URL ||
+	if got.Status != 403 || got.Decision != "blocked" || got.Reason != "disallowed" || got.URL != o.URL+"/private" || got.Origin != o.URL ||
 		got.Agent != "TestBot" || got.Group != "*" || got.Rule != "Disallow: /private" || got.Line != 2 ||
 		got.Robots.Status != "ok" || got.Robots.HTTPStatus != 200 {
 		t.Fatalf("JSON refusal: %+v", got)
@@ -384,7 +385,7 @@ func TestRobotsStatusTable(t *testing.T) {
 			case <-never:
 			case <-r.Context().Done():
 			}
-		}, 403, "robots-unreachable", false},
+		}, 504, "origin-unreachable", false},
 		{"oversized body", robotsBody(huge), 200, "", true},
 	}
 	for _, tc := range cases {
@@ -432,11 +433,11 @@ func TestRobotsStatusTable(t *testing.T) {
 		dead := "http://" + ln.Addr().String()
 		ln.Close()
 		resp, body := h.get(t, dead+"/anything")
-		if resp.StatusCode != 403 || resp.Header.Get(HeaderDecision) != "robots-unreachable" {
+		if resp.StatusCode != 502 || resp.Header.Get(HeaderDecision) != "origin-unreachable" {
 			t.Fatalf("refused origin: %d %q\n%s", resp.StatusCode, resp.Header.Get(HeaderDecision), body)
 		}
 		recs := h.audit.records(t)
-		if len(recs) != 1 || recs[0]["reason"] != "robots-unreachable" || recs[0]["robots_status"] != "unreachable" {
+		if len(recs) != 1 || recs[0]["reason"] != "origin-unreachable" || recs[0]["robots_status"] != "unreachable" {
 			t.Fatalf("audit: %v", recs)
 		}
 	})
@@ -650,7 +651,8 @@ func TestUpstreamErrorIs502(t *testing.T) {
 	})
 	h := newHarness(t, harnessOpts{})
 	resp, body := h.get(t, o.URL+"/x")
-	if resp.StatusCode != http.StatusBadGateway || !strings.Contains(body, "robotsgate: 502") {
+	if resp.StatusCode != http.StatusBadGateway || !strings.Contains(body, "forwarding to "+o.URL+" failed: EOF") ||
+		resp.Header.Get(HeaderDecision) != string(ReasonUpstreamError) {
 		t.Fatalf("got %d %q, want 502", resp.StatusCode, body)
 	}
 }

@@ -2,9 +2,11 @@ package proxy
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/rs/zerolog"
@@ -62,15 +64,20 @@ func TestRobotsRedirectErrorRedacted(t *testing.T) {
 // without the userinfo of URLs in it.
 func TestUpstreamErrorRedacted(t *testing.T) {
 	req, _ := http.NewRequest(http.MethodGet, "http://u:p@example.test/", nil)
-	err := errors.New(`Get "http://tok:hunter2@example.test/x": dial tcp: connection refused`)
-	resp := upstreamError(req, err)
+	err := fmt.Errorf(`Get "http://tok:hunter2@example.test/x": dial tcp: %w`, syscall.ECONNREFUSED)
+	o := upstreamOutcome(req, "", err)
+	resp := answer(req, o, false)
 	b, _ := io.ReadAll(resp.Body)
+	if ps := resp.Header.Get(HeaderProxyStatus); strings.Contains(ps, "hunter2") || !strings.Contains(ps, "error=connection_refused") {
+		t.Errorf("Proxy-Status %q", ps)
+	}
 	if resp.StatusCode != http.StatusBadGateway || strings.Contains(string(b), "hunter2") || strings.Contains(string(b), "tok") ||
+		strings.Contains(o.d.Detail, "hunter2") ||
 		!strings.Contains(string(b), `"http://example.test/x"`) {
 		t.Errorf("%d %q", resp.StatusCode, b)
 	}
 	// A refusal without a decision URL falls back to the request's, redacted.
-	resp = refuseResponse(req, http.StatusForbidden, enforce.Decision{Reason: enforce.ReasonDisallowed})
+	resp = refuseResponse(req, http.StatusForbidden, enforce.Decision{Reason: enforce.ReasonDisallowed}, psDenied)
 	b, _ = io.ReadAll(resp.Body)
 	if strings.Contains(string(b), "u:p@") || !strings.Contains(string(b), "http://example.test/") {
 		t.Errorf("refusal body %q", b)

@@ -31,9 +31,8 @@ type outcome struct {
 	d      enforce.Decision // the decision: reason, detail, Retry-After, ...
 	// note is added to the audit record's detail (not to the answer).
 	note string
-	// err, for a refusal, makes the answer an upstream failure saying err
-	// (502, or 504 on a timeout) instead of a refusal body; the audit
-	// record's detail is err's text.
+	// err is, for an upstream failure (upstreamOutcome), the forwarding
+	// error: it picks the Proxy-Status error type.
 	err error
 	// header holds headers added to the refusal (X-Robotsgate-Index).
 	header http.Header
@@ -64,6 +63,7 @@ func (s *Server) settle(r *http.Request, st *requestState, o outcome) *http.Resp
 		st.Answered = true
 		h := make(http.Header)
 		h.Set("Content-Type", "text/plain; charset=utf-8")
+		setProxyStatus(h, psInternal, strings.TrimSpace(o.gone))
 		return newResponse(r, o.status, h, o.gone)
 	}
 	if o.verdict == "" {
@@ -76,15 +76,15 @@ func (s *Server) settle(r *http.Request, st *requestState, o outcome) *http.Resp
 	var resp *http.Response
 	status := o.status
 	if o.verdict == audit.DecisionBlocked {
-		st.Decision, st.Decided, st.Answered = o.d, true, true
+		st.Answered = true
+		if o.err == nil { // an upstream failure leaves the robots decision counted, and counts as an upstream error
+			st.Decision, st.Decided = o.d, true
+		}
 		resp = answer(r, o, connect)
 		status = resp.StatusCode
 	}
 	e := eventOf(r.RemoteAddr, r.Method, o.d, o.verdict, status)
 	e.Detail += o.note
-	if o.err != nil {
-		e.Detail = o.err.Error()
-	}
 	e.AgentOverrideRefused = st.OverrideRefused
 	s.record(e)
 	return resp
@@ -92,10 +92,7 @@ func (s *Server) settle(r *http.Request, st *requestState, o outcome) *http.Resp
 
 // answer is robotsgate's answer to r refused by o.
 func answer(r *http.Request, o outcome, connect bool) *http.Response {
-	if o.err != nil {
-		return upstreamError(r, o.err)
-	}
-	resp := refuseResponse(r, o.status, o.d)
+	resp := refuseResponse(r, o.status, o.d, proxyStatusError(o.status, o.d, o.err))
 	for k, v := range o.header {
 		resp.Header[k] = v
 	}
@@ -120,10 +117,12 @@ func (s *Server) record(e audit.Event) {
 }
 
 // refuseResponse returns the response robotsgate sends instead of
-// forwarding r: status (403 for robots.txt refusals, 429 or 503 for
-// politeness ones) with a body explaining d, as JSON when the client
-// accepts it and as short text otherwise, and the decision's headers.
-func refuseResponse(r *http.Request, status int, d enforce.Decision) *http.Response {
+// forwarding r, or instead of the response that did not arrive: status
+// (403 for robots.txt refusals, 429 or 503 for politeness ones, 502 or
+// 504 for upstream failures) with a body explaining d, as JSON when the
+// client accepts it and as short text otherwise, the decision's headers
+// and Proxy-Status with the RFC 9209 error type psError.
+func refuseResponse(r *http.Request, status int, d enforce.Decision, psError string) *http.Response {
 	fallback := ""
 	if r.URL != nil {
 		fallback = enforce.RedactedURL(r.URL)
@@ -131,8 +130,7 @@ func refuseResponse(r *http.Request, status int, d enforce.Decision) *http.Respo
 	body := newRefusalBody(status, d, fallback)
 	var text, ctype string
 	if wantsJSON(r) {
-		b, _ := json.MarshalIndent(body, "", "  ") // plain struct: cannot fail
-		text, ctype = string(b)+"\n", "application/json"
+		text, ctype = marshalJSON(body), "application/json"
 	} else {
 		text, ctype = refusalText(body), "text/plain; charset=utf-8"
 	}
@@ -140,7 +138,23 @@ func refuseResponse(r *http.Request, status int, d enforce.Decision) *http.Respo
 	h.Set("Content-Type", ctype)
 	h.Set("X-Content-Type-Options", "nosniff")
 	setDecisionHeaders(h, d)
+	details := string(d.Reason) + ": " + body.Explanation
+	if body.Detail != "" {
+		details = string(d.Reason) + ": " + body.Detail
+	}
+	setProxyStatus(h, psError, details)
 	return newResponse(r, status, h, text)
+}
+
+// marshalJSON is v as indented JSON with a final newline, without
+// escaping &, < and > (the bodies are not HTML).
+func marshalJSON(v any) string {
+	var sb strings.Builder
+	enc := json.NewEncoder(&sb)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	_ = enc.Encode(v) // plain structs: cannot fail
+	return sb.String()
 }
 
 // wantsJSON reports whether the client's Accept header asks for
@@ -183,17 +197,21 @@ func newResponse(r *http.Request, status int, h http.Header, text string) *http.
 	return resp
 }
 
-// upstreamError is the response sent when forwarding failed (connection
-// refused, timeout, ...): 502, or 504 for a timeout. URLs quoted in err
-// lose their userinfo.
-func upstreamError(r *http.Request, err error) *http.Response {
+// upstreamOutcome is the outcome of a request whose forwarding failed
+// with err: a 502 (504 on a timeout) naming the origin and the error,
+// audited and counted as an upstream-error decision for agent.
+func upstreamOutcome(r *http.Request, agent string, err error) outcome {
 	status := http.StatusBadGateway
 	var te interface{ Timeout() bool }
 	if errors.As(err, &te) && te.Timeout() {
 		status = http.StatusGatewayTimeout
 	}
-	text := fmt.Sprintf("robotsgate: %d %s: %s\n", status, http.StatusText(status), enforce.RedactURLsIn(err.Error()))
-	h := make(http.Header)
-	h.Set("Content-Type", "text/plain; charset=utf-8")
-	return newResponse(r, status, h, text)
+	origin, oerr := enforce.Origin(r.URL)
+	name := origin
+	if oerr != nil {
+		name = r.URL.Host
+	}
+	d := enforce.Decision{Reason: ReasonUpstreamError, URL: enforce.RedactedURL(r.URL), Origin: origin, Agent: agent,
+		Detail: "forwarding to " + name + " failed: " + enforce.RedactURLsIn(explainUpstreamTLS(r.URL.Host, err).Error())}
+	return outcome{verdict: audit.DecisionBlocked, status: status, d: d, err: err}
 }

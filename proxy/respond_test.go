@@ -20,7 +20,7 @@ func TestRefuse(t *testing.T) {
 		Detail: "robots.txt unreachable (HTTP 503): all URLs disallowed",
 	}
 	r := httptest.NewRequest(http.MethodGet, "http://a.test/x", nil)
-	resp := refuseResponse(r, http.StatusForbidden, d)
+	resp := refuseResponse(r, http.StatusForbidden, d, psDenied)
 	b, _ := io.ReadAll(resp.Body)
 	body := string(b)
 	if resp.StatusCode != 403 || resp.Header.Get(HeaderDecision) != "robots-unreachable" || resp.Header.Get(HeaderRule) != "" {
@@ -39,7 +39,7 @@ func TestRefuse(t *testing.T) {
 	d.RetryAfter = 1500 * time.Millisecond
 	d.Reason = politeness.ReasonPaused
 	r = httptest.NewRequest(http.MethodHead, "http://a.test/x", nil)
-	resp = refuseResponse(r, http.StatusTooManyRequests, d)
+	resp = refuseResponse(r, http.StatusTooManyRequests, d, psDenied)
 	if resp.Header.Get("Retry-After") != "2" || resp.StatusCode != 429 {
 		t.Fatalf("Retry-After %q status %d", resp.Header.Get("Retry-After"), resp.StatusCode)
 	}

@@ -174,7 +174,7 @@ func (h *redisHealth) probe() {
 		}
 		h.up.Store(true)
 		close(h.upCh)
-		h.log.Info().Str("redis", h.addr).Dur("down_for", time.Since(h.downSince)).
+		h.log.Info().Str("redis", h.addr).Int64("down_for_ms", time.Since(h.downSince).Milliseconds()).
 			Uint64("fallbacks", h.fallbacks.Load()-h.atLog).
 			Msg("redis available again: fleet-wide cache, pacing and pauses resumed")
 		h.mu.Unlock()

@@ -117,7 +117,7 @@ func (s *Store) Once(ctx context.Context, origin string, fetch func(context.Cont
 // that result is a failure while Redis meanwhile got a fresh entry from
 // the holder, the holder's entry is returned (and cached) instead.
 func (s *Store) fetchUnlocked(ctx context.Context, origin string, budget time.Duration, fetch func(context.Context, enforce.Store) *enforce.Entry) *enforce.Entry {
-	s.r.opts.Log.Debug().Str("origin", origin).Dur("budget", budget).
+	s.r.opts.Log.Debug().Str("origin", origin).Int64("budget_ms", budget.Milliseconds()).
 		Msg("robots.txt fetch lock still held by another replica: fetching without it, result kept local")
 	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), budget)
 	defer cancel()

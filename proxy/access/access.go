@@ -167,10 +167,12 @@ func (a *Access) Wrap(next http.Handler) http.Handler {
 		}
 		switch code {
 		case http.StatusForbidden:
+			w.Header().Set("Proxy-Status", `robotsgate;error=http_request_denied;details="client address not in auth.allow_cidrs"`)
 			writeRefusal(w, http.StatusForbidden, "robotsgate: your address may not use this proxy\n")
 			return
 		case http.StatusProxyAuthRequired:
 			w.Header().Set("Proxy-Authenticate", proxyAuthRealm)
+			w.Header().Set("Proxy-Status", `robotsgate;error=http_request_denied;details="proxy authentication required"`)
 			writeRefusal(w, http.StatusProxyAuthRequired, "robotsgate: proxy authentication required\n")
 			return
 		}

@@ -4,6 +4,7 @@
 package admin
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"crypto/subtle"
@@ -141,11 +142,17 @@ type jsonError struct {
 }
 
 func writeJSON(w http.ResponseWriter, code int, v any) {
-	b, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		code, b = http.StatusInternalServerError, []byte(`{"error":"encoding the answer failed"}`)
+	// Not HTML: &, < and > stay as they are (URLs hold & often).
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	var b []byte
+	if err := enc.Encode(v); err != nil {
+		code, b = http.StatusInternalServerError, []byte("{\"error\":\"encoding the answer failed\"}\n")
+	} else {
+		b = buf.Bytes()
 	}
-	b = append(b, '\n')
 	h := w.Header()
 	h.Set("Content-Type", "application/json")
 	h.Set("Content-Length", strconv.Itoa(len(b)))

@@ -39,7 +39,7 @@ type Event struct {
 	Method   string
 	URL      string
 	Origin   string
-	Agent    string // the product token decided for; "" means only "*" applied
+	Agent    string // the product token decided for; "*" when only the "*" group applied
 	Group    string // the robots.txt group that applied
 	Rule     string // the deciding rule, e.g. "Disallow: /private"
 	Line     int    // the rule's line in robots.txt
@@ -202,7 +202,7 @@ func (a *Auditor) encode(e Event) error {
 	str("method", e.Method)
 	str("url", e.URL)
 	str("origin", e.Origin)
-	ev.Str("agent", e.Agent) // always present: "" says only "*" applied
+	ev.Str("agent", e.Agent) // always present: "*" says only the "*" group applied
 	str("agent_override_refused", e.AgentOverrideRefused)
 	str("group", e.Group)
 	str("rule", e.Rule)

@@ -26,7 +26,7 @@ type Metrics struct {
 
 	decisions *prometheus.CounterVec
 	// byReason holds the pre-curried decision counters of the known
-	// reasons, [0] for denied and [1] for allowed; only the result a
+	// reasons, [0] for blocked and [1] for allowed; only the decision a
 	// reason comes with is pre-created (so no impossible series is
 	// exposed), the other is nil. It is never written after New,
 	// so reads need no lock.
@@ -60,8 +60,8 @@ func New(known map[enforce.Reason]bool) *Metrics {
 	m := &Metrics{reg: prometheus.NewRegistry()}
 	m.decisions = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "robotsgate_decisions_total",
-		Help: "Requests decided, by result (allowed|denied) and reason.",
-	}, []string{"result", "reason"})
+		Help: "Requests decided, by decision (allowed|blocked) and reason.",
+	}, []string{"decision", "reason"})
 	fetches := prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "robotsgate_robots_fetches_total",
 		Help: "robots.txt fetches, by final HTTP status class (error: no response).",
@@ -117,7 +117,7 @@ func New(known map[enforce.Reason]bool) *Metrics {
 		if allowed {
 			cs[1] = m.decisions.WithLabelValues("allowed", string(r))
 		} else {
-			cs[0] = m.decisions.WithLabelValues("denied", string(r))
+			cs[0] = m.decisions.WithLabelValues("blocked", string(r))
 		}
 		m.byReason[r] = cs
 	}
@@ -161,7 +161,7 @@ func (m *Metrics) Decision(d enforce.Decision) {
 		cs[i].Inc()
 		return
 	}
-	result := "denied"
+	result := "blocked"
 	if d.Allowed {
 		result = "allowed"
 	}

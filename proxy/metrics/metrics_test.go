@@ -53,15 +53,15 @@ func TestMetricsPrivateRegistries(t *testing.T) {
 	exp := exposition
 	ea, eb := exp(a), exp(b)
 	for s, w := range map[string]float64{
-		`robotsgate_decisions_total{reason="disallowed",result="denied"}`:       1,
-		`robotsgate_decisions_total{reason="some-new-reason",result="allowed"}`: 1,
-		`robotsgate_robots_fetches_total{status_class="5xx"}`:                   1,
-		`robotsgate_robots_fetches_total{status_class="error"}`:                 1,
-		`robotsgate_robots_fetch_duration_seconds_count`:                        2,
-		`robotsgate_robots_fetch_duration_seconds_sum`:                          1.02,
-		`robotsgate_paused_origins`:                                             3,
-		`robotsgate_queued_requests`:                                            1,
-		`robotsgate_inflight_requests`:                                          1,
+		`robotsgate_decisions_total{decision="blocked",reason="disallowed"}`:      1,
+		`robotsgate_decisions_total{decision="allowed",reason="some-new-reason"}`: 1,
+		`robotsgate_robots_fetches_total{status_class="5xx"}`:                     1,
+		`robotsgate_robots_fetches_total{status_class="error"}`:                   1,
+		`robotsgate_robots_fetch_duration_seconds_count`:                          2,
+		`robotsgate_robots_fetch_duration_seconds_sum`:                            1.02,
+		`robotsgate_paused_origins`:                                               3,
+		`robotsgate_queued_requests`:                                              1,
+		`robotsgate_inflight_requests`:                                            1,
 	} {
 		if v := metricValue(t, ea, s); v != w {
 			t.Errorf("a: %s = %v, want %v", s, v, w)

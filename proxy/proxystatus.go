@@ -1,0 +1,120 @@
+package proxy
+
+import (
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+
+	"github.com/dunglas/httpsfv"
+
+	"github.com/robotsgate/robotsgate/enforce"
+)
+
+// HeaderProxyStatus is the RFC 9209 header that every answer robotsgate
+// writes itself carries: which intermediary answered ("robotsgate"),
+// the RFC 9209 error type and, in details, what happened.
+const HeaderProxyStatus = "Proxy-Status"
+
+// RFC 9209 section 2.3 error types robotsgate answers with.
+const (
+	psDenied          = "http_request_denied"     // a policy refusal: robots.txt, politeness, access, ports
+	psRequestError    = "http_request_error"      // the request itself cannot be served: URL too long, misdirected, no host
+	psInternal        = "proxy_internal_response" // answered locally for robotsgate's own reasons (client gone)
+	psDNS             = "dns_error"
+	psRefused         = "connection_refused"
+	psTerminated      = "connection_terminated"
+	psConnTimeout     = "connection_timeout"
+	psResponseTimeout = "http_response_timeout"
+	psTLSCertificate  = "tls_certificate_error"
+	psTLSProtocol     = "tls_protocol_error"
+	psIPProhibited    = "destination_ip_prohibited"
+	psUnavailable     = "destination_unavailable"
+)
+
+// proxyStatusError is the RFC 9209 error type of an answer with status
+// for d; err is the forwarding error of an upstream failure, nil for
+// the others.
+func proxyStatusError(status int, d enforce.Decision, err error) string {
+	switch {
+	case err != nil:
+		return forwardErrorType(err)
+	case d.Reason == enforce.ReasonOriginUnreachable:
+		return kindErrorType(d.RobotsErrKind)
+	case status == http.StatusRequestURITooLong, status == http.StatusMisdirectedRequest, status == http.StatusBadRequest:
+		return psRequestError
+	}
+	return psDenied
+}
+
+// kindErrorType maps the kind of a failed robots.txt fetch that never
+// reached the origin to an RFC 9209 error type.
+func kindErrorType(k enforce.FetchErrorKind) string {
+	switch k {
+	case enforce.FetchDNS:
+		return psDNS
+	case enforce.FetchRefused:
+		return psRefused
+	case enforce.FetchReset:
+		return psTerminated
+	case enforce.FetchTimeout:
+		return psConnTimeout
+	case enforce.FetchTLSUntrusted:
+		return psTLSCertificate
+	case enforce.FetchTLS:
+		return psTLSProtocol
+	}
+	return psUnavailable
+}
+
+// forwardErrorType maps an error of forwarding a request to an RFC 9209
+// error type.
+func forwardErrorType(err error) string {
+	var op *net.OpError
+	switch k := enforce.ErrorKind(err); {
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		return psTerminated // closed before any part of the response arrived
+	case k == enforce.FetchTimeout && !(errors.As(err, &op) && op.Op == "dial"):
+		return psResponseTimeout
+	case k == enforce.FetchOther && strings.Contains(err.Error(), "robotsgate itself"):
+		return psIPProhibited
+	default:
+		return kindErrorType(k)
+	}
+}
+
+// setProxyStatus sets the Proxy-Status header on h: robotsgate, the
+// error type errType and details, serialized as an RFC 9651 structured
+// field (so that quotes and backslashes are escaped; bytes a structured
+// string cannot hold become '?').
+func setProxyStatus(h http.Header, errType, details string) {
+	item := httpsfv.NewItem(httpsfv.Token("robotsgate"))
+	item.Params.Add("error", httpsfv.Token(errType))
+	if details = sfString(details); details != "" {
+		item.Params.Add("details", details)
+	}
+	v, err := httpsfv.Marshal(httpsfv.List{item})
+	if err != nil { // cannot happen with sfString's output; say so rather than drop the header
+		v = "robotsgate; error=" + errType
+	}
+	h.Set(HeaderProxyStatus, v)
+}
+
+// maxDetails bounds the details parameter of Proxy-Status.
+const maxDetails = 300
+
+// sfString makes s an RFC 9651 string's content: printable ASCII only,
+// at most maxDetails bytes.
+func sfString(s string) string {
+	b := []byte(s)
+	if len(b) > maxDetails {
+		b = append(b[:maxDetails-3], "..."...)
+	}
+	for i, c := range b {
+		if c < 0x20 || c >= 0x7f {
+			b[i] = '?'
+		}
+	}
+	return string(b)
+}
