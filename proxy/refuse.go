@@ -86,6 +86,7 @@ func (s *Server) settle(r *http.Request, st *requestState, o outcome) *http.Resp
 		e.Detail = o.err.Error()
 	}
 	e.AgentOverrideRefused = st.OverrideRefused
+	e.PurposesOverrideRefused = st.PurposesRefused
 	s.record(e)
 	return resp
 }
