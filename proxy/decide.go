@@ -102,9 +102,9 @@ const maxRefusedOverride = 256
 
 // agents picks the robots agent of each request (agentFor).
 type agents struct {
-	configured    string // config.Config.Agent: the agent of every request, "" for the User-Agent's
-	header        string // the canonical per-request override header, "" when disabled
-	allowOverride bool   // config.Config.AllowAgentOverride
+	configured    string     // config.Config.Agent: the agent of every request, "" for the User-Agent's
+	header        string     // the canonical per-request override header, "" when disabled
+	allowOverride bool       // config.Config.AllowAgentOverride
 	purposes      aipref.Set // config.Config.Purposes
 	purposeHeader string     // the canonical purposes header (usage.purpose_header), "" when disabled
 }
