@@ -332,7 +332,10 @@ func TestUsageResponseHeader(t *testing.T) {
 		t.Fatalf("/cu-y: %d %v", resp.StatusCode, resp.Header)
 	}
 
-	e := startUsageProxy(t, func(c *config.Config) { c.Purposes = aipref.SetOf(aipref.TrainAI); c.Usage.Response = UsageResponseEnforce })
+	e := startUsageProxy(t, func(c *config.Config) {
+		c.Purposes = aipref.SetOf(aipref.TrainAI)
+		c.Usage.Response = UsageResponseEnforce
+	})
 	resp, body = get(t, e.client(nil), o.URL+"/cu-n")
 	if resp.StatusCode != http.StatusForbidden || resp.Header.Get(HeaderDecision) != "usage-disallowed" || strings.Contains(body, "origin body") ||
 		!strings.Contains(body, "purpose train-ai disallowed by the response") {
