@@ -120,16 +120,6 @@ func newAgents(agent, header string, allowOverride bool) *agents {
 	return a
 }
 
-// withPurposes sets the configured purposes and the purposes header
-// (usage.purpose_header: "" or "-" disables it) of a.
-func (a *agents) withPurposes(purposes aipref.Set, header string) *agents {
-	a.purposes = purposes
-	if header != "" && header != "-" {
-		a.purposeHeader = http.CanonicalHeaderKey(header)
-	}
-	return a
-}
-
 // override returns the value of r's agent override header (every line of
 // it, trimmed) and whether r carries a non-empty one. It is always false
 // when the header is disabled.

@@ -59,6 +59,16 @@ func usageSourceName(s robots.UsageSource) string {
 // maxUsageRule bounds the rule text quoted from a response header.
 const maxUsageRule = 256
 
+// withPurposes sets the configured purposes and the purposes header
+// (usage.purpose_header: "" or "-" disables it) of a.
+func (a *agents) withPurposes(purposes aipref.Set, header string) *agents {
+	a.purposes = purposes
+	if header != "" && header != "-" {
+		a.purposeHeader = http.CanonicalHeaderKey(header)
+	}
+	return a
+}
+
 // identify sets st.Identity, once: the identity of the user r
 // authenticated as (access.IdentityFrom), or, for a request inside an
 // MITM session, the CONNECT's.

@@ -129,15 +129,7 @@ func New(known map[enforce.Reason]bool) *Metrics {
 	for i, c := range statusClasses {
 		m.fetches[i] = fetches.WithLabelValues(c)
 	}
-	usage := prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "robotsgate_usage_verdicts_total",
-		Help: "Usage preferences of decided requests for their declared purposes, by purpose and preference (allowed|disallowed|unknown).",
-	}, []string{"purpose", "pref"})
-	for p := range m.usage {
-		for v := range m.usage[p] {
-			m.usage[p][v] = usage.WithLabelValues(aipref.Purpose(p).String(), aipref.Pref(v).String())
-		}
-	}
+	usage := m.newUsageCounters()
 	m.cacheHit = lookups.WithLabelValues("hit")
 	m.cacheMiss = lookups.WithLabelValues("miss")
 
@@ -324,4 +316,19 @@ func (m *Metrics) usageVerdicts(d *enforce.Decision) {
 			m.usage[p][v].Inc()
 		}
 	}
+}
+
+// newUsageCounters creates robotsgate_usage_verdicts_total with every
+// series (purpose, pref) at 0.
+func (m *Metrics) newUsageCounters() *prometheus.CounterVec {
+	usage := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "robotsgate_usage_verdicts_total",
+		Help: "Usage preferences of decided requests for their declared purposes, by purpose and preference (allowed|disallowed|unknown).",
+	}, []string{"purpose", "pref"})
+	for p := range m.usage {
+		for v := range m.usage[p] {
+			m.usage[p][v] = usage.WithLabelValues(aipref.Purpose(p).String(), aipref.Pref(v).String())
+		}
+	}
+	return usage
 }
