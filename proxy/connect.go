@@ -131,6 +131,9 @@ func (s *Server) handleConnect(host string, ctx *goproxy.ProxyCtx) (*goproxy.Con
 	// Requests inside an MITM session inherit the CONNECT's override, or
 	// its refusal, which their audit records then carry (agentFor).
 	st.Agent = s.agents.agentFor(r, st)
+	if o, ok := s.agents.declare(r, st); !ok { // purposes, inherited inside the session (usage.go)
+		return s.connectAction(ctx, st, o, nil), host
+	}
 
 	hostname, p, err := net.SplitHostPort(host)
 	if err != nil { // goproxy dials host:80 for a host without a port
@@ -184,7 +187,7 @@ func (s *Server) tunnel(ctx *goproxy.ProxyCtx, st *requestState, u *url.URL) out
 	r := ctx.Req
 	root := *u
 	root.Path = "/"
-	d := s.enf.Decide(r.Context(), &root, st.Agent)
+	d := s.enf.DecideFor(r.Context(), &root, st.Agent, enforce.DecideOptions{Purposes: st.Purposes})
 	d.URL = u.String()
 	switch d.Reason {
 	case enforce.ReasonAllowed, enforce.ReasonDisallowed:

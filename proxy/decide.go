@@ -21,6 +21,7 @@ import (
 	"github.com/robotsgate/robotsgate/proxy/metrics"
 	"github.com/robotsgate/robotsgate/proxy/selfaddr"
 	"github.com/robotsgate/robotsgate/robots"
+	"github.com/robotsgate/robotsgate/robots/aipref"
 )
 
 // installSelf records the configured listen addresses (Serve adds the
@@ -101,9 +102,11 @@ const maxRefusedOverride = 256
 
 // agents picks the robots agent of each request (agentFor).
 type agents struct {
-	configured    string // config.Config.Agent: the agent of every request, "" for the User-Agent's
-	header        string // the canonical per-request override header, "" when disabled
-	allowOverride bool   // config.Config.AllowAgentOverride
+	configured    string     // config.Config.Agent: the agent of every request, "" for the User-Agent's
+	header        string     // the canonical per-request override header, "" when disabled
+	allowOverride bool       // config.Config.AllowAgentOverride
+	purposes      aipref.Set // config.Config.Purposes
+	purposeHeader string     // the canonical purposes header (usage.purpose_header), "" when disabled
 }
 
 // newAgents returns the agent policy of the configured agent, override
@@ -132,8 +135,8 @@ func (a *agents) override(r *http.Request) (string, bool) {
 // override header: always when no agent is configured (the agent then
 // comes from the User-Agent, which the client chooses just as freely), and
 // against a configured agent only with Config.AllowAgentOverride.
-func (a *agents) overrideAllowed() bool {
-	return a.configured == "" || a.allowOverride
+func (a *agents) overrideAllowed(configured string) bool {
+	return configured == "" || a.allowOverride
 }
 
 // agentFor returns the robots agent (product token) for r, by precedence:
@@ -148,12 +151,17 @@ func (a *agents) overrideAllowed() bool {
 // requests inside a CONNECT's session inherit it.
 func (a *agents) agentFor(r *http.Request, st *requestState) string {
 	parent, _ := st.Parent.(*requestState)
+	identify(r, st)
+	configured := a.configured
+	if st.Identity.Agent != "" { // the user's agent is authoritative like the configured one
+		configured = st.Identity.Agent
+	}
 	if v, ok := a.override(r); ok {
 		tok := robots.CrawlerToken(v)
 		switch {
-		case a.overrideAllowed():
+		case a.overrideAllowed(configured):
 			st.Overridden, st.AgentOverride = true, tok
-		case !strings.EqualFold(tok, a.configured):
+		case !strings.EqualFold(tok, configured):
 			st.OverrideRefused = truncateUTF8(v, maxRefusedOverride)
 		}
 	}
@@ -165,8 +173,8 @@ func (a *agents) agentFor(r *http.Request, st *requestState) string {
 		return st.AgentOverride
 	case parent != nil && parent.Overridden:
 		return parent.AgentOverride
-	case a.configured != "":
-		return a.configured
+	case configured != "":
+		return configured
 	}
 	return robots.CrawlerToken(r.Header.Get("User-Agent"))
 }
@@ -205,6 +213,9 @@ func (rs robotsStep) onRequest(r *http.Request, _ *goproxy.ProxyCtx, st *request
 		r.Header.Del(rs.agents.header)
 	}
 	st.Agent = agent
+	if o, ok := rs.agents.declare(r, st); !ok { // purposes: the user's, the configured ones or the header's (usage.go)
+		return o
+	}
 	if r.URL.Scheme != "http" && r.URL.Scheme != "https" {
 		return outcome{} // not a web URL; the transport refuses it (502)
 	}
@@ -213,7 +224,7 @@ func (rs robotsStep) onRequest(r *http.Request, _ *goproxy.ProxyCtx, st *request
 		return refuse(http.StatusRequestURITooLong, longURLDecision(r.URL, agent, n, rs.maxURLBytes))
 	}
 
-	d := rs.enf.Decide(r.Context(), r.URL, agent) // /robots.txt itself: always allowed
+	d := rs.enf.DecideFor(r.Context(), r.URL, agent, enforce.DecideOptions{Purposes: st.Purposes}) // /robots.txt itself: always allowed
 	if d.Reason == enforce.ReasonClientGone {
 		// The client left while robots.txt was being fetched: nothing was
 		// decided, so nothing is audited or counted, and nothing is sent.
@@ -226,8 +237,8 @@ func (rs robotsStep) onRequest(r *http.Request, _ *goproxy.ProxyCtx, st *request
 		return refuse(refusalStatus(d), explainRobots(r.URL.Host, d))
 	case !d.Allowed:
 		return note(audit.DecisionReported, d)
-	case rs.auditAll || st.OverrideRefused != "":
-		// A refused agent override is always audited, whatever the level.
+	case rs.auditAll || st.OverrideRefused != "" || st.PurposesRefused != "":
+		// A refused agent or purposes override is always audited, whatever the level.
 		return note(audit.DecisionAllowed, d)
 	}
 	return outcome{}

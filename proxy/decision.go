@@ -55,6 +55,9 @@ func eventOf(client, method string, d enforce.Decision, verdict string, status i
 		RobotsStaleWhy:   string(d.RobotsStaleReason),
 		Status:           status,
 		Detail:           d.Detail,
+		Purposes:         d.Purposes.String(),
+		Usage:            auditUsage(&d),
+		UsageBlocked:     d.UsageBlocked.String(),
 	}
 }
 
@@ -76,6 +79,11 @@ type decisionJSON struct {
 	CrawlDelayS float64     `json:"crawl_delay_s,omitempty"`
 	RetryAfterS float64     `json:"retry_after_s,omitempty"`
 	Robots      *robotsJSON `json:"robots,omitempty"`
+	// Purposes are the declared purposes; UsageDisallowed those that
+	// refused the URL; Usage the usage preferences (usageOf).
+	Purposes        []string             `json:"purposes,omitempty"`
+	UsageDisallowed []string             `json:"usage_disallowed,omitempty"`
+	Usage           map[string]usageJSON `json:"usage,omitempty"`
 }
 
 // robotsJSON describes the robots.txt copy a decision used.
@@ -111,6 +119,7 @@ func newDecisionJSON(d enforce.Decision) decisionJSON {
 		RetryAfterS: d.RetryAfter.Seconds(),
 	}
 	j.Robots = newRobotsJSON(d)
+	j.Purposes, j.UsageDisallowed, j.Usage = purposeNames(d.Purposes), purposeNames(d.UsageBlocked), usageOf(&d)
 	return j
 }
 
@@ -150,6 +159,10 @@ type refusalBody struct {
 	Line        int         `json:"line,omitempty"`
 	Robots      *robotsJSON `json:"robots,omitempty"`
 	RetryAfterS int         `json:"retry_after_s,omitempty"`
+	// The usage fields of decisionJSON.
+	Purposes        []string             `json:"purposes,omitempty"`
+	UsageDisallowed []string             `json:"usage_disallowed,omitempty"`
+	Usage           map[string]usageJSON `json:"usage,omitempty"`
 }
 
 // newRefusalBody is the body of the refusal of d with status; fallbackURL
@@ -172,6 +185,7 @@ func newRefusalBody(status int, d enforce.Decision, fallbackURL string) refusalB
 		Robots:      j.Robots,
 		RetryAfterS: retrySeconds(d.RetryAfter),
 	}
+	b.Purposes, b.UsageDisallowed, b.Usage = j.Purposes, j.UsageDisallowed, j.Usage
 	if b.URL == "" {
 		b.URL = fallbackURL
 	}
@@ -290,6 +304,10 @@ func explain(d enforce.Decision) string {
 		return "the destination is robotsgate itself (its proxy or admin address), which is not reachable through the proxy"
 	case ReasonMisdirected:
 		return "inside an HTTPS session a request must name the host and port of its CONNECT"
+	case enforce.ReasonUsageDisallowed:
+		return "the site's usage preferences disallow a purpose this crawler declared"
+	case ReasonInvalidPurpose:
+		return "the purposes header names an unknown purpose (allowed values are train-ai, search, ai-input, or none)"
 	default:
 		return string(d.Reason)
 	}
@@ -319,6 +337,7 @@ func refusalText(b refusalBody) string {
 	if b.Detail != "" {
 		fmt.Fprintf(&sb, "detail:   %s\n", b.Detail)
 	}
+	usageText(&sb, b.Purposes, b.Usage)
 	if rb := b.Robots; rb != nil {
 		fmt.Fprintf(&sb, "robots:   %s: %s", rb.URL, rb.Status)
 		if rb.HTTPStatus != 0 {

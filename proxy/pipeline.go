@@ -13,7 +13,9 @@ import (
 
 	"github.com/robotsgate/robotsgate/enforce"
 	"github.com/robotsgate/robotsgate/enforce/politeness"
+	"github.com/robotsgate/robotsgate/proxy/access"
 	"github.com/robotsgate/robotsgate/proxy/metrics"
+	"github.com/robotsgate/robotsgate/robots/aipref"
 )
 
 // The request pipeline. A proxied request passes the request steps in
@@ -49,6 +51,7 @@ func (s *Server) install() error {
 	decide := robotsStep{enf: s.enf, maxURLBytes: s.cfg.MaxURLBytes, agents: s.agents, report: s.cfg.Mode == ModeReport, auditAll: s.cfg.Audit == AuditAll, log: s.log}
 	pacing := pacing{polite: s.polite, metrics: s.metrics, life: s.life, maxConcurrency: s.cfg.Politeness.MaxConcurrency, log: s.log}
 	tags := newRobotTagStep(s.cfg.RobotTags, s.cfg.Mode)
+	usage := usageStep{enforce: s.cfg.Usage.Response == UsageResponseEnforce && s.cfg.Mode != ModeReport}
 
 	// enter counts the request for Shutdown and creates its state: it is
 	// not a step, every step needs what it does.
@@ -69,6 +72,7 @@ func (s *Server) install() error {
 		hopStrip{},                  // hop-by-hop response headers
 		pacing,                      // 503/429 + Retry-After pause the origin, 2xx resumes (decide.go)
 		tags,                        // X-Robots-Tag / meta robots: annotate, or 403 (robottags.go)
+		usage,                       // Content-Usage / noai: X-Robotsgate-Usage, or 403 (usage.go)
 		inflight,                    // decisions, upstream errors, in-flight
 		finish{},                    // report-mode headers, streaming
 		http10{},                    // HTTP/1.0 clients inside MITM sessions (forward.go); last
@@ -144,6 +148,19 @@ type requestState struct {
 	// an agent is configured (agentFor), for the audit record; requests
 	// inside an MITM session inherit the CONNECT's.
 	OverrideRefused string
+
+	// Identity is the authenticated user's (credentials file), inherited
+	// by the requests inside a CONNECT's MITM session; set by identify.
+	Identity   access.Identity
+	Identified bool
+	// Purposes are the declared purposes the request is decided for
+	// (declare). PurposesOverride is those of an honoured purposes
+	// header (PurposesOverridden), inherited inside an MITM session;
+	// PurposesRefused the value of a refused one, for the audit record.
+	Purposes           aipref.Set
+	PurposesOverride   aipref.Set
+	PurposesOverridden bool
+	PurposesRefused    string
 
 	Decision enforce.Decision // the robots verdict, valid when Decided
 	Decided  bool
@@ -263,6 +280,7 @@ func knownReasons() map[enforce.Reason]bool {
 		ReasonSiteClosed: false, enforce.ReasonInvalidURL: false,
 		ReasonSelfRequest: false, ReasonMisdirected: false,
 		enforce.ReasonOriginUnreachable: false,
+		enforce.ReasonUsageDisallowed:   false, ReasonInvalidPurpose: false,
 	}
 }
 

@@ -138,7 +138,7 @@ func New(cfg config.Config, deps Deps) (*Server, error) {
 		}
 		s.tr = tr
 	}
-	s.agents = newAgents(cfg.Agent, cfg.AgentHeader, cfg.AllowAgentOverride)
+	s.agents = newAgents(cfg.Agent, cfg.AgentHeader, cfg.AllowAgentOverride).withPurposes(cfg.Purposes, cfg.Usage.PurposeHeader)
 
 	p := goproxy.NewProxyHttpServer()
 	p.Verbose = false

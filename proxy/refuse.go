@@ -86,6 +86,7 @@ func (s *Server) settle(r *http.Request, st *requestState, o outcome) *http.Resp
 	e := eventOf(r.RemoteAddr, r.Method, o.d, o.verdict, status)
 	e.Detail += o.note
 	e.AgentOverrideRefused = st.OverrideRefused
+	e.PurposesOverrideRefused = st.PurposesRefused
 	s.record(e)
 	return resp
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/robotsgate/robotsgate/internal/config"
 	"github.com/robotsgate/robotsgate/proxy/access"
 	"github.com/robotsgate/robotsgate/proxy/admin"
+	"github.com/robotsgate/robotsgate/robots/aipref"
 )
 
 // What a Server builds around its pipeline: the outbound transport, the
@@ -110,15 +111,16 @@ func (s *Server) adminRoutes() {
 	}
 	s.admin = admin.New(admin.Config{
 		Cache: s.enf,
-		Decide: func(ctx context.Context, u *url.URL, agent string) any {
-			return newDecisionJSON(s.enf.DecideQuiet(ctx, u, agent))
+		Decide: func(ctx context.Context, u *url.URL, agent string, purposes aipref.Set) any {
+			return newDecisionJSON(s.enf.DecideFor(ctx, u, agent, enforce.DecideOptions{Purposes: purposes, Quiet: true}))
 		},
-		Metrics: s.metrics.Handler(),
-		Token:   s.cfg.AdminToken,
-		Protect: protect,
-		Agent:   s.cfg.Agent,
-		Ready:   s.ready,
-		Now:     s.clock.Now,
+		Metrics:  s.metrics.Handler(),
+		Token:    s.cfg.AdminToken,
+		Protect:  protect,
+		Agent:    s.cfg.Agent,
+		Purposes: s.cfg.Purposes,
+		Ready:    s.ready,
+		Now:      s.clock.Now,
 	})
 	if s.cfg.AdminListen == "" {
 		s.mux.Handle("/", s.admin)

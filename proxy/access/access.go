@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"net/netip"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -30,6 +31,7 @@ import (
 // immutable and safe for concurrent use.
 type Access struct {
 	creds [][sha256.Size]byte
+	ids   []Identity // ids[i] is the Identity of creds[i]
 	nets  []netip.Prefix
 	// denied, when set, is told about every refusal (metrics, debug log).
 	denied func(r *http.Request, status int)
@@ -45,7 +47,9 @@ type Options struct {
 }
 
 // New builds the Access of cfg, reading cfg.CredentialsFile (lines of
-// "user:password"; blank lines and lines starting with # are skipped). A
+// "user:password", optionally followed by the identity fields
+// "agent=TOKEN" and "purposes=LIST" (parseCredentialLine); blank lines
+// and lines starting with # are skipped). A
 // cfg with neither credentials nor CIDRs lets every client in.
 func New(cfg Options) (*Access, error) {
 	a := &Access{denied: cfg.Denied}
@@ -54,6 +58,8 @@ func New(cfg Options) (*Access, error) {
 			return nil, fmt.Errorf("auth.credentials[%d]: %w", i, err)
 		}
 		a.creds = append(a.creds, sha256.Sum256([]byte(c)))
+		user, _, _ := strings.Cut(c, ":")
+		a.ids = append(a.ids, Identity{User: user})
 	}
 	if cfg.CredentialsFile != "" {
 		b, err := os.ReadFile(cfg.CredentialsFile)
@@ -66,10 +72,21 @@ func New(cfg Options) (*Access, error) {
 			if line == "" || strings.HasPrefix(line, "#") {
 				continue
 			}
-			if err := config.CheckCredential(line); err != nil {
+			cred, id, err := parseCredentialLine(line)
+			if err == nil {
+				err = config.CheckCredential(cred)
+			}
+			if err != nil {
 				return nil, fmt.Errorf("auth.credentials_file %s:%d: %w", cfg.CredentialsFile, n, err)
 			}
-			a.creds = append(a.creds, sha256.Sum256([]byte(line)))
+			sum := sha256.Sum256([]byte(cred))
+			if slices.Contains(a.creds, sum) {
+				// Two identities for one credential: which applies would
+				// depend on the order of the lines.
+				return nil, fmt.Errorf("auth.credentials_file %s:%d: user %q: these credentials are given on an earlier line too", cfg.CredentialsFile, n, id.User)
+			}
+			a.creds = append(a.creds, sum)
+			a.ids = append(a.ids, id)
 		}
 		if err := sc.Err(); err != nil {
 			return nil, fmt.Errorf("auth.credentials_file %s: %w", cfg.CredentialsFile, err)
@@ -93,13 +110,24 @@ func (a *Access) Networks() int { return len(a.nets) }
 // client address is outside the allow-list, and
 // http.StatusProxyAuthRequired when its credentials are missing or wrong.
 func (a *Access) Check(r *http.Request) int {
+	_, code := a.check(r)
+	return code
+}
+
+// check is Check, also returning the index in a.creds of the credentials
+// r authenticated with (-1 when none are required or r was refused).
+func (a *Access) check(r *http.Request) (int, int) {
 	if len(a.nets) > 0 && !a.clientAllowed(r.RemoteAddr) {
-		return http.StatusForbidden
+		return -1, http.StatusForbidden
 	}
-	if len(a.creds) > 0 && !a.authorized(r.Header.Get("Proxy-Authorization")) {
-		return http.StatusProxyAuthRequired
+	if len(a.creds) == 0 {
+		return -1, 0
 	}
-	return 0
+	i := a.authorized(r.Header.Get("Proxy-Authorization"))
+	if i < 0 {
+		return -1, http.StatusProxyAuthRequired
+	}
+	return i, 0
 }
 
 // clientAllowed reports whether the address of remoteAddr ("ip:port")
@@ -122,25 +150,26 @@ func (a *Access) clientAllowed(remoteAddr string) bool {
 	return false
 }
 
-// authorized reports whether the Proxy-Authorization value h carries
-// valid Basic credentials. Every stored digest is compared, in constant
-// time, whatever matches, so the timing tells nothing about which
-// credential (or how much of one) was right.
-func (a *Access) authorized(h string) bool {
+// authorized returns the index in a.creds of the valid Basic
+// credentials the Proxy-Authorization value h carries, -1 when it carries
+// none. Every stored digest is compared, in constant time, whatever
+// matches, so the timing tells nothing about which credential (or how
+// much of one) was right.
+func (a *Access) authorized(h string) int {
 	scheme, enc, ok := strings.Cut(strings.TrimSpace(h), " ")
 	if !ok || !strings.EqualFold(scheme, "Basic") {
-		return false
+		return -1
 	}
 	dec, err := base64.StdEncoding.DecodeString(strings.TrimSpace(enc))
 	if err != nil {
-		return false
+		return -1
 	}
 	sum := sha256.Sum256(dec)
-	match := 0
+	idx := -1
 	for i := range a.creds {
-		match |= subtle.ConstantTimeCompare(sum[:], a.creds[i][:])
+		idx = subtle.ConstantTimeSelect(subtle.ConstantTimeCompare(sum[:], a.creds[i][:]), i, idx)
 	}
-	return match == 1
+	return idx
 }
 
 // proxyAuthRealm is the Proxy-Authenticate challenge of a 407.
@@ -161,7 +190,7 @@ func (a *Access) Wrap(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		code := a.Check(r)
+		idx, code := a.check(r)
 		if code != 0 && a.denied != nil {
 			a.denied(r, code)
 		}
@@ -177,6 +206,11 @@ func (a *Access) Wrap(next http.Handler) http.Handler {
 			return
 		}
 		r.Header.Del("Proxy-Authorization")
+		if idx >= 0 {
+			// The user's identity (IdentityFrom) decides for r, and for
+			// the requests inside r's MITM session.
+			r = r.WithContext(withIdentity(r.Context(), a.ids[idx]))
+		}
 		next.ServeHTTP(w, r)
 	})
 }

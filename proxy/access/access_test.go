@@ -1,6 +1,7 @@
 package access
 
 import (
+	"encoding/base64"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
@@ -10,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/robotsgate/robotsgate/internal/config"
+	"github.com/robotsgate/robotsgate/robots/aipref"
 )
 
 func TestAccessCheck(t *testing.T) {
@@ -65,4 +67,56 @@ func cidrs(t testing.TB, s ...string) []netip.Prefix {
 		t.Fatal(err)
 	}
 	return cfg.Auth.AllowCIDRs
+}
+
+// TestCredentialsFileIdentity: identity fields after the credentials;
+// a bad field is an error naming the file and line, never the password.
+func TestCredentialsFileIdentity(t *testing.T) {
+	dir := t.TempDir()
+	write := func(text string) string {
+		f := filepath.Join(dir, "creds")
+		if err := os.WriteFile(f, []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return f
+	}
+	f := write("# c\nalice:s3cret agent=AliceBot purposes=train-ai,search\nbob:hunter2\tpurposes=none\ncarol:pw\n")
+	a, err := New(Options{CredentialsFile: f})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		user, pass string
+		want       Identity
+	}{
+		{"alice", "s3cret", Identity{User: "alice", Agent: "AliceBot", Purposes: aipref.SetOf(aipref.TrainAI, aipref.Search), HasPurposes: true}},
+		{"bob", "hunter2", Identity{User: "bob", HasPurposes: true}},
+		{"carol", "pw", Identity{User: "carol"}},
+	} {
+		var got Identity
+		h := a.Wrap(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) { got, _ = IdentityFrom(r.Context()) }))
+		r := httptest.NewRequest("GET", "http://example.com/", nil)
+		r.Header.Set("Proxy-Authorization", "Basic "+base64.StdEncoding.EncodeToString([]byte(c.user+":"+c.pass)))
+		h.ServeHTTP(httptest.NewRecorder(), r)
+		if got != c.want {
+			t.Errorf("%s: identity %+v, want %+v", c.user, got, c.want)
+		}
+	}
+	for _, bad := range []string{
+		"dave:s3cret agent=Bad/Bot",
+		"dave:s3cret purposes=training",
+		"dave:s3cret purposes=",
+		"dave:my s3cret",
+		"dave:s3cret agent=A agent=B",
+		"dave:s3cret\ndave:s3cret agent=Other",
+	} {
+		_, err := New(Options{CredentialsFile: write("# c\n" + bad + "\n")})
+		if err == nil {
+			t.Errorf("%q: no error", bad)
+			continue
+		}
+		if msg := err.Error(); !strings.Contains(msg, f+":") || strings.Contains(msg, "s3cret") {
+			t.Errorf("%q: error %q must name the file and line and not the password", bad, msg)
+		}
+	}
 }

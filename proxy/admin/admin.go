@@ -18,6 +18,7 @@ import (
 
 	"github.com/robotsgate/robotsgate/enforce"
 	"github.com/robotsgate/robotsgate/robots"
+	"github.com/robotsgate/robotsgate/robots/aipref"
 )
 
 // Cache is what the admin API needs of an *enforce.Enforcer to show and
@@ -34,7 +35,9 @@ type Config struct {
 	// Decide answers /v1/decision: the decision for u and agent as the
 	// JSON value to send. It must not count as a proxied request (no
 	// metrics).
-	Decide  func(ctx context.Context, u *url.URL, agent string) any
+	// purposes are the declared purposes: the configured ones, or the
+	// query's purpose parameter.
+	Decide  func(ctx context.Context, u *url.URL, agent string, purposes aipref.Set) any
 	Metrics http.Handler // served at /metrics; nil: 404
 	// Token is the bearer token of the admin API ("" = none). DELETE
 	// (purge) always requires it: without a token it is refused with 403.
@@ -46,6 +49,9 @@ type Config struct {
 	// Agent is the agent /v1/decision decides for when the query has no
 	// agent parameter (the configured agent).
 	Agent string
+	// Purposes are the purposes /v1/decision decides for when the query
+	// has no purpose parameter (the configured purposes).
+	Purposes aipref.Set
 	// Ready reports whether robotsgate is ready to serve (listening, audit
 	// log writable); nil means always ready.
 	Ready func() error
@@ -58,7 +64,7 @@ type Config struct {
 //	GET    /healthz                        liveness: 200 "ok"
 //	GET    /readyz                         200 "ready", or 503 with the reason
 //	GET    /metrics                        Prometheus metrics
-//	GET    /v1/decision?url=URL&agent=NAME the decision robotsgate would make now (JSON)
+//	GET    /v1/decision?url=URL&agent=NAME&purpose=LIST the decision robotsgate would make now (JSON)
 //	GET    /v1/robots?origin=ORIGIN        the cached robots.txt state (JSON); &fetch=1 fetches it when absent or stale
 //	DELETE /v1/robots?origin=ORIGIN        forget the cached robots.txt (needs the token; 403 when none is configured)
 type Admin struct {
@@ -206,7 +212,20 @@ func (a *Admin) decision(w http.ResponseWriter, r *http.Request) {
 			agent = robots.CrawlerToken(agent)
 		}
 	}
-	writeJSON(w, http.StatusOK, a.cfg.Decide(r.Context(), u, agent))
+	purposes := a.cfg.Purposes
+	if q.Has("purpose") {
+		// As the proxy's purposes header: a list, or "none" for no purposes.
+		v := strings.Join(q["purpose"], ",")
+		if v != "none" {
+			if purposes, err = aipref.ParsePurposes([]string{v}); err != nil {
+				writeJSON(w, http.StatusBadRequest, jsonError{Error: "purpose: " + err.Error() + " (or none)"})
+				return
+			}
+		} else {
+			purposes = 0
+		}
+	}
+	writeJSON(w, http.StatusOK, a.cfg.Decide(r.Context(), u, agent, purposes))
 }
 
 // EntryJSON is the answer of GET /v1/robots: an origin's cached

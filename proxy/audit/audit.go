@@ -60,6 +60,28 @@ type Event struct {
 	// robotsgate refused, because an agent is configured and overrides are
 	// not allowed (Config.AllowAgentOverride).
 	AgentOverrideRefused string
+
+	// Purposes are the declared purposes the decision was made for
+	// ("train-ai,search"; "" for none).
+	Purposes string
+	// Usage is the usage preference of every purpose that has one, and
+	// of every declared purpose.
+	Usage []Usage
+	// UsageBlocked is the declared purposes whose usage preference
+	// refused the request (reason usage-disallowed).
+	UsageBlocked string
+	// PurposesOverrideRefused is the purposes header a client sent and
+	// robotsgate refused (allow_agent_override is off).
+	PurposesOverrideRefused string
+}
+
+// Usage is the usage preference for one purpose in an audit record.
+type Usage struct {
+	Purpose string // train-ai, search, ai-input
+	Pref    string // allowed, disallowed or unknown
+	Source  string // content-usage, content-signal, content-usage-header, robot-tag; "" when unknown
+	Rule    string // the line that states it
+	Line    int    // its line in robots.txt; 0 for a response's
 }
 
 // defaultStall is the default of Auditor.StallAfter.
@@ -224,6 +246,12 @@ func (a *Auditor) encode(e Event) error {
 		ev.Int("status", e.Status)
 	}
 	str("detail", e.Detail)
+	str("purposes", e.Purposes)
+	str("usage_blocked", e.UsageBlocked)
+	str("purposes_override_refused", e.PurposesOverrideRefused)
+	if len(e.Usage) > 0 {
+		ev.Dict("usage", usageDict(e.Usage))
+	}
 	a.ew.err = nil
 	a.writeStart.Store(max(a.now().UnixNano(), 1))
 	ev.Send()
@@ -294,4 +322,24 @@ func (n nopCloser) Sync() error {
 		_ = s.Sync()
 	}
 	return nil
+}
+
+// usageDict is the "usage" object of an audit record: one object per
+// purpose, as /v1/decision and refusal bodies show it.
+func usageDict(us []Usage) *zerolog.Event {
+	d := zerolog.Dict()
+	for _, u := range us {
+		v := zerolog.Dict().Str("pref", u.Pref)
+		if u.Source != "" {
+			v.Str("source", u.Source)
+		}
+		if u.Rule != "" {
+			v.Str("rule", u.Rule)
+		}
+		if u.Line > 0 {
+			v.Int("line", u.Line)
+		}
+		d.Dict(u.Purpose, v)
+	}
+	return d
 }

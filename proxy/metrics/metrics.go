@@ -12,6 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/robotsgate/robotsgate/enforce"
+	"github.com/robotsgate/robotsgate/robots/aipref"
 )
 
 // Metrics holds robotsgate's Prometheus metrics in a registry of its own
@@ -42,6 +43,10 @@ type Metrics struct {
 	pausedN        atomic.Int64
 	queued         prometheus.Gauge
 	inflight       prometheus.Gauge
+
+	// usage holds robotsgate_usage_verdicts_total by purpose and
+	// preference (aipref.Purpose, aipref.Pref).
+	usage [aipref.NumPurposes][3]prometheus.Counter
 
 	cacheEntries atomic.Pointer[func() int]
 	pausedFunc   atomic.Pointer[func() int]
@@ -124,12 +129,13 @@ func New(known map[enforce.Reason]bool) *Metrics {
 	for i, c := range statusClasses {
 		m.fetches[i] = fetches.WithLabelValues(c)
 	}
+	usage := m.newUsageCounters()
 	m.cacheHit = lookups.WithLabelValues("hit")
 	m.cacheMiss = lookups.WithLabelValues("miss")
 
 	m.reg.MustRegister(
 		m.decisions, fetches, m.fetchDuration, lookups, entries,
-		m.upstreamErrors, paused, m.queued, m.inflight, denied,
+		m.upstreamErrors, paused, m.queued, m.inflight, denied, usage,
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 	)
@@ -153,6 +159,7 @@ func (m *Metrics) Decision(d enforce.Decision) {
 	if m == nil || d.Reason == enforce.ReasonClientGone {
 		return
 	}
+	m.usageVerdicts(&d)
 	i := 0
 	if d.Allowed {
 		i = 1
@@ -296,4 +303,32 @@ func (m *Metrics) EnforceHooks() enforce.Hooks {
 		return enforce.Hooks{}
 	}
 	return enforce.Hooks{Fetched: m.RobotsFetched, CacheLookup: m.CacheLookup}
+}
+
+// usageVerdicts counts the usage preference of each declared purpose of
+// d, for URLs Allow/Disallow permits (a disallowed URL has none).
+func (m *Metrics) usageVerdicts(d *enforce.Decision) {
+	if d.Purposes == 0 || !d.Allowed && d.Reason != enforce.ReasonUsageDisallowed {
+		return
+	}
+	for p := aipref.Purpose(0); p < aipref.NumPurposes; p++ {
+		if v := d.Usage.For(p).Pref; d.Purposes.Has(p) && int(v) < len(m.usage[p]) {
+			m.usage[p][v].Inc()
+		}
+	}
+}
+
+// newUsageCounters creates robotsgate_usage_verdicts_total with every
+// series (purpose, pref) at 0.
+func (m *Metrics) newUsageCounters() *prometheus.CounterVec {
+	usage := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "robotsgate_usage_verdicts_total",
+		Help: "Usage preferences of decided requests for their declared purposes, by purpose and preference (allowed|disallowed|unknown).",
+	}, []string{"purpose", "pref"})
+	for p := range m.usage {
+		for v := range m.usage[p] {
+			m.usage[p][v] = usage.WithLabelValues(aipref.Purpose(p).String(), aipref.Pref(v).String())
+		}
+	}
+	return usage
 }

@@ -1,0 +1,93 @@
+package access
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/robotsgate/robotsgate/robots"
+	"github.com/robotsgate/robotsgate/robots/aipref"
+)
+
+// Identity is who a proxy user crawls as: the fields a line of the
+// credentials file may add after "user:password". The zero Identity
+// states nothing (the configured agent and purposes apply).
+type Identity struct {
+	User string // the user name of the credentials
+	// Agent is the user's robots agent (product token); "" for the
+	// configured one.
+	Agent string
+	// Purposes are the user's declared purposes, valid when HasPurposes;
+	// they replace the configured ones ("purposes=none": the empty set).
+	Purposes    aipref.Set
+	HasPurposes bool
+}
+
+// identityKey is the context key of the Identity Wrap attaches.
+type identityKey struct{}
+
+// IdentityFrom returns the Identity of the authenticated user that Wrap
+// attached to ctx, and whether there is one.
+func IdentityFrom(ctx context.Context) (Identity, bool) {
+	id, ok := ctx.Value(identityKey{}).(Identity)
+	return id, ok
+}
+
+// withIdentity returns ctx carrying id.
+func withIdentity(ctx context.Context, id Identity) context.Context {
+	return context.WithValue(ctx, identityKey{}, id)
+}
+
+// parseCredentialLine splits a (trimmed, non-empty) credentials file line
+// into its credential and its Identity. The credential is "user:password"
+// up to the first space or tab; after it come fields separated by spaces
+// or tabs, each "agent=TOKEN" or "purposes=LIST" (LIST as for -purpose,
+// or "none"), each at most once. A password therefore cannot contain a
+// space or a tab in this file. Errors never quote the password, nor a
+// field's text (which is part of the password when a password with a
+// space was meant).
+func parseCredentialLine(line string) (cred string, id Identity, err error) {
+	cred, rest, _ := strings.Cut(strings.ReplaceAll(line, "\t", " "), " ")
+	user, _, _ := strings.Cut(cred, ":")
+	id.User = user
+	seen := map[string]bool{}
+	for i, f := range strings.Fields(rest) {
+		key, val, ok := strings.Cut(f, "=")
+		switch {
+		case !ok || key != "agent" && key != "purposes":
+			return "", Identity{}, fmt.Errorf("field %d after the credentials is not agent=TOKEN or purposes=LIST "+
+				"(a password in the credentials file cannot contain spaces or tabs)", i+1)
+		case seen[key]:
+			return "", Identity{}, fmt.Errorf("%s= given twice", key)
+		}
+		seen[key] = true
+		if key == "agent" {
+			if !robots.ValidAgent(val) {
+				return "", Identity{}, errors.New("agent= is not a product token (letters, digits, '_' and '-' only, e.g. MyBot)")
+			}
+			id.Agent = val
+			continue
+		}
+		if id.Purposes, err = parseUserPurposes(val); err != nil {
+			return "", Identity{}, err
+		}
+		id.HasPurposes = true
+	}
+	return cred, id, nil
+}
+
+// parseUserPurposes parses the value of a purposes= field.
+func parseUserPurposes(val string) (aipref.Set, error) {
+	if val == "none" {
+		return 0, nil
+	}
+	if val == "" {
+		return 0, errors.New("purposes= is empty (write purposes=none for no purposes)")
+	}
+	set, err := aipref.ParsePurposes([]string{val})
+	if err != nil || set == 0 {
+		return 0, errors.New("purposes= holds an unknown purpose: allowed values are train-ai, search, ai-input, or none")
+	}
+	return set, nil
+}

@@ -1,0 +1,360 @@
+package proxy
+
+import (
+	"mime"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/elazarl/goproxy"
+
+	"github.com/robotsgate/robotsgate/enforce"
+	"github.com/robotsgate/robotsgate/proxy/access"
+	"github.com/robotsgate/robotsgate/proxy/audit"
+	"github.com/robotsgate/robotsgate/robots"
+	"github.com/robotsgate/robotsgate/robots/aipref"
+	"github.com/robotsgate/robotsgate/robots/robottag"
+)
+
+// Usage preferences in the proxy: who a request crawls for (the
+// authenticated user's identity, the purposes header) and what the
+// response says its content may be used for. robots.txt's own usage
+// verdict is made by enforce, in the robots step.
+
+// HeaderUsage is the header robotsgate adds to a forwarded response whose
+// usage preferences are stated (by robots.txt for the URL, by a
+// Content-Usage response header or by a noai/noimageai tag): the most
+// restrictive of them, in the vocabulary's serialisation, e.g.
+// "train-ai=n, search=y". A value the origin sent itself is removed.
+const HeaderUsage = "X-Robotsgate-Usage"
+
+// ReasonInvalidPurpose: the request's purposes header, which the operator
+// lets clients use, names an unknown purpose; answered 400.
+const ReasonInvalidPurpose enforce.Reason = "invalid-purpose"
+
+// Values of usage.response.
+const (
+	UsageResponseAnnotate = "annotate" // forward, add HeaderUsage and an audit record
+	UsageResponseEnforce  = "enforce"  // replace the response with a 403 and an audit record
+)
+
+// Sources of a usage preference stated by the response rather than by
+// robots.txt (beside robots.ContentUsage and robots.ContentSignal).
+const (
+	sourceResponseHeader robots.UsageSource = 100 + iota // a Content-Usage response header
+	sourceRobotTag                                       // noai / noimageai in X-Robots-Tag or meta robots
+)
+
+// usageSourceName names s in answers and audit records.
+func usageSourceName(s robots.UsageSource) string {
+	switch s {
+	case sourceResponseHeader:
+		return "content-usage-header"
+	case sourceRobotTag:
+		return "robot-tag"
+	}
+	return s.String()
+}
+
+// maxUsageRule bounds the rule text quoted from a response header.
+const maxUsageRule = 256
+
+// withPurposes sets the configured purposes and the purposes header
+// (usage.purpose_header: "" or "-" disables it) of a.
+func (a *agents) withPurposes(purposes aipref.Set, header string) *agents {
+	a.purposes = purposes
+	if header != "" && header != "-" {
+		a.purposeHeader = http.CanonicalHeaderKey(header)
+	}
+	return a
+}
+
+// identify sets st.Identity, once: the identity of the user r
+// authenticated as (access.IdentityFrom), or, for a request inside an
+// MITM session, the CONNECT's.
+func identify(r *http.Request, st *requestState) {
+	if st.Identified {
+		return
+	}
+	st.Identified = true
+	if id, ok := access.IdentityFrom(r.Context()); ok {
+		st.Identity = id
+	} else if parent, ok := st.Parent.(*requestState); ok {
+		identify(r, parent)
+		st.Identity = parent.Identity
+	}
+}
+
+// declare sets st.Purposes, the purposes r is decided for: the user's
+// (credentials file purposes=), else the configured ones; replaced by
+// r's purposes header (or, inside an MITM session, the CONNECT's) only
+// when allow_agent_override is set. The header is always removed from
+// r. A refused header that names other purposes is kept in
+// st.PurposesRefused for the audit. An allowed header naming an unknown
+// purpose refuses r (400 invalid-purpose): ok is false and o says so.
+func (a *agents) declare(r *http.Request, st *requestState) (o outcome, ok bool) {
+	identify(r, st)
+	set := a.purposes
+	if st.Identity.HasPurposes {
+		set = st.Identity.Purposes
+	}
+	parent, _ := st.Parent.(*requestState)
+	if a.purposeHeader != "" {
+		v := strings.TrimSpace(strings.Join(r.Header.Values(a.purposeHeader), ", "))
+		r.Header.Del(a.purposeHeader)
+		if v != "" {
+			got, err := parsePurposeHeader(v)
+			switch {
+			case a.allowOverride && err != nil:
+				d := enforce.Decision{Reason: ReasonInvalidPurpose, URL: enforce.RedactedURL(r.URL), Agent: st.Agent, Purposes: set,
+					Detail: a.purposeHeader + ": " + err.Error()}
+				d.Origin, _ = enforce.Origin(r.URL)
+				return refuse(http.StatusBadRequest, d), false
+			case a.allowOverride:
+				st.PurposesOverridden, st.PurposesOverride = true, got
+			case err != nil || got != set:
+				st.PurposesRefused = truncateUTF8(v, maxRefusedOverride)
+			}
+		}
+	}
+	if st.PurposesRefused == "" && parent != nil {
+		st.PurposesRefused = parent.PurposesRefused
+	}
+	switch {
+	case st.PurposesOverridden:
+		set = st.PurposesOverride
+	case parent != nil && parent.PurposesOverridden:
+		set = parent.PurposesOverride
+	}
+	st.Purposes = set
+	return outcome{}, true
+}
+
+// parsePurposeHeader parses a purposes header value: a comma-separated
+// list as for -purpose, or "none".
+func parsePurposeHeader(v string) (aipref.Set, error) {
+	if v == "none" {
+		return 0, nil
+	}
+	return aipref.ParsePurposes([]string{v})
+}
+
+// usageStep is the response step of usage preferences. On every
+// forwarded response it sets HeaderUsage to the preferences stated for
+// it (robots.txt's for the URL combined with the response's own). When
+// the response itself (a Content-Usage header, or noai / noimageai for
+// the agent, noimageai only on image/* responses) disallows a declared
+// purpose, it audits that (reported, annotate) or, with usage.response
+// enforce outside report mode, refuses the response with 403
+// usage-disallowed. Responses robotsgate generated are left alone.
+type usageStep struct{ enforce bool }
+
+func (u usageStep) onResponse(resp *http.Response, ctx *goproxy.ProxyCtx, st *requestState) (*http.Response, outcome) {
+	if resp == nil || ctx.Error != nil || st.Answered {
+		return resp, outcome{}
+	}
+	resp.Header.Del(HeaderUsage)
+	var fromRobots enforce.Usage
+	if st.Decided {
+		fromRobots = st.Decision.Usage
+	}
+	fromResp := responseUsage(resp, st.Agent)
+	prefs := fromRobots.Prefs().Combine(fromResp.Prefs())
+	if prefs.IsZero() {
+		return resp, outcome{}
+	}
+	resp.Header.Set(HeaderUsage, prefs.String())
+	blocked := fromResp.Prefs().Disallows(st.Purposes)
+	if blocked == 0 {
+		return resp, outcome{}
+	}
+	d := responseUsageDecision(ctx.Req, st, &fromResp, blocked)
+	if !u.enforce {
+		o := note(audit.DecisionReported, d)
+		o.status = resp.StatusCode
+		return resp, o
+	}
+	if resp.Body != nil {
+		resp.Body.Close()
+	}
+	o := refuse(http.StatusForbidden, d)
+	o.header = http.Header{HeaderUsage: {prefs.String()}}
+	return resp, o
+}
+
+// responseUsage returns the usage preferences resp states for agent, for
+// a 2xx response: its Content-Usage header (aipref.ParseHeader) and noai
+// / noimageai in its robot tags (the scan the round trip made, or only
+// its X-Robots-Tag headers when none was made), most restrictive first.
+func responseUsage(resp *http.Response, agent string) (v enforce.Usage) {
+	if resp.StatusCode/100 != 2 {
+		return v
+	}
+	if vals := resp.Header.Values("Content-Usage"); len(vals) > 0 {
+		ps := aipref.ParseHeader(vals)
+		rule := cleanRule("Content-Usage: " + strings.Join(vals, ", "))
+		for p := aipref.Purpose(0); p < aipref.NumPurposes; p++ {
+			if pr := ps.Get(p); pr != aipref.Unknown {
+				v[p] = robots.UsageVerdict{Pref: pr, Source: sourceResponseHeader, Rule: rule}
+			}
+		}
+	}
+	if v[aipref.TrainAI].Pref == aipref.Disallowed {
+		return v
+	}
+	scan := scannedTags(resp)
+	image := isImage(resp)
+	for _, src := range []struct {
+		label string
+		ds    []robottag.Directive
+	}{{"X-Robots-Tag: ", scan.Header}, {"meta robots: ", scan.Meta}} {
+		if ps, dir := robottag.Usage(src.ds, agent, image); ps.Get(aipref.TrainAI) == aipref.Disallowed {
+			v[aipref.TrainAI] = robots.UsageVerdict{Pref: aipref.Disallowed, Source: sourceRobotTag, Rule: cleanRule(src.label + dir.String())}
+			break
+		}
+	}
+	return v
+}
+
+// scannedTags returns the robot-tag scan of resp the round trip made
+// (forwardTripper), or, when it made none, resp's X-Robots-Tag headers:
+// the body is never scanned twice.
+func scannedTags(resp *http.Response) *tagScan {
+	if cb, ok := resp.Body.(*copyBody); ok && cb.scan != nil {
+		return cb.scan
+	}
+	if tb, ok := resp.Body.(*tagBody); ok {
+		return tb.scan
+	}
+	return &tagScan{Header: robottag.ParseXRobotsTag(resp.Header.Values("X-Robots-Tag"))}
+}
+
+// isImage reports whether resp's media type is image/*.
+func isImage(resp *http.Response) bool {
+	mt, _, err := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	return err == nil && strings.HasPrefix(mt, "image/")
+}
+
+// cleanRule removes control characters from a rule quoted from a
+// response and bounds its length: it comes from the origin.
+func cleanRule(s string) string {
+	s = strings.Map(func(c rune) rune {
+		if c < 0x20 || c == 0x7f {
+			return ' '
+		}
+		return c
+	}, s)
+	if len(s) > maxUsageRule {
+		s = strings.ToValidUTF8(s[:maxUsageRule], "") + "..."
+	}
+	return s
+}
+
+// responseUsageDecision is the refusal of req, decided st.Decision, by
+// the response's usage preferences v, which disallow the declared
+// purposes blocked.
+func responseUsageDecision(req *http.Request, st *requestState, v *enforce.Usage, blocked aipref.Set) enforce.Decision {
+	d := st.Decision
+	if !st.Decided {
+		d = enforce.Decision{Agent: st.Agent, Purposes: st.Purposes}
+		if req != nil && req.URL != nil {
+			d.URL = enforce.RedactedURL(req.URL)
+			d.Origin, _ = enforce.Origin(req.URL)
+		}
+	}
+	d.Allowed, d.Reason, d.UsageBlocked = false, enforce.ReasonUsageDisallowed, blocked
+	d.Rule, d.Line, d.Detail = "", 0, ""
+	for p := aipref.Purpose(0); p < aipref.NumPurposes; p++ {
+		// The response's verdict shows where it is more restrictive than
+		// robots.txt's, or states one where robots.txt states none.
+		if v[p].Pref != aipref.Unknown && aipref.Combine(v[p].Pref, d.Usage[p].Pref) != d.Usage[p].Pref ||
+			d.Usage[p].Pref == aipref.Unknown {
+			d.Usage[p] = v[p]
+		}
+	}
+	for p := aipref.Purpose(0); p < aipref.NumPurposes; p++ {
+		if !blocked.Has(p) {
+			continue
+		}
+		if d.Rule == "" {
+			d.Rule = d.Usage[p].Rule
+		} else {
+			d.Detail += "; "
+		}
+		d.Detail += "purpose " + p.String() + " disallowed by the response"
+	}
+	return d
+}
+
+// usageJSON is the usage preference for one purpose, as answers and
+// audit records show it.
+type usageJSON struct {
+	Pref   string `json:"pref"`             // allowed, disallowed or unknown
+	Source string `json:"source,omitempty"` // content-usage, content-signal, content-usage-header, robot-tag
+	Rule   string `json:"rule,omitempty"`
+	Line   int    `json:"line,omitempty"`
+}
+
+// usageOf returns the usage preferences of d to show: every purpose with
+// a stated preference, and every declared purpose of a URL Allow/Disallow
+// permits ("unknown" when none is stated); nil when there is none.
+func usageOf(d *enforce.Decision) map[string]usageJSON {
+	var m map[string]usageJSON
+	for p := aipref.Purpose(0); p < aipref.NumPurposes; p++ {
+		uv := d.Usage.For(p)
+		if uv.Pref == aipref.Unknown && !(d.Purposes.Has(p) && d.Reason != enforce.ReasonDisallowed && d.Reason != enforce.ReasonUnreachable) {
+			continue
+		}
+		if m == nil {
+			m = make(map[string]usageJSON, aipref.NumPurposes)
+		}
+		m[p.String()] = usageJSON{Pref: uv.Pref.String(), Source: usageSourceName(uv.Source), Rule: uv.Rule, Line: uv.Line}
+	}
+	return m
+}
+
+// auditUsage converts usageOf(d) for an audit record.
+func auditUsage(d *enforce.Decision) []audit.Usage {
+	var out []audit.Usage
+	m := usageOf(d)
+	for p := aipref.Purpose(0); p < aipref.NumPurposes; p++ {
+		if u, ok := m[p.String()]; ok {
+			out = append(out, audit.Usage{Purpose: p.String(), Pref: u.Pref, Source: u.Source, Rule: u.Rule, Line: u.Line})
+		}
+	}
+	return out
+}
+
+// purposeNames returns the names of the purposes of s, nil when none.
+func purposeNames(s aipref.Set) []string {
+	if s == 0 {
+		return nil
+	}
+	return strings.Split(s.String(), ",")
+}
+
+// usageText writes the purposes and usage lines of a plain-text refusal,
+// e.g. "usage:    train-ai disallowed (Content-Usage: train-ai=n, line 4)".
+func usageText(sb *strings.Builder, purposes []string, usage map[string]usageJSON) {
+	if len(purposes) > 0 {
+		sb.WriteString("purposes: " + strings.Join(purposes, ", ") + "\n")
+	}
+	for p := aipref.Purpose(0); p < aipref.NumPurposes; p++ {
+		u, ok := usage[p.String()]
+		if !ok {
+			continue
+		}
+		sb.WriteString("usage:    " + p.String() + " " + u.Pref)
+		if u.Rule != "" {
+			sb.WriteString(" (" + u.Rule)
+			if u.Line > 0 {
+				sb.WriteString(", line " + strconv.Itoa(u.Line))
+			}
+			if u.Line == 0 && u.Source != "" {
+				sb.WriteString(", " + u.Source)
+			}
+			sb.WriteString(")")
+		}
+		sb.WriteString("\n")
+	}
+}
