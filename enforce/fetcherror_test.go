@@ -3,13 +3,16 @@ package enforce
 import (
 	"context"
 	"errors"
+	"io"
+	"log"
+	"net/http"
 	"net/http/httptest"
 	"testing"
 	"time"
 )
 
 func TestFetchErrorKinds(t *testing.T) {
-	tlsSrv := httptest.NewTLSServer(serve(200, "User-agent: *\n")) // its certificate is not trusted here
+	tlsSrv := quietTLSServer(serve(200, "User-agent: *\n")) // its certificate is not trusted here
 	t.Cleanup(tlsSrv.Close)
 	stall := newOrigin(t, blocking(t))
 	unknownCoding := newOrigin(t, serveBytes([]byte("x"), "br"))
@@ -39,3 +42,16 @@ func TestFetchErrorKinds(t *testing.T) {
 		})
 	}
 }
+
+// quietTLSServer is httptest.NewTLSServer whose TLS handshake errors (the
+// clients of these tests refuse its certificate on purpose) are not
+// printed.
+func quietTLSServer(h http.Handler) *httptest.Server {
+	s := httptest.NewUnstartedServer(h)
+	s.Config.ErrorLog = quietLog()
+	s.StartTLS()
+	return s
+}
+
+// quietLog is a logger that discards what it is given.
+func quietLog() *log.Logger { return log.New(io.Discard, "", 0) }

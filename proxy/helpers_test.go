@@ -7,8 +7,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"strings"
 	"sync"
@@ -237,3 +239,16 @@ func get(t testing.TB, c *http.Client, u string, headers ...string) (*http.Respo
 type nopCloser struct{ io.Writer }
 
 func (nopCloser) Close() error { return nil }
+
+// quietTLSServer is httptest.NewTLSServer whose TLS handshake errors (the
+// clients of these tests refuse its certificate on purpose) are not
+// printed.
+func quietTLSServer(h http.Handler) *httptest.Server {
+	s := httptest.NewUnstartedServer(h)
+	s.Config.ErrorLog = quietLog()
+	s.StartTLS()
+	return s
+}
+
+// quietLog is a logger that discards what it is given.
+func quietLog() *log.Logger { return log.New(io.Discard, "", 0) }

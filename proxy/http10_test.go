@@ -123,7 +123,7 @@ func TestForwardAddsNoHeaders(t *testing.T) {
 	}
 
 	tlsO := &tlsOrigin{hits: map[string]int{}}
-	tlsO.Server = httptest.NewTLSServer(o)
+	tlsO.Server = quietTLSServer(o)
 	t.Cleanup(tlsO.Close)
 	p := startHTTPSProxy(t, mitmConfig(t, tlsO))
 	target := strings.TrimPrefix(tlsO.URL, "https://")
@@ -194,7 +194,7 @@ func mitmConn(t *testing.T, p *httpsProxy, target string) *tls.Conn {
 func TestMITMHTTP10(t *testing.T) {
 	o := &headerOrigin{}
 	tlsO := &tlsOrigin{hits: map[string]int{}}
-	tlsO.Server = httptest.NewTLSServer(o)
+	tlsO.Server = quietTLSServer(o)
 	t.Cleanup(tlsO.Close)
 	cfg := mitmConfig(t, tlsO)
 	cfg.RobotTags.Mode = RobotTagsEnforce

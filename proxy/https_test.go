@@ -46,7 +46,7 @@ type tlsOrigin struct {
 func newTLSOrigin(t testing.TB, robotsTxt string) *tlsOrigin {
 	t.Helper()
 	o := &tlsOrigin{robots: robotsTxt, hits: make(map[string]int)}
-	o.Server = httptest.NewTLSServer(http.HandlerFunc(o.serve))
+	o.Server = quietTLSServer(http.HandlerFunc(o.serve))
 	t.Cleanup(o.Close)
 	return o
 }
@@ -224,6 +224,7 @@ func TestHTTPSUntrustedUpstream502(t *testing.T) {
 	untrusted := &tlsOrigin{robots: "User-agent: *\nAllow: /\n", hits: make(map[string]int)}
 	untrusted.Server = httptest.NewUnstartedServer(http.HandlerFunc(untrusted.serve))
 	untrusted.TLS = &tls.Config{Certificates: []tls.Certificate{selfSigned(t)}}
+	untrusted.Config.ErrorLog = quietLog()
 	untrusted.StartTLS()
 	t.Cleanup(untrusted.Close)
 
@@ -270,6 +271,7 @@ func TestHTTPSMITMUpstreamFailure502(t *testing.T) {
 	origin.TLS = &tls.Config{GetConfigForClient: func(*tls.ClientHelloInfo) (*tls.Config, error) {
 		return &tls.Config{Certificates: []tls.Certificate{*cur.Load()}}, nil
 	}}
+	origin.Config.ErrorLog = quietLog()
 	origin.StartTLS()
 	t.Cleanup(origin.Close)
 
@@ -368,7 +370,7 @@ func TestTunnelMode(t *testing.T) {
 func TestTunnelModeUnreachableRobots(t *testing.T) {
 	// An origin whose robots.txt answers 503: everything disallowed, so
 	// the CONNECT is refused.
-	o := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	o := quietTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "down", http.StatusServiceUnavailable)
 	}))
 	defer o.Close()

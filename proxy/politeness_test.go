@@ -4,7 +4,6 @@ import (
 	"crypto/x509"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"strings"
 	"sync"
@@ -341,7 +340,7 @@ func TestPoliteMITMPacingAndPause(t *testing.T) {
 	var mu sync.Mutex
 	var seen []string
 	o := &tlsOrigin{hits: make(map[string]int)}
-	o.Server = httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	o.Server = quietTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/robots.txt" {
 			io.WriteString(w, "User-agent: *\nCrawl-delay: 5\n")
 			return

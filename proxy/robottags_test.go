@@ -438,7 +438,7 @@ func TestRobotTagsEndToEndMITM(t *testing.T) {
 	secret := "SECRET-" + strings.Repeat("y", 100_000)
 	o := &tlsOrigin{hits: make(map[string]int)}
 	pages := tagPages(secret)
-	o.Server = httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	o.Server = quietTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/robots.txt" {
 			io.WriteString(w, "User-agent: *\nAllow: /\n")
 			return
