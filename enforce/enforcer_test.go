@@ -28,7 +28,7 @@ func newEnv(t *testing.T, h http.HandlerFunc, cfg Config) *env {
 	t.Helper()
 	v := &env{t: t, o: newOrigin(t, h), clock: enforcetest.NewClock(t0)}
 	if cfg.Fetcher == nil {
-		cfg.Fetcher = &HTTPFetcher{Timeout: 5 * time.Second}
+		cfg.Fetcher = &HTTPFetcher{MaxRedirects: testRedirects, Timeout: 5 * time.Second}
 	}
 	v.e = newTestEnforcer(t, cfg, v.clock)
 	return v
@@ -417,7 +417,7 @@ func TestQueryMatched(t *testing.T) {
 }
 
 func TestInvalidURL(t *testing.T) {
-	e := newTestEnforcer(t, Config{Fetcher: &HTTPFetcher{}}, nil)
+	e := newTestEnforcer(t, Config{Fetcher: &HTTPFetcher{MaxRedirects: testRedirects}}, nil)
 	d := e.Decide(context.Background(), &url.URL{Path: "/x"}, "bot")
 	if d.Allowed || d.Reason != ReasonInvalidURL || d.Detail == "" || d.Agent != "bot" {
 		t.Errorf("%+v", d)
@@ -427,13 +427,13 @@ func TestInvalidURL(t *testing.T) {
 func TestNewValidates(t *testing.T) {
 	bad := []Config{
 		{},
-		{Fetcher: &HTTPFetcher{}, TTL: -1},
-		{Fetcher: &HTTPFetcher{}, MinTTL: 2 * time.Hour, TTL: time.Hour},
-		{Fetcher: &HTTPFetcher{}, RetryMin: 2 * time.Hour, RetryMax: time.Hour},
-		{Fetcher: &HTTPFetcher{}, MaxBytes: -1},
+		{Fetcher: &HTTPFetcher{MaxRedirects: testRedirects}, TTL: -1},
+		{Fetcher: &HTTPFetcher{MaxRedirects: testRedirects}, MinTTL: 2 * time.Hour, TTL: time.Hour},
+		{Fetcher: &HTTPFetcher{MaxRedirects: testRedirects}, RetryMin: 2 * time.Hour, RetryMax: time.Hour},
+		{Fetcher: &HTTPFetcher{MaxRedirects: testRedirects}, MaxBytes: -1},
 	}
 	for i, cfg := range bad {
-		if _, err := New(cfg); err == nil {
+		if _, err := New(filled(cfg)); err == nil {
 			t.Errorf("config %d accepted", i)
 		}
 	}
@@ -510,7 +510,7 @@ func (s *coordStore) Once(ctx context.Context, origin string, fetch func(context
 
 func TestCoordinator(t *testing.T) {
 	for _, fail := range []bool{false, true} {
-		s := &coordStore{MemoryStore: NewMemoryStore(), fail: fail}
+		s := &coordStore{MemoryStore: newTestStore(), fail: fail}
 		v := newEnv(t, serve(200, testRobots), Config{Store: s})
 		if d := v.decide("/private", 1); d.Allowed || d.Reason != ReasonDisallowed {
 			t.Fatalf("fail=%v: %+v", fail, d)
@@ -551,7 +551,7 @@ func waitFor(t *testing.T, cond func() bool) {
 
 func BenchmarkDecideCacheHit(b *testing.B) {
 	o := newOrigin(b, serve(200, "User-agent: *\nDisallow: /private\nDisallow: /*.pdf$\nAllow: /private/open\n\nUser-agent: otherbot\nDisallow: /\n"))
-	e, err := New(Config{Fetcher: &HTTPFetcher{}})
+	e, err := New(filled(Config{Fetcher: &HTTPFetcher{MaxRedirects: testRedirects}}))
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -13,7 +13,7 @@ const origin = "http://a.test"
 
 func newPoliteness(t *testing.T, cfg Config) *Politeness {
 	t.Helper()
-	p, err := New(cfg)
+	p, err := New(filled(cfg))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -143,7 +143,7 @@ func TestPaceDelayClampDefaultIgnore(t *testing.T) {
 	}{
 		{"crawl-delay", Config{}, 5 * time.Second, 5 * time.Second},
 		{"none", Config{}, 0, 0},
-		{"clamped to default max", Config{}, 2 * time.Hour, defaultMaxCrawlDelay},
+		{"clamped to default max", Config{}, 2 * time.Hour, testMaxDelay},
 		{"clamped", Config{MaxDelay: 20 * time.Second}, time.Minute, 20 * time.Second},
 		{"default delay", Config{DefaultDelay: 3 * time.Second}, 0, 3 * time.Second},
 		{"stated beats default", Config{DefaultDelay: 3 * time.Second}, time.Second, time.Second},
@@ -430,7 +430,7 @@ func TestPoliteConfigErrors(t *testing.T) {
 	for _, cfg := range []Config{
 		{MaxWait: -1}, {MaxDelay: -1}, {DefaultDelay: -1}, {BackoffStart: -1}, {BackoffMax: -1}, {MaxConcurrency: -1},
 	} {
-		if _, err := New(cfg); err == nil {
+		if _, err := New(filled(cfg)); err == nil {
 			t.Errorf("NewPoliteness(%+v) accepted", cfg)
 		}
 	}
@@ -440,7 +440,7 @@ func TestPoliteConfigErrors(t *testing.T) {
 // step for an origin with no crawl-delay and no pause (the common case),
 // with in-memory state.
 func BenchmarkPoliteAdmit(b *testing.B) {
-	p, _ := New(Config{})
+	p, _ := New(filled(Config{}))
 	ctx := context.Background()
 	b.ReportAllocs()
 	b.RunParallel(func(pb *testing.PB) {

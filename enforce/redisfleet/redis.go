@@ -42,8 +42,8 @@ type Options struct {
 	// LogInterval while Redis is down).
 	Log zerolog.Logger
 	// MaxBytes is the robots.txt parse limit used when an entry loaded
-	// from Redis is parsed again (enforce.Entry.Rebuild); default
-	// robots.DefaultMaxBytes. Use the Enforcer's MaxBytes.
+	// from Redis is parsed again (enforce.Entry.Rebuild): the Enforcer's
+	// MaxBytes (robots.max_bytes). Required.
 	MaxBytes int
 	// L1TTL is how long an entry read from Redis is served from process
 	// memory before Redis is asked again; default defaultL1TTL. A
@@ -65,9 +65,10 @@ type Options struct {
 	// lines; default defaultLogInterval.
 	LogInterval time.Duration
 
-	// Local is the process-local Store used while Redis is down; default
-	// enforce.NewMemoryStore(). The pacer and pauses fall back to a
-	// politeness.MemoryPacer and MemoryPauses of their own.
+	// Local is the process-local Store used while Redis is down; required
+	// (cmd/robotsgate passes the bounded MemoryStore it would use without
+	// Redis). The pacer and pauses fall back to a politeness.MemoryPacer
+	// and MemoryPauses of their own.
 	Local enforce.Store
 }
 
@@ -112,6 +113,9 @@ func New(ctx context.Context, rawURL string, opts Options) (*Redis, error) {
 	ro, err := redis.ParseURL(rawURL)
 	if err != nil {
 		return nil, fmt.Errorf("enforce: redis URL: %w", err)
+	}
+	if opts.MaxBytes <= 0 || opts.Local == nil {
+		return nil, errors.New("enforce: redis: Options.MaxBytes and Options.Local are required")
 	}
 	opts = opts.withDefaults()
 
@@ -282,9 +286,6 @@ func (o Options) withDefaults() Options {
 	}
 	if o.LogInterval <= 0 {
 		o.LogInterval = defaultLogInterval
-	}
-	if o.Local == nil {
-		o.Local = enforce.NewMemoryStore()
 	}
 	return o
 }

@@ -36,6 +36,8 @@ func newTestRedis(t testing.TB, srv *redistest.Server, clock enforce.Clock, mod 
 		Log:           zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.WarnLevel),
 		RetryInterval: 20 * time.Millisecond,
 		Timeout:       time.Second, // generous: the race detector on 2 shared cores is slow
+		MaxBytes:      testMaxBytes,
+		Local:         newLocalStore(),
 	}
 	if mod != nil {
 		mod(&o)
@@ -104,13 +106,13 @@ func (o *redisOrigin) origin(t testing.TB) string {
 
 func newRedisEnforcer(t testing.TB, r *Redis, clock enforce.Clock) *enforce.Enforcer {
 	t.Helper()
-	e, err := enforce.New(enforce.Config{
-		Fetcher:      &enforce.HTTPFetcher{Timeout: 5 * time.Second},
+	e, err := enforce.New(filledEnforce(enforce.Config{
+		Fetcher:      &enforce.HTTPFetcher{MaxRedirects: 5, Timeout: 5 * time.Second},
 		Store:        r.Store(),
 		Clock:        clock,
 		FetchTimeout: 10 * time.Second,
 		Log:          zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.WarnLevel),
-	})
+	}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -659,7 +661,7 @@ func BenchmarkRedisDecideCacheHit(b *testing.B) {
 	o := newRedisOrigin(b, redisTestRobots)
 	u := o.url(b, "/private/page")
 	run := func(b *testing.B, store enforce.Store) {
-		e, err := enforce.New(enforce.Config{Fetcher: &enforce.HTTPFetcher{}, Store: store})
+		e, err := enforce.New(filledEnforce(enforce.Config{Fetcher: &enforce.HTTPFetcher{MaxRedirects: 5}, Store: store}))
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -673,7 +675,7 @@ func BenchmarkRedisDecideCacheHit(b *testing.B) {
 			}
 		}
 	}
-	b.Run("memory", func(b *testing.B) { run(b, enforce.NewMemoryStore()) })
+	b.Run("memory", func(b *testing.B) { run(b, newLocalStore()) })
 	srv := redistest.Start(b)
 	b.Run("redis-no-l1", func(b *testing.B) {
 		run(b, newTestRedis(b, srv, nil, func(o *Options) { o.L1TTL = -1 }).Store())
@@ -761,8 +763,8 @@ func TestRedisPauseStreakFleetWide(t *testing.T) {
 	const origin = "http://streak.test"
 	var pols []*politeness.Politeness
 	for range 3 {
-		p, err := politeness.New(politeness.Config{Clock: clock, Pauses: newTestRedis(t, srv, clock, nil).Pauses(),
-			BackoffStart: 30 * time.Second, BackoffMax: time.Hour})
+		p, err := politeness.New(filledPoliteness(politeness.Config{Clock: clock, Pauses: newTestRedis(t, srv, clock, nil).Pauses(),
+			BackoffStart: 30 * time.Second, BackoffMax: time.Hour}))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -917,9 +919,9 @@ func TestRedisWaiterFallbackKeepsFleetEntry(t *testing.T) {
 	}
 	r := newTestRedis(t, srv, clock, nil)
 	var fetched atomic.Pointer[enforce.FetchResult]
-	e, err := enforce.New(enforce.Config{Fetcher: &enforce.HTTPFetcher{Timeout: 5 * time.Second}, Store: r.Store(), Clock: clock,
+	e, err := enforce.New(filledEnforce(enforce.Config{Fetcher: &enforce.HTTPFetcher{MaxRedirects: 5, Timeout: 5 * time.Second}, Store: r.Store(), Clock: clock,
 		FetchTimeout: time.Second, Log: zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.ErrorLevel),
-		Hooks: enforce.Hooks{Fetched: func(_ string, r enforce.FetchResult, _ time.Duration) { fetched.Store(&r) }}})
+		Hooks: enforce.Hooks{Fetched: func(_ string, r enforce.FetchResult, _ time.Duration) { fetched.Store(&r) }}}))
 	if err != nil {
 		t.Fatal(err)
 	}
