@@ -34,7 +34,7 @@ func TestRedisOutageFallbackAndRecovery(t *testing.T) {
 	if !r.Healthy() || r.Fallbacks() != 0 {
 		t.Fatalf("healthy=%v fallbacks=%d before the outage", r.Healthy(), r.Fallbacks())
 	}
-	if _, ok, err := r.Pacer().Reserve(ctx, o.origin(t), time.Second, time.Minute); !ok || err != nil {
+	if _, ok, err := r.pacer.Reserve(ctx, o.origin(t), time.Second, time.Minute); !ok || err != nil {
 		t.Fatalf("reserve: %v %v", ok, err)
 	}
 
@@ -58,13 +58,13 @@ func TestRedisOutageFallbackAndRecovery(t *testing.T) {
 		t.Fatalf("%d fetches of the new origin, want 1", got)
 	}
 	// Pacing and pauses work locally.
-	if _, ok, err := r.Pacer().Reserve(ctx, o.origin(t), time.Second, time.Minute); !ok || err != nil {
+	if _, ok, err := r.pacer.Reserve(ctx, o.origin(t), time.Second, time.Minute); !ok || err != nil {
 		t.Fatalf("reserve during outage: %v %v", ok, err)
 	}
-	if err := r.Pauses().Pause(ctx, o.origin(t), clock.Now().Add(time.Minute)); err != nil {
+	if err := r.pauses.Pause(ctx, o.origin(t), clock.Now().Add(time.Minute)); err != nil {
 		t.Fatal(err)
 	}
-	if _, ok, err := r.Pauses().PausedUntil(ctx, o.origin(t), clock.Now()); !ok || err != nil {
+	if _, ok, err := r.pauses.PausedUntil(ctx, o.origin(t), clock.Now()); !ok || err != nil {
 		t.Fatalf("local pause: %v %v", ok, err)
 	}
 
@@ -81,15 +81,15 @@ func TestRedisOutageFallbackAndRecovery(t *testing.T) {
 	// replica still honours it, and it reaches Redis (another replica
 	// sees it).
 	pauseEnd := redisT0.Add(time.Minute)
-	if u, ok, err := r.Pauses().PausedUntil(ctx, o.origin(t), clock.Now()); !ok || err != nil || !u.Equal(pauseEnd) {
+	if u, ok, err := r.pauses.PausedUntil(ctx, o.origin(t), clock.Now()); !ok || err != nil || !u.Equal(pauseEnd) {
 		t.Fatalf("pause from the outage after recovery: %v %v %v, want until %v", u, ok, err, pauseEnd)
 	}
-	other := newTestRedis(t, srv, clock, nil).Pauses()
+	other := newTestRedis(t, srv, clock, nil).pauses
 	redisWaitFor(t, "the outage's pause to reach the restarted Redis", func() bool {
 		u, ok, err := other.PausedUntil(ctx, o.origin(t), clock.Now())
 		return ok && err == nil && u.Equal(pauseEnd)
 	})
-	if _, ok, err := r.Pacer().Reserve(ctx, "http://after.test", time.Second, time.Minute); !ok || err != nil {
+	if _, ok, err := r.pacer.Reserve(ctx, "http://after.test", time.Second, time.Minute); !ok || err != nil {
 		t.Fatalf("reserve after recovery: %v %v", ok, err)
 	}
 	if n, err := c.Exists(ctx, defaultPrefix+"pace:http://after.test").Result(); err != nil || n != 1 {
@@ -143,7 +143,7 @@ func TestRedisOneSlowCallKeepsRedis(t *testing.T) {
 			t.Fatal(err)
 		}
 		before := r.Fallbacks()
-		if _, ok, err := r.Pacer().Reserve(ctx, origin, time.Second, time.Minute); !ok || err != nil {
+		if _, ok, err := r.pacer.Reserve(ctx, origin, time.Second, time.Minute); !ok || err != nil {
 			t.Fatalf("round %d: slow reserve: %v %v", round, ok, err)
 		}
 		if r.Fallbacks() != before+1 {

@@ -133,15 +133,15 @@ func TestRedisOnceFailsFastWhenDown(t *testing.T) {
 	r := newTestRedis(t, srv, nil, func(o *Options) { o.RetryInterval = time.Hour })
 	srv.Stop()
 	ctx := context.Background()
-	r.Store().Set(ctx, "http://x.test", &enforce.Entry{Origin: "http://x.test", Result: enforce.FetchResult{Status: enforce.StatusUnavailable}}, time.Hour)
+	r.store.Set(ctx, "http://x.test", &enforce.Entry{Origin: "http://x.test", Result: enforce.FetchResult{Status: enforce.StatusUnavailable}}, time.Hour)
 	redisWaitFor(t, "health to report the outage", func() bool { return !r.Healthy() })
 	calls := 0
-	_, err := r.Store().Once(ctx, "http://x.test", func(context.Context, enforce.Store) *enforce.Entry { calls++; return nil })
+	_, err := r.store.Once(ctx, "http://x.test", func(context.Context, enforce.Store) *enforce.Entry { calls++; return nil })
 	if err == nil || calls != 0 {
 		t.Fatalf("Once while down: err %v, fetch ran %d times", err, calls)
 	}
 	// The local copy answers.
-	if e, ok := r.Store().Get(ctx, "http://x.test"); !ok || e.Result.Status != enforce.StatusUnavailable {
+	if e, ok := r.store.Get(ctx, "http://x.test"); !ok || e.Result.Status != enforce.StatusUnavailable {
 		t.Fatalf("local fallback: %v %v", e, ok)
 	}
 }
@@ -153,7 +153,7 @@ func TestRedisWaiterFallbackKeepsFleetEntry(t *testing.T) {
 	srv := redistest.Start(t)
 	clock := enforcetest.NewClock(redisT0)
 	ctx := context.Background()
-	holder := newTestRedis(t, srv, clock, nil).Store()
+	holder := newTestRedis(t, srv, clock, nil).store
 	var fetches atomic.Int64
 	var originURL string
 	o := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -180,7 +180,7 @@ func TestRedisWaiterFallbackKeepsFleetEntry(t *testing.T) {
 	}
 	r := newTestRedis(t, srv, clock, nil)
 	var fetched atomic.Pointer[enforce.FetchResult]
-	e, err := enforce.New(filledEnforce(enforce.Config{Fetcher: &enforce.HTTPFetcher{MaxRedirects: 5, Timeout: 5 * time.Second}, Store: r.Store(), Clock: clock,
+	e, err := enforce.New(filledEnforce(enforce.Config{Fetcher: &enforce.HTTPFetcher{MaxRedirects: 5, Timeout: 5 * time.Second}, Store: r.store, Clock: clock,
 		FetchTimeout: time.Second, Log: zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.ErrorLevel),
 		Hooks: enforce.Hooks{Fetched: func(_ string, r enforce.FetchResult, _ time.Duration) { fetched.Store(&r) }}}))
 	if err != nil {

@@ -15,9 +15,9 @@ import (
 func TestRedisPacerAcrossInstances(t *testing.T) {
 	srv := redistest.Start(t)
 	clock := enforcetest.NewClock(redisT0)
-	var ps []*Pacer
+	var ps []*redisPacer
 	for range 3 {
-		ps = append(ps, newTestRedis(t, srv, clock, nil).Pacer())
+		ps = append(ps, newTestRedis(t, srv, clock, nil).pacer)
 	}
 	ctx := context.Background()
 	const origin = "http://paced.test"
@@ -96,7 +96,7 @@ func TestRedisPacerSpacingAcrossOutage(t *testing.T) {
 	const delay = time.Second
 	reserve := func(stage string, want time.Time) {
 		t.Helper()
-		at, ok, err := r.Pacer().Reserve(ctx, origin, delay, time.Minute)
+		at, ok, err := r.pacer.Reserve(ctx, origin, delay, time.Minute)
 		if err != nil || !ok || !at.Equal(want) {
 			t.Fatalf("%s: slot %v %v %v, want %v", stage, at, ok, err, want)
 		}
@@ -104,7 +104,7 @@ func TestRedisPacerSpacingAcrossOutage(t *testing.T) {
 	reserve("redis up", redisT0)
 	srv.Stop()
 	redisWaitFor(t, "health to report the outage", func() bool {
-		r.Pacer().Reserve(ctx, "http://probe.test", 0, time.Minute)
+		r.pacer.Reserve(ctx, "http://probe.test", 0, time.Minute)
 		return !r.Healthy()
 	})
 	reserve("redis down", redisT0.Add(delay))

@@ -14,14 +14,14 @@ import (
 func TestRedisPauses(t *testing.T) {
 	srv := redistest.Start(t)
 	clock := enforcetest.NewClock(redisT0)
-	a := newTestRedis(t, srv, clock, nil).Pauses()
-	b := newTestRedis(t, srv, clock, nil).Pauses()
+	a := newTestRedis(t, srv, clock, nil).pauses
+	b := newTestRedis(t, srv, clock, nil).pauses
 	ctx := context.Background()
 	const origin = "http://paused.test"
 
 	// pausedUntil polls p until it reports want (replicas learn of
 	// another's change through a published message: asynchronously).
-	pausedUntil := func(p *Pauses, want time.Time) {
+	pausedUntil := func(p *redisPauses, want time.Time) {
 		t.Helper()
 		redisWaitFor(t, fmt.Sprintf("pause until %v", want), func() bool {
 			got, ok, err := p.PausedUntil(ctx, origin, clock.Now())
@@ -73,7 +73,7 @@ func TestRedisPauseStreakFleetWide(t *testing.T) {
 	const origin = "http://streak.test"
 	var pols []*politeness.Politeness
 	for range 3 {
-		p, err := politeness.New(filledPoliteness(politeness.Config{Clock: clock, Pauses: newTestRedis(t, srv, clock, nil).Pauses(),
+		p, err := politeness.New(filledPoliteness(politeness.Config{Clock: clock, Pauses: newTestRedis(t, srv, clock, nil).pauses,
 			BackoffStart: 30 * time.Second, BackoffMax: time.Hour}))
 		if err != nil {
 			t.Fatal(err)

@@ -89,9 +89,9 @@ type Redis struct {
 	health *redisHealth
 	id     string // this instance, in published messages
 
-	store  *Store
-	pacer  *Pacer
-	pauses *Pauses
+	store  *redisStore
+	pacer  *redisPacer
+	pauses *redisPauses
 
 	waitMu  sync.Mutex
 	waiters map[string]map[chan struct{}]struct{} // Once waiters by origin
@@ -142,7 +142,7 @@ func New(ctx context.Context, rawURL string, opts Options) (*Redis, error) {
 		return r.client.Ping(ctx).Err()
 	})
 	r.store = newRedisStore(r)
-	r.pacer = &Pacer{r: r, local: politeness.NewMemoryPacer(opts.Clock)}
+	r.pacer = &redisPacer{r: r, local: politeness.NewMemoryPacer(opts.Clock)}
 	r.pauses = newRedisPauses(r)
 	// Pauses recorded during an outage reach the fleet when Redis returns.
 	r.health.onUp = func() { r.pauses.flush(rctx) }
@@ -231,14 +231,15 @@ func (l redisClientLog) Printf(_ context.Context, format string, v ...any) {
 	l.log.Debug().Str("component", "go-redis").Msgf(format, v...)
 }
 
-// Store returns the fleet-wide robots.txt Store (also a Coordinator).
-func (r *Redis) Store() *Store { return r.store }
+// Store returns the fleet-wide robots.txt Store (also an enforce.Coordinator,
+// and it reports its health: Healthy).
+func (r *Redis) Store() enforce.Store { return r.store }
 
 // Pacer returns the fleet-wide crawl-delay Pacer.
-func (r *Redis) Pacer() *Pacer { return r.pacer }
+func (r *Redis) Pacer() politeness.Pacer { return r.pacer }
 
 // Pauses returns the fleet-wide Pauses.
-func (r *Redis) Pauses() *Pauses { return r.pauses }
+func (r *Redis) Pauses() politeness.Pauses { return r.pauses }
 
 // Healthy reports whether Redis is in use (true) or the local fallbacks
 // answer because Redis failed or was slow (false).

@@ -104,7 +104,7 @@ func newRedisEnforcer(t testing.TB, r *Redis, clock enforce.Clock) *enforce.Enfo
 	t.Helper()
 	e, err := enforce.New(filledEnforce(enforce.Config{
 		Fetcher:      &enforce.HTTPFetcher{MaxRedirects: 5, Timeout: 5 * time.Second},
-		Store:        r.Store(),
+		Store:        r.store,
 		Clock:        clock,
 		FetchTimeout: 10 * time.Second,
 		Log:          zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.WarnLevel),

@@ -26,8 +26,8 @@ func TestRedisEntryFieldsCovered(t *testing.T) {
 func TestRedisStoreRoundTrip(t *testing.T) {
 	srv := redistest.Start(t)
 	clock := enforcetest.NewClock(redisT0)
-	a := newTestRedis(t, srv, clock, nil).Store()
-	b := newTestRedis(t, srv, clock, nil).Store() // another replica: empty L1
+	a := newTestRedis(t, srv, clock, nil).store
+	b := newTestRedis(t, srv, clock, nil).store // another replica: empty L1
 	ctx := context.Background()
 
 	good := enforce.FetchResult{Status: enforce.StatusOK, HTTPStatus: 200, Body: []byte(redisTestRobots),
@@ -114,7 +114,7 @@ func TestRedisStoreRoundTrip(t *testing.T) {
 
 func TestRedisStoreTTL(t *testing.T) {
 	srv := redistest.Start(t)
-	s := newTestRedis(t, srv, nil, func(o *Options) { o.L1TTL = -1 }).Store()
+	s := newTestRedis(t, srv, nil, func(o *Options) { o.L1TTL = -1 }).store
 	c := redisClient(t, srv)
 	ctx := context.Background()
 	e := &enforce.Entry{Origin: "http://ttl.test", Result: enforce.FetchResult{Status: enforce.StatusUnavailable, HTTPStatus: 404}}
@@ -161,10 +161,10 @@ func BenchmarkRedisDecideCacheHit(b *testing.B) {
 	b.Run("memory", func(b *testing.B) { run(b, newLocalStore()) })
 	srv := redistest.Start(b)
 	b.Run("redis-no-l1", func(b *testing.B) {
-		run(b, newTestRedis(b, srv, nil, func(o *Options) { o.L1TTL = -1 }).Store())
+		run(b, newTestRedis(b, srv, nil, func(o *Options) { o.L1TTL = -1 }).store)
 	})
 	b.Run("redis-l1", func(b *testing.B) {
-		run(b, newTestRedis(b, srv, nil, nil).Store())
+		run(b, newTestRedis(b, srv, nil, nil).store)
 	})
 }
 
@@ -173,8 +173,8 @@ func BenchmarkRedisDecideCacheHit(b *testing.B) {
 func TestRedisSetKeepsBetterEntry(t *testing.T) {
 	srv := redistest.Start(t)
 	clock := enforcetest.NewClock(redisT0)
-	a := newTestRedis(t, srv, clock, nil).Store()
-	b := newTestRedis(t, srv, clock, nil).Store()
+	a := newTestRedis(t, srv, clock, nil).store
+	b := newTestRedis(t, srv, clock, nil).store
 	c := redisClient(t, srv)
 	ctx := context.Background()
 	const origin = "http://cas.test"
