@@ -14,21 +14,22 @@ import (
 	"github.com/robotsgate/robotsgate/robots/aipref"
 )
 
-// Config configures an Enforcer. Zero durations take the documented defaults.
+// Config configures an Enforcer. The settings have no defaults here:
+// internal/config holds them (robots.*) and cmd/robotsgate passes them.
 type Config struct {
 	Fetcher Fetcher // required
-	Store   Store   // default: NewMemoryStore()
-	Clock   Clock   // default: SystemClock{}
+	Store   Store   // required
+	Clock   Clock   // nil means SystemClock{}
 	Log     zerolog.Logger
 	Hooks   Hooks // optional observability callbacks
 
-	TTL               time.Duration // robots.txt freshness, default 24h; Cache-Control max-age is clamped to [MinTTL, TTL]
-	MinTTL            time.Duration // default 1m
-	UnreachableWindow time.Duration // how long an unreachable origin keeps its last good copy / stays disallowed; default 30 days
-	RetryMin          time.Duration // first retry after an unreachable fetch, default 1m; doubles per failure (origins not reached: see notReachedRetry)
-	RetryMax          time.Duration // retry backoff cap, default 1h
-	MaxBytes          int           // robots.txt parse limit, default robots.DefaultMaxBytes
-	FetchTimeout      time.Duration // bound of one fetch, detached from the caller's ctx; default 10s
+	TTL               time.Duration // robots.txt freshness, > 0; Cache-Control max-age is clamped to [MinTTL, TTL]
+	MinTTL            time.Duration // >= 0; 0 puts no floor under max-age
+	UnreachableWindow time.Duration // how long an unreachable origin keeps its last good copy / stays disallowed; > 0
+	RetryMin          time.Duration // first retry after an unreachable fetch, > 0; doubles per failure (origins not reached: see notReachedRetry)
+	RetryMax          time.Duration // retry backoff cap, >= RetryMin
+	MaxBytes          int           // robots.txt parse limit, > 0
+	FetchTimeout      time.Duration // bound of one fetch, detached from the caller's ctx; > 0
 
 	// Purposes are the declared purposes Decide and DecideQuiet decide
 	// for (DecideFor takes its own); none: usage preferences are
@@ -54,18 +55,10 @@ type Hooks struct {
 	CacheLookup func(origin string, hit bool)
 }
 
-// Defaults of Config's zero fields.
-const (
-	defaultTTL               = 24 * time.Hour
-	defaultMinTTL            = time.Minute
-	defaultUnreachableWindow = 30 * 24 * time.Hour
-	defaultRetryMin          = time.Minute
-	defaultRetryMax          = time.Hour
-	// notReachedRetry is the first retry after a fetch that never reached
-	// the origin (FetchErrorKind.NotReached): it doubles per failure up to
-	// RetryMin, since such a failure costs the origin nothing.
-	notReachedRetry = 10 * time.Second
-)
+// notReachedRetry is the first retry after a fetch that never reached
+// the origin (FetchErrorKind.NotReached): it doubles per failure up to
+// RetryMin, since such a failure costs the origin nothing.
+const notReachedRetry = 10 * time.Second
 
 // Enforcer decides whether requests may go. It is safe for concurrent use.
 type Enforcer struct {
@@ -93,19 +86,25 @@ func New(cfg Config) (*Enforcer, error) {
 	if cfg.Fetcher == nil {
 		return nil, errors.New("enforce: Config.Fetcher is required")
 	}
+	if cfg.Store == nil {
+		return nil, errors.New("enforce: Config.Store is required")
+	}
+	if cfg.MinTTL < 0 {
+		return nil, fmt.Errorf("enforce: Config.MinTTL is negative (%v)", cfg.MinTTL)
+	}
 	for _, d := range []struct {
 		name string
 		v    time.Duration
 	}{
-		{"TTL", cfg.TTL}, {"MinTTL", cfg.MinTTL}, {"UnreachableWindow", cfg.UnreachableWindow},
+		{"TTL", cfg.TTL}, {"UnreachableWindow", cfg.UnreachableWindow},
 		{"RetryMin", cfg.RetryMin}, {"RetryMax", cfg.RetryMax}, {"FetchTimeout", cfg.FetchTimeout},
 	} {
-		if d.v < 0 {
-			return nil, fmt.Errorf("enforce: Config.%s is negative (%v)", d.name, d.v)
+		if d.v <= 0 {
+			return nil, fmt.Errorf("enforce: Config.%s must be positive (is %v)", d.name, d.v)
 		}
 	}
-	if cfg.MaxBytes < 0 {
-		return nil, fmt.Errorf("enforce: Config.MaxBytes is negative (%d)", cfg.MaxBytes)
+	if cfg.MaxBytes <= 0 {
+		return nil, fmt.Errorf("enforce: Config.MaxBytes must be positive (is %d)", cfg.MaxBytes)
 	}
 	e := &Enforcer{
 		fetcher:      cfg.Fetcher,
@@ -113,27 +112,21 @@ func New(cfg Config) (*Enforcer, error) {
 		clock:        cfg.Clock,
 		log:          cfg.Log,
 		hooks:        cfg.Hooks,
-		ttl:          orDefault(cfg.TTL, defaultTTL),
-		minTTL:       orDefault(cfg.MinTTL, defaultMinTTL),
-		window:       orDefault(cfg.UnreachableWindow, defaultUnreachableWindow),
-		retryMin:     orDefault(cfg.RetryMin, defaultRetryMin),
-		retryMax:     orDefault(cfg.RetryMax, defaultRetryMax),
-		fetchTimeout: orDefault(cfg.FetchTimeout, defaultFetchTimeout),
+		ttl:          cfg.TTL,
+		minTTL:       cfg.MinTTL,
+		window:       cfg.UnreachableWindow,
+		retryMin:     cfg.RetryMin,
+		retryMax:     cfg.RetryMax,
+		fetchTimeout: cfg.FetchTimeout,
 		maxBytes:     cfg.MaxBytes,
 		usage:        UsagePolicy{Purposes: cfg.Purposes, UnknownDeny: cfg.UsageUnknownDeny},
 		revalidating: make(map[string]struct{}),
-	}
-	if e.maxBytes == 0 {
-		e.maxBytes = robots.DefaultMaxBytes
 	}
 	if e.minTTL > e.ttl {
 		return nil, fmt.Errorf("enforce: Config.MinTTL (%v) exceeds TTL (%v)", e.minTTL, e.ttl)
 	}
 	if e.retryMin > e.retryMax {
 		return nil, fmt.Errorf("enforce: Config.RetryMin (%v) exceeds RetryMax (%v)", e.retryMin, e.retryMax)
-	}
-	if e.store == nil {
-		e.store = NewMemoryStore()
 	}
 	if c, ok := e.store.(Coordinator); ok {
 		e.coord = c
@@ -142,13 +135,6 @@ func New(cfg Config) (*Enforcer, error) {
 		e.clock = SystemClock{}
 	}
 	return e, nil
-}
-
-func orDefault(v, def time.Duration) time.Duration {
-	if v == 0 {
-		return def
-	}
-	return v
 }
 
 // Entry returns origin's robots.txt entry, fetching it if there is no

@@ -1,7 +1,6 @@
 package enforce
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -15,14 +14,6 @@ import (
 	"time"
 
 	"github.com/robotsgate/robotsgate/robots"
-)
-
-// Defaults of HTTPFetcher's zero fields.
-const (
-	defaultUserAgent    = "robotsgate/1.0 (+https://github.com/robotsgate/robotsgate)"
-	defaultMaxBytes     = robots.DefaultMaxBytes // 500 KiB
-	defaultMaxRedirects = 5
-	defaultFetchTimeout = 10 * time.Second
 )
 
 // HTTPFetcher is the Fetcher that GETs origin + "/robots.txt" over HTTP
@@ -53,17 +44,19 @@ type HTTPFetcher struct {
 	// http.DefaultTransport that uses no proxy (HTTP_PROXY and friends
 	// in the environment are ignored).
 	Transport http.RoundTripper
-	// UserAgent is the User-Agent header of the fetches; default
-	// defaultUserAgent.
+	// UserAgent is the User-Agent header of the fetches (robots.user_agent;
+	// "" leaves net/http's own).
 	UserAgent string
 	// MaxBytes is how much of a body is read, counted after decoding its
-	// Content-Encoding; default defaultMaxBytes.
+	// Content-Encoding (robots.max_bytes). 0 means robots.DefaultMaxBytes,
+	// the RFC 9309 minimum, below which no robots.txt may be cut.
 	MaxBytes int
-	// MaxRedirects is how many redirects are followed; default
-	// defaultMaxRedirects. A negative value follows none.
+	// MaxRedirects is how many redirects are followed (robots.max_redirects);
+	// 0 (or a negative value) follows none.
 	MaxRedirects int
-	// Timeout bounds one fetch, redirects and body included; default
-	// defaultFetchTimeout. The ctx passed to Fetch bounds it too.
+	// Timeout bounds one fetch, redirects and body included
+	// (robots.fetch_timeout); 0 leaves only the ctx passed to Fetch (the
+	// Enforcer's Config.FetchTimeout) to bound it.
 	Timeout time.Duration
 
 	once sync.Once
@@ -78,28 +71,25 @@ var errRedirectScheme = errors.New("redirect to a scheme other than http and htt
 func (f *HTTPFetcher) Fetch(ctx context.Context, origin string) FetchResult {
 	maxBytes := f.MaxBytes
 	if maxBytes <= 0 {
-		maxBytes = defaultMaxBytes
+		maxBytes = robots.DefaultMaxBytes
 	}
-	maxRedirects := f.MaxRedirects
-	if maxRedirects == 0 {
-		maxRedirects = defaultMaxRedirects
-	} else if maxRedirects < 0 {
-		maxRedirects = 0
-	}
+	maxRedirects := max(f.MaxRedirects, 0)
 	target := origin + "/robots.txt"
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, target, nil)
 	if err != nil {
 		// A malformed origin cannot be fetched now or later.
 		return FetchResult{Status: StatusUnreachable, FinalURL: target, Err: fmt.Sprintf("bad robots.txt URL: %v", err), ErrKind: FetchBadURL}
 	}
-	req.Header.Set("User-Agent", cmp.Or(f.UserAgent, defaultUserAgent))
+	if f.UserAgent != "" {
+		req.Header.Set("User-Agent", f.UserAgent)
+	}
 	req.Header.Set("Accept", "text/plain, */*;q=0.1")
 	req.Header.Set("Accept-Encoding", acceptEncoding)
 
 	tooMany := false
 	client := &http.Client{
 		Transport: f.transport(),
-		Timeout:   cmp.Or(max(f.Timeout, 0), defaultFetchTimeout),
+		Timeout:   max(f.Timeout, 0),
 		CheckRedirect: func(req *http.Request, via []*http.Request) error {
 			if s := req.URL.Scheme; s != "http" && s != "https" {
 				return fmt.Errorf("%w: %s", errRedirectScheme, RedactedURL(req.URL))

@@ -118,7 +118,7 @@ func TestHTTPFetcherGzipWithoutTransportDecoding(t *testing.T) {
 		}
 		serveBytes(gzipped([]byte(testRobots)), "gzip")(w, r)
 	})
-	f := &HTTPFetcher{Transport: tr}
+	f := &HTTPFetcher{MaxRedirects: testRedirects, Transport: tr}
 	if r := f.Fetch(context.Background(), o.srv.URL); r.Status != StatusOK || string(r.Body) != testRobots {
 		t.Fatalf("Fetch = %s %q (%s)", r.Status, r.Body, r.Err)
 	}
@@ -150,7 +150,7 @@ func TestHTTPFetcherDecompressionBomb(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			o := newOrigin(t, serveBytes(tt.body, tt.encoding))
-			r := (&HTTPFetcher{MaxBytes: limit}).Fetch(context.Background(), o.srv.URL)
+			r := (&HTTPFetcher{MaxRedirects: testRedirects, MaxBytes: limit}).Fetch(context.Background(), o.srv.URL)
 			if tt.wantOK {
 				if r.Status != StatusOK || !r.Truncated || len(r.Body) != limit || !strings.HasPrefix(string(r.Body), "User-agent") {
 					t.Fatalf("Fetch: %s truncated %v len %d (%s)", r.Status, r.Truncated, len(r.Body), r.Err)
@@ -192,7 +192,7 @@ func TestHTTPFetcherRedirectToOtherScheme(t *testing.T) {
 	for _, loc := range []string{"file:///robots.txt", "ftp://user:secret@127.0.0.1/robots.txt", "javascript:alert(1)"} {
 		t.Run(loc, func(t *testing.T) {
 			o := newOrigin(t, serve(301, "", "Location", loc))
-			f := &HTTPFetcher{Transport: tr}
+			f := &HTTPFetcher{MaxRedirects: testRedirects, Transport: tr}
 			r := f.Fetch(context.Background(), o.srv.URL)
 			if r.Status != StatusUnreachable || !strings.Contains(r.Err, "scheme") || strings.Contains(r.FinalURL+r.Err, "secret") {
 				t.Fatalf("Fetch = %+v", r)
@@ -245,7 +245,7 @@ func TestHTTPFetcherOddStatuses(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			origin := rawOrigin(t, tt.resp)
-			f := &HTTPFetcher{Timeout: 5 * time.Second}
+			f := &HTTPFetcher{MaxRedirects: testRedirects, Timeout: 5 * time.Second}
 			if r := f.Fetch(context.Background(), origin); r.Status != StatusUnreachable || r.Err == "" {
 				t.Fatalf("Fetch = %+v", r)
 			}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/robotsgate/robotsgate/enforce/enforcetest"
+	"github.com/robotsgate/robotsgate/robots"
 )
 
 const testRobots = "User-agent: *\nDisallow: /private\n"
@@ -155,7 +156,7 @@ func TestHTTPFetcherStatusTable(t *testing.T) {
 	for _, c := range statusCases() {
 		t.Run(c.name, func(t *testing.T) {
 			origin, _ := c.start(t)
-			f := &HTTPFetcher{Timeout: 300 * time.Millisecond}
+			f := &HTTPFetcher{MaxRedirects: testRedirects, Timeout: 300 * time.Millisecond}
 			r := f.Fetch(context.Background(), origin)
 			if r.Status != c.wantStatus || r.HTTPStatus != c.wantHTTP {
 				t.Fatalf("Fetch = %s/%d (%s), want %s/%d", r.Status, r.HTTPStatus, r.Err, c.wantStatus, c.wantHTTP)
@@ -181,7 +182,7 @@ func TestDecideStatusTable(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			origin, o := c.start(t)
 			e := newTestEnforcer(t, Config{
-				Fetcher:      &HTTPFetcher{Timeout: time.Minute},
+				Fetcher:      &HTTPFetcher{MaxRedirects: testRedirects, Timeout: time.Minute},
 				FetchTimeout: 300 * time.Millisecond,
 			}, nil)
 			u, _ := url.Parse(origin + "/private/x?y=1")
@@ -231,7 +232,7 @@ func TestHTTPFetcherCrossHostRedirect(t *testing.T) {
 		}
 		http.Redirect(w, r, b.srv.URL+"/robots.txt", http.StatusMovedPermanently)
 	})
-	f := &HTTPFetcher{UserAgent: "testbot/1"}
+	f := &HTTPFetcher{MaxRedirects: testRedirects, UserAgent: "testbot/1"}
 	r := f.Fetch(context.Background(), a.srv.URL)
 	if r.Status != StatusOK || r.FinalURL != b.srv.URL+"/robots.txt" || !strings.Contains(string(r.Body), "/from-b") {
 		t.Fatalf("Fetch = %+v", r)
@@ -249,7 +250,7 @@ func TestHTTPFetcherOversizedBody(t *testing.T) {
 	const limit = 4 << 10
 	body := "User-agent: *\nDisallow: /early\n" + strings.Repeat("# padding\n", limit/10) + "Disallow: /late\n"
 	o := newOrigin(t, serve(200, body, "Cache-Control", "public, max-age=\"120\""))
-	f := &HTTPFetcher{MaxBytes: limit}
+	f := &HTTPFetcher{MaxRedirects: testRedirects, MaxBytes: limit}
 	r := f.Fetch(context.Background(), o.srv.URL)
 	if r.Status != StatusOK || !r.Truncated || len(r.Body) != limit || r.MaxAge != 2*time.Minute || !r.HasMaxAge {
 		t.Fatalf("Fetch: status %s truncated %v len %d max-age %v", r.Status, r.Truncated, len(r.Body), r.MaxAge)
@@ -264,13 +265,13 @@ func TestHTTPFetcherOversizedBody(t *testing.T) {
 }
 
 func TestHTTPFetcherDefaultLimit(t *testing.T) {
-	body := "User-agent: *\nDisallow: /early\n" + strings.Repeat("#", defaultMaxBytes) + "\nDisallow: /late\n"
+	body := "User-agent: *\nDisallow: /early\n" + strings.Repeat("#", robots.DefaultMaxBytes) + "\nDisallow: /late\n"
 	o := newOrigin(t, serve(200, body))
-	r := (&HTTPFetcher{}).Fetch(context.Background(), o.srv.URL)
-	if r.Status != StatusOK || !r.Truncated || len(r.Body) != defaultMaxBytes {
+	r := (&HTTPFetcher{MaxRedirects: testRedirects}).Fetch(context.Background(), o.srv.URL)
+	if r.Status != StatusOK || !r.Truncated || len(r.Body) != robots.DefaultMaxBytes {
 		t.Fatalf("Fetch: status %s truncated %v len %d", r.Status, r.Truncated, len(r.Body))
 	}
-	e := newTestEnforcer(t, Config{Fetcher: &HTTPFetcher{}}, nil)
+	e := newTestEnforcer(t, Config{Fetcher: &HTTPFetcher{MaxRedirects: testRedirects}}, nil)
 	if d := e.Decide(context.Background(), o.url("/early"), ""); d.Allowed {
 		t.Errorf("/early allowed")
 	}
@@ -283,7 +284,7 @@ func TestHTTPFetcherCallerContext(t *testing.T) {
 	o := newOrigin(t, blocking(t))
 	ctx, cancel := context.WithCancel(context.Background())
 	res := make(chan FetchResult, 1)
-	go func() { res <- (&HTTPFetcher{}).Fetch(ctx, o.srv.URL) }()
+	go func() { res <- (&HTTPFetcher{MaxRedirects: testRedirects}).Fetch(ctx, o.srv.URL) }()
 	cancel()
 	select {
 	case r := <-res:
@@ -331,7 +332,7 @@ func newTestEnforcer(t testing.TB, cfg Config, clock *enforcetest.Clock) *Enforc
 		}
 		cfg.Clock = clock
 	}
-	e, err := New(cfg)
+	e, err := New(filled(cfg))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -22,12 +22,12 @@ func TestFetchErrorKinds(t *testing.T) {
 		f      *HTTPFetcher
 		want   FetchErrorKind
 	}{
-		{"refused", refusedOrigin(t), &HTTPFetcher{}, FetchRefused},
-		{"untrusted certificate", tlsSrv.URL, &HTTPFetcher{}, FetchTLSUntrusted},
-		{"timeout", stall.srv.URL, &HTTPFetcher{Timeout: 50 * time.Millisecond}, FetchTimeout},
-		{"unknown coding", unknownCoding.srv.URL, &HTTPFetcher{}, FetchDecode},
-		{"status", newOrigin(t, serve(503, "")).srv.URL, &HTTPFetcher{}, FetchStatus},
-		{"ok", newOrigin(t, serve(200, "User-agent: *\n")).srv.URL, &HTTPFetcher{}, ""},
+		{"refused", refusedOrigin(t), &HTTPFetcher{MaxRedirects: testRedirects}, FetchRefused},
+		{"untrusted certificate", tlsSrv.URL, &HTTPFetcher{MaxRedirects: testRedirects}, FetchTLSUntrusted},
+		{"timeout", stall.srv.URL, &HTTPFetcher{MaxRedirects: testRedirects, Timeout: 50 * time.Millisecond}, FetchTimeout},
+		{"unknown coding", unknownCoding.srv.URL, &HTTPFetcher{MaxRedirects: testRedirects}, FetchDecode},
+		{"status", newOrigin(t, serve(503, "")).srv.URL, &HTTPFetcher{MaxRedirects: testRedirects}, FetchStatus},
+		{"ok", newOrigin(t, serve(200, "User-agent: *\n")).srv.URL, &HTTPFetcher{MaxRedirects: testRedirects}, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -268,7 +268,7 @@ func FuzzDecideSpellings(f *testing.F) {
 				break
 			}
 		}
-		e, err := New(Config{Fetcher: bodyFetcher(body.String())})
+		e, err := New(filled(Config{Fetcher: bodyFetcher(body.String())}))
 		if err != nil {
 			t.Fatal(err)
 		}

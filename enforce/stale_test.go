@@ -153,7 +153,7 @@ func (s *closeStore) Set(ctx context.Context, origin string, e *Entry, keep time
 // after Close, and starts no new one.
 func TestCloseWaitsForRevalidation(t *testing.T) {
 	v := newStaleEnv(t)
-	st := &closeStore{MemoryStore: NewMemoryStore(), t: t}
+	st := &closeStore{MemoryStore: newTestStore(), t: t}
 	v.e = newTestEnforcer(t, Config{Fetcher: v.f, Store: st, TTL: time.Hour, FetchTimeout: staleFetchTimeout}, v.clock)
 	v.f.next <- okResult(testRobots)
 	v.decide()

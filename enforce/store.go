@@ -73,31 +73,18 @@ type memItem struct {
 	cost int64
 }
 
-// Defaults of the bounds of a MemoryStore.
-const (
-	defaultMaxEntries    = 100000
-	defaultMaxCacheBytes = 512 << 20
-)
-
 // sweepEvery is how often Set sweeps the expired entries when no bound
 // is reached.
 const sweepEvery = time.Minute
 
-// NewMemoryStore returns an empty MemoryStore of at most
-// defaultMaxEntries entries and defaultMaxCacheBytes.
-func NewMemoryStore() *MemoryStore { return NewMemoryStoreSize(0, 0) }
-
-// NewMemoryStoreSize returns an empty MemoryStore that keeps at most
-// maxEntries entries whose entryCost adds up to at most maxBytes (the
-// most recently stored entry is kept even if it alone exceeds maxBytes).
-// Values <= 0 mean the defaults: the store is always bounded.
-func NewMemoryStoreSize(maxEntries int, maxBytes int64) *MemoryStore {
-	if maxEntries <= 0 {
-		maxEntries = defaultMaxEntries
-	}
-	if maxBytes <= 0 {
-		maxBytes = defaultMaxCacheBytes
-	}
+// NewMemoryStore returns an empty MemoryStore that keeps at most
+// maxEntries entries (robots.max_entries) whose entryCost adds up to at
+// most maxBytes (robots.max_cache_mb; the most recently stored entry is
+// kept even if it alone exceeds maxBytes). The store is always bounded: a
+// bound below 1 is taken as 1.
+func NewMemoryStore(maxEntries int, maxBytes int64) *MemoryStore {
+	maxEntries = max(maxEntries, 1)
+	maxBytes = max(maxBytes, 1)
 	// A cleanup interval of 0 starts no janitor goroutine.
 	s := &MemoryStore{max: maxEntries, maxBytes: maxBytes, c: cache.New(cache.NoExpiration, 0), lastSweep: time.Now()}
 	s.c.OnEvicted(func(_ string, v any) { s.bytes.Add(-v.(*memItem).cost) })

@@ -53,7 +53,7 @@ func TestStoreHeapWithinBudget(t *testing.T) {
 		var m0, m1 runtime.MemStats
 		runtime.GC()
 		runtime.ReadMemStats(&m0)
-		s := NewMemoryStoreSize(1000, budget)
+		s := NewMemoryStore(1000, budget)
 		for i := 0; i < 20; i++ {
 			o := "http://h" + strconv.Itoa(i) + ".evil.example"
 			r := FetchResult{Status: StatusOK, HTTPStatus: 200, Body: append([]byte(nil), body...), FinalURL: o + "/robots.txt"}

@@ -11,11 +11,12 @@ import (
 	"time"
 
 	"github.com/robotsgate/robotsgate/enforce/enforcetest"
+	"github.com/robotsgate/robotsgate/robots"
 )
 
 func TestMemoryStoreEvictsSoonestToExpire(t *testing.T) {
 	ctx := context.Background()
-	s := NewMemoryStoreSize(3, 0)
+	s := NewMemoryStore(3, testCacheBytes)
 	s.Set(ctx, "a", &Entry{Origin: "a"}, time.Hour)
 	s.Set(ctx, "b", &Entry{Origin: "b"}, time.Minute)
 	s.Set(ctx, "c", &Entry{Origin: "c"}, 0) // kept until deleted: evicted last
@@ -50,7 +51,7 @@ func TestMemoryStoreEvictsInBatches(t *testing.T) {
 	// Over a bound, the store goes down to 7/8 of it: 16 → 14, the
 	// three soonest to expire leave at once.
 	ctx := context.Background()
-	s := NewMemoryStoreSize(16, 0)
+	s := NewMemoryStore(16, testCacheBytes)
 	for i := 16; i >= 1; i-- { // stored in an order unrelated to the keep
 		s.Set(ctx, strconv.Itoa(i), &Entry{}, time.Duration(i)*time.Hour)
 	}
@@ -74,15 +75,15 @@ func TestMemoryStoreEvictsInBatches(t *testing.T) {
 func TestMemoryStoreBoundedUnderManyOrigins(t *testing.T) {
 	ctx := context.Background()
 	const max = 100
-	s := NewMemoryStoreSize(max, 0)
+	s := NewMemoryStore(max, testCacheBytes)
 	for i := 0; i < 50*max; i++ { // a broad crawl, or wildcard subdomains
 		s.Set(ctx, "http://h"+strconv.Itoa(i)+".example", &Entry{}, time.Hour)
 		if s.Len() > max {
 			t.Fatalf("%d entries after %d origins, bound %d", s.Len(), i+1, max)
 		}
 	}
-	if s := NewMemoryStoreSize(0, -1); s.max != defaultMaxEntries || s.maxBytes != defaultMaxCacheBytes || NewMemoryStore().max != defaultMaxEntries {
-		t.Error("default bound not applied")
+	if s := NewMemoryStore(0, -1); s.max != 1 || s.maxBytes != 1 {
+		t.Errorf("bounds %d entries, %d bytes; want 1 and 1: the store is always bounded", s.max, s.maxBytes)
 	}
 }
 
@@ -91,7 +92,7 @@ func TestMemoryStoreBoundedUnderManyOrigins(t *testing.T) {
 // duration.
 func TestMemoryStoreKeep(t *testing.T) {
 	ctx := context.Background()
-	s := NewMemoryStoreSize(2, 0)
+	s := NewMemoryStore(2, testCacheBytes)
 	s.Set(ctx, "short", &Entry{}, time.Millisecond)
 	s.Set(ctx, "long", &Entry{}, time.Hour)
 	waitFor(t, func() bool { _, ok := s.Get(ctx, "short"); return !ok })
@@ -112,7 +113,7 @@ func TestMemoryStoreSweepsExpired(t *testing.T) {
 	// Under its bounds, the store drops expired entries on a Set once
 	// sweepEvery has passed since the last sweep.
 	ctx := context.Background()
-	s := NewMemoryStoreSize(10, 0)
+	s := NewMemoryStore(10, testCacheBytes)
 	s.Set(ctx, "a", &Entry{}, time.Millisecond)
 	waitFor(t, func() bool { _, ok := s.Get(ctx, "a"); return !ok })
 	s.Set(ctx, "b", &Entry{}, time.Hour) // within sweepEvery: no sweep
@@ -152,7 +153,7 @@ func TestEnforcerStoreKeep(t *testing.T) {
 		{404, false}, // nothing to serve once expired
 	} {
 		t.Run(strconv.Itoa(tt.code), func(t *testing.T) {
-			s := &keepRecorder{MemoryStore: NewMemoryStore(), keep: map[string]time.Duration{}}
+			s := &keepRecorder{MemoryStore: newTestStore(), keep: map[string]time.Duration{}}
 			v := newEnv(t, serve(tt.code, testRobots), Config{Store: s, TTL: time.Hour, RetryMin: time.Hour, RetryMax: time.Hour})
 			v.decide("/", 1)
 			s.mu.Lock()
@@ -173,8 +174,8 @@ func TestEnforcerWithBoundedStore(t *testing.T) {
 	// Three origins through a store of two: the evicted one (the soonest
 	// to expire, here the least recently fetched) is fetched again, the
 	// verdicts stay right.
-	s := NewMemoryStoreSize(2, 0)
-	e := newTestEnforcer(t, Config{Fetcher: &HTTPFetcher{}, Store: s}, enforcetest.NewClock(t0))
+	s := NewMemoryStore(2, testCacheBytes)
+	e := newTestEnforcer(t, Config{Fetcher: &HTTPFetcher{MaxRedirects: testRedirects}, Store: s}, enforcetest.NewClock(t0))
 	var origins []*testOrigin
 	for i := 0; i < 3; i++ {
 		origins = append(origins, newOrigin(t, serve(200, fmt.Sprintf("User-agent: *\nDisallow: /p%d\n", i))))
@@ -203,7 +204,7 @@ func TestMemoryStoreByteBound(t *testing.T) {
 	big := make([]byte, 500<<10)
 	entry := func() *Entry { return &Entry{Result: FetchResult{Status: StatusOK, Body: big}} }
 	const budget = 20 << 20
-	s := NewMemoryStoreSize(1000, budget)
+	s := NewMemoryStore(1000, budget)
 	for i := 0; i < 100; i++ {
 		s.Set(ctx, "http://h"+strconv.Itoa(i)+".evil.example", entry(), time.Hour)
 		if s.Bytes() > budget {
@@ -231,7 +232,7 @@ func TestMemoryStoreByteBound(t *testing.T) {
 		t.Errorf("empty store: %d bytes, %d entries", s.Bytes(), s.Len())
 	}
 	// An entry larger than the whole bound is still kept (the newest).
-	s = NewMemoryStoreSize(10, 1)
+	s = NewMemoryStore(10, 1)
 	s.Set(ctx, "a", entry(), 0)
 	s.Set(ctx, "b", entry(), 0)
 	if _, ok := s.Get(ctx, "b"); !ok || s.Len() != 1 {
@@ -254,8 +255,8 @@ func TestEntryCostCoversMemory(t *testing.T) {
 		}
 		body := b.String()
 		const n = 200
-		s := NewMemoryStoreSize(n, 1<<40)
-		e := &Enforcer{maxBytes: defaultMaxBytes, ttl: time.Hour, window: time.Hour}
+		s := NewMemoryStore(n, 1<<40)
+		e := &Enforcer{maxBytes: robots.DefaultMaxBytes, ttl: time.Hour, window: time.Hour}
 		runtime.GC()
 		var m0, m1 runtime.MemStats
 		runtime.ReadMemStats(&m0)
@@ -280,7 +281,7 @@ func TestEntryCostCoversMemory(t *testing.T) {
 // (live or expired but not yet swept) and the sweep of expired entries.
 func TestMemoryStoreAccountingExact(t *testing.T) {
 	ctx := context.Background()
-	s := NewMemoryStoreSize(100, 1<<40)
+	s := NewMemoryStore(100, 1<<40)
 	want := map[string]int64{}
 	check := func(step string) {
 		t.Helper()
@@ -344,7 +345,7 @@ func TestMemoryStoreAccountingExact(t *testing.T) {
 func TestMemoryStoreConcurrent(t *testing.T) {
 	ctx := context.Background()
 	const max, maxBytes = 16, 40 << 10
-	s := NewMemoryStoreSize(max, maxBytes)
+	s := NewMemoryStore(max, maxBytes)
 	var keys []string
 	for i := 0; i < 3*max; i++ {
 		keys = append(keys, "http://h"+strconv.Itoa(i)+".example")
@@ -412,7 +413,7 @@ func TestMemoryStoreStartsNoGoroutine(t *testing.T) {
 	n0 := runtime.NumGoroutine()
 	stores := make([]*MemoryStore, 100)
 	for i := range stores {
-		stores[i] = NewMemoryStore()
+		stores[i] = newTestStore()
 		stores[i].Set(context.Background(), "a", &Entry{}, time.Hour)
 	}
 	if n := runtime.NumGoroutine(); n >= n0+len(stores)/2 {
@@ -424,7 +425,7 @@ func TestMemoryStoreStartsNoGoroutine(t *testing.T) {
 // Get writes nothing: parallel readers share go-cache's read lock.
 func BenchmarkMemoryStoreGetParallel(b *testing.B) {
 	ctx := context.Background()
-	s := NewMemoryStore()
+	s := newTestStore()
 	for i := 0; i < 1000; i++ {
 		o := "http://h" + strconv.Itoa(i) + ".example"
 		s.Set(ctx, o, &Entry{Origin: o}, time.Hour)

@@ -23,11 +23,8 @@ import (
 
 // HTTPS modes (HTTPSConfig.Mode).
 const (
-	// HTTPSModeMITM intercepts CONNECT with robotsgate's CA: every request
-	// inside the TLS session is decided like a plain HTTP one.
-	HTTPSModeMITM = "mitm"
-	// HTTPSModeTunnel opens opaque tunnels, deciding per host only.
-	HTTPSModeTunnel = "tunnel"
+	HTTPSModeMITM   = config.HTTPSModeMITM
+	HTTPSModeTunnel = config.HTTPSModeTunnel
 )
 
 // caExpiryWarning is how long before the CA expires serve starts warning.

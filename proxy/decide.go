@@ -89,11 +89,11 @@ func (dst destination) onRequest(r *http.Request, ctx *goproxy.ProxyCtx, st *req
 
 // Modes and audit levels (Config.Mode, Config.Audit).
 const (
-	ModeEnforce = "enforce" // refuse what robots.txt disallows
-	ModeReport  = "report"  // decide and audit, but forward everything
+	ModeEnforce = config.ModeEnforce
+	ModeReport  = config.ModeReport
 
-	AuditBlocked = "blocked" // audit refusals (and report-mode would-be refusals)
-	AuditAll     = "all"     // audit every decision
+	AuditBlocked = config.AuditBlocked
+	AuditAll     = config.AuditAll
 )
 
 // maxRefusedOverride bounds how much of a refused override header the
@@ -246,8 +246,8 @@ func (rs robotsStep) onRequest(r *http.Request, _ *goproxy.ProxyCtx, st *request
 
 // Values of politeness.crawl_delay.
 const (
-	CrawlDelayHonor  = "honor"  // space requests by the robots.txt group's Crawl-delay
-	CrawlDelayIgnore = "ignore" // disregard Crawl-delay (default_crawl_delay still applies)
+	CrawlDelayHonor  = config.CrawlDelayHonor
+	CrawlDelayIgnore = config.CrawlDelayIgnore
 )
 
 // newPoliteness builds the politeness policy of cfg. pacer and pauses may

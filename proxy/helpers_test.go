@@ -122,10 +122,7 @@ func buildServer(t testing.TB, cfg config.Config, ec enforce.Config, deps Deps) 
 		deps.Transport = tr
 	}
 	if deps.Enforcer == nil {
-		if ec.Fetcher == nil {
-			ec.Fetcher = &enforce.HTTPFetcher{Transport: deps.Transport, UserAgent: cfg.Robots.UserAgent, Timeout: cfg.Robots.FetchTimeout}
-		}
-		enf, err := enforce.New(ec)
+		enf, err := enforce.New(robotsSettings(ec, cfg.Robots, deps.Transport))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -135,6 +132,34 @@ func buildServer(t testing.TB, cfg config.Config, ec enforce.Config, deps Deps) 
 		deps.Auditor = audit.New(&memAudit{})
 	}
 	return New(cfg, deps)
+}
+
+// robotsSettings returns ec with what it lacks taken from r, as
+// cmd/robotsgate passes it: the settings, the Store (a MemoryStore of r's
+// bounds) and the Fetcher (an HTTPFetcher on tr).
+func robotsSettings(ec enforce.Config, r config.RobotsConfig, tr http.RoundTripper) enforce.Config {
+	if ec.Fetcher == nil {
+		ec.Fetcher = &enforce.HTTPFetcher{Transport: tr, UserAgent: r.UserAgent, MaxBytes: r.MaxBytes,
+			MaxRedirects: r.MaxRedirects, Timeout: r.FetchTimeout}
+	}
+	if ec.Store == nil {
+		ec.Store = enforce.NewMemoryStore(r.MaxEntries, int64(r.MaxCacheMB)<<20)
+	}
+	or := func(v *time.Duration, def time.Duration) {
+		if *v == 0 {
+			*v = def
+		}
+	}
+	or(&ec.TTL, r.TTL)
+	or(&ec.MinTTL, r.MinTTL)
+	or(&ec.UnreachableWindow, r.UnreachableWindow)
+	or(&ec.RetryMin, r.RetryMin)
+	or(&ec.RetryMax, r.RetryMax)
+	or(&ec.FetchTimeout, r.FetchTimeout)
+	if ec.MaxBytes == 0 {
+		ec.MaxBytes = r.MaxBytes
+	}
+	return ec
 }
 
 // startServer builds a Server (buildServer) and serves it on a free

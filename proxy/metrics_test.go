@@ -95,7 +95,7 @@ func startOpsProxy(t *testing.T, mutate func(*config.Config), deps ...func(*Deps
 		mutate(&cfg)
 	}
 	p := &opsProxy{metrics: NewMetrics(), auditPath: cfg.AuditLog, logs: &memAudit{}}
-	store := enforce.NewMemoryStore()
+	store := enforce.NewMemoryStore(cfg.Robots.MaxEntries, int64(cfg.Robots.MaxCacheMB)<<20)
 	p.metrics.CacheEntriesFunc(store.Len)
 	log := zerolog.New(p.logs).Level(zerolog.DebugLevel)
 	aw, err := audit.Open(cfg.AuditLog, audit.Rotation{}, io.Discard)

@@ -18,9 +18,9 @@ import (
 
 // Robot-tag modes (RobotTagsConfig.Mode).
 const (
-	RobotTagsOff      = "off"      // neither look at nor act on robot tags
-	RobotTagsAnnotate = "annotate" // forward, add HeaderIndex and an audit record
-	RobotTagsEnforce  = "enforce"  // replace the response with a 403 and an audit record
+	RobotTagsOff      = config.RobotTagsOff
+	RobotTagsAnnotate = config.RobotTagsAnnotate
+	RobotTagsEnforce  = config.RobotTagsEnforce
 )
 
 // maxScanBytesLimit bounds robot_tags.max_scan_bytes: the scan buffer is

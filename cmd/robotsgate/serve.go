@@ -174,7 +174,7 @@ func enforceConfig(cfg config.Config, tr *http.Transport, store enforce.Store, m
 			Transport:    tr,
 			UserAgent:    r.UserAgent,
 			MaxBytes:     r.MaxBytes,
-			MaxRedirects: fetcherRedirects(r.MaxRedirects),
+			MaxRedirects: r.MaxRedirects,
 			Timeout:      r.FetchTimeout,
 		},
 		Store:             store,
@@ -190,16 +190,6 @@ func enforceConfig(cfg config.Config, tr *http.Transport, store enforce.Store, m
 		Purposes:          cfg.Purposes,
 		UsageUnknownDeny:  cfg.Usage.Unknown == "deny",
 	}
-}
-
-// fetcherRedirects maps robots.max_redirects (0 = follow none) to
-// HTTPFetcher.MaxRedirects, where 0 means its own default and a negative
-// value none.
-func fetcherRedirects(n int) int {
-	if n == 0 {
-		return -1
-	}
-	return n
 }
 
 // fail prints err as one line on stderr and returns code.

@@ -27,7 +27,7 @@ type cacheState struct {
 
 // newStore returns the cache state of cfg.
 func newStore(ctx context.Context, cfg config.Config, log zerolog.Logger) (*cacheState, error) {
-	local := enforce.NewMemoryStoreSize(cfg.Robots.MaxEntries, int64(cfg.Robots.MaxCacheMB)<<20)
+	local := enforce.NewMemoryStore(cfg.Robots.MaxEntries, int64(cfg.Robots.MaxCacheMB)<<20)
 	if cfg.Cache == "memory" {
 		return &cacheState{store: local, log: log}, nil
 	}

@@ -13,12 +13,12 @@ import (
 	"github.com/rs/zerolog"
 )
 
-// Config configures a Politeness. Zero durations take the
-// documented defaults; negative values are an error.
+// Config configures a Politeness. Its limits have no defaults here:
+// internal/config holds them (politeness.*) and the proxy passes them.
 type Config struct {
-	Clock  enforce.Clock // default enforce.SystemClock{}
-	Pacer  Pacer         // default NewMemoryPacer(Clock)
-	Pauses Pauses        // default NewMemoryPauses()
+	Clock  enforce.Clock // nil means enforce.SystemClock{}
+	Pacer  Pacer         // nil means NewMemoryPacer(Clock): this process only
+	Pauses Pauses        // nil means NewMemoryPauses(): this process only
 	Log    zerolog.Logger
 
 	// IgnoreCrawlDelay disregards the Crawl-delay of robots.txt groups;
@@ -27,16 +27,16 @@ type Config struct {
 	// DefaultDelay spaces the requests to origins whose group states no
 	// Crawl-delay; 0 means no spacing.
 	DefaultDelay time.Duration
-	// MaxDelay clamps larger delays; default 60s.
+	// MaxDelay clamps larger delays; > 0.
 	MaxDelay time.Duration
 	// MaxWait is the longest a request waits for its turn; a request that
-	// would wait longer is refused with ReasonQueueFull. Default 30s.
+	// would wait longer is refused with ReasonQueueFull. > 0.
 	MaxWait time.Duration
 	// BackoffStart is the first pause after a 503 or 429 that carries no
-	// usable Retry-After; it doubles with each further one. Default 30s.
+	// usable Retry-After; it doubles with each further one. > 0.
 	BackoffStart time.Duration
 	// BackoffMax caps every pause, including one asked for by Retry-After.
-	// Default 1h.
+	// > 0.
 	BackoffMax time.Duration
 	// MaxConcurrency limits the requests to one origin that are admitted
 	// and not yet released (waiting for their slot or in flight); 0 means
@@ -57,14 +57,6 @@ type Config struct {
 const (
 	ReasonPaused    enforce.Reason = "origin-paused"    // origin asked us to back off (503/429 Retry-After)
 	ReasonQueueFull enforce.Reason = "crawl-delay-wait" // the crawl-delay wait would exceed the maximum
-)
-
-// Default politeness settings.
-const (
-	defaultMaxCrawlDelay = 60 * time.Second
-	defaultMaxQueueWait  = 30 * time.Second
-	defaultBackoffStart  = 30 * time.Second
-	defaultBackoffMax    = time.Hour
 )
 
 // Politeness is robotsgate's per-origin politeness policy: it refuses
@@ -113,15 +105,17 @@ type Permit struct {
 
 // New returns a Politeness, or an error if cfg is unusable.
 func New(cfg Config) (*Politeness, error) {
+	if cfg.DefaultDelay < 0 {
+		return nil, fmt.Errorf("politeness: DefaultDelay is negative (%v)", cfg.DefaultDelay)
+	}
 	for _, f := range []struct {
 		name string
 		d    time.Duration
 	}{
-		{"DefaultDelay", cfg.DefaultDelay}, {"MaxDelay", cfg.MaxDelay}, {"MaxWait", cfg.MaxWait},
-		{"BackoffStart", cfg.BackoffStart}, {"BackoffMax", cfg.BackoffMax},
+		{"MaxDelay", cfg.MaxDelay}, {"MaxWait", cfg.MaxWait}, {"BackoffStart", cfg.BackoffStart}, {"BackoffMax", cfg.BackoffMax},
 	} {
-		if f.d < 0 {
-			return nil, fmt.Errorf("politeness: %s is negative (%v)", f.name, f.d)
+		if f.d <= 0 {
+			return nil, fmt.Errorf("politeness: %s must be positive (is %v)", f.name, f.d)
 		}
 	}
 	if cfg.MaxConcurrency < 0 {
@@ -135,18 +129,6 @@ func New(cfg Config) (*Politeness, error) {
 	}
 	if cfg.Pauses == nil {
 		cfg.Pauses = NewMemoryPauses()
-	}
-	if cfg.MaxDelay == 0 {
-		cfg.MaxDelay = defaultMaxCrawlDelay
-	}
-	if cfg.MaxWait == 0 {
-		cfg.MaxWait = defaultMaxQueueWait
-	}
-	if cfg.BackoffMax == 0 {
-		cfg.BackoffMax = defaultBackoffMax
-	}
-	if cfg.BackoffStart == 0 {
-		cfg.BackoffStart = defaultBackoffStart
 	}
 	if cfg.BackoffStart > cfg.BackoffMax {
 		cfg.BackoffStart = cfg.BackoffMax

@@ -109,7 +109,7 @@ func TestRedisSetReplacesBadEntry(t *testing.T) {
 	srv := redistest.Start(t)
 	c := redisClient(t, srv)
 	ctx := context.Background()
-	s := newTestRedis(t, srv, enforcetest.NewClock(redisT0), nil).Store()
+	s := newTestRedis(t, srv, enforcetest.NewClock(redisT0), nil).store
 	future := strconv.FormatInt(redisT0.AddDate(1, 0, 0).UnixMilli(), 10)
 	bad := map[string]func(key string) error{
 		"other version": func(key string) error {

@@ -55,7 +55,7 @@ const (
 // A waiter thus answers within 1.8 times its budget at worst. Waiting
 // stops with an error when Redis fails; while Redis is down Once fails at
 // once.
-func (s *Store) Once(ctx context.Context, origin string, fetch func(context.Context, enforce.Store) *enforce.Entry) (*enforce.Entry, error) {
+func (s *redisStore) Once(ctx context.Context, origin string, fetch func(context.Context, enforce.Store) *enforce.Entry) (*enforce.Entry, error) {
 	r := s.r
 	if !r.health.up.Load() {
 		r.health.fallback(ctx)
@@ -116,7 +116,7 @@ func (s *Store) Once(ctx context.Context, origin string, fetch func(context.Cont
 // this process (the holder's result, when it comes, is the fleet's). If
 // that result is a failure while Redis meanwhile got a fresh entry from
 // the holder, the holder's entry is returned (and cached) instead.
-func (s *Store) fetchUnlocked(ctx context.Context, origin string, budget time.Duration, fetch func(context.Context, enforce.Store) *enforce.Entry) *enforce.Entry {
+func (s *redisStore) fetchUnlocked(ctx context.Context, origin string, budget time.Duration, fetch func(context.Context, enforce.Store) *enforce.Entry) *enforce.Entry {
 	s.r.opts.Log.Debug().Str("origin", origin).Int64("budget_ms", budget.Milliseconds()).
 		Msg("robots.txt fetch lock still held by another replica: fetching without it, result kept local")
 	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), budget)
@@ -144,7 +144,7 @@ func (s *Store) fetchUnlocked(ctx context.Context, origin string, budget time.Du
 // holdAndFetch runs fetch while holding the lock key (with token),
 // extending it until fetch returns, then releases it and announces the
 // change.
-func (s *Store) holdAndFetch(ctx context.Context, origin, key, token string, fetch func(context.Context, enforce.Store) *enforce.Entry) *enforce.Entry {
+func (s *redisStore) holdAndFetch(ctx context.Context, origin, key, token string, fetch func(context.Context, enforce.Store) *enforce.Entry) *enforce.Entry {
 	r := s.r
 	// This process's L1 may hold the expired copy that made the Enforcer
 	// refresh: fetch must see what Redis has.

@@ -34,7 +34,7 @@ return {1, slot}`)
 // slot: slack for clocks of replicas that run behind.
 const redisPaceKeepMargin = time.Minute
 
-// Pacer is the Pacer shared by a fleet: each origin's next free slot
+// redisPacer is the politeness.Pacer shared by a fleet: each origin's next free slot
 // lives in Redis ("<prefix>pace:<origin>", Unix milliseconds) and one Lua
 // script per reservation reads it, computes slot = max(now, next), refuses
 // when slot-now > maxWait and otherwise moves next to slot+delay, all
@@ -55,13 +55,13 @@ const redisPaceKeepMargin = time.Minute
 // after the last Redis one; and the local next slot is passed to the
 // script as a floor, so the first Redis slot after recovery (Redis may
 // have lost its keys) is at least a delay after the last local one.
-type Pacer struct {
+type redisPacer struct {
 	r     *Redis
 	local *politeness.MemoryPacer
 }
 
 // Reserve implements Pacer.
-func (p *Pacer) Reserve(ctx context.Context, origin string, delay, maxWait time.Duration) (time.Time, bool, error) {
+func (p *redisPacer) Reserve(ctx context.Context, origin string, delay, maxWait time.Duration) (time.Time, bool, error) {
 	if err := ctx.Err(); err != nil {
 		return time.Time{}, false, err
 	}

@@ -120,7 +120,7 @@ func parsePauseRec(v string) (pauseRec, error) {
 	return r, nil
 }
 
-// Pauses is the politeness.Pauses shared by a fleet: each
+// redisPauses is the politeness.Pauses shared by a fleet: each
 // origin's pause lives in Redis ("<prefix>pause:<origin>", the text
 // "since|until|streak", times in Unix milliseconds), so a 503/429 seen by
 // one replica pauses the origin for all of them. Lua scripts keep it
@@ -144,7 +144,7 @@ func parsePauseRec(v string) (pauseRec, error) {
 // recorded while Redis was down is kept as pending: PausedUntil honours it
 // after Redis returns (the later end wins), and it is written to Redis as
 // soon as Redis answers again, so the fleet learns of it.
-type Pauses struct {
+type redisPauses struct {
 	r     *Redis
 	l1    *cache.Cache // origin -> pauseRec; nil when disabled
 	local *politeness.MemoryPauses
@@ -153,8 +153,8 @@ type Pauses struct {
 	pending map[string]pauseRec // pauses not yet in Redis
 }
 
-func newRedisPauses(r *Redis) *Pauses {
-	p := &Pauses{r: r, local: politeness.NewMemoryPauses()}
+func newRedisPauses(r *Redis) *redisPauses {
+	p := &redisPauses{r: r, local: politeness.NewMemoryPauses()}
 	if r.opts.L1TTL > 0 {
 		ttl := min(r.opts.L1TTL, redisPauseL1Max)
 		p.l1 = cache.New(ttl, 0) // swept by Redis.sweepL1
@@ -163,7 +163,7 @@ func newRedisPauses(r *Redis) *Pauses {
 }
 
 // Pause implements Pauses.
-func (p *Pauses) Pause(ctx context.Context, origin string, until time.Time) error {
+func (p *redisPauses) Pause(ctx context.Context, origin string, until time.Time) error {
 	if err := p.local.Pause(ctx, origin, until); err != nil {
 		return err
 	}
@@ -177,7 +177,7 @@ func (p *Pauses) Pause(ctx context.Context, origin string, until time.Time) erro
 
 // merge writes rec to Redis (never shortening the stored pause), or keeps
 // it pending when Redis does not answer. It reports whether Redis took it.
-func (p *Pauses) merge(ctx context.Context, origin string, rec pauseRec, now time.Time) bool {
+func (p *redisPauses) merge(ctx context.Context, origin string, rec pauseRec, now time.Time) bool {
 	p.dropL1(origin)
 	ok := p.r.call(ctx, "pause", func(ctx context.Context) error {
 		return redisPauseMerge.Run(ctx, p.r.client, []string{p.r.keys.pause(origin)},
@@ -193,7 +193,7 @@ func (p *Pauses) merge(ctx context.Context, origin string, rec pauseRec, now tim
 // Backoff implements politeness.Pauses: the streak and the pause are kept in
 // Redis; while Redis is down, in the local Pauses (the pause then stays
 // pending until Redis answers).
-func (p *Pauses) Backoff(ctx context.Context, origin string, now time.Time, retryAfter time.Duration, b politeness.BackoffPolicy) (time.Time, bool, error) {
+func (p *redisPauses) Backoff(ctx context.Context, origin string, now time.Time, retryAfter time.Duration, b politeness.BackoffPolicy) (time.Time, bool, error) {
 	if err := ctx.Err(); err != nil {
 		return time.Time{}, false, err
 	}
@@ -241,7 +241,7 @@ func stepsMS(b politeness.BackoffPolicy) string {
 // PausedUntil implements Pauses: the later of Redis's pause and a pending
 // one (recorded while Redis was down); the local Pauses while Redis is
 // down.
-func (p *Pauses) PausedUntil(ctx context.Context, origin string, now time.Time) (time.Time, bool, error) {
+func (p *redisPauses) PausedUntil(ctx context.Context, origin string, now time.Time) (time.Time, bool, error) {
 	if err := ctx.Err(); err != nil {
 		return time.Time{}, false, err
 	}
@@ -262,7 +262,7 @@ func (p *Pauses) PausedUntil(ctx context.Context, origin string, now time.Time) 
 
 // lookup returns origin's pause record from the L1 or Redis; ok is false
 // when Redis did not answer.
-func (p *Pauses) lookup(ctx context.Context, origin string) (pauseRec, bool) {
+func (p *redisPauses) lookup(ctx context.Context, origin string) (pauseRec, bool) {
 	if p.l1 != nil && p.r.health.up.Load() {
 		if v, ok := p.l1.Get(origin); ok {
 			return v.(pauseRec), true
@@ -290,12 +290,12 @@ func (p *Pauses) lookup(ctx context.Context, origin string) (pauseRec, bool) {
 
 // Resume implements Pauses: it ends origin's pause and streak,
 // fleet-wide, unconditionally.
-func (p *Pauses) Resume(ctx context.Context, origin string) error {
+func (p *redisPauses) Resume(ctx context.Context, origin string) error {
 	return p.ResumeSent(ctx, origin, time.Time{})
 }
 
 // ResumeSent implements politeness.Pauses.
-func (p *Pauses) ResumeSent(ctx context.Context, origin string, sent time.Time) error {
+func (p *redisPauses) ResumeSent(ctx context.Context, origin string, sent time.Time) error {
 	if err := p.local.ResumeSent(ctx, origin, sent); err != nil {
 		return err
 	}
@@ -322,7 +322,7 @@ func (p *Pauses) ResumeSent(ctx context.Context, origin string, sent time.Time) 
 }
 
 // addPending keeps rec as a pause Redis has not seen (the later end wins).
-func (p *Pauses) addPending(origin string, rec pauseRec) {
+func (p *redisPauses) addPending(origin string, rec pauseRec) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.pending == nil {
@@ -336,7 +336,7 @@ func (p *Pauses) addPending(origin string, rec pauseRec) {
 
 // pendingUntil returns the end (Unix ms) of origin's pending pause, 0
 // when none runs at now.
-func (p *Pauses) pendingUntil(origin string, now time.Time) int64 {
+func (p *redisPauses) pendingUntil(origin string, now time.Time) int64 {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	rec, ok := p.pending[origin]
@@ -352,7 +352,7 @@ func (p *Pauses) pendingUntil(origin string, now time.Time) int64 {
 
 // flush writes the pending pauses that still run to Redis (called when
 // Redis answers again). Those Redis does not take stay pending.
-func (p *Pauses) flush(ctx context.Context) {
+func (p *redisPauses) flush(ctx context.Context) {
 	now := p.r.opts.Clock.Now()
 	p.mu.Lock()
 	todo := make(map[string]pauseRec, len(p.pending))
@@ -377,7 +377,7 @@ func (p *Pauses) flush(ctx context.Context) {
 }
 
 // dropL1 forgets origin's cached pause lookup.
-func (p *Pauses) dropL1(origin string) {
+func (p *redisPauses) dropL1(origin string) {
 	if p.l1 != nil {
 		p.l1.Delete(origin)
 	}

@@ -42,8 +42,8 @@ type Options struct {
 	// LogInterval while Redis is down).
 	Log zerolog.Logger
 	// MaxBytes is the robots.txt parse limit used when an entry loaded
-	// from Redis is parsed again (enforce.Entry.Rebuild); default
-	// robots.DefaultMaxBytes. Use the Enforcer's MaxBytes.
+	// from Redis is parsed again (enforce.Entry.Rebuild): the Enforcer's
+	// MaxBytes (robots.max_bytes). Required.
 	MaxBytes int
 	// L1TTL is how long an entry read from Redis is served from process
 	// memory before Redis is asked again; default defaultL1TTL. A
@@ -65,9 +65,10 @@ type Options struct {
 	// lines; default defaultLogInterval.
 	LogInterval time.Duration
 
-	// Local is the process-local Store used while Redis is down; default
-	// enforce.NewMemoryStore(). The pacer and pauses fall back to a
-	// politeness.MemoryPacer and MemoryPauses of their own.
+	// Local is the process-local Store used while Redis is down; required
+	// (cmd/robotsgate passes the bounded MemoryStore it would use without
+	// Redis). The pacer and pauses fall back to a politeness.MemoryPacer
+	// and MemoryPauses of their own.
 	Local enforce.Store
 }
 
@@ -88,9 +89,9 @@ type Redis struct {
 	health *redisHealth
 	id     string // this instance, in published messages
 
-	store  *Store
-	pacer  *Pacer
-	pauses *Pauses
+	store  *redisStore
+	pacer  *redisPacer
+	pauses *redisPauses
 
 	waitMu  sync.Mutex
 	waiters map[string]map[chan struct{}]struct{} // Once waiters by origin
@@ -112,6 +113,9 @@ func New(ctx context.Context, rawURL string, opts Options) (*Redis, error) {
 	ro, err := redis.ParseURL(rawURL)
 	if err != nil {
 		return nil, fmt.Errorf("enforce: redis URL: %w", err)
+	}
+	if opts.MaxBytes <= 0 || opts.Local == nil {
+		return nil, errors.New("enforce: redis: Options.MaxBytes and Options.Local are required")
 	}
 	opts = opts.withDefaults()
 
@@ -138,7 +142,7 @@ func New(ctx context.Context, rawURL string, opts Options) (*Redis, error) {
 		return r.client.Ping(ctx).Err()
 	})
 	r.store = newRedisStore(r)
-	r.pacer = &Pacer{r: r, local: politeness.NewMemoryPacer(opts.Clock)}
+	r.pacer = &redisPacer{r: r, local: politeness.NewMemoryPacer(opts.Clock)}
 	r.pauses = newRedisPauses(r)
 	// Pauses recorded during an outage reach the fleet when Redis returns.
 	r.health.onUp = func() { r.pauses.flush(rctx) }
@@ -227,14 +231,15 @@ func (l redisClientLog) Printf(_ context.Context, format string, v ...any) {
 	l.log.Debug().Str("component", "go-redis").Msgf(format, v...)
 }
 
-// Store returns the fleet-wide robots.txt Store (also a Coordinator).
-func (r *Redis) Store() *Store { return r.store }
+// Store returns the fleet-wide robots.txt Store (also an enforce.Coordinator,
+// and it reports its health: Healthy).
+func (r *Redis) Store() enforce.Store { return r.store }
 
 // Pacer returns the fleet-wide crawl-delay Pacer.
-func (r *Redis) Pacer() *Pacer { return r.pacer }
+func (r *Redis) Pacer() politeness.Pacer { return r.pacer }
 
 // Pauses returns the fleet-wide Pauses.
-func (r *Redis) Pauses() *Pauses { return r.pauses }
+func (r *Redis) Pauses() politeness.Pauses { return r.pauses }
 
 // Healthy reports whether Redis is in use (true) or the local fallbacks
 // answer because Redis failed or was slow (false).
@@ -282,9 +287,6 @@ func (o Options) withDefaults() Options {
 	}
 	if o.LogInterval <= 0 {
 		o.LogInterval = defaultLogInterval
-	}
-	if o.Local == nil {
-		o.Local = enforce.NewMemoryStore()
 	}
 	return o
 }

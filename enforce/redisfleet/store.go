@@ -14,7 +14,7 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// Store is the Store shared by a fleet of robotsgate processes. An
+// redisStore is the enforce.Store shared by a fleet of robotsgate processes. An
 // entry is kept in Redis under "<prefix>robots:<origin>" as JSON of the
 // fetched bodies and fetch metadata (never a compiled form: it is parsed
 // again locally on load, so a newer parser never reads a stale compiled
@@ -27,15 +27,15 @@ import (
 // is at most L1TTL old.
 //
 // Every entry is also kept in a process-local Store, which answers while
-// Redis is down. Store implements Coordinator: see Once.
-type Store struct {
+// Redis is down. redisStore implements enforce.Coordinator: see Once.
+type redisStore struct {
 	r     *Redis
 	l1    *cache.Cache // nil when disabled
 	local enforce.Store
 }
 
-func newRedisStore(r *Redis) *Store {
-	s := &Store{r: r, local: r.opts.Local}
+func newRedisStore(r *Redis) *redisStore {
+	s := &redisStore{r: r, local: r.opts.Local}
 	if r.opts.L1TTL > 0 {
 		s.l1 = cache.New(r.opts.L1TTL, 0) // swept by Redis.sweepL1
 	}
@@ -45,7 +45,7 @@ func newRedisStore(r *Redis) *Store {
 // Get returns origin's entry: from the L1 cache, else from Redis (the
 // entry is parsed again), else, while Redis is down, from the local
 // store.
-func (s *Store) Get(ctx context.Context, origin string) (*enforce.Entry, bool) {
+func (s *redisStore) Get(ctx context.Context, origin string) (*enforce.Entry, bool) {
 	if s.l1 != nil {
 		if v, ok := s.l1.Get(origin); ok {
 			return v.(*enforce.Entry), true
@@ -77,7 +77,7 @@ func (s *Store) Get(ctx context.Context, origin string) (*enforce.Entry, bool) {
 
 // getRemote reads origin's entry and its remaining lifetime from Redis.
 // A missing or undecodable entry is (nil, 0, nil).
-func (s *Store) getRemote(ctx context.Context, origin string) (*enforce.Entry, time.Duration, error) {
+func (s *redisStore) getRemote(ctx context.Context, origin string) (*enforce.Entry, time.Duration, error) {
 	key := s.r.keys.robots(origin)
 	var get *redis.StringCmd
 	var ttl *redis.DurationCmd
@@ -125,7 +125,7 @@ return 0`)
 // fetch is stored: left in place, such an entry would be read as missing
 // by every request (one fetch each), while the compare-and-set might
 // defer to its fetch time. why is the reason, for the log.
-func (s *Store) dropBad(ctx context.Context, origin, sum string, why error) error {
+func (s *redisStore) dropBad(ctx context.Context, origin, sum string, why error) error {
 	key := s.r.keys.robots(origin)
 	s.r.opts.Log.Warn().Err(why).Str("origin", origin).Str("key", key).
 		Msg("bad robots.txt entry in redis (undecodable, or a key of another type): deleted, robots.txt is fetched again")
@@ -172,7 +172,7 @@ return 1`)
 // localWrites is the view of a Store whose writes stay in this process
 // (the L1 and local stores): Once hands it to a fetch made without the
 // fleet's lock. Reads and deletes go to the Store.
-type localWrites struct{ *Store }
+type localWrites struct{ *redisStore }
 
 // Set stores e for origin in the L1 and local stores only.
 func (w localWrites) Set(ctx context.Context, origin string, e *enforce.Entry, keep time.Duration) {
@@ -180,7 +180,7 @@ func (w localWrites) Set(ctx context.Context, origin string, e *enforce.Entry, k
 }
 
 // setLocal stores e for origin in the L1 and local stores.
-func (s *Store) setLocal(ctx context.Context, origin string, e *enforce.Entry, keep time.Duration) {
+func (s *redisStore) setLocal(ctx context.Context, origin string, e *enforce.Entry, keep time.Duration) {
 	s.local.Set(ctx, origin, e, keep)
 	if s.l1 != nil {
 		s.l1.SetDefault(origin, e)
@@ -195,7 +195,7 @@ func (s *Store) setLocal(ctx context.Context, origin string, e *enforce.Entry, k
 // the better entry next. Entries fetched by a replica that gave up
 // waiting for another's fetch (see Once) are written through localWrites
 // and kept local only.
-func (s *Store) Set(ctx context.Context, origin string, e *enforce.Entry, keep time.Duration) {
+func (s *redisStore) Set(ctx context.Context, origin string, e *enforce.Entry, keep time.Duration) {
 	s.setLocal(ctx, origin, e, keep)
 	data, err := encodeRedisEntry(e)
 	if err != nil { // cannot happen for the types involved; keep it local
@@ -224,7 +224,7 @@ func (s *Store) Set(ctx context.Context, origin string, e *enforce.Entry, keep t
 
 // Delete forgets origin's entry in Redis, locally, and (by a published
 // message) in every replica's L1 cache.
-func (s *Store) Delete(ctx context.Context, origin string) {
+func (s *redisStore) Delete(ctx context.Context, origin string) {
 	s.local.Delete(ctx, origin)
 	if s.l1 != nil {
 		s.l1.Delete(origin)
@@ -244,7 +244,7 @@ func (s *Store) Delete(ctx context.Context, origin string) {
 // when the local store counts them (a enforce.MemoryStore does), else 0. It
 // never asks Redis: the metric robotsgate_robots_cache_entries reads it
 // at every scrape.
-func (s *Store) Len() int {
+func (s *redisStore) Len() int {
 	if l, ok := s.local.(interface{ Len() int }); ok {
 		return l.Len()
 	}
@@ -252,14 +252,14 @@ func (s *Store) Len() int {
 }
 
 // Healthy reports whether Redis is in use (see Redis.Healthy).
-func (s *Store) Healthy() bool { return s.r.Healthy() }
+func (s *redisStore) Healthy() bool { return s.r.Healthy() }
 
 // Fallbacks returns how many calls were answered locally (see
 // Redis.Fallbacks).
-func (s *Store) Fallbacks() uint64 { return s.r.Fallbacks() }
+func (s *redisStore) Fallbacks() uint64 { return s.r.Fallbacks() }
 
 // dropL1 forgets origin's L1 copy (another replica changed the entry).
-func (s *Store) dropL1(origin string) {
+func (s *redisStore) dropL1(origin string) {
 	if s.l1 != nil {
 		s.l1.Delete(origin)
 	}

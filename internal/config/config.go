@@ -119,8 +119,8 @@ func Default() Config {
 	return Config{
 		Listen:          "127.0.0.1:9309",
 		AgentHeader:     "X-Robots-Agent",
-		Mode:            "enforce",
-		Audit:           "blocked",
+		Mode:            ModeEnforce,
+		Audit:           AuditBlocked,
 		AuditLog:        "-",
 		LogLevel:        "info",
 		LogFormat:       "auto",
@@ -141,11 +141,11 @@ func Default() Config {
 			MaxCacheMB:        512,
 		},
 		HTTPS: HTTPSConfig{
-			Mode:         "mitm",
+			Mode:         HTTPSModeMITM,
 			AllowedPorts: []int{80, 443}, // 80: Node's undici and https-proxy-agent tunnel http:// URLs too
 		},
 		Politeness: PolitenessConfig{
-			CrawlDelay:    "honor",
+			CrawlDelay:    CrawlDelayHonor,
 			MaxCrawlDelay: 60 * time.Second,
 			MaxQueueWait:  30 * time.Second,
 			BackoffStart:  30 * time.Second,
@@ -157,7 +157,7 @@ func Default() Config {
 			PurposeHeader: "X-Robots-Purpose",
 		},
 		RobotTags: RobotTagsConfig{
-			Mode:         "annotate",
+			Mode:         RobotTagsAnnotate,
 			Deny:         []string{"noindex", "none"},
 			MaxScanBytes: 64 << 10,
 		},

@@ -70,8 +70,8 @@ func (c *Config) validateProxy() error {
 		key, v  string
 		allowed []string
 	}{
-		{"mode", c.Mode, []string{"enforce", "report"}},
-		{"audit", c.Audit, []string{"blocked", "all"}},
+		{"mode", c.Mode, []string{ModeEnforce, ModeReport}},
+		{"audit", c.Audit, []string{AuditBlocked, AuditAll}},
 		{"log_level", c.LogLevel, []string{"debug", "info", "warn", "error"}},
 		{"log_format", c.LogFormat, []string{"auto", "json", "console"}},
 	} {
@@ -158,7 +158,7 @@ func positive(ds ...duration) error {
 // validateHTTPS checks the https: section.
 func (c *Config) validateHTTPS() error {
 	h := &c.HTTPS
-	if h.Mode != "mitm" && h.Mode != "tunnel" {
+	if h.Mode != HTTPSModeMITM && h.Mode != HTTPSModeTunnel {
 		return errorf("https.mode", "%q is not mitm or tunnel", h.Mode)
 	}
 	if len(h.AllowedPorts) == 0 {
@@ -181,7 +181,7 @@ func (c *Config) validateHTTPS() error {
 // validatePoliteness checks the politeness: section.
 func (c *Config) validatePoliteness() error {
 	p := &c.Politeness
-	if err := oneOf("politeness.crawl_delay", p.CrawlDelay, "honor", "ignore"); err != nil {
+	if err := oneOf("politeness.crawl_delay", p.CrawlDelay, CrawlDelayHonor, CrawlDelayIgnore); err != nil {
 		return err
 	}
 	if err := positive(
@@ -206,7 +206,7 @@ func (c *Config) validatePoliteness() error {
 // validateRobotTags checks the robot_tags: section.
 func (c *Config) validateRobotTags() error {
 	t := &c.RobotTags
-	if err := oneOf("robot_tags.mode", t.Mode, "off", "annotate", "enforce"); err != nil {
+	if err := oneOf("robot_tags.mode", t.Mode, RobotTagsOff, RobotTagsAnnotate, RobotTagsEnforce); err != nil {
 		return err
 	}
 	if t.MaxScanBytes < 0 || t.MaxScanBytes > maxScanBytes {

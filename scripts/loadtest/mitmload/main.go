@@ -35,106 +35,143 @@ func main() {
 	if *dur <= 0 || *dur > time.Minute || *conns < 1 || *conns > 1024 || *n < 1 || *n > 256 {
 		log.Fatal("mitmload: -d must be in (0, 60s], -c in 1..1024, -n in 1..256")
 	}
-	pemBytes, err := os.ReadFile(*caFile)
+	pool, err := loadCA(*caFile)
 	if err != nil {
 		log.Fatalf("mitmload: %v", err)
-	}
-	pool := x509.NewCertPool()
-	if !pool.AppendCertsFromPEM(pemBytes) {
-		log.Fatalf("mitmload: no certificate in %s", *caFile)
 	}
 	pu, err := url.Parse(*proxyURL)
 	if err != nil {
 		log.Fatalf("mitmload: %v", err)
 	}
+	l := &load{proxy: pu, roots: pool, urls: targets(*base, *n, *allowedOnly), conns: *conns,
+		deadline: time.Now().Add(*dur), budget: *maxReq}
+	start := time.Now()
+	var wg sync.WaitGroup
+	for w := 0; w < *conns; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			l.work(w)
+		}()
+	}
+	wg.Wait()
+	l.report(time.Since(start))
+}
+
+// loadCA returns a pool holding the certificates of the PEM file name.
+func loadCA(name string) (*x509.CertPool, error) {
+	pemBytes, err := os.ReadFile(name)
+	if err != nil {
+		return nil, err
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(pemBytes) {
+		return nil, fmt.Errorf("no certificate in %s", name)
+	}
+	return pool, nil
+}
+
+// targets returns the URLs the workers cycle through: every path on each
+// of the n origins from port base on (the allowed paths only, if asked).
+func targets(base, n int, allowedOnly bool) []string {
 	paths := []string{"/", "/page/1", "/a/b/c?x=1", "/news/2026/11/22/story.html", "/img/logo.png",
 		"/private/secret", "/files/report.pdf", "/private/open/doc"}
-	if *allowedOnly {
+	if allowedOnly {
 		paths = paths[:5]
 	}
 	var urls []string
-	for i := 0; i < *n; i++ {
+	for i := 0; i < n; i++ {
 		for _, p := range paths {
-			urls = append(urls, fmt.Sprintf("https://127.0.0.1:%d%s", *base+i, p))
+			urls = append(urls, fmt.Sprintf("https://127.0.0.1:%d%s", base+i, p))
 		}
 	}
+	return urls
+}
 
-	deadline := time.Now().Add(*dur)
-	var (
-		mu       sync.Mutex
-		lat      []time.Duration
-		non2xx   int
-		errs     int
-		total    int
-		budget   = *maxReq
-		wg       sync.WaitGroup
-		firstErr error
-	)
-	start := time.Now()
-	for w := 0; w < *conns; w++ {
-		wg.Add(1)
-		go func(w int) {
-			defer wg.Done()
-			tr := &http.Transport{
-				Proxy:               http.ProxyURL(pu),
-				TLSClientConfig:     &tls.Config{RootCAs: pool},
-				MaxIdleConnsPerHost: 4,
-				ForceAttemptHTTP2:   false,
-			}
-			defer tr.CloseIdleConnections()
-			client := &http.Client{Transport: tr, Timeout: 10 * time.Second}
-			var mine []time.Duration
-			var bad, failed int
-			for i := w; time.Now().Before(deadline); i += *conns {
-				mu.Lock()
-				if budget == 0 {
-					mu.Unlock()
-					break
-				}
-				budget--
-				mu.Unlock()
-				t0 := time.Now()
-				req, _ := http.NewRequest(http.MethodGet, urls[i%len(urls)], nil)
-				req.Header.Set("User-Agent", "loadbot/1.0")
-				resp, err := client.Do(req)
-				if err != nil {
-					failed++
-					mu.Lock()
-					if firstErr == nil {
-						firstErr = err
-					}
-					mu.Unlock()
-					continue
-				}
-				io.Copy(io.Discard, resp.Body)
-				resp.Body.Close()
-				mine = append(mine, time.Since(t0))
-				if resp.StatusCode/100 != 2 {
-					bad++
-				}
-			}
-			mu.Lock()
-			lat = append(lat, mine...)
-			non2xx += bad
-			errs += failed
-			total += len(mine)
-			mu.Unlock()
-		}(w)
+// load is one run: its settings, and the results the workers add up.
+type load struct {
+	proxy    *url.URL
+	roots    *x509.CertPool
+	urls     []string
+	conns    int
+	deadline time.Time
+
+	mu       sync.Mutex
+	budget   int // requests left to send, in all
+	lat      []time.Duration
+	non2xx   int
+	errs     int
+	firstErr error
+}
+
+// take claims one request of the budget; false when it is spent.
+func (l *load) take() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.budget == 0 {
+		return false
 	}
-	wg.Wait()
-	elapsed := time.Since(start)
-	slices.Sort(lat)
+	l.budget--
+	return true
+}
+
+// work is worker w: its own keep-alive connections, every conns-th URL
+// from the w-th on, until the deadline or the budget is reached.
+func (l *load) work(w int) {
+	tr := &http.Transport{
+		Proxy:               http.ProxyURL(l.proxy),
+		TLSClientConfig:     &tls.Config{RootCAs: l.roots},
+		MaxIdleConnsPerHost: 4,
+		ForceAttemptHTTP2:   false,
+	}
+	defer tr.CloseIdleConnections()
+	client := &http.Client{Transport: tr, Timeout: 10 * time.Second}
+	var mine []time.Duration
+	var bad, failed int
+	var firstErr error
+	for i := w; time.Now().Before(l.deadline) && l.take(); i += l.conns {
+		t0 := time.Now()
+		req, _ := http.NewRequest(http.MethodGet, l.urls[i%len(l.urls)], nil)
+		req.Header.Set("User-Agent", "loadbot/1.0")
+		resp, err := client.Do(req)
+		if err != nil {
+			failed++
+			if firstErr == nil {
+				firstErr = err
+			}
+			continue
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		mine = append(mine, time.Since(t0))
+		if resp.StatusCode/100 != 2 {
+			bad++
+		}
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.lat = append(l.lat, mine...)
+	l.non2xx += bad
+	l.errs += failed
+	if l.firstErr == nil {
+		l.firstErr = firstErr
+	}
+}
+
+// report prints wrk's summary lines for the run that took elapsed.
+func (l *load) report(elapsed time.Duration) {
+	slices.Sort(l.lat)
 	p99 := time.Duration(0)
-	if len(lat) > 0 {
-		p99 = lat[(len(lat)*99)/100]
+	if len(l.lat) > 0 {
+		p99 = l.lat[(len(l.lat)*99)/100]
 	}
-	fmt.Printf("  %d requests in %.2fs\n", total, elapsed.Seconds())
-	fmt.Printf("Requests/sec: %.2f\n", float64(total)/elapsed.Seconds())
+	fmt.Printf("  %d requests in %.2fs\n", len(l.lat), elapsed.Seconds())
+	fmt.Printf("Requests/sec: %.2f\n", float64(len(l.lat))/elapsed.Seconds())
 	fmt.Printf("     99%%   %.2fms\n", float64(p99.Microseconds())/1000)
-	if non2xx > 0 {
-		fmt.Printf("  Non-2xx or 3xx responses: %d\n", non2xx)
+	if l.non2xx > 0 {
+		fmt.Printf("  Non-2xx or 3xx responses: %d\n", l.non2xx)
 	}
-	if errs > 0 {
-		fmt.Fprintf(os.Stderr, "mitmload: %d requests failed; first: %v\n", errs, firstErr)
+	if l.errs > 0 {
+		fmt.Fprintf(os.Stderr, "mitmload: %d requests failed; first: %v\n", l.errs, l.firstErr)
 	}
 }
