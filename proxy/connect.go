@@ -67,14 +67,7 @@ func setUpstreamTLS(tr *http.Transport, cfg config.HTTPSConfig) error {
 func (s *Server) installHTTPS() error {
 	cfg := s.cfg.HTTPS
 	h := &httpsState{mode: cfg.Mode, ports: make(map[string]bool), hijacks: newHijackTracker()}
-	if h.mode == "" {
-		h.mode = HTTPSModeMITM
-	}
-	ports := cfg.AllowedPorts
-	if len(ports) == 0 {
-		ports = []int{443}
-	}
-	for _, p := range ports {
+	for _, p := range cfg.AllowedPorts { // validated: never empty
 		h.ports[strconv.Itoa(p)] = true
 	}
 	if h.mode == HTTPSModeMITM {

@@ -23,10 +23,6 @@ const (
 	RobotTagsEnforce  = config.RobotTagsEnforce
 )
 
-// maxScanBytesLimit bounds robot_tags.max_scan_bytes: the scan buffer is
-// allocated per response.
-const maxScanBytesLimit = 8 << 20
-
 // maxTagDetail bounds the detail text of robot-tag audit records and
 // refusals; headers and meta elements come from the origin.
 const maxTagDetail = 1024

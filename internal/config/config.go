@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/robotsgate/robotsgate/robots/aipref"
+	"github.com/robotsgate/robotsgate/robots/robottag"
 )
 
 // Config is robotsgate's whole configuration. Values are parsed once,
@@ -158,7 +159,7 @@ func Default() Config {
 		},
 		RobotTags: RobotTagsConfig{
 			Mode:         RobotTagsAnnotate,
-			Deny:         []string{"noindex", "none"},
+			Deny:         robottag.DefaultDeny(),
 			MaxScanBytes: 64 << 10,
 		},
 	}
