@@ -168,3 +168,85 @@ func TestHTTPSConfiguredAgentRefusesOverride(t *testing.T) {
 		t.Fatalf("refusal body does not name the agent: %q", body)
 	}
 }
+
+func TestAgentSelection(t *testing.T) {
+	const rules = "User-agent: mybot\nDisallow: /a\n\nUser-agent: otherbot\nDisallow: /b\n\nUser-agent: *\nDisallow: /c\n"
+	o := newOrigin(t, robotsBody(rules), nil)
+	type req struct {
+		path, ua, header string
+		want             int
+		wantAgent        string
+	}
+	cases := []struct {
+		name   string
+		config func(*config.Config)
+		reqs   []req
+	}{
+		{"from User-Agent", nil, []req{
+			{"/b", "OtherBot/2.1 (+http://x)", "", 403, "OtherBot"},
+			{"/b", "Mozilla/5.0 (compatible; OtherBot/2.1; +http://x)", "", 403, "OtherBot"},
+			{"/a", "OtherBot/2.1 (+http://x)", "", 200, ""},
+			{"/c", "Unknown/1.0", "", 403, "Unknown"},
+			{"/c", "", "", 403, "*"},
+		}},
+		{"configured agent wins over User-Agent", func(c *config.Config) { c.Agent = "MyBot" }, []req{
+			{"/a", "OtherBot/2.1", "", 403, "MyBot"},
+			{"/b", "OtherBot/2.1", "", 200, ""},
+		}},
+		{"header overrides both when allowed", func(c *config.Config) { c.Agent, c.AllowAgentOverride = "MyBot", true }, []req{
+			{"/b", "MyBot/1.0", "otherbot", 403, "otherbot"},
+			{"/a", "MyBot/1.0", "OtherBot/3", 200, ""},
+		}},
+		{"configured agent refuses the header", func(c *config.Config) { c.Agent = "MyBot" }, []req{
+			{"/a", "OtherBot/1.0", "otherbot", 403, "MyBot"},
+			{"/b", "MyBot/1.0", "otherbot", 200, ""},
+		}},
+		{"custom header name", func(c *config.Config) { c.AgentHeader = "X-Crawler" }, []req{
+			{"/a", "OtherBot", "mybot", 403, "mybot"},
+		}},
+		{"header disabled", func(c *config.Config) { c.AgentHeader = "-" }, []req{
+			{"/a", "OtherBot", "mybot", 200, ""},
+		}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t, harnessOpts{config: tc.config})
+			hdr := h.srv.cfg.AgentHeader
+			if hdr == "-" {
+				hdr = "X-Robots-Agent"
+			}
+			for _, r := range tc.reqs {
+				q, _ := http.NewRequest(http.MethodGet, o.URL+r.path, nil)
+				q.Header.Set("User-Agent", r.ua)
+				if r.header != "" {
+					q.Header.Set(hdr, r.header)
+				}
+				resp, err := h.client.Do(q)
+				if err != nil {
+					t.Fatal(err)
+				}
+				io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				if resp.StatusCode != r.want {
+					t.Errorf("%s UA=%q %s=%q: %d, want %d", r.path, r.ua, hdr, r.header, resp.StatusCode, r.want)
+					continue
+				}
+				if r.want == 403 {
+					if got := resp.Header.Get(HeaderAgent); got != r.wantAgent {
+						t.Errorf("%s: agent %q, want %q", r.path, got, r.wantAgent)
+					}
+					continue
+				}
+				// Forwarded: the override header never reaches the origin
+				// (unless the override is disabled).
+				seen := o.header().Get(hdr)
+				if h.srv.agents.header != "" && seen != "" {
+					t.Errorf("%s: origin saw %s: %q", r.path, hdr, seen)
+				}
+				if h.srv.agents.header == "" && seen != r.header {
+					t.Errorf("%s: override disabled, origin saw %s: %q, want it untouched", r.path, hdr, seen)
+				}
+			}
+		})
+	}
+}

@@ -366,21 +366,26 @@ func (g *merged) allowsNothing() bool {
 // allocating when the path needs normalising.
 const stackPath = 2048
 
+// canonPath returns path in canonical form (with a "/" prepended when slash
+// is set): path itself, read only, when it is canonical already, else the
+// normalised copy built in buf (or on the heap when it outgrows buf).
+func canonPath(buf *[stackPath]byte, path string, slash bool) []byte {
+	if !slash && isCanonical(path) {
+		return bytesOf(path) // read only
+	}
+	p := buf[:0]
+	if slash {
+		p = append(p, '/')
+	}
+	return appendCanon(p, path)
+}
+
 // decide matches path (with a "/" prepended when slash is set) against the
 // group for agent.
 func (r *Robots) decide(agent, path string, slash bool) Decision {
 	g, tok := r.lookup(agent)
-	var p []byte
-	if !slash && isCanonical(path) {
-		p = bytesOf(path) // read only
-	} else {
-		var buf [stackPath]byte
-		p = buf[:0]
-		if slash {
-			p = append(p, '/')
-		}
-		p = appendCanon(p, path)
-	}
+	var buf [stackPath]byte
+	p := canonPath(&buf, path, slash)
 	if string(p) == "/robots.txt" {
 		return Decision{Allowed: true, Rule: Rule{Allow: true, Pattern: "/robots.txt"}, Group: tok}
 	}

@@ -246,25 +246,36 @@ func (f *segFilter) indexWide() {
 	}
 }
 
+// step returns the state after reading c in state s, following failure
+// links until a transition exists or the root is reached.
+func (f *segFilter) step(s int32, c byte) int32 {
+	for {
+		if t := f.next(s, c); t > 0 {
+			return t
+		}
+		if s == 0 {
+			return 0
+		}
+		s = f.fail[s]
+	}
+}
+
+// lastKey returns the longest key ending in state s: s itself when it ends
+// a key, else the head of its dictionary chain (0 when none).
+func (f *segFilter) lastKey(s int32) int32 {
+	if f.has(f.ends, s) {
+		return s
+	}
+	return f.dict[s]
+}
+
 // scan sets in found (of at least (f.nkeys+63)/64 words, all zero) the bit
 // of every key that occurs in p.
 func (f *segFilter) scan(p []byte, found []uint64) {
 	s := int32(0)
 	for _, c := range p {
-		for {
-			if t := f.next(s, c); t > 0 {
-				s = t
-				break
-			}
-			if s == 0 {
-				break
-			}
-			s = f.fail[s]
-		}
-		o := s
-		if !f.has(f.ends, o) {
-			o = f.dict[o]
-		}
+		s = f.step(s, c)
+		o := f.lastKey(s)
 		// The keys ending here are o and its dictionary chain. A key
 		// already found had its whole chain set then, so stop there: each
 		// key is set once, and each position costs O(1) more.
@@ -389,20 +400,8 @@ func (f *segFilter) numberKeys() {
 func (f *segFilter) scanLongest(p []byte, x *occIndex) {
 	s := int32(0)
 	for i, c := range p {
-		for {
-			if t := f.next(s, c); t > 0 {
-				s = t
-				break
-			}
-			if s == 0 {
-				break
-			}
-			s = f.fail[s]
-		}
-		o := s
-		if !f.has(f.ends, o) {
-			o = f.dict[o]
-		}
+		s = f.step(s, c)
+		o := f.lastKey(s)
 		if o > 0 {
 			x.keyed = append(x.keyed, f.pre[f.keyID(o)])
 			x.ends = append(x.ends, int32(i))

@@ -112,17 +112,8 @@ func (r *Robots) DecideUsage(agent, path string) (d Decision, u Usage) {
 		ug = g.usage
 	}
 	slash := len(path) == 0 || path[0] != '/'
-	var p []byte
-	if !slash && isCanonical(path) {
-		p = bytesOf(path) // read only
-	} else {
-		var buf [stackPath]byte
-		p = buf[:0]
-		if slash {
-			p = append(p, '/')
-		}
-		p = appendCanon(p, path)
-	}
+	var buf [stackPath]byte
+	p := canonPath(&buf, path, slash)
 	switch {
 	case fi == nil || fi.segs == nil:
 		ps := pathSet{p: p, fi: fi}

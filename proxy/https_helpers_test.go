@@ -1,0 +1,186 @@
+package proxy
+
+import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"io"
+	"math/big"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/robotsgate/robotsgate/enforce"
+	"github.com/robotsgate/robotsgate/internal/config"
+	"github.com/robotsgate/robotsgate/proxy/audit"
+	"github.com/robotsgate/robotsgate/proxy/mitm"
+)
+
+// tlsOrigin is an HTTPS httptest origin that counts hits per path.
+type tlsOrigin struct {
+	*httptest.Server
+	robots string
+	mu     sync.Mutex
+	hits   map[string]int
+	plain  atomic.Int64 // requests that did not arrive over TLS
+}
+
+func newTLSOrigin(t testing.TB, robotsTxt string) *tlsOrigin {
+	t.Helper()
+	o := &tlsOrigin{robots: robotsTxt, hits: make(map[string]int)}
+	o.Server = quietTLSServer(http.HandlerFunc(o.serve))
+	t.Cleanup(o.Close)
+	return o
+}
+
+func (o *tlsOrigin) serve(w http.ResponseWriter, r *http.Request) {
+	o.mu.Lock()
+	o.hits[r.URL.Path]++
+	o.mu.Unlock()
+	if r.TLS == nil {
+		o.plain.Add(1)
+	}
+	if r.URL.Path == "/robots.txt" {
+		io.WriteString(w, o.robots)
+		return
+	}
+	io.WriteString(w, "hello from "+r.URL.Path)
+}
+
+func (o *tlsOrigin) hit(path string) int {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.hits[path]
+}
+
+func (o *tlsOrigin) port(t testing.TB) int {
+	t.Helper()
+	u, _ := url.Parse(o.URL)
+	p, err := strconv.Atoi(u.Port())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// writeCertPEM writes cert as a PEM file and returns its path.
+func writeCertPEM(t testing.TB, cert *x509.Certificate) string {
+	t.Helper()
+	f := filepath.Join(t.TempDir(), "root.pem")
+	if err := os.WriteFile(f, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: cert.Raw}), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+// httpsProxy is a running robotsgate with HTTPS configured.
+type httpsProxy struct {
+	srv   *Server
+	url   *url.URL
+	audit *memAudit
+	ca    *x509.CertPool // trusts robotsgate's CA
+	info  mitm.CAInfo
+
+	clients []*http.Transport // closed before the proxy shuts down
+}
+
+// startHTTPSProxy starts robotsgate on 127.0.0.1 with cfg (testConfig,
+// mitmConfig).
+func startHTTPSProxy(t testing.TB, cfg config.Config) *httpsProxy {
+	t.Helper()
+	ab := &memAudit{}
+	srv, addr := startServer(t, cfg, enforce.Config{}, Deps{Auditor: audit.New(ab)})
+	p := &httpsProxy{srv: srv, url: &url.URL{Scheme: "http", Host: addr}, audit: ab}
+	t.Cleanup(func() { // before the Server shuts down
+		for _, c := range p.clients {
+			c.CloseIdleConnections()
+		}
+	})
+	if ca, info := srv.CA(); ca != nil {
+		p.ca = x509.NewCertPool()
+		p.ca.AddCert(ca.Leaf)
+		p.info = info
+	}
+	return p
+}
+
+// client returns an HTTP client using the proxy and trusting roots.
+func (p *httpsProxy) client(roots *x509.CertPool) *http.Client {
+	tr := &http.Transport{
+		Proxy:              http.ProxyURL(p.url),
+		ProxyConnectHeader: http.Header{"User-Agent": {"TestBot/1.0"}},
+		TLSClientConfig:    &tls.Config{RootCAs: roots},
+	}
+	p.clients = append(p.clients, tr)
+	return &http.Client{Transport: tr, Timeout: 20 * time.Second}
+}
+
+// rawConnect sends CONNECT target (User-Agent TestBot/1.0, plus the
+// extra header lines) through the proxy and returns the response (its
+// body read unless 200) and the connection.
+func (p *httpsProxy) rawConnect(t *testing.T, target string, extraHeaders ...string) (*http.Response, string, net.Conn) {
+	t.Helper()
+	resp, c, _ := rawConnect(t, p.url.Host, target, append([]string{"User-Agent: TestBot/1.0"}, extraHeaders...)...)
+	var body string
+	if resp.StatusCode != http.StatusOK {
+		b, _ := io.ReadAll(resp.Body)
+		body = string(b)
+	}
+	return resp, body, c
+}
+
+// mitmConfig returns a test configuration (audit all) allowing CONNECT
+// to origins' ports and trusting their certificates.
+func mitmConfig(t *testing.T, origins ...*tlsOrigin) config.Config {
+	t.Helper()
+	cfg := testConfig(t)
+	cfg.Audit = AuditAll
+	cfg.HTTPS.AllowedPorts = nil
+	for _, o := range origins {
+		cfg.HTTPS.AllowedPorts = append(cfg.HTTPS.AllowedPorts, o.port(t))
+		cfg.HTTPS.UpstreamRoots = append(cfg.HTTPS.UpstreamRoots, writeCertPEM(t, o.Certificate()))
+	}
+	if err := cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	return cfg
+}
+
+// selfSigned returns a new self-signed certificate for 127.0.0.1, trusted
+// only where a test adds it to the roots.
+func selfSigned(t testing.TB) tls.Certificate {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(42),
+		Subject:      pkix.Name{CommonName: "self-signed " + rand.Text()},
+		NotBefore:    time.Now().Add(-time.Hour),
+		NotAfter:     time.Now().Add(time.Hour),
+		IPAddresses:  []net.IP{net.IPv4(127, 0, 0, 1)},
+		KeyUsage:     x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
+		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		// A CA, like httptest's certificate, so that it can be a root.
+		BasicConstraintsValid: true,
+		IsCA:                  true,
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}
+}
