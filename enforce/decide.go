@@ -139,7 +139,9 @@ func (e *Enforcer) decideURL(ctx context.Context, u *url.URL, agent string, o De
 // decided like any other path, so that no variant opens a path by
 // accident.
 func isRobotsTxt(u *url.URL) bool {
-	return u.Opaque == "" && u.RequestURI() == "/robots.txt"
+	// u.RequestURI() == "/robots.txt", without building it: a RawPath is
+	// set only when the path was sent spelt otherwise (/%72obots.txt).
+	return u.Opaque == "" && u.Path == "/robots.txt" && u.RawPath == "" && u.RawQuery == "" && !u.ForceQuery
 }
 
 // decide fills d from en for the URL u under the usage policy p.

@@ -38,7 +38,7 @@ func BenchmarkDecideUsage(b *testing.B) {
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			o := newOrigin(b, serve(200, bc.body))
-			e, err := New(Config{Fetcher: &HTTPFetcher{}})
+			e, err := New(filled(Config{Fetcher: &HTTPFetcher{}}))
 			if err != nil {
 				b.Fatal(err)
 			}
