@@ -47,6 +47,9 @@ func TestProxyAuth(t *testing.T) {
 	if code != http.StatusProxyAuthRequired || hdr.Get("Proxy-Authenticate") != `Basic realm="robotsgate"` {
 		t.Fatalf("no credentials: %d, Proxy-Authenticate %q", code, hdr.Get("Proxy-Authenticate"))
 	}
+	if ps := hdr.Get(HeaderProxyStatus); !strings.HasPrefix(ps, "robotsgate;error=http_request_denied") {
+		t.Errorf("no credentials: Proxy-Status %q", ps)
+	}
 	// Wrong password, unknown user: 407.
 	for _, u := range []*url.Userinfo{url.UserPassword("alice", "wrong"), url.UserPassword("mallory", "pa:ss w0rd"), url.UserPassword("alice", "pa:ss w0r")} {
 		if code, _, _ := opsGet(t, p.client(u), o.URL+"/ok"); code != http.StatusProxyAuthRequired {

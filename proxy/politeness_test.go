@@ -163,6 +163,9 @@ func TestPoliteQueueFull429(t *testing.T) {
 		t.Fatalf("overflow: %d Retry-After %q %s %q\n%s", resp.StatusCode, resp.Header.Get("Retry-After"),
 			HeaderDecision, resp.Header.Get(HeaderDecision), body)
 	}
+	if e, d := proxyStatus(t, resp); e != psDenied || !strings.HasPrefix(d, "crawl-delay-wait") {
+		t.Errorf("overflow: Proxy-Status error=%s details=%q", e, d)
+	}
 	recs := politeRecords(t, h, "crawl-delay-wait")
 	if len(recs) != 1 || recs[0]["decision"] != audit.DecisionBlocked || recs[0]["status"] != float64(429) ||
 		!strings.HasSuffix(recs[0]["url"].(string), "/d") || !strings.Contains(recs[0]["detail"].(string), "Retry-After 15s") {
@@ -196,7 +199,8 @@ func TestPolite503RetryAfterPausesOrigin(t *testing.T) {
 	h := newHarness(t, harnessOpts{clock: clk})
 
 	// The origin's own 503 reaches the client unchanged.
-	if resp, body := h.get(t, o.URL+"/1"); resp.StatusCode != 503 || resp.Header.Get(HeaderDecision) != "" || !strings.Contains(body, "busy") {
+	if resp, body := h.get(t, o.URL+"/1"); resp.StatusCode != 503 || resp.Header.Get(HeaderDecision) != "" ||
+		resp.Header.Get(HeaderProxyStatus) != "" || !strings.Contains(body, "busy") {
 		t.Fatalf("origin's 503: %d %q", resp.StatusCode, body)
 	}
 	for _, step := range []struct {
@@ -208,6 +212,9 @@ func TestPolite503RetryAfterPausesOrigin(t *testing.T) {
 		if resp.StatusCode != 503 || resp.Header.Get("Retry-After") != step.retry || resp.Header.Get(HeaderDecision) != "origin-paused" || resp.Header.Get(HeaderRule) != "" {
 			t.Fatalf("paused +%v: %d Retry-After %q %q\n%s", clk.Now().Sub(politeT0), resp.StatusCode,
 				resp.Header.Get("Retry-After"), resp.Header.Get(HeaderDecision), body)
+		}
+		if e, d := proxyStatus(t, resp); e != psDenied || !strings.HasPrefix(d, "origin-paused") {
+			t.Errorf("paused: Proxy-Status error=%s details=%q", e, d)
 		}
 	}
 	if paths, _ := o.seen(); len(paths) != 1 {
