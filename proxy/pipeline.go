@@ -82,7 +82,8 @@ func (s *Server) install() error {
 
 	// ---- around everything (outermost last) ----
 	var h http.Handler = p
-	h = s.https.hijacks.wrap(h) // track hijacked CONNECT connections for Shutdown (conntrack.go)
+	h = s.https.hijacks.wrap(h)                   // track hijacked CONNECT connections for Shutdown (conntrack.go)
+	h = clientLimitsOf(s.cfg.Client).boundBody(h) // plain-HTTP request bodies, bounded as in CONNECT sessions (sessionread.go)
 	// proxy auth / client CIDRs (wiring.go):
 	h, err := s.accessControl(h)
 	if err != nil {

@@ -3,6 +3,9 @@ package proxy
 import (
 	"errors"
 	"io"
+	"net/http"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/robotsgate/robotsgate/internal/config"
@@ -168,4 +171,75 @@ func (ci *connInfo) responseWritten(n uint64) {
 	}
 	c.phase = phaseIdle
 	c.setReadDeadline(time.Now().Add(c.t.limits.idleTimeout))
+}
+
+// boundBody returns next with the body of every plain-HTTP request bounded
+// by idleTimeout of silence, as the bodies read inside a CONNECT session
+// are (sessionPhase): each read must receive bytes within it, else the
+// read fails and so does the request. net/http's own bound, ReadTimeout,
+// counts from the request's start and would also cancel the long
+// downloads of requests that sent a body.
+func (l clientLimits) boundBody(next http.Handler) http.Handler {
+	if l.idleTimeout <= 0 {
+		return next
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Body == nil || r.Body == http.NoBody || r.Method == http.MethodConnect {
+			next.ServeHTTP(w, r)
+			return
+		}
+		b := &boundedBody{ReadCloser: r.Body, rc: http.NewResponseController(w), idle: l.idleTimeout}
+		defer b.release()
+		r.Body = b
+		next.ServeHTTP(w, r)
+	})
+}
+
+// boundedBody is a request body whose reads move the connection's read
+// deadline idle ahead (at most every idle/16). At the body's end the
+// deadline is cleared, so that it bounds nothing but the body: net/http's
+// wait for the client closing, which begins there, must not cut a long
+// response. A body cut short keeps it: net/http's discarding of the rest
+// stays bounded, and it sets its own deadline before the next request.
+type boundedBody struct {
+	io.ReadCloser
+	rc   *http.ResponseController
+	idle time.Duration
+
+	eof atomic.Bool // the body ended: later reads report io.EOF again
+
+	mu       sync.Mutex
+	done     bool      // the body ended, or the handler returned: the deadline is no longer ours
+	extended time.Time // when the deadline was last moved
+}
+
+func (b *boundedBody) Read(p []byte) (int, error) {
+	b.mu.Lock()
+	if now := time.Now(); !b.done && now.Sub(b.extended) >= b.idle/16 {
+		b.extended = now
+		_ = b.rc.SetReadDeadline(now.Add(b.idle))
+	}
+	b.mu.Unlock()
+	if b.eof.Load() { // net/http may have closed the body meanwhile
+		return 0, io.EOF
+	}
+	n, err := b.ReadCloser.Read(p)
+	if errors.Is(err, io.EOF) {
+		b.eof.Store(true)
+		b.mu.Lock()
+		if !b.done {
+			_ = b.rc.SetReadDeadline(time.Time{})
+			b.done = true
+		}
+		b.mu.Unlock()
+	}
+	return n, err
+}
+
+// release is called when the handler returns: a transport still reading
+// the body must not touch the connection any more.
+func (b *boundedBody) release() {
+	b.mu.Lock()
+	b.done = true
+	b.mu.Unlock()
 }
