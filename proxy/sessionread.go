@@ -88,7 +88,7 @@ func (c *hijackedConn) received(b []byte) error {
 		return nil
 	case phaseIdle: // the first bytes of the next request
 		c.phase, c.headBytes = phaseHead, 0
-		c.setReadDeadline(time.Now().Add(lim.headerTimeout))
+		c.setReadDeadline(time.Now(), lim.headerTimeout)
 	}
 	c.started = true
 	c.headBytes += len(b)
@@ -113,7 +113,7 @@ func (c *hijackedConn) answer431() {
 		_ = hc.CloseWrite()
 	}
 	c.mu.Lock()
-	c.setReadDeadline(time.Now().Add(lingerOn431))
+	c.setReadDeadline(time.Now(), lingerOn431)
 	c.mu.Unlock()
 	_, _ = io.Copy(io.Discard, c.Conn)
 }
@@ -130,12 +130,18 @@ func (c *hijackedConn) sending() bool {
 	return c.phase == phaseBody
 }
 
-// setReadDeadline sets the connection's read deadline unless a drain or
-// endSession set a past one, which stays. Called with c.mu held.
-func (c *hijackedConn) setReadDeadline(t time.Time) {
-	if !c.drained {
-		_ = c.Conn.SetReadDeadline(t)
+// setReadDeadline sets the connection's read deadline to d from now (no
+// deadline when d is zero) unless a drain or endSession set a past one,
+// which stays. Called with c.mu held.
+func (c *hijackedConn) setReadDeadline(now time.Time, d time.Duration) {
+	if c.drained {
+		return
 	}
+	var t time.Time
+	if d > 0 {
+		t = now.Add(d)
+	}
+	_ = c.Conn.SetReadDeadline(t)
 }
 
 // requestRead tells the session's connection that the pipeline received
@@ -152,7 +158,7 @@ func (ci *connInfo) requestRead() uint64 {
 	c.heads++
 	c.phase = phaseBody
 	c.extended = time.Now()
-	c.setReadDeadline(c.extended.Add(c.t.limits.idleTimeout))
+	c.setReadDeadline(c.extended, c.t.limits.idleTimeout)
 	return c.heads
 }
 
@@ -170,7 +176,7 @@ func (ci *connInfo) responseWritten(n uint64) {
 		return
 	}
 	c.phase = phaseIdle
-	c.setReadDeadline(time.Now().Add(c.t.limits.idleTimeout))
+	c.setReadDeadline(time.Now(), c.t.limits.idleTimeout)
 }
 
 // boundBody returns next with the body of every plain-HTTP request bounded
