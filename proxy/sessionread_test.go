@@ -3,6 +3,7 @@ package proxy
 import (
 	"bufio"
 	"crypto/tls"
+	"crypto/x509"
 	"io"
 	"net"
 	"net/http"
@@ -205,14 +206,17 @@ func (c *coalescingConn) Read(p []byte) (int, error) {
 
 // TestConnectSamePacket: what a client sends in the same packet as its
 // CONNECT (a TLS ClientHello, or plain HTTP) is served, not lost: the
-// session answers at once rather than waiting for bytes that already
-// came (client.header_timeout is an hour here: a lost ClientHello or
+// session answers at once, and an opaque tunnel (tunnel mode) passes
+// them on, rather than waiting for bytes that already came (client.header_timeout is an hour here: a lost ClientHello or
 // request would hold the session until the test's bound). Before the fix
 // net/http's buffered copy of those bytes was dropped at the hijack.
 func TestConnectSamePacket(t *testing.T) {
 	tlsO, plain, cfg := sessionOrigins(t, func(c *config.ClientConfig) { c.HeaderTimeout = time.Hour })
 	p := startHTTPSProxy(t, cfg)
-	connect := func(target string) *coalescingConn {
+	tunnelCfg := cfg
+	tunnelCfg.HTTPS.Mode = HTTPSModeTunnel
+	tunnel := startHTTPSProxy(t, tunnelCfg)
+	connect := func(p *httpsProxy, target string) *coalescingConn {
 		raw, err := net.DialTimeout("tcp", p.url.Host, testTimeout)
 		if err != nil {
 			t.Fatal(err)
@@ -241,7 +245,7 @@ func TestConnectSamePacket(t *testing.T) {
 
 	t.Run("mitm", func(t *testing.T) {
 		target := strings.TrimPrefix(tlsO.URL, "https://")
-		c := connect(target)
+		c := connect(p, target)
 		tc := tls.Client(c, &tls.Config{RootCAs: p.ca, ServerName: "127.0.0.1"})
 		if err := tc.Handshake(); err != nil { // the ClientHello goes with the CONNECT
 			t.Fatalf("TLS handshake sent with the CONNECT: %v", err)
@@ -251,9 +255,23 @@ func TestConnectSamePacket(t *testing.T) {
 		}
 		get(t, tc, target)
 	})
+	t.Run("tunnel", func(t *testing.T) { // the origin's own TLS, through an opaque tunnel
+		target := strings.TrimPrefix(tlsO.URL, "https://")
+		c := connect(tunnel, target)
+		roots := x509.NewCertPool()
+		roots.AddCert(tlsO.Certificate())
+		tc := tls.Client(c, &tls.Config{RootCAs: roots, ServerName: "127.0.0.1"})
+		if err := tc.Handshake(); err != nil {
+			t.Fatalf("TLS handshake sent with the CONNECT: %v", err)
+		}
+		if resp := <-c.resp; resp.StatusCode != http.StatusOK {
+			t.Fatalf("CONNECT: %s", resp.Status)
+		}
+		get(t, tc, target)
+	})
 	t.Run("plain in CONNECT", func(t *testing.T) {
 		target := plain.Listener.Addr().String()
-		c := connect(target)
+		c := connect(p, target)
 		get(t, c, target) // the request goes with the CONNECT
 		if resp := <-c.resp; resp.StatusCode != http.StatusOK {
 			t.Fatalf("CONNECT: %s", resp.Status)
