@@ -242,10 +242,11 @@ type hijackedConn struct {
 
 	// An MITM session's state (sessionread.go).
 	phase     sessionPhase
-	headBytes int    // bytes read in the current phaseHead
-	heads     uint64 // requests received
-	sniffed   bool   // the session's first byte was seen
-	tls       bool   // and it began a TLS handshake
+	headBytes int             // bytes read in the current phaseHead
+	heads     uint64          // requests received
+	served    context.Context // the context of the request being served, in phaseBody
+	sniffed   bool            // the session's first byte was seen
+	tls       bool            // and it began a TLS handshake
 }
 
 // Read reads from the connection; receiving bytes keeps it alive. After

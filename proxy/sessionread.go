@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"context"
 	"errors"
 	"io"
 	"net/http"
@@ -81,6 +82,9 @@ func (c *hijackedConn) received(b []byte) error {
 	if !c.sniffed {
 		c.sniffed, c.tls = true, b[0] == tlsHandshakeRecord
 	}
+	if c.phase == phaseBody && c.served.Err() != nil {
+		c.phase = phaseIdle // written: responseWritten may not have run yet
+	}
 	switch c.phase {
 	case phaseBody:
 		c.mu.Unlock()
@@ -145,10 +149,10 @@ func (c *hijackedConn) setReadDeadline(now time.Time, d time.Duration) {
 }
 
 // requestRead tells the session's connection that the pipeline received
-// a request: its body and response are bounded by idleTimeout of silence,
-// no longer by the head's deadline and size. It returns the request's
-// number for responseWritten.
-func (ci *connInfo) requestRead() uint64 {
+// a request, which is served until ctx ends: its body and response are
+// bounded by idleTimeout of silence, no longer by the head's deadline and
+// size. It returns the request's number for responseWritten.
+func (ci *connInfo) requestRead(ctx context.Context) uint64 {
 	c := ci.conn.Load()
 	if c == nil {
 		return 0
@@ -156,15 +160,17 @@ func (ci *connInfo) requestRead() uint64 {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.heads++
-	c.phase = phaseBody
+	c.phase, c.served = phaseBody, ctx
 	c.extended = time.Now()
 	c.setReadDeadline(c.extended, c.t.limits.idleTimeout)
 	return c.heads
 }
 
 // responseWritten tells the session's connection that the response to
-// request n was written: the client has idleTimeout to begin the next.
-// It does nothing when the next request was already received (pipelined).
+// request n was written (its context ended): the client has idleTimeout
+// to begin the next. It does nothing when the next request was already
+// received (pipelined) or its first bytes read: received sees the end
+// of the request's context at once, this call comes from a goroutine.
 func (ci *connInfo) responseWritten(n uint64) {
 	c := ci.conn.Load()
 	if c == nil {
