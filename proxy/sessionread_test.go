@@ -112,6 +112,26 @@ func TestSessionHeadTooLarge(t *testing.T) {
 			t.Fatalf("the oversized request reached the origin %d times", n)
 		}
 	})
+	t.Run("second request", func(t *testing.T) { // sent right behind the first: bounded alike
+		target := plain.Listener.Addr().String()
+		c, br := plainSession(t, p, target)
+		go func() {
+			io.WriteString(c, "GET /first HTTP/1.1\r\nHost: "+target+"\r\nUser-Agent: TestBot/1.0\r\n\r\n")
+			streamHead(c, target, 2<<20)
+			io.WriteString(c, "\r\n\r\n")
+		}()
+		for _, want := range []int{http.StatusOK, http.StatusRequestHeaderFieldsTooLarge} {
+			resp, err := http.ReadResponse(br, nil)
+			if err != nil {
+				t.Fatalf("want %d: %v", want, err)
+			}
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != want {
+				t.Fatalf("%s, want %d", resp.Status, want)
+			}
+		}
+	})
 }
 
 // TestSessionHeadDeadline: inside a CONNECT session a request head that
