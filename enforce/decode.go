@@ -36,20 +36,12 @@ var errCodedTooLong = errors.New("compressed body far longer than its decoded li
 // decode, a corrupt stream or a read error is an error: the caller must
 // not treat the body as a robots.txt then.
 func readBody(resp *http.Response, maxBytes int) (body []byte, truncated bool, err error) {
-	codings, err := contentCodings(resp.Header)
-	if err != nil {
-		return nil, false, decodeError{err}
-	}
-	var r io.Reader = resp.Body
 	// Each coded layer may hold no more than this: a legitimate stream
 	// needs about maxBytes of input to produce maxBytes of output, plus
 	// the decoders' read-ahead.
-	layerCap := 2*int64(maxBytes) + 64<<10
-	for i := len(codings) - 1; i >= 0; i-- { // the last coding applied is listed last
-		r, err = newDecoder(codings[i], &capReader{r: r, left: layerCap})
-		if err != nil {
-			return nil, false, decodeError{fmt.Errorf("content-encoding %s: %w", codings[i], err)}
-		}
+	r, codings, err := DecodeBody(resp.Header, resp.Body, 2*int64(maxBytes)+64<<10)
+	if err != nil {
+		return nil, false, err
 	}
 	body, err = io.ReadAll(io.LimitReader(r, int64(maxBytes)+1))
 	if err != nil {
@@ -62,6 +54,31 @@ func readBody(resp *http.Response, maxBytes int) (body []byte, truncated bool, e
 		return body[:maxBytes:maxBytes], true, nil
 	}
 	return body, false, nil
+}
+
+// DecodeBody returns a reader of body decoded as the Content-Encoding
+// headers of h say, and those codings in the order they were applied
+// (nil when there are none: the reader is body itself). It decodes gzip,
+// x-gzip and deflate (zlib or raw), stacked up to 4 deep; any other
+// coding, a deeper stack, or a corrupt stream header is an error (a
+// corrupt stream later on is a read error of the reader). Each coded
+// layer may yield at most layerCap bytes: reading more fails with an
+// error that says so, so that a stream built to make the decoder work for
+// long without output stops. The caller bounds the decoded bytes it
+// reads. Creating a decoder reads the first bytes of body.
+func DecodeBody(h http.Header, body io.Reader, layerCap int64) (io.Reader, []string, error) {
+	codings, err := contentCodings(h)
+	if err != nil {
+		return nil, nil, decodeError{err}
+	}
+	r := body
+	for i := len(codings) - 1; i >= 0; i-- { // the last coding applied is listed last
+		r, err = newDecoder(codings[i], &capReader{r: r, left: layerCap})
+		if err != nil {
+			return nil, nil, decodeError{fmt.Errorf("content-encoding %s: %w", codings[i], err)}
+		}
+	}
+	return r, codings, nil
 }
 
 // contentCodings returns the content codings of h in the order they were
