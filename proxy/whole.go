@@ -3,6 +3,7 @@ package proxy
 import (
 	"mime"
 	"net/http"
+	"strconv"
 	"strings"
 
 	"github.com/elazarl/goproxy"
@@ -85,28 +86,40 @@ func (w wholeStep) onResponse(resp *http.Response, ctx *goproxy.ProxyCtx, st *re
 	if resp == nil || ctx.Error != nil || st.Answered || resp.StatusCode/100 != 2 {
 		return resp, outcome{}
 	}
-	if w.enforcing(st) {
-		why := ""
-		if isPartial(resp) {
-			why = "partial response (" + resp.Status + ", " + typeOf(resp) + "): response enforcement reads whole documents only"
-		} else if scan := scannedTags(resp); scan.Undecodable {
-			why = "meta not scanned: " + scan.NotScanned
+	if !w.enforcing(st) {
+		if w.scanning || st.Purposes != 0 {
+			resp.Header.Del(HeaderUnscanned)
+			if scan := bodyScan(resp); scan != nil && scan.Undecodable {
+				resp.Header.Set(HeaderUnscanned, cleanRule(scan.NotScanned))
+			}
 		}
-		if why == "" {
-			return resp, outcome{}
-		}
-		if resp.Body != nil {
-			resp.Body.Close()
-		}
-		return resp, refuse(http.StatusForbidden, unscannableDecision(ctx.Req, st, why))
+		return resp, outcome{}
 	}
-	if w.scanning || st.Purposes != 0 {
-		resp.Header.Del(HeaderUnscanned)
-		if scan := scannedTags(resp); scan.Undecodable {
-			resp.Header.Set(HeaderUnscanned, cleanRule(scan.NotScanned))
-		}
+	why := ""
+	if isPartial(resp) {
+		why = "partial response (" + strconv.Itoa(resp.StatusCode) + ", " + typeOf(resp) + "): response enforcement reads whole documents only"
+	} else if scan := bodyScan(resp); scan != nil && scan.Undecodable {
+		why = "meta not scanned: " + scan.NotScanned
 	}
-	return resp, outcome{}
+	if why == "" {
+		return resp, outcome{}
+	}
+	if resp.Body != nil {
+		resp.Body.Close()
+	}
+	return resp, refuse(http.StatusForbidden, unscannableDecision(ctx.Req, st, why))
+}
+
+// bodyScan is the robot-tag scan the round trip made of resp's body
+// (forwardTripper), nil when it made none.
+func bodyScan(resp *http.Response) *tagScan {
+	switch b := resp.Body.(type) {
+	case *copyBody:
+		return b.scan
+	case *tagBody:
+		return b.scan
+	}
+	return nil
 }
 
 // unscannableDecision is the refusal of req, decided st.Decision, because
@@ -130,11 +143,15 @@ func unscannableDecision(req *http.Request, st *requestState, why string) enforc
 // of no (or an unparsable) Content-Type, or any multipart/byteranges
 // answer, whose parts the scan does not read.
 func isPartial(resp *http.Response) bool {
-	mt := typeOf(resp)
-	if mt == "multipart/byteranges" {
+	if ct := strings.TrimSpace(resp.Header.Get("Content-Type")); len(ct) >= len("multipart/") &&
+		strings.EqualFold(ct[:len("multipart/")], "multipart/") && typeOf(resp) == "multipart/byteranges" {
 		return true
 	}
-	return resp.StatusCode == http.StatusPartialContent && (mt == "text/html" || mt == "unknown type")
+	if resp.StatusCode != http.StatusPartialContent {
+		return false
+	}
+	mt := typeOf(resp)
+	return mt == "text/html" || mt == "unknown type"
 }
 
 // typeOf is resp's media type, "unknown type" when it has none or one
