@@ -167,7 +167,7 @@ type requestState struct {
 
 	Decision enforce.Decision // the robots verdict, valid when Decided
 	Decided  bool
-	// RangeRemoved says that wholeStep removed the request's Range header:
+	// RangeRemoved says that wholeStep removed the request's Range headers:
 	// the audit records of its response say so.
 	RangeRemoved bool
 	// Answered is set when a request hook answered the request itself

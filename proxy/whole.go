@@ -29,6 +29,11 @@ const ReasonUnscannable enforce.Reason = "response-unscannable"
 // decode, saying why. A value the origin sent itself is removed.
 const HeaderUnscanned = "X-Robotsgate-Unscanned"
 
+// rangeHeaders are the request headers, as canonical keys, that ask for
+// part of a representation: Range, its condition If-Range, and
+// Request-Range, the obsolete name some servers still honour.
+var rangeHeaders = []string{"Range", "If-Range", "Request-Range"}
+
 // scanAcceptEncoding are the content codings the scan decodes
 // (enforce.DecodeBody), plus identity.
 var scanAcceptEncoding = []string{"gzip", "x-gzip", "deflate", "identity"}
@@ -37,7 +42,8 @@ var scanAcceptEncoding = []string{"gzip", "x-gzip", "deflate", "identity"}
 // While a response step may refuse the request's response (enforcing), it
 // removes Range and If-Range from the request, so that the origin sends
 // the whole representation, which the scan reads, and narrows an
-// Accept-Encoding the client sent to the codings the scan decodes. On the
+// Accept-Encoding the client sent to the codings the scan decodes
+// (rangeHeaders, narrowAcceptEncoding). On the
 // response side it refuses (403, reason response-unscannable) what would
 // still pass unscanned: a partial response of a document the scan would
 // read, and an HTML body it could not decode. When the response steps
@@ -73,11 +79,12 @@ func (w wholeStep) onRequest(r *http.Request, _ *goproxy.ProxyCtx, st *requestSt
 	if !w.enforcing(st) {
 		return outcome{}
 	}
-	if _, ok := r.Header["Range"]; ok {
-		st.RangeRemoved = true
+	for _, k := range rangeHeaders {
+		if _, ok := r.Header[k]; ok {
+			st.RangeRemoved = true
+			delete(r.Header, k)
+		}
 	}
-	delete(r.Header, "Range")
-	delete(r.Header, "If-Range")
 	narrowAcceptEncoding(r.Header)
 	return outcome{}
 }

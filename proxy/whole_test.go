@@ -168,11 +168,11 @@ func TestWholeRangeEnforce(t *testing.T) {
 			}
 			// If-Range goes with Range (here it would have made the origin
 			// send the whole page anyway: its validator does not match).
-			if resp, _ := get(t, r.c, r.base+"/page", "Range", "bytes=61-", "If-Range", `"x"`); resp.StatusCode != http.StatusForbidden {
+			if resp, _ := get(t, r.c, r.base+"/page", "Range", "bytes=61-", "If-Range", `"x"`, "Request-Range", "bytes=61-"); resp.StatusCode != http.StatusForbidden {
 				t.Errorf("Range with If-Range: %d", resp.StatusCode)
 			}
-			if h := r.o.header(); h.Get("Range") != "" || h.Get("If-Range") != "" {
-				t.Errorf("the origin saw Range %q If-Range %q", h.Get("Range"), h.Get("If-Range"))
+			if h := r.o.header(); h.Get("Range") != "" || h.Get("If-Range") != "" || h.Get("Request-Range") != "" {
+				t.Errorf("the origin saw Range %q If-Range %q Request-Range %q", h.Get("Range"), h.Get("If-Range"), h.Get("Request-Range"))
 			}
 			recs := 0
 			for _, rec := range r.audit.records(t) {
