@@ -40,11 +40,10 @@ var scanAcceptEncoding = []string{"gzip", "x-gzip", "deflate", "identity"}
 
 // wholeStep makes response-side enforcement see whole representations.
 // While a response step may refuse the request's response (enforcing), it
-// removes Range and If-Range from the request, so that the origin sends
+// removes the rangeHeaders from the request, so that the origin sends
 // the whole representation, which the scan reads, and narrows an
 // Accept-Encoding the client sent to the codings the scan decodes
-// (rangeHeaders, narrowAcceptEncoding). On the
-// response side it refuses (403, reason response-unscannable) what would
+// (narrowAcceptEncoding). On the response side it refuses (403, reason response-unscannable) what would
 // still pass unscanned: a partial response of a document the scan would
 // read, and an HTML body it could not decode. When the response steps
 // only annotate, requests are left alone and an undecodable HTML body is
@@ -52,7 +51,7 @@ var scanAcceptEncoding = []string{"gzip", "x-gzip", "deflate", "identity"}
 type wholeStep struct {
 	tags, usage bool // robot_tags enforce; usage.response enforce (both outside report mode)
 	scanning    bool // robot_tags is not off
-	bodyScan    bool // robot_tags.max_scan_bytes > 0: bodies are scanned at all
+	scansBodies bool // robot_tags.max_scan_bytes > 0: bodies are scanned at all
 }
 
 // newWholeStep is the step for robot_tags cfg and usage.response usage
@@ -60,10 +59,10 @@ type wholeStep struct {
 func newWholeStep(cfg *config.Config) wholeStep {
 	enforcing := cfg.Mode != ModeReport
 	return wholeStep{
-		tags:     enforcing && cfg.RobotTags.Mode == RobotTagsEnforce,
-		usage:    enforcing && cfg.Usage.Response == UsageResponseEnforce,
-		scanning: cfg.RobotTags.Mode != RobotTagsOff,
-		bodyScan: cfg.RobotTags.MaxScanBytes > 0,
+		tags:        enforcing && cfg.RobotTags.Mode == RobotTagsEnforce,
+		usage:       enforcing && cfg.Usage.Response == UsageResponseEnforce,
+		scanning:    cfg.RobotTags.Mode != RobotTagsOff,
+		scansBodies: cfg.RobotTags.MaxScanBytes > 0,
 	}
 }
 
@@ -72,7 +71,7 @@ func newWholeStep(cfg *config.Config) wholeStep {
 // enforce for a request with declared purposes (the body's noai counts
 // only then).
 func (w wholeStep) enforcing(st *requestState) bool {
-	return w.bodyScan && (w.tags || w.usage && st.Purposes != 0)
+	return w.scansBodies && (w.tags || w.usage && st.Purposes != 0)
 }
 
 func (w wholeStep) onRequest(r *http.Request, _ *goproxy.ProxyCtx, st *requestState) outcome {
@@ -93,9 +92,9 @@ func (w wholeStep) onResponse(resp *http.Response, ctx *goproxy.ProxyCtx, st *re
 	if resp == nil || ctx.Error != nil || st.Answered || resp.StatusCode/100 != 2 {
 		return resp, outcome{}
 	}
+	resp.Header.Del(HeaderUnscanned)
 	if !w.enforcing(st) {
 		if w.scanning || st.Purposes != 0 {
-			resp.Header.Del(HeaderUnscanned)
 			if scan := bodyScan(resp); scan != nil && scan.Undecodable {
 				resp.Header.Set(HeaderUnscanned, cleanRule(scan.NotScanned))
 			}
