@@ -36,10 +36,7 @@ var errCodedTooLong = errors.New("compressed body far longer than its decoded li
 // decode, a corrupt stream or a read error is an error: the caller must
 // not treat the body as a robots.txt then.
 func readBody(resp *http.Response, maxBytes int) (body []byte, truncated bool, err error) {
-	// Each coded layer may hold no more than this: a legitimate stream
-	// needs about maxBytes of input to produce maxBytes of output, plus
-	// the decoders' read-ahead.
-	r, codings, err := DecodeBody(resp.Header, resp.Body, 2*int64(maxBytes)+64<<10)
+	r, codings, err := DecodeBody(resp.Header, resp.Body, maxBytes)
 	if err != nil {
 		return nil, false, err
 	}
@@ -61,16 +58,21 @@ func readBody(resp *http.Response, maxBytes int) (body []byte, truncated bool, e
 // (nil when there are none: the reader is body itself). It decodes gzip,
 // x-gzip and deflate (zlib or raw), stacked up to 4 deep; any other
 // coding, a deeper stack, or a corrupt stream header is an error (a
-// corrupt stream later on is a read error of the reader). Each coded
-// layer may yield at most layerCap bytes: reading more fails with an
-// error that says so, so that a stream built to make the decoder work for
-// long without output stops. The caller bounds the decoded bytes it
-// reads. Creating a decoder reads the first bytes of body.
-func DecodeBody(h http.Header, body io.Reader, layerCap int64) (io.Reader, []string, error) {
+// corrupt stream later on is a read error of the reader).
+//
+// The caller reads at most maxBytes decoded bytes from it; each coded
+// layer may then hold no more than twice that plus 64 KiB (a legitimate
+// stream needs about maxBytes of input to produce maxBytes of output,
+// plus the decoders' read-ahead): reading more fails with an error that
+// says so, so that a stream built to make the decoder work long without
+// output (endless empty gzip members) stops, and at most that many bytes
+// of body are read. Creating a decoder reads the first bytes of body.
+func DecodeBody(h http.Header, body io.Reader, maxBytes int) (io.Reader, []string, error) {
 	codings, err := contentCodings(h)
 	if err != nil {
 		return nil, nil, decodeError{err}
 	}
+	layerCap := 2*int64(maxBytes) + 64<<10
 	r := body
 	for i := len(codings) - 1; i >= 0; i-- { // the last coding applied is listed last
 		r, err = newDecoder(codings[i], &capReader{r: r, left: layerCap})

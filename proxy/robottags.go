@@ -154,13 +154,12 @@ func scanRobotTags(resp *http.Response, cfg config.RobotTagsConfig) *tagScan {
 // scanBody fills in s.Meta from the first maxBytes decoded bytes of
 // resp's body and replaces resp.Body by a *tagBody replaying the bytes
 // read (as the origin sent them) before the rest. The coded bytes read
-// are bounded too: each coded layer may hold at most twice maxBytes plus
-// the decoders' read-ahead (enforce.DecodeBody), so a decompression bomb
-// costs no more memory than a plain page.
+// are bounded too (enforce.DecodeBody), so a decompression bomb costs no
+// more memory than a plain page.
 func scanBody(resp *http.Response, s *tagScan, maxBytes int) {
 	orig := resp.Body
 	rec := &scanRecorder{r: orig}
-	src, _, err := enforce.DecodeBody(resp.Header, rec, 2*int64(maxBytes)+64<<10)
+	src, _, err := enforce.DecodeBody(resp.Header, rec, maxBytes)
 	if err == nil {
 		// ParseMetaRobots fails only when reading fails.
 		s.Meta, err = robottag.ParseMetaRobots(io.LimitReader(src, int64(maxBytes)))
