@@ -55,7 +55,8 @@ func readBody(resp *http.Response, maxBytes int) (body []byte, truncated bool, e
 
 // DecodeBody returns a reader of body decoded as the Content-Encoding
 // headers of h say, and those codings in the order they were applied
-// (nil when there are none: the reader is body itself). It decodes gzip,
+// (nil when there are none: the reader is body itself; known too when
+// creating a decoder failed). It decodes gzip,
 // x-gzip and deflate (zlib or raw), stacked up to 4 deep; any other
 // coding, a deeper stack, or a corrupt stream header is an error (a
 // corrupt stream later on is a read error of the reader).
@@ -77,7 +78,7 @@ func DecodeBody(h http.Header, body io.Reader, maxBytes int) (io.Reader, []strin
 	for i := len(codings) - 1; i >= 0; i-- { // the last coding applied is listed last
 		r, err = newDecoder(codings[i], &capReader{r: r, left: layerCap})
 		if err != nil {
-			return nil, nil, decodeError{fmt.Errorf("content-encoding %s: %w", codings[i], err)}
+			return nil, codings, decodeError{fmt.Errorf("content-encoding %s: %w", codings[i], err)}
 		}
 	}
 	return r, codings, nil

@@ -159,7 +159,7 @@ func scanRobotTags(resp *http.Response, cfg config.RobotTagsConfig) *tagScan {
 func scanBody(resp *http.Response, s *tagScan, maxBytes int) {
 	orig := resp.Body
 	rec := &scanRecorder{r: orig}
-	src, _, err := enforce.DecodeBody(resp.Header, rec, maxBytes)
+	src, codings, err := enforce.DecodeBody(resp.Header, rec, maxBytes)
 	if err == nil {
 		// ParseMetaRobots fails only when reading fails.
 		s.Meta, err = robottag.ParseMetaRobots(io.LimitReader(src, int64(maxBytes)))
@@ -170,6 +170,9 @@ func scanBody(resp *http.Response, s *tagScan, maxBytes int) {
 	case rec.err != nil:
 		rest = errReader{rec.err}
 		s.NotScanned = "reading the body failed: " + rec.err.Error()
+		// The client gets the coded bytes read before the error, which
+		// the decoder may not have shown the scan in full.
+		s.Undecodable = err != nil && len(codings) > 0
 	case err != nil:
 		s.Undecodable = true
 		s.NotScanned = "body cannot be decoded: " + err.Error()

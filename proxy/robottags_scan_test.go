@@ -121,3 +121,22 @@ func TestScanRobotTagsReadError(t *testing.T) {
 		t.Errorf("client got %q, %v; want the bytes before the error, then the error", b, err)
 	}
 }
+
+// TestScanRobotTagsCodedReadError: a gzip body whose reading fails before
+// the head is decoded is undecodable (an enforcing step refuses it); the
+// client still gets the coded bytes read, then the error.
+func TestScanRobotTagsCodedReadError(t *testing.T) {
+	boom := errors.New("connection reset")
+	z := encodeGzip(noindexPage + strings.Repeat("x", 10_000))
+	resp, _ := tagResp(200, "text/html", "", "Content-Encoding", "gzip")
+	resp.ContentLength = -1
+	resp.Body = io.NopCloser(io.MultiReader(bytes.NewReader(z[:5]), iotest.ErrReader(boom)))
+	s := scanRobotTags(resp, tagsCfg("enforce"))
+	if !s.Undecodable || !strings.Contains(s.NotScanned, "connection reset") {
+		t.Fatalf("scan %+v: want undecodable, the error noted", s)
+	}
+	b, err := io.ReadAll(resp.Body)
+	if !bytes.Equal(b, z[:5]) || !errors.Is(err, boom) {
+		t.Errorf("client got %q, %v; want the bytes before the error, then the error", b, err)
+	}
+}
