@@ -54,6 +54,8 @@ type Config struct {
 	RobotTags  RobotTagsConfig
 	Usage      UsageConfig
 	Auth       AuthConfig
+	// Sites are the per-site exceptions (sites.go), in file order.
+	Sites []Site
 }
 
 // UsageConfig is what usage preferences (Content-Usage, Content-Signal,
