@@ -61,7 +61,21 @@ type DecideOptions struct {
 	Purposes aipref.Set
 	// Quiet: the decision is not a proxied request (see DecideQuiet).
 	Quiet bool
+	// UnknownUsage replaces Config.UsageUnknownDeny when not
+	// UnknownConfigured.
+	UnknownUsage UnknownUsage
 }
+
+// UnknownUsage is what a decision does with a declared purpose for which
+// no usage preference is stated (DecideOptions.UnknownUsage).
+type UnknownUsage int
+
+// Values of UnknownUsage.
+const (
+	UnknownConfigured UnknownUsage = iota // Config.UsageUnknownDeny
+	UnknownAllow
+	UnknownDeny
+)
 
 // DecideFor is Decide for a crawler with its own declared purposes, as
 // o says.
@@ -125,7 +139,11 @@ func (e *Enforcer) decideURL(ctx context.Context, u *url.URL, agent string, o De
 			}
 		}
 	}
-	e.decide(&d, en, now, u, UsagePolicy{Purposes: o.Purposes, UnknownDeny: e.usage.UnknownDeny})
+	unknownDeny := e.usage.UnknownDeny
+	if o.UnknownUsage != UnknownConfigured {
+		unknownDeny = o.UnknownUsage == UnknownDeny
+	}
+	e.decide(&d, en, now, u, UsagePolicy{Purposes: o.Purposes, UnknownDeny: unknownDeny})
 	if stale != "" && !d.RobotsStale {
 		d.RobotsStale, d.RobotsStaleReason = true, stale
 	}

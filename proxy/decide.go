@@ -205,6 +205,8 @@ type robotsStep struct {
 	report      bool // mode: report
 	auditAll    bool // audit: all
 	log         zerolog.Logger
+	sites       []config.Site        // per-site exceptions (sites.go)
+	unknown     enforce.UnknownUsage // usage.unknown
 }
 
 func (rs robotsStep) onRequest(r *http.Request, _ *goproxy.ProxyCtx, st *requestState) outcome {
@@ -224,15 +226,27 @@ func (rs robotsStep) onRequest(r *http.Request, _ *goproxy.ProxyCtx, st *request
 		return refuse(http.StatusRequestURITooLong, longURLDecision(r.URL, agent, n, rs.maxURLBytes))
 	}
 
-	d := rs.enf.DecideFor(r.Context(), r.URL, agent, enforce.DecideOptions{Purposes: st.Purposes}) // /robots.txt itself: always allowed
+	site, hasSite := siteOf(rs.sites, r.URL) // per-site exceptions (sites.go)
+	if hasSite && site.Policy == config.SitePolicyDeny {
+		return siteDenied(r.URL, agent, st, site, rs.report) // before any fetch, robots.txt included
+	}
+	if hasSite && site.HasPurposes {
+		st.Purposes = site.Purposes
+	}
+	d := rs.enf.DecideFor(r.Context(), r.URL, agent, enforce.DecideOptions{Purposes: st.Purposes, UnknownUsage: rs.unknown}) // /robots.txt itself: always allowed
 	if d.Reason == enforce.ReasonClientGone {
 		// The client left while robots.txt was being fetched: nothing was
 		// decided, so nothing is audited or counted, and nothing is sent.
 		rs.log.Debug().Str("url", d.URL).Str("origin", d.Origin).Msg("client gone while waiting for robots.txt")
 		return outcome{status: http.StatusServiceUnavailable, gone: "robotsgate: the client went away before robots.txt was fetched\n"}
 	}
+	if hasSite {
+		d = applySite(d, site)
+	}
 	st.Decision, st.Decided = d, true
 	switch {
+	case d.Reason == ReasonSiteException: // written permission: always audited
+		return note(audit.DecisionAllowed, d)
 	case !d.Allowed && !rs.report:
 		return refuse(refusalStatus(d), explainRobots(r.URL.Host, d))
 	case !d.Allowed:

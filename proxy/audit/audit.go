@@ -34,6 +34,10 @@ var ErrClosed = errors.New("audit log closed")
 // tunnels, politeness pauses, robot tags, ...) fill in what applies to
 // them and leave the rest zero; zero fields are omitted from the record.
 type Event struct {
+	// Kind is "" for the decision on a request, KindConfigReload for a
+	// reload of the configuration (Reason ok or invalid, Method what asked
+	// for it, Detail what changed or why it was refused).
+	Kind     string
 	Time     time.Time // when it happened; zero means now
 	Client   string    // client address (host:port)
 	Method   string
@@ -73,7 +77,15 @@ type Event struct {
 	// PurposesOverrideRefused is the purposes header a client sent and
 	// robotsgate refused (allow_agent_override is off).
 	PurposesOverrideRefused string
+
+	// Site is the operator's per-site exception that applied (its
+	// match), SiteNote its note.
+	Site     string
+	SiteNote string
 }
+
+// KindConfigReload is the Event.Kind of a configuration reload.
+const KindConfigReload = "config-reload"
 
 // Usage is the usage preference for one purpose in an audit record.
 type Usage struct {
@@ -217,6 +229,7 @@ func (a *Auditor) encode(e Event) error {
 			ev.Str(k, v)
 		}
 	}
+	str("kind", e.Kind)
 	str("decision", e.Decision)
 	str("reason", e.Reason)
 	str("mode", e.Mode)
@@ -224,7 +237,9 @@ func (a *Auditor) encode(e Event) error {
 	str("method", e.Method)
 	str("url", e.URL)
 	str("origin", e.Origin)
-	ev.Str("agent", e.Agent) // always present: "*" says only the "*" group applied
+	if e.Kind == "" {
+		ev.Str("agent", e.Agent) // always present on decisions: "*" says only the "*" group applied
+	}
 	str("agent_override_refused", e.AgentOverrideRefused)
 	str("group", e.Group)
 	str("rule", e.Rule)
@@ -249,6 +264,8 @@ func (a *Auditor) encode(e Event) error {
 	str("purposes", e.Purposes)
 	str("usage_blocked", e.UsageBlocked)
 	str("purposes_override_refused", e.PurposesOverrideRefused)
+	str("site", e.Site)
+	str("site_note", e.SiteNote)
 	if len(e.Usage) > 0 {
 		ev.Dict("usage", usageDict(e.Usage))
 	}
