@@ -128,7 +128,7 @@ func New(cfg Config) *Admin {
 // ServeHTTP implements http.Handler: it checks the bearer token, then
 // routes.
 func (a *Admin) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	changes := r.Method == http.MethodDelete || r.Method == http.MethodPost
+	changes := r.Method == http.MethodDelete || (r.Method == http.MethodPost && r.URL.Path == "/v1/reload")
 	if changes && a.cfg.Token == "" {
 		// Purging robots.txt or reloading changes what is enforced: never
 		// without admin auth, even on loopback.
