@@ -77,6 +77,10 @@ type harnessOpts struct {
 	config func(*config.Config)
 	clock  enforce.Clock
 	hooks  enforce.Hooks
+	// transport, when not nil, carries proxied requests and robots.txt
+	// fetches (Deps.Transport); load is Deps.Load.
+	transport func(config.Config) *http.Transport
+	load      func() (config.Config, error)
 }
 
 // newHarness starts a Server on 127.0.0.1 with the default configuration
@@ -100,7 +104,7 @@ func newHarness(t *testing.T, opts harnessOpts) *harness {
 		RetryMin:     cfg.Robots.RetryMin,
 		RetryMax:     cfg.Robots.RetryMax,
 		FetchTimeout: cfg.Robots.FetchTimeout,
-	}, Deps{Auditor: audit.New(ma), Clock: opts.clock})
+	}, Deps{Auditor: audit.New(ma), Clock: opts.clock, Load: opts.load, Transport: optTransport(opts, cfg)})
 	ctr := &http.Transport{Proxy: http.ProxyURL(&url.URL{Scheme: "http", Host: addr}), DisableCompression: true}
 	t.Cleanup(ctr.CloseIdleConnections)
 	return &harness{
@@ -109,6 +113,14 @@ func newHarness(t *testing.T, opts harnessOpts) *harness {
 		audit:  ma,
 		client: &http.Client{Transport: ctr, Timeout: testTimeout},
 	}
+}
+
+// optTransport is opts.transport(cfg), or nil.
+func optTransport(opts harnessOpts, cfg config.Config) *http.Transport {
+	if opts.transport == nil {
+		return nil
+	}
+	return opts.transport(cfg)
 }
 
 // get sends a GET for u through the proxy with the given headers
