@@ -264,31 +264,6 @@ const (
 	CrawlDelayIgnore = config.CrawlDelayIgnore
 )
 
-// newPoliteness builds the politeness policy of cfg. pacer and pauses may
-// be nil (in-memory, this process only). In report mode the policy
-// decides without acting (politeness.Config.Report).
-func newPoliteness(cfg config.Config, pacer politeness.Pacer, pauses politeness.Pauses, clock enforce.Clock, log zerolog.Logger) (*politeness.Politeness, error) {
-	p := cfg.Politeness
-	pol, err := politeness.New(politeness.Config{
-		Clock:            clock,
-		Pacer:            pacer,
-		Pauses:           pauses,
-		Log:              log,
-		IgnoreCrawlDelay: p.CrawlDelay == CrawlDelayIgnore,
-		DefaultDelay:     p.DefaultCrawlDelay,
-		MaxDelay:         p.MaxCrawlDelay,
-		MaxWait:          p.MaxQueueWait,
-		BackoffStart:     p.BackoffStart,
-		BackoffMax:       p.BackoffMax,
-		MaxConcurrency:   p.MaxConcurrency,
-		Report:           cfg.Mode == ModeReport,
-	})
-	if err != nil {
-		return nil, fmt.Errorf("proxy: politeness: %w", err)
-	}
-	return pol, nil
-}
-
 // pacing is the politeness step. It runs after the robots.txt
 // verdict, for requests about to be forwarded: a paused origin is
 // answered with 503 and Retry-After, and a request whose crawl-delay wait

@@ -1,12 +1,15 @@
 package proxy
 
 import (
+	"fmt"
 	"net/http"
 	"strconv"
 
 	"github.com/elazarl/goproxy"
+	"github.com/rs/zerolog"
 
 	"github.com/robotsgate/robotsgate/enforce"
+	"github.com/robotsgate/robotsgate/enforce/politeness"
 	"github.com/robotsgate/robotsgate/internal/config"
 	"github.com/robotsgate/robotsgate/proxy/access"
 )
@@ -100,4 +103,48 @@ type liveResponse struct {
 
 func (lr liveResponse) onResponse(resp *http.Response, ctx *goproxy.ProxyCtx, st *requestState) (*http.Response, outcome) {
 	return lr.pick(lr.s.settings(st)).onResponse(resp, ctx, st)
+}
+
+// liveSteps are the steps whose settings a reload may change, each read
+// from the request's settings.
+type liveSteps struct {
+	decide, pacing, whole              requestStep
+	pacingResp, wholeResp, tags, usage responseStep
+}
+
+func (s *Server) liveSteps() liveSteps {
+	return liveSteps{
+		decide:     liveRequest{s, func(l *live) requestStep { return l.decide }},
+		pacing:     liveRequest{s, func(l *live) requestStep { return l.pacing }},
+		whole:      liveRequest{s, func(l *live) requestStep { return l.whole }},
+		pacingResp: liveResponse{s, func(l *live) responseStep { return l.pacing }},
+		wholeResp:  liveResponse{s, func(l *live) responseStep { return l.whole }},
+		tags:       liveResponse{s, func(l *live) responseStep { return l.tags }},
+		usage:      liveResponse{s, func(l *live) responseStep { return l.usage }},
+	}
+}
+
+// newPoliteness builds the politeness policy of cfg. pacer and pauses may
+// be nil (in-memory, this process only). In report mode the policy
+// decides without acting (politeness.Config.Report).
+func newPoliteness(cfg config.Config, pacer politeness.Pacer, pauses politeness.Pauses, clock enforce.Clock, log zerolog.Logger) (*politeness.Politeness, error) {
+	p := cfg.Politeness
+	pol, err := politeness.New(politeness.Config{
+		Clock:            clock,
+		Pacer:            pacer,
+		Pauses:           pauses,
+		Log:              log,
+		IgnoreCrawlDelay: p.CrawlDelay == CrawlDelayIgnore,
+		DefaultDelay:     p.DefaultCrawlDelay,
+		MaxDelay:         p.MaxCrawlDelay,
+		MaxWait:          p.MaxQueueWait,
+		BackoffStart:     p.BackoffStart,
+		BackoffMax:       p.BackoffMax,
+		MaxConcurrency:   p.MaxConcurrency,
+		Report:           cfg.Mode == ModeReport,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("proxy: politeness: %w", err)
+	}
+	return pol, nil
 }

@@ -48,15 +48,7 @@ func (s *Server) install() error {
 	}
 	s.installSelf() // the outbound dialer refuses robotsgate's own addresses (decide.go)
 	inflight := inflight{m: s.metrics}
-	// The steps whose settings a reload may change are read from the
-	// request's settings (live.go).
-	decide := liveRequest{s, func(l *live) requestStep { return l.decide }}
-	pacingReq := liveRequest{s, func(l *live) requestStep { return l.pacing }}
-	pacingResp := liveResponse{s, func(l *live) responseStep { return l.pacing }}
-	wholeReq := liveRequest{s, func(l *live) requestStep { return l.whole }}
-	wholeResp := liveResponse{s, func(l *live) responseStep { return l.whole }}
-	tags := liveResponse{s, func(l *live) responseStep { return l.tags }}
-	usage := liveResponse{s, func(l *live) responseStep { return l.usage }}
+	ls := s.liveSteps() // read from the request's settings, which a reload replaces (live.go)
 
 	// enter counts the request for Shutdown and creates its state: it is
 	// not a step, every step needs what it does.
@@ -65,9 +57,9 @@ func (s *Server) install() error {
 		inflight,                   // in-flight count, ended on the response side
 		destination{self: &s.self}, // own address → 403, MITM Host ≠ CONNECT target → 421 (decide.go)
 		hopStrip{},                 // hop-by-hop request headers
-		decide,                     // site exceptions, robots.txt verdict: 403, or let through (decide.go, sites.go)
-		pacingReq,                  // paused origin → 503, crawl-delay wait or 429 (decide.go)
-		wholeReq,                   // enforcing response steps: no Range, Accept-Encoding the scan decodes (whole.go)
+		ls.decide,                  // site exceptions, robots.txt verdict: 403, or let through (decide.go, sites.go)
+		ls.pacing,                  // paused origin → 503, crawl-delay wait or 429 (decide.go)
+		ls.whole,                   // enforcing response steps: no Range, Accept-Encoding the scan decodes (whole.go)
 		&s.fwd,                     // robot-tag scan and pooled body copy as the response arrives (forward.go); last
 	} {
 		p.OnRequest().DoFunc(s.requestHook(step))
@@ -76,10 +68,10 @@ func (s *Server) install() error {
 	for _, step := range []responseStep{
 		upstreamFailure{log: s.log}, // resp == nil → 502/504; first
 		hopStrip{},                  // hop-by-hop response headers
-		pacingResp,                  // 503/429 + Retry-After pause the origin, 2xx resumes (decide.go)
-		wholeResp,                   // partial or undecodable responses: 403 when enforcing (whole.go)
-		tags,                        // X-Robots-Tag / meta robots: annotate, or 403 (robottags.go)
-		usage,                       // Content-Usage / noai: X-Robotsgate-Usage, or 403 (usage.go)
+		ls.pacingResp,               // 503/429 + Retry-After pause the origin, 2xx resumes (decide.go)
+		ls.wholeResp,                // partial or undecodable responses: 403 when enforcing (whole.go)
+		ls.tags,                     // X-Robots-Tag / meta robots: annotate, or 403 (robottags.go)
+		ls.usage,                    // Content-Usage / noai: X-Robotsgate-Usage, or 403 (usage.go)
 		inflight,                    // decisions, upstream errors, in-flight
 		finish{},                    // report-mode headers, streaming
 		http10{},                    // HTTP/1.0 clients inside MITM sessions (forward.go); last

@@ -102,7 +102,7 @@ func (s *Server) adminRoutes() {
 			cfg := &s.live.Load().cfg
 			return cfg.Agent, cfg.Purposes
 		},
-		Reload: func() (any, error) { return s.Reload("POST /v1/reload") },
+		Reload:   func() (any, error) { return s.Reload("POST /v1/reload") },
 		Metrics:  s.metrics.Handler(),
 		Token:    s.cfg.AdminToken,
 		Protect:  protect,

@@ -118,12 +118,7 @@ func New(known map[enforce.Reason]bool) *Metrics {
 		return 0
 	})
 
-	m.reloads = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "robotsgate_config_reloads_total",
-		Help: "Configuration reloads (SIGHUP, POST /v1/reload), by result (ok: in force; invalid: refused, the running configuration kept).",
-	}, []string{"result"})
-	m.reloads.WithLabelValues("ok")
-	m.reloads.WithLabelValues("invalid")
+	m.reloads = newReloads()
 	m.byReason = make(map[enforce.Reason]*[2]prometheus.Counter, len(known))
 	for r, allowed := range known {
 		cs := &[2]prometheus.Counter{}
@@ -157,6 +152,17 @@ func (m *Metrics) Registry() *prometheus.Registry { return m.reg }
 // Handler serves the registry in the Prometheus exposition format.
 func (m *Metrics) Handler() http.Handler {
 	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{Registry: m.reg})
+}
+
+// newReloads returns robotsgate_config_reloads_total, both results at 0.
+func newReloads() *prometheus.CounterVec {
+	c := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "robotsgate_config_reloads_total",
+		Help: "Configuration reloads (SIGHUP, POST /v1/reload), by result (ok: in force; invalid: refused, the running configuration kept).",
+	}, []string{"result"})
+	c.WithLabelValues("ok")
+	c.WithLabelValues("invalid")
+	return c
 }
 
 // ConfigReload counts one reload of the configuration with result (ok or
