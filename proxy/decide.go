@@ -197,7 +197,8 @@ func truncateUTF8(s string, n int) string {
 // (with a 502 when the refusal is really an origin whose certificate
 // failed verification: untrustedRobots). Refusals, report-mode would-be
 // refusals, refused agent overrides and, with audit: all, every decision
-// are audited. A client's own request for /robots.txt is always allowed.
+// are audited. A client's own GET or HEAD of /robots.txt (spelled so) is
+// always allowed.
 type robotsStep struct {
 	enf         *enforce.Enforcer
 	maxURLBytes int // longer URLs are answered 414 undecided
@@ -224,7 +225,8 @@ func (rs robotsStep) onRequest(r *http.Request, _ *goproxy.ProxyCtx, st *request
 		return refuse(http.StatusRequestURITooLong, longURLDecision(r.URL, agent, n, rs.maxURLBytes))
 	}
 
-	d := rs.enf.DecideFor(r.Context(), r.URL, agent, enforce.DecideOptions{Purposes: st.Purposes}) // /robots.txt itself: always allowed
+	// A GET or HEAD of /robots.txt itself, spelled so: always allowed.
+	d := rs.enf.DecideFor(r.Context(), r.URL, agent, enforce.DecideOptions{Purposes: st.Purposes, Method: r.Method})
 	if d.Reason == enforce.ReasonClientGone {
 		// The client left while robots.txt was being fetched: nothing was
 		// decided, so nothing is audited or counted, and nothing is sent.
