@@ -30,8 +30,8 @@ const (
 //
 //   - an IP literal in netip's canonical text; an IPv4-mapped IPv6
 //     address ("::ffff:7f00:1", "::FFFF:127.0.0.1") is the IPv4 address it
-//     dials ("127.0.0.1"); an IPv6 address is bracketed, its zone escaped
-//     as in a URL ("[fe80::1%25en0]");
+//     dials ("127.0.0.1"); an IPv6 address is bracketed, its zone kept
+//     as in [url.URL.Host] ("[fe80::1%en0]");
 //   - a name mapped to its A-label (ASCII) form by UTS #46 with the
 //     profile net/http's transport applies to non-ASCII names
 //     ([idna.Lookup]: "ｌocalhost" is "localhost", "Bücher.de" is
@@ -79,7 +79,7 @@ func ipText(ip netip.Addr) string {
 	if ip.Is4() {
 		return ip.String()
 	}
-	return "[" + strings.ReplaceAll(ip.String(), "%", "%25") + "]"
+	return "[" + ip.String() + "]"
 }
 
 // asciiName returns the name host, mapped by UTS #46 when it is not

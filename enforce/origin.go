@@ -32,11 +32,14 @@ func Origin(u *url.URL) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	if strings.IndexByte(auth, '%') >= 0 {
+		auth = strings.ReplaceAll(auth, "%", "%25") // an IPv6 zone, escaped as in a URL
+	}
 	return scheme + "://" + auth, nil
 }
 
 // Authority returns the canonical host[:port] of u, the one robotsgate
-// forwards to: the host as [CanonicalHost] spells it, and the port in
+// forwards to, spelled as [url.URL.Host] holds it (an IPv6 zone unescaped): the host as [CanonicalHost] spells it, and the port in
 // decimal without leading zeros, left out when it is the scheme's default
 // (80 for http, 443 for https). A port must be decimal and at most 65535.
 func Authority(u *url.URL) (string, error) {
