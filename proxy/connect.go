@@ -134,7 +134,8 @@ func (s *Server) handleConnect(host string, ctx *goproxy.ProxyCtx) (*goproxy.Con
 		return s.connectAction(ctx, st, refuse(http.StatusBadRequest, d), nil), host
 	}
 	port, _ := selfaddr.ParsePort(p) // 0 when invalid: in no allow-list
-	target, o, ok := canonicalConnect(hostname, port, st) // decided and dialed as enforce keys it (canonical.go)
+	// Decided and dialed under the host as enforce keys it (canonical.go).
+	target, o, ok := canonicalConnect(hostname, port, st)
 	if !ok {
 		return s.connectAction(ctx, st, o, nil), host
 	}

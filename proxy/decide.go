@@ -3,7 +3,6 @@ package proxy
 import (
 	"context"
 	"fmt"
-	"net"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -23,22 +22,6 @@ import (
 	"github.com/robotsgate/robotsgate/robots"
 	"github.com/robotsgate/robotsgate/robots/aipref"
 )
-
-// installSelf records the configured listen addresses (Serve adds the
-// real ones of its listeners), and makes the
-// outbound transport's dialer refuse robotsgate's own addresses and dial
-// only the addresses checkDestination checked (selfDialer).
-func (s *Server) installSelf() {
-	s.self.Add(s.cfg.Listen)
-	if s.cfg.AdminListen != "" {
-		s.self.Add(s.cfg.AdminListen)
-	}
-	next := s.tr.DialContext
-	if next == nil {
-		next = (&net.Dialer{Timeout: dialTimeout, KeepAlive: dialKeepAlive}).DialContext
-	}
-	s.tr.DialContext = s.self.Dialer(next)
-}
 
 // destination is the step that refuses, whatever the mode:
 //   - with 421 Misdirected Request, a request inside an MITM session whose
