@@ -42,8 +42,8 @@ type httpsState struct {
 
 // setUpstreamTLS makes tr verify upstream certificates against the system
 // roots plus cfg.UpstreamRoots. With no extra roots it leaves tr on the
-// system roots. Proxied requests and robots.txt fetches share tr, so both
-// trust the same roots.
+// system roots. The transports of proxied requests and of robots.txt
+// fetches both get it, so both trust the same roots.
 func setUpstreamTLS(tr *http.Transport, cfg config.HTTPSConfig) error {
 	if len(cfg.UpstreamRoots) == 0 {
 		return nil
