@@ -1,7 +1,11 @@
 package proxy
 
 import (
+	"bufio"
+	"crypto/tls"
+	"io"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -116,5 +120,56 @@ func TestInvalidHostRefused(t *testing.T) {
 	}
 	if o.robotsHits.Load()+o.hits.Load() != 0 {
 		t.Error("a request reached the origin")
+	}
+}
+
+// TestMITMCanonicalSpellings: a CONNECT to an IPv4-mapped spelling of
+// 127.0.0.1 is intercepted as 127.0.0.1 (its certificate names that
+// address), and inside the session any spelling of the same address and
+// port is the same origin: not misdirected, one robots.txt fetch (over
+// the policy transport's own TLS connection), decided as
+// https://127.0.0.1:P.
+func TestMITMCanonicalSpellings(t *testing.T) {
+	o := newTLSOrigin(t, "User-agent: *\nDisallow: /private\n")
+	p := startHTTPSProxy(t, mitmConfig(t, o))
+	port := strconv.Itoa(o.port(t))
+
+	resp, body, c := p.rawConnect(t, "[::ffff:127.0.0.1]:"+port)
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("CONNECT: %d %q", resp.StatusCode, body)
+	}
+	tc := tls.Client(c, &tls.Config{RootCAs: p.ca, ServerName: "127.0.0.1"})
+	br := bufio.NewReader(tc)
+	send := func(host, path string) *http.Response {
+		t.Helper()
+		if _, err := io.WriteString(tc, "GET "+path+" HTTP/1.1\r\nHost: "+host+"\r\nUser-Agent: TestBot/1.0\r\n\r\n"); err != nil {
+			t.Fatal(err)
+		}
+		resp, err := http.ReadResponse(br, nil)
+		if err != nil {
+			t.Fatalf("GET %s (Host %s): %v", path, host, err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return resp
+	}
+	for _, host := range []string{"[::ffff:7f00:1]", "127.0.0.1", "[::FFFF:127.0.0.1]"} {
+		if resp := send(host+":"+port, "/a"); resp.StatusCode != http.StatusOK {
+			t.Errorf("Host %s: %d %s, want 200", host, resp.StatusCode, resp.Header.Get(HeaderDecision))
+		}
+		if resp := send(host+":0"+port, "/private"); resp.StatusCode != http.StatusForbidden {
+			t.Errorf("Host %s: /private %d, want 403", host, resp.StatusCode)
+		}
+	}
+	if n := o.hit("/robots.txt"); n != 1 {
+		t.Errorf("%d robots.txt fetches, want 1", n)
+	}
+	if n := o.hit("/private"); n != 0 {
+		t.Errorf("/private reached the origin %d times", n)
+	}
+	for _, r := range p.audit.records(t) {
+		if r["origin"] != "https://127.0.0.1:"+port {
+			t.Errorf("audit record with origin %v, want https://127.0.0.1:%s", r["origin"], port)
+		}
 	}
 }
