@@ -64,11 +64,16 @@ func CanonicalHost(host string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if ip, err := netip.ParseAddr(name); err == nil && ip.Is4() {
-		return ip.String(), nil
-	}
-	if err := checkName(name); err != nil {
+	numeric, err := checkName(name)
+	if err != nil {
 		return "", err
+	}
+	if numeric {
+		ip, err := netip.ParseAddr(name)
+		if err != nil || !ip.Is4() {
+			return "", hostErr(name, "a number that is not a dotted-quad IPv4 address (IPv4 shorthands are refused)")
+		}
+		return ip.String(), nil
 	}
 	return name, nil
 }
@@ -103,34 +108,32 @@ func asciiName(host string) (string, error) {
 
 // checkName checks the ASCII, lower-case name: labels of letters, digits,
 // hyphens and underscores (seen in real host names), none empty, within
-// the DNS length limits, the last one not a number.
-func checkName(name string) error {
+// the DNS length limits. numeric reports that its last label is a number:
+// then it must be an IPv4 address.
+func checkName(name string) (numeric bool, err error) {
 	if name == "" {
-		return hostErr(name, "empty name")
+		return false, hostErr(name, "empty name")
 	}
 	if len(name) > maxHostLen {
-		return hostErr(name[:32]+"...", "longer than "+strconv.Itoa(maxHostLen)+" bytes")
+		return false, hostErr(name[:32]+"...", "longer than "+strconv.Itoa(maxHostLen)+" bytes")
 	}
 	last := ""
 	for label := range strings.SplitSeq(name, ".") {
 		if label == "" {
-			return hostErr(name, "empty label")
+			return false, hostErr(name, "empty label")
 		}
 		if len(label) > maxLabelLen {
-			return hostErr(name, "label longer than "+strconv.Itoa(maxLabelLen)+" bytes")
+			return false, hostErr(name, "label longer than "+strconv.Itoa(maxLabelLen)+" bytes")
 		}
 		for i := 0; i < len(label); i++ {
 			c := label[i]
 			if !('a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '-' || c == '_') {
-				return hostErr(name, fmt.Sprintf("character %q", c))
+				return false, hostErr(name, fmt.Sprintf("character %q", c))
 			}
 		}
 		last = label
 	}
-	if endsInNumber(last) {
-		return hostErr(name, "a number that is not a dotted-quad IPv4 address (IPv4 shorthands are refused)")
-	}
-	return nil
+	return endsInNumber(last), nil
 }
 
 // endsInNumber reports whether label is a number as the WHATWG URL
