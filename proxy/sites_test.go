@@ -55,11 +55,12 @@ func (o *hostOrigin) port() string {
 	return p
 }
 
-// namedTransport returns a transport (NewTransport) that dials every
-// host name to 127.0.0.1, on the port asked for.
-func namedTransport(t *testing.T) func(config.Config) *http.Transport {
+// namedTransport returns a transport built by newTr (NewTransport,
+// NewPolicyTransport) that dials every host name to 127.0.0.1, on the
+// port asked for.
+func namedTransport(t *testing.T, newTr func(config.Config) (*http.Transport, error)) func(config.Config) *http.Transport {
 	return func(cfg config.Config) *http.Transport {
-		tr, err := NewTransport(cfg)
+		tr, err := newTr(cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -90,7 +91,7 @@ func partnerSites() []config.Site {
 // included, and the refusal names the exception (403 body, audit).
 func TestSiteDenyFetchesNothing(t *testing.T) {
 	o := newHostOrigin(t, privateRobots)
-	h := newHarness(t, harnessOpts{transport: namedTransport(t), config: func(c *config.Config) { c.Sites = partnerSites() }})
+	h := newHarness(t, harnessOpts{transport: namedTransport(t, NewTransport), policyTransport: namedTransport(t, NewPolicyTransport), config: func(c *config.Config) { c.Sites = partnerSites() }})
 	for _, host := range []string{"www.partner.test", "tie.test"} { // wildcard; deny beats allow at equal specificity
 		for _, path := range []string{"/page", "/robots.txt"} {
 			resp, body := h.get(t, "http://"+host+":"+o.port()+path, "Accept", "application/json")
@@ -117,7 +118,7 @@ func TestSiteDenyFetchesNothing(t *testing.T) {
 // allowed with reason site-exception, the note and what robots.txt said.
 func TestSiteAllowForwardsDisallowed(t *testing.T) {
 	o := newHostOrigin(t, privateRobots)
-	h := newHarness(t, harnessOpts{transport: namedTransport(t), config: func(c *config.Config) { c.Sites = partnerSites() }})
+	h := newHarness(t, harnessOpts{transport: namedTransport(t, NewTransport), policyTransport: namedTransport(t, NewPolicyTransport), config: func(c *config.Config) { c.Sites = partnerSites() }})
 	u := "http://api.partner.test:" + o.port() + "/private/x"
 	resp, body := h.get(t, u)
 	if resp.StatusCode != http.StatusOK || body != "page /private/x" {

@@ -186,7 +186,7 @@ func (s *Site) canonicalise() error {
 		if err != nil {
 			return err
 		}
-		if strings.HasPrefix(h, "[") || strings.Trim(h, "0123456789.") == "" {
+		if strings.Contains(h, ":") || strings.Trim(h, "0123456789.") == "" {
 			return errors.New("*. needs a domain name, not an address")
 		}
 		s.Domain = h
@@ -202,7 +202,9 @@ func (s *Site) canonicalise() error {
 	return nil
 }
 
-// canonicalHost returns host (without a port) as enforce.Origin spells it.
+// canonicalHost returns host (without a port) as enforce.CanonicalHost
+// spells it (an IPv6 address without its brackets, as hostOfOrigin gives
+// it).
 func canonicalHost(host string) (string, error) {
 	u := &url.URL{Scheme: "http", Host: host}
 	if u.Port() != "" || strings.HasSuffix(host, ":") {
@@ -211,11 +213,11 @@ func canonicalHost(host string) (string, error) {
 	if strings.ContainsAny(host, "/?#@ ") {
 		return "", errors.New("not a host name")
 	}
-	o, err := enforce.Origin(u)
+	h, err := enforce.CanonicalHost(u.Hostname())
 	if err != nil {
 		return "", err
 	}
-	return hostOfOrigin(o), nil
+	return strings.TrimSuffix(strings.TrimPrefix(h, "["), "]"), nil
 }
 
 // decodeSites decodes the YAML sequence n of site exceptions.

@@ -112,3 +112,32 @@ sites:
 		t.Errorf("equal specificity: %q wins, want deny", s.Policy)
 	}
 }
+
+// TestSitesCanonicalSpellings: patterns are spelled as enforce.Origin
+// spells origins (IDNA A-labels, case, trailing dot, default ports, IPv6
+// forms), so every spelling of a host matches.
+func TestSitesCanonicalSpellings(t *testing.T) {
+	sites, err := loadSites(t, `
+sites:
+  - match: "*.Bücher.example."
+    policy: deny
+  - match: "HTTP://[::FFFF:127.0.0.1]:80"
+    policy: deny
+  - match: "[2001:DB8::1]"
+    crawl_delay: 2s
+`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sites[0].Domain != "xn--bcher-kva.example" || sites[1].Origin != "http://127.0.0.1" || sites[2].Host != "2001:db8::1" {
+		t.Fatalf("canonical patterns: %q %q %q", sites[0].Domain, sites[1].Origin, sites[2].Host)
+	}
+	for _, origin := range []string{"https://www.xn--bcher-kva.example", "http://127.0.0.1", "http://[2001:db8::1]:8080"} {
+		if _, ok := SiteFor(sites, origin); !ok {
+			t.Errorf("%s: no site", origin)
+		}
+	}
+	if _, err := loadSites(t, "sites:\n  - match: \"127.1\"\n    policy: deny\n"); err == nil || !strings.Contains(err.Error(), "sites[0].match") {
+		t.Errorf("IPv4 shorthand: %v", err)
+	}
+}
