@@ -168,7 +168,7 @@ type checkResult struct {
 	// its note.
 	Site     string `json:"site,omitempty"`
 	SiteNote string `json:"site_note,omitempty"`
-	Detail string `json:"detail,omitempty"`
+	Detail   string `json:"detail,omitempty"`
 	// Purposes are the declared purposes (-purpose); UsageDisallowed
 	// those that refused the URL.
 	Purposes        []string `json:"purposes,omitempty"`
