@@ -62,7 +62,11 @@ func applySite(d enforce.Decision, site config.Site) enforce.Decision {
 	}
 	said := "robots.txt allows the URL"
 	if !d.Allowed {
-		said = "robots.txt refuses the URL (" + string(d.Reason) + ": " + d.Detail + ")"
+		why := string(d.Reason)
+		if d.Detail != "" {
+			why += ": " + d.Detail
+		}
+		said = "robots.txt refuses the URL (" + why + ")"
 	}
 	d.Detail = said + "; forwarded under the operator's site exception " + site.Match + ": " + site.Note
 	d.Allowed, d.Reason = true, ReasonSiteException
