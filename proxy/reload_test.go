@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"strings"
 	"sync"
 	"testing"
@@ -120,5 +121,26 @@ func TestReloadInvalidKeepsRunning(t *testing.T) {
 	}
 	if strings.Join(got, ",") != "invalid,invalid,ok,invalid" {
 		t.Errorf("audited reloads: %v", got)
+	}
+}
+
+// TestReloadValidatesWithRestartSettings: the configuration put in force
+// is validated with the settings that need a restart as they run: a file
+// that moves listen to loopback (not applied) and drops the credentials
+// is refused, since the proxy still listens beyond loopback.
+func TestReloadValidatesWithRestartSettings(t *testing.T) {
+	src := &swappable{}
+	h := newHarness(t, harnessOpts{load: src.load, config: func(c *config.Config) {
+		c.Listen, c.AdminToken = "0.0.0.0:9", "tok"
+		c.Auth.Credentials = []string{"crawler:secret"}
+		c.Auth.AllowCIDRs = []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}
+	}})
+	next := h.srv.live.Load().cfg
+	next.Listen = "127.0.0.1:9309"
+	next.Auth.Credentials, next.Auth.AllowCIDRs = nil, nil
+	src.set(next, nil)
+	res, err := h.srv.Reload("test")
+	if err == nil || !strings.Contains(res.Error, "listen") || h.srv.live.Load().cfg.Auth.Credentials == nil {
+		t.Fatalf("reload: %+v %v, want refused with the credentials kept", res, err)
 	}
 }
