@@ -24,11 +24,13 @@ import (
 type live struct {
 	cfg    config.Config
 	agents *agents
-	decide robotsStep
-	pacing pacing
-	tags   robotTagStep
-	usage  usageStep
-	whole  wholeStep
+	// The steps, as pointers: picking one per request as a step
+	// interface then allocates nothing.
+	decide *robotsStep
+	pacing *pacing
+	tags   *robotTagStep
+	usage  *usageStep
+	whole  *wholeStep
 	ports  map[string]bool // https.allowed_ports
 	// access is the access control (client networks, credentials) around
 	// the rest of the handler chain (Server.inner).
@@ -48,12 +50,12 @@ func (s *Server) newLive(cfg config.Config) (*live, error) {
 	if cfg.Usage.Unknown == "deny" {
 		unknown = enforce.UnknownDeny
 	}
-	l.decide = robotsStep{enf: s.enf, maxURLBytes: cfg.MaxURLBytes, agents: l.agents, report: cfg.Mode == ModeReport,
+	l.decide = &robotsStep{enf: s.enf, maxURLBytes: cfg.MaxURLBytes, agents: l.agents, report: cfg.Mode == ModeReport,
 		auditAll: cfg.Audit == AuditAll, log: s.log, sites: cfg.Sites, unknown: unknown}
-	l.pacing = pacing{polite: pol, metrics: s.metrics, life: s.life, maxConcurrency: cfg.Politeness.MaxConcurrency, log: s.log}
-	l.tags = newRobotTagStep(cfg.RobotTags, cfg.Mode)
-	l.usage = usageStep{enforce: cfg.Usage.Response == UsageResponseEnforce && cfg.Mode != ModeReport}
-	l.whole = newWholeStep(&cfg)
+	l.pacing = &pacing{polite: pol, metrics: s.metrics, life: s.life, maxConcurrency: cfg.Politeness.MaxConcurrency, log: s.log}
+	tags, whole := newRobotTagStep(cfg.RobotTags, cfg.Mode), newWholeStep(&cfg)
+	l.tags, l.whole = &tags, &whole
+	l.usage = &usageStep{enforce: cfg.Usage.Response == UsageResponseEnforce && cfg.Mode != ModeReport}
 	for _, p := range cfg.HTTPS.AllowedPorts { // validated: never empty
 		l.ports[strconv.Itoa(p)] = true
 	}
