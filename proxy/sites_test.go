@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -199,4 +200,46 @@ func TestSiteExceptionsInsideMITM(t *testing.T) {
 	if n := o2.hit("/robots.txt") + o2.hit("/page"); n != 0 {
 		t.Errorf("the denied origin saw %d requests", n)
 	}
+}
+
+// TestSiteTunnelAndReportMode: in tunnel mode a deny exception refuses
+// the CONNECT without fetching anything; in report mode it refuses
+// nothing: the request is audited as reported and forwarded, robots.txt
+// still not fetched.
+func TestSiteTunnelAndReportMode(t *testing.T) {
+	o := newHostOrigin(t, privateRobots)
+	h := newHarness(t, harnessOpts{config: func(c *config.Config) {
+		c.HTTPS.Mode = HTTPSModeTunnel
+		c.Agent = "TestBot"
+		c.HTTPS.AllowedPorts = []int{443, mustAtoi(t, o.port())}
+		c.Sites = []config.Site{{Match: "127.0.0.1", Policy: config.SitePolicyDeny}}
+	}})
+	resp, _, _ := rawConnect(t, h.addr, "127.0.0.1:"+o.port())
+	if resp.StatusCode != http.StatusForbidden || resp.Header.Get(HeaderDecision) != string(ReasonSiteDenied) {
+		t.Fatalf("CONNECT to a denied site in tunnel mode: %d %v", resp.StatusCode, resp.Header)
+	}
+
+	h = newHarness(t, harnessOpts{config: func(c *config.Config) {
+		c.Mode = ModeReport
+		c.Sites = []config.Site{{Match: "127.0.0.1", Policy: config.SitePolicyDeny}}
+	}})
+	if resp, body := h.get(t, o.URL+"/page"); resp.StatusCode != 200 || body != "page /page" {
+		t.Fatalf("report mode: %d %q", resp.StatusCode, body)
+	}
+	if rec := h.audit.find(t, string(ReasonSiteDenied)); rec["decision"] != "reported" {
+		t.Errorf("report mode audit: %v", rec)
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if n := o.hits[o.Listener.Addr().String()]; n != 1 {
+		t.Errorf("the origin saw %d requests in report mode, want 1 (the page, no robots.txt)", n)
+	}
+}
+
+func mustAtoi(t *testing.T, s string) int {
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
 }

@@ -162,6 +162,15 @@ func TestServeReloadPOST(t *testing.T) {
 		t.Errorf("new credentials, NewBot: %d, want 403", got)
 	}
 
+	// A site exception added by a reload: the origin is denied from now on.
+	s.write(t, "agent: NewBot\nsites:\n  - match: 127.0.0.1\n    policy: deny\n")
+	if code, res = s.reload(t, s.adminAuth); code != 200 || toJSON(res["changed"]) != `["sites"]` {
+		t.Fatalf("reload adding a site: %d %v", code, res)
+	}
+	if got := s.status(t, s.origin+"/robots.txt", "crawler", "secret2"); got != 403 {
+		t.Errorf("robots.txt of a denied site: %d, want 403", got)
+	}
+
 	s.write(t, "agent: OldBot\nsites:\n  - match: partner.example\n    policy: allow\n")
 	code, res = s.reload(t, s.adminAuth)
 	if code != http.StatusUnprocessableEntity || res["result"] != "invalid" || !strings.Contains(res["error"].(string), "needs a note") {
@@ -177,8 +186,8 @@ func TestServeReloadPOST(t *testing.T) {
 			kinds = append(kinds, rec["reason"].(string))
 		}
 	}
-	if strings.Join(kinds, ",") != "ok,invalid" {
-		t.Errorf("audited reloads: %v, want ok,invalid", kinds)
+	if strings.Join(kinds, ",") != "ok,ok,invalid" {
+		t.Errorf("audited reloads: %v, want ok,ok,invalid", kinds)
 	}
 }
 
