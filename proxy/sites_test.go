@@ -218,6 +218,9 @@ func TestSiteTunnelAndReportMode(t *testing.T) {
 	if resp.StatusCode != http.StatusForbidden || resp.Header.Get(HeaderDecision) != string(ReasonSiteDenied) {
 		t.Fatalf("CONNECT to a denied site in tunnel mode: %d %v", resp.StatusCode, resp.Header)
 	}
+	if n := o.hitsOf("127.0.0.1:" + o.port()); n != 0 {
+		t.Fatalf("tunnel mode: the denied origin saw %d requests", n)
+	}
 
 	h = newHarness(t, harnessOpts{config: func(c *config.Config) {
 		c.Mode = ModeReport
