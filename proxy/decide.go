@@ -106,6 +106,7 @@ type agents struct {
 	header        string     // the canonical per-request override header, "" when disabled
 	allowOverride bool       // config.Config.AllowAgentOverride
 	purposes      aipref.Set // config.Config.Purposes
+	contentUse    aipref.Use // config.Config.ContentUse
 	purposeHeader string     // the canonical purposes header (usage.purpose_header), "" when disabled
 }
 
@@ -224,7 +225,7 @@ func (rs robotsStep) onRequest(r *http.Request, _ *goproxy.ProxyCtx, st *request
 		return refuse(http.StatusRequestURITooLong, longURLDecision(r.URL, agent, n, rs.maxURLBytes))
 	}
 
-	d := rs.enf.DecideFor(r.Context(), r.URL, agent, enforce.DecideOptions{Purposes: st.Purposes}) // /robots.txt itself: always allowed
+	d := rs.enf.DecideFor(r.Context(), r.URL, agent, enforce.DecideOptions{Purposes: st.Purposes, ContentUse: st.ContentUse}) // /robots.txt itself: always allowed
 	if d.Reason == enforce.ReasonClientGone {
 		// The client left while robots.txt was being fetched: nothing was
 		// decided, so nothing is audited or counted, and nothing is sent.

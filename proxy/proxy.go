@@ -139,6 +139,7 @@ func New(cfg config.Config, deps Deps) (*Server, error) {
 		s.tr = tr
 	}
 	s.agents = newAgents(cfg.Agent, cfg.AgentHeader, cfg.AllowAgentOverride).withPurposes(cfg.Purposes, cfg.Usage.PurposeHeader)
+	s.agents.contentUse = cfg.ContentUse
 
 	p := goproxy.NewProxyHttpServer()
 	p.Verbose = false

@@ -85,8 +85,10 @@ func identify(r *http.Request, st *requestState) {
 	}
 }
 
-// declare sets st.Purposes, the purposes r is decided for: the user's
-// (credentials file purposes=), else the configured ones; replaced by
+// declare sets st.ContentUse, the user's content use (credentials file
+// content_use=), else the configured one, and st.Purposes, the purposes
+// r is decided for: the user's (credentials file purposes=), else the
+// configured ones; replaced by
 // r's purposes header (or, inside an MITM session, the CONNECT's) only
 // when allow_agent_override is set. The header is always removed from
 // r. A refused header that names other purposes is kept in
@@ -94,6 +96,10 @@ func identify(r *http.Request, st *requestState) {
 // purpose refuses r (400 invalid-purpose): ok is false and o says so.
 func (a *agents) declare(r *http.Request, st *requestState) (o outcome, ok bool) {
 	identify(r, st)
+	st.ContentUse = a.contentUse
+	if st.Identity.HasContentUse {
+		st.ContentUse = st.Identity.ContentUse
+	}
 	set := a.purposes
 	if st.Identity.HasPurposes {
 		set = st.Identity.Purposes
