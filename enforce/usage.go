@@ -11,6 +11,39 @@ import (
 // content-use level is below the crawler's declared content use.
 const ReasonUsageDisallowed Reason = "usage-disallowed"
 
+// Sources of a usage preference stated by the response rather than by
+// robots.txt (beside robots.ContentUsage and robots.ContentSignal).
+const (
+	SourceContentUsageHeader  robots.UsageSource = 100 + iota // a Content-Usage response header
+	SourceContentSignalHeader                                 // a Content-Signal response header
+	SourceRobotTag                                            // noai / noimageai in X-Robots-Tag or meta robots
+)
+
+// UsageSources returns every source of a usage preference robotsgate
+// reads, robots.UsageNone first (no source: unknown). A new source is
+// added here and named in SourceName; metrics expose one series per
+// source.
+func UsageSources() []robots.UsageSource {
+	return []robots.UsageSource{robots.UsageNone, robots.ContentUsage, robots.ContentSignal,
+		SourceContentUsageHeader, SourceContentSignalHeader, SourceRobotTag}
+}
+
+// SourceName names s in answers, audit records and metrics:
+// "content-usage", "content-signal" (robots.txt lines),
+// "content-usage-header", "content-signal-header", "robot-tag" (the
+// response), "" for robots.UsageNone.
+func SourceName(s robots.UsageSource) string {
+	switch s {
+	case SourceContentUsageHeader:
+		return "content-usage-header"
+	case SourceContentSignalHeader:
+		return "content-signal-header"
+	case SourceRobotTag:
+		return "robot-tag"
+	}
+	return s.String()
+}
+
 // Usage is the usage preferences that bind a crawler on one URL, one
 // verdict per purpose, indexed by aipref.Purpose: for purpose p, the
 // most restrictive of the preferences stated for the purposes
