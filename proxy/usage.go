@@ -40,7 +40,6 @@ const (
 	UsageResponseEnforce  = "enforce"  // replace the response with a 403 and an audit record
 )
 
-
 // maxUsageRule bounds the rule text quoted from a response header.
 const maxUsageRule = 256
 
