@@ -98,7 +98,7 @@ func (p Purpose) String() string {
 
 // Binds returns the purposes whose stated preferences bind a crawler that
 // declares p: a crawler is held to every one of them, and the most
-// restrictive wins (see [Prefs.Held]).
+// restrictive wins.
 //
 // The vocabulary's "ai-use" (input to a generative model, not given by
 // the user) and Content Signals' "ai-input" (input to AI models for RAG,
@@ -223,23 +223,6 @@ func (ps Prefs) Combine(o Prefs) Prefs {
 	}
 	ps.use = CombineUse(ps.use, o.use)
 	return ps
-}
-
-// Held returns, for each purpose p, the combination of the preferences
-// of ps for the purposes [Binds](p): what a crawler declaring p is held
-// to.
-func (ps Prefs) Held() Prefs {
-	out := ps
-	for p := Purpose(0); p < NumPurposes; p++ {
-		v := Unknown
-		for q := Purpose(0); q < NumPurposes; q++ {
-			if Binds(p).Has(q) {
-				v = Combine(v, ps.v[q])
-			}
-		}
-		out.v[p] = v
-	}
-	return out
 }
 
 // Disallows returns the purposes of s that ps disallows.
