@@ -73,12 +73,7 @@ func runCheck(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail("%v", err)
 	}
-	if len(body) > robots.DefaultMaxBytes {
-		fmt.Fprintf(stderr, "robotsgate check: note: the robots.txt is larger than %d bytes; only the lines within them are parsed\n", robots.DefaultMaxBytes)
-	}
-	if !robots.ValidAgent(*agent) {
-		fmt.Fprintf(stderr, "robotsgate check: note: -agent %q is not a product token ([A-Za-z0-9_-]+), so only the * group can apply to it (product token: %q)\n", *agent, robots.ProductToken(*agent))
-	}
+	checkNotes(stderr, len(body), *agent)
 	r := robots.Parse(body)
 	enc := json.NewEncoder(stdout)
 	enc.SetEscapeHTML(false)
@@ -98,6 +93,18 @@ func runCheck(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		}
 	}
 	return status
+}
+
+// checkNotes writes the notes of a robots.txt of size bytes and an agent
+// on stderr: a file larger than robots.Parse reads, an agent that is not
+// a product token.
+func checkNotes(stderr io.Writer, size int, agent string) {
+	if size > robots.DefaultMaxBytes {
+		fmt.Fprintf(stderr, "robotsgate check: note: the robots.txt is larger than %d bytes; only the lines within them are parsed\n", robots.DefaultMaxBytes)
+	}
+	if !robots.ValidAgent(agent) {
+		fmt.Fprintf(stderr, "robotsgate check: note: -agent %q is not a product token ([A-Za-z0-9_-]+), so only the * group can apply to it (product token: %q)\n", agent, robots.ProductToken(agent))
+	}
 }
 
 // checkPolicy parses the -purpose and -content-use flags.
