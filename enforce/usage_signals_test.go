@@ -1,8 +1,10 @@
 package enforce
 
 import (
+	"context"
 	"encoding/json"
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/robotsgate/robotsgate/robots"
@@ -82,5 +84,46 @@ func checkHeld(t *testing.T, r *robots.Robots, agent, path string, want map[stri
 		if refused := d.Reason == ReasonUsageDisallowed; refused != (got == "n") {
 			t.Errorf("%s: a crawler declaring only %s: %s (%s), held %q (source: %s)", path, p, d.Reason, d.Detail, got, source)
 		}
+	}
+}
+
+// TestContentUseDecide: Config.ContentUse refuses a URL whose level is
+// below it (DecideOptions replaces it), reports the level otherwise,
+// and a spelling of the path cannot pick up a higher level.
+func TestContentUseDecide(t *testing.T) {
+	const file = "User-agent: *\nContent-Signal: search=yes, use=reference\nContent-Signal: /full/ use=full\n"
+	v := newEnv(t, serve(200, file), Config{ContentUse: aipref.UseFull})
+	if v.e.ContentUse() != aipref.UseFull {
+		t.Fatalf("ContentUse() = %q", v.e.ContentUse())
+	}
+	d := v.decide("/a", 1)
+	if d.Reason != ReasonUsageDisallowed || !d.ContentUseBlocked || d.ContentUse != aipref.UseFull || d.Line != 2 ||
+		d.Rule != "Content-Signal: search=yes, use=reference" || d.Detail != "content use full is above the site's level reference" ||
+		d.SiteUse.Level != aipref.UseReference || d.UsageBlocked != 0 {
+		t.Fatalf("Decide /a: %+v", d)
+	}
+	if d := v.e.DecideQuiet(context.Background(), v.o.url("/full/x"), ""); !d.Allowed || d.SiteUse.Level != aipref.UseFull || d.SiteUse.Line != 3 {
+		t.Fatalf("DecideQuiet /full/x: %+v", d)
+	}
+	d = v.e.DecideFor(context.Background(), v.o.url("/full/..%2fa"), "", DecideOptions{ContentUse: aipref.UseFull})
+	if d.Reason != ReasonUsageDisallowed || d.SiteUse.Level != aipref.UseReference || !strings.Contains(d.Detail, "decided on the normalised path /a") {
+		t.Fatalf("spelling /full/..%%2fa: %+v", d)
+	}
+	for _, use := range []aipref.Use{aipref.UseUnknown, aipref.UseImmediate, aipref.UseReference} {
+		d := v.e.DecideFor(context.Background(), v.o.url("/a"), "", DecideOptions{ContentUse: use, Purposes: aipref.SetOf(aipref.Search)})
+		if !d.Allowed || d.ContentUseBlocked || d.SiteUse.Level != aipref.UseReference {
+			t.Errorf("content use %q: %+v", use, d)
+		}
+	}
+	// Refused for a purpose and the content use at once: both are said.
+	w := newEnv(t, serve(200, "User-agent: *\nContent-Signal: ai-train=no, use=immediate\n"), Config{})
+	d = w.decideFor("/a", "", aipref.SetOf(aipref.TrainAI))
+	if d.Reason != ReasonUsageDisallowed || d.ContentUseBlocked {
+		t.Fatalf("train-ai only: %+v", d)
+	}
+	d = w.e.DecideFor(context.Background(), w.o.url("/a"), "", DecideOptions{Purposes: aipref.SetOf(aipref.TrainAI), ContentUse: aipref.UseReference})
+	if !d.ContentUseBlocked || d.UsageBlocked != aipref.SetOf(aipref.TrainAI) ||
+		d.Detail != "purpose train-ai disallowed; content use reference is above the site's level immediate" {
+		t.Fatalf("both: %+v", d)
 	}
 }
