@@ -75,6 +75,14 @@ func TestUsageAIUseThroughProxy(t *testing.T) {
 	if resp.StatusCode != 200 || body != "hello from /search-only/x" || resp.Header.Get(HeaderUsage) != "search=y" {
 		t.Fatalf("ai-use /search-only/x: %d %q %v", resp.StatusCode, body, resp.Header)
 	}
+	// The purposes header declares ai-use too (when the operator lets it).
+	h := startUsageProxy(t, func(c *config.Config) { c.AllowAgentOverride = true })
+	if resp, _ := get(t, h.client(nil), o.URL+"/x", "X-Robots-Purpose", "ai-use"); resp.StatusCode != http.StatusForbidden {
+		t.Fatalf("purposes header ai-use: %d", resp.StatusCode)
+	}
+	if resp, _ := get(t, h.client(nil), o.URL+"/x", "X-Robots-Purpose", "search"); resp.StatusCode != 200 {
+		t.Fatalf("purposes header search: %d", resp.StatusCode)
+	}
 	// Held to both vocabularies: Content-Usage ai-use binds an ai-input
 	// crawler, Content-Signal ai-input binds an ai-use crawler.
 	in := startUsageProxy(t, func(c *config.Config) { c.Purposes = aipref.SetOf(aipref.AIInput) })
