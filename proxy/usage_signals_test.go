@@ -169,6 +169,10 @@ func TestUsageContentUseThroughProxy(t *testing.T) {
 		j.SiteUse == nil || *j.SiteUse != (siteUseJSON{Level: "reference", Source: "content-signal", Rule: "Content-Signal: search=yes,ai-train=no,use=reference", Line: 2}) {
 		t.Fatalf("use=reference JSON body: %s", body)
 	}
+	_, text := get(t, c, ref.URL+"/x")
+	if want := "use:      full declared; site reference (Content-Signal: search=yes,ai-train=no,use=reference, line 2)\n"; !strings.Contains(text, want) {
+		t.Errorf("text body lacks %q:\n%s", want, text)
+	}
 	if ref.hit("/x") != 0 {
 		t.Fatal("the origin saw /x")
 	}
@@ -219,7 +223,7 @@ func TestUsageContentUseThroughProxy(t *testing.T) {
 	rr := httptest.NewRecorder()
 	p.srv.Metrics().Handler().ServeHTTP(rr, httptest.NewRequest("GET", "/metrics", nil))
 	for _, want := range []string{
-		`robotsgate_usage_verdicts_total{pref="disallowed",purpose="content-use",source="content-signal"} 1`,
+		`robotsgate_usage_verdicts_total{pref="disallowed",purpose="content-use",source="content-signal"} 2`,
 		`robotsgate_usage_verdicts_total{pref="allowed",purpose="content-use",source="content-signal"} 1`,
 		`robotsgate_usage_verdicts_total{pref="disallowed",purpose="content-use",source="content-signal-header"} 2`,
 	} {
