@@ -88,7 +88,7 @@ func options() []option {
 		{"robot_tags.max_scan_bytes", "", "how much of an HTML body is scanned for meta tags; 0 = X-Robots-Tag headers only", func(c *Config) any { return &c.RobotTags.MaxScanBytes }},
 
 		{"usage.unknown", "", "a declared purpose for which neither robots.txt nor the response states a preference: allow or deny", func(c *Config) any { return &c.Usage.Unknown }},
-		{"usage.response", "", "a Content-Usage response header, or a noai/noimageai tag, that disallows a declared purpose: annotate (audit and add X-Robotsgate-Usage) or enforce (refuse)", func(c *Config) any { return &c.Usage.Response }},
+		{"usage.response", "", "a Content-Usage or Content-Signal response header, or a noai/noimageai tag, that disallows a declared purpose (or a Content-Signal use= below content_use): annotate (audit and add X-Robotsgate-Usage) or enforce (refuse)", func(c *Config) any { return &c.Usage.Response }},
 		{"usage.purpose_header", "", "request header declaring the purposes per request (stripped before forwarding); replaces configured purposes only with allow_agent_override; - disables", func(c *Config) any { return &c.Usage.PurposeHeader }},
 
 		{"auth.credentials", "", "\"user:password\" pairs accepted in Proxy-Authorization: Basic", func(c *Config) any { return &c.Auth.Credentials }},
