@@ -71,12 +71,15 @@ func TestParsePurposes(t *testing.T) {
 // FuzzParse checks that parsing never panics and that no statement sets
 // AIInput through the vocabulary's syntax.
 func FuzzParse(f *testing.F) {
-	for _, s := range []string{"train-ai=y, search=n", `train-ai=y, train-ai, search=n, search="n"`, "train-ai;a=(1 2);b, search=:AAA=:", "ai-train=no, search=yes"} {
+	for _, s := range []string{"train-ai=y, search=n", `train-ai=y, train-ai, search=n, search="n"`, "train-ai;a=(1 2);b, search=:AAA=:", "ai-train=no, search=yes", "use=full, use=Reference,use=x"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
 		if Parse(s).Get(AIInput) != Unknown {
 			t.Fatal("vocabulary statement set ai-input")
+		}
+		if cs := ParseContentSignal(s); cs.Use() > UseFull || Parse(s).Use() != UseUnknown {
+			t.Fatalf("use level out of range, or set by the vocabulary's syntax: %q", s)
 		}
 		_ = ParseContentSignal(s).String()
 	})
