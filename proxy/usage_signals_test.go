@@ -314,4 +314,17 @@ func TestUsageSignalsInMITM(t *testing.T) {
 	if ai.hit("/x") != 0 || ref.hit("/x") != 0 {
 		t.Error("an origin saw a URL refused before the request leaves")
 	}
+
+	// A search crawler in MITM: train-ai=n and ai-use=n, in robots.txt and
+	// in the response, refuse nothing.
+	so := newSignalOrigin(t, "User-agent: *\nContent-Usage: train-ai=n, ai-use=n\n", true)
+	scfg := mitmConfig(t, so)
+	scfg.Purposes = aipref.SetOf(aipref.Search)
+	scfg.Usage.Response = UsageResponseEnforce
+	sp := startHTTPSProxy(t, scfg)
+	for _, path := range []string{"/x", "/cu-train-n"} {
+		if resp, body := get(t, sp.client(sp.ca), so.URL+path); resp.StatusCode != 200 || body != "hello from "+path {
+			t.Errorf("search %s in MITM: %d %s", path, resp.StatusCode, body)
+		}
+	}
 }
