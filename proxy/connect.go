@@ -186,7 +186,7 @@ func (s *Server) tunnel(ctx *goproxy.ProxyCtx, st *requestState, u *url.URL) out
 	if hasSite && site.HasPurposes {
 		st.Purposes = site.Purposes
 	}
-	d := s.enf.DecideFor(r.Context(), &root, st.Agent, enforce.DecideOptions{Purposes: st.Purposes, UnknownUsage: l.decide.unknown})
+	d := s.enf.DecideFor(r.Context(), &root, st.Agent, enforce.DecideOptions{Purposes: st.Purposes, ContentUse: st.ContentUse, UnknownUsage: l.decide.unknown})
 	d.URL = u.String()
 	switch d.Reason {
 	case enforce.ReasonAllowed, enforce.ReasonDisallowed:

@@ -37,7 +37,7 @@ const (
 // or DecisionReported, status what the client got or the origin answered
 // (0 when neither applies). Mode is filled in by Server.record.
 func eventOf(client, method string, d enforce.Decision, verdict string, status int) audit.Event {
-	return audit.Event{
+	e := audit.Event{
 		Client:           client,
 		Method:           method,
 		URL:              d.URL,
@@ -61,6 +61,8 @@ func eventOf(client, method string, d enforce.Decision, verdict string, status i
 		Site:             d.Site,
 		SiteNote:         d.SiteNote,
 	}
+	auditContentUse(&e, &d)
+	return e
 }
 
 // decisionJSON is the answer of GET /v1/decision: the fields a 403 of
@@ -86,6 +88,7 @@ type decisionJSON struct {
 	Purposes        []string             `json:"purposes,omitempty"`
 	UsageDisallowed []string             `json:"usage_disallowed,omitempty"`
 	Usage           map[string]usageJSON `json:"usage,omitempty"`
+	contentUseJSON
 	// Site is the operator's per-site exception that applied, SiteNote
 	// its note.
 	Site     string `json:"site,omitempty"`
@@ -128,6 +131,7 @@ func newDecisionJSON(d enforce.Decision) decisionJSON {
 	}
 	j.Robots = newRobotsJSON(d)
 	j.Purposes, j.UsageDisallowed, j.Usage = purposeNames(d.Purposes), purposeNames(d.UsageBlocked), usageOf(&d)
+	j.contentUseJSON = contentUseOf(&d)
 	return j
 }
 
@@ -171,8 +175,9 @@ type refusalBody struct {
 	Purposes        []string             `json:"purposes,omitempty"`
 	UsageDisallowed []string             `json:"usage_disallowed,omitempty"`
 	Usage           map[string]usageJSON `json:"usage,omitempty"`
-	Site            string               `json:"site,omitempty"`
-	SiteNote        string               `json:"site_note,omitempty"`
+	contentUseJSON
+	Site     string `json:"site,omitempty"`
+	SiteNote string `json:"site_note,omitempty"`
 }
 
 // newRefusalBody is the body of the refusal of d with status; fallbackURL
@@ -198,6 +203,7 @@ func newRefusalBody(status int, d enforce.Decision, fallbackURL string) refusalB
 		SiteNote:    j.SiteNote,
 	}
 	b.Purposes, b.UsageDisallowed, b.Usage = j.Purposes, j.UsageDisallowed, j.Usage
+	b.contentUseJSON = j.contentUseJSON
 	if b.URL == "" {
 		b.URL = fallbackURL
 	}
@@ -363,6 +369,7 @@ func refusalText(b refusalBody) string {
 		sb.WriteString("\n")
 	}
 	usageText(&sb, b.Purposes, b.Usage)
+	contentUseText(&sb, b.contentUseJSON)
 	if rb := b.Robots; rb != nil {
 		fmt.Fprintf(&sb, "robots:   %s: %s", rb.URL, rb.Status)
 		if rb.HTTPStatus != 0 {

@@ -46,6 +46,7 @@ func (s *Server) newLive(cfg config.Config) (*live, error) {
 	}
 	l := &live{cfg: cfg, ports: make(map[string]bool)}
 	l.agents = newAgents(cfg.Agent, cfg.AgentHeader, cfg.AllowAgentOverride).withPurposes(cfg.Purposes, cfg.Usage.PurposeHeader)
+	l.agents.contentUse = cfg.ContentUse
 	unknown := enforce.UnknownAllow
 	if cfg.Usage.Unknown == "deny" {
 		unknown = enforce.UnknownDeny

@@ -76,7 +76,7 @@ func applySite(d enforce.Decision, site config.Site) enforce.Decision {
 // decideQuiet is the decision /v1/decision shows for u, agent and
 // purposes: the proxy's, per-site exceptions included, without counting
 // it as a proxied request.
-func (s *Server) decideQuiet(ctx context.Context, u *url.URL, agent string, purposes aipref.Set) enforce.Decision {
+func (s *Server) decideQuiet(ctx context.Context, u *url.URL, agent string, purposes aipref.Set, use aipref.Use) enforce.Decision {
 	l := s.live.Load()
 	site, hasSite := siteOf(l.cfg.Sites, u)
 	if hasSite && site.Policy == config.SitePolicyDeny {
@@ -85,7 +85,7 @@ func (s *Server) decideQuiet(ctx context.Context, u *url.URL, agent string, purp
 	if hasSite && site.HasPurposes {
 		purposes = site.Purposes
 	}
-	d := s.enf.DecideFor(ctx, u, agent, enforce.DecideOptions{Purposes: purposes, Quiet: true, UnknownUsage: l.decide.unknown})
+	d := s.enf.DecideFor(ctx, u, agent, enforce.DecideOptions{Purposes: purposes, ContentUse: use, Quiet: true, UnknownUsage: l.decide.unknown})
 	if hasSite {
 		d = applySite(d, site)
 	}

@@ -96,21 +96,22 @@ func (s *Server) adminRoutes() {
 	}
 	s.admin = admin.New(admin.Config{
 		Cache: s.enf,
-		Decide: func(ctx context.Context, u *url.URL, agent string, purposes aipref.Set) any {
-			return newDecisionJSON(s.decideQuiet(ctx, u, agent, purposes)) // (sites.go)
+		Decide: func(ctx context.Context, u *url.URL, agent string, purposes aipref.Set, use aipref.Use) any {
+			return newDecisionJSON(s.decideQuiet(ctx, u, agent, purposes, use)) // (sites.go)
 		},
-		Defaults: func() (string, aipref.Set) {
+		Defaults: func() (string, aipref.Set, aipref.Use) {
 			cfg := &s.live.Load().cfg
-			return cfg.Agent, cfg.Purposes
+			return cfg.Agent, cfg.Purposes, cfg.ContentUse
 		},
-		Reload:   func() (any, error) { return s.Reload("POST /v1/reload") },
-		Metrics:  s.metrics.Handler(),
-		Token:    s.cfg.AdminToken,
-		Protect:  protect,
-		Agent:    s.cfg.Agent,
-		Purposes: s.cfg.Purposes,
-		Ready:    s.ready,
-		Now:      s.clock.Now,
+		Reload:     func() (any, error) { return s.Reload("POST /v1/reload") },
+		Metrics:    s.metrics.Handler(),
+		Token:      s.cfg.AdminToken,
+		Protect:    protect,
+		Agent:      s.cfg.Agent,
+		Purposes:   s.cfg.Purposes,
+		ContentUse: s.cfg.ContentUse,
+		Ready:      s.ready,
+		Now:        s.clock.Now,
 	})
 	if s.cfg.AdminListen == "" {
 		s.mux.Handle("/", s.admin)

@@ -48,6 +48,8 @@ func (o option) set(c *Config, v string, items []string) error {
 			return err
 		}
 		*p = set
+	case *aipref.Use:
+		return parseInto(p, strings.TrimSpace(v), aipref.ParseUse)
 	default:
 		return fmt.Errorf("unsupported field type %T", p)
 	}
@@ -117,6 +119,8 @@ func (o option) get(c *Config) string {
 		return p.String()
 	case *[]Site:
 		return joinList(*p, func(s Site) string { return s.Match })
+	case *aipref.Use:
+		return p.String()
 	}
 	return ""
 }

@@ -36,8 +36,9 @@ type Config struct {
 	// JSON value to send. It must not count as a proxied request (no
 	// metrics).
 	// purposes are the declared purposes: the configured ones, or the
-	// query's purpose parameter.
-	Decide  func(ctx context.Context, u *url.URL, agent string, purposes aipref.Set) any
+	// query's purpose parameter; use the declared content use: the
+	// configured one, or the query's content_use parameter.
+	Decide  func(ctx context.Context, u *url.URL, agent string, purposes aipref.Set, use aipref.Use) any
 	Metrics http.Handler // served at /metrics; nil: 404
 	// Token is the bearer token of the admin API ("" = none). DELETE
 	// (purge) always requires it: without a token it is refused with 403.
@@ -52,10 +53,13 @@ type Config struct {
 	// Purposes are the purposes /v1/decision decides for when the query
 	// has no purpose parameter (the configured purposes).
 	Purposes aipref.Set
-	// Defaults, when not nil, returns the agent and purposes of the
-	// configuration in force, replacing Agent and Purposes (they change
-	// at a reload).
-	Defaults func() (agent string, purposes aipref.Set)
+	// ContentUse is the content use /v1/decision decides for when the
+	// query has no content_use parameter (the configured one).
+	ContentUse aipref.Use
+	// Defaults, when not nil, returns the agent, purposes and content use
+	// of the configuration in force, replacing Agent, Purposes and
+	// ContentUse (they change at a reload).
+	Defaults func() (agent string, purposes aipref.Set, use aipref.Use)
 	// Reload reloads the configuration for POST /v1/reload (always with
 	// the token: 403 when none is configured): result is the JSON answer,
 	// err non-nil when the new configuration was refused (answered 422
@@ -73,7 +77,7 @@ type Config struct {
 //	GET    /healthz                        liveness: 200 "ok"
 //	GET    /readyz                         200 "ready", or 503 with the reason
 //	GET    /metrics                        Prometheus metrics
-//	GET    /v1/decision?url=URL&agent=NAME&purpose=LIST the decision robotsgate would make now (JSON)
+//	GET    /v1/decision?url=URL&agent=NAME&purpose=LIST&content_use=LEVEL the decision robotsgate would make now (JSON)
 //	GET    /v1/robots?origin=ORIGIN        the cached robots.txt state (JSON); &fetch=1 fetches it when absent or stale
 //	DELETE /v1/robots?origin=ORIGIN        forget the cached robots.txt (needs the token; 403 when none is configured)
 //	POST   /v1/reload                      read the configuration again (needs the token; 403 when none is configured)
@@ -219,9 +223,9 @@ func (a *Admin) decision(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusBadRequest, jsonError{Error: "url: want an absolute http or https URL"})
 		return
 	}
-	agent, purposes := a.cfg.Agent, a.cfg.Purposes
+	agent, purposes, use := a.cfg.Agent, a.cfg.Purposes, a.cfg.ContentUse
 	if a.cfg.Defaults != nil {
-		agent, purposes = a.cfg.Defaults()
+		agent, purposes, use = a.cfg.Defaults()
 	}
 	if q.Has("agent") {
 		agent = q.Get("agent")
@@ -241,7 +245,14 @@ func (a *Admin) decision(w http.ResponseWriter, r *http.Request) {
 			purposes = 0
 		}
 	}
-	writeJSON(w, http.StatusOK, a.cfg.Decide(r.Context(), u, agent, purposes))
+	if q.Has("content_use") {
+		// "" (content_use=) declares none.
+		if use, err = aipref.ParseUse(q.Get("content_use")); err != nil {
+			writeJSON(w, http.StatusBadRequest, jsonError{Error: "content_use: " + err.Error()})
+			return
+		}
+	}
+	writeJSON(w, http.StatusOK, a.cfg.Decide(r.Context(), u, agent, purposes, use))
 }
 
 // reload is POST /v1/reload: 200 with the result, 422 with it when the
