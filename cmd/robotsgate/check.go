@@ -91,9 +91,7 @@ func runCheck(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			status = 1
 		}
 		if *asJSON {
-			res := newCheckResult(u, &v, pol)
-			res.Site, res.SiteNote = site.Match, site.Note
-			err = enc.Encode(res)
+			err = enc.Encode(newCheckResult(u, &v, pol).withSite(site))
 		} else {
 			_, err = io.WriteString(stdout, checkLine(u, &v, purposes, site))
 		}

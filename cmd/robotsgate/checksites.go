@@ -55,3 +55,9 @@ func checkDecide(r *robots.Robots, agent, u string, pol enforce.UsagePolicy, sit
 	}
 	return v, site
 }
+
+// withSite returns r naming the exception site that applied.
+func (r checkResult) withSite(site config.Site) checkResult {
+	r.Site, r.SiteNote = site.Match, site.Note
+	return r
+}
