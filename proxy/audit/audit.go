@@ -263,17 +263,7 @@ func (a *Auditor) encode(e Event) error {
 	if e.Line > 0 {
 		ev.Int("line", e.Line)
 	}
-	if e.RobotsStatus != "" {
-		ev.Str("robots_status", e.RobotsStatus)
-		if e.RobotsHTTPStatus != 0 {
-			ev.Int("robots_http_status", e.RobotsHTTPStatus)
-		}
-		ev.Float64("robots_age_s", e.RobotsAge.Round(time.Millisecond).Seconds())
-		if e.RobotsStale {
-			ev.Bool("robots_stale", true)
-			str("robots_stale_reason", e.RobotsStaleWhy)
-		}
-	}
+	robotsFields(ev, &e)
 	if e.Status != 0 {
 		ev.Int("status", e.Status)
 	}
@@ -303,6 +293,25 @@ func (a *Auditor) encode(e Event) error {
 	}
 	a.lastErr.Store(nil)
 	return nil
+}
+
+// robotsFields writes the fields of the robots.txt copy e's decision
+// used, if any.
+func robotsFields(ev *zerolog.Event, e *Event) {
+	if e.RobotsStatus == "" {
+		return
+	}
+	ev.Str("robots_status", e.RobotsStatus)
+	if e.RobotsHTTPStatus != 0 {
+		ev.Int("robots_http_status", e.RobotsHTTPStatus)
+	}
+	ev.Float64("robots_age_s", e.RobotsAge.Round(time.Millisecond).Seconds())
+	if e.RobotsStale {
+		ev.Bool("robots_stale", true)
+		if e.RobotsStaleWhy != "" {
+			ev.Str("robots_stale_reason", e.RobotsStaleWhy)
+		}
+	}
 }
 
 // Written returns the number of records written.
