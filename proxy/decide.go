@@ -20,6 +20,7 @@ import (
 	"github.com/robotsgate/robotsgate/proxy/audit"
 	"github.com/robotsgate/robotsgate/proxy/metrics"
 	"github.com/robotsgate/robotsgate/proxy/selfaddr"
+	"github.com/robotsgate/robotsgate/proxy/transparent"
 	"github.com/robotsgate/robotsgate/robots"
 	"github.com/robotsgate/robotsgate/robots/aipref"
 )
@@ -38,6 +39,11 @@ func (s *Server) installSelf() {
 		next = (&net.Dialer{Timeout: dialTimeout, KeepAlive: dialKeepAlive}).DialContext
 	}
 	s.tr.DialContext = s.self.Dialer(next)
+	if s.cfg.Transparent.Listen != "" {
+		s.self.Add(s.cfg.Transparent.Listen)
+		s.outbound = &transparent.Outbound{}
+		s.tr.DialContext = s.outbound.Dialer(s.tr.DialContext)
+	}
 }
 
 // destination is the step that refuses, whatever the mode:
@@ -68,6 +74,11 @@ func (dst destination) onRequest(r *http.Request, ctx *goproxy.ProxyCtx, st *req
 					": send requests for another host through their own CONNECT"}
 			return refuse(http.StatusMisdirectedRequest, d)
 		}
+	}
+	if rd := redirectedOf(r, st); rd != nil { // a redirected connection (transparent.go)
+		var o outcome
+		ctx.Req, o = checkRedirected(dst.self, r, rd, host, port, portOK)
+		return o
 	}
 	if !portOK {
 		return outcome{} // not dialable: the dialer refuses it (selfDialer), enforce calls it an invalid URL
