@@ -100,6 +100,7 @@ func quote(b []byte) string {
 func sniffTLS(rec *recorder) (Kind, string, string) {
 	var sni string
 	seen := false
+	rec.rewind()
 	srv := tls.Server(rec, &tls.Config{GetConfigForClient: func(h *tls.ClientHelloInfo) (*tls.Config, error) {
 		sni, seen = h.ServerName, true
 		return nil, errHelloRead
@@ -112,13 +113,23 @@ func sniffTLS(rec *recorder) (Kind, string, string) {
 }
 
 // recorder is the connection as Sniff reads it: every byte read is kept
-// (up to maxHello), and writes (a TLS alert) are dropped.
+// (up to maxHello) and can be read again from the start (rewind), and
+// writes (a TLS alert) are dropped.
 type recorder struct {
 	net.Conn
 	buf []byte
+	pos int // bytes of buf read since the last rewind
 }
 
+// rewind makes the next reads return buf again before reading on.
+func (r *recorder) rewind() { r.pos = 0 }
+
 func (r *recorder) Read(p []byte) (int, error) {
+	if r.pos < len(r.buf) {
+		n := copy(p, r.buf[r.pos:])
+		r.pos += n
+		return n, nil
+	}
 	if len(r.buf) >= maxHello {
 		return 0, fmt.Errorf("more than %d bytes without a complete ClientHello", maxHello)
 	}
@@ -127,6 +138,7 @@ func (r *recorder) Read(p []byte) (int, error) {
 	}
 	n, err := r.Conn.Read(p)
 	r.buf = append(r.buf, p[:n]...)
+	r.pos = len(r.buf)
 	return n, err
 }
 
