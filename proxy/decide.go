@@ -20,7 +20,6 @@ import (
 	"github.com/robotsgate/robotsgate/proxy/audit"
 	"github.com/robotsgate/robotsgate/proxy/metrics"
 	"github.com/robotsgate/robotsgate/proxy/selfaddr"
-	"github.com/robotsgate/robotsgate/proxy/transparent"
 	"github.com/robotsgate/robotsgate/robots"
 	"github.com/robotsgate/robotsgate/robots/aipref"
 )
@@ -39,11 +38,7 @@ func (s *Server) installSelf() {
 		next = (&net.Dialer{Timeout: dialTimeout, KeepAlive: dialKeepAlive}).DialContext
 	}
 	s.tr.DialContext = s.self.Dialer(next)
-	if s.cfg.Transparent.Listen != "" {
-		s.self.Add(s.cfg.Transparent.Listen)
-		s.outbound = &transparent.Outbound{}
-		s.tr.DialContext = s.outbound.Dialer(s.tr.DialContext)
-	}
+	s.installTransparent() // its address refused, outbound connections recorded (transparent.go)
 }
 
 // destination is the step that refuses, whatever the mode:
@@ -76,9 +71,7 @@ func (dst destination) onRequest(r *http.Request, ctx *goproxy.ProxyCtx, st *req
 		}
 	}
 	if rd := redirectedOf(r, st); rd != nil { // a redirected connection (transparent.go)
-		var o outcome
-		ctx.Req, o = checkRedirected(dst.self, r, rd, host, port, portOK)
-		return o
+		return checkRedirected(dst.self, r, ctx, rd, host, port, portOK)
 	}
 	if !portOK {
 		return outcome{} // not dialable: the dialer refuses it (selfDialer), enforce calls it an invalid URL

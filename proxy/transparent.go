@@ -16,6 +16,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/elazarl/goproxy"
+
 	"github.com/robotsgate/robotsgate/enforce"
 	"github.com/robotsgate/robotsgate/proxy/selfaddr"
 	"github.com/robotsgate/robotsgate/proxy/transparent"
@@ -246,11 +248,11 @@ func writeResponse(w http.ResponseWriter, resp *http.Response) {
 // not resolve to its address, or is not that address); otherwise the
 // request is pinned to the original destination, whatever the name
 // resolves to when it is dialled.
-func checkRedirected(self *selfaddr.Set, r *http.Request, rd *redirected, host string, port uint16, portOK bool) (*http.Request, outcome) {
+func checkRedirected(self *selfaddr.Set, r *http.Request, ctx *goproxy.ProxyCtx, rd *redirected, host string, port uint16, portOK bool) outcome {
 	if rd.refusal != nil {
 		o := *rd.refusal
 		o.d.URL = enforce.RedactedURL(r.URL)
-		return r, o
+		return o
 	}
 	target := selfaddr.JoinHostPort(host, port)
 	if target != rd.verified {
@@ -261,11 +263,24 @@ func checkRedirected(self *selfaddr.Set, r *http.Request, rd *redirected, host s
 			if o, err := enforce.Origin(r.URL); err == nil {
 				d.Origin = o
 			}
-			return r, refuse(http.StatusConflict, d)
+			return refuse(http.StatusConflict, d)
 		}
 		rd.verified = target
 	}
-	return r.WithContext(selfaddr.WithPin(r.Context(), selfaddr.PinTo(host, port, rd.dst.Addr()))), outcome{}
+	ctx.Req = r.WithContext(selfaddr.WithPin(r.Context(), selfaddr.PinTo(host, port, rd.dst.Addr())))
+	return outcome{}
+}
+
+// installTransparent prepares a Server with a transparent listener: its
+// configured address is robotsgate's own, and the outbound connections
+// are recorded so that one redirected back is recognised as a loop.
+func (s *Server) installTransparent() {
+	if s.cfg.Transparent.Listen == "" {
+		return
+	}
+	s.self.Add(s.cfg.Transparent.Listen)
+	s.outbound = &transparent.Outbound{}
+	s.tr.DialContext = s.outbound.Dialer(s.tr.DialContext)
 }
 
 // serveRedirectedTLS serves a redirected TLS connection as a CONNECT to
