@@ -48,7 +48,7 @@ func runIPTables(args []string, stdout, stderr io.Writer) int {
 	var o iptablesOpts
 	fs.BoolVar(&o.apply, "apply", false, "apply the rules (root or CAP_NET_ADMIN); default: print them")
 	fs.BoolVar(&o.remove, "remove", false, "remove the rules")
-	fs.StringVar(&o.ports, "ports", "80,443", "comma-separated TCP `ports` redirected, or all")
+	fs.StringVar(&o.ports, "ports", "80,443", "comma-separated TCP `ports` (or ranges low:high) redirected, or all")
 	fs.IntVar(&o.uid, "uid", 65532, "`uid` robotsgate runs as: its own connections are never redirected")
 	fs.IntVar(&o.toPort, "to-port", 15001, "the transparent listener's `port` (transparent.listen)")
 	fs.StringVar(&o.skipDst, "skip-dst", "", "comma-separated destination `CIDRs` never redirected; default: none, or loopback with -ports all; - for none")
@@ -123,17 +123,30 @@ func (o iptablesOpts) portMatches() (string, error) {
 		return "", nil
 	}
 	var ps []string
+	slots := 0 // multiport counts a range as two ports
 	for _, p := range strings.Split(o.ports, ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(p))
-		if err != nil || n < 1 || n > 65535 {
-			return "", fmt.Errorf("-ports %q: %q is not a port (or use all)", o.ports, p)
+		lo, hi, isRange := strings.Cut(strings.TrimSpace(p), ":")
+		a, aok := portNumber(lo)
+		b, bok := portNumber(hi)
+		switch {
+		case !aok || isRange && (!bok || b <= a):
+			return "", fmt.Errorf("-ports %q: %q is not a port or a range low:high (or use all)", o.ports, p)
+		case isRange:
+			ps, slots = append(ps, strconv.Itoa(a)+":"+strconv.Itoa(b)), slots+2
+		default:
+			ps, slots = append(ps, strconv.Itoa(a)), slots+1
 		}
-		ps = append(ps, strconv.Itoa(n))
 	}
-	if len(ps) > 15 {
-		return "", errors.New("-ports: at most 15 ports (multiport's limit); use all")
+	if slots > 15 {
+		return "", errors.New("-ports: at most 15 ports, a range counting as two (multiport's limit); use all")
 	}
 	return "-m multiport --dports " + strings.Join(ps, ","), nil
+}
+
+// portNumber parses a TCP port, 1 to 65535.
+func portNumber(s string) (int, bool) {
+	n, err := strconv.Atoi(s)
+	return n, err == nil && n >= 1 && n <= 65535
 }
 
 // skipped returns the destination CIDRs of family f never redirected.

@@ -26,6 +26,11 @@ func TestIPTablesPrint(t *testing.T) {
 			t.Errorf("output lacks %q:\n%s", want, s)
 		}
 	}
+	var ranges bytes.Buffer
+	if code := runIPTables([]string{"-ports", "18000:18015,443"}, &ranges, &errb); code != 0 ||
+		!strings.Contains(ranges.String(), "--dports 18000:18015,443 -j REDIRECT") {
+		t.Errorf("port range: exit %d\n%s", code, ranges.String())
+	}
 	if strings.Contains(s, "127.0.0.0/8") {
 		t.Errorf("a port list skips loopback destinations:\n%s", s)
 	}
@@ -76,7 +81,8 @@ func TestIPTablesIdempotent(t *testing.T) {
 }
 
 func TestIPTablesBadFlags(t *testing.T) {
-	for _, args := range [][]string{{"-ports", "80,http"}, {"-ports", "0"}, {"-to-port", "70000"}, {"-skip-dst", "nonsense"}} {
+	for _, args := range [][]string{{"-ports", "80,http"}, {"-ports", "0"}, {"-ports", "90:80"}, {"-ports", "80:"},
+		{"-ports", "1:2,3:4,5:6,7:8,9:10,11:12,13:14,15:16"}, {"-to-port", "70000"}, {"-skip-dst", "nonsense"}} {
 		var out, errb bytes.Buffer
 		if code := runIPTables(args, &out, &errb); code != 1 || !strings.Contains(errb.String(), "robotsgate iptables:") {
 			t.Errorf("%v: exit %d, %q", args, code, errb.String())
