@@ -58,9 +58,11 @@ type redirected struct {
 	// refusal, when set, answers every request on the connection (no
 	// redirect, a loop, robotsgate itself as destination).
 	refusal *outcome
-	// verified is the last "host:port" found to be dst; a connection's
-	// requests are handled one at a time.
+	// verified is the last "host:port" found to be dst, and pin the
+	// dialer's pin of it; a connection's requests are handled one at a
+	// time.
 	verified string
+	pin      *selfaddr.Pin
 }
 
 type redirectedKey struct{}
@@ -167,7 +169,7 @@ func (s *Server) connRefusal(c net.Conn, dst netip.AddrPort, derr error) *outcom
 	remote, _ := netip.ParseAddrPort(c.RemoteAddr().String())
 	local = netip.AddrPortFrom(local.Addr().Unmap(), local.Port())
 	switch {
-	case s.outbound != nil && s.outbound.Has(remote):
+	case s.outbound != nil && s.outbound.Has(remote, dst):
 		uid := strconv.Itoa(os.Getuid())
 		s.log.Error().Str("destination", dst.String()).Int("uid", os.Getuid()).
 			Msg("redirect loop: robotsgate's own outbound connection was redirected back to its transparent listener; exclude uid " + uid + " from the redirect (robotsgate iptables -uid " + uid + ")")
@@ -265,9 +267,9 @@ func checkRedirected(self *selfaddr.Set, r *http.Request, ctx *goproxy.ProxyCtx,
 			}
 			return refuse(http.StatusConflict, d)
 		}
-		rd.verified = target
+		rd.verified, rd.pin = target, selfaddr.PinTo(host, port, rd.dst.Addr())
 	}
-	ctx.Req = r.WithContext(selfaddr.WithPin(r.Context(), selfaddr.PinTo(host, port, rd.dst.Addr())))
+	ctx.Req = r.WithContext(selfaddr.WithPin(r.Context(), rd.pin))
 	return outcome{}
 }
 
@@ -297,9 +299,9 @@ func (s *Server) serveRedirectedTLS(tc *transparent.Conn, rd *redirected) {
 		s.closeRefused(tc, http.MethodConnect, o)
 		return
 	}
-	rd.verified = target
+	rd.verified, rd.pin = target, selfaddr.PinTo(host, rd.dst.Port(), rd.dst.Addr())
 	ctx := context.WithValue(context.Background(), redirectedKey{}, rd)
-	ctx = selfaddr.WithPin(ctx, selfaddr.PinTo(host, rd.dst.Port(), rd.dst.Addr())) // a tunnel dials the original destination
+	ctx = selfaddr.WithPin(ctx, rd.pin) // a tunnel dials the original destination
 	r := (&http.Request{Method: http.MethodConnect, URL: &url.URL{Host: target}, Host: target, RequestURI: target,
 		Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1, Header: make(http.Header),
 		RemoteAddr: tc.RemoteAddr().String()}).WithContext(ctx)

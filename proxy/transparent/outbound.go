@@ -10,15 +10,22 @@ import (
 // DialFunc is the signature of http.Transport.DialContext.
 type DialFunc func(ctx context.Context, network, addr string) (net.Conn, error)
 
-// Outbound records the local addresses of robotsgate's own open outbound
-// connections, so that the transparent listener recognises one of them
-// arriving back (a redirect loop: the rules do not exclude robotsgate's
-// uid). A connection's address is recorded before the dialer returns it,
-// so before its first byte is sent: a looped connection is recognised
-// once its first bytes arrive (Sniff). It is safe for concurrent use.
+// Outbound records the addresses (local and remote) of robotsgate's own
+// open outbound connections, so that the transparent listener recognises
+// one of them arriving back (a redirect loop: the rules do not exclude
+// robotsgate's uid): its client address is the connection's local address,
+// and its original destination the connection's remote address. Both are
+// needed: the kernel gives the same local port to connections to
+// different destinations. A connection is recorded before the dialer
+// returns it, so before its first byte is sent: a looped connection is
+// recognised once its first bytes arrive (Sniff). It is safe for
+// concurrent use.
 type Outbound struct {
-	m sync.Map // netip.AddrPort → struct{}
+	m sync.Map // ends → struct{}
 }
+
+// ends are the two addresses of a connection.
+type ends struct{ local, remote netip.AddrPort }
 
 // Dialer wraps next so that the connections it opens are recorded until
 // they are closed.
@@ -28,13 +35,14 @@ func (o *Outbound) Dialer(next DialFunc) DialFunc {
 		if err != nil {
 			return nil, err
 		}
-		local, perr := netip.ParseAddrPort(c.LocalAddr().String())
-		if perr != nil {
+		local, lerr := netip.ParseAddrPort(c.LocalAddr().String())
+		remote, rerr := netip.ParseAddrPort(c.RemoteAddr().String())
+		if lerr != nil || rerr != nil {
 			return c, nil
 		}
-		local = unmap(local)
-		o.m.Store(local, struct{}{})
-		oc := &outConn{Conn: c, o: o, local: local}
+		e := ends{unmap(local), unmap(remote)}
+		o.m.Store(e, struct{}{})
+		oc := &outConn{Conn: c, o: o, ends: e}
 		if _, ok := c.(halfCloser); ok {
 			return &outHalfCloser{oc}, nil
 		}
@@ -42,11 +50,11 @@ func (o *Outbound) Dialer(next DialFunc) DialFunc {
 	}
 }
 
-// Has reports whether addr (a connection's remote address, as the
-// listener sees it) is the local address of one of robotsgate's own
-// open outbound connections.
-func (o *Outbound) Has(addr netip.AddrPort) bool {
-	_, ok := o.m.Load(unmap(addr))
+// Has reports whether a redirected connection from client to the
+// original destination dst is one of robotsgate's own open outbound
+// connections.
+func (o *Outbound) Has(client, dst netip.AddrPort) bool {
+	_, ok := o.m.Load(ends{unmap(client), unmap(dst)})
 	return ok
 }
 
@@ -63,13 +71,13 @@ type halfCloser interface {
 // outConn is a recorded outbound connection; Close forgets it.
 type outConn struct {
 	net.Conn
-	o     *Outbound
-	local netip.AddrPort
-	once  sync.Once
+	o    *Outbound
+	ends ends
+	once sync.Once
 }
 
 func (c *outConn) Close() error {
-	c.once.Do(func() { c.o.m.Delete(c.local) })
+	c.once.Do(func() { c.o.m.Delete(c.ends) })
 	return c.Conn.Close()
 }
 
