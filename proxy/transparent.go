@@ -58,11 +58,12 @@ type redirected struct {
 	// refusal, when set, answers every request on the connection (no
 	// redirect, a loop, robotsgate itself as destination).
 	refusal *outcome
-	// verified is the last "host:port" found to be dst, and pin the
-	// dialer's pin of it; a connection's requests are handled one at a
-	// time.
-	verified string
-	pin      *selfaddr.Pin
+	// vhost and vport are the last host and port found to be dst, and
+	// pin the dialer's pin of them; a connection's requests are handled
+	// one at a time.
+	vhost string
+	vport uint16
+	pin   *selfaddr.Pin
 }
 
 type redirectedKey struct{}
@@ -134,7 +135,7 @@ func (s *Server) acceptRedirected(c net.Conn, q *transparent.Queue) {
 		tc = &transparent.Conn{Conn: c, Dst: dst, Why: err.Error()}
 	}
 	rd := &redirected{dst: netip.AddrPortFrom(dst.Addr().Unmap(), dst.Port())}
-	rd.refusal = s.connRefusal(c, rd.dst, derr)
+	rd.refusal = s.connRefusal(c, rd.dst, derr) // for a connection without one, rd.dst is never dialled
 	switch {
 	case tc.Kind == transparent.KindHTTP:
 		if !q.Push(&redirectedConn{Conn: tc, rd: rd}) {
@@ -180,7 +181,7 @@ func (s *Server) connRefusal(c net.Conn, dst netip.AddrPort, derr error) *outcom
 		if derr != nil {
 			why = derr.Error()
 		}
-		return refusalOf(http.StatusForbidden, ReasonNotRedirected, dst,
+		return refusalOf(http.StatusForbidden, ReasonNotRedirected, local,
 			"a connection to the transparent listener that was not redirected ("+why+"): send proxy requests to the proxy listener")
 	}
 	if _, self := s.self.Check(context.Background(), dst.Addr().String(), dst.Port()); self {
@@ -256,8 +257,8 @@ func checkRedirected(self *selfaddr.Set, r *http.Request, ctx *goproxy.ProxyCtx,
 		o.d.URL = enforce.RedactedURL(r.URL)
 		return o
 	}
-	target := selfaddr.JoinHostPort(host, port)
-	if target != rd.verified {
+	if !portOK || host != rd.vhost || port != rd.vport {
+		target := selfaddr.JoinHostPort(host, port)
 		if !portOK || port != rd.dst.Port() || !self.Resolves(r.Context(), host, rd.dst.Addr()) {
 			d := enforce.Decision{Reason: ReasonDestinationMismatch, URL: enforce.RedactedURL(r.URL),
 				Detail: "the request names " + strconv.Quote(target) + " but its connection was addressed to " + rd.dst.String() +
@@ -267,7 +268,7 @@ func checkRedirected(self *selfaddr.Set, r *http.Request, ctx *goproxy.ProxyCtx,
 			}
 			return refuse(http.StatusConflict, d)
 		}
-		rd.verified, rd.pin = target, selfaddr.PinTo(host, port, rd.dst.Addr())
+		rd.vhost, rd.vport, rd.pin = host, port, selfaddr.PinTo(host, port, rd.dst.Addr())
 	}
 	ctx.Req = r.WithContext(selfaddr.WithPin(r.Context(), rd.pin))
 	return outcome{}
@@ -299,7 +300,7 @@ func (s *Server) serveRedirectedTLS(tc *transparent.Conn, rd *redirected) {
 		s.closeRefused(tc, http.MethodConnect, o)
 		return
 	}
-	rd.verified, rd.pin = target, selfaddr.PinTo(host, rd.dst.Port(), rd.dst.Addr())
+	rd.vhost, rd.vport, rd.pin = host, rd.dst.Port(), selfaddr.PinTo(host, rd.dst.Port(), rd.dst.Addr())
 	ctx := context.WithValue(context.Background(), redirectedKey{}, rd)
 	ctx = selfaddr.WithPin(ctx, rd.pin) // a tunnel dials the original destination
 	r := (&http.Request{Method: http.MethodConnect, URL: &url.URL{Host: target}, Host: target, RequestURI: target,
