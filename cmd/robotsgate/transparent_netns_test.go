@@ -115,7 +115,17 @@ func transparentChild(t *testing.T) {
 	}
 	e.startOrigins()
 
+	for _, k := range []string{"HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy", "ALL_PROXY", "all_proxy"} {
+		os.Unsetenv(k) // Go's default client: no proxy settings at all
+	}
 	e.start("mitm")
+	// Go's default client trusts the system roots: robotsgate's CA (MITM)
+	// and the origins' (tunnel mode), read once from SSL_CERT_FILE.
+	rgCA, _ := os.ReadFile(e.caFile)
+	origCA, _ := os.ReadFile(e.origCA)
+	bundle := filepath.Join(e.dir, "roots.pem")
+	os.WriteFile(bundle, append(rgCA, origCA...), 0o644)
+	os.Setenv("SSL_CERT_FILE", bundle)
 	mustRun(t, e.bin, "iptables", "-apply")
 	t.Run("clients", e.testClients)
 	t.Run("raw", e.testRaw)
@@ -296,11 +306,6 @@ type client struct {
 
 func clients(ca string) []client {
 	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.TempDir()}
-	pool := x509.NewCertPool()
-	if b, err := os.ReadFile(ca); err == nil {
-		pool.AppendCertsFromPEM(b)
-	}
-	goClient := &http.Client{Timeout: 20 * time.Second, Transport: &http.Transport{Proxy: nil, TLSClientConfig: &tls.Config{RootCAs: pool}}}
 	return []client{
 		{"curl", func(t *testing.T, u string) int {
 			return statusOf(t, env, "curl", "-s", "-o", "/dev/null", "-w", "%{http_code}", "--max-time", "20", "--cacert", ca, u)
@@ -329,8 +334,11 @@ except Exception:
 			return statusOf(t, append(env, "NODE_EXTRA_CA_CERTS="+ca), "node", "-e",
 				`fetch(process.argv[1], {signal: AbortSignal.timeout(20000)}).then(r => console.log(r.status), () => console.log(0))`, u)
 		}},
-		{"go", func(t *testing.T, u string) int {
-			resp, err := goClient.Get(u)
+		{"go", func(t *testing.T, u string) int { // http.Get, bounded
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			req, _ := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+			resp, err := http.DefaultClient.Do(req)
 			if err != nil {
 				return 0
 			}
