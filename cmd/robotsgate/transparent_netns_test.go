@@ -184,6 +184,30 @@ func (e *nsEnv) testRaw(t *testing.T) {
 	if len(resp) != 2 || resp[0] != 200 || resp[1] != 403 {
 		t.Errorf("keep-alive: %v, want [200 403]", resp)
 	}
+	// every request on the connection is checked, not only the first
+	resp = rawRequests(t, "127.0.0.1:80", "GET /allowed/ka2 HTTP/1.1\r\nHost: origin.test\r\n\r\n",
+		"GET /allowed/ka2 HTTP/1.1\r\nHost: other.test\r\n\r\n")
+	if len(resp) != 2 || resp[0] != 200 || resp[1] != 409 {
+		t.Errorf("keep-alive, second Host elsewhere: %v, want [200 409]", resp)
+	}
+	if n := e.hits.get("other.test", "/allowed/ka2"); n != 0 {
+		t.Errorf("other.test saw %d requests", n)
+	}
+	// TLS: no server name, or one that is not the original destination:
+	// the connection is closed, never spliced.
+	for name, reason := range map[string]string{"": "no-sni", "other.test": "destination-mismatch"} {
+		c, err := net.DialTimeout("tcp", "127.0.0.1:443", 5*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.SetDeadline(time.Now().Add(20 * time.Second))
+		tc := tls.Client(c, &tls.Config{ServerName: name, InsecureSkipVerify: true})
+		if err := tc.Handshake(); err == nil {
+			t.Errorf("TLS with server name %q: handshake succeeded", name)
+		}
+		c.Close()
+		e.wantAudit(t, `"reason":"`+reason+`"`)
+	}
 	c, err := net.DialTimeout("tcp", "127.0.0.1:80", 5*time.Second)
 	if err != nil {
 		t.Fatal(err)
