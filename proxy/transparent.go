@@ -91,10 +91,13 @@ type redirectedConn struct {
 // then returns nil). Its connections must have been redirected to it.
 func (s *Server) ServeTransparent(ln net.Listener) error {
 	q := transparent.NewQueue(ln)
+	// The proxy listener's client limits (Server.serve), its body bound
+	// (the handler chain of Server.install) and its running-handler count.
 	srv := &http.Server{
-		Handler:           s.life.wrap(http.HandlerFunc(s.serveRedirected)),
-		ReadHeaderTimeout: readHeaderTimeout,
-		IdleTimeout:       serverIdleTimeout,
+		Handler:           s.life.wrap(clientLimitsOf(s.cfg.Client).boundBody(http.HandlerFunc(s.serveRedirected))),
+		MaxHeaderBytes:    s.cfg.Client.MaxHeaderBytes,
+		ReadHeaderTimeout: s.cfg.Client.HeaderTimeout,
+		IdleTimeout:       s.cfg.Client.IdleTimeout,
 		ErrorLog:          log.New(httpErrorLogWriter{log: s.log}, "", 0),
 		ConnContext: func(ctx context.Context, c net.Conn) context.Context {
 			if rc, ok := c.(*redirectedConn); ok {
@@ -276,14 +279,19 @@ func checkRedirected(self *selfaddr.Set, r *http.Request, ctx *goproxy.ProxyCtx,
 
 // installTransparent prepares a Server with a transparent listener: its
 // configured address is robotsgate's own, and the outbound connections
-// are recorded so that one redirected back is recognised as a loop.
+// (proxied requests and policy fetches) are recorded so that one
+// redirected back is recognised as a loop.
 func (s *Server) installTransparent() {
 	if s.cfg.Transparent.Listen == "" {
 		return
 	}
 	s.self.Add(s.cfg.Transparent.Listen)
 	s.outbound = &transparent.Outbound{}
-	s.tr.DialContext = s.outbound.Dialer(s.tr.DialContext)
+	for _, tr := range []*http.Transport{s.tr, s.ptr} {
+		if tr != nil {
+			tr.DialContext = s.outbound.Dialer(tr.DialContext)
+		}
+	}
 }
 
 // serveRedirectedTLS serves a redirected TLS connection as a CONNECT to
@@ -291,7 +299,15 @@ func (s *Server) installTransparent() {
 // original destination (otherwise the connection is refused and closed).
 // The CONNECT's answer is not written: the client never sent one.
 func (s *Server) serveRedirectedTLS(tc *transparent.Conn, rd *redirected) {
-	host := strings.ToLower(strings.TrimSuffix(tc.SNI, "."))
+	// The name as the CONNECT path decides and dials it (canonical.go),
+	// so that the pin below is the one its dial looks for.
+	host, err := enforce.CanonicalHost(tc.SNI)
+	if err != nil {
+		o := refusalOf(http.StatusBadRequest, enforce.ReasonInvalidHost, rd.dst,
+			"the TLS server name "+strconv.Quote(tc.SNI)+" is not a host name robotsgate can decide for: "+err.Error())
+		s.closeRefused(tc, http.MethodConnect, o)
+		return
+	}
 	target := selfaddr.JoinHostPort(host, rd.dst.Port())
 	if !s.self.Resolves(context.Background(), host, rd.dst.Addr()) {
 		o := refusalOf(http.StatusConflict, ReasonDestinationMismatch, rd.dst,
