@@ -116,3 +116,42 @@ func TestTransparentShutdown(t *testing.T) {
 		t.Fatal("the silent connection is still open after Shutdown")
 	}
 }
+
+// TestTransparentClientLimits: the transparent listener applies the
+// proxy listener's client limits: a request head over
+// client.max_header_bytes is answered 431, and one that does not arrive
+// within client.header_timeout has its connection closed.
+func TestTransparentClientLimits(t *testing.T) {
+	h := newHarness(t, harnessOpts{config: func(c *config.Config) {
+		c.Transparent.Listen = "127.0.0.1:0"
+		c.Client.MaxHeaderBytes = 4 << 10
+		c.Client.HeaderTimeout = 100 * time.Millisecond
+	}})
+	addr := startTransparent(t, h)
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(testTimeout))
+	io.WriteString(c, "GET / HTTP/1.1\r\nHost: origin.test\r\nX-Big: "+strings.Repeat("a", 64<<10)+"\r\n\r\n")
+	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusRequestHeaderFieldsTooLarge {
+		t.Errorf("oversized head: %d, want 431", resp.StatusCode)
+	}
+
+	slow, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer slow.Close()
+	slow.SetDeadline(time.Now().Add(testTimeout))
+	io.WriteString(slow, "GET / HTTP/1.1\r\nHost: orig") // and nothing more
+	if b, err := io.ReadAll(slow); err != nil || len(b) != 0 && !strings.HasPrefix(string(b), "HTTP/1.1 408") {
+		t.Errorf("a head that never ends: read %q, %v; want the connection closed", b, err)
+	}
+}
