@@ -55,8 +55,8 @@ func requireNetns(t *testing.T) {
 		}
 	}
 	if why == "" {
-		if out, err := exec.Command("unshare", "--net", "true").CombinedOutput(); err != nil {
-			why = "unshare --net fails: " + strings.TrimSpace(string(out))
+		if out, err := exec.Command("unshare", "--net", "--mount", "true").CombinedOutput(); err != nil {
+			why = "unshare --net --mount fails: " + strings.TrimSpace(string(out))
 		}
 	}
 	if why == "" {
