@@ -118,6 +118,7 @@ func (s *Server) ServeTransparent(ln net.Listener) error {
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(q) }()
 	transparent.Serve(ln, func(c net.Conn) { s.acceptRedirected(c, q) })
+	q.Close() // ln closed without Shutdown: the server stops too, with an error
 	if err := <-done; err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return fmt.Errorf("proxy: serve transparent %s: %w", ln.Addr(), err)
 	}
