@@ -175,8 +175,18 @@ rules() { # apply | remove
 transparent() { # LOADER NAME MIX
   [ -n "${LOADTEST_NETNS:-}" ] || return 0
   rules apply
+  intercepted || { rules remove; return 1; }
   run "$1" "$2" "$rg" "127.0.0.1:$ORIGIN_BASE" "$3"
+  intercepted || { rules remove; return 1; }
   rules remove
+}
+# intercepted checks that a disallowed URL requested of the origin itself
+# is answered by robotsgate (403), not by the origin: a row of requests
+# that went around robotsgate would measure nothing.
+intercepted() {
+  local code
+  code=$(curl -s -o /dev/null -w '%{http_code}' --max-time 10 "http://127.0.0.1:$ORIGIN_BASE/private/secret") || true
+  [ "$code" = 403 ] || { echo "loadtest: the redirect did not reach robotsgate (status $code)" >&2; return 1; }
 }
 for mix in 0 1; do
   for _ in $(seq 1 "$REPS"); do
