@@ -24,7 +24,8 @@
 # https://localhost:port itself. Same origins, same binary, same process as
 # the forward-proxy rows.
 #
-# Needs wrk and (optionally) squid: apt-get install -y wrk squid.
+# Needs wrk and (optionally) squid: apt-get install -y wrk squid; the
+# transparent rows also need curl.
 # Each proxy is pinned to CPU 0, wrk and the origin to CPU 1 (on a 2-core
 # machine). CPU time per request is the proxy's user+sys time from
 # /proc/PID/stat over the measured run, divided by the requests wrk completed.
@@ -45,7 +46,7 @@ LOAD_CPU=${LOAD_CPU:-1}
 TRANSPARENT=${TRANSPARENT:-1}
 command -v wrk >/dev/null || { echo "loadtest: wrk not found (apt-get install -y wrk)" >&2; exit 2; }
 if [ "$TRANSPARENT" = 1 ]; then
-  for bin in unshare setpriv iptables-restore ip; do
+  for bin in unshare setpriv iptables-restore ip curl; do
     command -v "$bin" >/dev/null || { echo "loadtest: $bin not found, skipping the transparent rows" >&2; TRANSPARENT=0; }
   done
   [ "$(id -u)" = 0 ] || { echo "loadtest: not root, skipping the transparent rows" >&2; TRANSPARENT=0; }
