@@ -204,3 +204,104 @@ run_java() {
     "$HERE/java/Get.java" "$S/"
   fact "Java skips loopback by default" 200 "${NOPROXYENV[@]}" java "${props[@]}" "$HERE/java/Get.java" "$H$PROBE"
 }
+
+# audit_verdict URL...: per URL, robotsgate's verdict in its audit log
+# (the last record whose url is exactly URL): "allowed", "blocked 403", or
+# "none" when robotsgate saw no such request.
+audit_verdict() {
+  local u line d s
+  for u in "$@"; do
+    line=$(grep -F "\"url\":\"$u\"" "$WORK/audit.jsonl" | tail -n 1)
+    [ -n "$line" ] || { echo none; continue; }
+    d=$(sed -n 's/.*"decision":"\([a-z]*\)".*/\1/p' <<<"$line")
+    s=$(sed -n 's/.*"status":\([0-9]*\).*/\1/p' <<<"$line")
+    echo "$d${s:+ $s}"
+  done
+}
+
+# audit_agents CLIENT: the agents robotsgate decided for in the audit
+# records of CLIENT's browser visits (their URLs end in ?c=CLIENT).
+audit_agents() {
+  grep -F "?c=$1\"" "$WORK/audit.jsonl" | sed -n 's/.*"agent":"\([^"]*\)".*/\1/p' | sort -u
+}
+
+# origin_hits: how many /private pages the HTTP and HTTPS origins served.
+origin_hits() {
+  local o
+  for o in "$H" "$S"; do "${NOPROXYENV[@]}" SSL_CERT_FILE="$WORK/origin.pem" "$WORK/goclient" -body "$o/__hits"; done
+}
+
+# browser_urls CLIENT: the browser rows' URLs, tagged with the client.
+browser_urls() { printf '%s?c=%s\n' "$H/styled" "$1" "$H/private/x" "$1" "$S/styled" "$1" "$S/private/x" "$1"; }
+
+# browser_checks CLIENT: after CLIENT loaded browser_urls: robotsgate
+# refused the disallowed stylesheet over HTTP and HTTPS, the origins never
+# saw it, and the audit shows the "*" agent (HeadlessChrome names no
+# crawler).
+browser_checks() {
+  local c=$1
+  expect "$c: robotsgate refused the stylesheet (audit, http and https)" "blocked 403 blocked 403" \
+    audit_verdict "$H/private/style.css?c=$c" "$S/private/style.css?c=$c"
+  expect "$c: the origins served no /private URL (http, https)" "0 0" origin_hits
+  expect "$c: agent in the audit" "*" audit_agents "$c"
+}
+
+# chromium_get URL...: loads each URL in headless Chromium with the flags
+# of docs/clients.md through robotsgate (PROXY_URL), and prints
+# robotsgate's verdict on it (audit_verdict) and, for /styled, the page's
+# title ("unstyled": the page rendered without its stylesheet). HOME holds
+# the NSS database with robotsgate's CA. CHROMIUM_BYPASS replaces the
+# proxy bypass list.
+chromium_get() {
+  local u profile title
+  for u in "$@"; do
+    profile=$(mktemp -d "$WORK/chromium-profile.XXXXXX")
+    title=$(chromium --headless --no-sandbox --disable-gpu --disable-quic --no-first-run \
+      --disable-background-networking --disable-component-update --disable-sync --user-data-dir="$profile" \
+      --proxy-server="$PROXY_URL" --proxy-bypass-list="${CHROMIUM_BYPASS-<-loopback>}" --dump-dom "$u" \
+      2>>"$WORK/chromium.log" | sed -n 's:.*<title>\(.*\)</title>.*:\1:p' | head -n 1)
+    case $title in styled | unstyled) ;; *) title= ;; esac
+    echo "$(audit_verdict "$u")${title:+ $title}"
+  done
+}
+export -f chromium_get audit_verdict
+
+run_chromium() {
+  command -v chromium >/dev/null || { skip chromium "not installed (apt-get install chromium)"; return; }
+  command -v certutil >/dev/null || { skip chromium "no certutil (apt-get install libnss3-tools)"; return; }
+  RAN+=(chromium)
+  # Chromium on Linux trusts the NSS database in $HOME/.pki/nssdb.
+  local home=$WORK/chromium-home
+  mkdir -p "$home/.pki/nssdb"
+  if ! certutil -d "sql:$home/.pki/nssdb" -N --empty-password ||
+    ! certutil -d "sql:$home/.pki/nssdb" -A -t C,, -n robotsgate -i "$CA"; then
+    fail "chromium: certutil could not import robotsgate's CA"
+    return
+  fi
+  local env=("${NOPROXYENV[@]}" HOME="$home" PROXY_URL="$P" WORK="$WORK")
+  # shellcheck disable=SC2046
+  expect "chromium: http /styled, http /private/x, https /styled, https /private/x" \
+    "allowed unstyled blocked 403 allowed unstyled blocked 403" \
+    "${env[@]}" bash -c 'chromium_get "$@"' get $(browser_urls chromium)
+  browser_checks chromium
+  # Without '<-loopback>' Chromium sends loopback URLs straight to the
+  # origin: robotsgate never sees the request.
+  fact "Chromium bypasses the proxy for loopback by default" "none" \
+    "${env[@]}" CHROMIUM_BYPASS= bash -c 'chromium_get "$@"' get "$H$PROBE?c=chromium-bypass"
+}
+
+run_headless() {
+  command -v chromium >/dev/null || { skip "playwright puppeteer" "no chromium"; return; }
+  local m
+  for m in playwright puppeteer; do
+    if [ ! -d "$HERE/node/node_modules/$m-core" ]; then
+      skip "$m" "run 'npm ci' in scripts/clients/node"
+      continue
+    fi
+    RAN+=("$m")
+    # shellcheck disable=SC2046
+    expect "$m: http /styled, http /private/x, https /styled, https /private/x" "200 unstyled 403 200 unstyled 403" \
+      "${NOPROXYENV[@]}" PROXY_URL="$P" SPKI="$SPKI" node "$HERE/node/browser.mjs" "$m" $(browser_urls "$m")
+    browser_checks "$m"
+  done
+}
