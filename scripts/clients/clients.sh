@@ -109,20 +109,34 @@ for line in open(sys.argv[1]):
     i = json.loads(line); print(i["status"], i["url"])' "$1" | sort
 }
 
+# scrapy_stats FILE: the robotsgate/ stats the spider wrote (-a stats=FILE),
+# "name=value" sorted.
+scrapy_stats() {
+  "$SCRAPY_PY" -c 'import json,sys
+for k, v in sorted(json.load(open(sys.argv[1])).items()): print(f"{k}={v}")' "$1"
+}
+
+# run_scrapy: examples/scrapy through robotsgate over HTTP and HTTPS. Its
+# RobotsgateRefusalMiddleware drops robotsgate's refusals (IgnoreRequest,
+# counted in the robotsgate/ stats), while the origin's own 403 (/forbidden)
+# reaches the spider.
 run_scrapy() {
   SCRAPY_PY=$(python_with scrapy) || { skip scrapy "no python3 with scrapy"; return; }
   RAN+=(scrapy)
   local out=$WORK/scrapy-pairs.jl got want
   (cd "$ROOT/examples/scrapy" && timeout 300 "${PROXYENV[@]}" "$SCRAPY_PY" -m scrapy crawl pages -L WARNING \
-    -a urls="$H/public,$H/private/x,$S/public,$S/private/x" -O "$out") >"$WORK/scrapy-pairs.log" 2>&1
+    -a urls="$H/public,$H/private/x,$H/forbidden,$S/public,$S/private/x,$S/forbidden" \
+    -a stats="$WORK/scrapy-pairs.stats" -O "$out") >"$WORK/scrapy-pairs.log" 2>&1
   got=$(scrapy_items "$out" 2>/dev/null)
-  want=$(printf '%s\n' "200 $H/public" "200 $S/public" "403 $H/private/x" "403 $S/private/x" | sort)
+  want=$(printf '%s\n' "200 $H/public" "200 $S/public" "403 $H/forbidden" "403 $S/forbidden" | sort)
   if [ "$got" = "$want" ]; then
     PASSED+=("scrapy http+https allowed/disallowed")
-    echo "ok    scrapy http+https: 200 for /public, 403 for /private/x"
+    echo "ok    scrapy http+https: 200 for /public, the origin's own 403 for /forbidden, /private/x dropped"
   else
     fail "scrapy http+https: got [$(echo "$got" | tr '\n' ';')] want [$(echo "$want" | tr '\n' ';')]; log: $(tail -n 5 "$WORK/scrapy-pairs.log")"
   fi
+  expect "scrapy: robotsgate's refusals in the stats" "robotsgate/forbidden=2 robotsgate/reason/disallowed=2" \
+    scrapy_stats "$WORK/scrapy-pairs.stats"
 }
 
 # run_scrapy_politeness: examples/scrapy gets every allowed page of an origin
@@ -131,16 +145,16 @@ run_scrapy() {
 run_scrapy_politeness() {
   [ -n "${SCRAPY_PY:-}" ] || return
   local want got log=$WORK/scrapy-polite.log
-  want=$( (printf '200 %s\n' "$POLITE/"; for i in 1 2 3 4 5; do printf '200 %s\n' "$POLITE/page/$i"; done
-    printf '403 %s\n' "$POLITE/private/secret") | sort)
+  want=$( (printf '200 %s\n' "$POLITE/"; for i in 1 2 3 4 5; do printf '200 %s\n' "$POLITE/page/$i"; done) | sort)
   (cd "$ROOT/examples/scrapy" && timeout 300 "${PROXYENV[@]}" "$SCRAPY_PY" -m scrapy crawl pages -L INFO \
-    -a urls="$POLITE/" -a follow=1 -O "$WORK/scrapy-polite.jl") >"$log" 2>&1
+    -a urls="$POLITE/" -a follow=1 -a stats="$WORK/scrapy-polite.stats" -O "$WORK/scrapy-polite.jl") >"$log" 2>&1
   got=$(scrapy_items "$WORK/scrapy-polite.jl" 2>/dev/null)
-  if [ "$got" = "$want" ] && ! grep -q "Gave up retrying" "$log"; then
+  if [ "$got" = "$want" ] && ! grep -q "Gave up retrying" "$log" &&
+    [ "$(scrapy_stats "$WORK/scrapy-polite.stats" 2>/dev/null | tr '\n' ' ')" = "robotsgate/forbidden=1 robotsgate/reason/disallowed=1 " ]; then
     PASSED+=("scrapy example: Crawl-delay origin")
-    echo "ok    examples/scrapy fetched all 6 allowed pages of the Crawl-delay origin, and got 403 for the disallowed one"
+    echo "ok    examples/scrapy fetched all 6 allowed pages of the Crawl-delay origin; robotsgate refused the disallowed one (robotsgate/forbidden=1)"
   else
-    fail "examples/scrapy on the Crawl-delay origin: got [$(echo "$got" | tr '\n' ';')]; $(grep -c 'Gave up retrying' "$log") gave up"
+    fail "examples/scrapy on the Crawl-delay origin: got [$(echo "$got" | tr '\n' ';')], stats [$(scrapy_stats "$WORK/scrapy-polite.stats" 2>&1 | tr '\n' ' ')]; $(grep -c 'Gave up retrying' "$log") gave up"
   fi
   # The same spider outside the project (Scrapy's defaults) drops pages.
   mkdir -p "$WORK/scrapy-defaults"

@@ -11,6 +11,8 @@
 // browser rows of run.sh read. The query names the client, so each
 // client's requests are its own lines in robotsgate's audit log.
 //
+// GET /forbidden is the origin's own 403 (robots.txt allows it).
+//
 // GET /__hits on any origin answers the number of requests for /private
 // paths it served, except /private/probe* (the pitfall probes reach the
 // origin on purpose): run.sh checks that it stays 0.
@@ -134,6 +136,9 @@ func site(robots string) http.Handler {
 				fmt.Fprint(w, "#probe { color: rgb(255, 0, 0) }\n")
 				return
 			}
+		case p == "/forbidden":
+			http.Error(w, "the origin's own 403", http.StatusForbidden)
+			return
 		case p == "/styled":
 			w.Header().Set("Content-Type", "text/html")
 			fmt.Fprint(w, styledPage(r.URL.RawQuery))
