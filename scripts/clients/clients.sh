@@ -302,6 +302,12 @@ run_chromium() {
   # origin: robotsgate never sees the request.
   fact "Chromium bypasses the proxy for loopback by default" "none" \
     "${env[@]}" CHROMIUM_BYPASS= bash -c 'chromium_get "$@"' get "$H$PROBE?c=chromium-bypass"
+  # Without the NSS database Chromium refuses robotsgate's certificates
+  # (SSL_CERT_FILE is not read): no request reaches a decision.
+  mkdir -p "$WORK/chromium-nohome"
+  fact "Chromium ignores SSL_CERT_FILE" "none" "${env[@]}" HOME="$WORK/chromium-nohome" SSL_CERT_FILE="$CA" \
+    bash -c 'chromium_get "$@"' get "$S/private/x?c=chromium-sslcertfile"
+  connect_ua chromium sends "${env[@]}" PROXY_URL="$CP" bash -c 'chromium_get "$@"' get "$S/"
 }
 
 run_headless() {

@@ -46,9 +46,12 @@ async function visit(page, url) {
 const modes = {
   async playwright(dir) {
     const { chromium } = await import('playwright-core');
-    // Playwright passes its own --user-data-dir: give it the rest.
-    const args = chromiumArgs(dir).filter((a) => !a.startsWith('--user-data-dir=') && a !== '--headless');
-    const browser = await chromium.launch({ executablePath, headless: true, args });
+    // Playwright passes its own --headless and --user-data-dir, and turns
+    // its proxy option into --proxy-server and --proxy-bypass-list (adding
+    // '<-loopback>' itself).
+    const own = /^--(headless|user-data-dir=|proxy-server=|proxy-bypass-list=)/;
+    const args = chromiumArgs(dir).filter((a) => !own.test(a));
+    const browser = await chromium.launch({ executablePath, headless: true, proxy: { server: proxy }, args });
     const page = await browser.newPage();
     return { page, close: () => browser.close() };
   },
