@@ -15,7 +15,7 @@
 # explicitly) or, in a shared network namespace (docker-compose.yml),
 # ROBOTSGATE_LISTEN=127.0.0.1:9309.
 # The admin API (on the proxy port unless ROBOTSGATE_ADMIN_LISTEN is set)
-# then needs ROBOTSGATE_ADMIN_TOKEN. See README "Running in production".
+# then needs ROBOTSGATE_ADMIN_TOKEN. See docs/production.md#container-image.
 
 # Base images are pinned by digest (the tag is for readers; the digest is
 # what is pulled). The Go tag matches go.mod's go line: the official image

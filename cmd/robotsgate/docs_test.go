@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"fmt"
 	"os"
 	"path"
 	"path/filepath"
@@ -99,16 +100,24 @@ func docFiles(t *testing.T) []string {
 // a heading its Markdown target does not have.
 func checkLink(t *testing.T, file string, line int, target string) {
 	t.Helper()
+	checkTarget(t, fmt.Sprintf("%s:%d", file, line), file, path.Dir(file), target)
+}
+
+// checkTarget reports a link target, relative to the repository directory
+// dir (self when it names no file), that names no existing file or a
+// heading its Markdown target does not have; where says where it was found.
+func checkTarget(t *testing.T, where, self, dir, target string) {
+	t.Helper()
 	if strings.Contains(target, "://") || strings.HasPrefix(target, "mailto:") {
 		return
 	}
 	name, fragment, _ := strings.Cut(target, "#")
-	resolved := file
+	resolved := self
 	if name != "" {
-		resolved = path.Clean(path.Join(path.Dir(file), name))
+		resolved = path.Clean(path.Join(dir, name))
 	}
 	if resolved == ".." || strings.HasPrefix(resolved, "../") || path.IsAbs(resolved) {
-		t.Errorf("%s:%d: link %q points outside the repository", file, line, target)
+		t.Errorf("%s: link %q points outside the repository", where, target)
 		return
 	}
 	b, err := os.ReadFile(filepath.Join(repoRoot, filepath.FromSlash(resolved)))
@@ -120,11 +129,11 @@ func checkLink(t *testing.T, file string, line int, target string) {
 		return
 	}
 	if err != nil {
-		t.Errorf("%s:%d: link %q: %v", file, line, target, err)
+		t.Errorf("%s: link %q: %v", where, target, err)
 		return
 	}
 	if fragment != "" && strings.HasSuffix(resolved, ".md") && !headingAnchors(b)[fragment] {
-		t.Errorf("%s:%d: link %q: %s has no heading #%s", file, line, target, resolved, fragment)
+		t.Errorf("%s: link %q: %s has no heading #%s", where, target, resolved, fragment)
 	}
 }
 
@@ -182,4 +191,69 @@ func TestReadmeTestCommandMatchesCI(t *testing.T) {
 	if !serve {
 		t.Errorf("README.md has no code line %q", "go run ./cmd/robotsgate")
 	}
+}
+
+// commentFiles are the files outside Markdown whose comments point readers
+// at the documentation.
+var commentFiles = []string{"Dockerfile", "docker-compose.yml", "configs/robotsgate.yaml", "configs/prometheus/prometheus.yml", "configs/prometheus/alerts.yml"}
+
+// commentPath matches a repository path in a comment, with an optional
+// heading: docs/production.md#container-image, configs/prometheus/.
+var commentPath = regexp.MustCompile(`(?:^|[\s("'])((?:README|CONTRIBUTING)\.md|(?:docs|configs|scripts|examples|cmd)/[\w./-]*)(#[\w-]+)?`)
+
+// commentSection matches a section named by its title in a comment:
+// README "Scaling out", docs/redis.md "What the replicas share".
+var commentSection = regexp.MustCompile(`((?:README|CONTRIBUTING)(?:\.md)?|docs/[\w.-]+\.md) "([^"]+)"`)
+
+// commentText returns the comments of a Dockerfile or YAML file by line
+// number: whole-line comments and the part of a line after " #".
+func commentText(b []byte) map[int]string {
+	out := map[int]string{}
+	for i, line := range strings.Split(string(b), "\n") {
+		trimmed := strings.TrimSpace(line)
+		switch {
+		case strings.HasPrefix(trimmed, "#"):
+			out[i+1] = trimmed[1:]
+		case strings.Contains(line, " #"):
+			out[i+1] = line[strings.Index(line, " #")+2:]
+		}
+	}
+	return out
+}
+
+// TestCommentLinksResolve: every repository path and every section a
+// comment of the Dockerfile, docker-compose.yml or the example configs
+// names exists (a heading for path#anchor and for `FILE "Title"`).
+func TestCommentLinksResolve(t *testing.T) {
+	refs := 0
+	for _, file := range commentFiles {
+		for n, c := range commentText(readRepoFile(t, file)) {
+			for _, m := range commentPath.FindAllStringSubmatch(c, -1) {
+				refs++
+				// Comments name paths from the repository's root.
+				checkTarget(t, fmt.Sprintf("%s:%d", file, n), file, ".", strings.TrimRight(m[1], ".,:;")+m[2])
+			}
+			for _, m := range commentSection.FindAllStringSubmatch(c, -1) {
+				refs++
+				name := m[1]
+				if !strings.HasSuffix(name, ".md") {
+					name += ".md"
+				}
+				if !headingAnchors(readRepoFile(t, name))[anchorOf(m[2])] {
+					t.Errorf("%s:%d: %s has no section %q", file, n, name, m[2])
+				}
+			}
+		}
+	}
+	if refs == 0 {
+		t.Fatal("no references found in the comments: the patterns match nothing")
+	}
+}
+
+// anchorOf returns the anchor GitHub gives a heading titled title.
+func anchorOf(title string) string {
+	for a := range headingAnchors([]byte("# " + title + "\n")) {
+		return a
+	}
+	return ""
 }
