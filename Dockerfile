@@ -26,7 +26,18 @@ WORKDIR /src
 COPY go.mod go.sum ./
 RUN go mod download
 COPY . .
-RUN CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o /out/robotsgate ./cmd/robotsgate
+# `robotsgate version`: .git is not in the build context (.dockerignore),
+# so the version and commit come in as build arguments, stamped by the
+# linker (empty: "(devel)" and "unknown"):
+#   docker build --build-arg VERSION="$(git describe --tags --always --dirty)" \
+#     --build-arg COMMIT="$(git rev-parse HEAD)" \
+#     --build-arg COMMIT_TIME="$(git log -1 --format=%cI)" -t robotsgate .
+ARG VERSION=""
+ARG COMMIT=""
+ARG COMMIT_TIME=""
+RUN CGO_ENABLED=0 go build -trimpath \
+    -ldflags "-s -w -X main.stampVersion=${VERSION} -X main.stampCommit=${COMMIT} -X main.stampTime=${COMMIT_TIME}" \
+    -o /out/robotsgate ./cmd/robotsgate
 # Volume mount points owned by the runtime user (a named volume starts
 # as a copy of them, ownership included).
 RUN mkdir -p /out/data /out/log
