@@ -8,6 +8,7 @@ import (
 	"path"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"unicode"
@@ -256,4 +257,67 @@ func anchorOf(title string) string {
 		return a
 	}
 	return ""
+}
+
+// TestHTTPSDocOneDataDir: the MITM steps of docs/https.md use one data
+// directory, so that the CA step 2 shows (and the reader trusts) is the
+// one serve uses in step 1.
+func TestHTTPSDocOneDataDir(t *testing.T) {
+	var mitm string
+	for _, section := range strings.Split(string(readRepoFile(t, "docs/https.md")), "\n## ") {
+		if strings.HasPrefix(section, "MITM") {
+			mitm = section
+		}
+	}
+	_, code := proseLines([]byte(mitm))
+	dataDir := regexp.MustCompile(`-data-dir[= ](\S+)`)
+	dirs := map[string]bool{}
+	commands := 0
+	for _, line := range code {
+		if !strings.Contains(line, "./cmd/robotsgate") {
+			continue
+		}
+		commands++
+		m := dataDir.FindStringSubmatch(line)
+		if m == nil {
+			t.Errorf("docs/https.md: %q names no -data-dir: it uses the default directory, not the steps' one", strings.TrimSpace(line))
+			continue
+		}
+		dirs[m[1]] = true
+	}
+	if commands < 2 {
+		t.Fatalf("docs/https.md: found %d robotsgate commands, want the serve and ca steps", commands)
+	}
+	if len(dirs) != 1 {
+		t.Errorf("docs/https.md: the steps use %d data directories %v, want one", len(dirs), dirs)
+	}
+}
+
+// TestExampleAuditLogIgnored: an audit log the README or docs write with a
+// relative -audit-log path (into the clone) is git-ignored.
+func TestExampleAuditLogIgnored(t *testing.T) {
+	var ignore []string
+	for _, l := range strings.Split(string(readRepoFile(t, ".gitignore")), "\n") {
+		if l = strings.TrimSpace(l); l != "" && !strings.HasPrefix(l, "#") {
+			ignore = append(ignore, strings.TrimPrefix(l, "/"))
+		}
+	}
+	auditLog := regexp.MustCompile(`-audit-log[= ](\S+)`)
+	found := 0
+	for _, file := range docFiles(t) {
+		_, code := proseLines(readRepoFile(t, file))
+		for _, line := range code {
+			m := auditLog.FindStringSubmatch(line)
+			if m == nil || m[1] == "-" || path.IsAbs(m[1]) {
+				continue
+			}
+			found++
+			if !slices.ContainsFunc(ignore, func(p string) bool { ok, _ := path.Match(p, m[1]); return ok }) {
+				t.Errorf("%s: %q writes %s into the clone, and .gitignore does not ignore it", file, strings.TrimSpace(line), m[1])
+			}
+		}
+	}
+	if found == 0 {
+		t.Fatal("no relative -audit-log in the docs: the README's example changed; update this test")
+	}
 }
