@@ -321,3 +321,25 @@ func TestExampleAuditLogIgnored(t *testing.T) {
 		t.Fatal("no relative -audit-log in the docs: the README's example changed; update this test")
 	}
 }
+
+// TestReadmeInstallsFromClone: the module is not published, so the README
+// installs from a clone (go install ./cmd/robotsgate) and offers no
+// `go install ...@latest` command, which fails.
+func TestReadmeInstallsFromClone(t *testing.T) {
+	readme := readRepoFile(t, "README.md")
+	_, code := proseLines(readme)
+	fromClone := false
+	for _, line := range code {
+		cmd := strings.TrimSpace(line)
+		if strings.HasPrefix(cmd, "go install") && strings.Contains(cmd, "@") {
+			t.Errorf("README.md offers %q: the module is not published, so it fails", cmd)
+		}
+		fromClone = fromClone || strings.HasPrefix(cmd, "go install ./cmd/robotsgate")
+	}
+	if !fromClone {
+		t.Error("README.md has no `go install ./cmd/robotsgate` (installing from a clone)")
+	}
+	if !bytes.Contains(readme, []byte("not published")) {
+		t.Error("README.md does not say that the module is not published")
+	}
+}
