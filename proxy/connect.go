@@ -66,7 +66,7 @@ func setUpstreamTLS(tr *http.Transport, cfg config.HTTPSConfig) error {
 // the handler with s.https.hijacks, and Shutdown drains it.
 func (s *Server) installHTTPS() error {
 	cfg := s.cfg.HTTPS
-	h := &httpsState{mode: cfg.Mode, ports: make(map[string]bool), hijacks: newHijackTracker()}
+	h := &httpsState{mode: cfg.Mode, ports: make(map[string]bool), hijacks: newHijackTracker(clientLimitsOf(s.cfg.Client))}
 	for _, p := range cfg.AllowedPorts { // validated: never empty
 		h.ports[strconv.Itoa(p)] = true
 	}

@@ -31,13 +31,6 @@ import (
 	"github.com/robotsgate/robotsgate/proxy/selfaddr"
 )
 
-// HTTP server timeouts of the proxy listener. There is no write timeout:
-// proxied bodies may stream for as long as the origin sends them.
-const (
-	readHeaderTimeout = 30 * time.Second
-	serverIdleTimeout = 120 * time.Second
-)
-
 // Deps are the collaborators a Server uses. The caller owns them: it
 // closes the Auditor after Shutdown.
 type Deps struct {
@@ -191,10 +184,15 @@ func (s *Server) Serve(ln net.Listener) error { return s.serve(ln, s) }
 func (s *Server) ServeAdmin(ln net.Listener) error { return s.serve(ln, s.admin) }
 
 func (s *Server) serve(ln net.Listener, h http.Handler) error {
+	// The client limits (config.ClientConfig), which CONNECT sessions
+	// apply too (hijackTracker). There is no write or whole-request read
+	// timeout: proxied bodies may stream for as long as the origin sends
+	// them, and net/http's ReadTimeout would cancel them.
 	srv := &http.Server{
 		Handler:           h,
-		ReadHeaderTimeout: readHeaderTimeout,
-		IdleTimeout:       serverIdleTimeout,
+		MaxHeaderBytes:    s.cfg.Client.MaxHeaderBytes,
+		ReadHeaderTimeout: s.cfg.Client.HeaderTimeout,
+		IdleTimeout:       s.cfg.Client.IdleTimeout,
 		ErrorLog:          log.New(httpErrorLogWriter{log: s.log}, "", 0),
 	}
 	s.mu.Lock()
@@ -381,14 +379,23 @@ func (l *lifetime) wrap(h http.Handler) http.Handler {
 // when goproxy's does (just after it, from the AfterFunc that also
 // uncounts the request), or at Shutdown's deadline with its cause.
 func (s *Server) track(r *http.Request, ctx *goproxy.ProxyCtx) *http.Request {
-	if _, inMITM := ctx.UserData.(*requestState); !inMITM { // the CONNECT's state (enter creates the request's next)
+	connect, inMITM := ctx.UserData.(*requestState) // the CONNECT's state (enter creates the request's next)
+	if !inMITM {
 		return r
 	}
 	l := s.life
 	l.enter()
+	ci := connect.Conn
+	var n uint64
+	if ci != nil {
+		n = ci.requestRead(r.Context()) // the head's limits no longer apply (sessionread.go)
+	}
 	rctx, cancel := context.WithCancelCause(l.hard)
 	context.AfterFunc(r.Context(), func() {
 		cancel(context.Canceled)
+		if ci != nil {
+			ci.responseWritten(n)
+		}
 		l.leave()
 	})
 	r = r.WithContext(rctx)
