@@ -137,6 +137,9 @@ run_scrapy() {
   fi
   expect "scrapy: robotsgate's refusals in the stats" "robotsgate/forbidden=2 robotsgate/reason/disallowed=2" \
     scrapy_stats "$WORK/scrapy-pairs.stats"
+  # The middleware's unit tests (report mode, 429, the origin's own 403).
+  expect "scrapy: RobotsgateRefusalMiddleware unit tests" "OK" bash -c \
+    'cd "$1" && "$2" -m unittest discover -s tests -t . 2>&1 | tail -n 1' unit "$ROOT/examples/scrapy" "$SCRAPY_PY"
 }
 
 # run_scrapy_politeness: examples/scrapy gets every allowed page of an origin
