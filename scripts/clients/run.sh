@@ -116,6 +116,7 @@ NOPROXYENV=(env -u HTTP_PROXY -u HTTPS_PROXY -u http_proxy -u https_proxy -u ALL
 # robotsgate's CA public-key hash, as `robotsgate ca` prints it, for
 # Chromium's --ignore-certificate-errors-spki-list.
 SPKI=$("$WORK/robotsgate" ca -config "$WORK/robotsgate.yaml" | sed -n 's/^  spki: *\([^ ]*\).*/\1/p')
+[ -n "$SPKI" ] || fail "robotsgate ca printed no 'spki:' line"
 
 # CLIENTS=... runs only those rows (e.g. CLIENTS="chromium headless").
 for c in ${CLIENTS:-curl wget python scrapy go node chromium headless java scrapy_politeness}; do
