@@ -83,8 +83,10 @@ func caUsage(w io.Writer) {
 	fmt.Fprint(w, `Usage: robotsgate ca [-pem] [-data-dir DIR] [-config FILE] [serve flags]
 
 Prints where robotsgate's MITM CA certificate is (creating the CA on first
-use, like serve does) and how to make clients trust it. With -pem, writes
-the certificate (PEM) to stdout instead.
+use, like serve does), its fingerprints (spki: for Chromium's
+--ignore-certificate-errors-spki-list), how to make clients trust it and
+the proxy variables to set. With -pem, writes the certificate (PEM) to
+stdout instead.
 
 The CA is read from the same configuration as serve: https.data_dir
 (-data-dir, ROBOTSGATE_DATA_DIR), or https.ca_cert/https.ca_key for a custom
