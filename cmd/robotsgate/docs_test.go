@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
+	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
@@ -194,9 +195,24 @@ func TestReadmeTestCommandMatchesCI(t *testing.T) {
 	}
 }
 
-// commentFiles are the files outside Markdown whose comments point readers
-// at the documentation.
-var commentFiles = []string{"Dockerfile", "docker-compose.yml", "configs/robotsgate.yaml", "configs/prometheus/prometheus.yml", "configs/prometheus/alerts.yml"}
+// commentFiles returns the files outside Markdown whose comments point
+// readers at the documentation: the Dockerfile, docker-compose.yml and
+// every YAML file under configs/.
+func commentFiles(t *testing.T) []string {
+	t.Helper()
+	files := []string{"Dockerfile", "docker-compose.yml"}
+	err := filepath.WalkDir(filepath.Join(repoRoot, "configs"), func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && (strings.HasSuffix(p, ".yml") || strings.HasSuffix(p, ".yaml")) {
+			rel, _ := filepath.Rel(repoRoot, p)
+			files = append(files, filepath.ToSlash(rel))
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return files
+}
 
 // commentPath matches a repository path in a comment, with an optional
 // heading: docs/production.md#container-image, configs/prometheus/.
@@ -227,7 +243,7 @@ func commentText(b []byte) map[int]string {
 // names exists (a heading for path#anchor and for `FILE "Title"`).
 func TestCommentLinksResolve(t *testing.T) {
 	refs := 0
-	for _, file := range commentFiles {
+	for _, file := range commentFiles(t) {
 		for n, c := range commentText(readRepoFile(t, file)) {
 			for _, m := range commentPath.FindAllStringSubmatch(c, -1) {
 				refs++
