@@ -38,8 +38,15 @@ type Deps struct {
 	Auditor  *audit.Auditor    // required
 	Log      zerolog.Logger    // operator log
 	// Transport carries proxied requests; nil means NewTransport(cfg).
-	// Give the Enforcer's HTTPFetcher the same one.
+	// Never give it to the Enforcer's HTTPFetcher: clients choose the
+	// bytes sent on its connections.
 	Transport *http.Transport
+	// PolicyTransport carries the policy files robotsgate fetches itself
+	// (robots.txt): give the Enforcer's HTTPFetcher this one, from
+	// NewPolicyTransport. New installs on it the dialer that refuses
+	// robotsgate's own addresses and the guard against early responses.
+	// nil when the Enforcer fetches otherwise (a test's own Fetcher).
+	PolicyTransport *http.Transport
 	// Clock is the clock of enforcement decisions (politeness); nil means
 	// enforce.SystemClock.
 	Clock enforce.Clock
@@ -62,6 +69,7 @@ type Server struct {
 	audit *audit.Auditor
 	log   zerolog.Logger
 	tr    *http.Transport
+	ptr   *http.Transport // the policy transport, nil when none was given
 	clock enforce.Clock
 
 	agents *agents // the robots agent of each request (decide.go)
@@ -106,6 +114,7 @@ func New(cfg config.Config, deps Deps) (*Server, error) {
 		audit: deps.Auditor,
 		log:   deps.Log,
 		tr:    deps.Transport,
+		ptr:   deps.PolicyTransport,
 		clock: deps.Clock,
 		mux:   http.NewServeMux(),
 		life:  newLifetime(),
@@ -130,6 +139,9 @@ func New(cfg config.Config, deps Deps) (*Server, error) {
 			return nil, err
 		}
 		s.tr = tr
+	}
+	if s.ptr == s.tr {
+		return nil, errors.New("proxy: Deps.PolicyTransport must not be the transport of proxied requests")
 	}
 	s.agents = newAgents(cfg.Agent, cfg.AgentHeader, cfg.AllowAgentOverride).withPurposes(cfg.Purposes, cfg.Usage.PurposeHeader)
 
