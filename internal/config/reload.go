@@ -14,7 +14,7 @@ var restartKeys = []string{
 	"listen", "admin_listen", "admin_token",
 	"audit_log", "audit_max_size_mb", "audit_max_backups", "audit_max_age_days",
 	"log_level", "log_format", "upstream_proxy", "shutdown_timeout", "cache",
-	"client.", "robots.",
+	"client.", "robots.", "transparent.",
 	"https.mode", "https.data_dir", "https.ca_cert", "https.ca_key", "https.upstream_roots",
 }
 
