@@ -3,6 +3,7 @@ package enforce
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/url"
 	"strings"
 	"time"
@@ -106,6 +107,12 @@ func (e *Enforcer) DecideQuiet(ctx context.Context, u *url.URL, agent string) De
 
 func (e *Enforcer) decideURL(ctx context.Context, u *url.URL, agent string, o DecideOptions) Decision {
 	origin, err := Origin(u)
+	if err == nil && u.Opaque != "" && !strings.HasPrefix(u.Opaque, "/") {
+		// "http:private" with a host from elsewhere (a Host header): it
+		// is sent as the request target "private", which no RFC 9309 path
+		// matches and a lenient server reads as "/private".
+		err = fmt.Errorf("%w: %q has an opaque path, not one starting with \"/\"", errNoOrigin, RedactedURL(u))
+	}
 	if err != nil {
 		reason := ReasonInvalidURL
 		if errors.Is(err, ErrInvalidHost) {
