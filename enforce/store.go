@@ -105,7 +105,7 @@ func entryCost(e *Entry) int64 {
 	if e.Good != nil {
 		n += int64(cap(e.Good.Body))
 	}
-	return entryOverhead + n + e.Parsed.MemSize()
+	return entryOverhead + n + e.Parsed.MemSize() + e.TDM.MemSize()
 }
 
 // Get returns origin's entry, if one is kept and its keep has not

@@ -52,6 +52,7 @@ type Config struct {
 	Politeness PolitenessConfig
 	RobotTags  RobotTagsConfig
 	Usage      UsageConfig
+	TDMRep     TDMRepConfig
 	Auth       AuthConfig
 }
 
@@ -156,6 +157,10 @@ func Default() Config {
 			Unknown:       "allow",
 			Response:      "annotate",
 			PurposeHeader: "X-Robots-Purpose",
+		},
+		TDMRep: TDMRepConfig{
+			Mode:     TDMRepReport,
+			Purposes: defaultTDMPurposes(),
 		},
 		RobotTags: RobotTagsConfig{
 			Mode:         RobotTagsAnnotate,

@@ -90,6 +90,9 @@ func options() []option {
 		{"usage.response", "", "a Content-Usage response header, or a noai/noimageai tag, that disallows a declared purpose: annotate (audit and add X-Robotsgate-Usage) or enforce (refuse)", func(c *Config) any { return &c.Usage.Response }},
 		{"usage.purpose_header", "", "request header declaring the purposes per request (stripped before forwarding); replaces configured purposes only with allow_agent_override; - disables", func(c *Config) any { return &c.Usage.PurposeHeader }},
 
+		{"tdmrep.mode", "tdmrep", "W3C TDMRep (/.well-known/tdmrep.json, tdm-reservation header and meta) for crawlers with a tdmrep.purposes purpose: off, report (audit and add X-Robotsgate-TDM) or enforce (refuse reserved URLs with tdm-reserved)", func(c *Config) any { return &c.TDMRep.Mode }},
+		{"tdmrep.purposes", "tdmrep-purposes", "declared `purposes` that make TDMRep bind a crawler (text and data mining)", func(c *Config) any { return &c.TDMRep.Purposes }},
+
 		{"auth.credentials", "", "\"user:password\" pairs accepted in Proxy-Authorization: Basic", func(c *Config) any { return &c.Auth.Credentials }},
 		{"auth.credentials_file", "credentials-file", "`file` of user:password lines (blank lines and # comments skipped): clients must send Proxy-Authorization: Basic", func(c *Config) any { return &c.Auth.CredentialsFile }},
 		{"auth.allow_cidrs", "allow-cidrs", "comma-separated client networks (CIDRs or addresses) allowed to use the proxy; empty = any", func(c *Config) any { return &c.Auth.AllowCIDRs }},
