@@ -58,6 +58,7 @@ func eventOf(client, method string, d enforce.Decision, verdict string, status i
 		Purposes:         d.Purposes.String(),
 		Usage:            auditUsage(&d),
 		UsageBlocked:     d.UsageBlocked.String(),
+		TDM:              auditTDM(&d),
 	}
 }
 
@@ -84,6 +85,7 @@ type decisionJSON struct {
 	Purposes        []string             `json:"purposes,omitempty"`
 	UsageDisallowed []string             `json:"usage_disallowed,omitempty"`
 	Usage           map[string]usageJSON `json:"usage,omitempty"`
+	TDM             *tdmJSON             `json:"tdm,omitempty"` // TDMRep (tdmrep.go)
 }
 
 // robotsJSON describes the robots.txt copy a decision used.
@@ -120,6 +122,7 @@ func newDecisionJSON(d enforce.Decision) decisionJSON {
 	}
 	j.Robots = newRobotsJSON(d)
 	j.Purposes, j.UsageDisallowed, j.Usage = purposeNames(d.Purposes), purposeNames(d.UsageBlocked), usageOf(&d)
+	j.TDM = tdmOf(&d)
 	return j
 }
 
@@ -163,6 +166,7 @@ type refusalBody struct {
 	Purposes        []string             `json:"purposes,omitempty"`
 	UsageDisallowed []string             `json:"usage_disallowed,omitempty"`
 	Usage           map[string]usageJSON `json:"usage,omitempty"`
+	TDM             *tdmJSON             `json:"tdm,omitempty"`
 }
 
 // newRefusalBody is the body of the refusal of d with status; fallbackURL
@@ -185,7 +189,7 @@ func newRefusalBody(status int, d enforce.Decision, fallbackURL string) refusalB
 		Robots:      j.Robots,
 		RetryAfterS: retrySeconds(d.RetryAfter),
 	}
-	b.Purposes, b.UsageDisallowed, b.Usage = j.Purposes, j.UsageDisallowed, j.Usage
+	b.Purposes, b.UsageDisallowed, b.Usage, b.TDM = j.Purposes, j.UsageDisallowed, j.Usage, j.TDM
 	if b.URL == "" {
 		b.URL = fallbackURL
 	}
@@ -308,6 +312,10 @@ func explain(d enforce.Decision) string {
 		return "the site's usage preferences disallow a purpose this crawler declared"
 	case ReasonUnscannable:
 		return "the response could not be read as a whole document (a partial response, or a content coding robotsgate cannot decode), and a robot-tag or usage check that may refuse it needs to read it"
+	case ReasonTDMReserved:
+		return "the site reserves its text and data mining rights for this URL (W3C TDMRep), and this crawler declared a mining purpose"
+	case ReasonTDMUnknown:
+		return "the site's tdmrep.json could not be read, so whether it reserves text and data mining rights is not known, and usage.unknown is deny"
 	case ReasonInvalidPurpose:
 		return "the purposes header names an unknown purpose (allowed values are train-ai, search, ai-input, or none)"
 	default:
@@ -340,6 +348,7 @@ func refusalText(b refusalBody) string {
 		fmt.Fprintf(&sb, "detail:   %s\n", b.Detail)
 	}
 	usageText(&sb, b.Purposes, b.Usage)
+	tdmText(&sb, b.TDM)
 	if rb := b.Robots; rb != nil {
 		fmt.Fprintf(&sb, "robots:   %s: %s", rb.URL, rb.Status)
 		if rb.HTTPStatus != 0 {

@@ -73,6 +73,19 @@ type Event struct {
 	// PurposesOverrideRefused is the purposes header a client sent and
 	// robotsgate refused (allow_agent_override is off).
 	PurposesOverrideRefused string
+
+	// TDM is the TDMRep verdict of the URL, nil when TDMRep was not
+	// consulted.
+	TDM *TDM
+}
+
+// TDM is a TDMRep verdict in an audit record.
+type TDM struct {
+	Reservation string // 1, 0, unset or unknown (tdmrep.json unreadable)
+	Source      string // tdmrep.json, header, meta; "" when nothing is declared
+	Rule        string // the declaration, e.g. the tdmrep.json rule
+	Policy      string // the tdm-policy URL, "" when none
+	File        string // the tdmrep.json consulted, with its status
 }
 
 // Usage is the usage preference for one purpose in an audit record.
@@ -251,6 +264,10 @@ func (a *Auditor) encode(e Event) error {
 	str("purposes_override_refused", e.PurposesOverrideRefused)
 	if len(e.Usage) > 0 {
 		ev.Dict("usage", usageDict(e.Usage))
+	}
+	if t := e.TDM; t != nil {
+		ev.Dict("tdm", zerolog.Dict().Str("reservation", t.Reservation).Str("source", t.Source).
+			Str("rule", t.Rule).Str("policy", t.Policy).Str("file", t.File))
 	}
 	a.ew.err = nil
 	a.writeStart.Store(max(a.now().UnixNano(), 1))

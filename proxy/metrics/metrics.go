@@ -47,6 +47,9 @@ type Metrics struct {
 	// usage holds robotsgate_usage_verdicts_total by purpose and
 	// preference (aipref.Purpose, aipref.Pref).
 	usage [aipref.NumPurposes][3]prometheus.Counter
+	// tdm holds robotsgate_tdmrep_verdicts_total by source and
+	// reservation (tdmrep.go).
+	tdm [4][4]prometheus.Counter
 
 	cacheEntries atomic.Pointer[func() int]
 	pausedFunc   atomic.Pointer[func() int]
@@ -130,12 +133,13 @@ func New(known map[enforce.Reason]bool) *Metrics {
 		m.fetches[i] = fetches.WithLabelValues(c)
 	}
 	usage := m.newUsageCounters()
+	tdm := m.newTDMCounters()
 	m.cacheHit = lookups.WithLabelValues("hit")
 	m.cacheMiss = lookups.WithLabelValues("miss")
 
 	m.reg.MustRegister(
 		m.decisions, fetches, m.fetchDuration, lookups, entries,
-		m.upstreamErrors, paused, m.queued, m.inflight, denied, usage,
+		m.upstreamErrors, paused, m.queued, m.inflight, denied, usage, tdm,
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 	)
@@ -160,6 +164,7 @@ func (m *Metrics) Decision(d enforce.Decision) {
 		return
 	}
 	m.usageVerdicts(&d)
+	m.tdmVerdict(&d)
 	i := 0
 	if d.Allowed {
 		i = 1
