@@ -1,7 +1,9 @@
 package proxy
 
 import (
+	"context"
 	"net/http"
+	"net/url"
 	"strings"
 
 	"github.com/elazarl/goproxy"
@@ -81,6 +83,26 @@ func (t tdmStep) onRequest(r *http.Request, _ *goproxy.ProxyCtx, st *requestStat
 		return t.verdict(st, tdmDecision(st.Decision, ReasonTDMUnknown, v), nil)
 	}
 	return outcome{}
+}
+
+// decide adds to d, the robots decision of u for a crawler declaring
+// purposes, the TDMRep verdict of tdmrep.json, as /v1/decision shows it:
+// a URL tdmrep.json reserves is refused (tdm-reserved) when tdmrep.mode
+// is enforce, else only described.
+func (t tdmStep) decide(ctx context.Context, u *url.URL, purposes aipref.Set, d enforce.Decision) enforce.Decision {
+	if !t.on || purposes&t.purposes == 0 || !d.Allowed {
+		return d
+	}
+	v := t.enf.TDMRep(ctx, u, http.MethodGet)
+	d.TDM = v
+	switch {
+	case !t.enforce:
+	case v.Reserved():
+		return tdmDecision(d, ReasonTDMReserved, v)
+	case v.Unknown && t.deny:
+		return tdmDecision(d, ReasonTDMUnknown, v)
+	}
+	return d
 }
 
 // verdict is the outcome of d, a TDMRep refusal of the request of st

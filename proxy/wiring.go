@@ -112,7 +112,8 @@ func (s *Server) adminRoutes() {
 	s.admin = admin.New(admin.Config{
 		Cache: s.enf,
 		Decide: func(ctx context.Context, u *url.URL, agent string, purposes aipref.Set) any {
-			return newDecisionJSON(s.enf.DecideFor(ctx, u, agent, enforce.DecideOptions{Purposes: purposes, Quiet: true}))
+			d := s.enf.DecideFor(ctx, u, agent, enforce.DecideOptions{Purposes: purposes, Quiet: true})
+			return newDecisionJSON(newTDMStep(&s.cfg, s.enf).decide(ctx, u, purposes, d)) // TDMRep (tdmrep.go)
 		},
 		Metrics:  s.metrics.Handler(),
 		Token:    s.cfg.AdminToken,
