@@ -144,17 +144,26 @@ func (e *Enforcer) TDMRep(ctx context.Context, u *url.URL, method string) TDMVer
 	} else {
 		path = u.RequestURI()
 	}
-	v.Verdict = file.Decide(path)
+	v.Verdict, v.Via = DecideTDMRep(file, path)
+	return v
+}
+
+// DecideTDMRep returns the verdict of the tdmrep.json f for path (path
+// and query, as sent): its first matching rule's, or, when that does not
+// reserve, the first reservation of another spelling origins may read as
+// the same path (see spellings), which via then names ("" for the path
+// as sent). A spelling thus cannot slip past a reservation.
+func DecideTDMRep(f *tdmrep.File, path string) (v tdmrep.Verdict, via string) {
+	v = f.Decide(path)
 	if v.Reserved() || !needsSpellings(path) {
-		return v
+		return v, ""
 	}
 	for _, sp := range spellings(path) {
-		if sv := file.Decide(sp.path); sv.Reserved() {
-			v.Verdict, v.Via = sv, "the normalised path "+shown(sp.path)+" ("+sp.how+")"
-			break
+		if sv := f.Decide(sp.path); sv.Reserved() {
+			return sv, "the normalised path " + shown(sp.path) + " (" + sp.how + ")"
 		}
 	}
-	return v
+	return v, ""
 }
 
 // tdmFile returns the rules in force of the tdmrep.json entry en, nil

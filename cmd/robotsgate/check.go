@@ -14,7 +14,7 @@ import (
 	"github.com/robotsgate/robotsgate/robots/aipref"
 )
 
-const checkUsage = "usage: robotsgate check -robots FILE -agent NAME [-purpose LIST] [-json] URL..."
+const checkUsage = "usage: robotsgate check -robots FILE -agent NAME [-purpose LIST] [-tdmrep FILE] [-json] URL... | robotsgate check -tdmrep FILE [-json] URL..."
 
 // runCheck implements "robotsgate check": it reads a robots.txt and prints,
 // for each URL, whether the crawler named by -agent may fetch it, decided
@@ -33,6 +33,7 @@ func runCheck(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	file := fs.String("robots", "", "robots.txt `FILE` to read; - reads standard input")
 	agent := fs.String("agent", "", "product token `NAME` of the crawler, compared whole and case-insensitively")
 	asJSON := fs.Bool("json", false, "print one JSON object per URL")
+	tdmFile := fs.String("tdmrep", "", "tdmrep.json `FILE` to check the URLs against (W3C TDMRep; alone, or with -robots)")
 	purposeList := fs.String("purpose", "", "comma-separated `LIST` of the crawler's purposes (train-ai, search, ai-input): a URL whose usage preferences disallow one is disallowed")
 	fail := func(format string, a ...any) int {
 		fmt.Fprintf(stderr, "robotsgate check: "+format+"\n", a...)
@@ -48,6 +49,8 @@ func runCheck(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return fail("%v (%s)", err, checkUsage)
 	}
 	switch {
+	case *file == "" && *tdmFile != "" && fs.NArg() > 0:
+		return checkTDMRep(*tdmFile, fs.Args(), *asJSON, stdin, stdout, stderr) // check_tdmrep.go
 	case *file == "":
 		return fail("-robots is required (%s)", checkUsage)
 	case *agent == "":
@@ -94,6 +97,9 @@ func runCheck(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		if err != nil {
 			return fail("write: %v", err)
 		}
+	}
+	if *tdmFile != "" {
+		status = max(status, checkTDMRep(*tdmFile, fs.Args(), *asJSON, stdin, stdout, stderr))
 	}
 	return status
 }
