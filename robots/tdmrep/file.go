@@ -82,6 +82,9 @@ func Parse(body []byte) (*File, error) {
 	if err := json.Unmarshal(body, &raws); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
+	if raws == nil { // null
+		return nil, fmt.Errorf("%w: null", ErrInvalid)
+	}
 	if len(raws) > MaxRules {
 		return nil, fmt.Errorf("%w: %d rules, at most %d are read", ErrTooManyRules, len(raws), MaxRules)
 	}
