@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"sync"
 	"testing"
@@ -305,5 +306,57 @@ func TestTDMRepMITM(t *testing.T) {
 	}
 	if o.hit("/directory-b/html/page.html") != 0 || o.hit("/hdr-1") != 1 {
 		t.Fatal("MITM: the origin saw the reserved URL, or not the header one")
+	}
+}
+
+// TestTDMRepAdminAndMetrics: /v1/decision shows the TDMRep verdict (a
+// refusal in enforce mode, with the policy URL), and the verdicts are
+// counted by source and reservation, never by origin.
+func TestTDMRepAdminAndMetrics(t *testing.T) {
+	o := newTDMOrigin(t, 0, tdmThreeGroups, false)
+	p := startUsageProxy(t, tdmEnforce)
+	c := &http.Client{Timeout: testTimeout}
+	resp, err := c.Get("http://" + p.addr + "/v1/decision?purpose=train-ai&url=" + url.QueryEscape(o.URL+"/directory-b/html/p"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var j decisionJSON
+	err = json.NewDecoder(resp.Body).Decode(&j)
+	resp.Body.Close()
+	if err != nil || j.Allowed || j.Reason != "tdm-reserved" || j.TDM == nil || j.TDM.Policy != tdmPolicy {
+		t.Fatalf("/v1/decision: %v %+v", err, j)
+	}
+	resp, err = c.Get("http://" + p.addr + "/v1/decision?purpose=search&url=" + url.QueryEscape(o.URL+"/directory-b/html/p"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	j = decisionJSON{}
+	err = json.NewDecoder(resp.Body).Decode(&j)
+	resp.Body.Close()
+	if err != nil || !j.Allowed || j.TDM != nil {
+		t.Fatalf("/v1/decision for search: %v %+v", err, j)
+	}
+
+	get(t, p.client(nil), o.URL+"/directory-a/x")
+	get(t, p.client(nil), o.URL+"/directory-b/images/a.jpg")
+	get(t, p.client(nil), o.URL+"/hdr-1")
+	get(t, p.client(nil), o.URL+"/other")
+	rr := httptest.NewRecorder()
+	p.srv.Metrics().Handler().ServeHTTP(rr, httptest.NewRequest("GET", "/metrics", nil))
+	m := rr.Body.String()
+	for _, want := range []string{
+		`robotsgate_decisions_total{decision="blocked",reason="tdm-reserved"} 2`,
+		`robotsgate_tdmrep_verdicts_total{reservation="1",source="tdmrep.json"} 1`,
+		`robotsgate_tdmrep_verdicts_total{reservation="0",source="tdmrep.json"} 1`,
+		`robotsgate_tdmrep_verdicts_total{reservation="1",source="header"} 1`,
+		`robotsgate_tdmrep_verdicts_total{reservation="unset",source="none"} 1`,
+		`robotsgate_tdmrep_verdicts_total{reservation="unknown",source="none"} 0`,
+	} {
+		if !strings.Contains(m, want) {
+			t.Errorf("metrics lack %s", want)
+		}
+	}
+	if strings.Contains(m, "127.0.0.1") {
+		t.Error("a metric names the origin")
 	}
 }
