@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"compress/gzip"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -71,6 +72,13 @@ func (o *tdmOrigin) serve(w http.ResponseWriter, r *http.Request) {
 		h.Set("Content-Type", "text/html; charset=utf-8")
 		io.WriteString(w, `<!DOCTYPE html><html><head><meta name="tdm-reservation" content="1">`+
 			`<meta name="tdm-policy" content="`+tdmPolicy+`"><title>t</title></head><body>origin body</body></html>`)
+		return
+	case "/meta.gz.html":
+		h.Set("Content-Type", "text/html")
+		h.Set("Content-Encoding", "gzip")
+		zw := gzip.NewWriter(w)
+		io.WriteString(zw, `<html><head><meta name="TDM-Reservation" content=" 1 "></head><body>origin body</body></html>`)
+		zw.Close()
 		return
 	case "/spoof":
 		h.Set(HeaderTDM, "0")
@@ -254,6 +262,17 @@ func TestTDMRepResponse(t *testing.T) {
 	}
 	if resp, _ := get(t, e.client(nil), o.URL+"/spoof"); resp.StatusCode != 200 || resp.Header.Get(HeaderTDM) != "" {
 		t.Fatalf("/spoof: %d %v", resp.StatusCode, resp.Header)
+	}
+
+	// The meta scan runs with robot_tags off, and decodes gzip.
+	off := startUsageProxy(t, func(c *config.Config) {
+		tdmEnforce(c)
+		c.RobotTags.Mode = config.RobotTagsOff
+	})
+	for _, path := range []string{"/meta.html", "/meta.gz.html"} {
+		if resp, body := get(t, off.client(nil), o.URL+path, "Accept-Encoding", "gzip"); resp.StatusCode != http.StatusForbidden || resp.Header.Get(HeaderDecision) != "tdm-reserved" {
+			t.Fatalf("robot_tags off, %s: %d %v\n%s", path, resp.StatusCode, resp.Header, body)
+		}
 	}
 
 	r := startUsageProxy(t, func(c *config.Config) { c.Purposes = aipref.SetOf(aipref.TrainAI) }) // tdmrep.mode report
