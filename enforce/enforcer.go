@@ -299,7 +299,7 @@ func (e *Enforcer) logFetch(en *Entry, took time.Duration) {
 			Str("error", r.Err).Str("error_kind", string(r.ErrKind)).Int("failures", en.Failures).
 			Time("unreachable_since", en.UnreachableSince).Int64("retry_in_ms", en.Expires.Sub(en.FetchedAt).Milliseconds()).
 			Bool("stale_copy", en.Good != nil).Int64("took_ms", took.Milliseconds())
-		ev.Msg("robots.txt unreachable")
+		ev.Msg(fileOf(en.Origin) + " unreachable")
 	case StatusUnavailable:
 		e.log.Debug().Str("origin", en.Origin).Int("http_status", r.HTTPStatus).Str("error", r.Err).
 			Msg("robots.txt unavailable: all URLs allowed")

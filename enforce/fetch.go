@@ -83,11 +83,10 @@ func (f *HTTPFetcher) FetchFile(ctx context.Context, origin, path, accept string
 	}
 	maxRedirects := max(f.MaxRedirects, 0)
 	target := origin + path
-	name := path[strings.LastIndexByte(path, '/')+1:]
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, target, nil)
 	if err != nil {
 		// A malformed origin cannot be fetched now or later.
-		return FetchResult{Status: StatusUnreachable, FinalURL: target, Err: fmt.Sprintf("bad %s URL: %v", name, err), ErrKind: FetchBadURL}
+		return FetchResult{Status: StatusUnreachable, FinalURL: target, Err: fmt.Sprintf("bad %s URL: %v", fileOf(target), err), ErrKind: FetchBadURL}
 	}
 	if f.UserAgent != "" {
 		req.Header.Set("User-Agent", f.UserAgent)
@@ -127,7 +126,7 @@ func (f *HTTPFetcher) FetchFile(ctx context.Context, origin, path, accept string
 		body, truncated, err := readBody(resp, maxBytes)
 		if err != nil {
 			return FetchResult{Status: StatusUnreachable, HTTPStatus: code, FinalURL: r.FinalURL,
-				Err: "reading " + name + " body: " + RedactURLsIn(fetchErr(err)), ErrKind: errorKind(err)}
+				Err: "reading " + fileOf(target) + " body: " + RedactURLsIn(fetchErr(err)), ErrKind: errorKind(err)}
 		}
 		r.Status, r.Body, r.Truncated = StatusOK, body, truncated
 		return r

@@ -86,6 +86,14 @@ func (e *Enforcer) fetch(ctx context.Context, key string) FetchResult {
 	return ff.FetchFile(ctx, strings.TrimSuffix(key, tdmrep.WellKnownPath), tdmrep.WellKnownPath, tdmAccept)
 }
 
+// fileOf names the file a Store key stands for, in logs.
+func fileOf(key string) string {
+	if isTDMKey(key) {
+		return "tdmrep.json"
+	}
+	return "robots.txt"
+}
+
 // rebuildTDM sets e.TDM and e.TDMErr from the body in force.
 func (e *Entry) rebuildTDM() {
 	e.Parsed, e.TDM, e.TDMErr = nil, nil, nil

@@ -53,7 +53,6 @@ func (s *Server) install() error {
 	tags := newRobotTagStep(s.cfg.RobotTags, s.cfg.Mode)
 	usage := usageStep{enforce: s.cfg.Usage.Response == UsageResponseEnforce && s.cfg.Mode != ModeReport}
 	whole := newWholeStep(&s.cfg)
-	tdm := newTDMStep(&s.cfg, s.enf)
 
 	// enter counts the request for Shutdown and creates its state: it is
 	// not a step, every step needs what it does.
@@ -63,7 +62,7 @@ func (s *Server) install() error {
 		destination{self: &s.self}, // own address → 403, MITM Host ≠ CONNECT target → 421 (decide.go)
 		hopStrip{},                 // hop-by-hop request headers
 		decide,                     // robots.txt verdict: 403, or let through (decide.go)
-		tdm,                        // tdmrep.json reserves the URL: 403 tdm-reserved, or audit (tdmrep.go)
+		newTDMStep(&s.cfg, s.enf),  // tdmrep.json reserves the URL: 403 tdm-reserved, or audit (tdmrep.go)
 		pacing,                     // paused origin → 503, crawl-delay wait or 429 (decide.go)
 		whole,                      // enforcing response steps: no Range, Accept-Encoding the scan decodes (whole.go)
 		&s.fwd,                     // robot-tag scan and pooled body copy as the response arrives (forward.go); last
@@ -78,7 +77,7 @@ func (s *Server) install() error {
 		whole,                       // partial or undecodable responses: 403 when enforcing (whole.go)
 		tags,                        // X-Robots-Tag / meta robots: annotate, or 403 (robottags.go)
 		usage,                       // Content-Usage / noai: X-Robotsgate-Usage, or 403 (usage.go)
-		tdm,                         // tdm-reservation header / meta: X-Robotsgate-TDM, or 403 (tdmrep.go)
+		newTDMStep(&s.cfg, s.enf),   // tdm-reservation header / meta: X-Robotsgate-TDM, or 403 (tdmrep.go)
 		inflight,                    // decisions, upstream errors, in-flight
 		finish{},                    // report-mode headers, streaming
 		http10{},                    // HTTP/1.0 clients inside MITM sessions (forward.go); last
