@@ -3,6 +3,7 @@ package proxy
 import (
 	"compress/gzip"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -10,7 +11,9 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
+	"github.com/robotsgate/robotsgate/enforce/enforcetest"
 	"github.com/robotsgate/robotsgate/internal/config"
 	"github.com/robotsgate/robotsgate/proxy/audit"
 	"github.com/robotsgate/robotsgate/robots/aipref"
@@ -377,5 +380,44 @@ func TestTDMRepAdminAndMetrics(t *testing.T) {
 	}
 	if strings.Contains(m, "127.0.0.1") {
 		t.Error("a metric names the origin")
+	}
+}
+
+// TestTDMRepFetchNotPoisonedByDesync: tdmrep.json goes through the
+// policy transport as robots.txt does. A client smuggles a request in
+// the body of an allowed GET; the origin answers it late (a 404: "no
+// tdmrep.json") on the same keep-alive connection. The re-fetch of
+// tdmrep.json after its copy expired (robots.txt's has not) must not
+// read that answer: the reserved URL is still refused and never reaches
+// the origin. With the proxied requests' transport it read the 404.
+func TestTDMRepFetchNotPoisonedByDesync(t *testing.T) {
+	o := newDesyncOrigin(t, "User-agent: *\nAllow: /\n")
+	o.files = map[string]string{"/.well-known/tdmrep.json": `[{"location": "/private", "tdm-reservation": 1}]`}
+	clk := enforcetest.NewClock(politeT0)
+	h := newHarness(t, harnessOpts{clock: clk, config: func(c *config.Config) {
+		c.Robots.TTL = time.Hour
+		c.Robots.MinTTL = time.Minute
+		tdmEnforce(c)
+	}})
+	base := "http://" + o.ln.Addr().String()
+	smuggled := "GET /smuggled HTTP/1.1\r\nHost: " + o.ln.Addr().String() + "\r\n\r\n"
+	req := fmt.Sprintf("GET %s/page HTTP/1.1\r\nHost: %s\r\nUser-Agent: TestBot/1.0\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s",
+		base, o.ln.Addr(), len(smuggled), smuggled)
+	if resp, body := rawRoundTrip(t, h.addr, req); resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET /page with a smuggled body: %d %q", resp.StatusCode, body)
+	}
+	if n := o.hitsOf("/.well-known/tdmrep.json"); n != 1 {
+		t.Fatalf("%d tdmrep.json fetches, want 1", n)
+	}
+	clk.Advance(2 * time.Minute) // tdmrep.json (max-age=60) expired, robots.txt (robots.ttl 1h) not
+	resp, body := h.get(t, base+"/private")
+	if resp.StatusCode != http.StatusForbidden || resp.Header.Get(HeaderDecision) != "tdm-reserved" {
+		t.Errorf("GET /private after the desync: %d %q, want 403 tdm-reserved", resp.StatusCode, body)
+	}
+	if n := o.hitsOf("/private"); n != 0 {
+		t.Errorf("the reserved /private reached the origin %d time(s)", n)
+	}
+	if n := o.hitsOf("/.well-known/tdmrep.json"); n != 2 {
+		t.Errorf("%d tdmrep.json requests reached the origin, want 2", n)
 	}
 }
