@@ -75,6 +75,7 @@ func (t tdmStep) onRequest(r *http.Request, _ *goproxy.ProxyCtx, st *requestStat
 	if !v.Checked {
 		return outcome{}
 	}
+	v.Rule, v.Policy = cleanRule(v.Rule), cleanRule(v.Policy) // from the origin's file
 	st.Decision.TDM = v
 	switch {
 	case v.Reserved():

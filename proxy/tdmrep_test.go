@@ -421,3 +421,19 @@ func TestTDMRepFetchNotPoisonedByDesync(t *testing.T) {
 		t.Errorf("%d tdmrep.json requests reached the origin, want 2", n)
 	}
 }
+
+// TestTDMRepPolicyNoHeaderInjection: a tdm-policy holding CR LF, from the
+// origin's file, adds no line to robotsgate's refusal and no header to
+// its answers.
+func TestTDMRepPolicyNoHeaderInjection(t *testing.T) {
+	o := newTDMOrigin(t, 0, `[{"location": "/a", "tdm-reservation": 1, "tdm-policy": "https://p.example/\r\nX-Injected: 1"}]`, false)
+	e := startUsageProxy(t, tdmEnforce)
+	r := startUsageProxy(t, func(c *config.Config) { c.Purposes = aipref.SetOf(aipref.TrainAI) })
+	for _, p := range []*usageProxy{e, r} {
+		resp, body := get(t, p.client(nil), o.URL+"/a")
+		if resp.Header.Get("X-Injected") != "" || strings.ContainsAny(resp.Header.Get(HeaderTDM), "\r\n") || strings.Contains(body, "\nX-Injected") ||
+			!strings.HasPrefix(resp.Header.Get(HeaderTDM), "1; source=tdmrep.json") {
+			t.Fatalf("%d %v\n%s", resp.StatusCode, resp.Header, body)
+		}
+	}
+}
