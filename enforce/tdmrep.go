@@ -113,7 +113,9 @@ func (e *Entry) rebuildTDM() {
 // that matches u's path and query (or, when that does not reserve,
 // another spelling of it that origins may read as the same path, see
 // spellings), fetching the file when no fresh copy is cached. A request
-// for the file itself (IsTDMRepFile) is not decided (Checked is false).
+// for the file itself (IsTDMRepFile) or for /robots.txt (exactly, as
+// Decide exempts it), which a crawler needs to obey the site, is not
+// decided (Checked is false).
 //
 // A 4xx (but 429) or too many redirects mean the origin has no file: the
 // reservation is unset. A body that is not a JSON array of rules means,
@@ -125,7 +127,7 @@ func (e *Entry) rebuildTDM() {
 // for longer is treated as having no file.
 func (e *Enforcer) TDMRep(ctx context.Context, u *url.URL, method string) TDMVerdict {
 	origin, err := Origin(u)
-	if err != nil || IsTDMRepFile(u, method) {
+	if err != nil || IsTDMRepFile(u, method) || isRobotsTxt(u, method) {
 		return TDMVerdict{}
 	}
 	v := TDMVerdict{Checked: true, FileURL: TDMKey(origin)}

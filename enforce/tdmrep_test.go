@@ -61,6 +61,9 @@ func TestTDMRepCache(t *testing.T) {
 	if d := v.tdm(tdmrep.WellKnownPath); d.Checked {
 		t.Fatalf("tdmrep.json itself decided: %+v", d)
 	}
+	if d := v.tdm("/robots.txt"); d.Checked {
+		t.Fatalf("/robots.txt decided: %+v", d)
+	}
 	if d := v.e.TDMRep(context.Background(), v.o.url(tdmrep.WellKnownPath), "DELETE"); !d.Checked {
 		t.Fatal("DELETE of tdmrep.json not decided")
 	}
