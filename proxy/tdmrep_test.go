@@ -83,6 +83,9 @@ func (o *tdmOrigin) serve(w http.ResponseWriter, r *http.Request) {
 		io.WriteString(zw, `<html><head><meta name="TDM-Reservation" content=" 1 "></head><body>origin body</body></html>`)
 		zw.Close()
 		return
+	case "/echo-range":
+		io.WriteString(w, "range="+r.Header.Get("Range"))
+		return
 	case "/spoof":
 		h.Set(HeaderTDM, "0")
 	}
@@ -434,6 +437,30 @@ func TestTDMRepPolicyNoHeaderInjection(t *testing.T) {
 		if resp.Header.Get("X-Injected") != "" || strings.ContainsAny(resp.Header.Get(HeaderTDM), "\r\n") || strings.Contains(body, "\nX-Injected") ||
 			!strings.HasPrefix(resp.Header.Get(HeaderTDM), "1; source=tdmrep.json") {
 			t.Fatalf("%d %v\n%s", resp.StatusCode, resp.Header, body)
+		}
+	}
+}
+
+// TestTDMRepEnforceReadsWholeDocuments: under tdmrep.mode enforce a bound
+// crawler's Range is removed (the meta scan must see the whole head); in
+// report mode, or for a crawler TDMRep does not bind, it is kept.
+func TestTDMRepEnforceReadsWholeDocuments(t *testing.T) {
+	o := newTDMOrigin(t, 404, "", false)
+	for _, tc := range []struct {
+		name   string
+		mutate func(*config.Config)
+		want   string
+	}{
+		{"enforce", tdmEnforce, "range="},
+		{"report", func(c *config.Config) { c.Purposes = aipref.SetOf(aipref.TrainAI) }, "range=bytes=0-3"},
+		{"not bound", func(c *config.Config) {
+			tdmEnforce(c)
+			c.Purposes = aipref.SetOf(aipref.Search)
+		}, "range=bytes=0-3"},
+	} {
+		p := startUsageProxy(t, tc.mutate)
+		if _, body := get(t, p.client(nil), o.URL+"/echo-range", "Range", "bytes=0-3"); body != tc.want {
+			t.Errorf("%s: origin saw %q, want %q", tc.name, body, tc.want)
 		}
 	}
 }
