@@ -37,7 +37,7 @@ const (
 // or DecisionReported, status what the client got or the origin answered
 // (0 when neither applies). Mode is filled in by Server.record.
 func eventOf(client, method string, d enforce.Decision, verdict string, status int) audit.Event {
-	return audit.Event{
+	e := audit.Event{
 		Client:           client,
 		Method:           method,
 		URL:              d.URL,
@@ -60,6 +60,8 @@ func eventOf(client, method string, d enforce.Decision, verdict string, status i
 		UsageBlocked:     d.UsageBlocked.String(),
 		TDM:              auditTDM(&d),
 	}
+	auditContentUse(&e, &d)
+	return e
 }
 
 // decisionJSON is the answer of GET /v1/decision: the fields a 403 of
@@ -85,7 +87,8 @@ type decisionJSON struct {
 	Purposes        []string             `json:"purposes,omitempty"`
 	UsageDisallowed []string             `json:"usage_disallowed,omitempty"`
 	Usage           map[string]usageJSON `json:"usage,omitempty"`
-	TDM             *tdmJSON             `json:"tdm,omitempty"` // TDMRep (tdmrep.go)
+	contentUseJSON
+	TDM *tdmJSON `json:"tdm,omitempty"` // TDMRep (tdmrep.go)
 }
 
 // robotsJSON describes the robots.txt copy a decision used.
@@ -122,6 +125,7 @@ func newDecisionJSON(d enforce.Decision) decisionJSON {
 	}
 	j.Robots = newRobotsJSON(d)
 	j.Purposes, j.UsageDisallowed, j.Usage = purposeNames(d.Purposes), purposeNames(d.UsageBlocked), usageOf(&d)
+	j.contentUseJSON = contentUseOf(&d)
 	j.TDM = tdmOf(&d)
 	return j
 }
@@ -166,7 +170,8 @@ type refusalBody struct {
 	Purposes        []string             `json:"purposes,omitempty"`
 	UsageDisallowed []string             `json:"usage_disallowed,omitempty"`
 	Usage           map[string]usageJSON `json:"usage,omitempty"`
-	TDM             *tdmJSON             `json:"tdm,omitempty"`
+	contentUseJSON
+	TDM *tdmJSON `json:"tdm,omitempty"`
 }
 
 // newRefusalBody is the body of the refusal of d with status; fallbackURL
@@ -190,6 +195,7 @@ func newRefusalBody(status int, d enforce.Decision, fallbackURL string) refusalB
 		RetryAfterS: retrySeconds(d.RetryAfter),
 	}
 	b.Purposes, b.UsageDisallowed, b.Usage, b.TDM = j.Purposes, j.UsageDisallowed, j.Usage, j.TDM
+	b.contentUseJSON = j.contentUseJSON
 	if b.URL == "" {
 		b.URL = fallbackURL
 	}
@@ -350,6 +356,7 @@ func refusalText(b refusalBody) string {
 		fmt.Fprintf(&sb, "detail:   %s\n", b.Detail)
 	}
 	usageText(&sb, b.Purposes, b.Usage)
+	contentUseText(&sb, b.contentUseJSON)
 	tdmText(&sb, b.TDM)
 	if rb := b.Robots; rb != nil {
 		fmt.Fprintf(&sb, "robots:   %s: %s", rb.URL, rb.Status)

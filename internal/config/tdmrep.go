@@ -18,15 +18,9 @@ const (
 )
 
 // defaultTDMPurposes returns the default of tdmrep.purposes: the mining
-// purposes train-ai, ai-use and ai-input, each when this build knows it.
+// purposes train-ai, ai-use and ai-input.
 func defaultTDMPurposes() aipref.Set {
-	var s aipref.Set
-	for _, name := range []string{"train-ai", "ai-use", "ai-input"} {
-		if p, err := aipref.ParsePurposes([]string{name}); err == nil {
-			s |= p
-		}
-	}
-	return s
+	return aipref.SetOf(aipref.TrainAI, aipref.AIUse, aipref.AIInput)
 }
 
 // validateTDMRep checks the tdmrep: section.
