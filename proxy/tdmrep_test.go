@@ -464,3 +464,29 @@ func TestTDMRepEnforceReadsWholeDocuments(t *testing.T) {
 		}
 	}
 }
+
+// TestTDMRepDefaultPurposes: by default TDMRep binds train-ai, ai-use and
+// ai-input, declared in the configuration or in the purposes header.
+func TestTDMRepDefaultPurposes(t *testing.T) {
+	o := newTDMOrigin(t, 0, tdmThreeGroups, false)
+	for _, p := range []aipref.Purpose{aipref.TrainAI, aipref.AIUse, aipref.AIInput} {
+		px := startUsageProxy(t, func(c *config.Config) {
+			c.Purposes = aipref.SetOf(p)
+			c.TDMRep.Mode = config.TDMRepEnforce
+		})
+		if resp, _ := get(t, px.client(nil), o.URL+"/directory-a/x"); resp.StatusCode != http.StatusForbidden || resp.Header.Get(HeaderDecision) != "tdm-reserved" {
+			t.Errorf("%s: %d %v", p, resp.StatusCode, resp.Header)
+		}
+	}
+	px := startUsageProxy(t, func(c *config.Config) {
+		c.Purposes = aipref.SetOf(aipref.Search)
+		c.AllowAgentOverride = true
+		c.TDMRep.Mode = config.TDMRepEnforce
+	})
+	if resp, _ := get(t, px.client(nil), o.URL+"/directory-a/x", "X-Robots-Purpose", "search, ai-use"); resp.StatusCode != http.StatusForbidden {
+		t.Errorf("purposes header ai-use: %d", resp.StatusCode)
+	}
+	if resp, _ := get(t, px.client(nil), o.URL+"/directory-a/x"); resp.StatusCode != 200 {
+		t.Errorf("search: %d", resp.StatusCode)
+	}
+}
