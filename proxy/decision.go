@@ -58,6 +58,8 @@ func eventOf(client, method string, d enforce.Decision, verdict string, status i
 		Purposes:         d.Purposes.String(),
 		Usage:            auditUsage(&d),
 		UsageBlocked:     d.UsageBlocked.String(),
+		Site:             d.Site,
+		SiteNote:         d.SiteNote,
 		TDM:              auditTDM(&d),
 	}
 	auditContentUse(&e, &d)
@@ -88,7 +90,11 @@ type decisionJSON struct {
 	UsageDisallowed []string             `json:"usage_disallowed,omitempty"`
 	Usage           map[string]usageJSON `json:"usage,omitempty"`
 	contentUseJSON
-	TDM *tdmJSON `json:"tdm,omitempty"` // TDMRep (tdmrep.go)
+	// Site is the operator's per-site exception that applied, SiteNote
+	// its note.
+	Site     string   `json:"site,omitempty"`
+	SiteNote string   `json:"site_note,omitempty"`
+	TDM      *tdmJSON `json:"tdm,omitempty"` // TDMRep (tdmrep.go)
 }
 
 // robotsJSON describes the robots.txt copy a decision used.
@@ -122,6 +128,8 @@ func newDecisionJSON(d enforce.Decision) decisionJSON {
 		Line:        d.Line,
 		CrawlDelayS: d.CrawlDelay.Seconds(),
 		RetryAfterS: d.RetryAfter.Seconds(),
+		Site:        d.Site,
+		SiteNote:    d.SiteNote,
 	}
 	j.Robots = newRobotsJSON(d)
 	j.Purposes, j.UsageDisallowed, j.Usage = purposeNames(d.Purposes), purposeNames(d.UsageBlocked), usageOf(&d)
@@ -171,7 +179,9 @@ type refusalBody struct {
 	UsageDisallowed []string             `json:"usage_disallowed,omitempty"`
 	Usage           map[string]usageJSON `json:"usage,omitempty"`
 	contentUseJSON
-	TDM *tdmJSON `json:"tdm,omitempty"`
+	Site     string   `json:"site,omitempty"`
+	SiteNote string   `json:"site_note,omitempty"`
+	TDM      *tdmJSON `json:"tdm,omitempty"`
 }
 
 // newRefusalBody is the body of the refusal of d with status; fallbackURL
@@ -193,6 +203,8 @@ func newRefusalBody(status int, d enforce.Decision, fallbackURL string) refusalB
 		Line:        j.Line,
 		Robots:      j.Robots,
 		RetryAfterS: retrySeconds(d.RetryAfter),
+		Site:        j.Site,
+		SiteNote:    j.SiteNote,
 	}
 	b.Purposes, b.UsageDisallowed, b.Usage, b.TDM = j.Purposes, j.UsageDisallowed, j.Usage, j.TDM
 	b.contentUseJSON = j.contentUseJSON
@@ -326,6 +338,8 @@ func explain(d enforce.Decision) string {
 		return "the site's tdmrep.json could not be read, so whether it reserves text and data mining rights is not known, and usage.unknown is deny"
 	case ReasonInvalidPurpose:
 		return "the purposes header names an unknown purpose (allowed values are train-ai, search, ai-input, or none)"
+	case ReasonSiteDenied:
+		return "the operator of this robotsgate denies every request to this site (a per-site exception in sites:)"
 	default:
 		return string(d.Reason)
 	}
@@ -354,6 +368,13 @@ func refusalText(b refusalBody) string {
 	fmt.Fprintf(&sb, "reason:   %s: %s\n", b.Reason, b.Explanation)
 	if b.Detail != "" {
 		fmt.Fprintf(&sb, "detail:   %s\n", b.Detail)
+	}
+	if b.Site != "" {
+		fmt.Fprintf(&sb, "site:     %s", b.Site)
+		if b.SiteNote != "" {
+			fmt.Fprintf(&sb, " (%s)", b.SiteNote)
+		}
+		sb.WriteString("\n")
 	}
 	usageText(&sb, b.Purposes, b.Usage)
 	contentUseText(&sb, b.contentUseJSON)

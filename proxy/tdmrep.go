@@ -22,7 +22,9 @@ import (
 // / tdm-policy header fields and <meta name="tdm-reservation|tdm-policy">
 // elements (read by the robot-tag scan), each superseding the one before
 // as the protocol says. A reserved URL is refused (tdmrep.mode enforce,
-// outside report mode) with 403 tdm-reserved, or audited as reported.
+// outside report mode) with 403 tdm-reserved, or audited as reported;
+// under an operator's allow exception (sites:, written permission) it is
+// only annotated.
 
 // HeaderTDM is the header robotsgate adds to a forwarded response for a
 // crawler TDMRep binds, when TDMRep declares anything for it: the
@@ -78,6 +80,7 @@ func (t tdmStep) onRequest(r *http.Request, _ *goproxy.ProxyCtx, st *requestStat
 	v.Rule, v.Policy = cleanRule(v.Rule), cleanRule(v.Policy) // from the origin's file
 	st.Decision.TDM = v
 	switch {
+	case st.Decision.Reason == ReasonSiteException: // the operator's written permission: annotated only
 	case v.Reserved():
 		return t.verdict(st, tdmDecision(st.Decision, ReasonTDMReserved, v), http.Header{HeaderTDM: {tdmHeader(v.Verdict, v.Unknown)}})
 	case v.Unknown && t.deny && t.enforce:
@@ -97,7 +100,7 @@ func (t tdmStep) decide(ctx context.Context, u *url.URL, purposes aipref.Set, d 
 	v := t.enf.TDMRep(ctx, u, http.MethodGet)
 	d.TDM = v
 	switch {
-	case !t.enforce:
+	case !t.enforce, d.Reason == ReasonSiteException:
 	case v.Reserved():
 		return tdmDecision(d, ReasonTDMReserved, v)
 	case v.Unknown && t.deny:
@@ -137,7 +140,7 @@ func (t tdmStep) onResponse(resp *http.Response, ctx *goproxy.ProxyCtx, st *requ
 	if v.Reservation != tdmrep.Unset || v.Unknown {
 		resp.Header.Set(HeaderTDM, tdmHeader(v.Verdict, v.Unknown && v.Source == tdmrep.SourceNone))
 	}
-	if !v.Reserved() || v.Source == tdmrep.SourceFile || st.Decision.TDM.Reserved() {
+	if !v.Reserved() || v.Source == tdmrep.SourceFile || st.Decision.TDM.Reserved() || st.Decision.Reason == ReasonSiteException {
 		st.Decision.TDM = v
 		return resp, outcome{} // the file's reservation was decided (and audited) before the request
 	}

@@ -490,3 +490,22 @@ func TestTDMRepDefaultPurposes(t *testing.T) {
 		t.Errorf("search: %d", resp.StatusCode)
 	}
 }
+
+// TestTDMRepSiteException: under an operator's allow exception (written
+// permission, e.g. a TDM licence) a reservation is annotated, never
+// refused.
+func TestTDMRepSiteException(t *testing.T) {
+	o := newTDMOrigin(t, 0, tdmThreeGroups, false)
+	p := startUsageProxy(t, func(c *config.Config) {
+		tdmEnforce(c)
+		c.Sites = []config.Site{{Match: "127.0.0.1", Policy: config.SitePolicyAllow, Note: "TDM licence 42"}}
+	})
+	for _, tc := range []struct{ path, header string }{
+		{"/directory-a/x", "1; source=tdmrep.json"},
+		{"/hdr-1", `1; source=header; policy="` + tdmPolicy + `"`},
+	} {
+		if resp, _ := get(t, p.client(nil), o.URL+tc.path); resp.StatusCode != 200 || resp.Header.Get(HeaderTDM) != tc.header {
+			t.Errorf("%s: %d %v", tc.path, resp.StatusCode, resp.Header)
+		}
+	}
+}
