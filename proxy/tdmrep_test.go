@@ -509,3 +509,23 @@ func TestTDMRepSiteException(t *testing.T) {
 		}
 	}
 }
+
+// TestTDMRepReload: a reload that turns tdmrep.mode to enforce applies to
+// the next request.
+func TestTDMRepReload(t *testing.T) {
+	o := newTDMOrigin(t, 0, tdmThreeGroups, false)
+	src := &swappable{}
+	h := newHarness(t, harnessOpts{load: src.load, config: func(c *config.Config) { c.Purposes = aipref.SetOf(aipref.TrainAI) }})
+	if resp, _ := h.get(t, o.URL+"/directory-a/x"); resp.StatusCode != 200 || resp.Header.Get(HeaderTDM) != "1; source=tdmrep.json" {
+		t.Fatalf("report: %d %v", resp.StatusCode, resp.Header)
+	}
+	next := h.srv.live.Load().cfg
+	next.TDMRep.Mode = config.TDMRepEnforce
+	src.set(next, nil)
+	if res, err := h.srv.Reload("test"); err != nil || res.Result != ReloadOK || strings.Join(res.Changed, ",") != "tdmrep.mode" {
+		t.Fatalf("reload: %+v %v", res, err)
+	}
+	if resp, _ := h.get(t, o.URL+"/directory-a/x"); resp.StatusCode != http.StatusForbidden || resp.Header.Get(HeaderDecision) != "tdm-reserved" {
+		t.Fatalf("enforce after the reload: %d %v", resp.StatusCode, resp.Header)
+	}
+}
