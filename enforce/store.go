@@ -8,8 +8,11 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"github.com/patrickmn/go-cache"
+
+	"github.com/robotsgate/robotsgate/robots"
 )
 
 // MemoryStore is the in-process Store: a github.com/patrickmn/go-cache
@@ -91,21 +94,51 @@ func NewMemoryStore(maxEntries int, maxBytes int64) *MemoryStore {
 	return s
 }
 
-// entryOverhead is what an entry holds besides its bodies and parsed
-// rules: the Entry, its strings and the cache's item.
-const entryOverhead = 1 << 10
+// mapSlot is what go-cache's map takes per item beyond the item's own
+// allocations: its key and value words, control bytes and the spare room
+// of a table kept at most 7/8 full, doubled when it grows.
+const mapSlot = 2 * (16 + 24 + 1) * 8 / 7
 
-// entryCost is the memory a MemoryStore charges for e: its bodies, what
-// its parsed rules hold (robots.Robots.MemSize) and entryOverhead.
+// entryCost is the memory a MemoryStore charges for e: the Entry, its
+// strings and the store's item, its bodies (a body shared with the parsed
+// file counts once) and what its parsed rules hold
+// (robots.Robots.MemSize).
 func entryCost(e *Entry) int64 {
 	if e == nil {
 		return 0
 	}
-	n := int64(cap(e.Result.Body))
+	n := allocSize(unsafe.Sizeof(*e)) + allocSize(unsafe.Sizeof(memItem{})) + mapSlot +
+		allocSize(uintptr(len(e.Origin))) + resultCost(&e.Result, e.Parsed)
 	if e.Good != nil {
-		n += int64(cap(e.Good.Body))
+		n += allocSize(unsafe.Sizeof(*e.Good)) + resultCost(e.Good, e.Parsed)
 	}
-	return entryOverhead + n + e.Parsed.MemSize()
+	return n + e.Parsed.MemSize()
+}
+
+// resultCost is what r holds besides itself: its strings and its body,
+// unless p shares the body.
+func resultCost(r *FetchResult, p *robots.Robots) int64 {
+	n := allocSize(uintptr(len(r.FinalURL))) + allocSize(uintptr(len(r.Err)))
+	if b := r.Body; len(b) > 0 {
+		if pb := p.Body(); len(pb) == 0 || &pb[0] != &b[0] {
+			n += allocSize(uintptr(cap(b)))
+		}
+	}
+	return n
+}
+
+// allocSize is what an allocation of n bytes takes, rounded up as the
+// allocator's size classes do (by up to an eighth above 128 bytes).
+func allocSize(n uintptr) int64 {
+	switch {
+	case n == 0:
+		return 0
+	case n <= 16:
+		return 16
+	case n <= 128:
+		return int64((n + 15) &^ 15)
+	}
+	return int64(n + n/8)
 }
 
 // Get returns origin's entry, if one is kept and its keep has not

@@ -62,7 +62,7 @@ type srcGroup struct {
 	agents   []string // product tokens and "*" as written, in order
 	tokens   []string // product tokens as written (no "*")
 	global   bool     // a user-agent line named "*"
-	rules    []Rule
+	rules    []compactRule
 	delay    time.Duration
 	hasDelay bool
 	usage    usageLines // its Content-Usage and Content-Signal lines
@@ -70,16 +70,26 @@ type srcGroup struct {
 
 // parser accumulates the lines of one body.
 type parser struct {
-	r       *Robots
-	src     []*srcGroup
-	cur     *srcGroup  // group receiving rules, nil before the first user-agent line
-	sawRule bool       // cur has had an allow or disallow line
-	file    usageLines // Content-Signal lines before the first user-agent line
+	r *Robots
+	// text is the body as one string, which every string of r shares;
+	// a slice b of the body starts at text[end-cap(b)].
+	text     string
+	end      int
+	compiled bool // compile every part
+	src      []*srcGroup
+	cur      *srcGroup  // group receiving rules, nil before the first user-agent line
+	sawRule  bool       // cur has had an allow or disallow line
+	file     usageLines // Content-Signal lines before the first user-agent line
 }
 
 // parse builds a Robots from body, which is already cut to the limit.
-func parse(body []byte) *Robots {
-	p := &parser{r: &Robots{}}
+func parse(body []byte) *Robots { return parseMode(body, false) }
+
+// parseMode is parse; with compiled set, every part is compiled (tests
+// compare both forms and inspect the compiled one).
+func parseMode(body []byte, compiled bool) *Robots {
+	p := &parser{r: &Robots{}, text: string(body), end: cap(body), compiled: compiled}
+	p.r.text = p.text
 	// Skip a byte order mark, or the prefix of one, as Google does.
 	i := 0
 	for i < len(body) && i < len(utf8BOM) {
@@ -112,6 +122,21 @@ func parse(body []byte) *Robots {
 	return p.r
 }
 
+// off returns the offset of b, a slice of the body, in p.text.
+func (p *parser) off(b []byte) int { return p.end - cap(b) }
+
+// str returns b, a slice of the body, as a string sharing p.text.
+func (p *parser) str(b []byte) string { return p.text[p.off(b):][:len(b)] }
+
+// plainRules returns the rules of rs.
+func plainRules(rs []compactRule) []Rule {
+	out := make([]Rule, len(rs))
+	for i := range rs {
+		out[i] = rs[i].Rule
+	}
+	return out
+}
+
 // line handles one line (without its line ending).
 func (p *parser) line(num int, b []byte) {
 	if len(b) > maxLineLen {
@@ -142,7 +167,7 @@ func (p *parser) line(num int, b []byte) {
 			p.src = append(p.src, p.cur)
 			p.sawRule = false
 		}
-		v := string(value)
+		v := p.str(value)
 		if isGlobalAgent(v) {
 			if !p.cur.global {
 				p.cur.agents = append(p.cur.agents, "*")
@@ -157,10 +182,10 @@ func (p *parser) line(num int, b []byte) {
 			return // rules before the first user-agent line are ignored
 		}
 		p.sawRule = true
-		p.cur.rules = append(p.cur.rules, Rule{Allow: kind == keyAllow, Pattern: string(value), Line: num})
+		p.cur.rules = append(p.cur.rules, compactRule{Rule{Allow: kind == keyAllow, Pattern: p.str(value), Line: num}, p.off(value)})
 	case keySitemap:
 		if len(value) > 0 {
-			p.r.sitemaps = append(p.r.sitemaps, string(value))
+			p.r.sitemaps = append(p.r.sitemaps, p.str(value))
 		}
 	case keyCrawlDelay:
 		// The largest valid value of a group counts; an invalid one, or
@@ -171,14 +196,14 @@ func (p *parser) line(num int, b []byte) {
 			}
 			return
 		}
-		p.r.extensions = append(p.r.extensions, Extension{Key: string(key), Value: string(value), Line: num})
+		p.r.extensions = append(p.r.extensions, Extension{Key: p.str(key), Value: p.str(value), Line: num})
 	case keyContentUsage, keyContentSignal:
 		// Kept for display as well. Usage lines never end a run of
 		// user-agent lines (sawRule): Allow/Disallow verdicts do not move.
 		p.usageLine(kind, num, key, value)
-		p.r.extensions = append(p.r.extensions, Extension{Key: string(key), Value: string(value), Line: num})
+		p.r.extensions = append(p.r.extensions, Extension{Key: p.str(key), Value: p.str(value), Line: num})
 	default:
-		p.r.extensions = append(p.r.extensions, Extension{Key: string(key), Value: string(value), Line: num})
+		p.r.extensions = append(p.r.extensions, Extension{Key: p.str(key), Value: p.str(value), Line: num})
 	}
 }
 
@@ -332,61 +357,126 @@ func (p *parser) tokenSources() (order []string, toks map[string]*tokInfo, globa
 // finish merges the groups as written into the groups Robots exposes and
 // compiles their rules.
 func (p *parser) finish() {
-	r := p.r
 	order, toks, globalSrcs := p.tokenSources()
+	parts := p.buildParts()
+	p.merge(order, toks, globalSrcs, parts)
+	p.r.usage = p.groupUsage(nil) // for agents no group applies to
+	p.r.index(parts, p.usageSets())
+}
 
-	// Tokens naming the same set of groups share one merged group.
-	bySet := map[string]*merged{}
-	setKey := func(srcs []int) string {
-		var sb strings.Builder
-		for _, s := range srcs {
-			sb.WriteString(strconv.Itoa(s))
-			sb.WriteByte(',')
+// buildParts sets r.written and returns the part of each group as written
+// (nil for those that name no agent). The parts, and the agents of the
+// groups, share one array each.
+func (p *parser) buildParts() []*part {
+	r := p.r
+	n, nagents := 0, 0
+	dedup := make([][]string, len(p.src))
+	for i, sg := range p.src {
+		if len(sg.agents) > 0 {
+			dedup[i] = dedupFold(sg.agents)
+			n, nagents = n+1, nagents+len(dedup[i])
 		}
-		return sb.String()
 	}
-	first := map[*merged]int{}
-	parts := make([]*part, len(p.src)) // compiled for the groups that name an agent
+	arr := make([]part, n)
+	agents := make([]string, 0, nagents)
+	parts := make([]*part, len(p.src))
+	r.written = make([]written, 0, n)
 	for i, sg := range p.src {
 		if len(sg.agents) == 0 {
 			continue // applies to no crawler
 		}
-		parts[i] = newPart(sg.rules)
-		r.written = append(r.written, written{agents: dedupFold(sg.agents), part: parts[i], delay: sg.delay})
-	}
-	get := func(srcs []int, agent string) *merged {
-		k := setKey(srcs)
-		g := bySet[k]
-		if g == nil {
-			g = &merged{parts: make([]*part, len(srcs))}
-			for i, s := range srcs {
-				sg := p.src[s]
-				g.parts[i] = parts[s]
-				if sg.hasDelay && sg.delay > g.delay {
-					g.delay = sg.delay
-				}
-			}
-			g.usage = p.groupUsage(srcs)
-			bySet[k] = g
-			first[g] = srcs[0]
-			r.groups = append(r.groups, g)
+		pt := &arr[len(r.written)]
+		if p.compiled || !pt.initCompact(p.text, sg.rules) {
+			*pt = *newPart(plainRules(sg.rules))
 		}
-		g.agents = append(g.agents, agent)
-		return g
+		parts[i] = pt
+		k := len(agents)
+		agents = append(agents, dedup[i]...)
+		r.written = append(r.written, written{agents: agents[k:len(agents):len(agents)], part: pt, delay: sg.delay})
 	}
-	if len(order) > 0 {
-		r.byAgent = make(map[string]entry, len(order))
+	return parts
+}
+
+// setKey returns a key naming the set of groups srcs.
+func setKey(srcs []int) string {
+	var sb strings.Builder
+	for _, s := range srcs {
+		sb.WriteString(strconv.Itoa(s))
+		sb.WriteByte(',')
+	}
+	return sb.String()
+}
+
+// merge sets the merged groups of r, its agent index and its global
+// group: tokens naming the same set of groups share one merged group.
+func (p *parser) merge(order []string, toks map[string]*tokInfo, globalSrcs []int, parts []*part) {
+	r := p.r
+	bySet := map[string]int{}
+	var sets [][]int
+	var counts []int
+	which := make([]int, 0, len(order)+1) // the set of each token, then of "*"
+	add := func(srcs []int) {
+		k := setKey(srcs)
+		i, ok := bySet[k]
+		if !ok {
+			i = len(sets)
+			bySet[k] = i
+			sets, counts = append(sets, srcs), append(counts, 0)
+		}
+		counts[i]++
+		which = append(which, i)
 	}
 	for _, k := range order {
-		ti := toks[k]
-		r.byAgent[k] = entry{token: ti.token, group: get(ti.srcs, ti.token)}
+		add(toks[k].srcs)
 	}
 	if len(globalSrcs) > 0 {
-		r.global = get(globalSrcs, "*")
+		add(globalSrcs)
 	}
-	r.usage = p.groupUsage(nil) // for agents no group applies to
-	sort.SliceStable(r.groups, func(i, j int) bool { return first[r.groups[i]] < first[r.groups[j]] })
-	r.index(parts, p.usageSets())
+	ms := make([]merged, len(sets))
+	nparts := 0
+	for _, srcs := range sets {
+		nparts += len(srcs)
+	}
+	allParts, allAgents := make([]*part, 0, nparts), make([]string, len(which))
+	for i, srcs := range sets {
+		g := &ms[i]
+		k := len(allParts)
+		for _, s := range srcs {
+			allParts = append(allParts, parts[s])
+			if sg := p.src[s]; sg.hasDelay && sg.delay > g.delay {
+				g.delay = sg.delay
+			}
+		}
+		g.parts = allParts[k:len(allParts):len(allParts)]
+		g.agents, allAgents = allAgents[:0:counts[i]], allAgents[counts[i]:]
+		g.usage = p.groupUsage(srcs)
+	}
+	if len(order) > 0 {
+		r.byAgent = make([]entry, 0, len(order))
+	}
+	for j, k := range order {
+		g, tok := &ms[which[j]], toks[k].token
+		g.agents = append(g.agents, tok)
+		if k == tok {
+			k = tok // share the file's text
+		}
+		r.byAgent = append(r.byAgent, entry{key: k, token: tok, group: g})
+	}
+	sort.Slice(r.byAgent, func(i, j int) bool { return r.byAgent[i].key < r.byAgent[j].key })
+	if len(globalSrcs) > 0 {
+		r.global = &ms[which[len(order)]]
+		r.global.agents = append(r.global.agents, "*")
+	}
+	// In order of their first group as written.
+	idx := make([]int, len(ms))
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.SliceStable(idx, func(a, b int) bool { return sets[idx[a]][0] < sets[idx[b]][0] })
+	r.groups = make([]*merged, len(ms))
+	for n, i := range idx {
+		r.groups[n] = &ms[i]
+	}
 }
 
 // dedupFold returns agents without the repetitions (compared

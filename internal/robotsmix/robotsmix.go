@@ -68,8 +68,12 @@ func File(i int, host string) []byte {
 		b.WriteString("Crawl-delay: " + d + "\n")
 	}
 	for g := 0; b.Len() < target; g++ {
-		if g > 0 && rng.IntN(3) == 0 {
-			b.WriteString("\nUser-agent: " + agents[rng.IntN(len(agents))] + "\n")
+		// A new group now and then: a few agents, often shut out.
+		if g > 0 && rng.IntN(10) == 0 {
+			b.WriteString("\n")
+			for range 1 + rng.IntN(3) {
+				b.WriteString("User-agent: " + agents[rng.IntN(len(agents))] + "\n")
+			}
 			if rng.IntN(2) == 0 {
 				b.WriteString("Disallow: /\n")
 				continue
