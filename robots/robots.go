@@ -54,10 +54,10 @@ const DefaultMaxBytes = 500 << 10
 
 // Robots is a parsed robots.txt file.
 type Robots struct {
-	written    []written        // the groups as written that name an agent, in file order
-	groups     []*merged        // merged groups, in order of first appearance
+	written    []written // the groups as written that name an agent, in file order
+	groups     []*merged // merged groups, in order of first appearance
 	byAgent    []entry   // by lower-cased product token, sorted
-	global     *merged          // the merged "*" group, or nil
+	global     *merged   // the merged "*" group, or nil
 	sitemaps   []string
 	extensions []Extension
 	stats      parseStats
