@@ -24,7 +24,7 @@ const compactMax = 2048
 // compactWild is the number of rules with a wildcard above which a part
 // is compiled: each such rule may search the whole path, which the
 // compiled form's filters and indexes avoid.
-const compactWild = 64
+const compactWild = 256
 
 // crule is one rule of a compact part: its pattern is src[off:off+n]
 // (without the final '$' of an anchored pattern), lf its line number
@@ -92,7 +92,7 @@ func (pt *part) initCompact(src string, rs []compactRule) bool {
 		return false
 	}
 	sort.SliceStable(crs, func(i, j int) bool { return crs[i].before(&crs[j]) })
-	pt.src, pt.crs = src, crs
+	pt.src, pt.crs, pt.cix = src, crs, newCindex(src, crs)
 	return true
 }
 
@@ -294,16 +294,111 @@ func (pt *part) numRules() int {
 	return n
 }
 
+// cindexMin is the number of records from which a compact part gets a
+// cindex.
+const cindexMin = 32
+
+// cindex narrows the records of a compact part to try for a path by the
+// path's second octet, as matchIndex does for matchers: keyed[from[k]:
+// from[k+1]] are the records whose pattern starts with "/" and keys[k];
+// wild are those that start otherwise (a wildcard, or "/" alone). Both
+// lists are in precedence order.
+type cindex struct {
+	keys []byte
+	from []uint16
+	ids  []uint16 // keyed, then wild from wildFrom on
+	wild uint16
+}
+
+// newCindex returns the cindex of crs, or nil when it has too few or too
+// many records.
+func newCindex(src string, crs []crule) *cindex {
+	if len(crs) < cindexMin || len(crs) > math.MaxUint16 {
+		return nil
+	}
+	var count [256]int
+	key := func(c *crule) int {
+		if t := src[c.off:][:c.n]; c.flags()&crEmpty == 0 && len(t) >= 2 && t[0] == '/' && t[1] != '*' {
+			return int(t[1])
+		}
+		return -1
+	}
+	nwild := 0
+	for i := range crs {
+		if k := key(&crs[i]); k >= 0 {
+			count[k]++
+		} else {
+			nwild++
+		}
+	}
+	ix := &cindex{ids: make([]uint16, len(crs))}
+	var next [256]int
+	n := 0
+	for k, c := range count {
+		if c > 0 {
+			ix.keys = append(ix.keys, byte(k))
+			ix.from = append(ix.from, uint16(n))
+			next[k] = n
+			n += c
+		}
+	}
+	ix.from = append(ix.from, uint16(n))
+	ix.wild = uint16(n)
+	w := n
+	for i := range crs {
+		if k := key(&crs[i]); k >= 0 {
+			ix.ids[next[k]] = uint16(i)
+			next[k]++
+		} else {
+			ix.ids[w] = uint16(i)
+			w++
+		}
+	}
+	return ix
+}
+
+// beatsBest reports whether c would replace best (nil for none), as
+// matcher.beats.
+func (c *crule) beatsBest(best *matcher) bool {
+	return best == nil || int(c.prio) > best.prio || int(c.prio) == best.prio && c.flags()&crAllow != 0 && !best.allow
+}
+
 // firstCompact is firstMatch for a compact part: the index of the record
-// of highest precedence that matches ps.p and beats best, or -1.
+// of highest precedence that matches p and beats best, or -1.
 func (pt *part) firstCompact(p []byte, best *matcher) int {
-	for i := range pt.crs {
+	ix := pt.cix
+	if ix == nil {
+		for i := range pt.crs {
+			c := &pt.crs[i]
+			if !c.beatsBest(best) {
+				return -1
+			}
+			if c.match(pt.src, p) {
+				return i
+			}
+		}
+		return -1
+	}
+	var keyed []uint16
+	if len(p) >= 2 {
+		if k := sort.Search(len(ix.keys), func(i int) bool { return ix.keys[i] >= p[1] }); k < len(ix.keys) && ix.keys[k] == p[1] {
+			keyed = ix.ids[ix.from[k]:ix.from[k+1]]
+		}
+	}
+	wild := ix.ids[ix.wild:]
+	for len(wild) > 0 || len(keyed) > 0 {
+		var i uint16
+		if len(keyed) == 0 || len(wild) > 0 && wild[0] < keyed[0] {
+			i, wild = wild[0], wild[1:]
+		} else {
+			i, keyed = keyed[0], keyed[1:]
+		}
 		c := &pt.crs[i]
-		if best != nil && !(int(c.prio) > best.prio || int(c.prio) == best.prio && c.flags()&crAllow != 0 && !best.allow) {
+		if !c.beatsBest(best) {
 			return -1
 		}
 		if c.match(pt.src, p) {
-			return i
+			return int(i)
 		}
 	}
 	return -1

@@ -164,6 +164,7 @@ type part struct {
 	// for a compiled part, which has rules, matchers and index instead.
 	src string
 	crs []crule
+	cix *cindex // nil for a small part
 	*compiledPart
 }
 

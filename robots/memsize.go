@@ -90,6 +90,9 @@ func (r *Robots) memSize(sets []*usageSet) int64 {
 // memSize returns what pt holds.
 func (pt *part) memSize() int64 {
 	n := allocSlice(pt.crs) // the part itself is in its file's array
+	if ix := pt.cix; ix != nil {
+		n += alloc(unsafe.Sizeof(*ix)) + allocSlice(ix.keys) + allocSlice(ix.from) + allocSlice(ix.ids)
+	}
 	if pt.compiledPart == nil {
 		return n
 	}

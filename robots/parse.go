@@ -397,6 +397,34 @@ func (p *parser) buildParts() []*part {
 	return parts
 }
 
+// compileLarge compiles the compact parts of each set of groups whose
+// compact parts together have more rules, or rules with a wildcard, than
+// one compact part may: a decision tries all the parts of its merged
+// group.
+func (p *parser) compileLarge(sets [][]int, parts []*part) {
+	for _, srcs := range sets {
+		n, wild := 0, 0
+		for _, s := range srcs {
+			if pt := parts[s]; pt.crs != nil {
+				n += len(pt.crs)
+				for i := range pt.crs {
+					if pt.crs[i].flags()&crWild != 0 {
+						wild++
+					}
+				}
+			}
+		}
+		if n <= compactMax && wild <= compactWild {
+			continue
+		}
+		for _, s := range srcs {
+			if pt := parts[s]; pt.crs != nil {
+				*pt = *newPart(plainRules(p.src[s].rules))
+			}
+		}
+	}
+}
+
 // setKey returns a key naming the set of groups srcs.
 func setKey(srcs []int) string {
 	var sb strings.Builder
@@ -432,6 +460,7 @@ func (p *parser) merge(order []string, toks map[string]*tokInfo, globalSrcs []in
 	if len(globalSrcs) > 0 {
 		add(globalSrcs)
 	}
+	p.compileLarge(sets, parts)
 	ms := make([]merged, len(sets))
 	nparts := 0
 	for _, srcs := range sets {
