@@ -128,17 +128,16 @@ func resultCost(r *FetchResult, p *robots.Robots) int64 {
 }
 
 // allocSize is what an allocation of n bytes takes, rounded up as the
-// allocator's size classes do (by up to an eighth above 128 bytes).
+// allocator's size classes do (to 16 bytes for small objects, by up to an
+// eighth for larger ones).
 func allocSize(n uintptr) int64 {
 	switch {
 	case n == 0:
 		return 0
-	case n <= 16:
-		return 16
 	case n <= 128:
 		return int64((n + 15) &^ 15)
 	}
-	return int64(n + n/8)
+	return int64(n + n/16)
 }
 
 // Get returns origin's entry, if one is kept and its keep has not

@@ -58,3 +58,24 @@ func BenchmarkStoreMixHeap(b *testing.B) {
 		runtime.KeepAlive(s)
 	}
 }
+
+// TestStoreChargeMatchesHeap checks that what a MemoryStore charges for
+// the entries it keeps is what they hold on the heap, within 15 %, for
+// thousands of entries of the realistic mix: robots.max_cache_mb then
+// bounds the memory the cache really holds.
+func TestStoreChargeMatchesHeap(t *testing.T) {
+	if testing.Short() {
+		t.Skip("fills a store with thousands of entries")
+	}
+	const n = 4000
+	h0 := liveHeap()
+	s := NewMemoryStore(n, 1<<40)
+	bodies := mixFill(t, s, n)
+	live := liveHeap() - h0
+	charged := s.Bytes()
+	t.Logf("%d entries: %d B charged, %d B live heap, %d B of bodies", s.Len(), charged, live, bodies)
+	if d := float64(charged-live) / float64(live); d > 0.15 || d < -0.15 {
+		t.Errorf("charged %d B for %d B of live heap (%+.1f %%)", charged, live, 100*d)
+	}
+	runtime.KeepAlive(s)
+}

@@ -24,7 +24,7 @@ const compactMax = 2048
 // compactWild is the number of rules with a wildcard above which a part
 // is compiled: each such rule may search the whole path, which the
 // compiled form's filters and indexes avoid.
-const compactWild = 256
+const compactWild = 128
 
 // crule is one rule of a compact part: its pattern is src[off:off+n]
 // (without the final '$' of an anchored pattern), lf its line number

@@ -24,15 +24,16 @@ func (r *Robots) Body() []byte {
 }
 
 // alloc returns what an allocation of n bytes takes: the allocator's
-// size classes round small objects up by up to about a quarter.
+// size classes round small objects up to a multiple of 16 bytes, and
+// larger ones by up to an eighth.
 func alloc(n uintptr) int64 {
 	switch {
 	case n == 0:
 		return 0
-	case n <= 16:
-		return 16
+	case n <= 128:
+		return int64((n + 15) &^ 15)
 	default:
-		return int64(n + n/4)
+		return int64(n + n/16)
 	}
 }
 

@@ -90,14 +90,15 @@ func File(i int, host string) []byte {
 // rule returns one Allow or Disallow line.
 func rule(rng *rand.Rand) string {
 	d := dirs[rng.IntN(len(dirs))]
-	switch rng.IntN(8) {
+	// One rule in eight has a wildcard.
+	switch rng.IntN(16) {
 	case 0:
 		return "Allow: /" + d + "/public/\n"
 	case 1:
 		return "Disallow: /*?" + params[rng.IntN(len(params))] + "=\n"
 	case 2:
-		return "Disallow: /*.pdf$\n"
-	case 3:
+		return "Disallow: /" + d + "/*.pdf$\n"
+	case 3, 4:
 		return "Disallow: /" + d + "/" + strconv.Itoa(rng.IntN(1000)) + "/\n"
 	default:
 		return "Disallow: /" + d + "/\n"
