@@ -69,6 +69,7 @@ type Server struct {
 	audit *audit.Auditor
 	log   zerolog.Logger
 	tr    *http.Transport
+	conns *connTracker // of tr's connections (idleconns.go)
 	clock enforce.Clock
 
 	agents *agents // the robots agent of each request (decide.go)
@@ -159,6 +160,7 @@ func New(cfg config.Config, deps Deps) (*Server, error) {
 	p.NonproxyHandler = s.mux
 	s.proxy = p
 
+	s.installConnTracker() // before install, whose dialer checks the address first
 	if err := s.install(); err != nil {
 		return nil, err
 	}
