@@ -105,7 +105,7 @@ idle2=$(metric robotsgate_upstream_idle_connections)
 rss2=$(rss_kb "$rg")
 
 get() { echo "$1" | tr ' ' '\n' | awk -F= -v k="$2" '$1==k {print $2}'; }
-echo "commit $(cd "$RG_SRC" && git rev-parse --short HEAD) | $(nproc) CPUs | N=$N PER=$PER C=$C"
+echo "commit $(cd "$RG_SRC" && git rev-parse --short HEAD 2>/dev/null || echo "${RG_LABEL:-$RG_SRC}") | $(nproc) CPUs | N=$N PER=$PER C=$C"
 printf '%-32s %14s %14s\n' "" "bare goproxy" "robotsgate"
 for k in origins_per_s first_p50_ms first_p99_ms ok blocked other errors; do
   printf '%-32s %14s %14s\n' "$k" "$(get "$bare_out" $k)" "$(get "$rg_out" $k)"
