@@ -92,11 +92,28 @@ func (r *Robots) lookup(agent string) (*merged, string) {
 
 // find returns the entry of the lower-cased token key, or nil.
 func (r *Robots) find(key string) *entry {
-	i := sort.Search(len(r.byAgent), func(i int) bool { return r.byAgent[i].key >= key })
-	if i < len(r.byAgent) && r.byAgent[i].key == key {
+	i := sort.Search(len(r.byAgent), func(i int) bool { return foldCompare(r.byAgent[i].token, key) >= 0 })
+	if i < len(r.byAgent) && foldCompare(r.byAgent[i].token, key) == 0 {
 		return &r.byAgent[i]
 	}
 	return nil
+}
+
+// foldCompare compares a and b as asciiLower(a) and asciiLower(b) compare.
+func foldCompare(a, b string) int {
+	for i := 0; i < len(a) && i < len(b); i++ {
+		x, y := a[i], b[i]
+		if 'A' <= x && x <= 'Z' {
+			x += 'a' - 'A'
+		}
+		if 'A' <= y && y <= 'Z' {
+			y += 'a' - 'A'
+		}
+		if x != y {
+			return int(x) - int(y)
+		}
+	}
+	return len(a) - len(b)
 }
 
 // asciiLower returns s with ASCII upper-case letters mapped to lower case

@@ -69,11 +69,6 @@ func (r *Robots) memSize(sets []*usageSet) int64 {
 		n += int64(len(g.agents))*int64(unsafe.Sizeof("")) + int64(len(g.parts))*int64(unsafe.Sizeof(g))
 	}
 	n += allocSlice(r.byAgent)
-	for _, e := range r.byAgent {
-		if e.key != e.token {
-			n += alloc(uintptr(len(e.key)))
-		}
-	}
 	n += allocSlice(r.sitemaps) + allocSlice(r.extensions)
 	for _, s := range sets {
 		n += s.memSize()

@@ -486,12 +486,9 @@ func (p *parser) merge(order []string, toks map[string]*tokInfo, globalSrcs []in
 	for j, k := range order {
 		g, tok := &ms[which[j]], toks[k].token
 		g.agents = append(g.agents, tok)
-		if k == tok {
-			k = tok // share the file's text
-		}
-		r.byAgent = append(r.byAgent, entry{key: k, token: tok, group: g})
+		r.byAgent = append(r.byAgent, entry{token: tok, group: g})
 	}
-	sort.Slice(r.byAgent, func(i, j int) bool { return r.byAgent[i].key < r.byAgent[j].key })
+	sort.Slice(r.byAgent, func(i, j int) bool { return foldCompare(r.byAgent[i].token, r.byAgent[j].token) < 0 })
 	if len(globalSrcs) > 0 {
 		r.global = &ms[which[len(order)]]
 		r.global.agents = append(r.global.agents, "*")

@@ -56,7 +56,7 @@ const DefaultMaxBytes = 500 << 10
 type Robots struct {
 	written    []written // the groups as written that name an agent, in file order
 	groups     []*merged // merged groups, in order of first appearance
-	byAgent    []entry   // by lower-cased product token, sorted
+	byAgent    []entry   // sorted by product token compared case-insensitively (foldCompare)
 	global     *merged   // the merged "*" group, or nil
 	sitemaps   []string
 	extensions []Extension
@@ -70,7 +70,6 @@ type Robots struct {
 // entry is a product token of a user-agent line as written and the merged
 // group it selects.
 type entry struct {
-	key   string // the token lower-cased
 	token string
 	group *merged
 }
