@@ -173,7 +173,7 @@ func (s *MemoryStore) Get(_ context.Context, origin string) (*Entry, bool) {
 
 // Set stores e for origin and keeps it for keep; keep <= 0 keeps it until
 // it is deleted, replaced or evicted. Then, if the store exceeds a bound,
-// it drops the expired entries and evicts those soonest to expire (see
+// it drops the expired entries and evicts those least recently used (see
 // MemoryStore); e itself is never evicted by its own Set.
 func (s *MemoryStore) Set(_ context.Context, origin string, e *Entry, keep time.Duration) {
 	d := keep

@@ -150,7 +150,7 @@ var ErrCoordinatorUnavailable = errors.New("enforce: shared fetch coordination u
 // concurrent use. An entry must be kept at least until keep has passed
 // (longer than Expires, so a stale copy can serve while an origin is
 // unreachable), except that a Store bounded in size may evict entries
-// earlier (MemoryStore drops those soonest to expire): the evicted
+// earlier (MemoryStore drops those least recently used): the evicted
 // origin's robots.txt is then fetched again.
 type Store interface {
 	Get(ctx context.Context, origin string) (*Entry, bool)
