@@ -300,12 +300,16 @@ func explain(d enforce.Decision) string {
 		return "robots.txt disallows the whole site for this agent"
 	case enforce.ReasonInvalidURL:
 		return "the URL has no origin (scheme and host) to fetch robots.txt from"
+	case enforce.ReasonInvalidHost:
+		return "the host has no canonical spelling (invalid IDNA, characters no host name holds, an empty label, or an IPv4 shorthand)"
 	case ReasonSelfRequest:
 		return "the destination is robotsgate itself (its proxy or admin address), which is not reachable through the proxy"
 	case ReasonMisdirected:
 		return "inside an HTTPS session a request must name the host and port of its CONNECT"
 	case enforce.ReasonUsageDisallowed:
 		return "the site's usage preferences disallow a purpose this crawler declared"
+	case ReasonUnscannable:
+		return "the response could not be read as a whole document (a partial response, or a content coding robotsgate cannot decode), and a robot-tag or usage check that may refuse it needs to read it"
 	case ReasonInvalidPurpose:
 		return "the purposes header names an unknown purpose (allowed values are train-ai, search, ai-input, or none)"
 	default:

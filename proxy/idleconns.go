@@ -24,10 +24,11 @@ import (
 // It learns what the transport does with a connection from the
 // httptrace.ClientTrace of the forwarded requests (GotConn, PutIdleConn).
 // A connection it has seen no traced request put back idle is taken as
-// busy and left to the transport, so a request it does not trace (a
-// robots.txt fetch on the same transport) is never cut: besides, a
-// connection is closed only when no byte has moved on it since it was
-// put back idle.
+// busy and left to the transport, so a request it does not trace (should
+// one share the transport) is never cut: besides, a connection is closed
+// only when no byte has moved on it since it was put back idle.
+// robots.txt fetches have a transport of their own (NewPolicyTransport)
+// that keeps no idle connection at all.
 
 // connTracker tracks the connections its dialer made.
 type connTracker struct {
