@@ -65,6 +65,8 @@ metric() { # name: its value in robotsgate's /metrics, or n/a
   curl -s --max-time 5 "http://127.0.0.1:19309/metrics" | awk -v m="$1" '$1==m {print $2; f=1} END {if (!f) print "n/a"}'
 }
 rss_kb() { awk '/^VmRSS:/ {print $2}' "/proc/$1/status"; }
+ticks() { awk '{print $14+$15}' "/proc/$1/stat"; }
+clk=$(getconf CLK_TCK)
 load() { # proxy-url extra-args...
   local p=$1; shift
   taskset -c "$LOAD_CPU" "$work/broadload" -proxy "$p" -n "$N" -per "$PER" -c "$C" -timeout "$TIMEOUT" "$@"
@@ -79,7 +81,9 @@ taskset -c "$PROXY_CPU" "$work/bareproxy" -listen 127.0.0.1:19310 &
 bare=$!
 pids+=($bare)
 wait_port 127.0.0.1:19310
+t0=$(ticks "$bare")
 bare_out=$(load http://127.0.0.1:19310)
+bare_cpu=$(( ($(ticks "$bare") - t0) * 1000000 / clk ))
 kill "$bare"; wait "$bare" 2>/dev/null || true
 
 echo "robotsgate..." >&2
@@ -91,7 +95,9 @@ wait_port 127.0.0.1:19309
 g0=$(metric go_goroutines)
 h0=$(metric go_memstats_heap_alloc_bytes)
 rss0=$(rss_kb "$rg")
+t0=$(ticks "$rg")
 rg_out=$(load http://127.0.0.1:19309 -direct 200)
+rg_cpu=$(( ($(ticks "$rg") - t0) * 1000000 / clk ))
 g1=$(metric go_goroutines)
 idle1=$(metric robotsgate_upstream_idle_connections)
 entries=$(metric robotsgate_robots_cache_entries)
@@ -110,6 +116,7 @@ printf '%-32s %14s %14s\n' "" "bare goproxy" "robotsgate"
 for k in origins_per_s first_p50_ms first_p99_ms ok blocked other errors; do
   printf '%-32s %14s %14s\n' "$k" "$(get "$bare_out" $k)" "$(get "$rg_out" $k)"
 done
+printf '%-32s %14s %14s\n' "CPU µs per origin" "$((bare_cpu / N))" "$((rg_cpu / N))"
 echo "direct robots.txt fetch p50 (ms): $(get "$(echo "$rg_out" | tail -1)" direct_robots_p50_ms)"
 echo "cache entries: $entries  charged bytes: $charged  evictions: $evicted"
 if [ "$entries" != n/a ] && [ "$entries" -gt 0 ]; then
