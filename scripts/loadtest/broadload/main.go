@@ -49,64 +49,19 @@ func main() {
 		os.Exit(2)
 	}
 	tr := &http.Transport{Proxy: http.ProxyURL(pu), MaxIdleConns: *c, MaxIdleConnsPerHost: *c, DisableCompression: true}
-	client := &http.Client{Transport: tr, Timeout: 60 * time.Second}
-	firstLat := make([]time.Duration, *n)
-	var next, errs, ok, blocked, other atomic.Int64
-	deadline := time.Now().Add(*limit)
+	r := run{client: &http.Client{Transport: tr, Timeout: 60 * time.Second}, n: *n, first: *first, per: *per, port: *port,
+		firstLat: make([]time.Duration, *n), deadline: time.Now().Add(*limit)}
 	start := time.Now()
 	var wg sync.WaitGroup
 	for range *c {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for time.Now().Before(deadline) {
-				i := int(next.Add(1)) - 1
-				if i >= *n {
-					return
-				}
-				host := addr(*first+i, *port)
-				for k := range *per {
-					path := fmt.Sprintf("/page/%d/%d", i, k)
-					if (i*(*per)+k)%25 == 0 {
-						path = robotsmix.Blocked + fmt.Sprint(i)
-					}
-					t0 := time.Now()
-					resp, err := client.Get("http://" + host + path)
-					if err != nil {
-						errs.Add(1)
-						continue
-					}
-					io.Copy(io.Discard, resp.Body)
-					resp.Body.Close()
-					if k == 0 {
-						firstLat[i] = time.Since(t0)
-					}
-					switch resp.StatusCode {
-					case http.StatusOK:
-						ok.Add(1)
-					case http.StatusForbidden:
-						blocked.Add(1)
-					default:
-						other.Add(1)
-					}
-				}
-			}
+			r.worker()
 		}()
 	}
 	wg.Wait()
-	took := time.Since(start)
-	done := min(int(next.Load()), *n)
-	lat := slices.DeleteFunc(firstLat[:done], func(d time.Duration) bool { return d == 0 })
-	slices.Sort(lat)
-	q := func(p float64) time.Duration {
-		if len(lat) == 0 {
-			return 0
-		}
-		return lat[min(len(lat)-1, int(p*float64(len(lat))))]
-	}
-	fmt.Printf("origins=%d seconds=%.2f origins_per_s=%.0f ok=%d blocked=%d other=%d errors=%d first_p50_ms=%.3f first_p99_ms=%.3f\n",
-		done, took.Seconds(), float64(done)/took.Seconds(), ok.Load(), blocked.Load(), other.Load(), errs.Load(),
-		float64(q(0.5).Microseconds())/1000, float64(q(0.99).Microseconds())/1000)
+	r.report(time.Since(start))
 	if *direct > 0 {
 		timeDirect(*direct, *first, *port)
 	}
@@ -131,4 +86,67 @@ func timeDirect(m, first, port int) {
 	if len(ds) > 0 {
 		fmt.Printf("direct_robots_p50_ms=%.3f\n", float64(ds[len(ds)/2].Microseconds())/1000)
 	}
+}
+
+// run is one load run: the origins, and what was measured.
+type run struct {
+	client                  *http.Client
+	n, first, per, port     int
+	deadline                time.Time
+	firstLat                []time.Duration // of origin i's first request; 0 when it failed
+	next, errs, ok, blocked atomic.Int64
+	other                   atomic.Int64
+}
+
+// worker takes the next origin until all are done or the run's time is
+// up, and sends its requests.
+func (r *run) worker() {
+	for time.Now().Before(r.deadline) {
+		i := int(r.next.Add(1)) - 1
+		if i >= r.n {
+			return
+		}
+		host := addr(r.first+i, r.port)
+		for k := range r.per {
+			path := fmt.Sprintf("/page/%d/%d", i, k)
+			if (i*r.per+k)%25 == 0 {
+				path = robotsmix.Blocked + fmt.Sprint(i)
+			}
+			t0 := time.Now()
+			resp, err := r.client.Get("http://" + host + path)
+			if err != nil {
+				r.errs.Add(1)
+				continue
+			}
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			if k == 0 {
+				r.firstLat[i] = time.Since(t0)
+			}
+			switch resp.StatusCode {
+			case http.StatusOK:
+				r.ok.Add(1)
+			case http.StatusForbidden:
+				r.blocked.Add(1)
+			default:
+				r.other.Add(1)
+			}
+		}
+	}
+}
+
+// report prints what the run measured in took.
+func (r *run) report(took time.Duration) {
+	done := min(int(r.next.Load()), r.n)
+	lat := slices.DeleteFunc(r.firstLat[:done], func(d time.Duration) bool { return d == 0 })
+	slices.Sort(lat)
+	q := func(p float64) time.Duration {
+		if len(lat) == 0 {
+			return 0
+		}
+		return lat[min(len(lat)-1, int(p*float64(len(lat))))]
+	}
+	fmt.Printf("origins=%d seconds=%.2f origins_per_s=%.0f ok=%d blocked=%d other=%d errors=%d first_p50_ms=%.3f first_p99_ms=%.3f\n",
+		done, took.Seconds(), float64(done)/took.Seconds(), r.ok.Load(), r.blocked.Load(), r.other.Load(), r.errs.Load(),
+		float64(q(0.5).Microseconds())/1000, float64(q(0.99).Microseconds())/1000)
 }
