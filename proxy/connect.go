@@ -117,6 +117,7 @@ func (s *Server) CA() (*tls.Certificate, mitm.CAInfo) {
 func (s *Server) handleConnect(host string, ctx *goproxy.ProxyCtx) (*goproxy.ConnectAction, string) {
 	r := ctx.Req
 	st := stateOf(ctx)
+	st.Redirected, _ = r.Context().Value(redirectedKey{}).(*redirected) // a redirected TLS connection (transparent.go)
 	// Requests inside an MITM session inherit the CONNECT's override, or
 	// its refusal, which their audit records then carry (agentFor).
 	st.Agent = s.agents.agentFor(r, st)
@@ -148,7 +149,7 @@ func (s *Server) handleConnect(host string, ctx *goproxy.ProxyCtx) (*goproxy.Con
 		d := enforce.Decision{Reason: ReasonSelfRequest, URL: u.String(), Origin: origin, Agent: st.Agent,
 			Detail: "the CONNECT target " + target + " is robotsgate itself; its admin API is not reachable through the proxy"}
 		return s.connectAction(ctx, st, refuse(http.StatusForbidden, d), nil), host
-	} else if pin != nil { // a tunnel dials exactly the addresses checked
+	} else if pin != nil && st.Redirected == nil { // a tunnel dials exactly the addresses checked
 		r = r.WithContext(selfaddr.WithPin(r.Context(), pin))
 		ctx.Req = r
 	}
@@ -181,7 +182,7 @@ func (s *Server) tunnel(ctx *goproxy.ProxyCtx, st *requestState, u *url.URL) out
 	r := ctx.Req
 	root := *u
 	root.Path = "/"
-	d := s.enf.DecideFor(r.Context(), &root, st.Agent, enforce.DecideOptions{Purposes: st.Purposes})
+	d := s.enf.DecideFor(r.Context(), &root, st.Agent, enforce.DecideOptions{Purposes: st.Purposes, ContentUse: st.ContentUse})
 	d.URL = u.String()
 	switch d.Reason {
 	case enforce.ReasonAllowed, enforce.ReasonDisallowed:

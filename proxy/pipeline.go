@@ -166,6 +166,9 @@ type requestState struct {
 	PurposesOverride   aipref.Set
 	PurposesOverridden bool
 	PurposesRefused    string
+	// ContentUse is the declared content use the request is decided for
+	// (declare): the user's, else the configured one.
+	ContentUse aipref.Use
 
 	Decision enforce.Decision // the robots verdict, valid when Decided
 	Decided  bool
@@ -188,6 +191,10 @@ type requestState struct {
 	// "host:port" (lower-case host); requests inside the session must
 	// name the same (checkDestination).
 	ConnectTarget string
+	// Redirected is, for a CONNECT made up for a redirected TLS
+	// connection, that connection (transparent.go); requests inside its
+	// MITM session inherit it.
+	Redirected *redirected
 	// Conn is, for an intercepted CONNECT, its client connection's
 	// tracking info (nil when untracked): HTTP/1.0 answers end the
 	// session through it (forward.go).
@@ -287,6 +294,8 @@ func knownReasons() map[enforce.Reason]bool {
 		ReasonRobotTag: false, ReasonPortForbidden: false,
 		ReasonSiteClosed: false, enforce.ReasonInvalidURL: false, enforce.ReasonInvalidHost: false,
 		ReasonSelfRequest: false, ReasonMisdirected: false,
+		ReasonDestinationMismatch: false, ReasonNotRedirected: false, ReasonRedirectLoop: false,
+		ReasonUnknownProtocol: false, ReasonNoSNI: false,
 		enforce.ReasonOriginUnreachable: false,
 		enforce.ReasonUsageDisallowed:   false, ReasonInvalidPurpose: false,
 		ReasonUnscannable: false,

@@ -29,6 +29,7 @@ import (
 	"github.com/robotsgate/robotsgate/proxy/audit"
 	"github.com/robotsgate/robotsgate/proxy/metrics"
 	"github.com/robotsgate/robotsgate/proxy/selfaddr"
+	"github.com/robotsgate/robotsgate/proxy/transparent"
 )
 
 // Deps are the collaborators a Server uses. The caller owns them: it
@@ -94,6 +95,9 @@ type Server struct {
 	https *httpsState // CONNECT handling, CA, hijacked-connection tracking (connect.go)
 
 	self selfaddr.Set // robotsgate's own listen addresses, refused as destinations (proxy/selfaddr)
+	// outbound records robotsgate's own outbound connections, to recognise
+	// a redirect loop; nil without a transparent listener (transparent.go).
+	outbound *transparent.Outbound
 
 	copyBufs sync.Pool       // *[]byte buffers that forwarded bodies are copied through (forward.go)
 	fwd      forwardTrippers // the round trippers forward installs (forward.go)
@@ -145,6 +149,7 @@ func New(cfg config.Config, deps Deps) (*Server, error) {
 		return nil, errors.New("proxy: Deps.PolicyTransport must not be the transport of proxied requests")
 	}
 	s.agents = newAgents(cfg.Agent, cfg.AgentHeader, cfg.AllowAgentOverride).withPurposes(cfg.Purposes, cfg.Usage.PurposeHeader)
+	s.agents.contentUse = cfg.ContentUse
 
 	p := goproxy.NewProxyHttpServer()
 	p.Verbose = false
