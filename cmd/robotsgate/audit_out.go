@@ -1,0 +1,228 @@
+package main
+
+import (
+	"bufio"
+	"cmp"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/robotsgate/robotsgate/internal/config"
+	"github.com/robotsgate/robotsgate/proxy/audit/query"
+)
+
+// auditFiles returns the files "robotsgate audit" reads, oldest first:
+// each FILE with its rotated siblings ("-" stays standard input), or,
+// when no FILE is given, the configured audit_log with its siblings.
+func auditFiles(fl auditFlags, env func(string) string) ([]string, error) {
+	names := fl.files
+	if len(names) == 0 {
+		var args []string
+		if fl.config != "" {
+			args = []string{"-config", fl.config}
+		}
+		cfg, err := config.Load(args, env)
+		if err != nil {
+			return nil, err
+		}
+		if cfg.AuditLog == "-" {
+			return nil, fmt.Errorf("no FILE given, and audit_log is standard output: name the audit file (%s)", auditUsage)
+		}
+		names = []string{cfg.AuditLog}
+	}
+	var files []string
+	for _, n := range names {
+		if n == "-" {
+			files = append(files, n)
+			continue
+		}
+		fs, err := query.Files(n)
+		if err != nil {
+			return nil, err
+		}
+		files = append(files, fs...)
+	}
+	return files, nil
+}
+
+// scanAuditFiles scans files in order into out; with -f the last one is
+// followed until ctx ends.
+func scanAuditFiles(ctx context.Context, sc *query.Scanner, files []string, fl auditFlags, stdin io.Reader, out *auditOutput, w *bufio.Writer, ae auditEnv) error {
+	for i, name := range files {
+		if fl.follow && i == len(files)-1 {
+			if err := w.Flush(); err != nil {
+				return fmt.Errorf("write: %w", err)
+			}
+			out.flush = true
+			return sc.Follow(ctx, name, 0, ae.followInterval, out.emit)
+		}
+		var r io.Reader
+		if name == "-" {
+			var err error
+			if r, err = query.Decompress(stdin); err != nil {
+				return fmt.Errorf("standard input: %w", err)
+			}
+			name = "standard input"
+		} else {
+			f, err := query.Open(name)
+			if err != nil {
+				return err
+			}
+			defer f.Close()
+			r = f
+		}
+		if err := sc.Scan(r, name, out.emit); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// auditOutput prints matching records: a table, JSON lines or, with
+// -summary, nothing until the summary.
+type auditOutput struct {
+	w      *bufio.Writer
+	fl     auditFlags
+	sum    *auditSummary
+	header bool // the table header was printed
+	flush  bool // flush after each record (following)
+}
+
+func newAuditOutput(w *bufio.Writer, fl auditFlags) *auditOutput {
+	return &auditOutput{w: w, fl: fl, sum: newAuditSummary()}
+}
+
+// emit is the query.Emit of the output.
+func (o *auditOutput) emit(f *query.Fields, line []byte) error {
+	switch {
+	case o.fl.summary:
+		o.sum.add(f)
+		return nil
+	case o.fl.asJSON:
+		o.w.Write(line)
+		o.w.WriteByte('\n')
+	default:
+		if !o.header {
+			fmt.Fprintf(o.w, tableRow, "TIME", "DECISION", "REASON", "AGENT", "URL", "RULE")
+			o.header = true
+		}
+		fmt.Fprintf(o.w, tableRow, shortTime(f.Time), f.Decision, f.Reason, f.Agent, f.URL, ruleText(f))
+	}
+	if o.flush {
+		if err := o.w.Flush(); err != nil {
+			return fmt.Errorf("write: %w", err)
+		}
+	}
+	return nil
+}
+
+// tableRow is the format of a row of the record table.
+const tableRow = "%-20s  %-8s  %-18s  %-12s  %s  %s\n"
+
+// shortTime is an RFC 3339 time to the second, in UTC; t itself when it
+// cannot be read.
+func shortTime(t string) string {
+	pt, err := time.Parse(time.RFC3339Nano, t)
+	if err != nil {
+		return t
+	}
+	return pt.UTC().Format(time.RFC3339)
+}
+
+// ruleText is the rule and its line, "-" when none decided.
+func ruleText(f *query.Fields) string {
+	switch {
+	case f.Rule == "":
+		return "-"
+	case f.Line > 0:
+		return f.Rule + " (line " + strconv.Itoa(f.Line) + ")"
+	}
+	return f.Rule
+}
+
+// auditSummary counts records per origin and reason, and per rule.
+type auditSummary struct {
+	byReason map[[2]string]int64
+	byRule   map[ruleKey]int64
+}
+
+type ruleKey struct {
+	Origin string `json:"origin"`
+	Rule   string `json:"rule"`
+	Line   int    `json:"line,omitempty"`
+}
+
+func newAuditSummary() *auditSummary {
+	return &auditSummary{byReason: make(map[[2]string]int64), byRule: make(map[ruleKey]int64)}
+}
+
+func (s *auditSummary) add(f *query.Fields) {
+	s.byReason[[2]string{f.Origin, f.Reason}]++
+	if f.Rule != "" {
+		s.byRule[ruleKey{f.Origin, f.Rule, f.Line}]++
+	}
+}
+
+// reasonCount and ruleCount are the rows of a summary.
+type reasonCount struct {
+	Origin string `json:"origin"`
+	Reason string `json:"reason"`
+	Count  int64  `json:"count"`
+}
+
+type ruleCount struct {
+	ruleKey
+	Count int64 `json:"count"`
+}
+
+// rows returns the counts, largest first, and the top rules.
+func (s *auditSummary) rows(top int) ([]reasonCount, []ruleCount) {
+	reasons := make([]reasonCount, 0, len(s.byReason))
+	for k, n := range s.byReason {
+		reasons = append(reasons, reasonCount{k[0], k[1], n})
+	}
+	slices.SortFunc(reasons, func(a, b reasonCount) int {
+		return cmp.Or(cmp.Compare(b.Count, a.Count), cmp.Compare(a.Origin, b.Origin), cmp.Compare(a.Reason, b.Reason))
+	})
+	rules := make([]ruleCount, 0, len(s.byRule))
+	for k, n := range s.byRule {
+		rules = append(rules, ruleCount{k, n})
+	}
+	slices.SortFunc(rules, func(a, b ruleCount) int {
+		return cmp.Or(cmp.Compare(b.Count, a.Count), cmp.Compare(a.Origin, b.Origin), cmp.Compare(a.Rule, b.Rule), cmp.Compare(a.Line, b.Line))
+	})
+	return reasons, rules[:min(top, len(rules))]
+}
+
+// write prints the summary, as JSON or as tables.
+func (s *auditSummary) write(w io.Writer, asJSON bool, top int, st query.Stats, files int) {
+	reasons, rules := s.rows(top)
+	if asJSON {
+		enc := json.NewEncoder(w)
+		enc.SetEscapeHTML(false)
+		_ = enc.Encode(struct {
+			Matched  int64         `json:"matched"`
+			Lines    int64         `json:"lines"`
+			Files    int           `json:"files"`
+			ByReason []reasonCount `json:"by_origin_reason"`
+			TopRules []ruleCount   `json:"top_rules"`
+		}{st.Matched, st.Lines, files, reasons, rules})
+		return
+	}
+	fmt.Fprintf(w, "%d matching records (%d lines read in %d files)\n\n", st.Matched, st.Lines, files)
+	fmt.Fprintf(w, "%-7s  %-18s  %s\n", "COUNT", "REASON", "ORIGIN")
+	for _, r := range reasons {
+		fmt.Fprintf(w, "%7d  %-18s  %s\n", r.Count, r.Reason, r.Origin)
+	}
+	if len(rules) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\n%-7s  %-40s  %s\n", "COUNT", "RULE", "ORIGIN")
+	for _, r := range rules {
+		fmt.Fprintf(w, "%7d  %-40s  %s\n", r.Count, ruleText(&query.Fields{Rule: r.Rule, Line: r.Line}), r.Origin)
+	}
+}
