@@ -55,9 +55,9 @@ func eventOf(client, method string, d enforce.Decision, verdict string, status i
 		RobotsStaleWhy:   string(d.RobotsStaleReason),
 		Status:           status,
 		Detail:           d.Detail,
-		Purposes:         d.Purposes.String(),
+		Purposes:         purposeNames(d.Purposes),
 		Usage:            auditUsage(&d),
-		UsageBlocked:     d.UsageBlocked.String(),
+		UsageDisallowed:  purposeNames(d.UsageBlocked),
 	}
 }
 

@@ -61,15 +61,16 @@ type Event struct {
 	// not allowed (Config.AllowAgentOverride).
 	AgentOverrideRefused string
 
-	// Purposes are the declared purposes the decision was made for
-	// ("train-ai,search"; "" for none).
-	Purposes string
+	// Purposes are the declared purposes the decision was made for (nil
+	// for none): "purposes", a list, as in answers.
+	Purposes []string
 	// Usage is the usage preference of every purpose that has one, and
 	// of every declared purpose.
 	Usage []Usage
-	// UsageBlocked is the declared purposes whose usage preference
-	// refused the request (reason usage-disallowed).
-	UsageBlocked string
+	// UsageDisallowed is the declared purposes whose usage preference
+	// refused the request (reason usage-disallowed): "usage_disallowed",
+	// a list, as in answers.
+	UsageDisallowed []string
 	// PurposesOverrideRefused is the purposes header a client sent and
 	// robotsgate refused (allow_agent_override is off).
 	PurposesOverrideRefused string
@@ -246,8 +247,12 @@ func (a *Auditor) encode(e Event) error {
 		ev.Int("status", e.Status)
 	}
 	str("detail", e.Detail)
-	str("purposes", e.Purposes)
-	str("usage_blocked", e.UsageBlocked)
+	if len(e.Purposes) > 0 {
+		ev.Strs("purposes", e.Purposes)
+	}
+	if len(e.UsageDisallowed) > 0 {
+		ev.Strs("usage_disallowed", e.UsageDisallowed)
+	}
 	str("purposes_override_refused", e.PurposesOverrideRefused)
 	if len(e.Usage) > 0 {
 		ev.Dict("usage", usageDict(e.Usage))
