@@ -123,6 +123,10 @@ func newDecisionJSON(d enforce.Decision) decisionJSON {
 	return j
 }
 
+// DecisionAnswer is d as GET /v1/decision answers it (a value to encode
+// as JSON), for "robotsgate check -fetch -json".
+func DecisionAnswer(d enforce.Decision) any { return newDecisionJSON(d) }
+
 // newRobotsJSON describes the robots.txt copy d used; nil when d did not
 // consult robots.txt. 403 bodies (Refuse) carry it too.
 func newRobotsJSON(d enforce.Decision) *robotsJSON {

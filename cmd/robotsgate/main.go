@@ -19,6 +19,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -67,6 +68,9 @@ func run(ctx context.Context, args []string, env func(string) string, stdin io.R
 	case "serve":
 		return runServe(ctx, args[1:], env, stdout, stderr, nil)
 	case "check":
+		if slices.ContainsFunc(args[1:], isFetchFlag) {
+			return runCheckFetch(ctx, args[1:], env, stdin, stdout, stderr) // checkfetch.go
+		}
 		return runCheck(args[1:], stdin, stdout, stderr)
 	case "audit":
 		return runAudit(ctx, args[1:], env, stdin, stdout, stderr, auditEnv{now: time.Now, followInterval: defaultFollowInterval})
