@@ -67,8 +67,8 @@ func runAudit(ctx context.Context, args []string, env func(string) string, stdin
 	if fl.summary {
 		out.sum.write(w, fl.asJSON, fl.top, sc.Stats(), len(files))
 	}
-	if err := w.Flush(); err != nil && code == 0 {
-		code = auditFail(stderr, 1, "write: %v", err)
+	if err := out.end(); err != nil && code == 0 {
+		code = auditFail(stderr, 1, "%v", err)
 	}
 	if st := sc.Stats(); st.Malformed > 0 {
 		fmt.Fprintf(stderr, "robotsgate audit: %d malformed line(s) skipped (first: %s)\n", st.Malformed, st.FirstMalformed)

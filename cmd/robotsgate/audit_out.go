@@ -9,6 +9,8 @@ import (
 	"io"
 	"slices"
 	"strconv"
+	"strings"
+	"text/tabwriter"
 	"time"
 
 	"github.com/robotsgate/robotsgate/internal/config"
@@ -54,8 +56,8 @@ func auditFiles(fl auditFlags, env func(string) string) ([]string, error) {
 func scanAuditFiles(ctx context.Context, sc *query.Scanner, files []string, fl auditFlags, stdin io.Reader, out *auditOutput, w *bufio.Writer, ae auditEnv) error {
 	for i, name := range files {
 		if fl.follow && i == len(files)-1 {
-			if err := w.Flush(); err != nil {
-				return fmt.Errorf("write: %w", err)
+			if err := out.end(); err != nil {
+				return err
 			}
 			out.flush = true
 			return sc.Follow(ctx, name, 0, ae.followInterval, out.emit)
@@ -85,11 +87,12 @@ func scanAuditFiles(ctx context.Context, sc *query.Scanner, files []string, fl a
 // auditOutput prints matching records: a table, JSON lines or, with
 // -summary, nothing until the summary.
 type auditOutput struct {
-	w      *bufio.Writer
-	fl     auditFlags
-	sum    *auditSummary
-	header bool // the table header was printed
-	flush  bool // flush after each record (following)
+	w     *bufio.Writer
+	fl    auditFlags
+	sum   *auditSummary
+	tw    *tabwriter.Writer // the table, once its header is written
+	rows  int
+	flush bool // write each record at once (following)
 }
 
 func newAuditOutput(w *bufio.Writer, fl auditFlags) *auditOutput {
@@ -106,22 +109,46 @@ func (o *auditOutput) emit(f *query.Fields, line []byte) error {
 		o.w.Write(line)
 		o.w.WriteByte('\n')
 	default:
-		if !o.header {
-			fmt.Fprintf(o.w, tableRow, "TIME", "DECISION", "REASON", "AGENT", "URL", "RULE")
-			o.header = true
-		}
-		fmt.Fprintf(o.w, tableRow, shortTime(f.Time), f.Decision, f.Reason, f.Agent, f.URL, ruleText(f))
+		o.row(shortTime(f.Time), f.Decision, f.Reason, f.Agent, f.URL, ruleText(f))
 	}
 	if o.flush {
-		if err := o.w.Flush(); err != nil {
-			return fmt.Errorf("write: %w", err)
-		}
+		return o.end()
 	}
 	return nil
 }
 
-// tableRow is the format of a row of the record table.
-const tableRow = "%-20s  %-8s  %-18s  %-12s  %s  %s\n"
+// tableBlock is how many rows of the table are aligned together (rows are
+// held until then).
+const tableBlock = 256
+
+// row adds a row to the table, after its header: aligned in blocks of
+// tableBlock rows, or, when following, in columns of fixed width.
+func (o *auditOutput) row(cols ...string) {
+	if o.tw == nil {
+		o.tw = tabwriter.NewWriter(o.w, 0, 0, 2, ' ', 0)
+		o.row("TIME", "DECISION", "REASON", "AGENT", "URL", "RULE")
+	}
+	if o.flush {
+		fmt.Fprintf(o.w, "%-20s  %-8s  %-18s  %-12s  %s  %s\n", cols[0], cols[1], cols[2], cols[3], cols[4], cols[5])
+		return
+	}
+	o.tw.Write([]byte(strings.Join(cols, "\t") + "\n"))
+	if o.rows++; o.rows%tableBlock == 0 {
+		o.tw.Flush()
+	}
+}
+
+// end writes what is held: the rows of the table not yet aligned, and
+// the buffer.
+func (o *auditOutput) end() error {
+	if o.tw != nil {
+		o.tw.Flush()
+	}
+	if err := o.w.Flush(); err != nil {
+		return fmt.Errorf("write: %w", err)
+	}
+	return nil
+}
 
 // shortTime is an RFC 3339 time to the second, in UTC; t itself when it
 // cannot be read.
@@ -213,7 +240,7 @@ func (s *auditSummary) write(w io.Writer, asJSON bool, top int, st query.Stats, 
 		}{st.Matched, st.Lines, files, reasons, rules})
 		return
 	}
-	fmt.Fprintf(w, "%d matching records (%d lines read in %d files)\n\n", st.Matched, st.Lines, files)
+	fmt.Fprintf(w, "%d matching records (%d lines read in %d %s)\n\n", st.Matched, st.Lines, files, plural(files, "file", "files"))
 	fmt.Fprintf(w, "%-7s  %-18s  %s\n", "COUNT", "REASON", "ORIGIN")
 	for _, r := range reasons {
 		fmt.Fprintf(w, "%7d  %-18s  %s\n", r.Count, r.Reason, r.Origin)
@@ -225,4 +252,12 @@ func (s *auditSummary) write(w io.Writer, asJSON bool, top int, st query.Stats, 
 	for _, r := range rules {
 		fmt.Fprintf(w, "%7d  %-40s  %s\n", r.Count, ruleText(&query.Fields{Rule: r.Rule, Line: r.Line}), r.Origin)
 	}
+}
+
+// plural is one when n is 1, else many.
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }

@@ -94,7 +94,7 @@ func TestAuditLastHourOfOrigin(t *testing.T) {
 	}
 
 	_, out, _ = runAuditTest(t, nil, "-summary", "-since", "1h", path)
-	for _, want := range []string{"3 matching records (5 lines read in 1 files)", "      2  disallowed          " + a, "      1  disallowed          " + b,
+	for _, want := range []string{"3 matching records (5 lines read in 1 file)", "      2  disallowed          " + a, "      1  disallowed          " + b,
 		"      2  Disallow: /private (line 2)               " + a} {
 		if !strings.Contains(out, want) {
 			t.Errorf("summary lacks %q:\n%s", want, out)
@@ -120,7 +120,7 @@ func TestAuditStdinGzip(t *testing.T) {
 	io.WriteString(zw, `{"time":"2001-02-03T04:05:06Z","decision":"blocked","reason":"robots-unreachable","url":"https://x.test/a","origin":"https://x.test","agent":"*"}`+"\n")
 	zw.Close()
 	code, out, errOut := runAuditTest(t, &buf, "-reason", "robots-unreachable", "-")
-	if code != 0 || !strings.Contains(out, "2001-02-03T04:05:06Z  blocked   robots-unreachable  *             https://x.test/a  -") {
+	if code != 0 || !strings.Contains(out, "2001-02-03T04:05:06Z  blocked   robots-unreachable  *      https://x.test/a  -") {
 		t.Fatalf("exit %d, out:\n%s\nstderr: %s", code, out, errOut)
 	}
 }
