@@ -273,7 +273,8 @@ func fetchSummary(urls, origins int, refused map[string]int, agent string) strin
 		reasons = append(reasons, r)
 	}
 	sort.Strings(reasons)
-	s := fmt.Sprintf("%d URLs of %d origins checked for %s: %d allowed, %d refused", urls, origins, agent, urls-n, n)
+	s := fmt.Sprintf("%d %s of %d %s checked for %s: %d allowed, %d refused", urls, plural(urls, "URL", "URLs"),
+		origins, plural(origins, "origin", "origins"), agent, urls-n, n)
 	for i, r := range reasons {
 		sep := ", "
 		if i == 0 {

@@ -151,7 +151,7 @@ func TestCheckFetchJSON(t *testing.T) {
 			t.Errorf("decision %+v", d)
 		}
 	}
-	if errOut != "2 URLs of 1 origins checked for JsonBot: 2 allowed, 0 refused\n" {
+	if errOut != "2 URLs of 1 origin checked for JsonBot: 2 allowed, 0 refused\n" {
 		t.Errorf("stderr %q", errOut)
 	}
 }

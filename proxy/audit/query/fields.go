@@ -22,8 +22,6 @@ type Fields struct {
 	Agent    string
 	Rule     string
 	Line     int
-	Method   string
-	Status   int
 }
 
 // field is the index of a field of Fields in fieldKeys.
@@ -38,8 +36,6 @@ const (
 	fAgent
 	fRule
 	fLine
-	fMethod
-	fStatus
 	numFields
 )
 
@@ -63,24 +59,23 @@ func keyField(key []byte) (field, bool) {
 		return fRule, true
 	case "line":
 		return fLine, true
-	case "method":
-		return fMethod, true
-	case "status":
-		return fStatus, true
 	}
 	return 0, false
 }
 
 // rawFields are the JSON values (tokens, quotes included) of the fields
-// of one line, nil when absent: views into the line.
+// of one line, nil when absent: views into the line. A repeated key keeps
+// its first value.
 type rawFields [numFields][]byte
 
 // scanFields reads the top-level members of the JSON object line and
 // keeps the values of the ones queries use in raw. Other members,
 // objects and arrays included, are skipped without being decoded; the
-// structure of the whole line is checked (a truncated line is an error).
+// structure is checked up to the last member read (the whole line when
+// a field is absent), a line cut short there is an error.
 func scanFields(line []byte, raw *rawFields) error {
 	*raw = rawFields{}
+	found := 0
 	i := skipSpace(line, 0)
 	if i >= len(line) || line[i] != '{' {
 		return errMalformed
@@ -103,8 +98,13 @@ func scanFields(line []byte, raw *rawFields) error {
 		if i, err = skipValue(line, i); err != nil {
 			return err
 		}
-		if fd, ok := keyField(key); ok {
+		if fd, ok := keyField(key); ok && raw[fd] == nil {
 			raw[fd] = line[start:i]
+			if found++; found == int(numFields) {
+				// The rest of the line is not read: the cheap check of
+				// Scanner.line (a line ends with "}") catches lines cut short.
+				return nil
+			}
 		}
 		i = skipSpace(line, i)
 		if i >= len(line) {
@@ -172,9 +172,8 @@ func (r *rawFields) fields(f *Fields, intern interner) error {
 	}
 	*f = Fields{Time: str(fTime, nil), Decision: str(fDecision, intern), Reason: str(fReason, intern),
 		Origin: str(fOrigin, intern), URL: str(fURL, nil), Agent: str(fAgent, intern),
-		Rule: str(fRule, intern), Method: str(fMethod, intern)}
+		Rule: str(fRule, intern)}
 	f.Line, errs[fLine] = r.number(fLine)
-	f.Status, errs[fStatus] = r.number(fStatus)
 	for _, err := range errs {
 		if err != nil {
 			return err
