@@ -36,20 +36,9 @@ var errCodedTooLong = errors.New("compressed body far longer than its decoded li
 // decode, a corrupt stream or a read error is an error: the caller must
 // not treat the body as a robots.txt then.
 func readBody(resp *http.Response, maxBytes int) (body []byte, truncated bool, err error) {
-	codings, err := contentCodings(resp.Header)
+	r, codings, err := DecodeBody(resp.Header, resp.Body, maxBytes)
 	if err != nil {
-		return nil, false, decodeError{err}
-	}
-	var r io.Reader = resp.Body
-	// Each coded layer may hold no more than this: a legitimate stream
-	// needs about maxBytes of input to produce maxBytes of output, plus
-	// the decoders' read-ahead.
-	layerCap := 2*int64(maxBytes) + 64<<10
-	for i := len(codings) - 1; i >= 0; i-- { // the last coding applied is listed last
-		r, err = newDecoder(codings[i], &capReader{r: r, left: layerCap})
-		if err != nil {
-			return nil, false, decodeError{fmt.Errorf("content-encoding %s: %w", codings[i], err)}
-		}
+		return nil, false, err
 	}
 	body, err = io.ReadAll(io.LimitReader(r, int64(maxBytes)+1))
 	if err != nil {
@@ -62,6 +51,37 @@ func readBody(resp *http.Response, maxBytes int) (body []byte, truncated bool, e
 		return body[:maxBytes:maxBytes], true, nil
 	}
 	return body, false, nil
+}
+
+// DecodeBody returns a reader of body decoded as the Content-Encoding
+// headers of h say, and those codings in the order they were applied
+// (nil when there are none: the reader is body itself; known too when
+// creating a decoder failed). It decodes gzip,
+// x-gzip and deflate (zlib or raw), stacked up to 4 deep; any other
+// coding, a deeper stack, or a corrupt stream header is an error (a
+// corrupt stream later on is a read error of the reader).
+//
+// The caller reads at most maxBytes decoded bytes from it; each coded
+// layer may then hold no more than twice that plus 64 KiB (a legitimate
+// stream needs about maxBytes of input to produce maxBytes of output,
+// plus the decoders' read-ahead): reading more fails with an error that
+// says so, so that a stream built to make the decoder work long without
+// output (endless empty gzip members) stops, and at most that many bytes
+// of body are read. Creating a decoder reads the first bytes of body.
+func DecodeBody(h http.Header, body io.Reader, maxBytes int) (io.Reader, []string, error) {
+	codings, err := contentCodings(h)
+	if err != nil {
+		return nil, nil, decodeError{err}
+	}
+	layerCap := 2*int64(maxBytes) + 64<<10
+	r := body
+	for i := len(codings) - 1; i >= 0; i-- { // the last coding applied is listed last
+		r, err = newDecoder(codings[i], &capReader{r: r, left: layerCap})
+		if err != nil {
+			return nil, codings, decodeError{fmt.Errorf("content-encoding %s: %w", codings[i], err)}
+		}
+	}
+	return r, codings, nil
 }
 
 // contentCodings returns the content codings of h in the order they were

@@ -328,6 +328,8 @@ func explain(d enforce.Decision) string {
 		return "inside an HTTPS session a request must name the host and port of its CONNECT"
 	case enforce.ReasonUsageDisallowed:
 		return "the site's usage preferences disallow a purpose this crawler declared"
+	case ReasonUnscannable:
+		return "the response could not be read as a whole document (a partial response, or a content coding robotsgate cannot decode), and a robot-tag or usage check that may refuse it needs to read it"
 	case ReasonInvalidPurpose:
 		return "the purposes header names an unknown purpose (allowed values are train-ai, search, ai-input, or none)"
 	default:

@@ -52,6 +52,7 @@ func (s *Server) install() error {
 	pacing := pacing{polite: s.polite, metrics: s.metrics, life: s.life, maxConcurrency: s.cfg.Politeness.MaxConcurrency, log: s.log}
 	tags := newRobotTagStep(s.cfg.RobotTags, s.cfg.Mode)
 	usage := usageStep{enforce: s.cfg.Usage.Response == UsageResponseEnforce && s.cfg.Mode != ModeReport}
+	whole := newWholeStep(&s.cfg)
 
 	// enter counts the request for Shutdown and creates its state: it is
 	// not a step, every step needs what it does.
@@ -62,6 +63,7 @@ func (s *Server) install() error {
 		hopStrip{},                 // hop-by-hop request headers
 		decide,                     // robots.txt verdict: 403, or let through (decide.go)
 		pacing,                     // paused origin → 503, crawl-delay wait or 429 (decide.go)
+		whole,                      // enforcing response steps: no Range, Accept-Encoding the scan decodes (whole.go)
 		&s.fwd,                     // robot-tag scan and pooled body copy as the response arrives (forward.go); last
 	} {
 		p.OnRequest().DoFunc(s.requestHook(step))
@@ -71,6 +73,7 @@ func (s *Server) install() error {
 		upstreamFailure{log: s.log}, // resp == nil → 502/504; first
 		hopStrip{},                  // hop-by-hop response headers
 		pacing,                      // 503/429 + Retry-After pause the origin, 2xx resumes (decide.go)
+		whole,                       // partial or undecodable responses: 403 when enforcing (whole.go)
 		tags,                        // X-Robots-Tag / meta robots: annotate, or 403 (robottags.go)
 		usage,                       // Content-Usage / noai: X-Robotsgate-Usage, or 403 (usage.go)
 		inflight,                    // decisions, upstream errors, in-flight
@@ -164,6 +167,9 @@ type requestState struct {
 
 	Decision enforce.Decision // the robots verdict, valid when Decided
 	Decided  bool
+	// RangeRemoved says that wholeStep removed the request's Range headers:
+	// the audit records of its response say so.
+	RangeRemoved bool
 	// Answered is set when a request hook answered the request itself
 	// (a refusal); the origin saw nothing.
 	Answered bool
@@ -281,6 +287,7 @@ func knownReasons() map[enforce.Reason]bool {
 		ReasonSelfRequest: false, ReasonMisdirected: false,
 		enforce.ReasonOriginUnreachable: false,
 		enforce.ReasonUsageDisallowed:   false, ReasonInvalidPurpose: false,
+		ReasonUnscannable: false,
 	}
 }
 

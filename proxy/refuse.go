@@ -85,6 +85,9 @@ func (s *Server) settle(r *http.Request, st *requestState, o outcome) *http.Resp
 	}
 	e := eventOf(r.RemoteAddr, r.Method, o.d, o.verdict, status)
 	e.Detail += o.note
+	if st.RangeRemoved {
+		e.Detail += "; Range removed from the request"
+	}
 	e.AgentOverrideRefused = st.OverrideRefused
 	e.PurposesOverrideRefused = st.PurposesRefused
 	s.record(e)

@@ -36,6 +36,10 @@ type tagScan struct {
 	// NotScanned says why an HTML body was not (fully) scanned for meta
 	// elements, "" when it was or when the response is not HTML.
 	NotScanned string
+	// Undecodable says that the body was not scanned because the scan
+	// cannot decode its Content-Encoding (br, zstd, a corrupt stream,
+	// ...): a step that may refuse must not pass it on as scanned.
+	Undecodable bool
 }
 
 // tagEvent is what applyRobotTags found and did with a response whose
@@ -115,20 +119,19 @@ type errReader struct{ err error }
 func (e errReader) Read([]byte) (int, error) { return 0, e.err }
 
 // scanRobotTags returns what resp's robot tags say: its X-Robots-Tag
-// headers always, and, for a 2xx text/html response whose body is not
-// content-encoded, the meta elements in the first cfg.MaxScanBytes of its
-// body (less when the head ends earlier). The bytes read are not lost:
-// resp.Body is replaced by a *tagBody that replays them and then streams
-// the rest of the original body, which is never buffered; ContentLength
-// and the headers are left as they are. A read error during the scan is
-// handed to the client after the bytes read before it. Scanning a
-// response twice returns the first result.
+// headers always, and, for a 2xx text/html response, the meta elements in
+// the first cfg.MaxScanBytes of its body (less when the head ends
+// earlier). The bytes read are not lost: resp.Body is replaced by a
+// *tagBody that replays them and then streams the rest of the original
+// body, which is never buffered; ContentLength and the headers are left
+// as they are. A read error during the scan is handed to the client after
+// the bytes read before it. Scanning a response twice returns the first
+// result.
 //
-// Compressed bodies (Content-Encoding gzip, br, ...) are not scanned:
-// robotsgate forwards bytes as the origin sent them (the transport only
-// decompresses transparently when it added Accept-Encoding itself, which
-// the proxy turns off), and decoding them just to look for meta elements
-// is not worth the cost. NotScanned says so.
+// A body with a Content-Encoding (gzip, x-gzip, deflate, stacked) is
+// decoded for the scan only (scanBody): the client gets the bytes the
+// origin sent. A body the scan cannot decode (br, zstd, a corrupt
+// stream, ...) is Undecodable.
 func scanRobotTags(resp *http.Response, cfg config.RobotTagsConfig) *tagScan {
 	if cb, ok := resp.Body.(*copyBody); ok && cb.scan != nil {
 		return cb.scan
@@ -140,26 +143,41 @@ func scanRobotTags(resp *http.Response, cfg config.RobotTagsConfig) *tagScan {
 	if !isHTML(resp) || !hasBody(resp) || resp.StatusCode/100 != 2 {
 		return s
 	}
-	if ce := strings.TrimSpace(resp.Header.Get("Content-Encoding")); ce != "" && !strings.EqualFold(ce, "identity") {
-		s.NotScanned = "body is " + ce + "-encoded"
-		return s
-	}
 	if cfg.MaxScanBytes <= 0 {
 		s.NotScanned = "robot_tags.max_scan_bytes is 0"
 		return s
 	}
+	scanBody(resp, s, cfg.MaxScanBytes)
+	return s
+}
+
+// scanBody fills in s.Meta from the first maxBytes decoded bytes of
+// resp's body and replaces resp.Body by a *tagBody replaying the bytes
+// read (as the origin sent them) before the rest. The coded bytes read
+// are bounded too (enforce.DecodeBody), so a decompression bomb costs no
+// more memory than a plain page.
+func scanBody(resp *http.Response, s *tagScan, maxBytes int) {
 	orig := resp.Body
 	rec := &scanRecorder{r: orig}
-	// ParseMetaRobots fails only when reading fails; rec has the error.
-	s.Meta, _ = robottag.ParseMetaRobots(io.LimitReader(rec, int64(cfg.MaxScanBytes)))
+	src, codings, err := enforce.DecodeBody(resp.Header, rec, maxBytes)
+	if err == nil {
+		// ParseMetaRobots fails only when reading fails.
+		s.Meta, err = robottag.ParseMetaRobots(io.LimitReader(src, int64(maxBytes)))
+	}
 	s.Scanned = len(rec.buf)
 	var rest io.Reader = orig
-	if rec.err != nil {
+	switch {
+	case rec.err != nil:
 		rest = errReader{rec.err}
 		s.NotScanned = "reading the body failed: " + rec.err.Error()
+		// The client gets the coded bytes read before the error, which
+		// the decoder may not have shown the scan in full.
+		s.Undecodable = err != nil && len(codings) > 0
+	case err != nil:
+		s.Undecodable = true
+		s.NotScanned = "body cannot be decoded: " + err.Error()
 	}
 	resp.Body = &tagBody{Reader: io.MultiReader(bytes.NewReader(rec.buf), rest), orig: orig, scan: s}
-	return s
 }
 
 // isHTML reports whether resp's Content-Type is text/html.

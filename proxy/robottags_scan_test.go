@@ -15,26 +15,30 @@ import (
 	"github.com/robotsgate/robotsgate/internal/config"
 )
 
+// TestScanRobotTagsCompressed: a gzip body is decoded for the scan, and
+// the client reads the bytes the origin sent; a body the scan cannot
+// decode is marked so, its headers still counting.
 func TestScanRobotTagsCompressed(t *testing.T) {
 	var zb bytes.Buffer
 	zw := gzip.NewWriter(&zb)
 	io.WriteString(zw, noindexPage)
 	zw.Close()
-	resp, cc := tagResp(200, "text/html", zb.String(), "Content-Encoding", "gzip")
-	out, ev := applyRobotTags(resp.Request, resp, "", tagsCfg("enforce"))
-	if ev != nil || out != resp {
-		t.Fatalf("a gzip body was acted on: %+v", ev)
+	resp, _ := tagResp(200, "text/html", zb.String(), "Content-Encoding", "gzip")
+	_, ev := applyRobotTags(resp.Request, resp, "", tagsCfg("enforce"))
+	if ev == nil || !ev.Refused || len(ev.Meta) == 0 {
+		t.Fatalf("a gzip body with meta noindex was not refused: %+v", ev)
 	}
-	if cc.read != 0 {
-		t.Errorf("read %d bytes of a gzip body", cc.read)
+	resp, _ = tagResp(200, "text/html", zb.String(), "Content-Encoding", "gzip")
+	if s := scanRobotTags(resp, tagsCfg("annotate")); len(s.Meta) == 0 || s.Undecodable {
+		t.Errorf("gzip scan: %+v", s)
 	}
-	if s := scanRobotTags(resp, tagsCfg("enforce")); !strings.Contains(s.NotScanned, "gzip") {
-		t.Errorf("NotScanned = %q, want it to name gzip", s.NotScanned)
+	if b, _ := io.ReadAll(resp.Body); !bytes.Equal(b, zb.Bytes()) {
+		t.Error("the client did not get the gzip bytes as sent")
 	}
 	// X-Robots-Tag still counts on compressed responses.
 	resp, _ = tagResp(200, "text/html", zb.String(), "Content-Encoding", "br", "X-Robots-Tag", "noindex")
-	if _, ev := applyRobotTags(resp.Request, resp, "", tagsCfg("annotate")); ev == nil {
-		t.Error("X-Robots-Tag on a compressed response ignored")
+	if _, ev := applyRobotTags(resp.Request, resp, "", tagsCfg("annotate")); ev == nil || !ev.Undecodable {
+		t.Error("X-Robots-Tag on a br response ignored, or its body not marked undecodable")
 	}
 }
 
@@ -114,6 +118,25 @@ func TestScanRobotTagsReadError(t *testing.T) {
 	}
 	b, err := io.ReadAll(out.Body)
 	if string(b) != prefix || !errors.Is(err, boom) {
+		t.Errorf("client got %q, %v; want the bytes before the error, then the error", b, err)
+	}
+}
+
+// TestScanRobotTagsCodedReadError: a gzip body whose reading fails before
+// the head is decoded is undecodable (an enforcing step refuses it); the
+// client still gets the coded bytes read, then the error.
+func TestScanRobotTagsCodedReadError(t *testing.T) {
+	boom := errors.New("connection reset")
+	z := encodeGzip(noindexPage + strings.Repeat("x", 10_000))
+	resp, _ := tagResp(200, "text/html", "", "Content-Encoding", "gzip")
+	resp.ContentLength = -1
+	resp.Body = io.NopCloser(io.MultiReader(bytes.NewReader(z[:5]), iotest.ErrReader(boom)))
+	s := scanRobotTags(resp, tagsCfg("enforce"))
+	if !s.Undecodable || !strings.Contains(s.NotScanned, "connection reset") {
+		t.Fatalf("scan %+v: want undecodable, the error noted", s)
+	}
+	b, err := io.ReadAll(resp.Body)
+	if !bytes.Equal(b, z[:5]) || !errors.Is(err, boom) {
 		t.Errorf("client got %q, %v; want the bytes before the error, then the error", b, err)
 	}
 }

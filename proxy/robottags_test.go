@@ -178,7 +178,8 @@ func manyDirectives(n int) []robottag.Directive {
 
 // BenchmarkApplyRobotTags measures the robot-tag step on a 100 KB HTML
 // page (meta in its head), the same page without a meta element, and a
-// non-HTML response with an X-Robots-Tag header.
+// non-HTML response with an X-Robots-Tag header; and gzip-encoded pages,
+// decoded for the scan.
 func BenchmarkApplyRobotTags(b *testing.B) {
 	pad := strings.Repeat("<p>lorem ipsum dolor sit amet</p>", 3000)
 	head := `<!doctype html><html><head><meta charset="utf-8"><title>t</title>` +
@@ -191,6 +192,8 @@ func BenchmarkApplyRobotTags(b *testing.B) {
 		{"html-no-meta", "text/html", head + `</head><body>` + pad, nil},
 		{"html-no-head-end", "text/html", "<html><head>" + pad, nil}, // scans the whole 64 KiB window
 		{"pdf-x-robots-tag", "application/pdf", pad, []string{"X-Robots-Tag", "noindex, nofollow"}},
+		{"gzip-html-meta-noindex", "text/html", string(encodeGzip(head + `<meta name="robots" content="noindex"></head><body>` + pad)), []string{"Content-Encoding", "gzip"}},
+		{"gzip-html-no-head-end", "text/html", string(encodeGzip("<html><head>" + pad)), []string{"Content-Encoding", "gzip"}},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			cfg := tagsCfg(RobotTagsAnnotate)

@@ -1,0 +1,216 @@
+package proxy
+
+import (
+	"mime"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/elazarl/goproxy"
+
+	"github.com/robotsgate/robotsgate/enforce"
+	"github.com/robotsgate/robotsgate/internal/config"
+)
+
+// Response-side enforcement (robot tags, usage preferences) reads a
+// forwarded document's body: it sees the whole representation, decoded,
+// or nothing passes. A partial response (206, multipart/byteranges) would
+// show the client bytes the scan never saw as a document, and a body the
+// scan cannot decode would show it nothing at all.
+
+// ReasonUnscannable: a step that may refuse the response (robot_tags or
+// usage.response enforce) could not read it as a whole document: a
+// partial response of an HTML (or untyped) document, or an HTML body in
+// a content coding the scan cannot decode. Refused 403: failing closed.
+const ReasonUnscannable enforce.Reason = "response-unscannable"
+
+// HeaderUnscanned is the header robotsgate adds, when its response steps
+// only annotate, to an HTML response whose body the scan could not
+// decode, saying why. A value the origin sent itself is removed.
+const HeaderUnscanned = "X-Robotsgate-Unscanned"
+
+// rangeHeaders are the request headers, as canonical keys, that ask for
+// part of a representation: Range, its condition If-Range, and
+// Request-Range, the obsolete name some servers still honour.
+var rangeHeaders = []string{"Range", "If-Range", "Request-Range"}
+
+// scanAcceptEncoding are the content codings the scan decodes
+// (enforce.DecodeBody), plus identity.
+var scanAcceptEncoding = []string{"gzip", "x-gzip", "deflate", "identity"}
+
+// wholeStep makes response-side enforcement see whole representations.
+// While a response step may refuse the request's response (enforcing), it
+// removes the rangeHeaders from the request, so that the origin sends
+// the whole representation, which the scan reads, and narrows an
+// Accept-Encoding the client sent to the codings the scan decodes
+// (narrowAcceptEncoding). On the response side it refuses (403, reason response-unscannable) what would
+// still pass unscanned: a partial response of a document the scan would
+// read, and an HTML body it could not decode. When the response steps
+// only annotate, requests are left alone and an undecodable HTML body is
+// marked with HeaderUnscanned.
+type wholeStep struct {
+	tags, usage bool // robot_tags enforce; usage.response enforce (both outside report mode)
+	scanning    bool // robot_tags is not off
+	scansBodies bool // robot_tags.max_scan_bytes > 0: bodies are scanned at all
+}
+
+// newWholeStep is the step for robot_tags cfg and usage.response usage
+// in mode (Config.Mode).
+func newWholeStep(cfg *config.Config) wholeStep {
+	enforcing := cfg.Mode != ModeReport
+	return wholeStep{
+		tags:        enforcing && cfg.RobotTags.Mode == RobotTagsEnforce,
+		usage:       enforcing && cfg.Usage.Response == UsageResponseEnforce,
+		scanning:    cfg.RobotTags.Mode != RobotTagsOff,
+		scansBodies: cfg.RobotTags.MaxScanBytes > 0,
+	}
+}
+
+// enforcing reports whether a response step may refuse the response to
+// the request of st for what its body says: robot tags enforce, or usage
+// enforce for a request with declared purposes (the body's noai counts
+// only then).
+func (w wholeStep) enforcing(st *requestState) bool {
+	return w.scansBodies && (w.tags || w.usage && st.Purposes != 0)
+}
+
+func (w wholeStep) onRequest(r *http.Request, _ *goproxy.ProxyCtx, st *requestState) outcome {
+	if !w.enforcing(st) {
+		return outcome{}
+	}
+	for _, k := range rangeHeaders {
+		if _, ok := r.Header[k]; ok {
+			st.RangeRemoved = true
+			delete(r.Header, k)
+		}
+	}
+	narrowAcceptEncoding(r.Header)
+	return outcome{}
+}
+
+func (w wholeStep) onResponse(resp *http.Response, ctx *goproxy.ProxyCtx, st *requestState) (*http.Response, outcome) {
+	if resp == nil || ctx.Error != nil || st.Answered || resp.StatusCode/100 != 2 {
+		return resp, outcome{}
+	}
+	resp.Header.Del(HeaderUnscanned)
+	if !w.enforcing(st) {
+		if w.scanning || st.Purposes != 0 {
+			if scan := bodyScan(resp); scan != nil && scan.Undecodable {
+				resp.Header.Set(HeaderUnscanned, cleanRule(scan.NotScanned))
+			}
+		}
+		return resp, outcome{}
+	}
+	why := ""
+	if isPartial(resp) {
+		why = "partial response (" + strconv.Itoa(resp.StatusCode) + ", " + typeOf(resp) + "): response enforcement reads whole documents only"
+	} else if scan := bodyScan(resp); scan != nil && scan.Undecodable {
+		why = "meta not scanned: " + scan.NotScanned
+	}
+	if why == "" {
+		return resp, outcome{}
+	}
+	if resp.Body != nil {
+		resp.Body.Close()
+	}
+	return resp, refuse(http.StatusForbidden, unscannableDecision(ctx.Req, st, why))
+}
+
+// bodyScan is the robot-tag scan the round trip made of resp's body
+// (forwardTripper), nil when it made none.
+func bodyScan(resp *http.Response) *tagScan {
+	switch b := resp.Body.(type) {
+	case *copyBody:
+		return b.scan
+	case *tagBody:
+		return b.scan
+	}
+	return nil
+}
+
+// unscannableDecision is the refusal of req, decided st.Decision, because
+// its response could not be scanned, for the reason why.
+func unscannableDecision(req *http.Request, st *requestState, why string) enforce.Decision {
+	d := st.Decision
+	if !st.Decided {
+		d = enforce.Decision{Agent: st.Agent, Purposes: st.Purposes}
+		if req != nil && req.URL != nil {
+			d.URL = enforce.RedactedURL(req.URL)
+			d.Origin, _ = enforce.Origin(req.URL)
+		}
+	}
+	d.Allowed, d.Reason = false, ReasonUnscannable
+	d.Rule, d.Line, d.Detail = "", 0, cleanRule(why)
+	return d
+}
+
+// isPartial reports whether resp carries part of a representation for a
+// document the scan reads or whose type is unknown: a 206 of text/html or
+// of no (or an unparsable) Content-Type, or any multipart/byteranges
+// answer, whose parts the scan does not read.
+func isPartial(resp *http.Response) bool {
+	if ct := strings.TrimSpace(resp.Header.Get("Content-Type")); len(ct) >= len("multipart/") &&
+		strings.EqualFold(ct[:len("multipart/")], "multipart/") && typeOf(resp) == "multipart/byteranges" {
+		return true
+	}
+	if resp.StatusCode != http.StatusPartialContent {
+		return false
+	}
+	mt := typeOf(resp)
+	return mt == "text/html" || mt == "unknown type"
+}
+
+// typeOf is resp's media type, "unknown type" when it has none or one
+// that does not parse.
+func typeOf(resp *http.Response) string {
+	mt, _, err := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	if err != nil || mt == "" {
+		return "unknown type"
+	}
+	return mt
+}
+
+// narrowAcceptEncoding keeps, of the Accept-Encoding elements in h, those
+// naming a coding the scan decodes (scanAcceptEncoding), verbatim; when
+// none is left it says identity. A request without Accept-Encoding is
+// left without: the origin then sends identity.
+func narrowAcceptEncoding(h http.Header) {
+	vals, ok := h["Accept-Encoding"]
+	if !ok {
+		return
+	}
+	var keep []string
+	dropped := false
+	for _, v := range vals {
+		for el := range strings.SplitSeq(v, ",") {
+			el = strings.TrimSpace(el)
+			if el == "" {
+				continue
+			}
+			coding, _, _ := strings.Cut(el, ";")
+			coding = strings.ToLower(strings.TrimSpace(coding))
+			if !isScanCoding(coding) {
+				dropped = true
+				continue
+			}
+			keep = append(keep, el)
+		}
+	}
+	if !dropped && len(vals) == 1 {
+		return
+	}
+	if len(keep) == 0 {
+		keep = []string{"identity"}
+	}
+	h["Accept-Encoding"] = []string{strings.Join(keep, ", ")}
+}
+
+// isScanCoding reports whether coding is one of scanAcceptEncoding.
+func isScanCoding(coding string) bool {
+	for _, c := range scanAcceptEncoding {
+		if coding == c {
+			return true
+		}
+	}
+	return false
+}
