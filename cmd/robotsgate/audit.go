@@ -17,14 +17,11 @@ const auditUsage = "usage: robotsgate audit [-origin O] [-since T] [-until T] [-
 
 // auditEnv is what "robotsgate audit" takes from its caller besides the
 // arguments: the clock of -since/-until durations and how often -f
-// looks for new lines.
+// looks for new lines (0: query.Scanner.Follow's default).
 type auditEnv struct {
 	now            func() time.Time
 	followInterval time.Duration
 }
-
-// defaultFollowInterval is how often "audit -f" looks for new lines.
-const defaultFollowInterval = 250 * time.Millisecond
 
 // auditFlags are the parsed flags of "robotsgate audit".
 type auditFlags struct {
@@ -61,7 +58,7 @@ func runAudit(ctx context.Context, args []string, env func(string) string, stdin
 	w := bufio.NewWriterSize(stdout, 64<<10)
 	out := newAuditOutput(w, fl)
 	code = 0
-	if err := scanAuditFiles(ctx, sc, files, fl, stdin, out, w, ae); err != nil {
+	if err := scanAuditFiles(ctx, sc, files, fl, stdin, out, ae); err != nil {
 		code = auditFail(stderr, 1, "%v", err)
 	}
 	if fl.summary {

@@ -53,7 +53,7 @@ func auditFiles(fl auditFlags, env func(string) string) ([]string, error) {
 
 // scanAuditFiles scans files in order into out; with -f the last one is
 // followed until ctx ends.
-func scanAuditFiles(ctx context.Context, sc *query.Scanner, files []string, fl auditFlags, stdin io.Reader, out *auditOutput, w *bufio.Writer, ae auditEnv) error {
+func scanAuditFiles(ctx context.Context, sc *query.Scanner, files []string, fl auditFlags, stdin io.Reader, out *auditOutput, ae auditEnv) error {
 	for i, name := range files {
 		if fl.follow && i == len(files)-1 {
 			if err := out.end(); err != nil {
@@ -62,26 +62,28 @@ func scanAuditFiles(ctx context.Context, sc *query.Scanner, files []string, fl a
 			out.flush = true
 			return sc.Follow(ctx, name, 0, ae.followInterval, out.emit)
 		}
-		var r io.Reader
-		if name == "-" {
-			var err error
-			if r, err = query.Decompress(stdin); err != nil {
-				return fmt.Errorf("standard input: %w", err)
-			}
-			name = "standard input"
-		} else {
-			f, err := query.Open(name)
-			if err != nil {
-				return err
-			}
-			defer f.Close()
-			r = f
-		}
-		if err := sc.Scan(r, name, out.emit); err != nil {
+		if err := scanAuditFile(sc, name, stdin, out); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// scanAuditFile scans the file name ("-": stdin) into out.
+func scanAuditFile(sc *query.Scanner, name string, stdin io.Reader, out *auditOutput) error {
+	if name == "-" {
+		r, err := query.Decompress(stdin)
+		if err != nil {
+			return fmt.Errorf("standard input: %w", err)
+		}
+		return sc.Scan(r, "standard input", out.emit)
+	}
+	f, err := query.Open(name)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	return sc.Scan(f, name, out.emit)
 }
 
 // auditOutput prints matching records: a table, JSON lines or, with

@@ -73,7 +73,7 @@ func run(ctx context.Context, args []string, env func(string) string, stdin io.R
 		}
 		return runCheck(args[1:], stdin, stdout, stderr)
 	case "audit":
-		return runAudit(ctx, args[1:], env, stdin, stdout, stderr, auditEnv{now: time.Now, followInterval: defaultFollowInterval})
+		return runAudit(ctx, args[1:], env, stdin, stdout, stderr, auditEnv{now: time.Now})
 	case "ca":
 		return runCA(args[1:], stdout, stderr)
 	case "health": // [ops] container HEALTHCHECK (health.go)

@@ -9,10 +9,13 @@ import (
 	"time"
 )
 
+// defaultFollowInterval is Follow's interval when it is given none.
+const defaultFollowInterval = 250 * time.Millisecond
+
 // Follow reads the audit file path from offset, then waits for more, as
 // "tail -F" does, passing matching records to emit, until ctx ends (it
 // then returns nil) or reading fails. It looks for new lines every
-// interval; when path is replaced (the log rotated) it reads what is
+// interval (0: defaultFollowInterval); when path is replaced (the log rotated) it reads what is
 // left of the old file, then the new one from its start. A line is
 // handled once its newline is written.
 func (s *Scanner) Follow(ctx context.Context, path string, offset int64, interval time.Duration, emit Emit) error {
@@ -25,6 +28,9 @@ func (s *Scanner) Follow(ctx context.Context, path string, offset int64, interva
 		return fmt.Errorf("follow %s: %w", path, err)
 	}
 	br := bufio.NewReaderSize(f, readBufferBytes)
+	if interval <= 0 {
+		interval = defaultFollowInterval
+	}
 	tick := time.NewTicker(interval)
 	defer tick.Stop()
 	for {
