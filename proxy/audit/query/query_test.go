@@ -3,6 +3,7 @@ package query_test
 import (
 	"bytes"
 	"compress/gzip"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -10,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/robotsgate/robotsgate/enforce"
 	"github.com/robotsgate/robotsgate/proxy/audit"
 	"github.com/robotsgate/robotsgate/proxy/audit/query"
 )
@@ -209,5 +211,30 @@ func TestFilesRotatedAndCompressed(t *testing.T) {
 	}
 	if _, err := query.Files(filepath.Join(dir, "none.log")); err == nil {
 		t.Error("Files of a log with no file: no error")
+	}
+}
+
+// TestScanOriginCanonical: records name origins as enforce.Origin spells
+// them (the proxy writes enforce.Origin of the request URL), and -origin
+// is brought to the same form, so that another spelling of the same
+// origin finds them.
+func TestScanOriginCanonical(t *testing.T) {
+	for _, tc := range []struct{ request, filter string }{
+		{"HTTP://Bücher.Example:80/x", "http://bücher.example"},
+		{"https://EXAMPLE.com:0443/x", "example.com"},
+		{"http://[::1]:8080/x", "http://[::1]:08080/"},
+	} {
+		u, err := url.Parse(tc.request)
+		if err != nil {
+			t.Fatal(err)
+		}
+		o, err := enforce.Origin(u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := writeAudit(t, []audit.Event{{Time: base, URL: tc.request, Origin: o, Reason: "disallowed", Decision: "blocked"}})
+		if got, _ := scan(t, p, query.Filter{Origin: tc.filter}); len(got) != 1 {
+			t.Errorf("-origin %q did not find the record of %q (origin %q)", tc.filter, tc.request, o)
+		}
 	}
 }
