@@ -5,6 +5,9 @@ import (
 	"compress/gzip"
 	"context"
 	"encoding/json"
+	"encoding/pem"
+	"io"
+	"log"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -173,5 +176,26 @@ func TestCheckFetchUsageErrors(t *testing.T) {
 		if code != 2 || out != "" || !strings.HasPrefix(errOut, "robotsgate check: ") || !strings.Contains(errOut, tc.want) {
 			t.Errorf("%q: exit %d, stdout %q, stderr %q; want 2 and %q", tc.args, code, out, errOut, tc.want)
 		}
+	}
+}
+
+// TestCheckFetchUpstreamRoots: an HTTPS origin whose certificate only
+// https.upstream_roots trusts is refused as origin-unreachable without
+// the setting and decided with it, as the proxy's transport does.
+func TestCheckFetchUpstreamRoots(t *testing.T) {
+	o := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, "User-agent: *\nDisallow: /private\n")
+	}))
+	o.Config.ErrorLog = log.New(io.Discard, "", 0) // the refused handshake
+	o.StartTLS()
+	defer o.Close()
+	pemFile := writeFile(t, "origin.pem", string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: o.Certificate().Raw})))
+	code, out, _ := runCheckFetchTest(t, nil, "", "-agent", "RootsBot", o.URL+"/private/x")
+	if code != 1 || !strings.HasPrefix(out, "origin-unreachable "+o.URL+"/private/x") || !strings.Contains(out, "certificate") {
+		t.Errorf("without upstream_roots: exit %d, %q", code, out)
+	}
+	code, out, _ = runCheckFetchTest(t, map[string]string{"ROBOTSGATE_UPSTREAM_ROOTS": pemFile}, "", "-agent", "RootsBot", o.URL+"/private/x")
+	if code != 1 || !strings.HasPrefix(out, "disallowed         "+o.URL+"/private/x  (Disallow: /private, line 2)") {
+		t.Errorf("with upstream_roots: exit %d, %q", code, out)
 	}
 }
