@@ -13,7 +13,8 @@ import (
 // TestFollow: records appended to the live file are passed on once their
 // line is complete (half a line at the end of the file is neither passed
 // on nor counted as malformed); after a rotation (rename, new file) the rest of the
-// old file and then the new one are read; the end of ctx stops it.
+// old file and then the new one are read, and after a truncation the
+// file from its start; the end of ctx stops it.
 func TestFollow(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "audit.log")
 	rec := func(u string) string { return `{"reason":"disallowed","url":"` + u + `"}` + "\n" }
@@ -68,6 +69,15 @@ func TestFollow(t *testing.T) {
 	}
 	expect("late in old")
 	expect("new file")
+	// copytruncate: the file is emptied in place and written again from
+	// its start (a shorter line, so that the size shows the truncation).
+	if err := os.Truncate(p, 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(rec("tr")), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	expect("tr")
 	cancel()
 	select {
 	case err := <-done:
@@ -77,7 +87,7 @@ func TestFollow(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("Follow did not return after its context ended")
 	}
-	if st := sc.Stats(); st.Malformed != 0 || st.Matched != 5 {
+	if st := sc.Stats(); st.Malformed != 0 || st.Matched != 6 {
 		t.Errorf("stats %+v", st)
 	}
 }
