@@ -72,9 +72,21 @@ func runCheckFetch(ctx context.Context, args []string, env func(string) string, 
 		return checkFetchFail(stderr, "%v", err)
 	}
 	defer enf.Close()
-	ds := decideAll(ctx, enf, fl)
-	return printVerdicts(ds, fl, stdout, stderr)
+	vp := newVerdictPrinter(fl, stdout)
+	// Decided and printed in batches: the output starts before a long
+	// list is done, in input order.
+	for start := 0; start < len(fl.urls); start += checkFetchBatch {
+		batch := fl.urls[start:min(start+checkFetchBatch, len(fl.urls))]
+		if err := vp.print(decideAll(ctx, enf, batch, fl)); err != nil {
+			return checkFetchFail(stderr, "write: %v", err)
+		}
+	}
+	return vp.finish(stderr)
 }
+
+// checkFetchBatch is how many URLs "check -fetch" decides before it
+// prints their verdicts.
+const checkFetchBatch = 256
 
 // parseCheckFetch parses args and reads the URLs; code is -1 when the
 // command is to run, else its exit status.
@@ -166,22 +178,22 @@ func checkURLs(args []string, stdin io.Reader) ([]string, error) {
 	return urls, nil
 }
 
-// decideAll decides every URL of fl, fl.parallel at a time; the results
-// are in input order.
-func decideAll(ctx context.Context, enf *enforce.Enforcer, fl checkFetchFlags) []enforce.Decision {
-	ds := make([]enforce.Decision, len(fl.urls))
+// decideAll decides urls, fl.parallel at a time; the results are in
+// input order.
+func decideAll(ctx context.Context, enf *enforce.Enforcer, urls []string, fl checkFetchFlags) []enforce.Decision {
+	ds := make([]enforce.Decision, len(urls))
 	next := make(chan int)
 	var wg sync.WaitGroup
-	for range min(fl.parallel, len(fl.urls)) {
+	for range min(fl.parallel, len(urls)) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for i := range next {
-				ds[i] = decideOne(ctx, enf, fl.urls[i], fl.agent, fl.purposes)
+				ds[i] = decideOne(ctx, enf, urls[i], fl.agent, fl.purposes)
 			}
 		}()
 	}
-	for i := range fl.urls {
+	for i := range urls {
 		next <- i
 	}
 	close(next)
@@ -202,37 +214,56 @@ func decideOne(ctx context.Context, enf *enforce.Enforcer, raw, agent string, pu
 	return enf.DecideFor(ctx, u, agent, enforce.DecideOptions{Purposes: purposes, Quiet: true})
 }
 
-// printVerdicts prints ds and the summary and returns the exit status.
-func printVerdicts(ds []enforce.Decision, fl checkFetchFlags, stdout, stderr io.Writer) int {
+// verdictPrinter prints verdicts and counts them for the summary.
+type verdictPrinter struct {
+	fl      checkFetchFlags
+	w       *bufio.Writer
+	enc     *json.Encoder
+	n       int
+	refused map[string]int
+	origins map[string]bool
+}
+
+func newVerdictPrinter(fl checkFetchFlags, stdout io.Writer) *verdictPrinter {
 	w := bufio.NewWriter(stdout)
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
-	refused := map[string]int{}
-	origins := map[string]bool{}
+	return &verdictPrinter{fl: fl, w: w, enc: enc, refused: map[string]int{}, origins: map[string]bool{}}
+}
+
+// print prints the verdicts ds, text or JSON, and flushes them.
+func (vp *verdictPrinter) print(ds []enforce.Decision) error {
 	for i := range ds {
 		d := &ds[i]
+		vp.n++
 		if !d.Allowed {
-			refused[string(d.Reason)]++
+			vp.refused[string(d.Reason)]++
 		}
 		if d.Origin != "" {
-			origins[d.Origin] = true
+			vp.origins[d.Origin] = true
 		}
-		if fl.asJSON {
-			_ = enc.Encode(proxy.DecisionAnswer(*d))
+		if vp.fl.asJSON {
+			_ = vp.enc.Encode(proxy.DecisionAnswer(*d))
 		} else {
-			w.WriteString(fetchLine(d))
+			vp.w.WriteString(fetchLine(d))
 		}
 	}
-	sum := fetchSummary(len(ds), len(origins), refused, fl.agent)
-	if fl.asJSON {
+	return vp.w.Flush()
+}
+
+// finish prints the summary (on stderr with -json) and returns the exit
+// status: 1 when a URL was refused.
+func (vp *verdictPrinter) finish(stderr io.Writer) int {
+	sum := fetchSummary(vp.n, len(vp.origins), vp.refused, vp.fl.agent)
+	if vp.fl.asJSON {
 		fmt.Fprint(stderr, sum)
 	} else {
-		w.WriteString("\n" + sum)
+		vp.w.WriteString("\n" + sum)
 	}
-	if err := w.Flush(); err != nil {
+	if err := vp.w.Flush(); err != nil {
 		return checkFetchFail(stderr, "write: %v", err)
 	}
-	if len(refused) > 0 {
+	if len(vp.refused) > 0 {
 		return 1
 	}
 	return 0

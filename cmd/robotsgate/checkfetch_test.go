@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"encoding/pem"
+	"fmt"
 	"io"
 	"log"
 	"net"
@@ -197,5 +198,33 @@ func TestCheckFetchUpstreamRoots(t *testing.T) {
 	code, out, _ = runCheckFetchTest(t, map[string]string{"ROBOTSGATE_UPSTREAM_ROOTS": pemFile}, "", "-agent", "RootsBot", o.URL+"/private/x")
 	if code != 1 || !strings.HasPrefix(out, "disallowed         "+o.URL+"/private/x  (Disallow: /private, line 2)") {
 		t.Errorf("with upstream_roots: exit %d, %q", code, out)
+	}
+}
+
+// TestCheckFetchManyURLsInOrder: a list longer than one batch is printed
+// in input order, with one robots.txt fetch for its origin.
+func TestCheckFetchManyURLsInOrder(t *testing.T) {
+	a := newRobotsOrigin(t, 200, "User-agent: *\nDisallow: /odd/\n", false)
+	var in, want strings.Builder
+	for i := range checkFetchBatch + 45 {
+		u := fmt.Sprintf("%s/even/%d", a.URL, i)
+		verdict := "allowed           "
+		if i%2 == 1 {
+			u = fmt.Sprintf("%s/odd/%d", a.URL, i)
+			verdict = "disallowed        "
+		}
+		in.WriteString(u + "\n")
+		want.WriteString(verdict + " " + u)
+		if i%2 == 1 {
+			want.WriteString("  (Disallow: /odd/, line 2)")
+		}
+		want.WriteString("\n")
+	}
+	code, out, errOut := runCheckFetchTest(t, nil, in.String(), "-agent", "ManyBot", "-parallel", "5")
+	if code != 1 || !strings.HasPrefix(out, want.String()+"\n") {
+		t.Fatalf("exit %d (stderr %q), output:\n%s", code, errOut, out)
+	}
+	if n := a.fetches.Load(); n != 1 {
+		t.Errorf("robots.txt fetched %d times", n)
 	}
 }
