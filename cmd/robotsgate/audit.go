@@ -58,8 +58,8 @@ func runAudit(ctx context.Context, args []string, env func(string) string, stdin
 	w := bufio.NewWriterSize(stdout, 64<<10)
 	out := newAuditOutput(w, fl)
 	code = 0
-	if err := scanAuditFiles(ctx, sc, files, fl, stdin, out, ae); err != nil {
-		code = auditFail(stderr, 1, "%v", err)
+	if !scanAuditFiles(ctx, sc, files, fl, stdin, out, ae, stderr) {
+		code = 1
 	}
 	if fl.summary {
 		out.sum.write(w, fl.asJSON, fl.top, sc.Stats(), len(files))

@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -52,22 +53,40 @@ func auditFiles(fl auditFlags, env func(string) string) ([]string, error) {
 }
 
 // scanAuditFiles scans files in order into out; with -f the last one is
-// followed until ctx ends.
-func scanAuditFiles(ctx context.Context, sc *query.Scanner, files []string, fl auditFlags, stdin io.Reader, out *auditOutput, ae auditEnv) error {
+// followed until ctx ends. A file that cannot be read (missing, a corrupt
+// gzip stream) is reported on stderr after what it yielded, and the
+// others are still read; the result is then false. A failed write ends
+// the scan.
+func scanAuditFiles(ctx context.Context, sc *query.Scanner, files []string, fl auditFlags, stdin io.Reader, out *auditOutput, ae auditEnv, stderr io.Writer) bool {
+	ok := true
 	for i, name := range files {
+		var err error
 		if fl.follow && i == len(files)-1 {
-			if err := out.end(); err != nil {
-				return err
+			if err = out.end(); err == nil {
+				out.flush = true
+				err = sc.Follow(ctx, name, 0, ae.followInterval, out.emit)
 			}
-			out.flush = true
-			return sc.Follow(ctx, name, 0, ae.followInterval, out.emit)
+		} else {
+			err = scanAuditFile(sc, name, stdin, out)
 		}
-		if err := scanAuditFile(sc, name, stdin, out); err != nil {
-			return err
+		var we writeError
+		if errors.As(err, &we) {
+			auditFail(stderr, 1, "%v", err)
+			return false
+		}
+		if err != nil {
+			auditFail(stderr, 1, "%v", err)
+			ok = false
 		}
 	}
-	return nil
+	return ok
 }
+
+// writeError is an error writing the output.
+type writeError struct{ err error }
+
+func (e writeError) Error() string { return "write: " + e.err.Error() }
+func (e writeError) Unwrap() error { return e.err }
 
 // scanAuditFile scans the file name ("-": stdin) into out.
 func scanAuditFile(sc *query.Scanner, name string, stdin io.Reader, out *auditOutput) error {
@@ -147,7 +166,7 @@ func (o *auditOutput) end() error {
 		o.tw.Flush()
 	}
 	if err := o.w.Flush(); err != nil {
-		return fmt.Errorf("write: %w", err)
+		return writeError{err}
 	}
 	return nil
 }

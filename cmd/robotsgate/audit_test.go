@@ -191,3 +191,18 @@ func TestAuditUsageErrors(t *testing.T) {
 		t.Errorf("audit_log from the environment: exit %d, %q", code, out.String())
 	}
 }
+
+// TestAuditCorruptBackupReportedNotFatal: a rotated file that cannot be
+// read (a corrupt gzip stream) is reported and exits 1, and the other
+// files are still read.
+func TestAuditCorruptBackupReportedNotFatal(t *testing.T) {
+	dir := t.TempDir()
+	live := filepath.Join(dir, "audit.log")
+	os.WriteFile(live, []byte(`{"reason":"disallowed","url":"https://x.test/live"}`+"\n"), 0o600)
+	bad := filepath.Join(dir, "audit-2001-02-03T04-05-06.000.log.gz")
+	os.WriteFile(bad, []byte("\x1f\x8b\x08\x00garbage that is no deflate stream"), 0o600)
+	code, out, errOut := runAuditTest(t, nil, "-json", live)
+	if code != 1 || !strings.Contains(out, "https://x.test/live") || !strings.Contains(errOut, bad) {
+		t.Fatalf("exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+}
