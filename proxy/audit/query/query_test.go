@@ -3,6 +3,7 @@ package query_test
 import (
 	"bytes"
 	"compress/gzip"
+	"fmt"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -236,5 +237,47 @@ func TestScanOriginCanonical(t *testing.T) {
 		if got, _ := scan(t, p, query.Filter{Origin: tc.filter}); len(got) != 1 {
 			t.Errorf("-origin %q did not find the record of %q (origin %q)", tc.filter, tc.request, o)
 		}
+	}
+}
+
+// TestFilesOfRealRotation: after robotsgate's own rotation (lumberjack,
+// audit_max_size_mb 1), Files returns the backup and the live file and
+// every record written is read back once, in order.
+func TestFilesOfRealRotation(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "audit.jsonl")
+	w, err := audit.Open(p, audit.Rotation{MaxSizeMB: 1, MaxBackups: 3}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := audit.New(w)
+	pad := strings.Repeat("x", 1000)
+	const n = 1200 // about 1.3 MB: one rotation
+	for i := range n {
+		if err := a.Record(audit.Event{Time: base, URL: fmt.Sprintf("https://r.test/%d/%s", i, pad), Reason: "disallowed", Decision: "blocked"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := a.Close(); err != nil {
+		t.Fatal(err)
+	}
+	files, err := query.Files(p)
+	if err != nil || len(files) != 2 || files[1] != p {
+		t.Fatalf("Files: %q %v; want the backup, then %s", files, err, p)
+	}
+	next := 0
+	for _, f := range files {
+		urls, st := scan(t, f, query.Filter{URLPrefix: "https://r.test/"})
+		if st.Malformed != 0 {
+			t.Fatalf("%s: %+v", f, st)
+		}
+		for _, u := range urls {
+			if want := fmt.Sprintf("https://r.test/%d/", next); !strings.HasPrefix(u, want) {
+				t.Fatalf("%s: read %.20s..., want %s...", f, u, want)
+			}
+			next++
+		}
+	}
+	if next != n {
+		t.Fatalf("read %d records of %d", next, n)
 	}
 }
