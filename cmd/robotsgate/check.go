@@ -14,7 +14,7 @@ import (
 	"github.com/robotsgate/robotsgate/robots/aipref"
 )
 
-const checkUsage = "usage: robotsgate check -robots FILE -agent NAME [-purpose LIST] [-json] URL... (or check -fetch: the live robots.txt files; check -fetch -h)"
+const checkUsage = "usage: robotsgate check -robots FILE -agent NAME [-purpose LIST] [-json] URL..."
 
 // runCheck implements "robotsgate check": it reads a robots.txt and prints,
 // for each URL, whether the crawler named by -agent may fetch it, decided
