@@ -55,6 +55,7 @@ func runAudit(ctx context.Context, args []string, env func(string) string, stdin
 	if err != nil {
 		return auditFail(stderr, 2, "-origin: %v", err)
 	}
+	sc.Brief = fl.summary
 	w := bufio.NewWriterSize(stdout, 64<<10)
 	out := newAuditOutput(w, fl)
 	code = 0

@@ -94,12 +94,13 @@ func BenchmarkScan(b *testing.B) {
 		b.Fatal(err)
 	}
 	for _, bc := range []struct {
-		name string
-		f    query.Filter
+		name  string
+		f     query.Filter
+		brief bool
 	}{
-		{"origin-hour", query.Filter{Origin: "https://site42.example", Since: end.Add(-time.Hour), Reasons: []string{"disallowed"}}},
-		{"all-summary", query.Filter{}},
-		{"since", query.Filter{Since: end.Add(-time.Hour)}},
+		{"origin-hour", query.Filter{Origin: "https://site42.example", Since: end.Add(-time.Hour), Reasons: []string{"disallowed"}}, false},
+		{"all-summary", query.Filter{}, true},
+		{"since", query.Filter{Since: end.Add(-time.Hour)}, false},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			b.SetBytes(st.Size())
@@ -109,6 +110,7 @@ func BenchmarkScan(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
+				sc.Brief = bc.brief
 				r, err := query.Open(p)
 				if err != nil {
 					b.Fatal(err)

@@ -158,11 +158,14 @@ func (r *rawFields) number(fd field) (int, error) {
 
 // fields converts r. Values that repeat across records (origin, reason,
 // agent, rule, ...) are taken from intern: the scan of a large file
-// allocates only its times and URLs. An error says a field has the wrong
-// type.
-func (r *rawFields) fields(f *Fields, intern interner) error {
+// allocates only its times and URLs, and with brief not those either
+// (they are left empty). An error says a field has the wrong type.
+func (r *rawFields) fields(f *Fields, intern interner, brief bool) error {
 	var errs [numFields]error
 	str := func(fd field, in interner) string {
+		if brief && in == nil {
+			return "" // Time and URL: not wanted
+		}
 		b, err := r.text(fd)
 		errs[fd] = err
 		if in != nil {

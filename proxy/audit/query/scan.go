@@ -37,6 +37,10 @@ type Emit func(f *Fields, line []byte) error
 // counted in Stats and skipped, never an error. A Scanner is not safe for
 // concurrent use.
 type Scanner struct {
+	// Brief leaves Fields.Time and Fields.URL empty, saving their
+	// allocation per record for callers that only count (a summary).
+	Brief bool
+
 	m      *matcher
 	stats  Stats
 	raw    rawFields
@@ -140,7 +144,7 @@ func (s *Scanner) line(line []byte, name string, emit Emit) error {
 	}
 	ok, err := s.m.match(&s.raw)
 	if err == nil && ok {
-		err = s.raw.fields(&s.f, s.intern)
+		err = s.raw.fields(&s.f, s.intern, s.Brief)
 	}
 	if err != nil {
 		s.malformed(name, err)
