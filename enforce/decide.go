@@ -2,6 +2,7 @@ package enforce
 
 import (
 	"context"
+	"errors"
 	"net/url"
 	"strings"
 	"time"
@@ -39,8 +40,8 @@ import (
 // the normalised path. Decision.URL is u without its userinfo (user
 // name and password), which must not reach audit logs or 403 bodies.
 //
-// A request for /robots.txt itself (exactly that, without a query) is
-// always allowed and fetches nothing. If ctx ends while Decide waits for
+// A GET or HEAD of /robots.txt itself (exactly that, without a query) is
+// always allowed and fetches nothing (see isRobotsTxt). If ctx ends while Decide waits for
 // a fetch, the verdict is ReasonClientGone (not allowed, and not a
 // robots.txt verdict); the fetch itself goes on for the other callers.
 //
@@ -61,6 +62,9 @@ type DecideOptions struct {
 	Purposes aipref.Set
 	// Quiet: the decision is not a proxied request (see DecideQuiet).
 	Quiet bool
+	// Method is the request's method; "" means GET. Only a GET or HEAD of
+	// /robots.txt is exempt from the rules.
+	Method string
 }
 
 // DecideFor is Decide for a crawler with its own declared purposes, as
@@ -83,12 +87,16 @@ func (e *Enforcer) DecideQuiet(ctx context.Context, u *url.URL, agent string) De
 func (e *Enforcer) decideURL(ctx context.Context, u *url.URL, agent string, o DecideOptions) Decision {
 	origin, err := Origin(u)
 	if err != nil {
-		return Decision{Reason: ReasonInvalidURL, URL: RedactedURL(u), Agent: agent, Detail: err.Error()}
+		reason := ReasonInvalidURL
+		if errors.Is(err, ErrInvalidHost) {
+			reason = ReasonInvalidHost
+		}
+		return Decision{Reason: reason, URL: RedactedURL(u), Agent: agent, Detail: err.Error()}
 	}
 	d := Decision{Origin: origin, URL: RedactedURL(u), Agent: agent, Purposes: o.Purposes}
 	now := e.clock.Now()
 
-	if isRobotsTxt(u) {
+	if isRobotsTxt(u, o.Method) {
 		d.Allowed, d.Reason = true, ReasonRobotsTxt
 		if en, ok := e.store.Get(ctx, origin); ok {
 			e.describe(&d, en, now, false)
@@ -132,13 +140,19 @@ func (e *Enforcer) decideURL(ctx context.Context, u *url.URL, agent string, o De
 	return d
 }
 
-// isRobotsTxt reports whether u asks for the robots.txt file itself,
-// spelled exactly "/robots.txt" with no query: the one request exempt
-// from the rules. Any other spelling a server might map to the same file
-// ("/%72obots.txt", "/ROBOTS.TXT", "/robots.txt?x", "/robots.txt;x") is
-// decided like any other path, so that no variant opens a path by
-// accident.
-func isRobotsTxt(u *url.URL) bool {
+// isRobotsTxt reports whether a request of method for u asks for the
+// robots.txt file itself: a GET or HEAD ("" is GET) of exactly
+// "/robots.txt", with no query. That is the one request exempt from the
+// rules. Any other spelling a server might map to the same file
+// ("/%72obots.txt", "/robots%2Etxt", "/ROBOTS.TXT", "/robots.txt?x",
+// "/robots.txt;x") and any other method (PUT, DELETE, POST) is decided by
+// the rules like any other path (the rules alone: robots'
+// DecideUsageRules leaves out RFC 9309's implicit allowance), so that no
+// variant opens a path by accident.
+func isRobotsTxt(u *url.URL, method string) bool {
+	if method != "" && method != "GET" && method != "HEAD" {
+		return false
+	}
 	// u.RequestURI() == "/robots.txt", without building it: a RawPath is
 	// set only when the path was sent spelt otherwise (/%72obots.txt).
 	return u.Opaque == "" && u.Path == "/robots.txt" && u.RawPath == "" && u.RawQuery == "" && !u.ForceQuery

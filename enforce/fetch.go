@@ -39,8 +39,11 @@ import (
 // The fields must not be changed once Fetch has been called. An
 // HTTPFetcher is safe for concurrent use.
 type HTTPFetcher struct {
-	// Transport sends the requests; robotsgate passes the transport of
-	// proxied traffic. nil means a private clone of
+	// Transport sends the requests; robotsgate passes a transport of
+	// its own (proxy.NewPolicyTransport), which never carries a byte a
+	// client chose: a connection shared with proxied traffic can be
+	// desynchronised by a client so that the fetch reads an answer meant
+	// for another request. nil means a private clone of
 	// http.DefaultTransport that uses no proxy (HTTP_PROXY and friends
 	// in the environment are ignored).
 	Transport http.RoundTripper

@@ -12,13 +12,11 @@ import (
 var errNoOrigin = errors.New("enforce: URL has no origin")
 
 // Origin returns the origin of u as RFC 9309 §2.3 scopes robots.txt:
-// scheme + "://" + lower-cased host + (":" + port unless it is the
-// scheme's default). It fails for URLs without a scheme or host.
-//
-// The scheme is lower-cased; an IPv6 host is bracketed ("http://[::1]:8080");
-// the default ports are 80 for http and 443 for https. A port must be
-// decimal and at most 65535; leading zeros are dropped ("http://h:0080"
-// has the origin "http://h:80", which is then elided to "http://h").
+// scheme + "://" + [Authority]. It is THE key of every per-origin state
+// (robots.txt cache, single fetch, pacing, pauses, concurrency, Redis
+// keys, metrics): every spelling of one host and port gives the same
+// origin. It fails for URLs without a scheme or host, and (wrapping
+// [ErrInvalidHost]) for a host [CanonicalHost] refuses.
 func Origin(u *url.URL) (string, error) {
 	if u == nil {
 		return "", fmt.Errorf("%w: nil URL", errNoOrigin)
@@ -30,23 +28,42 @@ func Origin(u *url.URL) (string, error) {
 	if hasUpper(scheme) {
 		scheme = strings.ToLower(scheme)
 	}
+	auth, err := authority(u, scheme)
+	if err != nil {
+		return "", err
+	}
+	if strings.IndexByte(auth, '%') >= 0 {
+		auth = strings.ReplaceAll(auth, "%", "%25") // an IPv6 zone, escaped as in a URL
+	}
+	return scheme + "://" + auth, nil
+}
+
+// Authority returns the canonical host[:port] of u, the one robotsgate
+// forwards to, spelled as [url.URL.Host] holds it (an IPv6 zone unescaped): the host as [CanonicalHost] spells it, and the port in
+// decimal without leading zeros, left out when it is the scheme's default
+// (80 for http, 443 for https). A port must be decimal and at most 65535.
+func Authority(u *url.URL) (string, error) {
+	if u == nil {
+		return "", fmt.Errorf("%w: nil URL", errNoOrigin)
+	}
+	return authority(u, strings.ToLower(u.Scheme))
+}
+
+func authority(u *url.URL, scheme string) (string, error) {
 	host := u.Hostname()
 	if host == "" {
 		return "", fmt.Errorf("%w: %q has no host", errNoOrigin, RedactedURL(u))
 	}
-	if hasUpper(host) {
-		host = strings.ToLower(host)
+	if strings.IndexByte(host, ':') >= 0 && !strings.HasPrefix(u.Host, "[") {
+		return "", fmt.Errorf("%w: %q has an invalid host:port %q", errNoOrigin, RedactedURL(u), u.Host)
 	}
-	if strings.IndexByte(host, ':') >= 0 {
-		if !strings.HasPrefix(u.Host, "[") {
-			return "", fmt.Errorf("%w: %q has an invalid host:port %q", errNoOrigin, RedactedURL(u), u.Host)
-		}
-		// IPv6 literal; a zone ("fe80::1%en0") is escaped again as in a URL.
-		host = "[" + strings.ReplaceAll(host, "%", "%25") + "]"
+	host, err := CanonicalHost(host)
+	if err != nil {
+		return "", err
 	}
 	port := u.Port()
 	if port == "" {
-		return scheme + "://" + host, nil
+		return host, nil
 	}
 	if !allDigits(port) {
 		return "", fmt.Errorf("%w: %q has an invalid port %q", errNoOrigin, RedactedURL(u), port)
@@ -61,9 +78,9 @@ func Origin(u *url.URL) (string, error) {
 		return "", fmt.Errorf("%w: %q has an invalid port %q", errNoOrigin, RedactedURL(u), port)
 	}
 	if (port == "80" && scheme == "http") || (port == "443" && scheme == "https") {
-		return scheme + "://" + host, nil
+		return host, nil
 	}
-	return scheme + "://" + host + ":" + port, nil
+	return host + ":" + port, nil
 }
 
 func hasUpper(s string) bool {

@@ -31,11 +31,19 @@ func TestRobotsTxtExemptOnlyExactly(t *testing.T) {
 		}
 	}
 	// Escapes of unreserved characters spell /robots.txt itself (RFC 3986
-	// §6.2.2.2): they are not exempt, and the rules allow them, as RFC
-	// 9309 §2.2.2 allows /robots.txt implicitly.
-	for _, p := range []string{"/%72obots.txt", "/robots%2Etxt", "/robots%2etxt"} {
-		if d := decide(p); !d.Allowed || d.Reason != ReasonAllowed {
-			t.Errorf("%s: %v %s, want allowed by the rules", p, d.Allowed, d.Reason)
+	// §6.2.2.2): they are not exempt, and RFC 9309 §2.2.2's implicit
+	// allowance of /robots.txt does not open them either: the rules decide.
+	for _, p := range []string{"/%72obots.txt", "/robots%2Etxt", "/robots%2etxt", "/robots.tx%74"} {
+		if d := decide(p); d.Allowed || d.Reason != ReasonDisallowed {
+			t.Errorf("%s: %v %s, want disallowed by the rules", p, d.Allowed, d.Reason)
+		}
+	}
+	// Only GET and HEAD ("" is GET) of /robots.txt are exempt.
+	u0, _ := url.Parse(v.o.srv.URL + "/robots.txt")
+	for m, exempt := range map[string]bool{"": true, "GET": true, "HEAD": true, "PUT": false, "DELETE": false, "POST": false, "get": false} {
+		d := v.e.DecideFor(context.Background(), u0, "", DecideOptions{Method: m})
+		if got := d.Reason == ReasonRobotsTxt; got != exempt || d.Allowed != exempt {
+			t.Errorf("%q /robots.txt: %v %s, want exempt %v", m, d.Allowed, d.Reason, exempt)
 		}
 	}
 	// Opaque URLs are never the robots.txt file.

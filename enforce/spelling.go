@@ -32,7 +32,7 @@ type spelled struct {
 // allows, the usage of each purpose is the most restrictive of the
 // spellings' (see DecideRules).
 func decideSpellings(rules *robots.Robots, agent, path string) (s spelled) {
-	v, u := rules.DecideUsage(agent, path)
+	v, u := rules.DecideUsageRules(agent, path)
 	s.v = v
 	if !v.Allowed {
 		return s
@@ -44,7 +44,7 @@ func decideSpellings(rules *robots.Robots, agent, path string) (s spelled) {
 		return s
 	}
 	for _, sp := range spellings(path) {
-		sv, su := rules.DecideUsage(agent, sp.path)
+		sv, su := rules.DecideUsageRules(agent, sp.path)
 		if !sv.Allowed {
 			return spelled{v: sv, detail: "decided on the normalised path " + shown(sp.path) + " (" + sp.how + ")"}
 		}

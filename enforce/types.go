@@ -159,6 +159,10 @@ const (
 	ReasonNoRobots    Reason = "robots-unavailable" // 4xx (or too many redirects): all allowed
 	ReasonUnreachable Reason = "robots-unreachable" // robots.txt could not be fetched: all disallowed
 	ReasonInvalidURL  Reason = "invalid-url"        // the URL has no origin (no scheme or host): refused
+	// ReasonInvalidHost: the URL's host cannot be mapped to one canonical
+	// name or address (invalid IDNA, characters no host name holds, empty
+	// labels, an IPv4 shorthand; see CanonicalHost): refused, never fetched.
+	ReasonInvalidHost Reason = "invalid-host"
 	// ReasonOriginUnreachable: robots.txt could not be fetched because the
 	// origin itself could not be reached (DNS, connection refused or
 	// reset, timeout, TLS): all disallowed, retried soon (RetryAfter).

@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/elazarl/goproxy"
@@ -43,8 +42,8 @@ type httpsState struct {
 
 // setUpstreamTLS makes tr verify upstream certificates against the system
 // roots plus cfg.UpstreamRoots. With no extra roots it leaves tr on the
-// system roots. Proxied requests and robots.txt fetches share tr, so both
-// trust the same roots.
+// system roots. The transports of proxied requests and of robots.txt
+// fetches both get it, so both trust the same roots.
 func setUpstreamTLS(tr *http.Transport, cfg config.HTTPSConfig) error {
 	if len(cfg.UpstreamRoots) == 0 {
 		return nil
@@ -66,7 +65,7 @@ func setUpstreamTLS(tr *http.Transport, cfg config.HTTPSConfig) error {
 // the handler with s.https.hijacks, and Shutdown drains it.
 func (s *Server) installHTTPS() error {
 	cfg := s.cfg.HTTPS
-	h := &httpsState{mode: cfg.Mode, ports: make(map[string]bool), hijacks: newHijackTracker()}
+	h := &httpsState{mode: cfg.Mode, ports: make(map[string]bool), hijacks: newHijackTracker(clientLimitsOf(s.cfg.Client))}
 	for _, p := range cfg.AllowedPorts { // validated: never empty
 		h.ports[strconv.Itoa(p)] = true
 	}
@@ -135,7 +134,12 @@ func (s *Server) handleConnect(host string, ctx *goproxy.ProxyCtx) (*goproxy.Con
 		return s.connectAction(ctx, st, refuse(http.StatusBadRequest, d), nil), host
 	}
 	port, _ := selfaddr.ParsePort(p) // 0 when invalid: in no allow-list
-	target := selfaddr.JoinHostPort(hostname, port)
+	// Decided and dialed under the host as enforce keys it (canonical.go).
+	target, o, ok := canonicalConnect(hostname, port, st)
+	if !ok {
+		return s.connectAction(ctx, st, o, nil), host
+	}
+	hostname, _, _ = net.SplitHostPort(target)
 	u := &url.URL{Scheme: "https", Host: target}
 	origin, _ := enforce.Origin(u)
 
@@ -154,10 +158,10 @@ func (s *Server) handleConnect(host string, ctx *goproxy.ProxyCtx) (*goproxy.Con
 		return s.connectAction(ctx, st, refuse(http.StatusForbidden, d), nil), host
 	}
 	if s.https.mode == HTTPSModeTunnel {
-		return s.connectAction(ctx, st, s.tunnel(ctx, st, u), goproxy.OkConnect), host
+		return s.connectAction(ctx, st, s.tunnel(ctx, st, u), goproxy.OkConnect), target
 	}
 	// Requests inside the session must name this host:port (checkDestination).
-	st.ConnectTarget = selfaddr.JoinHostPort(strings.ToLower(strings.Trim(hostname, "[]")), port)
+	st.ConnectTarget = target
 	if ci := connInfoFrom(r.Context()); ci != nil {
 		ci.mitm.Store(true) // Shutdown may end this session between requests
 		st.Conn = ci        // HTTP/1.0 answers end the session (forward.go)
@@ -166,7 +170,7 @@ func (s *Server) handleConnect(host string, ctx *goproxy.ProxyCtx) (*goproxy.Con
 	// answers upstream failures (certificate verification included) with a
 	// 502 instead of goproxy's silently closed connection.
 	ctx.RoundTripper = mitmTripper{s: s}
-	return s.https.mitm, host
+	return s.https.mitm, target
 }
 
 // tunnel decides a CONNECT in tunnel mode at host level: refused when the

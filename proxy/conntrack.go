@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -21,12 +22,14 @@ import (
 // The Server wraps its handler with wrap and, after http.Server.Shutdown
 // returned, calls shutdown before closing the audit log.
 //
-// It also bounds how long a hijacked connection may stay silent, which
-// net/http no longer does once it handed the connection over (goproxy
-// sets no deadline of its own, not even for the TLS handshake of an MITM
-// session): the client must send its first bytes within
-// handshakeTimeout, and after that the connection is closed when no byte
-// went either way for idleTimeout.
+// It also applies the proxy listener's client limits, which net/http no
+// longer does once it handed the connection over (goproxy sets no
+// deadline or size bound of its own): a tunnel's client must send its
+// first bytes within headerTimeout, and after that the tunnel is closed
+// when no byte went either way for idleTimeout; an MITM session reads
+// each request head within headerTimeout and maxHeaderBytes, and is
+// bounded by idleTimeout otherwise (sessionPhase). Bytes the client sent
+// with its CONNECT, which net/http had already buffered, are read first.
 type hijackTracker struct {
 	mu       sync.Mutex
 	conns    map[*hijackedConn]struct{}
@@ -34,11 +37,9 @@ type hijackTracker struct {
 	forced   bool       // shutdown's deadline passed: close on sight
 	empty    zeroSignal // fired when conns becomes empty
 
-	// handshakeTimeout bounds the wait for the client's first bytes after
-	// the CONNECT (its TLS ClientHello, for an MITM session); idleTimeout
-	// the silence, both ways, after that. Zero means no bound. Set before
-	// the first connection is tracked.
-	handshakeTimeout, idleTimeout time.Duration
+	// limits are the client limits; a zero field means no bound. Set
+	// before the first connection is tracked.
+	limits clientLimits
 }
 
 // connInfo is what the CONNECT handler tells the tracker about one CONNECT
@@ -72,14 +73,10 @@ func connInfoFrom(ctx context.Context) *connInfo {
 	return ci
 }
 
-// newHijackTracker returns a tracker with the proxy listener's timeouts:
-// readHeaderTimeout for the first bytes, serverIdleTimeout for silence.
-func newHijackTracker() *hijackTracker {
-	return &hijackTracker{
-		conns:            make(map[*hijackedConn]struct{}),
-		handshakeTimeout: readHeaderTimeout,
-		idleTimeout:      serverIdleTimeout,
-	}
+// newHijackTracker returns a tracker applying the proxy listener's
+// client limits.
+func newHijackTracker(limits clientLimits) *hijackTracker {
+	return &hijackTracker{conns: make(map[*hijackedConn]struct{}), limits: limits}
 }
 
 // wrap returns next with every CONNECT connection it hijacks tracked.
@@ -171,8 +168,8 @@ func (t *hijackTracker) attached(c *hijackedConn, conn net.Conn) {
 	case t.draining:
 		c.drain()
 	default:
-		if t.handshakeTimeout > 0 {
-			_ = conn.SetReadDeadline(time.Now().Add(t.handshakeTimeout))
+		if t.limits.headerTimeout > 0 {
+			_ = conn.SetReadDeadline(time.Now().Add(t.limits.headerTimeout))
 		}
 	}
 }
@@ -206,6 +203,10 @@ func (w *trackingWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 		w.t.remove(tc)
 		return nil, nil, err
 	}
+	if n := brw.Reader.Buffered(); n > 0 { // sent with the CONNECT
+		b, _ := brw.Reader.Peek(n)
+		tc.pending = bytes.Clone(b)
+	}
 	w.t.attached(tc, c)
 	w.info.conn.Store(tc)
 	if _, ok := c.(halfCloser); ok {
@@ -216,7 +217,8 @@ func (w *trackingWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 
 // hijackedConn is a hijacked client connection; closing it untracks it.
 // Its Read and Write push the read deadline back by the tracker's
-// idleTimeout (see hijackTracker).
+// idleTimeout, and in an MITM session bound each request head
+// (sessionPhase).
 type hijackedConn struct {
 	net.Conn
 	t    *hijackTracker
@@ -224,6 +226,12 @@ type hijackedConn struct {
 	once sync.Once
 	// ended is set by connInfo.endSession: reads return io.EOF.
 	ended atomic.Bool
+	// tooLarge is set once a request head went over the limit: reads
+	// return errHeadTooLarge.
+	tooLarge atomic.Bool
+	// pending is what the client sent with its CONNECT, read first. Only
+	// the connection's reader uses it.
+	pending []byte
 
 	closed bool // closed by the tracker (drain or deadline); guarded by the tracker's mu
 
@@ -231,6 +239,14 @@ type hijackedConn struct {
 	drained  bool       // drain set a past read deadline: keep it
 	started  bool       // the client has sent its first bytes
 	extended time.Time  // when the read deadline was last pushed back
+
+	// An MITM session's state (sessionread.go).
+	phase     sessionPhase
+	headBytes int             // bytes read in the current phaseHead
+	heads     uint64          // requests received
+	served    context.Context // the context of the request being served, in phaseBody
+	sniffed   bool            // the session's first byte was seen
+	tls       bool            // and it began a TLS handshake
 }
 
 // Read reads from the connection; receiving bytes keeps it alive. After
@@ -239,12 +255,26 @@ func (c *hijackedConn) Read(p []byte) (int, error) {
 	if c.ended.Load() {
 		return 0, io.EOF
 	}
-	n, err := c.Conn.Read(p)
+	if c.tooLarge.Load() {
+		return 0, errHeadTooLarge
+	}
+	var (
+		n   int
+		err error
+	)
+	if len(c.pending) > 0 {
+		n = copy(p, c.pending)
+		c.pending = c.pending[n:]
+	} else {
+		n, err = c.Conn.Read(p)
+	}
 	if err != nil && c.ended.Load() {
 		return 0, io.EOF // woken by endSession's deadline
 	}
 	if n > 0 {
-		c.active(true)
+		if rerr := c.received(p[:n]); rerr != nil {
+			return 0, rerr
+		}
 	}
 	return n, err
 }
@@ -254,7 +284,7 @@ func (c *hijackedConn) Read(p []byte) (int, error) {
 // a long response streamed to an MITM client).
 func (c *hijackedConn) Write(p []byte) (int, error) {
 	n, err := c.Conn.Write(p)
-	if n > 0 {
+	if n > 0 && c.sending() {
 		c.active(false)
 	}
 	return n, err
@@ -264,7 +294,7 @@ func (c *hijackedConn) Write(p []byte) (int, error) {
 // through (read tells which way). It moves the deadline at most every
 // idleTimeout/16, keeping Read and Write cheap on busy connections.
 func (c *hijackedConn) active(read bool) {
-	idle := c.t.idleTimeout
+	idle := c.t.limits.idleTimeout
 	if idle <= 0 {
 		return
 	}

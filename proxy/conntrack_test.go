@@ -63,7 +63,7 @@ func dialConnect(t *testing.T, addr, target string) (net.Conn, *bufio.Reader) {
 }
 
 func TestConnTrackerShutdown(t *testing.T) {
-	tr := newHijackTracker()
+	tr := newHijackTracker(clientLimits{headerTimeout: 30 * time.Second, idleTimeout: 120 * time.Second})
 	done := make(chan string, 4)
 	srv := httptest.NewServer(tr.wrap(echoConnect(done)))
 	defer srv.Close()
@@ -133,8 +133,8 @@ func TestConnTrackerSilentClientClosed(t *testing.T) {
 		{"mitm silent after CONNECT", 50 * time.Millisecond, time.Hour, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			tr := newHijackTracker()
-			tr.handshakeTimeout, tr.idleTimeout = tc.handshake, tc.idle
+			tr := newHijackTracker(clientLimits{headerTimeout: 30 * time.Second, idleTimeout: 120 * time.Second})
+			tr.limits.headerTimeout, tr.limits.idleTimeout = tc.handshake, tc.idle
 			done := make(chan string, 1)
 			srv := httptest.NewServer(tr.wrap(echoConnect(done)))
 			defer srv.Close()
@@ -167,7 +167,7 @@ func TestConnTrackerSilentClientClosed(t *testing.T) {
 }
 
 func TestConnTrackerShutdownDeadline(t *testing.T) {
-	tr := newHijackTracker()
+	tr := newHijackTracker(clientLimits{headerTimeout: 30 * time.Second, idleTimeout: 120 * time.Second})
 	done := make(chan string, 4)
 	// An MITM session busy with a request: it reads nothing until hold
 	// is closed, so the drain cannot end it.
@@ -207,7 +207,7 @@ func TestConnTrackerShutdownDeadline(t *testing.T) {
 		t.Fatalf("%d connections still tracked", n)
 	}
 	// Nothing tracked: shutdown returns nil at once.
-	if err := newHijackTracker().shutdown(ctx); err != nil {
+	if err := newHijackTracker(clientLimits{headerTimeout: 30 * time.Second, idleTimeout: 120 * time.Second}).shutdown(ctx); err != nil {
 		t.Fatal(err)
 	}
 }

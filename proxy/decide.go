@@ -3,7 +3,6 @@ package proxy
 import (
 	"context"
 	"fmt"
-	"net"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -23,22 +22,6 @@ import (
 	"github.com/robotsgate/robotsgate/robots"
 	"github.com/robotsgate/robotsgate/robots/aipref"
 )
-
-// installSelf records the configured listen addresses (Serve adds the
-// real ones of its listeners), and makes the
-// outbound transport's dialer refuse robotsgate's own addresses and dial
-// only the addresses checkDestination checked (selfDialer).
-func (s *Server) installSelf() {
-	s.self.Add(s.cfg.Listen)
-	if s.cfg.AdminListen != "" {
-		s.self.Add(s.cfg.AdminListen)
-	}
-	next := s.tr.DialContext
-	if next == nil {
-		next = (&net.Dialer{Timeout: dialTimeout, KeepAlive: dialKeepAlive}).DialContext
-	}
-	s.tr.DialContext = s.self.Dialer(next)
-}
 
 // destination is the step that refuses, whatever the mode:
 //   - with 421 Misdirected Request, a request inside an MITM session whose
@@ -197,7 +180,8 @@ func truncateUTF8(s string, n int) string {
 // (with a 502 when the refusal is really an origin whose certificate
 // failed verification: untrustedRobots). Refusals, report-mode would-be
 // refusals, refused agent overrides and, with audit: all, every decision
-// are audited. A client's own request for /robots.txt is always allowed.
+// are audited. A client's own GET or HEAD of /robots.txt (spelled so) is
+// always allowed.
 type robotsStep struct {
 	enf         *enforce.Enforcer
 	maxURLBytes int // longer URLs are answered 414 undecided
@@ -224,7 +208,8 @@ func (rs robotsStep) onRequest(r *http.Request, _ *goproxy.ProxyCtx, st *request
 		return refuse(http.StatusRequestURITooLong, longURLDecision(r.URL, agent, n, rs.maxURLBytes))
 	}
 
-	d := rs.enf.DecideFor(r.Context(), r.URL, agent, enforce.DecideOptions{Purposes: st.Purposes}) // /robots.txt itself: always allowed
+	// A GET or HEAD of /robots.txt itself, spelled so: always allowed.
+	d := rs.enf.DecideFor(r.Context(), r.URL, agent, enforce.DecideOptions{Purposes: st.Purposes, Method: r.Method})
 	if d.Reason == enforce.ReasonClientGone {
 		// The client left while robots.txt was being fetched: nothing was
 		// decided, so nothing is audited or counted, and nothing is sent.

@@ -322,6 +322,8 @@ func explain(d enforce.Decision) string {
 		return "robots.txt disallows the whole site for this agent"
 	case enforce.ReasonInvalidURL:
 		return "the URL has no origin (scheme and host) to fetch robots.txt from"
+	case enforce.ReasonInvalidHost:
+		return "the host has no canonical spelling (invalid IDNA, characters no host name holds, an empty label, or an IPv4 shorthand)"
 	case ReasonSelfRequest:
 		return "the destination is robotsgate itself (its proxy or admin address), which is not reachable through the proxy"
 	case ReasonMisdirected:

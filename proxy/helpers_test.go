@@ -109,8 +109,9 @@ func (m *memAudit) find(t testing.TB, reason string) map[string]any {
 }
 
 // buildServer returns New(cfg, deps) with what deps lacks filled in: the
-// Transport (NewTransport(cfg)); the Enforcer (enforce.New(ec), ec's
-// Fetcher being an HTTPFetcher on that transport when nil); the Auditor
+// Transport (NewTransport(cfg)); the PolicyTransport (NewPolicyTransport)
+// and the Enforcer (enforce.New(ec), ec's Fetcher being an HTTPFetcher on
+// the policy transport when nil); the Auditor
 // (on a discarded memAudit). deps.Log may stay zero (no logging).
 func buildServer(t testing.TB, cfg config.Config, ec enforce.Config, deps Deps) (*Server, error) {
 	t.Helper()
@@ -121,8 +122,15 @@ func buildServer(t testing.TB, cfg config.Config, ec enforce.Config, deps Deps) 
 		}
 		deps.Transport = tr
 	}
+	if deps.PolicyTransport == nil && deps.Enforcer == nil && ec.Fetcher == nil {
+		ptr, err := NewPolicyTransport(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		deps.PolicyTransport = ptr
+	}
 	if deps.Enforcer == nil {
-		enf, err := enforce.New(robotsSettings(ec, cfg.Robots, deps.Transport))
+		enf, err := enforce.New(robotsSettings(ec, cfg.Robots, deps.PolicyTransport))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -59,6 +59,7 @@ func (s *Server) install() error {
 	p.OnRequest().DoFunc(s.enter)
 	for _, step := range []requestStep{
 		inflight,                   // in-flight count, ended on the response side
+		canonicalDest{},            // one spelling of host and port, dialed as decided; unmappable → 400 (canonical.go)
 		destination{self: &s.self}, // own address → 403, MITM Host ≠ CONNECT target → 421 (decide.go)
 		hopStrip{},                 // hop-by-hop request headers
 		decide,                     // robots.txt verdict: 403, or let through (decide.go)
@@ -85,7 +86,8 @@ func (s *Server) install() error {
 
 	// ---- around everything (outermost last) ----
 	var h http.Handler = p
-	h = s.https.hijacks.wrap(h) // track hijacked CONNECT connections for Shutdown (conntrack.go)
+	h = s.https.hijacks.wrap(h)                   // track hijacked CONNECT connections for Shutdown (conntrack.go)
+	h = clientLimitsOf(s.cfg.Client).boundBody(h) // plain-HTTP request bodies, bounded as in CONNECT sessions (sessionread.go)
 	// proxy auth / client CIDRs (wiring.go):
 	h, err := s.accessControl(h)
 	if err != nil {
@@ -283,7 +285,7 @@ func knownReasons() map[enforce.Reason]bool {
 		enforce.ReasonDisallowed: false, enforce.ReasonUnreachable: false,
 		politeness.ReasonPaused: false, politeness.ReasonQueueFull: false, ReasonURLTooLong: false,
 		ReasonRobotTag: false, ReasonPortForbidden: false,
-		ReasonSiteClosed: false, enforce.ReasonInvalidURL: false,
+		ReasonSiteClosed: false, enforce.ReasonInvalidURL: false, enforce.ReasonInvalidHost: false,
 		ReasonSelfRequest: false, ReasonMisdirected: false,
 		enforce.ReasonOriginUnreachable: false,
 		enforce.ReasonUsageDisallowed:   false, ReasonInvalidPurpose: false,

@@ -31,13 +31,6 @@ import (
 	"github.com/robotsgate/robotsgate/proxy/selfaddr"
 )
 
-// HTTP server timeouts of the proxy listener. There is no write timeout:
-// proxied bodies may stream for as long as the origin sends them.
-const (
-	readHeaderTimeout = 30 * time.Second
-	serverIdleTimeout = 120 * time.Second
-)
-
 // Deps are the collaborators a Server uses. The caller owns them: it
 // closes the Auditor after Shutdown.
 type Deps struct {
@@ -45,8 +38,15 @@ type Deps struct {
 	Auditor  *audit.Auditor    // required
 	Log      zerolog.Logger    // operator log
 	// Transport carries proxied requests; nil means NewTransport(cfg).
-	// Give the Enforcer's HTTPFetcher the same one.
+	// Never give it to the Enforcer's HTTPFetcher: clients choose the
+	// bytes sent on its connections.
 	Transport *http.Transport
+	// PolicyTransport carries the policy files robotsgate fetches itself
+	// (robots.txt): give the Enforcer's HTTPFetcher this one, from
+	// NewPolicyTransport. New installs on it the dialer that refuses
+	// robotsgate's own addresses and the guard against early responses.
+	// nil when the Enforcer fetches otherwise (a test's own Fetcher).
+	PolicyTransport *http.Transport
 	// Clock is the clock of enforcement decisions (politeness); nil means
 	// enforce.SystemClock.
 	Clock enforce.Clock
@@ -69,6 +69,7 @@ type Server struct {
 	audit *audit.Auditor
 	log   zerolog.Logger
 	tr    *http.Transport
+	ptr   *http.Transport // the policy transport, nil when none was given
 	clock enforce.Clock
 
 	agents *agents // the robots agent of each request (decide.go)
@@ -113,6 +114,7 @@ func New(cfg config.Config, deps Deps) (*Server, error) {
 		audit: deps.Auditor,
 		log:   deps.Log,
 		tr:    deps.Transport,
+		ptr:   deps.PolicyTransport,
 		clock: deps.Clock,
 		mux:   http.NewServeMux(),
 		life:  newLifetime(),
@@ -137,6 +139,9 @@ func New(cfg config.Config, deps Deps) (*Server, error) {
 			return nil, err
 		}
 		s.tr = tr
+	}
+	if s.ptr == s.tr {
+		return nil, errors.New("proxy: Deps.PolicyTransport must not be the transport of proxied requests")
 	}
 	s.agents = newAgents(cfg.Agent, cfg.AgentHeader, cfg.AllowAgentOverride).withPurposes(cfg.Purposes, cfg.Usage.PurposeHeader)
 
@@ -191,10 +196,15 @@ func (s *Server) Serve(ln net.Listener) error { return s.serve(ln, s) }
 func (s *Server) ServeAdmin(ln net.Listener) error { return s.serve(ln, s.admin) }
 
 func (s *Server) serve(ln net.Listener, h http.Handler) error {
+	// The client limits (config.ClientConfig), which CONNECT sessions
+	// apply too (hijackTracker). There is no write or whole-request read
+	// timeout: proxied bodies may stream for as long as the origin sends
+	// them, and net/http's ReadTimeout would cancel them.
 	srv := &http.Server{
 		Handler:           h,
-		ReadHeaderTimeout: readHeaderTimeout,
-		IdleTimeout:       serverIdleTimeout,
+		MaxHeaderBytes:    s.cfg.Client.MaxHeaderBytes,
+		ReadHeaderTimeout: s.cfg.Client.HeaderTimeout,
+		IdleTimeout:       s.cfg.Client.IdleTimeout,
 		ErrorLog:          log.New(httpErrorLogWriter{log: s.log}, "", 0),
 	}
 	s.mu.Lock()
@@ -381,14 +391,23 @@ func (l *lifetime) wrap(h http.Handler) http.Handler {
 // when goproxy's does (just after it, from the AfterFunc that also
 // uncounts the request), or at Shutdown's deadline with its cause.
 func (s *Server) track(r *http.Request, ctx *goproxy.ProxyCtx) *http.Request {
-	if _, inMITM := ctx.UserData.(*requestState); !inMITM { // the CONNECT's state (enter creates the request's next)
+	connect, inMITM := ctx.UserData.(*requestState) // the CONNECT's state (enter creates the request's next)
+	if !inMITM {
 		return r
 	}
 	l := s.life
 	l.enter()
+	ci := connect.Conn
+	var n uint64
+	if ci != nil {
+		n = ci.requestRead(r.Context()) // the head's limits no longer apply (sessionread.go)
+	}
 	rctx, cancel := context.WithCancelCause(l.hard)
 	context.AfterFunc(r.Context(), func() {
 		cancel(context.Canceled)
+		if ci != nil {
+			ci.responseWritten(n)
+		}
 		l.leave()
 	})
 	r = r.WithContext(rctx)

@@ -37,8 +37,9 @@ const (
 	maxIdleConnsPerHost   = 256
 )
 
-// NewTransport returns the outbound http.Transport shared by proxied
-// requests and robots.txt fetches. It connects directly, ignoring
+// NewTransport returns the outbound http.Transport of proxied requests
+// (robots.txt fetches have their own, NewPolicyTransport). It connects
+// directly, ignoring
 // HTTP(S)_PROXY in the environment (a sidecar whose environment points at
 // itself would loop), unless cfg.UpstreamProxy names a proxy on purpose.
 // TLS verification uses the system roots (the HTTPS section adds its own

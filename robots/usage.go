@@ -102,6 +102,19 @@ func (u *Usage) Prefs() aipref.Prefs {
 // Allow/Disallow patterns, so each kind of usage line costs at most one
 // matching of the group's distinct usage paths, bounded as for rules.
 func (r *Robots) DecideUsage(agent, path string) (d Decision, u Usage) {
+	return r.decideUsage(agent, path, false)
+}
+
+// DecideUsageRules is DecideUsage without the implicit allowance of
+// /robots.txt (RFC 9309 §2.2.2): a path that reads as /robots.txt is
+// decided by the group's rules like any other. It is for a caller that
+// exempts the requests for robots.txt itself on its own, narrower terms.
+func (r *Robots) DecideUsageRules(agent, path string) (d Decision, u Usage) {
+	return r.decideUsage(agent, path, true)
+}
+
+// decideUsage is DecideUsage, or DecideUsageRules when rulesOnly is set.
+func (r *Robots) decideUsage(agent, path string, rulesOnly bool) (d Decision, u Usage) {
 	g, tok := r.lookup(agent)
 	var ug *usageGroup
 	var fi *fileIndex
@@ -116,29 +129,29 @@ func (r *Robots) DecideUsage(agent, path string) (d Decision, u Usage) {
 	p := canonPath(&buf, path, slash)
 	switch {
 	case fi == nil || fi.segs == nil:
-		ps := pathSet{p: p, fi: fi}
+		ps := pathSet{p: p, fi: fi, rulesOnly: rulesOnly}
 		decideUsage(g, tok, ug, fi, &ps, &d, &u)
 	case fi.segs.nkeys <= maxKeys:
 		// As matchFiltered: the set of keys found on the stack.
 		var found [maxKeys / 64]uint64
-		ps := pathSet{p: p, fi: fi, found: found[:(fi.segs.nkeys+63)>>6]}
+		ps := pathSet{p: p, fi: fi, found: found[:(fi.segs.nkeys+63)>>6], rulesOnly: rulesOnly}
 		decideUsage(g, tok, ug, fi, &ps, &d, &u)
 	default:
-		decideUsagePooled(g, tok, ug, fi, p, &d, &u)
+		decideUsagePooled(g, tok, ug, fi, p, rulesOnly, &d, &u)
 	}
 	return d, u
 }
 
 // decideUsagePooled is decideUsage for a file with more keys than fit on
 // the stack (as matchPooled).
-func decideUsagePooled(g *merged, tok string, ug *usageGroup, fi *fileIndex, p []byte, d *Decision, u *Usage) {
+func decideUsagePooled(g *merged, tok string, ug *usageGroup, fi *fileIndex, p []byte, rulesOnly bool, d *Decision, u *Usage) {
 	x := fi.pool.Get().(*occIndex)
 	defer fi.pool.Put(x)
 	words := (fi.segs.nkeys + 63) >> 6
 	if cap(x.found) < words {
 		x.found = make([]uint64, words)
 	}
-	ps := pathSet{p: p, fi: fi, found: x.found[:words]}
+	ps := pathSet{p: p, fi: fi, found: x.found[:words], rulesOnly: rulesOnly}
 	decideUsage(g, tok, ug, fi, &ps, d, u)
 }
 
@@ -151,7 +164,7 @@ func decideUsagePooled(g *merged, tok string, ug *usageGroup, fi *fileIndex, p [
 func decideUsage(g *merged, tok string, ug *usageGroup, fi *fileIndex, ps *pathSet, d *Decision, u *Usage) {
 	lz := lazyIndex{fi: fi}
 	switch {
-	case string(ps.p) == "/robots.txt":
+	case !ps.rulesOnly && string(ps.p) == "/robots.txt":
 		*d = Decision{Allowed: true, Rule: Rule{Allow: true, Pattern: "/robots.txt"}, Group: tok}
 	case g == nil:
 		*d = Decision{Allowed: true}

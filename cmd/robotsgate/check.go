@@ -82,7 +82,11 @@ func runCheck(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	enc.SetEscapeHTML(false)
 	status := 0
 	for _, u := range fs.Args() {
-		v := enforce.DecideRules(r, *agent, robots.PathParamsQuery(u), pol)
+		path := robots.PathParamsQuery(u)
+		v := enforce.Verdict{Allowed: true, Reason: enforce.ReasonAllowed}
+		if path != "/robots.txt" { // a GET of robots.txt itself, spelled so, is exempt as in the proxy
+			v = enforce.DecideRules(r, *agent, path, pol)
+		}
 		if !v.Allowed {
 			status = 1
 		}

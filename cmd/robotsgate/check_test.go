@@ -85,6 +85,12 @@ func TestRunCheck(t *testing.T) {
 			wantOut:  "allowed http://example.com/robots.txt\n",
 		},
 		{
+			name:     "another spelling of robots.txt is decided by the rules",
+			args:     []string{"-robots", file, "-agent", "MJ12bot", "http://example.com/%72obots.txt"},
+			wantCode: 1,
+			wantOut:  "disallowed http://example.com/%72obots.txt  (Disallow: /, line 6)\n",
+		},
+		{
 			name:     "json",
 			args:     []string{"-robots", file, "-agent", "FooBot", "-json", "http://example.com/a?b=1&c=2", "http://example.com/private/x", "http://example.com/private/ok"},
 			wantCode: 1,

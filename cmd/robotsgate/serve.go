@@ -130,6 +130,10 @@ func (a *app) build(ctx context.Context, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
+	ptr, err := proxy.NewPolicyTransport(cfg) // robots.txt never shares a connection with a client's bytes
+	if err != nil {
+		return err
+	}
 	st, err := newStore(ctx, cfg, a.log)
 	if err != nil {
 		return err
@@ -137,7 +141,7 @@ func (a *app) build(ctx context.Context, stdout io.Writer) error {
 	a.push(st.close)
 	metrics := proxy.NewMetrics() // one private registry per Server
 	st.export(metrics, a.log)
-	enf, err := enforce.New(enforceConfig(cfg, tr, st.store, metrics, a.log))
+	enf, err := enforce.New(enforceConfig(cfg, ptr, st.store, metrics, a.log))
 	if err != nil {
 		return err
 	}
@@ -147,7 +151,7 @@ func (a *app) build(ctx context.Context, stdout io.Writer) error {
 		a.log.Warn().Err(err).Msg("audit metrics not exported")
 	}
 	a.srv, err = proxy.New(cfg, proxy.Deps{Enforcer: enf, Auditor: a.auditor, Log: a.log, Transport: tr,
-		Metrics: metrics, Pacer: st.pacer, Pauses: st.pauses})
+		PolicyTransport: ptr, Metrics: metrics, Pacer: st.pacer, Pauses: st.pauses})
 	return err
 }
 

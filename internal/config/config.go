@@ -47,6 +47,7 @@ type Config struct {
 
 	Cache string // memory | redis://… | rediss://…
 
+	Client     ClientConfig
 	Robots     RobotsConfig
 	HTTPS      HTTPSConfig
 	Politeness PolitenessConfig
@@ -61,6 +62,15 @@ type UsageConfig struct {
 	Unknown       string // allow | deny: a declared purpose with no stated preference
 	Response      string // annotate | enforce: a response header or tag that disallows a declared purpose
 	PurposeHeader string // per-request purposes header; "-" disables
+}
+
+// ClientConfig bounds what a client may send and how long it may take:
+// the proxy listener's http.Server and every request read inside a
+// CONNECT session use the same values.
+type ClientConfig struct {
+	MaxHeaderBytes int           // a longer request head is answered 431
+	HeaderTimeout  time.Duration // bound of reading one request head
+	IdleTimeout    time.Duration // silence allowed between requests (and, in a session, while a request runs)
 }
 
 // RobotsConfig is how robots.txt is fetched and cached.
@@ -128,6 +138,11 @@ func Default() Config {
 		ShutdownTimeout: 30 * time.Second,
 		MaxURLBytes:     16 << 10,
 		Cache:           "memory",
+		Client: ClientConfig{
+			MaxHeaderBytes: 1 << 20,
+			HeaderTimeout:  30 * time.Second,
+			IdleTimeout:    120 * time.Second,
+		},
 		Robots: RobotsConfig{
 			UserAgent:         "robotsgate/1.0 (+https://github.com/robotsgate/robotsgate)",
 			FetchTimeout:      10 * time.Second,

@@ -53,6 +53,9 @@ func options() []option {
 		{"upstream_proxy", "upstream-proxy", "forward through this proxy `URL` (http:// or https://); empty = direct (HTTP(S)_PROXY is ignored)", func(c *Config) any { return &c.UpstreamProxy }},
 		{"max_url_bytes", "max-url-bytes", "request URLs (scheme, userinfo, host, path and query, percent-encoded) longer than this many `bytes` are answered 414 URI Too Long, audited, never decided; 1024 to 1048576", func(c *Config) any { return &c.MaxURLBytes }},
 		{"shutdown_timeout", "shutdown-timeout", "bound (`duration`) for in-flight requests at SIGINT/SIGTERM", func(c *Config) any { return &c.ShutdownTimeout }},
+		{"client.max_header_bytes", "", "a request head (request line and headers) longer than this many bytes is answered 431, in plain HTTP and inside CONNECT sessions alike; 4096 to 16777216", func(c *Config) any { return &c.Client.MaxHeaderBytes }},
+		{"client.header_timeout", "", "bound of reading one request head, in plain HTTP and inside CONNECT sessions (where it also bounds the TLS handshake); the connection is closed", func(c *Config) any { return &c.Client.HeaderTimeout }},
+		{"client.idle_timeout", "", "silence allowed on a client connection between requests, and inside a CONNECT session while a request body or response goes through", func(c *Config) any { return &c.Client.IdleTimeout }},
 		{"cache", "cache", "robots.txt `cache`: memory (per process) or redis://host:port/db (shared by a fleet)", func(c *Config) any { return &c.Cache }},
 
 		{"robots.user_agent", "robots-user-agent", "`User-Agent` of robots.txt fetches", func(c *Config) any { return &c.Robots.UserAgent }},

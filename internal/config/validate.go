@@ -88,6 +88,15 @@ func (c *Config) validateProxy() error {
 	if c.MaxURLBytes < 1<<10 || c.MaxURLBytes > 1<<20 {
 		return errorf("max_url_bytes", "%d is not between 1024 and 1048576", c.MaxURLBytes)
 	}
+	if c.Client.MaxHeaderBytes < 4<<10 || c.Client.MaxHeaderBytes > 16<<20 {
+		return errorf("client.max_header_bytes", "%d is not between 4096 and 16777216", c.Client.MaxHeaderBytes)
+	}
+	if c.Client.HeaderTimeout <= 0 {
+		return errorf("client.header_timeout", "%v is not positive", c.Client.HeaderTimeout)
+	}
+	if c.Client.IdleTimeout <= 0 {
+		return errorf("client.idle_timeout", "%v is not positive", c.Client.IdleTimeout)
+	}
 	if c.ShutdownTimeout <= 0 {
 		return errorf("shutdown_timeout", "%v is not positive", c.ShutdownTimeout)
 	}

@@ -1,0 +1,176 @@
+package proxy
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/robotsgate/robotsgate/enforce/enforcetest"
+	"github.com/robotsgate/robotsgate/internal/config"
+)
+
+// desyncOrigin is a raw HTTP/1.1 origin on 127.0.0.1 that ignores a
+// request body it does not expect ("CL.0"): the body of a GET is read as
+// the next request on the connection. It answers a request for
+// /smuggled late, only once the next request has arrived on the same
+// keep-alive connection, so that the answer lands on whatever request
+// was written there next. It counts the requests of each path.
+type desyncOrigin struct {
+	ln     net.Listener
+	robots string
+	mu     sync.Mutex
+	hits   map[string]int
+	wg     sync.WaitGroup
+}
+
+func newDesyncOrigin(t *testing.T, robots string) *desyncOrigin {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := &desyncOrigin{ln: ln, robots: robots, hits: map[string]int{}}
+	o.wg.Add(1)
+	go o.accept()
+	t.Cleanup(func() { ln.Close(); o.wg.Wait() })
+	return o
+}
+
+func (o *desyncOrigin) accept() {
+	defer o.wg.Done()
+	var conns []net.Conn
+	defer func() {
+		for _, c := range conns {
+			c.Close()
+		}
+	}()
+	for {
+		c, err := o.ln.Accept()
+		if err != nil {
+			return
+		}
+		c.SetDeadline(time.Now().Add(2 * testTimeout))
+		conns = append(conns, c)
+		o.wg.Add(1)
+		go o.serve(c)
+	}
+}
+
+// serve answers the requests of one connection in order, never reading a
+// body, until the connection fails.
+func (o *desyncOrigin) serve(c net.Conn) {
+	defer o.wg.Done()
+	defer c.Close()
+	br := bufio.NewReader(c)
+	req, err := http.ReadRequest(br)
+	for err == nil {
+		o.mu.Lock()
+		o.hits[req.URL.Path]++
+		o.mu.Unlock()
+		if req.URL.Path != "/smuggled" {
+			o.answer(c, req)
+			req, err = http.ReadRequest(br)
+			continue
+		}
+		// Late: wait for the next request, then answer /smuggled first.
+		next, nerr := http.ReadRequest(br)
+		if nerr != nil {
+			return
+		}
+		io.WriteString(c, "HTTP/1.1 404 Not Found\r\nContent-Length: 9\r\n\r\nnot found")
+		req, err = next, nil
+	}
+}
+
+// answer writes the answer to req: the robots.txt, or a page.
+func (o *desyncOrigin) answer(c net.Conn, req *http.Request) {
+	body := "page " + req.URL.Path
+	if req.URL.Path == "/robots.txt" {
+		body = o.robots
+	}
+	fmt.Fprintf(c, "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: %d\r\n\r\n%s", len(body), body)
+}
+
+func (o *desyncOrigin) hitsOf(path string) int {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.hits[path]
+}
+
+// TestRobotsFetchNotPoisonedByDesync: a client smuggles a request in the
+// body of an allowed GET to an origin that ignores the body; the origin
+// answers the smuggled request late, on the same keep-alive connection.
+// The next robots.txt fetch (the cached copy has expired) must not read
+// that answer (a 404: "no robots.txt, all allowed"): it goes on a
+// connection of its own, so the disallowed URL is still refused and never
+// reaches the origin. Before robots.txt had a transport of its own, the
+// fetch took the poisoned pooled connection and /private was forwarded.
+func TestRobotsFetchNotPoisonedByDesync(t *testing.T) {
+	o := newDesyncOrigin(t, "User-agent: *\nDisallow: /private\n")
+	clk := enforcetest.NewClock(politeT0)
+	h := newHarness(t, harnessOpts{clock: clk, config: func(c *config.Config) {
+		c.Robots.TTL = time.Hour
+		c.Robots.MinTTL = time.Minute
+	}})
+	base := "http://" + o.ln.Addr().String()
+
+	smuggled := "GET /smuggled HTTP/1.1\r\nHost: " + o.ln.Addr().String() + "\r\n\r\n"
+	req := fmt.Sprintf("GET %s/page HTTP/1.1\r\nHost: %s\r\nUser-Agent: TestBot/1.0\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s",
+		base, o.ln.Addr(), len(smuggled), smuggled)
+	if resp, body := rawRoundTrip(t, h.addr, req); resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET /page with a smuggled body: %d %q", resp.StatusCode, body)
+	}
+	if n := o.hitsOf("/robots.txt"); n != 1 {
+		t.Fatalf("%d robots.txt fetches before the cache expired, want 1", n)
+	}
+
+	clk.Advance(2 * time.Hour) // the robots.txt copy expired: the next request fetches it again
+	resp, body := h.get(t, base+"/private")
+	if resp.StatusCode != http.StatusForbidden || !strings.Contains(body, "Disallow: /private") {
+		t.Errorf("GET /private after the desync: %d %q, want 403 by Disallow: /private", resp.StatusCode, body)
+	}
+	if n := o.hitsOf("/private"); n != 0 {
+		t.Errorf("the disallowed /private reached the origin %d time(s)", n)
+	}
+	if n := o.hitsOf("/robots.txt"); n != 2 {
+		t.Errorf("%d robots.txt requests reached the origin, want 2", n)
+	}
+}
+
+// TestPolicyConnRefusesEarlyBytes: on a policy-file connection, bytes
+// that arrive before anything was written are an error, never an answer;
+// after the request was written, the answer reads normally.
+func TestPolicyConnRefusesEarlyBytes(t *testing.T) {
+	early, peer := net.Pipe()
+	defer peer.Close()
+	c := &writeFirstConn{Conn: early}
+	go io.WriteString(peer, "HTTP/1.1 404 Not Found\r\n\r\n")
+	if n, err := c.Read(make([]byte, 64)); n != 0 || !errors.Is(err, errEarlyResponse) {
+		t.Fatalf("read before the request: %d, %v; want errEarlyResponse", n, err)
+	}
+
+	client, server := net.Pipe()
+	defer server.Close()
+	c = &writeFirstConn{Conn: client}
+	go func() {
+		br := bufio.NewReader(server)
+		if _, err := http.ReadRequest(br); err == nil {
+			io.WriteString(server, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+		}
+	}()
+	if _, err := io.WriteString(c, "GET /robots.txt HTTP/1.1\r\nHost: h\r\n\r\n"); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("answer after the request: %v %v", resp, err)
+	}
+	c.Close()
+}
