@@ -61,7 +61,7 @@ func runCheckFetch(ctx context.Context, args []string, env func(string) string, 
 	if code >= 0 {
 		return code
 	}
-	tr, err := proxy.NewTransport(fl.cfg)
+	tr, err := proxy.NewFetchTransport(fl.cfg) // the transport serve fetches robots.txt with
 	if err != nil {
 		return checkFetchFail(stderr, "%v", err)
 	}

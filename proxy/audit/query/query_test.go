@@ -88,7 +88,7 @@ func TestScanFilters(t *testing.T) {
 		{"origin spelled otherwise", query.Filter{Origin: "HTTPS://Example.COM:443/"}, []string{"https://example.com/old", "https://example.com/private/a"}},
 		{"host: http and https", query.Filter{Origin: "example.com"}, []string{"https://example.com/old", "https://example.com/private/a", "http://example.com/private/b"}},
 		{"host with port", query.Filter{Origin: "example.com:8443"}, []string{"https://example.com:8443/x"}},
-		{"ipv6 origin", query.Filter{Origin: "HTTP://[::1]:08080"}, []string{"http://[::1]:8080/p"}},
+		{"ipv6 origin", query.Filter{Origin: "HTTP://[0:0::1]:08080"}, []string{"http://[::1]:8080/p"}},
 		{"last hour, blocked by a rule", query.Filter{Origin: "example.com", Since: base.Add(-time.Hour), Reasons: []string{"disallowed"}}, []string{"https://example.com/private/a", "http://example.com/private/b"}},
 		{"until", query.Filter{Until: base.Add(-20 * time.Minute)}, []string{"https://example.com/old", "https://example.com/private/a"}},
 		{"reasons", query.Filter{Reasons: []string{"robots-unreachable", "allowed"}}, []string{"https://example.com:8443/x", "https://other.test/q\"uote"}},
@@ -224,6 +224,9 @@ func TestScanOriginCanonical(t *testing.T) {
 		{"HTTP://Bücher.Example:80/x", "http://bücher.example"},
 		{"https://EXAMPLE.com:0443/x", "example.com"},
 		{"http://[::1]:8080/x", "http://[::1]:08080/"},
+		{"http://[0:0::1]:8080/x", "http://[::0:1]:8080"},
+		{"http://xn--bcher-kva.example/x", "Bücher.example"},
+		{"https://example.com./x", "https://EXAMPLE.com"},
 	} {
 		u, err := url.Parse(tc.request)
 		if err != nil {
