@@ -145,6 +145,9 @@ const tableBlock = 256
 // row adds a row to the table, after its header: aligned in blocks of
 // tableBlock rows, or, when following, in columns of fixed width.
 func (o *auditOutput) row(cols ...string) {
+	for i, c := range cols {
+		cols[i] = printable(c)
+	}
 	if o.tw == nil {
 		o.tw = tabwriter.NewWriter(o.w, 0, 0, 2, ' ', 0)
 		o.row("TIME", "DECISION", "REASON", "AGENT", "URL", "RULE")
@@ -157,6 +160,18 @@ func (o *auditOutput) row(cols ...string) {
 	if o.rows++; o.rows%tableBlock == 0 {
 		o.tw.Flush()
 	}
+}
+
+// printable replaces the control characters of s (which a URL, or a rule
+// of a hostile robots.txt, may hold after JSON decoding: a terminal
+// escape sequence, a tab that would break the columns) with "?".
+func printable(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r < 0x20 || r == 0x7f || (r >= 0x80 && r <= 0x9f) {
+			return '?'
+		}
+		return r
+	}, s)
 }
 
 // end writes what is held: the rows of the table not yet aligned, and

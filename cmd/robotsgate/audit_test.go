@@ -206,3 +206,13 @@ func TestAuditCorruptBackupReportedNotFatal(t *testing.T) {
 		t.Fatalf("exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
 }
+
+// TestAuditTableNoControlCharacters: escapes in a record (a rule from a
+// hostile robots.txt) are not written to the terminal by the table.
+func TestAuditTableNoControlCharacters(t *testing.T) {
+	in := `{"time":"2001-02-03T04:05:06Z","decision":"blocked","reason":"disallowed","url":"https://x.test/a\tb","agent":"X","rule":"Disallow: /\u001b[2J\u009b31m","line":1}` + "\n"
+	code, out, _ := runAuditTest(t, strings.NewReader(in), "-")
+	if code != 0 || strings.ContainsAny(out, "\x1b\t\u009b") || !strings.Contains(out, "https://x.test/a?b") || !strings.Contains(out, "Disallow: /?[2J?31m (line 1)") {
+		t.Fatalf("exit %d, table %q", code, out)
+	}
+}
