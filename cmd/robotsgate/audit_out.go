@@ -279,14 +279,14 @@ func (s *auditSummary) write(w io.Writer, asJSON bool, top int, st query.Stats, 
 	fmt.Fprintf(w, "%d matching records (%d lines read in %d %s)\n\n", st.Matched, st.Lines, files, plural(files, "file", "files"))
 	fmt.Fprintf(w, "%-7s  %-18s  %s\n", "COUNT", "REASON", "ORIGIN")
 	for _, r := range reasons {
-		fmt.Fprintf(w, "%7d  %-18s  %s\n", r.Count, r.Reason, r.Origin)
+		fmt.Fprintf(w, "%7d  %-18s  %s\n", r.Count, printable(r.Reason), printable(r.Origin))
 	}
 	if len(rules) == 0 {
 		return
 	}
 	fmt.Fprintf(w, "\n%-7s  %-40s  %s\n", "COUNT", "RULE", "ORIGIN")
 	for _, r := range rules {
-		fmt.Fprintf(w, "%7d  %-40s  %s\n", r.Count, ruleText(&query.Fields{Rule: r.Rule, Line: r.Line}), r.Origin)
+		fmt.Fprintf(w, "%7d  %-40s  %s\n", r.Count, printable(ruleText(&query.Fields{Rule: r.Rule, Line: r.Line})), printable(r.Origin))
 	}
 }
 

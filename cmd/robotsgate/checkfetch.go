@@ -291,7 +291,7 @@ func fetchLine(d *enforce.Decision) string {
 	if len(why) > 0 {
 		l += "  (" + strings.Join(why, "; ") + ")"
 	}
-	return l + "\n"
+	return printable(l) + "\n" // rules and details come from remote files and servers
 }
 
 // fetchSummary is the last line(s): counts of URLs, origins and refusals
