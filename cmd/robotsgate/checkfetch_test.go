@@ -228,3 +228,16 @@ func TestCheckFetchManyURLsInOrder(t *testing.T) {
 		t.Errorf("robots.txt fetched %d times", n)
 	}
 }
+
+// TestCheckFetchPurposeNone: -purpose none decides for no purpose, over
+// the configured ones.
+func TestCheckFetchPurposeNone(t *testing.T) {
+	a := newRobotsOrigin(t, 200, "User-agent: *\nContent-Usage: train-ai=n\n", false)
+	env := map[string]string{"ROBOTSGATE_PURPOSE": "train-ai", "ROBOTSGATE_AGENT": "ConfBot"}
+	if code, out, _ := runCheckFetchTest(t, env, "", a.URL+"/p"); code != 1 || !strings.HasPrefix(out, "usage-disallowed ") || !strings.Contains(out, "checked for ConfBot") {
+		t.Errorf("configured purposes and agent: exit %d, %q", code, out)
+	}
+	if code, out, _ := runCheckFetchTest(t, env, "", "-purpose", "none", a.URL+"/p"); code != 0 || !strings.HasPrefix(out, "allowed ") {
+		t.Errorf("-purpose none: exit %d, %q", code, out)
+	}
+}
