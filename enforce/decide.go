@@ -51,7 +51,7 @@ import (
 // while Config.UsageUnknownDeny is set) the verdict is
 // ReasonUsageDisallowed (see DecideRules).
 func (e *Enforcer) Decide(ctx context.Context, u *url.URL, agent string) Decision {
-	return e.decideURL(ctx, u, agent, DecideOptions{Purposes: e.usage.Purposes})
+	return e.decideURL(ctx, u, agent, DecideOptions{Purposes: e.usage.Purposes, ContentUse: e.usage.ContentUse})
 }
 
 // DecideOptions are the settings of one decision that may differ from
@@ -60,6 +60,9 @@ type DecideOptions struct {
 	// Purposes are the crawler's declared purposes (Config.Purposes for
 	// Decide); they replace the configured ones.
 	Purposes aipref.Set
+	// ContentUse is the crawler's declared content use (Config.ContentUse
+	// for Decide); it replaces the configured one.
+	ContentUse aipref.Use
 	// Quiet: the decision is not a proxied request (see DecideQuiet).
 	Quiet bool
 	// Method is the request's method; "" means GET. Only a GET or HEAD of
@@ -76,12 +79,15 @@ func (e *Enforcer) DecideFor(ctx context.Context, u *url.URL, agent string, o De
 // Purposes returns the configured purposes (Config.Purposes).
 func (e *Enforcer) Purposes() aipref.Set { return e.usage.Purposes }
 
+// ContentUse returns the configured content use (Config.ContentUse).
+func (e *Enforcer) ContentUse() aipref.Use { return e.usage.ContentUse }
+
 // DecideQuiet is Decide for queries that are not proxied requests (the
 // admin API): the cache lookup is not reported to Hooks.CacheLookup. A
 // robots.txt fetch it causes is still reported to Hooks.Fetched: it is
 // real traffic to the origin, which proxied requests may be sharing.
 func (e *Enforcer) DecideQuiet(ctx context.Context, u *url.URL, agent string) Decision {
-	return e.decideURL(ctx, u, agent, DecideOptions{Purposes: e.usage.Purposes, Quiet: true})
+	return e.decideURL(ctx, u, agent, DecideOptions{Purposes: e.usage.Purposes, ContentUse: e.usage.ContentUse, Quiet: true})
 }
 
 func (e *Enforcer) decideURL(ctx context.Context, u *url.URL, agent string, o DecideOptions) Decision {
@@ -93,7 +99,7 @@ func (e *Enforcer) decideURL(ctx context.Context, u *url.URL, agent string, o De
 		}
 		return Decision{Reason: reason, URL: RedactedURL(u), Agent: agent, Detail: err.Error()}
 	}
-	d := Decision{Origin: origin, URL: RedactedURL(u), Agent: agent, Purposes: o.Purposes}
+	d := Decision{Origin: origin, URL: RedactedURL(u), Agent: agent, Purposes: o.Purposes, ContentUse: o.ContentUse}
 	now := e.clock.Now()
 
 	if isRobotsTxt(u, o.Method) {
@@ -133,7 +139,7 @@ func (e *Enforcer) decideURL(ctx context.Context, u *url.URL, agent string, o De
 			}
 		}
 	}
-	e.decide(&d, en, now, u, UsagePolicy{Purposes: o.Purposes, UnknownDeny: e.usage.UnknownDeny})
+	e.decide(&d, en, now, u, UsagePolicy{Purposes: o.Purposes, UnknownDeny: e.usage.UnknownDeny, ContentUse: o.ContentUse})
 	if stale != "" && !d.RobotsStale {
 		d.RobotsStale, d.RobotsStaleReason = true, stale
 	}
@@ -165,7 +171,7 @@ func (e *Enforcer) decide(d *Decision, en *Entry, now time.Time, u *url.URL, p U
 		if d.Reason == ReasonNoRobots && p.UnknownDeny && p.Purposes != 0 {
 			// No robots.txt states a usage preference.
 			v := Verdict{Allowed: true}
-			applyUsage(&v, p, &[aipref.NumPurposes]string{}, " (no robots.txt in force)")
+			applyUsage(&v, p, &spelled{}, " (no robots.txt in force)")
 			d.Allowed, d.Reason, d.Detail, d.UsageBlocked = v.Allowed, v.Reason, v.Detail, v.UsageBlocked
 		}
 		return
@@ -182,6 +188,7 @@ func (e *Enforcer) decide(d *Decision, en *Entry, now time.Time, u *url.URL, p U
 	}
 	d.Allowed, d.Reason, d.Group = v.Allowed, v.Reason, v.Group
 	d.Usage, d.UsageBlocked = v.Usage, v.UsageBlocked
+	d.SiteUse, d.ContentUseBlocked = v.SiteUse, v.ContentUseBlocked
 	d.CrawlDelay = rules.CrawlDelay(d.Agent) // politeness paces with the group's Crawl-delay
 	if v.Line != 0 {
 		d.Rule, d.Line = v.Rule, v.Line

@@ -38,6 +38,11 @@ type Config struct {
 	// UsageUnknownDeny refuses a URL for which no usage preference is
 	// known for a declared purpose (usage.unknown: deny).
 	UsageUnknownDeny bool
+	// ContentUse is the declared content use Decide and DecideQuiet
+	// decide for (DecideFor takes its own): a URL whose robots.txt
+	// states a lower content-use level is refused. UseUnknown: levels
+	// are reported and never refuse.
+	ContentUse aipref.Use
 }
 
 // Hooks are optional callbacks for metrics. A nil func is not called.
@@ -119,7 +124,7 @@ func New(cfg Config) (*Enforcer, error) {
 		retryMax:     cfg.RetryMax,
 		fetchTimeout: cfg.FetchTimeout,
 		maxBytes:     cfg.MaxBytes,
-		usage:        UsagePolicy{Purposes: cfg.Purposes, UnknownDeny: cfg.UsageUnknownDeny},
+		usage:        UsagePolicy{Purposes: cfg.Purposes, UnknownDeny: cfg.UsageUnknownDeny, ContentUse: cfg.ContentUse},
 		revalidating: make(map[string]struct{}),
 	}
 	if e.minTTL > e.ttl {

@@ -37,7 +37,7 @@ const (
 // or DecisionReported, status what the client got or the origin answered
 // (0 when neither applies). Mode is filled in by Server.record.
 func eventOf(client, method string, d enforce.Decision, verdict string, status int) audit.Event {
-	return audit.Event{
+	e := audit.Event{
 		Client:           client,
 		Method:           method,
 		URL:              d.URL,
@@ -59,6 +59,8 @@ func eventOf(client, method string, d enforce.Decision, verdict string, status i
 		Usage:            auditUsage(&d),
 		UsageDisallowed:  purposeNames(d.UsageBlocked),
 	}
+	auditContentUse(&e, &d)
+	return e
 }
 
 // decisionJSON is the answer of GET /v1/decision: the fields a 403 of
@@ -84,6 +86,7 @@ type decisionJSON struct {
 	Purposes        []string             `json:"purposes,omitempty"`
 	UsageDisallowed []string             `json:"usage_disallowed,omitempty"`
 	Usage           map[string]usageJSON `json:"usage,omitempty"`
+	contentUseJSON
 }
 
 // robotsJSON describes the robots.txt copy a decision used.
@@ -120,6 +123,7 @@ func newDecisionJSON(d enforce.Decision) decisionJSON {
 	}
 	j.Robots = newRobotsJSON(d)
 	j.Purposes, j.UsageDisallowed, j.Usage = purposeNames(d.Purposes), purposeNames(d.UsageBlocked), usageOf(&d)
+	j.contentUseJSON = contentUseOf(&d)
 	return j
 }
 
@@ -167,6 +171,7 @@ type refusalBody struct {
 	Purposes        []string             `json:"purposes,omitempty"`
 	UsageDisallowed []string             `json:"usage_disallowed,omitempty"`
 	Usage           map[string]usageJSON `json:"usage,omitempty"`
+	contentUseJSON
 }
 
 // newRefusalBody is the body of the refusal of d with status; fallbackURL
@@ -190,6 +195,7 @@ func newRefusalBody(status int, d enforce.Decision, fallbackURL string) refusalB
 		RetryAfterS: retrySeconds(d.RetryAfter),
 	}
 	b.Purposes, b.UsageDisallowed, b.Usage = j.Purposes, j.UsageDisallowed, j.Usage
+	b.contentUseJSON = j.contentUseJSON
 	if b.URL == "" {
 		b.URL = fallbackURL
 	}
@@ -364,6 +370,7 @@ func refusalText(b refusalBody) string {
 		fmt.Fprintf(&sb, "detail:   %s\n", b.Detail)
 	}
 	usageText(&sb, b.Purposes, b.Usage)
+	contentUseText(&sb, b.contentUseJSON)
 	if rb := b.Robots; rb != nil {
 		fmt.Fprintf(&sb, "robots:   %s: %s", rb.URL, rb.Status)
 		if rb.HTTPStatus != 0 {

@@ -14,13 +14,14 @@ import (
 	"github.com/robotsgate/robotsgate/robots/aipref"
 )
 
-const checkUsage = "usage: robotsgate check -robots FILE -agent NAME [-purpose LIST] [-json] URL..."
+const checkUsage = "usage: robotsgate check -robots FILE -agent NAME [-purpose LIST] [-content-use LEVEL] [-json] URL..."
 
 // runCheck implements "robotsgate check": it reads a robots.txt and prints,
 // for each URL, whether the crawler named by -agent may fetch it, decided
 // as the proxy decides (enforce.DecideRules: the path and the other
 // spellings an origin may read it as, then the usage preferences for the
-// purposes of -purpose), with the deciding rule and line. The exit
+// purposes of -purpose and the content-use level for -content-use),
+// with the deciding rule and line. The exit
 // status is 0 when every URL is allowed, 1 when any is disallowed (by a
 // rule or by a usage preference) and 2 on
 // a usage or read error (reported in one line on stderr). Flags must
@@ -33,7 +34,8 @@ func runCheck(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	file := fs.String("robots", "", "robots.txt `FILE` to read; - reads standard input")
 	agent := fs.String("agent", "", "product token `NAME` of the crawler, compared whole and case-insensitively")
 	asJSON := fs.Bool("json", false, "print one JSON object per URL")
-	purposeList := fs.String("purpose", "", "comma-separated `LIST` of the crawler's purposes (train-ai, search, ai-input): a URL whose usage preferences disallow one is disallowed")
+	purposeList := fs.String("purpose", "", "comma-separated `LIST` of the crawler's purposes ("+aipref.PurposeList+"): a URL whose usage preferences disallow one is disallowed")
+	useName := fs.String("content-use", "", "the crawler's content use, `LEVEL` "+aipref.UseList+": a URL whose Content-Signal use= is lower is disallowed")
 	fail := func(format string, a ...any) int {
 		fmt.Fprintf(stderr, "robotsgate check: "+format+"\n", a...)
 		return 2
@@ -62,22 +64,17 @@ func runCheck(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			return fail("flags must precede URLs: %q comes after a URL (%s)", u, checkUsage)
 		}
 	}
-	purposes, err := aipref.ParsePurposes([]string{*purposeList})
+	pol, err := checkPolicy(*purposeList, *useName)
 	if err != nil {
-		return fail("-purpose: %v", err)
+		return fail("%v", err)
 	}
+	purposes := pol.Purposes
 	body, err := readRobots(*file, stdin)
 	if err != nil {
 		return fail("%v", err)
 	}
-	if len(body) > robots.DefaultMaxBytes {
-		fmt.Fprintf(stderr, "robotsgate check: note: the robots.txt is larger than %d bytes; only the lines within them are parsed\n", robots.DefaultMaxBytes)
-	}
-	if !robots.ValidAgent(*agent) {
-		fmt.Fprintf(stderr, "robotsgate check: note: -agent %q is not a product token ([A-Za-z0-9_-]+), so only the * group can apply to it (product token: %q)\n", *agent, robots.ProductToken(*agent))
-	}
+	checkNotes(stderr, len(body), *agent)
 	r := robots.Parse(body)
-	pol := enforce.UsagePolicy{Purposes: purposes}
 	enc := json.NewEncoder(stdout)
 	enc.SetEscapeHTML(false)
 	status := 0
@@ -91,7 +88,7 @@ func runCheck(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			status = 1
 		}
 		if *asJSON {
-			err = enc.Encode(newCheckResult(u, &v, purposes))
+			err = enc.Encode(newCheckResult(u, &v, pol))
 		} else {
 			_, err = io.WriteString(stdout, checkLine(u, &v, purposes))
 		}
@@ -100,6 +97,31 @@ func runCheck(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		}
 	}
 	return status
+}
+
+// checkNotes writes the notes of a robots.txt of size bytes and an agent
+// on stderr: a file larger than robots.Parse reads, an agent that is not
+// a product token.
+func checkNotes(stderr io.Writer, size int, agent string) {
+	if size > robots.DefaultMaxBytes {
+		fmt.Fprintf(stderr, "robotsgate check: note: the robots.txt is larger than %d bytes; only the lines within them are parsed\n", robots.DefaultMaxBytes)
+	}
+	if !robots.ValidAgent(agent) {
+		fmt.Fprintf(stderr, "robotsgate check: note: -agent %q is not a product token ([A-Za-z0-9_-]+), so only the * group can apply to it (product token: %q)\n", agent, robots.ProductToken(agent))
+	}
+}
+
+// checkPolicy parses the -purpose and -content-use flags.
+func checkPolicy(purposeList, useName string) (enforce.UsagePolicy, error) {
+	purposes, err := aipref.ParsePurposes([]string{purposeList})
+	if err != nil {
+		return enforce.UsagePolicy{}, fmt.Errorf("-purpose: %w", err)
+	}
+	use, err := aipref.ParseUse(useName)
+	if err != nil {
+		return enforce.UsagePolicy{}, fmt.Errorf("-content-use: %w", err)
+	}
+	return enforce.UsagePolicy{Purposes: purposes, ContentUse: use}, nil
 }
 
 // checkLine is the text line of one URL: the verdict ("allowed",
@@ -142,6 +164,9 @@ func checkLine(u string, v *enforce.Verdict, purposes aipref.Set) string {
 			b.WriteString("  usage: " + strings.Join(us, "; "))
 		}
 	}
+	if su := v.SiteUse; su.Level != aipref.UseUnknown {
+		fmt.Fprintf(&b, "  use: %s (%s, line %d)", su.Level, su.Rule, su.Line)
+	}
 	b.WriteByte('\n')
 	return b.String()
 }
@@ -163,6 +188,20 @@ type checkResult struct {
 	// Usage is the stated preference of every purpose that has one, and
 	// of every declared purpose ("unknown" when none is stated).
 	Usage map[string]usageResult `json:"usage,omitempty"`
+	// ContentUse is the declared content use (-content-use); SiteUse
+	// the level the robots.txt states for the URL; ContentUseDisallowed
+	// is set when SiteUse is below ContentUse.
+	ContentUse           string       `json:"content_use,omitempty"`
+	SiteUse              *siteUseJSON `json:"site_use,omitempty"`
+	ContentUseDisallowed bool         `json:"content_use_disallowed,omitempty"`
+}
+
+// siteUseJSON is the content-use level a robots.txt states.
+type siteUseJSON struct {
+	Level  string `json:"level"`  // immediate, reference or full
+	Source string `json:"source"` // content-signal
+	Rule   string `json:"rule"`
+	Line   int    `json:"line"`
 }
 
 // usageResult is the usage preference for one purpose.
@@ -173,9 +212,14 @@ type usageResult struct {
 	Line   int    `json:"line,omitempty"`
 }
 
-func newCheckResult(u string, v *enforce.Verdict, purposes aipref.Set) checkResult {
+func newCheckResult(u string, v *enforce.Verdict, pol enforce.UsagePolicy) checkResult {
+	purposes := pol.Purposes
 	out := checkResult{URL: u, Allowed: v.Allowed, Rule: v.Rule, Line: v.Line, Detail: v.Detail,
-		Purposes: purposeNames(purposes), UsageDisallowed: purposeNames(v.UsageBlocked)}
+		Purposes: purposeNames(purposes), UsageDisallowed: purposeNames(v.UsageBlocked),
+		ContentUse: pol.ContentUse.String(), ContentUseDisallowed: v.ContentUseBlocked}
+	if su := v.SiteUse; su.Level != aipref.UseUnknown {
+		out.SiteUse = &siteUseJSON{Level: su.Level.String(), Source: su.Source.String(), Rule: su.Rule, Line: su.Line}
+	}
 	if v.Reason == enforce.ReasonUsageDisallowed {
 		out.Reason = string(v.Reason)
 	}

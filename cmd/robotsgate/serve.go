@@ -193,6 +193,7 @@ func enforceConfig(cfg config.Config, tr *http.Transport, store enforce.Store, m
 		FetchTimeout:      r.FetchTimeout,
 		Purposes:          cfg.Purposes,
 		UsageUnknownDeny:  cfg.Usage.Unknown == "deny",
+		ContentUse:        cfg.ContentUse,
 	}
 }
 
