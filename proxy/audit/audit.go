@@ -78,8 +78,8 @@ type Event struct {
 	// content-use level the site states for the URL (nil: none);
 	// ContentUseDisallowed is set when SiteUse refused the request (reason
 	// usage-disallowed).
-	ContentUse        string
-	SiteUse           *SiteUse
+	ContentUse           string
+	SiteUse              *SiteUse
 	ContentUseDisallowed bool
 }
 
