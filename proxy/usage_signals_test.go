@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -67,7 +68,7 @@ func TestUsageAIUseThroughProxy(t *testing.T) {
 		t.Fatal("the origin saw /x")
 	}
 	rec := p.records(t, o.URL+"/x")[0]
-	if rec["purposes"] != "ai-use" || rec["usage_blocked"] != "ai-use" || usageField(rec, "ai-use")["pref"] != "disallowed" ||
+	if fmt.Sprint(rec["purposes"]) != "[ai-use]" || fmt.Sprint(rec["usage_disallowed"]) != "[ai-use]" || usageField(rec, "ai-use")["pref"] != "disallowed" ||
 		usageField(rec, "ai-use")["source"] != "content-usage" {
 		t.Fatalf("audit record: %v", rec)
 	}

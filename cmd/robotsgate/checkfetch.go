@@ -22,7 +22,7 @@ import (
 	"github.com/robotsgate/robotsgate/robots/aipref"
 )
 
-const checkFetchUsage = "usage: robotsgate check -fetch [-config FILE] [-agent NAME] [-purpose LIST|none] [-json] [-parallel N] [URL...] (no URL: one per line on standard input)"
+const checkFetchUsage = "usage: robotsgate check -fetch [-config FILE] [-agent NAME] [-purpose LIST|none] [-content-use LEVEL|none] [-json] [-parallel N] [URL...] (no URL: one per line on standard input)"
 
 // checkFetchParallel is how many URLs "check -fetch" decides at once by
 // default.
@@ -42,6 +42,7 @@ type checkFetchFlags struct {
 	cfg      config.Config
 	agent    string
 	purposes aipref.Set
+	use      aipref.Use
 	asJSON   bool
 	parallel int
 	urls     []string
@@ -51,7 +52,7 @@ type checkFetchFlags struct {
 // arguments, else the lines of stdin) it decides as the proxy would now,
 // with the proxy's own robots.txt fetcher and policy (enforce.Enforcer)
 // built from the configuration (-config, the environment): the same
-// status rules, decoding, spellings, agent and purposes. Each origin's
+// status rules, decoding, spellings, agent, purposes and content use. Each origin's
 // robots.txt is fetched once. It prints one verdict per URL (text, or
 // with -json the answer of GET /v1/decision) in input order, then a
 // summary (on stderr with -json). Exit status: 0 when every URL is
@@ -98,6 +99,7 @@ func parseCheckFetch(args []string, env func(string) string, stdin io.Reader, st
 	configFile := fs.String("config", "", "configuration `file` (as serve's -config; the environment applies too): agent, purposes, robots.* and https.upstream_roots")
 	agent := fs.String("agent", "", "product token `NAME` of the crawler (default: the configured agent)")
 	purposeList := fs.String("purpose", "", "comma-separated `LIST` of purposes, or none (default: the configured purposes)")
+	useName := fs.String("content-use", "", "content use `LEVEL` ("+aipref.UseList+"), or none (default: the configured content_use)")
 	fs.BoolVar(&fl.asJSON, "json", false, "print one JSON object per URL, as GET /v1/decision answers")
 	fs.IntVar(&fl.parallel, "parallel", checkFetchParallel, "how many URLs to decide at once")
 	if err := fs.Parse(args); err != nil {
@@ -117,7 +119,7 @@ func parseCheckFetch(args []string, env func(string) string, stdin io.Reader, st
 	if err != nil {
 		return fl, checkFetchFail(stderr, "%v", err)
 	}
-	fl.cfg, fl.agent, fl.purposes = cfg, cfg.Agent, cfg.Purposes
+	fl.cfg, fl.agent, fl.purposes, fl.use = cfg, cfg.Agent, cfg.Purposes, cfg.ContentUse
 	if *agent != "" {
 		fl.agent = *agent
 		if strings.ContainsAny(fl.agent, "/ ();") { // a whole User-Agent value, as the proxy reads one
@@ -126,6 +128,15 @@ func parseCheckFetch(args []string, env func(string) string, stdin io.Reader, st
 	}
 	if fl.purposes, err = checkPurposes(*purposeList, fl.purposes); err != nil {
 		return fl, checkFetchFail(stderr, "-purpose: %v", err)
+	}
+	switch *useName {
+	case "":
+	case "none":
+		fl.use = aipref.UseUnknown
+	default:
+		if fl.use, err = aipref.ParseUse(*useName); err != nil {
+			return fl, checkFetchFail(stderr, "-content-use: %v", err)
+		}
 	}
 	if fl.urls, err = checkURLs(fs.Args(), stdin); err != nil {
 		return fl, checkFetchFail(stderr, "%v", err)
@@ -189,7 +200,7 @@ func decideAll(ctx context.Context, enf *enforce.Enforcer, urls []string, fl che
 		go func() {
 			defer wg.Done()
 			for i := range next {
-				ds[i] = decideOne(ctx, enf, urls[i], fl.agent, fl.purposes)
+				ds[i] = decideOne(ctx, enf, urls[i], fl)
 			}
 		}()
 	}
@@ -203,15 +214,15 @@ func decideAll(ctx context.Context, enf *enforce.Enforcer, urls []string, fl che
 
 // decideOne decides raw as the proxy would: only absolute http and https
 // URLs can be proxied, anything else is refused as invalid-url.
-func decideOne(ctx context.Context, enf *enforce.Enforcer, raw, agent string, purposes aipref.Set) enforce.Decision {
+func decideOne(ctx context.Context, enf *enforce.Enforcer, raw string, fl checkFetchFlags) enforce.Decision {
 	u, err := url.Parse(raw)
 	if err == nil && u.Scheme != "http" && u.Scheme != "https" {
 		err = errors.New("want an absolute http or https URL")
 	}
 	if err != nil {
-		return enforce.Decision{Reason: enforce.ReasonInvalidURL, URL: raw, Agent: agent, Purposes: purposes, Detail: err.Error()}
+		return enforce.Decision{Reason: enforce.ReasonInvalidURL, URL: raw, Agent: fl.agent, Purposes: fl.purposes, ContentUse: fl.use, Detail: err.Error()}
 	}
-	return enf.DecideFor(ctx, u, agent, enforce.DecideOptions{Purposes: purposes, Quiet: true})
+	return enf.DecideFor(ctx, u, fl.agent, enforce.DecideOptions{Purposes: fl.purposes, ContentUse: fl.use, Quiet: true})
 }
 
 // verdictPrinter prints verdicts and counts them for the summary.

@@ -169,6 +169,7 @@ func TestCheckFetchUsageErrors(t *testing.T) {
 		{[]string{"http://x.test/"}, nil, "no agent: give -agent or configure agent"},
 		{[]string{"-agent", "A"}, nil, "no URL given"},
 		{[]string{"-agent", "A", "-purpose", "train-ai,nope", "http://x.test/"}, nil, "-purpose: "},
+		{[]string{"-agent", "A", "-content-use", "most", "http://x.test/"}, nil, `-content-use: unknown content use "most"`},
 		{[]string{"-agent", "A", "http://x.test/", "-json"}, nil, `flags must precede URLs: "-json" comes after a URL`},
 		{[]string{"-robots", "f", "-agent", "A", "http://x.test/"}, nil, "flag provided but not defined: -robots"},
 		{[]string{"http://x.test/"}, map[string]string{"ROBOTSGATE_MODE": "sometimes"}, "ROBOTSGATE_MODE"},

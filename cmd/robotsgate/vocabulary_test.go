@@ -101,11 +101,40 @@ var shapeOnly = map[string][]string{
 // shapes has one type; a field not in every shape is listed in shapeOnly
 // with the shapes that carry it, so that one concept cannot get two names
 // (usage_blocked beside usage_disallowed) or two types (purposes as a
-// string beside a list).
+// string beside a list). Each scenario fills in a different part of the
+// vocabulary: a purpose refused by Content-Usage, a content use refused by
+// Content-Signal use=.
 func TestVocabularyOneForAllShapes(t *testing.T) {
+	for _, sc := range []struct {
+		name, robots string
+		declare      []string // flags of serve and both checks
+		covers       []string // fields the scenario must show in every shape
+	}{
+		{"purposes", vocabularyRobots, []string{"-purpose", "train-ai,search"},
+			[]string{"purposes", "usage_disallowed", "usage_*_pref", "usage_*_source", "usage_*_rule", "usage_*_line"}},
+		{"content use", "User-agent: *\nAllow: /\nContent-Signal: search=yes, use=reference\n", []string{"-content-use", "full", "-purpose", "search"},
+			[]string{"content_use", "content_use_disallowed", "site_use_level", "site_use_source", "site_use_rule", "site_use_line"}},
+	} {
+		t.Run(sc.name, func(t *testing.T) {
+			fields := compareShapes(t, vocabularyShapes(t, sc.robots, sc.declare))
+			for _, f := range sc.covers {
+				for shape, fs := range fields {
+					if _, ok := fs[f]; !ok {
+						t.Errorf("%s lacks %q: the scenario does not cover it", shape, f)
+					}
+				}
+			}
+		})
+	}
+}
+
+// vocabularyShapes gets /test refused for what declare declares, under
+// robots, in the five shapes.
+func vocabularyShapes(t *testing.T, robots string, declare []string) map[string][]byte {
+	t.Helper()
 	origin := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/robots.txt" {
-			io.WriteString(w, vocabularyRobots)
+			io.WriteString(w, robots)
 			return
 		}
 		io.WriteString(w, "page")
@@ -113,7 +142,7 @@ func TestVocabularyOneForAllShapes(t *testing.T) {
 	defer origin.Close()
 	target := origin.URL + "/test"
 	auditPath := filepath.Join(t.TempDir(), "audit.log")
-	r := startServe(t, []string{"-audit-log", auditPath, "-agent", "VocabBot", "-purpose", "train-ai,search"}, nil)
+	r := startServe(t, append([]string{"-audit-log", auditPath, "-agent", "VocabBot"}, declare...), nil)
 	shapes := map[string][]byte{}
 
 	req, _ := http.NewRequest(http.MethodGet, target, nil)
@@ -141,23 +170,24 @@ func TestVocabularyOneForAllShapes(t *testing.T) {
 			shapes["audit"], _ = json.Marshal(rec)
 		}
 	}
-	robotsFile := writeFile(t, "robots.txt", vocabularyRobots)
+	robotsFile := writeFile(t, "robots.txt", robots)
 	for name, args := range map[string][]string{
-		"check":       {"check", "-robots", robotsFile, "-agent", "VocabBot", "-purpose", "train-ai,search", "-json", target},
-		"check-fetch": {"check", "-fetch", "-agent", "VocabBot", "-purpose", "train-ai,search", "-json", target},
+		"check":       {"check", "-robots", robotsFile},
+		"check-fetch": {"check", "-fetch"},
 	} {
-		var out bytes.Buffer
-		if code := run(context.Background(), args, envMap(nil), strings.NewReader(""), &out, io.Discard); code != 1 {
-			t.Fatalf("%s: exit %d, want 1 (refused): %s", name, code, out.String())
+		args = append(append(args, "-agent", "VocabBot", "-json"), append(declare, target)...)
+		var out, errOut bytes.Buffer
+		if code := run(context.Background(), args, envMap(nil), strings.NewReader(""), &out, &errOut); code != 1 {
+			t.Fatalf("%s: exit %d, want 1 (refused): %s %s", name, code, out.String(), errOut.String())
 		}
 		shapes[name] = out.Bytes()
 	}
-	compareShapes(t, shapes)
+	return shapes
 }
 
 // compareShapes checks the fields of the shapes against each other and
-// against shapeOnly.
-func compareShapes(t *testing.T, shapes map[string][]byte) {
+// against shapeOnly, and returns the fields of each shape.
+func compareShapes(t *testing.T, shapes map[string][]byte) map[string]map[string]string {
 	t.Helper()
 	names := []string{"audit", "403", "decision", "check", "check-fetch"}
 	fields := map[string]map[string]string{}
@@ -201,4 +231,5 @@ func compareShapes(t *testing.T, shapes map[string][]byte) {
 			t.Logf("%s: %s", n, strings.TrimSpace(string(shapes[n])))
 		}
 	}
+	return fields
 }
