@@ -18,19 +18,19 @@ import (
 	"testing"
 )
 
-// robotsOrigin is an httptest origin serving robots.txt with status and
+// fetchOrigin is an httptest origin serving robots.txt with status and
 // body (gzip-encoded when gz), counting its fetches and the User-Agents
 // they came with.
-type robotsOrigin struct {
+type fetchOrigin struct {
 	*httptest.Server
 	fetches atomic.Int64
 	mu      sync.Mutex
 	agents  []string
 }
 
-func newRobotsOrigin(t *testing.T, status int, body string, gz bool) *robotsOrigin {
+func newFetchOrigin(t *testing.T, status int, body string, gz bool) *fetchOrigin {
 	t.Helper()
-	o := &robotsOrigin{}
+	o := &fetchOrigin{}
 	o.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path != "/robots.txt" {
 			t.Errorf("check -fetch requested %s: only robots.txt may be fetched", r.URL)
@@ -82,9 +82,9 @@ func closedPort(t *testing.T) string {
 // for the configured purposes, an unreachable origin and a URL robotsgate
 // cannot proxy. Exit status 1: some are refused.
 func TestCheckFetchVerdicts(t *testing.T) {
-	a := newRobotsOrigin(t, 200, "User-agent: *\nDisallow: /private\n\nUser-agent: FetchBot\nDisallow: /bot-only\nContent-Usage: /ai/ train-ai=n\n", true)
-	down := newRobotsOrigin(t, 503, "busy", false)
-	none := newRobotsOrigin(t, 404, "not found", false)
+	a := newFetchOrigin(t, 200, "User-agent: *\nDisallow: /private\n\nUser-agent: FetchBot\nDisallow: /bot-only\nContent-Usage: /ai/ train-ai=n\n", true)
+	down := newFetchOrigin(t, 503, "busy", false)
+	none := newFetchOrigin(t, 404, "not found", false)
 	dead := "http://" + closedPort(t)
 	urls := []string{
 		a.URL + "/public", a.URL + "/bot-only/x", a.URL + "/%62ot-only/y", a.URL + "/private", a.URL + "/ai/page",
@@ -118,7 +118,7 @@ func TestCheckFetchVerdicts(t *testing.T) {
 			t.Errorf("line %d:\n got %q\nwant %q...", i, lines[i], want[i])
 		}
 	}
-	for _, o := range []*robotsOrigin{a, down} {
+	for _, o := range []*fetchOrigin{a, down} {
 		if n := o.fetches.Load(); n != 1 {
 			t.Errorf("robots.txt of %s fetched %d times, want once", o.URL, n)
 		}
@@ -131,7 +131,7 @@ func TestCheckFetchVerdicts(t *testing.T) {
 // TestCheckFetchJSON prints, per URL, the answer of /v1/decision, and the
 // summary on stderr; exit 0 when every URL is allowed.
 func TestCheckFetchJSON(t *testing.T) {
-	a := newRobotsOrigin(t, 200, "User-agent: *\nDisallow: /private\n", false)
+	a := newFetchOrigin(t, 200, "User-agent: *\nDisallow: /private\n", false)
 	code, out, errOut := runCheckFetchTest(t, nil, "", "-agent", "Mozilla/5.0 (compatible; JsonBot/2.1)", "-json", a.URL+"/a", a.URL+"/b")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
@@ -205,7 +205,7 @@ func TestCheckFetchUpstreamRoots(t *testing.T) {
 // TestCheckFetchManyURLsInOrder: a list longer than one batch is printed
 // in input order, with one robots.txt fetch for its origin.
 func TestCheckFetchManyURLsInOrder(t *testing.T) {
-	a := newRobotsOrigin(t, 200, "User-agent: *\nDisallow: /odd/\n", false)
+	a := newFetchOrigin(t, 200, "User-agent: *\nDisallow: /odd/\n", false)
 	var in, want strings.Builder
 	for i := range checkFetchBatch + 45 {
 		u := fmt.Sprintf("%s/even/%d", a.URL, i)
@@ -233,7 +233,7 @@ func TestCheckFetchManyURLsInOrder(t *testing.T) {
 // TestCheckFetchPurposeNone: -purpose none decides for no purpose, over
 // the configured ones.
 func TestCheckFetchPurposeNone(t *testing.T) {
-	a := newRobotsOrigin(t, 200, "User-agent: *\nContent-Usage: train-ai=n\n", false)
+	a := newFetchOrigin(t, 200, "User-agent: *\nContent-Usage: train-ai=n\n", false)
 	env := map[string]string{"ROBOTSGATE_PURPOSE": "train-ai", "ROBOTSGATE_AGENT": "ConfBot"}
 	if code, out, _ := runCheckFetchTest(t, env, "", a.URL+"/p"); code != 1 || !strings.HasPrefix(out, "usage-disallowed ") || !strings.Contains(out, "checked for ConfBot") {
 		t.Errorf("configured purposes and agent: exit %d, %q", code, out)
