@@ -52,7 +52,8 @@ type checkFetchFlags struct {
 // arguments, else the lines of stdin) it decides as the proxy would now,
 // with the proxy's own robots.txt fetcher and policy (enforce.Enforcer)
 // built from the configuration (-config, the environment): the same
-// status rules, decoding, spellings, agent, purposes and content use. Each origin's
+// status rules, decoding, spellings, agent, purposes, content use and
+// per-site exceptions. Each origin's
 // robots.txt is fetched once. It prints one verdict per URL (text, or
 // with -json the answer of GET /v1/decision) in input order, then a
 // summary (on stderr with -json). Exit status: 0 when every URL is
@@ -222,7 +223,8 @@ func decideOne(ctx context.Context, enf *enforce.Enforcer, raw string, fl checkF
 	if err != nil {
 		return enforce.Decision{Reason: enforce.ReasonInvalidURL, URL: raw, Agent: fl.agent, Purposes: fl.purposes, ContentUse: fl.use, Detail: err.Error()}
 	}
-	return enf.DecideFor(ctx, u, fl.agent, enforce.DecideOptions{Purposes: fl.purposes, ContentUse: fl.use, Quiet: true})
+	// The operator's per-site exceptions (sites:) apply as in the proxy.
+	return proxy.DecideWithSites(ctx, enf, fl.cfg.Sites, u, fl.agent, enforce.DecideOptions{Purposes: fl.purposes, ContentUse: fl.use, Quiet: true})
 }
 
 // verdictPrinter prints verdicts and counts them for the summary.

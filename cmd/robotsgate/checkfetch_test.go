@@ -242,3 +242,20 @@ func TestCheckFetchPurposeNone(t *testing.T) {
 		t.Errorf("-purpose none: exit %d, %q", code, out)
 	}
 }
+
+// TestCheckFetchSiteExceptions: the per-site exceptions of the
+// configuration apply as in the proxy: deny refuses without fetching
+// robots.txt, allow lets through what robots.txt refuses, with its note.
+func TestCheckFetchSiteExceptions(t *testing.T) {
+	denied := newFetchOrigin(t, 200, "User-agent: *\nAllow: /\n", false)
+	partner := newFetchOrigin(t, 200, "User-agent: *\nDisallow: /\n", false)
+	conf := writeFile(t, "sites.yaml", "sites:\n  - match: "+denied.URL+"\n    policy: deny\n  - match: "+partner.URL+"\n    policy: allow\n    note: \"written permission, ticket 7\"\n")
+	code, out, errOut := runCheckFetchTest(t, nil, "", "-config", conf, "-agent", "SiteBot", denied.URL+"/a", partner.URL+"/b")
+	if code != 1 || !strings.HasPrefix(out, "site-denied        "+denied.URL+"/a") ||
+		!strings.Contains(out, "allowed            "+partner.URL+"/b  (Disallow: /, line 2; robots.txt refuses the URL (disallowed)") || !strings.Contains(out, "written permission, ticket 7") {
+		t.Fatalf("exit %d (stderr %q), output:\n%s", code, errOut, out)
+	}
+	if n := denied.fetches.Load(); n != 0 {
+		t.Errorf("robots.txt of the denied site fetched %d times", n)
+	}
+}
