@@ -49,7 +49,6 @@ func (s *Server) install() error {
 	s.installSelf() // the outbound dialer refuses robotsgate's own addresses (decide.go)
 	inflight := inflight{m: s.metrics}
 	ls := s.liveSteps() // read from the request's settings, which a reload replaces (live.go)
-
 	// enter counts the request for Shutdown and creates its state: it is
 	// not a step, every step needs what it does.
 	p.OnRequest().DoFunc(s.enter)
