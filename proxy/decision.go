@@ -55,11 +55,12 @@ func eventOf(client, method string, d enforce.Decision, verdict string, status i
 		RobotsStaleWhy:   string(d.RobotsStaleReason),
 		Status:           status,
 		Detail:           d.Detail,
-		Purposes:         d.Purposes.String(),
+		Purposes:         purposeNames(d.Purposes),
 		Usage:            auditUsage(&d),
-		UsageBlocked:     d.UsageBlocked.String(),
+		UsageDisallowed:  purposeNames(d.UsageBlocked),
 		Site:             d.Site,
 		SiteNote:         d.SiteNote,
+		TDM:              auditTDM(&d),
 	}
 	auditContentUse(&e, &d)
 	return e
@@ -91,8 +92,9 @@ type decisionJSON struct {
 	contentUseJSON
 	// Site is the operator's per-site exception that applied, SiteNote
 	// its note.
-	Site     string `json:"site,omitempty"`
-	SiteNote string `json:"site_note,omitempty"`
+	Site     string   `json:"site,omitempty"`
+	SiteNote string   `json:"site_note,omitempty"`
+	TDM      *tdmJSON `json:"tdm,omitempty"` // TDMRep (tdmrep.go)
 }
 
 // robotsJSON describes the robots.txt copy a decision used.
@@ -132,8 +134,13 @@ func newDecisionJSON(d enforce.Decision) decisionJSON {
 	j.Robots = newRobotsJSON(d)
 	j.Purposes, j.UsageDisallowed, j.Usage = purposeNames(d.Purposes), purposeNames(d.UsageBlocked), usageOf(&d)
 	j.contentUseJSON = contentUseOf(&d)
+	j.TDM = tdmOf(&d)
 	return j
 }
+
+// DecisionAnswer is d as GET /v1/decision answers it (a value to encode
+// as JSON), for "robotsgate check -fetch -json".
+func DecisionAnswer(d enforce.Decision) any { return newDecisionJSON(d) }
 
 // newRobotsJSON describes the robots.txt copy d used; nil when d did not
 // consult robots.txt. 403 bodies (Refuse) carry it too.
@@ -176,8 +183,9 @@ type refusalBody struct {
 	UsageDisallowed []string             `json:"usage_disallowed,omitempty"`
 	Usage           map[string]usageJSON `json:"usage,omitempty"`
 	contentUseJSON
-	Site     string `json:"site,omitempty"`
-	SiteNote string `json:"site_note,omitempty"`
+	Site     string   `json:"site,omitempty"`
+	SiteNote string   `json:"site_note,omitempty"`
+	TDM      *tdmJSON `json:"tdm,omitempty"`
 }
 
 // newRefusalBody is the body of the refusal of d with status; fallbackURL
@@ -202,7 +210,7 @@ func newRefusalBody(status int, d enforce.Decision, fallbackURL string) refusalB
 		Site:        j.Site,
 		SiteNote:    j.SiteNote,
 	}
-	b.Purposes, b.UsageDisallowed, b.Usage = j.Purposes, j.UsageDisallowed, j.Usage
+	b.Purposes, b.UsageDisallowed, b.Usage, b.TDM = j.Purposes, j.UsageDisallowed, j.Usage, j.TDM
 	b.contentUseJSON = j.contentUseJSON
 	if b.URL == "" {
 		b.URL = fallbackURL
@@ -224,10 +232,25 @@ func headline(status int, d enforce.Decision) string {
 	case ReasonUpstreamError:
 		return h + ": forwarding to " + originName(d) + " failed"
 	case enforce.ReasonOriginUnreachable:
+		if untrustedCert(d) {
+			return h + ": the TLS certificate of " + originName(d) + " is not trusted (https.upstream_roots)"
+		}
 		return h + ": the origin " + originName(d) + " could not be reached"
 	}
 	return h + " by robots policy"
 }
+
+// untrustedCert reports whether d refused a request because the origin's
+// TLS certificate failed verification when its robots.txt was fetched.
+func untrustedCert(d enforce.Decision) bool {
+	return d.Reason == enforce.ReasonOriginUnreachable && d.RobotsErrKind == enforce.FetchTLSUntrusted
+}
+
+// untrustedExplanation is the explanation of a refusal for an untrusted
+// origin certificate: the fix first, whole, short enough for
+// Proxy-Status details.
+const untrustedExplanation = "the origin's TLS certificate failed verification (unknown authority, wrong host name or expired), " +
+	"so neither its robots.txt nor the URL was fetched; if you trust the origin, add its root CA to https.upstream_roots"
 
 // originName is d's origin, or its URL when it has none.
 func originName(d enforce.Decision) string {
@@ -303,6 +326,9 @@ func explain(d enforce.Decision) string {
 	case enforce.ReasonUnreachable:
 		return "the origin's robots.txt could not be fetched (server error, 429, unreadable answer), so every URL of the origin is disallowed until it can be"
 	case enforce.ReasonOriginUnreachable:
+		if untrustedCert(d) {
+			return untrustedExplanation
+		}
 		return "the origin could not be reached (DNS, connection, TLS or timeout) to fetch its robots.txt, so the request was not forwarded; robots.txt is fetched again soon"
 	case ReasonUpstreamError:
 		return "the request was allowed and forwarded, but no response came from the origin"
@@ -328,6 +354,10 @@ func explain(d enforce.Decision) string {
 		return "the site's usage preferences disallow a purpose this crawler declared"
 	case ReasonUnscannable:
 		return "the response could not be read as a whole document (a partial response, or a content coding robotsgate cannot decode), and a robot-tag or usage check that may refuse it needs to read it"
+	case ReasonTDMReserved:
+		return "the site reserves its text and data mining rights for this URL (W3C TDMRep), and this crawler declared a mining purpose"
+	case ReasonTDMUnknown:
+		return "the site's tdmrep.json could not be read, so whether it reserves text and data mining rights is not known, and usage.unknown is deny"
 	case ReasonInvalidPurpose:
 		return "the purposes header names an unknown purpose (allowed values are train-ai, search, ai-input, or none)"
 	case ReasonSiteDenied:
@@ -370,6 +400,7 @@ func refusalText(b refusalBody) string {
 	}
 	usageText(&sb, b.Purposes, b.Usage)
 	contentUseText(&sb, b.contentUseJSON)
+	tdmText(&sb, b.TDM)
 	if rb := b.Robots; rb != nil {
 		fmt.Fprintf(&sb, "robots:   %s: %s", rb.URL, rb.Status)
 		if rb.HTTPStatus != 0 {
