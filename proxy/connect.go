@@ -156,7 +156,8 @@ func (s *Server) handleConnect(host string, ctx *goproxy.ProxyCtx) (*goproxy.Con
 		return s.connectAction(ctx, st, refuse(http.StatusForbidden, d), nil), host
 	}
 	if s.https.mode == HTTPSModeTunnel {
-		return s.connectAction(ctx, st, s.tunnel(ctx, st, u), goproxy.OkConnect), target
+		// Only a TLS ClientHello goes through the tunnel (tunnelsplice.go).
+		return s.connectAction(ctx, st, s.tunnel(ctx, st, u), s.tunnelAction(st, target)), target
 	}
 	// Requests inside the session must name this host:port (checkDestination).
 	st.ConnectTarget = target

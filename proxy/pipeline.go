@@ -299,7 +299,7 @@ func knownReasons() map[enforce.Reason]bool {
 		ReasonSiteClosed: false, enforce.ReasonInvalidURL: false, enforce.ReasonInvalidHost: false,
 		ReasonSelfRequest: false, ReasonMisdirected: false,
 		ReasonDestinationMismatch: false, ReasonNotRedirected: false, ReasonRedirectLoop: false,
-		ReasonUnknownProtocol: false, ReasonNoSNI: false,
+		ReasonUnknownProtocol: false, ReasonNoSNI: false, ReasonTunnelNotTLS: false,
 		enforce.ReasonOriginUnreachable: false,
 		enforce.ReasonUsageDisallowed:   false, ReasonInvalidPurpose: false,
 		ReasonUnscannable: false,

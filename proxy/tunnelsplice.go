@@ -1,0 +1,191 @@
+package proxy
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/elazarl/goproxy"
+
+	"github.com/robotsgate/robotsgate/enforce"
+)
+
+// ReasonTunnelNotTLS is the refusal of a tunnel-mode CONNECT whose client
+// sent something other than a TLS ClientHello inside the tunnel.
+const ReasonTunnelNotTLS enforce.Reason = "tunnel-not-tls"
+
+// tlsRecordHead is how many bytes of a TLS ClientHello spliceTunnel reads
+// before deciding: the record header (content type, version, length) and
+// the handshake message type.
+const tlsRecordHead = 6
+
+// tunnelAction is the ConnectAction of a tunnel-mode CONNECT that was
+// decided open at host level for st: spliceTunnel to target, the
+// host:port as enforce keys it (canonical.go).
+func (s *Server) tunnelAction(st *requestState, target string) *goproxy.ConnectAction {
+	return &goproxy.ConnectAction{Action: goproxy.ConnectHijack,
+		Hijack: func(r *http.Request, client net.Conn, ctx *goproxy.ProxyCtx) {
+			s.spliceTunnel(r, client, ctx, st, target)
+		}}
+}
+
+// spliceTunnel carries out an open tunnel-mode CONNECT on the hijacked
+// client connection: it dials the target as goproxy's own tunnel would
+// (the pinned, self-refusing dialer; the original destination of a
+// redirected connection), answers 200, and splices the two connections
+// only when the client's first bytes begin a TLS ClientHello. Anything
+// else (plain HTTP sent inside the tunnel, which tunnel mode cannot
+// decide per path) is refused through [Server.settle] and the connection
+// closed: the origin sees none of it. The client connection is tracked
+// (conntrack.go), which bounds the wait for the first bytes by
+// client.header_timeout and lets Shutdown close the tunnel.
+func (s *Server) spliceTunnel(r *http.Request, client net.Conn, ctx *goproxy.ProxyCtx, st *requestState, addr string) {
+	upstream, err := s.dialTunnel(ctx, addr)
+	if err != nil {
+		s.log.Warn().Err(err).Str("target", addr).Msg("tunnel: dialing the CONNECT target failed")
+		msg := err.Error()
+		_, _ = fmt.Fprintf(client, "HTTP/1.1 502 Bad Gateway\r\nContent-Type: text/plain\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s", len(msg), msg)
+		_ = client.Close()
+		return
+	}
+	major, minor := r.ProtoMajor, r.ProtoMinor
+	if major == 0 {
+		major, minor = 1, 1
+	}
+	if _, err := fmt.Fprintf(client, "HTTP/%d.%d 200 Connection established\r\n\r\n", major, minor); err != nil {
+		_ = client.Close()
+		_ = upstream.Close()
+		return
+	}
+	go s.checkAndSplice(r, st, client, upstream, addr)
+}
+
+// checkAndSplice reads the client's first bytes inside the tunnel to addr and
+// splices client and upstream when they begin a TLS ClientHello; it
+// refuses and closes both otherwise.
+func (s *Server) checkAndSplice(r *http.Request, st *requestState, client, upstream net.Conn, addr string) {
+	head := make([]byte, tlsRecordHead)
+	n, err := io.ReadFull(client, head)
+	if err != nil || !isClientHello(head) {
+		_ = upstream.Close()
+		if n > 0 { // a client that sent nothing (or left) is not refused: nothing went through
+			s.refuseTunnel(r, st, client, head[:n], err, addr)
+		}
+		_ = client.Close()
+		return
+	}
+	if _, err := upstream.Write(head); err != nil {
+		_ = upstream.Close()
+		_ = client.Close()
+		return
+	}
+	splice(client, upstream)
+}
+
+// isClientHello reports whether head, the first bytes inside a tunnel,
+// begins a TLS record carrying a ClientHello: content type handshake
+// (22), protocol major version 3, and handshake type client_hello (1).
+func isClientHello(head []byte) bool {
+	return len(head) == tlsRecordHead && head[0] == 22 && head[1] == 3 && head[5] == 1
+}
+
+// refuseTunnel audits the refusal of the tunnel st opened, whose client
+// sent first (read up to err) what is not a TLS ClientHello, and answers
+// it with the refusal: a client that sent a plain HTTP request reads it
+// as the answer to that request.
+func (s *Server) refuseTunnel(r *http.Request, st *requestState, client net.Conn, first []byte, err error, addr string) {
+	d := st.Decision
+	d.Allowed, d.Reason, d.Agent = false, ReasonTunnelNotTLS, st.Agent
+	if d.URL == "" {
+		d.URL = "https://" + addr
+	}
+	what := "do not begin a TLS handshake"
+	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) {
+		what += " (" + err.Error() + ")"
+	}
+	d.Detail = fmt.Sprintf("tunnel mode: the first bytes inside the CONNECT tunnel (%q) %s; "+
+		"tunnel mode decides hosts only and cannot check the paths of plain HTTP inside a tunnel, so the tunnel was closed "+
+		"(send http:// URLs to the proxy as proxy requests, or use https.mode mitm)", first, what)
+	if resp := s.settle(r, st, refuse(http.StatusForbidden, d)); resp != nil {
+		_ = resp.Write(client)
+		_ = resp.Body.Close()
+	}
+	lingerClose(client, s.cfg.Client.HeaderTimeout)
+}
+
+// lingerMax bounds what lingerClose reads and discards.
+const lingerMax = 64 << 10
+
+// lingerClose ends the writing side of c and discards what the client
+// still sends (at most lingerMax bytes, for at most wait) before the
+// caller closes it: closing a socket with unread bytes resets the
+// connection, which could discard the answer before the client read it.
+func lingerClose(c net.Conn, wait time.Duration) {
+	hc, ok := c.(halfCloser)
+	if !ok {
+		return
+	}
+	_ = hc.CloseWrite()
+	_ = c.SetReadDeadline(time.Now().Add(wait))
+	_, _ = io.Copy(io.Discard, io.LimitReader(c, lingerMax))
+}
+
+// dialTunnel dials addr for the tunnel of the CONNECT ctx.Req as
+// goproxy's own tunnel does: through the upstream proxy when one is
+// configured, and otherwise with the transport's dialer, which dials
+// exactly the addresses the CONNECT was checked against (selfaddr.WithPin
+// in the request's context) and refuses robotsgate itself.
+func (s *Server) dialTunnel(ctx *goproxy.ProxyCtx, addr string) (net.Conn, error) {
+	p := s.proxy
+	switch {
+	case ctx.Dialer != nil:
+		return ctx.Dialer(ctx.Req.Context(), "tcp", addr)
+	case p.ConnectDialWithReq != nil:
+		return p.ConnectDialWithReq(ctx.Req, "tcp", addr)
+	case p.ConnectDial != nil:
+		return p.ConnectDial("tcp", addr)
+	case p.Tr != nil && p.Tr.DialContext != nil:
+		return p.Tr.DialContext(ctx.Req.Context(), "tcp", addr)
+	}
+	var d net.Dialer
+	return d.DialContext(ctx.Req.Context(), "tcp", addr)
+}
+
+// splice copies bytes both ways between a and b until both directions
+// ended, then closes both. A direction that ends cleanly is half-closed
+// where the connections allow it; one that fails closes both, which ends
+// the other direction too.
+func splice(a, b net.Conn) {
+	done := make(chan struct{})
+	go func() {
+		pipe(a, b)
+		close(done)
+	}()
+	pipe(b, a)
+	<-done
+	_ = a.Close()
+	_ = b.Close()
+}
+
+// pipe copies src to dst, then closes dst's writing side and src's
+// reading side; dst when they cannot be half-closed, and both when the
+// copy failed.
+func pipe(dst, src net.Conn) {
+	_, err := io.Copy(dst, src)
+	dh, dok := dst.(halfCloser)
+	sh, sok := src.(halfCloser)
+	switch {
+	case err != nil:
+		_ = dst.Close()
+		_ = src.Close()
+		return
+	case !dok || !sok:
+		_ = dst.Close()
+		return
+	}
+	_ = dh.CloseWrite()
+	_ = sh.CloseRead()
+}
