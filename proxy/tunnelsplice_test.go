@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"bufio"
+	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
@@ -144,4 +145,36 @@ func TestTunnelModePlainHTTPInside(t *testing.T) {
 		`robotsgate_decisions_total{decision="blocked",reason="tunnel-not-tls"}`:    1,
 		`robotsgate_decisions_total{decision="allowed",reason="tunnel-unenforced"}`: 2,
 	})
+}
+
+// TestTunnelModeSplicedTunnelShutdown: a tunnel spliced after its
+// ClientHello is tracked like the tunnels goproxy opened: it counts as
+// active while open, and Shutdown closes it at once instead of waiting.
+func TestTunnelModeSplicedTunnelShutdown(t *testing.T) {
+	o := newTLSOrigin(t, "User-agent: *\nDisallow: /private\n")
+	cfg := mitmConfig(t, o)
+	cfg.HTTPS.Mode = HTTPSModeTunnel
+	p := startHTTPSProxy(t, cfg)
+
+	resp, c, br := rawConnect(t, p.url.Host, o.Listener.Addr().String(), "User-Agent: TestBot/1.0")
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("CONNECT: %d", resp.StatusCode)
+	}
+	roots := x509.NewCertPool()
+	roots.AddCert(o.Certificate())
+	tc := tls.Client(&bufferedConn{Conn: c, r: br}, &tls.Config{RootCAs: roots, ServerName: "127.0.0.1"})
+	if err := tc.Handshake(); err != nil {
+		t.Fatalf("TLS through the tunnel: %v", err)
+	}
+	if n := p.srv.https.hijacks.active(); n != 1 {
+		t.Fatalf("tracked CONNECT connections: %d, want 1", n)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	defer cancel()
+	if err := p.srv.Shutdown(ctx); err != nil {
+		t.Fatalf("Shutdown with an open tunnel: %v", err)
+	}
+	if _, err := tc.Read(make([]byte, 1)); err == nil || errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatalf("the tunnel stayed open after Shutdown: %v", err)
+	}
 }
