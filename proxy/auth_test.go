@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/robotsgate/robotsgate/internal/config"
+	"github.com/robotsgate/robotsgate/internal/testsupport"
 )
 
 // rawConnectAuth sends a CONNECT for target with an optional
@@ -88,7 +89,7 @@ func TestProxyAuth(t *testing.T) {
 		t.Errorf("CONNECT with credentials: %d %q, want 403 port-forbidden", resp.StatusCode, resp.Header.Get(HeaderDecision))
 	}
 	// Only the CONNECT that passed access control was decided (and counted).
-	if v := metricValue(t, p.scrape(t), `robotsgate_decisions_total{decision="blocked",reason="port-forbidden"}`); v != 1 {
+	if v := testsupport.MetricValue(t, p.scrape(t), `robotsgate_decisions_total{decision="blocked",reason="port-forbidden"}`); v != 1 {
 		t.Errorf("port-forbidden decisions = %v, want 1", v)
 	}
 

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/robotsgate/robotsgate/internal/config"
+	"github.com/robotsgate/robotsgate/internal/testsupport"
 )
 
 // A client that leaves while robots.txt is being fetched is neither
@@ -40,12 +41,12 @@ func TestClientGoneWhileFetchingRobots(t *testing.T) {
 	}
 	m := h.srv.Metrics()
 	waitUntil(t, "the request to end", func() bool {
-		return metricValue(t, exposition(m), "robotsgate_inflight_requests") == 0
+		return testsupport.MetricValue(t, testsupport.Exposition(m.Handler()), "robotsgate_inflight_requests") == 0
 	})
 	if recs := h.audit.String(); recs != "" {
 		t.Errorf("audited: %s", recs)
 	}
-	exp := exposition(m)
+	exp := testsupport.Exposition(m.Handler())
 	if strings.Contains(exp, "client-gone") || strings.Contains(exp, `robotsgate_decisions_total{decision="blocked",reason="robots-unreachable"} 1`) {
 		t.Errorf("counted as a decision:\n%s", exp)
 	}

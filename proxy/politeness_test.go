@@ -96,7 +96,7 @@ func (h *harness) getAsync(t *testing.T, u string, out chan<- getResult) {
 // politeRecords returns the audit records with the given reason.
 func politeRecords(t *testing.T, h *harness, reason string) []map[string]any {
 	var out []map[string]any
-	for _, r := range h.audit.records(t) {
+	for _, r := range h.audit.Records(t) {
 		if r["reason"] == reason {
 			out = append(out, r)
 		}

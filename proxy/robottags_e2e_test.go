@@ -42,7 +42,7 @@ func tagPages(secret string) http.HandlerFunc {
 func tagRecords(t *testing.T, h *harness) []map[string]any {
 	t.Helper()
 	var out []map[string]any
-	for _, r := range h.audit.records(t) {
+	for _, r := range h.audit.Records(t) {
 		if r["reason"] == "robot-tag" {
 			out = append(out, r)
 		}
@@ -107,7 +107,7 @@ func TestRobotTagsEndToEndEnforce(t *testing.T) {
 	if len(recs) != 1 || recs[0]["decision"] != audit.DecisionBlocked || recs[0]["status"] != 403.0 {
 		t.Fatalf("audit: %v", recs)
 	}
-	t.Logf("audit record: %s", strings.TrimSpace(h.audit.buf.String()))
+	t.Logf("audit record: %s", strings.TrimSpace(h.audit.String()))
 
 	// A meta tag in a non-HTML response is not a robot tag.
 	resp, body = h.get(t, o.URL+"/meta-in-text", "User-Agent", "Mandelbot/1.0")
@@ -194,7 +194,7 @@ func TestRobotTagsEndToEndMITM(t *testing.T) {
 					t.Fatalf("status %d, origin body reached the client: %v", resp.StatusCode, strings.Contains(body, "SECRET"))
 				}
 			}
-			if rec := p.audit.find(t, "robot-tag"); rec["url"] != o.URL+"/meta-noindex" {
+			if rec := p.audit.Find(t, "robot-tag"); rec["url"] != o.URL+"/meta-noindex" {
 				t.Errorf("audit record: %v", rec)
 			}
 			// The session goes on: the next request is unaffected.

@@ -82,7 +82,7 @@ func TestSelfRequestRefused(t *testing.T) {
 			}
 		}
 	}
-	rec := p.audit.find(t, string(ReasonSelfRequest))
+	rec := p.audit.Find(t, string(ReasonSelfRequest))
 	if rec["decision"] != audit.DecisionBlocked || rec["status"] != float64(403) {
 		t.Errorf("audit record %v, want blocked 403", rec)
 	}
@@ -111,7 +111,7 @@ func TestSelfConnectRefused(t *testing.T) {
 	if resp.StatusCode != http.StatusForbidden || resp.Header.Get(HeaderDecision) != string(ReasonSelfRequest) {
 		t.Fatalf("CONNECT %s: %d %s, want 403 self-request", p.adminAddr, resp.StatusCode, resp.Header.Get(HeaderDecision))
 	}
-	rec := p.audit.find(t, string(ReasonSelfRequest))
+	rec := p.audit.Find(t, string(ReasonSelfRequest))
 	if rec["decision"] != audit.DecisionBlocked || rec["method"] != http.MethodConnect {
 		t.Errorf("audit record %v", rec)
 	}
@@ -166,7 +166,7 @@ func TestMITMMisdirectedHost(t *testing.T) {
 	if resp, _ := send("127.0.0.1", "/b"); resp.StatusCode != http.StatusMisdirectedRequest {
 		t.Fatalf("Host without port inside CONNECT %s: %d, want 421", target, resp.StatusCode)
 	}
-	rec := p.audit.find(t, string(ReasonMisdirected))
+	rec := p.audit.Find(t, string(ReasonMisdirected))
 	if rec["decision"] != audit.DecisionBlocked || rec["status"] != float64(421) || !strings.Contains(rec["detail"].(string), otherHost) {
 		t.Errorf("audit record %v", rec)
 	}

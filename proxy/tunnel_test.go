@@ -11,6 +11,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/robotsgate/robotsgate/enforce"
+	"github.com/robotsgate/robotsgate/internal/testsupport"
 	"github.com/robotsgate/robotsgate/proxy/audit"
 )
 
@@ -44,12 +45,12 @@ func TestTunnelMode(t *testing.T) {
 	if resp.TLS.PeerCertificates[0].Equal(partly.Certificate()) == false {
 		t.Fatal("tunnel: the client did not see the origin's own certificate")
 	}
-	rec := p.audit.find(t, string(ReasonTunnel))
+	rec := p.audit.Find(t, string(ReasonTunnel))
 	if rec["decision"] != audit.DecisionAllowed || rec["method"] != http.MethodConnect || rec["agent"] != "TestBot" {
 		t.Fatalf("tunnel audit record: %v", rec)
 	}
-	p.audit.find(t, string(ReasonSiteClosed))
-	assertMetrics(t, exposition(p.srv.metrics), map[string]float64{ // counted once each
+	p.audit.Find(t, string(ReasonSiteClosed))
+	assertMetrics(t, testsupport.Exposition(p.srv.metrics.Handler()), map[string]float64{ // counted once each
 		`robotsgate_decisions_total{decision="blocked",reason="site-disallowed"}`:   1,
 		`robotsgate_decisions_total{decision="allowed",reason="tunnel-unenforced"}`: 1,
 	})
@@ -99,7 +100,7 @@ func TestTunnelModeAgentAndReport(t *testing.T) {
 	if resp, body, _ := p.rawConnect(t, target, "X-Robots-Agent: ClosedBot"); resp.StatusCode != 200 {
 		t.Fatalf("report mode: %d %q", resp.StatusCode, body)
 	}
-	rec := p.audit.find(t, string(ReasonSiteClosed))
+	rec := p.audit.Find(t, string(ReasonSiteClosed))
 	if rec["decision"] != audit.DecisionReported {
 		t.Fatalf("report-mode audit record: %v", rec)
 	}

@@ -111,7 +111,7 @@ func (p *usageProxy) client(user *url.Userinfo) *http.Client {
 func (p *usageProxy) records(t *testing.T, u string) []map[string]any {
 	t.Helper()
 	var out []map[string]any
-	for _, r := range p.audit.records(t) {
+	for _, r := range p.audit.Records(t) {
 		if r["url"] == u {
 			out = append(out, r)
 		}

@@ -175,7 +175,7 @@ func TestWholeRangeEnforce(t *testing.T) {
 				t.Errorf("the origin saw Range %q If-Range %q Request-Range %q", h.Get("Range"), h.Get("If-Range"), h.Get("Request-Range"))
 			}
 			recs := 0
-			for _, rec := range r.audit.records(t) {
+			for _, rec := range r.audit.Records(t) {
 				if rec["reason"] == "robot-tag" {
 					recs++
 					if rec["decision"] != audit.DecisionBlocked || !strings.Contains(rec["detail"].(string), "Range removed") {
@@ -249,7 +249,7 @@ func TestWholePartialRefused(t *testing.T) {
 					t.Fatalf("%s: %d %s", path, resp.StatusCode, resp.Header.Get(HeaderDecision))
 				}
 			}
-			rec := r.audit.find(t, string(ReasonUnscannable))
+			rec := r.audit.Find(t, string(ReasonUnscannable))
 			if rec["decision"] != audit.DecisionBlocked || !strings.Contains(rec["detail"].(string), "partial response") {
 				t.Errorf("audit record: %v", rec)
 			}
@@ -287,7 +287,7 @@ func TestWholeCompressedEnforce(t *testing.T) {
 			if resp.StatusCode != http.StatusForbidden || resp.Header.Get(HeaderDecision) != string(ReasonUnscannable) || strings.Contains(body, "kept") {
 				t.Fatalf("br: %d %s", resp.StatusCode, resp.Header.Get(HeaderDecision))
 			}
-			if rec := r.audit.find(t, string(ReasonUnscannable)); !strings.Contains(rec["detail"].(string), `"br"`) {
+			if rec := r.audit.Find(t, string(ReasonUnscannable)); !strings.Contains(rec["detail"].(string), `"br"`) {
 				t.Errorf("audit record: %v", rec)
 			}
 		})
