@@ -13,9 +13,9 @@ import (
 )
 
 // acceptEncoding is the Accept-Encoding of robots.txt fetches: the
-// content codings decodeBody decodes. Setting it on the request also
+// content codings [DecodeBody] decodes. Setting it on the request also
 // keeps net/http's transport from adding gzip and decoding on its own,
-// so every body passes through decodeBody and its size limit, whatever
+// so every body passes through [DecodeBody] and its size limit, whatever
 // the transport's DisableCompression says.
 const acceptEncoding = "gzip, deflate"
 

@@ -1,11 +1,14 @@
 // Package enforce decides, per request, whether robotsgate lets a URL
-// through: it fetches and caches each origin's robots.txt (RFC 9309 §2.3
-// status rules, redirects, size limit, timeouts), asks package robots for
-// the verdict and keeps per-origin politeness state (crawl-delay pacing,
-// Retry-After backoff).
+// through under the origin's robots.txt: it fetches and caches each
+// origin's robots.txt (RFC 9309 §2.3 status rules, redirects, size limit,
+// timeouts) and asks package [github.com/robotsgate/robotsgate/robots] for
+// the rules' answer. Politeness (crawl-delay pacing, pauses after 503 and
+// 429) is package
+// [github.com/robotsgate/robotsgate/enforce/politeness]'s.
 //
-// Its edges are small interfaces (Fetcher, Store, Clock, Pacer) so that
-// tests can drive time and faults and a Redis store can replace the
+// Its edges are small interfaces ([Fetcher], [Store], [Clock]) so that
+// tests can drive time and faults and a Redis store
+// ([github.com/robotsgate/robotsgate/enforce/redisfleet]) can replace the
 // in-memory one.
 package enforce
 

@@ -160,7 +160,7 @@ func (s *Server) handleConnect(host string, ctx *goproxy.ProxyCtx) (*goproxy.Con
 	if s.https.mode == HTTPSModeTunnel {
 		return s.connectAction(ctx, st, s.tunnel(ctx, st, u), goproxy.OkConnect), target
 	}
-	// Requests inside the session must name this host:port (checkDestination).
+	// Requests inside the session must name this host:port ([destination.onRequest]).
 	st.ConnectTarget = target
 	if ci := connInfoFrom(r.Context()); ci != nil {
 		ci.mitm.Store(true) // Shutdown may end this session between requests

@@ -128,7 +128,7 @@ func newDecisionJSON(d enforce.Decision) decisionJSON {
 }
 
 // newRobotsJSON describes the robots.txt copy d used; nil when d did not
-// consult robots.txt. 403 bodies (Refuse) carry it too.
+// consult robots.txt. 403 bodies ([newRefusalBody]) carry it too.
 func newRobotsJSON(d enforce.Decision) *robotsJSON {
 	if d.RobotsStatus == "" {
 		return nil

@@ -34,7 +34,7 @@ type requestStep interface {
 }
 
 // responseStep is one step of the response side. resp is never nil
-// after upstreamFailed, the first step.
+// after [upstreamFailure.onResponse], the first step.
 type responseStep interface {
 	onResponse(resp *http.Response, ctx *goproxy.ProxyCtx, st *requestState) (*http.Response, outcome)
 }
@@ -180,7 +180,8 @@ type requestState struct {
 	Answered bool
 
 	// Permit is the politeness admission of a forwarded request (nil when
-	// pace did not admit it); it is released when the request ends.
+	// [pacing.onRequest] did not admit it); it is released when the
+	// request ends.
 	Permit *politeness.Permit
 
 	// Parent is the UserData the request's ctx started with: for requests
@@ -189,7 +190,7 @@ type requestState struct {
 
 	// ConnectTarget is, for an intercepted CONNECT, its canonical
 	// "host:port" (lower-case host); requests inside the session must
-	// name the same (checkDestination).
+	// name the same ([destination.onRequest]).
 	ConnectTarget string
 	// Conn is, for an intercepted CONNECT, its client connection's
 	// tracking info (nil when untracked): HTTP/1.0 answers end the
@@ -202,7 +203,8 @@ type requestState struct {
 	Body *copyBody
 }
 
-// stateOf returns ctx's request state, creating it if begin did not run.
+// stateOf returns ctx's request state, creating it if [Server.enter] did
+// not run.
 func stateOf(ctx *goproxy.ProxyCtx) *requestState {
 	if st, ok := ctx.UserData.(*requestState); ok {
 		return st
@@ -357,7 +359,7 @@ var hopHeaders = []string{
 }
 
 // removeHopByHop deletes from h the headers that its Connection header
-// names and the hopHeaders, like httputil's removeHopByHopHeaders.
+// names and the [hopHeaders], as [httputil.ReverseProxy] does.
 func removeHopByHop(h http.Header) {
 	for _, f := range h["Connection"] {
 		for sf := range strings.SplitSeq(f, ",") {
@@ -383,9 +385,9 @@ func isWebSocketUpgrade(h http.Header) bool {
 type hopStrip struct{}
 
 // onRequest removes hop-by-hop headers before the request is decided and
-// forwarded. Like ReverseProxy it keeps "TE: trailers" and a WebSocket
-// upgrade (Connection: Upgrade, Upgrade: websocket), which goproxy
-// relays; other upgrades (h2c, ...) are dropped, so the origin answers
+// forwarded. Like [httputil.ReverseProxy] it keeps "TE: trailers" and a
+// WebSocket upgrade (Connection: Upgrade, Upgrade: websocket), which
+// goproxy relays; other upgrades (h2c, ...) are dropped, so the origin answers
 // plain HTTP/1.1.
 func (hopStrip) onRequest(r *http.Request, _ *goproxy.ProxyCtx, _ *requestState) outcome {
 	h := r.Header

@@ -60,10 +60,10 @@ func NewPolicyTransport(cfg config.Config) (*http.Transport, error) {
 	return tr, nil
 }
 
-// installSelf records the configured listen addresses (Serve adds the
-// real ones of its listeners), and makes the
-// outbound transport's dialer refuse robotsgate's own addresses and dial
-// only the addresses checkDestination checked (selfDialer); the policy
+// installSelf records the configured listen addresses ([Server.Serve]
+// adds the real ones of its listeners), and makes the outbound transport's
+// dialer ([selfaddr.Set.Dialer]) refuse robotsgate's own addresses and
+// dial only the addresses [destination.onRequest] checked; the policy
 // transport gets the same dialer.
 func (s *Server) installSelf() {
 	s.self.Add(s.cfg.Listen)

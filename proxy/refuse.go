@@ -57,7 +57,7 @@ func note(verdict string, d enforce.Decision) outcome {
 // st: it writes the audit record, marks the state and returns
 // robotsgate's answer (nil when the request goes on). Decisions on a
 // CONNECT are counted in the metrics here, since a CONNECT does not reach
-// the response steps (observeMetrics) that count the others.
+// the response step that counts the others ([inflight.onResponse]).
 func (s *Server) settle(r *http.Request, st *requestState, o outcome) *http.Response {
 	if o.gone != "" {
 		st.Answered = true

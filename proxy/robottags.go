@@ -42,7 +42,7 @@ type tagScan struct {
 	Undecodable bool
 }
 
-// tagEvent is what applyRobotTags found and did with a response whose
+// tagEvent is what [robotTagStep.onResponse] found and did with a response whose
 // robot tags say it must not be kept.
 type tagEvent struct {
 	tagScan

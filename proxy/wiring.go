@@ -149,14 +149,14 @@ func (s *Server) ready() error {
 // INFO lines (only produced when Verbose is on) become debug records,
 // WARN lines warnings, anything else info. The warnings goproxy words
 // confusingly (it calls the origin "client" and a client that hangs up a
-// problem) are reworded by goproxyWarnings, and a client's disconnect is
+// problem) are reworded by [goproxyWarningOf], and a client's disconnect is
 // logged at debug.
 type goproxyLogger struct {
 	log zerolog.Logger
 }
 
 // goproxyWarning rewords one of goproxy's warning formats: msg is the
-// message, target and errArg the positions of the CONNECT target and of
+// message, target and error the positions of the CONNECT target and of
 // the error among the arguments (-1 when absent), client whether the
 // error is on the client's side (a disconnect there is logged at debug).
 type goproxyWarning struct {

@@ -1,7 +1,11 @@
 // Package robots implements the Robots Exclusion Protocol of RFC 9309:
 // parsing a robots.txt body, selecting the group that applies to a crawler,
-// and matching URL paths against that group's rules. It also parses robot
-// tags (the X-Robots-Tag header and <meta name="robots">).
+// and matching URL paths against that group's rules. It also reads the
+// usage preferences a robots.txt states (Content-Usage and Content-Signal
+// lines, in the vocabulary of package
+// [github.com/robotsgate/robotsgate/robots/aipref]). Robot tags (the
+// X-Robots-Tag header and <meta name="robots">) are package
+// [github.com/robotsgate/robotsgate/robots/robottag]'s.
 //
 // The package does no I/O, reads no clock and logs nothing. A *Robots is
 // immutable after Parse and safe for concurrent use.

@@ -7,8 +7,8 @@ import (
 )
 
 // segFilterMin is the number of wildcard matchers with a key (see
-// newPartFilter) from which an indexed part gets a segFilter; fewer are
-// searched for one by one.
+// [newFileFilter]) from which an indexed part gets a [segFilter]; fewer
+// are searched for one by one.
 const segFilterMin = 16
 
 // maxKeys is the number of distinct keys whose set a decision keeps on its

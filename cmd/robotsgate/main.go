@@ -68,7 +68,7 @@ func run(ctx context.Context, args []string, env func(string) string, stdin io.R
 		return runCheck(args[1:], stdin, stdout, stderr)
 	case "ca":
 		return runCA(args[1:], stdout, stderr)
-	case "health": // [ops] container HEALTHCHECK (health.go)
+	case "health": // the container HEALTHCHECK (health.go)
 		return runHealth(ctx, args[1:], env, stdout, stderr)
 	case "version":
 		return runVersion(stdout)

@@ -11,10 +11,10 @@ import (
 
 // redisReserve hands out one crawl-delay slot, atomically. KEYS[1] holds
 // the origin's next free slot (Unix ms); ARGV: now, delay, maxWait (ms),
-// keepMargin (ms), floor (ms; 0 when none). It returns {ok, slot}:
+// [redisPaceKeepMargin] (ms), floor (ms; 0 when none). It returns {ok, slot}:
 // slot = max(now, next, floor); when slot-now > maxWait nothing changes
 // and ok is 0, else next becomes slot+delay (if delay > 0), kept until
-// then plus keepMargin.
+// then plus that margin.
 var redisReserve = redis.NewScript(`
 local now = tonumber(ARGV[1])
 local delay = tonumber(ARGV[2])

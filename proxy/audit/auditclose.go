@@ -31,7 +31,7 @@ func (a *Auditor) startWrite(e *Event) bool {
 	return true
 }
 
-// finish ends a Record begun by begin with the outcome err (of writing
+// finish ends a Record begun by [Auditor.begin] with the outcome err (of writing
 // e, nil when it was not written) and returns
 // the error for Record. A Record that CloseContext gave up on was counted
 // as lost then: it is not counted again, and it fails even if its write

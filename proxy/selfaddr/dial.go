@@ -53,8 +53,9 @@ type DialFunc func(ctx context.Context, network, addr string) (net.Conn, error)
 // Dialer wraps next so that no connection reaches robotsgate's own
 // listeners, whoever asks for it (proxied requests, CONNECT tunnels,
 // robots.txt fetches, an upstream proxy address):
-//   - a dial under a request whose check pinned its addresses (checkDestination,
-//     handleConnect) connects to exactly those addresses;
+//   - a dial under a request whose check pinned its addresses (the proxy's
+//     destination step and its CONNECT handler) connects to exactly those
+//     addresses;
 //   - any other dial to a port robotsgate listens on resolves the host once,
 //     refuses if one of its addresses is robotsgate, and connects to the
 //     addresses it checked;
