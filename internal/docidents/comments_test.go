@@ -201,7 +201,7 @@ func commentLines(c string) []string {
 // lineProblems checks one line of prose of a comment in sf.
 func (r *resolver) lineProblems(sf *sourceFile, text string) []string {
 	var out []string
-	text = quoted.ReplaceAllString(text, " ")
+	text = blank(quoted, text)
 	for _, m := range docLink.FindAllStringSubmatch(text, -1) {
 		if strings.Contains(m[1], "-") && !strings.Contains(m[1], "/") {
 			continue // [A-Za-z_-]: a character class
@@ -210,7 +210,7 @@ func (r *resolver) lineProblems(sf *sourceFile, text string) []string {
 			out = append(out, fmt.Sprintf("doc link [%s] does not resolve", m[1]))
 		}
 	}
-	prose := docLinkSpan.ReplaceAllString(text, " ")
+	prose := blank(docLinkSpan, text)
 	for _, m := range dotted.FindAllStringSubmatchIndex(prose, -1) {
 		name := prose[m[2]:m[3]]
 		if m[3] < len(prose)-1 && prose[m[3]] == '.' && isWord(prose[m[3]+1]) {
@@ -250,6 +250,12 @@ func (r *resolver) known(sf *sourceFile, word string) bool {
 		}
 	}
 	return false
+}
+
+// blank replaces the matches of re in s with as many spaces, so that
+// offsets in the result are offsets in s.
+func blank(re *regexp.Regexp, s string) string {
+	return re.ReplaceAllStringFunc(s, func(m string) string { return strings.Repeat(" ", len(m)) })
 }
 
 // docLinkSpan is a bracketed span, checked as a doc link or not code.
