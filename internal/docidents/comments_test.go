@@ -13,7 +13,7 @@ var (
 	// `[pkg.Name.Method]`, `[*pkg.Name]` or `[import/path.Name]`, set off
 	// by space or punctuation (so that m[k] is not one) and not a link
 	// definition ("[text]: URL").
-	docLink = regexp.MustCompile(`(?:^|[^\w\])])\[(\*?[A-Za-z_][\w./-]*)\](?:[^\w(\[:]|$)`)
+	docLink = regexp.MustCompile(`(?:^|[^\w\])])\[(\*?[A-Za-z_][\w./-]*)\](?:[^\w(\[]|$)`)
 	// dotted is a qualified name: pkg.Name, Type.Method, pkg.Type.Method,
 	// optionally called ("()").
 	dotted = regexp.MustCompile(`(?:^|[^\w./\-*])\*?([A-Za-z_]\w*(?:\.[A-Za-z_]\w*){1,2})(?:\(\))?`)
@@ -201,6 +201,9 @@ func commentLines(c string) []string {
 // lineProblems checks one line of prose of a comment in sf.
 func (r *resolver) lineProblems(sf *sourceFile, text string) []string {
 	var out []string
+	if linkDef.MatchString(text) {
+		return nil
+	}
 	text = blank(quoted, text)
 	for _, m := range docLink.FindAllStringSubmatch(text, -1) {
 		if strings.Contains(m[1], "-") && !strings.Contains(m[1], "/") {
@@ -251,6 +254,9 @@ func (r *resolver) known(sf *sourceFile, word string) bool {
 	}
 	return false
 }
+
+// linkDef is a link definition line of a doc comment: "[text]: URL".
+var linkDef = regexp.MustCompile(`^\s*\[[^\]]+\]:\s*\S+\s*$`)
 
 // blank replaces the matches of re in s with as many spaces, so that
 // offsets in the result are offsets in s.
