@@ -32,7 +32,6 @@ const caExpiryWarning = 30 * 24 * time.Hour
 // httpsState is the HTTPS part of a Server, set up by installHTTPS.
 type httpsState struct {
 	mode    string
-	ports   map[string]bool // allowed CONNECT ports
 	ca      *tls.Certificate
 	caInfo  mitm.CAInfo
 	certs   *mitm.CertStore
@@ -65,10 +64,7 @@ func setUpstreamTLS(tr *http.Transport, cfg config.HTTPSConfig) error {
 // the handler with s.https.hijacks, and Shutdown drains it.
 func (s *Server) installHTTPS() error {
 	cfg := s.cfg.HTTPS
-	h := &httpsState{mode: cfg.Mode, ports: make(map[string]bool), hijacks: newHijackTracker(clientLimitsOf(s.cfg.Client))}
-	for _, p := range cfg.AllowedPorts { // validated: never empty
-		h.ports[strconv.Itoa(p)] = true
-	}
+	h := &httpsState{mode: cfg.Mode, hijacks: newHijackTracker(clientLimitsOf(s.cfg.Client))}
 	if h.mode == HTTPSModeMITM {
 		ca, info, err := mitm.LoadOrCreateCA(cfg.DataDir, cfg.CACert, cfg.CAKey, nil)
 		if err != nil {
@@ -117,10 +113,12 @@ func (s *Server) CA() (*tls.Certificate, mitm.CAInfo) {
 func (s *Server) handleConnect(host string, ctx *goproxy.ProxyCtx) (*goproxy.ConnectAction, string) {
 	r := ctx.Req
 	st := stateOf(ctx)
+	st.Redirected, _ = r.Context().Value(redirectedKey{}).(*redirected) // a redirected TLS connection (transparent.go)
 	// Requests inside an MITM session inherit the CONNECT's override, or
 	// its refusal, which their audit records then carry (agentFor).
-	st.Agent = s.agents.agentFor(r, st)
-	if o, ok := s.agents.declare(r, st); !ok { // purposes, inherited inside the session (usage.go)
+	l := s.settings(st)
+	st.Agent = l.agents.agentFor(r, st)
+	if o, ok := l.agents.declare(r, st); !ok { // purposes, inherited inside the session (usage.go)
 		return s.connectAction(ctx, st, o, nil), host
 	}
 
@@ -148,11 +146,11 @@ func (s *Server) handleConnect(host string, ctx *goproxy.ProxyCtx) (*goproxy.Con
 		d := enforce.Decision{Reason: ReasonSelfRequest, URL: u.String(), Origin: origin, Agent: st.Agent,
 			Detail: "the CONNECT target " + target + " is robotsgate itself; its admin API is not reachable through the proxy"}
 		return s.connectAction(ctx, st, refuse(http.StatusForbidden, d), nil), host
-	} else if pin != nil { // a tunnel dials exactly the addresses checked
+	} else if pin != nil && st.Redirected == nil { // a tunnel dials exactly the addresses checked
 		r = r.WithContext(selfaddr.WithPin(r.Context(), pin))
 		ctx.Req = r
 	}
-	if !s.https.ports[strconv.Itoa(int(port))] {
+	if !l.ports[strconv.Itoa(int(port))] {
 		d := enforce.Decision{Reason: ReasonPortForbidden, URL: u.String(), Origin: origin, Agent: st.Agent,
 			Detail: "CONNECT to port " + strconv.Itoa(int(port)) + " is not allowed (https.allowed_ports)"}
 		return s.connectAction(ctx, st, refuse(http.StatusForbidden, d), nil), host
@@ -181,7 +179,15 @@ func (s *Server) tunnel(ctx *goproxy.ProxyCtx, st *requestState, u *url.URL) out
 	r := ctx.Req
 	root := *u
 	root.Path = "/"
-	d := s.enf.DecideFor(r.Context(), &root, st.Agent, enforce.DecideOptions{Purposes: st.Purposes, ContentUse: st.ContentUse})
+	l := s.settings(st)
+	site, hasSite := siteOf(l.cfg.Sites, u) // per-site exceptions (sites.go)
+	if hasSite && site.Policy == config.SitePolicyDeny {
+		return siteDenied(u, st.Agent, st, site, l.cfg.Mode == ModeReport)
+	}
+	if hasSite && site.HasPurposes {
+		st.Purposes = site.Purposes
+	}
+	d := s.enf.DecideFor(r.Context(), &root, st.Agent, enforce.DecideOptions{Purposes: st.Purposes, ContentUse: st.ContentUse, UnknownUsage: l.decide.unknown})
 	d.URL = u.String()
 	switch d.Reason {
 	case enforce.ReasonAllowed, enforce.ReasonDisallowed:
@@ -198,11 +204,14 @@ func (s *Server) tunnel(ctx *goproxy.ProxyCtx, st *requestState, u *url.URL) out
 		d.Reason = ReasonTunnel
 		d.Detail = "tunnel mode: no robots.txt (" + d.Detail + "); paths inside the tunnel are not checked"
 	}
+	if hasSite {
+		d = applySite(d, site)
+	}
 	st.Decision, st.Decided = d, true
 	switch {
 	case d.Allowed:
 		return note(audit.DecisionAllowed, d)
-	case s.cfg.Mode == ModeReport:
+	case l.cfg.Mode == ModeReport:
 		return note(audit.DecisionReported, d)
 	}
 	return refuse(refusalStatus(d), explainRobots(u.Host, d))

@@ -52,6 +52,9 @@ func (dst destination) onRequest(r *http.Request, ctx *goproxy.ProxyCtx, st *req
 			return refuse(http.StatusMisdirectedRequest, d)
 		}
 	}
+	if rd := redirectedOf(r, st); rd != nil { // a redirected connection (transparent.go)
+		return checkRedirected(dst.self, r, ctx, rd, host, port, portOK)
+	}
 	if !portOK {
 		return outcome{} // not dialable: the dialer refuses it (selfDialer), enforce calls it an invalid URL
 	}
@@ -190,6 +193,8 @@ type robotsStep struct {
 	report      bool // mode: report
 	auditAll    bool // audit: all
 	log         zerolog.Logger
+	sites       []config.Site        // per-site exceptions (sites.go)
+	unknown     enforce.UnknownUsage // usage.unknown
 }
 
 func (rs robotsStep) onRequest(r *http.Request, _ *goproxy.ProxyCtx, st *requestState) outcome {
@@ -209,16 +214,28 @@ func (rs robotsStep) onRequest(r *http.Request, _ *goproxy.ProxyCtx, st *request
 		return refuse(http.StatusRequestURITooLong, longURLDecision(r.URL, agent, n, rs.maxURLBytes))
 	}
 
+	site, hasSite := siteOf(rs.sites, r.URL) // per-site exceptions (sites.go)
+	if hasSite && site.Policy == config.SitePolicyDeny {
+		return siteDenied(r.URL, agent, st, site, rs.report) // before any fetch, robots.txt included
+	}
+	if hasSite && site.HasPurposes {
+		st.Purposes = site.Purposes
+	}
 	// A GET or HEAD of /robots.txt itself, spelled so: always allowed.
-	d := rs.enf.DecideFor(r.Context(), r.URL, agent, enforce.DecideOptions{Purposes: st.Purposes, ContentUse: st.ContentUse, Method: r.Method})
+	d := rs.enf.DecideFor(r.Context(), r.URL, agent, enforce.DecideOptions{Purposes: st.Purposes, ContentUse: st.ContentUse, Method: r.Method, UnknownUsage: rs.unknown})
 	if d.Reason == enforce.ReasonClientGone {
 		// The client left while robots.txt was being fetched: nothing was
 		// decided, so nothing is audited or counted, and nothing is sent.
 		rs.log.Debug().Str("url", d.URL).Str("origin", d.Origin).Msg("client gone while waiting for robots.txt")
 		return outcome{status: http.StatusServiceUnavailable, gone: "robotsgate: the client went away before robots.txt was fetched\n"}
 	}
+	if hasSite {
+		d = applySite(d, site)
+	}
 	st.Decision, st.Decided = d, true
 	switch {
+	case d.Reason == ReasonSiteException: // written permission: always audited
+		return note(audit.DecisionAllowed, d)
 	case !d.Allowed && !rs.report:
 		return refuse(refusalStatus(d), explainRobots(r.URL.Host, d))
 	case !d.Allowed:
@@ -235,31 +252,6 @@ const (
 	CrawlDelayHonor  = config.CrawlDelayHonor
 	CrawlDelayIgnore = config.CrawlDelayIgnore
 )
-
-// newPoliteness builds the politeness policy of cfg. pacer and pauses may
-// be nil (in-memory, this process only). In report mode the policy
-// decides without acting (politeness.Config.Report).
-func newPoliteness(cfg config.Config, pacer politeness.Pacer, pauses politeness.Pauses, clock enforce.Clock, log zerolog.Logger) (*politeness.Politeness, error) {
-	p := cfg.Politeness
-	pol, err := politeness.New(politeness.Config{
-		Clock:            clock,
-		Pacer:            pacer,
-		Pauses:           pauses,
-		Log:              log,
-		IgnoreCrawlDelay: p.CrawlDelay == CrawlDelayIgnore,
-		DefaultDelay:     p.DefaultCrawlDelay,
-		MaxDelay:         p.MaxCrawlDelay,
-		MaxWait:          p.MaxQueueWait,
-		BackoffStart:     p.BackoffStart,
-		BackoffMax:       p.BackoffMax,
-		MaxConcurrency:   p.MaxConcurrency,
-		Report:           cfg.Mode == ModeReport,
-	})
-	if err != nil {
-		return nil, fmt.Errorf("proxy: politeness: %w", err)
-	}
-	return pol, nil
-}
 
 // pacing is the politeness step. It runs after the robots.txt
 // verdict, for requests about to be forwarded: a paused origin is

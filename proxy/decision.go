@@ -58,6 +58,8 @@ func eventOf(client, method string, d enforce.Decision, verdict string, status i
 		Purposes:         d.Purposes.String(),
 		Usage:            auditUsage(&d),
 		UsageBlocked:     d.UsageBlocked.String(),
+		Site:             d.Site,
+		SiteNote:         d.SiteNote,
 	}
 	auditContentUse(&e, &d)
 	return e
@@ -87,6 +89,10 @@ type decisionJSON struct {
 	UsageDisallowed []string             `json:"usage_disallowed,omitempty"`
 	Usage           map[string]usageJSON `json:"usage,omitempty"`
 	contentUseJSON
+	// Site is the operator's per-site exception that applied, SiteNote
+	// its note.
+	Site     string `json:"site,omitempty"`
+	SiteNote string `json:"site_note,omitempty"`
 }
 
 // robotsJSON describes the robots.txt copy a decision used.
@@ -120,6 +126,8 @@ func newDecisionJSON(d enforce.Decision) decisionJSON {
 		Line:        d.Line,
 		CrawlDelayS: d.CrawlDelay.Seconds(),
 		RetryAfterS: d.RetryAfter.Seconds(),
+		Site:        d.Site,
+		SiteNote:    d.SiteNote,
 	}
 	j.Robots = newRobotsJSON(d)
 	j.Purposes, j.UsageDisallowed, j.Usage = purposeNames(d.Purposes), purposeNames(d.UsageBlocked), usageOf(&d)
@@ -168,6 +176,8 @@ type refusalBody struct {
 	UsageDisallowed []string             `json:"usage_disallowed,omitempty"`
 	Usage           map[string]usageJSON `json:"usage,omitempty"`
 	contentUseJSON
+	Site     string `json:"site,omitempty"`
+	SiteNote string `json:"site_note,omitempty"`
 }
 
 // newRefusalBody is the body of the refusal of d with status; fallbackURL
@@ -189,6 +199,8 @@ func newRefusalBody(status int, d enforce.Decision, fallbackURL string) refusalB
 		Line:        j.Line,
 		Robots:      j.Robots,
 		RetryAfterS: retrySeconds(d.RetryAfter),
+		Site:        j.Site,
+		SiteNote:    j.SiteNote,
 	}
 	b.Purposes, b.UsageDisallowed, b.Usage = j.Purposes, j.UsageDisallowed, j.Usage
 	b.contentUseJSON = j.contentUseJSON
@@ -318,6 +330,8 @@ func explain(d enforce.Decision) string {
 		return "the response could not be read as a whole document (a partial response, or a content coding robotsgate cannot decode), and a robot-tag or usage check that may refuse it needs to read it"
 	case ReasonInvalidPurpose:
 		return "the purposes header names an unknown purpose (allowed values are train-ai, search, ai-input, or none)"
+	case ReasonSiteDenied:
+		return "the operator of this robotsgate denies every request to this site (a per-site exception in sites:)"
 	default:
 		return string(d.Reason)
 	}
@@ -346,6 +360,13 @@ func refusalText(b refusalBody) string {
 	fmt.Fprintf(&sb, "reason:   %s: %s\n", b.Reason, b.Explanation)
 	if b.Detail != "" {
 		fmt.Fprintf(&sb, "detail:   %s\n", b.Detail)
+	}
+	if b.Site != "" {
+		fmt.Fprintf(&sb, "site:     %s", b.Site)
+		if b.SiteNote != "" {
+			fmt.Fprintf(&sb, " (%s)", b.SiteNote)
+		}
+		sb.WriteString("\n")
 	}
 	usageText(&sb, b.Purposes, b.Usage)
 	contentUseText(&sb, b.contentUseJSON)

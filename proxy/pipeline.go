@@ -48,11 +48,7 @@ func (s *Server) install() error {
 	}
 	s.installSelf() // the outbound dialer refuses robotsgate's own addresses (decide.go)
 	inflight := inflight{m: s.metrics}
-	decide := robotsStep{enf: s.enf, maxURLBytes: s.cfg.MaxURLBytes, agents: s.agents, report: s.cfg.Mode == ModeReport, auditAll: s.cfg.Audit == AuditAll, log: s.log}
-	pacing := pacing{polite: s.polite, metrics: s.metrics, life: s.life, maxConcurrency: s.cfg.Politeness.MaxConcurrency, log: s.log}
-	tags := newRobotTagStep(s.cfg.RobotTags, s.cfg.Mode)
-	usage := usageStep{enforce: s.cfg.Usage.Response == UsageResponseEnforce && s.cfg.Mode != ModeReport}
-	whole := newWholeStep(&s.cfg)
+	ls := s.liveSteps() // read from the request's settings, which a reload replaces (live.go)
 
 	// enter counts the request for Shutdown and creates its state: it is
 	// not a step, every step needs what it does.
@@ -62,9 +58,9 @@ func (s *Server) install() error {
 		canonicalDest{},            // one spelling of host and port, dialed as decided; unmappable → 400 (canonical.go)
 		destination{self: &s.self}, // own address → 403, MITM Host ≠ CONNECT target → 421 (decide.go)
 		hopStrip{},                 // hop-by-hop request headers
-		decide,                     // robots.txt verdict: 403, or let through (decide.go)
-		pacing,                     // paused origin → 503, crawl-delay wait or 429 (decide.go)
-		whole,                      // enforcing response steps: no Range, Accept-Encoding the scan decodes (whole.go)
+		ls.decide,                  // site exceptions, robots.txt verdict: 403, or let through (decide.go, sites.go)
+		ls.pacing,                  // paused origin → 503, crawl-delay wait or 429 (decide.go)
+		ls.whole,                   // enforcing response steps: no Range, Accept-Encoding the scan decodes (whole.go)
 		&s.fwd,                     // robot-tag scan and pooled body copy as the response arrives (forward.go); last
 	} {
 		p.OnRequest().DoFunc(s.requestHook(step))
@@ -73,10 +69,10 @@ func (s *Server) install() error {
 	for _, step := range []responseStep{
 		upstreamFailure{log: s.log}, // resp == nil → 502/504; first
 		hopStrip{},                  // hop-by-hop response headers
-		pacing,                      // 503/429 + Retry-After pause the origin, 2xx resumes (decide.go)
-		whole,                       // partial or undecodable responses: 403 when enforcing (whole.go)
-		tags,                        // X-Robots-Tag / meta robots: annotate, or 403 (robottags.go)
-		usage,                       // Content-Usage / noai: X-Robotsgate-Usage, or 403 (usage.go)
+		ls.pacingResp,               // 503/429 + Retry-After pause the origin, 2xx resumes (decide.go)
+		ls.wholeResp,                // partial or undecodable responses: 403 when enforcing (whole.go)
+		ls.tags,                     // X-Robots-Tag / meta robots: annotate, or 403 (robottags.go)
+		ls.usage,                    // Content-Usage / noai: X-Robotsgate-Usage, or 403 (usage.go)
 		inflight,                    // decisions, upstream errors, in-flight
 		finish{},                    // report-mode headers, streaming
 		http10{},                    // HTTP/1.0 clients inside MITM sessions (forward.go); last
@@ -88,11 +84,14 @@ func (s *Server) install() error {
 	var h http.Handler = p
 	h = s.https.hijacks.wrap(h)                   // track hijacked CONNECT connections for Shutdown (conntrack.go)
 	h = clientLimitsOf(s.cfg.Client).boundBody(h) // plain-HTTP request bodies, bounded as in CONNECT sessions (sessionread.go)
-	// proxy auth / client CIDRs (wiring.go):
-	h, err := s.accessControl(h)
+	s.inner = h
+	// proxy auth / client CIDRs, and every setting a reload changes (live.go):
+	l, err := s.newLive(s.cfg)
 	if err != nil {
 		return err
 	}
+	s.live.Store(l)
+	h = http.HandlerFunc(s.serveLive)
 	h = s.life.wrap(h) // running handlers, waited for by Shutdown (proxy.go)
 	s.handler = h
 
@@ -132,7 +131,7 @@ func (s *Server) responseHook(step responseStep) goproxy.FuncRespHandler {
 // CONNECT's UserData; each gets its own state with that as Parent.
 func (s *Server) enter(r *http.Request, ctx *goproxy.ProxyCtx) (*http.Request, *http.Response) {
 	r = s.track(r, ctx)
-	ctx.UserData = &requestState{Start: time.Now(), Client: r.RemoteAddr, Parent: ctx.UserData}
+	ctx.UserData = &requestState{Start: time.Now(), Client: r.RemoteAddr, Parent: ctx.UserData, Live: s.live.Load()}
 	return r, nil
 }
 
@@ -184,6 +183,10 @@ type requestState struct {
 	// request ends.
 	Permit *politeness.Permit
 
+	// Live is the settings the request is served with: those current
+	// when it entered (live.go).
+	Live *live
+
 	// Parent is the UserData the request's ctx started with: for requests
 	// inside a MITM tunnel, the CONNECT's state.
 	Parent any
@@ -192,6 +195,10 @@ type requestState struct {
 	// "host:port" (lower-case host); requests inside the session must
 	// name the same ([destination.onRequest]).
 	ConnectTarget string
+	// Redirected is, for a CONNECT made up for a redirected TLS
+	// connection, that connection (transparent.go); requests inside its
+	// MITM session inherit it.
+	Redirected *redirected
 	// Conn is, for an intercepted CONNECT, its client connection's
 	// tracking info (nil when untracked): HTTP/1.0 answers end the
 	// session through it (forward.go).
@@ -292,9 +299,12 @@ func knownReasons() map[enforce.Reason]bool {
 		ReasonRobotTag: false, ReasonPortForbidden: false,
 		ReasonSiteClosed: false, enforce.ReasonInvalidURL: false, enforce.ReasonInvalidHost: false,
 		ReasonSelfRequest: false, ReasonMisdirected: false,
+		ReasonDestinationMismatch: false, ReasonNotRedirected: false, ReasonRedirectLoop: false,
+		ReasonUnknownProtocol: false, ReasonNoSNI: false,
 		enforce.ReasonOriginUnreachable: false,
 		enforce.ReasonUsageDisallowed:   false, ReasonInvalidPurpose: false,
 		ReasonUnscannable: false,
+		ReasonSiteDenied:  false, ReasonSiteException: true,
 	}
 }
 

@@ -10,11 +10,13 @@ import (
 	"strings"
 
 	"github.com/robotsgate/robotsgate/enforce"
+	"github.com/robotsgate/robotsgate/internal/config"
+	"github.com/robotsgate/robotsgate/proxy"
 	"github.com/robotsgate/robotsgate/robots"
 	"github.com/robotsgate/robotsgate/robots/aipref"
 )
 
-const checkUsage = "usage: robotsgate check -robots FILE -agent NAME [-purpose LIST] [-content-use LEVEL] [-json] URL..."
+const checkUsage = "usage: robotsgate check -robots FILE -agent NAME [-purpose LIST] [-content-use LEVEL] [-config FILE] [-json] URL..."
 
 // runCheck implements "robotsgate check": it reads a robots.txt and prints,
 // for each URL, whether the crawler named by -agent may fetch it, decided
@@ -34,6 +36,7 @@ func runCheck(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	file := fs.String("robots", "", "robots.txt `FILE` to read; - reads standard input")
 	agent := fs.String("agent", "", "product token `NAME` of the crawler, compared whole and case-insensitively")
 	asJSON := fs.Bool("json", false, "print one JSON object per URL")
+	confFile := fs.String("config", "", "YAML configuration `FILE` whose per-site exceptions (sites:) apply, as in the proxy")
 	purposeList := fs.String("purpose", "", "comma-separated `LIST` of the crawler's purposes ("+aipref.PurposeList+"): a URL whose usage preferences disallow one is disallowed")
 	useName := fs.String("content-use", "", "the crawler's content use, `LEVEL` "+aipref.UseList+": a URL whose Content-Signal use= is lower is disallowed")
 	fail := func(format string, a ...any) int {
@@ -68,6 +71,10 @@ func runCheck(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail("%v", err)
 	}
+	sites, err := checkSites(*confFile) // (checksites.go)
+	if err != nil {
+		return fail("-config: %v", err)
+	}
 	purposes := pol.Purposes
 	body, err := readRobots(*file, stdin)
 	if err != nil {
@@ -79,18 +86,14 @@ func runCheck(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	enc.SetEscapeHTML(false)
 	status := 0
 	for _, u := range fs.Args() {
-		path := robots.PathParamsQuery(u)
-		v := enforce.Verdict{Allowed: true, Reason: enforce.ReasonAllowed}
-		if path != "/robots.txt" { // a GET of robots.txt itself, spelled so, is exempt as in the proxy
-			v = enforce.DecideRules(r, *agent, path, pol)
-		}
+		v, site := checkDecide(r, *agent, u, pol, sites)
 		if !v.Allowed {
 			status = 1
 		}
 		if *asJSON {
-			err = enc.Encode(newCheckResult(u, &v, pol))
+			err = enc.Encode(newCheckResult(u, &v, pol).withSite(site))
 		} else {
-			_, err = io.WriteString(stdout, checkLine(u, &v, purposes))
+			_, err = io.WriteString(stdout, checkLine(u, &v, purposes, site))
 		}
 		if err != nil {
 			return fail("write: %v", err)
@@ -128,13 +131,13 @@ func checkPolicy(purposeList, useName string) (enforce.UsagePolicy, error) {
 // "disallowed" or "usage-disallowed"), the URL, the deciding rule and
 // its line, the detail, and the usage preferences of the declared
 // purposes (of the purposes with one, when none is declared).
-func checkLine(u string, v *enforce.Verdict, purposes aipref.Set) string {
+func checkLine(u string, v *enforce.Verdict, purposes aipref.Set, site config.Site) string {
 	var b strings.Builder
 	switch v.Reason {
 	case enforce.ReasonAllowed:
 		b.WriteString("allowed ")
-	case enforce.ReasonUsageDisallowed:
-		b.WriteString("usage-disallowed ")
+	case enforce.ReasonUsageDisallowed, proxy.ReasonSiteDenied, proxy.ReasonSiteException:
+		b.WriteString(string(v.Reason) + " ")
 	default:
 		b.WriteString("disallowed ")
 	}
@@ -145,6 +148,9 @@ func checkLine(u string, v *enforce.Verdict, purposes aipref.Set) string {
 	}
 	if v.Detail != "" {
 		why = append(why, v.Detail)
+	}
+	if site.Match != "" {
+		why = append(why, "site "+site.Match)
 	}
 	if len(why) > 0 {
 		b.WriteString("  (" + strings.Join(why, "; ") + ")")
@@ -178,9 +184,14 @@ type checkResult struct {
 	Rule    string `json:"rule"` // "" when no rule matched
 	Line    int    `json:"line"` // 0 when no rule matched
 	// Reason is set when a usage preference refused the URL
-	// ("usage-disallowed").
+	// ("usage-disallowed") or a per-site exception decided it
+	// ("site-denied", "site-exception").
 	Reason string `json:"reason,omitempty"`
-	Detail string `json:"detail,omitempty"`
+	// Site is the per-site exception that applied (-config), SiteNote
+	// its note.
+	Site     string `json:"site,omitempty"`
+	SiteNote string `json:"site_note,omitempty"`
+	Detail   string `json:"detail,omitempty"`
 	// Purposes are the declared purposes (-purpose); UsageDisallowed
 	// those that refused the URL.
 	Purposes        []string `json:"purposes,omitempty"`
@@ -220,7 +231,7 @@ func newCheckResult(u string, v *enforce.Verdict, pol enforce.UsagePolicy) check
 	if su := v.SiteUse; su.Level != aipref.UseUnknown {
 		out.SiteUse = &siteUseJSON{Level: su.Level.String(), Source: su.Source.String(), Rule: su.Rule, Line: su.Line}
 	}
-	if v.Reason == enforce.ReasonUsageDisallowed {
+	if v.Reason != enforce.ReasonAllowed && v.Reason != enforce.ReasonDisallowed {
 		out.Reason = string(v.Reason)
 	}
 	for p := aipref.Purpose(0); p < aipref.NumPurposes; p++ {

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"net"
+	"os"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -17,7 +18,7 @@ import (
 // (the audit log gets what is left of that bound, at least
 // auditCloseMin). It returns the exit code.
 func (a *app) run(ctx context.Context, ready chan<- net.Addr) int {
-	errc := make(chan error, 2)
+	errc := make(chan error, 3)
 	serving := 1
 	go func() { errc <- a.srv.Serve(a.ln) }()
 	if a.aln != nil {
@@ -25,6 +26,15 @@ func (a *app) run(ctx context.Context, ready chan<- net.Addr) int {
 		go func() { errc <- a.srv.ServeAdmin(a.aln) }()
 		a.log.Info().Str("admin_listen", a.aln.Addr().String()).Msg("admin API listening")
 	}
+	if a.tln != nil {
+		serving++
+		go func() { errc <- a.srv.ServeTransparent(a.tln) }()
+		a.log.Info().Str("transparent_listen", a.tln.Addr().String()).Int("uid", os.Getuid()).
+			Msg("transparent listener: serving redirected connections (the redirect must exclude this uid)")
+	}
+	wctx, endWatch := context.WithCancel(ctx)
+	stopWatch := a.watchReloads(wctx) // SIGHUP (reload.go)
+	defer func() { endWatch(); stopWatch() }()
 	a.log.Info().Str("listen", a.ln.Addr().String()).Str("mode", a.cfg.Mode).Str("audit_log", a.cfg.AuditLog).
 		Str("agent", a.cfg.Agent).Str("cache", redisfleet.RedactCacheURL(a.cfg.Cache)).Msg("robotsgate listening")
 	if ready != nil {

@@ -27,7 +27,7 @@ const (
 func (c *Config) Validate() error {
 	for _, check := range []func() error{
 		c.validateProxy, c.validateRobots, c.validateAccess, c.validateAdmin, c.validateExposure,
-		c.validateHTTPS, c.validatePoliteness, c.validateRobotTags, c.validateUsage,
+		c.validateHTTPS, c.validatePoliteness, c.validateRobotTags, c.validateUsage, c.validateSites,
 	} {
 		if err := check(); err != nil {
 			return err
@@ -59,6 +59,11 @@ func errorf(key, format string, a ...any) error {
 func (c *Config) validateProxy() error {
 	if err := checkHostPort("listen", c.Listen); err != nil {
 		return err
+	}
+	if c.Transparent.Listen != "" {
+		if err := checkHostPort("transparent.listen", c.Transparent.Listen); err != nil {
+			return err
+		}
 	}
 	if c.Agent != "" && !robots.ValidAgent(c.Agent) {
 		return errorf("agent", "%q is not a product token (letters, digits, '_' and '-' only, e.g. MyBot or MJ12bot)", c.Agent)

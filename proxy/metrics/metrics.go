@@ -53,6 +53,8 @@ type Metrics struct {
 	usage      [aipref.NumPurposes + 1][][3]prometheus.Counter
 	sourceSlot map[robots.UsageSource]int // index in enforce.UsageSources
 
+	reloads *prometheus.CounterVec // robotsgate_config_reloads_total by result
+
 	cacheEntries atomic.Pointer[func() int]
 	pausedFunc   atomic.Pointer[func() int]
 }
@@ -121,6 +123,7 @@ func New(known map[enforce.Reason]bool) *Metrics {
 		return 0
 	})
 
+	m.reloads = newReloads()
 	m.byReason = make(map[enforce.Reason]*[2]prometheus.Counter, len(known))
 	for r, allowed := range known {
 		cs := &[2]prometheus.Counter{}
@@ -140,7 +143,7 @@ func New(known map[enforce.Reason]bool) *Metrics {
 
 	m.reg.MustRegister(
 		m.decisions, fetches, m.fetchDuration, lookups, entries,
-		m.upstreamErrors, paused, m.queued, m.inflight, denied, usage,
+		m.upstreamErrors, paused, m.queued, m.inflight, denied, usage, m.reloads,
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 	)
@@ -154,6 +157,25 @@ func (m *Metrics) Registry() *prometheus.Registry { return m.reg }
 // Handler serves the registry in the Prometheus exposition format.
 func (m *Metrics) Handler() http.Handler {
 	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{Registry: m.reg})
+}
+
+// newReloads returns robotsgate_config_reloads_total, both results at 0.
+func newReloads() *prometheus.CounterVec {
+	c := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "robotsgate_config_reloads_total",
+		Help: "Configuration reloads (SIGHUP, POST /v1/reload), by result (ok: in force; invalid: refused, the running configuration kept).",
+	}, []string{"result"})
+	c.WithLabelValues("ok")
+	c.WithLabelValues("invalid")
+	return c
+}
+
+// ConfigReload counts one reload of the configuration with result (ok or
+// invalid).
+func (m *Metrics) ConfigReload(result string) {
+	if m != nil {
+		m.reloads.WithLabelValues(result).Inc()
+	}
 }
 
 // Decision counts one decision on a proxied request. Admin API queries
