@@ -114,7 +114,7 @@ func TestReloadInvalidKeepsRunning(t *testing.T) {
 		t.Fatalf("POST /v1/reload: %d %s", w.Code, w.Body)
 	}
 	var got []string
-	for _, rec := range h.audit.records(t) {
+	for _, rec := range h.audit.Records(t) {
 		if rec["kind"] == "config-reload" {
 			got = append(got, rec["reason"].(string))
 		}

@@ -108,7 +108,7 @@ func TestSiteDenyFetchesNothing(t *testing.T) {
 			t.Errorf("%s: the origin saw %d requests (robots.txt included), want 0", host, n)
 		}
 	}
-	rec := h.audit.find(t, string(ReasonSiteDenied))
+	rec := h.audit.Find(t, string(ReasonSiteDenied))
 	if rec["decision"] != "blocked" || rec["site"] == nil || rec["status"] != float64(403) {
 		t.Errorf("audit record: %v", rec)
 	}
@@ -125,7 +125,7 @@ func TestSiteAllowForwardsDisallowed(t *testing.T) {
 	if resp.StatusCode != http.StatusOK || body != "page /private/x" {
 		t.Fatalf("allowed site: %d %q", resp.StatusCode, body)
 	}
-	rec := h.audit.find(t, string(ReasonSiteException))
+	rec := h.audit.Find(t, string(ReasonSiteException))
 	if rec["decision"] != "allowed" || rec["site"] != "api.partner.test" || rec["site_note"] != "written permission, ticket 7" ||
 		rec["rule"] != "Disallow: /private" || !strings.Contains(rec["detail"].(string), "robots.txt refuses") {
 		t.Errorf("audit record: %v", rec)
@@ -181,7 +181,7 @@ func TestSiteExceptionsInsideMITM(t *testing.T) {
 	p := startHTTPSProxy(t, cfg)
 	c := p.client(p.ca)
 	resp, body := get(t, c, "https://"+host+"/private/y")
-	if resp.StatusCode != http.StatusOK || p.audit.find(t, string(ReasonSiteException))["site_note"] != "ticket 9" {
+	if resp.StatusCode != http.StatusOK || p.audit.Find(t, string(ReasonSiteException))["site_note"] != "ticket 9" {
 		t.Fatalf("allowed inside MITM: %d %q", resp.StatusCode, body)
 	}
 
@@ -229,7 +229,7 @@ func TestSiteTunnelAndReportMode(t *testing.T) {
 	if resp, body := h.get(t, o.URL+"/page"); resp.StatusCode != 200 || body != "page /page" {
 		t.Fatalf("report mode: %d %q", resp.StatusCode, body)
 	}
-	if rec := h.audit.find(t, string(ReasonSiteDenied)); rec["decision"] != "reported" {
+	if rec := h.audit.Find(t, string(ReasonSiteDenied)); rec["decision"] != "reported" {
 		t.Errorf("report mode audit: %v", rec)
 	}
 	o.mu.Lock()
