@@ -24,7 +24,7 @@ type ReloadResult struct {
 	Error  string `json:"error,omitempty"`
 	// Changed are the keys whose new values are in force; NeedsRestart
 	// those whose change was not applied: they take effect at the next
-	// start (config.RestartKeys).
+	// start ([config.RestartOnly]).
 	Changed      []string `json:"changed"`
 	NeedsRestart []string `json:"needs_restart,omitempty"`
 	Source       string   `json:"source"` // what asked for it: "SIGHUP" or "POST /v1/reload"

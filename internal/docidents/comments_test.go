@@ -41,6 +41,8 @@ var words = map[string]bool{
 	"macOS": true, "iOS": true, "PostgreSQL": true, "PromQL": true, "AppleWebKit": true,
 	"KiB": true, "MiB": true, "GiB": true,
 	"GetPathParamsQuery": true, // of Google's robots.txt parser
+	"ClientHello": true, "ServerHello": true, "SubjectPublicKeyInfo": true, // TLS and X.509
+	"CapEff": true, // of /proc/self/status
 }
 
 // stdNames maps the name of each standard library package to its path.
@@ -129,8 +131,9 @@ func (r *resolver) link(sf *sourceFile, target string) bool {
 // package or a type of the module.
 func (r *resolver) qualified(sf *sourceFile, name string) (ok, checked bool) {
 	parts := strings.Split(name, ".")
-	if notCode[parts[len(parts)-1]] || strings.ToLower(name) == name {
-		return true, false // a file, a host or a setting (robots.max_redirects)
+	last := parts[len(parts)-1]
+	if notCode[last] || strings.ToLower(name) == name || (len(last) > 1 && strings.ToUpper(last) == last) {
+		return true, false // a file, a host, a setting (robots.max_redirects), main.NAME
 	}
 	if pkgs := r.packagesNamed(sf, parts[0]); len(pkgs) > 0 {
 		return r.link(sf, name), true
