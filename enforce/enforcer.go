@@ -10,7 +10,6 @@ import (
 	"github.com/rs/zerolog"
 	"golang.org/x/sync/singleflight"
 
-	"github.com/robotsgate/robotsgate/robots"
 	"github.com/robotsgate/robotsgate/robots/aipref"
 )
 
@@ -251,7 +250,7 @@ func (e *Enforcer) next(origin string, prev *Entry, r FetchResult, now time.Time
 		}
 		en.Expires = now.Add(ttl)
 		if r.Status == StatusOK {
-			en.Parsed = robots.ParseLimit(r.Body, e.maxBytes)
+			en.Parsed = parseShared(&en.Result, e.maxBytes)
 		}
 		return en
 	}

@@ -109,12 +109,23 @@ type Entry struct {
 func (e *Entry) Rebuild(maxBytes int) {
 	switch {
 	case e.Result.Status == StatusOK:
-		e.Parsed = robots.ParseLimit(e.Result.Body, maxBytes)
+		e.Parsed = parseShared(&e.Result, maxBytes)
 	case e.Good != nil:
-		e.Parsed = robots.ParseLimit(e.Good.Body, maxBytes)
+		e.Parsed = parseShared(e.Good, maxBytes)
 	default:
 		e.Parsed = nil
 	}
+}
+
+// parseShared parses r.Body, reading at most maxBytes of it, and, when
+// the whole body was read, has r.Body share the parsed file's copy of it
+// (robots.Robots.Body) so that an entry holds its body once.
+func parseShared(r *FetchResult, maxBytes int) *robots.Robots {
+	p := robots.ParseLimit(r.Body, maxBytes)
+	if b := p.Body(); len(b) == len(r.Body) && len(b) > 0 {
+		r.Body = b
+	}
+	return p
 }
 
 // Coordinator is implemented by Stores shared by several processes: Once runs fetch in at most one
@@ -142,7 +153,7 @@ var ErrCoordinatorUnavailable = errors.New("enforce: shared fetch coordination u
 // concurrent use. An entry must be kept at least until keep has passed
 // (longer than Expires, so a stale copy can serve while an origin is
 // unreachable), except that a Store bounded in size may evict entries
-// earlier (MemoryStore drops those soonest to expire): the evicted
+// earlier (MemoryStore drops those least recently used): the evicted
 // origin's robots.txt is then fetched again.
 type Store interface {
 	Get(ctx context.Context, origin string) (*Entry, bool)

@@ -55,9 +55,9 @@ func eventOf(client, method string, d enforce.Decision, verdict string, status i
 		RobotsStaleWhy:   string(d.RobotsStaleReason),
 		Status:           status,
 		Detail:           d.Detail,
-		Purposes:         d.Purposes.String(),
+		Purposes:         purposeNames(d.Purposes),
 		Usage:            auditUsage(&d),
-		UsageBlocked:     d.UsageBlocked.String(),
+		UsageDisallowed:  purposeNames(d.UsageBlocked),
 		Site:             d.Site,
 		SiteNote:         d.SiteNote,
 	}
@@ -134,6 +134,10 @@ func newDecisionJSON(d enforce.Decision) decisionJSON {
 	j.contentUseJSON = contentUseOf(&d)
 	return j
 }
+
+// DecisionAnswer is d as GET /v1/decision answers it (a value to encode
+// as JSON), for "robotsgate check -fetch -json".
+func DecisionAnswer(d enforce.Decision) any { return newDecisionJSON(d) }
 
 // newRobotsJSON describes the robots.txt copy d used; nil when d did not
 // consult robots.txt. 403 bodies ([newRefusalBody]) carry it too.
@@ -224,10 +228,25 @@ func headline(status int, d enforce.Decision) string {
 	case ReasonUpstreamError:
 		return h + ": forwarding to " + originName(d) + " failed"
 	case enforce.ReasonOriginUnreachable:
+		if untrustedCert(d) {
+			return h + ": the TLS certificate of " + originName(d) + " is not trusted (https.upstream_roots)"
+		}
 		return h + ": the origin " + originName(d) + " could not be reached"
 	}
 	return h + " by robots policy"
 }
+
+// untrustedCert reports whether d refused a request because the origin's
+// TLS certificate failed verification when its robots.txt was fetched.
+func untrustedCert(d enforce.Decision) bool {
+	return d.Reason == enforce.ReasonOriginUnreachable && d.RobotsErrKind == enforce.FetchTLSUntrusted
+}
+
+// untrustedExplanation is the explanation of a refusal for an untrusted
+// origin certificate: the fix first, whole, short enough for
+// Proxy-Status details.
+const untrustedExplanation = "the origin's TLS certificate failed verification (unknown authority, wrong host name or expired), " +
+	"so neither its robots.txt nor the URL was fetched; if you trust the origin, add its root CA to https.upstream_roots"
 
 // originName is d's origin, or its URL when it has none.
 func originName(d enforce.Decision) string {
@@ -303,6 +322,9 @@ func explain(d enforce.Decision) string {
 	case enforce.ReasonUnreachable:
 		return "the origin's robots.txt could not be fetched (server error, 429, unreadable answer), so every URL of the origin is disallowed until it can be"
 	case enforce.ReasonOriginUnreachable:
+		if untrustedCert(d) {
+			return untrustedExplanation
+		}
 		return "the origin could not be reached (DNS, connection, TLS or timeout) to fetch its robots.txt, so the request was not forwarded; robots.txt is fetched again soon"
 	case ReasonUpstreamError:
 		return "the request was allowed and forwarded, but no response came from the origin"

@@ -54,6 +54,7 @@ type Config struct {
 
 	Client     ClientConfig
 	Robots     RobotsConfig
+	Upstream   UpstreamConfig
 	HTTPS      HTTPSConfig
 	Politeness PolitenessConfig
 	RobotTags  RobotTagsConfig
@@ -170,8 +171,14 @@ func Default() Config {
 			UnreachableWindow: 30 * 24 * time.Hour,
 			RetryMin:          time.Minute,
 			RetryMax:          time.Hour,
-			MaxEntries:        100000,
+			MaxEntries:        1000000,
 			MaxCacheMB:        512,
+		},
+		Upstream: UpstreamConfig{
+			MaxIdleConns:        256,
+			MaxIdleConnsPerHost: 64,
+			IdleTimeout:         90 * time.Second,
+			FirstIdleTimeout:    5 * time.Second,
 		},
 		HTTPS: HTTPSConfig{
 			Mode:         HTTPSModeMITM,

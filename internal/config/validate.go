@@ -26,7 +26,7 @@ const (
 // ROBOTSGATE_ROBOTS_TTL)`.
 func (c *Config) Validate() error {
 	for _, check := range []func() error{
-		c.validateProxy, c.validateRobots, c.validateAccess, c.validateAdmin, c.validateExposure,
+		c.validateProxy, c.validateRobots, c.validateUpstream, c.validateAccess, c.validateAdmin, c.validateExposure,
 		c.validateHTTPS, c.validatePoliteness, c.validateRobotTags, c.validateUsage, c.validateSites,
 	} {
 		if err := check(); err != nil {
