@@ -160,7 +160,7 @@ func compile(pattern string, allow bool, rule int) matcher {
 
 // part is one group as written, with its rules compiled.
 type part struct {
-	// src and crs are the compact form (see newCompactPart); crs is nil
+	// src and crs are the compact form (see [part.initCompact]); crs is nil
 	// for a compiled part, which has rules, matchers and index instead.
 	src string
 	crs []crule

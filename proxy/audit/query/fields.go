@@ -24,7 +24,8 @@ type Fields struct {
 	Line     int
 }
 
-// field is the index of a field of Fields in fieldKeys.
+// field is the index of a field of [Fields] among those queries read
+// ([keyField] names them).
 type field uint8
 
 const (
