@@ -154,7 +154,7 @@ func (r *resolver) docName(t string) string {
 		return ""
 	}
 	for _, p := range r.byPath {
-		if p.has(name, false) || (len(parts) == 1 && p.hasMethod(name)) {
+		if p.has(name, false) || (len(parts) == 1 && p.hasField(name)) {
 			return ""
 		}
 	}
@@ -273,10 +273,14 @@ func (r *resolver) declaredIn(where, name string) bool {
 	return false
 }
 
-// hasMethod reports whether some type of p has a method name.
-func (p *pkgIndex) hasMethod(name string) bool {
-	_, ok := p.methodFile(name)
-	return ok
+// hasField reports whether some type of p has a field or method name.
+func (p *pkgIndex) hasField(name string) bool {
+	for _, ms := range p.members {
+		if ms[name] {
+			return true
+		}
+	}
+	return false
 }
 
 // methodFile returns the file of a method name of some type of p.
