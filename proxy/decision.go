@@ -60,6 +60,7 @@ func eventOf(client, method string, d enforce.Decision, verdict string, status i
 		UsageDisallowed:  purposeNames(d.UsageBlocked),
 		Site:             d.Site,
 		SiteNote:         d.SiteNote,
+		TDM:              auditTDM(&d),
 	}
 	auditContentUse(&e, &d)
 	return e
@@ -91,8 +92,9 @@ type decisionJSON struct {
 	contentUseJSON
 	// Site is the operator's per-site exception that applied, SiteNote
 	// its note.
-	Site     string `json:"site,omitempty"`
-	SiteNote string `json:"site_note,omitempty"`
+	Site     string   `json:"site,omitempty"`
+	SiteNote string   `json:"site_note,omitempty"`
+	TDM      *tdmJSON `json:"tdm,omitempty"` // TDMRep (tdmrep.go)
 }
 
 // robotsJSON describes the robots.txt copy a decision used.
@@ -132,6 +134,7 @@ func newDecisionJSON(d enforce.Decision) decisionJSON {
 	j.Robots = newRobotsJSON(d)
 	j.Purposes, j.UsageDisallowed, j.Usage = purposeNames(d.Purposes), purposeNames(d.UsageBlocked), usageOf(&d)
 	j.contentUseJSON = contentUseOf(&d)
+	j.TDM = tdmOf(&d)
 	return j
 }
 
@@ -180,8 +183,9 @@ type refusalBody struct {
 	UsageDisallowed []string             `json:"usage_disallowed,omitempty"`
 	Usage           map[string]usageJSON `json:"usage,omitempty"`
 	contentUseJSON
-	Site     string `json:"site,omitempty"`
-	SiteNote string `json:"site_note,omitempty"`
+	Site     string   `json:"site,omitempty"`
+	SiteNote string   `json:"site_note,omitempty"`
+	TDM      *tdmJSON `json:"tdm,omitempty"`
 }
 
 // newRefusalBody is the body of the refusal of d with status; fallbackURL
@@ -206,7 +210,7 @@ func newRefusalBody(status int, d enforce.Decision, fallbackURL string) refusalB
 		Site:        j.Site,
 		SiteNote:    j.SiteNote,
 	}
-	b.Purposes, b.UsageDisallowed, b.Usage = j.Purposes, j.UsageDisallowed, j.Usage
+	b.Purposes, b.UsageDisallowed, b.Usage, b.TDM = j.Purposes, j.UsageDisallowed, j.Usage, j.TDM
 	b.contentUseJSON = j.contentUseJSON
 	if b.URL == "" {
 		b.URL = fallbackURL
@@ -350,6 +354,10 @@ func explain(d enforce.Decision) string {
 		return "the site's usage preferences disallow a purpose this crawler declared"
 	case ReasonUnscannable:
 		return "the response could not be read as a whole document (a partial response, or a content coding robotsgate cannot decode), and a robot-tag or usage check that may refuse it needs to read it"
+	case ReasonTDMReserved:
+		return "the site reserves its text and data mining rights for this URL (W3C TDMRep), and this crawler declared a mining purpose"
+	case ReasonTDMUnknown:
+		return "the site's tdmrep.json could not be read, so whether it reserves text and data mining rights is not known, and usage.unknown is deny"
 	case ReasonInvalidPurpose:
 		return "the purposes header names an unknown purpose (allowed values are train-ai, search, ai-input, or none)"
 	case ReasonSiteDenied:
@@ -392,6 +400,7 @@ func refusalText(b refusalBody) string {
 	}
 	usageText(&sb, b.Purposes, b.Usage)
 	contentUseText(&sb, b.contentUseJSON)
+	tdmText(&sb, b.TDM)
 	if rb := b.Robots; rb != nil {
 		fmt.Fprintf(&sb, "robots:   %s: %s", rb.URL, rb.Status)
 		if rb.HTTPStatus != 0 {

@@ -89,7 +89,7 @@ func (s *Server) decideQuiet(ctx context.Context, u *url.URL, agent string, purp
 	if hasSite {
 		d = applySite(d, site)
 	}
-	return d
+	return l.tdm.decide(ctx, u, purposes, d) // TDMRep (tdmrep.go)
 }
 
 // DecideWithSites is the decision a request for u would get from the

@@ -59,6 +59,7 @@ type Config struct {
 	Politeness PolitenessConfig
 	RobotTags  RobotTagsConfig
 	Usage      UsageConfig
+	TDMRep     TDMRepConfig
 	Auth       AuthConfig
 	// Transparent is the listener of redirected connections (transparent
 	// sidecar).
@@ -195,6 +196,10 @@ func Default() Config {
 			Unknown:       "allow",
 			Response:      "annotate",
 			PurposeHeader: "X-Robots-Purpose",
+		},
+		TDMRep: TDMRepConfig{
+			Mode:     TDMRepReport,
+			Purposes: defaultTDMPurposes(),
 		},
 		RobotTags: RobotTagsConfig{
 			Mode:         RobotTagsAnnotate,

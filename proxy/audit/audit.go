@@ -91,6 +91,19 @@ type Event struct {
 	ContentUse           string
 	SiteUse              *SiteUse
 	ContentUseDisallowed bool
+
+	// TDM is the TDMRep verdict of the URL, nil when TDMRep was not
+	// consulted.
+	TDM *TDM
+}
+
+// TDM is a TDMRep verdict in an audit record.
+type TDM struct {
+	Reservation string // 1, 0, unset or unknown (tdmrep.json unreadable)
+	Source      string // tdmrep.json, header, meta; "" when nothing is declared
+	Rule        string // the declaration, e.g. the tdmrep.json rule
+	Policy      string // the tdm-policy URL, "" when none
+	File        string // the tdmrep.json consulted, with its status
 }
 
 // SiteUse is a site's content-use level (Content Signals "use=") in an
@@ -287,6 +300,10 @@ func (a *Auditor) encode(e Event) error {
 	}
 	if e.ContentUseDisallowed {
 		ev.Bool("content_use_disallowed", true)
+	}
+	if t := e.TDM; t != nil {
+		ev.Dict("tdm", zerolog.Dict().Str("reservation", t.Reservation).Str("source", t.Source).
+			Str("rule", t.Rule).Str("policy", t.Policy).Str("file", t.File))
 	}
 	a.ew.err = nil
 	a.writeStart.Store(max(a.now().UnixNano(), 1))

@@ -52,6 +52,9 @@ type Metrics struct {
 	// or agent.
 	usage      [aipref.NumPurposes + 1][][3]prometheus.Counter
 	sourceSlot map[robots.UsageSource]int // index in enforce.UsageSources
+	// tdm holds robotsgate_tdmrep_verdicts_total by source and
+	// reservation (tdmrep.go).
+	tdm [4][4]prometheus.Counter
 
 	reloads *prometheus.CounterVec // robotsgate_config_reloads_total by result
 
@@ -138,12 +141,13 @@ func New(known map[enforce.Reason]bool) *Metrics {
 		m.fetches[i] = fetches.WithLabelValues(c)
 	}
 	usage := m.newUsageCounters()
+	tdm := m.newTDMCounters()
 	m.cacheHit = lookups.WithLabelValues("hit")
 	m.cacheMiss = lookups.WithLabelValues("miss")
 
 	m.reg.MustRegister(
 		m.decisions, fetches, m.fetchDuration, lookups, entries,
-		m.upstreamErrors, paused, m.queued, m.inflight, denied, usage, m.reloads,
+		m.upstreamErrors, paused, m.queued, m.inflight, denied, usage, m.reloads, tdm,
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 	)
@@ -187,6 +191,7 @@ func (m *Metrics) Decision(d enforce.Decision) {
 		return
 	}
 	m.usageVerdicts(&d)
+	m.tdmVerdict(&d)
 	i := 0
 	if d.Allowed {
 		i = 1
