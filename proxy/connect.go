@@ -129,9 +129,9 @@ func (s *Server) handleConnect(host string, ctx *goproxy.ProxyCtx) (*goproxy.Con
 		hostname, p = host, "80"
 	}
 	if hostname == "" {
-		d := enforce.Decision{Reason: enforce.ReasonInvalidURL, URL: host, Agent: st.Agent,
+		d := enforce.Decision{Reason: enforce.ReasonInvalidHost, URL: host, Agent: st.Agent,
 			Detail: "CONNECT target " + strconv.Quote(host) + " has no host"}
-		return s.connectAction(ctx, st, refuse(http.StatusBadRequest, d), nil), host
+		return s.connectAction(ctx, st, refuse(d), nil), host
 	}
 	port, _ := selfaddr.ParsePort(p) // 0 when invalid: in no allow-list
 	// Decided and dialed under the host as enforce keys it (canonical.go).
@@ -147,7 +147,7 @@ func (s *Server) handleConnect(host string, ctx *goproxy.ProxyCtx) (*goproxy.Con
 	if pin, self := s.self.Check(r.Context(), hostname, port); self {
 		d := enforce.Decision{Reason: ReasonSelfRequest, URL: u.String(), Origin: origin, Agent: st.Agent,
 			Detail: "the CONNECT target " + target + " is robotsgate itself; its admin API is not reachable through the proxy"}
-		return s.connectAction(ctx, st, refuse(http.StatusForbidden, d), nil), host
+		return s.connectAction(ctx, st, refuse(d), nil), host
 	} else if pin != nil { // a tunnel dials exactly the addresses checked
 		r = r.WithContext(selfaddr.WithPin(r.Context(), pin))
 		ctx.Req = r
@@ -155,7 +155,7 @@ func (s *Server) handleConnect(host string, ctx *goproxy.ProxyCtx) (*goproxy.Con
 	if !s.https.ports[strconv.Itoa(int(port))] {
 		d := enforce.Decision{Reason: ReasonPortForbidden, URL: u.String(), Origin: origin, Agent: st.Agent,
 			Detail: "CONNECT to port " + strconv.Itoa(int(port)) + " is not allowed (https.allowed_ports)"}
-		return s.connectAction(ctx, st, refuse(http.StatusForbidden, d), nil), host
+		return s.connectAction(ctx, st, refuse(d), nil), host
 	}
 	if s.https.mode == HTTPSModeTunnel {
 		return s.connectAction(ctx, st, s.tunnel(ctx, st, u), goproxy.OkConnect), target
@@ -205,7 +205,7 @@ func (s *Server) tunnel(ctx *goproxy.ProxyCtx, st *requestState, u *url.URL) out
 	case s.cfg.Mode == ModeReport:
 		return note(audit.DecisionReported, d)
 	}
-	return refuse(refusalStatus(d), explainRobots(u.Host, d))
+	return refuse(explainRobots(u.Host, d))
 }
 
 // connectAction carries out the outcome o of a CONNECT: a refusal is
@@ -273,19 +273,6 @@ func untrustedRobots(host string, d enforce.Decision) string {
 	}
 	return "the certificate of " + host + " failed verification when fetching its robots.txt " +
 		"(robotsgate does not connect to unverified servers; if you trust it, add its root CA to https.upstream_roots)"
-}
-
-// refusalStatus is the status of the refusal d of the robots step: 403,
-// or, when the origin itself could not be reached, 502 (504 when it did
-// not answer in time).
-func refusalStatus(d enforce.Decision) int {
-	switch {
-	case d.Reason != enforce.ReasonOriginUnreachable:
-		return http.StatusForbidden
-	case d.RobotsErrKind == enforce.FetchTimeout:
-		return http.StatusGatewayTimeout
-	}
-	return http.StatusBadGateway
 }
 
 // explainRobots adds to the refusal d of a request to host what an

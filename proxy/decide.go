@@ -49,7 +49,7 @@ func (dst destination) onRequest(r *http.Request, ctx *goproxy.ProxyCtx, st *req
 			d := enforce.Decision{Reason: ReasonMisdirected, URL: enforce.RedactedURL(r.URL), Agent: parent.Agent,
 				Detail: "the request names " + strconv.Quote(hdr) + " inside a CONNECT to " + strconv.Quote(parent.ConnectTarget) +
 					": send requests for another host through their own CONNECT"}
-			return refuse(http.StatusMisdirectedRequest, d)
+			return refuse(d)
 		}
 	}
 	if !portOK {
@@ -62,7 +62,7 @@ func (dst destination) onRequest(r *http.Request, ctx *goproxy.ProxyCtx, st *req
 		if o, err := enforce.Origin(r.URL); err == nil {
 			d.Origin = o
 		}
-		return refuse(http.StatusForbidden, d)
+		return refuse(d)
 	}
 	if pin != nil { // dial exactly the addresses just checked
 		ctx.Req = r.WithContext(selfaddr.WithPin(r.Context(), pin))
@@ -205,7 +205,7 @@ func (rs robotsStep) onRequest(r *http.Request, _ *goproxy.ProxyCtx, st *request
 	}
 	if n := urlBytes(r.URL); n > rs.maxURLBytes {
 		// Too long to decide at a bounded cost: refused undecided, in both modes.
-		return refuse(http.StatusRequestURITooLong, longURLDecision(r.URL, agent, n, rs.maxURLBytes))
+		return refuse(longURLDecision(r.URL, agent, n, rs.maxURLBytes))
 	}
 
 	// A GET or HEAD of /robots.txt itself, spelled so: always allowed.
@@ -219,7 +219,7 @@ func (rs robotsStep) onRequest(r *http.Request, _ *goproxy.ProxyCtx, st *request
 	st.Decision, st.Decided = d, true
 	switch {
 	case !d.Allowed && !rs.report:
-		return refuse(refusalStatus(d), explainRobots(r.URL.Host, d))
+		return refuse(explainRobots(r.URL.Host, d))
 	case !d.Allowed:
 		return note(audit.DecisionReported, d)
 	case rs.auditAll || st.OverrideRefused != "" || st.PurposesRefused != "":
@@ -342,11 +342,7 @@ func (pc pacing) onRequest(r *http.Request, _ *goproxy.ProxyCtx, st *requestStat
 		o.note = retry
 		return o
 	}
-	status := http.StatusTooManyRequests
-	if ref.Reason == politeness.ReasonPaused {
-		status = http.StatusServiceUnavailable
-	}
-	o := refuse(status, rd)
+	o := refuse(rd)
 	o.note = retry
 	return o
 }
@@ -379,7 +375,7 @@ func shutdownRefusal(d enforce.Decision) outcome {
 	d.Rule, d.Line = "", 0
 	d.RetryAfter = time.Second
 	d.Detail = "robotsgate is shutting down: the request was waiting for its crawl-delay slot and was not forwarded"
-	o := refuse(http.StatusServiceUnavailable, d)
+	o := refuse(d)
 	o.close = true
 	return o
 }

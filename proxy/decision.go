@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/robotsgate/robotsgate/enforce"
-	"github.com/robotsgate/robotsgate/enforce/politeness"
 	"github.com/robotsgate/robotsgate/proxy/audit"
 )
 
@@ -275,46 +274,6 @@ func ruleHeader(d enforce.Decision) string {
 		}
 		return c
 	}, r)
-}
-
-// explain says in one sentence why d refused the request.
-func explain(d enforce.Decision) string {
-	switch d.Reason {
-	case enforce.ReasonDisallowed:
-		return "the robots.txt group for this agent disallows this URL"
-	case enforce.ReasonUnreachable:
-		return "the origin's robots.txt could not be fetched (server error, 429, unreadable answer), so every URL of the origin is disallowed until it can be"
-	case enforce.ReasonOriginUnreachable:
-		return "the origin could not be reached (DNS, connection, TLS or timeout) to fetch its robots.txt, so the request was not forwarded; robots.txt is fetched again soon"
-	case ReasonUpstreamError:
-		return "the request was allowed and forwarded, but no response came from the origin"
-	case politeness.ReasonPaused:
-		return "the origin asked crawlers to back off (503/429); robotsgate holds requests to it until the pause ends"
-	case politeness.ReasonQueueFull:
-		return "waiting for the origin's crawl-delay would take longer than allowed"
-	case ReasonRobotTag:
-		return "the response carried a robot tag saying it must not be kept"
-	case ReasonPortForbidden:
-		return "CONNECT is allowed only to the ports in https.allowed_ports"
-	case ReasonSiteClosed:
-		return "robots.txt disallows the whole site for this agent"
-	case enforce.ReasonInvalidURL:
-		return "the URL has no origin (scheme and host) to fetch robots.txt from"
-	case enforce.ReasonInvalidHost:
-		return "the host has no canonical spelling (invalid IDNA, characters no host name holds, an empty label, or an IPv4 shorthand)"
-	case ReasonSelfRequest:
-		return "the destination is robotsgate itself (its proxy or admin address), which is not reachable through the proxy"
-	case ReasonMisdirected:
-		return "inside an HTTPS session a request must name the host and port of its CONNECT"
-	case enforce.ReasonUsageDisallowed:
-		return "the site's usage preferences disallow a purpose this crawler declared"
-	case ReasonUnscannable:
-		return "the response could not be read as a whole document (a partial response, or a content coding robotsgate cannot decode), and a robot-tag or usage check that may refuse it needs to read it"
-	case ReasonInvalidPurpose:
-		return "the purposes header names an unknown purpose (allowed values are train-ai, search, ai-input, or none)"
-	default:
-		return string(d.Reason)
-	}
 }
 
 // refusalText is the plain-text body of a refusal.

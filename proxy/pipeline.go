@@ -257,41 +257,9 @@ func (finish) onResponse(resp *http.Response, _ *goproxy.ProxyCtx, st *requestSt
 	return resp, outcome{}
 }
 
-// Reasons of the decisions the proxy makes itself, beside the robots.txt
-// ones of package enforce. Their values are what audit records, the
-// X-Robotsgate-Decision header and the metrics' reason label carry.
-const (
-	ReasonRobotTag      enforce.Reason = "robot-tag"         // the response carried a "do not keep" robot tag
-	ReasonTunnel        enforce.Reason = "tunnel-unenforced" // CONNECT tunnel opened, paths not enforced
-	ReasonPortForbidden enforce.Reason = "port-forbidden"    // CONNECT to a port not in the allow-list
-	ReasonSiteClosed    enforce.Reason = "site-disallowed"   // tunnel mode: the whole site is disallowed
-	ReasonSelfRequest   enforce.Reason = "self-request"      // the destination is robotsgate itself (proxy or admin port)
-	ReasonMisdirected   enforce.Reason = "misdirected"       // a request inside an MITM session names another host:port than its CONNECT
-	ReasonShuttingDown  enforce.Reason = "shutting-down"     // robotsgate shut down while the request waited for its crawl-delay slot
-	ReasonURLTooLong    enforce.Reason = "url-too-long"      // the URL is longer than max_url_bytes: answered 414 undecided
-	ReasonUpstreamError enforce.Reason = "upstream-error"    // forwarding failed: no response from the origin (502/504)
-)
-
 // NewMetrics returns the metrics of a Server, with the decision counters
 // of every reason a Server decides with created at 0.
 func NewMetrics() *metrics.Metrics { return metrics.New(knownReasons()) }
-
-// knownReasons returns the Reasons whose decision counters are
-// pre-created, each with whether its decisions allow the request.
-func knownReasons() map[enforce.Reason]bool {
-	return map[enforce.Reason]bool{
-		enforce.ReasonAllowed: true, enforce.ReasonRobotsTxt: true,
-		enforce.ReasonNoRobots: true, ReasonTunnel: true,
-		enforce.ReasonDisallowed: false, enforce.ReasonUnreachable: false,
-		politeness.ReasonPaused: false, politeness.ReasonQueueFull: false, ReasonURLTooLong: false,
-		ReasonRobotTag: false, ReasonPortForbidden: false,
-		ReasonSiteClosed: false, enforce.ReasonInvalidURL: false, enforce.ReasonInvalidHost: false,
-		ReasonSelfRequest: false, ReasonMisdirected: false,
-		enforce.ReasonOriginUnreachable: false,
-		enforce.ReasonUsageDisallowed:   false, ReasonInvalidPurpose: false,
-		ReasonUnscannable: false,
-	}
-}
 
 // Metrics returns the Server's metrics (Deps.Metrics, or its own).
 func (s *Server) Metrics() *metrics.Metrics { return s.metrics }

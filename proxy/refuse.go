@@ -43,9 +43,10 @@ type outcome struct {
 	gone string
 }
 
-// refuse is the outcome of refusing the request with status because of d.
-func refuse(status int, d enforce.Decision) outcome {
-	return outcome{verdict: audit.DecisionBlocked, status: status, d: d}
+// refuse is the outcome of refusing the request because of d, with the
+// status of d's reason ([refusalStatus]).
+func refuse(d enforce.Decision) outcome {
+	return outcome{verdict: audit.DecisionBlocked, status: refusalStatus(d), d: d}
 }
 
 // note is the outcome of auditing d as verdict while the request goes on.
@@ -96,7 +97,7 @@ func (s *Server) settle(r *http.Request, st *requestState, o outcome) *http.Resp
 
 // answer is robotsgate's answer to r refused by o.
 func answer(r *http.Request, o outcome, connect bool) *http.Response {
-	resp := refuseResponse(r, o.status, o.d, proxyStatusError(o.status, o.d, o.err))
+	resp := refuseResponse(r, o.status, o.d, proxyStatusError(o.d, o.err))
 	for k, v := range o.header {
 		resp.Header[k] = v
 	}
@@ -205,11 +206,8 @@ func newResponse(r *http.Request, status int, h http.Header, text string) *http.
 // with err: a 502 (504 on a timeout) naming the origin and the error,
 // audited and counted as an upstream-error decision for agent.
 func upstreamOutcome(r *http.Request, agent string, err error) outcome {
-	status := http.StatusBadGateway
 	var te interface{ Timeout() bool }
-	if errors.As(err, &te) && te.Timeout() {
-		status = http.StatusGatewayTimeout
-	}
+	status := statusOf(ReasonUpstreamError, errors.As(err, &te) && te.Timeout())
 	origin, oerr := enforce.Origin(r.URL)
 	name := origin
 	if oerr != nil {

@@ -247,7 +247,7 @@ func robotTagVerdict(req *http.Request, resp *http.Response, agent string, cfg c
 	if resp.Body != nil {
 		resp.Body.Close()
 	}
-	o = refuse(http.StatusForbidden, d)
+	o = refuse(d)
 	o.header = http.Header{HeaderIndex: {index}}
 	return ev, o
 }

@@ -28,10 +28,6 @@ import (
 // "train-ai=n, search=y". A value the origin sent itself is removed.
 const HeaderUsage = "X-Robotsgate-Usage"
 
-// ReasonInvalidPurpose: the request's purposes header, which the operator
-// lets clients use, names an unknown purpose; answered 400.
-const ReasonInvalidPurpose enforce.Reason = "invalid-purpose"
-
 // Values of usage.response.
 const (
 	UsageResponseAnnotate = "annotate" // forward, add HeaderUsage and an audit record
@@ -109,7 +105,7 @@ func (a *agents) declare(r *http.Request, st *requestState) (o outcome, ok bool)
 				d := enforce.Decision{Reason: ReasonInvalidPurpose, URL: enforce.RedactedURL(r.URL), Agent: st.Agent, Purposes: set,
 					Detail: a.purposeHeader + ": " + err.Error()}
 				d.Origin, _ = enforce.Origin(r.URL)
-				return refuse(http.StatusBadRequest, d), false
+				return refuse(d), false
 			case a.allowOverride:
 				st.PurposesOverridden, st.PurposesOverride = true, got
 			case err != nil || got != set:
@@ -177,7 +173,7 @@ func (u usageStep) onResponse(resp *http.Response, ctx *goproxy.ProxyCtx, st *re
 	if resp.Body != nil {
 		resp.Body.Close()
 	}
-	o := refuse(http.StatusForbidden, d)
+	o := refuse(d)
 	o.header = http.Header{HeaderUsage: {prefs.String()}}
 	return resp, o
 }
