@@ -20,18 +20,12 @@ import (
 	"github.com/robotsgate/robotsgate/proxy/selfaddr"
 )
 
-// HTTPS modes (HTTPSConfig.Mode).
-const (
-	HTTPSModeMITM   = config.HTTPSModeMITM
-	HTTPSModeTunnel = config.HTTPSModeTunnel
-)
-
 // caExpiryWarning is how long before the CA expires serve starts warning.
 const caExpiryWarning = 30 * 24 * time.Hour
 
 // httpsState is the HTTPS part of a Server, set up by installHTTPS.
 type httpsState struct {
-	mode    string
+	mode    config.HTTPSMode
 	ports   map[string]bool // allowed CONNECT ports
 	ca      *tls.Certificate
 	caInfo  mitm.CAInfo
@@ -69,7 +63,7 @@ func (s *Server) installHTTPS() error {
 	for _, p := range cfg.AllowedPorts { // validated: never empty
 		h.ports[strconv.Itoa(p)] = true
 	}
-	if h.mode == HTTPSModeMITM {
+	if h.mode == config.HTTPSModeMITM {
 		ca, info, err := mitm.LoadOrCreateCA(cfg.DataDir, cfg.CACert, cfg.CAKey, nil)
 		if err != nil {
 			return err
@@ -91,7 +85,7 @@ func (s *Server) installHTTPS() error {
 				Msg("the CA certificate expires soon: replace it (delete both CA files to generate a new one) and re-distribute it to clients")
 		}
 	}
-	if h.mode == HTTPSModeTunnel && s.cfg.Agent == "" {
+	if h.mode == config.HTTPSModeTunnel && s.cfg.Agent == "" {
 		// Many clients send no User-Agent on CONNECT: their tunnels are
 		// decided by the "*" group only.
 		s.log.Warn().Msg("https.mode is tunnel and no agent is configured: clients that send no User-Agent on CONNECT " +
@@ -157,7 +151,7 @@ func (s *Server) handleConnect(host string, ctx *goproxy.ProxyCtx) (*goproxy.Con
 			Detail: "CONNECT to port " + strconv.Itoa(int(port)) + " is not allowed (https.allowed_ports)"}
 		return s.connectAction(ctx, st, refuse(d), nil), host
 	}
-	if s.https.mode == HTTPSModeTunnel {
+	if s.https.mode == config.HTTPSModeTunnel {
 		return s.connectAction(ctx, st, s.tunnel(ctx, st, u), goproxy.OkConnect), target
 	}
 	// Requests inside the session must name this host:port (checkDestination).
@@ -202,7 +196,7 @@ func (s *Server) tunnel(ctx *goproxy.ProxyCtx, st *requestState, u *url.URL) out
 	switch {
 	case d.Allowed:
 		return note(audit.DecisionAllowed, d)
-	case s.cfg.Mode == ModeReport:
+	case s.cfg.Mode == config.ModeReport:
 		return note(audit.DecisionReported, d)
 	}
 	return refuse(explainRobots(u.Host, d))

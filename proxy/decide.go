@@ -70,15 +70,6 @@ func (dst destination) onRequest(r *http.Request, ctx *goproxy.ProxyCtx, st *req
 	return outcome{}
 }
 
-// Modes and audit levels (Config.Mode, Config.Audit).
-const (
-	ModeEnforce = config.ModeEnforce
-	ModeReport  = config.ModeReport
-
-	AuditBlocked = config.AuditBlocked
-	AuditAll     = config.AuditAll
-)
-
 // maxRefusedOverride bounds how much of a refused override header the
 // audit record quotes.
 const maxRefusedOverride = 256
@@ -229,12 +220,6 @@ func (rs robotsStep) onRequest(r *http.Request, _ *goproxy.ProxyCtx, st *request
 	return outcome{}
 }
 
-// Values of politeness.crawl_delay.
-const (
-	CrawlDelayHonor  = config.CrawlDelayHonor
-	CrawlDelayIgnore = config.CrawlDelayIgnore
-)
-
 // newPoliteness builds the politeness policy of cfg. pacer and pauses may
 // be nil (in-memory, this process only). In report mode the policy
 // decides without acting (politeness.Config.Report).
@@ -245,14 +230,14 @@ func newPoliteness(cfg config.Config, pacer politeness.Pacer, pauses politeness.
 		Pacer:            pacer,
 		Pauses:           pauses,
 		Log:              log,
-		IgnoreCrawlDelay: p.CrawlDelay == CrawlDelayIgnore,
+		IgnoreCrawlDelay: p.CrawlDelay == config.CrawlDelayIgnore,
 		DefaultDelay:     p.DefaultCrawlDelay,
 		MaxDelay:         p.MaxCrawlDelay,
 		MaxWait:          p.MaxQueueWait,
 		BackoffStart:     p.BackoffStart,
 		BackoffMax:       p.BackoffMax,
 		MaxConcurrency:   p.MaxConcurrency,
-		Report:           cfg.Mode == ModeReport,
+		Report:           cfg.Mode == config.ModeReport,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("proxy: politeness: %w", err)

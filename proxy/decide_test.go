@@ -20,7 +20,7 @@ func TestClientGoneWhileFetchingRobots(t *testing.T) {
 		io.WriteString(w, privateRobots)
 	}, nil)
 	defer close(release)
-	h := newHarness(t, harnessOpts{config: func(c *config.Config) { c.Audit = AuditAll }})
+	h := newHarness(t, harnessOpts{config: func(c *config.Config) { c.Audit = config.AuditAll }})
 
 	ctx, cancel := context.WithCancel(context.Background())
 	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, o.URL+"/public", nil)

@@ -146,7 +146,7 @@ func (p *httpsProxy) rawConnect(t *testing.T, target string, extraHeaders ...str
 func mitmConfig(t *testing.T, origins ...*tlsOrigin) config.Config {
 	t.Helper()
 	cfg := testConfig(t)
-	cfg.Audit = AuditAll
+	cfg.Audit = config.AuditAll
 	cfg.HTTPS.AllowedPorts = nil
 	for _, o := range origins {
 		cfg.HTTPS.AllowedPorts = append(cfg.HTTPS.AllowedPorts, o.port(t))

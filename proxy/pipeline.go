@@ -13,6 +13,7 @@ import (
 
 	"github.com/robotsgate/robotsgate/enforce"
 	"github.com/robotsgate/robotsgate/enforce/politeness"
+	"github.com/robotsgate/robotsgate/internal/config"
 	"github.com/robotsgate/robotsgate/proxy/access"
 	"github.com/robotsgate/robotsgate/proxy/metrics"
 	"github.com/robotsgate/robotsgate/robots/aipref"
@@ -48,10 +49,10 @@ func (s *Server) install() error {
 	}
 	s.installSelf() // the outbound dialer refuses robotsgate's own addresses (decide.go)
 	inflight := inflight{m: s.metrics}
-	decide := robotsStep{enf: s.enf, maxURLBytes: s.cfg.MaxURLBytes, agents: s.agents, report: s.cfg.Mode == ModeReport, auditAll: s.cfg.Audit == AuditAll, log: s.log}
+	decide := robotsStep{enf: s.enf, maxURLBytes: s.cfg.MaxURLBytes, agents: s.agents, report: s.cfg.Mode == config.ModeReport, auditAll: s.cfg.Audit == config.AuditAll, log: s.log}
 	pacing := pacing{polite: s.polite, metrics: s.metrics, life: s.life, maxConcurrency: s.cfg.Politeness.MaxConcurrency, log: s.log}
 	tags := newRobotTagStep(s.cfg.RobotTags, s.cfg.Mode)
-	usage := usageStep{enforce: s.cfg.Usage.Response == UsageResponseEnforce && s.cfg.Mode != ModeReport}
+	usage := usageStep{enforce: s.cfg.Usage.Response == config.UsageResponseEnforce && s.cfg.Mode != config.ModeReport}
 	whole := newWholeStep(&s.cfg)
 
 	// enter counts the request for Shutdown and creates its state: it is

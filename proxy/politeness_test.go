@@ -269,7 +269,7 @@ func TestPoliteReportModeDoesNotWaitOrRefuse(t *testing.T) {
 		w.Write([]byte("ok"))
 	})
 	h := newHarness(t, harnessOpts{clock: clk, config: func(c *config.Config) {
-		c.Mode = ModeReport
+		c.Mode = config.ModeReport
 		c.Politeness.MaxQueueWait = 7 * time.Second
 	}})
 	// Slots t0 and t0+5s fit in 7s, t0+10s would not: nobody waits, the

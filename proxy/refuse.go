@@ -114,7 +114,7 @@ func answer(r *http.Request, o outcome, connect bool) *http.Response {
 // (and counted by the Auditor), never silent.
 func (s *Server) record(e audit.Event) {
 	if e.Mode == "" {
-		e.Mode = s.cfg.Mode
+		e.Mode = string(s.cfg.Mode)
 	}
 	if err := s.audit.Record(e); err != nil {
 		s.log.Error().Err(err).Str("url", e.URL).Str("decision", e.Decision).Msg("audit record not written")

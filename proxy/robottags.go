@@ -16,13 +16,6 @@ import (
 	"github.com/robotsgate/robotsgate/robots/robottag"
 )
 
-// Robot-tag modes (RobotTagsConfig.Mode).
-const (
-	RobotTagsOff      = config.RobotTagsOff
-	RobotTagsAnnotate = config.RobotTagsAnnotate
-	RobotTagsEnforce  = config.RobotTagsEnforce
-)
-
 // maxTagDetail bounds the detail text of robot-tag audit records and
 // refusals; headers and meta elements come from the origin.
 const maxTagDetail = 1024
@@ -221,7 +214,7 @@ func hasBody(resp *http.Response) bool {
 //
 // ev then describes what was found.
 func robotTagVerdict(req *http.Request, resp *http.Response, agent string, cfg config.RobotTagsConfig) (ev *tagEvent, o outcome) {
-	if cfg.Mode == RobotTagsOff || resp == nil || resp.StatusCode/100 != 2 {
+	if cfg.Mode == config.RobotTagsOff || resp == nil || resp.StatusCode/100 != 2 {
 		return nil, outcome{}
 	}
 	s := scanRobotTags(resp, cfg)
@@ -237,7 +230,7 @@ func robotTagVerdict(req *http.Request, resp *http.Response, agent string, cfg c
 	ev = &tagEvent{tagScan: *s, Matched: matched}
 	index := strings.Join(matched, ", ")
 	d := tagDecision(req, agent, ev)
-	if cfg.Mode != RobotTagsEnforce {
+	if cfg.Mode != config.RobotTagsEnforce {
 		resp.Header.Set(HeaderIndex, index)
 		o = note(audit.DecisionReported, d)
 		o.status = resp.StatusCode
@@ -273,15 +266,15 @@ type robotTagStep struct{ cfg config.RobotTagsConfig }
 // newRobotTagStep is the robot-tag step of cfg in mode (Config.Mode). In
 // report mode robot_tags enforce only annotates, as nothing is refused in
 // report mode.
-func newRobotTagStep(cfg config.RobotTagsConfig, mode string) robotTagStep {
-	if mode == ModeReport && cfg.Mode == RobotTagsEnforce {
-		cfg.Mode = RobotTagsAnnotate
+func newRobotTagStep(cfg config.RobotTagsConfig, mode config.Mode) robotTagStep {
+	if mode == config.ModeReport && cfg.Mode == config.RobotTagsEnforce {
+		cfg.Mode = config.RobotTagsAnnotate
 	}
 	return robotTagStep{cfg: cfg}
 }
 
 func (t robotTagStep) onResponse(resp *http.Response, ctx *goproxy.ProxyCtx, st *requestState) (*http.Response, outcome) {
-	if resp == nil || ctx.Error != nil || st.Answered || t.cfg.Mode == RobotTagsOff {
+	if resp == nil || ctx.Error != nil || st.Answered || t.cfg.Mode == config.RobotTagsOff {
 		return resp, outcome{}
 	}
 	_, o := robotTagVerdict(ctx.Req, resp, st.Agent, t.cfg)

@@ -28,12 +28,6 @@ import (
 // "train-ai=n, search=y". A value the origin sent itself is removed.
 const HeaderUsage = "X-Robotsgate-Usage"
 
-// Values of usage.response.
-const (
-	UsageResponseAnnotate = "annotate" // forward, add HeaderUsage and an audit record
-	UsageResponseEnforce  = "enforce"  // replace the response with a 403 and an audit record
-)
-
 // Sources of a usage preference stated by the response rather than by
 // robots.txt (beside robots.ContentUsage and robots.ContentSignal).
 const (

@@ -89,7 +89,7 @@ type usageProxy struct {
 func startUsageProxy(t *testing.T, mutate func(*config.Config)) *usageProxy {
 	t.Helper()
 	cfg := testConfig(t)
-	cfg.Audit = AuditAll
+	cfg.Audit = config.AuditAll
 	if mutate != nil {
 		mutate(&cfg)
 	}
@@ -214,7 +214,7 @@ func TestUsageWithoutPurposeReportsOnly(t *testing.T) {
 		t.Fatalf("/spoof: %s %q", HeaderUsage, resp.Header.Get(HeaderUsage))
 	}
 
-	r := startUsageProxy(t, func(c *config.Config) { c.Purposes = aipref.SetOf(aipref.TrainAI); c.Mode = ModeReport })
+	r := startUsageProxy(t, func(c *config.Config) { c.Purposes = aipref.SetOf(aipref.TrainAI); c.Mode = config.ModeReport })
 	resp, body = get(t, r.client(nil), o.URL+"/test")
 	if resp.StatusCode != 200 || body != "origin body /test" || resp.Header.Get(HeaderDecision) != "report-only; usage-disallowed" {
 		t.Fatalf("report mode: %d %q %v", resp.StatusCode, body, resp.Header)
@@ -334,7 +334,7 @@ func TestUsageResponseHeader(t *testing.T) {
 
 	e := startUsageProxy(t, func(c *config.Config) {
 		c.Purposes = aipref.SetOf(aipref.TrainAI)
-		c.Usage.Response = UsageResponseEnforce
+		c.Usage.Response = config.UsageResponseEnforce
 	})
 	resp, body = get(t, e.client(nil), o.URL+"/cu-n")
 	if resp.StatusCode != http.StatusForbidden || resp.Header.Get(HeaderDecision) != "usage-disallowed" || strings.Contains(body, "origin body") ||
@@ -348,7 +348,7 @@ func TestUsageResponseHeader(t *testing.T) {
 		t.Fatalf("enforce /cu-y: %d", resp.StatusCode)
 	}
 
-	n := startUsageProxy(t, func(c *config.Config) { c.Usage.Response = UsageResponseEnforce })
+	n := startUsageProxy(t, func(c *config.Config) { c.Usage.Response = config.UsageResponseEnforce })
 	if resp, _ := get(t, n.client(nil), o.URL+"/cu-n"); resp.StatusCode != 200 || resp.Header.Get(HeaderUsage) != "train-ai=n, search=y" {
 		t.Fatalf("enforce without purposes: %d %v", resp.StatusCode, resp.Header)
 	}
@@ -359,10 +359,10 @@ func TestUsageResponseHeader(t *testing.T) {
 // noimageai counts only for images.
 func TestUsageRobotTags(t *testing.T) {
 	o := newUsageOrigin(t, "User-agent: *\nAllow: /\n")
-	for _, tags := range []string{RobotTagsAnnotate, RobotTagsOff} {
+	for _, tags := range []config.RobotTagsMode{config.RobotTagsAnnotate, config.RobotTagsOff} {
 		p := startUsageProxy(t, func(c *config.Config) {
 			c.Purposes = aipref.SetOf(aipref.TrainAI)
-			c.Usage.Response = UsageResponseEnforce
+			c.Usage.Response = config.UsageResponseEnforce
 			c.RobotTags.Mode = tags
 		})
 		resp, body := get(t, p.client(nil), o.URL+"/noai.html")

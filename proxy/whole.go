@@ -51,11 +51,11 @@ type wholeStep struct {
 // newWholeStep is the step for robot_tags cfg and usage.response usage
 // in mode (Config.Mode).
 func newWholeStep(cfg *config.Config) wholeStep {
-	enforcing := cfg.Mode != ModeReport
+	enforcing := cfg.Mode != config.ModeReport
 	return wholeStep{
-		tags:        enforcing && cfg.RobotTags.Mode == RobotTagsEnforce,
-		usage:       enforcing && cfg.Usage.Response == UsageResponseEnforce,
-		scanning:    cfg.RobotTags.Mode != RobotTagsOff,
+		tags:        enforcing && cfg.RobotTags.Mode == config.RobotTagsEnforce,
+		usage:       enforcing && cfg.Usage.Response == config.UsageResponseEnforce,
+		scanning:    cfg.RobotTags.Mode != config.RobotTagsOff,
 		scansBodies: cfg.RobotTags.MaxScanBytes > 0,
 	}
 }

@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/robotsgate/robotsgate/internal/config"
-	"github.com/robotsgate/robotsgate/proxy"
 	"github.com/robotsgate/robotsgate/proxy/mitm"
 )
 
@@ -107,7 +106,7 @@ func printCAHelp(w io.Writer, info mitm.CAInfo, cfg config.Config) {
 	if info.Generated {
 		fmt.Fprintf(w, "  key:      %s (mode 0600; keep it private: it can sign certificates for any site)\n", info.KeyFile)
 	}
-	if cfg.HTTPS.Mode == proxy.HTTPSModeTunnel {
+	if cfg.HTTPS.Mode == config.HTTPSModeTunnel {
 		fmt.Fprintf(w, "\nNote: https.mode is tunnel: robotsgate does not intercept HTTPS and clients need not trust this CA.\n")
 	}
 	fmt.Fprintf(w, `

@@ -25,7 +25,7 @@ func (a *app) run(ctx context.Context, ready chan<- net.Addr) int {
 		go func() { errc <- a.srv.ServeAdmin(a.aln) }()
 		a.log.Info().Str("admin_listen", a.aln.Addr().String()).Msg("admin API listening")
 	}
-	a.log.Info().Str("listen", a.ln.Addr().String()).Str("mode", a.cfg.Mode).Str("audit_log", a.cfg.AuditLog).
+	a.log.Info().Str("listen", a.ln.Addr().String()).Str("mode", string(a.cfg.Mode)).Str("audit_log", a.cfg.AuditLog).
 		Str("agent", a.cfg.Agent).Str("cache", redisfleet.RedactCacheURL(a.cfg.Cache)).Msg("robotsgate listening")
 	if ready != nil {
 		select {

@@ -192,7 +192,7 @@ func enforceConfig(cfg config.Config, tr *http.Transport, store enforce.Store, m
 		MaxBytes:          r.MaxBytes,
 		FetchTimeout:      r.FetchTimeout,
 		Purposes:          cfg.Purposes,
-		UsageUnknownDeny:  cfg.Usage.Unknown == "deny",
+		UsageUnknownDeny:  cfg.Usage.Unknown == config.UsageUnknownDeny,
 	}
 }
 

@@ -27,11 +27,11 @@ type Config struct {
 	Agent              string // robots agent (product token) for every request; "" = from User-Agent
 	AgentHeader        string // per-request override header; "-" disables
 	AllowAgentOverride bool   // the override header may replace a configured agent
-	Mode               string // enforce | report
+	Mode               Mode   // enforce | report
 	// Purposes are what the crawlers use content for (train-ai, search,
 	// ai-input); none: usage preferences are reported, never enforced.
 	Purposes aipref.Set
-	Audit    string // blocked | all
+	Audit    AuditLevel // blocked | all
 
 	AuditLog        string // path, or "-" for stdout
 	AuditMaxSizeMB  int    // rotate at this size; 0 = never
@@ -59,9 +59,9 @@ type Config struct {
 // UsageConfig is what usage preferences (Content-Usage, Content-Signal,
 // noai) do for the declared purposes.
 type UsageConfig struct {
-	Unknown       string // allow | deny: a declared purpose with no stated preference
-	Response      string // annotate | enforce: a response header or tag that disallows a declared purpose
-	PurposeHeader string // per-request purposes header; "-" disables
+	Unknown       UsageUnknown  // allow | deny: a declared purpose with no stated preference
+	Response      UsageResponse // annotate | enforce: a response header or tag that disallows a declared purpose
+	PurposeHeader string        // per-request purposes header; "-" disables
 }
 
 // ClientConfig bounds what a client may send and how long it may take:
@@ -90,7 +90,7 @@ type RobotsConfig struct {
 
 // HTTPSConfig is how CONNECT requests are handled.
 type HTTPSConfig struct {
-	Mode          string // mitm | tunnel
+	Mode          HTTPSMode // mitm | tunnel
 	AllowedPorts  []int
 	DataDir       string
 	CACert        string
@@ -100,7 +100,7 @@ type HTTPSConfig struct {
 
 // PolitenessConfig is crawl-delay pacing and backoff.
 type PolitenessConfig struct {
-	CrawlDelay        string // honor | ignore
+	CrawlDelay        CrawlDelayPolicy // honor | ignore
 	DefaultCrawlDelay time.Duration
 	MaxCrawlDelay     time.Duration
 	MaxQueueWait      time.Duration
@@ -111,7 +111,7 @@ type PolitenessConfig struct {
 
 // RobotTagsConfig is X-Robots-Tag / meta robots handling.
 type RobotTagsConfig struct {
-	Mode         string // off | annotate | enforce
+	Mode         RobotTagsMode // off | annotate | enforce
 	Deny         []string
 	MaxScanBytes int
 }
@@ -168,8 +168,8 @@ func Default() Config {
 			BackoffMax:    time.Hour,
 		},
 		Usage: UsageConfig{
-			Unknown:       "allow",
-			Response:      "annotate",
+			Unknown:       UsageUnknownAllow,
+			Response:      UsageResponseAnnotate,
 			PurposeHeader: "X-Robots-Purpose",
 		},
 		RobotTags: RobotTagsConfig{

@@ -42,8 +42,8 @@ func options() []option {
 		{"agent_header", "agent-header", "request `header` that overrides the agent per request (stripped before forwarding); - disables", func(c *Config) any { return &c.AgentHeader }},
 		{"allow_agent_override", "allow-agent-override", "let the agent override header replace a configured agent (otherwise it is stripped, ignored and audited)", func(c *Config) any { return &c.AllowAgentOverride }},
 		{"purposes", "purpose", "what the crawlers use content for: comma-separated `purposes` among train-ai, search, ai-input; a URL whose usage preferences disallow one is refused; empty = preferences reported, never enforced", func(c *Config) any { return &c.Purposes }},
-		{"mode", "mode", "`mode`: enforce (refuse disallowed URLs) or report (decide and audit, forward everything)", func(c *Config) any { return &c.Mode }},
-		{"audit", "audit", "which decisions are audited (`level`): blocked or all", func(c *Config) any { return &c.Audit }},
+		{"mode", "mode", "`mode`: enforce (refuse disallowed URLs) or report (decide and audit, forward everything)", func(c *Config) any { return (*string)(&c.Mode) }},
+		{"audit", "audit", "which decisions are audited (`level`): blocked or all", func(c *Config) any { return (*string)(&c.Audit) }},
 		{"audit_log", "audit-log", "audit log `path` (JSON lines, appended, created 0640; its directory must exist), - for stdout", func(c *Config) any { return &c.AuditLog }},
 		{"audit_max_size_mb", "audit-max-size-mb", "rotate the audit file at this size in `MB`; 0 = never", func(c *Config) any { return &c.AuditMaxSizeMB }},
 		{"audit_max_backups", "audit-max-backups", "rotated audit files kept; 0 = all", func(c *Config) any { return &c.AuditMaxBackups }},
@@ -70,14 +70,14 @@ func options() []option {
 		{"robots.max_entries", "", "origins kept in the in-process robots.txt cache (soonest to expire evicted)", func(c *Config) any { return &c.Robots.MaxEntries }},
 		{"robots.max_cache_mb", "", "estimated memory bound of that cache in MiB (1 KiB + 14 × body per entry)", func(c *Config) any { return &c.Robots.MaxCacheMB }},
 
-		{"https.mode", "https", "CONNECT handling `mode`: mitm (decrypt with robotsgate's CA, enforce paths) or tunnel (host only)", func(c *Config) any { return &c.HTTPS.Mode }},
+		{"https.mode", "https", "CONNECT handling `mode`: mitm (decrypt with robotsgate's CA, enforce paths) or tunnel (host only)", func(c *Config) any { return (*string)(&c.HTTPS.Mode) }},
 		{"https.allowed_ports", "allowed-ports", "comma-separated `ports` CONNECT may reach, e.g. 443,8443", func(c *Config) any { return &c.HTTPS.AllowedPorts }},
 		{"https.data_dir", "data-dir", "`dir`ectory of the generated CA; empty = robotsgate/ under the user's config dir", func(c *Config) any { return &c.HTTPS.DataDir }},
 		{"https.ca_cert", "ca-cert", "custom MITM CA certificate `file` (PEM) instead of the generated CA; needs ca_key", func(c *Config) any { return &c.HTTPS.CACert }},
 		{"https.ca_key", "ca-key", "private key `file` (PEM, mode 0600) of ca_cert", func(c *Config) any { return &c.HTTPS.CAKey }},
 		{"https.upstream_roots", "upstream-roots", "comma-separated PEM `files` of extra roots trusted for upstream TLS, besides the system roots", func(c *Config) any { return &c.HTTPS.UpstreamRoots }},
 
-		{"politeness.crawl_delay", "", "honor: space requests to an origin by its Crawl-delay; ignore: don't", func(c *Config) any { return &c.Politeness.CrawlDelay }},
+		{"politeness.crawl_delay", "", "honor: space requests to an origin by its Crawl-delay; ignore: don't", func(c *Config) any { return (*string)(&c.Politeness.CrawlDelay) }},
 		{"politeness.default_crawl_delay", "", "delay for origins that state none; 0 = none", func(c *Config) any { return &c.Politeness.DefaultCrawlDelay }},
 		{"politeness.max_crawl_delay", "", "larger Crawl-delay values are clamped to this", func(c *Config) any { return &c.Politeness.MaxCrawlDelay }},
 		{"politeness.max_queue_wait", "", "a request that would wait longer gets 429 + Retry-After", func(c *Config) any { return &c.Politeness.MaxQueueWait }},
@@ -85,12 +85,12 @@ func options() []option {
 		{"politeness.backoff_max", "", "cap of pauses, Retry-After included", func(c *Config) any { return &c.Politeness.BackoffMax }},
 		{"politeness.max_concurrency", "", "per-origin limit of requests in flight; 0 = no limit", func(c *Config) any { return &c.Politeness.MaxConcurrency }},
 
-		{"robot_tags.mode", "", "X-Robots-Tag / meta robots: off, annotate (audit and add a header) or enforce (refuse)", func(c *Config) any { return &c.RobotTags.Mode }},
+		{"robot_tags.mode", "", "X-Robots-Tag / meta robots: off, annotate (audit and add a header) or enforce (refuse)", func(c *Config) any { return (*string)(&c.RobotTags.Mode) }},
 		{"robot_tags.deny", "", "directives meaning \"do not keep\"", func(c *Config) any { return &c.RobotTags.Deny }},
 		{"robot_tags.max_scan_bytes", "", "how much of an HTML body is scanned for meta tags; 0 = X-Robots-Tag headers only", func(c *Config) any { return &c.RobotTags.MaxScanBytes }},
 
-		{"usage.unknown", "", "a declared purpose for which neither robots.txt nor the response states a preference: allow or deny", func(c *Config) any { return &c.Usage.Unknown }},
-		{"usage.response", "", "a Content-Usage response header, or a noai/noimageai tag, that disallows a declared purpose: annotate (audit and add X-Robotsgate-Usage) or enforce (refuse)", func(c *Config) any { return &c.Usage.Response }},
+		{"usage.unknown", "", "a declared purpose for which neither robots.txt nor the response states a preference: allow or deny", func(c *Config) any { return (*string)(&c.Usage.Unknown) }},
+		{"usage.response", "", "a Content-Usage response header, or a noai/noimageai tag, that disallows a declared purpose: annotate (audit and add X-Robotsgate-Usage) or enforce (refuse)", func(c *Config) any { return (*string)(&c.Usage.Response) }},
 		{"usage.purpose_header", "", "request header declaring the purposes per request (stripped before forwarding); replaces configured purposes only with allow_agent_override; - disables", func(c *Config) any { return &c.Usage.PurposeHeader }},
 
 		{"auth.credentials", "", "\"user:password\" pairs accepted in Proxy-Authorization: Basic", func(c *Config) any { return &c.Auth.Credentials }},
