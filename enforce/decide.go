@@ -47,41 +47,27 @@ import (
 //
 // For a URL Allow/Disallow permits, the usage preferences robots.txt
 // states (Content-Usage, Content-Signal) are reported in Decision.Usage;
-// when they disallow a purpose of Config.Purposes (or state none for it
+// when they disallow a purpose of o.Purposes (or state none for it
 // while Config.UsageUnknownDeny is set) the verdict is
 // ReasonUsageDisallowed (see DecideRules).
-func (e *Enforcer) Decide(ctx context.Context, u *url.URL, agent string) Decision {
-	return e.decideURL(ctx, u, agent, DecideOptions{Purposes: e.usage.Purposes})
+func (e *Enforcer) Decide(ctx context.Context, u *url.URL, agent string, o DecideOptions) Decision {
+	return e.decideURL(ctx, u, agent, o)
 }
 
 // DecideOptions are the settings of one decision that may differ from
 // request to request.
 type DecideOptions struct {
-	// Purposes are the crawler's declared purposes (Config.Purposes for
-	// Decide); they replace the configured ones.
+	// Purposes are the crawler's declared purposes; none: usage
+	// preferences are reported and never refuse.
 	Purposes aipref.Set
-	// Quiet: the decision is not a proxied request (see DecideQuiet).
+	// Quiet: the decision is not a proxied request but a query (the admin
+	// API): the cache lookup is not reported to Hooks.CacheLookup. A
+	// robots.txt fetch it causes is still reported to Hooks.Fetched: it is
+	// real traffic to the origin, which proxied requests may be sharing.
 	Quiet bool
 	// Method is the request's method; "" means GET. Only a GET or HEAD of
 	// /robots.txt is exempt from the rules.
 	Method string
-}
-
-// DecideFor is Decide for a crawler with its own declared purposes, as
-// o says.
-func (e *Enforcer) DecideFor(ctx context.Context, u *url.URL, agent string, o DecideOptions) Decision {
-	return e.decideURL(ctx, u, agent, o)
-}
-
-// Purposes returns the configured purposes (Config.Purposes).
-func (e *Enforcer) Purposes() aipref.Set { return e.usage.Purposes }
-
-// DecideQuiet is Decide for queries that are not proxied requests (the
-// admin API): the cache lookup is not reported to Hooks.CacheLookup. A
-// robots.txt fetch it causes is still reported to Hooks.Fetched: it is
-// real traffic to the origin, which proxied requests may be sharing.
-func (e *Enforcer) DecideQuiet(ctx context.Context, u *url.URL, agent string) Decision {
-	return e.decideURL(ctx, u, agent, DecideOptions{Purposes: e.usage.Purposes, Quiet: true})
 }
 
 func (e *Enforcer) decideURL(ctx context.Context, u *url.URL, agent string, o DecideOptions) Decision {

@@ -45,13 +45,13 @@ func BenchmarkDecideUsage(b *testing.B) {
 			u := o.url(bc.path)
 			ctx := context.Background()
 			opt := DecideOptions{Purposes: bc.purposes}
-			if d := e.DecideFor(ctx, u, "mybot", opt); !d.Allowed {
+			if d := e.Decide(ctx, u, "mybot", opt); !d.Allowed {
 				b.Fatal(d)
 			}
 			b.ReportAllocs()
 			b.ResetTimer()
 			for b.Loop() {
-				e.DecideFor(ctx, u, "mybot", opt)
+				e.Decide(ctx, u, "mybot", opt)
 			}
 		})
 	}

@@ -96,9 +96,9 @@ func (s *Server) installHTTPS() error {
 	return nil
 }
 
-// CA returns the CA robotsgate signs leaf certificates with (nil in tunnel
+// ca returns the CA robotsgate signs leaf certificates with (nil in tunnel
 // mode) and where it lives.
-func (s *Server) CA() (*tls.Certificate, mitm.CAInfo) {
+func (s *Server) ca() (*tls.Certificate, mitm.CAInfo) {
 	if s.https == nil {
 		return nil, mitm.CAInfo{}
 	}
@@ -175,7 +175,7 @@ func (s *Server) tunnel(ctx *goproxy.ProxyCtx, st *requestState, u *url.URL) out
 	r := ctx.Req
 	root := *u
 	root.Path = "/"
-	d := s.enf.DecideFor(r.Context(), &root, st.Agent, enforce.DecideOptions{Purposes: st.Purposes})
+	d := s.enf.Decide(r.Context(), &root, st.Agent, enforce.DecideOptions{Purposes: st.Purposes})
 	d.URL = u.String()
 	switch d.Reason {
 	case enforce.ReasonAllowed, enforce.ReasonDisallowed:

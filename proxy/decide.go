@@ -200,7 +200,7 @@ func (rs robotsStep) onRequest(r *http.Request, _ *goproxy.ProxyCtx, st *request
 	}
 
 	// A GET or HEAD of /robots.txt itself, spelled so: always allowed.
-	d := rs.enf.DecideFor(r.Context(), r.URL, agent, enforce.DecideOptions{Purposes: st.Purposes, Method: r.Method})
+	d := rs.enf.Decide(r.Context(), r.URL, agent, enforce.DecideOptions{Purposes: st.Purposes, Method: r.Method})
 	if d.Reason == enforce.ReasonClientGone {
 		// The client left while robots.txt was being fetched: nothing was
 		// decided, so nothing is audited or counted, and nothing is sent.

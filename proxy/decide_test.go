@@ -38,7 +38,7 @@ func TestClientGoneWhileFetchingRobots(t *testing.T) {
 	if err := <-errc; !errors.Is(err, context.Canceled) {
 		t.Fatalf("client: %v", err)
 	}
-	m := h.srv.Metrics()
+	m := h.srv.metrics
 	waitUntil(t, "the request to end", func() bool {
 		return metricValue(t, exposition(m), "robotsgate_inflight_requests") == 0
 	})

@@ -108,7 +108,7 @@ func startHTTPSProxy(t testing.TB, cfg config.Config) *httpsProxy {
 			c.CloseIdleConnections()
 		}
 	})
-	if ca, info := srv.CA(); ca != nil {
+	if ca, info := srv.ca(); ca != nil {
 		p.ca = x509.NewCertPool()
 		p.ca.AddCert(ca.Leaf)
 		p.info = info

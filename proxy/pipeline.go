@@ -262,9 +262,6 @@ func (finish) onResponse(resp *http.Response, _ *goproxy.ProxyCtx, st *requestSt
 // of every reason a Server decides with created at 0.
 func NewMetrics() *metrics.Metrics { return metrics.New(knownReasons()) }
 
-// Metrics returns the Server's metrics (Deps.Metrics, or its own).
-func (s *Server) Metrics() *metrics.Metrics { return s.metrics }
-
 // inflight is the step that counts a request in flight, and, on the
 // response side, its decision and upstream failure; it ends the in-flight
 // count there, which every request's response side reaches. In flight

@@ -372,7 +372,7 @@ func TestPoliteMITMPacingAndPause(t *testing.T) {
 			c.CloseIdleConnections()
 		}
 	})
-	ca, _ := srv.CA()
+	ca, _ := srv.ca()
 	roots := x509.NewCertPool()
 	roots.AddCert(ca.Leaf)
 	c := p.client(roots)

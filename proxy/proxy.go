@@ -184,15 +184,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.handler.ServeHTTP(w, r)
 }
 
-// AdminHandler returns the handler of requests addressed to robotsgate
-// itself, for serving on a separate admin address.
-func (s *Server) AdminHandler() http.Handler { return s.admin }
-
 // Serve accepts proxy connections on ln until Shutdown. It returns nil
 // after Shutdown.
 func (s *Server) Serve(ln net.Listener) error { return s.serve(ln, s) }
 
-// ServeAdmin serves AdminHandler on ln (admin_listen) until Shutdown.
+// ServeAdmin serves the admin API (and /metrics, /healthz) on ln (admin_listen) until Shutdown.
 func (s *Server) ServeAdmin(ln net.Listener) error { return s.serve(ln, s.admin) }
 
 func (s *Server) serve(ln net.Listener, h http.Handler) error {

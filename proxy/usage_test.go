@@ -97,7 +97,7 @@ func startUsageProxy(t *testing.T, mutate func(*config.Config)) *usageProxy {
 		t.Fatal(err)
 	}
 	ab := &memAudit{}
-	srv, addr := startServer(t, cfg, enforce.Config{Purposes: cfg.Purposes, UsageUnknownDeny: cfg.Usage.Unknown == "deny"}, Deps{Auditor: audit.New(ab)})
+	srv, addr := startServer(t, cfg, enforce.Config{UsageUnknownDeny: cfg.Usage.Unknown == config.UsageUnknownDeny}, Deps{Auditor: audit.New(ab)})
 	return &usageProxy{srv: srv, addr: addr, audit: ab}
 }
 
@@ -183,7 +183,7 @@ func TestUsageAttachExampleThroughProxy(t *testing.T) {
 	}
 
 	rr := httptest.NewRecorder()
-	p.srv.Metrics().Handler().ServeHTTP(rr, httptest.NewRequest("GET", "/metrics", nil))
+	p.srv.metrics.Handler().ServeHTTP(rr, httptest.NewRequest("GET", "/metrics", nil))
 	for _, want := range []string{
 		`robotsgate_decisions_total{decision="blocked",reason="usage-disallowed"} 2`,
 		`robotsgate_usage_verdicts_total{pref="disallowed",purpose="train-ai"} 2`,

@@ -96,7 +96,7 @@ func (s *Server) accessDenied(r *http.Request, status int) {
 		if r.URL != nil && r.URL.Host != "" {
 			target = r.URL.Host
 		}
-		e.Str("client", r.RemoteAddr).Str("method", r.Method).Str("target", EscapeControl(target)).
+		e.Str("client", r.RemoteAddr).Str("method", r.Method).Str("target", escapeControl(target)).
 			Int("status", status).Msg("proxy access denied: " + why)
 	}
 }
@@ -113,7 +113,7 @@ func (s *Server) adminRoutes() {
 	s.admin = admin.New(admin.Config{
 		Cache: s.enf,
 		Decide: func(ctx context.Context, u *url.URL, agent string, purposes aipref.Set) any {
-			return newDecisionJSON(s.enf.DecideFor(ctx, u, agent, enforce.DecideOptions{Purposes: purposes, Quiet: true}))
+			return newDecisionJSON(s.enf.Decide(ctx, u, agent, enforce.DecideOptions{Purposes: purposes, Quiet: true}))
 		},
 		Metrics:  s.metrics.Handler(),
 		Token:    s.cfg.AdminToken,
@@ -279,15 +279,15 @@ func ConsoleWriter(w io.Writer, noColor bool) zerolog.ConsoleWriter {
 			if i == nil {
 				return ""
 			}
-			return EscapeControl(fmt.Sprint(i))
+			return escapeControl(fmt.Sprint(i))
 		},
 	}
 }
 
-// EscapeControl returns s with ASCII control characters (and DEL)
+// escapeControl returns s with ASCII control characters (and DEL)
 // replaced by Go-style escapes, so that it prints on one line and cannot
 // carry terminal escape sequences. Other characters are unchanged.
-func EscapeControl(s string) string {
+func escapeControl(s string) string {
 	clean := true
 	for i := 0; i < len(s); i++ {
 		if s[i] < 0x20 || s[i] == 0x7f {

@@ -85,9 +85,9 @@ type Refusal struct {
 	Detail string
 }
 
-// Permit is a request's admission to an origin. Release it (or call
-// Done, which releases it) when the request is over; both are idempotent
-// and safe on a nil Permit.
+// Permit is a request's admission to an origin. Release it when the
+// request is over (after [Politeness.Observe] has seen the origin's
+// answer); Release is idempotent and safe on a nil Permit.
 type Permit struct {
 	// Origin is the origin admitted to.
 	Origin string
@@ -344,10 +344,10 @@ func (p *Politeness) resume(ctx context.Context, origin string, sent time.Time) 
 	}
 }
 
-// Done records the origin's answer to the permitted request (see
+// done records the origin's answer to the permitted request (see
 // Observe) and releases the permit. retryAfter is the answer's Retry-After
 // header ("" when absent). It returns what Observe returns.
-func (pm *Permit) Done(ctx context.Context, status int, retryAfter string) (time.Time, bool) {
+func (pm *Permit) done(ctx context.Context, status int, retryAfter string) (time.Time, bool) {
 	if pm == nil || pm.p == nil {
 		return time.Time{}, false
 	}

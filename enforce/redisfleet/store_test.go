@@ -149,11 +149,11 @@ func BenchmarkRedisDecideCacheHit(b *testing.B) {
 			b.Fatal(err)
 		}
 		ctx := context.Background()
-		e.Decide(ctx, u, "")
+		e.Decide(ctx, u, "", enforce.DecideOptions{})
 		b.ReportAllocs()
 		b.ResetTimer()
 		for b.Loop() {
-			if d := e.Decide(ctx, u, ""); d.Allowed {
+			if d := e.Decide(ctx, u, "", enforce.DecideOptions{}); d.Allowed {
 				b.Fatal("allowed")
 			}
 		}

@@ -152,9 +152,10 @@ func (m *Metrics) Handler() http.Handler {
 }
 
 // Decision counts one decision on a proxied request. Admin API queries
-// are not counted (the admin API decides with Enforcer.DecideQuiet, which
-// reports no cache lookup either), nor are requests whose client left
-// before a verdict (enforce.ReasonClientGone).
+// are not counted (the admin API decides quietly,
+// [enforce.DecideOptions].Quiet, which reports no cache lookup either),
+// nor are requests whose client left before a decision
+// ([enforce.ReasonClientGone]).
 func (m *Metrics) Decision(d enforce.Decision) {
 	if m == nil || d.Reason == enforce.ReasonClientGone {
 		return
