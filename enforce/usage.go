@@ -34,6 +34,35 @@ func (u *Usage) Prefs() aipref.Prefs {
 	return ps
 }
 
+// PurposeUsage is the usage preference for one purpose, as answers,
+// audit records and "robotsgate check -json" show it.
+type PurposeUsage struct {
+	Pref   string `json:"pref"`             // allowed, disallowed or unknown
+	Source string `json:"source,omitempty"` // content-usage, content-signal, or a source of the caller's
+	Rule   string `json:"rule,omitempty"`
+	Line   int    `json:"line,omitempty"`
+}
+
+// Shown returns the usage preferences of u to show, by purpose name:
+// every purpose with a stated preference, and every purpose of declared
+// when the URL's Allow/Disallow rules permit it (permitted; "unknown"
+// when none is stated); nil when there is none. sourceName names each
+// preference's source.
+func (u *Usage) Shown(declared aipref.Set, permitted bool, sourceName func(robots.UsageSource) string) map[string]PurposeUsage {
+	var m map[string]PurposeUsage
+	for p := aipref.Purpose(0); p < aipref.NumPurposes; p++ {
+		uv := u.For(p)
+		if uv.Pref == aipref.Unknown && !(permitted && declared.Has(p)) {
+			continue
+		}
+		if m == nil {
+			m = make(map[string]PurposeUsage, aipref.NumPurposes)
+		}
+		m[p.String()] = PurposeUsage{Pref: uv.Pref.String(), Source: sourceName(uv.Source), Rule: uv.Rule, Line: uv.Line}
+	}
+	return m
+}
+
 // UsagePolicy is what usage preferences do to a decision.
 type UsagePolicy struct {
 	// Purposes are what the crawler uses content for. A URL whose usage

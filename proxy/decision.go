@@ -13,8 +13,8 @@ import (
 )
 
 // One decision, four shapes: the audit record (eventOf), the admin API's
-// answer (newDecisionJSON), the body of a refusal (newRefusalBody, which
-// starts from newDecisionJSON) and the X-Robotsgate-* headers
+// answer (newDecisionJSON), the body of a refusal (newRefusalBody; both
+// start from newDecisionFields) and the X-Robotsgate-* headers
 // (setDecisionHeaders, setReportHeaders). All of them are built here, from an
 // enforce.Decision, and nowhere else.
 
@@ -60,14 +60,14 @@ func eventOf(client, method string, d enforce.Decision, verdict string, status i
 	}
 }
 
-// decisionJSON is the answer of GET /v1/decision: the fields a 403 of
-// robotsgate carries.
-type decisionJSON struct {
-	Allowed bool `json:"allowed"`
+// decisionFields are the fields of a decision that the admin API's
+// answer (decisionJSON) and a refusal's body (refusalBody) both show.
+type decisionFields struct {
 	// Decision is what robotsgate does with the request in enforce mode:
 	// audit.DecisionAllowed or audit.DecisionBlocked.
 	Decision    string      `json:"decision"`
 	Reason      string      `json:"reason"`
+	Explanation string      `json:"explanation"` // the reason in a sentence (explain)
 	Detail      string      `json:"detail,omitempty"`
 	URL         string      `json:"url"`
 	Origin      string      `json:"origin"`
@@ -75,14 +75,45 @@ type decisionJSON struct {
 	Group       string      `json:"group,omitempty"`
 	Rule        string      `json:"rule,omitempty"`
 	Line        int         `json:"line,omitempty"`
-	CrawlDelayS float64     `json:"crawl_delay_s,omitempty"`
-	RetryAfterS float64     `json:"retry_after_s,omitempty"`
 	Robots      *robotsJSON `json:"robots,omitempty"`
 	// Purposes are the declared purposes; UsageDisallowed those that
 	// refused the URL; Usage the usage preferences (usageOf).
-	Purposes        []string             `json:"purposes,omitempty"`
-	UsageDisallowed []string             `json:"usage_disallowed,omitempty"`
-	Usage           map[string]usageJSON `json:"usage,omitempty"`
+	Purposes        []string                        `json:"purposes,omitempty"`
+	UsageDisallowed []string                        `json:"usage_disallowed,omitempty"`
+	Usage           map[string]enforce.PurposeUsage `json:"usage,omitempty"`
+}
+
+// newDecisionFields converts d.
+func newDecisionFields(d enforce.Decision) decisionFields {
+	verdict := audit.DecisionBlocked
+	if d.Allowed {
+		verdict = audit.DecisionAllowed
+	}
+	return decisionFields{
+		Decision:        verdict,
+		Reason:          string(d.Reason),
+		Explanation:     explain(d),
+		Detail:          d.Detail,
+		URL:             d.URL,
+		Origin:          d.Origin,
+		Agent:           agentName(d.Agent),
+		Group:           d.Group,
+		Rule:            d.Rule,
+		Line:            d.Line,
+		Robots:          newRobotsJSON(d),
+		Purposes:        d.Purposes.Names(),
+		UsageDisallowed: d.UsageBlocked.Names(),
+		Usage:           usageOf(&d),
+	}
+}
+
+// decisionJSON is the answer of GET /v1/decision: the fields a refusal
+// of robotsgate carries, whether it allows, and its delays.
+type decisionJSON struct {
+	Allowed bool `json:"allowed"`
+	decisionFields
+	CrawlDelayS float64 `json:"crawl_delay_s,omitempty"`
+	RetryAfterS float64 `json:"retry_after_s,omitempty"`
 }
 
 // robotsJSON describes the robots.txt copy a decision used.
@@ -99,27 +130,8 @@ type robotsJSON struct {
 
 // newDecisionJSON converts d.
 func newDecisionJSON(d enforce.Decision) decisionJSON {
-	verdict := audit.DecisionBlocked
-	if d.Allowed {
-		verdict = audit.DecisionAllowed
-	}
-	j := decisionJSON{
-		Allowed:     d.Allowed,
-		Decision:    verdict,
-		Reason:      string(d.Reason),
-		Detail:      d.Detail,
-		URL:         d.URL,
-		Origin:      d.Origin,
-		Agent:       agentName(d.Agent),
-		Group:       d.Group,
-		Rule:        d.Rule,
-		Line:        d.Line,
-		CrawlDelayS: d.CrawlDelay.Seconds(),
-		RetryAfterS: d.RetryAfter.Seconds(),
-	}
-	j.Robots = newRobotsJSON(d)
-	j.Purposes, j.UsageDisallowed, j.Usage = purposeNames(d.Purposes), purposeNames(d.UsageBlocked), usageOf(&d)
-	return j
+	return decisionJSON{Allowed: d.Allowed, decisionFields: newDecisionFields(d),
+		CrawlDelayS: d.CrawlDelay.Seconds(), RetryAfterS: d.RetryAfter.Seconds()}
 }
 
 // newRobotsJSON describes the robots.txt copy d used; nil when d did not
@@ -141,50 +153,21 @@ func newRobotsJSON(d enforce.Decision) *robotsJSON {
 }
 
 // refusalBody is the body of a refusal: the decision as the admin API
-// shows it (newDecisionJSON), with the status, an explanation and the
-// whole seconds of Retry-After.
+// shows it (decisionFields), with the status, a headline and the whole
+// seconds of Retry-After.
 type refusalBody struct {
-	Error       string      `json:"error"`
-	Status      int         `json:"status"`
-	Decision    string      `json:"decision"` // always audit.DecisionBlocked
-	Reason      string      `json:"reason"`
-	Explanation string      `json:"explanation"`
-	Detail      string      `json:"detail,omitempty"`
-	URL         string      `json:"url"`
-	Origin      string      `json:"origin"`
-	Agent       string      `json:"agent"`
-	Group       string      `json:"group,omitempty"`
-	Rule        string      `json:"rule,omitempty"`
-	Line        int         `json:"line,omitempty"`
-	Robots      *robotsJSON `json:"robots,omitempty"`
-	RetryAfterS int         `json:"retry_after_s,omitempty"`
-	// The usage fields of decisionJSON.
-	Purposes        []string             `json:"purposes,omitempty"`
-	UsageDisallowed []string             `json:"usage_disallowed,omitempty"`
-	Usage           map[string]usageJSON `json:"usage,omitempty"`
+	Error  string `json:"error"`
+	Status int    `json:"status"`
+	decisionFields
+	RetryAfterS int `json:"retry_after_s,omitempty"`
 }
 
 // newRefusalBody is the body of the refusal of d with status; fallbackURL
 // is the URL shown when d has none.
 func newRefusalBody(status int, d enforce.Decision, fallbackURL string) refusalBody {
-	j := newDecisionJSON(d)
-	b := refusalBody{
-		Error:       headline(status, d),
-		Status:      status,
-		Decision:    audit.DecisionBlocked,
-		Reason:      j.Reason,
-		Explanation: explain(d),
-		Detail:      j.Detail,
-		URL:         j.URL,
-		Origin:      j.Origin,
-		Agent:       j.Agent,
-		Group:       j.Group,
-		Rule:        j.Rule,
-		Line:        j.Line,
-		Robots:      j.Robots,
-		RetryAfterS: retrySeconds(d.RetryAfter),
-	}
-	b.Purposes, b.UsageDisallowed, b.Usage = j.Purposes, j.UsageDisallowed, j.Usage
+	b := refusalBody{Error: headline(status, d), Status: status, decisionFields: newDecisionFields(d),
+		RetryAfterS: retrySeconds(d.RetryAfter)}
+	b.Decision = audit.DecisionBlocked
 	if b.URL == "" {
 		b.URL = fallbackURL
 	}

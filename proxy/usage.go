@@ -276,31 +276,12 @@ func responseUsageDecision(req *http.Request, st *requestState, v *enforce.Usage
 	return d
 }
 
-// usageJSON is the usage preference for one purpose, as answers and
-// audit records show it.
-type usageJSON struct {
-	Pref   string `json:"pref"`             // allowed, disallowed or unknown
-	Source string `json:"source,omitempty"` // content-usage, content-signal, content-usage-header, robot-tag
-	Rule   string `json:"rule,omitempty"`
-	Line   int    `json:"line,omitempty"`
-}
-
-// usageOf returns the usage preferences of d to show: every purpose with
-// a stated preference, and every declared purpose of a URL Allow/Disallow
-// permits ("unknown" when none is stated); nil when there is none.
-func usageOf(d *enforce.Decision) map[string]usageJSON {
-	var m map[string]usageJSON
-	for p := aipref.Purpose(0); p < aipref.NumPurposes; p++ {
-		uv := d.Usage.For(p)
-		if uv.Pref == aipref.Unknown && !(d.Purposes.Has(p) && d.Reason != enforce.ReasonDisallowed && d.Reason != enforce.ReasonUnreachable) {
-			continue
-		}
-		if m == nil {
-			m = make(map[string]usageJSON, aipref.NumPurposes)
-		}
-		m[p.String()] = usageJSON{Pref: uv.Pref.String(), Source: usageSourceName(uv.Source), Rule: uv.Rule, Line: uv.Line}
-	}
-	return m
+// usageOf returns the usage preferences of d to show
+// ([enforce.Usage.Shown]): every purpose with a stated preference, and
+// every declared purpose of a URL Allow/Disallow permits.
+func usageOf(d *enforce.Decision) map[string]enforce.PurposeUsage {
+	permitted := d.Reason != enforce.ReasonDisallowed && d.Reason != enforce.ReasonUnreachable
+	return d.Usage.Shown(d.Purposes, permitted, usageSourceName)
 }
 
 // auditUsage converts usageOf(d) for an audit record.
@@ -315,17 +296,9 @@ func auditUsage(d *enforce.Decision) []audit.Usage {
 	return out
 }
 
-// purposeNames returns the names of the purposes of s, nil when none.
-func purposeNames(s aipref.Set) []string {
-	if s == 0 {
-		return nil
-	}
-	return strings.Split(s.String(), ",")
-}
-
 // usageText writes the purposes and usage lines of a plain-text refusal,
 // e.g. "usage:    train-ai disallowed (Content-Usage: train-ai=n, line 4)".
-func usageText(sb *strings.Builder, purposes []string, usage map[string]usageJSON) {
+func usageText(sb *strings.Builder, purposes []string, usage map[string]enforce.PurposeUsage) {
 	if len(purposes) > 0 {
 		sb.WriteString("purposes: " + strings.Join(purposes, ", ") + "\n")
 	}

@@ -145,7 +145,7 @@ func TestUsageAttachExampleThroughProxy(t *testing.T) {
 	tu := j.Usage["train-ai"]
 	if j.Decision != "blocked" || j.Reason != "usage-disallowed" || j.Rule != "Content-Usage: train-ai=n" || j.Line != 4 || j.Detail != "purpose train-ai disallowed" ||
 		strings.Join(j.Purposes, ",") != "train-ai" || strings.Join(j.UsageDisallowed, ",") != "train-ai" ||
-		tu != (usageJSON{Pref: "disallowed", Source: "content-usage", Rule: "Content-Usage: train-ai=n", Line: 4}) {
+		tu != (enforce.PurposeUsage{Pref: "disallowed", Source: "content-usage", Rule: "Content-Usage: train-ai=n", Line: 4}) {
 		t.Fatalf("/test JSON body: %s", body)
 	}
 	_, text := get(t, c, o.URL+"/test")

@@ -162,42 +162,17 @@ type checkResult struct {
 	UsageDisallowed []string `json:"usage_disallowed,omitempty"`
 	// Usage is the stated preference of every purpose that has one, and
 	// of every declared purpose ("unknown" when none is stated).
-	Usage map[string]usageResult `json:"usage,omitempty"`
-}
-
-// usageResult is the usage preference for one purpose.
-type usageResult struct {
-	Pref   string `json:"pref"`             // allowed, disallowed or unknown
-	Source string `json:"source,omitempty"` // content-usage or content-signal
-	Rule   string `json:"rule,omitempty"`
-	Line   int    `json:"line,omitempty"`
+	Usage map[string]enforce.PurposeUsage `json:"usage,omitempty"`
 }
 
 func newCheckResult(u string, v *enforce.Verdict, purposes aipref.Set) checkResult {
 	out := checkResult{URL: u, Allowed: v.Allowed, Rule: v.Rule, Line: v.Line, Detail: v.Detail,
-		Purposes: purposeNames(purposes), UsageDisallowed: purposeNames(v.UsageBlocked)}
+		Purposes: purposes.Names(), UsageDisallowed: v.UsageBlocked.Names()}
 	if v.Reason == enforce.ReasonUsageDisallowed {
 		out.Reason = string(v.Reason)
 	}
-	for p := aipref.Purpose(0); p < aipref.NumPurposes; p++ {
-		uv := v.Usage.For(p)
-		if uv.Pref == aipref.Unknown && !(purposes.Has(p) && v.Reason != enforce.ReasonDisallowed) {
-			continue
-		}
-		if out.Usage == nil {
-			out.Usage = make(map[string]usageResult)
-		}
-		out.Usage[p.String()] = usageResult{Pref: uv.Pref.String(), Source: uv.Source.String(), Rule: uv.Rule, Line: uv.Line}
-	}
+	out.Usage = v.Usage.Shown(purposes, v.Reason != enforce.ReasonDisallowed, robots.UsageSource.String)
 	return out
-}
-
-// purposeNames returns the names of the purposes of s, nil when none.
-func purposeNames(s aipref.Set) []string {
-	if s == 0 {
-		return nil
-	}
-	return strings.Split(s.String(), ",")
 }
 
 // readRobots reads the robots.txt named by file ("-" for stdin), up to one
