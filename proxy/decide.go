@@ -8,7 +8,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/elazarl/goproxy"
 	"github.com/rs/zerolog"
@@ -151,18 +150,6 @@ func (a *agents) agentFor(r *http.Request, st *requestState) string {
 		return configured
 	}
 	return robots.CrawlerToken(r.Header.Get("User-Agent"))
-}
-
-// truncateUTF8 returns s cut to at most n bytes, not inside a UTF-8
-// sequence.
-func truncateUTF8(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n]
 }
 
 // robotsStep is the robots.txt step: it picks the agent, strips the

@@ -251,12 +251,7 @@ func ruleHeader(d enforce.Decision) string {
 	}
 	// Header values must not carry control characters; rules come from a
 	// remote file.
-	return strings.Map(func(c rune) rune {
-		if c < 0x20 || c == 0x7f {
-			return -1
-		}
-		return c
-	}, r)
+	return withoutControl(r, -1)
 }
 
 // refusalText is the plain-text body of a refusal.

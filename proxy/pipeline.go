@@ -15,6 +15,7 @@ import (
 	"github.com/robotsgate/robotsgate/enforce/politeness"
 	"github.com/robotsgate/robotsgate/internal/config"
 	"github.com/robotsgate/robotsgate/proxy/access"
+	"github.com/robotsgate/robotsgate/proxy/admin"
 	"github.com/robotsgate/robotsgate/proxy/metrics"
 	"github.com/robotsgate/robotsgate/robots/aipref"
 )
@@ -98,7 +99,7 @@ func (s *Server) install() error {
 	s.handler = h
 
 	// ---- requests addressed to robotsgate itself ----
-	s.mux.HandleFunc("GET /healthz", s.healthz)
+	s.mux.HandleFunc("GET /healthz", admin.Healthz)
 	s.adminRoutes() // admin API and /metrics, here or on admin_listen (wiring.go)
 	return nil
 }

@@ -13,7 +13,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log"
 	"net"
 	"net/http"
@@ -170,13 +169,6 @@ func New(cfg config.Config, deps Deps) (*Server, error) {
 	return s, nil
 }
 
-// healthz answers GET /healthz.
-func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
-	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-	w.Header().Set("Cache-Control", "no-store")
-	io.WriteString(w, "ok\n")
-}
-
 // ServeHTTP handles one client request: proxied ones (absolute URL or
 // CONNECT) go through the hooks; others (GET /healthz, admin) to the
 // server's own routes.
@@ -264,10 +256,10 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
-// defaultShutdownGrace bounds how long Shutdown waits, after its own
+// ShutdownGrace bounds how long Shutdown waits, after its own
 // deadline forced the connections closed, for the request handlers still
 // running to write their audit records.
-const defaultShutdownGrace = 5 * time.Second
+const ShutdownGrace = 5 * time.Second
 
 // errShuttingDown is the cancellation cause of the contexts Shutdown ends.
 var errShuttingDown = errors.New("robotsgate is shutting down")
@@ -286,7 +278,7 @@ var errShuttingDown = errors.New("robotsgate is shutting down")
 type lifetime struct {
 	waits, hard         context.Context
 	stopWaits, stopHard context.CancelCauseFunc
-	grace               time.Duration // defaultShutdownGrace unless a test sets it
+	grace               time.Duration // ShutdownGrace unless a test sets it
 	mu                  sync.Mutex
 	running             int
 	idle                zeroSignal // fired when running drops to 0
@@ -314,7 +306,7 @@ func (z *zeroSignal) fire() {
 }
 
 func newLifetime() *lifetime {
-	l := &lifetime{grace: defaultShutdownGrace}
+	l := &lifetime{grace: ShutdownGrace}
 	l.waits, l.stopWaits = context.WithCancelCause(context.Background())
 	l.hard, l.stopHard = context.WithCancelCause(context.Background())
 	return l

@@ -5,11 +5,11 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"strings"
 
 	"github.com/dunglas/httpsfv"
 
 	"github.com/robotsgate/robotsgate/enforce"
+	"github.com/robotsgate/robotsgate/proxy/selfaddr"
 )
 
 // HeaderProxyStatus is the RFC 9209 header that every answer robotsgate
@@ -79,7 +79,7 @@ func forwardErrorType(err error) string {
 		return psTerminated // closed before any part of the response arrived
 	case k == enforce.FetchTimeout && !(errors.As(err, &op) && op.Op == "dial"):
 		return psResponseTimeout
-	case k == enforce.FetchOther && strings.Contains(err.Error(), "robotsgate itself"):
+	case errors.Is(err, selfaddr.ErrSelfDial):
 		return psIPProhibited
 	default:
 		return kindErrorType(k)

@@ -65,16 +65,7 @@ func (ev *tagEvent) detail() string {
 	if ev.NotScanned != "" {
 		sb.WriteString("; meta not scanned: " + ev.NotScanned)
 	}
-	s := strings.Map(func(c rune) rune {
-		if c < 0x20 || c == 0x7f {
-			return ' '
-		}
-		return c
-	}, sb.String())
-	if len(s) > maxTagDetail {
-		s = strings.ToValidUTF8(s[:maxTagDetail], "") + "..."
-	}
-	return s
+	return oneLine(sb.String(), maxTagDetail)
 }
 
 // tagBody is a response body whose first bytes were read to scan for
@@ -126,11 +117,8 @@ func (e errReader) Read([]byte) (int, error) { return 0, e.err }
 // origin sent. A body the scan cannot decode (br, zstd, a corrupt
 // stream, ...) is Undecodable.
 func scanRobotTags(resp *http.Response, cfg config.RobotTagsConfig) *tagScan {
-	if cb, ok := resp.Body.(*copyBody); ok && cb.scan != nil {
-		return cb.scan
-	}
-	if tb, ok := resp.Body.(*tagBody); ok {
-		return tb.scan
+	if s := bodyScan(resp); s != nil {
+		return s
 	}
 	s := &tagScan{Header: robottag.ParseXRobotsTag(resp.Header.Values("X-Robots-Tag"))}
 	if !isHTML(resp) || !hasBody(resp) || resp.StatusCode/100 != 2 {

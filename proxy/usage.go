@@ -210,11 +210,8 @@ func responseUsage(resp *http.Response, agent string) (v enforce.Usage) {
 // (forwardTripper), or, when it made none, resp's X-Robots-Tag headers:
 // the body is never scanned twice.
 func scannedTags(resp *http.Response) *tagScan {
-	if cb, ok := resp.Body.(*copyBody); ok && cb.scan != nil {
-		return cb.scan
-	}
-	if tb, ok := resp.Body.(*tagBody); ok {
-		return tb.scan
+	if s := bodyScan(resp); s != nil {
+		return s
 	}
 	return &tagScan{Header: robottag.ParseXRobotsTag(resp.Header.Values("X-Robots-Tag"))}
 }
@@ -225,20 +222,9 @@ func isImage(resp *http.Response) bool {
 	return err == nil && strings.HasPrefix(mt, "image/")
 }
 
-// cleanRule removes control characters from a rule quoted from a
-// response and bounds its length: it comes from the origin.
-func cleanRule(s string) string {
-	s = strings.Map(func(c rune) rune {
-		if c < 0x20 || c == 0x7f {
-			return ' '
-		}
-		return c
-	}, s)
-	if len(s) > maxUsageRule {
-		s = strings.ToValidUTF8(s[:maxUsageRule], "") + "..."
-	}
-	return s
-}
+// cleanRule is s, a rule quoted from a response (it comes from the
+// origin), on one line and bounded.
+func cleanRule(s string) string { return oneLine(s, maxUsageRule) }
 
 // responseUsageDecision is the refusal of req, decided st.Decision, by
 // the response's usage preferences v, which disallow the declared

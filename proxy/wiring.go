@@ -283,36 +283,3 @@ func ConsoleWriter(w io.Writer, noColor bool) zerolog.ConsoleWriter {
 		},
 	}
 }
-
-// escapeControl returns s with ASCII control characters (and DEL)
-// replaced by Go-style escapes, so that it prints on one line and cannot
-// carry terminal escape sequences. Other characters are unchanged.
-func escapeControl(s string) string {
-	clean := true
-	for i := 0; i < len(s); i++ {
-		if s[i] < 0x20 || s[i] == 0x7f {
-			clean = false
-			break
-		}
-	}
-	if clean {
-		return s
-	}
-	var b strings.Builder
-	b.Grow(len(s) + 8)
-	for i := 0; i < len(s); i++ {
-		switch c := s[i]; {
-		case c == '\n':
-			b.WriteString(`\n`)
-		case c == '\r':
-			b.WriteString(`\r`)
-		case c == '\t':
-			b.WriteString(`\t`)
-		case c < 0x20 || c == 0x7f:
-			fmt.Fprintf(&b, `\x%02x`, c)
-		default:
-			b.WriteByte(c)
-		}
-	}
-	return b.String()
-}

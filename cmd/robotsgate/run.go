@@ -43,7 +43,7 @@ func (a *app) run(ctx context.Context, ready chan<- net.Addr) int {
 		a.log.Error().Err(err).Msg("serving failed; shutting down")
 		code = 1
 	}
-	stopBy := time.Now().Add(a.cfg.ShutdownTimeout + shutdownGrace)
+	stopBy := time.Now().Add(a.cfg.ShutdownTimeout + proxy.ShutdownGrace)
 	if c := stopServing(ctx, a.cfg.ShutdownTimeout, a.srv, errc, serving, a.log); code == 0 {
 		code = c
 	}

@@ -202,10 +202,6 @@ func fail(stderr io.Writer, code int, err error) int {
 	return code
 }
 
-// shutdownGrace is how long proxy.Server.Shutdown waits, after
-// shutdown_timeout, for the handlers it cut to write their audit records.
-const shutdownGrace = 5 * time.Second
-
 // auditCloseMin is the least time closing the audit log gets at the end
 // of a stop, even when Shutdown used all of shutdown_timeout and the
 // grace.

@@ -94,7 +94,7 @@ func New(cfg Config) *Admin {
 	if cfg.Token != "" {
 		a.token = sha256.Sum256([]byte(cfg.Token))
 	}
-	a.mux.HandleFunc("GET /healthz", a.healthz)
+	a.mux.HandleFunc("GET /healthz", Healthz)
 	a.mux.HandleFunc("GET /readyz", a.readyz)
 	a.mux.HandleFunc("GET /metrics", a.metrics)
 	a.mux.HandleFunc("GET /v1/decision", a.decision)
@@ -168,8 +168,11 @@ func writeJSON(w http.ResponseWriter, code int, v any) {
 	_, _ = w.Write(b)
 }
 
-func (a *Admin) healthz(w http.ResponseWriter, r *http.Request) {
+// Healthz answers GET /healthz (liveness): 200 "ok", never cached. The
+// proxy listener serves it too.
+func Healthz(w http.ResponseWriter, _ *http.Request) {
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
 	_, _ = w.Write([]byte("ok\n"))
 }
 
