@@ -28,78 +28,102 @@ const checkUsage = "usage: robotsgate check -robots FILE -agent NAME [-purpose L
 // the exit status, says when the file exceeds what robots.Parse reads or
 // when -agent is not a product token.
 func runCheck(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("check", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	file := fs.String("robots", "", "robots.txt `FILE` to read; - reads standard input")
-	agent := fs.String("agent", "", "product token `NAME` of the crawler, compared whole and case-insensitively")
-	asJSON := fs.Bool("json", false, "print one JSON object per URL")
-	purposeList := fs.String("purpose", "", "comma-separated `LIST` of the crawler's purposes (train-ai, search, ai-input): a URL whose usage preferences disallow one is disallowed")
 	fail := func(format string, a ...any) int {
 		fmt.Fprintf(stderr, "robotsgate check: "+format+"\n", a...)
 		return 2
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintln(stdout, checkUsage)
-			fs.SetOutput(stdout)
-			fs.PrintDefaults()
-			return 0
-		}
-		return fail("%v (%s)", err, checkUsage)
-	}
+	opts, err := parseCheckFlags(args, stdout)
 	switch {
-	case *file == "":
-		return fail("-robots is required (%s)", checkUsage)
-	case *agent == "":
-		return fail("-agent is required (%s)", checkUsage)
-	case fs.NArg() == 0:
-		return fail("no URL given (%s)", checkUsage)
+	case errors.Is(err, flag.ErrHelp):
+		return 0
+	case err != nil:
+		return fail("%v", err)
 	}
-	// The flag package stops at the first URL: a flag after it would be
-	// checked as a URL.
-	for _, u := range fs.Args() {
-		if strings.HasPrefix(u, "-") {
-			return fail("flags must precede URLs: %q comes after a URL (%s)", u, checkUsage)
-		}
-	}
-	purposes, err := aipref.ParsePurposes([]string{*purposeList})
-	if err != nil {
-		return fail("-purpose: %v", err)
-	}
-	body, err := readRobots(*file, stdin)
+	body, err := readRobots(opts.file, stdin)
 	if err != nil {
 		return fail("%v", err)
 	}
 	if len(body) > robots.DefaultMaxBytes {
 		fmt.Fprintf(stderr, "robotsgate check: note: the robots.txt is larger than %d bytes; only the lines within them are parsed\n", robots.DefaultMaxBytes)
 	}
-	if !robots.ValidAgent(*agent) {
-		fmt.Fprintf(stderr, "robotsgate check: note: -agent %q is not a product token ([A-Za-z0-9_-]+), so only the * group can apply to it (product token: %q)\n", *agent, robots.ProductToken(*agent))
+	if !robots.ValidAgent(opts.agent) {
+		fmt.Fprintf(stderr, "robotsgate check: note: -agent %q is not a product token ([A-Za-z0-9_-]+), so only the * group can apply to it (product token: %q)\n", opts.agent, robots.ProductToken(opts.agent))
 	}
 	r := robots.Parse(body)
-	pol := enforce.UsagePolicy{Purposes: purposes}
+	pol := enforce.UsagePolicy{Purposes: opts.purposes}
 	enc := json.NewEncoder(stdout)
 	enc.SetEscapeHTML(false)
 	status := 0
-	for _, u := range fs.Args() {
+	for _, u := range opts.urls {
 		path := robots.PathParamsQuery(u)
 		v := enforce.Verdict{Allowed: true, Reason: enforce.ReasonAllowed}
 		if path != "/robots.txt" { // a GET of robots.txt itself, spelled so, is exempt as in the proxy
-			v = enforce.DecideRules(r, *agent, path, pol)
+			v = enforce.DecideRules(r, opts.agent, path, pol)
 		}
 		if !v.Allowed {
 			status = 1
 		}
-		if *asJSON {
-			err = enc.Encode(newCheckResult(u, &v, purposes))
+		if opts.json {
+			err = enc.Encode(newCheckResult(u, &v, opts.purposes))
 		} else {
-			_, err = io.WriteString(stdout, checkLine(u, &v, purposes))
+			_, err = io.WriteString(stdout, checkLine(u, &v, opts.purposes))
 		}
 		if err != nil {
 			return fail("write: %v", err)
 		}
 	}
 	return status
+}
+
+// checkOptions are the flags and URLs of "robotsgate check".
+type checkOptions struct {
+	file, agent string
+	json        bool
+	purposes    aipref.Set
+	urls        []string
+}
+
+// parseCheckFlags parses the arguments of "robotsgate check". For -h it
+// prints the usage on stdout and returns flag.ErrHelp; any other error
+// is a usage error, its text ready for stderr.
+func parseCheckFlags(args []string, stdout io.Writer) (checkOptions, error) {
+	var o checkOptions
+	fs := flag.NewFlagSet("check", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.StringVar(&o.file, "robots", "", "robots.txt `FILE` to read; - reads standard input")
+	fs.StringVar(&o.agent, "agent", "", "product token `NAME` of the crawler, compared whole and case-insensitively")
+	fs.BoolVar(&o.json, "json", false, "print one JSON object per URL")
+	purposeList := fs.String("purpose", "", "comma-separated `LIST` of the crawler's purposes (train-ai, search, ai-input): a URL whose usage preferences disallow one is disallowed")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintln(stdout, checkUsage)
+			fs.SetOutput(stdout)
+			fs.PrintDefaults()
+			return o, err
+		}
+		return o, fmt.Errorf("%w (%s)", err, checkUsage)
+	}
+	o.urls = fs.Args()
+	switch {
+	case o.file == "":
+		return o, fmt.Errorf("-robots is required (%s)", checkUsage)
+	case o.agent == "":
+		return o, fmt.Errorf("-agent is required (%s)", checkUsage)
+	case len(o.urls) == 0:
+		return o, fmt.Errorf("no URL given (%s)", checkUsage)
+	}
+	// The flag package stops at the first URL: a flag after it would be
+	// checked as a URL.
+	for _, u := range o.urls {
+		if strings.HasPrefix(u, "-") {
+			return o, fmt.Errorf("flags must precede URLs: %q comes after a URL (%s)", u, checkUsage)
+		}
+	}
+	var err error
+	if o.purposes, err = aipref.ParsePurposes([]string{*purposeList}); err != nil {
+		return o, fmt.Errorf("-purpose: %w", err)
+	}
+	return o, nil
 }
 
 // checkLine is the text line of one URL: the verdict ("allowed",
