@@ -143,7 +143,18 @@ func New(cfg config.Config, deps Deps) (*Server, error) {
 		return nil, errors.New("proxy: Deps.PolicyTransport must not be the transport of proxied requests")
 	}
 	s.agents = newAgents(cfg.Agent, cfg.AgentHeader, cfg.AllowAgentOverride).withPurposes(cfg.Purposes, cfg.Usage.PurposeHeader)
+	s.proxy = s.newGoproxy()
 
+	if err := s.install(); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// newGoproxy returns the goproxy server of s: quiet, forwarding with
+// s.tr, dialing CONNECT targets directly unless an upstream proxy is
+// configured, and passing Accept-Encoding through untouched.
+func (s *Server) newGoproxy() *goproxy.ProxyHttpServer {
 	p := goproxy.NewProxyHttpServer()
 	p.Verbose = false
 	p.Logger = goproxyLogger{log: s.log}
@@ -152,8 +163,8 @@ func New(cfg config.Config, deps Deps) (*Server, error) {
 	// whose environment points at itself would loop. Dial directly unless
 	// an upstream proxy is configured on purpose.
 	p.ConnectDial = nil
-	if cfg.UpstreamProxy != nil {
-		p.ConnectDial = p.NewConnectDialToProxy(cfg.UpstreamProxy.String())
+	if s.cfg.UpstreamProxy != nil {
+		p.ConnectDial = p.NewConnectDialToProxy(s.cfg.UpstreamProxy.String())
 	}
 	// Pass the client's Accept-Encoding through untouched, and keep the
 	// transport from adding gzip and decoding on its own: bytes reach the
@@ -161,12 +172,7 @@ func New(cfg config.Config, deps Deps) (*Server, error) {
 	p.KeepAcceptEncoding = true
 	s.tr.DisableCompression = true
 	p.NonproxyHandler = s.mux
-	s.proxy = p
-
-	if err := s.install(); err != nil {
-		return nil, err
-	}
-	return s, nil
+	return p
 }
 
 // ServeHTTP handles one client request: proxied ones (absolute URL or
