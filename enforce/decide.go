@@ -60,6 +60,9 @@ type DecideOptions struct {
 	// Purposes are the crawler's declared purposes; none: usage
 	// preferences are reported and never refuse.
 	Purposes aipref.Set
+	// ContentUse is the crawler's declared content use; UseUnknown: levels
+	// are reported and never refuse.
+	ContentUse aipref.Use
 	// Quiet: the decision is not a proxied request but a query (the admin
 	// API): the cache lookup is not reported to Hooks.CacheLookup. A
 	// robots.txt fetch it causes is still reported to Hooks.Fetched: it is
@@ -79,7 +82,7 @@ func (e *Enforcer) decideURL(ctx context.Context, u *url.URL, agent string, o De
 		}
 		return Decision{Reason: reason, URL: RedactedURL(u), Agent: agent, Detail: err.Error()}
 	}
-	d := Decision{Origin: origin, URL: RedactedURL(u), Agent: agent, Purposes: o.Purposes}
+	d := Decision{Origin: origin, URL: RedactedURL(u), Agent: agent, Purposes: o.Purposes, ContentUse: o.ContentUse}
 	now := e.clock.Now()
 
 	if isRobotsTxt(u, o.Method) {
@@ -119,7 +122,7 @@ func (e *Enforcer) decideURL(ctx context.Context, u *url.URL, agent string, o De
 			}
 		}
 	}
-	e.decide(&d, en, now, u, UsagePolicy{Purposes: o.Purposes, UnknownDeny: e.usage.UnknownDeny})
+	e.decide(&d, en, now, u, UsagePolicy{Purposes: o.Purposes, UnknownDeny: e.usage.UnknownDeny, ContentUse: o.ContentUse})
 	if stale != "" && !d.RobotsStale {
 		d.RobotsStale, d.RobotsStaleReason = true, stale
 	}
@@ -151,7 +154,7 @@ func (e *Enforcer) decide(d *Decision, en *Entry, now time.Time, u *url.URL, p U
 		if d.Reason == ReasonNoRobots && p.UnknownDeny && p.Purposes != 0 {
 			// No robots.txt states a usage preference.
 			v := Verdict{Allowed: true}
-			applyUsage(&v, p, &[aipref.NumPurposes]string{}, " (no robots.txt in force)")
+			applyUsage(&v, p, &spelled{}, " (no robots.txt in force)")
 			d.Allowed, d.Reason, d.Detail, d.UsageBlocked = v.Allowed, v.Reason, v.Detail, v.UsageBlocked
 		}
 		return
@@ -168,6 +171,7 @@ func (e *Enforcer) decide(d *Decision, en *Entry, now time.Time, u *url.URL, p U
 	}
 	d.Allowed, d.Reason, d.Group = v.Allowed, v.Reason, v.Group
 	d.Usage, d.UsageBlocked = v.Usage, v.UsageBlocked
+	d.SiteUse, d.ContentUseBlocked = v.SiteUse, v.ContentUseBlocked
 	d.CrawlDelay = rules.CrawlDelay(d.Agent) // politeness paces with the group's Crawl-delay
 	if v.Line != 0 {
 		d.Rule, d.Line = v.Rule, v.Line

@@ -23,6 +23,10 @@ type spelled struct {
 	// via names, per purpose, the spelling whose usage verdict was
 	// taken; "" for the path as sent.
 	via [aipref.NumPurposes]string
+	// use is the lowest content-use level of the spellings, and useVia
+	// the spelling that stated it ("" for the path as sent).
+	use    robots.UseVerdict
+	useVia string
 }
 
 // decideSpellings decides path (and query, as sent) for agent, and when
@@ -37,9 +41,7 @@ func decideSpellings(rules *robots.Robots, agent, path string) (s spelled) {
 	if !v.Allowed {
 		return s
 	}
-	for q := range s.usage {
-		s.usage[q] = u.For(aipref.Purpose(q))
-	}
+	s.usage, s.use = heldUsage(&u), u.Use()
 	if !needsSpellings(path) {
 		return s
 	}
@@ -48,11 +50,15 @@ func decideSpellings(rules *robots.Robots, agent, path string) (s spelled) {
 		if !sv.Allowed {
 			return spelled{v: sv, detail: "decided on the normalised path " + shown(sp.path) + " (" + sp.how + ")"}
 		}
+		held := heldUsage(&su)
 		for q := range s.usage {
-			if w := su.For(aipref.Purpose(q)); restrictiveness(w.Pref) > restrictiveness(s.usage[q].Pref) {
+			if w := held[q]; restrictiveness(w.Pref) > restrictiveness(s.usage[q].Pref) {
 				s.usage[q] = w
 				s.via[q] = "the normalised path " + shown(sp.path) + " (" + sp.how + ")"
 			}
+		}
+		if w := su.Use(); aipref.CombineUse(s.use.Level, w.Level) != s.use.Level {
+			s.use, s.useVia = w, "the normalised path "+shown(sp.path)+" ("+sp.how+")"
 		}
 	}
 	return s

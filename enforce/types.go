@@ -240,6 +240,14 @@ type Decision struct {
 	// UsageBlocked is the declared purposes that refused the URL
 	// (Reason ReasonUsageDisallowed); empty otherwise.
 	UsageBlocked aipref.Set
+	// ContentUse is the crawler's declared content use (content_use);
+	// UseUnknown when it declared none. SiteUse is the content-use level
+	// robots.txt states for the URL (reported whether or not one is
+	// declared); ContentUseBlocked is set when SiteUse is below
+	// ContentUse (Reason ReasonUsageDisallowed).
+	ContentUse        aipref.Use
+	SiteUse           robots.UseVerdict
+	ContentUseBlocked bool
 
 	// CrawlDelay is the Crawl-delay of the group that applied (as parsed,
 	// not clamped); 0 when the group states none or no robots.txt is in

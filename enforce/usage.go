@@ -7,13 +7,80 @@ import (
 
 // ReasonUsageDisallowed: Allow/Disallow let the URL through, but the
 // site's usage preferences disallow a purpose the crawler declared (or
-// state none for it while unknown preferences are denied).
+// state none for it while unknown preferences are denied), or its
+// content-use level is below the crawler's declared content use.
 const ReasonUsageDisallowed Reason = "usage-disallowed"
 
-// Usage is the usage preferences robots.txt states for one URL, one
-// verdict per purpose, indexed by aipref.Purpose. The zero value states
-// none.
+// Sources of a usage preference stated by the response rather than by
+// robots.txt (beside robots.ContentUsage and robots.ContentSignal).
+const (
+	SourceContentUsageHeader  robots.UsageSource = 100 + iota // a Content-Usage response header
+	SourceContentSignalHeader                                 // a Content-Signal response header
+	SourceRobotTag                                            // noai / noimageai in X-Robots-Tag or meta robots
+)
+
+// UsageSources returns every source of a usage preference robotsgate
+// reads, robots.UsageNone first (no source: unknown). A new source is
+// added here and named in SourceName; metrics expose one series per
+// source.
+func UsageSources() []robots.UsageSource {
+	return []robots.UsageSource{robots.UsageNone, robots.ContentUsage, robots.ContentSignal,
+		SourceContentUsageHeader, SourceContentSignalHeader, SourceRobotTag}
+}
+
+// SourceName names s in answers, audit records and metrics:
+// "content-usage", "content-signal" (robots.txt lines),
+// "content-usage-header", "content-signal-header", "robot-tag" (the
+// response), "" for robots.UsageNone.
+func SourceName(s robots.UsageSource) string {
+	switch s {
+	case SourceContentUsageHeader:
+		return "content-usage-header"
+	case SourceContentSignalHeader:
+		return "content-signal-header"
+	case SourceRobotTag:
+		return "robot-tag"
+	}
+	return s.String()
+}
+
+// Usage is the usage preferences that bind a crawler on one URL, one
+// verdict per purpose, indexed by aipref.Purpose: for purpose p, the
+// most restrictive of the preferences stated for the purposes
+// aipref.Binds(p), by any source (see Hold). The zero value states none.
 type Usage [aipref.NumPurposes]robots.UsageVerdict
+
+// Hold adds v, a preference a source states for the purpose (label)
+// stated, to u: every purpose that stated binds (aipref.Binds) takes v
+// when v is more restrictive than its verdict so far (aipref.Combine),
+// so that the first verdict of equal restriction is kept. It is the one
+// place where a stated preference becomes a binding one; each source of
+// usage preferences (robots.txt lines, response headers, robot tags)
+// goes through it.
+func (u *Usage) Hold(stated aipref.Purpose, v robots.UsageVerdict) {
+	if v.Pref == aipref.Unknown {
+		return
+	}
+	for p := aipref.Purpose(0); p < aipref.NumPurposes; p++ {
+		if aipref.Binds(p).Has(stated) && aipref.Combine(u[p].Pref, v.Pref) != u[p].Pref {
+			u[p] = v
+		}
+	}
+}
+
+// heldUsage returns the usage robots.txt's verdicts ru bind a crawler
+// to: for each purpose, both the verdict of robots.txt's precedence
+// (Content-Usage, else Content-Signal: ru.For) and the Content-Signal
+// verdict alone (ru.Signal), so that a crawler is held to both kinds of
+// line and the most restrictive wins.
+func heldUsage(ru *robots.Usage) Usage {
+	var u Usage
+	for q := aipref.Purpose(0); q < aipref.NumPurposes; q++ {
+		u.Hold(q, ru.For(q))
+		u.Hold(q, ru.Signal(q))
+	}
+	return u
+}
 
 // For returns the verdict for purpose p (the zero verdict for a value out
 // of range).
@@ -38,7 +105,7 @@ func (u *Usage) Prefs() aipref.Prefs {
 // audit records and "robotsgate check -json" show it.
 type PurposeUsage struct {
 	Pref   string `json:"pref"`             // allowed, disallowed or unknown
-	Source string `json:"source,omitempty"` // content-usage, content-signal, or a source of the caller's
+	Source string `json:"source,omitempty"` // SourceName
 	Rule   string `json:"rule,omitempty"`
 	Line   int    `json:"line,omitempty"`
 }
@@ -46,9 +113,8 @@ type PurposeUsage struct {
 // Shown returns the usage preferences of u to show, by purpose name:
 // every purpose with a stated preference, and every purpose of declared
 // when the URL's Allow/Disallow rules permit it (permitted; "unknown"
-// when none is stated); nil when there is none. sourceName names each
-// preference's source.
-func (u *Usage) Shown(declared aipref.Set, permitted bool, sourceName func(robots.UsageSource) string) map[string]PurposeUsage {
+// when none is stated); nil when there is none.
+func (u *Usage) Shown(declared aipref.Set, permitted bool) map[string]PurposeUsage {
 	var m map[string]PurposeUsage
 	for p := aipref.Purpose(0); p < aipref.NumPurposes; p++ {
 		uv := u.For(p)
@@ -58,9 +124,41 @@ func (u *Usage) Shown(declared aipref.Set, permitted bool, sourceName func(robot
 		if m == nil {
 			m = make(map[string]PurposeUsage, aipref.NumPurposes)
 		}
-		m[p.String()] = PurposeUsage{Pref: uv.Pref.String(), Source: sourceName(uv.Source), Rule: uv.Rule, Line: uv.Line}
+		m[p.String()] = PurposeUsage{Pref: uv.Pref.String(), Source: SourceName(uv.Source), Rule: uv.Rule, Line: uv.Line}
 	}
 	return m
+}
+
+// ContentUseShown is the content use of a decision (Content Signals
+// "use="), as answers, audit records and "robotsgate check -json" show
+// it: the declared content use, the site's level and whether it refused
+// the URL.
+type ContentUseShown struct {
+	// ContentUse is the declared content use; SiteUse the level the site
+	// states for the URL (robots.txt, or the response); ContentUseDisallowed is set
+	// when SiteUse is below ContentUse.
+	ContentUse           string        `json:"content_use,omitempty"`
+	SiteUse              *SiteUseShown `json:"site_use,omitempty"`
+	ContentUseDisallowed bool          `json:"content_use_disallowed,omitempty"`
+}
+
+// SiteUseShown is a site's content-use level with where it is stated.
+type SiteUseShown struct {
+	Level  string `json:"level"`            // immediate, reference or full
+	Source string `json:"source,omitempty"` // SourceName: content-signal, content-signal-header
+	Rule   string `json:"rule,omitempty"`
+	Line   int    `json:"line,omitempty"`
+}
+
+// ShowContentUse returns the content use to show of a decision for the
+// declared content use, the site's level site, and whether that refused
+// the URL (blocked).
+func ShowContentUse(declared aipref.Use, site robots.UseVerdict, blocked bool) ContentUseShown {
+	j := ContentUseShown{ContentUse: declared.String(), ContentUseDisallowed: blocked}
+	if site.Level != aipref.UseUnknown {
+		j.SiteUse = &SiteUseShown{Level: site.Level.String(), Source: SourceName(site.Source), Rule: site.Rule, Line: site.Line}
+	}
+	return j
 }
 
 // UsagePolicy is what usage preferences do to a decision.
@@ -72,6 +170,11 @@ type UsagePolicy struct {
 	// UnknownDeny refuses a URL for which robots.txt states no
 	// preference for a declared purpose (usage.unknown: deny).
 	UnknownDeny bool
+	// ContentUse is the crawler's declared content use: a URL whose
+	// content-use level is known and below it is refused. UseUnknown
+	// (none declared): levels are reported and never refuse. An unknown
+	// level never refuses, whatever UnknownDeny says.
+	ContentUse aipref.Use
 }
 
 // Verdict is what one robots.txt says about one request path.
@@ -88,6 +191,10 @@ type Verdict struct {
 	// UsageBlocked is the declared purposes that refused the path
 	// (Reason ReasonUsageDisallowed); empty otherwise.
 	UsageBlocked aipref.Set
+	// SiteUse is the content-use level for the path (the lowest of its
+	// spellings'); ContentUseBlocked is set when it refused the path.
+	SiteUse           robots.UseVerdict
+	ContentUseBlocked bool
 }
 
 // DecideRules decides path (path[;params][?query], as sent) for agent
@@ -102,7 +209,7 @@ type Verdict struct {
 // allocates nothing for a path with no other spelling.
 func DecideRules(rules *robots.Robots, agent, path string, p UsagePolicy) Verdict {
 	s := decideSpellings(rules, agent, path)
-	v := Verdict{Allowed: s.v.Allowed, Group: s.v.Group, Detail: s.detail, Usage: s.usage}
+	v := Verdict{Allowed: s.v.Allowed, Group: s.v.Group, Detail: s.detail, Usage: s.usage, SiteUse: s.use}
 	if s.v.Rule.Line != 0 {
 		v.Rule, v.Line = s.v.Rule.String(), s.v.Rule.Line
 	}
@@ -111,7 +218,7 @@ func DecideRules(rules *robots.Robots, agent, path string, p UsagePolicy) Verdic
 		return v
 	}
 	v.Reason = ReasonAllowed
-	applyUsage(&v, p, &s.via, "")
+	applyUsage(&v, p, &s, "")
 	return v
 }
 
@@ -128,11 +235,11 @@ func restrictiveness(p aipref.Pref) int {
 }
 
 // applyUsage refuses v, allowed so far, when its usage disallows a
-// purpose of p (or states none while p.UnknownDeny). via names, per
-// purpose, the spelling whose preference decided ("" for the path as
-// sent); none says why no preference is known at all ("" when a
-// robots.txt was read).
-func applyUsage(v *Verdict, p UsagePolicy, via *[aipref.NumPurposes]string, none string) {
+// purpose of p (or states none for it while p.UnknownDeny), or its
+// content-use level is below p.ContentUse. s.via and s.useVia name the
+// spelling whose verdict decided ("" for the path as sent); none says
+// why no preference is known at all ("" when a robots.txt was read).
+func applyUsage(v *Verdict, p UsagePolicy, s *spelled, none string) {
 	var blocked aipref.Set
 	first := aipref.Purpose(aipref.NumPurposes)
 	for q := aipref.Purpose(0); q < aipref.NumPurposes; q++ {
@@ -146,16 +253,34 @@ func applyUsage(v *Verdict, p UsagePolicy, via *[aipref.NumPurposes]string, none
 			}
 		}
 	}
+	useBlocked := !v.SiteUse.Level.Permits(p.ContentUse)
+	if blocked == 0 && !useBlocked {
+		return
+	}
+	v.Allowed, v.Reason, v.UsageBlocked, v.ContentUseBlocked = false, ReasonUsageDisallowed, blocked, useBlocked
 	if blocked == 0 {
+		v.Rule, v.Line = v.SiteUse.Rule, v.SiteUse.Line
+		v.Detail = ContentUseDetail(p.ContentUse, v.SiteUse.Level, "")
+		if s.useVia != "" {
+			v.Detail += "; decided on " + s.useVia
+		}
 		return
 	}
 	uv := v.Usage[first]
-	v.Allowed, v.Reason, v.UsageBlocked = false, ReasonUsageDisallowed, blocked
 	v.Rule, v.Line = uv.Rule, uv.Line
 	v.Detail = usageDetail(v, blocked, none)
-	if w := via[first]; w != "" {
+	if w := s.via[first]; w != "" {
 		v.Detail += "; decided on " + w
 	}
+	if useBlocked {
+		v.Detail += "; " + ContentUseDetail(p.ContentUse, v.SiteUse.Level, "")
+	}
+}
+
+// ContentUseDetail explains the refusal of a declared content use want
+// by a site's lower level site, stated where by says ("" for robots.txt).
+func ContentUseDetail(want, site aipref.Use, by string) string {
+	return "content use " + want.String() + " is above the site's level " + site.String() + by
 }
 
 // usageDetail explains the refusal of the purposes blocked.

@@ -11,11 +11,13 @@ import (
 
 // benchRobots is the file of BenchmarkDecideCacheHit; withUsage adds
 // usage lines to it: a file-level Content-Signal, and Content-Usage and
-// Content-Signal lines in both groups.
+// Content-Signal lines in both groups. The file-level line allows
+// ai-train: a crawler declaring train-ai is held to it as well as to
+// Content-Usage, and the benchmarked URL must stay allowed.
 const benchRobots = "User-agent: *\nDisallow: /private\nDisallow: /*.pdf$\nAllow: /private/open\n\nUser-agent: otherbot\nDisallow: /\n"
 
 func withUsage(s string) string {
-	s = "Content-Signal: search=yes, ai-train=no\n" + s
+	s = "Content-Signal: search=yes, ai-train=yes\n" + s
 	s = strings.Replace(s, "User-agent: *\n", "User-agent: *\nContent-Usage: train-ai=n\nContent-Usage: /public/ train-ai=y\n"+
 		"Content-Usage: /*.jpg$ train-ai=n, search=y\nContent-Signal: ai-input=no\n", 1)
 	return strings.Replace(s, "User-agent: otherbot\n", "User-agent: otherbot\nContent-Usage: /docs/ train-ai=y\n", 1)

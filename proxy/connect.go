@@ -175,7 +175,7 @@ func (s *Server) tunnel(ctx *goproxy.ProxyCtx, st *requestState, u *url.URL) out
 	r := ctx.Req
 	root := *u
 	root.Path = "/"
-	d := s.enf.Decide(r.Context(), &root, st.Agent, enforce.DecideOptions{Purposes: st.Purposes})
+	d := s.enf.Decide(r.Context(), &root, st.Agent, enforce.DecideOptions{Purposes: st.Purposes, ContentUse: st.ContentUse})
 	d.URL = u.String()
 	switch d.Reason {
 	case enforce.ReasonAllowed, enforce.ReasonDisallowed:

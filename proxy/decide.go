@@ -79,6 +79,7 @@ type agents struct {
 	header        string     // the canonical per-request override header, "" when disabled
 	allowOverride bool       // config.Config.AllowAgentOverride
 	purposes      aipref.Set // config.Config.Purposes
+	contentUse    aipref.Use // config.Config.ContentUse
 	purposeHeader string     // the canonical purposes header (usage.purpose_header), "" when disabled
 }
 
@@ -187,7 +188,7 @@ func (rs robotsStep) onRequest(r *http.Request, _ *goproxy.ProxyCtx, st *request
 	}
 
 	// A GET or HEAD of /robots.txt itself, spelled so: always allowed.
-	d := rs.enf.Decide(r.Context(), r.URL, agent, enforce.DecideOptions{Purposes: st.Purposes, Method: r.Method})
+	d := rs.enf.Decide(r.Context(), r.URL, agent, enforce.DecideOptions{Purposes: st.Purposes, ContentUse: st.ContentUse, Method: r.Method})
 	if d.Reason == enforce.ReasonClientGone {
 		// The client left while robots.txt was being fetched: nothing was
 		// decided, so nothing is audited or counted, and nothing is sent.

@@ -36,7 +36,7 @@ const (
 // or DecisionReported, status what the client got or the origin answered
 // (0 when neither applies). Mode is filled in by Server.record.
 func eventOf(client, method string, d enforce.Decision, verdict string, status int) audit.Event {
-	return audit.Event{
+	e := audit.Event{
 		Client:           client,
 		Method:           method,
 		URL:              d.URL,
@@ -58,6 +58,8 @@ func eventOf(client, method string, d enforce.Decision, verdict string, status i
 		Usage:            auditUsage(&d),
 		UsageBlocked:     d.UsageBlocked.String(),
 	}
+	auditContentUse(&e, &d)
+	return e
 }
 
 // decisionFields are the fields of a decision that the admin API's
@@ -81,6 +83,7 @@ type decisionFields struct {
 	Purposes        []string                        `json:"purposes,omitempty"`
 	UsageDisallowed []string                        `json:"usage_disallowed,omitempty"`
 	Usage           map[string]enforce.PurposeUsage `json:"usage,omitempty"`
+	enforce.ContentUseShown
 }
 
 // newDecisionFields converts d.
@@ -104,6 +107,7 @@ func newDecisionFields(d enforce.Decision) decisionFields {
 		Purposes:        d.Purposes.Names(),
 		UsageDisallowed: d.UsageBlocked.Names(),
 		Usage:           usageOf(&d),
+		ContentUseShown: contentUseOf(&d),
 	}
 }
 
@@ -279,6 +283,7 @@ func refusalText(b refusalBody) string {
 		fmt.Fprintf(&sb, "detail:   %s\n", b.Detail)
 	}
 	usageText(&sb, b.Purposes, b.Usage)
+	contentUseText(&sb, b.ContentUseShown)
 	if rb := b.Robots; rb != nil {
 		fmt.Fprintf(&sb, "robots:   %s: %s", rb.URL, rb.Status)
 		if rb.HTTPStatus != 0 {

@@ -168,6 +168,9 @@ type requestState struct {
 	PurposesOverride   aipref.Set
 	PurposesOverridden bool
 	PurposesRefused    string
+	// ContentUse is the declared content use the request is decided for
+	// (declare): the user's, else the configured one.
+	ContentUse aipref.Use
 
 	Decision enforce.Decision // the robots verdict, valid when Decided
 	Decided  bool

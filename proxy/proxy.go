@@ -143,6 +143,7 @@ func New(cfg config.Config, deps Deps) (*Server, error) {
 		return nil, errors.New("proxy: Deps.PolicyTransport must not be the transport of proxied requests")
 	}
 	s.agents = newAgents(cfg.Agent, cfg.AgentHeader, cfg.AllowAgentOverride).withPurposes(cfg.Purposes, cfg.Usage.PurposeHeader)
+	s.agents.contentUse = cfg.ContentUse
 	s.proxy = s.newGoproxy()
 
 	if err := s.install(); err != nil {

@@ -23,28 +23,12 @@ import (
 
 // HeaderUsage is the header robotsgate adds to a forwarded response whose
 // usage preferences are stated (by robots.txt for the URL, by a
-// Content-Usage response header or by a noai/noimageai tag): the most
-// restrictive of them, in the vocabulary's serialisation, e.g.
-// "train-ai=n, search=y". A value the origin sent itself is removed.
+// Content-Usage or Content-Signal response header or by a noai/noimageai
+// tag): the most restrictive of them for each purpose (what a crawler
+// declaring it is held to), then the lowest content-use level, in the
+// vocabulary's serialisation, e.g. "train-ai=n, search=y, use=reference".
+// A value the origin sent itself is removed.
 const HeaderUsage = "X-Robotsgate-Usage"
-
-// Sources of a usage preference stated by the response rather than by
-// robots.txt (beside robots.ContentUsage and robots.ContentSignal).
-const (
-	sourceResponseHeader robots.UsageSource = 100 + iota // a Content-Usage response header
-	sourceRobotTag                                       // noai / noimageai in X-Robots-Tag or meta robots
-)
-
-// usageSourceName names s in answers and audit records.
-func usageSourceName(s robots.UsageSource) string {
-	switch s {
-	case sourceResponseHeader:
-		return "content-usage-header"
-	case sourceRobotTag:
-		return "robot-tag"
-	}
-	return s.String()
-}
 
 // maxUsageRule bounds the rule text quoted from a response header.
 const maxUsageRule = 256
@@ -75,8 +59,10 @@ func identify(r *http.Request, st *requestState) {
 	}
 }
 
-// declare sets st.Purposes, the purposes r is decided for: the user's
-// (credentials file purposes=), else the configured ones; replaced by
+// declare sets st.ContentUse, the user's content use (credentials file
+// content_use=), else the configured one, and st.Purposes, the purposes
+// r is decided for: the user's (credentials file purposes=), else the
+// configured ones; replaced by
 // r's purposes header (or, inside an MITM session, the CONNECT's) only
 // when allow_agent_override is set. The header is always removed from
 // r. A refused header that names other purposes is kept in
@@ -84,6 +70,10 @@ func identify(r *http.Request, st *requestState) {
 // purpose refuses r (400 invalid-purpose): ok is false and o says so.
 func (a *agents) declare(r *http.Request, st *requestState) (o outcome, ok bool) {
 	identify(r, st)
+	st.ContentUse = a.contentUse
+	if st.Identity.HasContentUse {
+		st.ContentUse = st.Identity.ContentUse
+	}
 	set := a.purposes
 	if st.Identity.HasPurposes {
 		set = st.Identity.Purposes
@@ -132,11 +122,13 @@ func parsePurposeHeader(v string) (aipref.Set, error) {
 // usageStep is the response step of usage preferences. On every
 // forwarded response it sets HeaderUsage to the preferences stated for
 // it (robots.txt's for the URL combined with the response's own). When
-// the response itself (a Content-Usage header, or noai / noimageai for
-// the agent, noimageai only on image/* responses) disallows a declared
-// purpose, it audits that (reported, annotate) or, with usage.response
-// enforce outside report mode, refuses the response with 403
-// usage-disallowed. Responses robotsgate generated are left alone.
+// the response itself (a Content-Usage or Content-Signal header, or noai
+// / noimageai for the agent, noimageai only on image/* responses)
+// disallows a declared purpose, or its Content-Signal use= level is
+// below the declared content use, it audits that (reported, annotate)
+// or, with usage.response enforce outside report mode, refuses the
+// response with 403 usage-disallowed. Responses robotsgate generated
+// are left alone.
 type usageStep struct{ enforce bool }
 
 func (u usageStep) onResponse(resp *http.Response, ctx *goproxy.ProxyCtx, st *requestState) (*http.Response, outcome) {
@@ -145,20 +137,25 @@ func (u usageStep) onResponse(resp *http.Response, ctx *goproxy.ProxyCtx, st *re
 	}
 	resp.Header.Del(HeaderUsage)
 	var fromRobots enforce.Usage
+	var siteUse aipref.Use
 	if st.Decided {
-		fromRobots = st.Decision.Usage
+		fromRobots, siteUse = st.Decision.Usage, st.Decision.SiteUse.Level
 	}
-	fromResp := responseUsage(resp, st.Agent)
-	prefs := fromRobots.Prefs().Combine(fromResp.Prefs())
+	fromResp, respUse := responseUsage(resp, st.Agent)
+	prefs := fromRobots.Prefs().Combine(fromResp.Prefs()).WithUse(aipref.CombineUse(siteUse, respUse.Level))
 	if prefs.IsZero() {
 		return resp, outcome{}
 	}
 	resp.Header.Set(HeaderUsage, prefs.String())
 	blocked := fromResp.Prefs().Disallows(st.Purposes)
-	if blocked == 0 {
+	useBlocked := !respUse.Level.Permits(st.ContentUse)
+	if blocked == 0 && !useBlocked {
 		return resp, outcome{}
 	}
 	d := responseUsageDecision(ctx.Req, st, &fromResp, blocked)
+	if useBlocked {
+		responseUseRefusal(&d, st.ContentUse, respUse, blocked == 0)
+	}
 	if !u.enforce {
 		o := note(audit.DecisionReported, d)
 		o.status = resp.StatusCode
@@ -172,25 +169,29 @@ func (u usageStep) onResponse(resp *http.Response, ctx *goproxy.ProxyCtx, st *re
 	return resp, o
 }
 
-// responseUsage returns the usage preferences resp states for agent, for
-// a 2xx response: its Content-Usage header (aipref.ParseHeader) and noai
-// / noimageai in its robot tags (the scan the round trip made, or only
-// its X-Robots-Tag headers when none was made), most restrictive first.
-func responseUsage(resp *http.Response, agent string) (v enforce.Usage) {
+// responseUsage returns the usage preferences resp binds a crawler to
+// for agent, for a 2xx response (enforce.Usage.Hold): its Content-Usage
+// header (aipref.ParseHeader), its Content-Signal header
+// (aipref.ParseContentSignalHeader) and noai / noimageai in its robot
+// tags (the scan the round trip made, or only its X-Robots-Tag headers
+// when none was made), most restrictive first; and the content-use
+// level of its Content-Signal header.
+func responseUsage(resp *http.Response, agent string) (v enforce.Usage, use robots.UseVerdict) {
 	if resp.StatusCode/100 != 2 {
-		return v
+		return v, use
 	}
 	if vals := resp.Header.Values("Content-Usage"); len(vals) > 0 {
-		ps := aipref.ParseHeader(vals)
-		rule := cleanRule("Content-Usage: " + strings.Join(vals, ", "))
-		for p := aipref.Purpose(0); p < aipref.NumPurposes; p++ {
-			if pr := ps.Get(p); pr != aipref.Unknown {
-				v[p] = robots.UsageVerdict{Pref: pr, Source: sourceResponseHeader, Rule: rule}
-			}
+		holdHeader(&v, aipref.ParseHeader(vals), enforce.SourceContentUsageHeader, "Content-Usage: ", vals)
+	}
+	if vals := resp.Header.Values("Content-Signal"); len(vals) > 0 {
+		ps := aipref.ParseContentSignalHeader(vals)
+		rule := holdHeader(&v, ps, enforce.SourceContentSignalHeader, "Content-Signal: ", vals)
+		if ps.Use() != aipref.UseUnknown {
+			use = robots.UseVerdict{Level: ps.Use(), Source: enforce.SourceContentSignalHeader, Rule: rule}
 		}
 	}
 	if v[aipref.TrainAI].Pref == aipref.Disallowed {
-		return v
+		return v, use
 	}
 	scan := scannedTags(resp)
 	image := isImage(resp)
@@ -199,11 +200,38 @@ func responseUsage(resp *http.Response, agent string) (v enforce.Usage) {
 		ds    []robottag.Directive
 	}{{"X-Robots-Tag: ", scan.Header}, {"meta robots: ", scan.Meta}} {
 		if ps, dir := robottag.Usage(src.ds, agent, image); ps.Get(aipref.TrainAI) == aipref.Disallowed {
-			v[aipref.TrainAI] = robots.UsageVerdict{Pref: aipref.Disallowed, Source: sourceRobotTag, Rule: cleanRule(src.label + dir.String())}
+			v.Hold(aipref.TrainAI, robots.UsageVerdict{Pref: aipref.Disallowed, Source: enforce.SourceRobotTag, Rule: cleanRule(src.label + dir.String())})
 			break
 		}
 	}
-	return v
+	return v, use
+}
+
+// holdHeader holds v to the preferences ps that the response header
+// field lines vals (named by label, "Content-Usage: ") state, with source
+// src; it returns the rule quoted for them.
+func holdHeader(v *enforce.Usage, ps aipref.Prefs, src robots.UsageSource, label string, vals []string) string {
+	rule := cleanRule(label + strings.Join(vals, ", "))
+	for p := aipref.Purpose(0); p < aipref.NumPurposes; p++ {
+		v.Hold(p, robots.UsageVerdict{Pref: ps.Get(p), Source: src, Rule: rule})
+	}
+	return rule
+}
+
+// responseUseRefusal makes d, a refusal after the response, say that the
+// response's content-use level use is below the declared content use
+// want; only says whether it is the sole reason (it then names the rule).
+func responseUseRefusal(d *enforce.Decision, want aipref.Use, use robots.UseVerdict, only bool) {
+	d.ContentUse, d.ContentUseBlocked = want, true
+	if aipref.CombineUse(d.SiteUse.Level, use.Level) != d.SiteUse.Level {
+		d.SiteUse = use
+	}
+	why := enforce.ContentUseDetail(want, use.Level, " by the response")
+	if only {
+		d.Rule, d.Line, d.Detail = use.Rule, 0, why
+		return
+	}
+	d.Detail += "; " + why
 }
 
 // scannedTags returns the robot-tag scan of resp the round trip made
@@ -232,13 +260,13 @@ func cleanRule(s string) string { return oneLine(s, maxUsageRule) }
 func responseUsageDecision(req *http.Request, st *requestState, v *enforce.Usage, blocked aipref.Set) enforce.Decision {
 	d := st.Decision
 	if !st.Decided {
-		d = enforce.Decision{Agent: st.Agent, Purposes: st.Purposes}
+		d = enforce.Decision{Agent: st.Agent, Purposes: st.Purposes, ContentUse: st.ContentUse}
 		if req != nil && req.URL != nil {
 			d.URL = enforce.RedactedURL(req.URL)
 			d.Origin, _ = enforce.Origin(req.URL)
 		}
 	}
-	d.Allowed, d.Reason, d.UsageBlocked = false, enforce.ReasonUsageDisallowed, blocked
+	d.Allowed, d.Reason, d.UsageBlocked, d.ContentUseBlocked = false, enforce.ReasonUsageDisallowed, blocked, false
 	d.Rule, d.Line, d.Detail = "", 0, ""
 	for p := aipref.Purpose(0); p < aipref.NumPurposes; p++ {
 		// The response's verdict shows where it is more restrictive than
@@ -267,7 +295,7 @@ func responseUsageDecision(req *http.Request, st *requestState, v *enforce.Usage
 // every declared purpose of a URL Allow/Disallow permits.
 func usageOf(d *enforce.Decision) map[string]enforce.PurposeUsage {
 	permitted := d.Reason != enforce.ReasonDisallowed && d.Reason != enforce.ReasonUnreachable
-	return d.Usage.Shown(d.Purposes, permitted, usageSourceName)
+	return d.Usage.Shown(d.Purposes, permitted)
 }
 
 // auditUsage converts usageOf(d) for an audit record.

@@ -186,8 +186,8 @@ func TestUsageAttachExampleThroughProxy(t *testing.T) {
 	p.srv.metrics.Handler().ServeHTTP(rr, httptest.NewRequest("GET", "/metrics", nil))
 	for _, want := range []string{
 		`robotsgate_decisions_total{decision="blocked",reason="usage-disallowed"} 2`,
-		`robotsgate_usage_verdicts_total{pref="disallowed",purpose="train-ai"} 2`,
-		`robotsgate_usage_verdicts_total{pref="allowed",purpose="train-ai"} 1`,
+		`robotsgate_usage_verdicts_total{pref="disallowed",purpose="train-ai",source="content-usage"} 2`,
+		`robotsgate_usage_verdicts_total{pref="allowed",purpose="train-ai",source="content-usage"} 1`,
 	} {
 		if !strings.Contains(rr.Body.String(), want) {
 			t.Errorf("metrics lack %s", want)

@@ -112,16 +112,17 @@ func (s *Server) adminRoutes() {
 	}
 	s.admin = admin.New(admin.Config{
 		Cache: s.enf,
-		Decide: func(ctx context.Context, u *url.URL, agent string, purposes aipref.Set) any {
-			return newDecisionJSON(s.enf.Decide(ctx, u, agent, enforce.DecideOptions{Purposes: purposes, Quiet: true}))
+		Decide: func(ctx context.Context, u *url.URL, agent string, purposes aipref.Set, use aipref.Use) any {
+			return newDecisionJSON(s.enf.Decide(ctx, u, agent, enforce.DecideOptions{Purposes: purposes, ContentUse: use, Quiet: true}))
 		},
-		Metrics:  s.metrics.Handler(),
-		Token:    s.cfg.AdminToken,
-		Protect:  protect,
-		Agent:    s.cfg.Agent,
-		Purposes: s.cfg.Purposes,
-		Ready:    s.ready,
-		Now:      s.clock.Now,
+		Metrics:    s.metrics.Handler(),
+		Token:      s.cfg.AdminToken,
+		Protect:    protect,
+		Agent:      s.cfg.Agent,
+		Purposes:   s.cfg.Purposes,
+		ContentUse: s.cfg.ContentUse,
+		Ready:      s.ready,
+		Now:        s.clock.Now,
 	})
 	if s.cfg.AdminListen == "" {
 		s.mux.Handle("/", s.admin)

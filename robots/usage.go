@@ -23,9 +23,13 @@ package robots
 //
 // For each purpose the preference is the one stated by the group's
 // Content-Usage lines, else (unknown there) by the group's Content-Signal
-// lines, else by the file's Content-Signal lines, else unknown. A group
-// merged from several groups as written (one agent named in several)
-// matches the lines of all of them together.
+// lines, else by the file's Content-Signal lines, else unknown
+// ([Usage.For]); the Content-Signal verdict alone is kept too
+// ([Usage.Signal]), so that a caller can hold a crawler to both kinds of
+// line. The content-use level ("use=" of Content-Signal) is the group's,
+// else the file's ([Usage.Use]). A group merged from several groups as
+// written (one agent named in several) matches the lines of all of them
+// together.
 //
 // Usage lines never change an Allow/Disallow verdict. They do not end a
 // run of user-agent lines either (Google's parser, whose crawl verdicts
@@ -70,10 +74,22 @@ type UsageVerdict struct {
 	Line int // the 1-based line number of Rule; 0 when none
 }
 
+// UseVerdict is the content-use level robots.txt states for one URL: a
+// UsageVerdict with a level ([aipref.Use]) for a preference.
+type UseVerdict struct {
+	Level  aipref.Use
+	Source UsageSource // UsageNone when Level is unknown
+	Rule   string      // the deciding line as written; "" when none
+	Line   int         // its 1-based line number; 0 when none
+}
+
 // Usage is the usage preferences robots.txt states for one URL, one
-// verdict per purpose. The zero value states none.
+// verdict per purpose, and its content-use level. The zero value states
+// none.
 type Usage struct {
-	v [aipref.NumPurposes]UsageVerdict
+	v   [aipref.NumPurposes]UsageVerdict
+	sig [aipref.NumPurposes]UsageVerdict // Content-Signal lines alone
+	use UseVerdict
 }
 
 // For returns the verdict for purpose p.
@@ -84,13 +100,27 @@ func (u *Usage) For(p aipref.Purpose) UsageVerdict {
 	return UsageVerdict{}
 }
 
-// Prefs returns the preferences of u without their sources.
+// Signal returns the verdict of the Content-Signal lines alone for
+// purpose p (the group's, else the file's), whatever Content-Usage lines
+// state.
+func (u *Usage) Signal(p aipref.Purpose) UsageVerdict {
+	if int(p) < aipref.NumPurposes {
+		return u.sig[p]
+	}
+	return UsageVerdict{}
+}
+
+// Use returns the content-use level (Content-Signal "use=").
+func (u *Usage) Use() UseVerdict { return u.use }
+
+// Prefs returns the preferences of u (For) and its content-use level,
+// without their sources.
 func (u *Usage) Prefs() aipref.Prefs {
 	var ps aipref.Prefs
 	for i := range u.v {
 		ps = ps.With(aipref.Purpose(i), u.v[i].Pref)
 	}
-	return ps
+	return ps.WithUse(u.use.Level)
 }
 
 // DecideUsage is DecidePath plus the usage preferences robots.txt states
@@ -188,10 +218,13 @@ type usageLine struct {
 }
 
 // usageStmt is a statement of preference with, for each purpose it knows,
-// the line its preference comes from.
+// the line its preference comes from, and its content-use level with its
+// line.
 type usageStmt struct {
-	pref [aipref.NumPurposes]aipref.Pref
-	from [aipref.NumPurposes]*usageLine
+	pref    [aipref.NumPurposes]aipref.Pref
+	from    [aipref.NumPurposes]*usageLine
+	use     aipref.Use
+	useFrom *usageLine
 }
 
 func newStmt(prefs aipref.Prefs, ln *usageLine) usageStmt {
@@ -201,17 +234,23 @@ func newStmt(prefs aipref.Prefs, ln *usageLine) usageStmt {
 			s.from[i] = ln
 		}
 	}
+	if s.use = prefs.Use(); s.use != aipref.UseUnknown {
+		s.useFrom = ln
+	}
 	return s
 }
 
-// add combines o into s by the vocabulary's rule; a line already
-// deciding a purpose keeps deciding it unless o's preference is more
-// restrictive.
+// add combines o into s by the vocabulary's rule (content-use levels: the
+// lower wins); a line already deciding a purpose keeps deciding it unless
+// o's preference is more restrictive.
 func (s *usageStmt) add(o *usageStmt) {
 	for i := range s.pref {
 		if c := aipref.Combine(s.pref[i], o.pref[i]); c != s.pref[i] {
 			s.pref[i], s.from[i] = c, o.from[i]
 		}
+	}
+	if c := aipref.CombineUse(s.use, o.use); c != s.use {
+		s.use, s.useFrom = c, o.useFrom
 	}
 }
 
@@ -264,12 +303,14 @@ func (g *usageGroup) match(ps *pathSet, lz *lazyIndex, u *Usage) {
 	cu := matchUsage(g.usage, ps, lz)
 	cs := matchUsage(g.signals, ps, lz)
 	cs.fallBack(matchUsage(g.file, ps, lz))
+	cs.fillSignal(u)
 	cu.fallBack(cs)
 	cu.fill(u)
 }
 
 // fallBack sets *u to cu, completed by g.signal, which must be fixed.
 func (g *usageGroup) fallBack(cu *usageStmt, u *Usage) {
+	g.signal.fillSignal(u)
 	for i := range u.v {
 		s := cu
 		if s.from[i] == nil {
@@ -290,12 +331,29 @@ func (s *usageStmt) fill(u *Usage) {
 	}
 }
 
-// fallBack gives s the preferences of o for the purposes s leaves unknown.
+// fillSignal sets the Content-Signal verdicts and the content-use level
+// of u to those s, a Content-Signal statement, states.
+func (s *usageStmt) fillSignal(u *Usage) {
+	for i := range u.sig {
+		if ln := s.from[i]; ln != nil {
+			u.sig[i] = UsageVerdict{Pref: s.pref[i], Source: ln.src, Rule: ln.text, Line: ln.line}
+		}
+	}
+	if ln := s.useFrom; ln != nil {
+		u.use = UseVerdict{Level: s.use, Source: ln.src, Rule: ln.text, Line: ln.line}
+	}
+}
+
+// fallBack gives s the preferences of o for the purposes s leaves
+// unknown, and o's content-use level when s states none.
 func (s *usageStmt) fallBack(o usageStmt) {
 	for i := range s.from {
 		if s.from[i] == nil {
 			s.pref[i], s.from[i] = o.pref[i], o.from[i]
 		}
+	}
+	if s.useFrom == nil {
+		s.use, s.useFrom = o.use, o.useFrom
 	}
 }
 

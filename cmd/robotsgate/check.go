@@ -14,13 +14,14 @@ import (
 	"github.com/robotsgate/robotsgate/robots/aipref"
 )
 
-const checkUsage = "usage: robotsgate check -robots FILE -agent NAME [-purpose LIST] [-json] URL..."
+const checkUsage = "usage: robotsgate check -robots FILE -agent NAME [-purpose LIST] [-content-use LEVEL] [-json] URL..."
 
 // runCheck implements "robotsgate check": it reads a robots.txt and prints,
 // for each URL, whether the crawler named by -agent may fetch it, decided
 // as the proxy decides (enforce.DecideRules: the path and the other
 // spellings an origin may read it as, then the usage preferences for the
-// purposes of -purpose), with the deciding rule and line. The exit
+// purposes of -purpose and the content-use level for -content-use),
+// with the deciding rule and line. The exit
 // status is 0 when every URL is allowed, 1 when any is disallowed (by a
 // rule or by a usage preference) and 2 on
 // a usage or read error (reported in one line on stderr). Flags must
@@ -28,45 +29,68 @@ const checkUsage = "usage: robotsgate check -robots FILE -agent NAME [-purpose L
 // the exit status, says when the file exceeds what robots.Parse reads or
 // when -agent is not a product token.
 func runCheck(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("check", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	file := fs.String("robots", "", "robots.txt `FILE` to read; - reads standard input")
+	agent := fs.String("agent", "", "product token `NAME` of the crawler, compared whole and case-insensitively")
+	asJSON := fs.Bool("json", false, "print one JSON object per URL")
+	purposeList := fs.String("purpose", "", "comma-separated `LIST` of the crawler's purposes ("+aipref.PurposeList+"): a URL whose usage preferences disallow one is disallowed")
+	useName := fs.String("content-use", "", "the crawler's content use, `LEVEL` "+aipref.UseList+": a URL whose Content-Signal use= is lower is disallowed")
 	fail := func(format string, a ...any) int {
 		fmt.Fprintf(stderr, "robotsgate check: "+format+"\n", a...)
 		return 2
 	}
-	opts, err := parseCheckFlags(args, stdout)
-	switch {
-	case errors.Is(err, flag.ErrHelp):
-		return 0
-	case err != nil:
-		return fail("%v", err)
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintln(stdout, checkUsage)
+			fs.SetOutput(stdout)
+			fs.PrintDefaults()
+			return 0
+		}
+		return fail("%v (%s)", err, checkUsage)
 	}
-	body, err := readRobots(opts.file, stdin)
+	switch {
+	case *file == "":
+		return fail("-robots is required (%s)", checkUsage)
+	case *agent == "":
+		return fail("-agent is required (%s)", checkUsage)
+	case fs.NArg() == 0:
+		return fail("no URL given (%s)", checkUsage)
+	}
+	// The flag package stops at the first URL: a flag after it would be
+	// checked as a URL.
+	for _, u := range fs.Args() {
+		if strings.HasPrefix(u, "-") {
+			return fail("flags must precede URLs: %q comes after a URL (%s)", u, checkUsage)
+		}
+	}
+	pol, err := checkPolicy(*purposeList, *useName)
 	if err != nil {
 		return fail("%v", err)
 	}
-	if len(body) > robots.DefaultMaxBytes {
-		fmt.Fprintf(stderr, "robotsgate check: note: the robots.txt is larger than %d bytes; only the lines within them are parsed\n", robots.DefaultMaxBytes)
+	purposes := pol.Purposes
+	body, err := readRobots(*file, stdin)
+	if err != nil {
+		return fail("%v", err)
 	}
-	if !robots.ValidAgent(opts.agent) {
-		fmt.Fprintf(stderr, "robotsgate check: note: -agent %q is not a product token ([A-Za-z0-9_-]+), so only the * group can apply to it (product token: %q)\n", opts.agent, robots.ProductToken(opts.agent))
-	}
+	checkNotes(stderr, len(body), *agent)
 	r := robots.Parse(body)
-	pol := enforce.UsagePolicy{Purposes: opts.purposes}
 	enc := json.NewEncoder(stdout)
 	enc.SetEscapeHTML(false)
 	status := 0
-	for _, u := range opts.urls {
+	for _, u := range fs.Args() {
 		path := robots.PathParamsQuery(u)
 		v := enforce.Verdict{Allowed: true, Reason: enforce.ReasonAllowed}
 		if path != "/robots.txt" { // a GET of robots.txt itself, spelled so, is exempt as in the proxy
-			v = enforce.DecideRules(r, opts.agent, path, pol)
+			v = enforce.DecideRules(r, *agent, path, pol)
 		}
 		if !v.Allowed {
 			status = 1
 		}
-		if opts.json {
-			err = enc.Encode(newCheckResult(u, &v, opts.purposes))
+		if *asJSON {
+			err = enc.Encode(newCheckResult(u, &v, pol))
 		} else {
-			_, err = io.WriteString(stdout, checkLine(u, &v, opts.purposes))
+			_, err = io.WriteString(stdout, checkLine(u, &v, purposes))
 		}
 		if err != nil {
 			return fail("write: %v", err)
@@ -75,55 +99,29 @@ func runCheck(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	return status
 }
 
-// checkOptions are the flags and URLs of "robotsgate check".
-type checkOptions struct {
-	file, agent string
-	json        bool
-	purposes    aipref.Set
-	urls        []string
+// checkNotes writes the notes of a robots.txt of size bytes and an agent
+// on stderr: a file larger than robots.Parse reads, an agent that is not
+// a product token.
+func checkNotes(stderr io.Writer, size int, agent string) {
+	if size > robots.DefaultMaxBytes {
+		fmt.Fprintf(stderr, "robotsgate check: note: the robots.txt is larger than %d bytes; only the lines within them are parsed\n", robots.DefaultMaxBytes)
+	}
+	if !robots.ValidAgent(agent) {
+		fmt.Fprintf(stderr, "robotsgate check: note: -agent %q is not a product token ([A-Za-z0-9_-]+), so only the * group can apply to it (product token: %q)\n", agent, robots.ProductToken(agent))
+	}
 }
 
-// parseCheckFlags parses the arguments of "robotsgate check". For -h it
-// prints the usage on stdout and returns flag.ErrHelp; any other error
-// is a usage error, its text ready for stderr.
-func parseCheckFlags(args []string, stdout io.Writer) (checkOptions, error) {
-	var o checkOptions
-	fs := flag.NewFlagSet("check", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	fs.StringVar(&o.file, "robots", "", "robots.txt `FILE` to read; - reads standard input")
-	fs.StringVar(&o.agent, "agent", "", "product token `NAME` of the crawler, compared whole and case-insensitively")
-	fs.BoolVar(&o.json, "json", false, "print one JSON object per URL")
-	purposeList := fs.String("purpose", "", "comma-separated `LIST` of the crawler's purposes (train-ai, search, ai-input): a URL whose usage preferences disallow one is disallowed")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintln(stdout, checkUsage)
-			fs.SetOutput(stdout)
-			fs.PrintDefaults()
-			return o, err
-		}
-		return o, fmt.Errorf("%w (%s)", err, checkUsage)
+// checkPolicy parses the -purpose and -content-use flags.
+func checkPolicy(purposeList, useName string) (enforce.UsagePolicy, error) {
+	purposes, err := aipref.ParsePurposes([]string{purposeList})
+	if err != nil {
+		return enforce.UsagePolicy{}, fmt.Errorf("-purpose: %w", err)
 	}
-	o.urls = fs.Args()
-	switch {
-	case o.file == "":
-		return o, fmt.Errorf("-robots is required (%s)", checkUsage)
-	case o.agent == "":
-		return o, fmt.Errorf("-agent is required (%s)", checkUsage)
-	case len(o.urls) == 0:
-		return o, fmt.Errorf("no URL given (%s)", checkUsage)
+	use, err := aipref.ParseUse(useName)
+	if err != nil {
+		return enforce.UsagePolicy{}, fmt.Errorf("-content-use: %w", err)
 	}
-	// The flag package stops at the first URL: a flag after it would be
-	// checked as a URL.
-	for _, u := range o.urls {
-		if strings.HasPrefix(u, "-") {
-			return o, fmt.Errorf("flags must precede URLs: %q comes after a URL (%s)", u, checkUsage)
-		}
-	}
-	var err error
-	if o.purposes, err = aipref.ParsePurposes([]string{*purposeList}); err != nil {
-		return o, fmt.Errorf("-purpose: %w", err)
-	}
-	return o, nil
+	return enforce.UsagePolicy{Purposes: purposes, ContentUse: use}, nil
 }
 
 // checkLine is the text line of one URL: the verdict ("allowed",
@@ -166,6 +164,9 @@ func checkLine(u string, v *enforce.Verdict, purposes aipref.Set) string {
 			b.WriteString("  usage: " + strings.Join(us, "; "))
 		}
 	}
+	if su := v.SiteUse; su.Level != aipref.UseUnknown {
+		fmt.Fprintf(&b, "  use: %s (%s, line %d)", su.Level, su.Rule, su.Line)
+	}
 	b.WriteByte('\n')
 	return b.String()
 }
@@ -187,15 +188,19 @@ type checkResult struct {
 	// Usage is the stated preference of every purpose that has one, and
 	// of every declared purpose ("unknown" when none is stated).
 	Usage map[string]enforce.PurposeUsage `json:"usage,omitempty"`
+	// The declared content use (-content-use), the level the robots.txt
+	// states for the URL, and whether that is below the declared one.
+	enforce.ContentUseShown
 }
 
-func newCheckResult(u string, v *enforce.Verdict, purposes aipref.Set) checkResult {
+func newCheckResult(u string, v *enforce.Verdict, pol enforce.UsagePolicy) checkResult {
 	out := checkResult{URL: u, Allowed: v.Allowed, Rule: v.Rule, Line: v.Line, Detail: v.Detail,
-		Purposes: purposes.Names(), UsageDisallowed: v.UsageBlocked.Names()}
+		Purposes: pol.Purposes.Names(), UsageDisallowed: v.UsageBlocked.Names(),
+		Usage:           v.Usage.Shown(pol.Purposes, v.Reason != enforce.ReasonDisallowed),
+		ContentUseShown: enforce.ShowContentUse(pol.ContentUse, v.SiteUse, v.ContentUseBlocked)}
 	if v.Reason == enforce.ReasonUsageDisallowed {
 		out.Reason = string(v.Reason)
 	}
-	out.Usage = v.Usage.Shown(purposes, v.Reason != enforce.ReasonDisallowed, robots.UsageSource.String)
 	return out
 }
 

@@ -29,9 +29,14 @@ type Config struct {
 	AllowAgentOverride bool   // the override header may replace a configured agent
 	Mode               Mode   // enforce | report
 	// Purposes are what the crawlers use content for (train-ai, search,
-	// ai-input); none: usage preferences are reported, never enforced.
+	// ai-input, ai-use); none: usage preferences are reported, never
+	// enforced.
 	Purposes aipref.Set
-	Audit    AuditLevel // blocked | all
+	// ContentUse is what the crawlers keep and re-share (Content Signals
+	// "use": immediate, reference or full): a URL whose site states a
+	// lower level is refused; UseUnknown (""): levels are only reported.
+	ContentUse aipref.Use
+	Audit      AuditLevel // blocked | all
 
 	AuditLog        string // path, or "-" for stdout
 	AuditMaxSizeMB  int    // rotate at this size; 0 = never

@@ -41,7 +41,8 @@ func options() []option {
 		{"agent", "agent", "robots agent (product `token`, e.g. MJ12bot) for every request; empty = from each request's User-Agent", func(c *Config) any { return &c.Agent }},
 		{"agent_header", "agent-header", "request `header` that overrides the agent per request (stripped before forwarding); - disables", func(c *Config) any { return &c.AgentHeader }},
 		{"allow_agent_override", "allow-agent-override", "let the agent override header replace a configured agent (otherwise it is stripped, ignored and audited)", func(c *Config) any { return &c.AllowAgentOverride }},
-		{"purposes", "purpose", "what the crawlers use content for: comma-separated `purposes` among train-ai, search, ai-input; a URL whose usage preferences disallow one is refused; empty = preferences reported, never enforced", func(c *Config) any { return &c.Purposes }},
+		{"purposes", "purpose", "what the crawlers use content for: comma-separated `purposes` among train-ai, search, ai-input, ai-use; a URL whose usage preferences disallow one is refused; empty = preferences reported, never enforced", func(c *Config) any { return &c.Purposes }},
+		{"content_use", "content-use", "what the crawlers keep and re-share (Content Signals use=): `level` immediate, reference or full; a URL whose site states a lower level is refused; empty = levels reported, never enforced", func(c *Config) any { return &c.ContentUse }},
 		{"mode", "mode", "`mode`: enforce (refuse disallowed URLs) or report (decide and audit, forward everything)", func(c *Config) any { return (*string)(&c.Mode) }},
 		{"audit", "audit", "which decisions are audited (`level`): blocked or all", func(c *Config) any { return (*string)(&c.Audit) }},
 		{"audit_log", "audit-log", "audit log `path` (JSON lines, appended, created 0640; its directory must exist), - for stdout", func(c *Config) any { return &c.AuditLog }},
@@ -90,7 +91,7 @@ func options() []option {
 		{"robot_tags.max_scan_bytes", "", "how much of an HTML body is scanned for meta tags; 0 = X-Robots-Tag headers only", func(c *Config) any { return &c.RobotTags.MaxScanBytes }},
 
 		{"usage.unknown", "", "a declared purpose for which neither robots.txt nor the response states a preference: allow or deny", func(c *Config) any { return (*string)(&c.Usage.Unknown) }},
-		{"usage.response", "", "a Content-Usage response header, or a noai/noimageai tag, that disallows a declared purpose: annotate (audit and add X-Robotsgate-Usage) or enforce (refuse)", func(c *Config) any { return (*string)(&c.Usage.Response) }},
+		{"usage.response", "", "a Content-Usage or Content-Signal response header, or a noai/noimageai tag, that disallows a declared purpose (or a Content-Signal use= below content_use): annotate (audit and add X-Robotsgate-Usage) or enforce (refuse)", func(c *Config) any { return (*string)(&c.Usage.Response) }},
 		{"usage.purpose_header", "", "request header declaring the purposes per request (stripped before forwarding); replaces configured purposes only with allow_agent_override; - disables", func(c *Config) any { return &c.Usage.PurposeHeader }},
 
 		{"auth.credentials", "", "\"user:password\" pairs accepted in Proxy-Authorization: Basic", func(c *Config) any { return &c.Auth.Credentials }},

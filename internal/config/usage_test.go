@@ -64,3 +64,46 @@ func TestUsageConfigErrors(t *testing.T) {
 		t.Errorf("out-of-range purpose bits: %v", err)
 	}
 }
+
+// ai-use (aipref vocabulary 08) is a purpose everywhere purposes are
+// given; content_use is set by YAML, env or flag and names its allowed
+// values when wrong.
+func TestAIUseAndContentUseLoad(t *testing.T) {
+	file := writeFile(t, "u.yaml", "purposes: [ai-use]\ncontent_use: reference\n")
+	for _, c := range []struct {
+		args []string
+		env  map[string]string
+		want aipref.Set
+		use  aipref.Use
+	}{
+		{[]string{"-config", file}, nil, aipref.SetOf(aipref.AIUse), aipref.UseReference},
+		{nil, map[string]string{"ROBOTSGATE_PURPOSE": "ai-use,search", "ROBOTSGATE_CONTENT_USE": "full"}, aipref.SetOf(aipref.AIUse, aipref.Search), aipref.UseFull},
+		{[]string{"-purpose", "ai-use", "-content-use", "immediate"}, nil, aipref.SetOf(aipref.AIUse), aipref.UseImmediate},
+		{[]string{"-config", file, "-content-use", ""}, nil, aipref.SetOf(aipref.AIUse), aipref.UseUnknown},
+	} {
+		cfg, err := Load(c.args, envMap(c.env))
+		if err != nil || cfg.Purposes != c.want || cfg.ContentUse != c.use {
+			t.Errorf("%v %v: purposes %q content_use %q (%v), want %q %q", c.args, c.env, cfg.Purposes, cfg.ContentUse, err, c.want, c.use)
+		}
+	}
+	if cfg, err := Load(nil, envMap(nil)); err != nil || cfg.ContentUse != aipref.UseUnknown {
+		t.Errorf("default content_use %q (%v)", cfg.ContentUse, err)
+	}
+	for _, c := range []struct {
+		args []string
+		env  map[string]string
+	}{
+		{[]string{"-content-use", "Full"}, nil},
+		{nil, map[string]string{"ROBOTSGATE_CONTENT_USE": "partial"}},
+		{[]string{"-config", writeFile(t, "v.yaml", "content_use: yes\n")}, nil},
+	} {
+		if _, err := Load(c.args, envMap(c.env)); err == nil || !strings.Contains(err.Error(), "allowed values are immediate, reference, full") {
+			t.Errorf("%v %v: error %v", c.args, c.env, err)
+		}
+	}
+	cfg := Default()
+	cfg.ContentUse = 9
+	if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), "content_use:") {
+		t.Errorf("out-of-range content use: %v", err)
+	}
+}

@@ -245,8 +245,11 @@ func (c *Config) validateUsage() error {
 	if u.PurposeHeader != "" && u.PurposeHeader != "-" && !isHeaderName(u.PurposeHeader) {
 		return errorf("usage.purpose_header", "%q is not a header name (or \"-\" to disable)", u.PurposeHeader)
 	}
-	if c.Purposes&^aipref.SetOf(aipref.TrainAI, aipref.Search, aipref.AIInput) != 0 {
-		return errorf("purposes", "%q holds an unknown purpose (allowed values are train-ai, search, ai-input)", c.Purposes)
+	if c.Purposes&^aipref.SetOf(aipref.TrainAI, aipref.Search, aipref.AIInput, aipref.AIUse) != 0 {
+		return errorf("purposes", "%q holds an unknown purpose (allowed values are %s)", c.Purposes, aipref.PurposeList)
+	}
+	if c.ContentUse > aipref.UseFull {
+		return errorf("content_use", "%q is not a content use (allowed values are %s)", c.ContentUse, aipref.UseList)
 	}
 	return nil
 }

@@ -43,6 +43,8 @@ func (o option) set(c *Config, v string, items []string) error {
 			return err
 		}
 		*p = set
+	case *aipref.Use:
+		return parseInto(p, strings.TrimSpace(v), aipref.ParseUse)
 	default:
 		return fmt.Errorf("unsupported field type %T", p)
 	}
@@ -109,6 +111,8 @@ func (o option) get(c *Config) string {
 	case *[]netip.Prefix:
 		return joinList(*p, netip.Prefix.String)
 	case *aipref.Set:
+		return p.String()
+	case *aipref.Use:
 		return p.String()
 	}
 	return ""

@@ -80,7 +80,8 @@ func TestCredentialsFileIdentity(t *testing.T) {
 		}
 		return f
 	}
-	f := write("# c\nalice:s3cret agent=AliceBot purposes=train-ai,search\nbob:hunter2\tpurposes=none\ncarol:pw\n")
+	f := write("# c\nalice:s3cret agent=AliceBot purposes=train-ai,search\nbob:hunter2\tpurposes=none\ncarol:pw\n" +
+		"erin:pw content_use=reference purposes=ai-use\n")
 	a, err := New(Options{CredentialsFile: f})
 	if err != nil {
 		t.Fatal(err)
@@ -92,6 +93,7 @@ func TestCredentialsFileIdentity(t *testing.T) {
 		{"alice", "s3cret", Identity{User: "alice", Agent: "AliceBot", Purposes: aipref.SetOf(aipref.TrainAI, aipref.Search), HasPurposes: true}},
 		{"bob", "hunter2", Identity{User: "bob", HasPurposes: true}},
 		{"carol", "pw", Identity{User: "carol"}},
+		{"erin", "pw", Identity{User: "erin", Purposes: aipref.SetOf(aipref.AIUse), HasPurposes: true, ContentUse: aipref.UseReference, HasContentUse: true}},
 	} {
 		var got Identity
 		h := a.Wrap(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) { got, _ = IdentityFrom(r.Context()) }))
@@ -106,6 +108,9 @@ func TestCredentialsFileIdentity(t *testing.T) {
 		"dave:s3cret agent=Bad/Bot",
 		"dave:s3cret purposes=training",
 		"dave:s3cret purposes=",
+		"dave:s3cret content_use=Full",
+		"dave:s3cret content_use=",
+		"dave:s3cret content_use=full content_use=full",
 		"dave:my s3cret",
 		"dave:s3cret agent=A agent=B",
 		"dave:s3cret\ndave:s3cret agent=Other",

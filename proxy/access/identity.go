@@ -22,6 +22,10 @@ type Identity struct {
 	// they replace the configured ones ("purposes=none": the empty set).
 	Purposes    aipref.Set
 	HasPurposes bool
+	// ContentUse is the user's declared content use, valid when
+	// HasContentUse; it replaces the configured one.
+	ContentUse    aipref.Use
+	HasContentUse bool
 }
 
 // identityKey is the context key of the Identity Wrap attaches.
@@ -42,8 +46,9 @@ func withIdentity(ctx context.Context, id Identity) context.Context {
 // parseCredentialLine splits a (trimmed, non-empty) credentials file line
 // into its credential and its Identity. The credential is "user:password"
 // up to the first space or tab; after it come fields separated by spaces
-// or tabs, each "agent=TOKEN" or "purposes=LIST" (LIST as for -purpose,
-// or "none"), each at most once. A password therefore cannot contain a
+// or tabs, each "agent=TOKEN", "purposes=LIST" (LIST as for -purpose,
+// or "none") or "content_use=LEVEL" (as for -content-use), each at most
+// once. A password therefore cannot contain a
 // space or a tab in this file. Errors never quote the password, nor a
 // field's text (which is part of the password when a password with a
 // space was meant).
@@ -55,8 +60,8 @@ func parseCredentialLine(line string) (cred string, id Identity, err error) {
 	for i, f := range strings.Fields(rest) {
 		key, val, ok := strings.Cut(f, "=")
 		switch {
-		case !ok || key != "agent" && key != "purposes":
-			return "", Identity{}, fmt.Errorf("field %d after the credentials is not agent=TOKEN or purposes=LIST "+
+		case !ok || key != "agent" && key != "purposes" && key != "content_use":
+			return "", Identity{}, fmt.Errorf("field %d after the credentials is not agent=TOKEN, purposes=LIST or content_use=LEVEL "+
 				"(a password in the credentials file cannot contain spaces or tabs)", i+1)
 		case seen[key]:
 			return "", Identity{}, fmt.Errorf("%s= given twice", key)
@@ -67,6 +72,13 @@ func parseCredentialLine(line string) (cred string, id Identity, err error) {
 				return "", Identity{}, errors.New("agent= is not a product token (letters, digits, '_' and '-' only, e.g. MyBot)")
 			}
 			id.Agent = val
+			continue
+		}
+		if key == "content_use" {
+			if id.ContentUse, err = aipref.ParseUse(val); err != nil || val == "" {
+				return "", Identity{}, errors.New("content_use= is not a content use: allowed values are " + aipref.UseList)
+			}
+			id.HasContentUse = true
 			continue
 		}
 		if id.Purposes, err = parseUserPurposes(val); err != nil {
@@ -87,7 +99,7 @@ func parseUserPurposes(val string) (aipref.Set, error) {
 	}
 	set, err := aipref.ParsePurposes([]string{val})
 	if err != nil || set == 0 {
-		return 0, errors.New("purposes= holds an unknown purpose: allowed values are train-ai, search, ai-input, or none")
+		return 0, errors.New("purposes= holds an unknown purpose: allowed values are " + aipref.PurposeList + ", or none")
 	}
 	return set, nil
 }

@@ -36,8 +36,9 @@ type Config struct {
 	// JSON value to send. It must not count as a proxied request (no
 	// metrics).
 	// purposes are the declared purposes: the configured ones, or the
-	// query's purpose parameter.
-	Decide  func(ctx context.Context, u *url.URL, agent string, purposes aipref.Set) any
+	// query's purpose parameter; use the declared content use: the
+	// configured one, or the query's content_use parameter.
+	Decide  func(ctx context.Context, u *url.URL, agent string, purposes aipref.Set, use aipref.Use) any
 	Metrics http.Handler // served at /metrics; nil: 404
 	// Token is the bearer token of the admin API ("" = none). DELETE
 	// (purge) always requires it: without a token it is refused with 403.
@@ -52,6 +53,9 @@ type Config struct {
 	// Purposes are the purposes /v1/decision decides for when the query
 	// has no purpose parameter (the configured purposes).
 	Purposes aipref.Set
+	// ContentUse is the content use /v1/decision decides for when the
+	// query has no content_use parameter (the configured one).
+	ContentUse aipref.Use
 	// Ready reports whether robotsgate is ready to serve (listening, audit
 	// log writable); nil means always ready.
 	Ready func() error
@@ -64,7 +68,7 @@ type Config struct {
 //	GET    /healthz                        liveness: 200 "ok"
 //	GET    /readyz                         200 "ready", or 503 with the reason
 //	GET    /metrics                        Prometheus metrics
-//	GET    /v1/decision?url=URL&agent=NAME&purpose=LIST the decision robotsgate would make now (JSON)
+//	GET    /v1/decision?url=URL&agent=NAME&purpose=LIST&content_use=LEVEL the decision robotsgate would make now (JSON)
 //	GET    /v1/robots?origin=ORIGIN        the cached robots.txt state (JSON); &fetch=1 fetches it when absent or stale
 //	DELETE /v1/robots?origin=ORIGIN        forget the cached robots.txt (needs the token; 403 when none is configured)
 type Admin struct {
@@ -228,7 +232,15 @@ func (a *Admin) decision(w http.ResponseWriter, r *http.Request) {
 			purposes = 0
 		}
 	}
-	writeJSON(w, http.StatusOK, a.cfg.Decide(r.Context(), u, agent, purposes))
+	use := a.cfg.ContentUse
+	if q.Has("content_use") {
+		// "" (content_use=) declares none.
+		if use, err = aipref.ParseUse(q.Get("content_use")); err != nil {
+			writeJSON(w, http.StatusBadRequest, jsonError{Error: "content_use: " + err.Error()})
+			return
+		}
+	}
+	writeJSON(w, http.StatusOK, a.cfg.Decide(r.Context(), u, agent, purposes, use))
 }
 
 // EntryJSON is the answer of GET /v1/robots: an origin's cached

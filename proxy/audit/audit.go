@@ -73,13 +73,29 @@ type Event struct {
 	// PurposesOverrideRefused is the purposes header a client sent and
 	// robotsgate refused (allow_agent_override is off).
 	PurposesOverrideRefused string
+	// ContentUse is the declared content use ("" for none); SiteUse the
+	// content-use level the site states for the URL (nil: none);
+	// ContentUseBlocked is set when SiteUse refused the request (reason
+	// usage-disallowed).
+	ContentUse        string
+	SiteUse           *SiteUse
+	ContentUseBlocked bool
+}
+
+// SiteUse is a site's content-use level (Content Signals "use=") in an
+// audit record.
+type SiteUse struct {
+	Level  string // immediate, reference or full
+	Source string // content-signal, content-signal-header
+	Rule   string // the line or header that states it
+	Line   int    // its line in robots.txt; 0 for a response's
 }
 
 // Usage is the usage preference for one purpose in an audit record.
 type Usage struct {
-	Purpose string // train-ai, search, ai-input
+	Purpose string // train-ai, search, ai-input, ai-use
 	Pref    string // allowed, disallowed or unknown
-	Source  string // content-usage, content-signal, content-usage-header, robot-tag; "" when unknown
+	Source  string // content-usage, content-signal, content-usage-header, content-signal-header, robot-tag; "" when unknown
 	Rule    string // the line that states it
 	Line    int    // its line in robots.txt; 0 for a response's
 }
@@ -252,6 +268,13 @@ func (a *Auditor) encode(e Event) error {
 	if len(e.Usage) > 0 {
 		ev.Dict("usage", usageDict(e.Usage))
 	}
+	str("content_use", e.ContentUse)
+	if su := e.SiteUse; su != nil {
+		ev.Dict("site_use", siteUseDict(su))
+	}
+	if e.ContentUseBlocked {
+		ev.Bool("content_use_blocked", true)
+	}
 	a.ew.err = nil
 	a.writeStart.Store(max(a.now().UnixNano(), 1))
 	ev.Send()
@@ -340,6 +363,22 @@ func usageDict(us []Usage) *zerolog.Event {
 			v.Int("line", u.Line)
 		}
 		d.Dict(u.Purpose, v)
+	}
+	return d
+}
+
+// siteUseDict is the "site_use" object of an audit record, as
+// /v1/decision and refusal bodies show it.
+func siteUseDict(su *SiteUse) *zerolog.Event {
+	d := zerolog.Dict().Str("level", su.Level)
+	if su.Source != "" {
+		d.Str("source", su.Source)
+	}
+	if su.Rule != "" {
+		d.Str("rule", su.Rule)
+	}
+	if su.Line > 0 {
+		d.Int("line", su.Line)
 	}
 	return d
 }

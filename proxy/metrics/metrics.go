@@ -12,6 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/robotsgate/robotsgate/enforce"
+	"github.com/robotsgate/robotsgate/robots"
 	"github.com/robotsgate/robotsgate/robots/aipref"
 )
 
@@ -44,9 +45,13 @@ type Metrics struct {
 	queued         prometheus.Gauge
 	inflight       prometheus.Gauge
 
-	// usage holds robotsgate_usage_verdicts_total by purpose and
-	// preference (aipref.Purpose, aipref.Pref).
-	usage [aipref.NumPurposes][3]prometheus.Counter
+	// usage holds robotsgate_usage_verdicts_total by purpose (an
+	// aipref.Purpose, or contentUseLabel for the content-use level),
+	// source (by the index in enforce.UsageSources) and preference
+	// (aipref.Pref). The label set is fixed and small: no origin, URL
+	// or agent.
+	usage      [aipref.NumPurposes + 1][][3]prometheus.Counter
+	sourceSlot map[robots.UsageSource]int // index in enforce.UsageSources
 
 	cacheEntries atomic.Pointer[func() int]
 	pausedFunc   atomic.Pointer[func() int]
@@ -316,29 +321,69 @@ func (m *Metrics) EnforceHooks() enforce.Hooks {
 	return enforce.Hooks{Fetched: m.RobotsFetched, CacheLookup: m.CacheLookup}
 }
 
+// contentUseLabel is the purpose label of the content-use verdicts:
+// allowed when the site's level permits the declared content use,
+// disallowed when it is below, unknown when the site states none.
+const contentUseLabel = "content-use"
+
 // usageVerdicts counts the usage preference of each declared purpose of
-// d, for URLs Allow/Disallow permits (a disallowed URL has none).
+// d, and the verdict of its declared content use, for URLs Allow/Disallow
+// permits (a disallowed URL has none).
 func (m *Metrics) usageVerdicts(d *enforce.Decision) {
-	if d.Purposes == 0 || !d.Allowed && d.Reason != enforce.ReasonUsageDisallowed {
+	if !d.Allowed && d.Reason != enforce.ReasonUsageDisallowed {
 		return
 	}
 	for p := aipref.Purpose(0); p < aipref.NumPurposes; p++ {
-		if v := d.Usage.For(p).Pref; d.Purposes.Has(p) && int(v) < len(m.usage[p]) {
-			m.usage[p][v].Inc()
+		if uv := d.Usage.For(p); d.Purposes.Has(p) {
+			m.countUsage(int(p), uv.Source, uv.Pref)
 		}
+	}
+	if d.ContentUse != aipref.UseUnknown {
+		pref := aipref.Unknown
+		switch {
+		case d.ContentUseBlocked:
+			pref = aipref.Disallowed
+		case d.SiteUse.Level != aipref.UseUnknown:
+			pref = aipref.Allowed
+		}
+		m.countUsage(aipref.NumPurposes, d.SiteUse.Source, pref)
+	}
+}
+
+// countUsage counts one verdict; a source or preference out of the
+// label set is not counted.
+func (m *Metrics) countUsage(purpose int, src robots.UsageSource, pref aipref.Pref) {
+	if i, ok := m.sourceSlot[src]; ok && int(pref) < 3 {
+		m.usage[purpose][i][pref].Inc()
 	}
 }
 
 // newUsageCounters creates robotsgate_usage_verdicts_total with every
-// series (purpose, pref) at 0.
+// series (purpose, source, pref) at 0.
 func (m *Metrics) newUsageCounters() *prometheus.CounterVec {
 	usage := prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "robotsgate_usage_verdicts_total",
-		Help: "Usage preferences of decided requests for their declared purposes, by purpose and preference (allowed|disallowed|unknown).",
-	}, []string{"purpose", "pref"})
+		Help: "Usage preferences of decided requests for their declared purposes (and content-use verdicts of a declared content use), by purpose, source of the preference (none when unknown) and preference (allowed|disallowed|unknown).",
+	}, []string{"purpose", "source", "pref"})
+	srcs := enforce.UsageSources()
+	m.sourceSlot = make(map[robots.UsageSource]int, len(srcs))
+	for i, s := range srcs {
+		m.sourceSlot[s] = i
+	}
 	for p := range m.usage {
-		for v := range m.usage[p] {
-			m.usage[p][v] = usage.WithLabelValues(aipref.Purpose(p).String(), aipref.Pref(v).String())
+		name := contentUseLabel
+		if p < aipref.NumPurposes {
+			name = aipref.Purpose(p).String()
+		}
+		m.usage[p] = make([][3]prometheus.Counter, len(srcs))
+		for i, s := range srcs {
+			src := enforce.SourceName(s)
+			if src == "" {
+				src = "none"
+			}
+			for v := range m.usage[p][i] {
+				m.usage[p][i][v] = usage.WithLabelValues(name, src, aipref.Pref(v).String())
+			}
 		}
 	}
 	return usage

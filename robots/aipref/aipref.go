@@ -4,13 +4,19 @@
 // mapping of Content Signals (contentsignals.org) onto it.
 //
 // A preference for one purpose is allowed, disallowed or unknown. The
-// vocabulary draft defines two categories of use, "train-ai" (AI model
-// training) and "search"; it defines no hierarchy between them, so neither
-// inherits from the other and a category without a stated preference is
-// unknown. robotsgate knows a third purpose, "ai-input" (content fed into
-// AI models at answer time), which only Content Signals express: the
-// vocabulary's serialisation never assigns it (unknown labels are
-// ignored).
+// vocabulary draft (revision 08) defines three categories of use,
+// "train-ai" (training a generative AI model), "ai-use" (an asset used as
+// input to a generative AI model, not provided directly by the user) and
+// "search"; no category inherits from another, and one without a stated
+// preference is unknown. Revision 07 had only "train-ai" and "search";
+// its statements parse the same. robotsgate knows a fourth purpose,
+// "ai-input" (content fed into AI models at answer time), which only
+// Content Signals express: the vocabulary's serialisation never assigns
+// it (unknown labels are ignored). [Binds] says which stated preferences
+// a declared purpose is held to.
+//
+// Content Signals also state a content-use level ("use=reference"), a
+// ceiling on what a crawler may keep and re-share; see [Use].
 //
 // Statements are parsed once (Parse, ParseHeader, ParseContentSignal) into
 // a Prefs value; reading and combining Prefs allocates nothing. The
@@ -60,30 +66,58 @@ func Combine(a, b Pref) Pref {
 // Purpose is what a crawler uses content for.
 type Purpose uint8
 
-// The purposes robotsgate knows. TrainAI and Search are the vocabulary's
-// categories "train-ai" and "search"; AIInput is Content Signals'
-// "ai-input".
+// The purposes robotsgate knows. TrainAI, Search and AIUse are the
+// vocabulary's categories "train-ai", "search" and "ai-use"; AIInput is
+// Content Signals' "ai-input".
 const (
 	TrainAI Purpose = iota
 	Search
 	AIInput
+	AIUse
 )
 
 // NumPurposes is the number of purposes; Purpose values are 0 to
 // NumPurposes-1.
-const NumPurposes = 3
+const NumPurposes = 4
 
-// String returns the purpose's name: "train-ai", "search" or "ai-input".
+// purposeNames are the names of the purposes, by Purpose.
+var purposeNames = [NumPurposes]string{"train-ai", "search", "ai-input", "ai-use"}
+
+// PurposeList is the names of every purpose, as errors list the allowed
+// values.
+const PurposeList = "train-ai, search, ai-input, ai-use"
+
+// String returns the purpose's name: "train-ai", "search", "ai-input" or
+// "ai-use".
 func (p Purpose) String() string {
-	switch p {
-	case TrainAI:
-		return "train-ai"
-	case Search:
-		return "search"
-	case AIInput:
-		return "ai-input"
+	if int(p) < NumPurposes {
+		return purposeNames[p]
 	}
 	return fmt.Sprintf("purpose(%d)", uint8(p))
+}
+
+// Binds returns the purposes whose stated preferences bind a crawler that
+// declares p: a crawler is held to every one of them, and the most
+// restrictive wins.
+//
+// The vocabulary's "ai-use" (input to a generative model, not given by
+// the user) and Content Signals' "ai-input" (input to AI models for RAG,
+// grounding and other real-time use) overlap without being equal: each
+// covers uses the other does not. A crawler declaring either is held to
+// both. "train-ai" and Content Signals' "ai-train" share the purpose
+// TrainAI (the vocabulary's narrower definition is included in the
+// other's), as "search" shares Search. Search binds only itself: the
+// vocabulary's Search category overrides the others for uses that meet
+// its conditions, so a crawler declaring search is never held to
+// train-ai, ai-use or ai-input.
+func Binds(p Purpose) Set {
+	switch p {
+	case AIUse, AIInput:
+		return SetOf(AIUse, AIInput)
+	case TrainAI, Search:
+		return SetOf(p)
+	}
+	return 0
 }
 
 // Set is a set of purposes.
@@ -102,7 +136,7 @@ func SetOf(ps ...Purpose) Set {
 func (s Set) Has(p Purpose) bool { return int(p) < NumPurposes && s&(1<<p) != 0 }
 
 // String returns the purposes of s in a comma-separated list, in the
-// order TrainAI, Search, AIInput ("" for the empty set).
+// order TrainAI, Search, AIInput, AIUse ("" for the empty set).
 func (s Set) String() string {
 	var b strings.Builder
 	for p := Purpose(0); p < NumPurposes; p++ {
@@ -144,7 +178,7 @@ func ParsePurposes(list []string) (Set, error) {
 			}
 			p, ok := purposeByName(name)
 			if !ok {
-				return 0, fmt.Errorf("unknown purpose %q: allowed values are train-ai, search, ai-input", name)
+				return 0, fmt.Errorf("unknown purpose %q: allowed values are %s", name, PurposeList)
 			}
 			s |= 1 << p
 		}
@@ -161,10 +195,11 @@ func purposeByName(name string) (Purpose, bool) {
 	return 0, false
 }
 
-// Prefs assigns a preference to each purpose. The zero value is a
-// statement with every preference unknown.
+// Prefs assigns a preference to each purpose, and a content-use level.
+// The zero value is a statement with every preference unknown.
 type Prefs struct {
-	v [NumPurposes]Pref
+	v   [NumPurposes]Pref
+	use Use
 }
 
 // Get returns the preference for p (Unknown for a value out of range).
@@ -183,11 +218,22 @@ func (ps Prefs) With(p Purpose, v Pref) Prefs {
 	return ps
 }
 
-// Combine combines two statements purpose by purpose with Combine.
+// Use returns the content-use level of ps (UseUnknown when none).
+func (ps Prefs) Use() Use { return ps.use }
+
+// WithUse returns ps with the content-use level u.
+func (ps Prefs) WithUse(u Use) Prefs {
+	ps.use = u
+	return ps
+}
+
+// Combine combines two statements purpose by purpose with Combine, and
+// their content-use levels with CombineUse.
 func (ps Prefs) Combine(o Prefs) Prefs {
 	for i := range ps.v {
 		ps.v[i] = Combine(ps.v[i], o.v[i])
 	}
+	ps.use = CombineUse(ps.use, o.use)
 	return ps
 }
 
@@ -207,7 +253,9 @@ func (ps Prefs) IsZero() bool { return ps == Prefs{} }
 
 // String formats the known preferences in the vocabulary's serialisation,
 // for example "train-ai=n, search=y" ("" when all are unknown). AIInput
-// is written with its Content Signals name, "ai-input".
+// is written with its Content Signals name, "ai-input"; a known
+// content-use level comes last, as Content Signals write it
+// ("use=reference").
 func (ps Prefs) String() string {
 	var b strings.Builder
 	for i, v := range ps.v {
@@ -223,6 +271,12 @@ func (ps Prefs) String() string {
 		} else {
 			b.WriteString("=n")
 		}
+	}
+	if ps.use != UseUnknown {
+		if b.Len() > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString("use=" + ps.use.String())
 	}
 	return b.String()
 }

@@ -71,13 +71,71 @@ func TestParsePurposes(t *testing.T) {
 // FuzzParse checks that parsing never panics and that no statement sets
 // AIInput through the vocabulary's syntax.
 func FuzzParse(f *testing.F) {
-	for _, s := range []string{"train-ai=y, search=n", `train-ai=y, train-ai, search=n, search="n"`, "train-ai;a=(1 2);b, search=:AAA=:", "ai-train=no, search=yes"} {
+	for _, s := range []string{"train-ai=y, search=n", `train-ai=y, train-ai, search=n, search="n"`, "train-ai;a=(1 2);b, search=:AAA=:", "ai-train=no, search=yes", "use=full, use=Reference,use=x"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
 		if Parse(s).Get(AIInput) != Unknown {
 			t.Fatal("vocabulary statement set ai-input")
 		}
+		if cs := ParseContentSignal(s); cs.Use() > UseFull || Parse(s).Use() != UseUnknown {
+			t.Fatalf("use level out of range, or set by the vocabulary's syntax: %q", s)
+		}
 		_ = ParseContentSignal(s).String()
 	})
+}
+
+func TestUseLevels(t *testing.T) {
+	for _, name := range []string{"immediate", "reference", "full", ""} {
+		u, err := ParseUse(name)
+		if err != nil || u.String() != name {
+			t.Errorf("ParseUse(%q) = %v, %v", name, u, err)
+		}
+	}
+	for _, bad := range []string{"Full", "partial", " full"} {
+		if _, err := ParseUse(bad); err == nil || !strings.Contains(err.Error(), "allowed values are immediate, reference, full") {
+			t.Errorf("ParseUse(%q): %v", bad, err)
+		}
+	}
+	if !(UseImmediate < UseReference && UseReference < UseFull) {
+		t.Error("levels are not ordered")
+	}
+	all := []Use{UseUnknown, UseImmediate, UseReference, UseFull}
+	for _, a := range all {
+		for _, b := range all {
+			want := min(a, b)
+			if a == UseUnknown {
+				want = b
+			} else if b == UseUnknown {
+				want = a
+			}
+			if got := CombineUse(a, b); got != want {
+				t.Errorf("CombineUse(%v, %v) = %v, want %v", a, b, got, want)
+			}
+			// A site at level a permits a declared level b.
+			if got, want := a.Permits(b), a == UseUnknown || b == UseUnknown || b <= a; got != want {
+				t.Errorf("%v.Permits(%v) = %v", a, b, got)
+			}
+		}
+	}
+	if s := ParseContentSignal("ai-train=no, use=reference").String(); s != "train-ai=n, use=reference" {
+		t.Errorf("String = %q", s)
+	}
+}
+
+// TestBinds: ai-use and ai-input bind each other; train-ai and search
+// only themselves (search overrides the other categories).
+func TestBinds(t *testing.T) {
+	want := map[Purpose]Set{TrainAI: SetOf(TrainAI), Search: SetOf(Search), AIUse: SetOf(AIUse, AIInput), AIInput: SetOf(AIUse, AIInput)}
+	for p := Purpose(0); p < NumPurposes; p++ {
+		if got := Binds(p); got != want[p] {
+			t.Errorf("Binds(%v) = %v, want %v", p, got, want[p])
+		}
+	}
+	if Binds(Purpose(9)) != 0 {
+		t.Error("Binds(out of range)")
+	}
+	if got := ParseContentSignalHeader([]string{"ai-train=yes, use=full", "ai-train=no, use=reference"}).String(); got != "train-ai=n, use=reference" {
+		t.Errorf("header lines = %q", got)
+	}
 }

@@ -9,14 +9,15 @@ import (
 // Parse processes a statement of preference written in the vocabulary's
 // serialisation, an RFC 9651 Dictionary such as "train-ai=n, search=y",
 // with the vocabulary draft's processing algorithm: for each category
-// ("train-ai", "search") the value of its key, parameters disregarded, is
+// ("train-ai", "ai-use", "search") the value of its key, parameters disregarded, is
 // allowed for the Token y, disallowed for the Token n, and unknown for
 // anything else (an absent key, a value that is not a Token, another
 // Token, an Inner List). A key given several times counts with its last
 // value; other keys and all parameters are ignored. A string that does
 // not parse as a Dictionary, upper-case keys included, gives every
 // category unknown. AIInput is always unknown: the vocabulary defines no
-// such category.
+// such category. A statement written for revision 07 of the vocabulary
+// (which lacks "ai-use") parses as it did under 07.
 func Parse(s string) Prefs { return ParseHeader([]string{s}) }
 
 // ParseHeader is Parse for the field lines of an HTTP Content-Usage
@@ -34,6 +35,7 @@ func ParseHeader(values []string) Prefs {
 	var ps Prefs
 	ps.v[TrainAI] = dictPref(d, "train-ai")
 	ps.v[Search] = dictPref(d, "search")
+	ps.v[AIUse] = dictPref(d, "ai-use")
 	return ps
 }
 
@@ -70,6 +72,10 @@ func dictPref(d *httpsfv.Dictionary, key string) Pref {
 // (quoted, "y", empty, with parameters) give no preference; other names
 // are ignored. A signal given several times counts with its last value,
 // as in the vocabulary's Dictionary.
+//
+// The content-use key "use" takes "immediate", "reference" or "full"
+// (compared likewise); given several times, the most restrictive valid
+// value counts (it is a ceiling), and any other value is ignored.
 func ParseContentSignal(s string) Prefs {
 	var ps Prefs
 	for s != "" {
@@ -81,6 +87,9 @@ func ParseContentSignal(s string) Prefs {
 		}
 		var p Purpose
 		switch k = trimWS(k); {
+		case foldEq(k, "use"):
+			ps.use = CombineUse(ps.use, signalUse(trimWS(v)))
+			continue
 		case foldEq(k, "ai-train"):
 			p = TrainAI
 		case foldEq(k, "search"):
@@ -100,6 +109,35 @@ func ParseContentSignal(s string) Prefs {
 		}
 	}
 	return ps
+}
+
+// ParseContentSignalHeader parses the field lines of an HTTP
+// Content-Signal response header (http.Header.Values("Content-Signal")):
+// each line is a statement as ParseContentSignal reads it, and the
+// statements are combined most restrictively (Prefs.Combine), so that a
+// signal or level repeated on another line can only restrict. No lines
+// at all mean no statement.
+func ParseContentSignalHeader(values []string) Prefs {
+	var ps Prefs
+	for i, v := range values {
+		if i == 0 {
+			ps = ParseContentSignal(v)
+			continue
+		}
+		ps = ps.Combine(ParseContentSignal(v))
+	}
+	return ps
+}
+
+// signalUse returns the level named v (ASCII case-insensitive), or
+// UseUnknown.
+func signalUse(v string) Use {
+	for u := UseImmediate; u <= UseFull; u++ {
+		if foldEq(v, u.String()) {
+			return u
+		}
+	}
+	return UseUnknown
 }
 
 // trimWS removes SP and HTAB from both ends of s.
