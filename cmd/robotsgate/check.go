@@ -68,35 +68,45 @@ func runCheck(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail("%v", err)
 	}
-	purposes := pol.Purposes
 	body, err := readRobots(*file, stdin)
 	if err != nil {
 		return fail("%v", err)
 	}
 	checkNotes(stderr, len(body), *agent)
-	r := robots.Parse(body)
-	enc := json.NewEncoder(stdout)
+	status, err := checkURLs(stdout, robots.Parse(body), *agent, fs.Args(), pol, *asJSON)
+	if err != nil {
+		return fail("write: %v", err)
+	}
+	return status
+}
+
+// checkURLs writes the verdict of r for agent and pol on each of urls to
+// w, as JSON objects or text lines, and returns the exit status: 1 when
+// any is disallowed, 0 otherwise; the error is w's.
+func checkURLs(w io.Writer, r *robots.Robots, agent string, urls []string, pol enforce.UsagePolicy, asJSON bool) (int, error) {
+	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
 	status := 0
-	for _, u := range fs.Args() {
+	for _, u := range urls {
 		path := robots.PathParamsQuery(u)
 		v := enforce.Verdict{Allowed: true, Reason: enforce.ReasonAllowed}
 		if path != "/robots.txt" { // a GET of robots.txt itself, spelled so, is exempt as in the proxy
-			v = enforce.DecideRules(r, *agent, path, pol)
+			v = enforce.DecideRules(r, agent, path, pol)
 		}
 		if !v.Allowed {
 			status = 1
 		}
-		if *asJSON {
+		var err error
+		if asJSON {
 			err = enc.Encode(newCheckResult(u, &v, pol))
 		} else {
-			_, err = io.WriteString(stdout, checkLine(u, &v, purposes))
+			_, err = io.WriteString(w, checkLine(u, &v, pol.Purposes))
 		}
 		if err != nil {
-			return fail("write: %v", err)
+			return status, err
 		}
 	}
-	return status
+	return status, nil
 }
 
 // checkNotes writes the notes of a robots.txt of size bytes and an agent
