@@ -114,7 +114,7 @@ func (s *Server) handleConnect(host string, ctx *goproxy.ProxyCtx) (*goproxy.Con
 	// Requests inside an MITM session inherit the CONNECT's override, or
 	// its refusal, which their audit records then carry (agentFor).
 	st.Agent = s.agents.agentFor(r, st)
-	if o, ok := s.agents.declare(r, st); !ok { // purposes, inherited inside the session (usage.go)
+	if o, ok := s.agents.declare(r, st); !ok { // purposes, inherited inside the session (agent.go)
 		return s.connectAction(ctx, st, o, nil), host
 	}
 
@@ -255,25 +255,4 @@ func explainUpstreamTLS(host string, err error) error {
 		return fmt.Errorf("the certificate of %s failed verification (robotsgate does not connect to unverified servers): %w", host, err)
 	}
 	return err
-}
-
-// untrustedRobots explains the refusal d when the origin's robots.txt
-// could not be fetched because its certificate failed verification: the
-// request could not have been forwarded either, and the operator can
-// trust the origin's root. It returns "" for every other decision.
-func untrustedRobots(host string, d enforce.Decision) string {
-	if d.Allowed || d.Reason != enforce.ReasonOriginUnreachable || d.RobotsErrKind != enforce.FetchTLSUntrusted {
-		return ""
-	}
-	return "the certificate of " + host + " failed verification when fetching its robots.txt " +
-		"(robotsgate does not connect to unverified servers; if you trust it, add its root CA to https.upstream_roots)"
-}
-
-// explainRobots adds to the refusal d of a request to host what an
-// untrusted origin certificate means (untrustedRobots).
-func explainRobots(host string, d enforce.Decision) enforce.Decision {
-	if why := untrustedRobots(host, d); why != "" {
-		d.Detail = why + ": " + d.Detail
-	}
-	return d
 }

@@ -3,13 +3,10 @@ package proxy
 import (
 	"errors"
 	"net/http"
-	"net/textproto"
-	"strings"
 	"time"
 
 	"github.com/elazarl/goproxy"
 	"github.com/rs/zerolog"
-	"golang.org/x/net/http/httpguts"
 
 	"github.com/robotsgate/robotsgate/enforce"
 	"github.com/robotsgate/robotsgate/enforce/politeness"
@@ -48,9 +45,9 @@ func (s *Server) install() error {
 	if err := s.installHTTPS(); err != nil { // CONNECT: port allow-list, MITM / tunnel (connect.go)
 		return err
 	}
-	s.installSelf() // the outbound dialer refuses robotsgate's own addresses (decide.go)
+	s.installSelf() // the outbound dialer refuses robotsgate's own addresses (policytransport.go)
 	inflight := inflight{m: s.metrics}
-	decide := robotsStep{enf: s.enf, maxURLBytes: s.cfg.MaxURLBytes, agents: s.agents, report: s.cfg.Mode == config.ModeReport, auditAll: s.cfg.Audit == config.AuditAll, log: s.log}
+	robots := robotsStep{enf: s.enf, maxURLBytes: s.cfg.MaxURLBytes, agents: s.agents, report: s.cfg.Mode == config.ModeReport, auditAll: s.cfg.Audit == config.AuditAll, log: s.log}
 	pacing := pacing{polite: s.polite, metrics: s.metrics, life: s.life, maxConcurrency: s.cfg.Politeness.MaxConcurrency, log: s.log}
 	tags := newRobotTagStep(s.cfg.RobotTags, s.cfg.Mode)
 	usage := usageStep{enforce: s.cfg.Usage.Response == config.UsageResponseEnforce && s.cfg.Mode != config.ModeReport}
@@ -62,10 +59,10 @@ func (s *Server) install() error {
 	for _, step := range []requestStep{
 		inflight,                   // in-flight count, ended on the response side
 		canonicalDest{},            // one spelling of host and port, dialed as decided; unmappable → 400 (canonical.go)
-		destination{self: &s.self}, // own address → 403, MITM Host ≠ CONNECT target → 421 (decide.go)
+		destination{self: &s.self}, // own address → 403, MITM Host ≠ CONNECT target → 421 (destination.go)
 		hopStrip{},                 // hop-by-hop request headers
-		decide,                     // robots.txt verdict: 403, or let through (decide.go)
-		pacing,                     // paused origin → 503, crawl-delay wait or 429 (decide.go)
+		robots,                     // robots.txt decision: 403, or let through (robotsstep.go)
+		pacing,                     // paused origin → 503, crawl-delay wait or 429 (pacing.go)
 		whole,                      // enforcing response steps: no Range, Accept-Encoding the scan decodes (whole.go)
 		&s.fwd,                     // robot-tag scan and pooled body copy as the response arrives (forward.go); last
 	} {
@@ -75,7 +72,7 @@ func (s *Server) install() error {
 	for _, step := range []responseStep{
 		upstreamFailure{log: s.log}, // resp == nil → 502/504; first
 		hopStrip{},                  // hop-by-hop response headers
-		pacing,                      // 503/429 + Retry-After pause the origin, 2xx resumes (decide.go)
+		pacing,                      // 503/429 + Retry-After pause the origin, 2xx resumes (pacing.go)
 		whole,                       // partial or undecodable responses: 403 when enforcing (whole.go)
 		tags,                        // X-Robots-Tag / meta robots: annotate, or 403 (robottags.go)
 		usage,                       // Content-Usage / noai: X-Robotsgate-Usage, or 403 (usage.go)
@@ -262,10 +259,6 @@ func (finish) onResponse(resp *http.Response, _ *goproxy.ProxyCtx, st *requestSt
 	return resp, outcome{}
 }
 
-// NewMetrics returns the metrics of a Server, with the decision counters
-// of every reason a Server decides with created at 0.
-func NewMetrics() *metrics.Metrics { return metrics.New(knownReasons()) }
-
 // inflight is the step that counts a request in flight, and, on the
 // response side, its decision and upstream failure; it ends the in-flight
 // count there, which every request's response side reaches. In flight
@@ -286,111 +279,5 @@ func (f inflight) onResponse(resp *http.Response, ctx *goproxy.ProxyCtx, st *req
 	if ctx.Error != nil {
 		f.m.UpstreamError()
 	}
-	return resp, outcome{}
-}
-
-// countPauses returns the Pauses the Server should use so that
-// robotsgate_paused_origins can count them: pauses itself when it can
-// count (has Len, as politeness.MemoryPauses does), or a new in-memory one,
-// counted, when pauses is nil (the default Politeness would create an
-// uncountable one of its own).
-func countPauses(m *metrics.Metrics, pauses politeness.Pauses) politeness.Pauses {
-	if pauses == nil {
-		mp := politeness.NewMemoryPauses()
-		m.PausedOriginsFunc(mp.Len)
-		return mp
-	}
-	if l, ok := pauses.(interface{ Len() int }); ok {
-		m.PausedOriginsFunc(l.Len)
-	}
-	return pauses
-}
-
-// hopHeaders are the hop-by-hop headers, as canonical keys (RFC 9110 section 7.6.1, and
-// RFC 2616 section 13.5.1 for compatibility) that a proxy must not
-// forward, as net/http/httputil.ReverseProxy removes them. goproxy's
-// RemoveProxyHeaders removes only Connection and the Proxy-* ones.
-var hopHeaders = []string{
-	"Connection",
-	"Proxy-Connection", // non-standard, sent by libcurl
-	"Keep-Alive",
-	"Proxy-Authenticate",
-	"Proxy-Authorization",
-	"Te",
-	"Trailer",
-	"Trailers", // a frequent misspelling, hop-by-hop wherever it is used
-	"Transfer-Encoding",
-	"Upgrade",
-}
-
-// removeHopByHop deletes from h the headers that its Connection header
-// names and the hopHeaders, like httputil's removeHopByHopHeaders.
-func removeHopByHop(h http.Header) {
-	for _, f := range h["Connection"] {
-		for sf := range strings.SplitSeq(f, ",") {
-			if sf = textproto.TrimString(sf); sf != "" {
-				h.Del(sf)
-			}
-		}
-	}
-	for _, f := range hopHeaders {
-		delete(h, f) // hopHeaders are canonical keys
-	}
-}
-
-// isWebSocketUpgrade reports whether h asks for (or, on a 101, accepts)
-// a WebSocket upgrade: the one upgrade goproxy relays.
-func isWebSocketUpgrade(h http.Header) bool {
-	return httpguts.HeaderValuesContainsToken(h["Connection"], "Upgrade") &&
-		httpguts.HeaderValuesContainsToken(h["Upgrade"], "websocket")
-}
-
-// hopStrip is the step that removes hop-by-hop headers, from the request
-// and from the response.
-type hopStrip struct{}
-
-// onRequest removes hop-by-hop headers before the request is decided and
-// forwarded. Like ReverseProxy it keeps "TE: trailers" and a WebSocket
-// upgrade (Connection: Upgrade, Upgrade: websocket), which goproxy
-// relays; other upgrades (h2c, ...) are dropped, so the origin answers
-// plain HTTP/1.1.
-func (hopStrip) onRequest(r *http.Request, _ *goproxy.ProxyCtx, _ *requestState) outcome {
-	h := r.Header
-	ws := isWebSocketUpgrade(h)
-	var upgrade string
-	if ws {
-		upgrade = h.Get("Upgrade")
-	}
-	trailers := httpguts.HeaderValuesContainsToken(h["Te"], "trailers")
-	removeHopByHop(h)
-	if ws {
-		h.Set("Connection", "Upgrade")
-		h.Set("Upgrade", upgrade)
-	}
-	if trailers {
-		h.Set("Te", "trailers")
-	}
-	return outcome{}
-}
-
-// onResponse removes the origin's
-// hop-by-hop headers (Connection, Keep-Alive, Proxy-Authenticate, the
-// headers Connection names, ...) before goproxy copies the header to the
-// client; a 101 WebSocket handshake keeps Connection and Upgrade, which
-// goproxy needs to relay it. Transfer-Encoding is set again later (finish)
-// when the body is streamed.
-func (hopStrip) onResponse(resp *http.Response, _ *goproxy.ProxyCtx, _ *requestState) (*http.Response, outcome) {
-	if resp == nil {
-		return nil, outcome{}
-	}
-	h := resp.Header
-	if resp.StatusCode == http.StatusSwitchingProtocols && isWebSocketUpgrade(h) {
-		upgrade := h.Get("Upgrade")
-		removeHopByHop(h)
-		h.Set("Connection", "Upgrade")
-		h.Set("Upgrade", upgrade)
-		return resp, outcome{}
-	}
-	removeHopByHop(h)
 	return resp, outcome{}
 }

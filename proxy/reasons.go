@@ -6,6 +6,7 @@ import (
 
 	"github.com/robotsgate/robotsgate/enforce"
 	"github.com/robotsgate/robotsgate/enforce/politeness"
+	"github.com/robotsgate/robotsgate/proxy/metrics"
 )
 
 // The table of reasons: every reason a decision of robotsgate can carry
@@ -183,3 +184,7 @@ func statusOf(r enforce.Reason, timedOut bool) int {
 	}
 	return row.status
 }
+
+// NewMetrics returns the metrics of a Server, with the decision counters
+// of every reason a Server decides with created at 0.
+func NewMetrics() *metrics.Metrics { return metrics.New(knownReasons()) }

@@ -9,7 +9,6 @@ import (
 	"github.com/elazarl/goproxy"
 
 	"github.com/robotsgate/robotsgate/enforce"
-	"github.com/robotsgate/robotsgate/proxy/access"
 	"github.com/robotsgate/robotsgate/proxy/audit"
 	"github.com/robotsgate/robotsgate/robots"
 	"github.com/robotsgate/robotsgate/robots/aipref"
@@ -32,92 +31,6 @@ const HeaderUsage = "X-Robotsgate-Usage"
 
 // maxUsageRule bounds the rule text quoted from a response header.
 const maxUsageRule = 256
-
-// withPurposes sets the configured purposes and the purposes header
-// (usage.purpose_header: "" or "-" disables it) of a.
-func (a *agents) withPurposes(purposes aipref.Set, header string) *agents {
-	a.purposes = purposes
-	if header != "" && header != "-" {
-		a.purposeHeader = http.CanonicalHeaderKey(header)
-	}
-	return a
-}
-
-// identify sets st.Identity, once: the identity of the user r
-// authenticated as (access.IdentityFrom), or, for a request inside an
-// MITM session, the CONNECT's.
-func identify(r *http.Request, st *requestState) {
-	if st.Identified {
-		return
-	}
-	st.Identified = true
-	if id, ok := access.IdentityFrom(r.Context()); ok {
-		st.Identity = id
-	} else if parent, ok := st.Parent.(*requestState); ok {
-		identify(r, parent)
-		st.Identity = parent.Identity
-	}
-}
-
-// declare sets st.ContentUse, the user's content use (credentials file
-// content_use=), else the configured one, and st.Purposes, the purposes
-// r is decided for: the user's (credentials file purposes=), else the
-// configured ones; replaced by
-// r's purposes header (or, inside an MITM session, the CONNECT's) only
-// when allow_agent_override is set. The header is always removed from
-// r. A refused header that names other purposes is kept in
-// st.PurposesRefused for the audit. An allowed header naming an unknown
-// purpose refuses r (400 invalid-purpose): ok is false and o says so.
-func (a *agents) declare(r *http.Request, st *requestState) (o outcome, ok bool) {
-	identify(r, st)
-	st.ContentUse = a.contentUse
-	if st.Identity.HasContentUse {
-		st.ContentUse = st.Identity.ContentUse
-	}
-	set := a.purposes
-	if st.Identity.HasPurposes {
-		set = st.Identity.Purposes
-	}
-	parent, _ := st.Parent.(*requestState)
-	if a.purposeHeader != "" {
-		v := strings.TrimSpace(strings.Join(r.Header.Values(a.purposeHeader), ", "))
-		r.Header.Del(a.purposeHeader)
-		if v != "" {
-			got, err := parsePurposeHeader(v)
-			switch {
-			case a.allowOverride && err != nil:
-				d := enforce.Decision{Reason: ReasonInvalidPurpose, URL: enforce.RedactedURL(r.URL), Agent: st.Agent, Purposes: set,
-					Detail: a.purposeHeader + ": " + err.Error()}
-				d.Origin, _ = enforce.Origin(r.URL)
-				return refuse(d), false
-			case a.allowOverride:
-				st.PurposesOverridden, st.PurposesOverride = true, got
-			case err != nil || got != set:
-				st.PurposesRefused = truncateUTF8(v, maxRefusedOverride)
-			}
-		}
-	}
-	if st.PurposesRefused == "" && parent != nil {
-		st.PurposesRefused = parent.PurposesRefused
-	}
-	switch {
-	case st.PurposesOverridden:
-		set = st.PurposesOverride
-	case parent != nil && parent.PurposesOverridden:
-		set = parent.PurposesOverride
-	}
-	st.Purposes = set
-	return outcome{}, true
-}
-
-// parsePurposeHeader parses a purposes header value: a comma-separated
-// list as for -purpose, or "none".
-func parsePurposeHeader(v string) (aipref.Set, error) {
-	if v == "none" {
-		return 0, nil
-	}
-	return aipref.ParsePurposes([]string{v})
-}
 
 // usageStep is the response step of usage preferences. On every
 // forwarded response it sets HeaderUsage to the preferences stated for
