@@ -15,7 +15,7 @@
 # explicitly) or, in a shared network namespace (docker-compose.yml),
 # ROBOTSGATE_LISTEN=127.0.0.1:9309.
 # The admin API (on the proxy port unless ROBOTSGATE_ADMIN_LISTEN is set)
-# then needs ROBOTSGATE_ADMIN_TOKEN. See README "Running in production".
+# then needs ROBOTSGATE_ADMIN_TOKEN. See docs/production.md#container-image.
 
 # Base images are pinned by digest (the tag is for readers; the digest is
 # what is pulled). The Go tag matches go.mod's go line: the official image
@@ -26,7 +26,18 @@ WORKDIR /src
 COPY go.mod go.sum ./
 RUN go mod download
 COPY . .
-RUN CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o /out/robotsgate ./cmd/robotsgate
+# `robotsgate version`: .git is not in the build context (.dockerignore),
+# so the version and commit come in as build arguments, stamped by the
+# linker (empty: "(devel)" and "unknown"):
+#   docker build --build-arg VERSION="$(git describe --tags --always --dirty)" \
+#     --build-arg COMMIT="$(git rev-parse HEAD)" \
+#     --build-arg COMMIT_TIME="$(git log -1 --format=%cI)" -t robotsgate .
+ARG VERSION=""
+ARG COMMIT=""
+ARG COMMIT_TIME=""
+RUN CGO_ENABLED=0 go build -trimpath \
+    -ldflags "-s -w -X main.stampVersion=${VERSION} -X main.stampCommit=${COMMIT} -X main.stampTime=${COMMIT_TIME}" \
+    -o /out/robotsgate ./cmd/robotsgate
 # Volume mount points owned by the runtime user (a named volume starts
 # as a copy of them, ownership included).
 RUN mkdir -p /out/data /out/log

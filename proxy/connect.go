@@ -111,6 +111,7 @@ func (s *Server) ca() (*tls.Certificate, mitm.CAInfo) {
 func (s *Server) handleConnect(host string, ctx *goproxy.ProxyCtx) (*goproxy.ConnectAction, string) {
 	r := ctx.Req
 	st := stateOf(ctx)
+	st.Redirected, _ = r.Context().Value(redirectedKey{}).(*redirected) // a redirected TLS connection (transparent.go)
 	// Requests inside an MITM session inherit the CONNECT's override, or
 	// its refusal, which their audit records then carry (agentFor).
 	st.Agent = s.agents.agentFor(r, st)
@@ -142,7 +143,7 @@ func (s *Server) handleConnect(host string, ctx *goproxy.ProxyCtx) (*goproxy.Con
 		d := enforce.Decision{Reason: ReasonSelfRequest, URL: u.String(), Origin: origin, Agent: st.Agent,
 			Detail: "the CONNECT target " + target + " is robotsgate itself; its admin API is not reachable through the proxy"}
 		return s.connectAction(ctx, st, refuse(d), nil), host
-	} else if pin != nil { // a tunnel dials exactly the addresses checked
+	} else if pin != nil && st.Redirected == nil { // a tunnel dials exactly the addresses checked
 		r = r.WithContext(selfaddr.WithPin(r.Context(), pin))
 		ctx.Req = r
 	}

@@ -44,6 +44,9 @@ func (dst destination) onRequest(r *http.Request, ctx *goproxy.ProxyCtx, st *req
 			return refuse(d)
 		}
 	}
+	if rd := redirectedOf(r, st); rd != nil { // a redirected connection (transparent.go)
+		return checkRedirected(dst.self, r, ctx, rd, host, port, portOK)
+	}
 	if !portOK {
 		return outcome{} // not dialable: the dialer refuses it (selfDialer), enforce calls it an invalid URL
 	}

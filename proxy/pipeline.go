@@ -190,6 +190,10 @@ type requestState struct {
 	// "host:port" (lower-case host); requests inside the session must
 	// name the same (checkDestination).
 	ConnectTarget string
+	// Redirected is, for a CONNECT made up for a redirected TLS
+	// connection, that connection (transparent.go); requests inside its
+	// MITM session inherit it.
+	Redirected *redirected
 	// Conn is, for an intercepted CONNECT, its client connection's
 	// tracking info (nil when untracked): HTTP/1.0 answers end the
 	// session through it (forward.go).

@@ -80,6 +80,7 @@ func (s *Server) installSelf() {
 		}
 		tr.DialContext = s.self.Dialer(next)
 	}
+	s.installTransparent() // its address refused, outbound connections recorded (transparent.go)
 	if s.ptr != nil {
 		guardPolicyTransport(s.ptr) // (policytransport.go)
 	}

@@ -27,6 +27,7 @@ import (
 	"github.com/robotsgate/robotsgate/proxy/audit"
 	"github.com/robotsgate/robotsgate/proxy/metrics"
 	"github.com/robotsgate/robotsgate/proxy/selfaddr"
+	"github.com/robotsgate/robotsgate/proxy/transparent"
 )
 
 // Deps are the collaborators a Server uses. The caller owns them: it
@@ -91,6 +92,9 @@ type Server struct {
 	https *httpsState // CONNECT handling, CA, hijacked-connection tracking (connect.go)
 
 	self selfaddr.Set // robotsgate's own listen addresses, refused as destinations (proxy/selfaddr)
+	// outbound records robotsgate's own outbound connections, to recognise
+	// a redirect loop; nil without a transparent listener (transparent.go).
+	outbound *transparent.Outbound
 
 	copyBufs sync.Pool       // *[]byte buffers that forwarded bodies are copied through (forward.go)
 	fwd      forwardTrippers // the round trippers forward installs (forward.go)

@@ -42,6 +42,15 @@ const (
 	ReasonUnscannable enforce.Reason = "response-unscannable"
 )
 
+// Reasons of the transparent listener's refusals (transparent.go).
+const (
+	ReasonDestinationMismatch enforce.Reason = "destination-mismatch" // Host or SNI is not the original destination (409)
+	ReasonNotRedirected       enforce.Reason = "not-redirected"       // a connection to the transparent port that was not redirected
+	ReasonRedirectLoop        enforce.Reason = "redirect-loop"        // robotsgate's own outbound connection came back to it (508)
+	ReasonUnknownProtocol     enforce.Reason = "unknown-protocol"     // neither HTTP/1.x nor TLS: closed
+	ReasonNoSNI               enforce.Reason = "no-sni"               // a ClientHello without a server name: closed, never spliced
+)
+
 // auditWhen says which decisions of a reason are audited.
 type auditWhen int
 
@@ -130,6 +139,16 @@ var reasons = []reasonRow{
 		explanation: "the response carried a robot tag saying it must not be kept"},
 	{reason: ReasonUnscannable, status: http.StatusForbidden, proxyStatus: psDenied,
 		explanation: "the response could not be read as a whole document (a partial response, or a content coding robotsgate cannot decode), and a robot-tag or usage check that may refuse it needs to read it"},
+	{reason: ReasonDestinationMismatch, status: http.StatusConflict, proxyStatus: psDenied,
+		explanation: "on a redirected connection, the Host header or the TLS server name is not the connection's original destination"},
+	{reason: ReasonNotRedirected, status: http.StatusForbidden, proxyStatus: psDenied,
+		explanation: "the connection reached the transparent listener without being redirected to it, so it has no original destination"},
+	{reason: ReasonRedirectLoop, status: http.StatusLoopDetected, proxyStatus: psDenied,
+		explanation: "robotsgate's own outbound connection was redirected back to it: the redirect rule must exclude robotsgate's uid"},
+	{reason: ReasonUnknownProtocol, status: http.StatusBadRequest, proxyStatus: psRequestError,
+		explanation: "a redirected connection spoke neither HTTP/1.x nor TLS, so robotsgate closed it"},
+	{reason: ReasonNoSNI, status: http.StatusForbidden, proxyStatus: psDenied,
+		explanation: "a redirected TLS connection named no server, so robotsgate cannot decide it and closed it"},
 	{reason: enforce.ReasonClientGone, status: http.StatusServiceUnavailable, proxyStatus: psInternal, audited: auditNever,
 		explanation: "the client went away before robotsgate decided; nothing is audited or counted"},
 }

@@ -150,8 +150,9 @@ func reasonsMarkdown() string {
 			}
 			if ps == "" {
 				ps = "the failure's (`dns_error`, `connection_refused`, ...)"
+			} else {
+				ps = "`" + ps + "`"
 			}
-			ps = strings.ReplaceAll("`"+ps+"`", "``", "")
 		}
 		if row.audited == auditNever {
 			decision = "none"

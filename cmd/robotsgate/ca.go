@@ -1,6 +1,9 @@
 package main
 
 import (
+	"crypto/sha256"
+	"crypto/x509"
+	"encoding/base64"
 	"encoding/pem"
 	"errors"
 	"flag"
@@ -54,7 +57,7 @@ func runCAEnv(args []string, env func(string) string, stdout, stderr io.Writer) 
 		}
 		return 0
 	}
-	printCAHelp(stdout, info, cfg)
+	printCAHelp(stdout, info, spkiHash(ca.Leaf), cfg)
 	return 0
 }
 
@@ -79,8 +82,10 @@ func caUsage(w io.Writer) {
 	fmt.Fprint(w, `Usage: robotsgate ca [-pem] [-data-dir DIR] [-config FILE] [serve flags]
 
 Prints where robotsgate's MITM CA certificate is (creating the CA on first
-use, like serve does) and how to make clients trust it. With -pem, writes
-the certificate (PEM) to stdout instead.
+use, like serve does), its fingerprints (spki: for Chromium's
+--ignore-certificate-errors-spki-list), how to make clients trust it and
+the proxy variables to set. With -pem, writes the certificate (PEM) to
+stdout instead.
 
 The CA is read from the same configuration as serve: https.data_dir
 (-data-dir, ROBOTSGATE_DATA_DIR), or https.ca_cert/https.ca_key for a custom
@@ -90,7 +95,7 @@ CA, from -config FILE or ROBOTSGATE_CONFIG.
 
 // printCAHelp prints the CA's location and how to trust it in common
 // clients.
-func printCAHelp(w io.Writer, info mitm.CAInfo, cfg config.Config) {
+func printCAHelp(w io.Writer, info mitm.CAInfo, spki string, cfg config.Config) {
 	state := "existing"
 	switch {
 	case info.Created:
@@ -102,6 +107,7 @@ func printCAHelp(w io.Writer, info mitm.CAInfo, cfg config.Config) {
 	fmt.Fprintf(w, "robotsgate CA certificate: %s (%s)\n", info.CertFile, state)
 	fmt.Fprintf(w, "  subject:  %s\n", info.Subject)
 	fmt.Fprintf(w, "  sha256:   %s\n", info.Fingerprint)
+	fmt.Fprintf(w, "  spki:     %s   (base64 SHA-256 of the public key)\n", spki)
 	fmt.Fprintf(w, "  expires:  %s\n", info.NotAfter.UTC().Format(time.DateOnly))
 	if info.Generated {
 		fmt.Fprintf(w, "  key:      %s (mode 0600; keep it private: it can sign certificates for any site)\n", info.KeyFile)
@@ -119,13 +125,28 @@ this CA. Make each client trust it:
   Go, OpenSSL       export SSL_CERT_FILE=%[1]s
   Java              keytool -importcert -noprompt -cacerts -storepass changeit -alias robotsgate -file %[1]s
   Debian/Ubuntu     sudo cp %[1]s /usr/local/share/ca-certificates/robotsgate.crt && sudo update-ca-certificates
+  Chromium          chromium --ignore-certificate-errors-spki-list=%[3]s ...
+                    (or certutil -d sql:$HOME/.pki/nssdb -A -t C,, -n robotsgate -i %[1]s)
 
 REQUESTS_CA_BUNDLE, SSL_CERT_FILE and --cacert replace the default roots:
 fine while all HTTPS goes through robotsgate (which verifies origins against
-the system roots itself). Then point the client at the proxy:
+the system roots itself). Then point the client at the proxy, in lower and
+in upper case: curl and wget ignore upper-case HTTP_PROXY for http:// URLs
+(wget ignores HTTPS_PROXY too) and would go straight to the origin:
 
+  export https_proxy=http://%[2]s http_proxy=http://%[2]s
   export HTTPS_PROXY=http://%[2]s HTTP_PROXY=http://%[2]s
-`, f, clientProxyAddr(cfg.Listen))
+
+Chromium reads neither: --proxy-server=http://%[2]s (and
+--proxy-bypass-list='<-loopback>' to proxy loopback addresses too).
+`, f, clientProxyAddr(cfg.Listen), spki)
+}
+
+// spkiHash returns the base64 SHA-256 of cert's SubjectPublicKeyInfo, the
+// form Chromium's --ignore-certificate-errors-spki-list takes.
+func spkiHash(cert *x509.Certificate) string {
+	sum := sha256.Sum256(cert.RawSubjectPublicKeyInfo)
+	return base64.StdEncoding.EncodeToString(sum[:])
 }
 
 // clientProxyAddr returns the address a client on this machine uses to

@@ -2,7 +2,9 @@ package main
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"crypto/x509"
+	"encoding/base64"
 	"encoding/pem"
 	"os"
 	"path/filepath"
@@ -137,6 +139,52 @@ func TestCAProxyAddr(t *testing.T) {
 		}
 		if !strings.Contains(out, want) {
 			t.Errorf("listen %s: output lacks %q:\n%s", listen, want, out)
+		}
+	}
+}
+
+// TestCAProxyAdviceBothCases: the proxy advice sets the lower-case
+// variables (curl and wget read only those for http:// URLs) and the
+// upper-case ones, each on its own export line.
+func TestCAProxyAdviceBothCases(t *testing.T) {
+	code, out, errs := runCATest(t, nil, "-data-dir", filepath.Join(t.TempDir(), "data"))
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	for _, want := range []string{
+		"  export https_proxy=http://127.0.0.1:9309 http_proxy=http://127.0.0.1:9309\n",
+		"  export HTTPS_PROXY=http://127.0.0.1:9309 HTTP_PROXY=http://127.0.0.1:9309\n",
+		"--proxy-server=http://127.0.0.1:9309",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+// TestCASPKIHash: `robotsgate ca` prints the base64 SHA-256 of the CA's
+// SubjectPublicKeyInfo (Chromium's --ignore-certificate-errors-spki-list),
+// computed here from the -pem certificate.
+func TestCASPKIHash(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "data")
+	code, out, errs := runCATest(t, nil, "-data-dir", dir)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	_, pemOut, _ := runCATest(t, nil, "-pem", "-data-dir", dir)
+	b, _ := pem.Decode([]byte(pemOut))
+	if b == nil {
+		t.Fatalf("-pem printed no certificate: %q", pemOut)
+	}
+	cert, err := x509.ParseCertificate(b.Bytes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(cert.RawSubjectPublicKeyInfo)
+	want := base64.StdEncoding.EncodeToString(sum[:])
+	for _, line := range []string{"  spki:     " + want + " ", "--ignore-certificate-errors-spki-list=" + want + " "} {
+		if !strings.Contains(out, line) {
+			t.Errorf("output lacks %q:\n%s", line, out)
 		}
 	}
 }

@@ -97,7 +97,7 @@ func TestComposeWiring(t *testing.T) {
 	if err != nil {
 		t.Fatalf("robotsgate's environment does not load: %v", err)
 	}
-	host, port, _ := net.SplitHostPort(cfg.Listen)
+	host, _, _ := net.SplitHostPort(cfg.Listen)
 	if host != "127.0.0.1" {
 		t.Errorf("listen %s: the sidecar proxy must listen on loopback only", cfg.Listen)
 	}
@@ -145,12 +145,14 @@ func TestComposeWiring(t *testing.T) {
 		t.Errorf("scraper depends_on %+v, want robotsgate healthy", sc.DependsOn)
 	}
 	senv := serviceEnv(sc)
-	proxyURL := "http://127.0.0.1:" + port
-	for _, k := range []string{"HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy"} {
-		if senv[k] != proxyURL {
-			t.Errorf("scraper %s = %q, want %q", k, senv[k], proxyURL)
+	// Enforced without its cooperation: no proxy settings at all, the
+	// rules of robotsgate-init redirect its connections (composeInit).
+	for k := range senv {
+		if strings.HasSuffix(strings.ToLower(k), "_proxy") {
+			t.Errorf("scraper has proxy setting %s: the transparent sidecar needs none", k)
 		}
 	}
+	composeInit(t, p, cfg)
 	// ... and trusts robotsgate's CA from the shared volume, read-only.
 	caDir, ro := volumeTarget(t, sc, "robotsgate-data")
 	if !ro {
@@ -217,4 +219,44 @@ func mustAtoi(t *testing.T, s string) uint32 {
 		n = n*10 + uint32(c-'0')
 	}
 	return n
+}
+
+// composeInit checks the init service of the transparent sidecar: in
+// robotsgate's network namespace, root with NET_ADMIN, it applies the
+// rules for robotsgate's uid and transparent port and exits before the
+// scraper starts; robotsgate keeps no capability.
+func composeInit(t *testing.T, p *types.Project, cfg config.Config) {
+	t.Helper()
+	in, err := p.GetService("robotsgate-init")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if in.NetworkMode != "service:robotsgate" {
+		t.Errorf("robotsgate-init network_mode %q, want robotsgate's namespace", in.NetworkMode)
+	}
+	if !slices.Contains(in.CapAdd, "NET_ADMIN") || !slices.Contains(in.CapDrop, "ALL") || in.User != "0:0" {
+		t.Errorf("robotsgate-init: user %q, cap_add %v, cap_drop %v; want root with NET_ADMIN only", in.User, in.CapAdd, in.CapDrop)
+	}
+	if in.Restart != "no" && in.Restart != "" {
+		t.Errorf("robotsgate-init restart %q: it runs once", in.Restart)
+	}
+	cmd := strings.Join(in.Command, " ")
+	_, tport, err := net.SplitHostPort(cfg.Transparent.Listen)
+	if err != nil {
+		t.Fatalf("robotsgate has no transparent listener: %q", cfg.Transparent.Listen)
+	}
+	if !strings.HasPrefix(cmd, "iptables -apply") || !strings.Contains(cmd, "-uid "+dockerfileUID(t)) || !strings.Contains(cmd, "-to-port "+tport) {
+		t.Errorf("robotsgate-init command %q: want iptables -apply -uid %s -to-port %s", cmd, dockerfileUID(t), tport)
+	}
+	if in.Build == nil || in.Build.Dockerfile != "Dockerfile.iptables" {
+		t.Errorf("robotsgate-init build %+v, want Dockerfile.iptables (the distroless image has no iptables)", in.Build)
+	}
+	sc, _ := p.GetService("scraper")
+	if dep, ok := sc.DependsOn["robotsgate-init"]; !ok || dep.Condition != types.ServiceConditionCompletedSuccessfully {
+		t.Errorf("scraper depends_on %+v, want robotsgate-init completed successfully", sc.DependsOn)
+	}
+	rg, _ := p.GetService("robotsgate")
+	if len(rg.CapAdd) > 0 || rg.User != "" && rg.User != dockerfileUID(t) {
+		t.Errorf("robotsgate: cap_add %v, user %q; it keeps no capability and runs as the image's uid", rg.CapAdd, rg.User)
+	}
 }

@@ -3,6 +3,9 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"net"
 	"os"
 	"os/exec"
@@ -186,9 +189,11 @@ func TestDockerfile(t *testing.T) {
 		t.Fatalf("build command %q", build)
 	}
 	args := build[2:]
-	if !slices.Contains(args, "-trimpath") || !slices.Contains(args, "-s -w") {
-		t.Errorf("build args %q lack -trimpath or -ldflags \"-s -w\"", args)
+	li := slices.Index(args, "-ldflags")
+	if !slices.Contains(args, "-trimpath") || li < 0 || li+1 >= len(args) || !strings.HasPrefix(args[li+1]+" ", "-s -w ") {
+		t.Fatalf("build args %q lack -trimpath or -ldflags \"-s -w ...\"", args)
 	}
+	args[li+1] = checkVersionStamp(t, ins, args[li+1])
 	oi := slices.Index(args, "-o")
 	if oi < 0 || oi+1 >= len(args) {
 		t.Fatalf("build args %q lack -o", args)
@@ -276,4 +281,69 @@ func TestDockerfile(t *testing.T) {
 	if code := run(context.Background(), append(probe[1:], "-h"), envMap(withAuth), nil, &out, &errOut); code != 0 {
 		t.Errorf("robotsgate %s -h: exit %d: %s", strings.Join(probe[1:], " "), code, errOut.String())
 	}
+}
+
+// stampVars returns the package-level string variables of version.go that
+// have no value: those only the linker sets (-X main.NAME=VALUE).
+func stampVars(t *testing.T) []string {
+	t.Helper()
+	f, err := parser.ParseFile(token.NewFileSet(), "version.go", nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, d := range f.Decls {
+		g, ok := d.(*ast.GenDecl)
+		if !ok || g.Tok != token.VAR {
+			continue
+		}
+		for _, spec := range g.Specs {
+			vs := spec.(*ast.ValueSpec)
+			if id, ok := vs.Type.(*ast.Ident); ok && id.Name == "string" && len(vs.Values) == 0 {
+				for _, n := range vs.Names {
+					names = append(names, n.Name)
+				}
+			}
+		}
+	}
+	return names
+}
+
+// checkVersionStamp checks that ldflags stamps every linker-set variable
+// of version.go, each from a build argument the Dockerfile declares, and
+// returns ldflags with test values for the arguments (for go build -n).
+func checkVersionStamp(t *testing.T, ins []instruction, ldflags string) string {
+	t.Helper()
+	declared := map[string]bool{}
+	for _, a := range find(ins, "ARG") {
+		name, _, _ := strings.Cut(a.Args, "=")
+		declared[name] = true
+	}
+	vars := stampVars(t)
+	if len(vars) == 0 {
+		t.Fatal("version.go declares no variable for the linker to set")
+	}
+	stamped := map[string]bool{}
+	fields := strings.Fields(ldflags)
+	for i, f := range fields {
+		if f != "-X" || i+1 >= len(fields) {
+			continue
+		}
+		name, value, _ := strings.Cut(strings.TrimPrefix(fields[i+1], "main."), "=")
+		arg := strings.TrimSuffix(strings.TrimPrefix(value, "${"), "}")
+		switch {
+		case !slices.Contains(vars, name):
+			t.Errorf("-ldflags sets %s, which version.go does not declare (its linker variables: %v)", fields[i+1], vars)
+		case value != "${"+arg+"}" || !declared[arg]:
+			t.Errorf("-ldflags %s: the value is not a declared build argument ${ARG}", fields[i+1])
+		}
+		stamped[name] = true
+		fields[i+1] = "main." + name + "=test-" + arg
+	}
+	for _, v := range vars {
+		if !stamped[v] {
+			t.Errorf("-ldflags %q does not stamp main.%s: `robotsgate version` in the image says unknown", ldflags, v)
+		}
+	}
+	return strings.Join(fields, " ")
 }

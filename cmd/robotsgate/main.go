@@ -70,13 +70,15 @@ func run(ctx context.Context, args []string, env func(string) string, stdin io.R
 		return runCA(args[1:], stdout, stderr)
 	case "health": // [ops] container HEALTHCHECK (health.go)
 		return runHealth(ctx, args[1:], env, stdout, stderr)
+	case "iptables": // the transparent listener's redirect rules (iptables.go)
+		return runIPTables(args[1:], stdout, stderr)
 	case "version":
 		return runVersion(stdout)
 	case "help":
 		usage(stdout)
 		return 0
 	default:
-		fmt.Fprintf(stderr, "robotsgate: unknown command %q (want serve, check, ca, health or version; -h for help)\n", args[0])
+		fmt.Fprintf(stderr, "robotsgate: unknown command %q (want serve, check, ca, health, iptables or version; -h for help)\n", args[0])
 		return 2
 	}
 }
@@ -98,6 +100,7 @@ Usage:
   robotsgate check [flags]     test URLs against a robots.txt
   robotsgate ca [flags]        show or create the MITM CA certificate
   robotsgate health [flags]    exit 0 if the configured robotsgate answers /healthz (container HEALTHCHECK)
+  robotsgate iptables [flags]  print (or -apply, -remove) the rules of the transparent sidecar
   robotsgate version           print the version, commit and Go version (also -version)
 
 Run "robotsgate <command> -h" for a command's flags. Flags of serve:

@@ -136,3 +136,45 @@ func mounts(s types.ServiceConfig, src, target string) bool {
 	}
 	return false
 }
+
+// TestProductionDocsMonitoringProfile: docs/production.md documents the
+// monitoring profile: its command, each of its services with the host
+// port it publishes, and every alert of alerts.yml.
+func TestProductionDocsMonitoringProfile(t *testing.T) {
+	doc := string(readRepoFile(t, "docs/production.md"))
+	_, section, ok := strings.Cut(doc, "### Monitoring profile")
+	if !ok {
+		t.Fatal(`docs/production.md has no "### Monitoring profile" section`)
+	}
+	section, _, _ = strings.Cut(section, "\n## ")
+	env := map[string]string{"ROBOTSGATE_ADMIN_TOKEN": "monitoring-test-token"}
+	p, err := loadCompose(t, env, "monitoring")
+	if err != nil {
+		t.Fatal(err)
+	}
+	def, err := loadCompose(t, env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"docker compose --profile monitoring up"}
+	for name, svc := range p.Services {
+		if _, err := def.GetService(name); err == nil {
+			continue // not the profile's
+		}
+		want = append(want, svc.Image[:strings.LastIndex(svc.Image, ":")])
+		for _, port := range svc.Ports {
+			want = append(want, port.HostIP+":"+port.Published)
+		}
+	}
+	for name := range alertExprs(t) {
+		want = append(want, "`"+name+"`")
+	}
+	if len(want) < 6 {
+		t.Fatalf("found only %v: the profile's services or alerts.yml not read", want)
+	}
+	for _, w := range want {
+		if !strings.Contains(section, w) {
+			t.Errorf("the monitoring profile section of docs/production.md does not mention %s", w)
+		}
+	}
+}

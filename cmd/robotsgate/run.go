@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"net"
+	"os"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -17,13 +18,19 @@ import (
 // (the audit log gets what is left of that bound, at least
 // auditCloseMin). It returns the exit code.
 func (a *app) run(ctx context.Context, ready chan<- net.Addr) int {
-	errc := make(chan error, 2)
+	errc := make(chan error, 3)
 	serving := 1
 	go func() { errc <- a.srv.Serve(a.ln) }()
 	if a.aln != nil {
 		serving++
 		go func() { errc <- a.srv.ServeAdmin(a.aln) }()
 		a.log.Info().Str("admin_listen", a.aln.Addr().String()).Msg("admin API listening")
+	}
+	if a.tln != nil {
+		serving++
+		go func() { errc <- a.srv.ServeTransparent(a.tln) }()
+		a.log.Info().Str("transparent_listen", a.tln.Addr().String()).Int("uid", os.Getuid()).
+			Msg("transparent listener: serving redirected connections (the redirect must exclude this uid)")
 	}
 	a.log.Info().Str("listen", a.ln.Addr().String()).Str("mode", string(a.cfg.Mode)).Str("audit_log", a.cfg.AuditLog).
 		Str("agent", a.cfg.Agent).Str("cache", redisfleet.RedactCacheURL(a.cfg.Cache)).Msg("robotsgate listening")

@@ -68,6 +68,7 @@ type app struct {
 	cfg     config.Config
 	log     zerolog.Logger
 	ln, aln net.Listener // aln is nil without admin_listen
+	tln     net.Listener // the transparent listener; nil without transparent.listen
 	auditor *audit.Auditor
 	srv     *proxy.Server
 	cleanup []closer
@@ -117,6 +118,11 @@ func (a *app) build(ctx context.Context, stdout io.Writer) error {
 	}
 	if cfg.AdminListen != "" {
 		if a.aln, err = a.listen("admin_listen", cfg.AdminListen); err != nil {
+			return err
+		}
+	}
+	if cfg.Transparent.Listen != "" {
+		if a.tln, err = a.listen("transparent.listen", cfg.Transparent.Listen); err != nil {
 			return err
 		}
 	}

@@ -88,7 +88,32 @@ func TestVersionLines(t *testing.T) {
 		{"clean checkout", clean, []string{"robotsgate (devel)", "commit: 0123abcd", "commit_time: unknown", "go: go1.99.1"}},
 		{"no build info", nil, []string{"robotsgate (devel)", "commit: unknown", "commit_time: unknown", "go: " + runtime.Version()}},
 	} {
-		if got := versionLines(tc.bi); !slices.Equal(got, tc.want) {
+		if got := versionLines(tc.bi, buildStamp{}); !slices.Equal(got, tc.want) {
+			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}
+
+// TestVersionLinesStamp: what the linker stamped (-X main.stamp*, the
+// container image's build arguments) fills in what the build information
+// lacks and wins over what it has.
+func TestVersionLinesStamp(t *testing.T) {
+	noVCS := &debug.BuildInfo{GoVersion: "go1.99.1", Main: debug.Module{Version: "(devel)"}}
+	withVCS := &debug.BuildInfo{GoVersion: "go1.99.1", Main: debug.Module{Version: "(devel)"}, Settings: []debug.BuildSetting{
+		{Key: "vcs.revision", Value: "0123abcd"}, {Key: "vcs.time", Value: "2001-02-03T04:05:06Z"},
+	}}
+	stamp := buildStamp{version: "v1.2.3", commit: "fedc9876", time: "2002-03-04T05:06:07Z"}
+	for _, tc := range []struct {
+		name  string
+		bi    *debug.BuildInfo
+		stamp buildStamp
+		want  []string
+	}{
+		{"image", noVCS, stamp, []string{"robotsgate v1.2.3", "commit: fedc9876", "commit_time: 2002-03-04T05:06:07Z", "go: go1.99.1"}},
+		{"commit only", noVCS, buildStamp{commit: "fedc9876"}, []string{"robotsgate (devel)", "commit: fedc9876", "commit_time: unknown", "go: go1.99.1"}},
+		{"stamp wins", withVCS, stamp, []string{"robotsgate v1.2.3", "commit: fedc9876", "commit_time: 2002-03-04T05:06:07Z", "go: go1.99.1"}},
+	} {
+		if got := versionLines(tc.bi, tc.stamp); !slices.Equal(got, tc.want) {
 			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
 		}
 	}

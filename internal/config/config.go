@@ -59,6 +59,16 @@ type Config struct {
 	RobotTags  RobotTagsConfig
 	Usage      UsageConfig
 	Auth       AuthConfig
+	// Transparent is the listener of redirected connections (transparent
+	// sidecar).
+	Transparent TransparentConfig
+}
+
+// TransparentConfig is the transparent listener: connections the kernel
+// redirected to robotsgate (iptables REDIRECT) from clients without proxy
+// settings.
+type TransparentConfig struct {
+	Listen string // host:port; "" = off
 }
 
 // UsageConfig is what usage preferences (Content-Usage, Content-Signal,

@@ -94,6 +94,8 @@ func options() []option {
 		{"usage.response", "", "a Content-Usage or Content-Signal response header, or a noai/noimageai tag, that disallows a declared purpose (or a Content-Signal use= below content_use): annotate (audit and add X-Robotsgate-Usage) or enforce (refuse)", func(c *Config) any { return (*string)(&c.Usage.Response) }},
 		{"usage.purpose_header", "", "request header declaring the purposes per request (stripped before forwarding); replaces configured purposes only with allow_agent_override; - disables", func(c *Config) any { return &c.Usage.PurposeHeader }},
 
+		{"transparent.listen", "transparent-listen", "transparent listener `host:port` for connections redirected by the robotsgate iptables rules (clients without proxy settings); [::]:15001 takes IPv4 and IPv6; empty = off", func(c *Config) any { return &c.Transparent.Listen }},
+
 		{"auth.credentials", "", "\"user:password\" pairs accepted in Proxy-Authorization: Basic", func(c *Config) any { return &c.Auth.Credentials }},
 		{"auth.credentials_file", "credentials-file", "`file` of user:password lines (blank lines and # comments skipped): clients must send Proxy-Authorization: Basic", func(c *Config) any { return &c.Auth.CredentialsFile }},
 		{"auth.allow_cidrs", "allow-cidrs", "comma-separated client networks (CIDRs or addresses) allowed to use the proxy; empty = any", func(c *Config) any { return &c.Auth.AllowCIDRs }},

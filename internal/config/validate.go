@@ -60,6 +60,11 @@ func (c *Config) validateProxy() error {
 	if err := checkHostPort("listen", c.Listen); err != nil {
 		return err
 	}
+	if c.Transparent.Listen != "" {
+		if err := checkHostPort("transparent.listen", c.Transparent.Listen); err != nil {
+			return err
+		}
+	}
 	if c.Agent != "" && !robots.ValidAgent(c.Agent) {
 		return errorf("agent", "%q is not a product token (letters, digits, '_' and '-' only, e.g. MyBot or MJ12bot)", c.Agent)
 	}

@@ -177,3 +177,22 @@ func parseIPv4Number(s string) (uint64, bool) {
 	}
 	return n, true
 }
+
+// PinTo returns the pin of a request for host:port that must connect to
+// ip and nowhere else (a redirected connection's original destination).
+func PinTo(host string, port uint16, ip netip.Addr) *Pin {
+	return &Pin{host: pinHost(host), port: port, ips: []netip.Addr{ip}}
+}
+
+// Resolves reports whether host, resolved as the dialer would resolve it
+// (IP literals and their shorthands, localhost names, a bounded DNS
+// lookup), has ip among its addresses.
+func (a *Set) Resolves(ctx context.Context, host string, ip netip.Addr) bool {
+	ip = ip.Unmap().WithZone("")
+	for _, r := range a.resolve(ctx, pinHost(host)) {
+		if r.Unmap().WithZone("") == ip {
+			return true
+		}
+	}
+	return false
+}

@@ -109,20 +109,37 @@ for line in open(sys.argv[1]):
     i = json.loads(line); print(i["status"], i["url"])' "$1" | sort
 }
 
+# scrapy_stats FILE: the robotsgate/ stats the spider wrote (-a stats=FILE),
+# "name=value" sorted.
+scrapy_stats() {
+  "$SCRAPY_PY" -c 'import json,sys
+for k, v in sorted(json.load(open(sys.argv[1])).items()): print(f"{k}={v}")' "$1"
+}
+
+# run_scrapy: examples/scrapy through robotsgate over HTTP and HTTPS. Its
+# RobotsgateRefusalMiddleware drops robotsgate's refusals (IgnoreRequest,
+# counted in the robotsgate/ stats), while the origin's own 403 (/forbidden)
+# reaches the spider.
 run_scrapy() {
   SCRAPY_PY=$(python_with scrapy) || { skip scrapy "no python3 with scrapy"; return; }
   RAN+=(scrapy)
   local out=$WORK/scrapy-pairs.jl got want
   (cd "$ROOT/examples/scrapy" && timeout 300 "${PROXYENV[@]}" "$SCRAPY_PY" -m scrapy crawl pages -L WARNING \
-    -a urls="$H/public,$H/private/x,$S/public,$S/private/x" -O "$out") >"$WORK/scrapy-pairs.log" 2>&1
+    -a urls="$H/public,$H/private/x,$H/forbidden,$S/public,$S/private/x,$S/forbidden" \
+    -a stats="$WORK/scrapy-pairs.stats" -O "$out") >"$WORK/scrapy-pairs.log" 2>&1
   got=$(scrapy_items "$out" 2>/dev/null)
-  want=$(printf '%s\n' "200 $H/public" "200 $S/public" "403 $H/private/x" "403 $S/private/x" | sort)
+  want=$(printf '%s\n' "200 $H/public" "200 $S/public" "403 $H/forbidden" "403 $S/forbidden" | sort)
   if [ "$got" = "$want" ]; then
     PASSED+=("scrapy http+https allowed/disallowed")
-    echo "ok    scrapy http+https: 200 for /public, 403 for /private/x"
+    echo "ok    scrapy http+https: 200 for /public, the origin's own 403 for /forbidden, /private/x dropped"
   else
     fail "scrapy http+https: got [$(echo "$got" | tr '\n' ';')] want [$(echo "$want" | tr '\n' ';')]; log: $(tail -n 5 "$WORK/scrapy-pairs.log")"
   fi
+  expect "scrapy: robotsgate's refusals in the stats" "robotsgate/forbidden=2 robotsgate/reason/disallowed=2" \
+    scrapy_stats "$WORK/scrapy-pairs.stats"
+  # The middleware's unit tests (report mode, 429, the origin's own 403).
+  expect "scrapy: RobotsgateRefusalMiddleware unit tests" "OK" bash -c \
+    'cd "$1" && "$2" -m unittest discover -s tests -t . 2>&1 | tail -n 1' unit "$ROOT/examples/scrapy" "$SCRAPY_PY"
 }
 
 # run_scrapy_politeness: examples/scrapy gets every allowed page of an origin
@@ -131,16 +148,16 @@ run_scrapy() {
 run_scrapy_politeness() {
   [ -n "${SCRAPY_PY:-}" ] || return
   local want got log=$WORK/scrapy-polite.log
-  want=$( (printf '200 %s\n' "$POLITE/"; for i in 1 2 3 4 5; do printf '200 %s\n' "$POLITE/page/$i"; done
-    printf '403 %s\n' "$POLITE/private/secret") | sort)
+  want=$( (printf '200 %s\n' "$POLITE/"; for i in 1 2 3 4 5; do printf '200 %s\n' "$POLITE/page/$i"; done) | sort)
   (cd "$ROOT/examples/scrapy" && timeout 300 "${PROXYENV[@]}" "$SCRAPY_PY" -m scrapy crawl pages -L INFO \
-    -a urls="$POLITE/" -a follow=1 -O "$WORK/scrapy-polite.jl") >"$log" 2>&1
+    -a urls="$POLITE/" -a follow=1 -a stats="$WORK/scrapy-polite.stats" -O "$WORK/scrapy-polite.jl") >"$log" 2>&1
   got=$(scrapy_items "$WORK/scrapy-polite.jl" 2>/dev/null)
-  if [ "$got" = "$want" ] && ! grep -q "Gave up retrying" "$log"; then
+  if [ "$got" = "$want" ] && ! grep -q "Gave up retrying" "$log" &&
+    [ "$(scrapy_stats "$WORK/scrapy-polite.stats" 2>/dev/null | tr '\n' ' ')" = "robotsgate/forbidden=1 robotsgate/reason/disallowed=1 " ]; then
     PASSED+=("scrapy example: Crawl-delay origin")
-    echo "ok    examples/scrapy fetched all 6 allowed pages of the Crawl-delay origin, and got 403 for the disallowed one"
+    echo "ok    examples/scrapy fetched all 6 allowed pages of the Crawl-delay origin; robotsgate refused the disallowed one (robotsgate/forbidden=1)"
   else
-    fail "examples/scrapy on the Crawl-delay origin: got [$(echo "$got" | tr '\n' ';')]; $(grep -c 'Gave up retrying' "$log") gave up"
+    fail "examples/scrapy on the Crawl-delay origin: got [$(echo "$got" | tr '\n' ';')], stats [$(scrapy_stats "$WORK/scrapy-polite.stats" 2>&1 | tr '\n' ' ')]; $(grep -c 'Gave up retrying' "$log") gave up"
   fi
   # The same spider outside the project (Scrapy's defaults) drops pages.
   mkdir -p "$WORK/scrapy-defaults"
@@ -203,4 +220,111 @@ run_java() {
   connect_ua java java -Dhttps.proxyHost=127.0.0.1 -Dhttps.proxyPort="$CONNECT_PORT" -Dhttp.nonProxyHosts= \
     "$HERE/java/Get.java" "$S/"
   fact "Java skips loopback by default" 200 "${NOPROXYENV[@]}" java "${props[@]}" "$HERE/java/Get.java" "$H$PROBE"
+}
+
+# audit_verdict URL...: per URL, robotsgate's verdict in its audit log
+# (the last record whose url is exactly URL): "allowed", "blocked 403", or
+# "none" when robotsgate saw no such request.
+audit_verdict() {
+  local u line d s
+  for u in "$@"; do
+    line=$(grep -F "\"url\":\"$u\"" "$WORK/audit.jsonl" | tail -n 1)
+    [ -n "$line" ] || { echo none; continue; }
+    d=$(sed -n 's/.*"decision":"\([a-z]*\)".*/\1/p' <<<"$line")
+    s=$(sed -n 's/.*"status":\([0-9]*\).*/\1/p' <<<"$line")
+    echo "$d${s:+ $s}"
+  done
+}
+
+# audit_agents CLIENT: the agents robotsgate decided for in the audit
+# records of CLIENT's browser visits (their URLs end in ?c=CLIENT).
+audit_agents() {
+  grep -F "?c=$1\"" "$WORK/audit.jsonl" | sed -n 's/.*"agent":"\([^"]*\)".*/\1/p' | sort -u
+}
+
+# origin_hits: how many /private pages the HTTP and HTTPS origins served.
+origin_hits() {
+  local o
+  for o in "$H" "$S"; do "${NOPROXYENV[@]}" SSL_CERT_FILE="$WORK/origin.pem" "$WORK/goclient" -body "$o/__hits"; done
+}
+
+# browser_urls CLIENT: the browser rows' URLs, tagged with the client.
+browser_urls() { printf '%s?c=%s\n' "$H/styled" "$1" "$H/private/x" "$1" "$S/styled" "$1" "$S/private/x" "$1"; }
+
+# browser_checks CLIENT: after CLIENT loaded browser_urls: robotsgate
+# refused the disallowed stylesheet over HTTP and HTTPS, the origins never
+# saw it, and the audit shows the "*" agent (HeadlessChrome names no
+# crawler).
+browser_checks() {
+  local c=$1
+  expect "$c: robotsgate refused the stylesheet (audit, http and https)" "blocked 403 blocked 403" \
+    audit_verdict "$H/private/style.css?c=$c" "$S/private/style.css?c=$c"
+  expect "$c: the origins served no /private URL (http, https)" "0 0" origin_hits
+  expect "$c: agent in the audit" "*" audit_agents "$c"
+}
+
+# chromium_get URL...: loads each URL in headless Chromium with the flags
+# of docs/clients.md through robotsgate (PROXY_URL), and prints
+# robotsgate's verdict on it (audit_verdict) and, for /styled, the page's
+# title ("unstyled": the page rendered without its stylesheet). HOME holds
+# the NSS database with robotsgate's CA. CHROMIUM_BYPASS replaces the
+# proxy bypass list.
+chromium_get() {
+  local u profile title
+  for u in "$@"; do
+    profile=$(mktemp -d "$WORK/chromium-profile.XXXXXX")
+    title=$(chromium --headless --no-sandbox --disable-gpu --disable-quic --no-first-run \
+      --disable-background-networking --disable-component-update --disable-sync --user-data-dir="$profile" \
+      --proxy-server="$PROXY_URL" --proxy-bypass-list="${CHROMIUM_BYPASS-<-loopback>}" --dump-dom "$u" \
+      2>>"$WORK/chromium.log" | sed -n 's:.*<title>\(.*\)</title>.*:\1:p' | head -n 1)
+    case $title in styled | unstyled) ;; *) title= ;; esac
+    echo "$(audit_verdict "$u")${title:+ $title}"
+  done
+}
+export -f chromium_get audit_verdict
+
+run_chromium() {
+  command -v chromium >/dev/null || { skip chromium "not installed (apt-get install chromium)"; return; }
+  command -v certutil >/dev/null || { skip chromium "no certutil (apt-get install libnss3-tools)"; return; }
+  RAN+=(chromium)
+  # Chromium on Linux trusts the NSS database in $HOME/.pki/nssdb.
+  local home=$WORK/chromium-home
+  mkdir -p "$home/.pki/nssdb"
+  if ! certutil -d "sql:$home/.pki/nssdb" -N --empty-password ||
+    ! certutil -d "sql:$home/.pki/nssdb" -A -t C,, -n robotsgate -i "$CA"; then
+    fail "chromium: certutil could not import robotsgate's CA"
+    return
+  fi
+  local env=("${NOPROXYENV[@]}" HOME="$home" PROXY_URL="$P" WORK="$WORK")
+  # shellcheck disable=SC2046
+  expect "chromium: http /styled, http /private/x, https /styled, https /private/x" \
+    "allowed unstyled blocked 403 allowed unstyled blocked 403" \
+    "${env[@]}" bash -c 'chromium_get "$@"' get $(browser_urls chromium)
+  browser_checks chromium
+  # Without '<-loopback>' Chromium sends loopback URLs straight to the
+  # origin: robotsgate never sees the request.
+  fact "Chromium bypasses the proxy for loopback by default" "none" \
+    "${env[@]}" CHROMIUM_BYPASS= bash -c 'chromium_get "$@"' get "$H$PROBE?c=chromium-bypass"
+  # Without the NSS database Chromium refuses robotsgate's certificates
+  # (SSL_CERT_FILE is not read): no request reaches a decision.
+  mkdir -p "$WORK/chromium-nohome"
+  fact "Chromium ignores SSL_CERT_FILE" "none" "${env[@]}" HOME="$WORK/chromium-nohome" SSL_CERT_FILE="$CA" \
+    bash -c 'chromium_get "$@"' get "$S/private/x?c=chromium-sslcertfile"
+  connect_ua chromium sends "${env[@]}" PROXY_URL="$CP" bash -c 'chromium_get "$@"' get "$S/"
+}
+
+run_headless() {
+  command -v chromium >/dev/null || { skip "playwright puppeteer" "no chromium"; return; }
+  local m
+  for m in playwright puppeteer; do
+    if [ ! -d "$HERE/node/node_modules/$m-core" ]; then
+      skip "$m" "run 'npm ci' in scripts/clients/node"
+      continue
+    fi
+    RAN+=("$m")
+    # shellcheck disable=SC2046
+    expect "$m: http /styled, http /private/x, https /styled, https /private/x" "200 unstyled 403 200 unstyled 403" \
+      "${NOPROXYENV[@]}" PROXY_URL="$P" SPKI="$SPKI" node "$HERE/node/browser.mjs" "$m" $(browser_urls "$m")
+    browser_checks "$m"
+  done
 }

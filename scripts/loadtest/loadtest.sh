@@ -7,6 +7,7 @@
 #   REPS=3 DUR=5s scripts/loadtest/loadtest.sh   # 3 interleaved runs each, then medians
 #   CACHE=redis://127.0.0.1:6379/0 scripts/loadtest/loadtest.sh   # robotsgate on a running Redis
 #   MITM=0 scripts/loadtest/loadtest.sh     # skip the HTTPS (MITM) part
+#   TRANSPARENT=0 scripts/loadtest/loadtest.sh   # skip the transparent-listener rows
 #
 # Plain HTTP: wrk through robotsgate, a bare goproxy forwarder and squid.
 # HTTPS: wrk cannot send CONNECT, so scripts/loadtest/mitmload (Go, keep-alive
@@ -14,7 +15,17 @@
 # CA) and a bare goproxy MITM (same goproxy, CA, leaf-certificate cache and
 # transport) to HTTPS origins.
 #
-# Needs wrk and (optionally) squid: apt-get install -y wrk squid.
+# Transparent listener (as root, with unshare, setpriv and iptables): the
+# whole run happens in a network namespace of its own (the rules never touch
+# the machine's), robotsgate runs as uid 65532, and for the transparent rows
+# `robotsgate iptables -apply` redirects wrk's and mitmload's connections to
+# the origin ports to robotsgate's transparent listener: wrk sends origin-form
+# requests to the first origin itself, mitmload -direct connects to
+# https://localhost:port itself. Same origins, same binary, same process as
+# the forward-proxy rows.
+#
+# Needs wrk and (optionally) squid: apt-get install -y wrk squid; the
+# transparent rows also need curl.
 # Each proxy is pinned to CPU 0, wrk and the origin to CPU 1 (on a 2-core
 # machine). CPU time per request is the proxy's user+sys time from
 # /proc/PID/stat over the measured run, divided by the requests wrk completed.
@@ -32,7 +43,22 @@ MITM=${MITM:-1}
 MITM_CONNS=${MITM_CONNS:-16}
 PROXY_CPU=${PROXY_CPU:-0}
 LOAD_CPU=${LOAD_CPU:-1}
+TRANSPARENT=${TRANSPARENT:-1}
 command -v wrk >/dev/null || { echo "loadtest: wrk not found (apt-get install -y wrk)" >&2; exit 2; }
+if [ "$TRANSPARENT" = 1 ]; then
+  for bin in unshare setpriv iptables-restore ip curl; do
+    command -v "$bin" >/dev/null || { echo "loadtest: $bin not found, skipping the transparent rows" >&2; TRANSPARENT=0; }
+  done
+  [ "$(id -u)" = 0 ] || { echo "loadtest: not root, skipping the transparent rows" >&2; TRANSPARENT=0; }
+fi
+if [ "$TRANSPARENT" = 1 ] && [ -z "${LOADTEST_NETNS:-}" ]; then
+  exec unshare --net env LOADTEST_NETNS=1 TRANSPARENT=1 bash "$PWD/scripts/loadtest/loadtest.sh" "$@"
+fi
+asrg=() # how robotsgate runs: as uid 65532 in the namespace, whose rules exclude it
+if [ -n "${LOADTEST_NETNS:-}" ]; then
+  ip link set lo up
+  asrg=(setpriv --reuid 65532 --regid 65532 --clear-groups)
+fi
 
 work=$(mktemp -d)
 chmod 777 "$work"
@@ -74,6 +100,16 @@ load_mitm() {
   timeout 60 taskset -c "$LOAD_CPU" "$work/mitmload" -proxy "http://$1" -ca "$work/data/robotsgate-ca-cert.pem" \
     -base "$TLS_BASE" -n "$ORIGINS" -c "$MITM_CONNS" -d "$3" $only
 }
+# The same, without a proxy: to the origins themselves, intercepted.
+load_wrk_direct() {
+  ORIGIN_BASE=$ORIGIN_BASE ORIGINS=1 ALLOWED_ONLY=$2 DIRECT=1 \
+    timeout 60 taskset -c "$LOAD_CPU" wrk -t1 -c"$CONNS" -d"$3" --latency -s scripts/loadtest/mixed.lua "http://$1/"
+}
+load_mitm_direct() {
+  local only=""; [ "$2" = 1 ] && only=-allowed-only
+  timeout 60 taskset -c "$LOAD_CPU" "$work/mitmload" -direct -ca "$work/data/robotsgate-ca-cert.pem" \
+    -base "$TLS_BASE" -n "$ORIGINS" -c "$MITM_CONNS" -d "$3" $only
+}
 
 # run LOADER NAME PID ADDR ALLOWED_ONLY: warm up, then measure one run.
 run() {
@@ -101,7 +137,8 @@ tls_ports=$(seq -s, "$TLS_BASE" $((TLS_BASE + ORIGINS - 1)))
 
 # robotsgate: enforce mode, audit of blocked requests to a file, MITM for
 # HTTPS with its CA in $work/data, trusting the origin's certificate.
-taskset -c "$PROXY_CPU" "$work/robotsgate" serve -listen 127.0.0.1:19309 -audit-log "$work/audit.log" \
+taskset -c "$PROXY_CPU" "${asrg[@]}" "$work/robotsgate" serve -listen 127.0.0.1:19309 -audit-log "$work/audit.log" \
+  ${LOADTEST_NETNS:+-transparent-listen 127.0.0.1:19315} \
   -log-level warn -data-dir "$work/data" -upstream-roots "$work/origin.pem" -allowed-ports "$tls_ports" \
   ${CACHE:+-cache "$CACHE"} >"$work/robotsgate.out" 2>&1 &
 rg=$!; pids+=("$rg")
@@ -128,9 +165,34 @@ fi
 echo "conns=$CONNS duration=$DUR origins=$ORIGINS proxy-cpu=$PROXY_CPU load-cpu=$LOAD_CPU"
 # With REPS > 1 the proxies take turns, REPS rounds per mix, so that a
 # slow spell of a shared machine hits all of them alike; the medians follow.
+# The transparent rows run right after the forward-proxy row of the same
+# round, with the redirect rules in place for them only (other proxies'
+# connections to the origins must not be redirected).
+rules() { # apply | remove
+  [ -n "${LOADTEST_NETNS:-}" ] || return 0
+  "$work/robotsgate" iptables "-$1" -uid 65532 -to-port 19315 -ipv6=false \
+    -ports "$ORIGIN_BASE:$((ORIGIN_BASE + ORIGINS - 1)),$TLS_BASE:$((TLS_BASE + ORIGINS - 1))" >/dev/null
+}
+transparent() { # LOADER NAME MIX
+  [ -n "${LOADTEST_NETNS:-}" ] || return 0
+  rules apply
+  intercepted || { rules remove; return 1; }
+  run "$1" "$2" "$rg" "127.0.0.1:$ORIGIN_BASE" "$3"
+  intercepted || { rules remove; return 1; }
+  rules remove
+}
+# intercepted checks that a disallowed URL requested of the origin itself
+# is answered by robotsgate (403), not by the origin: a row of requests
+# that went around robotsgate would measure nothing.
+intercepted() {
+  local code
+  code=$(curl -s -o /dev/null -w '%{http_code}' --max-time 10 "http://127.0.0.1:$ORIGIN_BASE/private/secret") || true
+  [ "$code" = 403 ] || { echo "loadtest: the redirect did not reach robotsgate (status $code)" >&2; return 1; }
+}
 for mix in 0 1; do
   for _ in $(seq 1 "$REPS"); do
     run load_wrk robotsgate "$rg" 127.0.0.1:19309 $mix
+    transparent load_wrk_direct robotsgate-transp $mix
     run load_wrk bare-goproxy "$bare" 127.0.0.1:19310 $mix
     if [ -n "$squid_pid" ]; then run load_wrk squid "$squid_pid" 127.0.0.1:19311 $mix; fi
   done
@@ -140,6 +202,7 @@ if [ "$MITM" != 0 ]; then
   for mix in 0 1; do
     for _ in $(seq 1 "$REPS"); do
       run load_mitm robotsgate-mitm "$rg" 127.0.0.1:19309 $mix
+      transparent load_mitm_direct robotsgate-transp-mitm $mix
       run load_mitm bare-goproxy-mitm "$bare_mitm" 127.0.0.1:19312 $mix
     done
   done

@@ -8,9 +8,14 @@ local paths = { "/", "/page/1", "/a/b/c?x=1", "/private/open/doc", "/news/2026/1
 local allowed = { "/", "/page/1", "/a/b/c?x=1", "/news/2026/11/22/story.html", "/img/logo.png" }
 local reqs = {}
 local list = allowedOnly and allowed or paths
+-- DIRECT=1: origin-form requests to the first origin, which wrk connects
+-- to itself (intercepted by robotsgate's transparent listener).
+local direct = os.getenv("DIRECT") == "1"
+if direct then n = 1 end
 for i = 0, n - 1 do
   for _, p in ipairs(list) do
-    reqs[#reqs + 1] = wrk.format("GET", "http://127.0.0.1:" .. (base + i) .. p,
+    local target = direct and p or "http://127.0.0.1:" .. (base + i) .. p
+    reqs[#reqs + 1] = wrk.format("GET", target,
       { ["User-Agent"] = "loadbot/1.0", ["Host"] = "127.0.0.1:" .. (base + i) })
   end
 end

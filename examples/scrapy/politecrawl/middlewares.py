@@ -1,4 +1,6 @@
-"""RetryAfterMiddleware: wait as long as a 429 or 503 answer's Retry-After
+"""Downloader middlewares for crawling through robotsgate.
+
+RetryAfterMiddleware: wait as long as a 429 or 503 answer's Retry-After
 says before retrying, instead of Scrapy's immediate retry.
 
 robotsgate answers 429 + Retry-After when a request would wait longer than
@@ -9,11 +11,15 @@ Crawl-delay is long those retries are refused again and Scrapy gives up.
 This middleware re-schedules the request after Retry-After seconds
 (without blocking the reactor); answers without a usable Retry-After, or
 past RETRY_AFTER_TIMES / RETRY_AFTER_MAX, go on to RetryMiddleware.
+
+RobotsgateRefusalMiddleware: a robotsgate refusal becomes IgnoreRequest,
+with stats robotsgate/forbidden and robotsgate/reason/<reason>.
 """
 
 from datetime import datetime, timezone
 from email.utils import parsedate_to_datetime
 
+from scrapy.exceptions import IgnoreRequest
 from twisted.internet.task import deferLater
 
 
@@ -63,3 +69,43 @@ class RetryAfterMiddleware:
 
         # Fire a little after Retry-After: the slot it names has opened by then.
         return deferLater(reactor, wait + 0.1, lambda: retry)
+
+
+class RobotsgateRefusalMiddleware:
+    """Turn a robotsgate refusal into IgnoreRequest, as ROBOTSTXT_OBEY does.
+
+    robotsgate marks every answer it writes itself (403 for a disallowed
+    URL, and its other refusals) with an X-Robotsgate-Decision header that
+    names the reason ("disallowed", "robots-unreachable", ...). Without this
+    middleware such a 403 looks like the origin's own 403 to Scrapy. With
+    it, the request is dropped with IgnoreRequest and counted in the stats
+    robotsgate/forbidden and robotsgate/reason/<reason> (Scrapy's own
+    robots.txt check counts robotstxt/forbidden). Answers without the
+    header, such as the origin's own 403, are left alone, and so are the
+    responses report mode forwards ("report-only; <reason>").
+
+    Place it after RetryMiddleware (priority below 550) so that a 429 or 503
+    that robotsgate answered for politeness is retried first; only the
+    final answer is dropped.
+    """
+
+    header = "X-Robotsgate-Decision"
+
+    def __init__(self, stats):
+        self.stats = stats
+
+    @classmethod
+    def from_crawler(cls, crawler):
+        return cls(crawler.stats)
+
+    def process_response(self, request, response, spider):
+        value = response.headers.get(self.header)
+        if value is None or response.status < 400:
+            return response
+        reason = value.decode("latin-1").strip()
+        if not reason or reason.startswith("report-only"):
+            return response
+        self.stats.inc_value("robotsgate/forbidden", spider=spider)
+        self.stats.inc_value(f"robotsgate/reason/{reason}", spider=spider)
+        spider.logger.debug("Forbidden by robotsgate (%s, %d): %s", reason, response.status, request.url)
+        raise IgnoreRequest(f"Forbidden by robotsgate ({reason}): {request.url}")

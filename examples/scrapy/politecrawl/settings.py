@@ -34,8 +34,14 @@ DOWNLOAD_TIMEOUT = 180
 # Wait for Retry-After on 429/503 instead of retrying at once (runs before
 # RetryMiddleware, priority 550). Needed when a Crawl-delay is longer than
 # politeness.max_queue_wait, and while robotsgate pauses an origin.
+#
+# A robotsgate refusal (its X-Robotsgate-Decision header) becomes
+# IgnoreRequest, counted as robotsgate/forbidden and
+# robotsgate/reason/<reason>; the origin's own 403 reaches the spider. It
+# runs after RetryMiddleware, so only the final answer is dropped.
 DOWNLOADER_MIDDLEWARES = {
     "politecrawl.middlewares.RetryAfterMiddleware": 560,
+    "politecrawl.middlewares.RobotsgateRefusalMiddleware": 540,
 }
 RETRY_AFTER_TIMES = 5
 RETRY_AFTER_MAX = 600

@@ -5,6 +5,14 @@
 // states a Crawl-delay. Each robots.txt disallows /private. It writes the
 // ports to <dir>/ports.env (sourced by run.sh) and serves until killed.
 //
+// GET /styled?QUERY is a page whose stylesheet, /private/style.css?QUERY,
+// is disallowed; an inline script after it sets the page's title to
+// "styled" or "unstyled" (whether the stylesheet applied), which the
+// browser rows of run.sh read. The query names the client, so each
+// client's requests are its own lines in robotsgate's audit log.
+//
+// GET /forbidden is the origin's own 403 (robots.txt allows it).
+//
 // GET /__hits on any origin answers the number of requests for /private
 // paths it served, except /private/probe* (the pitfall probes reach the
 // origin on purpose): run.sh checks that it stays 0.
@@ -27,6 +35,7 @@ import (
 	"encoding/pem"
 	"flag"
 	"fmt"
+	"html"
 	"log"
 	"math/big"
 	"net"
@@ -122,6 +131,18 @@ func site(robots string) http.Handler {
 			return
 		case strings.HasPrefix(p, "/private") && !strings.HasPrefix(p, "/private/probe"):
 			privateHits.Add(1)
+			if p == "/private/style.css" {
+				w.Header().Set("Content-Type", "text/css")
+				fmt.Fprint(w, "#probe { color: rgb(255, 0, 0) }\n")
+				return
+			}
+		case p == "/forbidden":
+			http.Error(w, "the origin's own 403", http.StatusForbidden)
+			return
+		case p == "/styled":
+			w.Header().Set("Content-Type", "text/html")
+			fmt.Fprint(w, styledPage(r.URL.RawQuery))
+			return
 		}
 		w.Header().Set("Content-Type", "text/html")
 		fmt.Fprintf(w, "<html><body><p>page %s</p>", r.URL.Path)
@@ -133,6 +154,24 @@ func site(robots string) http.Handler {
 		}
 		fmt.Fprint(w, "</body></html>\n")
 	})
+}
+
+// styledPage is the /styled page: the title says whether the stylesheet
+// /private/style.css?query applied (a script after a stylesheet link runs
+// once the stylesheet has loaded or failed).
+func styledPage(query string) string {
+	css := "/private/style.css"
+	if query != "" {
+		css += "?" + html.EscapeString(query)
+	}
+	return `<!DOCTYPE html>
+<html><head><title>loading</title><link rel="stylesheet" href="` + css + `"></head>
+<body><p id="probe">page /styled</p>
+<script>
+document.title = getComputedStyle(document.getElementById("probe")).color === "rgb(255, 0, 0)" ? "styled" : "unstyled";
+</script>
+</body></html>
+`
 }
 
 // connectRecorder answers every request 403; for a CONNECT it first

@@ -8,12 +8,14 @@
 package main
 
 import (
+	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"flag"
 	"fmt"
 	"io"
 	"log"
+	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -31,6 +33,8 @@ func main() {
 	dur := flag.Duration("d", 5*time.Second, "duration (bounded to 60s)")
 	maxReq := flag.Int("max", 2_000_000, "stop after this many requests in all")
 	allowedOnly := flag.Bool("allowed-only", false, "only URLs robots.txt allows")
+	direct := flag.Bool("direct", false, "no proxy: connect to the origins themselves as https://localhost:port (over IPv4), "+
+		"for a robotsgate that intercepts the connections (transparent listener)")
 	flag.Parse()
 	if *dur <= 0 || *dur > time.Minute || *conns < 1 || *conns > 1024 || *n < 1 || *n > 256 {
 		log.Fatal("mitmload: -d must be in (0, 60s], -c in 1..1024, -n in 1..256")
@@ -43,7 +47,11 @@ func main() {
 	if err != nil {
 		log.Fatalf("mitmload: %v", err)
 	}
-	l := &load{proxy: pu, roots: pool, urls: targets(*base, *n, *allowedOnly), conns: *conns,
+	host := "127.0.0.1"
+	if *direct {
+		pu, host = nil, "localhost" // a name, so that the ClientHello carries it
+	}
+	l := &load{proxy: pu, roots: pool, urls: targets(host, *base, *n, *allowedOnly), conns: *conns,
 		deadline: time.Now().Add(*dur), budget: *maxReq}
 	start := time.Now()
 	var wg sync.WaitGroup
@@ -73,7 +81,7 @@ func loadCA(name string) (*x509.CertPool, error) {
 
 // targets returns the URLs the workers cycle through: every path on each
 // of the n origins from port base on (the allowed paths only, if asked).
-func targets(base, n int, allowedOnly bool) []string {
+func targets(host string, base, n int, allowedOnly bool) []string {
 	paths := []string{"/", "/page/1", "/a/b/c?x=1", "/news/2026/11/22/story.html", "/img/logo.png",
 		"/private/secret", "/files/report.pdf", "/private/open/doc"}
 	if allowedOnly {
@@ -82,7 +90,7 @@ func targets(base, n int, allowedOnly bool) []string {
 	var urls []string
 	for i := 0; i < n; i++ {
 		for _, p := range paths {
-			urls = append(urls, fmt.Sprintf("https://127.0.0.1:%d%s", base+i, p))
+			urls = append(urls, fmt.Sprintf("https://%s:%d%s", host, base+i, p))
 		}
 	}
 	return urls
@@ -118,8 +126,12 @@ func (l *load) take() bool {
 // work is worker w: its own keep-alive connections, every conns-th URL
 // from the w-th on, until the deadline or the budget is reached.
 func (l *load) work(w int) {
+	var d net.Dialer
 	tr := &http.Transport{
-		Proxy:               http.ProxyURL(l.proxy),
+		Proxy: http.ProxyURL(l.proxy), // nil: direct
+		DialContext: func(ctx context.Context, _, addr string) (net.Conn, error) {
+			return d.DialContext(ctx, "tcp4", addr) // localhost is 127.0.0.1, where the origins listen
+		},
 		TLSClientConfig:     &tls.Config{RootCAs: l.roots},
 		MaxIdleConnsPerHost: 4,
 		ForceAttemptHTTP2:   false,

@@ -3,10 +3,14 @@ of their pages) and yields one item per response: its URL and status.
 
     scrapy crawl pages -a urls=https://example.com/ -a follow=1 -O pages.jl
 
-403 answers (robotsgate's refusals) are yielded too, so that a run shows
-what was refused; everything else above 399 is dropped as Scrapy does.
+403 answers are yielded too; everything else above 399 is dropped as
+Scrapy does. In the project, robotsgate's refusals never reach the spider
+(RobotsgateRefusalMiddleware drops them and counts them in the stats), so
+a 403 item is the origin's own. With -a stats=FILE the spider writes the
+robotsgate/ stats to FILE (JSON) when it closes.
 """
 
+import json
 from urllib.parse import urlsplit
 
 import scrapy
@@ -16,10 +20,18 @@ class PagesSpider(scrapy.Spider):
     name = "pages"
     handle_httpstatus_list = [403]
 
-    def __init__(self, urls="", follow="0", **kwargs):
+    def __init__(self, urls="", follow="0", stats="", **kwargs):
         super().__init__(**kwargs)
         self.start_urls = [u for u in urls.split(",") if u]
         self.follow = follow == "1"
+        self.stats_file = stats
+
+    def closed(self, reason):
+        if not self.stats_file:
+            return
+        stats = self.crawler.stats.get_stats()
+        with open(self.stats_file, "w") as f:
+            json.dump({k: v for k, v in sorted(stats.items()) if k.startswith("robotsgate/")}, f)
 
     def parse(self, response):
         yield {"url": response.url, "status": response.status}

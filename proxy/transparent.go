@@ -1,0 +1,340 @@
+package proxy
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"net"
+	"net/http"
+	"net/netip"
+	"net/url"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/elazarl/goproxy"
+
+	"github.com/robotsgate/robotsgate/enforce"
+	"github.com/robotsgate/robotsgate/proxy/selfaddr"
+	"github.com/robotsgate/robotsgate/proxy/transparent"
+)
+
+// The transparent listener: connections the kernel redirected to
+// robotsgate (iptables REDIRECT, see `robotsgate iptables`) from clients
+// that know nothing of a proxy. Each connection's original destination is
+// read and its first bytes sniffed (package transparent); then:
+//   - HTTP/1.x: its requests are served by an http.Server whose handler
+//     makes each URL absolute from its Host and hands it to the proxy
+//     handler, so that it takes the request pipeline like a proxied one;
+//     the destination step (checkRedirected) refuses a Host that is not
+//     the original destination and pins the dial to it;
+//   - TLS: served as if the client had sent "CONNECT <SNI>:<port>" (MITM
+//     or tunnel as https.mode says), after checking that the server name
+//     is the original destination;
+//   - anything else, no server name, no redirect, a redirect loop: the
+//     connection is audited and closed (an HTTP client gets its answer).
+//
+// Every decision and refusal goes through the pipeline and Server.settle.
+
+// sniffTimeout bounds the wait for a redirected connection's first bytes.
+const sniffTimeout = 10 * time.Second
+
+// redirected is what the pipeline knows of a redirected connection.
+type redirected struct {
+	dst netip.AddrPort // the original destination
+	// refusal, when set, answers every request on the connection (no
+	// redirect, a loop, robotsgate itself as destination).
+	refusal *outcome
+	// vhost and vport are the last host and port found to be dst, and
+	// pin the dialer's pin of them; a connection's requests are handled
+	// one at a time.
+	vhost string
+	vport uint16
+	pin   *selfaddr.Pin
+}
+
+type redirectedKey struct{}
+
+// redirectedOf returns the redirected connection r arrived on: from its
+// context, or, inside an MITM session, from its CONNECT's state.
+func redirectedOf(r *http.Request, st *requestState) *redirected {
+	if rd, ok := r.Context().Value(redirectedKey{}).(*redirected); ok {
+		return rd
+	}
+	if parent, ok := st.Parent.(*requestState); ok {
+		return parent.Redirected
+	}
+	return nil
+}
+
+// redirectedConn is an HTTP connection pushed to the transparent
+// http.Server, with what the pipeline must know of it.
+type redirectedConn struct {
+	*transparent.Conn
+	rd *redirected
+}
+
+// ServeTransparent serves the transparent listener ln until Shutdown (it
+// then returns nil). Its connections must have been redirected to it.
+func (s *Server) ServeTransparent(ln net.Listener) error {
+	q := transparent.NewQueue(ln)
+	// The proxy listener's client limits (Server.serve), its body bound
+	// (the handler chain of Server.install) and its running-handler count.
+	srv := &http.Server{
+		Handler:           s.life.wrap(clientLimitsOf(s.cfg.Client).boundBody(http.HandlerFunc(s.serveRedirected))),
+		MaxHeaderBytes:    s.cfg.Client.MaxHeaderBytes,
+		ReadHeaderTimeout: s.cfg.Client.HeaderTimeout,
+		IdleTimeout:       s.cfg.Client.IdleTimeout,
+		ErrorLog:          log.New(httpErrorLogWriter{log: s.log}, "", 0),
+		ConnContext: func(ctx context.Context, c net.Conn) context.Context {
+			if rc, ok := c.(*redirectedConn); ok {
+				return context.WithValue(ctx, redirectedKey{}, rc.rd)
+			}
+			return ctx
+		},
+	}
+	s.mu.Lock()
+	if s.shutdown {
+		s.mu.Unlock()
+		ln.Close()
+		return nil
+	}
+	s.servers = append(s.servers, srv)
+	s.mu.Unlock()
+	s.self.Add(ln.Addr().String())
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(q) }()
+	transparent.Serve(ln, func(c net.Conn) { s.acceptRedirected(c, q) })
+	q.Close() // ln closed without Shutdown: the server stops too, with an error
+	if err := <-done; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("proxy: serve transparent %s: %w", ln.Addr(), err)
+	}
+	return nil
+}
+
+// acceptRedirected classifies one redirected connection and hands it on.
+// It counts as a running handler until then, and Shutdown ends its wait
+// for the first bytes.
+func (s *Server) acceptRedirected(c net.Conn, q *transparent.Queue) {
+	s.life.enter()
+	defer s.life.leave()
+	stop := context.AfterFunc(s.life.waits, func() { c.Close() })
+	dst, derr := transparent.OriginalDst(c)
+	tc, err := transparent.Sniff(c, dst, sniffTimeout)
+	stop()
+	if err != nil {
+		tc = &transparent.Conn{Conn: c, Dst: dst, Why: err.Error()}
+	}
+	rd := &redirected{dst: netip.AddrPortFrom(dst.Addr().Unmap(), dst.Port())}
+	rd.refusal = s.connRefusal(c, rd.dst, derr) // for a connection without one, rd.dst is never dialled
+	switch {
+	case tc.Kind == transparent.KindHTTP:
+		if !q.Push(&redirectedConn{Conn: tc, rd: rd}) {
+			c.Close()
+		}
+		return
+	case rd.refusal != nil:
+	case tc.Kind == transparent.KindTLS && tc.SNI == "":
+		rd.refusal = refusalOf(ReasonNoSNI, rd.dst,
+			"a TLS connection to "+rd.dst.String()+" without a server name (SNI): robotsgate cannot tell which site it is for, so it is not spliced")
+	case tc.Kind == transparent.KindTLS:
+		s.serveRedirectedTLS(tc, rd)
+		return
+	default:
+		rd.refusal = refusalOf(ReasonUnknownProtocol, rd.dst,
+			"a connection to "+rd.dst.String()+" that is neither HTTP/1.x nor TLS was closed: "+tc.Why)
+	}
+	method := ""
+	if tc.Kind == transparent.KindTLS {
+		method = http.MethodConnect
+	}
+	s.closeRefused(c, method, rd.refusal)
+}
+
+// connRefusal is the refusal of every request on the connection c to
+// dst, whose original destination could not be read when derr is not
+// nil: c was not redirected, is robotsgate's own outbound connection
+// come back (a loop), or is addressed to robotsgate itself. It is nil for
+// a connection that may go on.
+func (s *Server) connRefusal(c net.Conn, dst netip.AddrPort, derr error) *outcome {
+	local, _ := netip.ParseAddrPort(c.LocalAddr().String())
+	remote, _ := netip.ParseAddrPort(c.RemoteAddr().String())
+	local = netip.AddrPortFrom(local.Addr().Unmap(), local.Port())
+	switch {
+	case s.outbound != nil && s.outbound.Has(remote, dst):
+		uid := strconv.Itoa(os.Getuid())
+		s.log.Error().Str("destination", dst.String()).Int("uid", os.Getuid()).
+			Msg("redirect loop: robotsgate's own outbound connection was redirected back to its transparent listener; exclude uid " + uid + " from the redirect (robotsgate iptables -uid " + uid + ")")
+		return refusalOf(ReasonRedirectLoop, dst,
+			"robotsgate's own connection to "+dst.String()+" was redirected back to it: the redirect rules must exclude uid "+uid+" (robotsgate iptables -uid "+uid+")")
+	case derr != nil || dst == local:
+		why := "its original destination is the listener itself"
+		if derr != nil {
+			why = derr.Error()
+		}
+		return refusalOf(ReasonNotRedirected, local,
+			"a connection to the transparent listener that was not redirected ("+why+"): send proxy requests to the proxy listener")
+	}
+	if _, self := s.self.Check(context.Background(), dst.Addr().String(), dst.Port()); self {
+		return refusalOf(ReasonSelfRequest, dst,
+			"the original destination "+dst.String()+" is robotsgate itself; its admin API is not reachable through the proxy")
+	}
+	return nil
+}
+
+// refusalOf is the refusal with reason of a request on a redirected
+// connection to dst.
+func refusalOf(reason enforce.Reason, dst netip.AddrPort, detail string) *outcome {
+	o := refuse(enforce.Decision{Reason: reason, URL: "tcp://" + dst.String(), Detail: detail})
+	o.close = true
+	return &o
+}
+
+// closeRefused audits and counts the refusal o of the connection c, and
+// closes c without an answer: its client speaks no HTTP.
+func (s *Server) closeRefused(c net.Conn, method string, o *outcome) {
+	r := &http.Request{Method: method, URL: &url.URL{Scheme: "tcp", Host: strings.TrimPrefix(o.d.URL, "tcp://")},
+		Header: make(http.Header), RemoteAddr: c.RemoteAddr().String(), Host: o.d.URL}
+	if method != http.MethodConnect { // settle counts the decisions of CONNECTs only
+		s.metrics.Decision(o.d)
+	}
+	if resp := s.settle(r, &requestState{Start: time.Now(), Client: r.RemoteAddr}, *o); resp != nil {
+		resp.Body.Close()
+	}
+	c.Close()
+}
+
+// serveRedirected is the handler of the transparent http.Server: it makes
+// the request's URL absolute from its Host (or the original destination
+// when it has none) and hands it to the proxy's handler.
+func (s *Server) serveRedirected(w http.ResponseWriter, r *http.Request) {
+	rd, _ := r.Context().Value(redirectedKey{}).(*redirected)
+	if rd == nil { // not from the queue: cannot happen
+		http.Error(w, "not a redirected connection", http.StatusInternalServerError)
+		return
+	}
+	if r.Method == http.MethodConnect {
+		d := enforce.Decision{Reason: ReasonDestinationMismatch, URL: "tcp://" + rd.dst.String(),
+			Detail: "a CONNECT on a connection already addressed to " + rd.dst.String() + " (clients behind the transparent listener send plain requests)"}
+		writeResponse(w, s.settle(r, &requestState{Start: time.Now(), Client: r.RemoteAddr}, refuse(d)))
+		return
+	}
+	if r.Host == "" { // HTTP/1.0 without Host: the address is the name
+		r.Host = selfaddr.JoinHostPort(rd.dst.Addr().String(), rd.dst.Port())
+	}
+	r.URL.Scheme, r.URL.Host = "http", r.Host
+	s.proxy.ServeHTTP(w, r)
+}
+
+// writeResponse writes robotsgate's own answer resp to w.
+func writeResponse(w http.ResponseWriter, resp *http.Response) {
+	for k, v := range resp.Header {
+		w.Header()[k] = v
+	}
+	w.WriteHeader(resp.StatusCode)
+	_, _ = io.Copy(w, resp.Body)
+	resp.Body.Close()
+}
+
+// checkRedirected is the destination check of a request on a redirected
+// connection: the connection's own refusal if it has one; 409 when the
+// request's host:port is not the original destination (the name does
+// not resolve to its address, or is not that address); otherwise the
+// request is pinned to the original destination, whatever the name
+// resolves to when it is dialled.
+func checkRedirected(self *selfaddr.Set, r *http.Request, ctx *goproxy.ProxyCtx, rd *redirected, host string, port uint16, portOK bool) outcome {
+	if rd.refusal != nil {
+		o := *rd.refusal
+		o.d.URL = enforce.RedactedURL(r.URL)
+		return o
+	}
+	if !portOK || host != rd.vhost || port != rd.vport {
+		target := selfaddr.JoinHostPort(host, port)
+		if !portOK || port != rd.dst.Port() || !self.Resolves(r.Context(), host, rd.dst.Addr()) {
+			d := enforce.Decision{Reason: ReasonDestinationMismatch, URL: enforce.RedactedURL(r.URL),
+				Detail: "the request names " + strconv.Quote(target) + " but its connection was addressed to " + rd.dst.String() +
+					", which that name does not resolve to"}
+			if o, err := enforce.Origin(r.URL); err == nil {
+				d.Origin = o
+			}
+			return refuse(d)
+		}
+		rd.vhost, rd.vport, rd.pin = host, port, selfaddr.PinTo(host, port, rd.dst.Addr())
+	}
+	ctx.Req = r.WithContext(selfaddr.WithPin(r.Context(), rd.pin))
+	return outcome{}
+}
+
+// installTransparent prepares a Server with a transparent listener: its
+// configured address is robotsgate's own, and the outbound connections
+// (proxied requests and policy fetches) are recorded so that one
+// redirected back is recognised as a loop.
+func (s *Server) installTransparent() {
+	if s.cfg.Transparent.Listen == "" {
+		return
+	}
+	s.self.Add(s.cfg.Transparent.Listen)
+	s.outbound = &transparent.Outbound{}
+	for _, tr := range []*http.Transport{s.tr, s.ptr} {
+		if tr != nil {
+			tr.DialContext = s.outbound.Dialer(tr.DialContext)
+		}
+	}
+}
+
+// serveRedirectedTLS serves a redirected TLS connection as a CONNECT to
+// its server name and original port, once the name is found to be the
+// original destination (otherwise the connection is refused and closed).
+// The CONNECT's answer is not written: the client never sent one.
+func (s *Server) serveRedirectedTLS(tc *transparent.Conn, rd *redirected) {
+	// The name as the CONNECT path decides and dials it (canonical.go),
+	// so that the pin below is the one its dial looks for.
+	host, err := enforce.CanonicalHost(tc.SNI)
+	if err != nil {
+		o := refusalOf(enforce.ReasonInvalidHost, rd.dst,
+			"the TLS server name "+strconv.Quote(tc.SNI)+" is not a host name robotsgate can decide for: "+err.Error())
+		s.closeRefused(tc, http.MethodConnect, o)
+		return
+	}
+	target := selfaddr.JoinHostPort(host, rd.dst.Port())
+	if !s.self.Resolves(context.Background(), host, rd.dst.Addr()) {
+		o := refusalOf(ReasonDestinationMismatch, rd.dst,
+			"the TLS server name "+strconv.Quote(tc.SNI)+" does not resolve to "+rd.dst.Addr().String()+", where the connection was addressed")
+		o.d.URL = "https://" + target
+		s.closeRefused(tc, http.MethodConnect, o)
+		return
+	}
+	rd.vhost, rd.vport, rd.pin = host, rd.dst.Port(), selfaddr.PinTo(host, rd.dst.Port(), rd.dst.Addr())
+	ctx := context.WithValue(context.Background(), redirectedKey{}, rd)
+	ctx = selfaddr.WithPin(ctx, rd.pin) // a tunnel dials the original destination
+	r := (&http.Request{Method: http.MethodConnect, URL: &url.URL{Host: target}, Host: target, RequestURI: target,
+		Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1, Header: make(http.Header),
+		RemoteAddr: tc.RemoteAddr().String()}).WithContext(ctx)
+	tc.DiscardUntilRead()
+	s.life.wrap(s.https.hijacks.wrap(s.proxy)).ServeHTTP(&hijackWriter{conn: tc}, r)
+}
+
+// hijackWriter is the ResponseWriter of a CONNECT made up for a
+// redirected TLS connection: goproxy hijacks the connection at once.
+type hijackWriter struct {
+	conn   net.Conn
+	header http.Header
+}
+
+func (w *hijackWriter) Header() http.Header {
+	if w.header == nil {
+		w.header = make(http.Header)
+	}
+	return w.header
+}
+func (w *hijackWriter) Write(p []byte) (int, error) { return len(p), nil }
+func (w *hijackWriter) WriteHeader(int)             {}
+
+// Hijack returns the connection.
+func (w *hijackWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	return w.conn, bufio.NewReadWriter(bufio.NewReader(w.conn), bufio.NewWriter(w.conn)), nil
+}
