@@ -136,7 +136,7 @@ func (e *Enforcer) decideURL(ctx context.Context, u *url.URL, agent string, o De
 // ("/%72obots.txt", "/robots%2Etxt", "/ROBOTS.TXT", "/robots.txt?x",
 // "/robots.txt;x") and any other method (PUT, DELETE, POST) is decided by
 // the rules like any other path (the rules alone: robots'
-// DecideUsageRules leaves out RFC 9309's implicit allowance), so that no
+// MatchUsageRules leaves out RFC 9309's implicit allowance), so that no
 // variant opens a path by accident.
 func isRobotsTxt(u *url.URL, method string) bool {
 	if method != "" && method != "GET" && method != "HEAD" {

@@ -263,7 +263,7 @@ func FuzzDecideSpellings(f *testing.F) {
 		rules := robots.Parse([]byte(body.String()))
 		var blocking string
 		for _, s := range refSpellings(p) {
-			if !rules.DecidePath("bot", s).Allowed {
+			if !rules.MatchPath("bot", s).Allowed {
 				blocking = s
 				break
 			}

@@ -74,7 +74,7 @@ func TestRedisStoreRoundTrip(t *testing.T) {
 		for _, c := range []struct{ agent, path string }{
 			{"", "/"}, {"", "/private"}, {"", "/private/ok"}, {"foobot", "/"}, {"otherbot", "/private/x"},
 		} {
-			if g, w := got.Parsed.DecidePath(c.agent, c.path), want.Parsed.DecidePath(c.agent, c.path); g != w {
+			if g, w := got.Parsed.MatchPath(c.agent, c.path), want.Parsed.MatchPath(c.agent, c.path); g != w {
 				t.Errorf("%s: decision for %q %s: got %+v, want %+v", want.Origin, c.agent, c.path, g, w)
 			}
 		}
