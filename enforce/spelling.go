@@ -34,7 +34,7 @@ type spelled struct {
 // that disallows decides, and detail then names it. A spelling of a
 // disallowed path thus cannot slip through. For a path every spelling
 // allows, the usage of each purpose is the most restrictive of the
-// spellings' (see DecideRules).
+// spellings' (see RulesVerdict).
 func decideSpellings(rules *robots.Robots, agent, path string) (s spelled) {
 	v, u := rules.MatchUsageRules(agent, path)
 	s.v = v

@@ -48,7 +48,7 @@ func SourceName(s robots.UsageSource) string {
 // verdict per purpose, indexed by aipref.Purpose: for purpose p, the
 // most restrictive of the preferences stated for the purposes
 // aipref.Binds(p), by any source (see Hold). The zero value states none.
-type Usage [aipref.NumPurposes]robots.UsageVerdict
+type Usage [aipref.NumPurposes]robots.UsageStatement
 
 // Hold adds v, a preference a source states for the purpose (label)
 // stated, to u: every purpose that stated binds (aipref.Binds) takes v
@@ -57,7 +57,7 @@ type Usage [aipref.NumPurposes]robots.UsageVerdict
 // place where a stated preference becomes a binding one; each source of
 // usage preferences (robots.txt lines, response headers, robot tags)
 // goes through it.
-func (u *Usage) Hold(stated aipref.Purpose, v robots.UsageVerdict) {
+func (u *Usage) Hold(stated aipref.Purpose, v robots.UsageStatement) {
 	if v.Pref == aipref.Unknown {
 		return
 	}
@@ -84,11 +84,11 @@ func heldUsage(ru *robots.Usage) Usage {
 
 // For returns the verdict for purpose p (the zero verdict for a value out
 // of range).
-func (u *Usage) For(p aipref.Purpose) robots.UsageVerdict {
+func (u *Usage) For(p aipref.Purpose) robots.UsageStatement {
 	if int(p) < len(u) {
 		return u[p]
 	}
-	return robots.UsageVerdict{}
+	return robots.UsageStatement{}
 }
 
 // Prefs returns the preferences of u without their sources; its String
@@ -197,7 +197,7 @@ type Verdict struct {
 	ContentUseBlocked bool
 }
 
-// DecideRules decides path (path[;params][?query], as sent) for agent
+// RulesVerdict decides path (path[;params][?query], as sent) for agent
 // on rules the way Decide does: Allow/Disallow on the path and on every
 // other spelling an origin may read it as (the first that disallows
 // decides), then, for a path they allow, usage preferences under p.
@@ -207,7 +207,7 @@ type Verdict struct {
 // unknown before allowed, so "/ai-ok/../x" cannot pick up the
 // preference of "/ai-ok/" when "/x" states another or none. It
 // allocates nothing for a path with no other spelling.
-func DecideRules(rules *robots.Robots, agent, path string, p UsagePolicy) Verdict {
+func RulesVerdict(rules *robots.Robots, agent, path string, p UsagePolicy) Verdict {
 	s := decideSpellings(rules, agent, path)
 	v := Verdict{Allowed: s.v.Allowed, Group: s.v.Group, Detail: s.detail, Usage: s.usage, SiteUse: s.use}
 	if s.v.Rule.Line != 0 {

@@ -14,7 +14,7 @@ import (
 // TestUsageSignalsHeldCases asserts, on the robots.txt cases of
 // robots/testdata/usage_signals_cases.json (the examples of
 // draft-ietf-aipref-vocab-08 and Content Signals), what a crawler is
-// held to: for each purpose the preference DecideRules reports (the most
+// held to: for each purpose the preference RulesVerdict reports (the most
 // restrictive of every line that binds it, aipref.Binds), that a crawler
 // declaring only that purpose is refused exactly when it is "n" (so a
 // search crawler only by its search preference), and which declared
@@ -52,7 +52,7 @@ func TestUsageSignalsHeldCases(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					v := DecideRules(r, c.Agent, ck.Path, UsagePolicy{ContentUse: use})
+					v := RulesVerdict(r, c.Agent, ck.Path, UsagePolicy{ContentUse: use})
 					if v.ContentUseBlocked == want || v.ContentUseBlocked && (v.Reason != ReasonUsageDisallowed || v.Line == 0) {
 						t.Errorf("%s content use %s: %+v, want permitted %v (source: %s)", ck.Path, name, v, want, c.Source)
 					}
@@ -68,7 +68,7 @@ func TestUsageSignalsHeldCases(t *testing.T) {
 // checkHeld asserts the held preferences of path.
 func checkHeld(t *testing.T, r *robots.Robots, agent, path string, want map[string]string, source string) {
 	t.Helper()
-	v := DecideRules(r, agent, path, UsagePolicy{})
+	v := RulesVerdict(r, agent, path, UsagePolicy{})
 	for p := aipref.Purpose(0); p < aipref.NumPurposes; p++ {
 		got := ""
 		switch v.Usage[p].Pref {
@@ -80,7 +80,7 @@ func checkHeld(t *testing.T, r *robots.Robots, agent, path string, want map[stri
 		if got != want[p.String()] {
 			t.Errorf("%s %s: held %q (%q), want %q (source: %s)", path, p, got, v.Usage[p].Rule, want[p.String()], source)
 		}
-		d := DecideRules(r, agent, path, UsagePolicy{Purposes: aipref.SetOf(p)})
+		d := RulesVerdict(r, agent, path, UsagePolicy{Purposes: aipref.SetOf(p)})
 		if refused := d.Reason == ReasonUsageDisallowed; refused != (got == "n") {
 			t.Errorf("%s: a crawler declaring only %s: %s (%s), held %q (source: %s)", path, p, d.Reason, d.Detail, got, source)
 		}

@@ -32,10 +32,10 @@ const (
 )
 
 // eventOf is the audit record of the decision d on the request from
-// client with method: verdict is audit.DecisionAllowed, DecisionBlocked
+// client with method: auditAs is audit.DecisionAllowed, DecisionBlocked
 // or DecisionReported, status what the client got or the origin answered
 // (0 when neither applies). Mode is filled in by Server.record.
-func eventOf(client, method string, d enforce.Decision, verdict string, status int) audit.Event {
+func eventOf(client, method string, d enforce.Decision, auditAs string, status int) audit.Event {
 	e := audit.Event{
 		Client:           client,
 		Method:           method,
@@ -46,7 +46,7 @@ func eventOf(client, method string, d enforce.Decision, verdict string, status i
 		Rule:             d.Rule,
 		Line:             d.Line,
 		Reason:           string(d.Reason),
-		Decision:         verdict,
+		Decision:         auditAs,
 		RobotsStatus:     string(d.RobotsStatus),
 		RobotsHTTPStatus: d.RobotsHTTPStatus,
 		RobotsAge:        d.RobotsAge,
@@ -88,12 +88,12 @@ type decisionFields struct {
 
 // newDecisionFields converts d.
 func newDecisionFields(d enforce.Decision) decisionFields {
-	verdict := audit.DecisionBlocked
+	decision := audit.DecisionBlocked
 	if d.Allowed {
-		verdict = audit.DecisionAllowed
+		decision = audit.DecisionAllowed
 	}
 	return decisionFields{
-		Decision:        verdict,
+		Decision:        decision,
 		Reason:          string(d.Reason),
 		Explanation:     explain(d),
 		Detail:          d.Detail,

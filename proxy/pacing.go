@@ -46,7 +46,7 @@ func newPoliteness(cfg config.Config, pacer politeness.Pacer, pauses politeness.
 }
 
 // pacing is the politeness step. It runs after the robots.txt
-// verdict, for requests about to be forwarded: a paused origin is
+// decision, for requests about to be forwarded: a paused origin is
 // answered with 503 and Retry-After, and a request whose crawl-delay wait
 // would be too long with 429 and Retry-After; both are audited (reasons
 // origin-paused and crawl-delay-wait) and never reach the origin. Other

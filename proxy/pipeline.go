@@ -18,7 +18,7 @@ import (
 )
 
 // The request pipeline. A proxied request passes the request steps in
-// order; the first that refuses it (an outcome with a verdict of
+// order; the first that refuses it (an outcome audited as
 // audit.DecisionBlocked) answers it, and the rest are skipped: the origin
 // sees nothing. A forwarded request's response, and robotsgate's own
 // answers, then pass every response step in order. Steps never build
@@ -169,7 +169,7 @@ type requestState struct {
 	// (declare): the user's, else the configured one.
 	ContentUse aipref.Use
 
-	Decision enforce.Decision // the robots verdict, valid when Decided
+	Decision enforce.Decision // the robots.txt decision, valid when Decided
 	Decided  bool
 	// RangeRemoved says that wholeStep removed the request's Range headers:
 	// the audit records of its response say so.

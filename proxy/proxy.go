@@ -1,6 +1,6 @@
 // Package proxy is robotsgate's HTTP(S) forward proxy: thin wiring of
 // github.com/elazarl/goproxy around package enforce. For every proxied
-// request it asks the Enforcer for a verdict, answers refusals itself
+// request it asks the Enforcer for a decision, answers refusals itself
 // (the request never leaves), forwards the rest with bodies streamed, and
 // writes audit records.
 //

@@ -19,12 +19,12 @@ import (
 // without refusing, is an outcome that Server.settle carries out: the
 // steps never build audit records or answers themselves.
 type outcome struct {
-	// verdict is what happens: "" nothing (go on, nothing audited);
+	// auditAs is what happens: "" nothing (go on, nothing audited);
 	// audit.DecisionBlocked: robotsgate answers the request itself, with
 	// status, and the origin sees nothing; audit.DecisionAllowed or
 	// audit.DecisionReported: the decision is audited and the request
 	// goes on.
-	verdict string
+	auditAs string
 	// status is the status of the refusal, or, for an audited decision
 	// that lets the request go on, the origin's status when known.
 	status int
@@ -46,12 +46,13 @@ type outcome struct {
 // refuse is the outcome of refusing the request because of d, with the
 // status of d's reason ([refusalStatus]).
 func refuse(d enforce.Decision) outcome {
-	return outcome{verdict: audit.DecisionBlocked, status: refusalStatus(d), d: d}
+	return outcome{auditAs: audit.DecisionBlocked, status: refusalStatus(d), d: d}
 }
 
-// note is the outcome of auditing d as verdict while the request goes on.
-func note(verdict string, d enforce.Decision) outcome {
-	return outcome{verdict: verdict, d: d}
+// note is the outcome of auditing d as auditAs (an audit decision) while
+// the request goes on.
+func note(auditAs string, d enforce.Decision) outcome {
+	return outcome{auditAs: auditAs, d: d}
 }
 
 // settle carries out the outcome o of a step for the request r with state
@@ -67,7 +68,7 @@ func (s *Server) settle(r *http.Request, st *requestState, o outcome) *http.Resp
 		setProxyStatus(h, psInternal, strings.TrimSpace(o.gone))
 		return newResponse(r, o.status, h, o.gone)
 	}
-	if o.verdict == "" {
+	if o.auditAs == "" {
 		return nil
 	}
 	connect := r.Method == http.MethodConnect
@@ -76,7 +77,7 @@ func (s *Server) settle(r *http.Request, st *requestState, o outcome) *http.Resp
 	}
 	var resp *http.Response
 	status := o.status
-	if o.verdict == audit.DecisionBlocked {
+	if o.auditAs == audit.DecisionBlocked {
 		st.Answered = true
 		if o.err == nil { // an upstream failure leaves the robots decision counted, and counts as an upstream error
 			st.Decision, st.Decided = o.d, true
@@ -84,7 +85,7 @@ func (s *Server) settle(r *http.Request, st *requestState, o outcome) *http.Resp
 		resp = answer(r, o, connect)
 		status = resp.StatusCode
 	}
-	e := eventOf(r.RemoteAddr, r.Method, o.d, o.verdict, status)
+	e := eventOf(r.RemoteAddr, r.Method, o.d, o.auditAs, status)
 	e.Detail += o.note
 	if st.RangeRemoved {
 		e.Detail += "; Range removed from the request"
@@ -215,5 +216,5 @@ func upstreamOutcome(r *http.Request, agent string, err error) outcome {
 	}
 	d := enforce.Decision{Reason: ReasonUpstreamError, URL: enforce.RedactedURL(r.URL), Origin: origin, Agent: agent,
 		Detail: "forwarding to " + name + " failed: " + enforce.RedactURLsIn(explainUpstreamTLS(r.URL.Host, err).Error())}
-	return outcome{verdict: audit.DecisionBlocked, status: status, d: d, err: err}
+	return outcome{auditAs: audit.DecisionBlocked, status: status, d: d, err: err}
 }

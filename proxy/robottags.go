@@ -184,7 +184,7 @@ func hasBody(resp *http.Response) bool {
 	return resp.StatusCode != http.StatusNoContent && resp.StatusCode != http.StatusNotModified
 }
 
-// robotTagVerdict is the robot-tag verdict on a forwarded response to
+// robotTagOutcome is the outcome of the robot tags of a forwarded response to
 // req, for the crawler whose product token is agent.
 //
 // It acts only on 2xx responses (an error page or a redirect is not
@@ -201,7 +201,7 @@ func hasBody(resp *http.Response) bool {
 //     outcome is a 403 refusal (reason robot-tag) carrying HeaderIndex.
 //
 // ev then describes what was found.
-func robotTagVerdict(req *http.Request, resp *http.Response, agent string, cfg config.RobotTagsConfig) (ev *tagEvent, o outcome) {
+func robotTagOutcome(req *http.Request, resp *http.Response, agent string, cfg config.RobotTagsConfig) (ev *tagEvent, o outcome) {
 	if cfg.Mode == config.RobotTagsOff || resp == nil || resp.StatusCode/100 != 2 {
 		return nil, outcome{}
 	}
@@ -243,7 +243,7 @@ func tagDecision(req *http.Request, agent string, ev *tagEvent) enforce.Decision
 	return d
 }
 
-// robotTagStep is the robot-tag response step (robotTagVerdict): in
+// robotTagStep is the robot-tag response step (robotTagOutcome): in
 // annotate mode it marks forwarded responses that say "do not keep", in
 // enforce mode it refuses them with a 403; both are audited (reason
 // robot-tag; decision reported when forwarded, blocked when refused). It
@@ -265,6 +265,6 @@ func (t robotTagStep) onResponse(resp *http.Response, ctx *goproxy.ProxyCtx, st 
 	if resp == nil || ctx.Error != nil || st.Answered || t.cfg.Mode == config.RobotTagsOff {
 		return resp, outcome{}
 	}
-	_, o := robotTagVerdict(ctx.Req, resp, st.Agent, t.cfg)
+	_, o := robotTagOutcome(ctx.Req, resp, st.Agent, t.cfg)
 	return resp, o
 }

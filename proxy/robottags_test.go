@@ -212,8 +212,8 @@ func BenchmarkApplyRobotTags(b *testing.B) {
 // robotsgate's answer when it is a refusal, as the pipeline carries it
 // out: the response the client gets, and what was found.
 func applyRobotTags(req *http.Request, resp *http.Response, agent string, cfg config.RobotTagsConfig) (*http.Response, *tagEvent) {
-	ev, o := robotTagVerdict(req, resp, agent, cfg)
-	if o.verdict == audit.DecisionBlocked {
+	ev, o := robotTagOutcome(req, resp, agent, cfg)
+	if o.auditAs == audit.DecisionBlocked {
 		return answer(req, o, false), ev
 	}
 	return resp, ev

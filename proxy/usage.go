@@ -18,7 +18,7 @@ import (
 // Usage preferences in the proxy: who a request crawls for (the
 // authenticated user's identity, the purposes header) and what the
 // response says its content may be used for. robots.txt's own usage
-// verdict is made by enforce, in the robots step.
+// preferences are decided by enforce, in the robots step.
 
 // HeaderUsage is the header robotsgate adds to a forwarded response whose
 // usage preferences are stated (by robots.txt for the URL, by a
@@ -113,7 +113,7 @@ func responseUsage(resp *http.Response, agent string) (v enforce.Usage, use robo
 		ds    []robottag.Directive
 	}{{"X-Robots-Tag: ", scan.Header}, {"meta robots: ", scan.Meta}} {
 		if ps, dir := robottag.Usage(src.ds, agent, image); ps.Get(aipref.TrainAI) == aipref.Disallowed {
-			v.Hold(aipref.TrainAI, robots.UsageVerdict{Pref: aipref.Disallowed, Source: enforce.SourceRobotTag, Rule: cleanRule(src.label + dir.String())})
+			v.Hold(aipref.TrainAI, robots.UsageStatement{Pref: aipref.Disallowed, Source: enforce.SourceRobotTag, Rule: cleanRule(src.label + dir.String())})
 			break
 		}
 	}
@@ -126,7 +126,7 @@ func responseUsage(resp *http.Response, agent string) (v enforce.Usage, use robo
 func holdHeader(v *enforce.Usage, ps aipref.Prefs, src robots.UsageSource, label string, vals []string) string {
 	rule := cleanRule(label + strings.Join(vals, ", "))
 	for p := aipref.Purpose(0); p < aipref.NumPurposes; p++ {
-		v.Hold(p, robots.UsageVerdict{Pref: ps.Get(p), Source: src, Rule: rule})
+		v.Hold(p, robots.UsageStatement{Pref: ps.Get(p), Source: src, Rule: rule})
 	}
 	return rule
 }
@@ -182,7 +182,7 @@ func responseUsageDecision(req *http.Request, st *requestState, v *enforce.Usage
 	d.Allowed, d.Reason, d.UsageBlocked, d.ContentUseBlocked = false, enforce.ReasonUsageDisallowed, blocked, false
 	d.Rule, d.Line, d.Detail = "", 0, ""
 	for p := aipref.Purpose(0); p < aipref.NumPurposes; p++ {
-		// The response's verdict shows where it is more restrictive than
+		// The response's statement shows where it is more restrictive than
 		// robots.txt's, or states one where robots.txt states none.
 		if v[p].Pref != aipref.Unknown && aipref.Combine(v[p].Pref, d.Usage[p].Pref) != d.Usage[p].Pref ||
 			d.Usage[p].Pref == aipref.Unknown {

@@ -112,7 +112,7 @@ func (s *Server) adminRoutes() {
 	}
 	s.admin = admin.New(admin.Config{
 		Cache: s.enf,
-		Decide: func(ctx context.Context, u *url.URL, agent string, purposes aipref.Set, use aipref.Use) any {
+		DecisionAnswer: func(ctx context.Context, u *url.URL, agent string, purposes aipref.Set, use aipref.Use) any {
 			return newDecisionJSON(s.enf.Decide(ctx, u, agent, enforce.DecideOptions{Purposes: purposes, ContentUse: use, Quiet: true}))
 		},
 		Metrics:    s.metrics.Handler(),

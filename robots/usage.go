@@ -61,9 +61,9 @@ func (s UsageSource) String() string {
 	return ""
 }
 
-// UsageVerdict is the usage preference robots.txt states for one purpose
+// UsageStatement is the usage preference robots.txt states for one purpose
 // on one URL.
-type UsageVerdict struct {
+type UsageStatement struct {
 	Pref   aipref.Pref
 	Source UsageSource // UsageNone when Pref is unknown
 	// Rule is the deciding line as written, for example
@@ -75,7 +75,7 @@ type UsageVerdict struct {
 }
 
 // UseVerdict is the content-use level robots.txt states for one URL: a
-// UsageVerdict with a level ([aipref.Use]) for a preference.
+// UsageStatement with a level ([aipref.Use]) for a preference.
 type UseVerdict struct {
 	Level  aipref.Use
 	Source UsageSource // UsageNone when Level is unknown
@@ -87,27 +87,27 @@ type UseVerdict struct {
 // verdict per purpose, and its content-use level. The zero value states
 // none.
 type Usage struct {
-	v   [aipref.NumPurposes]UsageVerdict
-	sig [aipref.NumPurposes]UsageVerdict // Content-Signal lines alone
+	v   [aipref.NumPurposes]UsageStatement
+	sig [aipref.NumPurposes]UsageStatement // Content-Signal lines alone
 	use UseVerdict
 }
 
 // For returns the verdict for purpose p.
-func (u *Usage) For(p aipref.Purpose) UsageVerdict {
+func (u *Usage) For(p aipref.Purpose) UsageStatement {
 	if int(p) < aipref.NumPurposes {
 		return u.v[p]
 	}
-	return UsageVerdict{}
+	return UsageStatement{}
 }
 
 // Signal returns the verdict of the Content-Signal lines alone for
 // purpose p (the group's, else the file's), whatever Content-Usage lines
 // state.
-func (u *Usage) Signal(p aipref.Purpose) UsageVerdict {
+func (u *Usage) Signal(p aipref.Purpose) UsageStatement {
 	if int(p) < aipref.NumPurposes {
 		return u.sig[p]
 	}
-	return UsageVerdict{}
+	return UsageStatement{}
 }
 
 // Use returns the content-use level (Content-Signal "use=").
@@ -317,7 +317,7 @@ func (g *usageGroup) fallBack(cu *usageStmt, u *Usage) {
 			s = &g.signal
 		}
 		if ln := s.from[i]; ln != nil {
-			u.v[i] = UsageVerdict{Pref: s.pref[i], Source: ln.src, Rule: ln.text, Line: ln.line}
+			u.v[i] = UsageStatement{Pref: s.pref[i], Source: ln.src, Rule: ln.text, Line: ln.line}
 		}
 	}
 }
@@ -326,7 +326,7 @@ func (g *usageGroup) fallBack(cu *usageStmt, u *Usage) {
 func (s *usageStmt) fill(u *Usage) {
 	for i := range u.v {
 		if ln := s.from[i]; ln != nil {
-			u.v[i] = UsageVerdict{Pref: s.pref[i], Source: ln.src, Rule: ln.text, Line: ln.line}
+			u.v[i] = UsageStatement{Pref: s.pref[i], Source: ln.src, Rule: ln.text, Line: ln.line}
 		}
 	}
 }
@@ -336,7 +336,7 @@ func (s *usageStmt) fill(u *Usage) {
 func (s *usageStmt) fillSignal(u *Usage) {
 	for i := range u.sig {
 		if ln := s.from[i]; ln != nil {
-			u.sig[i] = UsageVerdict{Pref: s.pref[i], Source: ln.src, Rule: ln.text, Line: ln.line}
+			u.sig[i] = UsageStatement{Pref: s.pref[i], Source: ln.src, Rule: ln.text, Line: ln.line}
 		}
 	}
 	if ln := s.useFrom; ln != nil {

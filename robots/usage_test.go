@@ -200,7 +200,7 @@ func TestDecideUsageNil(t *testing.T) {
 	if !d.Allowed || u != (Usage{}) {
 		t.Errorf("nil Robots: %+v %+v", d, u)
 	}
-	if v := u.For(aipref.Purpose(7)); v != (UsageVerdict{}) {
+	if v := u.For(aipref.Purpose(7)); v != (UsageStatement{}) {
 		t.Errorf("For(out of range) = %+v", v)
 	}
 }

@@ -18,7 +18,7 @@ const checkUsage = "usage: robotsgate check -robots FILE -agent NAME [-purpose L
 
 // runCheck implements "robotsgate check": it reads a robots.txt and prints,
 // for each URL, whether the crawler named by -agent may fetch it, decided
-// as the proxy decides (enforce.DecideRules: the path and the other
+// as the proxy decides (enforce.RulesVerdict: the path and the other
 // spellings an origin may read it as, then the usage preferences for the
 // purposes of -purpose and the content-use level for -content-use),
 // with the deciding rule and line. The exit
@@ -91,7 +91,7 @@ func checkURLs(w io.Writer, r *robots.Robots, agent string, urls []string, pol e
 		path := robots.PathParamsQuery(u)
 		v := enforce.Verdict{Allowed: true, Reason: enforce.ReasonAllowed}
 		if path != "/robots.txt" { // a GET of robots.txt itself, spelled so, is exempt as in the proxy
-			v = enforce.DecideRules(r, agent, path, pol)
+			v = enforce.RulesVerdict(r, agent, path, pol)
 		}
 		if !v.Allowed {
 			status = 1

@@ -32,14 +32,14 @@ type Cache interface {
 // Config configures New.
 type Config struct {
 	Cache Cache // required
-	// Decide answers /v1/decision: the decision for u and agent as the
+	// DecisionAnswer answers /v1/decision: the decision for u and agent as the
 	// JSON value to send. It must not count as a proxied request (no
 	// metrics).
 	// purposes are the declared purposes: the configured ones, or the
 	// query's purpose parameter; use the declared content use: the
 	// configured one, or the query's content_use parameter.
-	Decide  func(ctx context.Context, u *url.URL, agent string, purposes aipref.Set, use aipref.Use) any
-	Metrics http.Handler // served at /metrics; nil: 404
+	DecisionAnswer func(ctx context.Context, u *url.URL, agent string, purposes aipref.Set, use aipref.Use) any
+	Metrics        http.Handler // served at /metrics; nil: 404
 	// Token is the bearer token of the admin API ("" = none). DELETE
 	// (purge) always requires it: without a token it is refused with 403.
 	// When Protect is set, every endpoint but /healthz and /readyz
@@ -240,7 +240,7 @@ func (a *Admin) decision(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	writeJSON(w, http.StatusOK, a.cfg.Decide(r.Context(), u, agent, purposes, use))
+	writeJSON(w, http.StatusOK, a.cfg.DecisionAnswer(r.Context(), u, agent, purposes, use))
 }
 
 // EntryJSON is the answer of GET /v1/robots: an origin's cached
