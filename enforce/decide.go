@@ -71,7 +71,21 @@ type DecideOptions struct {
 	// Method is the request's method; "" means GET. Only a GET or HEAD of
 	// /robots.txt is exempt from the rules.
 	Method string
+	// UnknownUsage replaces Config.UsageUnknownDeny when not
+	// UnknownConfigured.
+	UnknownUsage UnknownUsage
 }
+
+// UnknownUsage is what a decision does with a declared purpose for which
+// no usage preference is stated (DecideOptions.UnknownUsage).
+type UnknownUsage int
+
+// Values of UnknownUsage.
+const (
+	UnknownConfigured UnknownUsage = iota // Config.UsageUnknownDeny
+	UnknownAllow
+	UnknownDeny
+)
 
 func (e *Enforcer) decideURL(ctx context.Context, u *url.URL, agent string, o DecideOptions) Decision {
 	origin, err := Origin(u)
@@ -122,7 +136,11 @@ func (e *Enforcer) decideURL(ctx context.Context, u *url.URL, agent string, o De
 			}
 		}
 	}
-	e.decide(&d, en, now, u, UsagePolicy{Purposes: o.Purposes, UnknownDeny: e.usage.UnknownDeny, ContentUse: o.ContentUse})
+	unknownDeny := e.usage.UnknownDeny
+	if o.UnknownUsage != UnknownConfigured {
+		unknownDeny = o.UnknownUsage == UnknownDeny
+	}
+	e.decide(&d, en, now, u, UsagePolicy{Purposes: o.Purposes, UnknownDeny: unknownDeny, ContentUse: o.ContentUse})
 	if stale != "" && !d.RobotsStale {
 		d.RobotsStale, d.RobotsStaleReason = true, stale
 	}

@@ -253,4 +253,10 @@ type Decision struct {
 	// not clamped); 0 when the group states none or no robots.txt is in
 	// force. Politeness paces the origin with it.
 	CrawlDelay time.Duration
+
+	// Site is the pattern of the operator's per-site exception that
+	// applied (an origin, a host or "*." and a domain), "" when none;
+	// SiteNote its note. Set by the proxy, not by Decide.
+	Site     string
+	SiteNote string
 }

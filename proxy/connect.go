@@ -26,7 +26,6 @@ const caExpiryWarning = 30 * 24 * time.Hour
 // httpsState is the HTTPS part of a Server, set up by installHTTPS.
 type httpsState struct {
 	mode    config.HTTPSMode
-	ports   map[string]bool // allowed CONNECT ports
 	ca      *tls.Certificate
 	caInfo  mitm.CAInfo
 	certs   *mitm.CertStore
@@ -59,10 +58,7 @@ func setUpstreamTLS(tr *http.Transport, cfg config.HTTPSConfig) error {
 // the handler with s.https.hijacks, and Shutdown drains it.
 func (s *Server) installHTTPS() error {
 	cfg := s.cfg.HTTPS
-	h := &httpsState{mode: cfg.Mode, ports: make(map[string]bool), hijacks: newHijackTracker(clientLimitsOf(s.cfg.Client))}
-	for _, p := range cfg.AllowedPorts { // validated: never empty
-		h.ports[strconv.Itoa(p)] = true
-	}
+	h := &httpsState{mode: cfg.Mode, hijacks: newHijackTracker(clientLimitsOf(s.cfg.Client))}
 	if h.mode == config.HTTPSModeMITM {
 		ca, info, err := mitm.LoadOrCreateCA(cfg.DataDir, cfg.CACert, cfg.CAKey, nil)
 		if err != nil {
@@ -114,8 +110,9 @@ func (s *Server) handleConnect(host string, ctx *goproxy.ProxyCtx) (*goproxy.Con
 	st.Redirected, _ = r.Context().Value(redirectedKey{}).(*redirected) // a redirected TLS connection (transparent.go)
 	// Requests inside an MITM session inherit the CONNECT's override, or
 	// its refusal, which their audit records then carry (agentFor).
-	st.Agent = s.agents.agentFor(r, st)
-	if o, ok := s.agents.declare(r, st); !ok { // purposes, inherited inside the session (agent.go)
+	l := s.settings(st)
+	st.Agent = l.agents.agentFor(r, st)
+	if o, ok := l.agents.declare(r, st); !ok { // purposes, inherited inside the session (agent.go)
 		return s.connectAction(ctx, st, o, nil), host
 	}
 
@@ -147,7 +144,7 @@ func (s *Server) handleConnect(host string, ctx *goproxy.ProxyCtx) (*goproxy.Con
 		r = r.WithContext(selfaddr.WithPin(r.Context(), pin))
 		ctx.Req = r
 	}
-	if !s.https.ports[strconv.Itoa(int(port))] {
+	if !l.ports[strconv.Itoa(int(port))] {
 		d := enforce.Decision{Reason: ReasonPortForbidden, URL: u.String(), Origin: origin, Agent: st.Agent,
 			Detail: "CONNECT to port " + strconv.Itoa(int(port)) + " is not allowed (https.allowed_ports)"}
 		return s.connectAction(ctx, st, refuse(d), nil), host
@@ -176,7 +173,15 @@ func (s *Server) tunnel(ctx *goproxy.ProxyCtx, st *requestState, u *url.URL) out
 	r := ctx.Req
 	root := *u
 	root.Path = "/"
-	d := s.enf.Decide(r.Context(), &root, st.Agent, enforce.DecideOptions{Purposes: st.Purposes, ContentUse: st.ContentUse})
+	l := s.settings(st)
+	site, hasSite := siteOf(l.cfg.Sites, u) // per-site exceptions (sites.go)
+	if hasSite && site.Policy == config.SitePolicyDeny {
+		return siteDenied(u, st.Agent, st, site, l.cfg.Mode == config.ModeReport)
+	}
+	if hasSite && site.HasPurposes {
+		st.Purposes = site.Purposes
+	}
+	d := s.enf.Decide(r.Context(), &root, st.Agent, enforce.DecideOptions{Purposes: st.Purposes, ContentUse: st.ContentUse, UnknownUsage: l.decide.unknown})
 	d.URL = u.String()
 	switch d.Reason {
 	case enforce.ReasonAllowed, enforce.ReasonDisallowed:
@@ -193,11 +198,14 @@ func (s *Server) tunnel(ctx *goproxy.ProxyCtx, st *requestState, u *url.URL) out
 		d.Reason = ReasonTunnel
 		d.Detail = "tunnel mode: no robots.txt (" + d.Detail + "); paths inside the tunnel are not checked"
 	}
+	if hasSite {
+		d = applySite(d, site)
+	}
 	st.Decision, st.Decided = d, true
 	switch {
 	case d.Allowed:
 		return note(audit.DecisionAllowed, d)
-	case s.cfg.Mode == config.ModeReport:
+	case l.cfg.Mode == config.ModeReport:
 		return note(audit.DecisionReported, d)
 	}
 	return refuse(explainRobots(u.Host, d))

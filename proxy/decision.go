@@ -57,6 +57,8 @@ func eventOf(client, method string, d enforce.Decision, auditAs string, status i
 		Purposes:         d.Purposes.String(),
 		Usage:            auditUsage(&d),
 		UsageBlocked:     d.UsageBlocked.String(),
+		Site:             d.Site,
+		SiteNote:         d.SiteNote,
 	}
 	auditContentUse(&e, &d)
 	return e
@@ -84,6 +86,10 @@ type decisionFields struct {
 	UsageDisallowed []string                        `json:"usage_disallowed,omitempty"`
 	Usage           map[string]enforce.PurposeUsage `json:"usage,omitempty"`
 	enforce.ContentUseShown
+	// Site is the operator's per-site exception that applied, SiteNote
+	// its note.
+	Site     string `json:"site,omitempty"`
+	SiteNote string `json:"site_note,omitempty"`
 }
 
 // newDecisionFields converts d.
@@ -108,6 +114,8 @@ func newDecisionFields(d enforce.Decision) decisionFields {
 		UsageDisallowed: d.UsageBlocked.Names(),
 		Usage:           usageOf(&d),
 		ContentUseShown: contentUseOf(&d),
+		Site:            d.Site,
+		SiteNote:        d.SiteNote,
 	}
 }
 
@@ -281,6 +289,13 @@ func refusalText(b refusalBody) string {
 	fmt.Fprintf(&sb, "reason:   %s: %s\n", b.Reason, b.Explanation)
 	if b.Detail != "" {
 		fmt.Fprintf(&sb, "detail:   %s\n", b.Detail)
+	}
+	if b.Site != "" {
+		fmt.Fprintf(&sb, "site:     %s", b.Site)
+		if b.SiteNote != "" {
+			fmt.Fprintf(&sb, " (%s)", b.SiteNote)
+		}
+		sb.WriteString("\n")
 	}
 	usageText(&sb, b.Purposes, b.Usage)
 	contentUseText(&sb, b.ContentUseShown)

@@ -77,6 +77,11 @@ type harnessOpts struct {
 	config func(*config.Config)
 	clock  enforce.Clock
 	hooks  enforce.Hooks
+	// transport and policyTransport, when not nil, build the transport
+	// of proxied requests (Deps.Transport) and of robots.txt fetches
+	// (Deps.PolicyTransport); load is Deps.Load.
+	transport, policyTransport func(config.Config) *http.Transport
+	load                       func() (config.Config, error)
 }
 
 // newHarness starts a Server on 127.0.0.1 with the default configuration
@@ -100,7 +105,8 @@ func newHarness(t *testing.T, opts harnessOpts) *harness {
 		RetryMin:     cfg.Robots.RetryMin,
 		RetryMax:     cfg.Robots.RetryMax,
 		FetchTimeout: cfg.Robots.FetchTimeout,
-	}, Deps{Auditor: audit.New(ma), Clock: opts.clock})
+	}, Deps{Auditor: audit.New(ma), Clock: opts.clock, Load: opts.load,
+		Transport: optTransport(opts.transport, cfg), PolicyTransport: optTransport(opts.policyTransport, cfg)})
 	ctr := &http.Transport{Proxy: http.ProxyURL(&url.URL{Scheme: "http", Host: addr}), DisableCompression: true}
 	t.Cleanup(ctr.CloseIdleConnections)
 	return &harness{
@@ -109,6 +115,14 @@ func newHarness(t *testing.T, opts harnessOpts) *harness {
 		audit:  ma,
 		client: &http.Client{Transport: ctr, Timeout: testTimeout},
 	}
+}
+
+// optTransport is build(cfg), or nil.
+func optTransport(build func(config.Config) *http.Transport, cfg config.Config) *http.Transport {
+	if build == nil {
+		return nil
+	}
+	return build(cfg)
 }
 
 // get sends a GET for u through the proxy with the given headers

@@ -2,7 +2,6 @@ package proxy
 
 import (
 	"context"
-	"fmt"
 	"net/http"
 	"time"
 
@@ -11,7 +10,6 @@ import (
 
 	"github.com/robotsgate/robotsgate/enforce"
 	"github.com/robotsgate/robotsgate/enforce/politeness"
-	"github.com/robotsgate/robotsgate/internal/config"
 	"github.com/robotsgate/robotsgate/proxy/audit"
 	"github.com/robotsgate/robotsgate/proxy/metrics"
 )
@@ -19,31 +17,6 @@ import (
 // Pacing: the politeness step (crawl-delay slots, concurrency limits,
 // pauses after 503/429) around package politeness, and its refusals
 // (429 crawl-delay-wait, 503 origin-paused, 503 shutting-down).
-
-// newPoliteness builds the politeness policy of cfg. pacer and pauses may
-// be nil (in-memory, this process only). In report mode the policy
-// decides without acting (politeness.Config.Report).
-func newPoliteness(cfg config.Config, pacer politeness.Pacer, pauses politeness.Pauses, clock enforce.Clock, log zerolog.Logger) (*politeness.Politeness, error) {
-	p := cfg.Politeness
-	pol, err := politeness.New(politeness.Config{
-		Clock:            clock,
-		Pacer:            pacer,
-		Pauses:           pauses,
-		Log:              log,
-		IgnoreCrawlDelay: p.CrawlDelay == config.CrawlDelayIgnore,
-		DefaultDelay:     p.DefaultCrawlDelay,
-		MaxDelay:         p.MaxCrawlDelay,
-		MaxWait:          p.MaxQueueWait,
-		BackoffStart:     p.BackoffStart,
-		BackoffMax:       p.BackoffMax,
-		MaxConcurrency:   p.MaxConcurrency,
-		Report:           cfg.Mode == config.ModeReport,
-	})
-	if err != nil {
-		return nil, fmt.Errorf("proxy: politeness: %w", err)
-	}
-	return pol, nil
-}
 
 // pacing is the politeness step. It runs after the robots.txt
 // decision, for requests about to be forwarded: a paused origin is

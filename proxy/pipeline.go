@@ -10,7 +10,6 @@ import (
 
 	"github.com/robotsgate/robotsgate/enforce"
 	"github.com/robotsgate/robotsgate/enforce/politeness"
-	"github.com/robotsgate/robotsgate/internal/config"
 	"github.com/robotsgate/robotsgate/proxy/access"
 	"github.com/robotsgate/robotsgate/proxy/admin"
 	"github.com/robotsgate/robotsgate/proxy/metrics"
@@ -47,11 +46,7 @@ func (s *Server) install() error {
 	}
 	s.installSelf() // the outbound dialer refuses robotsgate's own addresses (policytransport.go)
 	inflight := inflight{m: s.metrics}
-	robots := robotsStep{enf: s.enf, maxURLBytes: s.cfg.MaxURLBytes, agents: s.agents, report: s.cfg.Mode == config.ModeReport, auditAll: s.cfg.Audit == config.AuditAll, log: s.log}
-	pacing := pacing{polite: s.polite, metrics: s.metrics, life: s.life, maxConcurrency: s.cfg.Politeness.MaxConcurrency, log: s.log}
-	tags := newRobotTagStep(s.cfg.RobotTags, s.cfg.Mode)
-	usage := usageStep{enforce: s.cfg.Usage.Response == config.UsageResponseEnforce && s.cfg.Mode != config.ModeReport}
-	whole := newWholeStep(&s.cfg)
+	ls := s.liveSteps() // read from the request's settings, which a reload replaces (live.go)
 
 	// enter counts the request for Shutdown and creates its state: it is
 	// not a step, every step needs what it does.
@@ -61,9 +56,9 @@ func (s *Server) install() error {
 		canonicalDest{},            // one spelling of host and port, dialed as decided; unmappable → 400 (canonical.go)
 		destination{self: &s.self}, // own address → 403, MITM Host ≠ CONNECT target → 421 (destination.go)
 		hopStrip{},                 // hop-by-hop request headers
-		robots,                     // robots.txt decision: 403, or let through (robotsstep.go)
-		pacing,                     // paused origin → 503, crawl-delay wait or 429 (pacing.go)
-		whole,                      // enforcing response steps: no Range, Accept-Encoding the scan decodes (whole.go)
+		ls.decide,                  // site exceptions, robots.txt decision: 403, or let through (robotsstep.go, sites.go)
+		ls.pacing,                  // paused origin → 503, crawl-delay wait or 429 (pacing.go)
+		ls.whole,                   // enforcing response steps: no Range, Accept-Encoding the scan decodes (whole.go)
 		&s.fwd,                     // robot-tag scan and pooled body copy as the response arrives (forward.go); last
 	} {
 		p.OnRequest().DoFunc(s.requestHook(step))
@@ -72,10 +67,10 @@ func (s *Server) install() error {
 	for _, step := range []responseStep{
 		upstreamFailure{log: s.log}, // resp == nil → 502/504; first
 		hopStrip{},                  // hop-by-hop response headers
-		pacing,                      // 503/429 + Retry-After pause the origin, 2xx resumes (pacing.go)
-		whole,                       // partial or undecodable responses: 403 when enforcing (whole.go)
-		tags,                        // X-Robots-Tag / meta robots: annotate, or 403 (robottags.go)
-		usage,                       // Content-Usage / noai: X-Robotsgate-Usage, or 403 (usage.go)
+		ls.pacingResp,               // 503/429 + Retry-After pause the origin, 2xx resumes (pacing.go)
+		ls.wholeResp,                // partial or undecodable responses: 403 when enforcing (whole.go)
+		ls.tags,                     // X-Robots-Tag / meta robots: annotate, or 403 (robottags.go)
+		ls.usage,                    // Content-Usage / noai: X-Robotsgate-Usage, or 403 (usage.go)
 		inflight,                    // decisions, upstream errors, in-flight
 		finish{},                    // report-mode headers, streaming
 		http10{},                    // HTTP/1.0 clients inside MITM sessions (forward.go); last
@@ -87,11 +82,14 @@ func (s *Server) install() error {
 	var h http.Handler = p
 	h = s.https.hijacks.wrap(h)                   // track hijacked CONNECT connections for Shutdown (conntrack.go)
 	h = clientLimitsOf(s.cfg.Client).boundBody(h) // plain-HTTP request bodies, bounded as in CONNECT sessions (sessionread.go)
-	// proxy auth / client CIDRs (wiring.go):
-	h, err := s.accessControl(h)
+	s.inner = h
+	// proxy auth / client CIDRs, and every setting a reload changes (live.go):
+	l, err := s.newLive(s.cfg)
 	if err != nil {
 		return err
 	}
+	s.live.Store(l)
+	h = http.HandlerFunc(s.serveLive)
 	h = s.life.wrap(h) // running handlers, waited for by Shutdown (proxy.go)
 	s.handler = h
 
@@ -131,7 +129,7 @@ func (s *Server) responseHook(step responseStep) goproxy.FuncRespHandler {
 // CONNECT's UserData; each gets its own state with that as Parent.
 func (s *Server) enter(r *http.Request, ctx *goproxy.ProxyCtx) (*http.Request, *http.Response) {
 	r = s.track(r, ctx)
-	ctx.UserData = &requestState{Start: time.Now(), Client: r.RemoteAddr, Parent: ctx.UserData}
+	ctx.UserData = &requestState{Start: time.Now(), Client: r.RemoteAddr, Parent: ctx.UserData, Live: s.live.Load()}
 	return r, nil
 }
 
@@ -181,6 +179,10 @@ type requestState struct {
 	// Permit is the politeness admission of a forwarded request (nil when
 	// pace did not admit it); it is released when the request ends.
 	Permit *politeness.Permit
+
+	// Live is the settings the request is served with: those current
+	// when it entered (live.go).
+	Live *live
 
 	// Parent is the UserData the request's ctx started with: for requests
 	// inside a MITM tunnel, the CONNECT's state.

@@ -17,6 +17,7 @@ import (
 	"net"
 	"net/http"
 	"sync"
+	"sync/atomic"
 
 	"github.com/elazarl/goproxy"
 	"github.com/rs/zerolog"
@@ -57,6 +58,9 @@ type Deps struct {
 	// Metrics receives the Server's metrics; nil means NewMetrics(). Give
 	// the Enforcer its hooks (Metrics.EnforceHooks).
 	Metrics *metrics.Metrics
+	// Load reads the configuration again, for Reload (SIGHUP, POST
+	// /v1/reload); nil means a reload is refused.
+	Load func() (config.Config, error)
 }
 
 // Server is a robotsgate proxy. Create it with New, serve it with Serve
@@ -71,7 +75,15 @@ type Server struct {
 	ptr   *http.Transport // the policy transport, nil when none was given
 	clock enforce.Clock
 
-	agents *agents // the robots agent and purposes of each request (agent.go)
+	// live holds the settings a reload replaces (live.go); cfg keeps
+	// those of New, which only a restart changes.
+	live atomic.Pointer[live]
+	// inner is the handler chain inside access control (live.go).
+	inner http.Handler
+	// pacer and pauses hold the politeness state, kept across reloads.
+	pacer  politeness.Pacer
+	pauses politeness.Pauses
+	reload reloader // Reload (reload.go)
 
 	// handler is what ServeHTTP runs: the goproxy server wrapped in the
 	// middleware installed around it.
@@ -86,8 +98,6 @@ type Server struct {
 
 	metrics *metrics.Metrics // counted by the inflight step (pipeline.go)
 	admin   http.Handler     // the admin API (wiring.go)
-
-	polite *politeness.Politeness // crawl-delay pacing, backoff (pacing.go)
 
 	https *httpsState // CONNECT handling, CA, hijacked-connection tracking (connect.go)
 
@@ -120,7 +130,9 @@ func New(cfg config.Config, deps Deps) (*Server, error) {
 		clock: deps.Clock,
 		mux:   http.NewServeMux(),
 		life:  newLifetime(),
+		pacer: deps.Pacer,
 	}
+	s.reload.load = deps.Load
 	s.fwd.init(s)
 	if s.metrics = deps.Metrics; s.metrics == nil {
 		s.metrics = NewMetrics()
@@ -129,12 +141,10 @@ func New(cfg config.Config, deps Deps) (*Server, error) {
 		s.clock = enforce.SystemClock{}
 	}
 	// robotsgate_paused_origins counts the pauses (pipeline.go):
-	deps.Pauses = countPauses(s.metrics, deps.Pauses)
-	pol, err := newPoliteness(cfg, deps.Pacer, deps.Pauses, s.clock, s.log) // (pacing.go)
-	if err != nil {
-		return nil, err
+	s.pauses = countPauses(s.metrics, deps.Pauses)
+	if s.pacer == nil { // one for the Server's life: reloads keep the slots
+		s.pacer = politeness.NewMemoryPacer(s.clock)
 	}
-	s.polite = pol
 	if s.tr == nil {
 		tr, err := NewTransport(cfg)
 		if err != nil {
@@ -145,8 +155,6 @@ func New(cfg config.Config, deps Deps) (*Server, error) {
 	if s.ptr == s.tr {
 		return nil, errors.New("proxy: Deps.PolicyTransport must not be the transport of proxied requests")
 	}
-	s.agents = newAgents(cfg.Agent, cfg.AgentHeader, cfg.AllowAgentOverride).withPurposes(cfg.Purposes, cfg.Usage.PurposeHeader)
-	s.agents.contentUse = cfg.ContentUse
 	s.proxy = s.newGoproxy()
 
 	if err := s.install(); err != nil {

@@ -51,6 +51,17 @@ const (
 	ReasonNoSNI               enforce.Reason = "no-sni"               // a ClientHello without a server name: closed, never spliced
 )
 
+// Reasons of the operator's per-site exceptions (the sites: setting, sites.go).
+const (
+	// ReasonSiteDenied: a deny exception covers the site; nothing was
+	// fetched from it, not even robots.txt.
+	ReasonSiteDenied enforce.Reason = "site-denied"
+	// ReasonSiteException: an allow exception (written permission) covers
+	// the site; the request was decided, audited and forwarded whatever
+	// robots.txt says.
+	ReasonSiteException enforce.Reason = "site-exception"
+)
+
 // auditWhen says which decisions of a reason are audited.
 type auditWhen int
 
@@ -103,6 +114,8 @@ var reasons = []reasonRow{
 		explanation: "the origin has no robots.txt (4xx, or too many redirects), so every URL is allowed"},
 	{reason: ReasonTunnel, allows: true, audited: auditAlways,
 		explanation: "tunnel mode opened the CONNECT: the host is open to this agent, but paths inside the tunnel are not checked"},
+	{reason: ReasonSiteException, allows: true, audited: auditAlways,
+		explanation: "an allow exception of the operator (written permission) covers the site: the request was forwarded whatever robots.txt says"},
 	{reason: enforce.ReasonDisallowed, status: http.StatusForbidden, proxyStatus: psDenied,
 		explanation: "the robots.txt group for this agent disallows this URL"},
 	{reason: enforce.ReasonUnreachable, status: http.StatusForbidden, proxyStatus: psDenied,
@@ -119,6 +132,8 @@ var reasons = []reasonRow{
 		explanation: "the purposes header names an unknown purpose (allowed values are train-ai, search, ai-input, or none)"},
 	{reason: ReasonURLTooLong, status: http.StatusRequestURITooLong, proxyStatus: psRequestError,
 		explanation: "the URL is longer than max_url_bytes, too long to decide at a bounded cost, so it was refused without a robots.txt decision"},
+	{reason: ReasonSiteDenied, status: http.StatusForbidden, proxyStatus: psDenied,
+		explanation: "the operator of this robotsgate denies every request to this site (a per-site exception in sites:)"},
 	{reason: ReasonSelfRequest, status: http.StatusForbidden, proxyStatus: psDenied,
 		explanation: "the destination is robotsgate itself (its proxy or admin address), which is not reachable through the proxy"},
 	{reason: ReasonMisdirected, status: http.StatusMisdirectedRequest, proxyStatus: psRequestError,

@@ -90,6 +90,9 @@ func (s *Server) settle(r *http.Request, st *requestState, o outcome) *http.Resp
 	if st.RangeRemoved {
 		e.Detail += "; Range removed from the request"
 	}
+	if st.Live != nil {
+		e.Mode = string(st.Live.cfg.Mode)
+	}
 	e.AgentOverrideRefused = st.OverrideRefused
 	e.PurposesOverrideRefused = st.PurposesRefused
 	s.record(e)
@@ -115,7 +118,7 @@ func answer(r *http.Request, o outcome, connect bool) *http.Response {
 // (and counted by the Auditor), never silent.
 func (s *Server) record(e audit.Event) {
 	if e.Mode == "" {
-		e.Mode = string(s.cfg.Mode)
+		e.Mode = string(s.live.Load().cfg.Mode)
 	}
 	if err := s.audit.Record(e); err != nil {
 		s.log.Error().Err(err).Str("url", e.URL).Str("decision", e.Decision).Msg("audit record not written")

@@ -7,6 +7,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/robotsgate/robotsgate/enforce"
+	"github.com/robotsgate/robotsgate/internal/config"
 	"github.com/robotsgate/robotsgate/proxy/audit"
 )
 
@@ -31,6 +32,8 @@ type robotsStep struct {
 	report      bool // mode: report
 	auditAll    bool // audit: all
 	log         zerolog.Logger
+	sites       []config.Site        // per-site exceptions (sites.go)
+	unknown     enforce.UnknownUsage // usage.unknown
 }
 
 func (rs robotsStep) onRequest(r *http.Request, _ *goproxy.ProxyCtx, st *requestState) outcome {
@@ -50,16 +53,28 @@ func (rs robotsStep) onRequest(r *http.Request, _ *goproxy.ProxyCtx, st *request
 		return refuse(longURLDecision(r.URL, agent, n, rs.maxURLBytes))
 	}
 
+	site, hasSite := siteOf(rs.sites, r.URL) // per-site exceptions (sites.go)
+	if hasSite && site.Policy == config.SitePolicyDeny {
+		return siteDenied(r.URL, agent, st, site, rs.report) // before any fetch, robots.txt included
+	}
+	if hasSite && site.HasPurposes {
+		st.Purposes = site.Purposes
+	}
 	// A GET or HEAD of /robots.txt itself, spelled so: always allowed.
-	d := rs.enf.Decide(r.Context(), r.URL, agent, enforce.DecideOptions{Purposes: st.Purposes, ContentUse: st.ContentUse, Method: r.Method})
+	d := rs.enf.Decide(r.Context(), r.URL, agent, enforce.DecideOptions{Purposes: st.Purposes, ContentUse: st.ContentUse, Method: r.Method, UnknownUsage: rs.unknown})
 	if d.Reason == enforce.ReasonClientGone {
 		// The client left while robots.txt was being fetched: nothing was
 		// decided, so nothing is audited or counted, and nothing is sent.
 		rs.log.Debug().Str("url", d.URL).Str("origin", d.Origin).Msg("client gone while waiting for robots.txt")
 		return outcome{status: http.StatusServiceUnavailable, gone: "robotsgate: the client went away before robots.txt was fetched\n"}
 	}
+	if hasSite {
+		d = applySite(d, site)
+	}
 	st.Decision, st.Decided = d, true
 	switch {
+	case d.Reason == ReasonSiteException: // written permission: always audited
+		return note(audit.DecisionAllowed, d)
 	case !d.Allowed && !rs.report:
 		return refuse(explainRobots(r.URL.Host, d))
 	case !d.Allowed:

@@ -65,7 +65,7 @@ func (ev *tagEvent) detail() string {
 	if ev.NotScanned != "" {
 		sb.WriteString("; meta not scanned: " + ev.NotScanned)
 	}
-	return oneLine(sb.String(), maxTagDetail)
+	return boundedLine(sb.String(), maxTagDetail)
 }
 
 // tagBody is a response body whose first bytes were read to scan for

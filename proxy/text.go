@@ -24,9 +24,9 @@ func withoutControl(s string, repl rune) string {
 	}, s)
 }
 
-// oneLine returns s with its control characters as spaces, cut to max
+// boundedLine returns s with its control characters as spaces, cut to max
 // bytes (and made valid UTF-8) with "..." appended when longer.
-func oneLine(s string, max int) string {
+func boundedLine(s string, max int) string {
 	s = withoutControl(s, ' ')
 	if len(s) > max {
 		s = strings.ToValidUTF8(s[:max], "") + "..."

@@ -165,7 +165,7 @@ func isImage(resp *http.Response) bool {
 
 // cleanRule is s, a rule quoted from a response (it comes from the
 // origin), on one line and bounded.
-func cleanRule(s string) string { return oneLine(s, maxUsageRule) }
+func cleanRule(s string) string { return boundedLine(s, maxUsageRule) }
 
 // responseUsageDecision is the refusal of req, decided st.Decision, by
 // the response's usage preferences v, which disallow the declared

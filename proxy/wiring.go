@@ -15,7 +15,6 @@ import (
 
 	"github.com/robotsgate/robotsgate/enforce"
 	"github.com/robotsgate/robotsgate/internal/config"
-	"github.com/robotsgate/robotsgate/proxy/access"
 	"github.com/robotsgate/robotsgate/proxy/admin"
 	"github.com/robotsgate/robotsgate/robots/aipref"
 )
@@ -66,21 +65,6 @@ func NewTransport(cfg config.Config) (*http.Transport, error) {
 	return tr, nil
 }
 
-// accessControl wraps h with the configured access control (Access.Wrap);
-// it returns h itself when none is configured.
-func (s *Server) accessControl(h http.Handler) (http.Handler, error) {
-	auth := s.cfg.Auth
-	a, err := access.New(access.Options{Credentials: auth.Credentials, CredentialsFile: auth.CredentialsFile,
-		AllowCIDRs: auth.AllowCIDRs, Denied: s.accessDenied})
-	if err != nil {
-		return nil, err
-	}
-	if a.RequiresCredentials() || a.Networks() > 0 {
-		s.log.Info().Bool("credentials", a.RequiresCredentials()).Int("allow_cidrs", a.Networks()).Msg("proxy access control on")
-	}
-	return a.Wrap(h), nil
-}
-
 // accessDenied counts a refusal of access control
 // (robotsgate_access_denied_total) and logs it at debug level: client
 // address, method, target host and why; never the credentials, nor the
@@ -113,8 +97,13 @@ func (s *Server) adminRoutes() {
 	s.admin = admin.New(admin.Config{
 		Cache: s.enf,
 		DecisionAnswer: func(ctx context.Context, u *url.URL, agent string, purposes aipref.Set, use aipref.Use) any {
-			return newDecisionJSON(s.enf.Decide(ctx, u, agent, enforce.DecideOptions{Purposes: purposes, ContentUse: use, Quiet: true}))
+			return newDecisionJSON(s.decideQuiet(ctx, u, agent, purposes, use)) // (sites.go)
 		},
+		Defaults: func() (string, aipref.Set, aipref.Use) {
+			cfg := &s.live.Load().cfg
+			return cfg.Agent, cfg.Purposes, cfg.ContentUse
+		},
+		Reload:     func() (any, error) { return s.Reload("POST /v1/reload") },
 		Metrics:    s.metrics.Handler(),
 		Token:      s.cfg.AdminToken,
 		Protect:    protect,

@@ -10,11 +10,13 @@ import (
 	"strings"
 
 	"github.com/robotsgate/robotsgate/enforce"
+	"github.com/robotsgate/robotsgate/internal/config"
+	"github.com/robotsgate/robotsgate/proxy"
 	"github.com/robotsgate/robotsgate/robots"
 	"github.com/robotsgate/robotsgate/robots/aipref"
 )
 
-const checkUsage = "usage: robotsgate check -robots FILE -agent NAME [-purpose LIST] [-content-use LEVEL] [-json] URL..."
+const checkUsage = "usage: robotsgate check -robots FILE -agent NAME [-purpose LIST] [-content-use LEVEL] [-config FILE] [-json] URL..."
 
 // runCheck implements "robotsgate check": it reads a robots.txt and prints,
 // for each URL, whether the crawler named by -agent may fetch it, decided
@@ -34,6 +36,7 @@ func runCheck(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	file := fs.String("robots", "", "robots.txt `FILE` to read; - reads standard input")
 	agent := fs.String("agent", "", "product token `NAME` of the crawler, compared whole and case-insensitively")
 	asJSON := fs.Bool("json", false, "print one JSON object per URL")
+	confFile := fs.String("config", "", "YAML configuration `FILE` whose per-site exceptions (sites:) apply, as in the proxy")
 	purposeList := fs.String("purpose", "", "comma-separated `LIST` of the crawler's purposes ("+aipref.PurposeList+"): a URL whose usage preferences disallow one is disallowed")
 	useName := fs.String("content-use", "", "the crawler's content use, `LEVEL` "+aipref.UseList+": a URL whose Content-Signal use= is lower is disallowed")
 	fail := func(format string, a ...any) int {
@@ -68,39 +71,40 @@ func runCheck(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail("%v", err)
 	}
+	sites, err := checkSites(*confFile) // (checksites.go)
+	if err != nil {
+		return fail("-config: %v", err)
+	}
 	body, err := readRobots(*file, stdin)
 	if err != nil {
 		return fail("%v", err)
 	}
 	checkNotes(stderr, len(body), *agent)
-	status, err := checkURLs(stdout, robots.Parse(body), *agent, fs.Args(), pol, *asJSON)
+	status, err := checkURLs(stdout, robots.Parse(body), *agent, fs.Args(), pol, sites, *asJSON)
 	if err != nil {
 		return fail("write: %v", err)
 	}
 	return status
 }
 
-// checkURLs writes the verdict of r for agent and pol on each of urls to
-// w, as JSON objects or text lines, and returns the exit status: 1 when
-// any is disallowed, 0 otherwise; the error is w's.
-func checkURLs(w io.Writer, r *robots.Robots, agent string, urls []string, pol enforce.UsagePolicy, asJSON bool) (int, error) {
+// checkURLs writes the verdict of r for agent and pol, with the per-site
+// exceptions sites, on each of urls to w, as JSON objects or text lines,
+// and returns the exit status: 1 when any is disallowed, 0 otherwise;
+// the error is w's.
+func checkURLs(w io.Writer, r *robots.Robots, agent string, urls []string, pol enforce.UsagePolicy, sites []config.Site, asJSON bool) (int, error) {
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
 	status := 0
 	for _, u := range urls {
-		path := robots.PathParamsQuery(u)
-		v := enforce.Verdict{Allowed: true, Reason: enforce.ReasonAllowed}
-		if path != "/robots.txt" { // a GET of robots.txt itself, spelled so, is exempt as in the proxy
-			v = enforce.RulesVerdict(r, agent, path, pol)
-		}
+		v, site := checkDecide(r, agent, u, pol, sites)
 		if !v.Allowed {
 			status = 1
 		}
 		var err error
 		if asJSON {
-			err = enc.Encode(newCheckResult(u, &v, pol))
+			err = enc.Encode(newCheckResult(u, &v, pol).withSite(site))
 		} else {
-			_, err = io.WriteString(w, checkLine(u, &v, pol.Purposes))
+			_, err = io.WriteString(w, checkLine(u, &v, pol.Purposes, site))
 		}
 		if err != nil {
 			return status, err
@@ -138,13 +142,13 @@ func checkPolicy(purposeList, useName string) (enforce.UsagePolicy, error) {
 // "disallowed" or "usage-disallowed"), the URL, the deciding rule and
 // its line, the detail, and the usage preferences of the declared
 // purposes (of the purposes with one, when none is declared).
-func checkLine(u string, v *enforce.Verdict, purposes aipref.Set) string {
+func checkLine(u string, v *enforce.Verdict, purposes aipref.Set, site config.Site) string {
 	var b strings.Builder
 	switch v.Reason {
 	case enforce.ReasonAllowed:
 		b.WriteString("allowed ")
-	case enforce.ReasonUsageDisallowed:
-		b.WriteString("usage-disallowed ")
+	case enforce.ReasonUsageDisallowed, proxy.ReasonSiteDenied, proxy.ReasonSiteException:
+		b.WriteString(string(v.Reason) + " ")
 	default:
 		b.WriteString("disallowed ")
 	}
@@ -155,6 +159,9 @@ func checkLine(u string, v *enforce.Verdict, purposes aipref.Set) string {
 	}
 	if v.Detail != "" {
 		why = append(why, v.Detail)
+	}
+	if site.Match != "" {
+		why = append(why, "site "+site.Match)
 	}
 	if len(why) > 0 {
 		b.WriteString("  (" + strings.Join(why, "; ") + ")")
@@ -188,9 +195,14 @@ type checkResult struct {
 	Rule    string `json:"rule"` // "" when no rule matched
 	Line    int    `json:"line"` // 0 when no rule matched
 	// Reason is set when a usage preference refused the URL
-	// ("usage-disallowed").
+	// ("usage-disallowed") or a per-site exception decided it
+	// ("site-denied", "site-exception").
 	Reason string `json:"reason,omitempty"`
-	Detail string `json:"detail,omitempty"`
+	// Site is the per-site exception that applied (-config), SiteNote
+	// its note.
+	Site     string `json:"site,omitempty"`
+	SiteNote string `json:"site_note,omitempty"`
+	Detail   string `json:"detail,omitempty"`
 	// Purposes are the declared purposes (-purpose); UsageDisallowed
 	// those that refused the URL.
 	Purposes        []string `json:"purposes,omitempty"`
@@ -208,7 +220,7 @@ func newCheckResult(u string, v *enforce.Verdict, pol enforce.UsagePolicy) check
 		Purposes: pol.Purposes.Names(), UsageDisallowed: v.UsageBlocked.Names(),
 		Usage:           v.Usage.Shown(pol.Purposes, v.Reason != enforce.ReasonDisallowed),
 		ContentUseShown: enforce.ShowContentUse(pol.ContentUse, v.SiteUse, v.ContentUseBlocked)}
-	if v.Reason == enforce.ReasonUsageDisallowed {
+	if v.Reason != enforce.ReasonAllowed && v.Reason != enforce.ReasonDisallowed {
 		out.Reason = string(v.Reason)
 	}
 	return out

@@ -32,6 +32,9 @@ func (a *app) run(ctx context.Context, ready chan<- net.Addr) int {
 		a.log.Info().Str("transparent_listen", a.tln.Addr().String()).Int("uid", os.Getuid()).
 			Msg("transparent listener: serving redirected connections (the redirect must exclude this uid)")
 	}
+	wctx, endWatch := context.WithCancel(ctx)
+	stopWatch := a.watchReloads(wctx) // SIGHUP (reload.go)
+	defer func() { endWatch(); stopWatch() }()
 	a.log.Info().Str("listen", a.ln.Addr().String()).Str("mode", string(a.cfg.Mode)).Str("audit_log", a.cfg.AuditLog).
 		Str("agent", a.cfg.Agent).Str("cache", redisfleet.RedactCacheURL(a.cfg.Cache)).Msg("robotsgate listening")
 	if ready != nil {

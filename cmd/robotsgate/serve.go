@@ -41,6 +41,9 @@ func runServe(ctx context.Context, args []string, env func(string) string, stdou
 		return fail(stderr, 2, err)
 	}
 	a, err := newApp(ctx, cfg, stdout, stderr)
+	if err == nil {
+		a.load = func() (config.Config, error) { return loadConfig(args, env) } // reload.go
+	}
 	if err != nil {
 		return fail(stderr, 2, err)
 	}
@@ -72,6 +75,9 @@ type app struct {
 	auditor *audit.Auditor
 	srv     *proxy.Server
 	cleanup []closer
+	// load reads the configuration again, as at the start, for a reload
+	// (SIGHUP, POST /v1/reload).
+	load func() (config.Config, error)
 }
 
 // push adds c to the cleanup stack.
@@ -157,7 +163,7 @@ func (a *app) build(ctx context.Context, stdout io.Writer) error {
 		a.log.Warn().Err(err).Msg("audit metrics not exported")
 	}
 	a.srv, err = proxy.New(cfg, proxy.Deps{Enforcer: enf, Auditor: a.auditor, Log: a.log, Transport: tr,
-		PolicyTransport: ptr, Metrics: metrics, Pacer: st.pacer, Pauses: st.pauses})
+		PolicyTransport: ptr, Metrics: metrics, Pacer: st.pacer, Pauses: st.pauses, Load: a.reloadConfig})
 	return err
 }
 

@@ -62,6 +62,8 @@ type Config struct {
 	// Transparent is the listener of redirected connections (transparent
 	// sidecar).
 	Transparent TransparentConfig
+	// Sites are the per-site exceptions (sites.go), in file order.
+	Sites []Site
 }
 
 // TransparentConfig is the transparent listener: connections the kernel

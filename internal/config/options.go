@@ -58,6 +58,7 @@ func options() []option {
 		{"client.header_timeout", "", "bound of reading one request head, in plain HTTP and inside CONNECT sessions (where it also bounds the TLS handshake); the connection is closed", func(c *Config) any { return &c.Client.HeaderTimeout }},
 		{"client.idle_timeout", "", "silence allowed on a client connection between requests, and inside a CONNECT session while a request body or response goes through", func(c *Config) any { return &c.Client.IdleTimeout }},
 		{"cache", "cache", "robots.txt `cache`: memory (per process) or redis://host:port/db (shared by a fleet)", func(c *Config) any { return &c.Cache }},
+		{"sites", "", "per-site exceptions, YAML only: a list of {match, policy, note, crawl_delay, purposes}; match is an origin (https://partner.example), a host (slow.example) or *.domain; policy deny never fetches (403 site-denied), policy allow (note required) forwards what robots.txt refuses (audited, reason site-exception); crawl_delay is a floor on robots.txt's; purposes replace the declared ones; the most specific match wins, deny at equal specificity (see docs/configuration-reload.md)", func(c *Config) any { return &c.Sites }},
 
 		{"robots.user_agent", "robots-user-agent", "`User-Agent` of robots.txt fetches", func(c *Config) any { return &c.Robots.UserAgent }},
 		{"robots.fetch_timeout", "robots-fetch-timeout", "bound of one robots.txt fetch (`duration`), redirects and body included", func(c *Config) any { return &c.Robots.FetchTimeout }},

@@ -37,6 +37,11 @@ func (o option) set(c *Config, v string, items []string) error {
 		return parseList(p, items, parsePort)
 	case *[]netip.Prefix:
 		return parseList(p, items, parseCIDR)
+	case *[]Site:
+		if len(items) > 0 {
+			return errors.New("set sites in the YAML configuration file (a list of mappings)")
+		}
+		*p = nil
 	case *aipref.Set:
 		set, err := aipref.ParsePurposes(items)
 		if err != nil {
@@ -112,6 +117,8 @@ func (o option) get(c *Config) string {
 		return joinList(*p, netip.Prefix.String)
 	case *aipref.Set:
 		return p.String()
+	case *[]Site:
+		return joinList(*p, func(s Site) string { return s.Match })
 	case *aipref.Use:
 		return p.String()
 	}
@@ -136,7 +143,7 @@ func (o option) isBool() bool {
 // isList reports whether o takes a list (a YAML sequence).
 func (o option) isList() bool {
 	switch o.field(&Config{}).(type) {
-	case *[]string, *[]int, *[]netip.Prefix, *aipref.Set:
+	case *[]string, *[]int, *[]netip.Prefix, *aipref.Set, *[]Site:
 		return true
 	}
 	return false

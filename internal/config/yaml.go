@@ -80,6 +80,11 @@ func isSection(key string) bool {
 // the key (with the index of a bad list item).
 func decodeValue(cfg *Config, o option, n *yaml.Node) error {
 	n = unalias(n)
+	if p, ok := o.field(cfg).(*[]Site); ok { // a list of mappings (sites.go)
+		sites, err := decodeSites(n)
+		*p = sites
+		return err
+	}
 	if isNull(n) && !o.isList() {
 		return nil // "key:" with no value keeps the default
 	}

@@ -56,6 +56,15 @@ type Config struct {
 	// ContentUse is the content use /v1/decision decides for when the
 	// query has no content_use parameter (the configured one).
 	ContentUse aipref.Use
+	// Defaults, when not nil, returns the agent, purposes and content use
+	// of the configuration in force, replacing Agent, Purposes and
+	// ContentUse (they change at a reload).
+	Defaults func() (agent string, purposes aipref.Set, use aipref.Use)
+	// Reload reloads the configuration for POST /v1/reload (always with
+	// the token: 403 when none is configured): result is the JSON answer,
+	// err non-nil when the new configuration was refused (answered 422
+	// with result). nil: 404.
+	Reload func() (result any, err error)
 	// Ready reports whether robotsgate is ready to serve (listening, audit
 	// log writable); nil means always ready.
 	Ready func() error
@@ -71,6 +80,7 @@ type Config struct {
 //	GET    /v1/decision?url=URL&agent=NAME&purpose=LIST&content_use=LEVEL the decision robotsgate would make now (JSON)
 //	GET    /v1/robots?origin=ORIGIN        the cached robots.txt state (JSON); &fetch=1 fetches it when absent or stale
 //	DELETE /v1/robots?origin=ORIGIN        forget the cached robots.txt (needs the token; 403 when none is configured)
+//	POST   /v1/reload                      read the configuration again (needs the token; 403 when none is configured)
 type Admin struct {
 	cfg   Config
 	token [sha256.Size]byte
@@ -85,6 +95,8 @@ func adminAllow(path string) (allow string, ok bool) {
 		return "GET, HEAD", true
 	case "/v1/robots":
 		return "GET, HEAD, DELETE", true
+	case "/v1/reload":
+		return "POST", true
 	}
 	return "", false
 }
@@ -104,6 +116,7 @@ func New(cfg Config) *Admin {
 	a.mux.HandleFunc("GET /v1/decision", a.decision)
 	a.mux.HandleFunc("GET /v1/robots", a.robotsGet)
 	a.mux.HandleFunc("DELETE /v1/robots", a.robotsDelete)
+	a.mux.HandleFunc("POST /v1/reload", a.reload)
 	a.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		if allow, ok := adminAllow(r.URL.Path); ok {
 			w.Header().Set("Allow", allow)
@@ -119,14 +132,15 @@ func New(cfg Config) *Admin {
 // ServeHTTP implements http.Handler: it checks the bearer token, then
 // routes.
 func (a *Admin) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if r.Method == http.MethodDelete && a.cfg.Token == "" {
-		// Purging robots.txt changes what is enforced: never without
-		// admin auth, even on loopback.
-		writeJSON(w, http.StatusForbidden, jsonError{Error: "admin API: DELETE is disabled: set admin_token (ROBOTSGATE_ADMIN_TOKEN) to enable purge"})
+	changes := r.Method == http.MethodDelete || (r.Method == http.MethodPost && r.URL.Path == "/v1/reload")
+	if changes && a.cfg.Token == "" {
+		// Purging robots.txt or reloading changes what is enforced: never
+		// without admin auth, even on loopback.
+		writeJSON(w, http.StatusForbidden, jsonError{Error: "admin API: " + r.Method + " is disabled: set admin_token (ROBOTSGATE_ADMIN_TOKEN) to enable purge and reload"})
 		return
 	}
 	open := r.URL.Path == "/healthz" || r.URL.Path == "/readyz"
-	need := a.cfg.Token != "" && (r.Method == http.MethodDelete || (a.cfg.Protect && !open))
+	need := a.cfg.Token != "" && (changes || (a.cfg.Protect && !open))
 	if need && !a.authorized(r.Header.Get("Authorization")) {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="robotsgate-admin"`)
 		writeJSON(w, http.StatusUnauthorized, jsonError{Error: "admin API: missing or wrong bearer token"})
@@ -212,14 +226,16 @@ func (a *Admin) decision(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusBadRequest, jsonError{Error: "url: want an absolute http or https URL"})
 		return
 	}
-	agent := a.cfg.Agent
+	agent, purposes, use := a.cfg.Agent, a.cfg.Purposes, a.cfg.ContentUse
+	if a.cfg.Defaults != nil {
+		agent, purposes, use = a.cfg.Defaults()
+	}
 	if q.Has("agent") {
 		agent = q.Get("agent")
 		if strings.ContainsAny(agent, "/ ();") { // a whole User-Agent value: decided as the proxy decides one
 			agent = robots.CrawlerToken(agent)
 		}
 	}
-	purposes := a.cfg.Purposes
 	if q.Has("purpose") {
 		// As the proxy's purposes header: a list, or "none" for no purposes.
 		v := strings.Join(q["purpose"], ",")
@@ -232,7 +248,6 @@ func (a *Admin) decision(w http.ResponseWriter, r *http.Request) {
 			purposes = 0
 		}
 	}
-	use := a.cfg.ContentUse
 	if q.Has("content_use") {
 		// "" (content_use=) declares none.
 		if use, err = aipref.ParseUse(q.Get("content_use")); err != nil {
@@ -241,6 +256,21 @@ func (a *Admin) decision(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	writeJSON(w, http.StatusOK, a.cfg.DecisionAnswer(r.Context(), u, agent, purposes, use))
+}
+
+// reload is POST /v1/reload: 200 with the result, 422 with it when the
+// new configuration was refused (the running one is kept).
+func (a *Admin) reload(w http.ResponseWriter, r *http.Request) {
+	if a.cfg.Reload == nil {
+		writeJSON(w, http.StatusNotFound, jsonError{Error: "reload is not available here"})
+		return
+	}
+	res, err := a.cfg.Reload()
+	if err != nil {
+		writeJSON(w, http.StatusUnprocessableEntity, res)
+		return
+	}
+	writeJSON(w, http.StatusOK, res)
 }
 
 // EntryJSON is the answer of GET /v1/robots: an origin's cached

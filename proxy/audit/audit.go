@@ -34,6 +34,10 @@ var ErrClosed = errors.New("audit log closed")
 // tunnels, politeness pauses, robot tags, ...) fill in what applies to
 // them and leave the rest zero; zero fields are omitted from the record.
 type Event struct {
+	// Kind is "" for the decision on a request, KindConfigReload for a
+	// reload of the configuration (Reason ok or invalid, Method what asked
+	// for it, Detail what changed or why it was refused).
+	Kind     string
 	Time     time.Time // when it happened; zero means now
 	Client   string    // client address (host:port)
 	Method   string
@@ -73,6 +77,12 @@ type Event struct {
 	// PurposesOverrideRefused is the purposes header a client sent and
 	// robotsgate refused (allow_agent_override is off).
 	PurposesOverrideRefused string
+
+	// Site is the operator's per-site exception that applied (its
+	// match), SiteNote its note.
+	Site     string
+	SiteNote string
+
 	// ContentUse is the declared content use ("" for none); SiteUse the
 	// content-use level the site states for the URL (nil: none);
 	// ContentUseBlocked is set when SiteUse refused the request (reason
@@ -90,6 +100,9 @@ type SiteUse struct {
 	Rule   string // the line or header that states it
 	Line   int    // its line in robots.txt; 0 for a response's
 }
+
+// KindConfigReload is the Event.Kind of a configuration reload.
+const KindConfigReload = "config-reload"
 
 // Usage is the usage preference for one purpose in an audit record.
 type Usage struct {
@@ -233,6 +246,7 @@ func (a *Auditor) encode(e Event) error {
 			ev.Str(k, v)
 		}
 	}
+	str("kind", e.Kind)
 	str("decision", e.Decision)
 	str("reason", e.Reason)
 	str("mode", e.Mode)
@@ -240,24 +254,16 @@ func (a *Auditor) encode(e Event) error {
 	str("method", e.Method)
 	str("url", e.URL)
 	str("origin", e.Origin)
-	ev.Str("agent", e.Agent) // always present: "*" says only the "*" group applied
+	if e.Kind == "" {
+		ev.Str("agent", e.Agent) // always present on decisions: "*" says only the "*" group applied
+	}
 	str("agent_override_refused", e.AgentOverrideRefused)
 	str("group", e.Group)
 	str("rule", e.Rule)
 	if e.Line > 0 {
 		ev.Int("line", e.Line)
 	}
-	if e.RobotsStatus != "" {
-		ev.Str("robots_status", e.RobotsStatus)
-		if e.RobotsHTTPStatus != 0 {
-			ev.Int("robots_http_status", e.RobotsHTTPStatus)
-		}
-		ev.Float64("robots_age_s", e.RobotsAge.Round(time.Millisecond).Seconds())
-		if e.RobotsStale {
-			ev.Bool("robots_stale", true)
-			str("robots_stale_reason", e.RobotsStaleWhy)
-		}
-	}
+	robotsFields(ev, &e)
 	if e.Status != 0 {
 		ev.Int("status", e.Status)
 	}
@@ -265,6 +271,8 @@ func (a *Auditor) encode(e Event) error {
 	str("purposes", e.Purposes)
 	str("usage_blocked", e.UsageBlocked)
 	str("purposes_override_refused", e.PurposesOverrideRefused)
+	str("site", e.Site)
+	str("site_note", e.SiteNote)
 	if len(e.Usage) > 0 {
 		ev.Dict("usage", usageDict(e.Usage))
 	}
@@ -285,6 +293,25 @@ func (a *Auditor) encode(e Event) error {
 	}
 	a.lastErr.Store(nil)
 	return nil
+}
+
+// robotsFields writes the fields of the robots.txt copy e's decision
+// used, if any.
+func robotsFields(ev *zerolog.Event, e *Event) {
+	if e.RobotsStatus == "" {
+		return
+	}
+	ev.Str("robots_status", e.RobotsStatus)
+	if e.RobotsHTTPStatus != 0 {
+		ev.Int("robots_http_status", e.RobotsHTTPStatus)
+	}
+	ev.Float64("robots_age_s", e.RobotsAge.Round(time.Millisecond).Seconds())
+	if e.RobotsStale {
+		ev.Bool("robots_stale", true)
+		if e.RobotsStaleWhy != "" {
+			ev.Str("robots_stale_reason", e.RobotsStaleWhy)
+		}
+	}
 }
 
 // Written returns the number of records written.

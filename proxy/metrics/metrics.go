@@ -53,6 +53,8 @@ type Metrics struct {
 	usage      [aipref.NumPurposes + 1][][3]prometheus.Counter
 	sourceSlot map[robots.UsageSource]int // index in enforce.UsageSources
 
+	reloads *prometheus.CounterVec // robotsgate_config_reloads_total by result
+
 	cacheEntries atomic.Pointer[func() int]
 	pausedFunc   atomic.Pointer[func() int]
 }
@@ -70,7 +72,8 @@ func New(known map[enforce.Reason]bool) *Metrics {
 	m := &Metrics{reg: prometheus.NewRegistry()}
 	m.reg.MustRegister(m.requestCollectors()...)
 	m.reg.MustRegister(m.robotsCollectors()...)
-	m.reg.MustRegister(m.newUsageCounters(),
+	m.reloads = newReloads()
+	m.reg.MustRegister(m.newUsageCounters(), m.reloads,
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 	)
@@ -164,6 +167,25 @@ func (m *Metrics) Registry() *prometheus.Registry { return m.reg }
 // Handler serves the registry in the Prometheus exposition format.
 func (m *Metrics) Handler() http.Handler {
 	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{Registry: m.reg})
+}
+
+// newReloads returns robotsgate_config_reloads_total, both results at 0.
+func newReloads() *prometheus.CounterVec {
+	c := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "robotsgate_config_reloads_total",
+		Help: "Configuration reloads (SIGHUP, POST /v1/reload), by result (ok: in force; invalid: refused, the running configuration kept).",
+	}, []string{"result"})
+	c.WithLabelValues("ok")
+	c.WithLabelValues("invalid")
+	return c
+}
+
+// ConfigReload counts one reload of the configuration with result (ok or
+// invalid).
+func (m *Metrics) ConfigReload(result string) {
+	if m != nil {
+		m.reloads.WithLabelValues(result).Inc()
+	}
 }
 
 // Decision counts one decision on a proxied request. Admin API queries

@@ -1,0 +1,116 @@
+package proxy
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/robotsgate/robotsgate/internal/config"
+	"github.com/robotsgate/robotsgate/proxy/audit"
+)
+
+// reloader serialises reloads of a Server's configuration.
+type reloader struct {
+	mu   sync.Mutex
+	load func() (config.Config, error) // Deps.Load
+}
+
+// ReloadResult is what a reload did: the answer of POST /v1/reload.
+type ReloadResult struct {
+	// Result is "ok" (the new settings are in force for new requests) or
+	// "invalid" (the running settings are kept; Error says why).
+	Result string `json:"result"`
+	Error  string `json:"error,omitempty"`
+	// Changed are the keys whose new values are in force; NeedsRestart
+	// those whose change was not applied: they take effect at the next
+	// start (config.RestartKeys).
+	Changed      []string `json:"changed"`
+	NeedsRestart []string `json:"needs_restart,omitempty"`
+	Source       string   `json:"source"` // what asked for it: "SIGHUP" or "POST /v1/reload"
+}
+
+// Results of a reload (ReloadResult.Result, and the result label of
+// robotsgate_config_reloads_total).
+const (
+	ReloadOK      = "ok"
+	ReloadInvalid = "invalid"
+)
+
+// errNoLoader is the error of a reload on a Server given no Deps.Load.
+var errNoLoader = errors.New("this robotsgate cannot reload its configuration (no loader)")
+
+// Reload reads the configuration again (Deps.Load) and puts the settings
+// that may change at run time in force for the requests that start from
+// now on; requests under way keep theirs, and listeners, the robots.txt
+// cache and the politeness state are untouched. Settings that only a
+// restart changes are compared and named in NeedsRestart, not applied. A
+// configuration that fails to load or validate, or whose credentials
+// file cannot be read, keeps the running settings: the result is
+// "invalid" with the reason in one line, and the error is returned.
+// source says what asked for the reload, for the log and audit record.
+// Each reload is logged, audited and counted.
+func (s *Server) Reload(source string) (ReloadResult, error) {
+	s.reload.mu.Lock()
+	defer s.reload.mu.Unlock()
+	res := ReloadResult{Source: source, Changed: []string{}}
+	err := errNoLoader
+	var cfg config.Config
+	if s.reload.load != nil {
+		cfg, err = s.reload.load()
+	}
+	if err == nil {
+		err = s.apply(cfg, &res)
+	}
+	res.Result = ReloadOK
+	if err != nil {
+		res.Result, res.Error = ReloadInvalid, oneLine(err.Error())
+		res.Changed, res.NeedsRestart = []string{}, nil
+	}
+	s.metrics.ConfigReload(res.Result)
+	s.recordReload(res)
+	return res, err
+}
+
+// apply puts the run-time settings of cfg in force, filling in res.
+func (s *Server) apply(cfg config.Config, res *ReloadResult) error {
+	old := s.live.Load()
+	merged := config.WithRestartOnly(cfg, s.cfg)
+	if err := merged.Validate(); err != nil {
+		return fmt.Errorf("config: %w (with the settings that need a restart kept as they run)", err)
+	}
+	l, err := s.newLive(merged)
+	if err != nil {
+		return err
+	}
+	res.Changed, res.NeedsRestart = config.Changes(old.cfg, cfg)
+	s.live.Store(l)
+	return nil
+}
+
+// recordReload logs and audits the reload res.
+func (s *Server) recordReload(res ReloadResult) {
+	if res.Result == ReloadOK {
+		ev := s.log.Info().Str("source", res.Source).Strs("changed", res.Changed)
+		if len(res.NeedsRestart) > 0 {
+			ev = ev.Strs("needs_restart", res.NeedsRestart)
+		}
+		ev.Msg("configuration reloaded")
+	} else {
+		s.log.Error().Str("source", res.Source).Str("error", res.Error).Msg("configuration reload refused; the running configuration is kept")
+	}
+	detail := "changed: " + strings.Join(res.Changed, ",")
+	if len(res.NeedsRestart) > 0 {
+		detail += "; needs a restart: " + strings.Join(res.NeedsRestart, ",")
+	}
+	if res.Error != "" {
+		detail = res.Error
+	}
+	s.record(audit.Event{Kind: audit.KindConfigReload, Reason: res.Result, Method: res.Source, Detail: detail,
+		Mode: string(s.live.Load().cfg.Mode)})
+}
+
+// oneLine joins the lines of s with "; ".
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(strings.ReplaceAll(s, "\n", "; ")), " ")
+}
