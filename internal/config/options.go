@@ -32,8 +32,11 @@ var configFlag = option{flag: "config", help: "YAML configuration `file` (see co
 
 // options returns every setting, in the order -h and the docs list them.
 // To add one, add a field to Config, its default to Default and a line
-// here.
-func options() []option {
+// to topOptions or sectionOptions.
+func options() []option { return append(topOptions(), sectionOptions()...) }
+
+// topOptions are the options outside any section.
+func topOptions() []option {
 	return []option{
 		{"listen", "listen", "proxy address `host:port`; beyond loopback it needs auth credentials and auth.allow_cidrs, or auth.allow_open, and admin_token unless admin_listen is on loopback", func(c *Config) any { return &c.Listen }},
 		{"admin_listen", "admin-listen", "separate admin API address `host:port`; empty = on the proxy port", func(c *Config) any { return &c.AdminListen }},
@@ -59,7 +62,12 @@ func options() []option {
 		{"client.idle_timeout", "", "silence allowed on a client connection between requests, and inside a CONNECT session while a request body or response goes through", func(c *Config) any { return &c.Client.IdleTimeout }},
 		{"cache", "cache", "robots.txt `cache`: memory (per process) or redis://host:port/db (shared by a fleet)", func(c *Config) any { return &c.Cache }},
 		{"sites", "", "per-site exceptions, YAML only: a list of {match, policy, note, crawl_delay, purposes}; match is an origin (https://partner.example), a host (slow.example) or *.domain; policy deny never fetches (403 site-denied), policy allow (note required) forwards what robots.txt refuses (audited, reason site-exception); crawl_delay is a floor on robots.txt's; purposes replace the declared ones; the most specific match wins, deny at equal specificity (see docs/configuration-reload.md)", func(c *Config) any { return &c.Sites }},
+	}
+}
 
+// sectionOptions are the options of the sections (robots., https., ...).
+func sectionOptions() []option {
+	return []option{
 		{"robots.user_agent", "robots-user-agent", "`User-Agent` of robots.txt fetches", func(c *Config) any { return &c.Robots.UserAgent }},
 		{"robots.fetch_timeout", "robots-fetch-timeout", "bound of one robots.txt fetch (`duration`), redirects and body included", func(c *Config) any { return &c.Robots.FetchTimeout }},
 		{"robots.max_bytes", "", "bytes of robots.txt parsed, the rest ignored (RFC 9309: at least 512000)", func(c *Config) any { return &c.Robots.MaxBytes }},
