@@ -9,8 +9,6 @@ import (
 
 	"github.com/rs/zerolog"
 	"golang.org/x/sync/singleflight"
-
-	"github.com/robotsgate/robotsgate/robots"
 )
 
 // Config configures an Enforcer. The settings have no defaults here:
@@ -202,7 +200,7 @@ func (e *Enforcer) fetchAndStore(ctx context.Context, st Store, origin string) *
 		return prev
 	}
 	start := time.Now()
-	r := e.fetcher.Fetch(ctx, origin)
+	r := e.fetch(ctx, origin)
 	took := time.Since(start)
 	if r.Status == "" {
 		r.Status = StatusUnreachable
@@ -213,7 +211,7 @@ func (e *Enforcer) fetchAndStore(ctx context.Context, st Store, origin string) *
 			r.ErrKind = FetchOther
 		}
 	}
-	if f := e.hooks.Fetched; f != nil {
+	if f := e.hooks.Fetched; f != nil && !isTDMKey(origin) { // robots.txt fetches only
 		f(origin, r, took)
 	}
 	now := e.clock.Now()
@@ -241,7 +239,7 @@ func (e *Enforcer) next(origin string, prev *Entry, r FetchResult, now time.Time
 		}
 		en.Expires = now.Add(ttl)
 		if r.Status == StatusOK {
-			en.Parsed = robots.ParseLimit(r.Body, e.maxBytes)
+			en.Rebuild(e.maxBytes)
 		}
 		return en
 	}
@@ -264,6 +262,14 @@ func (e *Enforcer) next(origin string, prev *Entry, r FetchResult, now time.Time
 		en.Good, en.GoodAt, en.Parsed = &good, prev.FetchedAt, prev.Parsed
 	case prev.Good != nil && prev.Parsed != nil:
 		en.Good, en.GoodAt, en.Parsed = prev.Good, prev.GoodAt, prev.Parsed
+	case prev.Result.Status == StatusOK && isTDMKey(origin):
+		good := prev.Result
+		en.Good, en.GoodAt = &good, prev.FetchedAt
+	case prev.Good != nil && isTDMKey(origin):
+		en.Good, en.GoodAt = prev.Good, prev.GoodAt
+	}
+	if en.Good != nil && isTDMKey(origin) {
+		en.TDM, en.TDMErr = prev.TDM, prev.TDMErr
 	}
 	return en
 }
@@ -287,7 +293,7 @@ func (e *Enforcer) logFetch(en *Entry, took time.Duration) {
 			Str("error", r.Err).Str("error_kind", string(r.ErrKind)).Int("failures", en.Failures).
 			Time("unreachable_since", en.UnreachableSince).Int64("retry_in_ms", en.Expires.Sub(en.FetchedAt).Milliseconds()).
 			Bool("stale_copy", en.Good != nil).Int64("took_ms", took.Milliseconds())
-		ev.Msg("robots.txt unreachable")
+		ev.Msg(fileOf(en.Origin) + " unreachable")
 	case StatusUnavailable:
 		e.log.Debug().Str("origin", en.Origin).Int("http_status", r.HTTPStatus).Str("error", r.Err).
 			Msg("robots.txt unavailable: all URLs allowed")

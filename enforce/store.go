@@ -3,13 +3,17 @@ package enforce
 import (
 	"cmp"
 	"context"
+	"hash/maphash"
 	"math"
 	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"github.com/patrickmn/go-cache"
+
+	"github.com/robotsgate/robotsgate/robots"
 )
 
 // MemoryStore is the in-process Store: a github.com/patrickmn/go-cache
@@ -30,13 +34,17 @@ import (
 //
 // Bounds: when a Set leaves the store above maxEntries entries or
 // maxBytes, it sweeps the expired entries and, if still above, evicts
-// the entries soonest to expire (those with the shortest remaining keep;
-// entries kept until deleted go last) until the store is at or below 7/8
-// of both bounds, so that the O(n) scan this needs is paid once every
-// maxEntries/8 new origins rather than on each Set. It is not LRU:
-// tracking recency would turn every Get into a write. An entry soonest
-// to expire is also the one whose robots.txt is soonest to be fetched
-// again anyway.
+// the entries least recently used (read by Get or stored by Set; among
+// equals, those soonest to expire) until the store is at or below 7/8 of
+// both bounds, so that the O(n) scan this needs is paid once every
+// maxEntries/8 new origins rather than on each Set. Recency is counted in
+// Sets: each Set starts a new epoch, and a Get records the current epoch
+// in the entry it returns unless it holds it already, so an origin
+// crawled all day is kept over one visited once, and a hot entry is
+// written at most once per Set. Evict counts the evictions, and
+// Refetches the entries stored again after they were evicted (the
+// robots.txt fetched again because the bound was too small), as far as
+// a table of the last few thousand evicted origins remembers them.
 //
 // Memory: an entry holds the fetched body (at most robots.max_bytes, 500
 // KiB by default) and its parsed rules, which take several times the
@@ -65,13 +73,24 @@ type MemoryStore struct {
 	// reads is still the one it replaces. Get never takes it.
 	wmu       sync.Mutex
 	lastSweep time.Time // of c's expired entries; guarded by wmu
+
+	epoch      atomic.Uint64 // incremented by each Set
+	evictions  atomic.Int64
+	refetches  atomic.Int64
+	ghosts     []uint64 // hashes of evicted origins, by hash; guarded by wmu
+	ghostsSeed maphash.Seed
 }
 
 // memItem is one origin's entry in a MemoryStore.
 type memItem struct {
 	e    *Entry
 	cost int64
+	used atomic.Uint64 // the epoch of its last Get or Set
 }
+
+// ghostSlots is the size of the table of evicted origins that
+// MemoryStore.Refetches looks stored entries up in.
+const ghostSlots = 1 << 14
 
 // sweepEvery is how often Set sweeps the expired entries when no bound
 // is reached.
@@ -86,26 +105,56 @@ func NewMemoryStore(maxEntries int, maxBytes int64) *MemoryStore {
 	maxEntries = max(maxEntries, 1)
 	maxBytes = max(maxBytes, 1)
 	// A cleanup interval of 0 starts no janitor goroutine.
-	s := &MemoryStore{max: maxEntries, maxBytes: maxBytes, c: cache.New(cache.NoExpiration, 0), lastSweep: time.Now()}
+	s := &MemoryStore{max: maxEntries, maxBytes: maxBytes, c: cache.New(cache.NoExpiration, 0), lastSweep: time.Now(),
+		ghostsSeed: maphash.MakeSeed()}
 	s.c.OnEvicted(func(_ string, v any) { s.bytes.Add(-v.(*memItem).cost) })
 	return s
 }
 
-// entryOverhead is what an entry holds besides its bodies and parsed
-// rules: the Entry, its strings and the cache's item.
-const entryOverhead = 1 << 10
+// mapSlot is what go-cache's map takes per item beyond the item's own
+// allocations: its key and value words, control bytes and the spare room
+// of a table kept at most 7/8 full, doubled when it grows.
+const mapSlot = 2 * (16 + 24 + 1) * 8 / 7
 
-// entryCost is the memory a MemoryStore charges for e: its bodies, what
-// its parsed rules hold (robots.Robots.MemSize) and entryOverhead.
+// entryCost is the memory a MemoryStore charges for e: the Entry, its
+// strings and the store's item, its bodies (a body shared with the parsed
+// file counts once) and what its parsed rules hold
+// (robots.Robots.MemSize).
 func entryCost(e *Entry) int64 {
 	if e == nil {
 		return 0
 	}
-	n := int64(cap(e.Result.Body))
+	n := allocSize(unsafe.Sizeof(*e)) + allocSize(unsafe.Sizeof(memItem{})) + mapSlot +
+		allocSize(uintptr(len(e.Origin))) + resultCost(&e.Result, e.Parsed)
 	if e.Good != nil {
-		n += int64(cap(e.Good.Body))
+		n += allocSize(unsafe.Sizeof(*e.Good)) + resultCost(e.Good, e.Parsed)
 	}
-	return entryOverhead + n + e.Parsed.MemSize()
+	return n + e.Parsed.MemSize() + e.TDM.MemSize()
+}
+
+// resultCost is what r holds besides itself: its strings and its body,
+// unless p shares the body.
+func resultCost(r *FetchResult, p *robots.Robots) int64 {
+	n := allocSize(uintptr(len(r.FinalURL))) + allocSize(uintptr(len(r.Err)))
+	if b := r.Body; len(b) > 0 {
+		if pb := p.Body(); len(pb) == 0 || &pb[0] != &b[0] {
+			n += allocSize(uintptr(cap(b)))
+		}
+	}
+	return n
+}
+
+// allocSize is what an allocation of n bytes takes, rounded up as the
+// allocator's size classes do (to 16 bytes for small objects, by up to an
+// eighth for larger ones).
+func allocSize(n uintptr) int64 {
+	switch {
+	case n == 0:
+		return 0
+	case n <= 128:
+		return int64((n + 15) &^ 15)
+	}
+	return int64(n + n/16)
 }
 
 // Get returns origin's entry, if one is kept and its keep has not
@@ -115,13 +164,16 @@ func (s *MemoryStore) Get(_ context.Context, origin string) (*Entry, bool) {
 	if !ok {
 		return nil, false
 	}
-	e := v.(*memItem).e
-	return e, e != nil
+	it := v.(*memItem)
+	if ep := s.epoch.Load(); it.used.Load() != ep {
+		it.used.Store(ep)
+	}
+	return it.e, it.e != nil
 }
 
 // Set stores e for origin and keeps it for keep; keep <= 0 keeps it until
 // it is deleted, replaced or evicted. Then, if the store exceeds a bound,
-// it drops the expired entries and evicts those soonest to expire (see
+// it drops the expired entries and evicts those least recently used (see
 // MemoryStore); e itself is never evicted by its own Set.
 func (s *MemoryStore) Set(_ context.Context, origin string, e *Entry, keep time.Duration) {
 	d := keep
@@ -129,10 +181,12 @@ func (s *MemoryStore) Set(_ context.Context, origin string, e *Entry, keep time.
 		d = cache.NoExpiration
 	}
 	it := &memItem{e: e, cost: entryCost(e)}
+	it.used.Store(s.epoch.Add(1))
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
 	old, live := s.c.Get(origin)
 	if !live {
+		s.noteRefetch(origin)
 		// An expired item may still be there, hidden from Get: deleting
 		// it has OnEvicted uncharge it. A no-op when there is none.
 		s.c.Delete(origin)
@@ -166,6 +220,7 @@ func (s *MemoryStore) shrink(newest string, now time.Time) {
 	}
 	type victim struct {
 		origin string
+		used   uint64
 		exp    int64 // UnixNano; math.MaxInt64: kept until deleted
 	}
 	items := s.c.Items()
@@ -178,9 +233,9 @@ func (s *MemoryStore) shrink(newest string, now time.Time) {
 		if exp <= 0 {
 			exp = math.MaxInt64
 		}
-		vs = append(vs, victim{k, exp})
+		vs = append(vs, victim{k, it.Object.(*memItem).used.Load(), exp})
 	}
-	slices.SortFunc(vs, func(a, b victim) int { return cmp.Compare(a.exp, b.exp) })
+	slices.SortFunc(vs, func(a, b victim) int { return cmp.Or(cmp.Compare(a.used, b.used), cmp.Compare(a.exp, b.exp)) })
 	// Only the writers remove items and s.wmu is held: n stays exact.
 	n := s.c.ItemCount()
 	lowN, lowBytes := s.max-s.max/8, s.maxBytes-s.maxBytes/8
@@ -189,6 +244,8 @@ func (s *MemoryStore) shrink(newest string, now time.Time) {
 			break
 		}
 		s.c.Delete(v.origin)
+		s.evictions.Add(1)
+		s.noteEvicted(v.origin)
 		n--
 	}
 	if s.c.ItemCount() > s.max {
@@ -196,6 +253,36 @@ func (s *MemoryStore) shrink(newest string, now time.Time) {
 		s.sweep(now)
 	}
 }
+
+// noteEvicted remembers that origin was evicted; s.wmu is held.
+func (s *MemoryStore) noteEvicted(origin string) {
+	if s.ghosts == nil {
+		s.ghosts = make([]uint64, ghostSlots)
+	}
+	h := maphash.String(s.ghostsSeed, origin) | 1 // 0 marks a free slot
+	s.ghosts[h%ghostSlots] = h
+}
+
+// noteRefetch counts a refetch when origin, about to be stored, was
+// evicted; s.wmu is held.
+func (s *MemoryStore) noteRefetch(origin string) {
+	if s.ghosts == nil {
+		return
+	}
+	h := maphash.String(s.ghostsSeed, origin) | 1
+	if s.ghosts[h%ghostSlots] == h {
+		s.ghosts[h%ghostSlots] = 0
+		s.refetches.Add(1)
+	}
+}
+
+// Evictions returns the number of entries evicted to keep the store
+// within its bounds (expired entries swept are not counted).
+func (s *MemoryStore) Evictions() int64 { return s.evictions.Load() }
+
+// Refetches returns the number of entries stored again for an origin
+// whose entry had been evicted: robots.txt fetches the bounds caused.
+func (s *MemoryStore) Refetches() int64 { return s.refetches.Load() }
 
 // Delete forgets origin's entry.
 func (s *MemoryStore) Delete(_ context.Context, origin string) {

@@ -14,18 +14,21 @@ import (
 	"github.com/robotsgate/robotsgate/robots"
 )
 
-func TestMemoryStoreEvictsSoonestToExpire(t *testing.T) {
+func TestMemoryStoreEvictsLeastRecentlyUsed(t *testing.T) {
 	ctx := context.Background()
 	s := NewMemoryStore(3, testCacheBytes)
-	s.Set(ctx, "a", &Entry{Origin: "a"}, time.Hour)
 	s.Set(ctx, "b", &Entry{Origin: "b"}, time.Minute)
-	s.Set(ctx, "c", &Entry{Origin: "c"}, 0) // kept until deleted: evicted last
-	s.Get(ctx, "b")                         // reads do not matter
+	s.Set(ctx, "a", &Entry{Origin: "a"}, time.Hour)
+	s.Set(ctx, "c", &Entry{Origin: "c"}, 0)
+	s.Get(ctx, "b") // read: b is now used more recently than a
 	s.Set(ctx, "d", &Entry{Origin: "d"}, 2*time.Hour)
-	if _, ok := s.Get(ctx, "b"); ok {
-		t.Error("b kept: the entry soonest to expire was not evicted")
+	if _, ok := s.Get(ctx, "a"); ok {
+		t.Error("a kept: the entry least recently used was not evicted")
 	}
-	for _, o := range []string{"a", "c", "d"} {
+	if s.Evictions() != 1 {
+		t.Errorf("%d evictions counted, want 1", s.Evictions())
+	}
+	for _, o := range []string{"b", "c", "d"} {
 		if e, ok := s.Get(ctx, o); !ok || e.Origin != o {
 			t.Errorf("%s evicted", o)
 		}
@@ -49,7 +52,7 @@ func TestMemoryStoreEvictsSoonestToExpire(t *testing.T) {
 
 func TestMemoryStoreEvictsInBatches(t *testing.T) {
 	// Over a bound, the store goes down to 7/8 of it: 16 → 14, the
-	// three soonest to expire leave at once.
+	// three least recently stored leave at once.
 	ctx := context.Background()
 	s := NewMemoryStore(16, testCacheBytes)
 	for i := 16; i >= 1; i-- { // stored in an order unrelated to the keep
@@ -60,8 +63,8 @@ func TestMemoryStoreEvictsInBatches(t *testing.T) {
 		t.Fatalf("len %d after an overflow of a store of 16, want 14", s.Len())
 	}
 	for i := 1; i <= 16; i++ {
-		if _, ok := s.Get(ctx, strconv.Itoa(i)); ok != (i > 3) {
-			t.Errorf("entry kept %dh: present %v", i, ok)
+		if _, ok := s.Get(ctx, strconv.Itoa(i)); ok != (i < 14) {
+			t.Errorf("entry stored %d-th from last: present %v", i, ok)
 		}
 	}
 	if _, ok := s.Get(ctx, "new"); !ok {
@@ -69,6 +72,34 @@ func TestMemoryStoreEvictsInBatches(t *testing.T) {
 	}
 	if s.Bytes() != 14*entryCost(&Entry{}) {
 		t.Errorf("%d bytes charged for 14 entries", s.Bytes())
+	}
+}
+
+// TestMemoryStoreKeepsWhatIsUsed crawls one origin all day among many
+// visited once: however soon its entry expires, it is never evicted, and
+// the origins visited once are; storing one of those again counts as a
+// refetch caused by eviction.
+func TestMemoryStoreKeepsWhatIsUsed(t *testing.T) {
+	ctx := context.Background()
+	const max = 16
+	s := NewMemoryStore(max, testCacheBytes)
+	s.Set(ctx, "hot", &Entry{Origin: "hot"}, time.Minute) // the soonest to expire
+	for i := 0; i < 20*max; i++ {
+		s.Set(ctx, "once"+strconv.Itoa(i), &Entry{}, time.Hour)
+		if _, ok := s.Get(ctx, "hot"); !ok {
+			t.Fatalf("the origin in use was evicted after %d others", i+1)
+		}
+	}
+	if s.Evictions() < 20*max-max {
+		t.Errorf("%d evictions counted for %d origins in a store of %d", s.Evictions(), 20*max+1, max)
+	}
+	if s.Refetches() != 0 {
+		t.Errorf("%d refetches counted before any", s.Refetches())
+	}
+	s.Set(ctx, "once0", &Entry{}, time.Hour) // evicted long ago, fetched again
+	s.Set(ctx, "never-seen", &Entry{}, time.Hour)
+	if s.Refetches() != 1 {
+		t.Errorf("%d refetches counted, want 1", s.Refetches())
 	}
 }
 
@@ -239,7 +270,8 @@ func TestMemoryStoreByteBound(t *testing.T) {
 		t.Errorf("newest entry not kept alone: len %d", s.Len())
 	}
 	// The cost of a failure entry counts its good copy.
-	if c := entryCost(&Entry{Result: FetchResult{Status: StatusUnreachable}, Good: &FetchResult{Body: big}}); c != entryOverhead+int64(len(big)) {
+	bare := entryCost(&Entry{Result: FetchResult{Status: StatusUnreachable}, Good: &FetchResult{}})
+	if c := entryCost(&Entry{Result: FetchResult{Status: StatusUnreachable}, Good: &FetchResult{Body: big}}); c != bare+allocSize(uintptr(len(big))) {
 		t.Errorf("entryCost of a stale copy = %d", c)
 	}
 }

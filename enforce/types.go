@@ -16,6 +16,7 @@ import (
 
 	"github.com/robotsgate/robotsgate/robots"
 	"github.com/robotsgate/robotsgate/robots/aipref"
+	"github.com/robotsgate/robotsgate/robots/tdmrep"
 )
 
 // Clock tells the time and waits. Tests inject a fake one
@@ -95,6 +96,13 @@ type Entry struct {
 	// failed); nil when there is none. Stores that serialise entries store
 	// the bodies and rebuild Parsed with Rebuild on load.
 	Parsed *robots.Robots
+
+	// TDM is, for the entry of an origin's tdmrep.json (TDMKey), its
+	// rules in force, from the same body as Parsed would be; TDMErr why
+	// that body gives none (tdmrep.ErrInvalid, tdmrep.ErrTooManyRules).
+	// Rebuild sets both.
+	TDM    *tdmrep.File
+	TDMErr error
 }
 
 // Rebuild sets e.Parsed from the stored bodies, reading at most maxBytes
@@ -104,14 +112,29 @@ type Entry struct {
 // call it once on a loaded entry, before handing it out: entries are
 // shared and must not change afterwards.
 func (e *Entry) Rebuild(maxBytes int) {
+	if isTDMKey(e.Origin) {
+		e.rebuildTDM()
+		return
+	}
 	switch {
 	case e.Result.Status == StatusOK:
-		e.Parsed = robots.ParseLimit(e.Result.Body, maxBytes)
+		e.Parsed = parseShared(&e.Result, maxBytes)
 	case e.Good != nil:
-		e.Parsed = robots.ParseLimit(e.Good.Body, maxBytes)
+		e.Parsed = parseShared(e.Good, maxBytes)
 	default:
 		e.Parsed = nil
 	}
+}
+
+// parseShared parses r.Body, reading at most maxBytes of it, and, when
+// the whole body was read, has r.Body share the parsed file's copy of it
+// (robots.Robots.Body) so that an entry holds its body once.
+func parseShared(r *FetchResult, maxBytes int) *robots.Robots {
+	p := robots.ParseLimit(r.Body, maxBytes)
+	if b := p.Body(); len(b) == len(r.Body) && len(b) > 0 {
+		r.Body = b
+	}
+	return p
 }
 
 // Coordinator is implemented by Stores shared by several processes: Once runs fetch in at most one
@@ -139,7 +162,7 @@ var ErrCoordinatorUnavailable = errors.New("enforce: shared fetch coordination u
 // concurrent use. An entry must be kept at least until keep has passed
 // (longer than Expires, so a stale copy can serve while an origin is
 // unreachable), except that a Store bounded in size may evict entries
-// earlier (MemoryStore drops those soonest to expire): the evicted
+// earlier (MemoryStore drops those least recently used): the evicted
 // origin's robots.txt is then fetched again.
 type Store interface {
 	Get(ctx context.Context, origin string) (*Entry, bool)
@@ -248,6 +271,10 @@ type Decision struct {
 	ContentUse        aipref.Use
 	SiteUse           robots.UseVerdict
 	ContentUseBlocked bool
+
+	// TDM is the TDMRep verdict of the URL (Enforcer.TDMRep, and the
+	// response's header and meta); zero when TDMRep was not consulted.
+	TDM TDMVerdict
 
 	// CrawlDelay is the Crawl-delay of the group that applied (as parsed,
 	// not clamped); 0 when the group states none or no robots.txt is in

@@ -237,7 +237,7 @@ func (t mitmTripper) RoundTrip(req *http.Request, ctx *goproxy.ProxyCtx) (*http.
 // than leaving goproxy to drop the connection without a response; an
 // upstream certificate that fails verification is named as such.
 func (s *Server) mitmRoundTrip(req *http.Request, ctx *goproxy.ProxyCtx) (*http.Response, error) {
-	resp, err := s.tr.RoundTrip(req)
+	resp, err := s.tr.RoundTrip(traced(req)) // idleconns.go
 	if err == nil {
 		return resp, nil
 	}

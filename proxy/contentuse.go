@@ -20,7 +20,7 @@ func contentUseOf(d *enforce.Decision) enforce.ContentUseShown {
 // auditContentUse sets the content-use fields of e from d.
 func auditContentUse(e *audit.Event, d *enforce.Decision) {
 	j := contentUseOf(d)
-	e.ContentUse, e.ContentUseBlocked = j.ContentUse, j.ContentUseDisallowed
+	e.ContentUse, e.ContentUseDisallowed = j.ContentUse, j.ContentUseDisallowed
 	if su := j.SiteUse; su != nil {
 		e.SiteUse = &audit.SiteUse{Level: su.Level, Source: su.Source, Rule: su.Rule, Line: su.Line}
 	}

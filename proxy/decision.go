@@ -54,11 +54,12 @@ func eventOf(client, method string, d enforce.Decision, auditAs string, status i
 		RobotsStaleWhy:   string(d.RobotsStaleReason),
 		Status:           status,
 		Detail:           d.Detail,
-		Purposes:         d.Purposes.String(),
+		Purposes:         d.Purposes.Names(),
 		Usage:            auditUsage(&d),
-		UsageBlocked:     d.UsageBlocked.String(),
+		UsageDisallowed:  d.UsageBlocked.Names(),
 		Site:             d.Site,
 		SiteNote:         d.SiteNote,
+		TDM:              auditTDM(&d),
 	}
 	auditContentUse(&e, &d)
 	return e
@@ -88,8 +89,9 @@ type decisionFields struct {
 	enforce.ContentUseShown
 	// Site is the operator's per-site exception that applied, SiteNote
 	// its note.
-	Site     string `json:"site,omitempty"`
-	SiteNote string `json:"site_note,omitempty"`
+	Site     string   `json:"site,omitempty"`
+	SiteNote string   `json:"site_note,omitempty"`
+	TDM      *tdmJSON `json:"tdm,omitempty"` // TDMRep (tdmrep.go)
 }
 
 // newDecisionFields converts d.
@@ -116,6 +118,7 @@ func newDecisionFields(d enforce.Decision) decisionFields {
 		ContentUseShown: contentUseOf(&d),
 		Site:            d.Site,
 		SiteNote:        d.SiteNote,
+		TDM:             tdmOf(&d),
 	}
 }
 
@@ -145,6 +148,10 @@ func newDecisionJSON(d enforce.Decision) decisionJSON {
 	return decisionJSON{Allowed: d.Allowed, decisionFields: newDecisionFields(d),
 		CrawlDelayS: d.CrawlDelay.Seconds(), RetryAfterS: d.RetryAfter.Seconds()}
 }
+
+// DecisionAnswer is d as GET /v1/decision answers it (a value to encode
+// as JSON), for "robotsgate check -fetch -json".
+func DecisionAnswer(d enforce.Decision) any { return newDecisionJSON(d) }
 
 // newRobotsJSON describes the robots.txt copy d used; nil when d did not
 // consult robots.txt. 403 bodies (Refuse) carry it too.
@@ -200,10 +207,25 @@ func headline(status int, d enforce.Decision) string {
 	case ReasonUpstreamError:
 		return h + ": forwarding to " + originName(d) + " failed"
 	case enforce.ReasonOriginUnreachable:
+		if untrustedCert(d) {
+			return h + ": the TLS certificate of " + originName(d) + " is not trusted (https.upstream_roots)"
+		}
 		return h + ": the origin " + originName(d) + " could not be reached"
 	}
 	return h + " by robots policy"
 }
+
+// untrustedCert reports whether d refused a request because the origin's
+// TLS certificate failed verification when its robots.txt was fetched.
+func untrustedCert(d enforce.Decision) bool {
+	return d.Reason == enforce.ReasonOriginUnreachable && d.RobotsErrKind == enforce.FetchTLSUntrusted
+}
+
+// untrustedExplanation is the explanation of a refusal for an untrusted
+// origin certificate: the fix first, whole, short enough for
+// Proxy-Status details.
+const untrustedExplanation = "the origin's TLS certificate failed verification (unknown authority, wrong host name or expired), " +
+	"so neither its robots.txt nor the URL was fetched; if you trust the origin, add its root CA to https.upstream_roots"
 
 // originName is d's origin, or its URL when it has none.
 func originName(d enforce.Decision) string {
@@ -299,6 +321,7 @@ func refusalText(b refusalBody) string {
 	}
 	usageText(&sb, b.Purposes, b.Usage)
 	contentUseText(&sb, b.ContentUseShown)
+	tdmText(&sb, b.TDM)
 	if rb := b.Robots; rb != nil {
 		fmt.Fprintf(&sb, "robots:   %s: %s", rb.URL, rb.Status)
 		if rb.HTTPStatus != 0 {

@@ -25,6 +25,7 @@ import (
 type desyncOrigin struct {
 	ln     net.Listener
 	robots string
+	files  map[string]string // other policy files by path (tdmrep.json), served with max-age=60
 	mu     sync.Mutex
 	hits   map[string]int
 	wg     sync.WaitGroup
@@ -91,11 +92,13 @@ func (o *desyncOrigin) serve(c net.Conn) {
 
 // answer writes the answer to req: the robots.txt, or a page.
 func (o *desyncOrigin) answer(c net.Conn, req *http.Request) {
-	body := "page " + req.URL.Path
+	body, extra := "page "+req.URL.Path, ""
 	if req.URL.Path == "/robots.txt" {
 		body = o.robots
+	} else if f, ok := o.files[req.URL.Path]; ok {
+		body, extra = f, "Cache-Control: max-age=60\r\n"
 	}
-	fmt.Fprintf(c, "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: %d\r\n\r\n%s", len(body), body)
+	fmt.Fprintf(c, "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n%sContent-Length: %d\r\n\r\n%s", extra, len(body), body)
 }
 
 func (o *desyncOrigin) hitsOf(path string) int {

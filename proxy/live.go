@@ -31,6 +31,7 @@ type live struct {
 	tags   *robotTagStep
 	usage  *usageStep
 	whole  *wholeStep
+	tdm    *tdmStep        // TDMRep (tdmrep.go)
 	ports  map[string]bool // https.allowed_ports
 	// access is the access control (client networks, credentials) around
 	// the rest of the handler chain (Server.inner).
@@ -57,6 +58,8 @@ func (s *Server) newLive(cfg config.Config) (*live, error) {
 	tags, whole := newRobotTagStep(cfg.RobotTags, cfg.Mode), newWholeStep(&cfg)
 	l.tags, l.whole = &tags, &whole
 	l.usage = &usageStep{enforce: cfg.Usage.Response == config.UsageResponseEnforce && cfg.Mode != config.ModeReport}
+	tdm := newTDMStep(&cfg, s.enf)
+	l.tdm = &tdm
 	for _, p := range cfg.HTTPS.AllowedPorts { // validated: never empty
 		l.ports[strconv.Itoa(p)] = true
 	}
@@ -111,8 +114,8 @@ func (lr liveResponse) onResponse(resp *http.Response, ctx *goproxy.ProxyCtx, st
 // liveSteps are the steps whose settings a reload may change, each read
 // from the request's settings.
 type liveSteps struct {
-	decide, pacing, whole              requestStep
-	pacingResp, wholeResp, tags, usage responseStep
+	decide, tdm, pacing, whole                  requestStep
+	pacingResp, wholeResp, tags, usage, tdmResp responseStep
 }
 
 func (s *Server) liveSteps() liveSteps {
@@ -124,6 +127,8 @@ func (s *Server) liveSteps() liveSteps {
 		wholeResp:  liveResponse{s, func(l *live) responseStep { return l.whole }},
 		tags:       liveResponse{s, func(l *live) responseStep { return l.tags }},
 		usage:      liveResponse{s, func(l *live) responseStep { return l.usage }},
+		tdm:        liveRequest{s, func(l *live) requestStep { return l.tdm }},
+		tdmResp:    liveResponse{s, func(l *live) responseStep { return l.tdm }},
 	}
 }
 

@@ -47,7 +47,6 @@ func (s *Server) install() error {
 	s.installSelf() // the outbound dialer refuses robotsgate's own addresses (policytransport.go)
 	inflight := inflight{m: s.metrics}
 	ls := s.liveSteps() // read from the request's settings, which a reload replaces (live.go)
-
 	// enter counts the request for Shutdown and creates its state: it is
 	// not a step, every step needs what it does.
 	p.OnRequest().DoFunc(s.enter)
@@ -57,6 +56,7 @@ func (s *Server) install() error {
 		destination{self: &s.self}, // own address → 403, MITM Host ≠ CONNECT target → 421 (destination.go)
 		hopStrip{},                 // hop-by-hop request headers
 		ls.decide,                  // site exceptions, robots.txt decision: 403, or let through (robotsstep.go, sites.go)
+		ls.tdm,                     // tdmrep.json reserves the URL: 403 tdm-reserved, or audit (tdmrep.go)
 		ls.pacing,                  // paused origin → 503, crawl-delay wait or 429 (pacing.go)
 		ls.whole,                   // enforcing response steps: no Range, Accept-Encoding the scan decodes (whole.go)
 		&s.fwd,                     // robot-tag scan and pooled body copy as the response arrives (forward.go); last
@@ -71,6 +71,7 @@ func (s *Server) install() error {
 		ls.wholeResp,                // partial or undecodable responses: 403 when enforcing (whole.go)
 		ls.tags,                     // X-Robots-Tag / meta robots: annotate, or 403 (robottags.go)
 		ls.usage,                    // Content-Usage / noai: X-Robotsgate-Usage, or 403 (usage.go)
+		ls.tdmResp,                  // tdm-reservation header / meta: X-Robotsgate-TDM, or 403 (tdmrep.go)
 		inflight,                    // decisions, upstream errors, in-flight
 		finish{},                    // report-mode headers, streaming
 		http10{},                    // HTTP/1.0 clients inside MITM sessions (forward.go); last

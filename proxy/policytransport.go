@@ -153,3 +153,17 @@ func (c *writeFirstConn) Read(p []byte) (int, error) {
 	}
 	return n, err
 }
+
+// NewFetchTransport is the policy transport as a Server fetches robots.txt
+// with it, for a caller without a Server ("robotsgate check -fetch"):
+// [NewPolicyTransport] with the guard against bytes that arrive before
+// the request. Only the Server's refusal of its own listen addresses is
+// missing, as there is none.
+func NewFetchTransport(cfg config.Config) (*http.Transport, error) {
+	tr, err := NewPolicyTransport(cfg)
+	if err != nil {
+		return nil, err
+	}
+	guardPolicyTransport(tr)
+	return tr, nil
+}

@@ -72,6 +72,7 @@ type Server struct {
 	audit *audit.Auditor
 	log   zerolog.Logger
 	tr    *http.Transport
+	conns *connTracker    // of tr's connections (idleconns.go)
 	ptr   *http.Transport // the policy transport, nil when none was given
 	clock enforce.Clock
 
@@ -157,6 +158,7 @@ func New(cfg config.Config, deps Deps) (*Server, error) {
 	}
 	s.proxy = s.newGoproxy()
 
+	s.installConnTracker() // before install, whose dialer checks the address first
 	if err := s.install(); err != nil {
 		return nil, err
 	}

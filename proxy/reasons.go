@@ -150,6 +150,10 @@ var reasons = []reasonRow{
 		explanation: "robots.txt disallows the whole site for this agent"},
 	{reason: ReasonUpstreamError, status: http.StatusBadGateway, timeoutStatus: http.StatusGatewayTimeout,
 		explanation: "the request was allowed and forwarded, but no response came from the origin"},
+	{reason: enforce.ReasonTDMReserved, status: http.StatusForbidden, proxyStatus: psDenied,
+		explanation: "the site reserves its text and data mining rights for this URL (W3C TDMRep), and this crawler declared a mining purpose"},
+	{reason: enforce.ReasonTDMUnknown, status: http.StatusForbidden, proxyStatus: psDenied,
+		explanation: "the site's tdmrep.json could not be read, so whether it reserves text and data mining rights is not known, and usage.unknown is deny"},
 	{reason: ReasonRobotTag, status: http.StatusForbidden, proxyStatus: psDenied,
 		explanation: "the response carried a robot tag saying it must not be kept"},
 	{reason: ReasonUnscannable, status: http.StatusForbidden, proxyStatus: psDenied,
@@ -191,8 +195,13 @@ func knownReasons() map[enforce.Reason]bool {
 }
 
 // explain says in one sentence why d was decided so: its reason's
-// explanation, or the reason itself for one the table lacks.
+// explanation (for an origin whose certificate failed verification, what
+// that means: untrustedExplanation), or the reason itself for one the
+// table lacks.
 func explain(d enforce.Decision) string {
+	if d.Reason == enforce.ReasonOriginUnreachable && untrustedCert(d) {
+		return untrustedExplanation
+	}
 	if row, ok := reasonOf(d.Reason); ok {
 		return row.explanation
 	}

@@ -148,7 +148,7 @@ func refuseResponse(r *http.Request, status int, d enforce.Decision, psError str
 	h.Set("X-Content-Type-Options", "nosniff")
 	setDecisionHeaders(h, d)
 	details := string(d.Reason) + ": " + body.Explanation
-	if body.Detail != "" {
+	if body.Detail != "" && !untrustedCert(d) { // that explanation says more, whole, than the detail's start
 		details = string(d.Reason) + ": " + body.Detail
 	}
 	setProxyStatus(h, psError, details)

@@ -24,6 +24,9 @@ const maxTagDetail = 1024
 type tagScan struct {
 	Header []robottag.Directive // from its X-Robots-Tag headers
 	Meta   []robottag.Directive // from <meta name="robots|AGENT"> in its HTML head
+	// Named is the content of the head's first <meta> of each name the
+	// TDMRep step reads (tdm-reservation, tdm-policy), when present.
+	Named map[string]string
 	// Scanned is the number of body bytes read to look for meta elements.
 	Scanned int
 	// NotScanned says why an HTML body was not (fully) scanned for meta
@@ -142,8 +145,10 @@ func scanBody(resp *http.Response, s *tagScan, maxBytes int) {
 	rec := &scanRecorder{r: orig}
 	src, codings, err := enforce.DecodeBody(resp.Header, rec, maxBytes)
 	if err == nil {
-		// ParseMetaRobots fails only when reading fails.
-		s.Meta, err = robottag.ParseMetaRobots(io.LimitReader(src, int64(maxBytes)))
+		// ParseHead fails only when reading fails.
+		var h robottag.Head
+		h, err = robottag.ParseHead(io.LimitReader(src, int64(maxBytes)), metaTDMReservation, metaTDMPolicy)
+		s.Meta, s.Named = h.Robots, h.Named
 	}
 	s.Scanned = len(rec.buf)
 	var rest io.Reader = orig

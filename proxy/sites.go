@@ -77,5 +77,25 @@ func (s *Server) decideQuiet(ctx context.Context, u *url.URL, agent string, purp
 	if hasSite {
 		d = applySite(d, site)
 	}
+	return l.tdm.decide(ctx, u, purposes, d) // TDMRep (tdmrep.go)
+}
+
+// DecideWithSites is the decision a request for u would get from the
+// proxy under the per-site exceptions sites, for a caller without a
+// Server ("robotsgate check -fetch"): a deny exception refuses before
+// anything is fetched, an exception's purposes replace o.Purposes, an
+// allow exception lets through what robots.txt refuses.
+func DecideWithSites(ctx context.Context, enf *enforce.Enforcer, sites []config.Site, u *url.URL, agent string, o enforce.DecideOptions) enforce.Decision {
+	site, hasSite := siteOf(sites, u)
+	if hasSite && site.Policy == config.SitePolicyDeny {
+		return siteDenied(u, agent, &requestState{Purposes: o.Purposes}, site, false).d
+	}
+	if hasSite && site.HasPurposes {
+		o.Purposes = site.Purposes
+	}
+	d := enf.Decide(ctx, u, agent, o)
+	if hasSite {
+		d = applySite(d, site)
+	}
 	return d
 }

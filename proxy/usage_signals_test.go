@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -68,7 +69,7 @@ func TestUsageAIUseThroughProxy(t *testing.T) {
 		t.Fatal("the origin saw /x")
 	}
 	rec := p.records(t, o.URL+"/x")[0]
-	if rec["purposes"] != "ai-use" || rec["usage_blocked"] != "ai-use" || usageField(rec, "ai-use")["pref"] != "disallowed" ||
+	if fmt.Sprint(rec["purposes"]) != "[ai-use]" || fmt.Sprint(rec["usage_disallowed"]) != "[ai-use]" || usageField(rec, "ai-use")["pref"] != "disallowed" ||
 		usageField(rec, "ai-use")["source"] != "content-usage" {
 		t.Fatalf("audit record: %v", rec)
 	}
@@ -179,7 +180,7 @@ func TestUsageContentUseThroughProxy(t *testing.T) {
 	}
 	rec := p.records(t, ref.URL+"/x")[0]
 	su, _ := rec["site_use"].(map[string]any)
-	if rec["reason"] != "usage-disallowed" || rec["content_use"] != "full" || rec["content_use_blocked"] != true ||
+	if rec["reason"] != "usage-disallowed" || rec["content_use"] != "full" || rec["content_use_disallowed"] != true ||
 		su["level"] != "reference" || su["line"] != 2.0 || rec["line"] != 2.0 {
 		t.Fatalf("audit record: %v", rec)
 	}
@@ -197,7 +198,7 @@ func TestUsageContentUseThroughProxy(t *testing.T) {
 			t.Fatalf("header %s: %d, want %d: %s", path, resp.StatusCode, want, body)
 		}
 	}
-	if rec := p.records(t, open.URL+"/cs-reference"); rec[len(rec)-1]["decision"] != audit.DecisionBlocked || rec[len(rec)-1]["content_use_blocked"] != true {
+	if rec := p.records(t, open.URL+"/cs-reference"); rec[len(rec)-1]["decision"] != audit.DecisionBlocked || rec[len(rec)-1]["content_use_disallowed"] != true {
 		t.Fatalf("header refusal audit: %v", rec)
 	}
 

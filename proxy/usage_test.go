@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -162,8 +163,8 @@ func TestUsageAttachExampleThroughProxy(t *testing.T) {
 		t.Fatalf("audit records for /test: %v", recs)
 	}
 	rec := recs[0]
-	if rec["reason"] != "usage-disallowed" || rec["decision"] != audit.DecisionBlocked || rec["purposes"] != "train-ai" ||
-		rec["usage_blocked"] != "train-ai" || rec["rule"] != "Content-Usage: train-ai=n" || rec["line"] != 4.0 {
+	if rec["reason"] != "usage-disallowed" || rec["decision"] != audit.DecisionBlocked || fmt.Sprint(rec["purposes"]) != "[train-ai]" ||
+		fmt.Sprint(rec["usage_disallowed"]) != "[train-ai]" || rec["rule"] != "Content-Usage: train-ai=n" || rec["line"] != 4.0 {
 		t.Fatalf("audit record: %v", rec)
 	}
 	if v := usageField(rec, "train-ai"); v["pref"] != "disallowed" || v["source"] != "content-usage" || v["line"] != 4.0 {
@@ -251,7 +252,7 @@ func TestUsagePerUserIdentity(t *testing.T) {
 	if resp.StatusCode != 200 || resp.Header.Get(HeaderUsage) != "" {
 		t.Fatalf("bob /test: %d %v", resp.StatusCode, resp.Header)
 	}
-	if rec := p.records(t, o.URL+"/test"); len(rec) != 2 || rec[1]["agent"] != "BobBot" || rec[1]["purposes"] != "search" ||
+	if rec := p.records(t, o.URL+"/test"); len(rec) != 2 || rec[1]["agent"] != "BobBot" || fmt.Sprint(rec[1]["purposes"]) != "[search]" ||
 		usageField(rec[1], "search")["pref"] != "unknown" {
 		t.Fatalf("bob's audit record: %v", rec)
 	}
@@ -266,7 +267,7 @@ func TestUsagePerUserIdentity(t *testing.T) {
 		t.Fatalf("alice with a purposes header: %d", resp.StatusCode)
 	}
 	rec := p.records(t, o.URL+"/test")[2]
-	if rec["purposes_override_refused"] != "search" || rec["purposes"] != "train-ai" {
+	if rec["purposes_override_refused"] != "search" || fmt.Sprint(rec["purposes"]) != "[train-ai]" {
 		t.Fatalf("refused purposes override not audited: %v", rec)
 	}
 	get(t, p.client(bob), o.URL+"/ok", "X-Robots-Purpose", "train-ai", "X-Robots-Agent", "Other")

@@ -10,6 +10,7 @@ import (
 
 	"github.com/robotsgate/robotsgate/enforce"
 	"github.com/robotsgate/robotsgate/internal/config"
+	"github.com/robotsgate/robotsgate/robots/aipref"
 )
 
 // Response-side enforcement (robot tags, usage preferences) reads a
@@ -43,21 +44,26 @@ var scanAcceptEncoding = []string{"gzip", "x-gzip", "deflate", "identity"}
 // only annotate, requests are left alone and an undecodable HTML body is
 // marked with HeaderUnscanned.
 type wholeStep struct {
-	tags, usage bool // robot_tags enforce; usage.response enforce (both outside report mode)
-	scanning    bool // robot_tags is not off
-	scansBodies bool // robot_tags.max_scan_bytes > 0: bodies are scanned at all
+	tags, usage bool       // robot_tags enforce; usage.response enforce (both outside report mode)
+	tdm         aipref.Set // tdmrep.purposes when tdmrep.mode is enforce (outside report mode)
+	scanning    bool       // robot_tags is not off
+	scansBodies bool       // robot_tags.max_scan_bytes > 0: bodies are scanned at all
 }
 
 // newWholeStep is the step for robot_tags cfg and usage.response usage
 // in mode (Config.Mode).
 func newWholeStep(cfg *config.Config) wholeStep {
 	enforcing := cfg.Mode != config.ModeReport
-	return wholeStep{
+	w := wholeStep{
 		tags:        enforcing && cfg.RobotTags.Mode == config.RobotTagsEnforce,
 		usage:       enforcing && cfg.Usage.Response == config.UsageResponseEnforce,
 		scanning:    cfg.RobotTags.Mode != config.RobotTagsOff,
 		scansBodies: cfg.RobotTags.MaxScanBytes > 0,
 	}
+	if enforcing && cfg.TDMRep.Mode == config.TDMRepEnforce {
+		w.tdm = cfg.TDMRep.Purposes
+	}
+	return w
 }
 
 // enforcing reports whether a response step may refuse the response to
@@ -65,7 +71,7 @@ func newWholeStep(cfg *config.Config) wholeStep {
 // enforce for a request with declared purposes (the body's noai counts
 // only then).
 func (w wholeStep) enforcing(st *requestState) bool {
-	return w.scansBodies && (w.tags || w.usage && st.Purposes != 0)
+	return w.scansBodies && (w.tags || w.usage && st.Purposes != 0 || st.Purposes&w.tdm != 0)
 }
 
 func (w wholeStep) onRequest(r *http.Request, _ *goproxy.ProxyCtx, st *requestState) outcome {

@@ -25,15 +25,12 @@ import (
 
 // Outbound transport settings. goproxy's default transport has no
 // timeouts and keeps two idle connections per host; these bound every
-// phase of a request and keep more connections to each origin warm.
+// phase of a request, and the upstream: section sizes the idle pool.
 const (
 	dialTimeout           = 10 * time.Second
 	dialKeepAlive         = 30 * time.Second
 	tlsHandshakeTimeout   = 10 * time.Second
 	responseHeaderTimeout = 60 * time.Second
-	idleConnTimeout       = 90 * time.Second
-	maxIdleConns          = 4096
-	maxIdleConnsPerHost   = 256
 )
 
 // NewTransport returns the outbound http.Transport of proxied requests
@@ -49,9 +46,9 @@ func NewTransport(cfg config.Config) (*http.Transport, error) {
 		Proxy:                 nil,
 		DialContext:           d.DialContext,
 		ForceAttemptHTTP2:     true,
-		MaxIdleConns:          maxIdleConns,
-		MaxIdleConnsPerHost:   maxIdleConnsPerHost,
-		IdleConnTimeout:       idleConnTimeout,
+		MaxIdleConns:          cfg.Upstream.MaxIdleConns,
+		MaxIdleConnsPerHost:   cfg.Upstream.MaxIdleConnsPerHost,
+		IdleConnTimeout:       cfg.Upstream.IdleTimeout,
 		TLSHandshakeTimeout:   tlsHandshakeTimeout,
 		ResponseHeaderTimeout: responseHeaderTimeout,
 		ExpectContinueTimeout: time.Second,

@@ -1,6 +1,10 @@
 package robots
 
-import "strings"
+import (
+	"sort"
+	"strings"
+	"unsafe"
+)
 
 // isTokenChar reports whether c may appear in a product token. RFC 9309
 // §2.2.1 allows only [A-Za-z_-]; robotsgate also accepts digits so that
@@ -62,6 +66,7 @@ func (r *Robots) lookup(agent string) (*merged, string) {
 		return nil, ""
 	}
 	if agent != "" && len(r.byAgent) > 0 {
+		var e *entry
 		if len(agent) <= maxStackAgent {
 			var buf [maxStackAgent]byte
 			for i := 0; i < len(agent); i++ {
@@ -71,10 +76,11 @@ func (r *Robots) lookup(agent string) (*merged, string) {
 				}
 				buf[i] = c
 			}
-			if e, ok := r.byAgent[string(buf[:len(agent)])]; ok {
-				return e.group, e.token
-			}
-		} else if e, ok := r.byAgent[asciiLower(agent)]; ok {
+			e = r.find(unsafe.String(&buf[0], len(agent)))
+		} else {
+			e = r.find(asciiLower(agent))
+		}
+		if e != nil {
 			return e.group, e.token
 		}
 	}
@@ -82,6 +88,32 @@ func (r *Robots) lookup(agent string) (*merged, string) {
 		return r.global, "*"
 	}
 	return nil, ""
+}
+
+// find returns the entry of the lower-cased token key, or nil.
+func (r *Robots) find(key string) *entry {
+	i := sort.Search(len(r.byAgent), func(i int) bool { return foldCompare(r.byAgent[i].token, key) >= 0 })
+	if i < len(r.byAgent) && foldCompare(r.byAgent[i].token, key) == 0 {
+		return &r.byAgent[i]
+	}
+	return nil
+}
+
+// foldCompare compares a and b as asciiLower(a) and asciiLower(b) compare.
+func foldCompare(a, b string) int {
+	for i := 0; i < len(a) && i < len(b); i++ {
+		x, y := a[i], b[i]
+		if 'A' <= x && x <= 'Z' {
+			x += 'a' - 'A'
+		}
+		if 'A' <= y && y <= 'Z' {
+			y += 'a' - 'A'
+		}
+		if x != y {
+			return int(x) - int(y)
+		}
+	}
+	return len(a) - len(b)
 }
 
 // asciiLower returns s with ASCII upper-case letters mapped to lower case

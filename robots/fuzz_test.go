@@ -2,6 +2,7 @@ package robots
 
 import (
 	"bytes"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -267,13 +268,18 @@ func FuzzDecide(f *testing.F) {
 			t.Fatalf("robots.txt:\n%s\npath %q: got allowed=%v line %d, reference allowed=%v line %d",
 				sb.String(), path, d.Allowed, d.Rule.Line, wantAllowed, wantLine)
 		}
-		// With the path indexed from the first pattern on, as a long
-		// decision does, the same rule decides.
-		robots.idx.budget = 0
-		if di := robots.MatchPath("bot", path); di != d {
-			t.Fatalf("path %q indexed: %+v, direct %+v\n%s", path, di, d, sb.String())
+		// The compiled form decides alike, and so it does with the path
+		// indexed from the first pattern on, as a long decision does.
+		compiled := parseCompiled([]byte(sb.String()))
+		if dc := compiled.MatchPath("bot", path); dc != d {
+			t.Fatalf("path %q compiled: %+v, compact %+v\n%s", path, dc, d, sb.String())
 		}
-		robots.idx.budget = directBudget
+		if compiled.idx != nil {
+			compiled.idx.budget = 0
+			if di := compiled.MatchPath("bot", path); di != d {
+				t.Fatalf("path %q indexed: %+v, direct %+v\n%s", path, di, d, sb.String())
+			}
+		}
 		if robots.AllowsNothing("bot") && d.Allowed && !(d.Rule.Line == 0 && d.Rule.Pattern == "/robots.txt") {
 			t.Fatalf("AllowsNothing but %q is allowed by line %d:\n%s", path, wantLine, sb.String())
 		}
@@ -297,6 +303,17 @@ func FuzzParse(f *testing.F) {
 		r := ParseLimit(body, 4096)
 		d := r.Match(agent, rawURL)
 		g := r.Group(agent)
+		// The compact and the compiled forms agree.
+		c := parseMode(cutAtLineEnd(body, 4096), true)
+		if dc := c.Match(agent, rawURL); dc != d {
+			t.Fatalf("compiled %+v, compact %+v", dc, d)
+		}
+		if gc := c.Group(agent); !reflect.DeepEqual(gc, g) {
+			t.Fatalf("compiled group %+v, compact %+v", gc, g)
+		}
+		if c.AllowsNothing(agent) != r.AllowsNothing(agent) {
+			t.Fatalf("AllowsNothing: compiled %v, compact %v", c.AllowsNothing(agent), r.AllowsNothing(agent))
+		}
 		switch {
 		case g == nil && (d.Group != "" || !d.Allowed):
 			t.Fatalf("no group but decision %+v", d)

@@ -132,3 +132,8 @@ func TestHelpersSitemaps(t *testing.T) {
 		}
 	}
 }
+
+// parseCompiled is Parse with every group compiled, as files too large
+// for the compact form are: the tests of the compiled form's filters and
+// indexes use it, and the differential tests compare it with Parse.
+func parseCompiled(body []byte) *Robots { return parseMode(cutAtLineEnd(body, DefaultMaxBytes), true) }

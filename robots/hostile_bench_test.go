@@ -126,6 +126,14 @@ func moreHostileCases(toks []string) []hostileCase {
 			}
 		}
 	}
+	// As many wildcard rules as a compact part keeps, each nearly
+	// found at every position of the path.
+	var near strings.Builder
+	near.WriteString("User-agent: *\n")
+	for i := 0; i < compactWild; i++ {
+		near.WriteString("Disallow: /*" + strings.Repeat("a", 20+i%40) + "b" + strconv.Itoa(i) + "\n")
+	}
+	cs = append(cs, hostileCase{"compact-near-miss", []byte(near.String()), padPath("/", "a")})
 	cs = append(cs, hostileCase{"fan-out", shortRulesRobots(DefaultMaxBytes, func(i int) string {
 		return "*" + fan[i%len(fan)] + "*z"
 	}), padPath("/z", strings.Repeat("a", 40)+"~")})

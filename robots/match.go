@@ -160,6 +160,16 @@ func compile(pattern string, allow bool, rule int) matcher {
 
 // part is one group as written, with its rules compiled.
 type part struct {
+	// src and crs are the compact form (see newCompactPart); crs is nil
+	// for a compiled part, which has rules, matchers and index instead.
+	src string
+	crs []crule
+	cix *cindex // nil for a small part
+	*compiledPart
+}
+
+// compiledPart is the compiled form of a part.
+type compiledPart struct {
 	rules []Rule
 	// matchers are the non-empty rules compiled, ordered by decreasing
 	// precedence (Allow first among equals, then file order), so the first
@@ -172,7 +182,7 @@ type part struct {
 // precedence 0 and never decide. As in Google's matcher, an Allow of
 // ".../index.htm..." also allows its directory (".../$").
 func newPart(rules []Rule) *part {
-	pt := &part{rules: rules, matchers: make([]matcher, 0, len(rules))}
+	pt := &part{compiledPart: &compiledPart{rules: rules, matchers: make([]matcher, 0, len(rules))}}
 	for i, r := range rules {
 		if r.Pattern == "" {
 			continue
@@ -343,6 +353,10 @@ func hasPrefix(s, prefix string) bool { return len(s) >= len(prefix) && s[:len(p
 func (g *merged) allowsNothing() bool {
 	best := -1
 	for _, pt := range g.parts {
+		if pt.crs != nil {
+			best = max(best, pt.compactUniversal())
+			continue
+		}
 		for i := range pt.matchers {
 			if m := &pt.matchers[i]; !m.allow && m.universal() && m.prio > best {
 				best = m.prio
@@ -353,6 +367,12 @@ func (g *merged) allowsNothing() bool {
 		return false
 	}
 	for _, pt := range g.parts {
+		if pt.crs != nil {
+			if pt.compactAllowFrom(best) {
+				return false
+			}
+			continue
+		}
 		for i := range pt.matchers {
 			if m := &pt.matchers[i]; m.allow && m.prio >= best && m.canMatch() {
 				return false

@@ -229,11 +229,18 @@ func (g *merged) matchSet(ps *pathSet) (Rule, bool) {
 // lines of the decision share.
 func (g *merged) matchWith(ps *pathSet, lz *lazyIndex) (Rule, bool) {
 	var best *matcher
+	var won matcher // best, for a compact part's record
 	var rule Rule
 	for _, pt := range g.parts {
 		// Among equals the earlier part wins, so only a strictly better
 		// match replaces best.
-		if m := pt.firstMatch(ps, lz, best); m != nil {
+		if pt.crs != nil {
+			if i := pt.firstCompact(ps.p, best); i >= 0 {
+				c := &pt.crs[i]
+				won = matcher{prio: int(c.prio), allow: c.flags()&crAllow != 0}
+				best, rule = &won, pt.crRule(i)
+			}
+		} else if m := pt.firstMatch(ps, lz, best); m != nil {
 			best, rule = m, pt.rules[m.rule]
 		}
 	}

@@ -13,16 +13,27 @@ func (r *Robots) MemSize() int64 {
 	return r.size
 }
 
+// Body returns the text r was parsed from: the body, cut at the limit.
+// It shares r's memory (a cache need not keep a copy of the body beside
+// r) and must not be modified.
+func (r *Robots) Body() []byte {
+	if r == nil {
+		return nil
+	}
+	return bytesOf(r.text)
+}
+
 // alloc returns what an allocation of n bytes takes: the allocator's
-// size classes round small objects up by up to about a quarter.
+// size classes round small objects up to a multiple of 16 bytes, and
+// larger ones by up to an eighth.
 func alloc(n uintptr) int64 {
 	switch {
 	case n == 0:
 		return 0
-	case n <= 16:
-		return 16
+	case n <= 128:
+		return int64((n + 15) &^ 15)
 	default:
-		return int64(n + n/4)
+		return int64(n + n/16)
 	}
 }
 
@@ -44,22 +55,21 @@ func allocStrings(ss []string) int64 {
 // memSize computes the estimate MemSize returns; sets are the file's
 // usage sets.
 func (r *Robots) memSize(sets []*usageSet) int64 {
-	n := alloc(unsafe.Sizeof(*r)) + allocSlice(r.written) + allocSlice(r.groups)
+	// The strings of rules, agents, sitemaps and extensions share r.text.
+	n := alloc(unsafe.Sizeof(*r)) + alloc(uintptr(len(r.text))) + allocSlice(r.written) + allocSlice(r.groups)
+	// The parts, the merged groups, and the agents and parts of each
+	// kind share one array each.
+	var pt part
+	var g merged
+	n += alloc(uintptr(len(r.written))*unsafe.Sizeof(pt)) + alloc(uintptr(len(r.groups))*unsafe.Sizeof(g))
 	for _, w := range r.written {
-		n += allocStrings(w.agents) + w.part.memSize()
+		n += int64(len(w.agents))*int64(unsafe.Sizeof("")) + w.part.memSize()
 	}
 	for _, g := range r.groups {
-		n += alloc(unsafe.Sizeof(*g)) + allocStrings(g.agents) + allocSlice(g.parts)
+		n += int64(len(g.agents))*int64(unsafe.Sizeof("")) + int64(len(g.parts))*int64(unsafe.Sizeof(g))
 	}
-	// A map entry: key, value, hash bits and the table's spare room.
-	const mapEntry = 2 * (unsafe.Sizeof("") + unsafe.Sizeof(entry{}) + 8)
-	for k, e := range r.byAgent {
-		n += int64(mapEntry) + alloc(uintptr(len(k))) + alloc(uintptr(len(e.token)))
-	}
-	n += allocStrings(r.sitemaps) + allocSlice(r.extensions)
-	for _, e := range r.extensions {
-		n += alloc(uintptr(len(e.Key))) + alloc(uintptr(len(e.Value)))
-	}
+	n += allocSlice(r.byAgent)
+	n += allocSlice(r.sitemaps) + allocSlice(r.extensions)
 	for _, s := range sets {
 		n += s.memSize()
 	}
@@ -75,10 +85,14 @@ func (r *Robots) memSize(sets []*usageSet) int64 {
 
 // memSize returns what pt holds.
 func (pt *part) memSize() int64 {
-	n := alloc(unsafe.Sizeof(*pt)) + allocSlice(pt.rules) + allocSlice(pt.matchers)
-	for _, r := range pt.rules {
-		n += alloc(uintptr(len(r.Pattern)))
+	n := allocSlice(pt.crs) // the part itself is in its file's array
+	if ix := pt.cix; ix != nil {
+		n += alloc(unsafe.Sizeof(*ix)) + allocSlice(ix.keys) + allocSlice(ix.from) + allocSlice(ix.ids)
 	}
+	if pt.compiledPart == nil {
+		return n
+	}
+	n += alloc(unsafe.Sizeof(*pt.compiledPart)) + allocSlice(pt.rules) + allocSlice(pt.matchers)
 	for i := range pt.matchers {
 		m := &pt.matchers[i]
 		n += allocSlice(m.lit) + allocSlice(m.ends)

@@ -25,13 +25,20 @@ func (r *Robots) index(parts []*part, sets []*usageSet) {
 			all = append(all, s.paths)
 		}
 	}
+	defer func() { r.size = r.memSize(sets) }()
+	compiled := len(all) > len(parts)
+	for _, pt := range parts {
+		compiled = compiled || pt != nil && pt.crs == nil
+	}
+	if !compiled {
+		return // compact parts need no index
+	}
 	fi := &fileIndex{segs: newFileFilter(all), budget: directBudget}
 	fi.pool.New = func() any { return new(occIndex) }
 	r.idx = fi
 	for _, g := range r.groups {
 		g.idx = fi
 	}
-	r.size = r.memSize(sets)
 }
 
 // directBudget is how many octets of path a decision searches directly

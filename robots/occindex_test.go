@@ -54,7 +54,7 @@ func TestOccIndexNext(t *testing.T) {
 		for i := 0; i < 40; i++ {
 			sb.WriteString("Disallow: *" + word(1+rng.IntN(5)) + "*" + word(1+rng.IntN(3)) + "\n")
 		}
-		r := Parse([]byte(sb.String()))
+		r := parseCompiled([]byte(sb.String()))
 		f := r.idx.segs
 		if f == nil {
 			t.Fatal("no segFilter")
@@ -132,7 +132,7 @@ func TestIndexedDecisions(t *testing.T) {
 			r.Line = line
 			rules = append(rules, r)
 		}
-		robots := Parse([]byte(sb.String()))
+		robots := parseCompiled([]byte(sb.String()))
 		robots.idx.budget = 0
 		for j := 0; j < 30; j++ {
 			path := "/"
@@ -156,7 +156,7 @@ func TestHostileDecisionsAgree(t *testing.T) {
 		t.Skip("slow")
 	}
 	for _, hc := range hostileCases() {
-		r := Parse(hc.body)
+		r := parseCompiled(hc.body)
 		for _, path := range []string{hc.path, hc.path[:len(hc.path)/3], hc.path[:100]} {
 			r.idx.budget = 1 << 62
 			direct := r.MatchPath("bot", path)

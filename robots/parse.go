@@ -3,7 +3,6 @@ package robots
 import (
 	"bytes"
 	"math"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -62,7 +61,7 @@ type srcGroup struct {
 	agents   []string // product tokens and "*" as written, in order
 	tokens   []string // product tokens as written (no "*")
 	global   bool     // a user-agent line named "*"
-	rules    []Rule
+	rules    []compactRule
 	delay    time.Duration
 	hasDelay bool
 	usage    usageLines // its Content-Usage and Content-Signal lines
@@ -70,16 +69,26 @@ type srcGroup struct {
 
 // parser accumulates the lines of one body.
 type parser struct {
-	r       *Robots
-	src     []*srcGroup
-	cur     *srcGroup  // group receiving rules, nil before the first user-agent line
-	sawRule bool       // cur has had an allow or disallow line
-	file    usageLines // Content-Signal lines before the first user-agent line
+	r *Robots
+	// text is the body as one string, which every string of r shares;
+	// a slice b of the body starts at text[end-cap(b)].
+	text     string
+	end      int
+	compiled bool // compile every part
+	src      []*srcGroup
+	cur      *srcGroup  // group receiving rules, nil before the first user-agent line
+	sawRule  bool       // cur has had an allow or disallow line
+	file     usageLines // Content-Signal lines before the first user-agent line
 }
 
 // parse builds a Robots from body, which is already cut to the limit.
-func parse(body []byte) *Robots {
-	p := &parser{r: &Robots{}}
+func parse(body []byte) *Robots { return parseMode(body, false) }
+
+// parseMode is parse; with compiled set, every part is compiled (tests
+// compare both forms and inspect the compiled one).
+func parseMode(body []byte, compiled bool) *Robots {
+	p := &parser{r: &Robots{}, text: string(body), end: cap(body), compiled: compiled}
+	p.r.text = p.text
 	// Skip a byte order mark, or the prefix of one, as Google does.
 	i := 0
 	for i < len(body) && i < len(utf8BOM) {
@@ -112,6 +121,21 @@ func parse(body []byte) *Robots {
 	return p.r
 }
 
+// off returns the offset of b, a slice of the body, in p.text.
+func (p *parser) off(b []byte) int { return p.end - cap(b) }
+
+// str returns b, a slice of the body, as a string sharing p.text.
+func (p *parser) str(b []byte) string { return p.text[p.off(b):][:len(b)] }
+
+// plainRules returns the rules of rs.
+func plainRules(rs []compactRule) []Rule {
+	out := make([]Rule, len(rs))
+	for i := range rs {
+		out[i] = rs[i].Rule
+	}
+	return out
+}
+
 // line handles one line (without its line ending).
 func (p *parser) line(num int, b []byte) {
 	if len(b) > maxLineLen {
@@ -137,16 +161,16 @@ func (p *parser) line(num int, b []byte) {
 
 	switch kind {
 	case keyUserAgent:
-		p.userAgentLine(string(value))
+		p.userAgentLine(p.str(value))
 	case keyAllow, keyDisallow:
 		if p.cur == nil {
 			return // rules before the first user-agent line are ignored
 		}
 		p.sawRule = true
-		p.cur.rules = append(p.cur.rules, Rule{Allow: kind == keyAllow, Pattern: string(value), Line: num})
+		p.cur.rules = append(p.cur.rules, compactRule{Rule{Allow: kind == keyAllow, Pattern: p.str(value), Line: num}, p.off(value)})
 	case keySitemap:
 		if len(value) > 0 {
-			p.r.sitemaps = append(p.r.sitemaps, string(value))
+			p.r.sitemaps = append(p.r.sitemaps, p.str(value))
 		}
 	case keyCrawlDelay:
 		// The largest valid value of a group counts; an invalid one, or
@@ -154,14 +178,14 @@ func (p *parser) line(num int, b []byte) {
 		if p.crawlDelayLine(value) {
 			return
 		}
-		p.r.extensions = append(p.r.extensions, Extension{Key: string(key), Value: string(value), Line: num})
+		p.r.extensions = append(p.r.extensions, Extension{Key: p.str(key), Value: p.str(value), Line: num})
 	case keyContentUsage, keyContentSignal:
 		// Kept for display as well. Usage lines never end a run of
 		// user-agent lines (sawRule): Allow/Disallow verdicts do not move.
 		p.usageLine(kind, num, key, value)
-		p.r.extensions = append(p.r.extensions, Extension{Key: string(key), Value: string(value), Line: num})
+		p.r.extensions = append(p.r.extensions, Extension{Key: p.str(key), Value: p.str(value), Line: num})
 	default:
-		p.r.extensions = append(p.r.extensions, Extension{Key: string(key), Value: string(value), Line: num})
+		p.r.extensions = append(p.r.extensions, Extension{Key: p.str(key), Value: p.str(value), Line: num})
 	}
 }
 
@@ -349,61 +373,11 @@ func (p *parser) tokenSources() (order []string, toks map[string]*tokInfo, globa
 // finish merges the groups as written into the groups Robots exposes and
 // compiles their rules.
 func (p *parser) finish() {
-	r := p.r
 	order, toks, globalSrcs := p.tokenSources()
-
-	// Tokens naming the same set of groups share one merged group.
-	bySet := map[string]*merged{}
-	setKey := func(srcs []int) string {
-		var sb strings.Builder
-		for _, s := range srcs {
-			sb.WriteString(strconv.Itoa(s))
-			sb.WriteByte(',')
-		}
-		return sb.String()
-	}
-	first := map[*merged]int{}
-	parts := make([]*part, len(p.src)) // compiled for the groups that name an agent
-	for i, sg := range p.src {
-		if len(sg.agents) == 0 {
-			continue // applies to no crawler
-		}
-		parts[i] = newPart(sg.rules)
-		r.written = append(r.written, written{agents: dedupFold(sg.agents), part: parts[i], delay: sg.delay})
-	}
-	get := func(srcs []int, agent string) *merged {
-		k := setKey(srcs)
-		g := bySet[k]
-		if g == nil {
-			g = &merged{parts: make([]*part, len(srcs))}
-			for i, s := range srcs {
-				sg := p.src[s]
-				g.parts[i] = parts[s]
-				if sg.hasDelay && sg.delay > g.delay {
-					g.delay = sg.delay
-				}
-			}
-			g.usage = p.groupUsage(srcs)
-			bySet[k] = g
-			first[g] = srcs[0]
-			r.groups = append(r.groups, g)
-		}
-		g.agents = append(g.agents, agent)
-		return g
-	}
-	if len(order) > 0 {
-		r.byAgent = make(map[string]entry, len(order))
-	}
-	for _, k := range order {
-		ti := toks[k]
-		r.byAgent[k] = entry{token: ti.token, group: get(ti.srcs, ti.token)}
-	}
-	if len(globalSrcs) > 0 {
-		r.global = get(globalSrcs, "*")
-	}
-	r.usage = p.groupUsage(nil) // for agents no group applies to
-	sort.SliceStable(r.groups, func(i, j int) bool { return first[r.groups[i]] < first[r.groups[j]] })
-	r.index(parts, p.usageSets())
+	parts := p.buildParts()
+	p.merge(order, toks, globalSrcs, parts)
+	p.r.usage = p.groupUsage(nil) // for agents no group applies to
+	p.r.index(parts, p.usageSets())
 }
 
 // dedupFold returns agents without the repetitions (compared

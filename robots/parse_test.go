@@ -85,7 +85,7 @@ func TestDuplicateRulesCompiledOnce(t *testing.T) {
 	for i := 0; i < 1000; i++ {
 		sb.WriteString("Disallow: *aa*b\nDisallow: /%7Ex\nDisallow: /~x\nAllow: *aa*b\n")
 	}
-	r := Parse([]byte(sb.String()))
+	r := parseCompiled([]byte(sb.String()))
 	// "/%7Ex" and "/~x" compile alike but differ in precedence: both kept.
 	if n := len(r.global.parts[0].matchers); n != 4 {
 		t.Errorf("%d matchers, want 4", n)

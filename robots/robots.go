@@ -54,16 +54,17 @@ const DefaultMaxBytes = 500 << 10
 
 // Robots is a parsed robots.txt file.
 type Robots struct {
-	written    []written        // the groups as written that name an agent, in file order
-	groups     []*merged        // merged groups, in order of first appearance
-	byAgent    map[string]entry // lower-cased product token -> its merged group
-	global     *merged          // the merged "*" group, or nil
+	written    []written // the groups as written that name an agent, in file order
+	groups     []*merged // merged groups, in order of first appearance
+	byAgent    []entry   // sorted by product token compared case-insensitively (foldCompare)
+	global     *merged   // the merged "*" group, or nil
 	sitemaps   []string
 	extensions []Extension
 	stats      parseStats
 	usage      *usageGroup // usage preferences for agents no group applies to; nil when none
 	idx        *fileIndex  // shared by the decisions of all groups
 	size       int64       // MemSize
+	text       string      // the body parsed; the strings above share it
 }
 
 // entry is a product token of a user-agent line as written and the merged
@@ -130,11 +131,11 @@ type Group struct {
 func (m *merged) group() *Group {
 	n := 0
 	for _, pt := range m.parts {
-		n += len(pt.rules)
+		n += pt.numRules()
 	}
 	rules := make([]Rule, 0, n)
 	for _, pt := range m.parts {
-		rules = append(rules, pt.rules...)
+		rules = pt.appendRules(rules)
 	}
 	return &Group{Agents: append([]string(nil), m.agents...), Rules: rules, CrawlDelay: m.delay}
 }
@@ -247,14 +248,14 @@ func (r *Robots) Groups() []*Group {
 	}
 	n := 0
 	for _, w := range r.written {
-		n += len(w.part.rules)
+		n += w.part.numRules()
 	}
 	// One backing array for all rules, so the copy costs a few allocations.
 	all := make([]Rule, 0, n)
 	gs := make([]*Group, len(r.written))
 	for i, w := range r.written {
 		k := len(all)
-		all = append(all, w.part.rules...)
+		all = w.part.appendRules(all)
 		gs[i] = &Group{Agents: append([]string(nil), w.agents...), Rules: all[k:len(all):len(all)], CrawlDelay: w.delay}
 	}
 	return gs

@@ -88,7 +88,7 @@ func TestManyWildcardRules(t *testing.T) {
 			r.Line = i + 2
 			rules = append(rules, r)
 		}
-		robots := Parse([]byte(sb.String()))
+		robots := parseCompiled([]byte(sb.String()))
 		if robots.idx.segs == nil {
 			t.Fatalf("round %d: no segFilter for %d rules", round, len(rules))
 		}
@@ -122,7 +122,7 @@ func TestSegFilterDecideDoesNotAllocate(t *testing.T) {
 	for i := 0; i < 500; i++ {
 		fmt.Fprintf(&sb, "Disallow: *x%d*%s\n", i, strings.Repeat("y", 70))
 	}
-	r := Parse([]byte(sb.String()))
+	r := parseCompiled([]byte(sb.String()))
 	if r.idx.segs == nil {
 		t.Fatal("no segFilter")
 	}

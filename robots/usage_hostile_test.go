@@ -64,7 +64,7 @@ func checkNoUsage(tb testing.TB, name string, r *Robots, path string) {
 func BenchmarkDecideUsageHostile(b *testing.B) {
 	for _, bc := range hostileUsageCases() {
 		b.Run(bc.name, func(b *testing.B) {
-			r := Parse(bc.body)
+			r := parseCompiled(bc.body)
 			checkNoUsage(b, bc.name, r, bc.path)
 			b.ReportAllocs()
 			b.ResetTimer()
@@ -83,7 +83,7 @@ func TestUsagePathsInFileFilter(t *testing.T) {
 		for i := 0; i < 2*segFilterMin; i++ {
 			fmt.Fprintf(&sb, "%s: /*x%d*yy %s\n", key, i, pref)
 		}
-		r := Parse([]byte(sb.String()))
+		r := parseCompiled([]byte(sb.String()))
 		if r.idx.segs == nil {
 			t.Fatalf("%s: no segFilter", key)
 		}
@@ -113,7 +113,7 @@ func TestUsageHostileDecisionsAgree(t *testing.T) {
 		t.Skip("slow")
 	}
 	for _, hc := range hostileUsageCases() {
-		r := Parse(hc.body)
+		r := parseCompiled(hc.body)
 		checkNoUsage(t, hc.name, r, hc.path)
 		for _, path := range []string{hc.path[:len(hc.path)/3], hc.path[:100]} {
 			r.idx.budget = 1 << 62
@@ -140,7 +140,7 @@ func TestDecideUsageFilteredDoesNotAllocate(t *testing.T) {
 		fmt.Fprintf(&sb, "Disallow: *x%d*%s\nContent-Usage: /*x%d*%s train-ai=n\n",
 			i, strings.Repeat("y", 70), i, strings.Repeat("z", 70))
 	}
-	r := Parse([]byte(sb.String()))
+	r := parseCompiled([]byte(sb.String()))
 	if r.idx.segs == nil {
 		t.Fatal("no segFilter")
 	}

@@ -16,7 +16,7 @@ import (
 	"github.com/robotsgate/robotsgate/robots/aipref"
 )
 
-const checkUsage = "usage: robotsgate check -robots FILE -agent NAME [-purpose LIST] [-content-use LEVEL] [-config FILE] [-json] URL..."
+const checkUsage = "usage: robotsgate check -robots FILE -agent NAME [-purpose LIST] [-content-use LEVEL] [-config FILE] [-tdmrep FILE] [-json] URL... | robotsgate check -tdmrep FILE [-json] URL..."
 
 // runCheck implements "robotsgate check": it reads a robots.txt and prints,
 // for each URL, whether the crawler named by -agent may fetch it, decided
@@ -36,6 +36,7 @@ func runCheck(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	file := fs.String("robots", "", "robots.txt `FILE` to read; - reads standard input")
 	agent := fs.String("agent", "", "product token `NAME` of the crawler, compared whole and case-insensitively")
 	asJSON := fs.Bool("json", false, "print one JSON object per URL")
+	tdmFile := fs.String("tdmrep", "", "tdmrep.json `FILE` to check the URLs against (W3C TDMRep; alone, or with -robots)")
 	confFile := fs.String("config", "", "YAML configuration `FILE` whose per-site exceptions (sites:) apply, as in the proxy")
 	purposeList := fs.String("purpose", "", "comma-separated `LIST` of the crawler's purposes ("+aipref.PurposeList+"): a URL whose usage preferences disallow one is disallowed")
 	useName := fs.String("content-use", "", "the crawler's content use, `LEVEL` "+aipref.UseList+": a URL whose Content-Signal use= is lower is disallowed")
@@ -53,6 +54,8 @@ func runCheck(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return fail("%v (%s)", err, checkUsage)
 	}
 	switch {
+	case *file == "" && *tdmFile != "" && fs.NArg() > 0:
+		return checkTDMRep(*tdmFile, fs.Args(), *asJSON, stdin, stdout, stderr) // check_tdmrep.go
 	case *file == "":
 		return fail("-robots is required (%s)", checkUsage)
 	case *agent == "":
@@ -80,18 +83,21 @@ func runCheck(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return fail("%v", err)
 	}
 	checkNotes(stderr, len(body), *agent)
-	status, err := checkURLs(stdout, robots.Parse(body), *agent, fs.Args(), pol, sites, *asJSON)
+	status, err := writeVerdicts(stdout, robots.Parse(body), *agent, fs.Args(), pol, sites, *asJSON)
 	if err != nil {
 		return fail("write: %v", err)
+	}
+	if *tdmFile != "" {
+		status = max(status, checkTDMRep(*tdmFile, fs.Args(), *asJSON, stdin, stdout, stderr))
 	}
 	return status
 }
 
-// checkURLs writes the verdict of r for agent and pol, with the per-site
+// writeVerdicts writes the verdict of r for agent and pol, with the per-site
 // exceptions sites, on each of urls to w, as JSON objects or text lines,
 // and returns the exit status: 1 when any is disallowed, 0 otherwise;
 // the error is w's.
-func checkURLs(w io.Writer, r *robots.Robots, agent string, urls []string, pol enforce.UsagePolicy, sites []config.Site, asJSON bool) (int, error) {
+func writeVerdicts(w io.Writer, r *robots.Robots, agent string, urls []string, pol enforce.UsagePolicy, sites []config.Site, asJSON bool) (int, error) {
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
 	status := 0

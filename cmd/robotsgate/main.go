@@ -5,6 +5,7 @@
 //
 //	robotsgate [serve] [flags]   run the proxy (default; 127.0.0.1:9309)
 //	robotsgate check [flags]     test URLs against a robots.txt
+//	robotsgate audit [flags]     query the audit log
 //	robotsgate ca [flags]        show or create the MITM CA certificate
 //	robotsgate health [flags]    exit 0 if the configured robotsgate answers /healthz
 //	robotsgate version           print the version, commit and Go version
@@ -18,8 +19,10 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/robotsgate/robotsgate/internal/config"
 )
@@ -65,7 +68,12 @@ func run(ctx context.Context, args []string, env func(string) string, stdin io.R
 	case "serve":
 		return runServe(ctx, args[1:], env, stdout, stderr, nil)
 	case "check":
+		if slices.ContainsFunc(args[1:], isFetchFlag) {
+			return runCheckFetch(ctx, args[1:], env, stdin, stdout, stderr) // checkfetch.go
+		}
 		return runCheck(args[1:], stdin, stdout, stderr)
+	case "audit":
+		return runAudit(ctx, args[1:], env, stdin, stdout, stderr, auditEnv{now: time.Now})
 	case "ca":
 		return runCA(args[1:], stdout, stderr)
 	case "health": // [ops] container HEALTHCHECK (health.go)
@@ -78,7 +86,7 @@ func run(ctx context.Context, args []string, env func(string) string, stdin io.R
 		usage(stdout)
 		return 0
 	default:
-		fmt.Fprintf(stderr, "robotsgate: unknown command %q (want serve, check, ca, health, iptables or version; -h for help)\n", args[0])
+		fmt.Fprintf(stderr, "robotsgate: unknown command %q (want serve, check, audit, ca, health, iptables or version; -h for help)\n", args[0])
 		return 2
 	}
 }
@@ -97,7 +105,8 @@ func usage(w io.Writer) {
 
 Usage:
   robotsgate [serve] [flags]   run the proxy (default; listens on 127.0.0.1:9309)
-  robotsgate check [flags]     test URLs against a robots.txt
+  robotsgate check [flags]     test URLs against a robots.txt (-fetch: the live robots.txt files)
+  robotsgate audit [flags]     query the audit log (blocked URLs of an origin, counts, -f to follow)
   robotsgate ca [flags]        show or create the MITM CA certificate
   robotsgate health [flags]    exit 0 if the configured robotsgate answers /healthz (container HEALTHCHECK)
   robotsgate iptables [flags]  print (or -apply, -remove) the rules of the transparent sidecar

@@ -47,6 +47,7 @@ func runServe(ctx context.Context, args []string, env func(string) string, stdou
 	if err != nil {
 		return fail(stderr, 2, err)
 	}
+	applyMemoryLimit(cfg, env, a.log) // memory.go
 	return a.run(ctx, ready)
 }
 

@@ -24,6 +24,10 @@ func TestServePurposeRefusesUsageDisallowed(t *testing.T) {
 			io.WriteString(w, "User-agent: *\nAllow: /\nContent-Usage: train-ai=n\nContent-Usage: /ai-ok/ train-ai=y\n")
 			return
 		}
+		if r.URL.Path == "/.well-known/tdmrep.json" { // fetched for train-ai (tdmrep.mode report)
+			http.NotFound(w, r)
+			return
+		}
 		hits.Add(1)
 		io.WriteString(w, "ok")
 	}))

@@ -22,6 +22,7 @@ type cacheState struct {
 	pacer  politeness.Pacer
 	pauses politeness.Pauses
 	redis  *redisfleet.Redis // nil in memory
+	local  *enforce.MemoryStore
 	log    zerolog.Logger
 }
 
@@ -29,7 +30,7 @@ type cacheState struct {
 func newStore(ctx context.Context, cfg config.Config, log zerolog.Logger) (*cacheState, error) {
 	local := enforce.NewMemoryStore(cfg.Robots.MaxEntries, int64(cfg.Robots.MaxCacheMB)<<20)
 	if cfg.Cache == "memory" {
-		return &cacheState{store: local, log: log}, nil
+		return &cacheState{store: local, local: local, log: log}, nil
 	}
 	redisfleet.SetRedisClientLog(log)
 	r, err := redisfleet.New(ctx, cfg.Cache, redisfleet.Options{
@@ -40,7 +41,7 @@ func newStore(ctx context.Context, cfg config.Config, log zerolog.Logger) (*cach
 	if err != nil {
 		return nil, fmt.Errorf("cache: %w", err)
 	}
-	return &cacheState{store: r.Store(), pacer: r.Pacer(), pauses: r.Pauses(), redis: r, log: log}, nil
+	return &cacheState{store: r.Store(), pacer: r.Pacer(), pauses: r.Pauses(), redis: r, local: local, log: log}, nil
 }
 
 // export registers the cache's gauges with metrics: the entry count and,
@@ -48,6 +49,9 @@ func newStore(ctx context.Context, cfg config.Config, log zerolog.Logger) (*cach
 func (c *cacheState) export(metrics *metrics.Metrics, log zerolog.Logger) {
 	if l, ok := c.store.(interface{ Len() int }); ok {
 		metrics.CacheEntriesFunc(l.Len)
+	}
+	if err := registerCacheMetrics(metrics.Registry(), c.local); err != nil { // memory.go
+		log.Warn().Err(err).Msg("cache metrics not exported")
 	}
 	if h, ok := c.store.(redisHealth); ok {
 		if err := registerRedisMetrics(metrics.Registry(), h); err != nil {

@@ -54,10 +54,12 @@ type Config struct {
 
 	Client     ClientConfig
 	Robots     RobotsConfig
+	Upstream   UpstreamConfig
 	HTTPS      HTTPSConfig
 	Politeness PolitenessConfig
 	RobotTags  RobotTagsConfig
 	Usage      UsageConfig
+	TDMRep     TDMRepConfig
 	Auth       AuthConfig
 	// Transparent is the listener of redirected connections (transparent
 	// sidecar).
@@ -170,8 +172,14 @@ func Default() Config {
 			UnreachableWindow: 30 * 24 * time.Hour,
 			RetryMin:          time.Minute,
 			RetryMax:          time.Hour,
-			MaxEntries:        100000,
+			MaxEntries:        1000000,
 			MaxCacheMB:        512,
+		},
+		Upstream: UpstreamConfig{
+			MaxIdleConns:        256,
+			MaxIdleConnsPerHost: 64,
+			IdleTimeout:         90 * time.Second,
+			FirstIdleTimeout:    5 * time.Second,
 		},
 		HTTPS: HTTPSConfig{
 			Mode:         HTTPSModeMITM,
@@ -188,6 +196,10 @@ func Default() Config {
 			Unknown:       UsageUnknownAllow,
 			Response:      UsageResponseAnnotate,
 			PurposeHeader: "X-Robots-Purpose",
+		},
+		TDMRep: TDMRepConfig{
+			Mode:     TDMRepReport,
+			Purposes: defaultTDMPurposes(),
 		},
 		RobotTags: RobotTagsConfig{
 			Mode:         RobotTagsAnnotate,

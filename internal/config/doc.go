@@ -73,7 +73,8 @@ robotsgate reads its settings from, by precedence:
 4. the defaults below.
 
 Settings without a flag are set in the YAML file only. An unknown YAML key
-is an error naming it and its line. A value is read the same way wherever
+is an error naming it, its line and the closest known key
+(` + "`line 2: unknown key \"lisen\" (did you mean \"listen\"?)`" + `). A value is read the same way wherever
 it comes from: durations are Go durations (` + "`30s`, `5m`, `24h`" + `), booleans
 ` + "`true`" + ` or ` + "`false`" + `, lists are YAML sequences in the file and
 comma-separated in flags and the environment (` + "`-allowed-ports 443,8443`" + `).

@@ -77,8 +77,13 @@ func sectionOptions() []option {
 		{"robots.unreachable_window", "", "an origin unreachable for longer than this is treated as having no robots.txt", func(c *Config) any { return &c.Robots.UnreachableWindow }},
 		{"robots.retry_min", "", "first re-fetch after a failed fetch; doubles per failure", func(c *Config) any { return &c.Robots.RetryMin }},
 		{"robots.retry_max", "", "cap of the re-fetch backoff", func(c *Config) any { return &c.Robots.RetryMax }},
-		{"robots.max_entries", "", "origins kept in the in-process robots.txt cache (soonest to expire evicted)", func(c *Config) any { return &c.Robots.MaxEntries }},
-		{"robots.max_cache_mb", "", "estimated memory bound of that cache in MiB (1 KiB + 14 × body per entry)", func(c *Config) any { return &c.Robots.MaxCacheMB }},
+		{"robots.max_entries", "", "origins kept in the in-process robots.txt cache (least recently used evicted)", func(c *Config) any { return &c.Robots.MaxEntries }},
+		{"robots.max_cache_mb", "", "memory bound of that cache in MiB, as the heap holds it (about 2.9 × the robots.txt body per origin on a typical mix); also sets the Go memory limit (see docs/production.md)", func(c *Config) any { return &c.Robots.MaxCacheMB }},
+
+		{"upstream.max_idle_conns", "", "idle keep-alive connections to origins kept open in all (each costs two goroutines and two buffers); a focused crawl of few origins may raise it to 4096", func(c *Config) any { return &c.Upstream.MaxIdleConns }},
+		{"upstream.max_idle_conns_per_host", "", "idle keep-alive connections kept open to one origin; a focused crawl with many parallel connections to one origin should set its connection count (e.g. 256)", func(c *Config) any { return &c.Upstream.MaxIdleConnsPerHost }},
+		{"upstream.idle_timeout", "", "an idle keep-alive connection to an origin is closed after this `duration`", func(c *Config) any { return &c.Upstream.IdleTimeout }},
+		{"upstream.first_idle_timeout", "", "a connection that has carried one forwarded request is closed after this long idle (`duration`); 0 = idle_timeout. A focused crawl may set it to idle_timeout", func(c *Config) any { return &c.Upstream.FirstIdleTimeout }},
 
 		{"https.mode", "https", "CONNECT handling `mode`: mitm (decrypt with robotsgate's CA, enforce paths) or tunnel (host only)", func(c *Config) any { return (*string)(&c.HTTPS.Mode) }},
 		{"https.allowed_ports", "allowed-ports", "comma-separated `ports` CONNECT may reach, e.g. 443,8443", func(c *Config) any { return &c.HTTPS.AllowedPorts }},
@@ -102,6 +107,9 @@ func sectionOptions() []option {
 		{"usage.unknown", "", "a declared purpose for which neither robots.txt nor the response states a preference: allow or deny", func(c *Config) any { return (*string)(&c.Usage.Unknown) }},
 		{"usage.response", "", "a Content-Usage or Content-Signal response header, or a noai/noimageai tag, that disallows a declared purpose (or a Content-Signal use= below content_use): annotate (audit and add X-Robotsgate-Usage) or enforce (refuse)", func(c *Config) any { return (*string)(&c.Usage.Response) }},
 		{"usage.purpose_header", "", "request header declaring the purposes per request (stripped before forwarding); replaces configured purposes only with allow_agent_override; - disables", func(c *Config) any { return &c.Usage.PurposeHeader }},
+
+		{"tdmrep.mode", "tdmrep", "W3C TDMRep (/.well-known/tdmrep.json, tdm-reservation header and meta) for crawlers with a tdmrep.purposes purpose: off, report (audit and add X-Robotsgate-TDM) or enforce (refuse reserved URLs with tdm-reserved)", func(c *Config) any { return &c.TDMRep.Mode }},
+		{"tdmrep.purposes", "tdmrep-purposes", "declared `purposes` that make TDMRep bind a crawler (text and data mining)", func(c *Config) any { return &c.TDMRep.Purposes }},
 
 		{"transparent.listen", "transparent-listen", "transparent listener `host:port` for connections redirected by the robotsgate iptables rules (clients without proxy settings); [::]:15001 takes IPv4 and IPv6; empty = off", func(c *Config) any { return &c.Transparent.Listen }},
 

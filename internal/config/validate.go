@@ -26,8 +26,8 @@ const (
 // ROBOTSGATE_ROBOTS_TTL)`.
 func (c *Config) Validate() error {
 	for _, check := range []func() error{
-		c.validateProxy, c.validateRobots, c.validateAccess, c.validateAdmin, c.validateExposure,
-		c.validateHTTPS, c.validatePoliteness, c.validateRobotTags, c.validateUsage, c.validateSites,
+		c.validateProxy, c.validateRobots, c.validateUpstream, c.validateAccess, c.validateAdmin, c.validateExposure,
+		c.validateHTTPS, c.validatePoliteness, c.validateRobotTags, c.validateUsage, c.validateSites, c.validateTDMRep,
 	} {
 		if err := check(); err != nil {
 			return err

@@ -65,15 +65,16 @@ type Event struct {
 	// not allowed (Config.AllowAgentOverride).
 	AgentOverrideRefused string
 
-	// Purposes are the declared purposes the decision was made for
-	// ("train-ai,search"; "" for none).
-	Purposes string
+	// Purposes are the declared purposes the decision was made for (nil
+	// for none): "purposes", a list, as in answers.
+	Purposes []string
 	// Usage is the usage preference of every purpose that has one, and
 	// of every declared purpose.
 	Usage []Usage
-	// UsageBlocked is the declared purposes whose usage preference
-	// refused the request (reason usage-disallowed).
-	UsageBlocked string
+	// UsageDisallowed is the declared purposes whose usage preference
+	// refused the request (reason usage-disallowed): "usage_disallowed",
+	// a list, as in answers.
+	UsageDisallowed []string
 	// PurposesOverrideRefused is the purposes header a client sent and
 	// robotsgate refused (allow_agent_override is off).
 	PurposesOverrideRefused string
@@ -85,11 +86,24 @@ type Event struct {
 
 	// ContentUse is the declared content use ("" for none); SiteUse the
 	// content-use level the site states for the URL (nil: none);
-	// ContentUseBlocked is set when SiteUse refused the request (reason
+	// ContentUseDisallowed is set when SiteUse refused the request (reason
 	// usage-disallowed).
-	ContentUse        string
-	SiteUse           *SiteUse
-	ContentUseBlocked bool
+	ContentUse           string
+	SiteUse              *SiteUse
+	ContentUseDisallowed bool
+
+	// TDM is the TDMRep verdict of the URL, nil when TDMRep was not
+	// consulted.
+	TDM *TDM
+}
+
+// TDM is a TDMRep verdict in an audit record.
+type TDM struct {
+	Reservation string // 1, 0, unset or unknown (tdmrep.json unreadable)
+	Source      string // tdmrep.json, header, meta; "" when nothing is declared
+	Rule        string // the declaration, e.g. the tdmrep.json rule
+	Policy      string // the tdm-policy URL, "" when none
+	File        string // the tdmrep.json consulted, with its status
 }
 
 // SiteUse is a site's content-use level (Content Signals "use=") in an
@@ -268,8 +282,12 @@ func (a *Auditor) encode(e Event) error {
 		ev.Int("status", e.Status)
 	}
 	str("detail", e.Detail)
-	str("purposes", e.Purposes)
-	str("usage_blocked", e.UsageBlocked)
+	if len(e.Purposes) > 0 {
+		ev.Strs("purposes", e.Purposes)
+	}
+	if len(e.UsageDisallowed) > 0 {
+		ev.Strs("usage_disallowed", e.UsageDisallowed)
+	}
 	str("purposes_override_refused", e.PurposesOverrideRefused)
 	str("site", e.Site)
 	str("site_note", e.SiteNote)
@@ -280,8 +298,12 @@ func (a *Auditor) encode(e Event) error {
 	if su := e.SiteUse; su != nil {
 		ev.Dict("site_use", siteUseDict(su))
 	}
-	if e.ContentUseBlocked {
-		ev.Bool("content_use_blocked", true)
+	if e.ContentUseDisallowed {
+		ev.Bool("content_use_disallowed", true)
+	}
+	if t := e.TDM; t != nil {
+		ev.Dict("tdm", zerolog.Dict().Str("reservation", t.Reservation).Str("source", t.Source).
+			Str("rule", t.Rule).Str("policy", t.Policy).Str("file", t.File))
 	}
 	a.ew.err = nil
 	a.writeStart.Store(max(a.now().UnixNano(), 1))

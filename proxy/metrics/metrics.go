@@ -52,6 +52,9 @@ type Metrics struct {
 	// or agent.
 	usage      [aipref.NumPurposes + 1][][3]prometheus.Counter
 	sourceSlot map[robots.UsageSource]int // index in enforce.UsageSources
+	// tdm holds robotsgate_tdmrep_verdicts_total by source and
+	// reservation (tdmrep.go).
+	tdm [4][4]prometheus.Counter
 
 	reloads *prometheus.CounterVec // robotsgate_config_reloads_total by result
 
@@ -73,7 +76,7 @@ func New(known map[enforce.Reason]bool) *Metrics {
 	m.reg.MustRegister(m.requestCollectors()...)
 	m.reg.MustRegister(m.robotsCollectors()...)
 	m.reloads = newReloads()
-	m.reg.MustRegister(m.newUsageCounters(), m.reloads,
+	m.reg.MustRegister(m.newUsageCounters(), m.reloads, m.newTDMCounters(),
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 	)
@@ -198,6 +201,7 @@ func (m *Metrics) Decision(d enforce.Decision) {
 		return
 	}
 	m.usageVerdicts(&d)
+	m.tdmVerdict(&d)
 	i := 0
 	if d.Allowed {
 		i = 1

@@ -1,0 +1,74 @@
+package main
+
+import (
+	"errors"
+	"runtime/debug"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/rs/zerolog"
+
+	"github.com/robotsgate/robotsgate/enforce"
+	"github.com/robotsgate/robotsgate/internal/config"
+)
+
+// memoryAllowance is what the process holds besides the robots.txt
+// cache: the runtime, the connections in flight and idle, buffers,
+// politeness state, the MITM certificate cache and the garbage the
+// collector has not freed yet.
+const memoryAllowance = 128 << 20
+
+// memoryLimit returns the Go soft memory limit serve sets: the robots.txt
+// cache's budget (robots.max_cache_mb) plus memoryAllowance; ok is false
+// when the operator set GOMEMLIMIT, which the runtime applies itself.
+func memoryLimit(cfg config.Config, env func(string) string) (limit int64, ok bool) {
+	if env("GOMEMLIMIT") != "" {
+		return 0, false
+	}
+	return int64(cfg.Robots.MaxCacheMB)<<20 + memoryAllowance, true
+}
+
+// applyMemoryLimit sets the soft memory limit of memoryLimit, so that the
+// collector works harder as the process nears it rather than letting the
+// heap grow to twice the live data, and logs it.
+func applyMemoryLimit(cfg config.Config, env func(string) string, log zerolog.Logger) {
+	limit, ok := memoryLimit(cfg, env)
+	if !ok {
+		log.Info().Str("GOMEMLIMIT", env("GOMEMLIMIT")).Msg("memory limit from GOMEMLIMIT")
+		return
+	}
+	debug.SetMemoryLimit(limit)
+	log.Info().Int64("limit_mib", limit>>20).Msg("memory limit: robots.max_cache_mb plus an allowance (GOMEMLIMIT overrides)")
+}
+
+// cacheStats is what the in-process robots.txt cache reports.
+type cacheStats interface {
+	Bytes() int64
+	Evictions() int64
+	Refetches() int64
+}
+
+var _ cacheStats = (*enforce.MemoryStore)(nil)
+
+// registerCacheMetrics exports the in-process cache's bytes (as charged
+// against robots.max_cache_mb), its evictions and the robots.txt fetches
+// they caused.
+func registerCacheMetrics(reg prometheus.Registerer, s cacheStats) error {
+	cs := []prometheus.Collector{
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "robotsgate_robots_cache_bytes",
+			Help: "Memory held by the in-process robots.txt cache, as charged against robots.max_cache_mb."},
+			func() float64 { return float64(s.Bytes()) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "robotsgate_robots_cache_evictions_total",
+			Help: "Entries evicted from the in-process robots.txt cache to keep it within its bounds (least recently used first)."},
+			func() float64 { return float64(s.Evictions()) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "robotsgate_robots_cache_refetches_total",
+			Help: "robots.txt fetches for origins whose entry had been evicted: a sign that the cache bounds are too small."},
+			func() float64 { return float64(s.Refetches()) }),
+	}
+	var errs []error
+	for _, c := range cs {
+		if err := reg.Register(c); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}

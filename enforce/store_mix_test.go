@@ -1,0 +1,81 @@
+package enforce
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"runtime"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/robotsgate/robotsgate/internal/robotsmix"
+	"github.com/robotsgate/robotsgate/robots"
+)
+
+// mixFill stores n entries of the realistic mix (robotsmix) in s, each
+// built as the Enforcer builds one from a fetch: the body read as readBody
+// reads it, parsed, and kept for a day. It returns the sum of the bodies'
+// lengths.
+func mixFill(t testing.TB, s *MemoryStore, n int) (bodies int64) {
+	e := &Enforcer{maxBytes: robots.DefaultMaxBytes, ttl: 24 * time.Hour, window: time.Hour}
+	now := time.Now()
+	for i := 0; i < n; i++ {
+		o := "http://h" + strconv.Itoa(i) + ".mix.example"
+		body, err := io.ReadAll(bytes.NewReader(robotsmix.File(i, o[7:])))
+		if err != nil {
+			t.Fatal(err)
+		}
+		bodies += int64(len(body))
+		r := FetchResult{Status: StatusOK, HTTPStatus: 200, Body: body, FinalURL: o + "/robots.txt"}
+		s.Set(context.Background(), o, e.next(o, nil, r, now), 24*time.Hour)
+	}
+	return bodies
+}
+
+// liveHeap returns the live heap after a collection.
+func liveHeap() int64 {
+	var m runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&m)
+	return int64(m.HeapAlloc)
+}
+
+// BenchmarkStoreMixHeap reports the live heap a MemoryStore holds per
+// cached origin of the realistic mix, against the mean body and the
+// bytes the store charges.
+func BenchmarkStoreMixHeap(b *testing.B) {
+	const n = 20000
+	for range b.N {
+		h0 := liveHeap()
+		s := NewMemoryStore(n, 1<<40)
+		bodies := mixFill(b, s, n)
+		live := liveHeap() - h0
+		b.ReportMetric(float64(live)/n, "heapB/origin")
+		b.ReportMetric(float64(bodies)/n, "bodyB/origin")
+		b.ReportMetric(float64(s.Bytes())/n, "chargedB/origin")
+		b.ReportMetric(float64(live-2*bodies)/n, "overB/origin")
+		runtime.KeepAlive(s)
+	}
+}
+
+// TestStoreChargeMatchesHeap checks that what a MemoryStore charges for
+// the entries it keeps is what they hold on the heap, within 15 %, for
+// thousands of entries of the realistic mix: robots.max_cache_mb then
+// bounds the memory the cache really holds.
+func TestStoreChargeMatchesHeap(t *testing.T) {
+	if testing.Short() {
+		t.Skip("fills a store with thousands of entries")
+	}
+	const n = 4000
+	h0 := liveHeap()
+	s := NewMemoryStore(n, 1<<40)
+	bodies := mixFill(t, s, n)
+	live := liveHeap() - h0
+	charged := s.Bytes()
+	t.Logf("%d entries: %d B charged, %d B live heap, %d B of bodies", s.Len(), charged, live, bodies)
+	if d := float64(charged-live) / float64(live); d > 0.15 || d < -0.15 {
+		t.Errorf("charged %d B for %d B of live heap (%+.1f %%)", charged, live, 100*d)
+	}
+	runtime.KeepAlive(s)
+}

@@ -1,0 +1,71 @@
+package config
+
+import (
+	"strings"
+)
+
+// suggestKey returns " (did you mean ...?)" for the unknown YAML key k
+// in the section prefix ("" or "robots." etc.): the closest key of that
+// section by edit distance (case and - for _ count as near misses), else
+// the option elsewhere whose last part is k ("ttl" at the top: robots.ttl);
+// "" when nothing is close.
+func suggestKey(prefix, k string) string {
+	best, bestDist := "", len(k)/3+2 // at most a third of the key wrong, and at least 2 edits allowed
+	seen := map[string]bool{}
+	for _, o := range options() {
+		if !strings.HasPrefix(o.key, prefix) {
+			continue
+		}
+		name, _, _ := strings.Cut(strings.TrimPrefix(o.key, prefix), ".")
+		if seen[name] {
+			continue
+		}
+		seen[name] = true
+		if d := keyDistance(k, name); d < bestDist {
+			best, bestDist = name, d
+		}
+	}
+	if best != "" {
+		return " (did you mean " + `"` + best + `"?)`
+	}
+	for _, o := range options() {
+		if i := strings.LastIndexByte(o.key, '.'); i >= 0 && strings.EqualFold(o.key[i+1:], k) && !strings.HasPrefix(o.key, prefix+k) {
+			return " (did you mean " + o.key + ", i.e. " + yamlPath(o.key) + "?)"
+		}
+	}
+	return ""
+}
+
+// yamlPath shows the dotted key as nested YAML: "robots: {ttl: ...}".
+func yamlPath(key string) string {
+	parts := strings.Split(key, ".")
+	s := parts[len(parts)-1] + ": ..."
+	for i := len(parts) - 2; i >= 0; i-- {
+		s = parts[i] + ": {" + s + "}"
+	}
+	return s
+}
+
+// keyDistance is the edit distance between a and b, compared in lower
+// case with - read as _.
+func keyDistance(a, b string) int {
+	norm := func(s string) []rune { return []rune(strings.ReplaceAll(strings.ToLower(s), "-", "_")) }
+	x, y := norm(a), norm(b)
+	prev := make([]int, len(y)+1)
+	cur := make([]int, len(y)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(x); i++ {
+		cur[0] = i
+		for j := 1; j <= len(y); j++ {
+			cost := 1
+			if x[i-1] == y[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(y)]
+}

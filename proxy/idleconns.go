@@ -1,0 +1,202 @@
+package proxy
+
+import (
+	"context"
+	"crypto/tls"
+	"net"
+	"net/http"
+	"net/http/httptrace"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Idle upstream connections. A keep-alive connection the transport keeps
+// idle costs two goroutines, two buffers and a file descriptor; in a
+// broad crawl most origins get one request, so their connections are
+// never used again. The transport bounds the idle pool
+// (upstream.max_idle_conns, upstream.idle_timeout); connTracker closes
+// sooner (upstream.first_idle_timeout) an idle connection that has
+// carried one forwarded request, and counts connections for /metrics.
+//
+// It learns what the transport does with a connection from the
+// httptrace.ClientTrace of the forwarded requests (GotConn, PutIdleConn).
+// A connection it has seen no traced request put back idle is taken as
+// busy and left to the transport, so a request it does not trace (should
+// one share the transport) is never cut: besides, a connection is closed
+// only when no byte has moved on it since it was put back idle.
+// robots.txt fetches have a transport of their own (NewPolicyTransport)
+// that keeps no idle connection at all.
+
+// connTracker tracks the connections its dialer made.
+type connTracker struct {
+	firstIdle time.Duration // 0: none closed early
+	open      atomic.Int64
+	idle      atomic.Int64
+	closed    atomic.Int64 // closed by firstIdle
+}
+
+// trackedConn is a connection dialed through a connTracker.
+type trackedConn struct {
+	net.Conn
+	t  *connTracker
+	io atomic.Uint64 // Read and Write calls that moved bytes
+
+	mu     sync.Mutex
+	idle   bool
+	uses   int    // forwarded requests it carried
+	gen    uint64 // of the latest idle period; a timer of another does nothing
+	timer  *time.Timer
+	closed bool
+}
+
+// wrap returns dial with its connections tracked by t.
+func (t *connTracker) wrap(dial func(ctx context.Context, network, addr string) (net.Conn, error)) func(ctx context.Context, network, addr string) (net.Conn, error) {
+	return func(ctx context.Context, network, addr string) (net.Conn, error) {
+		c, err := dial(ctx, network, addr)
+		if err != nil {
+			return nil, err
+		}
+		t.open.Add(1)
+		return &trackedConn{Conn: c, t: t}, nil
+	}
+}
+
+// Read counts the reads that return bytes: an idle connection's
+// transport keeps a read pending, which returns none until it is used.
+func (c *trackedConn) Read(b []byte) (int, error) {
+	n, err := c.Conn.Read(b)
+	if n > 0 {
+		c.io.Add(1)
+	}
+	return n, err
+}
+
+func (c *trackedConn) Write(b []byte) (int, error) {
+	n, err := c.Conn.Write(b)
+	if n > 0 {
+		c.io.Add(1)
+	}
+	return n, err
+}
+
+// Close closes the connection once and stops counting it.
+func (c *trackedConn) Close() error {
+	c.mu.Lock()
+	if !c.closed {
+		c.closed = true
+		c.t.open.Add(-1)
+		if c.idle {
+			c.idle = false
+			c.t.idle.Add(-1)
+		}
+		if c.timer != nil {
+			c.timer.Stop()
+		}
+	}
+	c.mu.Unlock()
+	return c.Conn.Close()
+}
+
+// taken records that a forwarded request got the connection.
+func (c *trackedConn) taken() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.uses++
+	c.gen++
+	if c.idle {
+		c.idle = false
+		c.t.idle.Add(-1)
+	}
+}
+
+// putIdle records that the transport put the connection back idle after
+// a forwarded request and, after its first, arms its early close.
+func (c *trackedConn) putIdle() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed || c.idle {
+		return
+	}
+	c.idle = true
+	c.t.idle.Add(1)
+	c.gen++
+	if c.uses != 1 || c.t.firstIdle <= 0 {
+		return
+	}
+	gen, io := c.gen, c.io.Load()
+	c.timer = time.AfterFunc(c.t.firstIdle, func() { c.closeIfIdle(gen, io) })
+}
+
+// closeIfIdle closes the connection if it is still in the idle period
+// gen and nothing moved on it since (io calls).
+func (c *trackedConn) closeIfIdle(gen, io uint64) {
+	c.mu.Lock()
+	still := !c.closed && c.idle && c.gen == gen && c.io.Load() == io
+	c.mu.Unlock()
+	if still {
+		c.t.closed.Add(1)
+		_ = c.Close() // the transport drops it from its idle pool
+	}
+}
+
+// tracedConn returns the trackedConn under conn (a TLS connection's
+// too), or nil.
+func tracedConn(conn net.Conn) *trackedConn {
+	if tc, ok := conn.(*tls.Conn); ok {
+		conn = tc.NetConn()
+	}
+	c, _ := conn.(*trackedConn)
+	return c
+}
+
+// traced returns req with a trace that reports to the tracked
+// connection it is sent on.
+func traced(req *http.Request) *http.Request {
+	var c *trackedConn
+	trace := &httptrace.ClientTrace{
+		GotConn: func(info httptrace.GotConnInfo) {
+			if c = tracedConn(info.Conn); c != nil {
+				c.taken()
+			}
+		},
+		PutIdleConn: func(err error) {
+			if c != nil && err == nil {
+				c.putIdle()
+			}
+		},
+	}
+	return req.WithContext(httptrace.WithClientTrace(req.Context(), trace))
+}
+
+// collectors returns the metrics of t.
+func (t *connTracker) collectors() []prometheus.Collector {
+	gauge := func(name, help string, v *atomic.Int64) prometheus.Collector {
+		return prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: help}, func() float64 { return float64(v.Load()) })
+	}
+	return []prometheus.Collector{
+		gauge("robotsgate_upstream_connections", "Connections to origins open for forwarded requests (and robots.txt fetches on the same transport).", &t.open),
+		gauge("robotsgate_upstream_idle_connections", "Connections to origins kept idle after a forwarded request.", &t.idle),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "robotsgate_upstream_idle_closed_total",
+			Help: "Idle connections closed after upstream.first_idle_timeout because they carried one forwarded request."},
+			func() float64 { return float64(t.closed.Load()) }),
+	}
+}
+
+// installConnTracker tracks the connections of the outbound transport and
+// exports their counts.
+func (s *Server) installConnTracker() {
+	s.conns = &connTracker{firstIdle: s.cfg.Upstream.FirstIdleTimeout}
+	next := s.tr.DialContext
+	if next == nil {
+		next = (&net.Dialer{Timeout: dialTimeout, KeepAlive: dialKeepAlive}).DialContext
+	}
+	s.tr.DialContext = s.conns.wrap(next)
+	for _, c := range s.conns.collectors() {
+		if err := s.metrics.Registry().Register(c); err != nil {
+			s.log.Warn().Err(err).Msg("upstream connection metrics not exported")
+		}
+	}
+}

@@ -1,0 +1,57 @@
+package proxy
+
+import (
+	"crypto/tls"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/dunglas/httpsfv"
+)
+
+// TestUntrustedCertificate502SaysSoFirst: an origin whose certificate
+// robotsgate does not trust gets a 502 whose first line says so and names
+// https.upstream_roots, in text and JSON, and whose Proxy-Status details
+// are the whole explanation, not a cut-off start of the long error.
+func TestUntrustedCertificate502SaysSoFirst(t *testing.T) {
+	trusted := newTLSOrigin(t, "User-agent: *\nAllow: /\n")
+	untrusted := &tlsOrigin{robots: "User-agent: *\nAllow: /\n", hits: make(map[string]int)}
+	untrusted.Server = httptest.NewUnstartedServer(http.HandlerFunc(untrusted.serve))
+	untrusted.TLS = &tls.Config{Certificates: []tls.Certificate{selfSigned(t)}}
+	untrusted.Config.ErrorLog = quietLog()
+	untrusted.StartTLS()
+	t.Cleanup(untrusted.Close)
+	cfg := mitmConfig(t, trusted)
+	cfg.HTTPS.AllowedPorts = append(cfg.HTTPS.AllowedPorts, untrusted.port(t))
+	p := startHTTPSProxy(t, cfg)
+
+	wantHead := "robotsgate: bad gateway: the TLS certificate of " + untrusted.URL + " is not trusted (https.upstream_roots)"
+	resp, body := get(t, p.client(p.ca), untrusted.URL+"/page")
+	if resp.StatusCode != http.StatusBadGateway || !strings.HasPrefix(body, wantHead+"\n") {
+		t.Fatalf("%d, body:\n%s\nwant it to start with %q", resp.StatusCode, body, wantHead)
+	}
+	if !strings.Contains(body, "reason:   origin-unreachable: "+untrustedExplanation+"\n") {
+		t.Errorf("text body lacks the explanation:\n%s", body)
+	}
+	list, err := httpsfv.UnmarshalList(resp.Header.Values(HeaderProxyStatus))
+	if err != nil || len(list) != 1 {
+		t.Fatalf("Proxy-Status %q: %v", resp.Header.Get(HeaderProxyStatus), err)
+	}
+	item := list[0].(httpsfv.Item)
+	errType, _ := item.Params.Get("error")
+	details, _ := item.Params.Get("details")
+	if errType != httpsfv.Token("tls_certificate_error") || details != "origin-unreachable: "+untrustedExplanation {
+		t.Errorf("Proxy-Status error %v, details %q; want tls_certificate_error and the whole explanation", errType, details)
+	}
+
+	resp, body = get(t, p.client(p.ca), untrusted.URL+"/page", "Accept", "application/json")
+	var j refusalBody
+	if err := json.Unmarshal([]byte(body), &j); err != nil || resp.StatusCode != http.StatusBadGateway {
+		t.Fatalf("%d %v: %s", resp.StatusCode, err, body)
+	}
+	if j.Error != wantHead || j.Explanation != untrustedExplanation || !strings.Contains(j.Detail, "x509: certificate signed by unknown authority") {
+		t.Errorf("JSON body %+v", j)
+	}
+}
