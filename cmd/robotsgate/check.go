@@ -63,12 +63,8 @@ func runCheck(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	case fs.NArg() == 0:
 		return fail("no URL given (%s)", checkUsage)
 	}
-	// The flag package stops at the first URL: a flag after it would be
-	// checked as a URL.
-	for _, u := range fs.Args() {
-		if strings.HasPrefix(u, "-") {
-			return fail("flags must precede URLs: %q comes after a URL (%s)", u, checkUsage)
-		}
+	if err := flagAfterURL(fs.Args()); err != nil {
+		return fail("%v", err)
 	}
 	pol, err := checkPolicy(*purposeList, *useName)
 	if err != nil {
@@ -117,6 +113,17 @@ func writeVerdicts(w io.Writer, r *robots.Robots, agent string, urls []string, p
 		}
 	}
 	return status, nil
+}
+
+// flagAfterURL returns the error of a flag among urls: the flag package
+// stops at the first URL, so a flag after it would be checked as a URL.
+func flagAfterURL(urls []string) error {
+	for _, u := range urls {
+		if strings.HasPrefix(u, "-") {
+			return fmt.Errorf("flags must precede URLs: %q comes after a URL (%s)", u, checkUsage)
+		}
+	}
+	return nil
 }
 
 // checkNotes writes the notes of a robots.txt of size bytes and an agent

@@ -162,19 +162,7 @@ func Default() Config {
 			HeaderTimeout:  30 * time.Second,
 			IdleTimeout:    120 * time.Second,
 		},
-		Robots: RobotsConfig{
-			UserAgent:         "robotsgate/1.0 (+https://github.com/robotsgate/robotsgate)",
-			FetchTimeout:      10 * time.Second,
-			MaxBytes:          minRobotsBytes,
-			MaxRedirects:      5,
-			TTL:               24 * time.Hour,
-			MinTTL:            time.Minute,
-			UnreachableWindow: 30 * 24 * time.Hour,
-			RetryMin:          time.Minute,
-			RetryMax:          time.Hour,
-			MaxEntries:        1000000,
-			MaxCacheMB:        512,
-		},
+		Robots: defaultRobots(),
 		Upstream: UpstreamConfig{
 			MaxIdleConns:        256,
 			MaxIdleConnsPerHost: 64,
@@ -206,6 +194,23 @@ func Default() Config {
 			Deny:         robottag.DefaultDeny(),
 			MaxScanBytes: 64 << 10,
 		},
+	}
+}
+
+// defaultRobots is the default robots: section.
+func defaultRobots() RobotsConfig {
+	return RobotsConfig{
+		UserAgent:         "robotsgate/1.0 (+https://github.com/robotsgate/robotsgate)",
+		FetchTimeout:      10 * time.Second,
+		MaxBytes:          minRobotsBytes,
+		MaxRedirects:      5,
+		TTL:               24 * time.Hour,
+		MinTTL:            time.Minute,
+		UnreachableWindow: 30 * 24 * time.Hour,
+		RetryMin:          time.Minute,
+		RetryMax:          time.Hour,
+		MaxEntries:        1000000,
+		MaxCacheMB:        512,
 	}
 }
 

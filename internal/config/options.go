@@ -108,7 +108,7 @@ func sectionOptions() []option {
 		{"usage.response", "", "a Content-Usage or Content-Signal response header, or a noai/noimageai tag, that disallows a declared purpose (or a Content-Signal use= below content_use): annotate (audit and add X-Robotsgate-Usage) or enforce (refuse)", func(c *Config) any { return (*string)(&c.Usage.Response) }},
 		{"usage.purpose_header", "", "request header declaring the purposes per request (stripped before forwarding); replaces configured purposes only with allow_agent_override; - disables", func(c *Config) any { return &c.Usage.PurposeHeader }},
 
-		{"tdmrep.mode", "tdmrep", "W3C TDMRep (/.well-known/tdmrep.json, tdm-reservation header and meta) for crawlers with a tdmrep.purposes purpose: off, report (audit and add X-Robotsgate-TDM) or enforce (refuse reserved URLs with tdm-reserved)", func(c *Config) any { return &c.TDMRep.Mode }},
+		{"tdmrep.mode", "tdmrep", "W3C TDMRep (/.well-known/tdmrep.json, tdm-reservation header and meta) for crawlers with a tdmrep.purposes purpose: off, report (audit and add X-Robotsgate-TDM) or enforce (refuse reserved URLs with tdm-reserved)", func(c *Config) any { return (*string)(&c.TDMRep.Mode) }},
 		{"tdmrep.purposes", "tdmrep-purposes", "declared `purposes` that make TDMRep bind a crawler (text and data mining)", func(c *Config) any { return &c.TDMRep.Purposes }},
 
 		{"transparent.listen", "transparent-listen", "transparent listener `host:port` for connections redirected by the robotsgate iptables rules (clients without proxy settings); [::]:15001 takes IPv4 and IPv6; empty = off", func(c *Config) any { return &c.Transparent.Listen }},
