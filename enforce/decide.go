@@ -3,6 +3,7 @@ package enforce
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/url"
 	"strings"
 	"time"
@@ -88,7 +89,7 @@ const (
 )
 
 func (e *Enforcer) decideURL(ctx context.Context, u *url.URL, agent string, o DecideOptions) Decision {
-	origin, err := Origin(u)
+	origin, err := decidableOrigin(u)
 	if err != nil {
 		reason := ReasonInvalidURL
 		if errors.Is(err, ErrInvalidHost) {
@@ -145,6 +146,18 @@ func (e *Enforcer) decideURL(ctx context.Context, u *url.URL, agent string, o De
 		d.RobotsStale, d.RobotsStaleReason = true, stale
 	}
 	return d
+}
+
+// decidableOrigin is [Origin] of u, or an error for a URL with an opaque
+// path ("http:private", its host from elsewhere: a Host header): it is
+// sent as the request target "private", which no RFC 9309 path matches
+// and a lenient server reads as "/private".
+func decidableOrigin(u *url.URL) (string, error) {
+	origin, err := Origin(u)
+	if err == nil && u.Opaque != "" && !strings.HasPrefix(u.Opaque, "/") {
+		err = fmt.Errorf("%w: %q has an opaque path, not one starting with \"/\"", errNoOrigin, RedactedURL(u))
+	}
+	return origin, err
 }
 
 // isRobotsTxt reports whether a request of method for u asks for the

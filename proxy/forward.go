@@ -67,12 +67,16 @@ type forwardTripper struct {
 
 // RoundTrip forwards req and prepares the response for goproxy.
 func (t *forwardTripper) RoundTrip(req *http.Request, ctx *goproxy.ProxyCtx) (*http.Response, error) {
-	if req.Close {
-		// The client's connection (an HTTP/1.0 client, Connection: close)
-		// is not the origin's: without this, the transport would send
-		// Connection: close and drop the upstream connection.
+	// The client's connection (an HTTP/1.0 client, Connection: close)
+	// is not the origin's: the upstream connection is kept, unless the
+	// request has a body. An origin that ignores a body it did not expect
+	// ("CL.0") reads that body as the next request, which robotsgate never
+	// decided, and answers it on the connection: reused, the answer would
+	// reach the next client to take it. After a body, the connection is
+	// closed (Connection: close), never pooled.
+	if closeAfter := req.ContentLength != 0; req.Close != closeAfter {
 		out := *req
-		out.Close = false
+		out.Close = closeAfter
 		req = &out
 	}
 	var resp *http.Response
