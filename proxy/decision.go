@@ -72,7 +72,7 @@ type decisionFields struct {
 	// audit.DecisionAllowed or audit.DecisionBlocked.
 	Decision    string      `json:"decision"`
 	Reason      string      `json:"reason"`
-	Explanation string      `json:"explanation"` // the reason in a sentence (explain)
+	Explanation string      `json:"explanation,omitempty"` // a refusal's reason in a sentence (explain)
 	Detail      string      `json:"detail,omitempty"`
 	URL         string      `json:"url"`
 	Origin      string      `json:"origin"`
@@ -103,7 +103,6 @@ func newDecisionFields(d enforce.Decision) decisionFields {
 	return decisionFields{
 		Decision:        decision,
 		Reason:          string(d.Reason),
-		Explanation:     explain(d),
 		Detail:          d.Detail,
 		URL:             d.URL,
 		Origin:          d.Origin,
@@ -186,7 +185,7 @@ type refusalBody struct {
 func newRefusalBody(status int, d enforce.Decision, fallbackURL string) refusalBody {
 	b := refusalBody{Error: headline(status, d), Status: status, decisionFields: newDecisionFields(d),
 		RetryAfterS: retrySeconds(d.RetryAfter)}
-	b.Decision = audit.DecisionBlocked
+	b.Decision, b.Explanation = audit.DecisionBlocked, explain(d)
 	if b.URL == "" {
 		b.URL = fallbackURL
 	}
