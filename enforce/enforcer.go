@@ -9,8 +9,6 @@ import (
 
 	"github.com/rs/zerolog"
 	"golang.org/x/sync/singleflight"
-
-	"github.com/robotsgate/robotsgate/robots/aipref"
 )
 
 // Config configures an Enforcer. The settings have no defaults here:
@@ -30,18 +28,9 @@ type Config struct {
 	MaxBytes          int           // robots.txt parse limit, > 0
 	FetchTimeout      time.Duration // bound of one fetch, detached from the caller's ctx; > 0
 
-	// Purposes are the declared purposes Decide and DecideQuiet decide
-	// for (DecideFor takes its own); none: usage preferences are
-	// reported and never refuse.
-	Purposes aipref.Set
 	// UsageUnknownDeny refuses a URL for which no usage preference is
 	// known for a declared purpose (usage.unknown: deny).
 	UsageUnknownDeny bool
-	// ContentUse is the declared content use Decide and DecideQuiet
-	// decide for (DecideFor takes its own): a URL whose robots.txt
-	// states a lower content-use level is refused. UseUnknown: levels
-	// are reported and never refuse.
-	ContentUse aipref.Use
 }
 
 // Hooks are optional callbacks for metrics. A nil func is not called.
@@ -53,7 +42,7 @@ type Hooks struct {
 	Fetched func(origin string, r FetchResult, took time.Duration)
 	// CacheLookup is called once per Decide that needs the origin's
 	// rules: hit reports whether a fresh entry was cached (an expired
-	// copy served while it is re-fetched is a miss). DecideQuiet and
+	// copy served while it is re-fetched is a miss). Quiet decisions and
 	// Entry, which serve queries rather than proxied requests, do not
 	// call it.
 	CacheLookup func(origin string, hit bool)
@@ -123,7 +112,7 @@ func New(cfg Config) (*Enforcer, error) {
 		retryMax:     cfg.RetryMax,
 		fetchTimeout: cfg.FetchTimeout,
 		maxBytes:     cfg.MaxBytes,
-		usage:        UsagePolicy{Purposes: cfg.Purposes, UnknownDeny: cfg.UsageUnknownDeny, ContentUse: cfg.ContentUse},
+		usage:        UsagePolicy{UnknownDeny: cfg.UsageUnknownDeny},
 		revalidating: make(map[string]struct{}),
 	}
 	if e.minTTL > e.ttl {

@@ -21,7 +21,7 @@ func TestClientGoneWhileFetchingRobots(t *testing.T) {
 		io.WriteString(w, privateRobots)
 	}, nil)
 	defer close(release)
-	h := newHarness(t, harnessOpts{config: func(c *config.Config) { c.Audit = AuditAll }})
+	h := newHarness(t, harnessOpts{config: func(c *config.Config) { c.Audit = config.AuditAll }})
 
 	ctx, cancel := context.WithCancel(context.Background())
 	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, o.URL+"/public", nil)
@@ -39,7 +39,7 @@ func TestClientGoneWhileFetchingRobots(t *testing.T) {
 	if err := <-errc; !errors.Is(err, context.Canceled) {
 		t.Fatalf("client: %v", err)
 	}
-	m := h.srv.Metrics()
+	m := h.srv.metrics
 	waitUntil(t, "the request to end", func() bool {
 		return testsupport.MetricValue(t, testsupport.Exposition(m.Handler()), "robotsgate_inflight_requests") == 0
 	})

@@ -7,6 +7,8 @@ import (
 	"sync"
 
 	"github.com/elazarl/goproxy"
+
+	"github.com/robotsgate/robotsgate/internal/config"
 )
 
 // copyBufSize is the size of the buffers that forwarded bodies are copied
@@ -88,7 +90,7 @@ func (t *forwardTripper) RoundTrip(req *http.Request, ctx *goproxy.ProxyCtx) (*h
 		return resp, err
 	}
 	var scan *tagScan
-	if tags := t.s.settings(stateOf(ctx)).cfg.RobotTags; tags.Mode != RobotTagsOff || stateOf(ctx).Purposes != 0 { // meta noai (usage.go)
+	if tags := t.s.settings(stateOf(ctx)).cfg.RobotTags; tags.Mode != config.RobotTagsOff || stateOf(ctx).Purposes != 0 { // meta noai (usage.go)
 		scan = scanRobotTags(resp, tags) // robottags.go
 	}
 	if b := t.s.wrapBody(resp, scan); b != nil {

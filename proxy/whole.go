@@ -19,12 +19,6 @@ import (
 // show the client bytes the scan never saw as a document, and a body the
 // scan cannot decode would show it nothing at all.
 
-// ReasonUnscannable: a step that may refuse the response (robot_tags or
-// usage.response enforce) could not read it as a whole document: a
-// partial response of an HTML (or untyped) document, or an HTML body in
-// a content coding the scan cannot decode. Refused 403: failing closed.
-const ReasonUnscannable enforce.Reason = "response-unscannable"
-
 // HeaderUnscanned is the header robotsgate adds, when its response steps
 // only annotate, to an HTML response whose body the scan could not
 // decode, saying why. A value the origin sent itself is removed.
@@ -59,11 +53,11 @@ type wholeStep struct {
 // newWholeStep is the step for robot_tags cfg and usage.response usage
 // in mode (Config.Mode).
 func newWholeStep(cfg *config.Config) wholeStep {
-	enforcing := cfg.Mode != ModeReport
+	enforcing := cfg.Mode != config.ModeReport
 	w := wholeStep{
-		tags:        enforcing && cfg.RobotTags.Mode == RobotTagsEnforce,
-		usage:       enforcing && cfg.Usage.Response == UsageResponseEnforce,
-		scanning:    cfg.RobotTags.Mode != RobotTagsOff,
+		tags:        enforcing && cfg.RobotTags.Mode == config.RobotTagsEnforce,
+		usage:       enforcing && cfg.Usage.Response == config.UsageResponseEnforce,
+		scanning:    cfg.RobotTags.Mode != config.RobotTagsOff,
 		scansBodies: cfg.RobotTags.MaxScanBytes > 0,
 	}
 	if enforcing && cfg.TDMRep.Mode == config.TDMRepEnforce {
@@ -119,7 +113,7 @@ func (w wholeStep) onResponse(resp *http.Response, ctx *goproxy.ProxyCtx, st *re
 	if resp.Body != nil {
 		resp.Body.Close()
 	}
-	return resp, refuse(http.StatusForbidden, unscannableDecision(ctx.Req, st, why))
+	return resp, refuse(unscannableDecision(ctx.Req, st, why))
 }
 
 // bodyScan is the robot-tag scan the round trip made of resp's body

@@ -282,6 +282,28 @@ func (a *Auditor) encode(e Event) error {
 		ev.Int("status", e.Status)
 	}
 	str("detail", e.Detail)
+	usageFields(ev, &e)
+	a.ew.err = nil
+	a.writeStart.Store(max(a.now().UnixNano(), 1))
+	ev.Send()
+	a.writeStart.Store(0)
+	if err := a.ew.err; err != nil {
+		a.lastErr.Store(&errorBox{err})
+		return fmt.Errorf("audit: write: %w", err)
+	}
+	a.lastErr.Store(nil)
+	return nil
+}
+
+// usageFields writes the fields of e's declared purposes, usage
+// preferences, per-site exception, content use and TDMRep, each only
+// when set.
+func usageFields(ev *zerolog.Event, e *Event) {
+	str := func(k, v string) {
+		if v != "" {
+			ev.Str(k, v)
+		}
+	}
 	if len(e.Purposes) > 0 {
 		ev.Strs("purposes", e.Purposes)
 	}
@@ -305,16 +327,6 @@ func (a *Auditor) encode(e Event) error {
 		ev.Dict("tdm", zerolog.Dict().Str("reservation", t.Reservation).Str("source", t.Source).
 			Str("rule", t.Rule).Str("policy", t.Policy).Str("file", t.File))
 	}
-	a.ew.err = nil
-	a.writeStart.Store(max(a.now().UnixNano(), 1))
-	ev.Send()
-	a.writeStart.Store(0)
-	if err := a.ew.err; err != nil {
-		a.lastErr.Store(&errorBox{err})
-		return fmt.Errorf("audit: write: %w", err)
-	}
-	a.lastErr.Store(nil)
-	return nil
 }
 
 // robotsFields writes the fields of the robots.txt copy e's decision
