@@ -17,20 +17,20 @@ import (
 // fetches the origin's robots.txt when no usable copy is cached;
 // concurrent callers for one origin share a single fetch. Decide never
 // returns an error: a failure to learn the rules is itself a decision
-// (ReasonUnreachable).
+// ([ReasonUnreachable]).
 //
 // Stale while revalidate: when the cached entry expired at most
-// FetchTimeout ago and holds a good robots.txt (from its latest fetch, or
+// [FetchTimeout] ago and holds a good robots.txt (from its latest fetch, or
 // an earlier one kept beside a failed fetch) that is within the
 // UnreachableWindow, Decide decides on it at once and starts one
 // background re-fetch for the origin (detached from ctx, bounded by
 // FetchTimeout); later requests use its result. Such a decision has
-// RobotsStale set (StaleRevalidating). Otherwise (nothing cached, an
+// RobotsStale set ([StaleRevalidating]). Otherwise (nothing cached, an
 // expired 4xx, an unreachable origin with no good copy, an entry expired
 // for longer than FetchTimeout) Decide waits for the fetch, which it
 // shares with the other callers for the origin. A decision made on a last
 // good copy because the origin was unreachable has RobotsStale set
-// (StaleUnreachable).
+// ([StaleUnreachable]).
 //
 // The rules are matched against u's path, params and query as sent
 // (u.RequestURI()). When the path may be read by an origin as another
@@ -42,15 +42,15 @@ import (
 // name and password), which must not reach audit logs or 403 bodies.
 //
 // A GET or HEAD of /robots.txt itself (exactly that, without a query) is
-// always allowed and fetches nothing (see isRobotsTxt). If ctx ends while Decide waits for
-// a fetch, the decision is ReasonClientGone (not allowed, and not a
+// always allowed and fetches nothing (see [isRobotsTxt]). If ctx ends while Decide waits for
+// a fetch, the decision is [ReasonClientGone] (not allowed, and not a
 // robots.txt decision); the fetch itself goes on for the other callers.
 //
 // For a URL Allow/Disallow permits, the usage preferences robots.txt
-// states (Content-Usage, Content-Signal) are reported in Decision.Usage;
+// states (Content-Usage, Content-Signal) are reported in [Decision.Usage];
 // when they disallow a purpose of o.Purposes (or state none for it
-// while Config.UsageUnknownDeny is set) the decision is
-// ReasonUsageDisallowed (see RulesVerdict).
+// while [Config.UsageUnknownDeny] is set) the decision is
+// [ReasonUsageDisallowed] (see [RulesVerdict]).
 func (e *Enforcer) Decide(ctx context.Context, u *url.URL, agent string, o DecideOptions) Decision {
 	return e.decideURL(ctx, u, agent, o)
 }
@@ -65,23 +65,23 @@ type DecideOptions struct {
 	// are reported and never refuse.
 	ContentUse aipref.Use
 	// Quiet: the decision is not a proxied request but a query (the admin
-	// API): the cache lookup is not reported to Hooks.CacheLookup. A
-	// robots.txt fetch it causes is still reported to Hooks.Fetched: it is
+	// API): the cache lookup is not reported to [Hooks.CacheLookup]. A
+	// robots.txt fetch it causes is still reported to [Hooks.Fetched]: it is
 	// real traffic to the origin, which proxied requests may be sharing.
 	Quiet bool
 	// Method is the request's method; "" means GET. Only a GET or HEAD of
 	// /robots.txt is exempt from the rules.
 	Method string
-	// UnknownUsage replaces Config.UsageUnknownDeny when not
-	// UnknownConfigured.
+	// UnknownUsage replaces [Config.UsageUnknownDeny] when not
+	// [UnknownConfigured].
 	UnknownUsage UnknownUsage
 }
 
 // UnknownUsage is what a decision does with a declared purpose for which
-// no usage preference is stated (DecideOptions.UnknownUsage).
+// no usage preference is stated ([DecideOptions.UnknownUsage]).
 type UnknownUsage int
 
-// Values of UnknownUsage.
+// Values of [UnknownUsage].
 const (
 	UnknownConfigured UnknownUsage = iota // Config.UsageUnknownDeny
 	UnknownAllow
@@ -252,8 +252,8 @@ func (e *Enforcer) describe(d *Decision, en *Entry, now time.Time, decide bool) 
 }
 
 // unreachable fills d with the refusal of an origin whose robots.txt the
-// entry en says could not be fetched: ReasonOriginUnreachable when the
-// origin itself was not reached, ReasonUnreachable otherwise, with when
+// entry en says could not be fetched: [ReasonOriginUnreachable] when the
+// origin itself was not reached, [ReasonUnreachable] otherwise, with when
 // robots.txt is fetched again (RetryAfter).
 func unreachable(d *Decision, en *Entry, now time.Time) {
 	d.Allowed, d.Reason = false, ReasonUnreachable

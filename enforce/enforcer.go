@@ -49,7 +49,7 @@ type Hooks struct {
 }
 
 // notReachedRetry is the first retry after a fetch that never reached
-// the origin (FetchErrorKind.NotReached): it doubles per failure up to
+// the origin ([FetchErrorKind.NotReached]): it doubles per failure up to
 // RetryMin, since such a failure costs the origin nothing.
 const notReachedRetry = 10 * time.Second
 
@@ -133,7 +133,7 @@ func New(cfg Config) (*Enforcer, error) {
 // Entry returns origin's robots.txt entry, fetching it if there is no
 // fresh one. It fails only when ctx ends before the fetch does (or the
 // fetch panicked); a failed fetch is an Entry whose Result says so.
-// It does not report to Hooks.CacheLookup.
+// It does not report to [Hooks.CacheLookup].
 func (e *Enforcer) Entry(ctx context.Context, origin string) (*Entry, error) {
 	en, ok := e.store.Get(ctx, origin)
 	if ok && e.clock.Now().Before(en.Expires) {
@@ -153,7 +153,7 @@ func (e *Enforcer) Purge(ctx context.Context, origin string) { e.store.Delete(ct
 
 // refresh returns a fresh entry for origin, fetching it once for all
 // concurrent callers. The fetch runs detached from ctx, bounded by
-// FetchTimeout; the caller stops waiting when ctx ends.
+// [FetchTimeout]; the caller stops waiting when ctx ends.
 func (e *Enforcer) refresh(ctx context.Context, origin string) (*Entry, error) {
 	detached := context.WithoutCancel(ctx)
 	ch := e.group.DoChan(origin, func() (v any, err error) {
@@ -193,7 +193,7 @@ func (e *Enforcer) refresh(ctx context.Context, origin string) (*Entry, error) {
 
 // fetchAndStore returns origin's entry from st if it is fresh
 // (someone else just fetched it), else fetches it, stores the new entry
-// in st and returns it. It is the fetch function given to Coordinator.Once.
+// in st and returns it. It is the fetch function given to [Coordinator.Once].
 func (e *Enforcer) fetchAndStore(ctx context.Context, st Store, origin string) *Entry {
 	prev, ok := st.Get(ctx, origin)
 	if ok && e.clock.Now().Before(prev.Expires) {
@@ -275,7 +275,7 @@ func (e *Enforcer) next(origin string, prev *Entry, r FetchResult, now time.Time
 }
 
 // retryIn is how long after the n-th consecutive failure, of kind k, the
-// robots.txt is fetched again: from notReachedRetry up to RetryMin when
+// robots.txt is fetched again: from [notReachedRetry] up to RetryMin when
 // the origin was not reached, from RetryMin up to RetryMax otherwise.
 func (e *Enforcer) retryIn(k FetchErrorKind, n int) time.Duration {
 	if k.NotReached() {

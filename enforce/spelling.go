@@ -34,7 +34,7 @@ type spelled struct {
 // that disallows decides, and detail then names it. A spelling of a
 // disallowed path thus cannot slip through. For a path every spelling
 // allows, the usage of each purpose is the most restrictive of the
-// spellings' (see RulesVerdict).
+// spellings' (see [RulesVerdict]).
 func decideSpellings(rules *robots.Robots, agent, path string) (s spelled) {
 	v, u := rules.MatchUsageRules(agent, path)
 	s.v = v
@@ -233,7 +233,7 @@ func slashBackslashes(path string) string {
 
 // cleanPath returns the path (and query) p as an origin may resolve it:
 // %2e and %2f (any case) decoded to '.' and '/', then the dot segments
-// removed and empty segments dropped (removeDots). The query is kept as
+// removed and empty segments dropped ([removeDots]). The query is kept as
 // is. A p that does not start with '/' is returned unchanged.
 func cleanPath(p string) string {
 	path, query := splitQuery(p)

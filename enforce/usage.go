@@ -12,7 +12,7 @@ import (
 const ReasonUsageDisallowed Reason = "usage-disallowed"
 
 // Sources of a usage preference stated by the response rather than by
-// robots.txt (beside robots.ContentUsage and robots.ContentSignal).
+// robots.txt (beside [robots.ContentUsage] and [robots.ContentSignal]).
 const (
 	SourceContentUsageHeader  robots.UsageSource = 100 + iota // a Content-Usage response header
 	SourceContentSignalHeader                                 // a Content-Signal response header
@@ -20,8 +20,8 @@ const (
 )
 
 // UsageSources returns every source of a usage preference robotsgate
-// reads, robots.UsageNone first (no source: unknown). A new source is
-// added here and named in SourceName; metrics expose one series per
+// reads, [robots.UsageNone] first (no source: unknown). A new source is
+// added here and named in [SourceName]; metrics expose one series per
 // source.
 func UsageSources() []robots.UsageSource {
 	return []robots.UsageSource{robots.UsageNone, robots.ContentUsage, robots.ContentSignal,
@@ -31,7 +31,7 @@ func UsageSources() []robots.UsageSource {
 // SourceName names s in answers, audit records and metrics:
 // "content-usage", "content-signal" (robots.txt lines),
 // "content-usage-header", "content-signal-header", "robot-tag" (the
-// response), "" for robots.UsageNone.
+// response), "" for [robots.UsageNone].
 func SourceName(s robots.UsageSource) string {
 	switch s {
 	case SourceContentUsageHeader:
@@ -45,14 +45,14 @@ func SourceName(s robots.UsageSource) string {
 }
 
 // Usage is the usage preferences that bind a crawler on one URL, one
-// verdict per purpose, indexed by aipref.Purpose: for purpose p, the
+// verdict per purpose, indexed by [aipref.Purpose]: for purpose p, the
 // most restrictive of the preferences stated for the purposes
 // aipref.Binds(p), by any source (see Hold). The zero value states none.
 type Usage [aipref.NumPurposes]robots.UsageStatement
 
 // Hold adds v, a preference a source states for the purpose (label)
-// stated, to u: every purpose that stated binds (aipref.Binds) takes v
-// when v is more restrictive than its verdict so far (aipref.Combine),
+// stated, to u: every purpose that stated binds ([aipref.Binds]) takes v
+// when v is more restrictive than its verdict so far ([aipref.Combine]),
 // so that the first verdict of equal restriction is kept. It is the one
 // place where a stated preference becomes a binding one; each source of
 // usage preferences (robots.txt lines, response headers, robot tags)
@@ -173,7 +173,7 @@ type UsagePolicy struct {
 	// ContentUse is the crawler's declared content use: a URL whose
 	// content-use level is known and below it is refused. UseUnknown
 	// (none declared): levels are reported and never refuse. An unknown
-	// level never refuses, whatever UnknownDeny says.
+	// level never refuses, whatever [UnknownDeny] says.
 	ContentUse aipref.Use
 }
 
@@ -189,7 +189,7 @@ type Verdict struct {
 	// declared or not; zero when Allow/Disallow refuses the path.
 	Usage Usage
 	// UsageBlocked is the declared purposes that refused the path
-	// (Reason ReasonUsageDisallowed); empty otherwise.
+	// (Reason [ReasonUsageDisallowed]); empty otherwise.
 	UsageBlocked aipref.Set
 	// SiteUse is the content-use level for the path (the lowest of its
 	// spellings'); ContentUseBlocked is set when it refused the path.

@@ -63,7 +63,7 @@ func (a *agents) overrideAllowed(configured string) bool {
 // agentFor returns the robots agent (product token) for r, by precedence:
 // r's own override header; for a request inside an MITM session, the
 // override header of the session's CONNECT (st.Parent); the configured
-// agent; the crawler token of r's User-Agent (robots.CrawlerToken). An
+// agent; the crawler token of r's User-Agent ([robots.CrawlerToken]). An
 // override is honoured only when overrideAllowed; a refused one that names
 // another agent than the configured one is kept in st.OverrideRefused for
 // the audit (requests inside an MITM session inherit the CONNECT's). An
@@ -111,7 +111,7 @@ func (a *agents) withPurposes(purposes aipref.Set, header string) *agents {
 }
 
 // identify sets st.Identity, once: the identity of the user r
-// authenticated as (access.IdentityFrom), or, for a request inside an
+// authenticated as ([access.IdentityFrom]), or, for a request inside an
 // MITM session, the CONNECT's.
 func identify(r *http.Request, st *requestState) {
 	if st.Identified {

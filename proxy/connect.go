@@ -54,7 +54,7 @@ func setUpstreamTLS(tr *http.Transport, cfg config.HTTPSConfig) error {
 
 // installHTTPS sets up CONNECT handling: the port allow-list, and MITM
 // with robotsgate's CA (loaded or created now, so a bad CA fails New) or
-// host-level tunnels. It registers the CONNECT hook; Server.install wraps
+// host-level tunnels. It registers the CONNECT hook; [Server.install] wraps
 // the handler with s.https.hijacks, and Shutdown drains it.
 func (s *Server) installHTTPS() error {
 	cfg := s.cfg.HTTPS
@@ -223,7 +223,7 @@ func (s *Server) connectAction(ctx *goproxy.ProxyCtx, st *requestState, o outcom
 }
 
 // mitmTripper is the round tripper of the requests inside an MITM session:
-// mitmRoundTrip. A named type (rather than a goproxy.RoundTripperFunc) so
+// mitmRoundTrip. A named type (rather than a [goproxy.RoundTripperFunc]) so
 // that forward recognizes it.
 type mitmTripper struct{ s *Server }
 

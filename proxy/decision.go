@@ -32,9 +32,9 @@ const (
 )
 
 // eventOf is the audit record of the decision d on the request from
-// client with method: auditAs is audit.DecisionAllowed, DecisionBlocked
+// client with method: auditAs is [audit.DecisionAllowed], DecisionBlocked
 // or DecisionReported, status what the client got or the origin answered
-// (0 when neither applies). Mode is filled in by Server.record.
+// (0 when neither applies). Mode is filled in by [Server.record].
 func eventOf(client, method string, d enforce.Decision, auditAs string, status int) audit.Event {
 	e := audit.Event{
 		Client:           client,
@@ -66,10 +66,10 @@ func eventOf(client, method string, d enforce.Decision, auditAs string, status i
 }
 
 // decisionFields are the fields of a decision that the admin API's
-// answer (decisionJSON) and a refusal's body (refusalBody) both show.
+// answer ([decisionJSON]) and a refusal's body ([refusalBody]) both show.
 type decisionFields struct {
 	// Decision is what robotsgate does with the request in enforce mode:
-	// audit.DecisionAllowed or audit.DecisionBlocked.
+	// [audit.DecisionAllowed] or [audit.DecisionBlocked].
 	Decision    string      `json:"decision"`
 	Reason      string      `json:"reason"`
 	Explanation string      `json:"explanation,omitempty"` // a refusal's reason in a sentence (explain)
@@ -82,7 +82,7 @@ type decisionFields struct {
 	Line        int         `json:"line,omitempty"`
 	Robots      *robotsJSON `json:"robots,omitempty"`
 	// Purposes are the declared purposes; UsageDisallowed those that
-	// refused the URL; Usage the usage preferences (usageOf).
+	// refused the URL; Usage the usage preferences ([usageOf]).
 	Purposes        []string                        `json:"purposes,omitempty"`
 	UsageDisallowed []string                        `json:"usage_disallowed,omitempty"`
 	Usage           map[string]enforce.PurposeUsage `json:"usage,omitempty"`
@@ -138,7 +138,7 @@ type robotsJSON struct {
 	FetchedAt  time.Time `json:"fetched_at"`
 	AgeS       float64   `json:"age_s"`
 	Stale      bool      `json:"stale,omitempty"`
-	// StaleReason says why a stale copy decided: an enforce.StaleReason.
+	// StaleReason says why a stale copy decided: an [enforce.StaleReason].
 	StaleReason string `json:"stale_reason,omitempty"`
 }
 
@@ -171,7 +171,7 @@ func newRobotsJSON(d enforce.Decision) *robotsJSON {
 }
 
 // refusalBody is the body of a refusal: the decision as the admin API
-// shows it (decisionFields), with the status, a headline and the whole
+// shows it ([decisionFields]), with the status, a headline and the whole
 // seconds of Retry-After.
 type refusalBody struct {
 	Error  string `json:"error"`

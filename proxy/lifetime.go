@@ -122,7 +122,7 @@ func (l *lifetime) wrap(h http.Handler) http.Handler {
 
 // track counts a request as running; enter runs it first. A request inside an MITM session
 // does not pass through wrap, and its context (rooted in
-// context.Background) ends with neither the client's connection nor
+// [context.Background]) ends with neither the client's connection nor
 // Shutdown: track counts it as running until goproxy ends that context
 // (after the response was written), and makes the context end at
 // Shutdown's deadline too. Plain-HTTP requests need neither: wrap counts
@@ -131,7 +131,7 @@ func (l *lifetime) wrap(h http.Handler) http.Handler {
 //
 // The request's new context is a child of the hard context itself, not
 // of goproxy's: goproxy's MITM request contexts carry no values (they
-// come from http.ReadRequest), and one registration with each parent is
+// come from [http.ReadRequest]), and one registration with each parent is
 // all the request costs (three allocations less than a child of goproxy's
 // context that also watches the hard one). The new context ends
 // when goproxy's does (just after it, from the AfterFunc that also
@@ -162,7 +162,7 @@ func (s *Server) track(r *http.Request, ctx *goproxy.ProxyCtx) *http.Request {
 }
 
 // untilShutdown returns a context that ends with parent or when Shutdown
-// begins, whichever comes first; its cause is errShuttingDown in the
+// begins, whichever comes first; its cause is [errShuttingDown] in the
 // second case. Call cancel when done.
 func (l *lifetime) untilShutdown(parent context.Context) (context.Context, context.CancelFunc) {
 	ctx, cancel := context.WithCancelCause(parent)

@@ -148,7 +148,7 @@ func shutdownRefusal(d enforce.Decision) outcome {
 
 // countPauses returns the Pauses the Server should use so that
 // robotsgate_paused_origins can count them: pauses itself when it can
-// count (has Len, as politeness.MemoryPauses does), or a new in-memory one,
+// count (has Len, as [politeness.MemoryPauses] does), or a new in-memory one,
 // counted, when pauses is nil (the default Politeness would create an
 // uncountable one of its own).
 func countPauses(m *metrics.Metrics, pauses politeness.Pauses) politeness.Pauses {

@@ -177,7 +177,7 @@ type requestState struct {
 
 	Decision enforce.Decision // the robots.txt decision, valid when Decided
 	Decided  bool
-	// RangeRemoved says that wholeStep removed the request's Range headers:
+	// RangeRemoved says that [wholeStep] removed the request's Range headers:
 	// the audit records of its response say so.
 	RangeRemoved bool
 	// Answered is set when a request hook answered the request itself
@@ -232,7 +232,7 @@ func stateOf(ctx *goproxy.ProxyCtx) *requestState {
 
 // upstreamFailure is the first response step: it answers a request whose
 // forwarding failed with a 502 (504 on timeouts) that names the origin
-// and the error (upstreamOutcome), instead of goproxy's bare 500.
+// and the error ([upstreamOutcome]), instead of goproxy's bare 500.
 type upstreamFailure struct{ log zerolog.Logger }
 
 func (u upstreamFailure) onResponse(resp *http.Response, ctx *goproxy.ProxyCtx, st *requestState) (*http.Response, outcome) {

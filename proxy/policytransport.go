@@ -37,7 +37,7 @@ var errEarlyResponse = errors.New("the origin sent data before the request was w
 // It shares the rest with NewTransport: no proxy from the environment
 // unless cfg.UpstreamProxy names one, the timeouts, and the upstream
 // roots for TLS; the Server installs the same self-address-refusing dialer
-// on it (Deps.PolicyTransport).
+// on it ([Deps.PolicyTransport]).
 func NewPolicyTransport(cfg config.Config) (*http.Transport, error) {
 	d := &net.Dialer{Timeout: dialTimeout, KeepAlive: dialKeepAlive}
 	tr := &http.Transport{
@@ -133,7 +133,7 @@ func guardPolicyTransport(tr *http.Transport) {
 }
 
 // writeFirstConn is a connection that carries one request: a read that
-// returns bytes before anything was written fails with errEarlyResponse
+// returns bytes before anything was written fails with [errEarlyResponse]
 // and closes the connection.
 type writeFirstConn struct {
 	net.Conn

@@ -4,7 +4,7 @@
 // (the request never leaves), forwards the rest with bodies streamed, and
 // writes audit records.
 //
-// A Server is assembled in one place, Server.install, which registers the
+// A Server is assembled in one place, [Server.install], which registers the
 // hooks of every concern in order. A feature is a file with its hook
 // methods plus one registration line there.
 package proxy
@@ -43,12 +43,12 @@ type Deps struct {
 	Transport *http.Transport
 	// PolicyTransport carries the policy files robotsgate fetches itself
 	// (robots.txt): give the Enforcer's HTTPFetcher this one, from
-	// NewPolicyTransport. New installs on it the dialer that refuses
+	// [NewPolicyTransport]. New installs on it the dialer that refuses
 	// robotsgate's own addresses and the guard against early responses.
 	// nil when the Enforcer fetches otherwise (a test's own Fetcher).
 	PolicyTransport *http.Transport
 	// Clock is the clock of enforcement decisions (politeness); nil means
-	// enforce.SystemClock.
+	// [enforce.SystemClock].
 	Clock enforce.Clock
 	// Pacer and Pauses hold the politeness state (crawl-delay slots, paused
 	// origins); nil means in-memory, this process only. Give Redis ones to

@@ -107,7 +107,7 @@ func setProxyStatus(h http.Header, errType, details string) {
 const maxDetails = 300
 
 // sfString makes s an RFC 9651 string's content: printable ASCII only,
-// at most maxDetails bytes.
+// at most [maxDetails] bytes.
 func sfString(s string) string {
 	b := []byte(s)
 	if len(b) > maxDetails {

@@ -86,7 +86,7 @@ func (a auditWhen) String() string {
 type reasonRow struct {
 	reason enforce.Reason
 	// allows says that decisions with this reason let the request go on
-	// (audit.DecisionAllowed); the others refuse it (DecisionBlocked, or
+	// ([audit.DecisionAllowed]); the others refuse it (DecisionBlocked, or
 	// DecisionReported in report mode where the reason lets it).
 	allows bool
 	// status is the status of the refusal (0 when the reason never
@@ -94,7 +94,7 @@ type reasonRow struct {
 	// not answer in time.
 	status, timeoutStatus int
 	// proxyStatus is the RFC 9209 error type of the refusal; "" when it
-	// is the one of the failure that caused it (proxyStatusError).
+	// is the one of the failure that caused it ([proxyStatusError]).
 	proxyStatus string
 	// explanation says in one sentence why a decision with this reason
 	// was made: the "explanation" of a refusal's body.
@@ -196,7 +196,7 @@ func knownReasons() map[enforce.Reason]bool {
 
 // explain says in one sentence why d was decided so: its reason's
 // explanation (for an origin whose certificate failed verification, what
-// that means: untrustedExplanation), or the reason itself for one the
+// that means: [untrustedExplanation]), or the reason itself for one the
 // table lacks.
 func explain(d enforce.Decision) string {
 	if d.Reason == enforce.ReasonOriginUnreachable && untrustedCert(d) {

@@ -16,13 +16,13 @@ import (
 
 // outcome is what a step decided about a request. The zero outcome lets
 // the request go on. Every refusal, and every decision that is audited
-// without refusing, is an outcome that Server.settle carries out: the
+// without refusing, is an outcome that [Server.settle] carries out: the
 // steps never build audit records or answers themselves.
 type outcome struct {
 	// auditAs is what happens: "" nothing (go on, nothing audited);
-	// audit.DecisionBlocked: robotsgate answers the request itself, with
-	// status, and the origin sees nothing; audit.DecisionAllowed or
-	// audit.DecisionReported: the decision is audited and the request
+	// [audit.DecisionBlocked]: robotsgate answers the request itself, with
+	// status, and the origin sees nothing; [audit.DecisionAllowed] or
+	// [audit.DecisionReported]: the decision is audited and the request
 	// goes on.
 	auditAs string
 	// status is the status of the refusal, or, for an audited decision
@@ -31,7 +31,7 @@ type outcome struct {
 	d      enforce.Decision // the decision: reason, detail, Retry-After, ...
 	// note is added to the audit record's detail (not to the answer).
 	note string
-	// err is, for an upstream failure (upstreamOutcome), the forwarding
+	// err is, for an upstream failure ([upstreamOutcome]), the forwarding
 	// error: it picks the Proxy-Status error type.
 	err error
 	// header holds headers added to the refusal (X-Robotsgate-Index).

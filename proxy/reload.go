@@ -30,17 +30,17 @@ type ReloadResult struct {
 	Source       string   `json:"source"` // what asked for it: "SIGHUP" or "POST /v1/reload"
 }
 
-// Results of a reload (ReloadResult.Result, and the result label of
+// Results of a reload ([ReloadResult.Result], and the result label of
 // robotsgate_config_reloads_total).
 const (
 	ReloadOK      = "ok"
 	ReloadInvalid = "invalid"
 )
 
-// errNoLoader is the error of a reload on a Server given no Deps.Load.
+// errNoLoader is the error of a reload on a Server given no [Deps.Load].
 var errNoLoader = errors.New("this robotsgate cannot reload its configuration (no loader)")
 
-// Reload reads the configuration again (Deps.Load) and puts the settings
+// Reload reads the configuration again ([Deps.Load]) and puts the settings
 // that may change at run time in force for the requests that start from
 // now on; requests under way keep theirs, and listeners, the robots.txt
 // cache and the politeness state are untouched. Settings that only a

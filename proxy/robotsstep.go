@@ -21,7 +21,7 @@ import (
 // override header (honoured or not) and asks the Enforcer. In enforce
 // mode a refusal is answered with a 403 so that the request never leaves
 // (with a 502 when the refusal is really an origin whose certificate
-// failed verification: untrustedRobots). Refusals, report-mode would-be
+// failed verification: [untrustedRobots]). Refusals, report-mode would-be
 // refusals, refused agent overrides and, with audit: all, every decision
 // are audited. A client's own GET or HEAD of /robots.txt (spelled so) is
 // always allowed.
@@ -99,7 +99,7 @@ func untrustedRobots(host string, d enforce.Decision) string {
 }
 
 // explainRobots adds to the refusal d of a request to host what an
-// untrusted origin certificate means (untrustedRobots).
+// untrusted origin certificate means ([untrustedRobots]).
 func explainRobots(host string, d enforce.Decision) enforce.Decision {
 	if why := untrustedRobots(host, d); why != "" {
 		d.Detail = why + ": " + d.Detail

@@ -109,14 +109,14 @@ func (e errReader) Read([]byte) (int, error) { return 0, e.err }
 // headers always, and, for a 2xx text/html response, the meta elements in
 // the first cfg.MaxScanBytes of its body (less when the head ends
 // earlier). The bytes read are not lost: resp.Body is replaced by a
-// *tagBody that replays them and then streams the rest of the original
+// *[tagBody] that replays them and then streams the rest of the original
 // body, which is never buffered; ContentLength and the headers are left
 // as they are. A read error during the scan is handed to the client after
 // the bytes read before it. Scanning a response twice returns the first
 // result.
 //
 // A body with a Content-Encoding (gzip, x-gzip, deflate, stacked) is
-// decoded for the scan only (scanBody): the client gets the bytes the
+// decoded for the scan only ([scanBody]): the client gets the bytes the
 // origin sent. A body the scan cannot decode (br, zstd, a corrupt
 // stream, ...) is Undecodable.
 func scanRobotTags(resp *http.Response, cfg config.RobotTagsConfig) *tagScan {
@@ -136,9 +136,9 @@ func scanRobotTags(resp *http.Response, cfg config.RobotTagsConfig) *tagScan {
 }
 
 // scanBody fills in s.Meta from the first maxBytes decoded bytes of
-// resp's body and replaces resp.Body by a *tagBody replaying the bytes
+// resp's body and replaces resp.Body by a *[tagBody] replaying the bytes
 // read (as the origin sent them) before the rest. The coded bytes read
-// are bounded too (enforce.DecodeBody), so a decompression bomb costs no
+// are bounded too ([enforce.DecodeBody]), so a decompression bomb costs no
 // more memory than a plain page.
 func scanBody(resp *http.Response, s *tagScan, maxBytes int) {
 	orig := resp.Body
@@ -195,9 +195,9 @@ func hasBody(resp *http.Response) bool {
 // It acts only on 2xx responses (an error page or a redirect is not
 // content a crawler keeps) and only in modes annotate and enforce (any
 // mode other than off and enforce is treated as annotate). It reads the
-// response's robot tags (scanRobotTags, unless an earlier step already
-// did) and asks robottag.Verdict whether they say "do not keep" for
-// agent, with cfg.Deny (nil means robottag.DefaultDeny). When they do
+// response's robot tags ([scanRobotTags], unless an earlier step already
+// did) and asks [robottag.Verdict] whether they say "do not keep" for
+// agent, with cfg.Deny (nil means [robottag.DefaultDeny]). When they do
 // not, ev is nil and the outcome is zero. When they do:
 //
 //   - annotate: resp gets HeaderIndex listing the matched deny entries,
@@ -248,7 +248,7 @@ func tagDecision(req *http.Request, agent string, ev *tagEvent) enforce.Decision
 	return d
 }
 
-// robotTagStep is the robot-tag response step (robotTagOutcome): in
+// robotTagStep is the robot-tag response step ([robotTagOutcome]): in
 // annotate mode it marks forwarded responses that say "do not keep", in
 // enforce mode it refuses them with a 403; both are audited (reason
 // robot-tag; decision reported when forwarded, blocked when refused). It

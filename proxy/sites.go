@@ -11,7 +11,7 @@ import (
 )
 
 // siteOf returns the exception of sites that covers u's origin
-// (config.SiteFor), and whether one does.
+// ([config.SiteFor]), and whether one does.
 func siteOf(sites []config.Site, u *url.URL) (config.Site, bool) {
 	if len(sites) == 0 {
 		return config.Site{}, false

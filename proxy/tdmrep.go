@@ -191,7 +191,7 @@ func tdmDecision(d enforce.Decision, reason enforce.Reason, v enforce.TDMVerdict
 	return d
 }
 
-// tdmHeader is the HeaderTDM value of v (unknown: the file could not be
+// tdmHeader is the [HeaderTDM] value of v (unknown: the file could not be
 // read and nothing else declared).
 func tdmHeader(v tdmrep.Verdict, unknown bool) string {
 	if unknown {

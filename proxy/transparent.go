@@ -72,7 +72,7 @@ func redirectedOf(r *http.Request, st *requestState) *redirected {
 }
 
 // redirectedConn is an HTTP connection pushed to the transparent
-// http.Server, with what the pipeline must know of it.
+// [http.Server], with what the pipeline must know of it.
 type redirectedConn struct {
 	*transparent.Conn
 	rd *redirected
@@ -208,7 +208,7 @@ func (s *Server) closeRefused(c net.Conn, method string, o *outcome) {
 	c.Close()
 }
 
-// serveRedirected is the handler of the transparent http.Server: it makes
+// serveRedirected is the handler of the transparent [http.Server]: it makes
 // the request's URL absolute from its Host (or the original destination
 // when it has none) and hands it to the proxy's handler.
 func (s *Server) serveRedirected(w http.ResponseWriter, r *http.Request) {

@@ -38,7 +38,7 @@ func urlBytes(u *url.URL) int {
 }
 
 // longURLDecision is the refusal of a URL of n bytes, more than max: the
-// URL and origin it names are cut to auditURLBytes.
+// URL and origin it names are cut to [auditURLBytes].
 func longURLDecision(u *url.URL, agent string, n, max int) enforce.Decision {
 	return enforce.Decision{
 		URL: cut(enforce.RedactedURL(u)), Origin: cut(u.Scheme + "://" + u.Host), Agent: agent,
@@ -47,7 +47,7 @@ func longURLDecision(u *url.URL, agent string, n, max int) enforce.Decision {
 	}
 }
 
-// cut returns s cut to auditURLBytes.
+// cut returns s cut to [auditURLBytes].
 func cut(s string) string {
 	if len(s) > auditURLBytes {
 		return s[:auditURLBytes] + "..."

@@ -33,7 +33,7 @@ const HeaderUsage = "X-Robotsgate-Usage"
 const maxUsageRule = 256
 
 // usageStep is the response step of usage preferences. On every
-// forwarded response it sets HeaderUsage to the preferences stated for
+// forwarded response it sets [HeaderUsage] to the preferences stated for
 // it (robots.txt's for the URL combined with the response's own). When
 // the response itself (a Content-Usage or Content-Signal header, or noai
 // / noimageai for the agent, noimageai only on image/* responses)
@@ -83,9 +83,9 @@ func (u usageStep) onResponse(resp *http.Response, ctx *goproxy.ProxyCtx, st *re
 }
 
 // responseUsage returns the usage preferences resp binds a crawler to
-// for agent, for a 2xx response (enforce.Usage.Hold): its Content-Usage
-// header (aipref.ParseHeader), its Content-Signal header
-// (aipref.ParseContentSignalHeader) and noai / noimageai in its robot
+// for agent, for a 2xx response ([enforce.Usage.Hold]): its Content-Usage
+// header ([aipref.ParseHeader]), its Content-Signal header
+// ([aipref.ParseContentSignalHeader]) and noai / noimageai in its robot
 // tags (the scan the round trip made, or only its X-Robots-Tag headers
 // when none was made), most restrictive first; and the content-use
 // level of its Content-Signal header.
@@ -148,7 +148,7 @@ func responseUseRefusal(d *enforce.Decision, want aipref.Use, use robots.UseVerd
 }
 
 // scannedTags returns the robot-tag scan of resp the round trip made
-// (forwardTripper), or, when it made none, resp's X-Robots-Tag headers:
+// ([forwardTripper]), or, when it made none, resp's X-Robots-Tag headers:
 // the body is never scanned twice.
 func scannedTags(resp *http.Response) *tagScan {
 	if s := bodyScan(resp); s != nil {

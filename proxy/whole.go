@@ -30,19 +30,19 @@ const HeaderUnscanned = "X-Robotsgate-Unscanned"
 var rangeHeaders = []string{"Range", "If-Range", "Request-Range"}
 
 // scanAcceptEncoding are the content codings the scan decodes
-// (enforce.DecodeBody), plus identity.
+// ([enforce.DecodeBody]), plus identity.
 var scanAcceptEncoding = []string{"gzip", "x-gzip", "deflate", "identity"}
 
 // wholeStep makes response-side enforcement see whole representations.
 // While a response step may refuse the request's response (enforcing), it
-// removes the rangeHeaders from the request, so that the origin sends
+// removes the [rangeHeaders] from the request, so that the origin sends
 // the whole representation, which the scan reads, and narrows an
 // Accept-Encoding the client sent to the codings the scan decodes
-// (narrowAcceptEncoding). On the response side it refuses (403, reason response-unscannable) what would
+// ([narrowAcceptEncoding]). On the response side it refuses (403, reason response-unscannable) what would
 // still pass unscanned: a partial response of a document the scan would
 // read, and an HTML body it could not decode. When the response steps
 // only annotate, requests are left alone and an undecodable HTML body is
-// marked with HeaderUnscanned.
+// marked with [HeaderUnscanned].
 type wholeStep struct {
 	tags, usage bool       // robot_tags enforce; usage.response enforce (both outside report mode)
 	tdm         aipref.Set // tdmrep.purposes when tdmrep.mode is enforce (outside report mode)
@@ -117,7 +117,7 @@ func (w wholeStep) onResponse(resp *http.Response, ctx *goproxy.ProxyCtx, st *re
 }
 
 // bodyScan is the robot-tag scan the round trip made of resp's body
-// (forwardTripper), nil when it made none.
+// ([forwardTripper]), nil when it made none.
 func bodyScan(resp *http.Response) *tagScan {
 	switch b := resp.Body.(type) {
 	case *copyBody:
@@ -171,7 +171,7 @@ func typeOf(resp *http.Response) string {
 }
 
 // narrowAcceptEncoding keeps, of the Accept-Encoding elements in h, those
-// naming a coding the scan decodes (scanAcceptEncoding), verbatim; when
+// naming a coding the scan decodes ([scanAcceptEncoding]), verbatim; when
 // none is left it says identity. A request without Accept-Encoding is
 // left without: the origin then sends identity.
 func narrowAcceptEncoding(h http.Header) {
@@ -205,7 +205,7 @@ func narrowAcceptEncoding(h http.Header) {
 	h["Accept-Encoding"] = []string{strings.Join(keep, ", ")}
 }
 
-// isScanCoding reports whether coding is one of scanAcceptEncoding.
+// isScanCoding reports whether coding is one of [scanAcceptEncoding].
 func isScanCoding(coding string) bool {
 	for _, c := range scanAcceptEncoding {
 		if coding == c {

@@ -33,8 +33,8 @@ const (
 	responseHeaderTimeout = 60 * time.Second
 )
 
-// NewTransport returns the outbound http.Transport of proxied requests
-// (robots.txt fetches have their own, NewPolicyTransport). It connects
+// NewTransport returns the outbound [http.Transport] of proxied requests
+// (robots.txt fetches have their own, [NewPolicyTransport]). It connects
 // directly, ignoring
 // HTTP(S)_PROXY in the environment (a sidecar whose environment points at
 // itself would loop), unless cfg.UpstreamProxy names a proxy on purpose.
@@ -253,7 +253,7 @@ func (w httpErrorLogWriter) Write(p []byte) (int, error) {
 // ConsoleWriter returns the human-readable zerolog writer for operator
 // logs on a terminal, made safe against log injection: zerolog's
 // ConsoleWriter already quotes field values that hold control characters
-// (strconv.Quote), but prints the message as it is, so a message built
+// ([strconv.Quote]), but prints the message as it is, so a message built
 // from a header value or URL could start a forged line. Here CR, LF and
 // every other control character of the message are escaped ("\n",
 // "\r", "\x1b"), as JSON output escapes them.

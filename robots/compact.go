@@ -28,7 +28,7 @@ const compactWild = 128
 
 // crule is one rule of a compact part: its pattern is src[off:off+n]
 // (without the final '$' of an anchored pattern), lf its line number
-// shifted left by crBits and its flags.
+// shifted left by [crBits] and its flags.
 type crule struct {
 	off  uint32
 	lf   uint32
@@ -299,7 +299,7 @@ func (pt *part) numRules() int {
 const cindexMin = 32
 
 // cindex narrows the records of a compact part to try for a path by the
-// path's second octet, as matchIndex does for matchers: keyed[from[k]:
+// path's second octet, as [matchIndex] does for matchers: keyed[from[k]:
 // from[k+1]] are the records whose pattern starts with "/" and keys[k];
 // wild are those that start otherwise (a wildcard, or "/" alone). Both
 // lists are in precedence order.

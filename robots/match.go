@@ -8,7 +8,7 @@ import (
 // matcher is a compiled Allow or Disallow pattern.
 //
 // Patterns and paths are compared in a canonical percent-encoding (see
-// appendCanon). The pattern is split at its '*' wildcards into literal
+// [appendCanon]). The pattern is split at its '*' wildcards into literal
 // segments; the first must be a prefix of the path, the others are found
 // left to right, and with anchored set the last must end the path. Greedy
 // leftmost matching is exact for patterns whose only wildcard is '*', and
@@ -20,8 +20,8 @@ type matcher struct {
 	lit      []byte
 	ends     []int32
 	anchored bool // the pattern ended in '$'
-	// The ids of the matcher's keys in its file's segFilter (see
-	// newFileFilter) are ids[kfrom:kto].
+	// The ids of the matcher's keys in its file's [segFilter] (see
+	// [newFileFilter]) are ids[kfrom:kto].
 	kfrom, kto int32
 	need       byteSet // the octets of lit: a path lacking one cannot match
 	prio       int     // precedence: length of the pattern in octets, non-ASCII octets counted %-encoded
@@ -296,7 +296,7 @@ func (m *matcher) before(o *matcher) bool {
 }
 
 // indexMin is the number of matchers above which a group gets a
-// matchIndex; fewer are scanned one by one.
+// [matchIndex]; fewer are scanned one by one.
 const indexMin = 8
 
 // matchIndex narrows the matchers to try for a path by the path's second

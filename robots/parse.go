@@ -312,7 +312,7 @@ func classify(key []byte) keyKind {
 }
 
 // parseDelay parses a Crawl-delay value: decimal seconds such as "10" or
-// "0.5". Anything else, and values too large for a time.Duration, are
+// "0.5". Anything else, and values too large for a [time.Duration], are
 // invalid.
 func parseDelay(v []byte) (time.Duration, bool) {
 	digits, dot := 0, 0

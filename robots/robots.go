@@ -25,7 +25,7 @@
 // The product token of a user-agent line is the leading run of
 // [A-Za-z0-9_-] of its value ("Googlebot/2.1" gives "Googlebot"). An agent
 // is compared whole and case-insensitively with these tokens. Groups naming
-// the agent are merged for decisions and by Robots.Group (Robots.Groups
+// the agent are merged for decisions and by [Robots.Group] ([Robots.Groups]
 // lists them as written); only when none does, the groups naming "*"
 // apply; without either, everything is allowed. A group naming the agent
 // applies even when it has no rules. Crawl-delay (also spelled "crawl
@@ -114,8 +114,8 @@ func (r Rule) String() string {
 }
 
 // Group is the set of rules that apply to one or more user agents: either
-// one group as written (Robots.Groups) or the merge of all groups naming
-// one agent (Robots.Group). A Group is a copy: changing it changes nothing
+// one group as written ([Robots.Groups]) or the merge of all groups naming
+// one agent ([Robots.Group]). A Group is a copy: changing it changes nothing
 // in the Robots it came from.
 type Group struct {
 	// Agents are the product tokens, as first written, that select this
@@ -164,12 +164,12 @@ type Extension struct {
 	Line  int    // 1-based line number in the file
 }
 
-// Parse parses a robots.txt body, reading at most DefaultMaxBytes of it.
+// Parse parses a robots.txt body, reading at most [DefaultMaxBytes] of it.
 // It never fails: invalid lines are ignored.
 func Parse(body []byte) *Robots { return ParseLimit(body, DefaultMaxBytes) }
 
 // ParseLimit is like Parse but reads at most maxBytes of body; bytes past
-// the limit are ignored. A maxBytes <= 0 means DefaultMaxBytes.
+// the limit are ignored. A maxBytes <= 0 means [DefaultMaxBytes].
 //
 // When the limit falls inside a line, that incomplete last line is ignored
 // too, so a cut-off rule never applies with a shortened pattern.
@@ -185,11 +185,11 @@ func ParseLimit(body []byte, maxBytes int) *Robots {
 
 // Match reports whether rawURL may be fetched by the crawler whose product
 // token is agent. Only the path, params and query of rawURL are matched
-// (see PathParamsQuery). rawURL is normally percent-encoded, as sent on the
+// (see [PathParamsQuery]). rawURL is normally percent-encoded, as sent on the
 // wire; raw octets a URI may not hold are percent-encoded before matching.
 //
 // agent is compared whole and case-insensitively with the product token
-// of each user-agent line; no token is extracted from it (use ProductToken
+// of each user-agent line; no token is extracted from it (use [ProductToken]
 // on a full User-Agent header first). The path /robots.txt is always
 // allowed (RFC 9309 §2.2.2).
 //
@@ -207,7 +207,7 @@ func (r *Robots) Match(agent, rawURL string) Match {
 }
 
 // MatchPath is like Match for an already extracted path[;params][?query]
-// (as returned by PathParamsQuery). A path not starting with "/" is
+// (as returned by [PathParamsQuery]). A path not starting with "/" is
 // matched as if it did.
 func (r *Robots) MatchPath(agent, path string) Match {
 	return r.matchAgentPath(agent, path, len(path) == 0 || path[0] != '/')

@@ -37,7 +37,7 @@ type segFilter struct {
 	label    []byte     // octet on the edge from the parent
 	hasChild []uint64   // bit u: node u has children
 	ends     []uint64   // bit u: a key ends at node u
-	// Nodes with wideMin children or more (bit u of wide) have them in
+	// Nodes with [wideMin] children or more (bit u of wide) have them in
 	// kids[wideFrom[r]:wideFrom[r+1]], in order, r being the number of
 	// such nodes before u; wideRank[w] counts those below 64·w.
 	wide     []uint64
@@ -92,7 +92,7 @@ func newSegFilter(keys [][]byte) *segFilter {
 	return f
 }
 
-// insertSorted numbers the nodes of keys (sorted, as newSegFilter takes
+// insertSorted numbers the nodes of keys (sorted, as [newSegFilter] takes
 // them) depth-first: labels, first-child and sibling links, root
 // children and key ends.
 func (f *segFilter) insertSorted(keys [][]byte) {
@@ -302,7 +302,7 @@ func (f *segFilter) scan(p []byte, found []uint64) {
 // segments after the first that are 2 octets or more (the octet filter
 // covers shorter ones), all of which a path it matches contains. It returns
 // the automaton of the keys of all parts, or nil (and no keys) when fewer
-// than segFilterMin matchers have one.
+// than [segFilterMin] matchers have one.
 func newFileFilter(parts []*part) *segFilter {
 	type keyed struct {
 		m   *matcher

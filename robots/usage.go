@@ -75,7 +75,7 @@ type UsageStatement struct {
 }
 
 // UseVerdict is the content-use level robots.txt states for one URL: a
-// UsageStatement with a level ([aipref.Use]) for a preference.
+// [UsageStatement] with a level ([aipref.Use]) for a preference.
 type UseVerdict struct {
 	Level  aipref.Use
 	Source UsageSource // UsageNone when Level is unknown
@@ -172,7 +172,7 @@ func (r *Robots) matchWithUsage(agent, path string, rulesOnly bool) (d Match, u 
 	return d, u
 }
 
-// lookupUsagePooled is lookupUsage for a file with more keys than fit on
+// lookupUsagePooled is [lookupUsage] for a file with more keys than fit on
 // the stack (as matchPooled).
 func lookupUsagePooled(g *merged, tok string, ug *usageGroup, fi *fileIndex, p []byte, rulesOnly bool, d *Match, u *Usage) {
 	x := fi.pool.Get().(*occIndex)
@@ -188,7 +188,7 @@ func lookupUsagePooled(g *merged, tok string, ug *usageGroup, fi *fileIndex, p [
 // lookupUsage sets *d and *u for the group g selected by tok, its usage
 // ug, the file's index fi (ps.fi, passed apart so that ps.p can stay on
 // the stack) and the canonical path ps.p; *d is the Match matchAgentPath
-// returns. The rules and the usage paths share one lazyIndex, so the path
+// returns. The rules and the usage paths share one [lazyIndex], so the path
 // is indexed at most once, and ps.work counts the direct searches of
 // both.
 func lookupUsage(g *merged, tok string, ug *usageGroup, fi *fileIndex, ps *pathSet, d *Match, u *Usage) {

@@ -28,7 +28,7 @@ func runCA(args []string, stdout, stderr io.Writer) int {
 	return runCAEnv(args, os.Getenv, stdout, stderr)
 }
 
-// runCAEnv is runCA with the environment given.
+// runCAEnv is [runCA] with the environment given.
 func runCAEnv(args []string, env func(string) string, stdout, stderr io.Writer) int {
 	rest, pemOut, err := caFlags(args)
 	var cfg config.Config

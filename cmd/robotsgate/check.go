@@ -20,7 +20,7 @@ const checkUsage = "usage: robotsgate check -robots FILE -agent NAME [-purpose L
 
 // runCheck implements "robotsgate check": it reads a robots.txt and prints,
 // for each URL, whether the crawler named by -agent may fetch it, decided
-// as the proxy decides (enforce.RulesVerdict: the path and the other
+// as the proxy decides ([enforce.RulesVerdict]: the path and the other
 // spellings an origin may read it as, then the usage preferences for the
 // purposes of -purpose and the content-use level for -content-use),
 // with the deciding rule and line. The exit
@@ -28,7 +28,7 @@ const checkUsage = "usage: robotsgate check -robots FILE -agent NAME [-purpose L
 // rule or by a usage preference) and 2 on
 // a usage or read error (reported in one line on stderr). Flags must
 // precede the URLs. A one-line "note:" on stderr, which does not change
-// the exit status, says when the file exceeds what robots.Parse reads or
+// the exit status, says when the file exceeds what [robots.Parse] reads or
 // when -agent is not a product token.
 func runCheck(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("check", flag.ContinueOnError)
@@ -127,7 +127,7 @@ func flagAfterURL(urls []string) error {
 }
 
 // checkNotes writes the notes of a robots.txt of size bytes and an agent
-// on stderr: a file larger than robots.Parse reads, an agent that is not
+// on stderr: a file larger than [robots.Parse] reads, an agent that is not
 // a product token.
 func checkNotes(stderr io.Writer, size int, agent string) {
 	if size > robots.DefaultMaxBytes {
@@ -240,7 +240,7 @@ func newCheckResult(u string, v *enforce.Verdict, pol enforce.UsagePolicy) check
 }
 
 // readRobots reads the robots.txt named by file ("-" for stdin), up to one
-// byte more than robots.Parse looks at.
+// byte more than [robots.Parse] looks at.
 func readRobots(file string, stdin io.Reader) ([]byte, error) {
 	var src io.Reader = stdin
 	name := "standard input"

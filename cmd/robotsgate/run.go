@@ -16,7 +16,7 @@ import (
 // run serves until ctx is done or serving fails, then stops: Shutdown
 // bounded by shutdown_timeout plus its grace, then the cleanup stack
 // (the audit log gets what is left of that bound, at least
-// auditCloseMin). It returns the exit code.
+// [auditCloseMin]). It returns the exit code.
 func (a *app) run(ctx context.Context, ready chan<- net.Addr) int {
 	errc := make(chan error, 3)
 	serving := 1

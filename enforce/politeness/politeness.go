@@ -30,7 +30,7 @@ type Config struct {
 	// MaxDelay clamps larger delays; > 0.
 	MaxDelay time.Duration
 	// MaxWait is the longest a request waits for its turn; a request that
-	// would wait longer is refused with ReasonQueueFull. > 0.
+	// would wait longer is refused with [ReasonQueueFull]. > 0.
 	MaxWait time.Duration
 	// BackoffStart is the first pause after a 503 or 429 that carries no
 	// usable Retry-After; it doubles with each further one. > 0.
@@ -75,7 +75,7 @@ type Politeness struct {
 
 // Refusal says why a request may not go now.
 type Refusal struct {
-	// Reason is ReasonPaused or ReasonQueueFull.
+	// Reason is [ReasonPaused] or [ReasonQueueFull].
 	Reason enforce.Reason
 	// RetryAfter is how long the client should wait before retrying: the
 	// rest of the pause, or the time until the origin's queue has drained.
@@ -161,11 +161,11 @@ func (p *Politeness) Delay(crawlDelay time.Duration) time.Duration {
 // turn when it may. crawlDelay is the Crawl-delay of the robots.txt group
 // that applied (0 when none).
 //
-// In order: a paused origin refuses at once (ReasonPaused); with a
+// In order: a paused origin refuses at once ([ReasonPaused]); with a
 // concurrency limit, the request waits (FIFO) for one of the origin's
 // slots; then it reserves its crawl-delay slot and waits until it. If the
 // total wait would exceed MaxWait, the request is refused
-// (ReasonQueueFull) without having reserved anything. After each wait the
+// ([ReasonQueueFull]) without having reserved anything. After each wait the
 // pause is looked up again: a request queued behind one that was answered
 // 503/429 is refused (ReasonPaused, its reserved slot left unused) rather
 // than sent to the paused origin.
@@ -174,7 +174,7 @@ func (p *Politeness) Delay(crawlDelay time.Duration) time.Duration {
 // Report mode, where permit is always non-nil and refusal, if any, is
 // what enforcement would have done. err is non-nil only when ctx ended
 // while the request waited (err is then ctx.Err()); its reserved slot is
-// left unused (see MemoryPacer). Failures of the Pacer or Pauses backends
+// left unused (see [MemoryPacer]). Failures of the Pacer or Pauses backends
 // are logged and fail open: the request goes unpaced.
 func (p *Politeness) Admit(ctx context.Context, origin string, crawlDelay time.Duration) (*Permit, *Refusal, error) {
 	start := p.cfg.Clock.Now()
@@ -323,7 +323,7 @@ func (p *Politeness) refuse(pm *Permit, r *Refusal) (*Permit, *Refusal, error) {
 //     state since).
 //   - Any other status changes nothing.
 //
-// Pauses and streaks are kept by the Pauses backend (MemoryPauses, or a
+// Pauses and streaks are kept by the Pauses backend ([MemoryPauses], or a
 // fleet-wide one in which every replica's 503/429 lengthens the one
 // streak and any replica's 2xx ends the pause). A streak that sees no
 // further 503/429 is forgotten BackoffMax after its pause ended. Backend

@@ -84,7 +84,7 @@ type UsageConfig struct {
 }
 
 // ClientConfig bounds what a client may send and how long it may take:
-// the proxy listener's http.Server and every request read inside a
+// the proxy listener's [http.Server] and every request read inside a
 // CONNECT session use the same values.
 type ClientConfig struct {
 	MaxHeaderBytes int           // a longer request head is answered 431

@@ -8,8 +8,8 @@ const envPrefix = "ROBOTSGATE_"
 
 // option is one setting: its YAML key, its flag (and so its environment
 // variable), its help text and the field of Config it sets. The field's
-// type is the option's kind: string, int, bool, time.Duration, []string,
-// []int, []netip.Prefix or *url.URL; it decides how a value is parsed.
+// type is the option's kind: string, int, bool, [time.Duration], []string,
+// []int, [][netip.Prefix] or *url.URL; it decides how a value is parsed.
 // The default is the field's value in Default().
 type option struct {
 	key   string // dotted YAML key, e.g. "robots.ttl"
@@ -32,7 +32,7 @@ var configFlag = option{flag: "config", help: "YAML configuration `file` (see co
 
 // options returns every setting, in the order -h and the docs list them.
 // To add one, add a field to Config, its default to Default and a line
-// to topOptions or sectionOptions.
+// to [topOptions] or [sectionOptions].
 func options() []option { return append(topOptions(), sectionOptions()...) }
 
 // topOptions are the options outside any section.

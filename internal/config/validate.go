@@ -49,7 +49,7 @@ func (e *keyError) Error() string {
 
 func (e *keyError) Unwrap() error { return e.err }
 
-// errorf returns a keyError for key.
+// errorf returns a [keyError] for key.
 func errorf(key, format string, a ...any) error {
 	err := fmt.Errorf(format, a...)
 	return &keyError{key: key, msg: err.Error(), err: errors.Unwrap(err)}

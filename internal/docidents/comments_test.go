@@ -40,8 +40,8 @@ var words = map[string]bool{
 	"ClaudeBot": true, "CommonCrawl": true, "PerplexityBot": true, "DuckDuckGo": true, "iPhone": true,
 	"macOS": true, "iOS": true, "PostgreSQL": true, "PromQL": true, "AppleWebKit": true,
 	"KiB": true, "MiB": true, "GiB": true,
-	"GetPathParamsQuery": true, // of Google's robots.txt parser
-	"ClientHello": true, "ServerHello": true, "SubjectPublicKeyInfo": true, // TLS and X.509
+	"GetPathParamsQuery": true,                                                    // of Google's robots.txt parser
+	"ClientHello":        true, "ServerHello": true, "SubjectPublicKeyInfo": true, // TLS and X.509
 	"CapEff": true, // of /proc/self/status
 }
 

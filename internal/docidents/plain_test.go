@@ -129,7 +129,8 @@ func (r *resolver) plainInLine(sf *sourceFile, text string) []plainName {
 	}
 	for _, m := range mixedCase.FindAllStringSubmatchIndex(prose, -1) {
 		word := prose[m[2]:m[3]]
-		if strings.HasSuffix(word, "()") || (m[3] < len(prose) && prose[m[3]] == '.' && m[3]+1 < len(prose) && isWord(prose[m[3]+1])) {
+		if strings.HasSuffix(word, "()") || (m[3] < len(prose) && prose[m[3]] == '(') ||
+			(m[3] < len(prose) && prose[m[3]] == '.' && m[3]+1 < len(prose) && isWord(prose[m[3]+1])) {
 			continue
 		}
 		if _, ok := sf.pkg.decls[word]; ok {

@@ -21,7 +21,7 @@ import (
 	"github.com/robotsgate/robotsgate/robots/aipref"
 )
 
-// Cache is what the admin API needs of an *enforce.Enforcer to show and
+// Cache is what the admin API needs of an *[enforce.Enforcer] to show and
 // purge cached robots.txt files.
 type Cache interface {
 	Entry(ctx context.Context, origin string) (*enforce.Entry, error)
@@ -68,7 +68,7 @@ type Config struct {
 	// Ready reports whether robotsgate is ready to serve (listening, audit
 	// log writable); nil means always ready.
 	Ready func() error
-	// Now is the clock for ages; nil means time.Now.
+	// Now is the clock for ages; nil means [time.Now].
 	Now func() time.Time
 }
 
@@ -129,7 +129,7 @@ func New(cfg Config) *Admin {
 	return a
 }
 
-// ServeHTTP implements http.Handler: it checks the bearer token, then
+// ServeHTTP implements [http.Handler]: it checks the bearer token, then
 // routes.
 func (a *Admin) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	changes := r.Method == http.MethodDelete || (r.Method == http.MethodPost && r.URL.Path == "/v1/reload")

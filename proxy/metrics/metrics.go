@@ -46,9 +46,9 @@ type Metrics struct {
 	inflight       prometheus.Gauge
 
 	// usage holds robotsgate_usage_verdicts_total by purpose (an
-	// aipref.Purpose, or contentUseLabel for the content-use level),
-	// source (by the index in enforce.UsageSources) and preference
-	// (aipref.Pref). The label set is fixed and small: no origin, URL
+	// [aipref.Purpose], or [contentUseLabel] for the content-use level),
+	// source (by the index in [enforce.UsageSources]) and preference
+	// ([aipref.Pref]). The label set is fixed and small: no origin, URL
 	// or agent.
 	usage      [aipref.NumPurposes + 1][][3]prometheus.Counter
 	sourceSlot map[robots.UsageSource]int // index in enforce.UsageSources
@@ -218,7 +218,7 @@ func (m *Metrics) Decision(d enforce.Decision) {
 }
 
 // AccessDenied counts one proxy request refused by access control with
-// status: http.StatusForbidden or http.StatusProxyAuthRequired.
+// status: [http.StatusForbidden] or [http.StatusProxyAuthRequired].
 func (m *Metrics) AccessDenied(status int) {
 	if m == nil {
 		return
@@ -240,7 +240,7 @@ func (m *Metrics) RobotsFetched(origin string, r enforce.FetchResult, took time.
 	m.fetchDuration.Observe(took.Seconds())
 }
 
-// statusClass returns the index in statusClasses of an HTTP status.
+// statusClass returns the index in [statusClasses] of an HTTP status.
 func statusClass(code int) int {
 	switch {
 	case code >= 200 && code < 300:
@@ -320,7 +320,7 @@ func (m *Metrics) QueueLeft() {
 }
 
 // PausedOriginsFunc makes robotsgate_paused_origins report f() at each
-// scrape (e.g. politeness.MemoryPauses.Len). f must be safe for concurrent
+// scrape (e.g. [politeness.MemoryPauses.Len]). f must be safe for concurrent
 // use. Without it the gauge reports what SetPausedOrigins set.
 func (m *Metrics) PausedOriginsFunc(f func() int) {
 	if m == nil {
@@ -338,8 +338,8 @@ func (m *Metrics) SetPausedOrigins(n int) {
 	m.pausedN.Store(int64(n))
 }
 
-// EnforceHooks returns the enforce.Hooks that feed m: pass them in
-// enforce.Config.Hooks of the Enforcer the Server uses.
+// EnforceHooks returns the [enforce.Hooks] that feed m: pass them in
+// [enforce.Config.Hooks] of the Enforcer the Server uses.
 func (m *Metrics) EnforceHooks() enforce.Hooks {
 	if m == nil {
 		return enforce.Hooks{}

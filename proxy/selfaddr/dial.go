@@ -47,7 +47,7 @@ func pinHost(host string) string {
 	return strings.ToLower(host)
 }
 
-// DialFunc is the signature of http.Transport.DialContext.
+// DialFunc is the signature of [http.Transport.DialContext].
 type DialFunc func(ctx context.Context, network, addr string) (net.Conn, error)
 
 // Dialer wraps next so that no connection reaches robotsgate's own
@@ -138,7 +138,7 @@ func parseIPv4Shorthand(s string) (ip netip.Addr, ok bool) {
 	return netip.AddrFrom4([4]byte{byte(v >> 24), byte(v >> 16), byte(v >> 8), byte(v)}), true
 }
 
-// parseIPv4Number parses one part of parseIPv4Shorthand; values above
+// parseIPv4Number parses one part of [parseIPv4Shorthand]; values above
 // 2^32 are not needed and make it fail.
 func parseIPv4Number(s string) (uint64, bool) {
 	base := uint64(10)

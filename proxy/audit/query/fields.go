@@ -7,7 +7,7 @@ import (
 	"strconv"
 )
 
-// errMalformed is wrapped by the errors of scanFields: the line is not
+// errMalformed is wrapped by the errors of [scanFields]: the line is not
 // one JSON object.
 var errMalformed = errors.New("not a JSON object")
 
