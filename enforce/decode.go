@@ -13,9 +13,9 @@ import (
 )
 
 // acceptEncoding is the Accept-Encoding of robots.txt fetches: the
-// content codings decodeBody decodes. Setting it on the request also
+// content codings [DecodeBody] decodes. Setting it on the request also
 // keeps net/http's transport from adding gzip and decoding on its own,
-// so every body passes through decodeBody and its size limit, whatever
+// so every body passes through [DecodeBody] and its size limit, whatever
 // the transport's DisableCompression says.
 const acceptEncoding = "gzip, deflate"
 
@@ -87,7 +87,7 @@ func DecodeBody(h http.Header, body io.Reader, maxBytes int) (io.Reader, []strin
 // contentCodings returns the content codings of h in the order they were
 // applied, lower-cased, without "identity" (which changes nothing) and
 // empty list elements. It refuses codings it cannot decode and stacks
-// deeper than maxCodings.
+// deeper than [maxCodings].
 func contentCodings(h http.Header) ([]string, error) {
 	var out []string
 	for _, v := range h.Values("Content-Encoding") {
@@ -109,7 +109,7 @@ func contentCodings(h http.Header) ([]string, error) {
 }
 
 // newDecoder returns a reader decoding coding (one accepted by
-// contentCodings) from r. An empty r decodes to nothing. "deflate" is
+// [contentCodings]) from r. An empty r decodes to nothing. "deflate" is
 // meant to be zlib-wrapped (RFC 9110 §8.4.1.2) but some servers send raw
 // deflate: the zlib header tells them apart.
 func newDecoder(coding string, r io.Reader) (io.Reader, error) {
@@ -148,7 +148,7 @@ func isZlibHeader(b []byte) bool {
 	return cmf&0x0f == 8 && cmf>>4 <= 7 && (uint16(cmf)<<8|uint16(flg))%31 == 0
 }
 
-// capReader reads from r and fails with errCodedTooLong once more than
+// capReader reads from r and fails with [errCodedTooLong] once more than
 // left bytes have been read.
 type capReader struct {
 	r    io.Reader

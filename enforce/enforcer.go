@@ -9,8 +9,6 @@ import (
 
 	"github.com/rs/zerolog"
 	"golang.org/x/sync/singleflight"
-
-	"github.com/robotsgate/robotsgate/robots/aipref"
 )
 
 // Config configures an Enforcer. The settings have no defaults here:
@@ -30,18 +28,9 @@ type Config struct {
 	MaxBytes          int           // robots.txt parse limit, > 0
 	FetchTimeout      time.Duration // bound of one fetch, detached from the caller's ctx; > 0
 
-	// Purposes are the declared purposes Decide and DecideQuiet decide
-	// for (DecideFor takes its own); none: usage preferences are
-	// reported and never refuse.
-	Purposes aipref.Set
 	// UsageUnknownDeny refuses a URL for which no usage preference is
 	// known for a declared purpose (usage.unknown: deny).
 	UsageUnknownDeny bool
-	// ContentUse is the declared content use Decide and DecideQuiet
-	// decide for (DecideFor takes its own): a URL whose robots.txt
-	// states a lower content-use level is refused. UseUnknown: levels
-	// are reported and never refuse.
-	ContentUse aipref.Use
 }
 
 // Hooks are optional callbacks for metrics. A nil func is not called.
@@ -53,14 +42,14 @@ type Hooks struct {
 	Fetched func(origin string, r FetchResult, took time.Duration)
 	// CacheLookup is called once per Decide that needs the origin's
 	// rules: hit reports whether a fresh entry was cached (an expired
-	// copy served while it is re-fetched is a miss). DecideQuiet and
+	// copy served while it is re-fetched is a miss). Quiet decisions and
 	// Entry, which serve queries rather than proxied requests, do not
 	// call it.
 	CacheLookup func(origin string, hit bool)
 }
 
 // notReachedRetry is the first retry after a fetch that never reached
-// the origin (FetchErrorKind.NotReached): it doubles per failure up to
+// the origin ([FetchErrorKind.NotReached]): it doubles per failure up to
 // RetryMin, since such a failure costs the origin nothing.
 const notReachedRetry = 10 * time.Second
 
@@ -123,7 +112,7 @@ func New(cfg Config) (*Enforcer, error) {
 		retryMax:     cfg.RetryMax,
 		fetchTimeout: cfg.FetchTimeout,
 		maxBytes:     cfg.MaxBytes,
-		usage:        UsagePolicy{Purposes: cfg.Purposes, UnknownDeny: cfg.UsageUnknownDeny, ContentUse: cfg.ContentUse},
+		usage:        UsagePolicy{UnknownDeny: cfg.UsageUnknownDeny},
 		revalidating: make(map[string]struct{}),
 	}
 	if e.minTTL > e.ttl {
@@ -144,7 +133,7 @@ func New(cfg Config) (*Enforcer, error) {
 // Entry returns origin's robots.txt entry, fetching it if there is no
 // fresh one. It fails only when ctx ends before the fetch does (or the
 // fetch panicked); a failed fetch is an Entry whose Result says so.
-// It does not report to Hooks.CacheLookup.
+// It does not report to [Hooks.CacheLookup].
 func (e *Enforcer) Entry(ctx context.Context, origin string) (*Entry, error) {
 	en, ok := e.store.Get(ctx, origin)
 	if ok && e.clock.Now().Before(en.Expires) {
@@ -164,7 +153,7 @@ func (e *Enforcer) Purge(ctx context.Context, origin string) { e.store.Delete(ct
 
 // refresh returns a fresh entry for origin, fetching it once for all
 // concurrent callers. The fetch runs detached from ctx, bounded by
-// FetchTimeout; the caller stops waiting when ctx ends.
+// [FetchTimeout]; the caller stops waiting when ctx ends.
 func (e *Enforcer) refresh(ctx context.Context, origin string) (*Entry, error) {
 	detached := context.WithoutCancel(ctx)
 	ch := e.group.DoChan(origin, func() (v any, err error) {
@@ -204,7 +193,7 @@ func (e *Enforcer) refresh(ctx context.Context, origin string) (*Entry, error) {
 
 // fetchAndStore returns origin's entry from st if it is fresh
 // (someone else just fetched it), else fetches it, stores the new entry
-// in st and returns it. It is the fetch function given to Coordinator.Once.
+// in st and returns it. It is the fetch function given to [Coordinator.Once].
 func (e *Enforcer) fetchAndStore(ctx context.Context, st Store, origin string) *Entry {
 	prev, ok := st.Get(ctx, origin)
 	if ok && e.clock.Now().Before(prev.Expires) {
@@ -286,7 +275,7 @@ func (e *Enforcer) next(origin string, prev *Entry, r FetchResult, now time.Time
 }
 
 // retryIn is how long after the n-th consecutive failure, of kind k, the
-// robots.txt is fetched again: from notReachedRetry up to RetryMin when
+// robots.txt is fetched again: from [notReachedRetry] up to RetryMin when
 // the origin was not reached, from RetryMin up to RetryMax otherwise.
 func (e *Enforcer) retryIn(k FetchErrorKind, n int) time.Duration {
 	if k.NotReached() {

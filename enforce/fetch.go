@@ -40,18 +40,18 @@ import (
 // HTTPFetcher is safe for concurrent use.
 type HTTPFetcher struct {
 	// Transport sends the requests; robotsgate passes a transport of
-	// its own (proxy.NewPolicyTransport), which never carries a byte a
+	// its own ([proxy.NewPolicyTransport]), which never carries a byte a
 	// client chose: a connection shared with proxied traffic can be
 	// desynchronised by a client so that the fetch reads an answer meant
 	// for another request. nil means a private clone of
-	// http.DefaultTransport that uses no proxy (HTTP_PROXY and friends
+	// [http.DefaultTransport] that uses no proxy (HTTP_PROXY and friends
 	// in the environment are ignored).
 	Transport http.RoundTripper
 	// UserAgent is the User-Agent header of the fetches (robots.user_agent;
 	// "" leaves net/http's own).
 	UserAgent string
 	// MaxBytes is how much of a body is read, counted after decoding its
-	// Content-Encoding (robots.max_bytes). 0 means robots.DefaultMaxBytes,
+	// Content-Encoding (robots.max_bytes). 0 means [robots.DefaultMaxBytes],
 	// the RFC 9309 minimum, below which no robots.txt may be cut.
 	MaxBytes int
 	// MaxRedirects is how many redirects are followed (robots.max_redirects);
@@ -59,7 +59,7 @@ type HTTPFetcher struct {
 	MaxRedirects int
 	// Timeout bounds one fetch, redirects and body included
 	// (robots.fetch_timeout); 0 leaves only the ctx passed to Fetch (the
-	// Enforcer's Config.FetchTimeout) to bound it.
+	// Enforcer's [Config.FetchTimeout]) to bound it.
 	Timeout time.Duration
 
 	once sync.Once
@@ -186,8 +186,8 @@ func finalURL(err error, fallback string) string {
 	return RedactedURL(u)
 }
 
-// fetchErr describes err for FetchResult.Err, naming timeouts as such.
-// The URL of a *url.Error loses its userinfo: net/http names a
+// fetchErr describes err for [FetchResult.Err], naming timeouts as such.
+// The URL of a *[url.Error] loses its userinfo: net/http names a
 // redirect's Location as the server sent it, password included.
 func fetchErr(err error) string {
 	if ue, ok := err.(*url.Error); ok {

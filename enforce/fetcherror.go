@@ -12,7 +12,7 @@ import (
 // FetchErrorKind classifies why a robots.txt fetch failed.
 type FetchErrorKind string
 
-// The kinds of FetchError.
+// The kinds of [FetchError].
 const (
 	FetchTimeout      FetchErrorKind = "timeout"       // the fetch or its body took too long
 	FetchDNS          FetchErrorKind = "dns"           // the host name did not resolve
@@ -28,7 +28,7 @@ const (
 	FetchOther        FetchErrorKind = "other"         // none of the above
 )
 
-// FetchError is why a robots.txt fetch failed. Find it with errors.As.
+// FetchError is why a robots.txt fetch failed. Find it with [errors.As].
 type FetchError struct {
 	Kind FetchErrorKind
 	Err  error
@@ -37,7 +37,7 @@ type FetchError struct {
 func (e *FetchError) Error() string { return e.Err.Error() }
 func (e *FetchError) Unwrap() error { return e.Err }
 
-// Error returns r's failure as a *FetchError, nil when the fetch did not
+// Error returns r's failure as a *[FetchError], nil when the fetch did not
 // fail.
 func (r FetchResult) Error() error {
 	if r.Err == "" && r.ErrKind == "" {

@@ -47,7 +47,7 @@ func TestOriginInvalidHostReason(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if d := v.e.Decide(t.Context(), u, ""); d.Allowed || d.Reason != ReasonInvalidHost || d.RobotsStatus != "" {
+		if d := v.e.Decide(t.Context(), u, "", DecideOptions{}); d.Allowed || d.Reason != ReasonInvalidHost || d.RobotsStatus != "" {
 			t.Errorf("%s: %v %s (robots.txt %q), want refused invalid-host, nothing fetched", raw, d.Allowed, d.Reason, d.RobotsStatus)
 		}
 	}

@@ -104,7 +104,7 @@ func allDigits(s string) bool {
 // RedactedURL returns u as a string without its userinfo, for decisions,
 // logs and errors: a password, and also a user name (tokens are often
 // sent as one: https://TOKEN@host/), must not reach them. Unlike
-// url.URL.Redacted it drops the user name too.
+// [url.URL.Redacted] it drops the user name too.
 func RedactedURL(u *url.URL) string {
 	if u == nil {
 		return ""

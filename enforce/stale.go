@@ -7,7 +7,7 @@ import (
 
 // servableStale reports whether the expired entry en may decide while
 // its origin is re-fetched in the background: it expired at most
-// FetchTimeout before now, which bounds how long an expired copy decides
+// [FetchTimeout] before now, which bounds how long an expired copy decides
 // while the origin answers (a fetch ends within FetchTimeout), and it
 // holds a good robots.txt that is within the unreachable window at now.
 func (e *Enforcer) servableStale(en *Entry, now time.Time) bool {
@@ -52,7 +52,7 @@ func (e *Enforcer) revalidate(ctx context.Context, origin string) {
 
 // Close stops starting background revalidations and waits for those
 // under way, so that none writes to the Store after Close returns. A
-// revalidation under way ends within FetchTimeout. Decide still works
+// revalidation under way ends within [FetchTimeout]. Decide still works
 // after Close (it fetches in the foreground); Close is idempotent.
 func (e *Enforcer) Close() {
 	e.mu.Lock()

@@ -21,10 +21,10 @@ import (
 // memory, that forgets each entry once its keep has passed. It is safe
 // for concurrent use.
 //
-// The Enforcer keeps the freshness of an entry in Entry.Expires and
+// The Enforcer keeps the freshness of an entry in [Entry.Expires] and
 // stores it for a longer keep, which lets an old robots.txt serve while
 // its origin is unreachable. The keep is measured on the real clock
-// (go-cache uses time.Now), not the Enforcer's Clock.
+// (go-cache uses [time.Now]), not the Enforcer's Clock.
 //
 // Get is a read-locked go-cache lookup and writes nothing, so concurrent
 // requests never contend on the read path. Expired entries are never
@@ -49,15 +49,15 @@ import (
 // Memory: an entry holds the fetched body (at most robots.max_bytes, 500
 // KiB by default) and its parsed rules, which take several times the
 // body, most of all for files of thousands of wildcard rules. The store
-// charges each entry entryCost against its byte bound: the bodies, the
-// parsed file's own estimate of its heap (robots.Robots.MemSize) and a
+// charges each entry [entryCost] against its byte bound: the bodies, the
+// parsed file's own estimate of its heap ([robots.Robots.MemSize]) and a
 // fixed overhead, so that a few origins serving huge robots.txt files
 // (wildcard subdomains of a hostile domain) cannot exhaust memory any
 // more than many small ones. TestStoreHeapWithinBudget checks the live
 // heap of stores filled with hostile files against their bound. The
 // bodies are kept, not only the parsed rules, because the admin API
 // reports their size and the Redis store serialises them
-// (Entry.Rebuild).
+// ([Entry.Rebuild]).
 type MemoryStore struct {
 	max      int
 	maxBytes int64
@@ -81,7 +81,7 @@ type MemoryStore struct {
 	ghostsSeed maphash.Seed
 }
 
-// memItem is one origin's entry in a MemoryStore.
+// memItem is one origin's entry in a [MemoryStore].
 type memItem struct {
 	e    *Entry
 	cost int64
@@ -89,15 +89,15 @@ type memItem struct {
 }
 
 // ghostSlots is the size of the table of evicted origins that
-// MemoryStore.Refetches looks stored entries up in.
+// [MemoryStore.Refetches] looks stored entries up in.
 const ghostSlots = 1 << 14
 
 // sweepEvery is how often Set sweeps the expired entries when no bound
 // is reached.
 const sweepEvery = time.Minute
 
-// NewMemoryStore returns an empty MemoryStore that keeps at most
-// maxEntries entries (robots.max_entries) whose entryCost adds up to at
+// NewMemoryStore returns an empty [MemoryStore] that keeps at most
+// maxEntries entries (robots.max_entries) whose [entryCost] adds up to at
 // most maxBytes (robots.max_cache_mb; the most recently stored entry is
 // kept even if it alone exceeds maxBytes). The store is always bounded: a
 // bound below 1 is taken as 1.
@@ -116,10 +116,10 @@ func NewMemoryStore(maxEntries int, maxBytes int64) *MemoryStore {
 // of a table kept at most 7/8 full, doubled when it grows.
 const mapSlot = 2 * (16 + 24 + 1) * 8 / 7
 
-// entryCost is the memory a MemoryStore charges for e: the Entry, its
+// entryCost is the memory a [MemoryStore] charges for e: the Entry, its
 // strings and the store's item, its bodies (a body shared with the parsed
 // file counts once) and what its parsed rules hold
-// (robots.Robots.MemSize).
+// ([robots.Robots.MemSize]).
 func entryCost(e *Entry) int64 {
 	if e == nil {
 		return 0
@@ -174,7 +174,7 @@ func (s *MemoryStore) Get(_ context.Context, origin string) (*Entry, bool) {
 // Set stores e for origin and keeps it for keep; keep <= 0 keeps it until
 // it is deleted, replaced or evicted. Then, if the store exceeds a bound,
 // it drops the expired entries and evicts those least recently used (see
-// MemoryStore); e itself is never evicted by its own Set.
+// [MemoryStore]); e itself is never evicted by its own Set.
 func (s *MemoryStore) Set(_ context.Context, origin string, e *Entry, keep time.Duration) {
 	d := keep
 	if d <= 0 {
@@ -291,7 +291,7 @@ func (s *MemoryStore) Delete(_ context.Context, origin string) {
 	s.c.Delete(origin)
 }
 
-// Bytes returns the sum of the entryCost of the entries kept (expired
+// Bytes returns the sum of the [entryCost] of the entries kept (expired
 // ones not swept yet included).
 func (s *MemoryStore) Bytes() int64 { return s.bytes.Load() }
 

@@ -22,12 +22,12 @@ const ReasonTDMReserved Reason = "tdm-reserved"
 
 // ReasonTDMUnknown: the origin's tdmrep.json could not be read (server
 // error, 429, network error, a body over the size limit or of more rules
-// than tdmrep.MaxRules), so whether the URL is reserved is not known, and
+// than [tdmrep.MaxRules]), so whether the URL is reserved is not known, and
 // usage.unknown is deny.
 const ReasonTDMUnknown Reason = "tdm-unknown"
 
 // FileFetcher fetches a policy file other than robots.txt, with the rules
-// of Fetcher (HTTPFetcher.FetchFile).
+// of Fetcher ([HTTPFetcher.FetchFile]).
 type FileFetcher interface {
 	FetchFile(ctx context.Context, origin, path, accept string) FetchResult
 }
@@ -47,7 +47,7 @@ type TDMVerdict struct {
 	// Checked: TDMRep was consulted for the URL.
 	Checked bool
 	// FileURL is the tdmrep.json consulted; FileStatus its fetch's status
-	// (StatusOK, StatusUnavailable: no file, StatusUnreachable) and
+	// ([StatusOK], [StatusUnavailable]: no file, [StatusUnreachable]) and
 	// FileHTTPStatus the HTTP status.
 	FileURL        string
 	FileStatus     Status
@@ -113,7 +113,7 @@ func (e *Entry) rebuildTDM() {
 // that matches u's path and query (or, when that does not reserve,
 // another spelling of it that origins may read as the same path, see
 // spellings), fetching the file when no fresh copy is cached. A request
-// for the file itself (IsTDMRepFile) or for /robots.txt (exactly, as
+// for the file itself ([IsTDMRepFile]) or for /robots.txt (exactly, as
 // Decide exempts it), which a crawler needs to obey the site, is not
 // decided (Checked is false).
 //
@@ -122,7 +122,7 @@ func (e *Entry) rebuildTDM() {
 // as the protocol says, that the origin does not implement TDMRep: unset
 // too, with FileNote saying why. A file that cannot be read (5xx, 429,
 // network errors, a body over robots.max_bytes or of more than
-// tdmrep.MaxRules rules) makes the verdict Unknown, unless a copy read
+// [tdmrep.MaxRules] rules) makes the verdict Unknown, unless a copy read
 // within robots.unreachable_window still stands; an origin unreachable
 // for longer is treated as having no file.
 func (e *Enforcer) TDMRep(ctx context.Context, u *url.URL, method string) TDMVerdict {

@@ -1,11 +1,14 @@
 // Package enforce decides, per request, whether robotsgate lets a URL
-// through: it fetches and caches each origin's robots.txt (RFC 9309 §2.3
-// status rules, redirects, size limit, timeouts), asks package robots for
-// the verdict and keeps per-origin politeness state (crawl-delay pacing,
-// Retry-After backoff).
+// through under the origin's robots.txt: it fetches and caches each
+// origin's robots.txt (RFC 9309 §2.3 status rules, redirects, size limit,
+// timeouts) and asks package [github.com/robotsgate/robotsgate/robots] for
+// the rules' answer. Politeness (crawl-delay pacing, pauses after 503 and
+// 429) is package
+// [github.com/robotsgate/robotsgate/enforce/politeness]'s.
 //
-// Its edges are small interfaces (Fetcher, Store, Clock, Pacer) so that
-// tests can drive time and faults and a Redis store can replace the
+// Its edges are small interfaces ([Fetcher], [Store], [Clock]) so that
+// tests can drive time and faults and a Redis store
+// ([github.com/robotsgate/robotsgate/enforce/redisfleet]) can replace the
 // in-memory one.
 package enforce
 
@@ -20,10 +23,10 @@ import (
 )
 
 // Clock tells the time and waits. Tests inject a fake one
-// (enforcetest.Clock) so that no test sleeps.
+// ([enforcetest.Clock]) so that no test sleeps.
 type Clock interface {
 	Now() time.Time
-	// After is time.After on this clock.
+	// After is [time.After] on this clock.
 	After(d time.Duration) <-chan time.Time
 }
 
@@ -79,7 +82,7 @@ type Entry struct {
 	FetchedAt time.Time
 	// Expires is when the entry must be re-fetched (fresh until).
 	Expires time.Time
-	// Good is the last StatusOK result when Result is a failure and an
+	// Good is the last [StatusOK] result when Result is a failure and an
 	// earlier copy is still within the unreachable window; nil otherwise.
 	Good *FetchResult
 	// GoodAt is when Good was fetched.
@@ -88,7 +91,7 @@ type Entry struct {
 	Failures int
 	// UnreachableSince is when the current streak of unreachable fetches
 	// began (the time of its first failed fetch); zero when Result is not
-	// StatusUnreachable. An origin unreachable for longer than the
+	// [StatusUnreachable]. An origin unreachable for longer than the
 	// Enforcer's UnreachableWindow is treated as having no robots.txt.
 	UnreachableSince time.Time
 
@@ -99,15 +102,15 @@ type Entry struct {
 
 	// TDM is, for the entry of an origin's tdmrep.json (TDMKey), its
 	// rules in force, from the same body as Parsed would be; TDMErr why
-	// that body gives none (tdmrep.ErrInvalid, tdmrep.ErrTooManyRules).
+	// that body gives none ([tdmrep.ErrInvalid], [tdmrep.ErrTooManyRules]).
 	// Rebuild sets both.
 	TDM    *tdmrep.File
 	TDMErr error
 }
 
 // Rebuild sets e.Parsed from the stored bodies, reading at most maxBytes
-// of them (maxBytes <= 0 means robots.DefaultMaxBytes): from Result.Body
-// when Result is StatusOK, else from Good.Body when Good is set; nil
+// of them (maxBytes <= 0 means [robots.DefaultMaxBytes]): from Result.Body
+// when Result is [StatusOK], else from Good.Body when Good is set; nil
 // otherwise. Stores that serialise entries (every field but Parsed)
 // call it once on a loaded entry, before handing it out: entries are
 // shared and must not change afterwards.
@@ -128,7 +131,7 @@ func (e *Entry) Rebuild(maxBytes int) {
 
 // parseShared parses r.Body, reading at most maxBytes of it, and, when
 // the whole body was read, has r.Body share the parsed file's copy of it
-// (robots.Robots.Body) so that an entry holds its body once.
+// ([robots.Robots.Body]) so that an entry holds its body once.
 func parseShared(r *FetchResult, maxBytes int) *robots.Robots {
 	p := robots.ParseLimit(r.Body, maxBytes)
 	if b := p.Body(); len(b) == len(r.Body) && len(b) > 0 {
@@ -144,7 +147,7 @@ func parseShared(r *FetchResult, maxBytes int) *robots.Robots {
 // each process calls it at most once per origin at a time. The fetch
 // function it passes first re-reads the Store and returns a fresh entry
 // found there without fetching; otherwise it fetches, stores the new
-// entry (Store.Set) and returns it. So an implementation that merely
+// entry ([Store.Set]) and returns it. So an implementation that merely
 // serialises calls per origin across the fleet (a lock held while fetch
 // runs) is correct, and so is one that lets the holder call fetch and
 // the others return the entry it stored. Once must honour ctx. When Once
@@ -162,7 +165,7 @@ var ErrCoordinatorUnavailable = errors.New("enforce: shared fetch coordination u
 // concurrent use. An entry must be kept at least until keep has passed
 // (longer than Expires, so a stale copy can serve while an origin is
 // unreachable), except that a Store bounded in size may evict entries
-// earlier (MemoryStore drops those least recently used): the evicted
+// earlier ([MemoryStore] drops those least recently used): the evicted
 // origin's robots.txt is then fetched again.
 type Store interface {
 	Get(ctx context.Context, origin string) (*Entry, bool)
@@ -184,7 +187,7 @@ const (
 	ReasonInvalidURL  Reason = "invalid-url"        // the URL has no origin (no scheme or host): refused
 	// ReasonInvalidHost: the URL's host cannot be mapped to one canonical
 	// name or address (invalid IDNA, characters no host name holds, empty
-	// labels, an IPv4 shorthand; see CanonicalHost): refused, never fetched.
+	// labels, an IPv4 shorthand; see [CanonicalHost]): refused, never fetched.
 	ReasonInvalidHost Reason = "invalid-host"
 	// ReasonOriginUnreachable: robots.txt could not be fetched because the
 	// origin itself could not be reached (DNS, connection refused or
@@ -201,7 +204,7 @@ const (
 type StaleReason string
 
 const (
-	// StaleRevalidating: the copy expired at most FetchTimeout ago and
+	// StaleRevalidating: the copy expired at most [FetchTimeout] ago and
 	// is being re-fetched; it decided meanwhile.
 	StaleRevalidating StaleReason = "revalidating"
 	// StaleUnreachable: the latest fetch found the origin unreachable;
@@ -240,7 +243,7 @@ type Decision struct {
 	// it did not fail.
 	RobotsErrKind FetchErrorKind
 	// RobotsFetchedAt and RobotsAge describe the copy the verdict used:
-	// the last good copy when RobotsStaleReason is StaleUnreachable, else
+	// the last good copy when RobotsStaleReason is [StaleUnreachable], else
 	// the latest fetch.
 	RobotsFetchedAt time.Time
 	RobotsAge       time.Duration
@@ -261,18 +264,18 @@ type Decision struct {
 	// when Allow/Disallow refuses the URL or no robots.txt decided.
 	Usage Usage
 	// UsageBlocked is the declared purposes that refused the URL
-	// (Reason ReasonUsageDisallowed); empty otherwise.
+	// (Reason [ReasonUsageDisallowed]); empty otherwise.
 	UsageBlocked aipref.Set
 	// ContentUse is the crawler's declared content use (content_use);
 	// UseUnknown when it declared none. SiteUse is the content-use level
 	// robots.txt states for the URL (reported whether or not one is
 	// declared); ContentUseBlocked is set when SiteUse is below
-	// ContentUse (Reason ReasonUsageDisallowed).
+	// ContentUse (Reason [ReasonUsageDisallowed]).
 	ContentUse        aipref.Use
 	SiteUse           robots.UseVerdict
 	ContentUseBlocked bool
 
-	// TDM is the TDMRep verdict of the URL (Enforcer.TDMRep, and the
+	// TDM is the TDMRep verdict of the URL ([Enforcer.TDMRep], and the
 	// response's header and meta); zero when TDMRep was not consulted.
 	TDM TDMVerdict
 

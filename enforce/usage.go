@@ -12,7 +12,7 @@ import (
 const ReasonUsageDisallowed Reason = "usage-disallowed"
 
 // Sources of a usage preference stated by the response rather than by
-// robots.txt (beside robots.ContentUsage and robots.ContentSignal).
+// robots.txt (beside [robots.ContentUsage] and [robots.ContentSignal]).
 const (
 	SourceContentUsageHeader  robots.UsageSource = 100 + iota // a Content-Usage response header
 	SourceContentSignalHeader                                 // a Content-Signal response header
@@ -20,8 +20,8 @@ const (
 )
 
 // UsageSources returns every source of a usage preference robotsgate
-// reads, robots.UsageNone first (no source: unknown). A new source is
-// added here and named in SourceName; metrics expose one series per
+// reads, [robots.UsageNone] first (no source: unknown). A new source is
+// added here and named in [SourceName]; metrics expose one series per
 // source.
 func UsageSources() []robots.UsageSource {
 	return []robots.UsageSource{robots.UsageNone, robots.ContentUsage, robots.ContentSignal,
@@ -31,7 +31,7 @@ func UsageSources() []robots.UsageSource {
 // SourceName names s in answers, audit records and metrics:
 // "content-usage", "content-signal" (robots.txt lines),
 // "content-usage-header", "content-signal-header", "robot-tag" (the
-// response), "" for robots.UsageNone.
+// response), "" for [robots.UsageNone].
 func SourceName(s robots.UsageSource) string {
 	switch s {
 	case SourceContentUsageHeader:
@@ -45,19 +45,19 @@ func SourceName(s robots.UsageSource) string {
 }
 
 // Usage is the usage preferences that bind a crawler on one URL, one
-// verdict per purpose, indexed by aipref.Purpose: for purpose p, the
+// verdict per purpose, indexed by [aipref.Purpose]: for purpose p, the
 // most restrictive of the preferences stated for the purposes
 // aipref.Binds(p), by any source (see Hold). The zero value states none.
-type Usage [aipref.NumPurposes]robots.UsageVerdict
+type Usage [aipref.NumPurposes]robots.UsageStatement
 
 // Hold adds v, a preference a source states for the purpose (label)
-// stated, to u: every purpose that stated binds (aipref.Binds) takes v
-// when v is more restrictive than its verdict so far (aipref.Combine),
+// stated, to u: every purpose that stated binds ([aipref.Binds]) takes v
+// when v is more restrictive than its verdict so far ([aipref.Combine]),
 // so that the first verdict of equal restriction is kept. It is the one
 // place where a stated preference becomes a binding one; each source of
 // usage preferences (robots.txt lines, response headers, robot tags)
 // goes through it.
-func (u *Usage) Hold(stated aipref.Purpose, v robots.UsageVerdict) {
+func (u *Usage) Hold(stated aipref.Purpose, v robots.UsageStatement) {
 	if v.Pref == aipref.Unknown {
 		return
 	}
@@ -84,11 +84,11 @@ func heldUsage(ru *robots.Usage) Usage {
 
 // For returns the verdict for purpose p (the zero verdict for a value out
 // of range).
-func (u *Usage) For(p aipref.Purpose) robots.UsageVerdict {
+func (u *Usage) For(p aipref.Purpose) robots.UsageStatement {
 	if int(p) < len(u) {
 		return u[p]
 	}
-	return robots.UsageVerdict{}
+	return robots.UsageStatement{}
 }
 
 // Prefs returns the preferences of u without their sources; its String
@@ -99,6 +99,66 @@ func (u *Usage) Prefs() aipref.Prefs {
 		ps = ps.With(aipref.Purpose(i), u[i].Pref)
 	}
 	return ps
+}
+
+// PurposeUsage is the usage preference for one purpose, as answers,
+// audit records and "robotsgate check -json" show it.
+type PurposeUsage struct {
+	Pref   string `json:"pref"`             // allowed, disallowed or unknown
+	Source string `json:"source,omitempty"` // SourceName
+	Rule   string `json:"rule,omitempty"`
+	Line   int    `json:"line,omitempty"`
+}
+
+// Shown returns the usage preferences of u to show, by purpose name:
+// every purpose with a stated preference, and every purpose of declared
+// when the URL's Allow/Disallow rules permit it (permitted; "unknown"
+// when none is stated); nil when there is none.
+func (u *Usage) Shown(declared aipref.Set, permitted bool) map[string]PurposeUsage {
+	var m map[string]PurposeUsage
+	for p := aipref.Purpose(0); p < aipref.NumPurposes; p++ {
+		uv := u.For(p)
+		if uv.Pref == aipref.Unknown && !(permitted && declared.Has(p)) {
+			continue
+		}
+		if m == nil {
+			m = make(map[string]PurposeUsage, aipref.NumPurposes)
+		}
+		m[p.String()] = PurposeUsage{Pref: uv.Pref.String(), Source: SourceName(uv.Source), Rule: uv.Rule, Line: uv.Line}
+	}
+	return m
+}
+
+// ContentUseShown is the content use of a decision (Content Signals
+// "use="), as answers, audit records and "robotsgate check -json" show
+// it: the declared content use, the site's level and whether it refused
+// the URL.
+type ContentUseShown struct {
+	// ContentUse is the declared content use; SiteUse the level the site
+	// states for the URL (robots.txt, or the response); ContentUseDisallowed is set
+	// when SiteUse is below ContentUse.
+	ContentUse           string        `json:"content_use,omitempty"`
+	SiteUse              *SiteUseShown `json:"site_use,omitempty"`
+	ContentUseDisallowed bool          `json:"content_use_disallowed,omitempty"`
+}
+
+// SiteUseShown is a site's content-use level with where it is stated.
+type SiteUseShown struct {
+	Level  string `json:"level"`            // immediate, reference or full
+	Source string `json:"source,omitempty"` // SourceName: content-signal, content-signal-header
+	Rule   string `json:"rule,omitempty"`
+	Line   int    `json:"line,omitempty"`
+}
+
+// ShowContentUse returns the content use to show of a decision for the
+// declared content use, the site's level site, and whether that refused
+// the URL (blocked).
+func ShowContentUse(declared aipref.Use, site robots.UseVerdict, blocked bool) ContentUseShown {
+	j := ContentUseShown{ContentUse: declared.String(), ContentUseDisallowed: blocked}
+	if site.Level != aipref.UseUnknown {
+		j.SiteUse = &SiteUseShown{Level: site.Level.String(), Source: SourceName(site.Source), Rule: site.Rule, Line: site.Line}
+	}
+	return j
 }
 
 // UsagePolicy is what usage preferences do to a decision.
@@ -113,7 +173,7 @@ type UsagePolicy struct {
 	// ContentUse is the crawler's declared content use: a URL whose
 	// content-use level is known and below it is refused. UseUnknown
 	// (none declared): levels are reported and never refuse. An unknown
-	// level never refuses, whatever UnknownDeny says.
+	// level never refuses, whatever [UnknownDeny] says.
 	ContentUse aipref.Use
 }
 
@@ -129,7 +189,7 @@ type Verdict struct {
 	// declared or not; zero when Allow/Disallow refuses the path.
 	Usage Usage
 	// UsageBlocked is the declared purposes that refused the path
-	// (Reason ReasonUsageDisallowed); empty otherwise.
+	// (Reason [ReasonUsageDisallowed]); empty otherwise.
 	UsageBlocked aipref.Set
 	// SiteUse is the content-use level for the path (the lowest of its
 	// spellings'); ContentUseBlocked is set when it refused the path.
@@ -137,7 +197,7 @@ type Verdict struct {
 	ContentUseBlocked bool
 }
 
-// DecideRules decides path (path[;params][?query], as sent) for agent
+// RulesVerdict decides path (path[;params][?query], as sent) for agent
 // on rules the way Decide does: Allow/Disallow on the path and on every
 // other spelling an origin may read it as (the first that disallows
 // decides), then, for a path they allow, usage preferences under p.
@@ -147,7 +207,7 @@ type Verdict struct {
 // unknown before allowed, so "/ai-ok/../x" cannot pick up the
 // preference of "/ai-ok/" when "/x" states another or none. It
 // allocates nothing for a path with no other spelling.
-func DecideRules(rules *robots.Robots, agent, path string, p UsagePolicy) Verdict {
+func RulesVerdict(rules *robots.Robots, agent, path string, p UsagePolicy) Verdict {
 	s := decideSpellings(rules, agent, path)
 	v := Verdict{Allowed: s.v.Allowed, Group: s.v.Group, Detail: s.detail, Usage: s.usage, SiteUse: s.use}
 	if s.v.Rule.Line != 0 {

@@ -57,7 +57,7 @@ func TestConfiguredAgentRefusesOverride(t *testing.T) {
 	if o.hits.Load() != 0 {
 		t.Fatalf("the origin saw the disallowed request")
 	}
-	recs := h.audit.records(t)
+	recs := h.audit.Records(t)
 	if len(recs) != 1 || recs[0]["decision"] != audit.DecisionBlocked || recs[0]["agent"] != "BadBot" || recs[0]["agent_override_refused"] != "GoodBot" {
 		t.Fatalf("audit records: %v", recs)
 	}
@@ -76,14 +76,14 @@ func TestConfiguredAgentRefusesOverride(t *testing.T) {
 	if v := o.header().Values("X-Robots-Agent"); len(v) != 0 {
 		t.Fatalf("origin saw X-Robots-Agent %q", v)
 	}
-	recs = h.audit.records(t)
+	recs = h.audit.Records(t)
 	if len(recs) != 2 || recs[1]["decision"] != audit.DecisionAllowed || recs[1]["agent_override_refused"] != "GoodBot/1.0, OtherBot" {
 		t.Fatalf("audit of the refused override on an allowed request: %v", recs)
 	}
 
 	// Naming the configured agent itself is no refusal: nothing to audit.
 	h.get(t, o.URL+"/public", "X-Robots-Agent", "badbot")
-	if n := len(h.audit.records(t)); n != 2 {
+	if n := len(h.audit.Records(t)); n != 2 {
 		t.Fatalf("%d audit records after an override naming the configured agent, want 2", n)
 	}
 
@@ -92,7 +92,7 @@ func TestConfiguredAgentRefusesOverride(t *testing.T) {
 	if resp, body := h.get(t, o.URL+"/private/b", "X-Robots-Agent", "GoodBot"); resp.StatusCode != 200 {
 		t.Fatalf("allow_agent_override: %d %q", resp.StatusCode, body)
 	}
-	if recs := h.audit.records(t); len(recs) != 0 {
+	if recs := h.audit.Records(t); len(recs) != 0 {
 		t.Fatalf("allowed override audited: %v", recs)
 	}
 }
@@ -111,7 +111,7 @@ func TestOverrideWithoutConfiguredAgent(t *testing.T) {
 	if resp.StatusCode != 403 || resp.Header.Get(HeaderAgent) != "*" {
 		t.Fatalf("override naming no token: %d agent %q, want 403 by *", resp.StatusCode, resp.Header.Get(HeaderAgent))
 	}
-	for _, r := range h.audit.records(t) {
+	for _, r := range h.audit.Records(t) {
 		if _, ok := r["agent_override_refused"]; ok {
 			t.Fatalf("override refused without a configured agent: %v", r)
 		}
@@ -124,7 +124,7 @@ func TestOverrideWithoutConfiguredAgent(t *testing.T) {
 func TestHTTPSConfiguredAgentRefusesOverride(t *testing.T) {
 	origin := newTLSOrigin(t, agentRules)
 	cfg := mitmConfig(t, origin)
-	cfg.Audit, cfg.Agent = AuditBlocked, "BadBot"
+	cfg.Audit, cfg.Agent = config.AuditBlocked, "BadBot"
 	p := startHTTPSProxy(t, cfg)
 
 	c := p.client(p.ca)
@@ -142,7 +142,7 @@ func TestHTTPSConfiguredAgentRefusesOverride(t *testing.T) {
 	if n := origin.hit("/private/b") + origin.hit("/private/c"); n != 0 {
 		t.Fatalf("origin saw %d disallowed requests", n)
 	}
-	recs := p.audit.records(t)
+	recs := p.audit.Records(t)
 	if len(recs) != 3 {
 		t.Fatalf("want 3 audit records (two blocked, one allowed with a refused override), got %v", recs)
 	}
@@ -155,13 +155,13 @@ func TestHTTPSConfiguredAgentRefusesOverride(t *testing.T) {
 	// Tunnel mode: a site closed to the configured agent stays closed.
 	closed := newTLSOrigin(t, "User-agent: BadBot\nDisallow: /\n\nUser-agent: *\nAllow: /\n")
 	cfg = mitmConfig(t, closed)
-	cfg.HTTPS.Mode, cfg.Agent = HTTPSModeTunnel, "BadBot"
+	cfg.HTTPS.Mode, cfg.Agent = config.HTTPSModeTunnel, "BadBot"
 	p = startHTTPSProxy(t, cfg)
 	resp, body, _ = p.rawConnect(t, closed.Listener.Addr().String(), "X-Robots-Agent: GoodBot")
 	if resp.StatusCode != http.StatusForbidden || resp.Header.Get(HeaderAgent) != "BadBot" {
 		t.Fatalf("tunnel CONNECT override: %d agent %q %q", resp.StatusCode, resp.Header.Get(HeaderAgent), body)
 	}
-	if rec := p.audit.find(t, "site-disallowed"); rec["agent_override_refused"] != "GoodBot" {
+	if rec := p.audit.Find(t, "site-disallowed"); rec["agent_override_refused"] != "GoodBot" {
 		t.Fatalf("tunnel audit record: %v", rec)
 	}
 	if !strings.Contains(body, "BadBot") {

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/robotsgate/robotsgate/internal/config"
+	"github.com/robotsgate/robotsgate/internal/testsupport"
 )
 
 // rawConnectAuth sends a CONNECT for target with an optional
@@ -39,7 +40,7 @@ func TestProxyAuth(t *testing.T) {
 	p := startOpsProxy(t, func(c *config.Config) {
 		c.Auth.Credentials = []string{"alice:pa:ss w0rd"} // the password may hold colons and spaces
 		c.Auth.CredentialsFile = credFile
-		c.Audit = AuditAll
+		c.Audit = config.AuditAll
 	})
 
 	// No credentials: 407 with a challenge; the origin sees nothing.
@@ -88,7 +89,7 @@ func TestProxyAuth(t *testing.T) {
 		t.Errorf("CONNECT with credentials: %d %q, want 403 port-forbidden", resp.StatusCode, resp.Header.Get(HeaderDecision))
 	}
 	// Only the CONNECT that passed access control was decided (and counted).
-	if v := metricValue(t, p.scrape(t), `robotsgate_decisions_total{decision="blocked",reason="port-forbidden"}`); v != 1 {
+	if v := testsupport.MetricValue(t, p.scrape(t), `robotsgate_decisions_total{decision="blocked",reason="port-forbidden"}`); v != 1 {
 		t.Errorf("port-forbidden decisions = %v, want 1", v)
 	}
 

@@ -72,7 +72,7 @@ func TestOneOriginForEverySpelling(t *testing.T) {
 	if n := o.robotsHits.Load(); n != 1 {
 		t.Errorf("%d robots.txt fetches, want 1", n)
 	}
-	for _, r := range h.audit.records(t) {
+	for _, r := range h.audit.Records(t) {
 		if r["origin"] != "http://127.0.0.1:"+port {
 			t.Errorf("audit record with origin %v, want http://127.0.0.1:%s", r["origin"], port)
 		}
@@ -117,7 +117,7 @@ func TestInvalidHostRefused(t *testing.T) {
 			t.Errorf("GET http://%s/page: %d %s, want 400 invalid-host", hp, resp.StatusCode, resp.Header.Get(HeaderDecision))
 		}
 	}
-	if n := len(h.audit.records(t)); n != 5 {
+	if n := len(h.audit.Records(t)); n != 5 {
 		t.Errorf("%d audit records, want 5:\n%s", n, h.audit.String())
 	}
 	if o.robotsHits.Load()+o.hits.Load() != 0 {
@@ -169,7 +169,7 @@ func TestMITMCanonicalSpellings(t *testing.T) {
 	if n := o.hit("/private"); n != 0 {
 		t.Errorf("/private reached the origin %d times", n)
 	}
-	for _, r := range p.audit.records(t) {
+	for _, r := range p.audit.Records(t) {
 		if r["origin"] != "https://127.0.0.1:"+port {
 			t.Errorf("audit record with origin %v, want https://127.0.0.1:%s", r["origin"], port)
 		}

@@ -36,7 +36,7 @@ func TestPlainHTTPInsideConnect(t *testing.T) {
 	t.Cleanup(other.Close)
 
 	cfg := testConfig(t)
-	cfg.Audit = AuditAll
+	cfg.Audit = config.AuditAll
 	cfg.HTTPS.AllowedPorts = []int{origin.port(t)}
 	p := startHTTPSProxy(t, cfg)
 	target := origin.Listener.Addr().String()
@@ -84,7 +84,7 @@ func TestPlainHTTPInsideConnect(t *testing.T) {
 	if other.hit("/page") != 0 {
 		t.Fatal("the misdirected request reached the other origin")
 	}
-	rec := p.audit.find(t, string(enforce.ReasonDisallowed))
+	rec := p.audit.Find(t, string(enforce.ReasonDisallowed))
 	if u, _ := rec["url"].(string); !strings.HasPrefix(u, "http://"+target+"/") || rec["agent"] != "TestBot" {
 		t.Fatalf("audit record of the refusal inside the tunnel: %v", rec)
 	}

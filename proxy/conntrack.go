@@ -15,7 +15,7 @@ import (
 )
 
 // hijackTracker tracks the client connections goproxy hijacks for CONNECT
-// (MITM sessions and tunnels). http.Server.Shutdown neither waits for nor
+// (MITM sessions and tunnels). [http.Server.Shutdown] neither waits for nor
 // closes hijacked connections, so without it the audit log could close
 // while requests inside an MITM session are still being decided.
 //
@@ -28,7 +28,7 @@ import (
 // first bytes within headerTimeout, and after that the tunnel is closed
 // when no byte went either way for idleTimeout; an MITM session reads
 // each request head within headerTimeout and maxHeaderBytes, and is
-// bounded by idleTimeout otherwise (sessionPhase). Bytes the client sent
+// bounded by idleTimeout otherwise ([sessionPhase]). Bytes the client sent
 // with its CONNECT, which net/http had already buffered, are read first.
 type hijackTracker struct {
 	mu       sync.Mutex
@@ -67,7 +67,7 @@ func (ci *connInfo) endSession() {
 
 type connInfoKey struct{}
 
-// connInfoFrom returns the connInfo wrap put in ctx, or nil.
+// connInfoFrom returns the [connInfo] wrap put in ctx, or nil.
 func connInfoFrom(ctx context.Context) *connInfo {
 	ci, _ := ctx.Value(connInfoKey{}).(*connInfo)
 	return ci
@@ -218,16 +218,16 @@ func (w *trackingWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 // hijackedConn is a hijacked client connection; closing it untracks it.
 // Its Read and Write push the read deadline back by the tracker's
 // idleTimeout, and in an MITM session bound each request head
-// (sessionPhase).
+// ([sessionPhase]).
 type hijackedConn struct {
 	net.Conn
 	t    *hijackTracker
 	info *connInfo
 	once sync.Once
-	// ended is set by connInfo.endSession: reads return io.EOF.
+	// ended is set by [connInfo.endSession]: reads return io.EOF.
 	ended atomic.Bool
 	// tooLarge is set once a request head went over the limit: reads
-	// return errHeadTooLarge.
+	// return [errHeadTooLarge].
 	tooLarge atomic.Bool
 	// pending is what the client sent with its CONNECT, read first. Only
 	// the connection's reader uses it.

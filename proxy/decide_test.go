@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/robotsgate/robotsgate/internal/config"
+	"github.com/robotsgate/robotsgate/internal/testsupport"
 )
 
 // A client that leaves while robots.txt is being fetched is neither
@@ -20,7 +21,7 @@ func TestClientGoneWhileFetchingRobots(t *testing.T) {
 		io.WriteString(w, privateRobots)
 	}, nil)
 	defer close(release)
-	h := newHarness(t, harnessOpts{config: func(c *config.Config) { c.Audit = AuditAll }})
+	h := newHarness(t, harnessOpts{config: func(c *config.Config) { c.Audit = config.AuditAll }})
 
 	ctx, cancel := context.WithCancel(context.Background())
 	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, o.URL+"/public", nil)
@@ -38,14 +39,14 @@ func TestClientGoneWhileFetchingRobots(t *testing.T) {
 	if err := <-errc; !errors.Is(err, context.Canceled) {
 		t.Fatalf("client: %v", err)
 	}
-	m := h.srv.Metrics()
+	m := h.srv.metrics
 	waitUntil(t, "the request to end", func() bool {
-		return metricValue(t, exposition(m), "robotsgate_inflight_requests") == 0
+		return testsupport.MetricValue(t, testsupport.Exposition(m.Handler()), "robotsgate_inflight_requests") == 0
 	})
 	if recs := h.audit.String(); recs != "" {
 		t.Errorf("audited: %s", recs)
 	}
-	exp := exposition(m)
+	exp := testsupport.Exposition(m.Handler())
 	if strings.Contains(exp, "client-gone") || strings.Contains(exp, `robotsgate_decisions_total{decision="blocked",reason="robots-unreachable"} 1`) {
 		t.Errorf("counted as a decision:\n%s", exp)
 	}

@@ -90,7 +90,7 @@ func TestUpstreamErrorSaysWhat(t *testing.T) {
 		!strings.Contains(body, "reason:   upstream-error") {
 		t.Errorf("text: %d %q", resp.StatusCode, body)
 	}
-	if rec := h.audit.find(t, "upstream-error"); rec["status"] != 502.0 || rec["origin"] != o.URL || rec["decision"] != "blocked" {
+	if rec := h.audit.Find(t, "upstream-error"); rec["status"] != 502.0 || rec["origin"] != o.URL || rec["decision"] != "blocked" {
 		t.Errorf("audit %v", rec)
 	}
 }
@@ -156,7 +156,7 @@ func TestVocabularyConsistent(t *testing.T) {
 	if err := json.Unmarshal([]byte(body), &refusal); err != nil || resp.StatusCode != 403 {
 		t.Fatalf("%d %q: %v", resp.StatusCode, body, err)
 	}
-	rec := h.audit.find(t, "disallowed")
+	rec := h.audit.Find(t, "disallowed")
 	for _, k := range []string{"decision", "reason", "agent", "url", "origin"} {
 		if refusal[k] != rec[k] {
 			t.Errorf("%s: 403 says %v, audit says %v", k, refusal[k], rec[k])

@@ -59,7 +59,7 @@ func TestRobotsTxtExemptionExact(t *testing.T) {
 	}
 	mu.Unlock()
 	n := 0
-	for _, r := range h.audit.records(t) {
+	for _, r := range h.audit.Records(t) {
 		if r["reason"] == string(enforce.ReasonDisallowed) {
 			n++
 		}

@@ -7,24 +7,26 @@ import (
 	"sync"
 
 	"github.com/elazarl/goproxy"
+
+	"github.com/robotsgate/robotsgate/internal/config"
 )
 
 // copyBufSize is the size of the buffers that forwarded bodies are copied
-// through, as io.Copy's.
+// through, as [io.Copy]'s.
 const copyBufSize = 32 << 10
 
 // forwardTrippers is the last request step, for requests about to be
 // forwarded (onRequest):
 // it wraps the request's round tripper so that, as the response arrives
 // and before goproxy takes hold of its body, robot tags are scanned
-// (scanRobotTags, when robot_tags is on) and the body is wrapped in a
-// *copyBody. A body replaced later, in a response hook, would make goproxy
+// ([scanRobotTags], when robot_tags is on) and the body is wrapped in a
+// *[copyBody]. A body replaced later, in a response hook, would make goproxy
 // drop Content-Length (and chunk MITM responses); replaced here, it is the
 // body goproxy forwards as is. Requests answered by an earlier request
 // hook never reach it.
 //
 // The two usual round trippers (goproxy's transport for plain HTTP, and
-// mitmTripper inside MITM sessions) are wrapped by values built once per
+// [mitmTripper] inside MITM sessions) are wrapped by values built once per
 // Server, not by a closure per request.
 type forwardTrippers struct {
 	s           *Server
@@ -55,7 +57,7 @@ func (f *forwardTrippers) onRequest(r *http.Request, ctx *goproxy.ProxyCtx, _ *r
 	return outcome{}
 }
 
-// forwardTripper is the round tripper forwardTrippers installs: next (or, when
+// forwardTripper is the round tripper [forwardTrippers] installs: next (or, when
 // next is nil, goproxy's transport) followed by the robot-tag scan and
 // the body wrapping.
 type forwardTripper struct {
@@ -88,7 +90,7 @@ func (t *forwardTripper) RoundTrip(req *http.Request, ctx *goproxy.ProxyCtx) (*h
 		return resp, err
 	}
 	var scan *tagScan
-	if tags := t.s.settings(stateOf(ctx)).cfg.RobotTags; tags.Mode != RobotTagsOff || stateOf(ctx).Purposes != 0 { // meta noai (usage.go)
+	if tags := t.s.settings(stateOf(ctx)).cfg.RobotTags; tags.Mode != config.RobotTagsOff || stateOf(ctx).Purposes != 0 { // meta noai (usage.go)
 		scan = scanRobotTags(resp, tags) // robottags.go
 	}
 	if b := t.s.wrapBody(resp, scan); b != nil {
@@ -97,9 +99,9 @@ func (t *forwardTripper) RoundTrip(req *http.Request, ctx *goproxy.ProxyCtx) (*h
 	return resp, err
 }
 
-// copyBody is a forwarded response's body. It implements io.WriterTo, so
-// that goproxy's io.Copy to the client writes through the
-// http.ResponseWriter with a pooled buffer. Without it, io.Copy hands the
+// copyBody is a forwarded response's body. It implements [io.WriterTo], so
+// that goproxy's [io.Copy] to the client writes through the
+// [http.ResponseWriter] with a pooled buffer. Without it, io.Copy hands the
 // body to the ResponseWriter's ReadFrom, which (for a body of known
 // length) flushes the response header in a write of its own and then
 // copies the body straight to the connection through a fresh 32 KiB
@@ -116,9 +118,9 @@ type copyBody struct {
 	bufs *sync.Pool // of *[]byte, copyBufSize long
 }
 
-// wrapBody replaces resp.Body by a *copyBody holding scan and returns it;
+// wrapBody replaces resp.Body by a *[copyBody] holding scan and returns it;
 // it returns nil and leaves resp alone when resp has no body, or a body
-// that must keep its own type: the io.ReadWriter of a 101 Switching
+// that must keep its own type: the [io.ReadWriter] of a 101 Switching
 // Protocols response (WebSocket), which goproxy looks for.
 func (s *Server) wrapBody(resp *http.Response, scan *tagScan) *copyBody {
 	b := resp.Body
@@ -135,7 +137,7 @@ func (s *Server) wrapBody(resp *http.Response, scan *tagScan) *copyBody {
 
 // WriteTo copies the body to w until EOF or an error. When a read ends
 // without reaching the end of the body, what was read is flushed to the
-// client at once (when w is an http.Flusher) rather than left in the
+// client at once (when w is an [http.Flusher]) rather than left in the
 // server's write buffer: a body arriving slowly reaches the client as it
 // arrives, as it did when copied straight to the connection. The last
 // piece (which the transport returns together with io.EOF for a body of
@@ -178,7 +180,7 @@ func (b *copyBody) WriteTo(w io.Writer) (int64, error) {
 // closeDelimited is the placeholder Content-Length header value http10
 // sets on a response of unknown length to an HTTP/1.0 client inside an
 // MITM session. goproxy's MITM loop chunks every response whose length
-// is unknown unless a Content-Length header is present; http.Response's
+// is unknown unless a Content-Length header is present; [http.Response]'s
 // Write never sends that header from the map (it writes the length
 // from ContentLength, here none), and ends the body by closing.
 const closeDelimited = "close-delimited"

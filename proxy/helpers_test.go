@@ -2,9 +2,7 @@ package proxy
 
 import (
 	"bufio"
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"log"
@@ -13,13 +11,13 @@ import (
 	"net/http/httptest"
 	"os"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/robotsgate/robotsgate/enforce"
 	"github.com/robotsgate/robotsgate/internal/confdirtest"
 	"github.com/robotsgate/robotsgate/internal/config"
+	"github.com/robotsgate/robotsgate/internal/testsupport"
 	"github.com/robotsgate/robotsgate/proxy/audit"
 )
 
@@ -39,6 +37,9 @@ func TestMain(m *testing.M) {
 // instead of hanging it. No assertion depends on it.
 const testTimeout = 10 * time.Second
 
+// memAudit is the in-memory audit and operator log sink of these tests.
+type memAudit = testsupport.Sink
+
 // testConfig returns the default configuration with the CA's data dir in
 // a temporary directory of t.
 func testConfig(t testing.TB) config.Config {
@@ -46,66 +47,6 @@ func testConfig(t testing.TB) config.Config {
 	cfg := config.Default()
 	cfg.HTTPS.DataDir = t.TempDir()
 	return cfg
-}
-
-// memAudit is a goroutine-safe in-memory sink for audit records or
-// operator logs. After Close, writes fail.
-type memAudit struct {
-	mu     sync.Mutex
-	buf    bytes.Buffer
-	closed bool
-}
-
-func (m *memAudit) Write(p []byte) (int, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.closed {
-		return 0, io.ErrClosedPipe
-	}
-	return m.buf.Write(p)
-}
-
-func (m *memAudit) Close() error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.closed = true
-	return nil
-}
-
-// String returns what was written so far.
-func (m *memAudit) String() string {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.buf.String()
-}
-
-// records returns the JSON lines written so far, parsed.
-func (m *memAudit) records(t testing.TB) []map[string]any {
-	t.Helper()
-	var out []map[string]any
-	sc := bufio.NewScanner(bytes.NewReader([]byte(m.String())))
-	for sc.Scan() {
-		var rec map[string]any
-		if err := json.Unmarshal(sc.Bytes(), &rec); err != nil {
-			t.Fatalf("audit line %q is not JSON: %v", sc.Text(), err)
-		}
-		out = append(out, rec)
-	}
-	return out
-}
-
-// find returns the first record with the given reason; the test fails
-// when there is none.
-func (m *memAudit) find(t testing.TB, reason string) map[string]any {
-	t.Helper()
-	recs := m.records(t)
-	for _, r := range recs {
-		if r["reason"] == reason {
-			return r
-		}
-	}
-	t.Fatalf("no audit record with reason %q in %v", reason, recs)
-	return nil
 }
 
 // buildServer returns New(cfg, deps) with what deps lacks filled in: the
@@ -171,15 +112,23 @@ func robotsSettings(ec enforce.Config, r config.RobotsConfig, tr http.RoundTripp
 }
 
 // startServer builds a Server (buildServer) and serves it on a free
-// loopback port until the test ends; then it shuts the Server down
-// (bounded by testTimeout), checking that Shutdown and Serve return no
-// error, and closes deps.Auditor. It returns the Server and its address.
+// loopback port until the test ends (serveLoopback). It returns the Server
+// and its address.
 func startServer(t testing.TB, cfg config.Config, ec enforce.Config, deps Deps) (*Server, string) {
 	t.Helper()
 	srv, err := buildServer(t, cfg, ec, deps)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return srv, serveLoopback(t, srv)
+}
+
+// serveLoopback serves srv on a free loopback port until the test ends;
+// then it shuts srv down (bounded by testTimeout), checking that Shutdown
+// and Serve return no error, and closes srv's Auditor. It returns the
+// address.
+func serveLoopback(t testing.TB, srv *Server) string {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -197,7 +146,7 @@ func startServer(t testing.TB, cfg config.Config, ec enforce.Config, deps Deps) 
 		}
 		srv.audit.Close()
 	})
-	return srv, ln.Addr().String()
+	return ln.Addr().String()
 }
 
 // rawConnect sends CONNECT target to the proxy at addr, with the extra

@@ -72,7 +72,7 @@ func TestHTTPSShutdownWaitsForMITMRequest(t *testing.T) {
 	// The moment Shutdown returns (when the caller closes the audit log),
 	// the record the in-flight request wrote after its response headers
 	// arrived is already in the log.
-	recs := p.audit.records(t)
+	recs := p.audit.Records(t)
 	if err != nil {
 		t.Fatalf("Shutdown: %v", err)
 	}

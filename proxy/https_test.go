@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/robotsgate/robotsgate/enforce"
+	"github.com/robotsgate/robotsgate/internal/testsupport"
 	"github.com/robotsgate/robotsgate/proxy/audit"
 	"github.com/robotsgate/robotsgate/proxy/mitm"
 )
@@ -67,7 +68,7 @@ func TestHTTPSMITMEnforcesPaths(t *testing.T) {
 		t.Fatalf("minted %d leaf certificates for one host, want 1", m)
 	}
 
-	rec := p.audit.find(t, string(enforce.ReasonDisallowed))
+	rec := p.audit.Find(t, string(enforce.ReasonDisallowed))
 	if !strings.HasPrefix(rec["url"].(string), "https://127.0.0.1:") || rec["agent"] != "TestBot" {
 		t.Fatalf("audit record of the HTTPS refusal: %v", rec)
 	}
@@ -101,7 +102,7 @@ func TestHTTPSUntrustedUpstream502(t *testing.T) {
 		t.Fatalf("untrusted origin served %d paths: verification was skipped", n)
 	}
 	// The audit record says what the client got.
-	rec := p.audit.find(t, string(enforce.ReasonOriginUnreachable))
+	rec := p.audit.Find(t, string(enforce.ReasonOriginUnreachable))
 	if rec["decision"] != audit.DecisionBlocked || rec["status"] != 502.0 || !strings.Contains(fmt.Sprint(rec["detail"]), "failed verification") {
 		t.Fatalf("audit record of the 502: %v", rec)
 	}
@@ -165,7 +166,7 @@ func TestConnectPortAllowList(t *testing.T) {
 			t.Fatalf("CONNECT %s: %d %q", target, resp.StatusCode, body)
 		}
 	}
-	rec := p.audit.find(t, string(ReasonPortForbidden))
+	rec := p.audit.Find(t, string(ReasonPortForbidden))
 	if rec["decision"] != audit.DecisionBlocked || rec["method"] != http.MethodConnect {
 		t.Fatalf("audit record: %v", rec)
 	}
@@ -175,7 +176,7 @@ func TestConnectPortAllowList(t *testing.T) {
 	}
 	// Refused CONNECTs are decisions in the metrics; an intercepted one is
 	// not (the requests inside it are).
-	assertMetrics(t, exposition(p.srv.metrics), map[string]float64{
+	assertMetrics(t, testsupport.Exposition(p.srv.metrics.Handler()), map[string]float64{
 		`robotsgate_decisions_total{decision="blocked",reason="port-forbidden"}`: 2,
 		`robotsgate_decisions_total{decision="allowed",reason="allowed"}`:        0,
 	})
@@ -189,7 +190,7 @@ func TestHTTPSCAPersistsAcrossRestarts(t *testing.T) {
 	if p1.info.Fingerprint == "" || p1.info.Fingerprint != p2.info.Fingerprint {
 		t.Fatalf("CA changed across restarts: %q vs %q", p1.info.Fingerprint, p2.info.Fingerprint)
 	}
-	assertMode(t, filepath.Join(cfg.HTTPS.DataDir, mitm.CAKeyFileName), 0o600)
+	testsupport.AssertMode(t, filepath.Join(cfg.HTTPS.DataDir, mitm.CAKeyFileName), 0o600)
 	// A client trusting the first run's CA works with the second run.
 	if resp, _ := get(t, p2.client(p1.ca), origin.URL+"/x"); resp.StatusCode != 200 {
 		t.Fatalf("second run: %d", resp.StatusCode)
@@ -198,8 +199,8 @@ func TestHTTPSCAPersistsAcrossRestarts(t *testing.T) {
 
 func TestHTTPSCustomCAMismatchFailsAtStart(t *testing.T) {
 	dir := t.TempDir()
-	certA, _ := writeCustomCA(t, dir, "a", true)
-	_, keyB := writeCustomCA(t, dir, "b", true)
+	certA, _ := testsupport.WriteCert(t, dir, "a", true, time.Now())
+	_, keyB := testsupport.WriteCert(t, dir, "b", true, time.Now())
 	cfg := testConfig(t)
 	cfg.HTTPS.CACert, cfg.HTTPS.CAKey = certA, keyB
 	_, err := buildServer(t, cfg, enforce.Config{}, Deps{})
@@ -229,7 +230,7 @@ func TestHTTPSConnectAgentOverrideCarriesIntoMITM(t *testing.T) {
 	if n := origin.hit("/private/b"); n != 0 {
 		t.Fatalf("origin saw the disallowed request %d times", n)
 	}
-	if rec := p.audit.find(t, string(enforce.ReasonDisallowed)); rec["agent"] != "ClosedBot" || rec["url"] != origin.URL+"/private/b" {
+	if rec := p.audit.Find(t, string(enforce.ReasonDisallowed)); rec["agent"] != "ClosedBot" || rec["url"] != origin.URL+"/private/b" {
 		t.Fatalf("audit record: %v", rec)
 	}
 	// Still so for the next request on the same session; a request's own

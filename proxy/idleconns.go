@@ -38,7 +38,7 @@ type connTracker struct {
 	closed    atomic.Int64 // closed by firstIdle
 }
 
-// trackedConn is a connection dialed through a connTracker.
+// trackedConn is a connection dialed through a [connTracker].
 type trackedConn struct {
 	net.Conn
 	t  *connTracker
@@ -142,7 +142,7 @@ func (c *trackedConn) closeIfIdle(gen, io uint64) {
 	}
 }
 
-// tracedConn returns the trackedConn under conn (a TLS connection's
+// tracedConn returns the [trackedConn] under conn (a TLS connection's
 // too), or nil.
 func tracedConn(conn net.Conn) *trackedConn {
 	if tc, ok := conn.(*tls.Conn); ok {

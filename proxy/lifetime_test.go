@@ -86,7 +86,7 @@ func TestShutdownForcedWaitsForAuditRecord(t *testing.T) {
 		t.Fatalf("forced Shutdown: %v, want the context's error", err)
 	}
 	// Once Shutdown has returned, the record is there.
-	recs := ga.records(t)
+	recs := ga.Records(t)
 	if len(recs) != 1 || recs[0]["url"] != o.URL+"/private/x" || recs[0]["decision"] != audit.DecisionBlocked {
 		t.Fatalf("audit log when Shutdown returned: %v", recs)
 	}
@@ -130,7 +130,7 @@ func TestShutdownEndsCrawlDelayWait(t *testing.T) {
 				srv, addr = startServer(t, cfg, enforce.Config{Clock: clk}, Deps{Auditor: audit.New(sink), Clock: clk})
 				base = o.URL
 				hits = func() int64 { return int64(o.hit("/b")) }
-				ca, _ := srv.CA()
+				ca, _ := srv.ca()
 				roots := x509.NewCertPool()
 				roots.AddCert(ca.Leaf)
 				p := &httpsProxy{srv: srv, url: &url.URL{Scheme: "http", Host: addr}, audit: sink}
@@ -191,13 +191,13 @@ func TestShutdownEndsCrawlDelayWait(t *testing.T) {
 				t.Fatalf("Shutdown: %v", err)
 			}
 			var rec map[string]any
-			for _, x := range sink.records(t) {
+			for _, x := range sink.Records(t) {
 				if x["reason"] == string(ReasonShuttingDown) {
 					rec = x
 				}
 			}
 			if rec == nil || rec["decision"] != audit.DecisionBlocked || rec["status"] != 503.0 || !strings.HasSuffix(rec["url"].(string), "/b") {
-				t.Fatalf("audit record of the waiting request: %v (all: %v)", rec, sink.records(t))
+				t.Fatalf("audit record of the waiting request: %v (all: %v)", rec, sink.Records(t))
 			}
 			if n := hits(); n != 0 {
 				t.Fatalf("the origin saw /b %d times", n)

@@ -15,9 +15,9 @@ import (
 )
 
 // live is what a reload replaces: the settings of the per-request steps,
-// all built from one config.Config and never changed afterwards. The
-// Server holds the current one in an atomic pointer (Server.live); each
-// request takes the one current when it enters (Server.enter) and keeps
+// all built from one [config.Config] and never changed afterwards. The
+// Server holds the current one in an atomic pointer ([Server.live]); each
+// request takes the one current when it enters ([Server.enter]) and keeps
 // it to its end, so that a reload never changes the rules of a request
 // under way, and a request never sees half of an old configuration and
 // half of a new one.
@@ -34,7 +34,7 @@ type live struct {
 	tdm    *tdmStep        // TDMRep (tdmrep.go)
 	ports  map[string]bool // https.allowed_ports
 	// access is the access control (client networks, credentials) around
-	// the rest of the handler chain (Server.inner).
+	// the rest of the handler chain ([Server.inner]).
 	access http.Handler
 }
 
@@ -52,12 +52,12 @@ func (s *Server) newLive(cfg config.Config) (*live, error) {
 	if cfg.Usage.Unknown == "deny" {
 		unknown = enforce.UnknownDeny
 	}
-	l.decide = &robotsStep{enf: s.enf, maxURLBytes: cfg.MaxURLBytes, agents: l.agents, report: cfg.Mode == ModeReport,
-		auditAll: cfg.Audit == AuditAll, log: s.log, sites: cfg.Sites, unknown: unknown}
+	l.decide = &robotsStep{enf: s.enf, maxURLBytes: cfg.MaxURLBytes, agents: l.agents, report: cfg.Mode == config.ModeReport,
+		auditAll: cfg.Audit == config.AuditAll, log: s.log, sites: cfg.Sites, unknown: unknown}
 	l.pacing = &pacing{polite: pol, metrics: s.metrics, life: s.life, maxConcurrency: cfg.Politeness.MaxConcurrency, log: s.log}
 	tags, whole := newRobotTagStep(cfg.RobotTags, cfg.Mode), newWholeStep(&cfg)
 	l.tags, l.whole = &tags, &whole
-	l.usage = &usageStep{enforce: cfg.Usage.Response == UsageResponseEnforce && cfg.Mode != ModeReport}
+	l.usage = &usageStep{enforce: cfg.Usage.Response == config.UsageResponseEnforce && cfg.Mode != config.ModeReport}
 	tdm := newTDMStep(&cfg, s.enf)
 	l.tdm = &tdm
 	for _, p := range cfg.HTTPS.AllowedPorts { // validated: never empty
@@ -134,7 +134,7 @@ func (s *Server) liveSteps() liveSteps {
 
 // newPoliteness builds the politeness policy of cfg. pacer and pauses may
 // be nil (in-memory, this process only). In report mode the policy
-// decides without acting (politeness.Config.Report).
+// decides without acting ([politeness.Config.Report]).
 func newPoliteness(cfg config.Config, pacer politeness.Pacer, pauses politeness.Pauses, clock enforce.Clock, log zerolog.Logger) (*politeness.Politeness, error) {
 	p := cfg.Politeness
 	pol, err := politeness.New(politeness.Config{
@@ -142,14 +142,14 @@ func newPoliteness(cfg config.Config, pacer politeness.Pacer, pauses politeness.
 		Pacer:            pacer,
 		Pauses:           pauses,
 		Log:              log,
-		IgnoreCrawlDelay: p.CrawlDelay == CrawlDelayIgnore,
+		IgnoreCrawlDelay: p.CrawlDelay == config.CrawlDelayIgnore,
 		DefaultDelay:     p.DefaultCrawlDelay,
 		MaxDelay:         p.MaxCrawlDelay,
 		MaxWait:          p.MaxQueueWait,
 		BackoffStart:     p.BackoffStart,
 		BackoffMax:       p.BackoffMax,
 		MaxConcurrency:   p.MaxConcurrency,
-		Report:           cfg.Mode == ModeReport,
+		Report:           cfg.Mode == config.ModeReport,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("proxy: politeness: %w", err)

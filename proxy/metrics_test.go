@@ -1,14 +1,11 @@
 package proxy
 
 import (
-	"bufio"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -18,6 +15,7 @@ import (
 	"github.com/robotsgate/robotsgate/enforce"
 	"github.com/robotsgate/robotsgate/enforce/enforcetest"
 	"github.com/robotsgate/robotsgate/internal/config"
+	"github.com/robotsgate/robotsgate/internal/testsupport"
 	"github.com/robotsgate/robotsgate/proxy/audit"
 	"github.com/robotsgate/robotsgate/proxy/metrics"
 )
@@ -151,37 +149,12 @@ func (p *opsProxy) scrape(t *testing.T) string {
 	return body
 }
 
-// exposition returns m's metrics as its Handler exposes them.
-func exposition(m *metrics.Metrics) string {
-	rec := httptest.NewRecorder()
-	m.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
-	return rec.Body.String()
-}
-
-// metricValue returns the value of the sample series (name with its
-// labels as exposed, e.g. `x_total{a="b"}`) in an exposition, or -1.
-func metricValue(t *testing.T, exposition, series string) float64 {
-	t.Helper()
-	sc := bufio.NewScanner(strings.NewReader(exposition))
-	for sc.Scan() {
-		line := sc.Text()
-		if v, ok := strings.CutPrefix(line, series+" "); ok {
-			f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
-			if err != nil {
-				t.Fatalf("%s: %v", line, err)
-			}
-			return f
-		}
-	}
-	return -1
-}
-
 // assertMetrics checks the value of every series of want (see
-// metricValue) in an exposition.
+// [testsupport.MetricValue]) in an exposition.
 func assertMetrics(t *testing.T, exposition string, want map[string]float64) {
 	t.Helper()
 	for series, w := range want {
-		if v := metricValue(t, exposition, series); v != w {
+		if v := testsupport.MetricValue(t, exposition, series); v != w {
 			t.Errorf("%s = %v, want %v", series, v, w)
 		}
 	}
@@ -204,12 +177,12 @@ func TestMetricsMoveWithProxiedRequests(t *testing.T) {
 		`robotsgate_inflight_requests`,
 		`robotsgate_robots_fetch_duration_seconds_count`,
 	} {
-		if v := metricValue(t, before, s); v != 0 {
+		if v := testsupport.MetricValue(t, before, s); v != 0 {
 			t.Errorf("before any request: %s = %v, want 0 (present)", s, v)
 		}
 	}
 	for _, s := range []string{"go_goroutines", "process_cpu_seconds_total"} {
-		if metricValue(t, before, s) < 0 {
+		if testsupport.MetricValue(t, before, s) < 0 {
 			t.Errorf("%s missing: Go/process collectors not registered", s)
 		}
 	}
@@ -275,10 +248,10 @@ func TestMetricsQueuedAndPaused(t *testing.T) {
 		time.Sleep(time.Millisecond)
 	}
 	m := p.scrape(t)
-	if v := metricValue(t, m, "robotsgate_queued_requests"); v != 1 {
+	if v := testsupport.MetricValue(t, m, "robotsgate_queued_requests"); v != 1 {
 		t.Errorf("queued while waiting = %v, want 1", v)
 	}
-	if v := metricValue(t, m, "robotsgate_inflight_requests"); v != 1 {
+	if v := testsupport.MetricValue(t, m, "robotsgate_inflight_requests"); v != 1 {
 		t.Errorf("in flight while waiting = %v, want 1", v)
 	}
 	clk.Advance(10 * time.Second)
@@ -286,10 +259,10 @@ func TestMetricsQueuedAndPaused(t *testing.T) {
 		t.Fatalf("second request: %d", code)
 	}
 	m = p.scrape(t)
-	if v := metricValue(t, m, "robotsgate_queued_requests"); v != 0 {
+	if v := testsupport.MetricValue(t, m, "robotsgate_queued_requests"); v != 0 {
 		t.Errorf("queued after = %v, want 0", v)
 	}
-	if v := metricValue(t, m, "robotsgate_inflight_requests"); v != 0 {
+	if v := testsupport.MetricValue(t, m, "robotsgate_inflight_requests"); v != 0 {
 		t.Errorf("in flight after = %v, want 0", v)
 	}
 
@@ -304,10 +277,10 @@ func TestMetricsQueuedAndPaused(t *testing.T) {
 		t.Fatalf("request to a paused origin: %d, want 503", code)
 	}
 	m = p2.scrape(t)
-	if v := metricValue(t, m, "robotsgate_paused_origins"); v != 1 {
+	if v := testsupport.MetricValue(t, m, "robotsgate_paused_origins"); v != 1 {
 		t.Errorf("paused origins = %v, want 1", v)
 	}
-	if v := metricValue(t, m, `robotsgate_decisions_total{decision="blocked",reason="origin-paused"}`); v != 1 {
+	if v := testsupport.MetricValue(t, m, `robotsgate_decisions_total{decision="blocked",reason="origin-paused"}`); v != 1 {
 		t.Errorf("origin-paused decisions = %v, want 1", v)
 	}
 	if o2.hit("/ok") != 0 {

@@ -37,7 +37,7 @@ var errEarlyResponse = errors.New("the origin sent data before the request was w
 // It shares the rest with NewTransport: no proxy from the environment
 // unless cfg.UpstreamProxy names one, the timeouts, and the upstream
 // roots for TLS; the Server installs the same self-address-refusing dialer
-// on it (Deps.PolicyTransport).
+// on it ([Deps.PolicyTransport]).
 func NewPolicyTransport(cfg config.Config) (*http.Transport, error) {
 	d := &net.Dialer{Timeout: dialTimeout, KeepAlive: dialKeepAlive}
 	tr := &http.Transport{
@@ -60,10 +60,10 @@ func NewPolicyTransport(cfg config.Config) (*http.Transport, error) {
 	return tr, nil
 }
 
-// installSelf records the configured listen addresses (Serve adds the
-// real ones of its listeners), and makes the
-// outbound transport's dialer refuse robotsgate's own addresses and dial
-// only the addresses checkDestination checked (selfDialer); the policy
+// installSelf records the configured listen addresses ([Server.Serve]
+// adds the real ones of its listeners), and makes the outbound transport's
+// dialer ([selfaddr.Set.Dialer]) refuse robotsgate's own addresses and
+// dial only the addresses [destination.onRequest] checked; the policy
 // transport gets the same dialer.
 func (s *Server) installSelf() {
 	s.self.Add(s.cfg.Listen)
@@ -133,7 +133,7 @@ func guardPolicyTransport(tr *http.Transport) {
 }
 
 // writeFirstConn is a connection that carries one request: a read that
-// returns bytes before anything was written fails with errEarlyResponse
+// returns bytes before anything was written fails with [errEarlyResponse]
 // and closes the connection.
 type writeFirstConn struct {
 	net.Conn

@@ -96,7 +96,7 @@ func (h *harness) getAsync(t *testing.T, u string, out chan<- getResult) {
 // politeRecords returns the audit records with the given reason.
 func politeRecords(t *testing.T, h *harness, reason string) []map[string]any {
 	var out []map[string]any
-	for _, r := range h.audit.records(t) {
+	for _, r := range h.audit.Records(t) {
 		if r["reason"] == reason {
 			out = append(out, r)
 		}
@@ -269,7 +269,7 @@ func TestPoliteReportModeDoesNotWaitOrRefuse(t *testing.T) {
 		w.Write([]byte("ok"))
 	})
 	h := newHarness(t, harnessOpts{clock: clk, config: func(c *config.Config) {
-		c.Mode = ModeReport
+		c.Mode = config.ModeReport
 		c.Politeness.MaxQueueWait = 7 * time.Second
 	}})
 	// Slots t0 and t0+5s fit in 7s, t0+10s would not: nobody waits, the
@@ -372,7 +372,7 @@ func TestPoliteMITMPacingAndPause(t *testing.T) {
 			c.CloseIdleConnections()
 		}
 	})
-	ca, _ := srv.CA()
+	ca, _ := srv.ca()
 	roots := x509.NewCertPool()
 	roots.AddCert(ca.Leaf)
 	c := p.client(roots)

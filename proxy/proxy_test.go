@@ -65,7 +65,7 @@ func TestAllowedPassesBodyIntact(t *testing.T) {
 	if n := o.robotsHits.Load(); n != 1 {
 		t.Errorf("robots.txt fetched %d times, want 1 (cached)", n)
 	}
-	if recs := h.audit.records(t); len(recs) != 0 {
+	if recs := h.audit.Records(t); len(recs) != 0 {
 		t.Errorf("audit=blocked wrote %d records for allowed requests: %v", len(recs), recs)
 	}
 }
@@ -177,7 +177,7 @@ func TestRefusalJSON(t *testing.T) {
 
 func TestReportMode(t *testing.T) {
 	o := newOrigin(t, robotsBody(privateRobots), nil)
-	h := newHarness(t, harnessOpts{config: func(c *config.Config) { c.Mode = ModeReport }})
+	h := newHarness(t, harnessOpts{config: func(c *config.Config) { c.Mode = config.ModeReport }})
 	resp, body := h.get(t, o.URL+"/private/x")
 	if resp.StatusCode != 200 || body != "page /private/x" {
 		t.Fatalf("report mode: %d %q, want the origin's page", resp.StatusCode, body)
@@ -189,7 +189,7 @@ func TestReportMode(t *testing.T) {
 		t.Errorf("%s = %q", HeaderDecision, got)
 	}
 	h.get(t, o.URL+"/public")
-	recs := h.audit.records(t)
+	recs := h.audit.Records(t)
 	if len(recs) != 1 {
 		t.Fatalf("audit records %v, want exactly the would-be block", recs)
 	}
@@ -200,10 +200,10 @@ func TestReportMode(t *testing.T) {
 
 func TestAuditRecordContent(t *testing.T) {
 	o := newOrigin(t, robotsBody("User-agent: testbot\nAllow: /\nDisallow: /secret\n"), nil)
-	h := newHarness(t, harnessOpts{config: func(c *config.Config) { c.Audit = AuditAll }})
+	h := newHarness(t, harnessOpts{config: func(c *config.Config) { c.Audit = config.AuditAll }})
 	h.get(t, o.URL+"/open")
 	h.get(t, o.URL+"/secret/1", "User-Agent", "TestBot/9")
-	recs := h.audit.records(t)
+	recs := h.audit.Records(t)
 	if len(recs) != 2 {
 		t.Fatalf("audit=all: %d records, want 2: %v", len(recs), recs)
 	}

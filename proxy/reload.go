@@ -24,23 +24,23 @@ type ReloadResult struct {
 	Error  string `json:"error,omitempty"`
 	// Changed are the keys whose new values are in force; NeedsRestart
 	// those whose change was not applied: they take effect at the next
-	// start (config.RestartKeys).
+	// start ([config.RestartOnly]).
 	Changed      []string `json:"changed"`
 	NeedsRestart []string `json:"needs_restart,omitempty"`
 	Source       string   `json:"source"` // what asked for it: "SIGHUP" or "POST /v1/reload"
 }
 
-// Results of a reload (ReloadResult.Result, and the result label of
+// Results of a reload ([ReloadResult.Result], and the result label of
 // robotsgate_config_reloads_total).
 const (
 	ReloadOK      = "ok"
 	ReloadInvalid = "invalid"
 )
 
-// errNoLoader is the error of a reload on a Server given no Deps.Load.
+// errNoLoader is the error of a reload on a Server given no [Deps.Load].
 var errNoLoader = errors.New("this robotsgate cannot reload its configuration (no loader)")
 
-// Reload reads the configuration again (Deps.Load) and puts the settings
+// Reload reads the configuration again ([Deps.Load]) and puts the settings
 // that may change at run time in force for the requests that start from
 // now on; requests under way keep theirs, and listeners, the robots.txt
 // cache and the politeness state are untouched. Settings that only a
@@ -107,7 +107,7 @@ func (s *Server) recordReload(res ReloadResult) {
 		detail = res.Error
 	}
 	s.record(audit.Event{Kind: audit.KindConfigReload, Reason: res.Result, Method: res.Source, Detail: detail,
-		Mode: s.live.Load().cfg.Mode})
+		Mode: string(s.live.Load().cfg.Mode)})
 }
 
 // oneLine joins the lines of s with "; ".

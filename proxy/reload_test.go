@@ -109,12 +109,12 @@ func TestReloadInvalidKeepsRunning(t *testing.T) {
 	req := httptest.NewRequest(http.MethodPost, "/v1/reload", nil)
 	req.Header.Set("Authorization", "Bearer tok")
 	w := httptest.NewRecorder()
-	h.srv.AdminHandler().ServeHTTP(w, req)
+	h.srv.admin.ServeHTTP(w, req)
 	if w.Code != http.StatusUnprocessableEntity || !strings.Contains(w.Body.String(), `"error": "broken"`) {
 		t.Fatalf("POST /v1/reload: %d %s", w.Code, w.Body)
 	}
 	var got []string
-	for _, rec := range h.audit.records(t) {
+	for _, rec := range h.audit.Records(t) {
 		if rec["kind"] == "config-reload" {
 			got = append(got, rec["reason"].(string))
 		}

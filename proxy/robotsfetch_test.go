@@ -169,7 +169,7 @@ func TestRobotsStatusTable(t *testing.T) {
 		if resp.StatusCode != 502 || resp.Header.Get(HeaderDecision) != "origin-unreachable" {
 			t.Fatalf("refused origin: %d %q\n%s", resp.StatusCode, resp.Header.Get(HeaderDecision), body)
 		}
-		recs := h.audit.records(t)
+		recs := h.audit.Records(t)
 		if len(recs) != 1 || recs[0]["reason"] != "origin-unreachable" || recs[0]["robots_status"] != "unreachable" {
 			t.Fatalf("audit: %v", recs)
 		}
@@ -224,7 +224,7 @@ func TestTTLExpiryAndStaleCopy(t *testing.T) {
 	if resp.StatusCode != 403 || resp.Header.Get(HeaderDecision) != "disallowed" {
 		t.Fatalf("stale copy: /private %d %q", resp.StatusCode, resp.Header.Get(HeaderDecision))
 	}
-	recs := h.audit.records(t)
+	recs := h.audit.Records(t)
 	last := recs[len(recs)-1]
 	if last["robots_stale"] != true || last["robots_status"] != "unreachable" || last["robots_http_status"] != 503.0 {
 		t.Fatalf("stale audit record: %v", last)

@@ -16,13 +16,6 @@ import (
 	"github.com/robotsgate/robotsgate/robots/robottag"
 )
 
-// Robot-tag modes (RobotTagsConfig.Mode).
-const (
-	RobotTagsOff      = config.RobotTagsOff
-	RobotTagsAnnotate = config.RobotTagsAnnotate
-	RobotTagsEnforce  = config.RobotTagsEnforce
-)
-
 // maxTagDetail bounds the detail text of robot-tag audit records and
 // refusals; headers and meta elements come from the origin.
 const maxTagDetail = 1024
@@ -45,7 +38,7 @@ type tagScan struct {
 	Undecodable bool
 }
 
-// tagEvent is what applyRobotTags found and did with a response whose
+// tagEvent is what [robotTagStep.onResponse] found and did with a response whose
 // robot tags say it must not be kept.
 type tagEvent struct {
 	tagScan
@@ -75,16 +68,7 @@ func (ev *tagEvent) detail() string {
 	if ev.NotScanned != "" {
 		sb.WriteString("; meta not scanned: " + ev.NotScanned)
 	}
-	s := strings.Map(func(c rune) rune {
-		if c < 0x20 || c == 0x7f {
-			return ' '
-		}
-		return c
-	}, sb.String())
-	if len(s) > maxTagDetail {
-		s = strings.ToValidUTF8(s[:maxTagDetail], "") + "..."
-	}
-	return s
+	return boundedLine(sb.String(), maxTagDetail)
 }
 
 // tagBody is a response body whose first bytes were read to scan for
@@ -125,22 +109,19 @@ func (e errReader) Read([]byte) (int, error) { return 0, e.err }
 // headers always, and, for a 2xx text/html response, the meta elements in
 // the first cfg.MaxScanBytes of its body (less when the head ends
 // earlier). The bytes read are not lost: resp.Body is replaced by a
-// *tagBody that replays them and then streams the rest of the original
+// *[tagBody] that replays them and then streams the rest of the original
 // body, which is never buffered; ContentLength and the headers are left
 // as they are. A read error during the scan is handed to the client after
 // the bytes read before it. Scanning a response twice returns the first
 // result.
 //
 // A body with a Content-Encoding (gzip, x-gzip, deflate, stacked) is
-// decoded for the scan only (scanBody): the client gets the bytes the
+// decoded for the scan only ([scanBody]): the client gets the bytes the
 // origin sent. A body the scan cannot decode (br, zstd, a corrupt
 // stream, ...) is Undecodable.
 func scanRobotTags(resp *http.Response, cfg config.RobotTagsConfig) *tagScan {
-	if cb, ok := resp.Body.(*copyBody); ok && cb.scan != nil {
-		return cb.scan
-	}
-	if tb, ok := resp.Body.(*tagBody); ok {
-		return tb.scan
+	if s := bodyScan(resp); s != nil {
+		return s
 	}
 	s := &tagScan{Header: robottag.ParseXRobotsTag(resp.Header.Values("X-Robots-Tag"))}
 	if !isHTML(resp) || !hasBody(resp) || resp.StatusCode/100 != 2 {
@@ -155,9 +136,9 @@ func scanRobotTags(resp *http.Response, cfg config.RobotTagsConfig) *tagScan {
 }
 
 // scanBody fills in s.Meta from the first maxBytes decoded bytes of
-// resp's body and replaces resp.Body by a *tagBody replaying the bytes
+// resp's body and replaces resp.Body by a *[tagBody] replaying the bytes
 // read (as the origin sent them) before the rest. The coded bytes read
-// are bounded too (enforce.DecodeBody), so a decompression bomb costs no
+// are bounded too ([enforce.DecodeBody]), so a decompression bomb costs no
 // more memory than a plain page.
 func scanBody(resp *http.Response, s *tagScan, maxBytes int) {
 	orig := resp.Body
@@ -208,15 +189,15 @@ func hasBody(resp *http.Response) bool {
 	return resp.StatusCode != http.StatusNoContent && resp.StatusCode != http.StatusNotModified
 }
 
-// robotTagVerdict is the robot-tag verdict on a forwarded response to
+// robotTagOutcome is the outcome of the robot tags of a forwarded response to
 // req, for the crawler whose product token is agent.
 //
 // It acts only on 2xx responses (an error page or a redirect is not
 // content a crawler keeps) and only in modes annotate and enforce (any
 // mode other than off and enforce is treated as annotate). It reads the
-// response's robot tags (scanRobotTags, unless an earlier step already
-// did) and asks robottag.Verdict whether they say "do not keep" for
-// agent, with cfg.Deny (nil means robottag.DefaultDeny). When they do
+// response's robot tags ([scanRobotTags], unless an earlier step already
+// did) and asks [robottag.Verdict] whether they say "do not keep" for
+// agent, with cfg.Deny (nil means [robottag.DefaultDeny]). When they do
 // not, ev is nil and the outcome is zero. When they do:
 //
 //   - annotate: resp gets HeaderIndex listing the matched deny entries,
@@ -225,8 +206,8 @@ func hasBody(resp *http.Response) bool {
 //     outcome is a 403 refusal (reason robot-tag) carrying HeaderIndex.
 //
 // ev then describes what was found.
-func robotTagVerdict(req *http.Request, resp *http.Response, agent string, cfg config.RobotTagsConfig) (ev *tagEvent, o outcome) {
-	if cfg.Mode == RobotTagsOff || resp == nil || resp.StatusCode/100 != 2 {
+func robotTagOutcome(req *http.Request, resp *http.Response, agent string, cfg config.RobotTagsConfig) (ev *tagEvent, o outcome) {
+	if cfg.Mode == config.RobotTagsOff || resp == nil || resp.StatusCode/100 != 2 {
 		return nil, outcome{}
 	}
 	s := scanRobotTags(resp, cfg)
@@ -242,7 +223,7 @@ func robotTagVerdict(req *http.Request, resp *http.Response, agent string, cfg c
 	ev = &tagEvent{tagScan: *s, Matched: matched}
 	index := strings.Join(matched, ", ")
 	d := tagDecision(req, agent, ev)
-	if cfg.Mode != RobotTagsEnforce {
+	if cfg.Mode != config.RobotTagsEnforce {
 		resp.Header.Set(HeaderIndex, index)
 		o = note(audit.DecisionReported, d)
 		o.status = resp.StatusCode
@@ -252,7 +233,7 @@ func robotTagVerdict(req *http.Request, resp *http.Response, agent string, cfg c
 	if resp.Body != nil {
 		resp.Body.Close()
 	}
-	o = refuse(http.StatusForbidden, d)
+	o = refuse(d)
 	o.header = http.Header{HeaderIndex: {index}}
 	return ev, o
 }
@@ -267,7 +248,7 @@ func tagDecision(req *http.Request, agent string, ev *tagEvent) enforce.Decision
 	return d
 }
 
-// robotTagStep is the robot-tag response step (robotTagVerdict): in
+// robotTagStep is the robot-tag response step ([robotTagOutcome]): in
 // annotate mode it marks forwarded responses that say "do not keep", in
 // enforce mode it refuses them with a 403; both are audited (reason
 // robot-tag; decision reported when forwarded, blocked when refused). It
@@ -278,17 +259,17 @@ type robotTagStep struct{ cfg config.RobotTagsConfig }
 // newRobotTagStep is the robot-tag step of cfg in mode (Config.Mode). In
 // report mode robot_tags enforce only annotates, as nothing is refused in
 // report mode.
-func newRobotTagStep(cfg config.RobotTagsConfig, mode string) robotTagStep {
-	if mode == ModeReport && cfg.Mode == RobotTagsEnforce {
-		cfg.Mode = RobotTagsAnnotate
+func newRobotTagStep(cfg config.RobotTagsConfig, mode config.Mode) robotTagStep {
+	if mode == config.ModeReport && cfg.Mode == config.RobotTagsEnforce {
+		cfg.Mode = config.RobotTagsAnnotate
 	}
 	return robotTagStep{cfg: cfg}
 }
 
 func (t robotTagStep) onResponse(resp *http.Response, ctx *goproxy.ProxyCtx, st *requestState) (*http.Response, outcome) {
-	if resp == nil || ctx.Error != nil || st.Answered || t.cfg.Mode == RobotTagsOff {
+	if resp == nil || ctx.Error != nil || st.Answered || t.cfg.Mode == config.RobotTagsOff {
 		return resp, outcome{}
 	}
-	_, o := robotTagVerdict(ctx.Req, resp, st.Agent, t.cfg)
+	_, o := robotTagOutcome(ctx.Req, resp, st.Agent, t.cfg)
 	return resp, o
 }

@@ -82,7 +82,7 @@ func TestSelfRequestRefused(t *testing.T) {
 			}
 		}
 	}
-	rec := p.audit.find(t, string(ReasonSelfRequest))
+	rec := p.audit.Find(t, string(ReasonSelfRequest))
 	if rec["decision"] != audit.DecisionBlocked || rec["status"] != float64(403) {
 		t.Errorf("audit record %v, want blocked 403", rec)
 	}
@@ -101,8 +101,8 @@ func TestSelfRequestRefused(t *testing.T) {
 // report mode (which would otherwise open a raw tunnel to the admin API).
 func TestSelfConnectRefused(t *testing.T) {
 	p := startSelfProxy(t, func(c *config.Config, adminPort int) {
-		c.Mode = ModeReport
-		c.HTTPS.Mode = HTTPSModeTunnel
+		c.Mode = config.ModeReport
+		c.HTTPS.Mode = config.HTTPSModeTunnel
 		c.Agent = "TestBot"
 		c.HTTPS.AllowedPorts = []int{443, adminPort}
 	})
@@ -111,7 +111,7 @@ func TestSelfConnectRefused(t *testing.T) {
 	if resp.StatusCode != http.StatusForbidden || resp.Header.Get(HeaderDecision) != string(ReasonSelfRequest) {
 		t.Fatalf("CONNECT %s: %d %s, want 403 self-request", p.adminAddr, resp.StatusCode, resp.Header.Get(HeaderDecision))
 	}
-	rec := p.audit.find(t, string(ReasonSelfRequest))
+	rec := p.audit.Find(t, string(ReasonSelfRequest))
 	if rec["decision"] != audit.DecisionBlocked || rec["method"] != http.MethodConnect {
 		t.Errorf("audit record %v", rec)
 	}
@@ -166,7 +166,7 @@ func TestMITMMisdirectedHost(t *testing.T) {
 	if resp, _ := send("127.0.0.1", "/b"); resp.StatusCode != http.StatusMisdirectedRequest {
 		t.Fatalf("Host without port inside CONNECT %s: %d, want 421", target, resp.StatusCode)
 	}
-	rec := p.audit.find(t, string(ReasonMisdirected))
+	rec := p.audit.Find(t, string(ReasonMisdirected))
 	if rec["decision"] != audit.DecisionBlocked || rec["status"] != float64(421) || !strings.Contains(rec["detail"].(string), otherHost) {
 		t.Errorf("audit record %v", rec)
 	}
@@ -175,7 +175,7 @@ func TestMITMMisdirectedHost(t *testing.T) {
 // TestForwardingFailureLogRedacted: the debug line of a failed forward
 // does not carry the URL's credentials.
 func TestForwardingFailureLogRedacted(t *testing.T) {
-	p := startOpsProxy(t, func(c *config.Config) { c.Mode = ModeReport }) // forward although robots.txt is unreachable
+	p := startOpsProxy(t, func(c *config.Config) { c.Mode = config.ModeReport }) // forward although robots.txt is unreachable
 	c, err := net.DialTimeout("tcp", p.addr, 5*time.Second)
 	if err != nil {
 		t.Fatal(err)

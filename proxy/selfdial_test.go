@@ -32,7 +32,7 @@ func rawProxyGet(t *testing.T, addr, target, host string) (*http.Response, strin
 	}
 	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
 	if err != nil {
-		t.Fatalf("GET %s: %v", target, err)
+		t.Fatalf("GET %.60s: %v", target, err) // target may be kilobytes long
 	}
 	b, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
@@ -101,8 +101,8 @@ func TestSelfRequestSpellings(t *testing.T) {
 // the IPv4 shorthands were not recognised.
 func TestSelfConnectSpellings(t *testing.T) {
 	p := startSelfProxy(t, func(c *config.Config, adminPort int) {
-		c.Mode = ModeReport
-		c.HTTPS.Mode = HTTPSModeTunnel
+		c.Mode = config.ModeReport
+		c.HTTPS.Mode = config.HTTPSModeTunnel
 		c.Agent = "TestBot"
 		c.HTTPS.AllowedPorts = []int{443, adminPort}
 	})
@@ -163,7 +163,7 @@ func TestSelfCheckDialsCheckedAddress(t *testing.T) {
 	srv.self.Add("192.0.2.7:" + originPort)
 	res := &rebindResolver{name: "rebind.test", first: netip.MustParseAddr("127.0.0.1"), later: netip.MustParseAddr("192.0.2.7")}
 	srv.self.Lookup = res.lookup
-	addr := serveForTest(t, srv)
+	addr := serveLoopback(t, srv)
 
 	resp, body := rawProxyGet(t, addr, "http://rebind.test:"+originPort+"/x", "rebind.test:"+originPort)
 	if resp.StatusCode != 200 || body != "page /x" {
@@ -180,26 +180,4 @@ func TestSelfCheckDialsCheckedAddress(t *testing.T) {
 	if n := o.hits.Load(); n != 1 {
 		t.Errorf("the origin got %d requests, want 1", n)
 	}
-}
-
-// serveForTest serves srv on a loopback port until the test ends.
-func serveForTest(t *testing.T, srv *Server) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ln) }()
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
-		defer cancel()
-		if err := srv.Shutdown(ctx); err != nil {
-			t.Errorf("Shutdown: %v", err)
-		}
-		if err := <-done; err != nil {
-			t.Errorf("Serve: %v", err)
-		}
-	})
-	return ln.Addr().String()
 }

@@ -13,9 +13,9 @@ import (
 )
 
 // clientLimits bound what a client may send and how long it may take. The
-// proxy listener's http.Server and the requests read inside a CONNECT
+// proxy listener's [http.Server] and the requests read inside a CONNECT
 // session (goproxy's MITM loop, which reads them itself) apply the same
-// values (config.ClientConfig).
+// values ([config.ClientConfig]).
 type clientLimits struct {
 	maxHeaderBytes int           // a longer request head is answered 431
 	headerTimeout  time.Duration // bound of reading one request head
@@ -52,12 +52,12 @@ var errHeadTooLarge = errors.New("request head inside a CONNECT session larger t
 
 // sessionPhase is what an MITM session's connection is reading.
 //
-// A session starts in phaseHead: its TLS handshake (if any) and its first
+// A session starts in [phaseHead]: its TLS handshake (if any) and its first
 // request head must arrive within headerTimeout and maxHeaderBytes (plus
-// headSlack). When the pipeline received the request (connInfo.requestRead),
-// the session is in phaseBody: its body is read and its response written,
+// [headSlack]). When the pipeline received the request ([connInfo.requestRead]),
+// the session is in [phaseBody]: its body is read and its response written,
 // bounded by idleTimeout of silence as before. Once the response is written
-// (connInfo.responseWritten) the session is in phaseIdle: the client has
+// ([connInfo.responseWritten]) the session is in [phaseIdle]: the client has
 // idleTimeout to begin its next request, whose first byte starts a new
 // phaseHead. Bytes sent to the client never extend a head's deadline.
 type sessionPhase uint8
@@ -71,7 +71,7 @@ const (
 // received accounts for the bytes b just read from the client: in a tunnel
 // they keep the connection alive; in an MITM session they count against
 // the current request head, or keep a request being served alive. It
-// returns errHeadTooLarge when the head went over its bound.
+// returns [errHeadTooLarge] when the head went over its bound.
 func (c *hijackedConn) received(b []byte) error {
 	if c.info == nil || !c.info.mitm.Load() {
 		c.active(true)
@@ -187,7 +187,7 @@ func (ci *connInfo) responseWritten(n uint64) {
 
 // boundBody returns next with the body of every plain-HTTP request bounded
 // by idleTimeout of silence, as the bodies read inside a CONNECT session
-// are (sessionPhase): each read must receive bytes within it, else the
+// are ([sessionPhase]): each read must receive bytes within it, else the
 // read fails and so does the request. net/http's own bound, ReadTimeout,
 // counts from the request's start and would also cancel the long
 // downloads of requests that sent a body.

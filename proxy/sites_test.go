@@ -108,7 +108,7 @@ func TestSiteDenyFetchesNothing(t *testing.T) {
 			t.Errorf("%s: the origin saw %d requests (robots.txt included), want 0", host, n)
 		}
 	}
-	rec := h.audit.find(t, string(ReasonSiteDenied))
+	rec := h.audit.Find(t, string(ReasonSiteDenied))
 	if rec["decision"] != "blocked" || rec["site"] == nil || rec["status"] != float64(403) {
 		t.Errorf("audit record: %v", rec)
 	}
@@ -125,20 +125,20 @@ func TestSiteAllowForwardsDisallowed(t *testing.T) {
 	if resp.StatusCode != http.StatusOK || body != "page /private/x" {
 		t.Fatalf("allowed site: %d %q", resp.StatusCode, body)
 	}
-	rec := h.audit.find(t, string(ReasonSiteException))
+	rec := h.audit.Find(t, string(ReasonSiteException))
 	if rec["decision"] != "allowed" || rec["site"] != "api.partner.test" || rec["site_note"] != "written permission, ticket 7" ||
 		rec["rule"] != "Disallow: /private" || !strings.Contains(rec["detail"].(string), "robots.txt refuses") {
 		t.Errorf("audit record: %v", rec)
 	}
 	// /v1/decision shows the same.
 	w := httptest.NewRecorder()
-	h.srv.AdminHandler().ServeHTTP(w, httptest.NewRequest("GET", "/v1/decision?url="+url.QueryEscape(u)+"&agent=TestBot", nil))
+	h.srv.admin.ServeHTTP(w, httptest.NewRequest("GET", "/v1/decision?url="+url.QueryEscape(u)+"&agent=TestBot", nil))
 	var d decisionJSON
 	if err := json.Unmarshal(w.Body.Bytes(), &d); err != nil || !d.Allowed || d.Reason != string(ReasonSiteException) || d.SiteNote == "" {
 		t.Errorf("/v1/decision: %v %s", err, w.Body)
 	}
 	w = httptest.NewRecorder()
-	h.srv.AdminHandler().ServeHTTP(w, httptest.NewRequest("GET", "/v1/decision?url="+url.QueryEscape("http://x.partner.test/"), nil))
+	h.srv.admin.ServeHTTP(w, httptest.NewRequest("GET", "/v1/decision?url="+url.QueryEscape("http://x.partner.test/"), nil))
 	if err := json.Unmarshal(w.Body.Bytes(), &d); err != nil || d.Allowed || d.Reason != string(ReasonSiteDenied) || d.Site != "*.partner.test" {
 		t.Errorf("/v1/decision of a denied site: %v %s", err, w.Body)
 	}
@@ -181,7 +181,7 @@ func TestSiteExceptionsInsideMITM(t *testing.T) {
 	p := startHTTPSProxy(t, cfg)
 	c := p.client(p.ca)
 	resp, body := get(t, c, "https://"+host+"/private/y")
-	if resp.StatusCode != http.StatusOK || p.audit.find(t, string(ReasonSiteException))["site_note"] != "ticket 9" {
+	if resp.StatusCode != http.StatusOK || p.audit.Find(t, string(ReasonSiteException))["site_note"] != "ticket 9" {
 		t.Fatalf("allowed inside MITM: %d %q", resp.StatusCode, body)
 	}
 
@@ -209,7 +209,7 @@ func TestSiteExceptionsInsideMITM(t *testing.T) {
 func TestSiteTunnelAndReportMode(t *testing.T) {
 	o := newHostOrigin(t, privateRobots)
 	h := newHarness(t, harnessOpts{config: func(c *config.Config) {
-		c.HTTPS.Mode = HTTPSModeTunnel
+		c.HTTPS.Mode = config.HTTPSModeTunnel
 		c.Agent = "TestBot"
 		c.HTTPS.AllowedPorts = []int{443, mustAtoi(t, o.port())}
 		c.Sites = []config.Site{{Match: "127.0.0.1", Policy: config.SitePolicyDeny}}
@@ -223,13 +223,13 @@ func TestSiteTunnelAndReportMode(t *testing.T) {
 	}
 
 	h = newHarness(t, harnessOpts{config: func(c *config.Config) {
-		c.Mode = ModeReport
+		c.Mode = config.ModeReport
 		c.Sites = []config.Site{{Match: "127.0.0.1", Policy: config.SitePolicyDeny}}
 	}})
 	if resp, body := h.get(t, o.URL+"/page"); resp.StatusCode != 200 || body != "page /page" {
 		t.Fatalf("report mode: %d %q", resp.StatusCode, body)
 	}
-	if rec := h.audit.find(t, string(ReasonSiteDenied)); rec["decision"] != "reported" {
+	if rec := h.audit.Find(t, string(ReasonSiteDenied)); rec["decision"] != "reported" {
 		t.Errorf("report mode audit: %v", rec)
 	}
 	o.mu.Lock()

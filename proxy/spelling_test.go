@@ -65,7 +65,7 @@ func TestPathSpellingsThroughProxy(t *testing.T) {
 		t.Fatalf("%d requests reached the origin", n)
 	}
 	n := 0
-	for _, r := range h.audit.records(t) {
+	for _, r := range h.audit.Records(t) {
 		if r["reason"] == string(enforce.ReasonDisallowed) &&
 			strings.Contains(fmt.Sprint(r["detail"]), "normalised path /private") {
 			n++

@@ -49,7 +49,7 @@ func TestStaleCopyIsReported(t *testing.T) {
 	if _, text := h.get(t, o.URL+"/private"); !strings.Contains(text, "re-fetched") {
 		t.Errorf("403 text does not say the copy is stale:\n%s", text)
 	}
-	recs := h.audit.records(t)
+	recs := h.audit.Records(t)
 	last := recs[len(recs)-1]
 	if last["robots_stale"] != true || last["robots_stale_reason"] != "revalidating" || last["robots_status"] != "ok" {
 		t.Errorf("audit record: %v", last)

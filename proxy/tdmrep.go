@@ -34,12 +34,6 @@ import (
 // the origin sent itself is removed.
 const HeaderTDM = "X-Robotsgate-TDM"
 
-// Reasons of TDMRep refusals.
-const (
-	ReasonTDMReserved = enforce.ReasonTDMReserved
-	ReasonTDMUnknown  = enforce.ReasonTDMUnknown
-)
-
 // Meta names the robot-tag scan reads for TDMRep.
 const (
 	metaTDMReservation = "tdm-reservation"
@@ -60,7 +54,7 @@ type tdmStep struct {
 func newTDMStep(cfg *config.Config, enf *enforce.Enforcer) tdmStep {
 	return tdmStep{
 		enf: enf, on: cfg.TDMRep.Mode != config.TDMRepOff, enforce: cfg.TDMRep.Mode == config.TDMRepEnforce,
-		report: cfg.Mode == ModeReport, deny: cfg.Usage.Unknown == "deny", purposes: cfg.TDMRep.Purposes,
+		report: cfg.Mode == config.ModeReport, deny: cfg.Usage.Unknown == "deny", purposes: cfg.TDMRep.Purposes,
 	}
 }
 
@@ -82,9 +76,9 @@ func (t tdmStep) onRequest(r *http.Request, _ *goproxy.ProxyCtx, st *requestStat
 	switch {
 	case st.Decision.Reason == ReasonSiteException: // the operator's written permission: annotated only
 	case v.Reserved():
-		return t.verdict(st, tdmDecision(st.Decision, ReasonTDMReserved, v), http.Header{HeaderTDM: {tdmHeader(v.Verdict, v.Unknown)}})
+		return t.verdict(st, tdmDecision(st.Decision, enforce.ReasonTDMReserved, v), http.Header{HeaderTDM: {tdmHeader(v.Verdict, v.Unknown)}})
 	case v.Unknown && t.deny && t.enforce:
-		return t.verdict(st, tdmDecision(st.Decision, ReasonTDMUnknown, v), nil)
+		return t.verdict(st, tdmDecision(st.Decision, enforce.ReasonTDMUnknown, v), nil)
 	}
 	return outcome{}
 }
@@ -102,9 +96,9 @@ func (t tdmStep) decide(ctx context.Context, u *url.URL, purposes aipref.Set, d 
 	switch {
 	case !t.enforce, d.Reason == ReasonSiteException:
 	case v.Reserved():
-		return tdmDecision(d, ReasonTDMReserved, v)
+		return tdmDecision(d, enforce.ReasonTDMReserved, v)
 	case v.Unknown && t.deny:
-		return tdmDecision(d, ReasonTDMUnknown, v)
+		return tdmDecision(d, enforce.ReasonTDMUnknown, v)
 	}
 	return d
 }
@@ -121,7 +115,7 @@ func (t tdmStep) verdict(st *requestState, d enforce.Decision, h http.Header) ou
 		}
 		return note(audit.DecisionReported, d)
 	}
-	o := refuse(http.StatusForbidden, d)
+	o := refuse(d)
 	o.header = h
 	return o
 }
@@ -144,7 +138,7 @@ func (t tdmStep) onResponse(resp *http.Response, ctx *goproxy.ProxyCtx, st *requ
 		st.Decision.TDM = v
 		return resp, outcome{} // the file's reservation was decided (and audited) before the request
 	}
-	d := tdmDecision(st.Decision, ReasonTDMReserved, v)
+	d := tdmDecision(st.Decision, enforce.ReasonTDMReserved, v)
 	if !t.enforce || t.report {
 		st.Decision.TDM = v
 		o := note(audit.DecisionReported, d)
@@ -154,7 +148,7 @@ func (t tdmStep) onResponse(resp *http.Response, ctx *goproxy.ProxyCtx, st *requ
 	if resp.Body != nil {
 		resp.Body.Close()
 	}
-	o := refuse(http.StatusForbidden, d)
+	o := refuse(d)
 	o.header = http.Header{HeaderTDM: {tdmHeader(v.Verdict, false)}}
 	return resp, o
 }
@@ -180,7 +174,7 @@ func tdmDecision(d enforce.Decision, reason enforce.Reason, v enforce.TDMVerdict
 	d.Allowed, d.Reason, d.TDM = false, reason, v
 	d.Rule, d.Line, d.UsageBlocked = v.Rule, 0, 0
 	switch {
-	case reason == ReasonTDMUnknown:
+	case reason == enforce.ReasonTDMUnknown:
 		d.Rule = ""
 		d.Detail = v.FileNote + "; usage.unknown is deny"
 	case v.Source == tdmrep.SourceFile:
@@ -197,7 +191,7 @@ func tdmDecision(d enforce.Decision, reason enforce.Reason, v enforce.TDMVerdict
 	return d
 }
 
-// tdmHeader is the HeaderTDM value of v (unknown: the file could not be
+// tdmHeader is the [HeaderTDM] value of v (unknown: the file could not be
 // read and nothing else declared).
 func tdmHeader(v tdmrep.Verdict, unknown bool) string {
 	if unknown {

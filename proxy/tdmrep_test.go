@@ -367,7 +367,7 @@ func TestTDMRepAdminAndMetrics(t *testing.T) {
 	get(t, p.client(nil), o.URL+"/hdr-1")
 	get(t, p.client(nil), o.URL+"/other")
 	rr := httptest.NewRecorder()
-	p.srv.Metrics().Handler().ServeHTTP(rr, httptest.NewRequest("GET", "/metrics", nil))
+	p.srv.metrics.Handler().ServeHTTP(rr, httptest.NewRequest("GET", "/metrics", nil))
 	m := rr.Body.String()
 	for _, want := range []string{
 		`robotsgate_decisions_total{decision="blocked",reason="tdm-reserved"} 2`,

@@ -11,6 +11,8 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/robotsgate/robotsgate/enforce"
+	"github.com/robotsgate/robotsgate/internal/config"
+	"github.com/robotsgate/robotsgate/internal/testsupport"
 	"github.com/robotsgate/robotsgate/proxy/audit"
 )
 
@@ -18,7 +20,7 @@ func TestTunnelMode(t *testing.T) {
 	closed := newTLSOrigin(t, "User-agent: *\nDisallow: /\n")
 	partly := newTLSOrigin(t, "User-agent: *\nDisallow: /private\n")
 	cfg := mitmConfig(t, closed, partly)
-	cfg.HTTPS.Mode = HTTPSModeTunnel
+	cfg.HTTPS.Mode = config.HTTPSModeTunnel
 	p := startHTTPSProxy(t, cfg)
 	if p.ca != nil {
 		t.Fatal("tunnel mode loaded a CA")
@@ -44,12 +46,12 @@ func TestTunnelMode(t *testing.T) {
 	if resp.TLS.PeerCertificates[0].Equal(partly.Certificate()) == false {
 		t.Fatal("tunnel: the client did not see the origin's own certificate")
 	}
-	rec := p.audit.find(t, string(ReasonTunnel))
+	rec := p.audit.Find(t, string(ReasonTunnel))
 	if rec["decision"] != audit.DecisionAllowed || rec["method"] != http.MethodConnect || rec["agent"] != "TestBot" {
 		t.Fatalf("tunnel audit record: %v", rec)
 	}
-	p.audit.find(t, string(ReasonSiteClosed))
-	assertMetrics(t, exposition(p.srv.metrics), map[string]float64{ // counted once each
+	p.audit.Find(t, string(ReasonSiteClosed))
+	assertMetrics(t, testsupport.Exposition(p.srv.metrics.Handler()), map[string]float64{ // counted once each
 		`robotsgate_decisions_total{decision="blocked",reason="site-disallowed"}`:   1,
 		`robotsgate_decisions_total{decision="allowed",reason="tunnel-unenforced"}`: 1,
 	})
@@ -65,7 +67,7 @@ func TestTunnelModeUnreachableRobots(t *testing.T) {
 	cfg := testConfig(t)
 	u, _ := url.Parse(o.URL)
 	port, _ := strconv.Atoi(u.Port())
-	cfg.HTTPS.Mode = HTTPSModeTunnel
+	cfg.HTTPS.Mode = config.HTTPSModeTunnel
 	cfg.HTTPS.AllowedPorts = []int{port}
 	cfg.HTTPS.UpstreamRoots = []string{writeCertPEM(t, o.Certificate())}
 	p := startHTTPSProxy(t, cfg)
@@ -79,7 +81,7 @@ func TestTunnelModeAgentAndReport(t *testing.T) {
 	// Closed to ClosedBot only.
 	o := newTLSOrigin(t, "User-agent: ClosedBot\nDisallow: /\n\nUser-agent: *\nAllow: /\n")
 	cfg := mitmConfig(t, o)
-	cfg.HTTPS.Mode = HTTPSModeTunnel
+	cfg.HTTPS.Mode = config.HTTPSModeTunnel
 	p := startHTTPSProxy(t, cfg)
 	target := o.Listener.Addr().String()
 
@@ -94,12 +96,12 @@ func TestTunnelModeAgentAndReport(t *testing.T) {
 	}
 
 	// Report mode: the closed site is audited as reported and tunnelled.
-	cfg.Mode = ModeReport
+	cfg.Mode = config.ModeReport
 	p = startHTTPSProxy(t, cfg)
 	if resp, body, _ := p.rawConnect(t, target, "X-Robots-Agent: ClosedBot"); resp.StatusCode != 200 {
 		t.Fatalf("report mode: %d %q", resp.StatusCode, body)
 	}
-	rec := p.audit.find(t, string(ReasonSiteClosed))
+	rec := p.audit.Find(t, string(ReasonSiteClosed))
 	if rec["decision"] != audit.DecisionReported {
 		t.Fatalf("report-mode audit record: %v", rec)
 	}
@@ -111,7 +113,7 @@ func TestTunnelModeWarnsWithoutAgent(t *testing.T) {
 	for _, agent := range []string{"", "ExampleBot"} {
 		logs := &memAudit{}
 		cfg := testConfig(t)
-		cfg.HTTPS.Mode = HTTPSModeTunnel
+		cfg.HTTPS.Mode = config.HTTPSModeTunnel
 		cfg.Agent = agent
 		if _, err := buildServer(t, cfg, enforce.Config{}, Deps{Log: zerolog.New(logs)}); err != nil {
 			t.Fatal(err)

@@ -9,13 +9,7 @@ import (
 	"time"
 
 	"github.com/elazarl/goproxy"
-
-	"github.com/robotsgate/robotsgate/enforce"
 )
-
-// ReasonTunnelNotTLS is the refusal of a tunnel-mode CONNECT whose client
-// sent something other than a TLS ClientHello inside the tunnel.
-const ReasonTunnelNotTLS enforce.Reason = "tunnel-not-tls"
 
 // tlsRecordHead is how many bytes of a TLS ClientHello spliceTunnel reads
 // before deciding: the record header (content type, version, length) and
@@ -109,18 +103,18 @@ func (s *Server) refuseTunnel(r *http.Request, st *requestState, client net.Conn
 	d.Detail = fmt.Sprintf("tunnel mode: the first bytes inside the CONNECT tunnel (%q) %s; "+
 		"tunnel mode decides hosts only and cannot check the paths of plain HTTP inside a tunnel, so the tunnel was closed "+
 		"(send http:// URLs to the proxy as proxy requests, or use https.mode mitm)", first, what)
-	if resp := s.settle(r, st, refuse(http.StatusForbidden, d)); resp != nil {
+	if resp := s.settle(r, st, refuse(d)); resp != nil {
 		_ = resp.Write(client)
 		_ = resp.Body.Close()
 	}
 	lingerClose(client, s.cfg.Client.HeaderTimeout)
 }
 
-// lingerMax bounds what lingerClose reads and discards.
+// lingerMax bounds what [lingerClose] reads and discards.
 const lingerMax = 64 << 10
 
 // lingerClose ends the writing side of c and discards what the client
-// still sends (at most lingerMax bytes, for at most wait) before the
+// still sends (at most [lingerMax] bytes, for at most wait) before the
 // caller closes it: closing a socket with unread bytes resets the
 // connection, which could discard the answer before the client read it.
 func lingerClose(c net.Conn, wait time.Duration) {
@@ -136,7 +130,7 @@ func lingerClose(c net.Conn, wait time.Duration) {
 // dialTunnel dials addr for the tunnel of the CONNECT ctx.Req as
 // goproxy's own tunnel does: through the upstream proxy when one is
 // configured, and otherwise with the transport's dialer, which dials
-// exactly the addresses the CONNECT was checked against (selfaddr.WithPin
+// exactly the addresses the CONNECT was checked against ([selfaddr.WithPin]
 // in the request's context) and refuses robotsgate itself.
 func (s *Server) dialTunnel(ctx *goproxy.ProxyCtx, addr string) (net.Conn, error) {
 	p := s.proxy

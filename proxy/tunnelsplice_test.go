@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/robotsgate/robotsgate/internal/config"
+	"github.com/robotsgate/robotsgate/internal/testsupport"
 	"github.com/robotsgate/robotsgate/proxy/audit"
 )
 
@@ -97,8 +99,8 @@ func TestTunnelModePlainHTTPInside(t *testing.T) {
 	o := newMuxOrigin(t, "User-agent: *\nDisallow: /private\n")
 	port := o.Listener.Addr().(*net.TCPAddr).Port
 	cfg := testConfig(t)
-	cfg.Audit = AuditAll
-	cfg.HTTPS.Mode = HTTPSModeTunnel
+	cfg.Audit = config.AuditAll
+	cfg.HTTPS.Mode = config.HTTPSModeTunnel
 	cfg.HTTPS.AllowedPorts = []int{port}
 	cfg.HTTPS.UpstreamRoots = []string{writeCertPEM(t, o.cert)}
 	if err := cfg.Validate(); err != nil {
@@ -129,7 +131,7 @@ func TestTunnelModePlainHTTPInside(t *testing.T) {
 	if _, err := br.ReadByte(); err == nil || errors.Is(err, os.ErrDeadlineExceeded) {
 		t.Fatalf("the tunnel stayed open after the refusal: %v", err)
 	}
-	rec := p.audit.find(t, string(ReasonTunnelNotTLS))
+	rec := p.audit.Find(t, string(ReasonTunnelNotTLS))
 	if rec["decision"] != audit.DecisionBlocked || rec["method"] != http.MethodConnect || rec["status"] != float64(http.StatusForbidden) {
 		t.Fatalf("tunnel-not-tls audit record: %v", rec)
 	}
@@ -141,7 +143,7 @@ func TestTunnelModePlainHTTPInside(t *testing.T) {
 	if resp.StatusCode != 200 || got != "hello from /private/x" || !resp.TLS.PeerCertificates[0].Equal(o.cert) {
 		t.Fatalf("TLS through the tunnel: %d %q", resp.StatusCode, got)
 	}
-	assertMetrics(t, exposition(p.srv.metrics), map[string]float64{
+	assertMetrics(t, testsupport.Exposition(p.srv.metrics.Handler()), map[string]float64{
 		`robotsgate_decisions_total{decision="blocked",reason="tunnel-not-tls"}`:    1,
 		`robotsgate_decisions_total{decision="allowed",reason="tunnel-unenforced"}`: 2,
 	})
@@ -153,7 +155,7 @@ func TestTunnelModePlainHTTPInside(t *testing.T) {
 func TestTunnelModeSplicedTunnelShutdown(t *testing.T) {
 	o := newTLSOrigin(t, "User-agent: *\nDisallow: /private\n")
 	cfg := mitmConfig(t, o)
-	cfg.HTTPS.Mode = HTTPSModeTunnel
+	cfg.HTTPS.Mode = config.HTTPSModeTunnel
 	p := startHTTPSProxy(t, cfg)
 
 	resp, c, br := rawConnect(t, p.url.Host, o.Listener.Addr().String(), "User-Agent: TestBot/1.0")

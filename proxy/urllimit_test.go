@@ -1,40 +1,13 @@
 package proxy
 
 import (
-	"bufio"
-	"io"
-	"net"
 	"net/http"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/robotsgate/robotsgate/internal/config"
 	"github.com/robotsgate/robotsgate/proxy/audit"
 )
-
-// rawGetResp sends "GET target HTTP/1.1" to the proxy at addr as raw bytes,
-// so that no client library shortens or re-encodes the URL, and returns
-// the response with its body read.
-func rawGetResp(t *testing.T, addr, target, host string) (*http.Response, string) {
-	t.Helper()
-	c, err := net.DialTimeout("tcp", addr, 5*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	c.SetDeadline(time.Now().Add(testTimeout))
-	req := "GET " + target + " HTTP/1.1\r\nHost: " + host + "\r\nUser-Agent: TestBot/1.0\r\nConnection: close\r\n\r\n"
-	if _, err := io.WriteString(c, req); err != nil {
-		t.Fatal(err)
-	}
-	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
-	if err != nil {
-		t.Fatalf("GET %.60s...: %v", target, err)
-	}
-	b, _ := io.ReadAll(resp.Body)
-	return resp, string(b)
-}
 
 // A URL longer than max_url_bytes is answered 414 before it is decided:
 // robots.txt is not even fetched, the origin sees nothing, and the refusal
@@ -42,7 +15,7 @@ func rawGetResp(t *testing.T, addr, target, host string) (*http.Response, string
 // count; a URL of exactly the limit is decided as usual.
 func TestLongURLAnswered414(t *testing.T) {
 	o := newOrigin(t, robotsBody(privateRobots), nil)
-	h := newHarness(t, harnessOpts{config: func(c *config.Config) { c.MaxURLBytes = 4096; c.Audit = AuditAll }})
+	h := newHarness(t, harnessOpts{config: func(c *config.Config) { c.MaxURLBytes = 4096; c.Audit = config.AuditAll }})
 	host := strings.TrimPrefix(o.URL, "http://")
 	pad := func(prefix string, n int) string { return prefix + strings.Repeat("a", n-len(prefix)) }
 
@@ -52,7 +25,7 @@ func TestLongURLAnswered414(t *testing.T) {
 		pad(o.URL+"/caf\xc3\xa9/", 4097-4), // two raw octets count as %C3%A9
 		"http://" + strings.Repeat("u", 4100) + ":pw@" + host + "/public",
 	} {
-		resp, body := rawGetResp(t, h.addr, target, host)
+		resp, body := rawProxyGet(t, h.addr, target, host)
 		if resp.StatusCode != http.StatusRequestURITooLong || resp.Header.Get(HeaderDecision) != string(ReasonURLTooLong) {
 			t.Fatalf("URL of %d bytes: %d %s %q", len(target), resp.StatusCode, resp.Header.Get(HeaderDecision), body)
 		}
@@ -60,7 +33,7 @@ func TestLongURLAnswered414(t *testing.T) {
 	if n := o.robotsHits.Load() + o.hits.Load(); n != 0 {
 		t.Fatalf("origin got %d requests for URLs too long", n)
 	}
-	rec := h.audit.find(t, string(ReasonURLTooLong))
+	rec := h.audit.Find(t, string(ReasonURLTooLong))
 	if u := rec["url"].(string); rec["decision"] != audit.DecisionBlocked || len(u) > auditURLBytes+10 || !strings.HasPrefix(u, o.URL+"/public/aaa") {
 		t.Fatalf("audit record: %v", rec)
 	}
@@ -69,11 +42,11 @@ func TestLongURLAnswered414(t *testing.T) {
 	}
 
 	// At the limit: decided, allowed or refused by robots.txt.
-	resp, body := rawGetResp(t, h.addr, pad(o.URL+"/public/", 4096), host)
+	resp, body := rawProxyGet(t, h.addr, pad(o.URL+"/public/", 4096), host)
 	if resp.StatusCode != http.StatusOK || !strings.HasPrefix(body, "page /public/") {
 		t.Fatalf("URL at the limit: %d %.40q", resp.StatusCode, body)
 	}
-	resp, _ = rawGetResp(t, h.addr, pad(o.URL+"/private/", 4096), host)
+	resp, _ = rawProxyGet(t, h.addr, pad(o.URL+"/private/", 4096), host)
 	if resp.StatusCode != http.StatusForbidden {
 		t.Fatalf("disallowed URL at the limit: %d", resp.StatusCode)
 	}
@@ -96,7 +69,7 @@ func TestLongURLAnswered414InMITM(t *testing.T) {
 	if n := origin.hit(strings.TrimPrefix(long, origin.URL)); n != 0 {
 		t.Fatalf("origin saw the long URL %d times", n)
 	}
-	if rec := p.audit.find(t, string(ReasonURLTooLong)); !strings.HasPrefix(rec["url"].(string), "https://127.0.0.1:") {
+	if rec := p.audit.Find(t, string(ReasonURLTooLong)); !strings.HasPrefix(rec["url"].(string), "https://127.0.0.1:") {
 		t.Fatalf("audit record: %v", rec)
 	}
 	resp, _ = get(t, c, origin.URL+"/public/short")

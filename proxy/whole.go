@@ -19,12 +19,6 @@ import (
 // show the client bytes the scan never saw as a document, and a body the
 // scan cannot decode would show it nothing at all.
 
-// ReasonUnscannable: a step that may refuse the response (robot_tags or
-// usage.response enforce) could not read it as a whole document: a
-// partial response of an HTML (or untyped) document, or an HTML body in
-// a content coding the scan cannot decode. Refused 403: failing closed.
-const ReasonUnscannable enforce.Reason = "response-unscannable"
-
 // HeaderUnscanned is the header robotsgate adds, when its response steps
 // only annotate, to an HTML response whose body the scan could not
 // decode, saying why. A value the origin sent itself is removed.
@@ -36,19 +30,19 @@ const HeaderUnscanned = "X-Robotsgate-Unscanned"
 var rangeHeaders = []string{"Range", "If-Range", "Request-Range"}
 
 // scanAcceptEncoding are the content codings the scan decodes
-// (enforce.DecodeBody), plus identity.
+// ([enforce.DecodeBody]), plus identity.
 var scanAcceptEncoding = []string{"gzip", "x-gzip", "deflate", "identity"}
 
 // wholeStep makes response-side enforcement see whole representations.
 // While a response step may refuse the request's response (enforcing), it
-// removes the rangeHeaders from the request, so that the origin sends
+// removes the [rangeHeaders] from the request, so that the origin sends
 // the whole representation, which the scan reads, and narrows an
 // Accept-Encoding the client sent to the codings the scan decodes
-// (narrowAcceptEncoding). On the response side it refuses (403, reason response-unscannable) what would
+// ([narrowAcceptEncoding]). On the response side it refuses (403, reason response-unscannable) what would
 // still pass unscanned: a partial response of a document the scan would
 // read, and an HTML body it could not decode. When the response steps
 // only annotate, requests are left alone and an undecodable HTML body is
-// marked with HeaderUnscanned.
+// marked with [HeaderUnscanned].
 type wholeStep struct {
 	tags, usage bool       // robot_tags enforce; usage.response enforce (both outside report mode)
 	tdm         aipref.Set // tdmrep.purposes when tdmrep.mode is enforce (outside report mode)
@@ -59,11 +53,11 @@ type wholeStep struct {
 // newWholeStep is the step for robot_tags cfg and usage.response usage
 // in mode (Config.Mode).
 func newWholeStep(cfg *config.Config) wholeStep {
-	enforcing := cfg.Mode != ModeReport
+	enforcing := cfg.Mode != config.ModeReport
 	w := wholeStep{
-		tags:        enforcing && cfg.RobotTags.Mode == RobotTagsEnforce,
-		usage:       enforcing && cfg.Usage.Response == UsageResponseEnforce,
-		scanning:    cfg.RobotTags.Mode != RobotTagsOff,
+		tags:        enforcing && cfg.RobotTags.Mode == config.RobotTagsEnforce,
+		usage:       enforcing && cfg.Usage.Response == config.UsageResponseEnforce,
+		scanning:    cfg.RobotTags.Mode != config.RobotTagsOff,
 		scansBodies: cfg.RobotTags.MaxScanBytes > 0,
 	}
 	if enforcing && cfg.TDMRep.Mode == config.TDMRepEnforce {
@@ -119,11 +113,11 @@ func (w wholeStep) onResponse(resp *http.Response, ctx *goproxy.ProxyCtx, st *re
 	if resp.Body != nil {
 		resp.Body.Close()
 	}
-	return resp, refuse(http.StatusForbidden, unscannableDecision(ctx.Req, st, why))
+	return resp, refuse(unscannableDecision(ctx.Req, st, why))
 }
 
 // bodyScan is the robot-tag scan the round trip made of resp's body
-// (forwardTripper), nil when it made none.
+// ([forwardTripper]), nil when it made none.
 func bodyScan(resp *http.Response) *tagScan {
 	switch b := resp.Body.(type) {
 	case *copyBody:
@@ -177,7 +171,7 @@ func typeOf(resp *http.Response) string {
 }
 
 // narrowAcceptEncoding keeps, of the Accept-Encoding elements in h, those
-// naming a coding the scan decodes (scanAcceptEncoding), verbatim; when
+// naming a coding the scan decodes ([scanAcceptEncoding]), verbatim; when
 // none is left it says identity. A request without Accept-Encoding is
 // left without: the origin then sends identity.
 func narrowAcceptEncoding(h http.Header) {
@@ -211,7 +205,7 @@ func narrowAcceptEncoding(h http.Header) {
 	h["Accept-Encoding"] = []string{strings.Join(keep, ", ")}
 }
 
-// isScanCoding reports whether coding is one of scanAcceptEncoding.
+// isScanCoding reports whether coding is one of [scanAcceptEncoding].
 func isScanCoding(coding string) bool {
 	for _, c := range scanAcceptEncoding {
 		if coding == c {

@@ -145,8 +145,8 @@ func startWholeRig(t *testing.T, overTLS bool, mutate func(*config.Config)) *who
 	return &wholeRig{o: o, base: to.URL, c: c, audit: p.audit}
 }
 
-func enforceTags(c *config.Config)  { c.RobotTags.Mode = RobotTagsEnforce }
-func annotateTags(c *config.Config) { c.RobotTags.Mode = RobotTagsAnnotate }
+func enforceTags(c *config.Config)  { c.RobotTags.Mode = config.RobotTagsEnforce }
+func annotateTags(c *config.Config) { c.RobotTags.Mode = config.RobotTagsAnnotate }
 
 // TestWholeRangeEnforce: with robot_tags enforce, a Range request for a
 // page whose meta robots lies before the range is answered from the
@@ -175,7 +175,7 @@ func TestWholeRangeEnforce(t *testing.T) {
 				t.Errorf("the origin saw Range %q If-Range %q Request-Range %q", h.Get("Range"), h.Get("If-Range"), h.Get("Request-Range"))
 			}
 			recs := 0
-			for _, rec := range r.audit.records(t) {
+			for _, rec := range r.audit.Records(t) {
 				if rec["reason"] == "robot-tag" {
 					recs++
 					if rec["decision"] != audit.DecisionBlocked || !strings.Contains(rec["detail"].(string), "Range removed") {
@@ -199,9 +199,9 @@ func TestWholeRangeEnforce(t *testing.T) {
 // off.
 func TestWholeRangeUsageEnforce(t *testing.T) {
 	r := startWholeRig(t, false, func(c *config.Config) {
-		c.RobotTags.Mode = RobotTagsOff
+		c.RobotTags.Mode = config.RobotTagsOff
 		c.Purposes = aipref.SetOf(aipref.TrainAI)
-		c.Usage.Response = UsageResponseEnforce
+		c.Usage.Response = config.UsageResponseEnforce
 	})
 	for _, rng := range []string{"bytes=61-", "bytes=0-60,61-"} {
 		resp, body := get(t, r.c, r.base+"/page", "Range", rng)
@@ -249,7 +249,7 @@ func TestWholePartialRefused(t *testing.T) {
 					t.Fatalf("%s: %d %s", path, resp.StatusCode, resp.Header.Get(HeaderDecision))
 				}
 			}
-			rec := r.audit.find(t, string(ReasonUnscannable))
+			rec := r.audit.Find(t, string(ReasonUnscannable))
 			if rec["decision"] != audit.DecisionBlocked || !strings.Contains(rec["detail"].(string), "partial response") {
 				t.Errorf("audit record: %v", rec)
 			}
@@ -287,7 +287,7 @@ func TestWholeCompressedEnforce(t *testing.T) {
 			if resp.StatusCode != http.StatusForbidden || resp.Header.Get(HeaderDecision) != string(ReasonUnscannable) || strings.Contains(body, "kept") {
 				t.Fatalf("br: %d %s", resp.StatusCode, resp.Header.Get(HeaderDecision))
 			}
-			if rec := r.audit.find(t, string(ReasonUnscannable)); !strings.Contains(rec["detail"].(string), `"br"`) {
+			if rec := r.audit.Find(t, string(ReasonUnscannable)); !strings.Contains(rec["detail"].(string), `"br"`) {
 				t.Errorf("audit record: %v", rec)
 			}
 		})

@@ -33,8 +33,8 @@ const (
 	responseHeaderTimeout = 60 * time.Second
 )
 
-// NewTransport returns the outbound http.Transport of proxied requests
-// (robots.txt fetches have their own, NewPolicyTransport). It connects
+// NewTransport returns the outbound [http.Transport] of proxied requests
+// (robots.txt fetches have their own, [NewPolicyTransport]). It connects
 // directly, ignoring
 // HTTP(S)_PROXY in the environment (a sidecar whose environment points at
 // itself would loop), unless cfg.UpstreamProxy names a proxy on purpose.
@@ -77,7 +77,7 @@ func (s *Server) accessDenied(r *http.Request, status int) {
 		if r.URL != nil && r.URL.Host != "" {
 			target = r.URL.Host
 		}
-		e.Str("client", r.RemoteAddr).Str("method", r.Method).Str("target", EscapeControl(target)).
+		e.Str("client", r.RemoteAddr).Str("method", r.Method).Str("target", escapeControl(target)).
 			Int("status", status).Msg("proxy access denied: " + why)
 	}
 }
@@ -93,7 +93,7 @@ func (s *Server) adminRoutes() {
 	}
 	s.admin = admin.New(admin.Config{
 		Cache: s.enf,
-		Decide: func(ctx context.Context, u *url.URL, agent string, purposes aipref.Set, use aipref.Use) any {
+		DecisionAnswer: func(ctx context.Context, u *url.URL, agent string, purposes aipref.Set, use aipref.Use) any {
 			return newDecisionJSON(s.decideQuiet(ctx, u, agent, purposes, use)) // (sites.go)
 		},
 		Defaults: func() (string, aipref.Set, aipref.Use) {
@@ -135,14 +135,14 @@ func (s *Server) ready() error {
 // INFO lines (only produced when Verbose is on) become debug records,
 // WARN lines warnings, anything else info. The warnings goproxy words
 // confusingly (it calls the origin "client" and a client that hangs up a
-// problem) are reworded by goproxyWarnings, and a client's disconnect is
+// problem) are reworded by [goproxyWarningOf], and a client's disconnect is
 // logged at debug.
 type goproxyLogger struct {
 	log zerolog.Logger
 }
 
 // goproxyWarning rewords one of goproxy's warning formats: msg is the
-// message, target and errArg the positions of the CONNECT target and of
+// message, target and error the positions of the CONNECT target and of
 // the error among the arguments (-1 when absent), client whether the
 // error is on the client's side (a disconnect there is logged at debug).
 type goproxyWarning struct {
@@ -253,7 +253,7 @@ func (w httpErrorLogWriter) Write(p []byte) (int, error) {
 // ConsoleWriter returns the human-readable zerolog writer for operator
 // logs on a terminal, made safe against log injection: zerolog's
 // ConsoleWriter already quotes field values that hold control characters
-// (strconv.Quote), but prints the message as it is, so a message built
+// ([strconv.Quote]), but prints the message as it is, so a message built
 // from a header value or URL could start a forged line. Here CR, LF and
 // every other control character of the message are escaped ("\n",
 // "\r", "\x1b"), as JSON output escapes them.
@@ -266,40 +266,7 @@ func ConsoleWriter(w io.Writer, noColor bool) zerolog.ConsoleWriter {
 			if i == nil {
 				return ""
 			}
-			return EscapeControl(fmt.Sprint(i))
+			return escapeControl(fmt.Sprint(i))
 		},
 	}
-}
-
-// EscapeControl returns s with ASCII control characters (and DEL)
-// replaced by Go-style escapes, so that it prints on one line and cannot
-// carry terminal escape sequences. Other characters are unchanged.
-func EscapeControl(s string) string {
-	clean := true
-	for i := 0; i < len(s); i++ {
-		if s[i] < 0x20 || s[i] == 0x7f {
-			clean = false
-			break
-		}
-	}
-	if clean {
-		return s
-	}
-	var b strings.Builder
-	b.Grow(len(s) + 8)
-	for i := 0; i < len(s); i++ {
-		switch c := s[i]; {
-		case c == '\n':
-			b.WriteString(`\n`)
-		case c == '\r':
-			b.WriteString(`\r`)
-		case c == '\t':
-			b.WriteString(`\t`)
-		case c < 0x20 || c == 0x7f:
-			fmt.Fprintf(&b, `\x%02x`, c)
-		default:
-			b.WriteByte(c)
-		}
-	}
-	return b.String()
 }

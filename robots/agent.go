@@ -18,7 +18,7 @@ func isTokenChar(c byte) bool {
 // ProductToken returns the leading run of [A-Za-z0-9_-] of s, e.g.
 // "MyBot" for "MyBot/2.1 (+https://x)" and "MJ12bot" for "MJ12bot/v1.4.8".
 // It is the rule Parse applies to the value of a user-agent line. For a
-// User-Agent header use CrawlerToken, which looks past browser tokens:
+// User-Agent header use [CrawlerToken], which looks past browser tokens:
 // ProductToken gives "Mozilla" for "Mozilla/5.0 (compatible; BadBot/2.1)".
 // Digits are accepted in addition to RFC 9309's [A-Za-z_-]; see the README
 // section on deviations.
@@ -32,8 +32,8 @@ func ProductToken(userAgent string) string {
 
 // ValidAgent reports whether agent is a product token as robotsgate reads
 // one everywhere: non-empty and made only of [A-Za-z0-9_-]. That is RFC
-// 9309 §2.2.1's [A-Za-z_-] plus digits, the same characters ProductToken,
-// CrawlerToken and Parse keep, so every agent for which ValidAgent is true
+// 9309 §2.2.1's [A-Za-z_-] plus digits, the same characters [ProductToken],
+// [CrawlerToken] and Parse keep, so every agent for which ValidAgent is true
 // can be selected by a group written for it, and every token they return
 // is valid. The proxy's configuration, its agent override header and the
 // check command all validate agents with it.
@@ -60,7 +60,7 @@ const maxStackAgent = 64
 
 // lookup returns the group that applies to agent and the token it was
 // selected by ("*" for the default group). It does not allocate for an
-// agent of up to maxStackAgent bytes.
+// agent of up to [maxStackAgent] bytes.
 func (r *Robots) lookup(agent string) (*merged, string) {
 	if r == nil {
 		return nil, ""
@@ -117,7 +117,7 @@ func foldCompare(a, b string) int {
 }
 
 // asciiLower returns s with ASCII upper-case letters mapped to lower case
-// (unlike strings.ToLower, which also folds some non-ASCII letters such as
+// (unlike [strings.ToLower], which also folds some non-ASCII letters such as
 // the Kelvin sign to ASCII ones).
 func asciiLower(s string) string {
 	b := []byte(s)
@@ -156,7 +156,7 @@ func asciiLower(s string) string {
 // to a user-agent line (so "archive.org_bot" is "archive" on both sides).
 // It must contain a letter and be followed by nothing, '/' or '.': "9.0",
 // "rv:11.0", "help@x" and "+http://…" name nothing. The browser tokens
-// (isBrowserToken, compared case-insensitively) are the engines, browsers
+// ([isBrowserToken], compared case-insensitively) are the engines, browsers
 // and platforms real browsers send: Mozilla, compatible, AppleWebKit,
 // KHTML, like, Gecko, Chrome, Safari, Mobile, Version, Firefox, Edg, OPR,
 // Trident, MSIE, Windows, Linux, Android, Macintosh and the like. A token
@@ -212,7 +212,7 @@ func commentEnd(ua string, open int) int {
 }
 
 // commentToken returns the crawler token of a User-Agent comment (without
-// its parentheses), "" when it names none (CrawlerToken).
+// its parentheses), "" when it names none ([CrawlerToken]).
 func commentToken(body string) string {
 	elems := strings.FieldsFunc(body, func(r rune) bool { return r == ';' || r == ',' })
 	compatible := false
@@ -242,7 +242,7 @@ func commentToken(body string) string {
 
 // wordToken returns the name of the product word w ("Name" or
 // "Name/version"; only the latter when bare is false), "" when w is no
-// product or names a browser (CrawlerToken).
+// product or names a browser ([CrawlerToken]).
 func wordToken(w string, bare bool) string {
 	n, letter := 0, false
 	for n < len(w) && isTokenChar(w[n]) {
@@ -266,7 +266,7 @@ func wordToken(w string, bare bool) string {
 
 // isBrowserToken reports whether tok (case-insensitively) is a product,
 // engine, platform or compatibility token that browsers send, which never
-// names a crawler (CrawlerToken).
+// names a crawler ([CrawlerToken]).
 func isBrowserToken(tok string) bool {
 	var buf [24]byte
 	if len(tok) > len(buf) {

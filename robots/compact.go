@@ -14,7 +14,7 @@ import (
 // matched from there: a prefix comparison per rule, and for the few
 // wildcard rules the greedy search of matcher.match over the pattern's
 // segments as written. Its decisions are those of the compiled form:
-// newCompactPart checks, rule by rule, that the segments read from the
+// [part.initCompact] checks, rule by rule, that the segments read from the
 // text are the compiled ones, and compiles the part otherwise.
 
 // compactMax is the number of rules above which a part is compiled: a
@@ -28,7 +28,7 @@ const compactWild = 128
 
 // crule is one rule of a compact part: its pattern is src[off:off+n]
 // (without the final '$' of an anchored pattern), lf its line number
-// shifted left by crBits and its flags.
+// shifted left by [crBits] and its flags.
 type crule struct {
 	off  uint32
 	lf   uint32
@@ -299,14 +299,14 @@ func (pt *part) numRules() int {
 const cindexMin = 32
 
 // cindex narrows the records of a compact part to try for a path by the
-// path's second octet, as matchIndex does for matchers: keyed[from[k]:
+// path's second octet, as [matchIndex] does for matchers: keyed[from[k]:
 // from[k+1]] are the records whose pattern starts with "/" and keys[k];
 // wild are those that start otherwise (a wildcard, or "/" alone). Both
 // lists are in precedence order.
 type cindex struct {
 	keys []byte
 	from []uint16
-	ids  []uint16 // keyed, then wild from wildFrom on
+	ids  []uint16 // keyed, then wild from index wild on
 	wild uint16
 }
 
@@ -404,9 +404,9 @@ func (pt *part) firstCompact(p []byte, best *matcher) int {
 	return -1
 }
 
-// compactBounds returns, for allowsNothing, the highest precedence of a
-// Disallow matching every path, and whether an Allow that can match some
-// path has a precedence of at least best.
+// compactUniversal returns, for allowsNothing, the highest precedence of
+// a Disallow of pt matching every path, or -1 when none does; whether an
+// Allow outranks it is [part.compactAllowFrom]'s answer.
 func (pt *part) compactUniversal() int {
 	best := -1
 	for i := range pt.crs {

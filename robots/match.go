@@ -8,7 +8,7 @@ import (
 // matcher is a compiled Allow or Disallow pattern.
 //
 // Patterns and paths are compared in a canonical percent-encoding (see
-// appendCanon). The pattern is split at its '*' wildcards into literal
+// [appendCanon]). The pattern is split at its '*' wildcards into literal
 // segments; the first must be a prefix of the path, the others are found
 // left to right, and with anchored set the last must end the path. Greedy
 // leftmost matching is exact for patterns whose only wildcard is '*', and
@@ -20,8 +20,8 @@ type matcher struct {
 	lit      []byte
 	ends     []int32
 	anchored bool // the pattern ended in '$'
-	// The ids of the matcher's keys in its file's segFilter (see
-	// newFileFilter) are ids[kfrom:kto].
+	// The ids of the matcher's keys in its file's [segFilter] (see
+	// [newFileFilter]) are ids[kfrom:kto].
 	kfrom, kto int32
 	need       byteSet // the octets of lit: a path lacking one cannot match
 	prio       int     // precedence: length of the pattern in octets, non-ASCII octets counted %-encoded
@@ -160,7 +160,7 @@ func compile(pattern string, allow bool, rule int) matcher {
 
 // part is one group as written, with its rules compiled.
 type part struct {
-	// src and crs are the compact form (see newCompactPart); crs is nil
+	// src and crs are the compact form (see [part.initCompact]); crs is nil
 	// for a compiled part, which has rules, matchers and index instead.
 	src string
 	crs []crule
@@ -296,7 +296,7 @@ func (m *matcher) before(o *matcher) bool {
 }
 
 // indexMin is the number of matchers above which a group gets a
-// matchIndex; fewer are scanned one by one.
+// [matchIndex]; fewer are scanned one by one.
 const indexMin = 8
 
 // matchIndex narrows the matchers to try for a path by the path's second
@@ -382,7 +382,7 @@ func (g *merged) allowsNothing() bool {
 	return true
 }
 
-// stackPath is the length of a canonical path decide handles without
+// stackPath is the length of a canonical path matchAgentPath handles without
 // allocating when the path needs normalising.
 const stackPath = 2048
 
@@ -400,20 +400,20 @@ func canonPath(buf *[stackPath]byte, path string, slash bool) []byte {
 	return appendCanon(p, path)
 }
 
-// decide matches path (with a "/" prepended when slash is set) against the
+// matchAgentPath matches path (with a "/" prepended when slash is set) against the
 // group for agent.
-func (r *Robots) decide(agent, path string, slash bool) Decision {
+func (r *Robots) matchAgentPath(agent, path string, slash bool) Match {
 	g, tok := r.lookup(agent)
 	var buf [stackPath]byte
 	p := canonPath(&buf, path, slash)
 	if string(p) == "/robots.txt" {
-		return Decision{Allowed: true, Rule: Rule{Allow: true, Pattern: "/robots.txt"}, Group: tok}
+		return Match{Allowed: true, Rule: Rule{Allow: true, Pattern: "/robots.txt"}, Group: tok}
 	}
 	if g == nil {
-		return Decision{Allowed: true}
+		return Match{Allowed: true}
 	}
 	if rule, ok := g.match(p); ok {
-		return Decision{Allowed: rule.Allow, Rule: rule, Group: tok}
+		return Match{Allowed: rule.Allow, Rule: rule, Group: tok}
 	}
-	return Decision{Allowed: true, Group: tok}
+	return Match{Allowed: true, Group: tok}
 }

@@ -8,7 +8,7 @@ import "bytes"
 // the path's occIndex.
 
 // pathSet is what a decision learns about its path on first use: the set
-// of its octets and which keys of the file's segFilter occur in it. Only
+// of its octets and which keys of the file's [segFilter] occur in it. Only
 // patterns with a wildcard, whose matching searches the path, consult it.
 type pathSet struct {
 	p    []byte
@@ -16,18 +16,18 @@ type pathSet struct {
 	set  byteSet
 	fi   *fileIndex
 	// found is scratch for the keys found (nil when the file has no
-	// segFilter); scanned reports whether it is filled.
+	// [segFilter]); scanned reports whether it is filled.
 	found   []uint64
 	scanned bool
-	// rulesOnly: no implicit allowance of /robots.txt (DecideUsageRules).
+	// rulesOnly: no implicit allowance of /robots.txt (MatchUsageRules).
 	rulesOnly bool
 	// work is the number of octets searched directly so far; past
-	// directBudget the decision indexes the path and searches no more.
+	// [directBudget] the decision indexes the path and searches no more.
 	work int
 }
 
-// lazyIndex is the occIndex of a decision, from the file's pool once
-// needed. It is kept apart from the pathSet, which may point to the stack.
+// lazyIndex is the [occIndex] of a decision, from the file's pool once
+// needed. It is kept apart from the [pathSet], which may point to the stack.
 type lazyIndex struct {
 	fi *fileIndex
 	ix *occIndex
@@ -48,7 +48,7 @@ func (lz *lazyIndex) release() {
 // mayMatch reports whether m can match the path: false when the pattern
 // has a wildcard and an octet or a key (a literal segment) the path lacks.
 // The octet set costs O(len(path)) once per decision, the keys one pass
-// of the segFilter; both spare searching the path for such patterns.
+// of the [segFilter]; both spare searching the path for such patterns.
 func (ps *pathSet) mayMatch(m *matcher) bool {
 	if len(m.ends) < 2 {
 		return true // a prefix comparison is cheaper
@@ -78,8 +78,8 @@ func (ps *pathSet) mayMatch(m *matcher) bool {
 }
 
 // matches reports whether m matches the path. A decision first searches
-// the path directly for each pattern; once that has cost directBudget
-// octets, it indexes the path (see occIndex), after which a pattern costs
+// the path directly for each pattern; once that has cost [directBudget]
+// octets, it indexes the path (see [occIndex]), after which a pattern costs
 // O(segments·log len(path)) whatever the file.
 func (ps *pathSet) matches(m *matcher, lz *lazyIndex) bool {
 	if !ps.mayMatch(m) {
@@ -106,7 +106,7 @@ func (ps *pathSet) matches(m *matcher, lz *lazyIndex) bool {
 }
 
 // matchIndexed is match with the path indexed by x (f is the file's
-// segFilter, nil if none). It reports false for indexed when m has a
+// [segFilter], nil if none). It reports false for indexed when m has a
 // segment of 2 octets or more without a key, which only a file with no
 // segFilter has.
 func (m *matcher) matchIndexed(p []byte, x *occIndex, f *segFilter) (ok, indexed bool) {
@@ -198,7 +198,7 @@ func (g *merged) match(p []byte) (Rule, bool) {
 	return g.matchSet(&ps)
 }
 
-// matchFiltered is match for a file with a segFilter: it keeps the set of
+// matchFiltered is match for a file with a [segFilter]: it keeps the set of
 // keys found on its stack, which only such files pay to clear.
 func (g *merged) matchFiltered(p []byte) (Rule, bool) {
 	var found [maxKeys / 64]uint64
@@ -218,14 +218,14 @@ func (g *merged) matchPooled(p []byte) (Rule, bool) {
 	return g.matchSet(&ps)
 }
 
-// matchSet is match with the path's pathSet.
+// matchSet is match with the path's [pathSet].
 func (g *merged) matchSet(ps *pathSet) (Rule, bool) {
 	lz := lazyIndex{fi: g.idx}
 	defer lz.release()
 	return g.matchWith(ps, &lz)
 }
 
-// matchWith is matchSet with the decision's lazyIndex, which the usage
+// matchWith is matchSet with the decision's [lazyIndex], which the usage
 // lines of the decision share.
 func (g *merged) matchWith(ps *pathSet, lz *lazyIndex) (Rule, bool) {
 	var best *matcher

@@ -26,7 +26,7 @@ import "unsafe"
 
 const hexDigits = "0123456789ABCDEF"
 
-// Bit sets over the ASCII octets (bit c of word c>>6): uriRaw0/1 are the
+// Bit sets over the ASCII octets (bit c of word c>>6): [uriRaw0]/1 are the
 // unreserved and reserved characters, which a URI may hold literally;
 // decoded0/1 are the unreserved characters and '*' and '$', whose escapes
 // are decoded. TestOctetClasses checks them against the RFC's lists.

@@ -5,16 +5,16 @@ import (
 	"sync"
 )
 
-// fileIndex is what the decisions of one file share: the segFilter over
+// fileIndex is what the decisions of one file share: the [segFilter] over
 // the keys of all its wildcard matchers (nil when few have one) and a pool
-// of the scratch space of decisions that build an occIndex.
+// of the scratch space of decisions that build an [occIndex].
 type fileIndex struct {
 	segs   *segFilter
 	pool   sync.Pool // of *occIndex
 	budget int       // directBudget; tests lower it
 }
 
-// index builds the fileIndex of r from its parts (nil for the groups that
+// index builds the [fileIndex] of r from its parts (nil for the groups that
 // name no agent) and the paths of its usage sets, and gives it to every
 // group: usage paths are filtered and indexed as Allow and Disallow
 // patterns are.
@@ -43,7 +43,7 @@ func (r *Robots) index(parts []*part, sets []*usageSet) {
 
 // directBudget is how many octets of path a decision searches directly
 // (one search of the path per wildcard matcher tried) before it builds an
-// occIndex of the path: a few searches are cheaper than building one, a
+// [occIndex] of the path: a few searches are cheaper than building one, a
 // few thousand cost far more than it.
 const directBudget = 256 << 10
 
@@ -53,7 +53,7 @@ const directBudget = 256 << 10
 // rather than a search of the path per segment.
 //
 // One-octet segments are looked up in the positions of each octet,
-// sorted. Longer segments are keys of the file's segFilter: one scan of
+// sorted. Longer segments are keys of the file's [segFilter]: one scan of
 // the path with it yields, for each position where a key ends, the longest
 // such key. A key occurs wherever a key of its subtree in the dictionary
 // tree (a key's parent is its longest proper suffix that is a key) is the

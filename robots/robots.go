@@ -1,7 +1,11 @@
 // Package robots implements the Robots Exclusion Protocol of RFC 9309:
 // parsing a robots.txt body, selecting the group that applies to a crawler,
-// and matching URL paths against that group's rules. It also parses robot
-// tags (the X-Robots-Tag header and <meta name="robots">).
+// and matching URL paths against that group's rules. It also reads the
+// usage preferences a robots.txt states (Content-Usage and Content-Signal
+// lines, in the vocabulary of package
+// [github.com/robotsgate/robotsgate/robots/aipref]). Robot tags (the
+// X-Robots-Tag header and <meta name="robots">) are package
+// [github.com/robotsgate/robotsgate/robots/robottag]'s.
 //
 // The package does no I/O, reads no clock and logs nothing. A *Robots is
 // immutable after Parse and safe for concurrent use.
@@ -21,7 +25,7 @@
 // The product token of a user-agent line is the leading run of
 // [A-Za-z0-9_-] of its value ("Googlebot/2.1" gives "Googlebot"). An agent
 // is compared whole and case-insensitively with these tokens. Groups naming
-// the agent are merged for decisions and by Robots.Group (Robots.Groups
+// the agent are merged for decisions and by [Robots.Group] ([Robots.Groups]
 // lists them as written); only when none does, the groups naming "*"
 // apply; without either, everything is allowed. A group naming the agent
 // applies even when it has no rules. Crawl-delay (also spelled "crawl
@@ -110,8 +114,8 @@ func (r Rule) String() string {
 }
 
 // Group is the set of rules that apply to one or more user agents: either
-// one group as written (Robots.Groups) or the merge of all groups naming
-// one agent (Robots.Group). A Group is a copy: changing it changes nothing
+// one group as written ([Robots.Groups]) or the merge of all groups naming
+// one agent ([Robots.Group]). A Group is a copy: changing it changes nothing
 // in the Robots it came from.
 type Group struct {
 	// Agents are the product tokens, as first written, that select this
@@ -123,7 +127,7 @@ type Group struct {
 	Rules []Rule
 	// CrawlDelay is the Crawl-delay of the group (decimal seconds), the
 	// largest when it states several; 0 when it states none, or only
-	// invalid values. It never changes a Decision.
+	// invalid values. It never changes a Match.
 	CrawlDelay time.Duration
 }
 
@@ -140,8 +144,8 @@ func (m *merged) group() *Group {
 	return &Group{Agents: append([]string(nil), m.agents...), Rules: rules, CrawlDelay: m.delay}
 }
 
-// Decision is the outcome of matching a URL against a robots.txt.
-type Decision struct {
+// Match is the outcome of matching a URL against a robots.txt.
+type Match struct {
 	// Allowed reports whether the URL may be fetched.
 	Allowed bool
 	// Rule is the rule that decided; its Line is 0 when no rule matched
@@ -160,12 +164,12 @@ type Extension struct {
 	Line  int    // 1-based line number in the file
 }
 
-// Parse parses a robots.txt body, reading at most DefaultMaxBytes of it.
+// Parse parses a robots.txt body, reading at most [DefaultMaxBytes] of it.
 // It never fails: invalid lines are ignored.
 func Parse(body []byte) *Robots { return ParseLimit(body, DefaultMaxBytes) }
 
 // ParseLimit is like Parse but reads at most maxBytes of body; bytes past
-// the limit are ignored. A maxBytes <= 0 means DefaultMaxBytes.
+// the limit are ignored. A maxBytes <= 0 means [DefaultMaxBytes].
 //
 // When the limit falls inside a line, that incomplete last line is ignored
 // too, so a cut-off rule never applies with a shortened pattern.
@@ -179,17 +183,17 @@ func ParseLimit(body []byte, maxBytes int) *Robots {
 	return parse(body)
 }
 
-// Decide reports whether rawURL may be fetched by the crawler whose product
+// Match reports whether rawURL may be fetched by the crawler whose product
 // token is agent. Only the path, params and query of rawURL are matched
-// (see PathParamsQuery). rawURL is normally percent-encoded, as sent on the
+// (see [PathParamsQuery]). rawURL is normally percent-encoded, as sent on the
 // wire; raw octets a URI may not hold are percent-encoded before matching.
 //
 // agent is compared whole and case-insensitively with the product token
-// of each user-agent line; no token is extracted from it (use ProductToken
+// of each user-agent line; no token is extracted from it (use [ProductToken]
 // on a full User-Agent header first). The path /robots.txt is always
 // allowed (RFC 9309 §2.2.2).
 //
-// Decide allocates nothing when the agent has at most 64 bytes and the
+// Match allocates nothing when the agent has at most 64 bytes and the
 // path, params and query need no normalisation or, once normalised (see
 // the package documentation), have at most 2 KiB; beyond either bound it
 // allocates. Each
@@ -197,16 +201,16 @@ func ParseLimit(body []byte, maxBytes int) *Robots {
 // precedence order until one matches, identical rules are tried once,
 // and a rule with a wildcard and an octet the path lacks is skipped
 // without searching the path.
-func (r *Robots) Decide(agent, rawURL string) Decision {
+func (r *Robots) Match(agent, rawURL string) Match {
 	p, slash := pathParamsQuery(rawURL)
-	return r.decide(agent, p, slash)
+	return r.matchAgentPath(agent, p, slash)
 }
 
-// DecidePath is like Decide for an already extracted path[;params][?query]
-// (as returned by PathParamsQuery). A path not starting with "/" is
+// MatchPath is like Match for an already extracted path[;params][?query]
+// (as returned by [PathParamsQuery]). A path not starting with "/" is
 // matched as if it did.
-func (r *Robots) DecidePath(agent, path string) Decision {
-	return r.decide(agent, path, len(path) == 0 || path[0] != '/')
+func (r *Robots) MatchPath(agent, path string) Match {
+	return r.matchAgentPath(agent, path, len(path) == 0 || path[0] != '/')
 }
 
 // Group returns the group that applies to agent: the merge of the groups
@@ -215,7 +219,7 @@ func (r *Robots) DecidePath(agent, path string) Decision {
 //
 // The result is built afresh on each call: it costs time and memory in
 // proportion to the number of rules of the merged groups, which for a
-// large file can be most of its rules. Decide, AllowsNothing and
+// large file can be most of its rules. Match, AllowsNothing and
 // CrawlDelay never build it; use them on hot paths.
 func (r *Robots) Group(agent string) *Group {
 	m, _ := r.lookup(agent)

@@ -7,8 +7,8 @@ import (
 )
 
 // segFilterMin is the number of wildcard matchers with a key (see
-// newPartFilter) from which an indexed part gets a segFilter; fewer are
-// searched for one by one.
+// [newFileFilter]) from which an indexed part gets a [segFilter]; fewer
+// are searched for one by one.
 const segFilterMin = 16
 
 // maxKeys is the number of distinct keys whose set a decision keeps on its
@@ -37,7 +37,7 @@ type segFilter struct {
 	label    []byte     // octet on the edge from the parent
 	hasChild []uint64   // bit u: node u has children
 	ends     []uint64   // bit u: a key ends at node u
-	// Nodes with wideMin children or more (bit u of wide) have them in
+	// Nodes with [wideMin] children or more (bit u of wide) have them in
 	// kids[wideFrom[r]:wideFrom[r+1]], in order, r being the number of
 	// such nodes before u; wideRank[w] counts those below 64·w.
 	wide     []uint64
@@ -83,6 +83,19 @@ func newSegFilter(keys [][]byte) *segFilter {
 	for i := range f.sibling {
 		f.sibling[i] = -1
 	}
+	f.insertSorted(keys)
+	for w := 1; w < words; w++ {
+		f.rank[w] = f.rank[w-1] + int32(bits.OnesCount64(f.ends[w-1]))
+	}
+	f.indexWide()
+	f.link()
+	return f
+}
+
+// insertSorted numbers the nodes of keys (sorted, as [newSegFilter] takes
+// them) depth-first: labels, first-child and sibling links, root
+// children and key ends.
+func (f *segFilter) insertSorted(keys [][]byte) {
 	// path[d] is the node at depth d of the previous key. A key leaves
 	// the previous one's path at their common prefix; its node there, if
 	// any, is the last child so far of the parent, and the new key's node
@@ -115,12 +128,6 @@ func newSegFilter(keys [][]byte) *segFilter {
 		f.ends[v>>6] |= 1 << (v & 63)
 		prev = k
 	}
-	for w := 1; w < words; w++ {
-		f.rank[w] = f.rank[w-1] + int32(bits.OnesCount64(f.ends[w-1]))
-	}
-	f.indexWide()
-	f.link()
-	return f
 }
 
 // link sets the fail and dictionary links.
@@ -295,7 +302,7 @@ func (f *segFilter) scan(p []byte, found []uint64) {
 // segments after the first that are 2 octets or more (the octet filter
 // covers shorter ones), all of which a path it matches contains. It returns
 // the automaton of the keys of all parts, or nil (and no keys) when fewer
-// than segFilterMin matchers have one.
+// than [segFilterMin] matchers have one.
 func newFileFilter(parts []*part) *segFilter {
 	type keyed struct {
 		m   *matcher

@@ -16,7 +16,7 @@ func PathParamsQuery(rawURL string) string {
 	return p
 }
 
-// pathParamsQuery is PathParamsQuery without the allocation: it returns a
+// pathParamsQuery is [PathParamsQuery] without the allocation: it returns a
 // substring of rawURL and whether a "/" must be prepended to it.
 func pathParamsQuery(u string) (string, bool) {
 	start := 0

@@ -17,7 +17,7 @@ const auditUsage = "usage: robotsgate audit [-origin O] [-since T] [-until T] [-
 
 // auditEnv is what "robotsgate audit" takes from its caller besides the
 // arguments: the clock of -since/-until durations and how often -f
-// looks for new lines (0: query.Scanner.Follow's default).
+// looks for new lines (0: [query.Scanner.Follow]'s default).
 type auditEnv struct {
 	now            func() time.Time
 	followInterval time.Duration

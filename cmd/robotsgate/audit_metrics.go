@@ -7,7 +7,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 )
 
-// auditCounts is what the audit log (audit.Auditor) reports.
+// auditCounts is what the audit log ([audit.Auditor]) reports.
 type auditCounts interface {
 	Written() uint64
 	Failed() uint64

@@ -120,7 +120,7 @@ func newAuditOutput(w *bufio.Writer, fl auditFlags) *auditOutput {
 	return &auditOutput{w: w, fl: fl, sum: newAuditSummary()}
 }
 
-// emit is the query.Emit of the output.
+// emit is the [query.Emit] of the output.
 func (o *auditOutput) emit(f *query.Fields, line []byte) error {
 	switch {
 	case o.fl.summary:
@@ -143,7 +143,7 @@ func (o *auditOutput) emit(f *query.Fields, line []byte) error {
 const tableBlock = 256
 
 // row adds a row to the table, after its header: aligned in blocks of
-// tableBlock rows, or, when following, in columns of fixed width.
+// [tableBlock] rows, or, when following, in columns of fixed width.
 func (o *auditOutput) row(cols ...string) {
 	for i, c := range cols {
 		cols[i] = printable(c)
@@ -230,7 +230,7 @@ func (s *auditSummary) add(f *query.Fields) {
 	}
 }
 
-// reasonCount and ruleCount are the rows of a summary.
+// reasonCount and [ruleCount] are the rows of a summary.
 type reasonCount struct {
 	Origin string `json:"origin"`
 	Reason string `json:"reason"`

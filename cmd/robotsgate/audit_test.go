@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/robotsgate/robotsgate/internal/testsupport"
 )
 
 // auditFixture runs a real robotsgate with an audit file, gets three
@@ -50,7 +52,7 @@ func runAuditTest(t *testing.T, stdin io.Reader, args ...string) (code int, stdo
 	if stdin == nil {
 		stdin = strings.NewReader("")
 	}
-	code = runAudit(context.Background(), args, envMap(nil), stdin, &out, &errb, auditEnv{now: time.Now, followInterval: time.Millisecond})
+	code = runAudit(context.Background(), args, testsupport.EnvMap(nil), stdin, &out, &errb, auditEnv{now: time.Now, followInterval: time.Millisecond})
 	return code, out.String(), errb.String()
 }
 
@@ -134,7 +136,7 @@ func TestAuditFollow(t *testing.T) {
 	out := &syncBuffer{}
 	code := make(chan int, 1)
 	go func() {
-		code <- runAudit(ctx, []string{"-f", "-json", path}, envMap(nil), strings.NewReader(""), out, io.Discard,
+		code <- runAudit(ctx, []string{"-f", "-json", path}, testsupport.EnvMap(nil), strings.NewReader(""), out, io.Discard,
 			auditEnv{now: time.Now, followInterval: time.Millisecond})
 	}()
 	waitFor := func(s string) {
@@ -164,7 +166,7 @@ func TestAuditFollow(t *testing.T) {
 }
 
 func TestAuditUsageErrors(t *testing.T) {
-	path := writeFile(t, "audit.log", "")
+	path := testsupport.WriteFile(t, "audit.log", "")
 	for _, tc := range []struct {
 		args []string
 		want string
@@ -186,7 +188,7 @@ func TestAuditUsageErrors(t *testing.T) {
 	// The configured audit_log is read when no FILE is given.
 	os.WriteFile(path, []byte(`{"reason":"disallowed","url":"https://x.test/c"}`+"\n"), 0o600)
 	var out bytes.Buffer
-	code := runAudit(context.Background(), nil, envMap(map[string]string{"ROBOTSGATE_AUDIT_LOG": path}), nil, &out, io.Discard, auditEnv{now: time.Now})
+	code := runAudit(context.Background(), nil, testsupport.EnvMap(map[string]string{"ROBOTSGATE_AUDIT_LOG": path}), nil, &out, io.Discard, auditEnv{now: time.Now})
 	if code != 0 || !strings.Contains(out.String(), "https://x.test/c") {
 		t.Errorf("audit_log from the environment: exit %d, %q", code, out.String())
 	}

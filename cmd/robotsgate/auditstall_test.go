@@ -16,6 +16,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/robotsgate/robotsgate/internal/testsupport"
 )
 
 // TestStalledAuditHelperProcess is the robotsgate that
@@ -32,31 +34,6 @@ func TestStalledAuditHelperProcess(t *testing.T) {
 	os.Exit(run(ctx, args, os.Getenv, os.Stdin, os.Stdout, os.Stderr))
 }
 
-// fillPipe writes to w (the write end of an os.Pipe, non-blocking at the
-// system level) until the pipe's buffer is full.
-func fillPipe(t *testing.T, w *os.File) {
-	t.Helper()
-	rc, err := w.SyscallConn()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var werr error
-	err = rc.Write(func(fd uintptr) bool {
-		for _, size := range []int{4096, 1} {
-			for buf := make([]byte, size); werr == nil; {
-				if _, werr = syscall.Write(int(fd), buf); errors.Is(werr, syscall.EAGAIN) {
-					werr = nil
-					break
-				}
-			}
-		}
-		return true
-	})
-	if err != nil || werr != nil {
-		t.Fatalf("filling the pipe: %v, %v", err, werr)
-	}
-}
-
 // TestShutdownWithStalledAuditLogExits1: robotsgate's audit log is its
 // stdout, a pipe whose reader stopped reading (full buffer). Three
 // blocked requests wait for their audit records. SIGTERM ends the
@@ -69,7 +46,7 @@ func TestShutdownWithStalledAuditLogExits1(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer pr.Close() // never read
-	fillPipe(t, pw)
+	testsupport.FillPipe(t, pw)
 	cmd := exec.Command(os.Args[0], "-test.run=^TestStalledAuditHelperProcess$")
 	cmd.Env = append(os.Environ(), "RG_TEST_STALLED_AUDIT=1", "RG_TEST_DATA_DIR="+t.TempDir())
 	cmd.Stdout = pw // passed as the child's fd 1, in blocking mode

@@ -11,13 +11,14 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/robotsgate/robotsgate/internal/testsupport"
 	"github.com/robotsgate/robotsgate/proxy/mitm"
 )
 
 func runCATest(t *testing.T, env map[string]string, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
 	var out, errb bytes.Buffer
-	code = runCAEnv(args, envMap(env), &out, &errb)
+	code = runCAEnv(args, testsupport.EnvMap(env), &out, &errb)
 	return code, out.String(), errb.String()
 }
 

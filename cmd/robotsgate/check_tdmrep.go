@@ -15,14 +15,14 @@ import (
 // checkTDMRep implements "robotsgate check -tdmrep FILE": it reads a
 // tdmrep.json ("-": standard input) and prints, for each URL, the
 // reservation its rules give it, decided as the proxy decides
-// (enforce.DecideTDMRep: the first matching rule, and the other
+// ([enforce.DecideTDMRep]: the first matching rule, and the other
 // spellings of the path): "reserved" (tdm-reservation 1, with the
 // tdm-policy), "not-reserved" (0) or "unset" (no rule, or a protocol
 // error). What the file holds that the protocol reads as an error is
 // noted on stderr. The exit status is 1 when any URL is reserved, 0
 // otherwise, and 2 when the file cannot be read, is not a JSON array of
 // rules (the proxy then reads the origin as not implementing TDMRep) or
-// holds more than tdmrep.MaxRules rules (the proxy then treats the
+// holds more than [tdmrep.MaxRules] rules (the proxy then treats the
 // reservation as unknown).
 func checkTDMRep(file string, urls []string, asJSON bool, stdin io.Reader, stdout, stderr io.Writer) int {
 	fail := func(format string, a ...any) int {
@@ -90,7 +90,7 @@ func tdmCheckLine(u string, v tdmrep.Verdict, via string) string {
 }
 
 // readTDMRep reads the tdmrep.json named by file ("-" for stdin), up to
-// one byte more than the proxy reads of one (robots.DefaultMaxBytes).
+// one byte more than the proxy reads of one ([robots.DefaultMaxBytes]).
 func readTDMRep(file string, stdin io.Reader) ([]byte, error) {
 	var src io.Reader = stdin
 	if file != "-" {

@@ -50,7 +50,7 @@ type checkFetchFlags struct {
 
 // runCheckFetch implements "robotsgate check -fetch": for each URL (the
 // arguments, else the lines of stdin) it decides as the proxy would now,
-// with the proxy's own robots.txt fetcher and policy (enforce.Enforcer)
+// with the proxy's own robots.txt fetcher and policy ([enforce.Enforcer])
 // built from the configuration (-config, the environment): the same
 // status rules, decoding, spellings, agent, purposes, content use and
 // per-site exceptions. Each origin's

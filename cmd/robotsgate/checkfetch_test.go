@@ -16,6 +16,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+
+	"github.com/robotsgate/robotsgate/internal/testsupport"
 )
 
 // fetchOrigin is an httptest origin serving robots.txt with status and
@@ -59,7 +61,7 @@ func newFetchOrigin(t *testing.T, status int, body string, gz bool) *fetchOrigin
 func runCheckFetchTest(t *testing.T, env map[string]string, stdin string, args ...string) (int, string, string) {
 	t.Helper()
 	var out, errOut bytes.Buffer
-	code := run(context.Background(), append([]string{"check", "-fetch"}, args...), envMap(env), strings.NewReader(stdin), &out, &errOut)
+	code := run(context.Background(), append([]string{"check", "-fetch"}, args...), testsupport.EnvMap(env), strings.NewReader(stdin), &out, &errOut)
 	return code, out.String(), errOut.String()
 }
 
@@ -191,7 +193,7 @@ func TestCheckFetchUpstreamRoots(t *testing.T) {
 	o.Config.ErrorLog = log.New(io.Discard, "", 0) // the refused handshake
 	o.StartTLS()
 	defer o.Close()
-	pemFile := writeFile(t, "origin.pem", string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: o.Certificate().Raw})))
+	pemFile := testsupport.WriteFile(t, "origin.pem", string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: o.Certificate().Raw})))
 	code, out, _ := runCheckFetchTest(t, nil, "", "-agent", "RootsBot", o.URL+"/private/x")
 	if code != 1 || !strings.HasPrefix(out, "origin-unreachable "+o.URL+"/private/x") || !strings.Contains(out, "certificate") {
 		t.Errorf("without upstream_roots: exit %d, %q", code, out)
@@ -249,7 +251,7 @@ func TestCheckFetchPurposeNone(t *testing.T) {
 func TestCheckFetchSiteExceptions(t *testing.T) {
 	denied := newFetchOrigin(t, 200, "User-agent: *\nAllow: /\n", false)
 	partner := newFetchOrigin(t, 200, "User-agent: *\nDisallow: /\n", false)
-	conf := writeFile(t, "sites.yaml", "sites:\n  - match: "+denied.URL+"\n    policy: deny\n  - match: "+partner.URL+"\n    policy: allow\n    note: \"written permission, ticket 7\"\n")
+	conf := testsupport.WriteFile(t, "sites.yaml", "sites:\n  - match: "+denied.URL+"\n    policy: deny\n  - match: "+partner.URL+"\n    policy: allow\n    note: \"written permission, ticket 7\"\n")
 	code, out, errOut := runCheckFetchTest(t, nil, "", "-config", conf, "-agent", "SiteBot", denied.URL+"/a", partner.URL+"/b")
 	if code != 1 || !strings.HasPrefix(out, "site-denied        "+denied.URL+"/a") ||
 		!strings.Contains(out, "allowed            "+partner.URL+"/b  (Disallow: /, line 2; robots.txt refuses the URL (disallowed)") || !strings.Contains(out, "written permission, ticket 7") {

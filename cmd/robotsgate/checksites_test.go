@@ -5,13 +5,15 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/robotsgate/robotsgate/internal/testsupport"
 )
 
 // TestCheckSiteExceptions: check -config applies the per-site exceptions
 // as the proxy does and shows them (text and JSON).
 func TestCheckSiteExceptions(t *testing.T) {
 	file := writeRobots(t, checkRobots)
-	conf := writeFile(t, "c.yaml", `sites:
+	conf := testsupport.WriteFile(t, "c.yaml", `sites:
   - match: "*.example.org"
     policy: deny
   - match: https://partner.example.org
@@ -35,7 +37,7 @@ func TestCheckSiteExceptions(t *testing.T) {
 	if err := json.Unmarshal(out.Bytes(), &res); err != nil || !res.Allowed || res.Reason != "site-exception" || res.SiteNote != "ticket 7" {
 		t.Fatalf("JSON: %v %s", err, out.String())
 	}
-	bad := writeFile(t, "bad.yaml", "sites:\n  - match: x.example\n    policy: allow\n")
+	bad := testsupport.WriteFile(t, "bad.yaml", "sites:\n  - match: x.example\n    policy: allow\n")
 	errb.Reset()
 	if code := runCheck([]string{"-robots", file, "-agent", "Bot", "-config", bad, "https://x.example/"}, nil, &out, &errb); code != 2 ||
 		!strings.Contains(errb.String(), "needs a note") {

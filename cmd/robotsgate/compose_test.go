@@ -14,6 +14,7 @@ import (
 	"github.com/compose-spec/compose-go/v2/types"
 
 	"github.com/robotsgate/robotsgate/internal/config"
+	"github.com/robotsgate/robotsgate/internal/testsupport"
 	"github.com/robotsgate/robotsgate/proxy/mitm"
 )
 
@@ -93,7 +94,7 @@ func TestComposeWiring(t *testing.T) {
 			t.Errorf("robotsgate environment: %s is not a variable robotsgate reads", k)
 		}
 	}
-	cfg, err := loadConfig(nil, envMap(env))
+	cfg, err := loadConfig(nil, testsupport.EnvMap(env))
 	if err != nil {
 		t.Fatalf("robotsgate's environment does not load: %v", err)
 	}

@@ -8,7 +8,7 @@ import (
 )
 
 // loadConfig loads the configuration of serve, health and ca
-// (config.Load) and checks a redis:// cache URL with the Redis layer that
+// ([config.Load]) and checks a redis:// cache URL with the Redis layer that
 // will use it, so that a bad one is a configuration error too.
 func loadConfig(args []string, env func(string) string) (config.Config, error) {
 	cfg, err := config.Load(args, env)

@@ -15,6 +15,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/robotsgate/robotsgate/internal/testsupport"
 )
 
 // digestPinned reports whether image is pinned by digest, with a tag for
@@ -240,7 +242,7 @@ func TestDockerfile(t *testing.T) {
 	if len(cmdArgs) == 0 || cmdArgs[0] != "serve" {
 		t.Fatalf("CMD %q, want serve", cmdArgs)
 	}
-	if _, err := loadConfig(cmdArgs[1:], envMap(env)); err == nil || !strings.Contains(err.Error(), "allow_open") {
+	if _, err := loadConfig(cmdArgs[1:], testsupport.EnvMap(env)); err == nil || !strings.Contains(err.Error(), "allow_open") {
 		t.Errorf("image defaults without credentials: %v, want the open-proxy refusal", err)
 	}
 	// ... and with them (what the README's docker run passes) it is valid.
@@ -249,7 +251,7 @@ func TestDockerfile(t *testing.T) {
 	for k, v := range env {
 		withAuth[k] = v
 	}
-	cfg, err := loadConfig(cmdArgs[1:], envMap(withAuth))
+	cfg, err := loadConfig(cmdArgs[1:], testsupport.EnvMap(withAuth))
 	if err != nil {
 		t.Fatalf("CMD %q with the image's ENV: %v", cmdArgs, err)
 	}
@@ -278,7 +280,7 @@ func TestDockerfile(t *testing.T) {
 		t.Fatalf("HEALTHCHECK runs %q, not the binary %s", probe, entry[0])
 	}
 	var out, errOut strings.Builder
-	if code := run(context.Background(), append(probe[1:], "-h"), envMap(withAuth), nil, &out, &errOut); code != 0 {
+	if code := run(context.Background(), append(probe[1:], "-h"), testsupport.EnvMap(withAuth), nil, &out, &errOut); code != 0 {
 		t.Errorf("robotsgate %s -h: exit %d: %s", strings.Join(probe[1:], " "), code, errOut.String())
 	}
 }

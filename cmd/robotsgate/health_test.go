@@ -5,18 +5,20 @@ import (
 	"net"
 	"strings"
 	"testing"
+
+	"github.com/robotsgate/robotsgate/internal/testsupport"
 )
 
 func TestHealthCommand(t *testing.T) {
 	r := startServe(t, nil, nil)
 	addr := r.addr.String()
 	var out, errOut strings.Builder
-	if code := run(context.Background(), []string{"health", "-listen", addr}, envMap(nil), nil, &out, &errOut); code != 0 || out.String() != "ok\n" {
+	if code := run(context.Background(), []string{"health", "-listen", addr}, testsupport.EnvMap(nil), nil, &out, &errOut); code != 0 || out.String() != "ok\n" {
 		t.Fatalf("health of a running proxy: exit %d, %q %q", code, out.String(), errOut.String())
 	}
 	// The environment works as for serve (the container sets it).
 	out.Reset()
-	if code := run(context.Background(), []string{"health"}, envMap(map[string]string{"ROBOTSGATE_LISTEN": addr}), nil, &out, &errOut); code != 0 {
+	if code := run(context.Background(), []string{"health"}, testsupport.EnvMap(map[string]string{"ROBOTSGATE_LISTEN": addr}), nil, &out, &errOut); code != 0 {
 		t.Fatalf("health via ROBOTSGATE_LISTEN: exit %d, %q", code, errOut.String())
 	}
 
@@ -28,12 +30,12 @@ func TestHealthCommand(t *testing.T) {
 	dead := ln.Addr().String()
 	ln.Close()
 	errOut.Reset()
-	if code := run(context.Background(), []string{"health", "-listen", dead}, envMap(nil), nil, &out, &errOut); code != 1 ||
+	if code := run(context.Background(), []string{"health", "-listen", dead}, testsupport.EnvMap(nil), nil, &out, &errOut); code != 1 ||
 		strings.Count(errOut.String(), "\n") != 1 || !strings.Contains(errOut.String(), "health") {
 		t.Errorf("health of nothing: exit %d, %q", code, errOut.String())
 	}
 	// A bad configuration is exit 2, as for serve.
-	if code := run(context.Background(), []string{"health", "-listen", "nope"}, envMap(nil), nil, &out, &errOut); code != 2 {
+	if code := run(context.Background(), []string{"health", "-listen", "nope"}, testsupport.EnvMap(nil), nil, &out, &errOut); code != 2 {
 		t.Errorf("health with a bad address: exit %d", code)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/robotsgate/robotsgate/internal/testsupport"
 	"gopkg.in/yaml.v3"
 )
 
@@ -97,7 +98,7 @@ func TestKubernetesTransparentSidecar(t *testing.T) {
 			t.Errorf("robotsgate env %s is not a variable robotsgate reads", k)
 		}
 	}
-	cfg, err := loadConfig(nil, envMap(env))
+	cfg, err := loadConfig(nil, testsupport.EnvMap(env))
 	if err != nil {
 		t.Fatalf("robotsgate's environment does not load: %v", err)
 	}

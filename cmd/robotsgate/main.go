@@ -76,7 +76,7 @@ func run(ctx context.Context, args []string, env func(string) string, stdin io.R
 		return runAudit(ctx, args[1:], env, stdin, stdout, stderr, auditEnv{now: time.Now})
 	case "ca":
 		return runCA(args[1:], stdout, stderr)
-	case "health": // [ops] container HEALTHCHECK (health.go)
+	case "health": // the container HEALTHCHECK (health.go)
 		return runHealth(ctx, args[1:], env, stdout, stderr)
 	case "iptables": // the transparent listener's redirect rules (iptables.go)
 		return runIPTables(args[1:], stdout, stderr)

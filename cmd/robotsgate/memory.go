@@ -18,7 +18,7 @@ import (
 const memoryAllowance = 128 << 20
 
 // memoryLimit returns the Go soft memory limit serve sets: the robots.txt
-// cache's budget (robots.max_cache_mb) plus memoryAllowance; ok is false
+// cache's budget (robots.max_cache_mb) plus [memoryAllowance]; ok is false
 // when the operator set GOMEMLIMIT, which the runtime applies itself.
 func memoryLimit(cfg config.Config, env func(string) string) (limit int64, ok bool) {
 	if env("GOMEMLIMIT") != "" {
@@ -27,7 +27,7 @@ func memoryLimit(cfg config.Config, env func(string) string) (limit int64, ok bo
 	return int64(cfg.Robots.MaxCacheMB)<<20 + memoryAllowance, true
 }
 
-// applyMemoryLimit sets the soft memory limit of memoryLimit, so that the
+// applyMemoryLimit sets the soft memory limit of [memoryLimit], so that the
 // collector works harder as the process nears it rather than letting the
 // heap grow to twice the live data, and logs it.
 func applyMemoryLimit(cfg config.Config, env func(string) string, log zerolog.Logger) {

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/compose-spec/compose-go/v2/types"
+	"github.com/robotsgate/robotsgate/internal/testsupport"
 	"gopkg.in/yaml.v3"
 )
 
@@ -78,7 +79,7 @@ func checkPrometheusWiring(t *testing.T, p *types.Project) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rcfg, err := loadConfig(nil, envMap(serviceEnv(rg)))
+	rcfg, err := loadConfig(nil, testsupport.EnvMap(serviceEnv(rg)))
 	if err != nil {
 		t.Fatal(err)
 	}

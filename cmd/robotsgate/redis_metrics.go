@@ -7,7 +7,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 )
 
-// redisHealth is what the Redis layer (the Store of redisfleet.Redis) reports.
+// redisHealth is what the Redis layer (the Store of [redisfleet.Redis]) reports.
 type redisHealth interface {
 	Healthy() bool
 	Fallbacks() uint64

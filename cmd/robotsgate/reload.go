@@ -10,7 +10,7 @@ import (
 	"github.com/robotsgate/robotsgate/internal/config"
 )
 
-// reloadConfig is the proxy's loader (proxy.Deps.Load): the configuration
+// reloadConfig is the proxy's loader ([proxy.Deps.Load]): the configuration
 // read again from the same flags, environment and file as at the start,
 // with the same checks.
 func (a *app) reloadConfig() (config.Config, error) {

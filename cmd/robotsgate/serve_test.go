@@ -17,6 +17,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/robotsgate/robotsgate/internal/testsupport"
 )
 
 // testTimeout bounds waits so that a bug fails instead of hanging; no
@@ -58,7 +60,7 @@ func startServe(t *testing.T, args []string, env map[string]string) *running {
 	ctx, cancel := context.WithCancel(context.Background())
 	r := &running{cancel: cancel, code: make(chan int, 1), stderr: &syncBuffer{}}
 	ready := make(chan net.Addr, 1)
-	go func() { r.code <- runServe(ctx, args, envMap(env), io.Discard, r.stderr, ready) }()
+	go func() { r.code <- runServe(ctx, args, testsupport.EnvMap(env), io.Discard, r.stderr, ready) }()
 	select {
 	case r.addr = <-ready:
 	case c := <-r.code:
@@ -240,14 +242,14 @@ func TestServeBadConfigExits2WithOneLine(t *testing.T) {
 	}{
 		{"bad mode", []string{"-mode", "nope"}, nil},
 		{"bad env", nil, map[string]string{"ROBOTSGATE_LOG_LEVEL": "chatty"}},
-		{"unknown key", []string{"-config", writeFile(t, "bad.yaml", "listen: 127.0.0.1:0\nshutdown_timout: 5s\n")}, nil},
-		{"unwritable audit log", []string{"-audit-log", filepath.Join(writeFile(t, "file", "x"), "audit.log")}, nil},
+		{"unknown key", []string{"-config", testsupport.WriteFile(t, "bad.yaml", "listen: 127.0.0.1:0\nshutdown_timout: 5s\n")}, nil},
+		{"unwritable audit log", []string{"-audit-log", filepath.Join(testsupport.WriteFile(t, "file", "x"), "audit.log")}, nil},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			var stdout, stderr bytes.Buffer
 			args := append([]string{"-data-dir", t.TempDir()}, tc.args...)
-			code := runServe(context.Background(), args, envMap(tc.env), &stdout, &stderr, nil)
+			code := runServe(context.Background(), args, testsupport.EnvMap(tc.env), &stdout, &stderr, nil)
 			if code != 2 {
 				t.Fatalf("exit %d, want 2; stderr %q", code, stderr.String())
 			}
@@ -267,7 +269,7 @@ func TestServeListenError(t *testing.T) {
 	defer ln.Close()
 	var stderr bytes.Buffer
 	code := runServe(context.Background(), []string{"-listen", ln.Addr().String(), "-data-dir", t.TempDir()},
-		envMap(nil), io.Discard, &stderr, nil)
+		testsupport.EnvMap(nil), io.Discard, &stderr, nil)
 	// A configuration error: exit 2 with one line naming the setting.
 	lines := strings.Split(strings.TrimRight(stderr.String(), "\n"), "\n")
 	if code != 2 || len(lines) != 1 || !strings.HasPrefix(lines[0], "robotsgate: listen: ") ||
@@ -277,7 +279,7 @@ func TestServeListenError(t *testing.T) {
 	// So is an admin_listen address that cannot be bound; nothing serves.
 	stderr.Reset()
 	code = runServe(context.Background(), []string{"-listen", "127.0.0.1:0", "-data-dir", t.TempDir(),
-		"-admin-listen", ln.Addr().String()}, envMap(nil), io.Discard, &stderr, nil)
+		"-admin-listen", ln.Addr().String()}, testsupport.EnvMap(nil), io.Discard, &stderr, nil)
 	lines = strings.Split(strings.TrimRight(stderr.String(), "\n"), "\n")
 	if code != 2 || len(lines) != 1 || !strings.HasPrefix(lines[0], "robotsgate: admin_listen: ") {
 		t.Fatalf("admin_listen in use: exit %d, stderr %q; want 2 and one line", code, stderr.String())
@@ -286,7 +288,7 @@ func TestServeListenError(t *testing.T) {
 
 func TestRunDispatch(t *testing.T) {
 	var stdout, stderr bytes.Buffer
-	if code := run(context.Background(), []string{"-h"}, envMap(nil), nil, &stdout, &stderr); code != 0 {
+	if code := run(context.Background(), []string{"-h"}, testsupport.EnvMap(nil), nil, &stdout, &stderr); code != 0 {
 		t.Fatalf("-h: exit %d", code)
 	}
 	for _, want := range []string{"serve", "check", "ca", "-listen", "ROBOTSGATE_AUDIT_LOG", "127.0.0.1:9309"} {
@@ -295,18 +297,18 @@ func TestRunDispatch(t *testing.T) {
 		}
 	}
 	stderr.Reset()
-	if code := run(context.Background(), []string{"frobnicate"}, envMap(nil), nil, io.Discard, &stderr); code != 2 ||
+	if code := run(context.Background(), []string{"frobnicate"}, testsupport.EnvMap(nil), nil, io.Discard, &stderr); code != 2 ||
 		!strings.Contains(stderr.String(), "unknown command") {
 		t.Fatalf("unknown command: exit %d, %q", code, stderr.String())
 	}
 	stdout.Reset()
-	if code := run(context.Background(), []string{"serve", "-h"}, envMap(nil), nil, &stdout, io.Discard); code != 0 ||
+	if code := run(context.Background(), []string{"serve", "-h"}, testsupport.EnvMap(nil), nil, &stdout, io.Discard); code != 0 ||
 		!strings.Contains(stdout.String(), "-audit-log") {
 		t.Fatalf("serve -h: exit %d, %q", code, stdout.String())
 	}
 	// Flags alone mean serve: a bad one is serve's exit 2.
 	stderr.Reset()
-	if code := run(context.Background(), []string{"-mode", "x"}, envMap(nil), nil, io.Discard, &stderr); code != 2 {
+	if code := run(context.Background(), []string{"-mode", "x"}, testsupport.EnvMap(nil), nil, io.Discard, &stderr); code != 2 {
 		t.Fatalf("flags without command: exit %d, %q", code, stderr.String())
 	}
 }

@@ -12,6 +12,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/robotsgate/robotsgate/internal/testsupport"
 )
 
 // TestServeRefusesMissingAuditDir checks that an audit log in a directory
@@ -21,7 +23,7 @@ func TestServeRefusesMissingAuditDir(t *testing.T) {
 	missing := filepath.Join(t.TempDir(), "no", "such")
 	var stdout, stderr bytes.Buffer
 	args := []string{"-listen", "127.0.0.1:0", "-data-dir", t.TempDir(), "-audit-log", filepath.Join(missing, "a.log")}
-	code := runServe(stopped(), args, envMap(nil), &stdout, &stderr, nil)
+	code := runServe(stopped(), args, testsupport.EnvMap(nil), &stdout, &stderr, nil)
 	want := `robotsgate: config: audit_log: directory "` + missing + `" does not exist; create it first ` +
 		"(robotsgate does not create directories) (flag -audit-log, env ROBOTSGATE_AUDIT_LOG)\n"
 	if code != 2 || stderr.String() != want {
@@ -37,7 +39,7 @@ func TestServeRefusesMissingAuditDir(t *testing.T) {
 // and the admin token, with their flags, in one line.
 func TestServeBeyondLoopbackNamesEverythingMissing(t *testing.T) {
 	var stdout, stderr bytes.Buffer
-	code := runServe(stopped(), []string{"-listen", "0.0.0.0:0"}, envMap(nil), &stdout, &stderr, nil)
+	code := runServe(stopped(), []string{"-listen", "0.0.0.0:0"}, testsupport.EnvMap(nil), &stdout, &stderr, nil)
 	line := stderr.String()
 	if code != 2 || strings.Count(line, "\n") != 1 {
 		t.Fatalf("exit %d, stderr %q; want 2 and one line", code, line)
@@ -60,7 +62,7 @@ func stopped() context.Context {
 func TestVersionCommand(t *testing.T) {
 	for _, args := range [][]string{{"version"}, {"-version"}} {
 		var stdout, stderr bytes.Buffer
-		if code := run(context.Background(), args, envMap(nil), nil, &stdout, &stderr); code != 0 || stderr.Len() > 0 {
+		if code := run(context.Background(), args, testsupport.EnvMap(nil), nil, &stdout, &stderr); code != 0 || stderr.Len() > 0 {
 			t.Fatalf("%v: exit %d, stderr %q", args, code, stderr.String())
 		}
 		lines := strings.Split(strings.TrimSuffix(stdout.String(), "\n"), "\n")

@@ -23,7 +23,7 @@ var (
 // buildStamp is the version information given to the linker.
 type buildStamp struct{ version, commit, time string }
 
-// runVersion prints the version of this binary (versionLines) and
+// runVersion prints the version of this binary ([versionLines]) and
 // returns 0.
 func runVersion(stdout io.Writer) int {
 	bi, ok := debug.ReadBuildInfo()

@@ -13,6 +13,8 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/robotsgate/robotsgate/internal/testsupport"
 )
 
 // vocabularyRobots states a usage preference that refuses /test for the
@@ -170,14 +172,14 @@ func vocabularyShapes(t *testing.T, robots string, declare []string) map[string]
 			shapes["audit"], _ = json.Marshal(rec)
 		}
 	}
-	robotsFile := writeFile(t, "robots.txt", robots)
+	robotsFile := testsupport.WriteFile(t, "robots.txt", robots)
 	for name, args := range map[string][]string{
 		"check":       {"check", "-robots", robotsFile},
 		"check-fetch": {"check", "-fetch"},
 	} {
 		args = append(append(args, "-agent", "VocabBot", "-json"), append(declare, target)...)
 		var out, errOut bytes.Buffer
-		if code := run(context.Background(), args, envMap(nil), strings.NewReader(""), &out, &errOut); code != 1 {
+		if code := run(context.Background(), args, testsupport.EnvMap(nil), strings.NewReader(""), &out, &errOut); code != 1 {
 			t.Fatalf("%s: exit %d, want 1 (refused): %s %s", name, code, out.String(), errOut.String())
 		}
 		shapes[name] = out.Bytes()

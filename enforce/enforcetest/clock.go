@@ -8,7 +8,7 @@ import (
 	"time"
 )
 
-// Clock is a fake enforce.Clock. Time stands still until Advance or Set.
+// Clock is a fake [enforce.Clock]. Time stands still until Advance or Set.
 // It is safe for concurrent use.
 type Clock struct {
 	mu      sync.Mutex

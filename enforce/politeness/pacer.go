@@ -25,7 +25,7 @@ import (
 // politeness.
 //
 // MemoryPacer is safe for concurrent use. The zero value is not usable;
-// call NewMemoryPacer.
+// call [NewMemoryPacer].
 type MemoryPacer struct {
 	clock enforce.Clock
 
@@ -34,12 +34,12 @@ type MemoryPacer struct {
 	sweepAt time.Time            // when the next sweep of past slots is due
 }
 
-// pacerSweepEvery is how often MemoryPacer drops origins whose next slot
+// pacerSweepEvery is how often [MemoryPacer] drops origins whose next slot
 // has passed.
 const pacerSweepEvery = time.Minute
 
-// NewMemoryPacer returns a MemoryPacer reading time from clock
-// (enforce.SystemClock{} when nil).
+// NewMemoryPacer returns a [MemoryPacer] reading time from clock
+// ([enforce.SystemClock]{} when nil).
 func NewMemoryPacer(clock enforce.Clock) *MemoryPacer {
 	if clock == nil {
 		clock = enforce.SystemClock{}
@@ -103,7 +103,7 @@ func (p *MemoryPacer) Len() int {
 }
 
 // sweepLocked forgets the origins whose next slot is not after now, at
-// most once per pacerSweepEvery.
+// most once per [pacerSweepEvery].
 func (p *MemoryPacer) sweepLocked(now time.Time) {
 	if now.Before(p.sweepAt) {
 		return

@@ -22,7 +22,7 @@ type MemoryPauses struct {
 	sweepAt time.Time
 }
 
-// memStreak is an origin's 503/429 streak in a MemoryPauses.
+// memStreak is an origin's 503/429 streak in a [MemoryPauses].
 type memStreak struct {
 	n     int       // consecutive 503/429 answers counted
 	since time.Time // when the current pause was last set or extended
@@ -41,7 +41,7 @@ type Pacer interface {
 }
 
 // Pauses records the origins that asked robotsgate to back off (503/429,
-// Retry-After) and each origin's backoff streak. MemoryPauses serves one
+// Retry-After) and each origin's backoff streak. [MemoryPauses] serves one
 // process; a fleet shares one in Redis, so that it backs off as one: the
 // streak, and with it the exponential backoff, counts every replica's
 // 503/429, and a 2xx seen by any replica ends the pause unless that
@@ -76,7 +76,7 @@ type BackoffPolicy struct {
 }
 
 // Delay returns the pause after the n-th consecutive 503/429 (n >= 1):
-// Start * 2^(n-1), capped at Max (enforce.Backoff). A fleet-wide Pauses
+// Start * 2^(n-1), capped at Max ([enforce.Backoff]). A fleet-wide Pauses
 // gets its steps from Steps.
 func (b BackoffPolicy) Delay(n int) time.Duration { return enforce.Backoff(b.Start, b.Max, n) }
 
@@ -94,10 +94,10 @@ func (b BackoffPolicy) Steps() []time.Duration {
 	return out
 }
 
-// pausesSweepEvery is how often MemoryPauses drops ended pauses.
+// pausesSweepEvery is how often [MemoryPauses] drops ended pauses.
 const pausesSweepEvery = time.Minute
 
-// NewMemoryPauses returns an empty MemoryPauses.
+// NewMemoryPauses returns an empty [MemoryPauses].
 func NewMemoryPauses() *MemoryPauses { return &MemoryPauses{} }
 
 // Pause implements Pauses: origin is paused until until, or longer if it

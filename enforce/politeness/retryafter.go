@@ -15,7 +15,7 @@ import (
 // ok is false when v is empty or malformed (including a signed number
 // such as "-5" or "+5", which delta-seconds does not allow). A well-formed
 // value may still yield d <= 0: "0", or a date at or before now. A
-// delta-seconds value too large for a time.Duration yields the largest
+// delta-seconds value too large for a [time.Duration] yields the largest
 // Duration, so that callers clamp it rather than ignore it.
 func parseRetryAfter(v string, now time.Time) (d time.Duration, ok bool) {
 	v = strings.TrimSpace(v)
@@ -50,7 +50,7 @@ func FormatRetryAfter(d time.Duration) string {
 	return strconv.FormatInt(int64(s), 10)
 }
 
-// maxDuration is the largest time.Duration.
+// maxDuration is the largest [time.Duration].
 const maxDuration = time.Duration(1<<63 - 1)
 
 func isDigits(s string) bool {

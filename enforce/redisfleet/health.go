@@ -20,7 +20,7 @@ const redisSlowTrips = 3
 
 // redisHealth is the circuit breaker in front of Redis. While up, calls go
 // to Redis; a hard failure (connection refused or reset, an error reply)
-// marks it down at once, and so do redisSlowTrips consecutive timeouts
+// marks it down at once, and so do [redisSlowTrips] consecutive timeouts
 // (each timed-out call is answered locally). Once down, calls go straight
 // to the local fallbacks (no per-request timeout is paid) while a single
 // goroutine PINGs Redis every RetryInterval and marks it up again when it
@@ -93,8 +93,8 @@ func isWrongType(err error) bool { return redis.HasErrorPrefix(err, "WRONGTYPE")
 
 // fail records that op failed with err: the call is answered locally and
 // Redis is marked down (starting the prober) if it was up and err is a
-// hard failure or the redisSlowTrips-th consecutive timeout. A WRONGTYPE
-// error (see isWrongType) is logged, at most once per log interval, and
+// hard failure or the [redisSlowTrips]-th consecutive timeout. A WRONGTYPE
+// error (see [isWrongType]) is logged, at most once per log interval, and
 // never marks Redis down.
 func (h *redisHealth) fail(_ context.Context, op string, err error) {
 	n := h.fallbacks.Add(1)

@@ -11,10 +11,10 @@ import (
 
 // redisReserve hands out one crawl-delay slot, atomically. KEYS[1] holds
 // the origin's next free slot (Unix ms); ARGV: now, delay, maxWait (ms),
-// keepMargin (ms), floor (ms; 0 when none). It returns {ok, slot}:
+// [redisPaceKeepMargin] (ms), floor (ms; 0 when none). It returns {ok, slot}:
 // slot = max(now, next, floor); when slot-now > maxWait nothing changes
 // and ok is 0, else next becomes slot+delay (if delay > 0), kept until
-// then plus keepMargin.
+// then plus that margin.
 var redisReserve = redis.NewScript(`
 local now = tonumber(ARGV[1])
 local delay = tonumber(ARGV[2])
@@ -34,13 +34,13 @@ return {1, slot}`)
 // slot: slack for clocks of replicas that run behind.
 const redisPaceKeepMargin = time.Minute
 
-// redisPacer is the politeness.Pacer shared by a fleet: each origin's next free slot
+// redisPacer is the [politeness.Pacer] shared by a fleet: each origin's next free slot
 // lives in Redis ("<prefix>pace:<origin>", Unix milliseconds) and one Lua
 // script per reservation reads it, computes slot = max(now, next), refuses
 // when slot-now > maxWait and otherwise moves next to slot+delay, all
 // atomically, so the spacing holds across all replicas.
 //
-// Time comes from the caller: "now" is the enforce.Clock of Options, passed
+// Time comes from the caller: "now" is the [enforce.Clock] of Options, passed
 // to the script in milliseconds. This keeps tests deterministic (a fake
 // clock drives every replica) and returns slots in the caller's own time
 // frame, at the price of trusting the replicas' clocks: with clocks
@@ -48,7 +48,7 @@ const redisPaceKeepMargin = time.Minute
 // than the delay. NTP-synchronised hosts are off by milliseconds, crawl
 // delays are seconds. Slots are whole milliseconds.
 //
-// While Redis is down, a local politeness.MemoryPacer paces: each
+// While Redis is down, a local [politeness.MemoryPacer] paces: each
 // replica then spaces only its own requests. The switch keeps the spacing
 // in both directions: each slot Redis hands out also moves the local next slot,
 // so the first local slot after an outage begins is at least a delay

@@ -120,7 +120,7 @@ func parsePauseRec(v string) (pauseRec, error) {
 	return r, nil
 }
 
-// redisPauses is the politeness.Pauses shared by a fleet: each
+// redisPauses is the [politeness.Pauses] shared by a fleet: each
 // origin's pause lives in Redis ("<prefix>pause:<origin>", the text
 // "since|until|streak", times in Unix milliseconds), so a 503/429 seen by
 // one replica pauses the origin for all of them. Lua scripts keep it
@@ -140,7 +140,7 @@ func parsePauseRec(v string) (pauseRec, error) {
 // the origin has no record.
 //
 // Every pause is also recorded in the local Pauses
-// (a politeness.MemoryPauses), which answers while Redis is down. A pause
+// (a [politeness.MemoryPauses]), which answers while Redis is down. A pause
 // recorded while Redis was down is kept as pending: PausedUntil honours it
 // after Redis returns (the later end wins), and it is written to Redis as
 // soon as Redis answers again, so the fleet learns of it.
@@ -190,7 +190,7 @@ func (p *redisPauses) merge(ctx context.Context, origin string, rec pauseRec, no
 	return ok
 }
 
-// Backoff implements politeness.Pauses: the streak and the pause are kept in
+// Backoff implements [politeness.Pauses]: the streak and the pause are kept in
 // Redis; while Redis is down, in the local Pauses (the pause then stays
 // pending until Redis answers).
 func (p *redisPauses) Backoff(ctx context.Context, origin string, now time.Time, retryAfter time.Duration, b politeness.BackoffPolicy) (time.Time, bool, error) {
@@ -228,7 +228,7 @@ func (p *redisPauses) Backoff(ctx context.Context, origin string, now time.Time,
 }
 
 // stepsMS returns b.Steps in milliseconds, comma-separated, for
-// redisBackoff.
+// [redisBackoff].
 func stepsMS(b politeness.BackoffPolicy) string {
 	steps := b.Steps()
 	ms := make([]string, len(steps))
@@ -294,7 +294,7 @@ func (p *redisPauses) Resume(ctx context.Context, origin string) error {
 	return p.ResumeSent(ctx, origin, time.Time{})
 }
 
-// ResumeSent implements politeness.Pauses.
+// ResumeSent implements [politeness.Pauses].
 func (p *redisPauses) ResumeSent(ctx context.Context, origin string, sent time.Time) error {
 	if err := p.local.ResumeSent(ctx, origin, sent); err != nil {
 		return err

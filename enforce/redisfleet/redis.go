@@ -32,42 +32,42 @@ const (
 // defaults.
 type Options struct {
 	// Prefix starts every Redis key and channel name robotsgate uses;
-	// default defaultPrefix. Replicas that share robots.txt state
+	// default [defaultPrefix]. Replicas that share robots.txt state
 	// must use the same prefix.
 	Prefix string
-	// enforce.Clock is the Enforcer's clock: the pacer reads it and passes its
-	// time to Redis (see Pacer). Default enforce.SystemClock{}.
+	// [enforce.Clock] is the Enforcer's clock: the pacer reads it and passes its
+	// time to Redis (see Pacer). Default [enforce.SystemClock]{}.
 	Clock enforce.Clock
 	// Log receives the outage and recovery messages (at most one per
 	// LogInterval while Redis is down).
 	Log zerolog.Logger
 	// MaxBytes is the robots.txt parse limit used when an entry loaded
-	// from Redis is parsed again (enforce.Entry.Rebuild): the Enforcer's
+	// from Redis is parsed again ([enforce.Entry.Rebuild]): the Enforcer's
 	// MaxBytes (robots.max_bytes). Required.
 	MaxBytes int
 	// L1TTL is how long an entry read from Redis is served from process
-	// memory before Redis is asked again; default defaultL1TTL. A
+	// memory before Redis is asked again; default [defaultL1TTL]. A
 	// negative value disables the L1 cache.
 	L1TTL time.Duration
 	// Timeout bounds every Redis call made on a request's path; when it
 	// passes, the local fallback answers the call, and Redis is marked
 	// down after three such calls in a row (a refused or broken
-	// connection marks it down at once). Default defaultTimeout.
+	// connection marks it down at once). Default [defaultTimeout].
 	Timeout time.Duration
 	// LockTTL is the lifetime of the per-origin fetch lock. Its holder
 	// extends it every LockTTL/3 while it fetches, so a crashed holder
-	// blocks the origin for at most LockTTL. Default defaultLockTTL.
+	// blocks the origin for at most LockTTL. Default [defaultLockTTL].
 	LockTTL time.Duration
 	// RetryInterval is how often Redis is probed (PING) while it is
-	// considered down; default defaultRetryInterval.
+	// considered down; default [defaultRetryInterval].
 	RetryInterval time.Duration
 	// LogInterval is the minimum time between two "Redis still down" log
-	// lines; default defaultLogInterval.
+	// lines; default [defaultLogInterval].
 	LogInterval time.Duration
 
 	// Local is the process-local Store used while Redis is down; required
 	// (cmd/robotsgate passes the bounded MemoryStore it would use without
-	// Redis). The pacer and pauses fall back to a politeness.MemoryPacer
+	// Redis). The pacer and pauses fall back to a [politeness.MemoryPacer]
 	// and MemoryPauses of their own.
 	Local enforce.Store
 }
@@ -231,7 +231,7 @@ func (l redisClientLog) Printf(_ context.Context, format string, v ...any) {
 	l.log.Debug().Str("component", "go-redis").Msgf(format, v...)
 }
 
-// Store returns the fleet-wide robots.txt Store (also an enforce.Coordinator,
+// Store returns the fleet-wide robots.txt Store (also an [enforce.Coordinator],
 // and it reports its health: Healthy).
 func (r *Redis) Store() enforce.Store { return r.store }
 
@@ -325,7 +325,7 @@ func (k redisKeys) pause(origin string) string  { return k.prefix + "pause:" + o
 
 // events is the channel on which replicas announce that an origin's
 // robots.txt entry or pause changed; the message is
-// "<kind> <replica id> <origin>" (see Redis.event).
+// "<kind> <replica id> <origin>" (see [Redis.event]).
 func (k redisKeys) events() string { return k.prefix + "events" }
 
 // newToken returns a random 128-bit hex string.

@@ -14,7 +14,7 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// redisStore is the enforce.Store shared by a fleet of robotsgate processes. An
+// redisStore is the [enforce.Store] shared by a fleet of robotsgate processes. An
 // entry is kept in Redis under "<prefix>robots:<origin>" as JSON of the
 // fetched bodies and fetch metadata (never a compiled form: it is parsed
 // again locally on load, so a newer parser never reads a stale compiled
@@ -27,7 +27,7 @@ import (
 // is at most L1TTL old.
 //
 // Every entry is also kept in a process-local Store, which answers while
-// Redis is down. redisStore implements enforce.Coordinator: see Once.
+// Redis is down. redisStore implements [enforce.Coordinator]: see Once.
 type redisStore struct {
 	r     *Redis
 	l1    *cache.Cache // nil when disabled
@@ -138,7 +138,7 @@ func (s *redisStore) dropBad(ctx context.Context, origin, sum string, why error)
 // redisSetEntry stores the entry ARGV[1] at KEYS[1] (kept ARGV[2] ms; 0:
 // no expiry) unless what is stored is better: an entry fetched later
 // (its fetched_ms > ARGV[3]), or, when the new entry is unreachable with
-// no good copy (ARGV[4] = "1") and ARGV[5] consecutive failures, a enforce.StatusOK
+// no good copy (ARGV[4] = "1") and ARGV[5] consecutive failures, a [enforce.StatusOK]
 // entry or an entry holding a good copy that the new one does not
 // continue (as many failures or more). An entry that does continue the
 // stored one (Enforcer.next carries the good copy over, and counts one
@@ -189,11 +189,11 @@ func (s *redisStore) setLocal(ctx context.Context, origin string, e *enforce.Ent
 
 // Set stores e for origin in the L1 and local stores and, kept for keep
 // (keep <= 0: until deleted), in Redis, unless Redis holds a better entry
-// (see redisSetEntry): one fetched later, or a good robots.txt that e, a
+// (see [redisSetEntry]): one fetched later, or a good robots.txt that e, a
 // failure that does not carry it as its good copy, would replace. Then
 // e stays local and the L1 copy is dropped, so that this process reads
 // the better entry next. Entries fetched by a replica that gave up
-// waiting for another's fetch (see Once) are written through localWrites
+// waiting for another's fetch (see Once) are written through [localWrites]
 // and kept local only.
 func (s *redisStore) Set(ctx context.Context, origin string, e *enforce.Entry, keep time.Duration) {
 	s.setLocal(ctx, origin, e, keep)
@@ -241,7 +241,7 @@ func (s *redisStore) Delete(ctx context.Context, origin string) {
 
 // Len returns the number of robots.txt entries this process holds: its
 // process-local copy of every entry it read or stored (see Get and Set),
-// when the local store counts them (a enforce.MemoryStore does), else 0. It
+// when the local store counts them (a [enforce.MemoryStore] does), else 0. It
 // never asks Redis: the metric robotsgate_robots_cache_entries reads it
 // at every scrape.
 func (s *redisStore) Len() int {
@@ -251,11 +251,11 @@ func (s *redisStore) Len() int {
 	return 0
 }
 
-// Healthy reports whether Redis is in use (see Redis.Healthy).
+// Healthy reports whether Redis is in use (see [Redis.Healthy]).
 func (s *redisStore) Healthy() bool { return s.r.Healthy() }
 
 // Fallbacks returns how many calls were answered locally (see
-// Redis.Fallbacks).
+// [Redis.Fallbacks]).
 func (s *redisStore) Fallbacks() uint64 { return s.r.Fallbacks() }
 
 // dropL1 forgets origin's L1 copy (another replica changed the entry).
@@ -269,7 +269,7 @@ func (s *redisStore) dropL1(origin string) {
 // entries of another version as missing (the origin is fetched again).
 const redisEntryVersion = 1
 
-// redisEntry is the stored form of an enforce.Entry: everything but Parsed.
+// redisEntry is the stored form of an [enforce.Entry]: everything but Parsed.
 type redisEntry struct {
 	V                int          `json:"v"`
 	Origin           string       `json:"origin"`
@@ -283,7 +283,7 @@ type redisEntry struct {
 	UnreachableSince time.Time    `json:"unreachable_since,omitzero"`
 }
 
-// redisResult is the stored form of a enforce.FetchResult.
+// redisResult is the stored form of a [enforce.FetchResult].
 type redisResult struct {
 	Status     enforce.Status `json:"status"`
 	HTTPStatus int            `json:"http_status,omitempty"`
@@ -326,7 +326,7 @@ func encodeRedisEntry(e *enforce.Entry) ([]byte, error) {
 	return json.Marshal(&w)
 }
 
-// decodeRedisEntry returns the enforce.Entry stored as data, with Parsed rebuilt
+// decodeRedisEntry returns the [enforce.Entry] stored as data, with Parsed rebuilt
 // from its bodies (parsing at most maxBytes).
 func decodeRedisEntry(data []byte, maxBytes int) (*enforce.Entry, error) {
 	var w redisEntry

@@ -75,7 +75,7 @@ func TestRedisStoreRoundTrip(t *testing.T) {
 		for _, c := range []struct{ agent, path string }{
 			{"", "/"}, {"", "/private"}, {"", "/private/ok"}, {"foobot", "/"}, {"otherbot", "/private/x"},
 		} {
-			if g, w := got.Parsed.DecidePath(c.agent, c.path), want.Parsed.DecidePath(c.agent, c.path); g != w {
+			if g, w := got.Parsed.MatchPath(c.agent, c.path), want.Parsed.MatchPath(c.agent, c.path); g != w {
 				t.Errorf("%s: decision for %q %s: got %+v, want %+v", want.Origin, c.agent, c.path, g, w)
 			}
 		}
@@ -150,11 +150,11 @@ func BenchmarkRedisDecideCacheHit(b *testing.B) {
 			b.Fatal(err)
 		}
 		ctx := context.Background()
-		e.Decide(ctx, u, "")
+		e.Decide(ctx, u, "", enforce.DecideOptions{})
 		b.ReportAllocs()
 		b.ResetTimer()
 		for b.Loop() {
-			if d := e.Decide(ctx, u, ""); d.Allowed {
+			if d := e.Decide(ctx, u, "", enforce.DecideOptions{}); d.Allowed {
 				b.Fatal("allowed")
 			}
 		}

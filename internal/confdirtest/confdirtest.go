@@ -14,7 +14,7 @@ import (
 	"testing"
 )
 
-// Main runs m with XDG_CONFIG_HOME (what os.UserConfigDir returns on
+// Main runs m with XDG_CONFIG_HOME (what [os.UserConfigDir] returns on
 // Linux and the BSDs) set to a new temporary directory, which it removes
 // afterwards. It returns m's exit code, or 1 when a test created the
 // subdirectory name there: that test would have written to the user's

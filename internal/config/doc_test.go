@@ -5,6 +5,8 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/robotsgate/robotsgate/internal/testsupport"
 )
 
 // TestConfigurationDocIsCurrent: docs/configuration.md is what the option
@@ -33,14 +35,17 @@ func TestConfigurationDocIsCurrent(t *testing.T) {
 // comes from the YAML file, the environment or a flag.
 func TestSameErrorFromEverySource(t *testing.T) {
 	const want = `"soon" is not a duration (e.g. 30s, 5m, 24h)`
-	file := writeFile(t, "d.yaml", "shutdown_timeout: soon\n")
+	file := testsupport.WriteFile(t, "d.yaml", "shutdown_timeout: soon\n")
 	for name, load := range map[string]func() error{
-		"yaml": func() error { _, err := Load([]string{"-config", file}, envMap(nil)); return err },
+		"yaml": func() error { _, err := Load([]string{"-config", file}, testsupport.EnvMap(nil)); return err },
 		"env": func() error {
-			_, err := Load(nil, envMap(map[string]string{"ROBOTSGATE_SHUTDOWN_TIMEOUT": "soon"}))
+			_, err := Load(nil, testsupport.EnvMap(map[string]string{"ROBOTSGATE_SHUTDOWN_TIMEOUT": "soon"}))
 			return err
 		},
-		"flag": func() error { _, err := Load([]string{"-shutdown-timeout", "soon"}, envMap(nil)); return err },
+		"flag": func() error {
+			_, err := Load([]string{"-shutdown-timeout", "soon"}, testsupport.EnvMap(nil))
+			return err
+		},
 	} {
 		err := load()
 		if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "shutdown_timeout") {
@@ -56,7 +61,7 @@ func TestSameErrorFromEverySource(t *testing.T) {
 		"robots: 5\n":                  `line 1: robots is not a mapping`,
 		"auth:\n  allow_open: maybe\n": `"maybe" is not a boolean (true or false)`,
 	} {
-		_, err := Load([]string{"-config", writeFile(t, "x.yaml", yaml)}, envMap(nil))
+		_, err := Load([]string{"-config", testsupport.WriteFile(t, "x.yaml", yaml)}, testsupport.EnvMap(nil))
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%q: error %v, want %q", yaml, err, want)
 		}
@@ -66,7 +71,7 @@ func TestSameErrorFromEverySource(t *testing.T) {
 // TestValidateNamesFlagAndEnv: a value that parses but is invalid is
 // reported with its key, flag and environment variable.
 func TestValidateNamesFlagAndEnv(t *testing.T) {
-	_, err := Load([]string{"-robots-ttl", "-1h"}, envMap(nil))
+	_, err := Load([]string{"-robots-ttl", "-1h"}, testsupport.EnvMap(nil))
 	want := "robots.ttl: -1h0m0s is not positive (flag -robots-ttl, env ROBOTSGATE_ROBOTS_TTL)"
 	if err == nil || !strings.Contains(err.Error(), want) {
 		t.Fatalf("error %v, want %q", err, want)

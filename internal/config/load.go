@@ -11,7 +11,7 @@ import (
 // Load builds the configuration from, by precedence, flags > environment
 // (ROBOTSGATE_<FLAG>) > the YAML file (-config or ROBOTSGATE_CONFIG) >
 // Default, and validates it. env looks up an environment variable; an
-// empty value counts as unset. It returns flag.ErrHelp for -h. Errors are
+// empty value counts as unset. It returns [flag.ErrHelp] for -h. Errors are
 // single lines naming where the bad value came from.
 func Load(args []string, env func(string) string) (Config, error) {
 	var given []flagValue

@@ -4,35 +4,21 @@ import (
 	"errors"
 	"flag"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/robotsgate/robotsgate/internal/testsupport"
 	"gopkg.in/yaml.v3"
 )
 
-// envMap returns an env lookup func over m.
-func envMap(m map[string]string) func(string) string {
-	return func(k string) string { return m[k] }
-}
-
-func writeFile(t *testing.T, name, content string) string {
-	t.Helper()
-	p := filepath.Join(t.TempDir(), name)
-	if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
-
 func TestConfigPrecedence(t *testing.T) {
-	file := writeFile(t, "c.yaml", "agent: FileBot\nlisten: 127.0.0.1:7001\nmode: report\nrobots:\n  ttl: 2h\n")
+	file := testsupport.WriteFile(t, "c.yaml", "agent: FileBot\nlisten: 127.0.0.1:7001\nmode: report\nrobots:\n  ttl: 2h\n")
 	env := map[string]string{"ROBOTSGATE_AGENT": "EnvBot", "ROBOTSGATE_LISTEN": "127.0.0.1:7002"}
 	flags := []string{"-config", file, "-agent", "FlagBot"}
 
-	cfg, err := Load(flags, envMap(env))
+	cfg, err := Load(flags, testsupport.EnvMap(env))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,31 +27,31 @@ func TestConfigPrecedence(t *testing.T) {
 		cfg.Robots.TTL != 2*time.Hour || cfg.Audit != "blocked" {
 		t.Fatalf("flag+env+file: agent %q listen %q mode %q ttl %v audit %q", cfg.Agent, cfg.Listen, cfg.Mode, cfg.Robots.TTL, cfg.Audit)
 	}
-	cfg, _ = Load(flags[:2], envMap(env))
+	cfg, _ = Load(flags[:2], testsupport.EnvMap(env))
 	if cfg.Agent != "EnvBot" {
 		t.Fatalf("env over file: agent %q", cfg.Agent)
 	}
-	cfg, _ = Load(flags[:2], envMap(nil))
+	cfg, _ = Load(flags[:2], testsupport.EnvMap(nil))
 	if cfg.Agent != "FileBot" || cfg.Listen != "127.0.0.1:7001" {
 		t.Fatalf("file over default: agent %q listen %q", cfg.Agent, cfg.Listen)
 	}
-	cfg, _ = Load(nil, envMap(nil))
+	cfg, _ = Load(nil, testsupport.EnvMap(nil))
 	if def := Default(); cfg.Agent != def.Agent || cfg.Listen != "127.0.0.1:9309" {
 		t.Fatalf("defaults: agent %q listen %q", cfg.Agent, cfg.Listen)
 	}
 	// The config file can come from the environment too; a flag wins.
-	cfg, _ = Load(nil, envMap(map[string]string{"ROBOTSGATE_CONFIG": file}))
+	cfg, _ = Load(nil, testsupport.EnvMap(map[string]string{"ROBOTSGATE_CONFIG": file}))
 	if cfg.Agent != "FileBot" {
 		t.Fatalf("ROBOTSGATE_CONFIG: agent %q", cfg.Agent)
 	}
-	other := writeFile(t, "o.yaml", "agent: OtherFileBot\n")
-	cfg, _ = Load([]string{"-config", other}, envMap(map[string]string{"ROBOTSGATE_CONFIG": file}))
+	other := testsupport.WriteFile(t, "o.yaml", "agent: OtherFileBot\n")
+	cfg, _ = Load([]string{"-config", other}, testsupport.EnvMap(map[string]string{"ROBOTSGATE_CONFIG": file}))
 	if cfg.Agent != "OtherFileBot" {
 		t.Fatalf("-config over ROBOTSGATE_CONFIG: agent %q", cfg.Agent)
 	}
 	// Typed options: durations and the nested keys.
 	cfg, err = Load([]string{"-shutdown-timeout", "5s", "-https", "tunnel", "-data-dir", "/tmp/x"},
-		envMap(map[string]string{"ROBOTSGATE_ROBOTS_TTL": "3h", "ROBOTSGATE_AUDIT_LOG": "/tmp/a.log"}))
+		testsupport.EnvMap(map[string]string{"ROBOTSGATE_ROBOTS_TTL": "3h", "ROBOTSGATE_AUDIT_LOG": "/tmp/a.log"}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,9 +89,9 @@ func TestConfigErrors(t *testing.T) {
 		env  map[string]string
 		want string // in the error
 	}{
-		{"unknown YAML key", []string{"-config", writeFile(t, "typo.yaml", "listen: 127.0.0.1:1\nlisen: x\n")}, nil, `line 2: unknown key "lisen"`},
-		{"unknown nested key", []string{"-config", writeFile(t, "typo2.yaml", "robots:\n  tll: 1h\n")}, nil, `unknown key "tll"`},
-		{"bad YAML type", []string{"-config", writeFile(t, "type.yaml", "robots:\n  ttl: 3600\n")}, nil, "line 2"},
+		{"unknown YAML key", []string{"-config", testsupport.WriteFile(t, "typo.yaml", "listen: 127.0.0.1:1\nlisen: x\n")}, nil, `line 2: unknown key "lisen"`},
+		{"unknown nested key", []string{"-config", testsupport.WriteFile(t, "typo2.yaml", "robots:\n  tll: 1h\n")}, nil, `unknown key "tll"`},
+		{"bad YAML type", []string{"-config", testsupport.WriteFile(t, "type.yaml", "robots:\n  ttl: 3600\n")}, nil, "line 2"},
 		{"missing file", []string{"-config", "/nonexistent/robotsgate.yaml"}, nil, "config file"},
 		{"bad mode flag", []string{"-mode", "block"}, nil, `mode: "block" is not one of enforce, report`},
 		{"bad env duration", nil, map[string]string{"ROBOTSGATE_SHUTDOWN_TIMEOUT": "soon"}, "ROBOTSGATE_SHUTDOWN_TIMEOUT"},
@@ -123,7 +109,7 @@ func TestConfigErrors(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := Load(tc.args, envMap(tc.env))
+			_, err := Load(tc.args, testsupport.EnvMap(tc.env))
 			if err == nil {
 				t.Fatalf("no error")
 			}
@@ -132,7 +118,7 @@ func TestConfigErrors(t *testing.T) {
 			}
 		})
 	}
-	if _, err := Load([]string{"-h"}, envMap(nil)); !errors.Is(err, flag.ErrHelp) {
+	if _, err := Load([]string{"-h"}, testsupport.EnvMap(nil)); !errors.Is(err, flag.ErrHelp) {
 		t.Fatalf("-h: %v", err)
 	}
 }
@@ -141,7 +127,7 @@ func TestConfigErrors(t *testing.T) {
 const exampleConfig = "../../configs/robotsgate.yaml"
 
 func TestExampleConfigLoadsAndIsComplete(t *testing.T) {
-	cfg, err := Load([]string{"-config", exampleConfig}, envMap(nil))
+	cfg, err := Load([]string{"-config", exampleConfig}, testsupport.EnvMap(nil))
 	if err != nil {
 		t.Fatalf("example config: %v", err)
 	}
@@ -188,8 +174,8 @@ func hasKey(m map[string]any, path []string) bool {
 }
 
 func TestYAMLErrorIsOneLine(t *testing.T) {
-	p := writeFile(t, "two.yaml", "lisen: a\nagnet: b\n")
-	_, err := Load([]string{"-config", p}, envMap(nil))
+	p := testsupport.WriteFile(t, "two.yaml", "lisen: a\nagnet: b\n")
+	_, err := Load([]string{"-config", p}, testsupport.EnvMap(nil))
 	if err == nil || strings.Contains(err.Error(), "\n") {
 		t.Fatalf("error %q: want one line", err)
 	}
@@ -199,7 +185,7 @@ func TestYAMLErrorIsOneLine(t *testing.T) {
 }
 
 func TestAllowedPortsOption(t *testing.T) {
-	file := writeFile(t, "ports.yaml", "https:\n  allowed_ports: [1443]\n")
+	file := testsupport.WriteFile(t, "ports.yaml", "https:\n  allowed_ports: [1443]\n")
 	for _, tc := range []struct {
 		name string
 		args []string
@@ -212,7 +198,7 @@ func TestAllowedPortsOption(t *testing.T) {
 		{"flag over env", []string{"-allowed-ports", " 443, 8443 "}, map[string]string{"ROBOTSGATE_ALLOWED_PORTS": "9443"}, []int{443, 8443}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			cfg, err := Load(tc.args, envMap(tc.env))
+			cfg, err := Load(tc.args, testsupport.EnvMap(tc.env))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -234,7 +220,7 @@ func TestAllowedPortsOption(t *testing.T) {
 		{"empty", []string{"-allowed-ports", " , "}, nil, []string{"https.allowed_ports: empty"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := Load(tc.args, envMap(tc.env))
+			_, err := Load(tc.args, testsupport.EnvMap(tc.env))
 			if err == nil {
 				t.Fatal("no error")
 			}
@@ -257,19 +243,19 @@ func TestAllowedPortsOption(t *testing.T) {
 // allow_agent_override is off by default and set by YAML, env or flag.
 func TestAgentOptions(t *testing.T) {
 	for _, agent := range []string{"MJ12bot", "360Spider", "My-Bot_x"} {
-		if _, err := Load([]string{"-agent", agent}, envMap(nil)); err != nil {
+		if _, err := Load([]string{"-agent", agent}, testsupport.EnvMap(nil)); err != nil {
 			t.Errorf("-agent %s: %v", agent, err)
 		}
-		file := writeFile(t, "a.yaml", "agent: "+agent+"\n")
-		if _, err := Load([]string{"-config", file}, envMap(nil)); err != nil {
+		file := testsupport.WriteFile(t, "a.yaml", "agent: "+agent+"\n")
+		if _, err := Load([]string{"-config", file}, testsupport.EnvMap(nil)); err != nil {
 			t.Errorf("agent: %s in YAML: %v", agent, err)
 		}
 	}
-	cfg, err := Load(nil, envMap(nil))
+	cfg, err := Load(nil, testsupport.EnvMap(nil))
 	if err != nil || cfg.AllowAgentOverride {
 		t.Fatalf("default allow_agent_override: %v %v", cfg.AllowAgentOverride, err)
 	}
-	file := writeFile(t, "o.yaml", "agent: MyBot\nallow_agent_override: true\n")
+	file := testsupport.WriteFile(t, "o.yaml", "agent: MyBot\nallow_agent_override: true\n")
 	for _, c := range []struct {
 		args []string
 		env  map[string]string
@@ -281,7 +267,7 @@ func TestAgentOptions(t *testing.T) {
 		{[]string{"-config", file, "-allow-agent-override=false"}, nil, false},
 		{[]string{"-config", file}, map[string]string{"ROBOTSGATE_ALLOW_AGENT_OVERRIDE": "false"}, false},
 	} {
-		cfg, err := Load(c.args, envMap(c.env))
+		cfg, err := Load(c.args, testsupport.EnvMap(c.env))
 		if err != nil || cfg.AllowAgentOverride != c.want {
 			t.Errorf("%v %v: allow_agent_override %v (%v), want %v", c.args, c.env, cfg.AllowAgentOverride, err, c.want)
 		}

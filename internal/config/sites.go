@@ -13,7 +13,7 @@ import (
 	"github.com/robotsgate/robotsgate/robots/aipref"
 )
 
-// Values of a site's policy (Site.Policy).
+// Values of a site's policy ([Site.Policy]).
 const (
 	SitePolicyAllow = "allow" // written permission: forwarded even where robots.txt refuses
 	SitePolicyDeny  = "deny"  // never fetched, not even robots.txt
@@ -25,8 +25,8 @@ type Site struct {
 	// Match is the pattern as written: an origin (https://partner.example),
 	// a host (slow.example) or "*." and a domain (*.example.org).
 	Match string
-	// Policy is "" (only CrawlDelay or Purposes change), SitePolicyAllow or
-	// SitePolicyDeny.
+	// Policy is "" (only CrawlDelay or Purposes change), [SitePolicyAllow] or
+	// [SitePolicyDeny].
 	Policy string
 	Note   string // why; required with SitePolicyAllow
 	// CrawlDelay is a floor on robots.txt's Crawl-delay for the site
@@ -53,7 +53,7 @@ const (
 	SiteOrigin
 )
 
-// SiteFor returns the exception that applies to origin (as enforce.Origin
+// SiteFor returns the exception that applies to origin (as [enforce.Origin]
 // spells it), and whether one does: the most specific match wins (an
 // origin, then an exact host, then the longest "*." domain), and at equal
 // specificity a deny wins. sites must be validated.
@@ -157,7 +157,7 @@ func (s *Site) checkPolicy() error {
 }
 
 // canonicalise parses s.Match into Origin, Host or Domain, spelled as
-// enforce.Origin spells origins, so that every spelling of a host (case,
+// [enforce.Origin] spells origins, so that every spelling of a host (case,
 // IDNA, default port) matches the same.
 func (s *Site) canonicalise() error {
 	m := strings.TrimSpace(s.Match)
@@ -202,8 +202,8 @@ func (s *Site) canonicalise() error {
 	return nil
 }
 
-// canonicalHost returns host (without a port) as enforce.CanonicalHost
-// spells it (an IPv6 address without its brackets, as hostOfOrigin gives
+// canonicalHost returns host (without a port) as [enforce.CanonicalHost]
+// spells it (an IPv6 address without its brackets, as [hostOfOrigin] gives
 // it).
 func canonicalHost(host string) (string, error) {
 	u := &url.URL{Scheme: "http", Host: host}

@@ -5,12 +5,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/robotsgate/robotsgate/internal/testsupport"
 	"github.com/robotsgate/robotsgate/robots/aipref"
 )
 
 func loadSites(t *testing.T, yml string) ([]Site, error) {
 	t.Helper()
-	cfg, err := Load([]string{"-config", writeFile(t, "c.yaml", yml)}, envMap(nil))
+	cfg, err := Load([]string{"-config", testsupport.WriteFile(t, "c.yaml", yml)}, testsupport.EnvMap(nil))
 	return cfg.Sites, err
 }
 

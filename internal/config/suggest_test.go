@@ -3,6 +3,8 @@ package config
 import (
 	"strings"
 	"testing"
+
+	"github.com/robotsgate/robotsgate/internal/testsupport"
 )
 
 // TestUnknownYAMLKeySuggests: an unknown key names the closest known key
@@ -21,7 +23,7 @@ func TestUnknownYAMLKeySuggests(t *testing.T) {
 		{"max_redirects: 3\n", `unknown key "max_redirects" (did you mean robots.max_redirects, i.e. robots: {max_redirects: ...}?)`},
 		{"completely_unrelated_thing: 1\n", `unknown key "completely_unrelated_thing"`},
 	} {
-		_, err := Load([]string{"-config", writeFile(t, "c.yaml", tc.yaml)}, func(string) string { return "" })
+		_, err := Load([]string{"-config", testsupport.WriteFile(t, "c.yaml", tc.yaml)}, func(string) string { return "" })
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%q: error %v, want %q", tc.yaml, err, tc.want)
 		}

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/robotsgate/robotsgate/internal/testsupport"
 )
 
 func TestValidateOpenProxy(t *testing.T) {
@@ -177,12 +179,12 @@ func cidrs(t testing.TB, s ...string) []netip.Prefix {
 // TestBadCIDRs: a client network that is not a CIDR or an address is
 // refused by Load, naming the key and the item, from every source.
 func TestBadCIDRs(t *testing.T) {
-	file := writeFile(t, "cidr.yaml", "auth:\n  allow_cidrs: [10.0.0.0/99]\n")
-	if _, err := Load([]string{"-config", file}, envMap(nil)); err == nil || !strings.Contains(err.Error(), "auth.allow_cidrs[0]") {
+	file := testsupport.WriteFile(t, "cidr.yaml", "auth:\n  allow_cidrs: [10.0.0.0/99]\n")
+	if _, err := Load([]string{"-config", file}, testsupport.EnvMap(nil)); err == nil || !strings.Contains(err.Error(), "auth.allow_cidrs[0]") {
 		t.Errorf("YAML 10.0.0.0/99: %v", err)
 	}
 	for _, bad := range []string{"10.0.0.0/33", "example.com", "10.0.0.0/99"} {
-		_, err := Load([]string{"-allow-cidrs", "127.0.0.0/8," + bad}, envMap(nil))
+		_, err := Load([]string{"-allow-cidrs", "127.0.0.0/8," + bad}, testsupport.EnvMap(nil))
 		if err == nil || !strings.Contains(err.Error(), "auth.allow_cidrs") || !strings.Contains(err.Error(), bad) {
 			t.Errorf("-allow-cidrs %s: %v", bad, err)
 		}

@@ -48,7 +48,7 @@ type Options struct {
 
 // New builds the Access of cfg, reading cfg.CredentialsFile (lines of
 // "user:password", optionally followed by the identity fields
-// "agent=TOKEN" and "purposes=LIST" (parseCredentialLine); blank lines
+// "agent=TOKEN" and "purposes=LIST" ([parseCredentialLine]); blank lines
 // and lines starting with # are skipped). A
 // cfg with neither credentials nor CIDRs lets every client in.
 func New(cfg Options) (*Access, error) {
@@ -106,9 +106,9 @@ func (a *Access) RequiresCredentials() bool { return len(a.creds) > 0 }
 // Networks returns the number of allowed client networks (0: any).
 func (a *Access) Networks() int { return len(a.nets) }
 
-// Check returns 0 when r may use the proxy, http.StatusForbidden when its
+// Check returns 0 when r may use the proxy, [http.StatusForbidden] when its
 // client address is outside the allow-list, and
-// http.StatusProxyAuthRequired when its credentials are missing or wrong.
+// [http.StatusProxyAuthRequired] when its credentials are missing or wrong.
 func (a *Access) Check(r *http.Request) int {
 	_, code := a.check(r)
 	return code

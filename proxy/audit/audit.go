@@ -1,7 +1,7 @@
 // Package audit writes robotsgate's audit log: one JSON line per Event,
 // synchronously, never sampled or dropped silently (Auditor), to stdout or
 // a file that may be rotated (Open), and reports whether the log can take
-// records (Auditor.Ready).
+// records ([Auditor.Ready]).
 package audit
 
 import (
@@ -20,21 +20,21 @@ import (
 	"github.com/robotsgate/robotsgate/enforce"
 )
 
-// Audit decisions, the value of Event.Decision.
+// Audit decisions, the value of [Event.Decision].
 const (
 	DecisionAllowed  = "allowed"  // the request was forwarded
 	DecisionBlocked  = "blocked"  // robotsgate answered it itself (403, 429, ...)
 	DecisionReported = "reported" // report mode: it would have been blocked, it was forwarded
 )
 
-// ErrClosed is returned by Auditor.Record after Close.
+// ErrClosed is returned by [Auditor.Record] after Close.
 var ErrClosed = errors.New("audit log closed")
 
 // Event is one audit record. Hooks other than the robots decision (CONNECT
 // tunnels, politeness pauses, robot tags, ...) fill in what applies to
 // them and leave the rest zero; zero fields are omitted from the record.
 type Event struct {
-	// Kind is "" for the decision on a request, KindConfigReload for a
+	// Kind is "" for the decision on a request, [KindConfigReload] for a
 	// reload of the configuration (Reason ok or invalid, Method what asked
 	// for it, Detail what changed or why it was refused).
 	Kind     string
@@ -84,7 +84,7 @@ type Event struct {
 	Site     string
 	SiteNote string
 
-	// ContentUse is the declared content use ("" for none); SiteUse the
+	// ContentUse is the declared content use ("" for none); [SiteUse] the
 	// content-use level the site states for the URL (nil: none);
 	// ContentUseDisallowed is set when SiteUse refused the request (reason
 	// usage-disallowed).
@@ -115,7 +115,7 @@ type SiteUse struct {
 	Line   int    // its line in robots.txt; 0 for a response's
 }
 
-// KindConfigReload is the Event.Kind of a configuration reload.
+// KindConfigReload is the [Event.Kind] of a configuration reload.
 const KindConfigReload = "config-reload"
 
 // Usage is the usage preference for one purpose in an audit record.
@@ -127,11 +127,11 @@ type Usage struct {
 	Line    int    // its line in robots.txt; 0 for a response's
 }
 
-// defaultStall is the default of Auditor.StallAfter.
+// defaultStall is the default of [Auditor.StallAfter].
 const defaultStall = 5 * time.Second
 
 // Auditor writes audit records as JSON lines (zerolog) to an
-// io.WriteCloser. Every Record call writes synchronously, one at a time:
+// [io.WriteCloser]. Every Record call writes synchronously, one at a time:
 // a record is on its way to the file when Record returns, and none is
 // ever sampled or dropped silently. A destination that stops taking
 // writes (a full pipe on stdout, a hung network disk) therefore stalls
@@ -141,7 +141,7 @@ const defaultStall = 5 * time.Second
 // for concurrent use; set the exported fields before the first Record.
 type Auditor struct {
 	// StallAfter is how long one write may block before Ready reports the
-	// audit log as stalled; 0 means defaultStall.
+	// audit log as stalled; 0 means [defaultStall].
 	StallAfter time.Duration
 	// Clock times the writes for Ready; nil means the system clock.
 	Clock enforce.Clock
@@ -178,7 +178,7 @@ type Auditor struct {
 // errAuditAbandoned is returned by the Records CloseContext gave up on.
 var errAuditAbandoned = errors.New("audit: record not written: the audit log was closed while its destination was stalled")
 
-// errorBox holds an error in an atomic.Pointer.
+// errorBox holds an error in an [atomic.Pointer].
 type errorBox struct{ err error }
 
 // now returns the Clock's time.
@@ -282,6 +282,28 @@ func (a *Auditor) encode(e Event) error {
 		ev.Int("status", e.Status)
 	}
 	str("detail", e.Detail)
+	usageFields(ev, &e)
+	a.ew.err = nil
+	a.writeStart.Store(max(a.now().UnixNano(), 1))
+	ev.Send()
+	a.writeStart.Store(0)
+	if err := a.ew.err; err != nil {
+		a.lastErr.Store(&errorBox{err})
+		return fmt.Errorf("audit: write: %w", err)
+	}
+	a.lastErr.Store(nil)
+	return nil
+}
+
+// usageFields writes the fields of e's declared purposes, usage
+// preferences, per-site exception, content use and TDMRep, each only
+// when set.
+func usageFields(ev *zerolog.Event, e *Event) {
+	str := func(k, v string) {
+		if v != "" {
+			ev.Str(k, v)
+		}
+	}
 	if len(e.Purposes) > 0 {
 		ev.Strs("purposes", e.Purposes)
 	}
@@ -305,16 +327,6 @@ func (a *Auditor) encode(e Event) error {
 		ev.Dict("tdm", zerolog.Dict().Str("reservation", t.Reservation).Str("source", t.Source).
 			Str("rule", t.Rule).Str("policy", t.Policy).Str("file", t.File))
 	}
-	a.ew.err = nil
-	a.writeStart.Store(max(a.now().UnixNano(), 1))
-	ev.Send()
-	a.writeStart.Store(0)
-	if err := a.ew.err; err != nil {
-		a.lastErr.Store(&errorBox{err})
-		return fmt.Errorf("audit: write: %w", err)
-	}
-	a.lastErr.Store(nil)
-	return nil
 }
 
 // robotsFields writes the fields of the robots.txt copy e's decision

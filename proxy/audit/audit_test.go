@@ -15,6 +15,7 @@ import (
 	"gopkg.in/natefinch/lumberjack.v2"
 
 	"github.com/robotsgate/robotsgate/enforce/enforcetest"
+	"github.com/robotsgate/robotsgate/internal/testsupport"
 )
 
 // failWriter fails every write.
@@ -24,7 +25,7 @@ func (f *failWriter) Write(p []byte) (int, error) { return 0, errors.New("disk f
 func (f *failWriter) Close() error                { f.closed = true; return nil }
 
 func TestAuditorRecordFields(t *testing.T) {
-	var m memAudit
+	var m testsupport.Sink
 	a := New(&m)
 	at := time.Date(2026, 5, 1, 12, 0, 0, 123456789, time.UTC)
 	err := a.Record(Event{
@@ -38,7 +39,7 @@ func TestAuditorRecordFields(t *testing.T) {
 	if err := a.Record(Event{Reason: "tunnel-unenforced", Decision: DecisionAllowed, Detail: "CONNECT a.test:443"}); err != nil {
 		t.Fatal(err)
 	}
-	recs := m.records(t)
+	recs := m.Records(t)
 	if len(recs) != 2 {
 		t.Fatalf("%d records", len(recs))
 	}
@@ -65,7 +66,7 @@ func TestAuditorRecordFields(t *testing.T) {
 }
 
 func TestAuditorAfterCloseFailsAndCounts(t *testing.T) {
-	var m memAudit
+	var m testsupport.Sink
 	a := New(&m)
 	if err := a.Record(Event{Decision: DecisionBlocked}); err != nil {
 		t.Fatal(err)
@@ -102,9 +103,7 @@ func TestAuditorWriteErrorReturned(t *testing.T) {
 
 func TestAuditorConcurrentLinesWhole(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "a", "audit.log")
-	cfg := Default()
-	cfg.AuditLog = path
-	w, err := OpenAuditLog(cfg, nil)
+	w, err := Open(path, Rotation{}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -143,7 +142,7 @@ func TestAuditorConcurrentLinesWhole(t *testing.T) {
 		t.Fatalf("%d lines, want %d", n, goroutines*each)
 	}
 	// Re-opening appends.
-	w, err = OpenAuditLog(cfg, nil)
+	w, err = Open(path, Rotation{}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -156,9 +155,9 @@ func TestAuditorConcurrentLinesWhole(t *testing.T) {
 	}
 }
 
-func TestOpenAuditLogStdoutNotClosed(t *testing.T) {
+func TestOpenStdoutNotClosed(t *testing.T) {
 	var out bytes.Buffer
-	w, err := OpenAuditLog(Default(), &out) // audit_log: "-"
+	w, err := Open("-", Rotation{}, &out)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -170,11 +169,9 @@ func TestOpenAuditLogStdoutNotClosed(t *testing.T) {
 	if !strings.Contains(out.String(), `"decision":"blocked"`) {
 		t.Fatalf("stdout got %q", out.String())
 	}
-	cfg := Default()
-	cfg.AuditLog = filepath.Join(t.TempDir(), "f")
-	os.WriteFile(cfg.AuditLog, nil, 0o600)
-	cfg.AuditLog = filepath.Join(cfg.AuditLog, "under-a-file.log")
-	if _, err := OpenAuditLog(cfg, nil); err == nil || !strings.HasPrefix(err.Error(), "audit_log: ") {
+	file := filepath.Join(t.TempDir(), "f")
+	os.WriteFile(file, nil, 0o600)
+	if _, err := Open(filepath.Join(file, "under-a-file.log"), Rotation{}, nil); err == nil || !strings.HasPrefix(err.Error(), "audit_log: ") {
 		t.Fatalf("unopenable path: %v", err)
 	}
 }
@@ -182,7 +179,7 @@ func TestOpenAuditLogStdoutNotClosed(t *testing.T) {
 // stallWriter blocks its first write until release; entered receives
 // when it starts blocking.
 type stallWriter struct {
-	memAudit
+	testsupport.Sink
 	entered chan struct{}
 	release chan struct{}
 	once    sync.Once
@@ -193,7 +190,7 @@ func (s *stallWriter) Write(p []byte) (int, error) {
 		s.entered <- struct{}{}
 		<-s.release
 	})
-	return s.memAudit.Write(p)
+	return s.Sink.Write(p)
 }
 
 // TestAuditorReadyReportsStalledWrite: a write blocked for StallAfter
@@ -244,9 +241,8 @@ func TestAuditorReadyReportsStalledWrite(t *testing.T) {
 // old one), and never creates the file itself.
 func TestAuditorReadyFileMovedOrDeleted(t *testing.T) {
 	dir := t.TempDir()
-	cfg := Default()
-	cfg.AuditLog = filepath.Join(dir, "audit.log")
-	w, err := OpenAuditLog(cfg, nil)
+	path := filepath.Join(dir, "audit.log")
+	w, err := Open(path, Rotation{}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -258,23 +254,23 @@ func TestAuditorReadyFileMovedOrDeleted(t *testing.T) {
 	if err := a.Ready(); err != nil {
 		t.Fatalf("Ready: %v", err)
 	}
-	if err := os.Rename(cfg.AuditLog, cfg.AuditLog+".1"); err != nil {
+	if err := os.Rename(path, path+".1"); err != nil {
 		t.Fatal(err)
 	}
 	if err := a.Ready(); err == nil || !strings.Contains(err.Error(), "moved or deleted") {
 		t.Fatalf("Ready after the file was moved: %v", err)
 	}
-	if _, err := os.Stat(cfg.AuditLog); !errors.Is(err, os.ErrNotExist) {
+	if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("Ready recreated the audit file: %v", err)
 	}
-	if err := os.WriteFile(cfg.AuditLog, nil, 0o600); err != nil {
+	if err := os.WriteFile(path, nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
 	if err := a.Ready(); err == nil || !strings.Contains(err.Error(), "replaced") {
 		t.Fatalf("Ready after another file took its name: %v", err)
 	}
 	// Moved back: ready again.
-	if err := os.Rename(cfg.AuditLog+".1", cfg.AuditLog); err != nil {
+	if err := os.Rename(path+".1", path); err != nil {
 		t.Fatal(err)
 	}
 	if err := a.Ready(); err != nil {
@@ -286,10 +282,8 @@ func TestAuditorReadyFileMovedOrDeleted(t *testing.T) {
 // renames the file) keeps Ready true; the file deleted from outside makes
 // it fail, and Ready does not recreate it.
 func TestAuditorReadyRotatedLog(t *testing.T) {
-	cfg := Default()
-	cfg.AuditLog = filepath.Join(t.TempDir(), "audit.jsonl")
-	cfg.AuditMaxSizeMB = 1
-	w, err := OpenAuditLog(cfg, nil)
+	path := filepath.Join(t.TempDir(), "audit.jsonl")
+	w, err := Open(path, Rotation{MaxSizeMB: 1}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -310,13 +304,13 @@ func TestAuditorReadyRotatedLog(t *testing.T) {
 			t.Fatalf("Ready after rotation %d: %v", i, err)
 		}
 	}
-	if err := os.Remove(cfg.AuditLog); err != nil {
+	if err := os.Remove(path); err != nil {
 		t.Fatal(err)
 	}
 	if err := a.Ready(); err == nil || !strings.Contains(err.Error(), "moved or deleted") {
 		t.Fatalf("Ready after the file was deleted: %v", err)
 	}
-	if _, err := os.Stat(cfg.AuditLog); !errors.Is(err, os.ErrNotExist) {
+	if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("Ready recreated the audit file: %v", err)
 	}
 }

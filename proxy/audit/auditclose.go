@@ -31,7 +31,7 @@ func (a *Auditor) startWrite(e *Event) bool {
 	return true
 }
 
-// finish ends a Record begun by begin with the outcome err (of writing
+// finish ends a Record begun by [Auditor.begin] with the outcome err (of writing
 // e, nil when it was not written) and returns
 // the error for Record. A Record that CloseContext gave up on was counted
 // as lost then: it is not counted again, and it fails even if its write
@@ -71,7 +71,7 @@ func (a *Auditor) Lost() uint64 { return a.lost.Load() }
 func (a *Auditor) Close() error { return a.CloseContext(context.Background()) }
 
 // CloseContext closes the audit log: Records from now on fail with
-// ErrClosed, the Records already under way are written, then the
+// [ErrClosed], the Records already under way are written, then the
 // underlying writer is synced when it has a Sync method, and closed.
 // It is idempotent.
 //
@@ -86,7 +86,7 @@ func (a *Auditor) Close() error { return a.CloseContext(context.Background()) }
 // Records are never buffered in robotsgate: each was handed to the
 // operating system when Record returned, so they survive robotsgate's
 // exit either way. Sync (fsync) makes them survive a power loss too: an
-// audit_log file (an *os.File) is synced; stdout is synced when it can be
+// audit_log file (an *[os.File]) is synced; stdout is synced when it can be
 // (a file; not a pipe or a terminal); a rotated log (audit_max_size_mb,
 // a lumberjack.Logger) is closed without fsync, as lumberjack offers no
 // Sync and does not expose its file.

@@ -16,17 +16,14 @@ import (
 // record is lost across the two, and Close closes the writer.
 func TestAuditRotates(t *testing.T) {
 	dir := t.TempDir()
-	cfg := Default()
-	cfg.AuditLog = filepath.Join(dir, "audit.jsonl")
-	cfg.AuditMaxSizeMB = 1
-	cfg.AuditMaxBackups = 3
-	w, err := OpenAuditLog(cfg, io.Discard)
+	path := filepath.Join(dir, "audit.jsonl")
+	w, err := Open(path, Rotation{MaxSizeMB: 1, MaxBackups: 3}, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
 	lj, ok := w.(*lumberjack.Logger)
 	if !ok || lj.MaxSize != 1 || lj.MaxBackups != 3 {
-		t.Fatalf("OpenAuditLog returned %T %+v, want a lumberjack.Logger with MaxSize 1", w, w)
+		t.Fatalf("Open returned %T %+v, want a lumberjack.Logger with MaxSize 1", w, w)
 	}
 	a := New(w)
 	pad := strings.Repeat("x", 1000)

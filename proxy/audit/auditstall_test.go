@@ -8,40 +8,11 @@ import (
 	"io"
 	"os"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
-)
 
-// fillPipe writes to w (the write end of an os.Pipe, non-blocking at the
-// system level) until the pipe's buffer is full.
-func fillPipe(t *testing.T, w *os.File) {
-	t.Helper()
-	rc, err := w.SyscallConn()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var werr error
-	err = rc.Write(func(fd uintptr) bool {
-		for _, size := range []int{4096, 1} {
-			buf := make([]byte, size)
-			for {
-				_, err := syscall.Write(int(fd), buf)
-				if errors.Is(err, syscall.EAGAIN) {
-					break
-				}
-				if err != nil {
-					werr = err
-					return true
-				}
-			}
-		}
-		return true
-	})
-	if err != nil || werr != nil {
-		t.Fatalf("filling the pipe: %v, %v", err, werr)
-	}
-}
+	"github.com/robotsgate/robotsgate/internal/testsupport"
+)
 
 // inflightNow returns the number of Records under way.
 func (a *Auditor) inflightNow() int {
@@ -72,7 +43,7 @@ func TestAuditorCloseGivesUpOnStalledPipe(t *testing.T) {
 	}
 	defer r.Close()
 	defer w.Close()
-	fillPipe(t, w)
+	testsupport.FillPipe(t, w)
 	a := New(w)
 	const n = 4
 	recorded := make(chan error, n)
@@ -164,7 +135,7 @@ func TestAuditorCloseWritesRecordsUnderWay(t *testing.T) {
 	if err := <-closed; err != nil {
 		t.Fatal(err)
 	}
-	if recs := w.records(t); len(recs) != 2 || a.Written() != 2 || a.Failed() != 1 || a.Lost() != 0 || !w.closed {
-		t.Fatalf("records %v, written %d, failed %d, lost %d, closed %v", recs, a.Written(), a.Failed(), a.Lost(), w.closed)
+	if recs := w.Records(t); len(recs) != 2 || a.Written() != 2 || a.Failed() != 1 || a.Lost() != 0 || !w.Closed() {
+		t.Fatalf("records %v, written %d, failed %d, lost %d, closed %v", recs, a.Written(), a.Failed(), a.Lost(), w.Closed())
 	}
 }

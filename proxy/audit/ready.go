@@ -77,7 +77,7 @@ func fileReady(f *os.File) error {
 	return appendable(name)
 }
 
-// rotatedReady checks the audit file of a lumberjack.Logger. Lumberjack
+// rotatedReady checks the audit file of a [lumberjack.Logger]. Lumberjack
 // opens its file itself and renames it when it rotates, so there is no
 // open file to compare with: the file under name must exist and be
 // writable. A rotation renames the file and creates the next one inside

@@ -46,9 +46,9 @@ type Metrics struct {
 	inflight       prometheus.Gauge
 
 	// usage holds robotsgate_usage_verdicts_total by purpose (an
-	// aipref.Purpose, or contentUseLabel for the content-use level),
-	// source (by the index in enforce.UsageSources) and preference
-	// (aipref.Pref). The label set is fixed and small: no origin, URL
+	// [aipref.Purpose], or [contentUseLabel] for the content-use level),
+	// source (by the index in [enforce.UsageSources]) and preference
+	// ([aipref.Pref]). The label set is fixed and small: no origin, URL
 	// or agent.
 	usage      [aipref.NumPurposes + 1][][3]prometheus.Counter
 	sourceSlot map[robots.UsageSource]int // index in enforce.UsageSources
@@ -73,23 +73,34 @@ var statusClasses = [5]string{"error", "2xx", "3xx", "4xx", "5xx"}
 // request; other reasons are counted as they come.
 func New(known map[enforce.Reason]bool) *Metrics {
 	m := &Metrics{reg: prometheus.NewRegistry()}
+	m.reg.MustRegister(m.requestCollectors()...)
+	m.reg.MustRegister(m.robotsCollectors()...)
+	m.reloads = newReloads()
+	m.reg.MustRegister(m.newUsageCounters(), m.reloads, m.newTDMCounters(),
+		collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+	)
+	m.byReason = make(map[enforce.Reason]*[2]prometheus.Counter, len(known))
+	for r, allowed := range known {
+		cs := &[2]prometheus.Counter{}
+		if allowed {
+			cs[1] = m.decisions.WithLabelValues("allowed", string(r))
+		} else {
+			cs[0] = m.decisions.WithLabelValues("blocked", string(r))
+		}
+		m.byReason[r] = cs
+	}
+	return m
+}
+
+// requestCollectors creates the metrics of proxied requests: decisions,
+// access refusals, upstream errors, paused origins, queued and in-flight
+// requests.
+func (m *Metrics) requestCollectors() []prometheus.Collector {
 	m.decisions = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "robotsgate_decisions_total",
 		Help: "Requests decided, by decision (allowed|blocked) and reason.",
 	}, []string{"decision", "reason"})
-	fetches := prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "robotsgate_robots_fetches_total",
-		Help: "robots.txt fetches, by final HTTP status class (error: no response).",
-	}, []string{"status_class"})
-	m.fetchDuration = prometheus.NewHistogram(prometheus.HistogramOpts{
-		Name:    "robotsgate_robots_fetch_duration_seconds",
-		Help:    "Duration of robots.txt fetches, redirects included.",
-		Buckets: []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30},
-	})
-	lookups := prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "robotsgate_robots_cache_lookups_total",
-		Help: "robots.txt cache lookups, by result (hit|miss).",
-	}, []string{"result"})
 	denied := prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "robotsgate_access_denied_total",
 		Help: "Proxy requests refused by access control, by status (403: client address not allowed, 407: missing or wrong credentials).",
@@ -116,6 +127,30 @@ func New(known map[enforce.Reason]bool) *Metrics {
 		Name: "robotsgate_inflight_requests",
 		Help: "Proxy requests being served.",
 	})
+	return []prometheus.Collector{m.decisions, m.upstreamErrors, paused, m.queued, m.inflight, denied}
+}
+
+// robotsCollectors creates the metrics of robots.txt fetches and of its
+// cache.
+func (m *Metrics) robotsCollectors() []prometheus.Collector {
+	fetches := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "robotsgate_robots_fetches_total",
+		Help: "robots.txt fetches, by final HTTP status class (error: no response).",
+	}, []string{"status_class"})
+	for i, c := range statusClasses {
+		m.fetches[i] = fetches.WithLabelValues(c)
+	}
+	m.fetchDuration = prometheus.NewHistogram(prometheus.HistogramOpts{
+		Name:    "robotsgate_robots_fetch_duration_seconds",
+		Help:    "Duration of robots.txt fetches, redirects included.",
+		Buckets: []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30},
+	})
+	lookups := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "robotsgate_robots_cache_lookups_total",
+		Help: "robots.txt cache lookups, by result (hit|miss).",
+	}, []string{"result"})
+	m.cacheHit = lookups.WithLabelValues("hit")
+	m.cacheMiss = lookups.WithLabelValues("miss")
 	entries := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "robotsgate_robots_cache_entries",
 		Help: "robots.txt entries in the local cache (with Redis: this process's copies).",
@@ -125,33 +160,7 @@ func New(known map[enforce.Reason]bool) *Metrics {
 		}
 		return 0
 	})
-
-	m.reloads = newReloads()
-	m.byReason = make(map[enforce.Reason]*[2]prometheus.Counter, len(known))
-	for r, allowed := range known {
-		cs := &[2]prometheus.Counter{}
-		if allowed {
-			cs[1] = m.decisions.WithLabelValues("allowed", string(r))
-		} else {
-			cs[0] = m.decisions.WithLabelValues("blocked", string(r))
-		}
-		m.byReason[r] = cs
-	}
-	for i, c := range statusClasses {
-		m.fetches[i] = fetches.WithLabelValues(c)
-	}
-	usage := m.newUsageCounters()
-	tdm := m.newTDMCounters()
-	m.cacheHit = lookups.WithLabelValues("hit")
-	m.cacheMiss = lookups.WithLabelValues("miss")
-
-	m.reg.MustRegister(
-		m.decisions, fetches, m.fetchDuration, lookups, entries,
-		m.upstreamErrors, paused, m.queued, m.inflight, denied, usage, m.reloads, tdm,
-		collectors.NewGoCollector(),
-		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-	)
-	return m
+	return []prometheus.Collector{fetches, m.fetchDuration, lookups, entries}
 }
 
 // Registry returns the private registry, for tests and for callers that
@@ -183,9 +192,10 @@ func (m *Metrics) ConfigReload(result string) {
 }
 
 // Decision counts one decision on a proxied request. Admin API queries
-// are not counted (the admin API decides with Enforcer.DecideQuiet, which
-// reports no cache lookup either), nor are requests whose client left
-// before a verdict (enforce.ReasonClientGone).
+// are not counted (the admin API decides quietly,
+// [enforce.DecideOptions].Quiet, which reports no cache lookup either),
+// nor are requests whose client left before a decision
+// ([enforce.ReasonClientGone]).
 func (m *Metrics) Decision(d enforce.Decision) {
 	if m == nil || d.Reason == enforce.ReasonClientGone {
 		return
@@ -208,7 +218,7 @@ func (m *Metrics) Decision(d enforce.Decision) {
 }
 
 // AccessDenied counts one proxy request refused by access control with
-// status: http.StatusForbidden or http.StatusProxyAuthRequired.
+// status: [http.StatusForbidden] or [http.StatusProxyAuthRequired].
 func (m *Metrics) AccessDenied(status int) {
 	if m == nil {
 		return
@@ -230,7 +240,7 @@ func (m *Metrics) RobotsFetched(origin string, r enforce.FetchResult, took time.
 	m.fetchDuration.Observe(took.Seconds())
 }
 
-// statusClass returns the index in statusClasses of an HTTP status.
+// statusClass returns the index in [statusClasses] of an HTTP status.
 func statusClass(code int) int {
 	switch {
 	case code >= 200 && code < 300:
@@ -310,7 +320,7 @@ func (m *Metrics) QueueLeft() {
 }
 
 // PausedOriginsFunc makes robotsgate_paused_origins report f() at each
-// scrape (e.g. politeness.MemoryPauses.Len). f must be safe for concurrent
+// scrape (e.g. [politeness.MemoryPauses.Len]). f must be safe for concurrent
 // use. Without it the gauge reports what SetPausedOrigins set.
 func (m *Metrics) PausedOriginsFunc(f func() int) {
 	if m == nil {
@@ -328,8 +338,8 @@ func (m *Metrics) SetPausedOrigins(n int) {
 	m.pausedN.Store(int64(n))
 }
 
-// EnforceHooks returns the enforce.Hooks that feed m: pass them in
-// enforce.Config.Hooks of the Enforcer the Server uses.
+// EnforceHooks returns the [enforce.Hooks] that feed m: pass them in
+// [enforce.Config.Hooks] of the Enforcer the Server uses.
 func (m *Metrics) EnforceHooks() enforce.Hooks {
 	if m == nil {
 		return enforce.Hooks{}

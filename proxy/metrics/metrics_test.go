@@ -1,44 +1,16 @@
 package metrics
 
 import (
-	"bufio"
-	"net/http/httptest"
-	"strconv"
-	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/robotsgate/robotsgate/enforce"
+	"github.com/robotsgate/robotsgate/internal/testsupport"
 )
 
 // testReasons are the pre-created decision counters of the tests.
 var testReasons = map[enforce.Reason]bool{enforce.ReasonAllowed: true, enforce.ReasonDisallowed: false}
-
-// exposition returns m's metrics as its Handler exposes them.
-func exposition(m *Metrics) string {
-	rec := httptest.NewRecorder()
-	m.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
-	return rec.Body.String()
-}
-
-// metricValue returns the value of the sample series (name with its
-// labels as exposed, e.g. `x_total{a="b"}`) in an exposition, or -1.
-func metricValue(t *testing.T, exposition, series string) float64 {
-	t.Helper()
-	sc := bufio.NewScanner(strings.NewReader(exposition))
-	for sc.Scan() {
-		line := sc.Text()
-		if v, ok := strings.CutPrefix(line, series+" "); ok {
-			f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
-			if err != nil {
-				t.Fatalf("%s: %v", line, err)
-			}
-			return f
-		}
-	}
-	return -1
-}
 
 func TestMetricsPrivateRegistries(t *testing.T) {
 	a, b := New(testReasons), New(testReasons) // must not panic on duplicate registration
@@ -50,7 +22,7 @@ func TestMetricsPrivateRegistries(t *testing.T) {
 	a.QueueEntered()
 	a.RequestStarted()
 
-	exp := exposition
+	exp := func(m *Metrics) string { return testsupport.Exposition(m.Handler()) }
 	ea, eb := exp(a), exp(b)
 	for s, w := range map[string]float64{
 		`robotsgate_decisions_total{decision="blocked",reason="disallowed"}`:      1,
@@ -63,15 +35,15 @@ func TestMetricsPrivateRegistries(t *testing.T) {
 		`robotsgate_queued_requests`:                                              1,
 		`robotsgate_inflight_requests`:                                            1,
 	} {
-		if v := metricValue(t, ea, s); v != w {
+		if v := testsupport.MetricValue(t, ea, s); v != w {
 			t.Errorf("a: %s = %v, want %v", s, v, w)
 		}
-		if v := metricValue(t, eb, s); v > 0 {
+		if v := testsupport.MetricValue(t, eb, s); v > 0 {
 			t.Errorf("b: %s = %v, want 0: registries are shared", s, v)
 		}
 	}
 	a.PausedOriginsFunc(func() int { return 7 })
-	if v := metricValue(t, exp(a), "robotsgate_paused_origins"); v != 7 {
+	if v := testsupport.MetricValue(t, exp(a), "robotsgate_paused_origins"); v != 7 {
 		t.Errorf("paused with func = %v, want 7", v)
 	}
 

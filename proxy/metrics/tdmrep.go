@@ -10,9 +10,9 @@ import (
 // The label values of robotsgate_tdmrep_verdicts_total: a fixed set,
 // never an origin.
 var (
-	// tdmSources is indexed by tdmrep.Source.
+	// tdmSources is indexed by [tdmrep.Source].
 	tdmSources = [4]string{"none", "tdmrep.json", "header", "meta"}
-	// tdmReservations is indexed by tdmrep.Reservation, then "unknown"
+	// tdmReservations is indexed by [tdmrep.Reservation], then "unknown"
 	// (tdmrep.json unreadable, nothing else declared).
 	tdmReservations = [4]string{"unset", "0", "1", "unknown"}
 )

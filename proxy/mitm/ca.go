@@ -1,6 +1,6 @@
 // Package mitm holds what HTTPS interception needs: robotsgate's CA
-// (LoadOrCreateCA), the store of minted leaf certificates (CertStore) and
-// the extra roots trusted for upstream TLS (UpstreamRootCAs).
+// ([LoadOrCreateCA]), the store of minted leaf certificates ([CertStore]) and
+// the extra roots trusted for upstream TLS ([UpstreamRootCAs]).
 package mitm
 
 import (
@@ -87,9 +87,9 @@ func defaultDataDir() (string, error) {
 // CA certificate, currently valid at now(), whose public key matches the
 // key. Setting only one of them is an error.
 //
-// Otherwise the CA lives in dir (defaultDataDir when dir is ""): it is
+// Otherwise the CA lives in dir ([defaultDataDir] when dir is ""): it is
 // loaded from CAKeyFileName if that file exists and created there
-// otherwise (ECDSA P-256, valid for caValidityYears). Creation is atomic: the
+// otherwise (ECDSA P-256, valid for [caValidityYears]). Creation is atomic: the
 // private file is written to a temporary file and linked into place only
 // when complete, so a crash leaves either no CA or a whole one, and of two
 // processes creating it at once one wins and the other loads the winner's

@@ -3,18 +3,17 @@ package mitm
 import (
 	"crypto/ecdsa"
 	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/pem"
-	"math/big"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/robotsgate/robotsgate/internal/testsupport"
 )
 
 // caTestNow is the tests' "now". Certificates made here are also checked
@@ -47,8 +46,8 @@ func TestCACreateAndReuse(t *testing.T) {
 	if !leaf.NotBefore.Before(caTestNow.Add(-30 * 24 * time.Hour)) {
 		t.Fatalf("NotBefore %v does not cover goproxy's 30-day backdated leaves", leaf.NotBefore)
 	}
-	assertMode(t, info.KeyFile, 0o600)
-	assertMode(t, info.CertFile, 0o644)
+	testsupport.AssertMode(t, info.KeyFile, 0o600)
+	testsupport.AssertMode(t, info.CertFile, 0o644)
 
 	// The public file holds the certificate and nothing else.
 	pub, err := os.ReadFile(info.CertFile)
@@ -154,48 +153,11 @@ func TestCADataDirUnwritable(t *testing.T) {
 	}
 }
 
-// writeCustomCA writes a CA (or, with isCA false, a plain certificate)
-// and its key as PEM files and returns their paths.
-func writeCustomCA(t *testing.T, dir, name string, isCA bool) (certFile, keyFile string) {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber:          big.NewInt(7),
-		Subject:               pkix.Name{CommonName: name},
-		NotBefore:             caTestNow.Add(-time.Hour),
-		NotAfter:              caTestNow.Add(24 * time.Hour),
-		BasicConstraintsValid: true,
-		IsCA:                  isCA,
-	}
-	if isCA {
-		tmpl.KeyUsage = x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature
-	} else {
-		tmpl.KeyUsage = x509.KeyUsageDigitalSignature
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	kder, _ := x509.MarshalECPrivateKey(key)
-	certFile = filepath.Join(dir, name+".crt")
-	keyFile = filepath.Join(dir, name+".key")
-	if err := os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kder}), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return certFile, keyFile
-}
-
 func TestCACustom(t *testing.T) {
 	dir := t.TempDir()
-	certA, keyA := writeCustomCA(t, dir, "a", true)
-	_, keyB := writeCustomCA(t, dir, "b", true)
-	plainCert, plainKey := writeCustomCA(t, dir, "plain", false)
+	certA, keyA := testsupport.WriteCert(t, dir, "a", true, caTestNow)
+	_, keyB := testsupport.WriteCert(t, dir, "b", true, caTestNow)
+	plainCert, plainKey := testsupport.WriteCert(t, dir, "plain", false, caTestNow)
 	bad := filepath.Join(dir, "bad.pem")
 	if err := os.WriteFile(bad, []byte("not a pem file\n"), 0o600); err != nil {
 		t.Fatal(err)
@@ -243,7 +205,7 @@ func TestCACustom(t *testing.T) {
 
 func TestUpstreamRootCAs(t *testing.T) {
 	dir := t.TempDir()
-	certA, _ := writeCustomCA(t, dir, "root", true)
+	certA, _ := testsupport.WriteCert(t, dir, "root", true, caTestNow)
 	pool, err := UpstreamRootCAs([]string{certA})
 	if err != nil {
 		t.Fatal(err)
@@ -259,17 +221,6 @@ func TestUpstreamRootCAs(t *testing.T) {
 	os.WriteFile(empty, []byte("nothing"), 0o644)
 	if _, err := UpstreamRootCAs([]string{empty}); err == nil || !strings.Contains(err.Error(), "no PEM certificate") {
 		t.Fatalf("empty root file: err = %v", err)
-	}
-}
-
-func assertMode(t *testing.T, name string, want os.FileMode) {
-	t.Helper()
-	fi, err := os.Stat(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := fi.Mode().Perm(); got != want {
-		t.Fatalf("%s has mode %04o, want %04o", name, got, want)
 	}
 }
 

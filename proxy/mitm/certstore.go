@@ -11,8 +11,8 @@ import (
 	"golang.org/x/sync/singleflight"
 )
 
-// defaultCertStoreSize is the number of leaf certificates a CertStore
-// keeps when NewCertStore is given no size.
+// defaultCertStoreSize is the number of leaf certificates a [CertStore]
+// keeps when [NewCertStore] is given no size.
 const defaultCertStoreSize = 4096
 
 // certRenewBefore is how long before its expiry a cached leaf certificate
@@ -43,8 +43,8 @@ type certEntry struct {
 	cert *tls.Certificate
 }
 
-// NewCertStore returns a CertStore keeping at most size certificates
-// (defaultCertStoreSize when size <= 0), using now (time.Now when nil) to
+// NewCertStore returns a [CertStore] keeping at most size certificates
+// ([defaultCertStoreSize] when size <= 0), using now ([time.Now] when nil) to
 // tell when a certificate is about to expire.
 func NewCertStore(size int, now func() time.Time) *CertStore {
 	if size <= 0 {

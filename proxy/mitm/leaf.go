@@ -29,8 +29,8 @@ const (
 // TLSConfig returns the function that gives the MITM server side of a
 // session with host ("name" or "name:port") its TLS configuration: a
 // leaf certificate for the host name, signed by ca, from certs (minted
-// once per host, see CertStore). now is the clock of the validity
-// period (time.Now when nil).
+// once per host, see [CertStore]). now is the clock of the validity
+// period ([time.Now] when nil).
 func TLSConfig(ca *tls.Certificate, certs *CertStore, now func() time.Time) func(host string) (*tls.Config, error) {
 	if now == nil {
 		now = time.Now

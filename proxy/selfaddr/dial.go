@@ -11,9 +11,9 @@ import (
 	"golang.org/x/net/idna"
 )
 
-// errSelfDial is the error of a connection refused because it would reach
+// ErrSelfDial is the error (wrapped) of a connection refused because it would reach
 // robotsgate itself.
-var errSelfDial = errors.New("the destination is robotsgate itself (its proxy or admin address)")
+var ErrSelfDial = errors.New("the destination is robotsgate itself (its proxy or admin address)")
 
 // Pin is what the self-address check of one request resolved: the
 // destination host and port, and the addresses that were checked. The
@@ -47,14 +47,15 @@ func pinHost(host string) string {
 	return strings.ToLower(host)
 }
 
-// DialFunc is the signature of http.Transport.DialContext.
+// DialFunc is the signature of [http.Transport.DialContext].
 type DialFunc func(ctx context.Context, network, addr string) (net.Conn, error)
 
 // Dialer wraps next so that no connection reaches robotsgate's own
 // listeners, whoever asks for it (proxied requests, CONNECT tunnels,
 // robots.txt fetches, an upstream proxy address):
-//   - a dial under a request whose check pinned its addresses (checkDestination,
-//     handleConnect) connects to exactly those addresses;
+//   - a dial under a request whose check pinned its addresses (the proxy's
+//     destination step and its CONNECT handler) connects to exactly those
+//     addresses;
 //   - any other dial to a port robotsgate listens on resolves the host once,
 //     refuses if one of its addresses is robotsgate, and connects to the
 //     addresses it checked;
@@ -78,7 +79,7 @@ func (a *Set) Dialer(next DialFunc) DialFunc {
 		} else if a.listens(port) {
 			ips = a.resolve(ctx, host)
 			if a.isSelf(port, ips) {
-				return nil, fmt.Errorf("dial %s: %w", addr, errSelfDial)
+				return nil, fmt.Errorf("dial %s: %w", addr, ErrSelfDial)
 			}
 		} else {
 			return next(ctx, network, addr)
@@ -137,7 +138,7 @@ func parseIPv4Shorthand(s string) (ip netip.Addr, ok bool) {
 	return netip.AddrFrom4([4]byte{byte(v >> 24), byte(v >> 16), byte(v >> 8), byte(v)}), true
 }
 
-// parseIPv4Number parses one part of parseIPv4Shorthand; values above
+// parseIPv4Number parses one part of [parseIPv4Shorthand]; values above
 // 2^32 are not needed and make it fail.
 func parseIPv4Number(s string) (uint64, bool) {
 	base := uint64(10)

@@ -31,7 +31,7 @@ type Set struct {
 	mu    sync.RWMutex
 	ports map[uint16][]netip.Addr // port → listener IPs
 
-	// Lookup resolves a host name; nil means net.DefaultResolver. Tests
+	// Lookup resolves a host name; nil means [net.DefaultResolver]. Tests
 	// set it to answer names of their own.
 	Lookup func(ctx context.Context, host string) ([]netip.Addr, error)
 }
@@ -136,7 +136,7 @@ func (a *Set) isSelf(port uint16, dests []netip.Addr) bool {
 // resolve returns the IP addresses of the destination host, as the
 // dialer will use them (zones kept): host itself when it is an IP literal
 // (brackets and a trailing dot ignored) or an IPv4 address in one of the
-// shorthand spellings browsers and C resolvers accept (parseIPv4Shorthand:
+// shorthand spellings browsers and C resolvers accept ([parseIPv4Shorthand]:
 // "127.1", "0x7f.1", "2130706433"), the loopback addresses for localhost
 // names, or the result of a bounded DNS lookup (none when it fails: the
 // forwarding fails the same way).
@@ -208,7 +208,7 @@ func ParsePort(s string) (uint16, bool) {
 // DestHostPort returns the host and port a request for hostport (a URL's
 // host, or a Host header) is sent to: the port filled in from the scheme
 // (443 for https, 80 otherwise) when hostport has none or an empty one,
-// and ok false when the port is not a valid TCP port (ParsePort). The
+// and ok false when the port is not a valid TCP port ([ParsePort]). The
 // host is lower-case, without brackets.
 func DestHostPort(hostport, scheme string) (host string, port uint16, ok bool) {
 	// Split by hand: net.SplitHostPort allocates an error for the usual

@@ -4,7 +4,7 @@
 // the original destination of a connection ([OriginalDst]), what its
 // first bytes are ([Sniff]: an HTTP/1.x request, a TLS ClientHello and
 // its server name, or anything else), the queue that hands HTTP
-// connections to an http.Server ([Queue]), the accept loop ([Serve]), and
+// connections to an [http.Server] ([Queue]), the accept loop ([Serve]), and
 // the record of robotsgate's own outbound connections that recognises a
 // redirect loop ([Outbound]). Deciding what to do with a connection is
 // the proxy's job.
@@ -37,9 +37,9 @@ type Conn struct {
 	net.Conn
 	// Dst is the connection's original destination.
 	Dst netip.AddrPort
-	// Kind is what its first bytes are; SNI is, for KindTLS, the server
+	// Kind is what its first bytes are; SNI is, for [KindTLS], the server
 	// name of the ClientHello ("" when it had none); Why says, for
-	// KindOther, what was seen instead.
+	// [KindOther], what was seen instead.
 	Kind Kind
 	SNI  string
 	Why  string

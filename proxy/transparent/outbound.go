@@ -7,7 +7,7 @@ import (
 	"sync"
 )
 
-// DialFunc is the signature of http.Transport.DialContext.
+// DialFunc is the signature of [http.Transport.DialContext].
 type DialFunc func(ctx context.Context, network, addr string) (net.Conn, error)
 
 // Outbound records the addresses (local and remote) of robotsgate's own

@@ -13,7 +13,7 @@ const maxAcceptBackoff = time.Second
 
 // Serve accepts connections on ln and runs handle for each in its own
 // goroutine, until ln is closed (then it returns nil). A failed Accept
-// is retried after a pause that doubles up to maxAcceptBackoff.
+// is retried after a pause that doubles up to [maxAcceptBackoff].
 func Serve(ln net.Listener, handle func(net.Conn)) error {
 	var backoff time.Duration
 	for {
@@ -31,10 +31,10 @@ func Serve(ln net.Listener, handle func(net.Conn)) error {
 	}
 }
 
-// Queue is a net.Listener whose connections are pushed by a caller, so
-// that an http.Server serves the connections the transparent listener
+// Queue is a [net.Listener] whose connections are pushed by a caller, so
+// that an [http.Server] serves the connections the transparent listener
 // found to be HTTP. It stands for the listener the connections came
-// from: closing it (http.Server.Shutdown does) closes that listener.
+// from: closing it ([http.Server.Shutdown] does) closes that listener.
 type Queue struct {
 	ln   net.Listener
 	ch   chan net.Conn
@@ -58,7 +58,7 @@ func (q *Queue) Push(c net.Conn) bool {
 	}
 }
 
-// Accept returns the next pushed connection, or net.ErrClosed once q is
+// Accept returns the next pushed connection, or [net.ErrClosed] once q is
 // closed.
 func (q *Queue) Accept() (net.Conn, error) {
 	select {

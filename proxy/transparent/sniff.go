@@ -86,7 +86,7 @@ func isToken(b []byte) bool {
 	return true
 }
 
-// quote is the first maxQuote bytes of b, quoted.
+// quote is the first [maxQuote] bytes of b, quoted.
 func quote(b []byte) string {
 	if len(b) > maxQuote {
 		b = b[:maxQuote]
@@ -113,7 +113,7 @@ func sniffTLS(rec *recorder) (Kind, string, string) {
 }
 
 // recorder is the connection as Sniff reads it: every byte read is kept
-// (up to maxHello) and can be read again from the start (rewind), and
+// (up to [maxHello]) and can be read again from the start (rewind), and
 // writes (a TLS alert) are dropped.
 type recorder struct {
 	net.Conn

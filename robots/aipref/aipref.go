@@ -18,7 +18,7 @@
 // Content Signals also state a content-use level ("use=reference"), a
 // ceiling on what a crawler may keep and re-share; see [Use].
 //
-// Statements are parsed once (Parse, ParseHeader, ParseContentSignal) into
+// Statements are parsed once (Parse, [ParseHeader], [ParseContentSignal]) into
 // a Prefs value; reading and combining Prefs allocates nothing. The
 // package does no I/O, reads no clock and logs nothing.
 package aipref
@@ -66,7 +66,7 @@ func Combine(a, b Pref) Pref {
 // Purpose is what a crawler uses content for.
 type Purpose uint8
 
-// The purposes robotsgate knows. TrainAI, Search and AIUse are the
+// The purposes robotsgate knows. [TrainAI], Search and AIUse are the
 // vocabulary's categories "train-ai", "search" and "ai-use"; AIInput is
 // Content Signals' "ai-input".
 const (
@@ -105,7 +105,7 @@ func (p Purpose) String() string {
 // grounding and other real-time use) overlap without being equal: each
 // covers uses the other does not. A crawler declaring either is held to
 // both. "train-ai" and Content Signals' "ai-train" share the purpose
-// TrainAI (the vocabulary's narrower definition is included in the
+// [TrainAI] (the vocabulary's narrower definition is included in the
 // other's), as "search" shares Search. Search binds only itself: the
 // vocabulary's Search category overrides the others for uses that meet
 // its conditions, so a crawler declaring search is never held to
@@ -136,7 +136,7 @@ func SetOf(ps ...Purpose) Set {
 func (s Set) Has(p Purpose) bool { return int(p) < NumPurposes && s&(1<<p) != 0 }
 
 // String returns the purposes of s in a comma-separated list, in the
-// order TrainAI, Search, AIInput, AIUse ("" for the empty set).
+// order [TrainAI], Search, AIInput, AIUse ("" for the empty set).
 func (s Set) String() string {
 	var b strings.Builder
 	for p := Purpose(0); p < NumPurposes; p++ {
@@ -148,6 +148,18 @@ func (s Set) String() string {
 		}
 	}
 	return b.String()
+}
+
+// Names returns the names of the purposes of s, in the order of String;
+// nil for the empty set.
+func (s Set) Names() []string {
+	var names []string
+	for p := Purpose(0); p < NumPurposes; p++ {
+		if s.Has(p) {
+			names = append(names, p.String())
+		}
+	}
+	return names
 }
 
 // ParsePurposes parses purpose names, as given on a command line
@@ -206,7 +218,7 @@ func (ps Prefs) With(p Purpose, v Pref) Prefs {
 	return ps
 }
 
-// Use returns the content-use level of ps (UseUnknown when none).
+// Use returns the content-use level of ps ([UseUnknown] when none).
 func (ps Prefs) Use() Use { return ps.use }
 
 // WithUse returns ps with the content-use level u.
@@ -216,7 +228,7 @@ func (ps Prefs) WithUse(u Use) Prefs {
 }
 
 // Combine combines two statements purpose by purpose with Combine, and
-// their content-use levels with CombineUse.
+// their content-use levels with [CombineUse].
 func (ps Prefs) Combine(o Prefs) Prefs {
 	for i := range ps.v {
 		ps.v[i] = Combine(ps.v[i], o.v[i])

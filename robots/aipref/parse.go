@@ -60,7 +60,7 @@ func dictPref(d *httpsfv.Dictionary, key string) Pref {
 
 // ParseContentSignal parses the value of a Content Signals statement,
 // "search=yes, ai-input=yes, ai-train=no", mapping its signals onto the
-// purposes: "ai-train" to TrainAI (the vocabulary's "train-ai"), "search"
+// purposes: "ai-train" to [TrainAI] (the vocabulary's "train-ai"), "search"
 // to Search and "ai-input" to AIInput; "yes" is allowed, "no" disallowed.
 //
 // Content Signals define no grammar beyond their examples, so the parse is
@@ -113,8 +113,8 @@ func ParseContentSignal(s string) Prefs {
 
 // ParseContentSignalHeader parses the field lines of an HTTP
 // Content-Signal response header (http.Header.Values("Content-Signal")):
-// each line is a statement as ParseContentSignal reads it, and the
-// statements are combined most restrictively (Prefs.Combine), so that a
+// each line is a statement as [ParseContentSignal] reads it, and the
+// statements are combined most restrictively ([Prefs.Combine]), so that a
 // signal or level repeated on another line can only restrict. No lines
 // at all mean no statement.
 func ParseContentSignalHeader(values []string) Prefs {
@@ -130,7 +130,7 @@ func ParseContentSignalHeader(values []string) Prefs {
 }
 
 // signalUse returns the level named v (ASCII case-insensitive), or
-// UseUnknown.
+// [UseUnknown].
 func signalUse(v string) Use {
 	for u := UseImmediate; u <= UseFull; u++ {
 		if foldEq(v, u.String()) {
@@ -152,7 +152,7 @@ func trimWS(s string) string {
 }
 
 // foldEq reports whether s equals lower (lower-case ASCII), ignoring the
-// case of ASCII letters only (unlike strings.EqualFold, which also maps
+// case of ASCII letters only (unlike [strings.EqualFold], which also maps
 // "ſ" to "s" and the Kelvin sign to "k").
 func foldEq(s, lower string) bool {
 	if len(s) != len(lower) {

@@ -160,7 +160,7 @@ func parseDirective(tok string) (Directive, bool) {
 }
 
 // isAgentToken reports whether s (lower case) can be a crawler's product
-// token: letters, digits, '_' and '-', as robots.ProductToken accepts.
+// token: letters, digits, '_' and '-', as [robots.ProductToken] accepts.
 func isAgentToken(s string) bool {
 	if s == "" {
 		return false
@@ -204,13 +204,13 @@ func isNotAgentMetaName(name string) bool {
 // <head>. It stops reading at the end of the head (or at <body>); the
 // caller bounds how much of r may be read.
 //
-// It uses html.Tokenizer, not a full parse: every meta element before the
+// It uses [html.Tokenizer], not a full parse: every meta element before the
 // first </head> or <body> tag counts (HTML lets a document omit the <head>
 // start tag), and meta elements inside raw-text elements (<script>,
 // <noscript>, <title>, ...) or comments do not. Attribute names and the
 // name attribute's value are case-insensitive; a name other than "robots"
 // that looks like a product token (letters, digits, '_', '-') is an
-// agent and is stored lower-cased in Directive.Agent, but only when its
+// agent and is stored lower-cased in [Directive.Agent], but only when its
 // content is made of known directives (so google-site-verification or
 // msapplication-tilecolor are not read as crawlers); well-known
 // non-crawler names (description, viewport, ...) are skipped. The content attribute is
@@ -226,15 +226,15 @@ func ParseMetaRobots(r io.Reader) ([]Directive, error) {
 	return h.Robots, err
 }
 
-// Head is what ParseHead finds in an HTML head.
+// Head is what [ParseHead] finds in an HTML head.
 type Head struct {
 	Robots []Directive // as ParseMetaRobots returns them
-	// Named maps each name ParseHead was asked for (lower case) to the
+	// Named maps each name [ParseHead] was asked for (lower case) to the
 	// content of the first <meta> element of that name, when there is one.
 	Named map[string]string
 }
 
-// ParseHead is ParseMetaRobots that also returns the content of the
+// ParseHead is [ParseMetaRobots] that also returns the content of the
 // first <meta> element of each of names (lower case; the name attribute
 // compares case-insensitively), e.g. "tdm-reservation", read in the same
 // pass over the document.
@@ -322,7 +322,7 @@ func metaAttrs(z *html.Tokenizer) (name, content string) {
 }
 
 // metaDirectives appends the directives of a meta element of name (as
-// metaAttrs returns it) and content.
+// [metaAttrs] returns it) and content.
 func metaDirectives(name, content string, ds []Directive) []Directive {
 	agent := name
 	switch {
@@ -350,7 +350,7 @@ func metaDirectives(name, content string, ds []Directive) []Directive {
 // (case-insensitively). "none" is expanded to "noindex" and "nofollow".
 //
 // agent may be a full User-Agent string ("Mandelbot/1.2 (+https://...)"):
-// only its product token (robots.ProductToken) is compared. An empty agent
+// only its product token ([robots.ProductToken]) is compared. An empty agent
 // selects only the directives for every agent. The result is
 // in the order of ds, a "none" replaced in place by its two directives.
 func forAgent(ds []Directive, agent string) []Directive {

@@ -3,10 +3,10 @@ package robottag
 import "github.com/robotsgate/robotsgate/robots/aipref"
 
 // Usage returns the usage preferences that robot-tag directives (from
-// ParseXRobotsTag and ParseMetaRobots) state for the crawler whose
+// [ParseXRobotsTag] and [ParseMetaRobots]) state for the crawler whose
 // product token is agent, and the directive that states them.
 //
-// Only the directives forAgent keeps count. "noai" ("do not use for AI
+// Only the directives [forAgent] keeps count. "noai" ("do not use for AI
 // training", as introduced by DeviantArt) disallows TrainAI; "noimageai"
 // (the same, for images only) disallows TrainAI when image is set, which
 // the caller sets for an image (a media type image/*). Neither says

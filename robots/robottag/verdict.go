@@ -10,12 +10,12 @@ import (
 func DefaultDeny() []string { return []string{"noindex", "none"} }
 
 // Verdict reports whether the robot-tag directives ds (from
-// ParseXRobotsTag and ParseMetaRobots) tell the crawler
+// [ParseXRobotsTag] and [ParseMetaRobots]) tell the crawler
 // whose product token is agent not to keep the response, given the
-// directives deny that count as "do not keep" (DefaultDeny, possibly
+// directives deny that count as "do not keep" ([DefaultDeny], possibly
 // with additions such as "noai" or "noimageai").
 //
-// Only the directives that apply to agent count (forAgent: those
+// Only the directives that apply to agent count ([forAgent]: those
 // for every agent and those naming agent), with "none" expanded to
 // "noindex" and "nofollow". Each deny entry is compared
 // case-insensitively by directive name (a directive's value is ignored)

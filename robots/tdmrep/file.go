@@ -10,12 +10,12 @@ import (
 )
 
 // MaxRules is the most rules a File holds. A file with more is refused
-// by Parse (ErrTooManyRules): ignoring the rules past a limit could
+// by Parse ([ErrTooManyRules]): ignoring the rules past a limit could
 // leave a reserved path unreserved, since the first match wins.
 const MaxRules = 10000
 
 // ErrTooManyRules is returned (wrapped) by Parse for a file of more than
-// MaxRules rules.
+// [MaxRules] rules.
 var ErrTooManyRules = errors.New("tdmrep: more rules than the limit")
 
 // ErrInvalid is returned (wrapped) by Parse for a body that is not a
@@ -74,8 +74,8 @@ type rawRule map[string]json.RawMessage
 // can match nothing and is skipped; a rule whose tdm-reservation is
 // missing or another value is kept with Reservation Unset, so that it
 // still stops the search when it matches first. Unknown members are
-// ignored. A body that is not a JSON array is ErrInvalid; more than
-// MaxRules rules is ErrTooManyRules.
+// ignored. A body that is not a JSON array is [ErrInvalid]; more than
+// [MaxRules] rules is [ErrTooManyRules].
 func Parse(body []byte) (*File, error) {
 	body = bytes.TrimPrefix(body, []byte("\xef\xbb\xbf")) // a UTF-8 byte order mark
 	var raws []json.RawMessage

@@ -115,7 +115,7 @@ func uriRaw(c byte) bool {
 // first run is a prefix of s, its other runs follow in order with any
 // characters between them, and an anchored pattern ends where s ends.
 // Taking each run at its leftmost place is enough for patterns whose
-// only operator is '*'; each run is found with strings.Index, so a
+// only operator is '*'; each run is found with [strings.Index], so a
 // match costs about len(s) per run, never len(s) times len(p).
 func matchPattern(p pattern, s string) bool {
 	first := p.segs[0]

@@ -66,7 +66,7 @@ type Verdict struct {
 	// when Reservation is not Reserved (the protocol says not to process
 	// a policy of an unreserved resource).
 	Policy string
-	// Source is where Reservation was declared (SourceNone when Unset by
+	// Source is where Reservation was declared ([SourceNone] when Unset by
 	// absence).
 	Source Source
 	// Rule quotes the declaration, e.g. `rule 2: "location": "/b/"` or
@@ -78,7 +78,7 @@ type Verdict struct {
 func (v Verdict) Reserved() bool { return v.Reservation == Reserved }
 
 // ParseValue reads one tdm-reservation value: after trimming ASCII
-// white space, "1" is Reserved, "0" NotReserved, and anything else
+// white space, "1" is Reserved, "0" [NotReserved], and anything else
 // (a protocol error) Unset.
 func ParseValue(s string) Reservation {
 	switch strings.Trim(s, " \t\r\n\f") {
@@ -94,7 +94,7 @@ func ParseValue(s string) Reservation {
 // field values and tdm-policy field values. Several values (several
 // fields, or one field with a comma-separated list) are read as each
 // element alone: one 1 makes the resource Reserved, else one 0 makes it
-// NotReserved, else it is Unset. The policy is the first non-empty
+// [NotReserved], else it is Unset. The policy is the first non-empty
 // tdm-policy element, kept only when the result is Reserved. ok is
 // false when no tdm-reservation field has a valid value (the header
 // declares nothing, and the file's value stands).

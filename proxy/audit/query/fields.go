@@ -7,7 +7,7 @@ import (
 	"strconv"
 )
 
-// errMalformed is wrapped by the errors of scanFields: the line is not
+// errMalformed is wrapped by the errors of [scanFields]: the line is not
 // one JSON object.
 var errMalformed = errors.New("not a JSON object")
 
@@ -24,7 +24,8 @@ type Fields struct {
 	Line     int
 }
 
-// field is the index of a field of Fields in fieldKeys.
+// field is the index of a field of [Fields] among those queries read
+// ([keyField] names them).
 type field uint8
 
 const (

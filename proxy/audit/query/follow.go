@@ -15,7 +15,7 @@ const defaultFollowInterval = 250 * time.Millisecond
 // Follow reads the audit file path from offset, then waits for more, as
 // "tail -F" does, passing matching records to emit, until ctx ends (it
 // then returns nil) or reading fails. It looks for new lines every
-// interval (0: defaultFollowInterval); when path is replaced (the log rotated) it reads what is
+// interval (0: [defaultFollowInterval]); when path is replaced (the log rotated) it reads what is
 // left of the old file, then the new one from its start. A line is
 // handled once its newline is written.
 func (s *Scanner) Follow(ctx context.Context, path string, offset int64, interval time.Duration, emit Emit) error {

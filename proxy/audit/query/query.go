@@ -20,7 +20,7 @@ type Filter struct {
 	// Origin is an origin ("https://example.com:8443") or a host with an
 	// optional port ("example.com", "[::1]:8080"), which matches it
 	// under both http and https. Either is compared in the canonical
-	// form of enforce.Origin, in which records name origins.
+	// form of [enforce.Origin], in which records name origins.
 	Origin string
 	// Since and Until bound the record's time: Since <= time < Until.
 	Since, Until time.Time

@@ -33,11 +33,11 @@ type Emit func(f *Fields, line []byte) error
 // Scanner reads audit lines and passes on the records that match its
 // filter. Lines that cannot match are rejected by their bytes (they lack
 // a filter's value) without being parsed; the others are parsed as far
-// as the filter and the output need (scanFields). A malformed line is
+// as the filter and the output need ([scanFields]). A malformed line is
 // counted in Stats and skipped, never an error. A Scanner is not safe for
 // concurrent use.
 type Scanner struct {
-	// Brief leaves Fields.Time and Fields.URL empty, saving their
+	// Brief leaves [Fields.Time] and Fields.URL empty, saving their
 	// allocation per record for callers that only count (a summary).
 	Brief bool
 
@@ -47,7 +47,7 @@ type Scanner struct {
 	f      Fields
 	intern interner
 	long   []byte // a line longer than the read buffer, being assembled
-	// tooLong says the line being read exceeds MaxLineBytes: the rest of
+	// tooLong says the line being read exceeds [MaxLineBytes]: the rest of
 	// it is dropped.
 	tooLong bool
 	lineNo  int64 // the line's number in the source being read
@@ -66,7 +66,7 @@ func NewScanner(f Filter) (*Scanner, error) {
 // Stats returns the counts so far.
 func (s *Scanner) Stats() Stats { return s.stats }
 
-// Scan reads r to its end, name naming it in Stats.FirstMalformed, and
+// Scan reads r to its end, name naming it in [Stats.FirstMalformed], and
 // passes each matching record to emit. It returns a read error or emit's
 // error. A last line without a newline is read as a line.
 func (s *Scanner) Scan(r io.Reader, name string, emit Emit) error {

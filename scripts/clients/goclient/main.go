@@ -1,9 +1,9 @@
 // Command goclient is the Go row of the client table: it GETs each URL and
 // prints its status code (one line per URL).
 //
-// With -proxy it sets Transport.Proxy to http.ProxyURL, which proxies
+// With -proxy it sets Transport.Proxy to [http.ProxyURL], which proxies
 // every request, loopback and localhost included. Without it, it uses
-// http.ProxyFromEnvironment (HTTP_PROXY, HTTPS_PROXY, NO_PROXY), which
+// [http.ProxyFromEnvironment] (HTTP_PROXY, HTTPS_PROXY, NO_PROXY), which
 // never proxies localhost or loopback addresses: run.sh uses that to show
 // the pitfall. Extra roots (robotsgate's CA) come from SSL_CERT_FILE, as
 // for any Go program on Linux. With -body it prints the bodies instead

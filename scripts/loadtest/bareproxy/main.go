@@ -1,8 +1,8 @@
 // Command bareproxy is the load test's yardstick: a bare goproxy forwarder
 // with no robots.txt enforcement, built from the same goproxy version and the
-// same outbound transport (proxy.NewTransport) as robotsgate. With -mitm it
+// same outbound transport ([proxy.NewTransport]) as robotsgate. With -mitm it
 // intercepts CONNECT with the same CA (-data-dir) and the same leaf
-// certificate cache (mitm.CertStore) as robotsgate.
+// certificate cache ([mitm.CertStore]) as robotsgate.
 //
 //	bareproxy -listen 127.0.0.1:19310 [-mitm -data-dir DIR -upstream-roots cert.pem]
 package main

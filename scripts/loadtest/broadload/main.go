@@ -1,7 +1,7 @@
 // Command broadload is the broad-crawl load generator: it sends a few
 // requests to each of n origins (127.a.b.c:port, see broadorigin) through
 // a proxy, one origin after another on c workers, one in 25 URLs under
-// robotsmix.Blocked, and prints what it measured as key=value lines: new
+// [robotsmix.Blocked], and prints what it measured as key=value lines: new
 // origins per second, the latency of the first request to an origin
 // (p50, p99), statuses and errors. With -direct it also times a direct
 // robots.txt fetch from a sample of origins (the round trip the proxy adds

@@ -1,4 +1,4 @@
-package proxy
+package testsupport
 
 import (
 	"crypto/ecdsa"
@@ -14,15 +14,16 @@ import (
 	"time"
 )
 
-// writeCustomCA writes a CA (or, with isCA false, a plain certificate)
-// named name into dir, valid around now, and returns its files.
-func writeCustomCA(t *testing.T, dir, name string, isCA bool) (certFile, keyFile string) {
+// WriteCert writes a self-signed certificate named name, valid from an
+// hour before now to a day after it, and its EC key into dir as PEM files
+// name.crt and name.key, and returns their paths. With isCA the
+// certificate is a CA that may sign certificates; without, a plain one.
+func WriteCert(t testing.TB, dir, name string, isCA bool, now time.Time) (certFile, keyFile string) {
 	t.Helper()
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		t.Fatal(err)
 	}
-	now := time.Now()
 	tmpl := &x509.Certificate{
 		SerialNumber:          big.NewInt(7),
 		Subject:               pkix.Name{CommonName: name},
@@ -39,7 +40,10 @@ func writeCustomCA(t *testing.T, dir, name string, isCA bool) (certFile, keyFile
 	if err != nil {
 		t.Fatal(err)
 	}
-	kder, _ := x509.MarshalECPrivateKey(key)
+	kder, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
 	certFile = filepath.Join(dir, name+".crt")
 	keyFile = filepath.Join(dir, name+".key")
 	if err := os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o644); err != nil {
@@ -49,16 +53,4 @@ func writeCustomCA(t *testing.T, dir, name string, isCA bool) (certFile, keyFile
 		t.Fatal(err)
 	}
 	return certFile, keyFile
-}
-
-// assertMode fails t unless the file name has permission bits want.
-func assertMode(t *testing.T, name string, want os.FileMode) {
-	t.Helper()
-	fi, err := os.Stat(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := fi.Mode().Perm(); got != want {
-		t.Fatalf("%s has mode %04o, want %04o", name, got, want)
-	}
 }
