@@ -3,6 +3,7 @@ package robots
 import (
 	"bytes"
 	"math"
+	"slices"
 	"sort"
 )
 
@@ -91,7 +92,7 @@ func (pt *part) initCompact(src string, rs []compactRule) bool {
 	if wild > compactWild {
 		return false
 	}
-	sort.SliceStable(crs, func(i, j int) bool { return crs[i].before(&crs[j]) })
+	slices.SortStableFunc(crs, cruleCmp)
 	pt.src, pt.crs, pt.cix = src, crs, newCindex(src, crs)
 	return true
 }

@@ -417,3 +417,14 @@ func (r *Robots) decide(agent, path string, slash bool) Decision {
 	}
 	return Decision{Allowed: true, Group: tok}
 }
+
+// cruleCmp orders records as [crule.before] does, for a stable sort.
+func cruleCmp(a, b crule) int {
+	switch {
+	case a.before(&b):
+		return -1
+	case b.before(&a):
+		return 1
+	}
+	return 0
+}
