@@ -123,7 +123,7 @@ func TestRebuild(t *testing.T) {
 	cp := *en
 	cp.Parsed = nil
 	cp.Rebuild(0)
-	if cp.Parsed == nil || cp.Parsed.DecidePath("", "/private").Allowed {
+	if cp.Parsed == nil || cp.Parsed.MatchPath("", "/private").Allowed {
 		t.Fatal("rebuilt entry lost the good copy's rules")
 	}
 	cp.Good = nil
@@ -133,7 +133,7 @@ func TestRebuild(t *testing.T) {
 	}
 	ok := Entry{Result: FetchResult{Status: StatusOK, Body: []byte("User-agent: *\nDisallow: /\n")}}
 	ok.Rebuild(0)
-	if ok.Parsed == nil || ok.Parsed.DecidePath("x", "/a").Allowed {
+	if ok.Parsed == nil || ok.Parsed.MatchPath("x", "/a").Allowed {
 		t.Fatal("rebuilt OK entry")
 	}
 }

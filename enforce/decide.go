@@ -3,6 +3,7 @@ package enforce
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/url"
 	"strings"
 	"time"
@@ -11,11 +12,11 @@ import (
 	"github.com/robotsgate/robotsgate/robots/aipref"
 )
 
-// Decide returns the verdict for fetching u as the crawler whose product
+// Decide returns the decision on fetching u as the crawler whose product
 // token is agent ("" when none is known: only the "*" group applies). It
 // fetches the origin's robots.txt when no usable copy is cached;
 // concurrent callers for one origin share a single fetch. Decide never
-// returns an error: a failure to learn the rules is itself a verdict
+// returns an error: a failure to learn the rules is itself a decision
 // (ReasonUnreachable).
 //
 // Stale while revalidate: when the cached entry expired at most
@@ -23,11 +24,11 @@ import (
 // an earlier one kept beside a failed fetch) that is within the
 // UnreachableWindow, Decide decides on it at once and starts one
 // background re-fetch for the origin (detached from ctx, bounded by
-// FetchTimeout); later requests use its result. Such a verdict has
+// FetchTimeout); later requests use its result. Such a decision has
 // RobotsStale set (StaleRevalidating). Otherwise (nothing cached, an
 // expired 4xx, an unreachable origin with no good copy, an entry expired
 // for longer than FetchTimeout) Decide waits for the fetch, which it
-// shares with the other callers for the origin. A verdict made on a last
+// shares with the other callers for the origin. A decision made on a last
 // good copy because the origin was unreachable has RobotsStale set
 // (StaleUnreachable).
 //
@@ -36,34 +37,37 @@ import (
 // path (dot segments, also percent-encoded; repeated slashes; escaped
 // reserved characters such as %2F; path parameters ";x"; backslashes, raw
 // or %5C), those other spellings are decided too (see spellings): if one
-// disallows, the disallowing verdict is returned, with a Detail naming
+// disallows, the disallowing decision is returned, with a Detail naming
 // the normalised path. Decision.URL is u without its userinfo (user
 // name and password), which must not reach audit logs or 403 bodies.
 //
 // A GET or HEAD of /robots.txt itself (exactly that, without a query) is
 // always allowed and fetches nothing (see isRobotsTxt). If ctx ends while Decide waits for
-// a fetch, the verdict is ReasonClientGone (not allowed, and not a
-// robots.txt verdict); the fetch itself goes on for the other callers.
+// a fetch, the decision is ReasonClientGone (not allowed, and not a
+// robots.txt decision); the fetch itself goes on for the other callers.
 //
 // For a URL Allow/Disallow permits, the usage preferences robots.txt
 // states (Content-Usage, Content-Signal) are reported in Decision.Usage;
-// when they disallow a purpose of Config.Purposes (or state none for it
-// while Config.UsageUnknownDeny is set) the verdict is
-// ReasonUsageDisallowed (see DecideRules).
-func (e *Enforcer) Decide(ctx context.Context, u *url.URL, agent string) Decision {
-	return e.decideURL(ctx, u, agent, DecideOptions{Purposes: e.usage.Purposes, ContentUse: e.usage.ContentUse})
+// when they disallow a purpose of o.Purposes (or state none for it
+// while Config.UsageUnknownDeny is set) the decision is
+// ReasonUsageDisallowed (see RulesVerdict).
+func (e *Enforcer) Decide(ctx context.Context, u *url.URL, agent string, o DecideOptions) Decision {
+	return e.decideURL(ctx, u, agent, o)
 }
 
 // DecideOptions are the settings of one decision that may differ from
 // request to request.
 type DecideOptions struct {
-	// Purposes are the crawler's declared purposes (Config.Purposes for
-	// Decide); they replace the configured ones.
+	// Purposes are the crawler's declared purposes; none: usage
+	// preferences are reported and never refuse.
 	Purposes aipref.Set
-	// ContentUse is the crawler's declared content use (Config.ContentUse
-	// for Decide); it replaces the configured one.
+	// ContentUse is the crawler's declared content use; UseUnknown: levels
+	// are reported and never refuse.
 	ContentUse aipref.Use
-	// Quiet: the decision is not a proxied request (see DecideQuiet).
+	// Quiet: the decision is not a proxied request but a query (the admin
+	// API): the cache lookup is not reported to Hooks.CacheLookup. A
+	// robots.txt fetch it causes is still reported to Hooks.Fetched: it is
+	// real traffic to the origin, which proxied requests may be sharing.
 	Quiet bool
 	// Method is the request's method; "" means GET. Only a GET or HEAD of
 	// /robots.txt is exempt from the rules.
@@ -84,28 +88,8 @@ const (
 	UnknownDeny
 )
 
-// DecideFor is Decide for a crawler with its own declared purposes, as
-// o says.
-func (e *Enforcer) DecideFor(ctx context.Context, u *url.URL, agent string, o DecideOptions) Decision {
-	return e.decideURL(ctx, u, agent, o)
-}
-
-// Purposes returns the configured purposes (Config.Purposes).
-func (e *Enforcer) Purposes() aipref.Set { return e.usage.Purposes }
-
-// ContentUse returns the configured content use (Config.ContentUse).
-func (e *Enforcer) ContentUse() aipref.Use { return e.usage.ContentUse }
-
-// DecideQuiet is Decide for queries that are not proxied requests (the
-// admin API): the cache lookup is not reported to Hooks.CacheLookup. A
-// robots.txt fetch it causes is still reported to Hooks.Fetched: it is
-// real traffic to the origin, which proxied requests may be sharing.
-func (e *Enforcer) DecideQuiet(ctx context.Context, u *url.URL, agent string) Decision {
-	return e.decideURL(ctx, u, agent, DecideOptions{Purposes: e.usage.Purposes, ContentUse: e.usage.ContentUse, Quiet: true})
-}
-
 func (e *Enforcer) decideURL(ctx context.Context, u *url.URL, agent string, o DecideOptions) Decision {
-	origin, err := Origin(u)
+	origin, err := decidableOrigin(u)
 	if err != nil {
 		reason := ReasonInvalidURL
 		if errors.Is(err, ErrInvalidHost) {
@@ -164,6 +148,18 @@ func (e *Enforcer) decideURL(ctx context.Context, u *url.URL, agent string, o De
 	return d
 }
 
+// decidableOrigin is [Origin] of u, or an error for a URL with an opaque
+// path ("http:private", its host from elsewhere: a Host header): it is
+// sent as the request target "private", which no RFC 9309 path matches
+// and a lenient server reads as "/private".
+func decidableOrigin(u *url.URL) (string, error) {
+	origin, err := Origin(u)
+	if err == nil && u.Opaque != "" && !strings.HasPrefix(u.Opaque, "/") {
+		err = fmt.Errorf("%w: %q has an opaque path, not one starting with \"/\"", errNoOrigin, RedactedURL(u))
+	}
+	return origin, err
+}
+
 // isRobotsTxt reports whether a request of method for u asks for the
 // robots.txt file itself: a GET or HEAD ("" is GET) of exactly
 // "/robots.txt", with no query. That is the one request exempt from the
@@ -171,7 +167,7 @@ func (e *Enforcer) decideURL(ctx context.Context, u *url.URL, agent string, o De
 // ("/%72obots.txt", "/robots%2Etxt", "/ROBOTS.TXT", "/robots.txt?x",
 // "/robots.txt;x") and any other method (PUT, DELETE, POST) is decided by
 // the rules like any other path (the rules alone: robots'
-// DecideUsageRules leaves out RFC 9309's implicit allowance), so that no
+// MatchUsageRules leaves out RFC 9309's implicit allowance), so that no
 // variant opens a path by accident.
 func isRobotsTxt(u *url.URL, method string) bool {
 	if method != "" && method != "GET" && method != "HEAD" {
@@ -200,7 +196,7 @@ func (e *Enforcer) decide(d *Decision, en *Entry, now time.Time, u *url.URL, p U
 	} else {
 		path = u.RequestURI()
 	}
-	v := DecideRules(rules, d.Agent, path, p)
+	v := RulesVerdict(rules, d.Agent, path, p)
 	if v.Detail != "" {
 		d.Detail = v.Detail
 	}
@@ -213,10 +209,10 @@ func (e *Enforcer) decide(d *Decision, en *Entry, now time.Time, u *url.URL, p U
 	}
 }
 
-// describe fills d's Robots fields from en and, when verdict is set, the
-// verdict of the cases that need no rule matching (then it returns nil);
+// describe fills d's Robots fields from en and, when decide is set, the
+// decision of the cases that need no rule matching (then it returns nil);
 // it returns the robots.txt whose rules decide otherwise.
-func (e *Enforcer) describe(d *Decision, en *Entry, now time.Time, verdict bool) *robots.Robots {
+func (e *Enforcer) describe(d *Decision, en *Entry, now time.Time, decide bool) *robots.Robots {
 	d.RobotsStatus = en.Result.Status
 	d.RobotsHTTPStatus = en.Result.HTTPStatus
 	d.RobotsErrKind = en.Result.ErrKind
@@ -228,7 +224,7 @@ func (e *Enforcer) describe(d *Decision, en *Entry, now time.Time, verdict bool)
 			return en.Parsed
 		}
 	case StatusUnavailable:
-		if verdict {
+		if decide {
 			d.Allowed, d.Reason = true, ReasonNoRobots
 			d.Detail = "no robots.txt" + paren(en.Result.Err) + ": all URLs allowed"
 		}
@@ -236,7 +232,7 @@ func (e *Enforcer) describe(d *Decision, en *Entry, now time.Time, verdict bool)
 	}
 	// Unreachable (or an entry without rules).
 	if !en.UnreachableSince.IsZero() && now.Sub(en.UnreachableSince) > e.window {
-		if verdict {
+		if decide {
 			d.Allowed, d.Reason = true, ReasonNoRobots
 			d.Detail = "robots.txt unreachable for longer than " + e.window.String() +
 				paren(en.Result.Err) + ": treated as absent, all URLs allowed"
@@ -249,7 +245,7 @@ func (e *Enforcer) describe(d *Decision, en *Entry, now time.Time, verdict bool)
 		d.RobotsAge = now.Sub(en.GoodAt)
 		return en.Parsed
 	}
-	if verdict {
+	if decide {
 		unreachable(d, en, now)
 	}
 	return nil

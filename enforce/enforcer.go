@@ -9,8 +9,6 @@ import (
 
 	"github.com/rs/zerolog"
 	"golang.org/x/sync/singleflight"
-
-	"github.com/robotsgate/robotsgate/robots/aipref"
 )
 
 // Config configures an Enforcer. The settings have no defaults here:
@@ -30,18 +28,9 @@ type Config struct {
 	MaxBytes          int           // robots.txt parse limit, > 0
 	FetchTimeout      time.Duration // bound of one fetch, detached from the caller's ctx; > 0
 
-	// Purposes are the declared purposes Decide and DecideQuiet decide
-	// for (DecideFor takes its own); none: usage preferences are
-	// reported and never refuse.
-	Purposes aipref.Set
 	// UsageUnknownDeny refuses a URL for which no usage preference is
 	// known for a declared purpose (usage.unknown: deny).
 	UsageUnknownDeny bool
-	// ContentUse is the declared content use Decide and DecideQuiet
-	// decide for (DecideFor takes its own): a URL whose robots.txt
-	// states a lower content-use level is refused. UseUnknown: levels
-	// are reported and never refuse.
-	ContentUse aipref.Use
 }
 
 // Hooks are optional callbacks for metrics. A nil func is not called.
@@ -53,7 +42,7 @@ type Hooks struct {
 	Fetched func(origin string, r FetchResult, took time.Duration)
 	// CacheLookup is called once per Decide that needs the origin's
 	// rules: hit reports whether a fresh entry was cached (an expired
-	// copy served while it is re-fetched is a miss). DecideQuiet and
+	// copy served while it is re-fetched is a miss). Quiet decisions and
 	// Entry, which serve queries rather than proxied requests, do not
 	// call it.
 	CacheLookup func(origin string, hit bool)
@@ -123,7 +112,7 @@ func New(cfg Config) (*Enforcer, error) {
 		retryMax:     cfg.RetryMax,
 		fetchTimeout: cfg.FetchTimeout,
 		maxBytes:     cfg.MaxBytes,
-		usage:        UsagePolicy{Purposes: cfg.Purposes, UnknownDeny: cfg.UsageUnknownDeny, ContentUse: cfg.ContentUse},
+		usage:        UsagePolicy{UnknownDeny: cfg.UsageUnknownDeny},
 		revalidating: make(map[string]struct{}),
 	}
 	if e.minTTL > e.ttl {
@@ -211,7 +200,7 @@ func (e *Enforcer) fetchAndStore(ctx context.Context, st Store, origin string) *
 		return prev
 	}
 	start := time.Now()
-	r := e.fetcher.Fetch(ctx, origin)
+	r := e.fetch(ctx, origin)
 	took := time.Since(start)
 	if r.Status == "" {
 		r.Status = StatusUnreachable
@@ -222,7 +211,7 @@ func (e *Enforcer) fetchAndStore(ctx context.Context, st Store, origin string) *
 			r.ErrKind = FetchOther
 		}
 	}
-	if f := e.hooks.Fetched; f != nil {
+	if f := e.hooks.Fetched; f != nil && !isTDMKey(origin) { // robots.txt fetches only
 		f(origin, r, took)
 	}
 	now := e.clock.Now()
@@ -250,7 +239,7 @@ func (e *Enforcer) next(origin string, prev *Entry, r FetchResult, now time.Time
 		}
 		en.Expires = now.Add(ttl)
 		if r.Status == StatusOK {
-			en.Parsed = parseShared(&en.Result, e.maxBytes)
+			en.Rebuild(e.maxBytes)
 		}
 		return en
 	}
@@ -273,6 +262,14 @@ func (e *Enforcer) next(origin string, prev *Entry, r FetchResult, now time.Time
 		en.Good, en.GoodAt, en.Parsed = &good, prev.FetchedAt, prev.Parsed
 	case prev.Good != nil && prev.Parsed != nil:
 		en.Good, en.GoodAt, en.Parsed = prev.Good, prev.GoodAt, prev.Parsed
+	case prev.Result.Status == StatusOK && isTDMKey(origin):
+		good := prev.Result
+		en.Good, en.GoodAt = &good, prev.FetchedAt
+	case prev.Good != nil && isTDMKey(origin):
+		en.Good, en.GoodAt = prev.Good, prev.GoodAt
+	}
+	if en.Good != nil && isTDMKey(origin) {
+		en.TDM, en.TDMErr = prev.TDM, prev.TDMErr
 	}
 	return en
 }
@@ -296,7 +293,7 @@ func (e *Enforcer) logFetch(en *Entry, took time.Duration) {
 			Str("error", r.Err).Str("error_kind", string(r.ErrKind)).Int("failures", en.Failures).
 			Time("unreachable_since", en.UnreachableSince).Int64("retry_in_ms", en.Expires.Sub(en.FetchedAt).Milliseconds()).
 			Bool("stale_copy", en.Good != nil).Int64("took_ms", took.Milliseconds())
-		ev.Msg("robots.txt unreachable")
+		ev.Msg(fileOf(en.Origin) + " unreachable")
 	case StatusUnavailable:
 		e.log.Debug().Str("origin", en.Origin).Int("http_status", r.HTTPStatus).Str("error", r.Err).
 			Msg("robots.txt unavailable: all URLs allowed")

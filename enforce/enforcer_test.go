@@ -35,7 +35,7 @@ func newEnv(t *testing.T, h http.HandlerFunc, cfg Config) *env {
 // decide decides path for agent "" and checks the robots.txt fetch count.
 func (v *env) decide(path string, wantFetches int64) Decision {
 	v.t.Helper()
-	d := v.e.Decide(context.Background(), v.o.url(path), "")
+	d := v.e.Decide(context.Background(), v.o.url(path), "", DecideOptions{})
 	v.settle()
 	if got := v.o.robots.Load(); got != wantFetches {
 		v.t.Fatalf("after Decide(%s) at +%v: %d robots.txt fetches, want %d", path, v.clock.Now().Sub(t0), got, wantFetches)
@@ -70,17 +70,17 @@ func TestAgentGroups(t *testing.T) {
 	body := "User-agent: *\nDisallow: /private\n\nUser-agent: MyBot\nDisallow: /\nAllow: /open\n"
 	v := newEnv(t, serve(200, body), Config{})
 	ctx := context.Background()
-	d := v.e.Decide(ctx, v.o.url("/public"), "mybot")
+	d := v.e.Decide(ctx, v.o.url("/public"), "mybot", DecideOptions{})
 	if d.Allowed || d.Group != "mybot" && d.Group != "MyBot" || d.Rule != "Disallow: /" || d.Line != 5 || d.Agent != "mybot" {
 		t.Errorf("mybot /public: %+v", d)
 	}
-	if d := v.e.Decide(ctx, v.o.url("/open?x=1"), "MyBot"); !d.Allowed || d.Rule != "Allow: /open" || d.Line != 6 {
+	if d := v.e.Decide(ctx, v.o.url("/open?x=1"), "MyBot", DecideOptions{}); !d.Allowed || d.Rule != "Allow: /open" || d.Line != 6 {
 		t.Errorf("MyBot /open: %+v", d)
 	}
-	if d := v.e.Decide(ctx, v.o.url("/public"), ""); !d.Allowed || d.Group != "*" || d.Rule != "" || d.Line != 0 {
+	if d := v.e.Decide(ctx, v.o.url("/public"), "", DecideOptions{}); !d.Allowed || d.Group != "*" || d.Rule != "" || d.Line != 0 {
 		t.Errorf("* /public: %+v", d)
 	}
-	if d := v.e.Decide(ctx, v.o.url("/private/a%20b"), "otherbot"); d.Allowed || d.Group != "*" || d.Line != 2 {
+	if d := v.e.Decide(ctx, v.o.url("/private/a%20b"), "otherbot", DecideOptions{}); d.Allowed || d.Group != "*" || d.Line != 2 {
 		t.Errorf("otherbot /private: %+v", d)
 	}
 }
@@ -100,7 +100,7 @@ func TestQueryMatched(t *testing.T) {
 
 func TestInvalidURL(t *testing.T) {
 	e := newTestEnforcer(t, Config{Fetcher: &HTTPFetcher{MaxRedirects: testRedirects}}, nil)
-	d := e.Decide(context.Background(), &url.URL{Path: "/x"}, "bot")
+	d := e.Decide(context.Background(), &url.URL{Path: "/x"}, "bot", DecideOptions{})
 	if d.Allowed || d.Reason != ReasonInvalidURL || d.Detail == "" || d.Agent != "bot" {
 		t.Errorf("%+v", d)
 	}
@@ -173,19 +173,19 @@ func BenchmarkDecideCacheHit(b *testing.B) {
 	allowed := o.url("/public/page?id=42")
 	denied := o.url("/private/page?id=42")
 	ctx := context.Background()
-	if d := e.Decide(ctx, denied, "mybot"); d.Allowed {
+	if d := e.Decide(ctx, denied, "mybot", DecideOptions{}); d.Allowed {
 		b.Fatal(d)
 	}
 	b.Run("allowed", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			e.Decide(ctx, allowed, "mybot")
+			e.Decide(ctx, allowed, "mybot", DecideOptions{})
 		}
 	})
 	b.Run("disallowed", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			e.Decide(ctx, denied, "mybot")
+			e.Decide(ctx, denied, "mybot", DecideOptions{})
 		}
 	})
 	if o.robots.Load() != 1 {
@@ -198,12 +198,12 @@ func TestDecisionURLHasNoPassword(t *testing.T) {
 	ctx := context.Background()
 	u := v.o.url("/private?x=1")
 	u.User = url.UserPassword("alice", "s3cret")
-	d := v.e.Decide(ctx, u, "")
+	d := v.e.Decide(ctx, u, "", DecideOptions{})
 	if d.URL != v.o.srv.URL+"/private?x=1" || d.Allowed {
 		t.Errorf("URL %q: %+v", d.URL, d)
 	}
 	bad := &url.URL{Scheme: "http", User: url.UserPassword("alice", "s3cret"), Path: "/x"}
-	if d := v.e.Decide(ctx, bad, ""); d.Reason != ReasonInvalidURL || strings.Contains(d.URL+d.Detail, "alice") {
+	if d := v.e.Decide(ctx, bad, "", DecideOptions{}); d.Reason != ReasonInvalidURL || strings.Contains(d.URL+d.Detail, "alice") {
 		t.Errorf("invalid URL: %+v", d)
 	}
 }
@@ -215,17 +215,17 @@ func TestDecideQuiet(t *testing.T) {
 		Fetched:     func(string, FetchResult, time.Duration) { fetches.Add(1) },
 	}})
 	ctx := context.Background()
-	if d := v.e.DecideQuiet(ctx, v.o.url("/private"), ""); d.Allowed || d.Reason != ReasonDisallowed {
+	if d := v.e.Decide(ctx, v.o.url("/private"), "", DecideOptions{Quiet: true}); d.Allowed || d.Reason != ReasonDisallowed {
 		t.Fatalf("%+v", d)
 	}
-	v.e.DecideQuiet(ctx, v.o.url("/x"), "")
+	v.e.Decide(ctx, v.o.url("/x"), "", DecideOptions{Quiet: true})
 	if _, err := v.e.Entry(ctx, v.o.srv.URL); err != nil {
 		t.Fatal(err)
 	}
 	if lookups.Load() != 0 || fetches.Load() != 1 {
 		t.Errorf("quiet: %d lookups, %d fetches; want 0 and 1 (the fetch is real traffic)", lookups.Load(), fetches.Load())
 	}
-	v.e.Decide(ctx, v.o.url("/x"), "")
+	v.e.Decide(ctx, v.o.url("/x"), "", DecideOptions{})
 	if lookups.Load() != 1 {
 		t.Errorf("Decide: %d lookups", lookups.Load())
 	}

@@ -72,21 +72,29 @@ var errRedirectScheme = errors.New("redirect to a scheme other than http and htt
 // Fetch fetches origin's robots.txt ("scheme://host[:port]", as returned
 // by Origin). It never returns an empty Status.
 func (f *HTTPFetcher) Fetch(ctx context.Context, origin string) FetchResult {
+	return f.FetchFile(ctx, origin, "/robots.txt", "text/plain, */*;q=0.1")
+}
+
+// FetchFile fetches the policy file at path (absolute, e.g.
+// "/.well-known/tdmrep.json") of origin, asking for the media types
+// accept, with the rules and limits of Fetch. It never returns an empty
+// Status.
+func (f *HTTPFetcher) FetchFile(ctx context.Context, origin, path, accept string) FetchResult {
 	maxBytes := f.MaxBytes
 	if maxBytes <= 0 {
 		maxBytes = robots.DefaultMaxBytes
 	}
 	maxRedirects := max(f.MaxRedirects, 0)
-	target := origin + "/robots.txt"
+	target := origin + path
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, target, nil)
 	if err != nil {
 		// A malformed origin cannot be fetched now or later.
-		return FetchResult{Status: StatusUnreachable, FinalURL: target, Err: fmt.Sprintf("bad robots.txt URL: %v", err), ErrKind: FetchBadURL}
+		return FetchResult{Status: StatusUnreachable, FinalURL: target, Err: fmt.Sprintf("bad %s URL: %v", fileOf(target), err), ErrKind: FetchBadURL}
 	}
 	if f.UserAgent != "" {
 		req.Header.Set("User-Agent", f.UserAgent)
 	}
-	req.Header.Set("Accept", "text/plain, */*;q=0.1")
+	req.Header.Set("Accept", accept)
 	req.Header.Set("Accept-Encoding", acceptEncoding)
 
 	tooMany := false
@@ -121,7 +129,7 @@ func (f *HTTPFetcher) Fetch(ctx context.Context, origin string) FetchResult {
 		body, truncated, err := readBody(resp, maxBytes)
 		if err != nil {
 			return FetchResult{Status: StatusUnreachable, HTTPStatus: code, FinalURL: r.FinalURL,
-				Err: "reading robots.txt body: " + RedactURLsIn(fetchErr(err)), ErrKind: errorKind(err)}
+				Err: "reading " + fileOf(target) + " body: " + RedactURLsIn(fetchErr(err)), ErrKind: errorKind(err)}
 		}
 		r.Status, r.Body, r.Truncated = StatusOK, body, truncated
 		return r

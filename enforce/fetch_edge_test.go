@@ -123,7 +123,7 @@ func TestHTTPFetcherGzipWithoutTransportDecoding(t *testing.T) {
 		t.Fatalf("Fetch = %s %q (%s)", r.Status, r.Body, r.Err)
 	}
 	e := newTestEnforcer(t, Config{Fetcher: f}, nil)
-	if d := e.Decide(context.Background(), o.url("/private/x"), ""); d.Allowed || d.Rule != "Disallow: /private" {
+	if d := e.Decide(context.Background(), o.url("/private/x"), "", DecideOptions{}); d.Allowed || d.Rule != "Disallow: /private" {
 		t.Fatalf("Decide = %+v", d)
 	}
 }
@@ -198,7 +198,7 @@ func TestHTTPFetcherRedirectToOtherScheme(t *testing.T) {
 				t.Fatalf("Fetch = %+v", r)
 			}
 			e := newTestEnforcer(t, Config{Fetcher: f}, nil)
-			if d := e.Decide(context.Background(), o.url("/x"), ""); d.Allowed || d.Reason != ReasonUnreachable {
+			if d := e.Decide(context.Background(), o.url("/x"), "", DecideOptions{}); d.Allowed || d.Reason != ReasonUnreachable {
 				t.Fatalf("Decide = %+v", d)
 			}
 		})

@@ -186,7 +186,7 @@ func TestDecideStatusTable(t *testing.T) {
 				FetchTimeout: 300 * time.Millisecond,
 			}, nil)
 			u, _ := url.Parse(origin + "/private/x?y=1")
-			d := e.Decide(context.Background(), u, "")
+			d := e.Decide(context.Background(), u, "", DecideOptions{})
 			if d.Allowed != c.wantAllow || d.Reason != c.wantReason {
 				t.Fatalf("Decide = %v/%s (%s), want %v/%s", d.Allowed, d.Reason, d.Detail, c.wantAllow, c.wantReason)
 			}
@@ -212,7 +212,7 @@ func TestDecideStatusTable(t *testing.T) {
 			// with backoff, not on every request).
 			if o != nil {
 				n := o.robots.Load()
-				e.Decide(context.Background(), u, "")
+				e.Decide(context.Background(), u, "", DecideOptions{})
 				if o.robots.Load() != n {
 					t.Errorf("second Decide fetched again")
 				}
@@ -241,7 +241,7 @@ func TestHTTPFetcherCrossHostRedirect(t *testing.T) {
 		t.Errorf("hits a=%d b=%d", a.robots.Load(), b.robots.Load())
 	}
 	e := newTestEnforcer(t, Config{Fetcher: f}, nil)
-	if d := e.Decide(context.Background(), a.url("/from-b/x"), ""); d.Allowed || d.Rule != "Disallow: /from-b" {
+	if d := e.Decide(context.Background(), a.url("/from-b/x"), "", DecideOptions{}); d.Allowed || d.Rule != "Disallow: /from-b" {
 		t.Errorf("Decide = %+v", d)
 	}
 }
@@ -256,10 +256,10 @@ func TestHTTPFetcherOversizedBody(t *testing.T) {
 		t.Fatalf("Fetch: status %s truncated %v len %d max-age %v", r.Status, r.Truncated, len(r.Body), r.MaxAge)
 	}
 	e := newTestEnforcer(t, Config{Fetcher: f, MaxBytes: limit}, nil)
-	if d := e.Decide(context.Background(), o.url("/early/x"), ""); d.Allowed {
+	if d := e.Decide(context.Background(), o.url("/early/x"), "", DecideOptions{}); d.Allowed {
 		t.Errorf("/early allowed: %+v", d)
 	}
-	if d := e.Decide(context.Background(), o.url("/late/x"), ""); !d.Allowed {
+	if d := e.Decide(context.Background(), o.url("/late/x"), "", DecideOptions{}); !d.Allowed {
 		t.Errorf("/late (past the limit) disallowed: %+v", d)
 	}
 }
@@ -272,10 +272,10 @@ func TestHTTPFetcherDefaultLimit(t *testing.T) {
 		t.Fatalf("Fetch: status %s truncated %v len %d", r.Status, r.Truncated, len(r.Body))
 	}
 	e := newTestEnforcer(t, Config{Fetcher: &HTTPFetcher{MaxRedirects: testRedirects}}, nil)
-	if d := e.Decide(context.Background(), o.url("/early"), ""); d.Allowed {
+	if d := e.Decide(context.Background(), o.url("/early"), "", DecideOptions{}); d.Allowed {
 		t.Errorf("/early allowed")
 	}
-	if d := e.Decide(context.Background(), o.url("/late"), ""); !d.Allowed {
+	if d := e.Decide(context.Background(), o.url("/late"), "", DecideOptions{}); !d.Allowed {
 		t.Errorf("/late disallowed")
 	}
 }

@@ -30,8 +30,10 @@ const (
 //
 //   - an IP literal in netip's canonical text; an IPv4-mapped IPv6
 //     address ("::ffff:7f00:1", "::FFFF:127.0.0.1") is the IPv4 address it
-//     dials ("127.0.0.1"); an IPv6 address is bracketed, its zone kept
-//     as in [url.URL.Host] ("[fe80::1%en0]");
+//     dials ("127.0.0.1"); an IPv6 address is bracketed; its zone is dropped
+//     where the kernel ignores it (not link-local: "[::1%lo]" is
+//     "[::1]"), kept as in [url.URL.Host] where it names an interface
+//     ("[fe80::1%en0]"), refused when it is an interface index;
 //   - a name mapped to its A-label (ASCII) form by UTS #46 with the
 //     profile net/http's transport applies to non-ASCII names
 //     ([idna.Lookup]: "ｌocalhost" is "localhost", "Bücher.de" is
@@ -58,7 +60,7 @@ func CanonicalHost(host string) (string, error) {
 		if err != nil || !ip.Is6() {
 			return "", hostErr(host, "not an IPv6 address")
 		}
-		return ipText(ip), nil
+		return zoned(ip)
 	}
 	name, err := asciiName(host)
 	if err != nil {
@@ -76,6 +78,22 @@ func CanonicalHost(host string) (string, error) {
 		return ip.String(), nil
 	}
 	return name, nil
+}
+
+// zoned returns the canonical text of the IPv6 address ip, whose zone
+// only names an interface for a link-local address: elsewhere the kernel
+// ignores it ("[::1%lo]" and "[::1%eth0]" dial [::1]), so it is dropped.
+// A link-local address must name its interface, not its index ("%2"
+// and "%eth0" may be the same interface, which would be two origins).
+func zoned(ip netip.Addr) (string, error) {
+	if z := ip.Zone(); z != "" {
+		if !ip.IsLinkLocalUnicast() && !ip.IsLinkLocalMulticast() && !ip.IsInterfaceLocalMulticast() {
+			ip = ip.WithZone("")
+		} else if allDigits(z) {
+			return "", hostErr(ip.String(), "an interface index as zone: name the interface")
+		}
+	}
+	return ipText(ip), nil
 }
 
 // ipText is the canonical text of ip as a URL host.

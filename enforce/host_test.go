@@ -20,7 +20,7 @@ func TestCanonicalHost(t *testing.T) {
 		"127.0.0.1": "127.0.0.1", "１２７.０.０.１": "127.0.0.1",
 		"[::ffff:127.0.0.1]": "127.0.0.1", "[::ffff:7f00:1]": "127.0.0.1", "[::FFFF:7F00:0001]": "127.0.0.1",
 		"::ffff:7f00:1": "127.0.0.1", "[0:0:0:0:0:0:0:1]": "[::1]", "[2001:DB8::0001]": "[2001:db8::1]",
-		"[fe80::1%en0]": "[fe80::1%en0]", "my_host.example": "my_host.example", "a-b.c": "a-b.c",
+		"[fe80::1%en0]": "[fe80::1%en0]", "[::1%lo]": "[::1]", "[::1%1]": "[::1]", "[2001:db8::1%eth0]": "[2001:db8::1]", "my_host.example": "my_host.example", "a-b.c": "a-b.c",
 	} {
 		got, err := CanonicalHost(in)
 		if err != nil || got != want {
@@ -29,7 +29,7 @@ func TestCanonicalHost(t *testing.T) {
 	}
 	for _, in := range []string{
 		"", ".", "a..b", "..a", "a b", "a!b", "a%62", "127.1", "0x7f.1", "2130706433", "0177.0.0.1", "0",
-		"127.0.0.01", "１２７.１", "x.0x1f", "a.123", "[127.0.0.1]", "[::1", "[zz::1]", "a\u200db.com",
+		"127.0.0.01", "[fe80::1%2]", "１２７.１", "x.0x1f", "a.123", "[127.0.0.1]", "[::1", "[zz::1]", "a\u200db.com",
 		"-\u00e9", strings.Repeat("a", 64) + ".com", strings.Repeat("a.", 127) + "com",
 	} {
 		if got, err := CanonicalHost(in); !errors.Is(err, ErrInvalidHost) {
@@ -47,7 +47,7 @@ func TestOriginInvalidHostReason(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if d := v.e.Decide(t.Context(), u, ""); d.Allowed || d.Reason != ReasonInvalidHost || d.RobotsStatus != "" {
+		if d := v.e.Decide(t.Context(), u, "", DecideOptions{}); d.Allowed || d.Reason != ReasonInvalidHost || d.RobotsStatus != "" {
 			t.Errorf("%s: %v %s (robots.txt %q), want refused invalid-host, nothing fetched", raw, d.Allowed, d.Reason, d.RobotsStatus)
 		}
 	}

@@ -53,11 +53,11 @@ func BenchmarkDecideRulesHostileSpellings(b *testing.B) {
 	body, path := hostileSpellingFile()
 	r := robots.Parse(body)
 	pol := UsagePolicy{Purposes: aipref.SetOf(aipref.TrainAI)}
-	if v := DecideRules(r, "mybot", path, pol); !v.Allowed {
+	if v := RulesVerdict(r, "mybot", path, pol); !v.Allowed {
 		b.Fatalf("the crafted path is refused: %+v", v)
 	}
 	b.ReportAllocs()
 	for b.Loop() {
-		DecideRules(r, "mybot", path, pol)
+		RulesVerdict(r, "mybot", path, pol)
 	}
 }

@@ -45,7 +45,7 @@ func TestRetryDependsOnKind(t *testing.T) {
 			e := newTestEnforcer(t, Config{Fetcher: f, RetryMin: time.Minute, RetryMax: time.Hour}, clock)
 			u, _ := url.Parse("http://origin.test/page")
 			for i, wait := range c.waits {
-				d := e.Decide(context.Background(), u, "")
+				d := e.Decide(context.Background(), u, "", DecideOptions{})
 				if d.Allowed || d.Reason != c.reason || d.RobotsErrKind != c.kind {
 					t.Fatalf("failure %d: %v/%s kind %q", i+1, d.Allowed, d.Reason, d.RobotsErrKind)
 				}
@@ -53,7 +53,7 @@ func TestRetryDependsOnKind(t *testing.T) {
 					t.Fatalf("failure %d: RetryAfter %v, detail %q; want %v", i+1, d.RetryAfter, d.Detail, wait)
 				}
 				clock.Advance(wait - time.Second)
-				if d := e.Decide(context.Background(), u, ""); d.RetryAfter != time.Second || f.calls.Load() != int64(i+1) {
+				if d := e.Decide(context.Background(), u, "", DecideOptions{}); d.RetryAfter != time.Second || f.calls.Load() != int64(i+1) {
 					t.Fatalf("before the retry: RetryAfter %v, %d fetches", d.RetryAfter, f.calls.Load())
 				}
 				clock.Advance(time.Second)

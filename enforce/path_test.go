@@ -27,7 +27,7 @@ func TestPathSpellings(t *testing.T) {
 		"/public//..//private",
 		"/public/../private?x=1",
 	} {
-		d := v.e.Decide(ctx, v.o.url(p), "")
+		d := v.e.Decide(ctx, v.o.url(p), "", DecideOptions{})
 		if d.Allowed || d.Reason != ReasonDisallowed || d.Rule != "Disallow: /private" ||
 			!strings.Contains(d.Detail, "normalised path /private") {
 			t.Errorf("%s: %+v", p, d)
@@ -41,12 +41,12 @@ func TestPathSpellings(t *testing.T) {
 		"/public?next=/../private",
 		"/public?u=//private",
 	} {
-		if d := v.e.Decide(ctx, v.o.url(p), ""); !d.Allowed || d.Detail != "" {
+		if d := v.e.Decide(ctx, v.o.url(p), "", DecideOptions{}); !d.Allowed || d.Detail != "" {
 			t.Errorf("%s: %+v", p, d)
 		}
 	}
 	// The literal spelling still decides first.
-	if d := v.e.Decide(ctx, v.o.url("/private/../x"), ""); d.Allowed || d.Detail != "" {
+	if d := v.e.Decide(ctx, v.o.url("/private/../x"), "", DecideOptions{}); d.Allowed || d.Detail != "" {
 		t.Errorf("/private/../x: %+v", d)
 	}
 }

@@ -26,7 +26,7 @@ func TestStaleWhileRevalidate(t *testing.T) {
 	// expired copy, and only one fetch is made.
 	ctx := context.Background()
 	for i := 0; i < 20; i++ {
-		d := v.e.Decide(ctx, v.o.url("/private"), "")
+		d := v.e.Decide(ctx, v.o.url("/private"), "", DecideOptions{})
 		if d.Allowed || d.Rule != "Disallow: /private" || d.RobotsAge != time.Hour || d.RobotsStatus != StatusOK {
 			t.Fatalf("request %d while re-fetching: %+v", i, d)
 		}

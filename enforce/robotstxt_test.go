@@ -19,7 +19,7 @@ func TestRobotsTxtExemptOnlyExactly(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return v.e.Decide(context.Background(), u, "")
+		return v.e.Decide(context.Background(), u, "", DecideOptions{})
 	}
 	for _, p := range []string{
 		"/robots.txt?x=1", "/robots.txt?", "/robots.txt?robots.txt",
@@ -41,14 +41,14 @@ func TestRobotsTxtExemptOnlyExactly(t *testing.T) {
 	// Only GET and HEAD ("" is GET) of /robots.txt are exempt.
 	u0, _ := url.Parse(v.o.srv.URL + "/robots.txt")
 	for m, exempt := range map[string]bool{"": true, "GET": true, "HEAD": true, "PUT": false, "DELETE": false, "POST": false, "get": false} {
-		d := v.e.DecideFor(context.Background(), u0, "", DecideOptions{Method: m})
+		d := v.e.Decide(context.Background(), u0, "", DecideOptions{Method: m})
 		if got := d.Reason == ReasonRobotsTxt; got != exempt || d.Allowed != exempt {
 			t.Errorf("%q /robots.txt: %v %s, want exempt %v", m, d.Allowed, d.Reason, exempt)
 		}
 	}
 	// Opaque URLs are never the robots.txt file.
 	u := &url.URL{Scheme: "http", Host: v.o.srv.Listener.Addr().String(), Opaque: "/robots.txt"}
-	if d := v.e.Decide(context.Background(), u, ""); d.Reason == ReasonRobotsTxt {
+	if d := v.e.Decide(context.Background(), u, "", DecideOptions{}); d.Reason == ReasonRobotsTxt {
 		t.Errorf("opaque: %+v", d)
 	}
 }

@@ -34,7 +34,7 @@ func TestConcurrentFirstRequestsFetchOnce(t *testing.T) {
 			if i%2 == 0 {
 				path = "/private/x"
 			}
-			decisions[i] = v.e.Decide(context.Background(), v.o.url(path), "")
+			decisions[i] = v.e.Decide(context.Background(), v.o.url(path), "", DecideOptions{})
 		}(i)
 	}
 	// Release the fetch only once every caller has missed the cache, so
@@ -60,10 +60,10 @@ func TestCancelledCallerDoesNotFailOthers(t *testing.T) {
 	}, Config{})
 	ctx, cancel := context.WithCancel(context.Background())
 	first := make(chan Decision, 1)
-	go func() { first <- v.e.Decide(ctx, v.o.url("/public"), "") }()
+	go func() { first <- v.e.Decide(ctx, v.o.url("/public"), "", DecideOptions{}) }()
 	waitFor(t, func() bool { return v.o.robots.Load() == 1 })
 	second := make(chan Decision, 1)
-	go func() { second <- v.e.Decide(context.Background(), v.o.url("/private"), "") }()
+	go func() { second <- v.e.Decide(context.Background(), v.o.url("/private"), "", DecideOptions{}) }()
 	cancel()
 	d := <-first
 	if d.Allowed || d.Reason != ReasonClientGone || !strings.Contains(d.Detail, "canceled") || d.RobotsStatus != "" {
@@ -91,7 +91,7 @@ func TestClientGoneWithExpiredCopyWithoutRules(t *testing.T) {
 	v.clock.Advance(48 * time.Hour)
 	ctx, cancel := context.WithCancel(context.Background())
 	res := make(chan Decision, 1)
-	go func() { res <- v.e.Decide(ctx, v.o.url("/private"), "") }()
+	go func() { res <- v.e.Decide(ctx, v.o.url("/private"), "", DecideOptions{}) }()
 	waitFor(t, func() bool { return v.o.robots.Load() == 2 })
 	cancel()
 	if d := <-res; d.Allowed || d.Reason != ReasonClientGone || !strings.Contains(d.Detail, "canceled") {
@@ -134,7 +134,7 @@ type panicFetcher struct{}
 func TestFetcherPanic(t *testing.T) {
 	e := newTestEnforcer(t, Config{Fetcher: panicFetcher{}}, nil)
 	u, _ := url.Parse("http://127.0.0.1:1/x")
-	d := e.Decide(context.Background(), u, "")
+	d := e.Decide(context.Background(), u, "", DecideOptions{})
 	if d.Allowed || d.Reason != ReasonUnreachable || !strings.Contains(d.Detail, "boom") {
 		t.Errorf("%+v", d)
 	}

@@ -17,7 +17,7 @@ import (
 
 // spelled is the verdict of a path and its other spellings.
 type spelled struct {
-	v      robots.Decision
+	v      robots.Match
 	detail string // names the spelling that disallowed; "" when none did
 	usage  Usage  // the most restrictive usage of the spellings; zero when disallowed
 	// via names, per purpose, the spelling whose usage verdict was
@@ -34,9 +34,9 @@ type spelled struct {
 // that disallows decides, and detail then names it. A spelling of a
 // disallowed path thus cannot slip through. For a path every spelling
 // allows, the usage of each purpose is the most restrictive of the
-// spellings' (see DecideRules).
+// spellings' (see RulesVerdict).
 func decideSpellings(rules *robots.Robots, agent, path string) (s spelled) {
-	v, u := rules.DecideUsageRules(agent, path)
+	v, u := rules.MatchUsageRules(agent, path)
 	s.v = v
 	if !v.Allowed {
 		return s
@@ -46,7 +46,7 @@ func decideSpellings(rules *robots.Robots, agent, path string) (s spelled) {
 		return s
 	}
 	for _, sp := range spellings(path) {
-		sv, su := rules.DecideUsageRules(agent, sp.path)
+		sv, su := rules.MatchUsageRules(agent, sp.path)
 		if !sv.Allowed {
 			return spelled{v: sv, detail: "decided on the normalised path " + shown(sp.path) + " (" + sp.how + ")"}
 		}

@@ -36,7 +36,7 @@ func TestPathParamAndBackslashSpellings(t *testing.T) {
 		"/exact%3Bx",
 		"/ex;a/../exact",
 	} {
-		d := v.e.Decide(ctx, v.o.url(p), "")
+		d := v.e.Decide(ctx, v.o.url(p), "", DecideOptions{})
 		if d.Allowed || d.Reason != ReasonDisallowed || !strings.Contains(d.Detail, "normalised path /") {
 			t.Errorf("%s: %+v", p, d)
 		}
@@ -50,7 +50,7 @@ func TestPathParamAndBackslashSpellings(t *testing.T) {
 		"/exact/x",
 		"/exact?x",
 	} {
-		if d := v.e.Decide(ctx, v.o.url(p), ""); !d.Allowed {
+		if d := v.e.Decide(ctx, v.o.url(p), "", DecideOptions{}); !d.Allowed {
 			t.Errorf("%s: %+v", p, d)
 		}
 	}
@@ -74,18 +74,18 @@ func TestReservedEscapeSpellings(t *testing.T) {
 		"/foo%2Fbar?baz=https:%2f/foo.bar",
 		"/a%2F%2e%2Fb",
 	} {
-		d := v.e.Decide(ctx, v.o.url(p), "")
+		d := v.e.Decide(ctx, v.o.url(p), "", DecideOptions{})
 		if d.Allowed || !strings.Contains(d.Detail, "normalised path") {
 			t.Errorf("%s: %+v", p, d)
 		}
 	}
 	for _, p := range []string{"/http%3A%2F%2Fexample.org/x", "/y%2Fz", "/y%2fz"} {
-		if d := v.e.Decide(ctx, v.o.url(p), ""); d.Allowed || d.Detail != "" {
+		if d := v.e.Decide(ctx, v.o.url(p), "", DecideOptions{}); d.Allowed || d.Detail != "" {
 			t.Errorf("%s: %+v", p, d)
 		}
 	}
 	for _, p := range []string{"/http://example.org", "/http:%2F%2Fexample.org", "/y/z", "/a%252Fb"} {
-		if d := v.e.Decide(ctx, v.o.url(p), ""); !d.Allowed {
+		if d := v.e.Decide(ctx, v.o.url(p), "", DecideOptions{}); !d.Allowed {
 			t.Errorf("%s: %+v", p, d)
 		}
 	}
@@ -263,7 +263,7 @@ func FuzzDecideSpellings(f *testing.F) {
 		rules := robots.Parse([]byte(body.String()))
 		var blocking string
 		for _, s := range refSpellings(p) {
-			if !rules.DecidePath("bot", s).Allowed {
+			if !rules.MatchPath("bot", s).Allowed {
 				blocking = s
 				break
 			}
@@ -272,7 +272,7 @@ func FuzzDecideSpellings(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		d := e.Decide(context.Background(), u, "bot")
+		d := e.Decide(context.Background(), u, "bot", DecideOptions{})
 		if d.Reason != ReasonAllowed && d.Reason != ReasonDisallowed {
 			t.Fatalf("%q: reason %s (%s)", p, d.Reason, d.Detail)
 		}

@@ -58,7 +58,9 @@ func newStaleEnv(t *testing.T) *staleEnv {
 	return v
 }
 
-func (v *staleEnv) decide() Decision { return v.e.Decide(context.Background(), v.u, "") }
+func (v *staleEnv) decide() Decision {
+	return v.e.Decide(context.Background(), v.u, "", DecideOptions{})
+}
 
 // TestStaleWhileRevalidateIsFlaggedAndBounded: an expired copy that
 // decides while it is re-fetched says so, and decides for at most

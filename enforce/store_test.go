@@ -213,7 +213,7 @@ func TestEnforcerWithBoundedStore(t *testing.T) {
 	}
 	for round := 0; round < 2; round++ {
 		for i, o := range origins {
-			if d := e.Decide(context.Background(), o.url(fmt.Sprintf("/p%d", i)), ""); d.Allowed {
+			if d := e.Decide(context.Background(), o.url(fmt.Sprintf("/p%d", i)), "", DecideOptions{}); d.Allowed {
 				t.Fatalf("round %d origin %d: %+v", round, i, d)
 			}
 		}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/robotsgate/robotsgate/robots"
 	"github.com/robotsgate/robotsgate/robots/aipref"
+	"github.com/robotsgate/robotsgate/robots/tdmrep"
 )
 
 // Clock tells the time and waits. Tests inject a fake one
@@ -95,6 +96,13 @@ type Entry struct {
 	// failed); nil when there is none. Stores that serialise entries store
 	// the bodies and rebuild Parsed with Rebuild on load.
 	Parsed *robots.Robots
+
+	// TDM is, for the entry of an origin's tdmrep.json (TDMKey), its
+	// rules in force, from the same body as Parsed would be; TDMErr why
+	// that body gives none (tdmrep.ErrInvalid, tdmrep.ErrTooManyRules).
+	// Rebuild sets both.
+	TDM    *tdmrep.File
+	TDMErr error
 }
 
 // Rebuild sets e.Parsed from the stored bodies, reading at most maxBytes
@@ -104,6 +112,10 @@ type Entry struct {
 // call it once on a loaded entry, before handing it out: entries are
 // shared and must not change afterwards.
 func (e *Entry) Rebuild(maxBytes int) {
+	if isTDMKey(e.Origin) {
+		e.rebuildTDM()
+		return
+	}
 	switch {
 	case e.Result.Status == StatusOK:
 		e.Parsed = parseShared(&e.Result, maxBytes)
@@ -259,6 +271,10 @@ type Decision struct {
 	ContentUse        aipref.Use
 	SiteUse           robots.UseVerdict
 	ContentUseBlocked bool
+
+	// TDM is the TDMRep verdict of the URL (Enforcer.TDMRep, and the
+	// response's header and meta); zero when TDMRep was not consulted.
+	TDM TDMVerdict
 
 	// CrawlDelay is the Crawl-delay of the group that applied (as parsed,
 	// not clamped); 0 when the group states none or no robots.txt is in

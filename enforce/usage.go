@@ -48,7 +48,7 @@ func SourceName(s robots.UsageSource) string {
 // verdict per purpose, indexed by aipref.Purpose: for purpose p, the
 // most restrictive of the preferences stated for the purposes
 // aipref.Binds(p), by any source (see Hold). The zero value states none.
-type Usage [aipref.NumPurposes]robots.UsageVerdict
+type Usage [aipref.NumPurposes]robots.UsageStatement
 
 // Hold adds v, a preference a source states for the purpose (label)
 // stated, to u: every purpose that stated binds (aipref.Binds) takes v
@@ -57,7 +57,7 @@ type Usage [aipref.NumPurposes]robots.UsageVerdict
 // place where a stated preference becomes a binding one; each source of
 // usage preferences (robots.txt lines, response headers, robot tags)
 // goes through it.
-func (u *Usage) Hold(stated aipref.Purpose, v robots.UsageVerdict) {
+func (u *Usage) Hold(stated aipref.Purpose, v robots.UsageStatement) {
 	if v.Pref == aipref.Unknown {
 		return
 	}
@@ -84,11 +84,11 @@ func heldUsage(ru *robots.Usage) Usage {
 
 // For returns the verdict for purpose p (the zero verdict for a value out
 // of range).
-func (u *Usage) For(p aipref.Purpose) robots.UsageVerdict {
+func (u *Usage) For(p aipref.Purpose) robots.UsageStatement {
 	if int(p) < len(u) {
 		return u[p]
 	}
-	return robots.UsageVerdict{}
+	return robots.UsageStatement{}
 }
 
 // Prefs returns the preferences of u without their sources; its String
@@ -99,6 +99,66 @@ func (u *Usage) Prefs() aipref.Prefs {
 		ps = ps.With(aipref.Purpose(i), u[i].Pref)
 	}
 	return ps
+}
+
+// PurposeUsage is the usage preference for one purpose, as answers,
+// audit records and "robotsgate check -json" show it.
+type PurposeUsage struct {
+	Pref   string `json:"pref"`             // allowed, disallowed or unknown
+	Source string `json:"source,omitempty"` // SourceName
+	Rule   string `json:"rule,omitempty"`
+	Line   int    `json:"line,omitempty"`
+}
+
+// Shown returns the usage preferences of u to show, by purpose name:
+// every purpose with a stated preference, and every purpose of declared
+// when the URL's Allow/Disallow rules permit it (permitted; "unknown"
+// when none is stated); nil when there is none.
+func (u *Usage) Shown(declared aipref.Set, permitted bool) map[string]PurposeUsage {
+	var m map[string]PurposeUsage
+	for p := aipref.Purpose(0); p < aipref.NumPurposes; p++ {
+		uv := u.For(p)
+		if uv.Pref == aipref.Unknown && !(permitted && declared.Has(p)) {
+			continue
+		}
+		if m == nil {
+			m = make(map[string]PurposeUsage, aipref.NumPurposes)
+		}
+		m[p.String()] = PurposeUsage{Pref: uv.Pref.String(), Source: SourceName(uv.Source), Rule: uv.Rule, Line: uv.Line}
+	}
+	return m
+}
+
+// ContentUseShown is the content use of a decision (Content Signals
+// "use="), as answers, audit records and "robotsgate check -json" show
+// it: the declared content use, the site's level and whether it refused
+// the URL.
+type ContentUseShown struct {
+	// ContentUse is the declared content use; SiteUse the level the site
+	// states for the URL (robots.txt, or the response); ContentUseDisallowed is set
+	// when SiteUse is below ContentUse.
+	ContentUse           string        `json:"content_use,omitempty"`
+	SiteUse              *SiteUseShown `json:"site_use,omitempty"`
+	ContentUseDisallowed bool          `json:"content_use_disallowed,omitempty"`
+}
+
+// SiteUseShown is a site's content-use level with where it is stated.
+type SiteUseShown struct {
+	Level  string `json:"level"`            // immediate, reference or full
+	Source string `json:"source,omitempty"` // SourceName: content-signal, content-signal-header
+	Rule   string `json:"rule,omitempty"`
+	Line   int    `json:"line,omitempty"`
+}
+
+// ShowContentUse returns the content use to show of a decision for the
+// declared content use, the site's level site, and whether that refused
+// the URL (blocked).
+func ShowContentUse(declared aipref.Use, site robots.UseVerdict, blocked bool) ContentUseShown {
+	j := ContentUseShown{ContentUse: declared.String(), ContentUseDisallowed: blocked}
+	if site.Level != aipref.UseUnknown {
+		j.SiteUse = &SiteUseShown{Level: site.Level.String(), Source: SourceName(site.Source), Rule: site.Rule, Line: site.Line}
+	}
+	return j
 }
 
 // UsagePolicy is what usage preferences do to a decision.
@@ -137,7 +197,7 @@ type Verdict struct {
 	ContentUseBlocked bool
 }
 
-// DecideRules decides path (path[;params][?query], as sent) for agent
+// RulesVerdict decides path (path[;params][?query], as sent) for agent
 // on rules the way Decide does: Allow/Disallow on the path and on every
 // other spelling an origin may read it as (the first that disallows
 // decides), then, for a path they allow, usage preferences under p.
@@ -147,7 +207,7 @@ type Verdict struct {
 // unknown before allowed, so "/ai-ok/../x" cannot pick up the
 // preference of "/ai-ok/" when "/x" states another or none. It
 // allocates nothing for a path with no other spelling.
-func DecideRules(rules *robots.Robots, agent, path string, p UsagePolicy) Verdict {
+func RulesVerdict(rules *robots.Robots, agent, path string, p UsagePolicy) Verdict {
 	s := decideSpellings(rules, agent, path)
 	v := Verdict{Allowed: s.v.Allowed, Group: s.v.Group, Detail: s.detail, Usage: s.usage, SiteUse: s.use}
 	if s.v.Rule.Line != 0 {

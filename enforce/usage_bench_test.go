@@ -47,20 +47,20 @@ func BenchmarkDecideUsage(b *testing.B) {
 			u := o.url(bc.path)
 			ctx := context.Background()
 			opt := DecideOptions{Purposes: bc.purposes}
-			if d := e.DecideFor(ctx, u, "mybot", opt); !d.Allowed {
+			if d := e.Decide(ctx, u, "mybot", opt); !d.Allowed {
 				b.Fatal(d)
 			}
 			b.ReportAllocs()
 			b.ResetTimer()
 			for b.Loop() {
-				e.DecideFor(ctx, u, "mybot", opt)
+				e.Decide(ctx, u, "mybot", opt)
 			}
 		})
 	}
 }
 
 // BenchmarkDecideRules is the robots.txt part of those decisions alone
-// (no cache, no URL handling): DecideRules on the plain file, on the
+// (no cache, no URL handling): RulesVerdict on the plain file, on the
 // file with usage lines, and with declared purposes.
 func BenchmarkDecideRules(b *testing.B) {
 	plain, usage := robots.Parse([]byte(benchRobots)), robots.Parse([]byte(withUsage(benchRobots)))
@@ -73,7 +73,7 @@ func BenchmarkDecideRules(b *testing.B) {
 		b.Run(bc.name, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				DecideRules(bc.r, "mybot", "/public/page?id=42", bc.p)
+				RulesVerdict(bc.r, "mybot", "/public/page?id=42", bc.p)
 			}
 		})
 	}

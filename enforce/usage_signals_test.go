@@ -14,7 +14,7 @@ import (
 // TestUsageSignalsHeldCases asserts, on the robots.txt cases of
 // robots/testdata/usage_signals_cases.json (the examples of
 // draft-ietf-aipref-vocab-08 and Content Signals), what a crawler is
-// held to: for each purpose the preference DecideRules reports (the most
+// held to: for each purpose the preference RulesVerdict reports (the most
 // restrictive of every line that binds it, aipref.Binds), that a crawler
 // declaring only that purpose is refused exactly when it is "n" (so a
 // search crawler only by its search preference), and which declared
@@ -52,7 +52,7 @@ func TestUsageSignalsHeldCases(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					v := DecideRules(r, c.Agent, ck.Path, UsagePolicy{ContentUse: use})
+					v := RulesVerdict(r, c.Agent, ck.Path, UsagePolicy{ContentUse: use})
 					if v.ContentUseBlocked == want || v.ContentUseBlocked && (v.Reason != ReasonUsageDisallowed || v.Line == 0) {
 						t.Errorf("%s content use %s: %+v, want permitted %v (source: %s)", ck.Path, name, v, want, c.Source)
 					}
@@ -68,7 +68,7 @@ func TestUsageSignalsHeldCases(t *testing.T) {
 // checkHeld asserts the held preferences of path.
 func checkHeld(t *testing.T, r *robots.Robots, agent, path string, want map[string]string, source string) {
 	t.Helper()
-	v := DecideRules(r, agent, path, UsagePolicy{})
+	v := RulesVerdict(r, agent, path, UsagePolicy{})
 	for p := aipref.Purpose(0); p < aipref.NumPurposes; p++ {
 		got := ""
 		switch v.Usage[p].Pref {
@@ -80,37 +80,37 @@ func checkHeld(t *testing.T, r *robots.Robots, agent, path string, want map[stri
 		if got != want[p.String()] {
 			t.Errorf("%s %s: held %q (%q), want %q (source: %s)", path, p, got, v.Usage[p].Rule, want[p.String()], source)
 		}
-		d := DecideRules(r, agent, path, UsagePolicy{Purposes: aipref.SetOf(p)})
+		d := RulesVerdict(r, agent, path, UsagePolicy{Purposes: aipref.SetOf(p)})
 		if refused := d.Reason == ReasonUsageDisallowed; refused != (got == "n") {
 			t.Errorf("%s: a crawler declaring only %s: %s (%s), held %q (source: %s)", path, p, d.Reason, d.Detail, got, source)
 		}
 	}
 }
 
-// TestContentUseDecide: Config.ContentUse refuses a URL whose level is
-// below it (DecideOptions replaces it), reports the level otherwise,
-// and a spelling of the path cannot pick up a higher level.
+// TestContentUseDecide: DecideOptions.ContentUse refuses a URL whose
+// level is below it, quiet or not, reports the level otherwise, and a
+// spelling of the path cannot pick up a higher level.
 func TestContentUseDecide(t *testing.T) {
 	const file = "User-agent: *\nContent-Signal: search=yes, use=reference\nContent-Signal: /full/ use=full\n"
-	v := newEnv(t, serve(200, file), Config{ContentUse: aipref.UseFull})
-	if v.e.ContentUse() != aipref.UseFull {
-		t.Fatalf("ContentUse() = %q", v.e.ContentUse())
+	v := newEnv(t, serve(200, file), Config{})
+	d := v.e.Decide(context.Background(), v.o.url("/a"), "", DecideOptions{ContentUse: aipref.UseFull})
+	if got := v.o.robots.Load(); got != 1 {
+		t.Fatalf("%d robots.txt fetches, want 1", got)
 	}
-	d := v.decide("/a", 1)
 	if d.Reason != ReasonUsageDisallowed || !d.ContentUseBlocked || d.ContentUse != aipref.UseFull || d.Line != 2 ||
 		d.Rule != "Content-Signal: search=yes, use=reference" || d.Detail != "content use full is above the site's level reference" ||
 		d.SiteUse.Level != aipref.UseReference || d.UsageBlocked != 0 {
 		t.Fatalf("Decide /a: %+v", d)
 	}
-	if d := v.e.DecideQuiet(context.Background(), v.o.url("/full/x"), ""); !d.Allowed || d.SiteUse.Level != aipref.UseFull || d.SiteUse.Line != 3 {
+	if d := v.e.Decide(context.Background(), v.o.url("/full/x"), "", DecideOptions{ContentUse: aipref.UseFull, Quiet: true}); !d.Allowed || d.SiteUse.Level != aipref.UseFull || d.SiteUse.Line != 3 {
 		t.Fatalf("DecideQuiet /full/x: %+v", d)
 	}
-	d = v.e.DecideFor(context.Background(), v.o.url("/full/..%2fa"), "", DecideOptions{ContentUse: aipref.UseFull})
+	d = v.e.Decide(context.Background(), v.o.url("/full/..%2fa"), "", DecideOptions{ContentUse: aipref.UseFull})
 	if d.Reason != ReasonUsageDisallowed || d.SiteUse.Level != aipref.UseReference || !strings.Contains(d.Detail, "decided on the normalised path /a") {
 		t.Fatalf("spelling /full/..%%2fa: %+v", d)
 	}
 	for _, use := range []aipref.Use{aipref.UseUnknown, aipref.UseImmediate, aipref.UseReference} {
-		d := v.e.DecideFor(context.Background(), v.o.url("/a"), "", DecideOptions{ContentUse: use, Purposes: aipref.SetOf(aipref.Search)})
+		d := v.e.Decide(context.Background(), v.o.url("/a"), "", DecideOptions{ContentUse: use, Purposes: aipref.SetOf(aipref.Search)})
 		if !d.Allowed || d.ContentUseBlocked || d.SiteUse.Level != aipref.UseReference {
 			t.Errorf("content use %q: %+v", use, d)
 		}
@@ -121,7 +121,7 @@ func TestContentUseDecide(t *testing.T) {
 	if d.Reason != ReasonUsageDisallowed || d.ContentUseBlocked {
 		t.Fatalf("train-ai only: %+v", d)
 	}
-	d = w.e.DecideFor(context.Background(), w.o.url("/a"), "", DecideOptions{Purposes: aipref.SetOf(aipref.TrainAI), ContentUse: aipref.UseReference})
+	d = w.e.Decide(context.Background(), w.o.url("/a"), "", DecideOptions{Purposes: aipref.SetOf(aipref.TrainAI), ContentUse: aipref.UseReference})
 	if !d.ContentUseBlocked || d.UsageBlocked != aipref.SetOf(aipref.TrainAI) ||
 		d.Detail != "purpose train-ai disallowed; content use reference is above the site's level immediate" {
 		t.Fatalf("both: %+v", d)

@@ -16,7 +16,7 @@ const attachExample = "User-Agent: *\nAllow: /\nDisallow: /never/\nContent-Usage
 // decideFor decides path for agent with purposes, after the first fetch.
 func (v *env) decideFor(path, agent string, purposes aipref.Set) Decision {
 	v.t.Helper()
-	d := v.e.DecideFor(context.Background(), v.o.url(path), agent, DecideOptions{Purposes: purposes})
+	d := v.e.Decide(context.Background(), v.o.url(path), agent, DecideOptions{Purposes: purposes})
 	v.settle()
 	if got := v.o.robots.Load(); got != 1 {
 		v.t.Fatalf("%d robots.txt fetches, want 1", got)
@@ -91,21 +91,22 @@ func TestUsageAttachExample(t *testing.T) {
 	}
 }
 
-// The configured purposes decide Decide and DecideQuiet.
-func TestUsageConfiguredPurposes(t *testing.T) {
-	v := newEnv(t, serve(200, attachExample), Config{Purposes: trainAI})
-	if v.e.Purposes() != trainAI {
-		t.Fatalf("Purposes() = %q", v.e.Purposes())
+// The declared purposes of each decision decide it, quiet or not; a
+// decision without purposes only reports usage preferences.
+func TestUsageDeclaredPurposes(t *testing.T) {
+	v := newEnv(t, serve(200, attachExample), Config{})
+	ctx := context.Background()
+	if d := v.e.Decide(ctx, v.o.url("/test"), "", DecideOptions{Purposes: trainAI}); d.Reason != ReasonUsageDisallowed || d.Purposes != trainAI {
+		t.Errorf("Decide train-ai: %+v", d)
 	}
-	if d := v.decide("/test", 1); d.Reason != ReasonUsageDisallowed || d.Purposes != trainAI {
-		t.Errorf("Decide: %+v", d)
+	if d := v.e.Decide(ctx, v.o.url("/test"), "", DecideOptions{Purposes: trainAI, Quiet: true}); d.Reason != ReasonUsageDisallowed {
+		t.Errorf("quiet Decide train-ai: %+v", d)
 	}
-	if d := v.e.DecideQuiet(context.Background(), v.o.url("/test"), ""); d.Reason != ReasonUsageDisallowed {
-		t.Errorf("DecideQuiet: %+v", d)
-	}
-	// A request with its own purposes replaces them.
 	if d := v.decideFor("/test", "", search); !d.Allowed {
-		t.Errorf("DecideFor search: %+v", d)
+		t.Errorf("Decide search: %+v", d)
+	}
+	if d := v.e.Decide(ctx, v.o.url("/test"), "", DecideOptions{}); !d.Allowed {
+		t.Errorf("Decide without purposes: %+v", d)
 	}
 }
 
@@ -172,7 +173,7 @@ func TestUsageStaleCopy(t *testing.T) {
 	v.decide("/test", 1)
 	v.o.set(serve(503, ""))
 	v.clock.Advance(25 * time.Hour)
-	d := v.e.DecideFor(context.Background(), v.o.url("/test"), "", DecideOptions{Purposes: trainAI})
+	d := v.e.Decide(context.Background(), v.o.url("/test"), "", DecideOptions{Purposes: trainAI})
 	if d.Reason != ReasonUsageDisallowed || !d.RobotsStale || d.RobotsStaleReason != StaleUnreachable || d.Line != 4 {
 		t.Fatalf("stale: %+v", d)
 	}

@@ -124,7 +124,7 @@ func TestOverrideWithoutConfiguredAgent(t *testing.T) {
 func TestHTTPSConfiguredAgentRefusesOverride(t *testing.T) {
 	origin := newTLSOrigin(t, agentRules)
 	cfg := mitmConfig(t, origin)
-	cfg.Audit, cfg.Agent = AuditBlocked, "BadBot"
+	cfg.Audit, cfg.Agent = config.AuditBlocked, "BadBot"
 	p := startHTTPSProxy(t, cfg)
 
 	c := p.client(p.ca)
@@ -155,7 +155,7 @@ func TestHTTPSConfiguredAgentRefusesOverride(t *testing.T) {
 	// Tunnel mode: a site closed to the configured agent stays closed.
 	closed := newTLSOrigin(t, "User-agent: BadBot\nDisallow: /\n\nUser-agent: *\nAllow: /\n")
 	cfg = mitmConfig(t, closed)
-	cfg.HTTPS.Mode, cfg.Agent = HTTPSModeTunnel, "BadBot"
+	cfg.HTTPS.Mode, cfg.Agent = config.HTTPSModeTunnel, "BadBot"
 	p = startHTTPSProxy(t, cfg)
 	resp, body, _ = p.rawConnect(t, closed.Listener.Addr().String(), "X-Robots-Agent: GoodBot")
 	if resp.StatusCode != http.StatusForbidden || resp.Header.Get(HeaderAgent) != "BadBot" {

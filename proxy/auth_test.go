@@ -39,7 +39,7 @@ func TestProxyAuth(t *testing.T) {
 	p := startOpsProxy(t, func(c *config.Config) {
 		c.Auth.Credentials = []string{"alice:pa:ss w0rd"} // the password may hold colons and spaces
 		c.Auth.CredentialsFile = credFile
-		c.Audit = AuditAll
+		c.Audit = config.AuditAll
 	})
 
 	// No credentials: 407 with a challenge; the origin sees nothing.

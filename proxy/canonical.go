@@ -55,7 +55,7 @@ func (canonicalDest) onRequest(r *http.Request, _ *goproxy.ProxyCtx, st *request
 func invalidHost(rawURL string, st *requestState, err error) outcome {
 	d := enforce.Decision{Reason: enforce.ReasonInvalidHost, URL: rawURL, Agent: st.Agent,
 		Detail: enforce.RedactURLsIn(err.Error()) + ": the request is not forwarded"}
-	return refuse(http.StatusBadRequest, d)
+	return refuse(d)
 }
 
 // canonicalConnect returns the canonical host:port of a CONNECT to

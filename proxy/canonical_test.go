@@ -4,7 +4,9 @@ import (
 	"bufio"
 	"crypto/tls"
 	"io"
+	"net"
 	"net/http"
+	"net/http/httptest"
 	"strconv"
 	"strings"
 	"testing"
@@ -171,5 +173,42 @@ func TestMITMCanonicalSpellings(t *testing.T) {
 		if r["origin"] != "https://127.0.0.1:"+port {
 			t.Errorf("audit record with origin %v, want https://127.0.0.1:%s", r["origin"], port)
 		}
+	}
+}
+
+// TestIPv6ZoneSameOrigin: a zone on an address that is not link-local
+// ("[::1%lo]", "[::1%1]", "[::1%eth0]") is ignored by the kernel, so it is
+// the origin [::1]: one robots.txt fetch and one crawl-delay slot. Before
+// zones were dropped, each zone spelling was an origin of its own with its
+// own slot: the crawl-delay was escaped by adding a zone.
+func TestIPv6ZoneSameOrigin(t *testing.T) {
+	ln, err := net.Listen("tcp", "[::1]:0")
+	if err != nil {
+		t.Skipf("no IPv6 loopback: %v", err)
+	}
+	o := newOrigin(t, robotsBody("User-agent: *\nCrawl-delay: 5\n"), nil)
+	o.Close()
+	o.Server = httptest.NewUnstartedServer(o.Config.Handler)
+	o.Listener = ln
+	o.Start()
+	t.Cleanup(o.Server.Close)
+	clk := enforcetest.NewClock(politeT0)
+	h := newHarness(t, harnessOpts{clock: clk, config: func(c *config.Config) { c.Politeness.MaxQueueWait = time.Second }})
+	port := o.URL[strings.LastIndexByte(o.URL, ':')+1:]
+	if resp, _ := rawProxyGet(t, h.addr, "http://[::1]:"+port+"/a", "[::1]:"+port); resp.StatusCode != http.StatusOK {
+		t.Fatalf("first request: %d", resp.StatusCode)
+	}
+	for _, host := range []string{"[::1%25lo]", "[::1%251]", "[::1%25eth0]", "[0::1%25LO]"} {
+		hp := host + ":" + port
+		resp, _ := rawProxyGet(t, h.addr, "http://"+hp+"/b", hp)
+		if resp.StatusCode != http.StatusTooManyRequests {
+			t.Errorf("%s/b within the crawl-delay: %d %s, want 429", hp, resp.StatusCode, resp.Header.Get(HeaderDecision))
+		}
+	}
+	if n := o.hits.Load(); n != 1 {
+		t.Errorf("%d requests reached the origin, want 1", n)
+	}
+	if n := o.robotsHits.Load(); n != 1 {
+		t.Errorf("%d robots.txt fetches, want 1", n)
 	}
 }

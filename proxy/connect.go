@@ -20,18 +20,12 @@ import (
 	"github.com/robotsgate/robotsgate/proxy/selfaddr"
 )
 
-// HTTPS modes (HTTPSConfig.Mode).
-const (
-	HTTPSModeMITM   = config.HTTPSModeMITM
-	HTTPSModeTunnel = config.HTTPSModeTunnel
-)
-
 // caExpiryWarning is how long before the CA expires serve starts warning.
 const caExpiryWarning = 30 * 24 * time.Hour
 
 // httpsState is the HTTPS part of a Server, set up by installHTTPS.
 type httpsState struct {
-	mode    string
+	mode    config.HTTPSMode
 	ca      *tls.Certificate
 	caInfo  mitm.CAInfo
 	certs   *mitm.CertStore
@@ -65,7 +59,7 @@ func setUpstreamTLS(tr *http.Transport, cfg config.HTTPSConfig) error {
 func (s *Server) installHTTPS() error {
 	cfg := s.cfg.HTTPS
 	h := &httpsState{mode: cfg.Mode, hijacks: newHijackTracker(clientLimitsOf(s.cfg.Client))}
-	if h.mode == HTTPSModeMITM {
+	if h.mode == config.HTTPSModeMITM {
 		ca, info, err := mitm.LoadOrCreateCA(cfg.DataDir, cfg.CACert, cfg.CAKey, nil)
 		if err != nil {
 			return err
@@ -87,7 +81,7 @@ func (s *Server) installHTTPS() error {
 				Msg("the CA certificate expires soon: replace it (delete both CA files to generate a new one) and re-distribute it to clients")
 		}
 	}
-	if h.mode == HTTPSModeTunnel && s.cfg.Agent == "" {
+	if h.mode == config.HTTPSModeTunnel && s.cfg.Agent == "" {
 		// Many clients send no User-Agent on CONNECT: their tunnels are
 		// decided by the "*" group only.
 		s.log.Warn().Msg("https.mode is tunnel and no agent is configured: clients that send no User-Agent on CONNECT " +
@@ -98,9 +92,9 @@ func (s *Server) installHTTPS() error {
 	return nil
 }
 
-// CA returns the CA robotsgate signs leaf certificates with (nil in tunnel
+// ca returns the CA robotsgate signs leaf certificates with (nil in tunnel
 // mode) and where it lives.
-func (s *Server) CA() (*tls.Certificate, mitm.CAInfo) {
+func (s *Server) ca() (*tls.Certificate, mitm.CAInfo) {
 	if s.https == nil {
 		return nil, mitm.CAInfo{}
 	}
@@ -118,7 +112,7 @@ func (s *Server) handleConnect(host string, ctx *goproxy.ProxyCtx) (*goproxy.Con
 	// its refusal, which their audit records then carry (agentFor).
 	l := s.settings(st)
 	st.Agent = l.agents.agentFor(r, st)
-	if o, ok := l.agents.declare(r, st); !ok { // purposes, inherited inside the session (usage.go)
+	if o, ok := l.agents.declare(r, st); !ok { // purposes, inherited inside the session (agent.go)
 		return s.connectAction(ctx, st, o, nil), host
 	}
 
@@ -127,9 +121,9 @@ func (s *Server) handleConnect(host string, ctx *goproxy.ProxyCtx) (*goproxy.Con
 		hostname, p = host, "80"
 	}
 	if hostname == "" {
-		d := enforce.Decision{Reason: enforce.ReasonInvalidURL, URL: host, Agent: st.Agent,
+		d := enforce.Decision{Reason: enforce.ReasonInvalidHost, URL: host, Agent: st.Agent,
 			Detail: "CONNECT target " + strconv.Quote(host) + " has no host"}
-		return s.connectAction(ctx, st, refuse(http.StatusBadRequest, d), nil), host
+		return s.connectAction(ctx, st, refuse(d), nil), host
 	}
 	port, _ := selfaddr.ParsePort(p) // 0 when invalid: in no allow-list
 	// Decided and dialed under the host as enforce keys it (canonical.go).
@@ -145,7 +139,7 @@ func (s *Server) handleConnect(host string, ctx *goproxy.ProxyCtx) (*goproxy.Con
 	if pin, self := s.self.Check(r.Context(), hostname, port); self {
 		d := enforce.Decision{Reason: ReasonSelfRequest, URL: u.String(), Origin: origin, Agent: st.Agent,
 			Detail: "the CONNECT target " + target + " is robotsgate itself; its admin API is not reachable through the proxy"}
-		return s.connectAction(ctx, st, refuse(http.StatusForbidden, d), nil), host
+		return s.connectAction(ctx, st, refuse(d), nil), host
 	} else if pin != nil && st.Redirected == nil { // a tunnel dials exactly the addresses checked
 		r = r.WithContext(selfaddr.WithPin(r.Context(), pin))
 		ctx.Req = r
@@ -153,9 +147,9 @@ func (s *Server) handleConnect(host string, ctx *goproxy.ProxyCtx) (*goproxy.Con
 	if !l.ports[strconv.Itoa(int(port))] {
 		d := enforce.Decision{Reason: ReasonPortForbidden, URL: u.String(), Origin: origin, Agent: st.Agent,
 			Detail: "CONNECT to port " + strconv.Itoa(int(port)) + " is not allowed (https.allowed_ports)"}
-		return s.connectAction(ctx, st, refuse(http.StatusForbidden, d), nil), host
+		return s.connectAction(ctx, st, refuse(d), nil), host
 	}
-	if s.https.mode == HTTPSModeTunnel {
+	if s.https.mode == config.HTTPSModeTunnel {
 		return s.connectAction(ctx, st, s.tunnel(ctx, st, u), goproxy.OkConnect), target
 	}
 	// Requests inside the session must name this host:port (checkDestination).
@@ -182,12 +176,12 @@ func (s *Server) tunnel(ctx *goproxy.ProxyCtx, st *requestState, u *url.URL) out
 	l := s.settings(st)
 	site, hasSite := siteOf(l.cfg.Sites, u) // per-site exceptions (sites.go)
 	if hasSite && site.Policy == config.SitePolicyDeny {
-		return siteDenied(u, st.Agent, st, site, l.cfg.Mode == ModeReport)
+		return siteDenied(u, st.Agent, st, site, l.cfg.Mode == config.ModeReport)
 	}
 	if hasSite && site.HasPurposes {
 		st.Purposes = site.Purposes
 	}
-	d := s.enf.DecideFor(r.Context(), &root, st.Agent, enforce.DecideOptions{Purposes: st.Purposes, ContentUse: st.ContentUse, UnknownUsage: l.decide.unknown})
+	d := s.enf.Decide(r.Context(), &root, st.Agent, enforce.DecideOptions{Purposes: st.Purposes, ContentUse: st.ContentUse, UnknownUsage: l.decide.unknown})
 	d.URL = u.String()
 	switch d.Reason {
 	case enforce.ReasonAllowed, enforce.ReasonDisallowed:
@@ -211,10 +205,10 @@ func (s *Server) tunnel(ctx *goproxy.ProxyCtx, st *requestState, u *url.URL) out
 	switch {
 	case d.Allowed:
 		return note(audit.DecisionAllowed, d)
-	case l.cfg.Mode == ModeReport:
+	case l.cfg.Mode == config.ModeReport:
 		return note(audit.DecisionReported, d)
 	}
-	return refuse(refusalStatus(d), explainRobots(u.Host, d))
+	return refuse(explainRobots(u.Host, d))
 }
 
 // connectAction carries out the outcome o of a CONNECT: a refusal is
@@ -270,38 +264,4 @@ func explainUpstreamTLS(host string, err error) error {
 		return fmt.Errorf("the certificate of %s failed verification (robotsgate does not connect to unverified servers): %w", host, err)
 	}
 	return err
-}
-
-// untrustedRobots explains the refusal d when the origin's robots.txt
-// could not be fetched because its certificate failed verification: the
-// request could not have been forwarded either, and the operator can
-// trust the origin's root. It returns "" for every other decision.
-func untrustedRobots(host string, d enforce.Decision) string {
-	if d.Allowed || d.Reason != enforce.ReasonOriginUnreachable || d.RobotsErrKind != enforce.FetchTLSUntrusted {
-		return ""
-	}
-	return "the certificate of " + host + " failed verification when fetching its robots.txt " +
-		"(robotsgate does not connect to unverified servers; if you trust it, add its root CA to https.upstream_roots)"
-}
-
-// refusalStatus is the status of the refusal d of the robots step: 403,
-// or, when the origin itself could not be reached, 502 (504 when it did
-// not answer in time).
-func refusalStatus(d enforce.Decision) int {
-	switch {
-	case d.Reason != enforce.ReasonOriginUnreachable:
-		return http.StatusForbidden
-	case d.RobotsErrKind == enforce.FetchTimeout:
-		return http.StatusGatewayTimeout
-	}
-	return http.StatusBadGateway
-}
-
-// explainRobots adds to the refusal d of a request to host what an
-// untrusted origin certificate means (untrustedRobots).
-func explainRobots(host string, d enforce.Decision) enforce.Decision {
-	if why := untrustedRobots(host, d); why != "" {
-		d.Detail = why + ": " + d.Detail
-	}
-	return d
 }

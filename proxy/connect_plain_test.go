@@ -36,7 +36,7 @@ func TestPlainHTTPInsideConnect(t *testing.T) {
 	t.Cleanup(other.Close)
 
 	cfg := testConfig(t)
-	cfg.Audit = AuditAll
+	cfg.Audit = config.AuditAll
 	cfg.HTTPS.AllowedPorts = []int{origin.port(t)}
 	p := startHTTPSProxy(t, cfg)
 	target := origin.Listener.Addr().String()

@@ -20,7 +20,7 @@ func TestClientGoneWhileFetchingRobots(t *testing.T) {
 		io.WriteString(w, privateRobots)
 	}, nil)
 	defer close(release)
-	h := newHarness(t, harnessOpts{config: func(c *config.Config) { c.Audit = AuditAll }})
+	h := newHarness(t, harnessOpts{config: func(c *config.Config) { c.Audit = config.AuditAll }})
 
 	ctx, cancel := context.WithCancel(context.Background())
 	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, o.URL+"/public", nil)
@@ -38,7 +38,7 @@ func TestClientGoneWhileFetchingRobots(t *testing.T) {
 	if err := <-errc; !errors.Is(err, context.Canceled) {
 		t.Fatalf("client: %v", err)
 	}
-	m := h.srv.Metrics()
+	m := h.srv.metrics
 	waitUntil(t, "the request to end", func() bool {
 		return metricValue(t, exposition(m), "robotsgate_inflight_requests") == 0
 	})

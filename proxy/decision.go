@@ -9,13 +9,12 @@ import (
 	"time"
 
 	"github.com/robotsgate/robotsgate/enforce"
-	"github.com/robotsgate/robotsgate/enforce/politeness"
 	"github.com/robotsgate/robotsgate/proxy/audit"
 )
 
 // One decision, four shapes: the audit record (eventOf), the admin API's
-// answer (newDecisionJSON), the body of a refusal (newRefusalBody, which
-// starts from newDecisionJSON) and the X-Robotsgate-* headers
+// answer (newDecisionJSON), the body of a refusal (newRefusalBody; both
+// start from newDecisionFields) and the X-Robotsgate-* headers
 // (setDecisionHeaders, setReportHeaders). All of them are built here, from an
 // enforce.Decision, and nowhere else.
 
@@ -33,10 +32,10 @@ const (
 )
 
 // eventOf is the audit record of the decision d on the request from
-// client with method: verdict is audit.DecisionAllowed, DecisionBlocked
+// client with method: auditAs is audit.DecisionAllowed, DecisionBlocked
 // or DecisionReported, status what the client got or the origin answered
 // (0 when neither applies). Mode is filled in by Server.record.
-func eventOf(client, method string, d enforce.Decision, verdict string, status int) audit.Event {
+func eventOf(client, method string, d enforce.Decision, auditAs string, status int) audit.Event {
 	e := audit.Event{
 		Client:           client,
 		Method:           method,
@@ -47,7 +46,7 @@ func eventOf(client, method string, d enforce.Decision, verdict string, status i
 		Rule:             d.Rule,
 		Line:             d.Line,
 		Reason:           string(d.Reason),
-		Decision:         verdict,
+		Decision:         auditAs,
 		RobotsStatus:     string(d.RobotsStatus),
 		RobotsHTTPStatus: d.RobotsHTTPStatus,
 		RobotsAge:        d.RobotsAge,
@@ -55,24 +54,25 @@ func eventOf(client, method string, d enforce.Decision, verdict string, status i
 		RobotsStaleWhy:   string(d.RobotsStaleReason),
 		Status:           status,
 		Detail:           d.Detail,
-		Purposes:         purposeNames(d.Purposes),
+		Purposes:         d.Purposes.Names(),
 		Usage:            auditUsage(&d),
-		UsageDisallowed:  purposeNames(d.UsageBlocked),
+		UsageDisallowed:  d.UsageBlocked.Names(),
 		Site:             d.Site,
 		SiteNote:         d.SiteNote,
+		TDM:              auditTDM(&d),
 	}
 	auditContentUse(&e, &d)
 	return e
 }
 
-// decisionJSON is the answer of GET /v1/decision: the fields a 403 of
-// robotsgate carries.
-type decisionJSON struct {
-	Allowed bool `json:"allowed"`
+// decisionFields are the fields of a decision that the admin API's
+// answer (decisionJSON) and a refusal's body (refusalBody) both show.
+type decisionFields struct {
 	// Decision is what robotsgate does with the request in enforce mode:
 	// audit.DecisionAllowed or audit.DecisionBlocked.
 	Decision    string      `json:"decision"`
 	Reason      string      `json:"reason"`
+	Explanation string      `json:"explanation,omitempty"` // a refusal's reason in a sentence (explain)
 	Detail      string      `json:"detail,omitempty"`
 	URL         string      `json:"url"`
 	Origin      string      `json:"origin"`
@@ -80,19 +80,54 @@ type decisionJSON struct {
 	Group       string      `json:"group,omitempty"`
 	Rule        string      `json:"rule,omitempty"`
 	Line        int         `json:"line,omitempty"`
-	CrawlDelayS float64     `json:"crawl_delay_s,omitempty"`
-	RetryAfterS float64     `json:"retry_after_s,omitempty"`
 	Robots      *robotsJSON `json:"robots,omitempty"`
 	// Purposes are the declared purposes; UsageDisallowed those that
 	// refused the URL; Usage the usage preferences (usageOf).
-	Purposes        []string             `json:"purposes,omitempty"`
-	UsageDisallowed []string             `json:"usage_disallowed,omitempty"`
-	Usage           map[string]usageJSON `json:"usage,omitempty"`
-	contentUseJSON
+	Purposes        []string                        `json:"purposes,omitempty"`
+	UsageDisallowed []string                        `json:"usage_disallowed,omitempty"`
+	Usage           map[string]enforce.PurposeUsage `json:"usage,omitempty"`
+	enforce.ContentUseShown
 	// Site is the operator's per-site exception that applied, SiteNote
 	// its note.
-	Site     string `json:"site,omitempty"`
-	SiteNote string `json:"site_note,omitempty"`
+	Site     string   `json:"site,omitempty"`
+	SiteNote string   `json:"site_note,omitempty"`
+	TDM      *tdmJSON `json:"tdm,omitempty"` // TDMRep (tdmrep.go)
+}
+
+// newDecisionFields converts d.
+func newDecisionFields(d enforce.Decision) decisionFields {
+	decision := audit.DecisionBlocked
+	if d.Allowed {
+		decision = audit.DecisionAllowed
+	}
+	return decisionFields{
+		Decision:        decision,
+		Reason:          string(d.Reason),
+		Detail:          d.Detail,
+		URL:             d.URL,
+		Origin:          d.Origin,
+		Agent:           agentName(d.Agent),
+		Group:           d.Group,
+		Rule:            d.Rule,
+		Line:            d.Line,
+		Robots:          newRobotsJSON(d),
+		Purposes:        d.Purposes.Names(),
+		UsageDisallowed: d.UsageBlocked.Names(),
+		Usage:           usageOf(&d),
+		ContentUseShown: contentUseOf(&d),
+		Site:            d.Site,
+		SiteNote:        d.SiteNote,
+		TDM:             tdmOf(&d),
+	}
+}
+
+// decisionJSON is the answer of GET /v1/decision: the fields a refusal
+// of robotsgate carries, whether it allows, and its delays.
+type decisionJSON struct {
+	Allowed bool `json:"allowed"`
+	decisionFields
+	CrawlDelayS float64 `json:"crawl_delay_s,omitempty"`
+	RetryAfterS float64 `json:"retry_after_s,omitempty"`
 }
 
 // robotsJSON describes the robots.txt copy a decision used.
@@ -109,30 +144,8 @@ type robotsJSON struct {
 
 // newDecisionJSON converts d.
 func newDecisionJSON(d enforce.Decision) decisionJSON {
-	verdict := audit.DecisionBlocked
-	if d.Allowed {
-		verdict = audit.DecisionAllowed
-	}
-	j := decisionJSON{
-		Allowed:     d.Allowed,
-		Decision:    verdict,
-		Reason:      string(d.Reason),
-		Detail:      d.Detail,
-		URL:         d.URL,
-		Origin:      d.Origin,
-		Agent:       agentName(d.Agent),
-		Group:       d.Group,
-		Rule:        d.Rule,
-		Line:        d.Line,
-		CrawlDelayS: d.CrawlDelay.Seconds(),
-		RetryAfterS: d.RetryAfter.Seconds(),
-		Site:        d.Site,
-		SiteNote:    d.SiteNote,
-	}
-	j.Robots = newRobotsJSON(d)
-	j.Purposes, j.UsageDisallowed, j.Usage = purposeNames(d.Purposes), purposeNames(d.UsageBlocked), usageOf(&d)
-	j.contentUseJSON = contentUseOf(&d)
-	return j
+	return decisionJSON{Allowed: d.Allowed, decisionFields: newDecisionFields(d),
+		CrawlDelayS: d.CrawlDelay.Seconds(), RetryAfterS: d.RetryAfter.Seconds()}
 }
 
 // DecisionAnswer is d as GET /v1/decision answers it (a value to encode
@@ -158,56 +171,21 @@ func newRobotsJSON(d enforce.Decision) *robotsJSON {
 }
 
 // refusalBody is the body of a refusal: the decision as the admin API
-// shows it (newDecisionJSON), with the status, an explanation and the
-// whole seconds of Retry-After.
+// shows it (decisionFields), with the status, a headline and the whole
+// seconds of Retry-After.
 type refusalBody struct {
-	Error       string      `json:"error"`
-	Status      int         `json:"status"`
-	Decision    string      `json:"decision"` // always audit.DecisionBlocked
-	Reason      string      `json:"reason"`
-	Explanation string      `json:"explanation"`
-	Detail      string      `json:"detail,omitempty"`
-	URL         string      `json:"url"`
-	Origin      string      `json:"origin"`
-	Agent       string      `json:"agent"`
-	Group       string      `json:"group,omitempty"`
-	Rule        string      `json:"rule,omitempty"`
-	Line        int         `json:"line,omitempty"`
-	Robots      *robotsJSON `json:"robots,omitempty"`
-	RetryAfterS int         `json:"retry_after_s,omitempty"`
-	// The usage fields of decisionJSON.
-	Purposes        []string             `json:"purposes,omitempty"`
-	UsageDisallowed []string             `json:"usage_disallowed,omitempty"`
-	Usage           map[string]usageJSON `json:"usage,omitempty"`
-	contentUseJSON
-	Site     string `json:"site,omitempty"`
-	SiteNote string `json:"site_note,omitempty"`
+	Error  string `json:"error"`
+	Status int    `json:"status"`
+	decisionFields
+	RetryAfterS int `json:"retry_after_s,omitempty"`
 }
 
 // newRefusalBody is the body of the refusal of d with status; fallbackURL
 // is the URL shown when d has none.
 func newRefusalBody(status int, d enforce.Decision, fallbackURL string) refusalBody {
-	j := newDecisionJSON(d)
-	b := refusalBody{
-		Error:       headline(status, d),
-		Status:      status,
-		Decision:    audit.DecisionBlocked,
-		Reason:      j.Reason,
-		Explanation: explain(d),
-		Detail:      j.Detail,
-		URL:         j.URL,
-		Origin:      j.Origin,
-		Agent:       j.Agent,
-		Group:       j.Group,
-		Rule:        j.Rule,
-		Line:        j.Line,
-		Robots:      j.Robots,
-		RetryAfterS: retrySeconds(d.RetryAfter),
-		Site:        j.Site,
-		SiteNote:    j.SiteNote,
-	}
-	b.Purposes, b.UsageDisallowed, b.Usage = j.Purposes, j.UsageDisallowed, j.Usage
-	b.contentUseJSON = j.contentUseJSON
+	b := refusalBody{Error: headline(status, d), Status: status, decisionFields: newDecisionFields(d),
+		RetryAfterS: retrySeconds(d.RetryAfter)}
+	b.Decision, b.Explanation = audit.DecisionBlocked, explain(d)
 	if b.URL == "" {
 		b.URL = fallbackURL
 	}
@@ -306,57 +284,7 @@ func ruleHeader(d enforce.Decision) string {
 	}
 	// Header values must not carry control characters; rules come from a
 	// remote file.
-	return strings.Map(func(c rune) rune {
-		if c < 0x20 || c == 0x7f {
-			return -1
-		}
-		return c
-	}, r)
-}
-
-// explain says in one sentence why d refused the request.
-func explain(d enforce.Decision) string {
-	switch d.Reason {
-	case enforce.ReasonDisallowed:
-		return "the robots.txt group for this agent disallows this URL"
-	case enforce.ReasonUnreachable:
-		return "the origin's robots.txt could not be fetched (server error, 429, unreadable answer), so every URL of the origin is disallowed until it can be"
-	case enforce.ReasonOriginUnreachable:
-		if untrustedCert(d) {
-			return untrustedExplanation
-		}
-		return "the origin could not be reached (DNS, connection, TLS or timeout) to fetch its robots.txt, so the request was not forwarded; robots.txt is fetched again soon"
-	case ReasonUpstreamError:
-		return "the request was allowed and forwarded, but no response came from the origin"
-	case politeness.ReasonPaused:
-		return "the origin asked crawlers to back off (503/429); robotsgate holds requests to it until the pause ends"
-	case politeness.ReasonQueueFull:
-		return "waiting for the origin's crawl-delay would take longer than allowed"
-	case ReasonRobotTag:
-		return "the response carried a robot tag saying it must not be kept"
-	case ReasonPortForbidden:
-		return "CONNECT is allowed only to the ports in https.allowed_ports"
-	case ReasonSiteClosed:
-		return "robots.txt disallows the whole site for this agent"
-	case enforce.ReasonInvalidURL:
-		return "the URL has no origin (scheme and host) to fetch robots.txt from"
-	case enforce.ReasonInvalidHost:
-		return "the host has no canonical spelling (invalid IDNA, characters no host name holds, an empty label, or an IPv4 shorthand)"
-	case ReasonSelfRequest:
-		return "the destination is robotsgate itself (its proxy or admin address), which is not reachable through the proxy"
-	case ReasonMisdirected:
-		return "inside an HTTPS session a request must name the host and port of its CONNECT"
-	case enforce.ReasonUsageDisallowed:
-		return "the site's usage preferences disallow a purpose this crawler declared"
-	case ReasonUnscannable:
-		return "the response could not be read as a whole document (a partial response, or a content coding robotsgate cannot decode), and a robot-tag or usage check that may refuse it needs to read it"
-	case ReasonInvalidPurpose:
-		return "the purposes header names an unknown purpose (allowed values are train-ai, search, ai-input, or none)"
-	case ReasonSiteDenied:
-		return "the operator of this robotsgate denies every request to this site (a per-site exception in sites:)"
-	default:
-		return string(d.Reason)
-	}
+	return withoutControl(r, -1)
 }
 
 // refusalText is the plain-text body of a refusal.
@@ -391,7 +319,8 @@ func refusalText(b refusalBody) string {
 		sb.WriteString("\n")
 	}
 	usageText(&sb, b.Purposes, b.Usage)
-	contentUseText(&sb, b.contentUseJSON)
+	contentUseText(&sb, b.ContentUseShown)
+	tdmText(&sb, b.TDM)
 	if rb := b.Robots; rb != nil {
 		fmt.Fprintf(&sb, "robots:   %s: %s", rb.URL, rb.Status)
 		if rb.HTTPStatus != 0 {

@@ -25,6 +25,7 @@ import (
 type desyncOrigin struct {
 	ln     net.Listener
 	robots string
+	files  map[string]string // other policy files by path (tdmrep.json), served with max-age=60
 	mu     sync.Mutex
 	hits   map[string]int
 	wg     sync.WaitGroup
@@ -91,11 +92,13 @@ func (o *desyncOrigin) serve(c net.Conn) {
 
 // answer writes the answer to req: the robots.txt, or a page.
 func (o *desyncOrigin) answer(c net.Conn, req *http.Request) {
-	body := "page " + req.URL.Path
+	body, extra := "page "+req.URL.Path, ""
 	if req.URL.Path == "/robots.txt" {
 		body = o.robots
+	} else if f, ok := o.files[req.URL.Path]; ok {
+		body, extra = f, "Cache-Control: max-age=60\r\n"
 	}
-	fmt.Fprintf(c, "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: %d\r\n\r\n%s", len(body), body)
+	fmt.Fprintf(c, "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n%sContent-Length: %d\r\n\r\n%s", extra, len(body), body)
 }
 
 func (o *desyncOrigin) hitsOf(path string) int {
@@ -173,4 +176,32 @@ func TestPolicyConnRefusesEarlyBytes(t *testing.T) {
 		t.Fatalf("answer after the request: %v %v", resp, err)
 	}
 	c.Close()
+}
+
+// TestSmuggledAnswerReachesNoClient: a client smuggles a disallowed
+// request in the body of an allowed POST to an origin that ignores the
+// body and answers the smuggled request late, on the same connection.
+// That answer must reach no client: the upstream connection of a request
+// with a body is closed, not pooled. Before, the next request through the
+// proxy (any client's) took the pooled connection and got the answer to
+// the disallowed /smuggled.
+func TestSmuggledAnswerReachesNoClient(t *testing.T) {
+	o := newDesyncOrigin(t, "User-agent: *\nDisallow: /smuggled\n")
+	h := newHarness(t, harnessOpts{})
+	base := "http://" + o.ln.Addr().String()
+	if resp, _ := h.get(t, base+"/smuggled"); resp.StatusCode != http.StatusForbidden {
+		t.Fatalf("GET /smuggled: %d, want 403", resp.StatusCode)
+	}
+	smuggled := "GET /smuggled HTTP/1.1\r\nHost: " + o.ln.Addr().String() + "\r\n\r\n"
+	for _, method := range []string{"POST", "GET"} {
+		req := fmt.Sprintf("%s %s/page HTTP/1.1\r\nHost: %s\r\nUser-Agent: TestBot/1.0\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s",
+			method, base, o.ln.Addr(), len(smuggled), smuggled)
+		if resp, body := rawRoundTrip(t, h.addr, req); resp.StatusCode != http.StatusOK || body != "page /page" {
+			t.Fatalf("%s /page with a smuggled body: %d %q", method, resp.StatusCode, body)
+		}
+		if resp, body := h.get(t, base+"/other"); resp.StatusCode != http.StatusOK || body != "page /other" {
+			t.Errorf("GET /other after a %s with a smuggled body: %d %q, want 200 \"page /other\" (not the smuggled request's answer)",
+				method, resp.StatusCode, body)
+		}
+	}
 }

@@ -7,6 +7,8 @@ import (
 	"sync"
 
 	"github.com/elazarl/goproxy"
+
+	"github.com/robotsgate/robotsgate/internal/config"
 )
 
 // copyBufSize is the size of the buffers that forwarded bodies are copied
@@ -65,12 +67,16 @@ type forwardTripper struct {
 
 // RoundTrip forwards req and prepares the response for goproxy.
 func (t *forwardTripper) RoundTrip(req *http.Request, ctx *goproxy.ProxyCtx) (*http.Response, error) {
-	if req.Close {
-		// The client's connection (an HTTP/1.0 client, Connection: close)
-		// is not the origin's: without this, the transport would send
-		// Connection: close and drop the upstream connection.
+	// The client's connection (an HTTP/1.0 client, Connection: close)
+	// is not the origin's: the upstream connection is kept, unless the
+	// request has a body. An origin that ignores a body it did not expect
+	// ("CL.0") reads that body as the next request, which robotsgate never
+	// decided, and answers it on the connection: reused, the answer would
+	// reach the next client to take it. After a body, the connection is
+	// closed (Connection: close), never pooled.
+	if closeAfter := req.ContentLength != 0; req.Close != closeAfter {
 		out := *req
-		out.Close = false
+		out.Close = closeAfter
 		req = &out
 	}
 	var resp *http.Response
@@ -84,7 +90,7 @@ func (t *forwardTripper) RoundTrip(req *http.Request, ctx *goproxy.ProxyCtx) (*h
 		return resp, err
 	}
 	var scan *tagScan
-	if tags := t.s.settings(stateOf(ctx)).cfg.RobotTags; tags.Mode != RobotTagsOff || stateOf(ctx).Purposes != 0 { // meta noai (usage.go)
+	if tags := t.s.settings(stateOf(ctx)).cfg.RobotTags; tags.Mode != config.RobotTagsOff || stateOf(ctx).Purposes != 0 { // meta noai (usage.go)
 		scan = scanRobotTags(resp, tags) // robottags.go
 	}
 	if b := t.s.wrapBody(resp, scan); b != nil {

@@ -13,6 +13,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/robotsgate/robotsgate/internal/config"
 )
 
 // headerOrigin is an origin that records the header (and Close flag) of
@@ -197,7 +199,7 @@ func TestMITMHTTP10(t *testing.T) {
 	tlsO.Server = quietTLSServer(o)
 	t.Cleanup(tlsO.Close)
 	cfg := mitmConfig(t, tlsO)
-	cfg.RobotTags.Mode = RobotTagsEnforce
+	cfg.RobotTags.Mode = config.RobotTagsEnforce
 	p := startHTTPSProxy(t, cfg)
 	target := strings.TrimPrefix(tlsO.URL, "https://")
 

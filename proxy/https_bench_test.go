@@ -40,7 +40,7 @@ func BenchmarkHTTPSMITM(b *testing.B) {
 	tr.DisableCompression = true
 	bare.Tr, bare.ConnectDial, bare.KeepAcceptEncoding = tr, nil, true
 	bare.CertStore = mitm.NewCertStore(0, nil)
-	ca, _ := rg.srv.CA()
+	ca, _ := rg.srv.ca()
 	mitm := &goproxy.ConnectAction{Action: goproxy.ConnectMitm, TLSConfig: goproxy.TLSConfigFromCA(ca)}
 	bare.OnRequest().HandleConnectFunc(func(host string, ctx *goproxy.ProxyCtx) (*goproxy.ConnectAction, string) {
 		return mitm, host

@@ -108,7 +108,7 @@ func startHTTPSProxy(t testing.TB, cfg config.Config) *httpsProxy {
 			c.CloseIdleConnections()
 		}
 	})
-	if ca, info := srv.CA(); ca != nil {
+	if ca, info := srv.ca(); ca != nil {
 		p.ca = x509.NewCertPool()
 		p.ca.AddCert(ca.Leaf)
 		p.info = info
@@ -146,7 +146,7 @@ func (p *httpsProxy) rawConnect(t *testing.T, target string, extraHeaders ...str
 func mitmConfig(t *testing.T, origins ...*tlsOrigin) config.Config {
 	t.Helper()
 	cfg := testConfig(t)
-	cfg.Audit = AuditAll
+	cfg.Audit = config.AuditAll
 	cfg.HTTPS.AllowedPorts = nil
 	for _, o := range origins {
 		cfg.HTTPS.AllowedPorts = append(cfg.HTTPS.AllowedPorts, o.port(t))

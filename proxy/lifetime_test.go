@@ -130,7 +130,7 @@ func TestShutdownEndsCrawlDelayWait(t *testing.T) {
 				srv, addr = startServer(t, cfg, enforce.Config{Clock: clk}, Deps{Auditor: audit.New(sink), Clock: clk})
 				base = o.URL
 				hits = func() int64 { return int64(o.hit("/b")) }
-				ca, _ := srv.CA()
+				ca, _ := srv.ca()
 				roots := x509.NewCertPool()
 				roots.AddCert(ca.Leaf)
 				p := &httpsProxy{srv: srv, url: &url.URL{Scheme: "http", Host: addr}, audit: sink}

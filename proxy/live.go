@@ -31,6 +31,7 @@ type live struct {
 	tags   *robotTagStep
 	usage  *usageStep
 	whole  *wholeStep
+	tdm    *tdmStep        // TDMRep (tdmrep.go)
 	ports  map[string]bool // https.allowed_ports
 	// access is the access control (client networks, credentials) around
 	// the rest of the handler chain (Server.inner).
@@ -51,12 +52,14 @@ func (s *Server) newLive(cfg config.Config) (*live, error) {
 	if cfg.Usage.Unknown == "deny" {
 		unknown = enforce.UnknownDeny
 	}
-	l.decide = &robotsStep{enf: s.enf, maxURLBytes: cfg.MaxURLBytes, agents: l.agents, report: cfg.Mode == ModeReport,
-		auditAll: cfg.Audit == AuditAll, log: s.log, sites: cfg.Sites, unknown: unknown}
+	l.decide = &robotsStep{enf: s.enf, maxURLBytes: cfg.MaxURLBytes, agents: l.agents, report: cfg.Mode == config.ModeReport,
+		auditAll: cfg.Audit == config.AuditAll, log: s.log, sites: cfg.Sites, unknown: unknown}
 	l.pacing = &pacing{polite: pol, metrics: s.metrics, life: s.life, maxConcurrency: cfg.Politeness.MaxConcurrency, log: s.log}
 	tags, whole := newRobotTagStep(cfg.RobotTags, cfg.Mode), newWholeStep(&cfg)
 	l.tags, l.whole = &tags, &whole
-	l.usage = &usageStep{enforce: cfg.Usage.Response == UsageResponseEnforce && cfg.Mode != ModeReport}
+	l.usage = &usageStep{enforce: cfg.Usage.Response == config.UsageResponseEnforce && cfg.Mode != config.ModeReport}
+	tdm := newTDMStep(&cfg, s.enf)
+	l.tdm = &tdm
 	for _, p := range cfg.HTTPS.AllowedPorts { // validated: never empty
 		l.ports[strconv.Itoa(p)] = true
 	}
@@ -111,8 +114,8 @@ func (lr liveResponse) onResponse(resp *http.Response, ctx *goproxy.ProxyCtx, st
 // liveSteps are the steps whose settings a reload may change, each read
 // from the request's settings.
 type liveSteps struct {
-	decide, pacing, whole              requestStep
-	pacingResp, wholeResp, tags, usage responseStep
+	decide, tdm, pacing, whole                  requestStep
+	pacingResp, wholeResp, tags, usage, tdmResp responseStep
 }
 
 func (s *Server) liveSteps() liveSteps {
@@ -124,6 +127,8 @@ func (s *Server) liveSteps() liveSteps {
 		wholeResp:  liveResponse{s, func(l *live) responseStep { return l.whole }},
 		tags:       liveResponse{s, func(l *live) responseStep { return l.tags }},
 		usage:      liveResponse{s, func(l *live) responseStep { return l.usage }},
+		tdm:        liveRequest{s, func(l *live) requestStep { return l.tdm }},
+		tdmResp:    liveResponse{s, func(l *live) responseStep { return l.tdm }},
 	}
 }
 
@@ -137,14 +142,14 @@ func newPoliteness(cfg config.Config, pacer politeness.Pacer, pauses politeness.
 		Pacer:            pacer,
 		Pauses:           pauses,
 		Log:              log,
-		IgnoreCrawlDelay: p.CrawlDelay == CrawlDelayIgnore,
+		IgnoreCrawlDelay: p.CrawlDelay == config.CrawlDelayIgnore,
 		DefaultDelay:     p.DefaultCrawlDelay,
 		MaxDelay:         p.MaxCrawlDelay,
 		MaxWait:          p.MaxQueueWait,
 		BackoffStart:     p.BackoffStart,
 		BackoffMax:       p.BackoffMax,
 		MaxConcurrency:   p.MaxConcurrency,
-		Report:           cfg.Mode == ModeReport,
+		Report:           cfg.Mode == config.ModeReport,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("proxy: politeness: %w", err)

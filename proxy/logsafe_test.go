@@ -43,8 +43,8 @@ func TestEscapeControl(t *testing.T) {
 		"t\tx\x00\x7f": `t\tx\x00\x7f`,
 		"ünïcode ✓":    "ünïcode ✓",
 	} {
-		if got := EscapeControl(in); got != want {
-			t.Errorf("EscapeControl(%q) = %q, want %q", in, got, want)
+		if got := escapeControl(in); got != want {
+			t.Errorf("escapeControl(%q) = %q, want %q", in, got, want)
 		}
 	}
 }

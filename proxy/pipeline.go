@@ -3,23 +3,21 @@ package proxy
 import (
 	"errors"
 	"net/http"
-	"net/textproto"
-	"strings"
 	"time"
 
 	"github.com/elazarl/goproxy"
 	"github.com/rs/zerolog"
-	"golang.org/x/net/http/httpguts"
 
 	"github.com/robotsgate/robotsgate/enforce"
 	"github.com/robotsgate/robotsgate/enforce/politeness"
 	"github.com/robotsgate/robotsgate/proxy/access"
+	"github.com/robotsgate/robotsgate/proxy/admin"
 	"github.com/robotsgate/robotsgate/proxy/metrics"
 	"github.com/robotsgate/robotsgate/robots/aipref"
 )
 
 // The request pipeline. A proxied request passes the request steps in
-// order; the first that refuses it (an outcome with a verdict of
+// order; the first that refuses it (an outcome audited as
 // audit.DecisionBlocked) answers it, and the rest are skipped: the origin
 // sees nothing. A forwarded request's response, and robotsgate's own
 // answers, then pass every response step in order. Steps never build
@@ -46,20 +44,20 @@ func (s *Server) install() error {
 	if err := s.installHTTPS(); err != nil { // CONNECT: port allow-list, MITM / tunnel (connect.go)
 		return err
 	}
-	s.installSelf() // the outbound dialer refuses robotsgate's own addresses (decide.go)
+	s.installSelf() // the outbound dialer refuses robotsgate's own addresses (policytransport.go)
 	inflight := inflight{m: s.metrics}
 	ls := s.liveSteps() // read from the request's settings, which a reload replaces (live.go)
-
 	// enter counts the request for Shutdown and creates its state: it is
 	// not a step, every step needs what it does.
 	p.OnRequest().DoFunc(s.enter)
 	for _, step := range []requestStep{
 		inflight,                   // in-flight count, ended on the response side
 		canonicalDest{},            // one spelling of host and port, dialed as decided; unmappable → 400 (canonical.go)
-		destination{self: &s.self}, // own address → 403, MITM Host ≠ CONNECT target → 421 (decide.go)
+		destination{self: &s.self}, // own address → 403, MITM Host ≠ CONNECT target → 421 (destination.go)
 		hopStrip{},                 // hop-by-hop request headers
-		ls.decide,                  // site exceptions, robots.txt verdict: 403, or let through (decide.go, sites.go)
-		ls.pacing,                  // paused origin → 503, crawl-delay wait or 429 (decide.go)
+		ls.decide,                  // site exceptions, robots.txt decision: 403, or let through (robotsstep.go, sites.go)
+		ls.tdm,                     // tdmrep.json reserves the URL: 403 tdm-reserved, or audit (tdmrep.go)
+		ls.pacing,                  // paused origin → 503, crawl-delay wait or 429 (pacing.go)
 		ls.whole,                   // enforcing response steps: no Range, Accept-Encoding the scan decodes (whole.go)
 		&s.fwd,                     // robot-tag scan and pooled body copy as the response arrives (forward.go); last
 	} {
@@ -69,10 +67,11 @@ func (s *Server) install() error {
 	for _, step := range []responseStep{
 		upstreamFailure{log: s.log}, // resp == nil → 502/504; first
 		hopStrip{},                  // hop-by-hop response headers
-		ls.pacingResp,               // 503/429 + Retry-After pause the origin, 2xx resumes (decide.go)
+		ls.pacingResp,               // 503/429 + Retry-After pause the origin, 2xx resumes (pacing.go)
 		ls.wholeResp,                // partial or undecodable responses: 403 when enforcing (whole.go)
 		ls.tags,                     // X-Robots-Tag / meta robots: annotate, or 403 (robottags.go)
 		ls.usage,                    // Content-Usage / noai: X-Robotsgate-Usage, or 403 (usage.go)
+		ls.tdmResp,                  // tdm-reservation header / meta: X-Robotsgate-TDM, or 403 (tdmrep.go)
 		inflight,                    // decisions, upstream errors, in-flight
 		finish{},                    // report-mode headers, streaming
 		http10{},                    // HTTP/1.0 clients inside MITM sessions (forward.go); last
@@ -96,7 +95,7 @@ func (s *Server) install() error {
 	s.handler = h
 
 	// ---- requests addressed to robotsgate itself ----
-	s.mux.HandleFunc("GET /healthz", s.healthz)
+	s.mux.HandleFunc("GET /healthz", admin.Healthz)
 	s.adminRoutes() // admin API and /metrics, here or on admin_listen (wiring.go)
 	return nil
 }
@@ -169,7 +168,7 @@ type requestState struct {
 	// (declare): the user's, else the configured one.
 	ContentUse aipref.Use
 
-	Decision enforce.Decision // the robots verdict, valid when Decided
+	Decision enforce.Decision // the robots.txt decision, valid when Decided
 	Decided  bool
 	// RangeRemoved says that wholeStep removed the request's Range headers:
 	// the audit records of its response say so.
@@ -267,48 +266,6 @@ func (finish) onResponse(resp *http.Response, _ *goproxy.ProxyCtx, st *requestSt
 	return resp, outcome{}
 }
 
-// Reasons of the decisions the proxy makes itself, beside the robots.txt
-// ones of package enforce. Their values are what audit records, the
-// X-Robotsgate-Decision header and the metrics' reason label carry.
-const (
-	ReasonRobotTag      enforce.Reason = "robot-tag"         // the response carried a "do not keep" robot tag
-	ReasonTunnel        enforce.Reason = "tunnel-unenforced" // CONNECT tunnel opened, paths not enforced
-	ReasonPortForbidden enforce.Reason = "port-forbidden"    // CONNECT to a port not in the allow-list
-	ReasonSiteClosed    enforce.Reason = "site-disallowed"   // tunnel mode: the whole site is disallowed
-	ReasonSelfRequest   enforce.Reason = "self-request"      // the destination is robotsgate itself (proxy or admin port)
-	ReasonMisdirected   enforce.Reason = "misdirected"       // a request inside an MITM session names another host:port than its CONNECT
-	ReasonShuttingDown  enforce.Reason = "shutting-down"     // robotsgate shut down while the request waited for its crawl-delay slot
-	ReasonURLTooLong    enforce.Reason = "url-too-long"      // the URL is longer than max_url_bytes: answered 414 undecided
-	ReasonUpstreamError enforce.Reason = "upstream-error"    // forwarding failed: no response from the origin (502/504)
-)
-
-// NewMetrics returns the metrics of a Server, with the decision counters
-// of every reason a Server decides with created at 0.
-func NewMetrics() *metrics.Metrics { return metrics.New(knownReasons()) }
-
-// knownReasons returns the Reasons whose decision counters are
-// pre-created, each with whether its decisions allow the request.
-func knownReasons() map[enforce.Reason]bool {
-	return map[enforce.Reason]bool{
-		enforce.ReasonAllowed: true, enforce.ReasonRobotsTxt: true,
-		enforce.ReasonNoRobots: true, ReasonTunnel: true,
-		enforce.ReasonDisallowed: false, enforce.ReasonUnreachable: false,
-		politeness.ReasonPaused: false, politeness.ReasonQueueFull: false, ReasonURLTooLong: false,
-		ReasonRobotTag: false, ReasonPortForbidden: false,
-		ReasonSiteClosed: false, enforce.ReasonInvalidURL: false, enforce.ReasonInvalidHost: false,
-		ReasonSelfRequest: false, ReasonMisdirected: false,
-		ReasonDestinationMismatch: false, ReasonNotRedirected: false, ReasonRedirectLoop: false,
-		ReasonUnknownProtocol: false, ReasonNoSNI: false,
-		enforce.ReasonOriginUnreachable: false,
-		enforce.ReasonUsageDisallowed:   false, ReasonInvalidPurpose: false,
-		ReasonUnscannable: false,
-		ReasonSiteDenied:  false, ReasonSiteException: true,
-	}
-}
-
-// Metrics returns the Server's metrics (Deps.Metrics, or its own).
-func (s *Server) Metrics() *metrics.Metrics { return s.metrics }
-
 // inflight is the step that counts a request in flight, and, on the
 // response side, its decision and upstream failure; it ends the in-flight
 // count there, which every request's response side reaches. In flight
@@ -329,111 +286,5 @@ func (f inflight) onResponse(resp *http.Response, ctx *goproxy.ProxyCtx, st *req
 	if ctx.Error != nil {
 		f.m.UpstreamError()
 	}
-	return resp, outcome{}
-}
-
-// countPauses returns the Pauses the Server should use so that
-// robotsgate_paused_origins can count them: pauses itself when it can
-// count (has Len, as politeness.MemoryPauses does), or a new in-memory one,
-// counted, when pauses is nil (the default Politeness would create an
-// uncountable one of its own).
-func countPauses(m *metrics.Metrics, pauses politeness.Pauses) politeness.Pauses {
-	if pauses == nil {
-		mp := politeness.NewMemoryPauses()
-		m.PausedOriginsFunc(mp.Len)
-		return mp
-	}
-	if l, ok := pauses.(interface{ Len() int }); ok {
-		m.PausedOriginsFunc(l.Len)
-	}
-	return pauses
-}
-
-// hopHeaders are the hop-by-hop headers, as canonical keys (RFC 9110 section 7.6.1, and
-// RFC 2616 section 13.5.1 for compatibility) that a proxy must not
-// forward, as net/http/httputil.ReverseProxy removes them. goproxy's
-// RemoveProxyHeaders removes only Connection and the Proxy-* ones.
-var hopHeaders = []string{
-	"Connection",
-	"Proxy-Connection", // non-standard, sent by libcurl
-	"Keep-Alive",
-	"Proxy-Authenticate",
-	"Proxy-Authorization",
-	"Te",
-	"Trailer",
-	"Trailers", // a frequent misspelling, hop-by-hop wherever it is used
-	"Transfer-Encoding",
-	"Upgrade",
-}
-
-// removeHopByHop deletes from h the headers that its Connection header
-// names and the hopHeaders, like httputil's removeHopByHopHeaders.
-func removeHopByHop(h http.Header) {
-	for _, f := range h["Connection"] {
-		for sf := range strings.SplitSeq(f, ",") {
-			if sf = textproto.TrimString(sf); sf != "" {
-				h.Del(sf)
-			}
-		}
-	}
-	for _, f := range hopHeaders {
-		delete(h, f) // hopHeaders are canonical keys
-	}
-}
-
-// isWebSocketUpgrade reports whether h asks for (or, on a 101, accepts)
-// a WebSocket upgrade: the one upgrade goproxy relays.
-func isWebSocketUpgrade(h http.Header) bool {
-	return httpguts.HeaderValuesContainsToken(h["Connection"], "Upgrade") &&
-		httpguts.HeaderValuesContainsToken(h["Upgrade"], "websocket")
-}
-
-// hopStrip is the step that removes hop-by-hop headers, from the request
-// and from the response.
-type hopStrip struct{}
-
-// onRequest removes hop-by-hop headers before the request is decided and
-// forwarded. Like ReverseProxy it keeps "TE: trailers" and a WebSocket
-// upgrade (Connection: Upgrade, Upgrade: websocket), which goproxy
-// relays; other upgrades (h2c, ...) are dropped, so the origin answers
-// plain HTTP/1.1.
-func (hopStrip) onRequest(r *http.Request, _ *goproxy.ProxyCtx, _ *requestState) outcome {
-	h := r.Header
-	ws := isWebSocketUpgrade(h)
-	var upgrade string
-	if ws {
-		upgrade = h.Get("Upgrade")
-	}
-	trailers := httpguts.HeaderValuesContainsToken(h["Te"], "trailers")
-	removeHopByHop(h)
-	if ws {
-		h.Set("Connection", "Upgrade")
-		h.Set("Upgrade", upgrade)
-	}
-	if trailers {
-		h.Set("Te", "trailers")
-	}
-	return outcome{}
-}
-
-// onResponse removes the origin's
-// hop-by-hop headers (Connection, Keep-Alive, Proxy-Authenticate, the
-// headers Connection names, ...) before goproxy copies the header to the
-// client; a 101 WebSocket handshake keeps Connection and Upgrade, which
-// goproxy needs to relay it. Transfer-Encoding is set again later (finish)
-// when the body is streamed.
-func (hopStrip) onResponse(resp *http.Response, _ *goproxy.ProxyCtx, _ *requestState) (*http.Response, outcome) {
-	if resp == nil {
-		return nil, outcome{}
-	}
-	h := resp.Header
-	if resp.StatusCode == http.StatusSwitchingProtocols && isWebSocketUpgrade(h) {
-		upgrade := h.Get("Upgrade")
-		removeHopByHop(h)
-		h.Set("Connection", "Upgrade")
-		h.Set("Upgrade", upgrade)
-		return resp, outcome{}
-	}
-	removeHopByHop(h)
 	return resp, outcome{}
 }

@@ -269,7 +269,7 @@ func TestPoliteReportModeDoesNotWaitOrRefuse(t *testing.T) {
 		w.Write([]byte("ok"))
 	})
 	h := newHarness(t, harnessOpts{clock: clk, config: func(c *config.Config) {
-		c.Mode = ModeReport
+		c.Mode = config.ModeReport
 		c.Politeness.MaxQueueWait = 7 * time.Second
 	}})
 	// Slots t0 and t0+5s fit in 7s, t0+10s would not: nobody waits, the
@@ -372,7 +372,7 @@ func TestPoliteMITMPacingAndPause(t *testing.T) {
 			c.CloseIdleConnections()
 		}
 	})
-	ca, _ := srv.CA()
+	ca, _ := srv.ca()
 	roots := x509.NewCertPool()
 	roots.AddCert(ca.Leaf)
 	c := p.client(roots)

@@ -1,6 +1,6 @@
 // Package proxy is robotsgate's HTTP(S) forward proxy: thin wiring of
 // github.com/elazarl/goproxy around package enforce. For every proxied
-// request it asks the Enforcer for a verdict, answers refusals itself
+// request it asks the Enforcer for a decision, answers refusals itself
 // (the request never leaves), forwards the rest with bodies streamed, and
 // writes audit records.
 //
@@ -13,13 +13,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log"
 	"net"
 	"net/http"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/elazarl/goproxy"
 	"github.com/rs/zerolog"
@@ -158,24 +156,7 @@ func New(cfg config.Config, deps Deps) (*Server, error) {
 	if s.ptr == s.tr {
 		return nil, errors.New("proxy: Deps.PolicyTransport must not be the transport of proxied requests")
 	}
-	p := goproxy.NewProxyHttpServer()
-	p.Verbose = false
-	p.Logger = goproxyLogger{log: s.log}
-	p.Tr = s.tr
-	// NewProxyHttpServer reads HTTPS_PROXY into ConnectDial: a sidecar
-	// whose environment points at itself would loop. Dial directly unless
-	// an upstream proxy is configured on purpose.
-	p.ConnectDial = nil
-	if cfg.UpstreamProxy != nil {
-		p.ConnectDial = p.NewConnectDialToProxy(cfg.UpstreamProxy.String())
-	}
-	// Pass the client's Accept-Encoding through untouched, and keep the
-	// transport from adding gzip and decoding on its own: bytes reach the
-	// client as the origin sent them.
-	p.KeepAcceptEncoding = true
-	s.tr.DisableCompression = true
-	p.NonproxyHandler = s.mux
-	s.proxy = p
+	s.proxy = s.newGoproxy()
 
 	s.installConnTracker() // before install, whose dialer checks the address first
 	if err := s.install(); err != nil {
@@ -184,11 +165,28 @@ func New(cfg config.Config, deps Deps) (*Server, error) {
 	return s, nil
 }
 
-// healthz answers GET /healthz.
-func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
-	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-	w.Header().Set("Cache-Control", "no-store")
-	io.WriteString(w, "ok\n")
+// newGoproxy returns the goproxy server of s: quiet, forwarding with
+// s.tr, dialing CONNECT targets directly unless an upstream proxy is
+// configured, and passing Accept-Encoding through untouched.
+func (s *Server) newGoproxy() *goproxy.ProxyHttpServer {
+	p := goproxy.NewProxyHttpServer()
+	p.Verbose = false
+	p.Logger = goproxyLogger{log: s.log}
+	p.Tr = s.tr
+	// NewProxyHttpServer reads HTTPS_PROXY into ConnectDial: a sidecar
+	// whose environment points at itself would loop. Dial directly unless
+	// an upstream proxy is configured on purpose.
+	p.ConnectDial = nil
+	if s.cfg.UpstreamProxy != nil {
+		p.ConnectDial = p.NewConnectDialToProxy(s.cfg.UpstreamProxy.String())
+	}
+	// Pass the client's Accept-Encoding through untouched, and keep the
+	// transport from adding gzip and decoding on its own: bytes reach the
+	// client as the origin sent them.
+	p.KeepAcceptEncoding = true
+	s.tr.DisableCompression = true
+	p.NonproxyHandler = s.mux
+	return p
 }
 
 // ServeHTTP handles one client request: proxied ones (absolute URL or
@@ -198,15 +196,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.handler.ServeHTTP(w, r)
 }
 
-// AdminHandler returns the handler of requests addressed to robotsgate
-// itself, for serving on a separate admin address.
-func (s *Server) AdminHandler() http.Handler { return s.admin }
-
 // Serve accepts proxy connections on ln until Shutdown. It returns nil
 // after Shutdown.
 func (s *Server) Serve(ln net.Listener) error { return s.serve(ln, s) }
 
-// ServeAdmin serves AdminHandler on ln (admin_listen) until Shutdown.
+// ServeAdmin serves the admin API (and /metrics, /healthz) on ln (admin_listen) until Shutdown.
 func (s *Server) ServeAdmin(ln net.Listener) error { return s.serve(ln, s.admin) }
 
 func (s *Server) serve(ln net.Listener, h http.Handler) error {
@@ -280,169 +274,4 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	cancel()
 	s.tr.CloseIdleConnections()
 	return errors.Join(errs...)
-}
-
-// defaultShutdownGrace bounds how long Shutdown waits, after its own
-// deadline forced the connections closed, for the request handlers still
-// running to write their audit records.
-const defaultShutdownGrace = 5 * time.Second
-
-// errShuttingDown is the cancellation cause of the contexts Shutdown ends.
-var errShuttingDown = errors.New("robotsgate is shutting down")
-
-// lifetime is what a Server's request handlers need to know of its
-// shutdown: two contexts that Shutdown cancels, and a count of the
-// handlers still running so that Shutdown can wait for their audit
-// records before the caller closes the audit log.
-//
-//   - waits ends when Shutdown begins: requests waiting for something
-//     that may take long (a crawl-delay slot) stop waiting and are
-//     answered 503.
-//   - hard ends when Shutdown's deadline has passed: the upstream round
-//     trips of requests inside MITM sessions, whose contexts net/http
-//     does not cancel, are cut short.
-type lifetime struct {
-	waits, hard         context.Context
-	stopWaits, stopHard context.CancelCauseFunc
-	grace               time.Duration // defaultShutdownGrace unless a test sets it
-	mu                  sync.Mutex
-	running             int
-	idle                zeroSignal // fired when running drops to 0
-}
-
-// zeroSignal tells waiters that a count its owner keeps has dropped to
-// zero. The owner guards it with the lock that guards the count.
-type zeroSignal struct{ ch chan struct{} }
-
-// wait returns a channel closed at the next fire.
-func (z *zeroSignal) wait() <-chan struct{} {
-	if z.ch == nil {
-		z.ch = make(chan struct{})
-	}
-	return z.ch
-}
-
-// fire wakes the waiters, if any; the owner calls it when the count
-// drops to zero.
-func (z *zeroSignal) fire() {
-	if z.ch != nil {
-		close(z.ch)
-		z.ch = nil
-	}
-}
-
-func newLifetime() *lifetime {
-	l := &lifetime{grace: defaultShutdownGrace}
-	l.waits, l.stopWaits = context.WithCancelCause(context.Background())
-	l.hard, l.stopHard = context.WithCancelCause(context.Background())
-	return l
-}
-
-// enter counts one running handler; the caller calls leave when it ends.
-func (l *lifetime) enter() {
-	l.mu.Lock()
-	l.running++
-	l.mu.Unlock()
-}
-
-func (l *lifetime) leave() {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.running--
-	if l.running == 0 {
-		l.idle.fire()
-	}
-}
-
-// inFlight returns the number of running handlers.
-func (l *lifetime) inFlight() int {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.running
-}
-
-// wait waits until no handler runs, or ctx is done; it returns the number
-// still running then.
-func (l *lifetime) wait(ctx context.Context) int {
-	l.mu.Lock()
-	if l.running == 0 {
-		l.mu.Unlock()
-		return 0
-	}
-	idle := l.idle.wait()
-	l.mu.Unlock()
-	select {
-	case <-idle:
-		return 0
-	case <-ctx.Done():
-		return l.inFlight()
-	}
-}
-
-// wrap returns h counted as a running handler while it runs.
-func (l *lifetime) wrap(h http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		l.enter()
-		defer l.leave()
-		h.ServeHTTP(w, r)
-	})
-}
-
-// track counts a request as running; enter runs it first. A request inside an MITM session
-// does not pass through wrap, and its context (rooted in
-// context.Background) ends with neither the client's connection nor
-// Shutdown: track counts it as running until goproxy ends that context
-// (after the response was written), and makes the context end at
-// Shutdown's deadline too. Plain-HTTP requests need neither: wrap counts
-// them, and net/http cancels their context when Shutdown closes their
-// connection.
-//
-// The request's new context is a child of the hard context itself, not
-// of goproxy's: goproxy's MITM request contexts carry no values (they
-// come from http.ReadRequest), and one registration with each parent is
-// all the request costs (three allocations less than a child of goproxy's
-// context that also watches the hard one). The new context ends
-// when goproxy's does (just after it, from the AfterFunc that also
-// uncounts the request), or at Shutdown's deadline with its cause.
-func (s *Server) track(r *http.Request, ctx *goproxy.ProxyCtx) *http.Request {
-	connect, inMITM := ctx.UserData.(*requestState) // the CONNECT's state (enter creates the request's next)
-	if !inMITM {
-		return r
-	}
-	l := s.life
-	l.enter()
-	ci := connect.Conn
-	var n uint64
-	if ci != nil {
-		n = ci.requestRead(r.Context()) // the head's limits no longer apply (sessionread.go)
-	}
-	rctx, cancel := context.WithCancelCause(l.hard)
-	context.AfterFunc(r.Context(), func() {
-		cancel(context.Canceled)
-		if ci != nil {
-			ci.responseWritten(n)
-		}
-		l.leave()
-	})
-	r = r.WithContext(rctx)
-	ctx.Req = r
-	return r
-}
-
-// untilShutdown returns a context that ends with parent or when Shutdown
-// begins, whichever comes first; its cause is errShuttingDown in the
-// second case. Call cancel when done.
-func (l *lifetime) untilShutdown(parent context.Context) (context.Context, context.CancelFunc) {
-	ctx, cancel := context.WithCancelCause(parent)
-	stop := context.AfterFunc(l.waits, func() { cancel(errShuttingDown) })
-	return ctx, func() {
-		stop()
-		cancel(context.Canceled)
-	}
-}
-
-// shuttingDown reports whether ctx (from untilShutdown) ended because
-// Shutdown began.
-func shuttingDown(ctx context.Context) bool {
-	return errors.Is(context.Cause(ctx), errShuttingDown)
 }

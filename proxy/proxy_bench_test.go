@@ -74,7 +74,7 @@ func BenchmarkRobotsgate(b *testing.B) {
 		b.Run(mix.name, func(b *testing.B) {
 			o := benchOrigin(b)
 			cfg := testConfig(b)
-			cfg.HTTPS.Mode = HTTPSModeTunnel
+			cfg.HTTPS.Mode = config.HTTPSModeTunnel
 			srv, err := buildServer(b, cfg, enforce.Config{}, Deps{Auditor: audit.New(nopCloser{io.Discard})})
 			if err != nil {
 				b.Fatal(err)

@@ -177,7 +177,7 @@ func TestRefusalJSON(t *testing.T) {
 
 func TestReportMode(t *testing.T) {
 	o := newOrigin(t, robotsBody(privateRobots), nil)
-	h := newHarness(t, harnessOpts{config: func(c *config.Config) { c.Mode = ModeReport }})
+	h := newHarness(t, harnessOpts{config: func(c *config.Config) { c.Mode = config.ModeReport }})
 	resp, body := h.get(t, o.URL+"/private/x")
 	if resp.StatusCode != 200 || body != "page /private/x" {
 		t.Fatalf("report mode: %d %q, want the origin's page", resp.StatusCode, body)
@@ -200,7 +200,7 @@ func TestReportMode(t *testing.T) {
 
 func TestAuditRecordContent(t *testing.T) {
 	o := newOrigin(t, robotsBody("User-agent: testbot\nAllow: /\nDisallow: /secret\n"), nil)
-	h := newHarness(t, harnessOpts{config: func(c *config.Config) { c.Audit = AuditAll }})
+	h := newHarness(t, harnessOpts{config: func(c *config.Config) { c.Audit = config.AuditAll }})
 	h.get(t, o.URL+"/open")
 	h.get(t, o.URL+"/secret/1", "User-Agent", "TestBot/9")
 	recs := h.audit.records(t)

@@ -5,11 +5,11 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"strings"
 
 	"github.com/dunglas/httpsfv"
 
 	"github.com/robotsgate/robotsgate/enforce"
+	"github.com/robotsgate/robotsgate/proxy/selfaddr"
 )
 
 // HeaderProxyStatus is the RFC 9209 header that every answer robotsgate
@@ -33,17 +33,19 @@ const (
 	psUnavailable     = "destination_unavailable"
 )
 
-// proxyStatusError is the RFC 9209 error type of an answer with status
-// for d; err is the forwarding error of an upstream failure, nil for
+// proxyStatusError is the RFC 9209 error type of the refusal d: its
+// reason's ([reasons]), or, for a failure to reach the origin, the
+// failure's; err is the forwarding error of an upstream failure, nil for
 // the others.
-func proxyStatusError(status int, d enforce.Decision, err error) string {
+func proxyStatusError(d enforce.Decision, err error) string {
 	switch {
 	case err != nil:
 		return forwardErrorType(err)
 	case d.Reason == enforce.ReasonOriginUnreachable:
 		return kindErrorType(d.RobotsErrKind)
-	case status == http.StatusRequestURITooLong, status == http.StatusMisdirectedRequest, status == http.StatusBadRequest:
-		return psRequestError
+	}
+	if row, ok := reasonOf(d.Reason); ok && row.proxyStatus != "" {
+		return row.proxyStatus
 	}
 	return psDenied
 }
@@ -77,7 +79,7 @@ func forwardErrorType(err error) string {
 		return psTerminated // closed before any part of the response arrived
 	case k == enforce.FetchTimeout && !(errors.As(err, &op) && op.Op == "dial"):
 		return psResponseTimeout
-	case k == enforce.FetchOther && strings.Contains(err.Error(), "robotsgate itself"):
+	case errors.Is(err, selfaddr.ErrSelfDial):
 		return psIPProhibited
 	default:
 		return kindErrorType(k)

@@ -20,7 +20,7 @@ import (
 // the fix the audit record carried the URL as the client gave it.
 func TestRobotTagAuditRedacted(t *testing.T) {
 	o := newOrigin(t, robotsBody("User-agent: *\nAllow: /\n"), tagPages("body"))
-	for _, mode := range []string{RobotTagsEnforce, RobotTagsAnnotate} {
+	for _, mode := range []config.RobotTagsMode{config.RobotTagsEnforce, config.RobotTagsAnnotate} {
 		h := newHarness(t, harnessOpts{config: func(c *config.Config) { c.RobotTags.Mode = mode }})
 		host := strings.TrimPrefix(o.URL, "http://")
 		resp, body := rawProxyGet(t, h.addr, "http://tokenuser:hunter2@"+host+"/meta-noindex", host)

@@ -19,12 +19,12 @@ import (
 // without refusing, is an outcome that Server.settle carries out: the
 // steps never build audit records or answers themselves.
 type outcome struct {
-	// verdict is what happens: "" nothing (go on, nothing audited);
+	// auditAs is what happens: "" nothing (go on, nothing audited);
 	// audit.DecisionBlocked: robotsgate answers the request itself, with
 	// status, and the origin sees nothing; audit.DecisionAllowed or
 	// audit.DecisionReported: the decision is audited and the request
 	// goes on.
-	verdict string
+	auditAs string
 	// status is the status of the refusal, or, for an audited decision
 	// that lets the request go on, the origin's status when known.
 	status int
@@ -43,14 +43,16 @@ type outcome struct {
 	gone string
 }
 
-// refuse is the outcome of refusing the request with status because of d.
-func refuse(status int, d enforce.Decision) outcome {
-	return outcome{verdict: audit.DecisionBlocked, status: status, d: d}
+// refuse is the outcome of refusing the request because of d, with the
+// status of d's reason ([refusalStatus]).
+func refuse(d enforce.Decision) outcome {
+	return outcome{auditAs: audit.DecisionBlocked, status: refusalStatus(d), d: d}
 }
 
-// note is the outcome of auditing d as verdict while the request goes on.
-func note(verdict string, d enforce.Decision) outcome {
-	return outcome{verdict: verdict, d: d}
+// note is the outcome of auditing d as auditAs (an audit decision) while
+// the request goes on.
+func note(auditAs string, d enforce.Decision) outcome {
+	return outcome{auditAs: auditAs, d: d}
 }
 
 // settle carries out the outcome o of a step for the request r with state
@@ -66,7 +68,7 @@ func (s *Server) settle(r *http.Request, st *requestState, o outcome) *http.Resp
 		setProxyStatus(h, psInternal, strings.TrimSpace(o.gone))
 		return newResponse(r, o.status, h, o.gone)
 	}
-	if o.verdict == "" {
+	if o.auditAs == "" {
 		return nil
 	}
 	connect := r.Method == http.MethodConnect
@@ -75,7 +77,7 @@ func (s *Server) settle(r *http.Request, st *requestState, o outcome) *http.Resp
 	}
 	var resp *http.Response
 	status := o.status
-	if o.verdict == audit.DecisionBlocked {
+	if o.auditAs == audit.DecisionBlocked {
 		st.Answered = true
 		if o.err == nil { // an upstream failure leaves the robots decision counted, and counts as an upstream error
 			st.Decision, st.Decided = o.d, true
@@ -83,13 +85,13 @@ func (s *Server) settle(r *http.Request, st *requestState, o outcome) *http.Resp
 		resp = answer(r, o, connect)
 		status = resp.StatusCode
 	}
-	e := eventOf(r.RemoteAddr, r.Method, o.d, o.verdict, status)
+	e := eventOf(r.RemoteAddr, r.Method, o.d, o.auditAs, status)
 	e.Detail += o.note
 	if st.RangeRemoved {
 		e.Detail += "; Range removed from the request"
 	}
 	if st.Live != nil {
-		e.Mode = st.Live.cfg.Mode
+		e.Mode = string(st.Live.cfg.Mode)
 	}
 	e.AgentOverrideRefused = st.OverrideRefused
 	e.PurposesOverrideRefused = st.PurposesRefused
@@ -99,7 +101,7 @@ func (s *Server) settle(r *http.Request, st *requestState, o outcome) *http.Resp
 
 // answer is robotsgate's answer to r refused by o.
 func answer(r *http.Request, o outcome, connect bool) *http.Response {
-	resp := refuseResponse(r, o.status, o.d, proxyStatusError(o.status, o.d, o.err))
+	resp := refuseResponse(r, o.status, o.d, proxyStatusError(o.d, o.err))
 	for k, v := range o.header {
 		resp.Header[k] = v
 	}
@@ -116,7 +118,7 @@ func answer(r *http.Request, o outcome, connect bool) *http.Response {
 // (and counted by the Auditor), never silent.
 func (s *Server) record(e audit.Event) {
 	if e.Mode == "" {
-		e.Mode = s.live.Load().cfg.Mode
+		e.Mode = string(s.live.Load().cfg.Mode)
 	}
 	if err := s.audit.Record(e); err != nil {
 		s.log.Error().Err(err).Str("url", e.URL).Str("decision", e.Decision).Msg("audit record not written")
@@ -208,11 +210,8 @@ func newResponse(r *http.Request, status int, h http.Header, text string) *http.
 // with err: a 502 (504 on a timeout) naming the origin and the error,
 // audited and counted as an upstream-error decision for agent.
 func upstreamOutcome(r *http.Request, agent string, err error) outcome {
-	status := http.StatusBadGateway
 	var te interface{ Timeout() bool }
-	if errors.As(err, &te) && te.Timeout() {
-		status = http.StatusGatewayTimeout
-	}
+	status := statusOf(ReasonUpstreamError, errors.As(err, &te) && te.Timeout())
 	origin, oerr := enforce.Origin(r.URL)
 	name := origin
 	if oerr != nil {
@@ -220,5 +219,5 @@ func upstreamOutcome(r *http.Request, agent string, err error) outcome {
 	}
 	d := enforce.Decision{Reason: ReasonUpstreamError, URL: enforce.RedactedURL(r.URL), Origin: origin, Agent: agent,
 		Detail: "forwarding to " + name + " failed: " + enforce.RedactURLsIn(explainUpstreamTLS(r.URL.Host, err).Error())}
-	return outcome{verdict: audit.DecisionBlocked, status: status, d: d, err: err}
+	return outcome{auditAs: audit.DecisionBlocked, status: status, d: d, err: err}
 }

@@ -107,7 +107,7 @@ func (s *Server) recordReload(res ReloadResult) {
 		detail = res.Error
 	}
 	s.record(audit.Event{Kind: audit.KindConfigReload, Reason: res.Result, Method: res.Source, Detail: detail,
-		Mode: s.live.Load().cfg.Mode})
+		Mode: string(s.live.Load().cfg.Mode)})
 }
 
 // oneLine joins the lines of s with "; ".

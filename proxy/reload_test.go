@@ -109,7 +109,7 @@ func TestReloadInvalidKeepsRunning(t *testing.T) {
 	req := httptest.NewRequest(http.MethodPost, "/v1/reload", nil)
 	req.Header.Set("Authorization", "Bearer tok")
 	w := httptest.NewRecorder()
-	h.srv.AdminHandler().ServeHTTP(w, req)
+	h.srv.admin.ServeHTTP(w, req)
 	if w.Code != http.StatusUnprocessableEntity || !strings.Contains(w.Body.String(), `"error": "broken"`) {
 		t.Fatalf("POST /v1/reload: %d %s", w.Code, w.Body)
 	}

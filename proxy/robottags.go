@@ -16,13 +16,6 @@ import (
 	"github.com/robotsgate/robotsgate/robots/robottag"
 )
 
-// Robot-tag modes (RobotTagsConfig.Mode).
-const (
-	RobotTagsOff      = config.RobotTagsOff
-	RobotTagsAnnotate = config.RobotTagsAnnotate
-	RobotTagsEnforce  = config.RobotTagsEnforce
-)
-
 // maxTagDetail bounds the detail text of robot-tag audit records and
 // refusals; headers and meta elements come from the origin.
 const maxTagDetail = 1024
@@ -31,6 +24,9 @@ const maxTagDetail = 1024
 type tagScan struct {
 	Header []robottag.Directive // from its X-Robots-Tag headers
 	Meta   []robottag.Directive // from <meta name="robots|AGENT"> in its HTML head
+	// Named is the content of the head's first <meta> of each name the
+	// TDMRep step reads (tdm-reservation, tdm-policy), when present.
+	Named map[string]string
 	// Scanned is the number of body bytes read to look for meta elements.
 	Scanned int
 	// NotScanned says why an HTML body was not (fully) scanned for meta
@@ -72,16 +68,7 @@ func (ev *tagEvent) detail() string {
 	if ev.NotScanned != "" {
 		sb.WriteString("; meta not scanned: " + ev.NotScanned)
 	}
-	s := strings.Map(func(c rune) rune {
-		if c < 0x20 || c == 0x7f {
-			return ' '
-		}
-		return c
-	}, sb.String())
-	if len(s) > maxTagDetail {
-		s = strings.ToValidUTF8(s[:maxTagDetail], "") + "..."
-	}
-	return s
+	return boundedLine(sb.String(), maxTagDetail)
 }
 
 // tagBody is a response body whose first bytes were read to scan for
@@ -133,11 +120,8 @@ func (e errReader) Read([]byte) (int, error) { return 0, e.err }
 // origin sent. A body the scan cannot decode (br, zstd, a corrupt
 // stream, ...) is Undecodable.
 func scanRobotTags(resp *http.Response, cfg config.RobotTagsConfig) *tagScan {
-	if cb, ok := resp.Body.(*copyBody); ok && cb.scan != nil {
-		return cb.scan
-	}
-	if tb, ok := resp.Body.(*tagBody); ok {
-		return tb.scan
+	if s := bodyScan(resp); s != nil {
+		return s
 	}
 	s := &tagScan{Header: robottag.ParseXRobotsTag(resp.Header.Values("X-Robots-Tag"))}
 	if !isHTML(resp) || !hasBody(resp) || resp.StatusCode/100 != 2 {
@@ -161,8 +145,10 @@ func scanBody(resp *http.Response, s *tagScan, maxBytes int) {
 	rec := &scanRecorder{r: orig}
 	src, codings, err := enforce.DecodeBody(resp.Header, rec, maxBytes)
 	if err == nil {
-		// ParseMetaRobots fails only when reading fails.
-		s.Meta, err = robottag.ParseMetaRobots(io.LimitReader(src, int64(maxBytes)))
+		// ParseHead fails only when reading fails.
+		var h robottag.Head
+		h, err = robottag.ParseHead(io.LimitReader(src, int64(maxBytes)), metaTDMReservation, metaTDMPolicy)
+		s.Meta, s.Named = h.Robots, h.Named
 	}
 	s.Scanned = len(rec.buf)
 	var rest io.Reader = orig
@@ -203,7 +189,7 @@ func hasBody(resp *http.Response) bool {
 	return resp.StatusCode != http.StatusNoContent && resp.StatusCode != http.StatusNotModified
 }
 
-// robotTagVerdict is the robot-tag verdict on a forwarded response to
+// robotTagOutcome is the outcome of the robot tags of a forwarded response to
 // req, for the crawler whose product token is agent.
 //
 // It acts only on 2xx responses (an error page or a redirect is not
@@ -220,8 +206,8 @@ func hasBody(resp *http.Response) bool {
 //     outcome is a 403 refusal (reason robot-tag) carrying HeaderIndex.
 //
 // ev then describes what was found.
-func robotTagVerdict(req *http.Request, resp *http.Response, agent string, cfg config.RobotTagsConfig) (ev *tagEvent, o outcome) {
-	if cfg.Mode == RobotTagsOff || resp == nil || resp.StatusCode/100 != 2 {
+func robotTagOutcome(req *http.Request, resp *http.Response, agent string, cfg config.RobotTagsConfig) (ev *tagEvent, o outcome) {
+	if cfg.Mode == config.RobotTagsOff || resp == nil || resp.StatusCode/100 != 2 {
 		return nil, outcome{}
 	}
 	s := scanRobotTags(resp, cfg)
@@ -237,7 +223,7 @@ func robotTagVerdict(req *http.Request, resp *http.Response, agent string, cfg c
 	ev = &tagEvent{tagScan: *s, Matched: matched}
 	index := strings.Join(matched, ", ")
 	d := tagDecision(req, agent, ev)
-	if cfg.Mode != RobotTagsEnforce {
+	if cfg.Mode != config.RobotTagsEnforce {
 		resp.Header.Set(HeaderIndex, index)
 		o = note(audit.DecisionReported, d)
 		o.status = resp.StatusCode
@@ -247,7 +233,7 @@ func robotTagVerdict(req *http.Request, resp *http.Response, agent string, cfg c
 	if resp.Body != nil {
 		resp.Body.Close()
 	}
-	o = refuse(http.StatusForbidden, d)
+	o = refuse(d)
 	o.header = http.Header{HeaderIndex: {index}}
 	return ev, o
 }
@@ -262,7 +248,7 @@ func tagDecision(req *http.Request, agent string, ev *tagEvent) enforce.Decision
 	return d
 }
 
-// robotTagStep is the robot-tag response step (robotTagVerdict): in
+// robotTagStep is the robot-tag response step (robotTagOutcome): in
 // annotate mode it marks forwarded responses that say "do not keep", in
 // enforce mode it refuses them with a 403; both are audited (reason
 // robot-tag; decision reported when forwarded, blocked when refused). It
@@ -273,17 +259,17 @@ type robotTagStep struct{ cfg config.RobotTagsConfig }
 // newRobotTagStep is the robot-tag step of cfg in mode (Config.Mode). In
 // report mode robot_tags enforce only annotates, as nothing is refused in
 // report mode.
-func newRobotTagStep(cfg config.RobotTagsConfig, mode string) robotTagStep {
-	if mode == ModeReport && cfg.Mode == RobotTagsEnforce {
-		cfg.Mode = RobotTagsAnnotate
+func newRobotTagStep(cfg config.RobotTagsConfig, mode config.Mode) robotTagStep {
+	if mode == config.ModeReport && cfg.Mode == config.RobotTagsEnforce {
+		cfg.Mode = config.RobotTagsAnnotate
 	}
 	return robotTagStep{cfg: cfg}
 }
 
 func (t robotTagStep) onResponse(resp *http.Response, ctx *goproxy.ProxyCtx, st *requestState) (*http.Response, outcome) {
-	if resp == nil || ctx.Error != nil || st.Answered || t.cfg.Mode == RobotTagsOff {
+	if resp == nil || ctx.Error != nil || st.Answered || t.cfg.Mode == config.RobotTagsOff {
 		return resp, outcome{}
 	}
-	_, o := robotTagVerdict(ctx.Req, resp, st.Agent, t.cfg)
+	_, o := robotTagOutcome(ctx.Req, resp, st.Agent, t.cfg)
 	return resp, o
 }

@@ -94,7 +94,7 @@ func TestRobotTagsEndToEndAnnotate(t *testing.T) {
 func TestRobotTagsEndToEndEnforce(t *testing.T) {
 	secret := "SECRET-" + strings.Repeat("x", 100_000)
 	o := newOrigin(t, robotsBody("User-agent: *\nAllow: /\n"), tagPages(secret))
-	h := newHarness(t, harnessOpts{config: func(c *config.Config) { c.RobotTags.Mode = RobotTagsEnforce }})
+	h := newHarness(t, harnessOpts{config: func(c *config.Config) { c.RobotTags.Mode = config.RobotTagsEnforce }})
 
 	resp, body := h.get(t, o.URL+"/meta-noindex", "User-Agent", "Mandelbot/1.0")
 	if resp.StatusCode != http.StatusForbidden || strings.Contains(body, "SECRET") {
@@ -138,8 +138,8 @@ func TestRobotTagsEndToEndEnforce(t *testing.T) {
 func TestRobotTagsEndToEndReportMode(t *testing.T) {
 	o := newOrigin(t, robotsBody("User-agent: *\nAllow: /\n"), tagPages("body"))
 	h := newHarness(t, harnessOpts{config: func(c *config.Config) {
-		c.Mode = ModeReport
-		c.RobotTags.Mode = RobotTagsEnforce
+		c.Mode = config.ModeReport
+		c.RobotTags.Mode = config.RobotTagsEnforce
 	}})
 	resp, body := h.get(t, o.URL+"/meta-noindex")
 	if resp.StatusCode != 200 || !strings.Contains(body, "body") || resp.Header.Get(HeaderIndex) != "noindex" {
@@ -152,7 +152,7 @@ func TestRobotTagsEndToEndReportMode(t *testing.T) {
 
 func TestRobotTagsEndToEndOff(t *testing.T) {
 	o := newOrigin(t, robotsBody("User-agent: *\nAllow: /\n"), tagPages("body"))
-	h := newHarness(t, harnessOpts{config: func(c *config.Config) { c.RobotTags.Mode = RobotTagsOff }})
+	h := newHarness(t, harnessOpts{config: func(c *config.Config) { c.RobotTags.Mode = config.RobotTagsOff }})
 	resp, _ := h.get(t, o.URL+"/none")
 	if resp.StatusCode != 200 || resp.Header.Get(HeaderIndex) != "" || len(tagRecords(t, h)) != 0 {
 		t.Errorf("off: status %d, %s %q", resp.StatusCode, HeaderIndex, resp.Header.Get(HeaderIndex))
@@ -174,22 +174,22 @@ func TestRobotTagsEndToEndMITM(t *testing.T) {
 	}))
 	t.Cleanup(o.Close)
 
-	for _, mode := range []string{RobotTagsAnnotate, RobotTagsEnforce} {
-		t.Run(mode, func(t *testing.T) {
+	for _, mode := range []config.RobotTagsMode{config.RobotTagsAnnotate, config.RobotTagsEnforce} {
+		t.Run(string(mode), func(t *testing.T) {
 			cfg := mitmConfig(t, o)
 			cfg.RobotTags.Mode = mode
 			p := startHTTPSProxy(t, cfg)
 			c := p.client(p.ca)
 			resp, body := get(t, c, o.URL+"/meta-noindex")
 			switch mode {
-			case RobotTagsAnnotate:
+			case config.RobotTagsAnnotate:
 				if resp.StatusCode != 200 || !strings.Contains(body, secret) || resp.Header.Get(HeaderIndex) != "noindex" {
 					t.Fatalf("status %d, %s %q, body intact %v", resp.StatusCode, HeaderIndex, resp.Header.Get(HeaderIndex), strings.Contains(body, secret))
 				}
 				if resp.ContentLength != int64(len(body)) {
 					t.Errorf("Content-Length %d, want %d", resp.ContentLength, len(body))
 				}
-			case RobotTagsEnforce:
+			case config.RobotTagsEnforce:
 				if resp.StatusCode != http.StatusForbidden || strings.Contains(body, "SECRET") {
 					t.Fatalf("status %d, origin body reached the client: %v", resp.StatusCode, strings.Contains(body, "SECRET"))
 				}

@@ -42,7 +42,7 @@ func tagResp(status int, ctype, body string, hdr ...string) (*http.Response, *cl
 	return &http.Response{StatusCode: status, Header: h, Body: cc, ContentLength: int64(len(body)), Request: req}, cc
 }
 
-func tagsCfg(mode string) config.RobotTagsConfig {
+func tagsCfg(mode config.RobotTagsMode) config.RobotTagsConfig {
 	c := config.Default().RobotTags
 	c.Mode = mode
 	return c
@@ -196,7 +196,7 @@ func BenchmarkApplyRobotTags(b *testing.B) {
 		{"gzip-html-no-head-end", "text/html", string(encodeGzip("<html><head>" + pad)), []string{"Content-Encoding", "gzip"}},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
-			cfg := tagsCfg(RobotTagsAnnotate)
+			cfg := tagsCfg(config.RobotTagsAnnotate)
 			b.ReportAllocs()
 			for b.Loop() {
 				resp, _ := tagResp(200, bc.ctype, bc.body, bc.hdr...)
@@ -212,8 +212,8 @@ func BenchmarkApplyRobotTags(b *testing.B) {
 // robotsgate's answer when it is a refusal, as the pipeline carries it
 // out: the response the client gets, and what was found.
 func applyRobotTags(req *http.Request, resp *http.Response, agent string, cfg config.RobotTagsConfig) (*http.Response, *tagEvent) {
-	ev, o := robotTagVerdict(req, resp, agent, cfg)
-	if o.verdict == audit.DecisionBlocked {
+	ev, o := robotTagOutcome(req, resp, agent, cfg)
+	if o.auditAs == audit.DecisionBlocked {
 		return answer(req, o, false), ev
 	}
 	return resp, ev

@@ -101,8 +101,8 @@ func TestSelfRequestRefused(t *testing.T) {
 // report mode (which would otherwise open a raw tunnel to the admin API).
 func TestSelfConnectRefused(t *testing.T) {
 	p := startSelfProxy(t, func(c *config.Config, adminPort int) {
-		c.Mode = ModeReport
-		c.HTTPS.Mode = HTTPSModeTunnel
+		c.Mode = config.ModeReport
+		c.HTTPS.Mode = config.HTTPSModeTunnel
 		c.Agent = "TestBot"
 		c.HTTPS.AllowedPorts = []int{443, adminPort}
 	})
@@ -175,7 +175,7 @@ func TestMITMMisdirectedHost(t *testing.T) {
 // TestForwardingFailureLogRedacted: the debug line of a failed forward
 // does not carry the URL's credentials.
 func TestForwardingFailureLogRedacted(t *testing.T) {
-	p := startOpsProxy(t, func(c *config.Config) { c.Mode = ModeReport }) // forward although robots.txt is unreachable
+	p := startOpsProxy(t, func(c *config.Config) { c.Mode = config.ModeReport }) // forward although robots.txt is unreachable
 	c, err := net.DialTimeout("tcp", p.addr, 5*time.Second)
 	if err != nil {
 		t.Fatal(err)

@@ -101,8 +101,8 @@ func TestSelfRequestSpellings(t *testing.T) {
 // the IPv4 shorthands were not recognised.
 func TestSelfConnectSpellings(t *testing.T) {
 	p := startSelfProxy(t, func(c *config.Config, adminPort int) {
-		c.Mode = ModeReport
-		c.HTTPS.Mode = HTTPSModeTunnel
+		c.Mode = config.ModeReport
+		c.HTTPS.Mode = config.HTTPSModeTunnel
 		c.Agent = "TestBot"
 		c.HTTPS.AllowedPorts = []int{443, adminPort}
 	})

@@ -235,7 +235,7 @@ func TestConnectSamePacket(t *testing.T) {
 	tlsO, plain, cfg := sessionOrigins(t, func(c *config.ClientConfig) { c.HeaderTimeout = time.Hour })
 	p := startHTTPSProxy(t, cfg)
 	tunnelCfg := cfg
-	tunnelCfg.HTTPS.Mode = HTTPSModeTunnel
+	tunnelCfg.HTTPS.Mode = config.HTTPSModeTunnel
 	tunnel := startHTTPSProxy(t, tunnelCfg)
 	connect := func(p *httpsProxy, target string) *coalescingConn {
 		raw, err := net.DialTimeout("tcp", p.url.Host, testTimeout)

@@ -2,24 +2,12 @@ package proxy
 
 import (
 	"context"
-	"net/http"
 	"net/url"
 
 	"github.com/robotsgate/robotsgate/enforce"
 	"github.com/robotsgate/robotsgate/internal/config"
 	"github.com/robotsgate/robotsgate/proxy/audit"
 	"github.com/robotsgate/robotsgate/robots/aipref"
-)
-
-// Reasons of the operator's per-site exceptions (the sites: setting).
-const (
-	// ReasonSiteDenied: a deny exception covers the site; nothing was
-	// fetched from it, not even robots.txt.
-	ReasonSiteDenied enforce.Reason = "site-denied"
-	// ReasonSiteException: an allow exception (written permission) covers
-	// the site; the request was decided, audited and forwarded whatever
-	// robots.txt says.
-	ReasonSiteException enforce.Reason = "site-exception"
 )
 
 // siteOf returns the exception of sites that covers u's origin
@@ -47,7 +35,7 @@ func siteDenied(u *url.URL, agent string, st *requestState, site config.Site, re
 	if report {
 		return note(audit.DecisionReported, d)
 	}
-	return refuse(http.StatusForbidden, d)
+	return refuse(d)
 }
 
 // applySite applies the exception site (not a deny) to the decision d
@@ -85,11 +73,11 @@ func (s *Server) decideQuiet(ctx context.Context, u *url.URL, agent string, purp
 	if hasSite && site.HasPurposes {
 		purposes = site.Purposes
 	}
-	d := s.enf.DecideFor(ctx, u, agent, enforce.DecideOptions{Purposes: purposes, ContentUse: use, Quiet: true, UnknownUsage: l.decide.unknown})
+	d := s.enf.Decide(ctx, u, agent, enforce.DecideOptions{Purposes: purposes, ContentUse: use, Quiet: true, UnknownUsage: l.decide.unknown})
 	if hasSite {
 		d = applySite(d, site)
 	}
-	return d
+	return l.tdm.decide(ctx, u, purposes, d) // TDMRep (tdmrep.go)
 }
 
 // DecideWithSites is the decision a request for u would get from the
@@ -105,7 +93,7 @@ func DecideWithSites(ctx context.Context, enf *enforce.Enforcer, sites []config.
 	if hasSite && site.HasPurposes {
 		o.Purposes = site.Purposes
 	}
-	d := enf.DecideFor(ctx, u, agent, o)
+	d := enf.Decide(ctx, u, agent, o)
 	if hasSite {
 		d = applySite(d, site)
 	}

@@ -132,13 +132,13 @@ func TestSiteAllowForwardsDisallowed(t *testing.T) {
 	}
 	// /v1/decision shows the same.
 	w := httptest.NewRecorder()
-	h.srv.AdminHandler().ServeHTTP(w, httptest.NewRequest("GET", "/v1/decision?url="+url.QueryEscape(u)+"&agent=TestBot", nil))
+	h.srv.admin.ServeHTTP(w, httptest.NewRequest("GET", "/v1/decision?url="+url.QueryEscape(u)+"&agent=TestBot", nil))
 	var d decisionJSON
 	if err := json.Unmarshal(w.Body.Bytes(), &d); err != nil || !d.Allowed || d.Reason != string(ReasonSiteException) || d.SiteNote == "" {
 		t.Errorf("/v1/decision: %v %s", err, w.Body)
 	}
 	w = httptest.NewRecorder()
-	h.srv.AdminHandler().ServeHTTP(w, httptest.NewRequest("GET", "/v1/decision?url="+url.QueryEscape("http://x.partner.test/"), nil))
+	h.srv.admin.ServeHTTP(w, httptest.NewRequest("GET", "/v1/decision?url="+url.QueryEscape("http://x.partner.test/"), nil))
 	if err := json.Unmarshal(w.Body.Bytes(), &d); err != nil || d.Allowed || d.Reason != string(ReasonSiteDenied) || d.Site != "*.partner.test" {
 		t.Errorf("/v1/decision of a denied site: %v %s", err, w.Body)
 	}
@@ -209,7 +209,7 @@ func TestSiteExceptionsInsideMITM(t *testing.T) {
 func TestSiteTunnelAndReportMode(t *testing.T) {
 	o := newHostOrigin(t, privateRobots)
 	h := newHarness(t, harnessOpts{config: func(c *config.Config) {
-		c.HTTPS.Mode = HTTPSModeTunnel
+		c.HTTPS.Mode = config.HTTPSModeTunnel
 		c.Agent = "TestBot"
 		c.HTTPS.AllowedPorts = []int{443, mustAtoi(t, o.port())}
 		c.Sites = []config.Site{{Match: "127.0.0.1", Policy: config.SitePolicyDeny}}
@@ -223,7 +223,7 @@ func TestSiteTunnelAndReportMode(t *testing.T) {
 	}
 
 	h = newHarness(t, harnessOpts{config: func(c *config.Config) {
-		c.Mode = ModeReport
+		c.Mode = config.ModeReport
 		c.Sites = []config.Site{{Match: "127.0.0.1", Policy: config.SitePolicyDeny}}
 	}})
 	if resp, body := h.get(t, o.URL+"/page"); resp.StatusCode != 200 || body != "page /page" {

@@ -40,15 +40,6 @@ import (
 //
 // Every decision and refusal goes through the pipeline and Server.settle.
 
-// Reasons of the transparent listener's refusals.
-const (
-	ReasonDestinationMismatch enforce.Reason = "destination-mismatch" // Host or SNI is not the original destination (409)
-	ReasonNotRedirected       enforce.Reason = "not-redirected"       // a connection to the transparent port that was not redirected
-	ReasonRedirectLoop        enforce.Reason = "redirect-loop"        // robotsgate's own outbound connection came back to it (508)
-	ReasonUnknownProtocol     enforce.Reason = "unknown-protocol"     // neither HTTP/1.x nor TLS: closed
-	ReasonNoSNI               enforce.Reason = "no-sni"               // a ClientHello without a server name: closed, never spliced
-)
-
 // sniffTimeout bounds the wait for a redirected connection's first bytes.
 const sniffTimeout = 10 * time.Second
 
@@ -148,13 +139,13 @@ func (s *Server) acceptRedirected(c net.Conn, q *transparent.Queue) {
 		return
 	case rd.refusal != nil:
 	case tc.Kind == transparent.KindTLS && tc.SNI == "":
-		rd.refusal = refusalOf(http.StatusForbidden, ReasonNoSNI, rd.dst,
+		rd.refusal = refusalOf(ReasonNoSNI, rd.dst,
 			"a TLS connection to "+rd.dst.String()+" without a server name (SNI): robotsgate cannot tell which site it is for, so it is not spliced")
 	case tc.Kind == transparent.KindTLS:
 		s.serveRedirectedTLS(tc, rd)
 		return
 	default:
-		rd.refusal = refusalOf(http.StatusBadRequest, ReasonUnknownProtocol, rd.dst,
+		rd.refusal = refusalOf(ReasonUnknownProtocol, rd.dst,
 			"a connection to "+rd.dst.String()+" that is neither HTTP/1.x nor TLS was closed: "+tc.Why)
 	}
 	method := ""
@@ -178,27 +169,27 @@ func (s *Server) connRefusal(c net.Conn, dst netip.AddrPort, derr error) *outcom
 		uid := strconv.Itoa(os.Getuid())
 		s.log.Error().Str("destination", dst.String()).Int("uid", os.Getuid()).
 			Msg("redirect loop: robotsgate's own outbound connection was redirected back to its transparent listener; exclude uid " + uid + " from the redirect (robotsgate iptables -uid " + uid + ")")
-		return refusalOf(http.StatusLoopDetected, ReasonRedirectLoop, dst,
+		return refusalOf(ReasonRedirectLoop, dst,
 			"robotsgate's own connection to "+dst.String()+" was redirected back to it: the redirect rules must exclude uid "+uid+" (robotsgate iptables -uid "+uid+")")
 	case derr != nil || dst == local:
 		why := "its original destination is the listener itself"
 		if derr != nil {
 			why = derr.Error()
 		}
-		return refusalOf(http.StatusForbidden, ReasonNotRedirected, local,
+		return refusalOf(ReasonNotRedirected, local,
 			"a connection to the transparent listener that was not redirected ("+why+"): send proxy requests to the proxy listener")
 	}
 	if _, self := s.self.Check(context.Background(), dst.Addr().String(), dst.Port()); self {
-		return refusalOf(http.StatusForbidden, ReasonSelfRequest, dst,
+		return refusalOf(ReasonSelfRequest, dst,
 			"the original destination "+dst.String()+" is robotsgate itself; its admin API is not reachable through the proxy")
 	}
 	return nil
 }
 
-// refusalOf is the refusal with status and reason of a request on a
-// redirected connection to dst.
-func refusalOf(status int, reason enforce.Reason, dst netip.AddrPort, detail string) *outcome {
-	o := refuse(status, enforce.Decision{Reason: reason, URL: "tcp://" + dst.String(), Detail: detail})
+// refusalOf is the refusal with reason of a request on a redirected
+// connection to dst.
+func refusalOf(reason enforce.Reason, dst netip.AddrPort, detail string) *outcome {
+	o := refuse(enforce.Decision{Reason: reason, URL: "tcp://" + dst.String(), Detail: detail})
 	o.close = true
 	return &o
 }
@@ -229,7 +220,7 @@ func (s *Server) serveRedirected(w http.ResponseWriter, r *http.Request) {
 	if r.Method == http.MethodConnect {
 		d := enforce.Decision{Reason: ReasonDestinationMismatch, URL: "tcp://" + rd.dst.String(),
 			Detail: "a CONNECT on a connection already addressed to " + rd.dst.String() + " (clients behind the transparent listener send plain requests)"}
-		writeResponse(w, s.settle(r, &requestState{Start: time.Now(), Client: r.RemoteAddr}, refuse(http.StatusConflict, d)))
+		writeResponse(w, s.settle(r, &requestState{Start: time.Now(), Client: r.RemoteAddr}, refuse(d)))
 		return
 	}
 	if r.Host == "" { // HTTP/1.0 without Host: the address is the name
@@ -270,7 +261,7 @@ func checkRedirected(self *selfaddr.Set, r *http.Request, ctx *goproxy.ProxyCtx,
 			if o, err := enforce.Origin(r.URL); err == nil {
 				d.Origin = o
 			}
-			return refuse(http.StatusConflict, d)
+			return refuse(d)
 		}
 		rd.vhost, rd.vport, rd.pin = host, port, selfaddr.PinTo(host, port, rd.dst.Addr())
 	}
@@ -304,14 +295,14 @@ func (s *Server) serveRedirectedTLS(tc *transparent.Conn, rd *redirected) {
 	// so that the pin below is the one its dial looks for.
 	host, err := enforce.CanonicalHost(tc.SNI)
 	if err != nil {
-		o := refusalOf(http.StatusBadRequest, enforce.ReasonInvalidHost, rd.dst,
+		o := refusalOf(enforce.ReasonInvalidHost, rd.dst,
 			"the TLS server name "+strconv.Quote(tc.SNI)+" is not a host name robotsgate can decide for: "+err.Error())
 		s.closeRefused(tc, http.MethodConnect, o)
 		return
 	}
 	target := selfaddr.JoinHostPort(host, rd.dst.Port())
 	if !s.self.Resolves(context.Background(), host, rd.dst.Addr()) {
-		o := refusalOf(http.StatusConflict, ReasonDestinationMismatch, rd.dst,
+		o := refusalOf(ReasonDestinationMismatch, rd.dst,
 			"the TLS server name "+strconv.Quote(tc.SNI)+" does not resolve to "+rd.dst.Addr().String()+", where the connection was addressed")
 		o.d.URL = "https://" + target
 		s.closeRefused(tc, http.MethodConnect, o)

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/robotsgate/robotsgate/enforce"
+	"github.com/robotsgate/robotsgate/internal/config"
 	"github.com/robotsgate/robotsgate/proxy/audit"
 )
 
@@ -24,7 +25,7 @@ func BenchmarkTransparent(b *testing.B) {
 		b.Run(mix.name, func(b *testing.B) {
 			o := benchOrigin(b)
 			cfg := testConfig(b)
-			cfg.HTTPS.Mode = HTTPSModeTunnel
+			cfg.HTTPS.Mode = config.HTTPSModeTunnel
 			cfg.Transparent.Listen = "127.0.0.1:0"
 			srv, err := buildServer(b, cfg, enforce.Config{}, Deps{Auditor: audit.New(nopCloser{io.Discard})})
 			if err != nil {

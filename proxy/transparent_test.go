@@ -7,6 +7,9 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
+	"net/netip"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -153,5 +156,87 @@ func TestTransparentClientLimits(t *testing.T) {
 	io.WriteString(slow, "GET / HTTP/1.1\r\nHost: orig") // and nothing more
 	if b, err := io.ReadAll(slow); err != nil || len(b) != 0 && !strings.HasPrefix(string(b), "HTTP/1.1 408") {
 		t.Errorf("a head that never ends: read %q, %v; want the connection closed", b, err)
+	}
+}
+
+// lenientOrigin is a raw origin on 127.0.0.1 that, like Python's
+// http.server, serves any request target, with or without a leading
+// "/": it records each request line and answers 200.
+func lenientOrigin(t *testing.T) (addr string, lines func() []string) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	seen := make(chan string, 16)
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				c.SetDeadline(time.Now().Add(testTimeout))
+				br := bufio.NewReader(c)
+				for {
+					line, err := br.ReadString('\n')
+					if err != nil {
+						return
+					}
+					target := strings.Fields(line)
+					for { // the rest of the head
+						h, err := br.ReadString('\n')
+						if err != nil || h == "\r\n" {
+							break
+						}
+					}
+					body := "User-agent: *\nDisallow: /private\n"
+					if len(target) > 1 && target[1] != "/robots.txt" {
+						seen <- target[1]
+						body = "secret"
+					}
+					io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: "+strconv.Itoa(len(body))+"\r\n\r\n"+body)
+				}
+			}()
+		}
+	}()
+	return ln.Addr().String(), func() []string {
+		var out []string
+		for {
+			select {
+			case l := <-seen:
+				out = append(out, l)
+			default:
+				return out
+			}
+		}
+	}
+}
+
+// TestTransparentOpaqueTarget: on a redirected connection, the request
+// line "GET http:private HTTP/1.1" (a URL with an opaque path, its host
+// from the Host header) is refused: it would be sent as the target
+// "private", which a lenient origin serves as /private. Before, it was
+// decided as the path "/" (allowed) and forwarded.
+func TestTransparentOpaqueTarget(t *testing.T) {
+	oaddr, lines := lenientOrigin(t)
+	h := transparentHarness(t)
+	dst := netip.MustParseAddrPort(oaddr)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		r = r.WithContext(context.WithValue(r.Context(), redirectedKey{}, &redirected{dst: dst}))
+		h.srv.serveRedirected(w, r)
+	}))
+	defer srv.Close()
+	for _, target := range []string{"/private", "http:private", "http:private/x", "HTTP:private"} {
+		resp, body := rawRoundTrip(t, srv.Listener.Addr().String(),
+			"GET "+target+" HTTP/1.1\r\nHost: "+oaddr+"\r\nUser-Agent: TestBot/1.0\r\nConnection: close\r\n\r\n")
+		if resp.StatusCode/100 != 4 || resp.Header.Get(HeaderDecision) == "" || body == "secret" {
+			t.Errorf("GET %s: %d %s %q, want robotsgate's refusal", target, resp.StatusCode, resp.Header.Get(HeaderDecision), body)
+		}
+	}
+	if got := lines(); len(got) != 0 {
+		t.Errorf("the origin was sent %q", got)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/robotsgate/robotsgate/enforce"
+	"github.com/robotsgate/robotsgate/internal/config"
 	"github.com/robotsgate/robotsgate/proxy/audit"
 )
 
@@ -18,7 +19,7 @@ func TestTunnelMode(t *testing.T) {
 	closed := newTLSOrigin(t, "User-agent: *\nDisallow: /\n")
 	partly := newTLSOrigin(t, "User-agent: *\nDisallow: /private\n")
 	cfg := mitmConfig(t, closed, partly)
-	cfg.HTTPS.Mode = HTTPSModeTunnel
+	cfg.HTTPS.Mode = config.HTTPSModeTunnel
 	p := startHTTPSProxy(t, cfg)
 	if p.ca != nil {
 		t.Fatal("tunnel mode loaded a CA")
@@ -65,7 +66,7 @@ func TestTunnelModeUnreachableRobots(t *testing.T) {
 	cfg := testConfig(t)
 	u, _ := url.Parse(o.URL)
 	port, _ := strconv.Atoi(u.Port())
-	cfg.HTTPS.Mode = HTTPSModeTunnel
+	cfg.HTTPS.Mode = config.HTTPSModeTunnel
 	cfg.HTTPS.AllowedPorts = []int{port}
 	cfg.HTTPS.UpstreamRoots = []string{writeCertPEM(t, o.Certificate())}
 	p := startHTTPSProxy(t, cfg)
@@ -79,7 +80,7 @@ func TestTunnelModeAgentAndReport(t *testing.T) {
 	// Closed to ClosedBot only.
 	o := newTLSOrigin(t, "User-agent: ClosedBot\nDisallow: /\n\nUser-agent: *\nAllow: /\n")
 	cfg := mitmConfig(t, o)
-	cfg.HTTPS.Mode = HTTPSModeTunnel
+	cfg.HTTPS.Mode = config.HTTPSModeTunnel
 	p := startHTTPSProxy(t, cfg)
 	target := o.Listener.Addr().String()
 
@@ -94,7 +95,7 @@ func TestTunnelModeAgentAndReport(t *testing.T) {
 	}
 
 	// Report mode: the closed site is audited as reported and tunnelled.
-	cfg.Mode = ModeReport
+	cfg.Mode = config.ModeReport
 	p = startHTTPSProxy(t, cfg)
 	if resp, body, _ := p.rawConnect(t, target, "X-Robots-Agent: ClosedBot"); resp.StatusCode != 200 {
 		t.Fatalf("report mode: %d %q", resp.StatusCode, body)
@@ -111,7 +112,7 @@ func TestTunnelModeWarnsWithoutAgent(t *testing.T) {
 	for _, agent := range []string{"", "ExampleBot"} {
 		logs := &memAudit{}
 		cfg := testConfig(t)
-		cfg.HTTPS.Mode = HTTPSModeTunnel
+		cfg.HTTPS.Mode = config.HTTPSModeTunnel
 		cfg.Agent = agent
 		if _, err := buildServer(t, cfg, enforce.Config{}, Deps{Log: zerolog.New(logs)}); err != nil {
 			t.Fatal(err)

@@ -42,7 +42,7 @@ func rawGetResp(t *testing.T, addr, target, host string) (*http.Response, string
 // count; a URL of exactly the limit is decided as usual.
 func TestLongURLAnswered414(t *testing.T) {
 	o := newOrigin(t, robotsBody(privateRobots), nil)
-	h := newHarness(t, harnessOpts{config: func(c *config.Config) { c.MaxURLBytes = 4096; c.Audit = AuditAll }})
+	h := newHarness(t, harnessOpts{config: func(c *config.Config) { c.MaxURLBytes = 4096; c.Audit = config.AuditAll }})
 	host := strings.TrimPrefix(o.URL, "http://")
 	pad := func(prefix string, n int) string { return prefix + strings.Repeat("a", n-len(prefix)) }
 

@@ -9,7 +9,6 @@ import (
 	"github.com/elazarl/goproxy"
 
 	"github.com/robotsgate/robotsgate/enforce"
-	"github.com/robotsgate/robotsgate/proxy/access"
 	"github.com/robotsgate/robotsgate/proxy/audit"
 	"github.com/robotsgate/robotsgate/robots"
 	"github.com/robotsgate/robotsgate/robots/aipref"
@@ -19,7 +18,7 @@ import (
 // Usage preferences in the proxy: who a request crawls for (the
 // authenticated user's identity, the purposes header) and what the
 // response says its content may be used for. robots.txt's own usage
-// verdict is made by enforce, in the robots step.
+// preferences are decided by enforce, in the robots step.
 
 // HeaderUsage is the header robotsgate adds to a forwarded response whose
 // usage preferences are stated (by robots.txt for the URL, by a
@@ -30,104 +29,8 @@ import (
 // A value the origin sent itself is removed.
 const HeaderUsage = "X-Robotsgate-Usage"
 
-// ReasonInvalidPurpose: the request's purposes header, which the operator
-// lets clients use, names an unknown purpose; answered 400.
-const ReasonInvalidPurpose enforce.Reason = "invalid-purpose"
-
-// Values of usage.response.
-const (
-	UsageResponseAnnotate = "annotate" // forward, add HeaderUsage and an audit record
-	UsageResponseEnforce  = "enforce"  // replace the response with a 403 and an audit record
-)
-
 // maxUsageRule bounds the rule text quoted from a response header.
 const maxUsageRule = 256
-
-// withPurposes sets the configured purposes and the purposes header
-// (usage.purpose_header: "" or "-" disables it) of a.
-func (a *agents) withPurposes(purposes aipref.Set, header string) *agents {
-	a.purposes = purposes
-	if header != "" && header != "-" {
-		a.purposeHeader = http.CanonicalHeaderKey(header)
-	}
-	return a
-}
-
-// identify sets st.Identity, once: the identity of the user r
-// authenticated as (access.IdentityFrom), or, for a request inside an
-// MITM session, the CONNECT's.
-func identify(r *http.Request, st *requestState) {
-	if st.Identified {
-		return
-	}
-	st.Identified = true
-	if id, ok := access.IdentityFrom(r.Context()); ok {
-		st.Identity = id
-	} else if parent, ok := st.Parent.(*requestState); ok {
-		identify(r, parent)
-		st.Identity = parent.Identity
-	}
-}
-
-// declare sets st.ContentUse, the user's content use (credentials file
-// content_use=), else the configured one, and st.Purposes, the purposes
-// r is decided for: the user's (credentials file purposes=), else the
-// configured ones; replaced by
-// r's purposes header (or, inside an MITM session, the CONNECT's) only
-// when allow_agent_override is set. The header is always removed from
-// r. A refused header that names other purposes is kept in
-// st.PurposesRefused for the audit. An allowed header naming an unknown
-// purpose refuses r (400 invalid-purpose): ok is false and o says so.
-func (a *agents) declare(r *http.Request, st *requestState) (o outcome, ok bool) {
-	identify(r, st)
-	st.ContentUse = a.contentUse
-	if st.Identity.HasContentUse {
-		st.ContentUse = st.Identity.ContentUse
-	}
-	set := a.purposes
-	if st.Identity.HasPurposes {
-		set = st.Identity.Purposes
-	}
-	parent, _ := st.Parent.(*requestState)
-	if a.purposeHeader != "" {
-		v := strings.TrimSpace(strings.Join(r.Header.Values(a.purposeHeader), ", "))
-		r.Header.Del(a.purposeHeader)
-		if v != "" {
-			got, err := parsePurposeHeader(v)
-			switch {
-			case a.allowOverride && err != nil:
-				d := enforce.Decision{Reason: ReasonInvalidPurpose, URL: enforce.RedactedURL(r.URL), Agent: st.Agent, Purposes: set,
-					Detail: a.purposeHeader + ": " + err.Error()}
-				d.Origin, _ = enforce.Origin(r.URL)
-				return refuse(http.StatusBadRequest, d), false
-			case a.allowOverride:
-				st.PurposesOverridden, st.PurposesOverride = true, got
-			case err != nil || got != set:
-				st.PurposesRefused = truncateUTF8(v, maxRefusedOverride)
-			}
-		}
-	}
-	if st.PurposesRefused == "" && parent != nil {
-		st.PurposesRefused = parent.PurposesRefused
-	}
-	switch {
-	case st.PurposesOverridden:
-		set = st.PurposesOverride
-	case parent != nil && parent.PurposesOverridden:
-		set = parent.PurposesOverride
-	}
-	st.Purposes = set
-	return outcome{}, true
-}
-
-// parsePurposeHeader parses a purposes header value: a comma-separated
-// list as for -purpose, or "none".
-func parsePurposeHeader(v string) (aipref.Set, error) {
-	if v == "none" {
-		return 0, nil
-	}
-	return aipref.ParsePurposes([]string{v})
-}
 
 // usageStep is the response step of usage preferences. On every
 // forwarded response it sets HeaderUsage to the preferences stated for
@@ -174,7 +77,7 @@ func (u usageStep) onResponse(resp *http.Response, ctx *goproxy.ProxyCtx, st *re
 	if resp.Body != nil {
 		resp.Body.Close()
 	}
-	o := refuse(http.StatusForbidden, d)
+	o := refuse(d)
 	o.header = http.Header{HeaderUsage: {prefs.String()}}
 	return resp, o
 }
@@ -210,7 +113,7 @@ func responseUsage(resp *http.Response, agent string) (v enforce.Usage, use robo
 		ds    []robottag.Directive
 	}{{"X-Robots-Tag: ", scan.Header}, {"meta robots: ", scan.Meta}} {
 		if ps, dir := robottag.Usage(src.ds, agent, image); ps.Get(aipref.TrainAI) == aipref.Disallowed {
-			v.Hold(aipref.TrainAI, robots.UsageVerdict{Pref: aipref.Disallowed, Source: enforce.SourceRobotTag, Rule: cleanRule(src.label + dir.String())})
+			v.Hold(aipref.TrainAI, robots.UsageStatement{Pref: aipref.Disallowed, Source: enforce.SourceRobotTag, Rule: cleanRule(src.label + dir.String())})
 			break
 		}
 	}
@@ -223,7 +126,7 @@ func responseUsage(resp *http.Response, agent string) (v enforce.Usage, use robo
 func holdHeader(v *enforce.Usage, ps aipref.Prefs, src robots.UsageSource, label string, vals []string) string {
 	rule := cleanRule(label + strings.Join(vals, ", "))
 	for p := aipref.Purpose(0); p < aipref.NumPurposes; p++ {
-		v.Hold(p, robots.UsageVerdict{Pref: ps.Get(p), Source: src, Rule: rule})
+		v.Hold(p, robots.UsageStatement{Pref: ps.Get(p), Source: src, Rule: rule})
 	}
 	return rule
 }
@@ -248,11 +151,8 @@ func responseUseRefusal(d *enforce.Decision, want aipref.Use, use robots.UseVerd
 // (forwardTripper), or, when it made none, resp's X-Robots-Tag headers:
 // the body is never scanned twice.
 func scannedTags(resp *http.Response) *tagScan {
-	if cb, ok := resp.Body.(*copyBody); ok && cb.scan != nil {
-		return cb.scan
-	}
-	if tb, ok := resp.Body.(*tagBody); ok {
-		return tb.scan
+	if s := bodyScan(resp); s != nil {
+		return s
 	}
 	return &tagScan{Header: robottag.ParseXRobotsTag(resp.Header.Values("X-Robots-Tag"))}
 }
@@ -263,20 +163,9 @@ func isImage(resp *http.Response) bool {
 	return err == nil && strings.HasPrefix(mt, "image/")
 }
 
-// cleanRule removes control characters from a rule quoted from a
-// response and bounds its length: it comes from the origin.
-func cleanRule(s string) string {
-	s = strings.Map(func(c rune) rune {
-		if c < 0x20 || c == 0x7f {
-			return ' '
-		}
-		return c
-	}, s)
-	if len(s) > maxUsageRule {
-		s = strings.ToValidUTF8(s[:maxUsageRule], "") + "..."
-	}
-	return s
-}
+// cleanRule is s, a rule quoted from a response (it comes from the
+// origin), on one line and bounded.
+func cleanRule(s string) string { return boundedLine(s, maxUsageRule) }
 
 // responseUsageDecision is the refusal of req, decided st.Decision, by
 // the response's usage preferences v, which disallow the declared
@@ -293,7 +182,7 @@ func responseUsageDecision(req *http.Request, st *requestState, v *enforce.Usage
 	d.Allowed, d.Reason, d.UsageBlocked, d.ContentUseBlocked = false, enforce.ReasonUsageDisallowed, blocked, false
 	d.Rule, d.Line, d.Detail = "", 0, ""
 	for p := aipref.Purpose(0); p < aipref.NumPurposes; p++ {
-		// The response's verdict shows where it is more restrictive than
+		// The response's statement shows where it is more restrictive than
 		// robots.txt's, or states one where robots.txt states none.
 		if v[p].Pref != aipref.Unknown && aipref.Combine(v[p].Pref, d.Usage[p].Pref) != d.Usage[p].Pref ||
 			d.Usage[p].Pref == aipref.Unknown {
@@ -314,31 +203,12 @@ func responseUsageDecision(req *http.Request, st *requestState, v *enforce.Usage
 	return d
 }
 
-// usageJSON is the usage preference for one purpose, as answers and
-// audit records show it.
-type usageJSON struct {
-	Pref   string `json:"pref"`             // allowed, disallowed or unknown
-	Source string `json:"source,omitempty"` // enforce.SourceName
-	Rule   string `json:"rule,omitempty"`
-	Line   int    `json:"line,omitempty"`
-}
-
-// usageOf returns the usage preferences of d to show: every purpose with
-// a stated preference, and every declared purpose of a URL Allow/Disallow
-// permits ("unknown" when none is stated); nil when there is none.
-func usageOf(d *enforce.Decision) map[string]usageJSON {
-	var m map[string]usageJSON
-	for p := aipref.Purpose(0); p < aipref.NumPurposes; p++ {
-		uv := d.Usage.For(p)
-		if uv.Pref == aipref.Unknown && !(d.Purposes.Has(p) && d.Reason != enforce.ReasonDisallowed && d.Reason != enforce.ReasonUnreachable) {
-			continue
-		}
-		if m == nil {
-			m = make(map[string]usageJSON, aipref.NumPurposes)
-		}
-		m[p.String()] = usageJSON{Pref: uv.Pref.String(), Source: enforce.SourceName(uv.Source), Rule: uv.Rule, Line: uv.Line}
-	}
-	return m
+// usageOf returns the usage preferences of d to show
+// ([enforce.Usage.Shown]): every purpose with a stated preference, and
+// every declared purpose of a URL Allow/Disallow permits.
+func usageOf(d *enforce.Decision) map[string]enforce.PurposeUsage {
+	permitted := d.Reason != enforce.ReasonDisallowed && d.Reason != enforce.ReasonUnreachable
+	return d.Usage.Shown(d.Purposes, permitted)
 }
 
 // auditUsage converts usageOf(d) for an audit record.
@@ -353,17 +223,9 @@ func auditUsage(d *enforce.Decision) []audit.Usage {
 	return out
 }
 
-// purposeNames returns the names of the purposes of s, nil when none.
-func purposeNames(s aipref.Set) []string {
-	if s == 0 {
-		return nil
-	}
-	return strings.Split(s.String(), ",")
-}
-
 // usageText writes the purposes and usage lines of a plain-text refusal,
 // e.g. "usage:    train-ai disallowed (Content-Usage: train-ai=n, line 4)".
-func usageText(sb *strings.Builder, purposes []string, usage map[string]usageJSON) {
+func usageText(sb *strings.Builder, purposes []string, usage map[string]enforce.PurposeUsage) {
 	if len(purposes) > 0 {
 		sb.WriteString("purposes: " + strings.Join(purposes, ", ") + "\n")
 	}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/robotsgate/robotsgate/enforce"
 	"github.com/robotsgate/robotsgate/internal/config"
 	"github.com/robotsgate/robotsgate/proxy/audit"
 	"github.com/robotsgate/robotsgate/robots/aipref"
@@ -100,7 +101,7 @@ func TestUsageAIUseThroughProxy(t *testing.T) {
 	// response (noai included), never refuse a search crawler.
 	s := startUsageProxy(t, func(c *config.Config) {
 		c.Purposes = aipref.SetOf(aipref.Search)
-		c.Usage.Response = UsageResponseEnforce
+		c.Usage.Response = config.UsageResponseEnforce
 	})
 	so := newSignalOrigin(t, "User-agent: *\nContent-Usage: train-ai=n, ai-use=n\nContent-Signal: ai-train=no, ai-input=no\n", false)
 	for _, path := range []string{"/x", "/cu-train-n"} {
@@ -116,7 +117,7 @@ func TestUsageAIUseThroughProxy(t *testing.T) {
 	// The response's own Content-Usage ai-use=n, enforced.
 	e := startUsageProxy(t, func(c *config.Config) {
 		c.Purposes = aipref.SetOf(aipref.AIUse)
-		c.Usage.Response = UsageResponseEnforce
+		c.Usage.Response = config.UsageResponseEnforce
 	})
 	open := newSignalOrigin(t, "User-agent: *\nAllow: /\n", false)
 	for path, want := range map[string]string{"/cu-ai-use-n": "Content-Usage: ai-use=n", "/cs-input-n": "Content-Signal: ai-input=no"} {
@@ -154,7 +155,7 @@ func TestUsageContentUseThroughProxy(t *testing.T) {
 	full := newSignalOrigin(t, strings.Replace(contentUseRobots, "use=reference", "use=full", 1), false)
 	p := startUsageProxy(t, func(c *config.Config) {
 		c.ContentUse = aipref.UseFull
-		c.Usage.Response = UsageResponseEnforce
+		c.Usage.Response = config.UsageResponseEnforce
 	})
 	c := p.client(nil)
 	resp, body := get(t, c, ref.URL+"/x", "Accept", "application/json")
@@ -167,7 +168,7 @@ func TestUsageContentUseThroughProxy(t *testing.T) {
 		t.Fatal(err)
 	}
 	if j.Detail != "content use full is above the site's level reference" || j.ContentUse != "full" || !j.ContentUseDisallowed ||
-		j.SiteUse == nil || *j.SiteUse != (siteUseJSON{Level: "reference", Source: "content-signal", Rule: "Content-Signal: search=yes,ai-train=no,use=reference", Line: 2}) {
+		j.SiteUse == nil || *j.SiteUse != (enforce.SiteUseShown{Level: "reference", Source: "content-signal", Rule: "Content-Signal: search=yes,ai-train=no,use=reference", Line: 2}) {
 		t.Fatalf("use=reference JSON body: %s", body)
 	}
 	_, text := get(t, c, ref.URL+"/x")
@@ -222,7 +223,7 @@ func TestUsageContentUseThroughProxy(t *testing.T) {
 	}
 
 	rr := httptest.NewRecorder()
-	p.srv.Metrics().Handler().ServeHTTP(rr, httptest.NewRequest("GET", "/metrics", nil))
+	p.srv.metrics.Handler().ServeHTTP(rr, httptest.NewRequest("GET", "/metrics", nil))
 	for _, want := range []string{
 		`robotsgate_usage_verdicts_total{pref="disallowed",purpose="content-use",source="content-signal"} 2`,
 		`robotsgate_usage_verdicts_total{pref="allowed",purpose="content-use",source="content-signal"} 1`,
@@ -288,7 +289,7 @@ func TestUsageSignalsInMITM(t *testing.T) {
 	cfg := mitmConfig(t, ai, ref, full)
 	cfg.Purposes = aipref.SetOf(aipref.AIUse)
 	cfg.ContentUse = aipref.UseFull
-	cfg.Usage.Response = UsageResponseEnforce
+	cfg.Usage.Response = config.UsageResponseEnforce
 	p := startHTTPSProxy(t, cfg)
 	c := p.client(p.ca)
 	for _, tt := range []struct {
@@ -321,7 +322,7 @@ func TestUsageSignalsInMITM(t *testing.T) {
 	so := newSignalOrigin(t, "User-agent: *\nContent-Usage: train-ai=n, ai-use=n\n", true)
 	scfg := mitmConfig(t, so)
 	scfg.Purposes = aipref.SetOf(aipref.Search)
-	scfg.Usage.Response = UsageResponseEnforce
+	scfg.Usage.Response = config.UsageResponseEnforce
 	sp := startHTTPSProxy(t, scfg)
 	for _, path := range []string{"/x", "/cu-train-n"} {
 		if resp, body := get(t, sp.client(sp.ca), so.URL+path); resp.StatusCode != 200 || body != "hello from "+path {

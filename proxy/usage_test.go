@@ -90,7 +90,7 @@ type usageProxy struct {
 func startUsageProxy(t *testing.T, mutate func(*config.Config)) *usageProxy {
 	t.Helper()
 	cfg := testConfig(t)
-	cfg.Audit = AuditAll
+	cfg.Audit = config.AuditAll
 	if mutate != nil {
 		mutate(&cfg)
 	}
@@ -98,7 +98,7 @@ func startUsageProxy(t *testing.T, mutate func(*config.Config)) *usageProxy {
 		t.Fatal(err)
 	}
 	ab := &memAudit{}
-	srv, addr := startServer(t, cfg, enforce.Config{Purposes: cfg.Purposes, UsageUnknownDeny: cfg.Usage.Unknown == "deny"}, Deps{Auditor: audit.New(ab)})
+	srv, addr := startServer(t, cfg, enforce.Config{UsageUnknownDeny: cfg.Usage.Unknown == config.UsageUnknownDeny}, Deps{Auditor: audit.New(ab)})
 	return &usageProxy{srv: srv, addr: addr, audit: ab}
 }
 
@@ -146,7 +146,7 @@ func TestUsageAttachExampleThroughProxy(t *testing.T) {
 	tu := j.Usage["train-ai"]
 	if j.Decision != "blocked" || j.Reason != "usage-disallowed" || j.Rule != "Content-Usage: train-ai=n" || j.Line != 4 || j.Detail != "purpose train-ai disallowed" ||
 		strings.Join(j.Purposes, ",") != "train-ai" || strings.Join(j.UsageDisallowed, ",") != "train-ai" ||
-		tu != (usageJSON{Pref: "disallowed", Source: "content-usage", Rule: "Content-Usage: train-ai=n", Line: 4}) {
+		tu != (enforce.PurposeUsage{Pref: "disallowed", Source: "content-usage", Rule: "Content-Usage: train-ai=n", Line: 4}) {
 		t.Fatalf("/test JSON body: %s", body)
 	}
 	_, text := get(t, c, o.URL+"/test")
@@ -184,7 +184,7 @@ func TestUsageAttachExampleThroughProxy(t *testing.T) {
 	}
 
 	rr := httptest.NewRecorder()
-	p.srv.Metrics().Handler().ServeHTTP(rr, httptest.NewRequest("GET", "/metrics", nil))
+	p.srv.metrics.Handler().ServeHTTP(rr, httptest.NewRequest("GET", "/metrics", nil))
 	for _, want := range []string{
 		`robotsgate_decisions_total{decision="blocked",reason="usage-disallowed"} 2`,
 		`robotsgate_usage_verdicts_total{pref="disallowed",purpose="train-ai",source="content-usage"} 2`,
@@ -215,7 +215,7 @@ func TestUsageWithoutPurposeReportsOnly(t *testing.T) {
 		t.Fatalf("/spoof: %s %q", HeaderUsage, resp.Header.Get(HeaderUsage))
 	}
 
-	r := startUsageProxy(t, func(c *config.Config) { c.Purposes = aipref.SetOf(aipref.TrainAI); c.Mode = ModeReport })
+	r := startUsageProxy(t, func(c *config.Config) { c.Purposes = aipref.SetOf(aipref.TrainAI); c.Mode = config.ModeReport })
 	resp, body = get(t, r.client(nil), o.URL+"/test")
 	if resp.StatusCode != 200 || body != "origin body /test" || resp.Header.Get(HeaderDecision) != "report-only; usage-disallowed" {
 		t.Fatalf("report mode: %d %q %v", resp.StatusCode, body, resp.Header)
@@ -335,7 +335,7 @@ func TestUsageResponseHeader(t *testing.T) {
 
 	e := startUsageProxy(t, func(c *config.Config) {
 		c.Purposes = aipref.SetOf(aipref.TrainAI)
-		c.Usage.Response = UsageResponseEnforce
+		c.Usage.Response = config.UsageResponseEnforce
 	})
 	resp, body = get(t, e.client(nil), o.URL+"/cu-n")
 	if resp.StatusCode != http.StatusForbidden || resp.Header.Get(HeaderDecision) != "usage-disallowed" || strings.Contains(body, "origin body") ||
@@ -349,7 +349,7 @@ func TestUsageResponseHeader(t *testing.T) {
 		t.Fatalf("enforce /cu-y: %d", resp.StatusCode)
 	}
 
-	n := startUsageProxy(t, func(c *config.Config) { c.Usage.Response = UsageResponseEnforce })
+	n := startUsageProxy(t, func(c *config.Config) { c.Usage.Response = config.UsageResponseEnforce })
 	if resp, _ := get(t, n.client(nil), o.URL+"/cu-n"); resp.StatusCode != 200 || resp.Header.Get(HeaderUsage) != "train-ai=n, search=y" {
 		t.Fatalf("enforce without purposes: %d %v", resp.StatusCode, resp.Header)
 	}
@@ -360,10 +360,10 @@ func TestUsageResponseHeader(t *testing.T) {
 // noimageai counts only for images.
 func TestUsageRobotTags(t *testing.T) {
 	o := newUsageOrigin(t, "User-agent: *\nAllow: /\n")
-	for _, tags := range []string{RobotTagsAnnotate, RobotTagsOff} {
+	for _, tags := range []config.RobotTagsMode{config.RobotTagsAnnotate, config.RobotTagsOff} {
 		p := startUsageProxy(t, func(c *config.Config) {
 			c.Purposes = aipref.SetOf(aipref.TrainAI)
-			c.Usage.Response = UsageResponseEnforce
+			c.Usage.Response = config.UsageResponseEnforce
 			c.RobotTags.Mode = tags
 		})
 		resp, body := get(t, p.client(nil), o.URL+"/noai.html")

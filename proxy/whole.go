@@ -10,6 +10,7 @@ import (
 
 	"github.com/robotsgate/robotsgate/enforce"
 	"github.com/robotsgate/robotsgate/internal/config"
+	"github.com/robotsgate/robotsgate/robots/aipref"
 )
 
 // Response-side enforcement (robot tags, usage preferences) reads a
@@ -17,12 +18,6 @@ import (
 // or nothing passes. A partial response (206, multipart/byteranges) would
 // show the client bytes the scan never saw as a document, and a body the
 // scan cannot decode would show it nothing at all.
-
-// ReasonUnscannable: a step that may refuse the response (robot_tags or
-// usage.response enforce) could not read it as a whole document: a
-// partial response of an HTML (or untyped) document, or an HTML body in
-// a content coding the scan cannot decode. Refused 403: failing closed.
-const ReasonUnscannable enforce.Reason = "response-unscannable"
 
 // HeaderUnscanned is the header robotsgate adds, when its response steps
 // only annotate, to an HTML response whose body the scan could not
@@ -49,21 +44,26 @@ var scanAcceptEncoding = []string{"gzip", "x-gzip", "deflate", "identity"}
 // only annotate, requests are left alone and an undecodable HTML body is
 // marked with HeaderUnscanned.
 type wholeStep struct {
-	tags, usage bool // robot_tags enforce; usage.response enforce (both outside report mode)
-	scanning    bool // robot_tags is not off
-	scansBodies bool // robot_tags.max_scan_bytes > 0: bodies are scanned at all
+	tags, usage bool       // robot_tags enforce; usage.response enforce (both outside report mode)
+	tdm         aipref.Set // tdmrep.purposes when tdmrep.mode is enforce (outside report mode)
+	scanning    bool       // robot_tags is not off
+	scansBodies bool       // robot_tags.max_scan_bytes > 0: bodies are scanned at all
 }
 
 // newWholeStep is the step for robot_tags cfg and usage.response usage
 // in mode (Config.Mode).
 func newWholeStep(cfg *config.Config) wholeStep {
-	enforcing := cfg.Mode != ModeReport
-	return wholeStep{
-		tags:        enforcing && cfg.RobotTags.Mode == RobotTagsEnforce,
-		usage:       enforcing && cfg.Usage.Response == UsageResponseEnforce,
-		scanning:    cfg.RobotTags.Mode != RobotTagsOff,
+	enforcing := cfg.Mode != config.ModeReport
+	w := wholeStep{
+		tags:        enforcing && cfg.RobotTags.Mode == config.RobotTagsEnforce,
+		usage:       enforcing && cfg.Usage.Response == config.UsageResponseEnforce,
+		scanning:    cfg.RobotTags.Mode != config.RobotTagsOff,
 		scansBodies: cfg.RobotTags.MaxScanBytes > 0,
 	}
+	if enforcing && cfg.TDMRep.Mode == config.TDMRepEnforce {
+		w.tdm = cfg.TDMRep.Purposes
+	}
+	return w
 }
 
 // enforcing reports whether a response step may refuse the response to
@@ -71,7 +71,7 @@ func newWholeStep(cfg *config.Config) wholeStep {
 // enforce for a request with declared purposes (the body's noai counts
 // only then).
 func (w wholeStep) enforcing(st *requestState) bool {
-	return w.scansBodies && (w.tags || w.usage && st.Purposes != 0)
+	return w.scansBodies && (w.tags || w.usage && st.Purposes != 0 || st.Purposes&w.tdm != 0)
 }
 
 func (w wholeStep) onRequest(r *http.Request, _ *goproxy.ProxyCtx, st *requestState) outcome {
@@ -113,7 +113,7 @@ func (w wholeStep) onResponse(resp *http.Response, ctx *goproxy.ProxyCtx, st *re
 	if resp.Body != nil {
 		resp.Body.Close()
 	}
-	return resp, refuse(http.StatusForbidden, unscannableDecision(ctx.Req, st, why))
+	return resp, refuse(unscannableDecision(ctx.Req, st, why))
 }
 
 // bodyScan is the robot-tag scan the round trip made of resp's body

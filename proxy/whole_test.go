@@ -145,8 +145,8 @@ func startWholeRig(t *testing.T, overTLS bool, mutate func(*config.Config)) *who
 	return &wholeRig{o: o, base: to.URL, c: c, audit: p.audit}
 }
 
-func enforceTags(c *config.Config)  { c.RobotTags.Mode = RobotTagsEnforce }
-func annotateTags(c *config.Config) { c.RobotTags.Mode = RobotTagsAnnotate }
+func enforceTags(c *config.Config)  { c.RobotTags.Mode = config.RobotTagsEnforce }
+func annotateTags(c *config.Config) { c.RobotTags.Mode = config.RobotTagsAnnotate }
 
 // TestWholeRangeEnforce: with robot_tags enforce, a Range request for a
 // page whose meta robots lies before the range is answered from the
@@ -199,9 +199,9 @@ func TestWholeRangeEnforce(t *testing.T) {
 // off.
 func TestWholeRangeUsageEnforce(t *testing.T) {
 	r := startWholeRig(t, false, func(c *config.Config) {
-		c.RobotTags.Mode = RobotTagsOff
+		c.RobotTags.Mode = config.RobotTagsOff
 		c.Purposes = aipref.SetOf(aipref.TrainAI)
-		c.Usage.Response = UsageResponseEnforce
+		c.Usage.Response = config.UsageResponseEnforce
 	})
 	for _, rng := range []string{"bytes=61-", "bytes=0-60,61-"} {
 		resp, body := get(t, r.c, r.base+"/page", "Range", rng)

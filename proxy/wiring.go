@@ -77,7 +77,7 @@ func (s *Server) accessDenied(r *http.Request, status int) {
 		if r.URL != nil && r.URL.Host != "" {
 			target = r.URL.Host
 		}
-		e.Str("client", r.RemoteAddr).Str("method", r.Method).Str("target", EscapeControl(target)).
+		e.Str("client", r.RemoteAddr).Str("method", r.Method).Str("target", escapeControl(target)).
 			Int("status", status).Msg("proxy access denied: " + why)
 	}
 }
@@ -93,7 +93,7 @@ func (s *Server) adminRoutes() {
 	}
 	s.admin = admin.New(admin.Config{
 		Cache: s.enf,
-		Decide: func(ctx context.Context, u *url.URL, agent string, purposes aipref.Set, use aipref.Use) any {
+		DecisionAnswer: func(ctx context.Context, u *url.URL, agent string, purposes aipref.Set, use aipref.Use) any {
 			return newDecisionJSON(s.decideQuiet(ctx, u, agent, purposes, use)) // (sites.go)
 		},
 		Defaults: func() (string, aipref.Set, aipref.Use) {
@@ -266,40 +266,7 @@ func ConsoleWriter(w io.Writer, noColor bool) zerolog.ConsoleWriter {
 			if i == nil {
 				return ""
 			}
-			return EscapeControl(fmt.Sprint(i))
+			return escapeControl(fmt.Sprint(i))
 		},
 	}
-}
-
-// EscapeControl returns s with ASCII control characters (and DEL)
-// replaced by Go-style escapes, so that it prints on one line and cannot
-// carry terminal escape sequences. Other characters are unchanged.
-func EscapeControl(s string) string {
-	clean := true
-	for i := 0; i < len(s); i++ {
-		if s[i] < 0x20 || s[i] == 0x7f {
-			clean = false
-			break
-		}
-	}
-	if clean {
-		return s
-	}
-	var b strings.Builder
-	b.Grow(len(s) + 8)
-	for i := 0; i < len(s); i++ {
-		switch c := s[i]; {
-		case c == '\n':
-			b.WriteString(`\n`)
-		case c == '\r':
-			b.WriteString(`\r`)
-		case c == '\t':
-			b.WriteString(`\t`)
-		case c < 0x20 || c == 0x7f:
-			fmt.Fprintf(&b, `\x%02x`, c)
-		default:
-			b.WriteByte(c)
-		}
-	}
-	return b.String()
 }

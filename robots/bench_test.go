@@ -105,7 +105,7 @@ func BenchmarkDecide(b *testing.B) {
 		b.Run(bc.name, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				r.Decide(bc.agent, bc.url)
+				r.Match(bc.agent, bc.url)
 			}
 		})
 	}
@@ -204,7 +204,7 @@ func BenchmarkPathological(b *testing.B) {
 			b.ReportAllocs()
 			b.ResetTimer()
 			for b.Loop() {
-				if !r.DecidePath("bot", bc.path).Allowed {
+				if !r.MatchPath("bot", bc.path).Allowed {
 					b.Fatal("matched")
 				}
 			}

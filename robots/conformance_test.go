@@ -122,7 +122,7 @@ func TestConformance(t *testing.T) {
 			t.Run(c.Name, func(t *testing.T) {
 				want, why := c.want()
 				r := Parse(c.body(t))
-				got := r.Decide(c.UserAgent, c.URL)
+				got := r.Match(c.UserAgent, c.URL)
 				if got.Allowed != want {
 					t.Errorf("agent %q url %q: allowed = %v, want %v (%s; category %s)\nrule %q line %d\nbody:\n%s\nnotes: %s",
 						c.UserAgent, c.URL, got.Allowed, want, why, c.Category, got.Rule.String(), got.Rule.Line, c.body(t), c.Notes)

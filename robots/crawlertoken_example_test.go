@@ -14,7 +14,7 @@ func ExampleCrawlerToken() {
 		"Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/124.0.0.0 Safari/537.36",
 	} {
 		agent := robots.CrawlerToken(ua)
-		fmt.Printf("%q %v\n", agent, r.Decide(agent, "https://example.com/a").Allowed)
+		fmt.Printf("%q %v\n", agent, r.Match(agent, "https://example.com/a").Allowed)
 	}
 	// Output:
 	// "GPTBot" false

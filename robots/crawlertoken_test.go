@@ -50,7 +50,7 @@ func TestCrawlerTokenRealUserAgents(t *testing.T) {
 		}
 		// The site closed everything to this crawler and nothing to others.
 		r := Parse([]byte("User-agent: " + c.RobotsToken + "\nDisallow: /\n\nUser-agent: *\nAllow: /\n"))
-		if d := r.Decide(got, "https://example.com/page"); d.Allowed {
+		if d := r.Match(got, "https://example.com/page"); d.Allowed {
 			t.Errorf("%s: the group for %q does not apply to agent %q: %+v", c.Name, c.RobotsToken, got, d)
 		}
 	}
@@ -106,7 +106,7 @@ func TestValidAgentOneRule(t *testing.T) {
 		}
 		if want {
 			r := Parse([]byte("User-agent: " + agent + "\nDisallow: /\n"))
-			if r.Decide(agent, "https://example.com/x").Allowed {
+			if r.Match(agent, "https://example.com/x").Allowed {
 				t.Errorf("valid agent %q is not selected by its own group", agent)
 			}
 		}

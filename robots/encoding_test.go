@@ -57,7 +57,7 @@ func TestPercentEncodingEquivalence(t *testing.T) {
 	}
 	for _, tt := range tests {
 		r := Parse([]byte("User-agent: *\nDisallow: " + tt.rule + "\n"))
-		if got := !r.DecidePath("bot", tt.path).Allowed; got != tt.match {
+		if got := !r.MatchPath("bot", tt.path).Allowed; got != tt.match {
 			t.Errorf("rule %q path %q: match = %v, want %v", tt.rule, tt.path, got, tt.match)
 		}
 	}

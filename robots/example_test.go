@@ -19,7 +19,7 @@ Sitemap: https://example.com/sitemap.xml
 		"https://example.com/private/press/kit.zip",
 		"https://example.com/",
 	} {
-		d := r.Decide("MyBot", u)
+		d := r.Match("MyBot", u)
 		if d.Rule.Line == 0 {
 			fmt.Println(d.Allowed, "(no rule matched)")
 			continue
@@ -38,7 +38,7 @@ func ExampleProductToken() {
 	ua := "MyBot/2.1 (+https://example.com/bot)"
 	r := robots.Parse([]byte("User-agent: mybot\nDisallow: /\n"))
 	agent := robots.ProductToken(ua)
-	fmt.Println(agent, r.Decide(agent, "https://example.com/a").Allowed, r.AllowsNothing(agent))
+	fmt.Println(agent, r.Match(agent, "https://example.com/a").Allowed, r.AllowsNothing(agent))
 	// Output:
 	// MyBot false true
 }

@@ -182,7 +182,7 @@ func sanitizeRule(s string) string {
 	return string(trimSpace([]byte(s)))
 }
 
-// FuzzDecide compares Decide with refDecide. rules holds one rule per
+// FuzzDecide compares Match with refDecide. rules holds one rule per
 // line: "A..." is an Allow, anything else a Disallow, the rest of the line
 // the pattern. split spreads the rules over 2 or 3 groups naming bot
 // (spelled differently), possibly with a group for another agent between
@@ -262,7 +262,7 @@ func FuzzDecide(f *testing.F) {
 			}
 		}
 		robots := Parse([]byte(sb.String()))
-		d := robots.DecidePath("bot", path)
+		d := robots.MatchPath("bot", path)
 		wantAllowed, wantLine := refDecide(fileRules, path)
 		if d.Allowed != wantAllowed || d.Rule.Line != wantLine {
 			t.Fatalf("robots.txt:\n%s\npath %q: got allowed=%v line %d, reference allowed=%v line %d",
@@ -271,12 +271,12 @@ func FuzzDecide(f *testing.F) {
 		// The compiled form decides alike, and so it does with the path
 		// indexed from the first pattern on, as a long decision does.
 		compiled := parseCompiled([]byte(sb.String()))
-		if dc := compiled.DecidePath("bot", path); dc != d {
+		if dc := compiled.MatchPath("bot", path); dc != d {
 			t.Fatalf("path %q compiled: %+v, compact %+v\n%s", path, dc, d, sb.String())
 		}
 		if compiled.idx != nil {
 			compiled.idx.budget = 0
-			if di := compiled.DecidePath("bot", path); di != d {
+			if di := compiled.MatchPath("bot", path); di != d {
 				t.Fatalf("path %q indexed: %+v, direct %+v\n%s", path, di, d, sb.String())
 			}
 		}
@@ -285,8 +285,8 @@ func FuzzDecide(f *testing.F) {
 		}
 		// A full URL decides like its path.
 		if path != "" && strings.IndexByte("/?;", path[0]) >= 0 && !strings.Contains(path, "#") {
-			if du := robots.Decide("bot", "http://h"+path); du != d {
-				t.Fatalf("Decide(http://h%s) = %+v, DecidePath = %+v\n%s", path, du, d, sb.String())
+			if du := robots.Match("bot", "http://h"+path); du != d {
+				t.Fatalf("Match(http://h%s) = %+v, MatchPath = %+v\n%s", path, du, d, sb.String())
 			}
 		}
 	})
@@ -301,11 +301,11 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte("Sitemap: s\nHost: h\nUser-agent: a\nUser-agent: *\nAllow: /index.htm\nDisallow: /*$"), "a", "//h/")
 	f.Fuzz(func(t *testing.T, body []byte, agent, rawURL string) {
 		r := ParseLimit(body, 4096)
-		d := r.Decide(agent, rawURL)
+		d := r.Match(agent, rawURL)
 		g := r.Group(agent)
 		// The compact and the compiled forms agree.
 		c := parseMode(cutAtLineEnd(body, 4096), true)
-		if dc := c.Decide(agent, rawURL); dc != d {
+		if dc := c.Match(agent, rawURL); dc != d {
 			t.Fatalf("compiled %+v, compact %+v", dc, d)
 		}
 		if gc := c.Group(agent); !reflect.DeepEqual(gc, g) {

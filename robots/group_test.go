@@ -27,9 +27,9 @@ func TestAgentTokensWithDigits(t *testing.T) {
 		{"Spider", "/s", true, "*"},
 	}
 	for _, tt := range tests {
-		d := r.DecidePath(tt.agent, tt.path)
+		d := r.MatchPath(tt.agent, tt.path)
 		if d.Allowed != tt.allowed || d.Group != tt.group {
-			t.Errorf("DecidePath(%q, %q) = %+v, want allowed %v group %q", tt.agent, tt.path, d, tt.allowed, tt.group)
+			t.Errorf("MatchPath(%q, %q) = %+v, want allowed %v group %q", tt.agent, tt.path, d, tt.allowed, tt.group)
 		}
 	}
 	for ua, want := range map[string]string{
@@ -80,7 +80,7 @@ func TestGroupsMerged(t *testing.T) {
 		t.Errorf("Group(nobody) = %+v", s)
 	}
 	// c names a group that also names d: it has d's rule.
-	if d := r.DecidePath("c", "/d"); d.Allowed || d.Group != "c" {
+	if d := r.MatchPath("c", "/d"); d.Allowed || d.Group != "c" {
 		t.Errorf("c /d: %+v", d)
 	}
 	if !reflect.DeepEqual(r.Sitemaps(), []string{"https://x/s.xml"}) {
@@ -92,7 +92,7 @@ func TestGroupsMerged(t *testing.T) {
 
 	// A group that names the agent but has no rules beats "*".
 	r = Parse([]byte("User-agent: *\nDisallow: /\n\nUser-agent: FooBot\n"))
-	if d := r.DecidePath("foobot", "/x"); !d.Allowed || d.Group != "FooBot" {
+	if d := r.MatchPath("foobot", "/x"); !d.Allowed || d.Group != "FooBot" {
 		t.Errorf("empty named group: %+v", d)
 	}
 	if r.AllowsNothing("FooBot") || !r.AllowsNothing("other") {
@@ -103,7 +103,7 @@ func TestGroupsMerged(t *testing.T) {
 	if g := r.Group("other"); g != nil {
 		t.Errorf("Group(other) = %+v, want nil", g)
 	}
-	if d := r.DecidePath("other", "/x"); !d.Allowed || d.Group != "" {
+	if d := r.MatchPath("other", "/x"); !d.Allowed || d.Group != "" {
 		t.Errorf("no group: %+v", d)
 	}
 }
@@ -119,7 +119,7 @@ func TestGroupsAreCopies(t *testing.T) {
 		g.Rules[0].Pattern = "/changed"
 		g.Agents[0] = "changed"
 	}
-	d := r.DecidePath("bot", "/a")
+	d := r.MatchPath("bot", "/a")
 	if d.Allowed || d.Rule.Pattern != "/a" || d.Group != "bot" {
 		t.Errorf("decision after editing groups: %+v", d)
 	}
@@ -162,21 +162,21 @@ func TestGroupsMergeBombIsLinear(t *testing.T) {
 func TestLongAndOddAgents(t *testing.T) {
 	long := strings.Repeat("Ab", 50)
 	r := Parse([]byte("User-agent: " + long + "\nDisallow: /\nUser-agent: *\nAllow: /\n"))
-	if d := r.DecidePath(strings.ToLower(long), "/x"); d.Allowed || d.Group != long {
+	if d := r.MatchPath(strings.ToLower(long), "/x"); d.Allowed || d.Group != long {
 		t.Errorf("long agent: %+v", d)
 	}
 	// U+212A KELVIN SIGN lower-cases to 'k' in Unicode; it must not match.
 	r = Parse([]byte("User-agent: k" + strings.Repeat("x", 70) + "\nDisallow: /\n"))
-	if d := r.DecidePath("\u212A"+strings.Repeat("x", 70), "/x"); !d.Allowed {
+	if d := r.MatchPath("\u212A"+strings.Repeat("x", 70), "/x"); !d.Allowed {
 		t.Errorf("Kelvin sign matched: %+v", d)
 	}
 	r = Parse([]byte("User-agent: Foo Bar\nDisallow: /\n"))
 	for _, a := range []string{"Foo Bar", "Bar", "FooBar", ""} {
-		if !r.DecidePath(a, "/x").Allowed {
+		if !r.MatchPath(a, "/x").Allowed {
 			t.Errorf("agent %q matched the group of \"Foo Bar\"", a)
 		}
 	}
-	if r.DecidePath("foo", "/x").Allowed {
+	if r.MatchPath("foo", "/x").Allowed {
 		t.Error("agent foo did not match the group of \"Foo Bar\"")
 	}
 }
@@ -226,8 +226,8 @@ func TestMergeBombIsLinear(t *testing.T) {
 		{"t7", "/x8", true, 0},
 		{"other", "/r1", true, 0},
 	} {
-		if d := r.DecidePath(tt.agent, tt.path); d.Allowed != tt.allowed || d.Rule.Line != tt.line {
-			t.Errorf("DecidePath(%q, %q) = %+v, want allowed %v line %d", tt.agent, tt.path, d, tt.allowed, tt.line)
+		if d := r.MatchPath(tt.agent, tt.path); d.Allowed != tt.allowed || d.Rule.Line != tt.line {
+			t.Errorf("MatchPath(%q, %q) = %+v, want allowed %v line %d", tt.agent, tt.path, d, tt.allowed, tt.line)
 		}
 	}
 	if g := r.Group("T7"); len(g.Rules) != n+1 || g.Rules[n].Pattern != "/x7$" {

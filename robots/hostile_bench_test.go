@@ -163,12 +163,12 @@ func BenchmarkDecideHostile(b *testing.B) {
 	for _, bc := range hostileCases() {
 		b.Run(bc.name, func(b *testing.B) {
 			r := Parse(bc.body)
-			if d := r.DecidePath("bot", bc.path); !d.Allowed {
+			if d := r.MatchPath("bot", bc.path); !d.Allowed {
 				b.Fatalf("matched line %d", d.Rule.Line)
 			}
 			b.ReportAllocs()
 			b.ResetTimer()
-			cpuPerOp(b, func() { r.DecidePath("bot", bc.path) })
+			cpuPerOp(b, func() { r.MatchPath("bot", bc.path) })
 		})
 	}
 }

@@ -395,7 +395,7 @@ func (g *merged) allowsNothing() bool {
 	return true
 }
 
-// stackPath is the length of a canonical path decide handles without
+// stackPath is the length of a canonical path matchAgentPath handles without
 // allocating when the path needs normalising.
 const stackPath = 2048
 
@@ -413,22 +413,22 @@ func canonPath(buf *[stackPath]byte, path string, slash bool) []byte {
 	return appendCanon(p, path)
 }
 
-// decide matches path (with a "/" prepended when slash is set) against the
+// matchAgentPath matches path (with a "/" prepended when slash is set) against the
 // group for agent.
-func (r *Robots) decide(agent, path string, slash bool) Decision {
+func (r *Robots) matchAgentPath(agent, path string, slash bool) Match {
 	g, tok := r.lookup(agent)
 	var buf [stackPath]byte
 	p := canonPath(&buf, path, slash)
 	if string(p) == "/robots.txt" {
-		return Decision{Allowed: true, Rule: Rule{Allow: true, Pattern: "/robots.txt"}, Group: tok}
+		return Match{Allowed: true, Rule: Rule{Allow: true, Pattern: "/robots.txt"}, Group: tok}
 	}
 	if g == nil {
-		return Decision{Allowed: true}
+		return Match{Allowed: true}
 	}
 	if rule, ok := g.match(p); ok {
-		return Decision{Allowed: rule.Allow, Rule: rule, Group: tok}
+		return Match{Allowed: rule.Allow, Rule: rule, Group: tok}
 	}
-	return Decision{Allowed: true, Group: tok}
+	return Match{Allowed: true, Group: tok}
 }
 
 // cruleCmp orders records as [crule.before] does, for a stable sort.

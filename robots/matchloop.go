@@ -19,7 +19,7 @@ type pathSet struct {
 	// segFilter); scanned reports whether it is filled.
 	found   []uint64
 	scanned bool
-	// rulesOnly: no implicit allowance of /robots.txt (DecideUsageRules).
+	// rulesOnly: no implicit allowance of /robots.txt (MatchUsageRules).
 	rulesOnly bool
 	// work is the number of octets searched directly so far; past
 	// directBudget the decision indexes the path and searches no more.

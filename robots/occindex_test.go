@@ -139,7 +139,7 @@ func TestIndexedDecisions(t *testing.T) {
 			for len(path) < rng.IntN(300) {
 				path += word(rng.IntN(6)) + strings.Repeat("b", rng.IntN(60))
 			}
-			d := robots.DecidePath("bot", path)
+			d := robots.MatchPath("bot", path)
 			wantAllowed, wantLine := refDecide(rules, path)
 			if d.Allowed != wantAllowed || d.Rule.Line != wantLine {
 				t.Fatalf("path %q: got allowed=%v line %d (%s), reference allowed=%v line %d\n%s",
@@ -159,9 +159,9 @@ func TestHostileDecisionsAgree(t *testing.T) {
 		r := parseCompiled(hc.body)
 		for _, path := range []string{hc.path, hc.path[:len(hc.path)/3], hc.path[:100]} {
 			r.idx.budget = 1 << 62
-			direct := r.DecidePath("bot", path)
+			direct := r.MatchPath("bot", path)
 			r.idx.budget = 0
-			if indexed := r.DecidePath("bot", path); indexed != direct {
+			if indexed := r.MatchPath("bot", path); indexed != direct {
 				t.Errorf("%s: path of %d octets: indexed %+v, direct %+v", hc.name, len(path), indexed, direct)
 			}
 		}

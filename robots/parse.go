@@ -161,21 +161,7 @@ func (p *parser) line(num int, b []byte) {
 
 	switch kind {
 	case keyUserAgent:
-		if p.cur == nil || p.sawRule {
-			p.cur = &srcGroup{}
-			p.src = append(p.src, p.cur)
-			p.sawRule = false
-		}
-		v := p.str(value)
-		if isGlobalAgent(v) {
-			if !p.cur.global {
-				p.cur.agents = append(p.cur.agents, "*")
-			}
-			p.cur.global = true
-		} else if t := ProductToken(v); t != "" {
-			p.cur.tokens = append(p.cur.tokens, t)
-			p.cur.agents = append(p.cur.agents, t)
-		}
+		p.userAgentLine(p.str(value))
 	case keyAllow, keyDisallow:
 		if p.cur == nil {
 			return // rules before the first user-agent line are ignored
@@ -189,10 +175,7 @@ func (p *parser) line(num int, b []byte) {
 	case keyCrawlDelay:
 		// The largest valid value of a group counts; an invalid one, or
 		// one outside any group, is kept for display like other fields.
-		if d, ok := parseDelay(value); ok && p.cur != nil {
-			if !p.cur.hasDelay || d > p.cur.delay {
-				p.cur.delay, p.cur.hasDelay = d, true
-			}
+		if p.crawlDelayLine(value) {
 			return
 		}
 		p.r.extensions = append(p.r.extensions, Extension{Key: p.str(key), Value: p.str(value), Line: num})
@@ -204,6 +187,40 @@ func (p *parser) line(num int, b []byte) {
 	default:
 		p.r.extensions = append(p.r.extensions, Extension{Key: p.str(key), Value: p.str(value), Line: num})
 	}
+}
+
+// userAgentLine adds the agent v of a user-agent line to the current
+// group, or starts a new group when rules ended the previous run of
+// user-agent lines.
+func (p *parser) userAgentLine(v string) {
+	if p.cur == nil || p.sawRule {
+		p.cur = &srcGroup{}
+		p.src = append(p.src, p.cur)
+		p.sawRule = false
+	}
+	if isGlobalAgent(v) {
+		if !p.cur.global {
+			p.cur.agents = append(p.cur.agents, "*")
+		}
+		p.cur.global = true
+	} else if t := ProductToken(v); t != "" {
+		p.cur.tokens = append(p.cur.tokens, t)
+		p.cur.agents = append(p.cur.agents, t)
+	}
+}
+
+// crawlDelayLine records the Crawl-delay value of the current group when
+// it is valid and the largest so far, and reports whether value was a
+// valid delay inside a group.
+func (p *parser) crawlDelayLine(value []byte) bool {
+	d, ok := parseDelay(value)
+	if !ok || p.cur == nil {
+		return false
+	}
+	if !p.cur.hasDelay || d > p.cur.delay {
+		p.cur.delay, p.cur.hasDelay = d, true
+	}
+	return true
 }
 
 // isSpace reports whether c is ASCII white space as C's isspace sees it.

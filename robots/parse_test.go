@@ -23,18 +23,18 @@ func TestLimits(t *testing.T) {
 	body := "User-agent: *\nDisallow: /private\n"
 	// The limit inside the second line: that line is dropped, not cut.
 	for n := len("User-agent: *\n"); n < len(body)-1; n++ {
-		if d := ParseLimit([]byte(body), n).DecidePath("bot", "/p"); !d.Allowed {
+		if d := ParseLimit([]byte(body), n).MatchPath("bot", "/p"); !d.Allowed {
 			t.Errorf("limit %d: a partial rule applied: %+v", n, d)
 		}
 	}
 	for _, n := range []int{len(body) - 1, len(body), 0, -1} {
-		if d := ParseLimit([]byte(body), n).DecidePath("bot", "/private"); d.Allowed {
+		if d := ParseLimit([]byte(body), n).MatchPath("bot", "/private"); d.Allowed {
 			t.Errorf("limit %d: rule lost", n)
 		}
 	}
 	// Past DefaultMaxBytes nothing is read.
 	big := body + "# " + strings.Repeat("x", DefaultMaxBytes) + "\nDisallow: /late\n"
-	if d := Parse([]byte(big)).DecidePath("bot", "/late"); !d.Allowed {
+	if d := Parse([]byte(big)).MatchPath("bot", "/late"); !d.Allowed {
 		t.Errorf("a rule past DefaultMaxBytes applied: %+v", d)
 	}
 	// Lines are cut after 16663 bytes, and the cut rule still applies.
@@ -44,7 +44,7 @@ func TestLimits(t *testing.T) {
 	if want := maxLineLen - len("Disallow: "); len(rule.Pattern) != want {
 		t.Errorf("cut pattern has %d bytes, want %d", len(rule.Pattern), want)
 	}
-	if r.DecidePath("bot", long[:len(rule.Pattern)]).Allowed {
+	if r.MatchPath("bot", long[:len(rule.Pattern)]).Allowed {
 		t.Error("cut rule does not apply")
 	}
 }
@@ -70,7 +70,7 @@ func TestLineParsing(t *testing.T) {
 		{"User-agent: *\nDisallow: /a\n\xEF\xBB\xBFDisallow: /b\n", "/b", true},
 	}
 	for _, tt := range tests {
-		if got := Parse([]byte(tt.body)).DecidePath("bot", tt.path).Allowed; got != tt.allowed {
+		if got := Parse([]byte(tt.body)).MatchPath("bot", tt.path).Allowed; got != tt.allowed {
 			t.Errorf("%q %s: allowed = %v, want %v", tt.body, tt.path, got, tt.allowed)
 		}
 	}
@@ -90,10 +90,10 @@ func TestDuplicateRulesCompiledOnce(t *testing.T) {
 	if n := len(r.global.parts[0].matchers); n != 4 {
 		t.Errorf("%d matchers, want 4", n)
 	}
-	if d := r.DecidePath("x", "/aab"); !d.Allowed || d.Rule.Line != 5 {
+	if d := r.MatchPath("x", "/aab"); !d.Allowed || d.Rule.Line != 5 {
 		t.Errorf("/aab: %+v, want allowed by line 5", d)
 	}
-	if d := r.DecidePath("x", "/~x"); d.Allowed || d.Rule.Line != 3 {
+	if d := r.MatchPath("x", "/~x"); d.Allowed || d.Rule.Line != 3 {
 		t.Errorf("/~x: %+v, want disallowed by line 3", d)
 	}
 }

@@ -123,7 +123,7 @@ type Group struct {
 	Rules []Rule
 	// CrawlDelay is the Crawl-delay of the group (decimal seconds), the
 	// largest when it states several; 0 when it states none, or only
-	// invalid values. It never changes a Decision.
+	// invalid values. It never changes a Match.
 	CrawlDelay time.Duration
 }
 
@@ -140,8 +140,8 @@ func (m *merged) group() *Group {
 	return &Group{Agents: append([]string(nil), m.agents...), Rules: rules, CrawlDelay: m.delay}
 }
 
-// Decision is the outcome of matching a URL against a robots.txt.
-type Decision struct {
+// Match is the outcome of matching a URL against a robots.txt.
+type Match struct {
 	// Allowed reports whether the URL may be fetched.
 	Allowed bool
 	// Rule is the rule that decided; its Line is 0 when no rule matched
@@ -179,7 +179,7 @@ func ParseLimit(body []byte, maxBytes int) *Robots {
 	return parse(body)
 }
 
-// Decide reports whether rawURL may be fetched by the crawler whose product
+// Match reports whether rawURL may be fetched by the crawler whose product
 // token is agent. Only the path, params and query of rawURL are matched
 // (see PathParamsQuery). rawURL is normally percent-encoded, as sent on the
 // wire; raw octets a URI may not hold are percent-encoded before matching.
@@ -189,7 +189,7 @@ func ParseLimit(body []byte, maxBytes int) *Robots {
 // on a full User-Agent header first). The path /robots.txt is always
 // allowed (RFC 9309 §2.2.2).
 //
-// Decide allocates nothing when the agent has at most 64 bytes and the
+// Match allocates nothing when the agent has at most 64 bytes and the
 // path, params and query need no normalisation or, once normalised (see
 // the package documentation), have at most 2 KiB; beyond either bound it
 // allocates. Each
@@ -197,16 +197,16 @@ func ParseLimit(body []byte, maxBytes int) *Robots {
 // precedence order until one matches, identical rules are tried once,
 // and a rule with a wildcard and an octet the path lacks is skipped
 // without searching the path.
-func (r *Robots) Decide(agent, rawURL string) Decision {
+func (r *Robots) Match(agent, rawURL string) Match {
 	p, slash := pathParamsQuery(rawURL)
-	return r.decide(agent, p, slash)
+	return r.matchAgentPath(agent, p, slash)
 }
 
-// DecidePath is like Decide for an already extracted path[;params][?query]
+// MatchPath is like Match for an already extracted path[;params][?query]
 // (as returned by PathParamsQuery). A path not starting with "/" is
 // matched as if it did.
-func (r *Robots) DecidePath(agent, path string) Decision {
-	return r.decide(agent, path, len(path) == 0 || path[0] != '/')
+func (r *Robots) MatchPath(agent, path string) Match {
+	return r.matchAgentPath(agent, path, len(path) == 0 || path[0] != '/')
 }
 
 // Group returns the group that applies to agent: the merge of the groups
@@ -215,7 +215,7 @@ func (r *Robots) DecidePath(agent, path string) Decision {
 //
 // The result is built afresh on each call: it costs time and memory in
 // proportion to the number of rules of the merged groups, which for a
-// large file can be most of its rules. Decide, AllowsNothing and
+// large file can be most of its rules. Match, AllowsNothing and
 // CrawlDelay never build it; use them on hot paths.
 func (r *Robots) Group(agent string) *Group {
 	m, _ := r.lookup(agent)

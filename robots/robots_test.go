@@ -11,29 +11,29 @@ func TestDecisionReportsRuleAndGroup(t *testing.T) {
 	r := Parse([]byte("# comment\nUser-agent: FooBot\nUser-agent: BarBot\nDisallow: /private  # why\nAllow: /private/ok\n\nUser-agent: *\nDisallow: /\n"))
 	tests := []struct {
 		agent, url string
-		want       Decision
+		want       Match
 	}{
-		{"foobot", "http://x/private/a", Decision{false, Rule{false, "/private", 4}, "FooBot"}},
-		{"BARBOT", "http://x/private/ok", Decision{true, Rule{true, "/private/ok", 5}, "BarBot"}},
-		{"FooBot", "http://x/public", Decision{true, Rule{}, "FooBot"}},
-		{"other", "http://x/public", Decision{false, Rule{false, "/", 8}, "*"}},
-		{"other", "http://x/robots.txt", Decision{true, Rule{true, "/robots.txt", 0}, "*"}},
-		{"other", "http://x/robots.txt?x", Decision{false, Rule{false, "/", 8}, "*"}},
-		{"", "http://x/a", Decision{false, Rule{false, "/", 8}, "*"}},
+		{"foobot", "http://x/private/a", Match{false, Rule{false, "/private", 4}, "FooBot"}},
+		{"BARBOT", "http://x/private/ok", Match{true, Rule{true, "/private/ok", 5}, "BarBot"}},
+		{"FooBot", "http://x/public", Match{true, Rule{}, "FooBot"}},
+		{"other", "http://x/public", Match{false, Rule{false, "/", 8}, "*"}},
+		{"other", "http://x/robots.txt", Match{true, Rule{true, "/robots.txt", 0}, "*"}},
+		{"other", "http://x/robots.txt?x", Match{false, Rule{false, "/", 8}, "*"}},
+		{"", "http://x/a", Match{false, Rule{false, "/", 8}, "*"}},
 	}
 	for _, tt := range tests {
-		if got := r.Decide(tt.agent, tt.url); got != tt.want {
-			t.Errorf("Decide(%q, %q) = %+v, want %+v", tt.agent, tt.url, got, tt.want)
+		if got := r.Match(tt.agent, tt.url); got != tt.want {
+			t.Errorf("Match(%q, %q) = %+v, want %+v", tt.agent, tt.url, got, tt.want)
 		}
 	}
 	if got, want := (Rule{false, "/private", 4}).String(), "Disallow: /private"; got != want {
 		t.Errorf("String() = %q, want %q", got, want)
 	}
-	if got := Parse(nil).Decide("x", "http://x/a"); got != (Decision{Allowed: true}) {
+	if got := Parse(nil).Match("x", "http://x/a"); got != (Match{Allowed: true}) {
 		t.Errorf("empty robots.txt: %+v", got)
 	}
 	var nilRobots *Robots
-	if got := nilRobots.Decide("x", "/a"); !got.Allowed || nilRobots.Group("x") != nil || nilRobots.AllowsNothing("x") {
+	if got := nilRobots.Match("x", "/a"); !got.Allowed || nilRobots.Group("x") != nil || nilRobots.AllowsNothing("x") {
 		t.Errorf("nil *Robots: %+v", got)
 	}
 }
@@ -41,8 +41,8 @@ func TestDecisionReportsRuleAndGroup(t *testing.T) {
 func TestDecidePath(t *testing.T) {
 	r := Parse([]byte("User-agent: *\nDisallow: /?a\nDisallow: /x;p\n"))
 	for path, allowed := range map[string]bool{"?a": false, "/?a": false, "/x;p": false, ";x": true, "": true, "/": true, "/b": true} {
-		if got := r.DecidePath("bot", path).Allowed; got != allowed {
-			t.Errorf("DecidePath(%q).Allowed = %v, want %v", path, got, allowed)
+		if got := r.MatchPath("bot", path).Allowed; got != allowed {
+			t.Errorf("MatchPath(%q).Allowed = %v, want %v", path, got, allowed)
 		}
 	}
 	if got := PathParamsQuery("http://a.b?q"); got != "/?q" {
@@ -94,9 +94,9 @@ func TestDecideDoesNotAllocate(t *testing.T) {
 		"https://www.example.com/" + strings.Repeat("a", 900),
 	}
 	for _, u := range urls {
-		n := testing.AllocsPerRun(100, func() { r.Decide("Googlebot", u) })
+		n := testing.AllocsPerRun(100, func() { r.Match("Googlebot", u) })
 		if n != 0 {
-			t.Errorf("Decide(%.40q) allocates %v times", u, n)
+			t.Errorf("Match(%.40q) allocates %v times", u, n)
 		}
 	}
 }
@@ -112,7 +112,7 @@ func TestConcurrentUse(t *testing.T) {
 			defer wg.Done()
 			for i := 0; i < 50; i++ {
 				agent := fmt.Sprintf("t%d", i%20)
-				if d := r.DecidePath(agent, fmt.Sprintf("/x%d", i%20)); d.Allowed {
+				if d := r.MatchPath(agent, fmt.Sprintf("/x%d", i%20)); d.Allowed {
 					t.Errorf("%s: %+v", agent, d)
 				}
 				if g := r.Group(agent); len(g.Rules) != 51 {

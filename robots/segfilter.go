@@ -83,6 +83,19 @@ func newSegFilter(keys [][]byte) *segFilter {
 	for i := range f.sibling {
 		f.sibling[i] = -1
 	}
+	f.insertSorted(keys)
+	for w := 1; w < words; w++ {
+		f.rank[w] = f.rank[w-1] + int32(bits.OnesCount64(f.ends[w-1]))
+	}
+	f.indexWide()
+	f.link()
+	return f
+}
+
+// insertSorted numbers the nodes of keys (sorted, as newSegFilter takes
+// them) depth-first: labels, first-child and sibling links, root
+// children and key ends.
+func (f *segFilter) insertSorted(keys [][]byte) {
 	// path[d] is the node at depth d of the previous key. A key leaves
 	// the previous one's path at their common prefix; its node there, if
 	// any, is the last child so far of the parent, and the new key's node
@@ -115,12 +128,6 @@ func newSegFilter(keys [][]byte) *segFilter {
 		f.ends[v>>6] |= 1 << (v & 63)
 		prev = k
 	}
-	for w := 1; w < words; w++ {
-		f.rank[w] = f.rank[w-1] + int32(bits.OnesCount64(f.ends[w-1]))
-	}
-	f.indexWide()
-	f.link()
-	return f
 }
 
 // link sets the fail and dictionary links.

@@ -94,7 +94,7 @@ func TestManyWildcardRules(t *testing.T) {
 		}
 		for j := 0; j < 200; j++ {
 			path := "/" + word(rng.IntN(24))
-			d := robots.DecidePath("bot", path)
+			d := robots.MatchPath("bot", path)
 			wantAllowed, wantLine := refDecide(rules, path)
 			if d.Allowed != wantAllowed || d.Rule.Line != wantLine {
 				t.Fatalf("path %q: got allowed=%v line %d (%s), reference allowed=%v line %d\n%s",
@@ -127,12 +127,12 @@ func TestSegFilterDecideDoesNotAllocate(t *testing.T) {
 		t.Fatal("no segFilter")
 	}
 	path := "/x1" + strings.Repeat("y", 70)
-	if r.DecidePath("bot", path).Allowed {
+	if r.MatchPath("bot", path).Allowed {
 		t.Fatalf("%s allowed", path)
 	}
 	for _, p := range []string{path, "/x1y/0123456789" + strings.Repeat("y", 900)} {
-		if n := testing.AllocsPerRun(100, func() { r.DecidePath("bot", p) }); n != 0 {
-			t.Errorf("DecidePath(%.30q) allocates %v times", p, n)
+		if n := testing.AllocsPerRun(100, func() { r.MatchPath("bot", p) }); n != 0 {
+			t.Errorf("MatchPath(%.30q) allocates %v times", p, n)
 		}
 	}
 }

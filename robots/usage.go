@@ -61,9 +61,9 @@ func (s UsageSource) String() string {
 	return ""
 }
 
-// UsageVerdict is the usage preference robots.txt states for one purpose
+// UsageStatement is the usage preference robots.txt states for one purpose
 // on one URL.
-type UsageVerdict struct {
+type UsageStatement struct {
 	Pref   aipref.Pref
 	Source UsageSource // UsageNone when Pref is unknown
 	// Rule is the deciding line as written, for example
@@ -75,7 +75,7 @@ type UsageVerdict struct {
 }
 
 // UseVerdict is the content-use level robots.txt states for one URL: a
-// UsageVerdict with a level ([aipref.Use]) for a preference.
+// UsageStatement with a level ([aipref.Use]) for a preference.
 type UseVerdict struct {
 	Level  aipref.Use
 	Source UsageSource // UsageNone when Level is unknown
@@ -87,27 +87,27 @@ type UseVerdict struct {
 // verdict per purpose, and its content-use level. The zero value states
 // none.
 type Usage struct {
-	v   [aipref.NumPurposes]UsageVerdict
-	sig [aipref.NumPurposes]UsageVerdict // Content-Signal lines alone
+	v   [aipref.NumPurposes]UsageStatement
+	sig [aipref.NumPurposes]UsageStatement // Content-Signal lines alone
 	use UseVerdict
 }
 
 // For returns the verdict for purpose p.
-func (u *Usage) For(p aipref.Purpose) UsageVerdict {
+func (u *Usage) For(p aipref.Purpose) UsageStatement {
 	if int(p) < aipref.NumPurposes {
 		return u.v[p]
 	}
-	return UsageVerdict{}
+	return UsageStatement{}
 }
 
 // Signal returns the verdict of the Content-Signal lines alone for
 // purpose p (the group's, else the file's), whatever Content-Usage lines
 // state.
-func (u *Usage) Signal(p aipref.Purpose) UsageVerdict {
+func (u *Usage) Signal(p aipref.Purpose) UsageStatement {
 	if int(p) < aipref.NumPurposes {
 		return u.sig[p]
 	}
-	return UsageVerdict{}
+	return UsageStatement{}
 }
 
 // Use returns the content-use level (Content-Signal "use=").
@@ -123,28 +123,28 @@ func (u *Usage) Prefs() aipref.Prefs {
 	return ps.WithUse(u.use.Level)
 }
 
-// DecideUsage is DecidePath plus the usage preferences robots.txt states
-// for path: the Decision is the one DecidePath returns, and the Usage is
-// empty when that Decision disallows the path. It allocates nothing under
-// the bounds Decide documents, and shares the path's normalisation, the
+// MatchUsage is MatchPath plus the usage preferences robots.txt states
+// for path: the Match is the one MatchPath returns, and the Usage is
+// empty when that Match disallows the path. It allocates nothing under
+// the bounds Match documents, and shares the path's normalisation, the
 // group lookup, and the path's octet set, filter scan and index with the
 // decision. Usage paths are filtered and indexed with the file's
 // Allow/Disallow patterns, so each kind of usage line costs at most one
 // matching of the group's distinct usage paths, bounded as for rules.
-func (r *Robots) DecideUsage(agent, path string) (d Decision, u Usage) {
-	return r.decideUsage(agent, path, false)
+func (r *Robots) MatchUsage(agent, path string) (d Match, u Usage) {
+	return r.matchWithUsage(agent, path, false)
 }
 
-// DecideUsageRules is DecideUsage without the implicit allowance of
+// MatchUsageRules is MatchUsage without the implicit allowance of
 // /robots.txt (RFC 9309 §2.2.2): a path that reads as /robots.txt is
 // decided by the group's rules like any other. It is for a caller that
 // exempts the requests for robots.txt itself on its own, narrower terms.
-func (r *Robots) DecideUsageRules(agent, path string) (d Decision, u Usage) {
-	return r.decideUsage(agent, path, true)
+func (r *Robots) MatchUsageRules(agent, path string) (d Match, u Usage) {
+	return r.matchWithUsage(agent, path, true)
 }
 
-// decideUsage is DecideUsage, or DecideUsageRules when rulesOnly is set.
-func (r *Robots) decideUsage(agent, path string, rulesOnly bool) (d Decision, u Usage) {
+// matchWithUsage is MatchUsage, or MatchUsageRules when rulesOnly is set.
+func (r *Robots) matchWithUsage(agent, path string, rulesOnly bool) (d Match, u Usage) {
 	g, tok := r.lookup(agent)
 	var ug *usageGroup
 	var fi *fileIndex
@@ -160,21 +160,21 @@ func (r *Robots) decideUsage(agent, path string, rulesOnly bool) (d Decision, u 
 	switch {
 	case fi == nil || fi.segs == nil:
 		ps := pathSet{p: p, fi: fi, rulesOnly: rulesOnly}
-		decideUsage(g, tok, ug, fi, &ps, &d, &u)
+		lookupUsage(g, tok, ug, fi, &ps, &d, &u)
 	case fi.segs.nkeys <= maxKeys:
 		// As matchFiltered: the set of keys found on the stack.
 		var found [maxKeys / 64]uint64
 		ps := pathSet{p: p, fi: fi, found: found[:(fi.segs.nkeys+63)>>6], rulesOnly: rulesOnly}
-		decideUsage(g, tok, ug, fi, &ps, &d, &u)
+		lookupUsage(g, tok, ug, fi, &ps, &d, &u)
 	default:
-		decideUsagePooled(g, tok, ug, fi, p, rulesOnly, &d, &u)
+		lookupUsagePooled(g, tok, ug, fi, p, rulesOnly, &d, &u)
 	}
 	return d, u
 }
 
-// decideUsagePooled is decideUsage for a file with more keys than fit on
+// lookupUsagePooled is lookupUsage for a file with more keys than fit on
 // the stack (as matchPooled).
-func decideUsagePooled(g *merged, tok string, ug *usageGroup, fi *fileIndex, p []byte, rulesOnly bool, d *Decision, u *Usage) {
+func lookupUsagePooled(g *merged, tok string, ug *usageGroup, fi *fileIndex, p []byte, rulesOnly bool, d *Match, u *Usage) {
 	x := fi.pool.Get().(*occIndex)
 	defer fi.pool.Put(x)
 	words := (fi.segs.nkeys + 63) >> 6
@@ -182,26 +182,26 @@ func decideUsagePooled(g *merged, tok string, ug *usageGroup, fi *fileIndex, p [
 		x.found = make([]uint64, words)
 	}
 	ps := pathSet{p: p, fi: fi, found: x.found[:words], rulesOnly: rulesOnly}
-	decideUsage(g, tok, ug, fi, &ps, d, u)
+	lookupUsage(g, tok, ug, fi, &ps, d, u)
 }
 
-// decideUsage sets *d and *u for the group g selected by tok, its usage
+// lookupUsage sets *d and *u for the group g selected by tok, its usage
 // ug, the file's index fi (ps.fi, passed apart so that ps.p can stay on
-// the stack) and the canonical path ps.p; *d is the Decision decide
+// the stack) and the canonical path ps.p; *d is the Match matchAgentPath
 // returns. The rules and the usage paths share one lazyIndex, so the path
 // is indexed at most once, and ps.work counts the direct searches of
 // both.
-func decideUsage(g *merged, tok string, ug *usageGroup, fi *fileIndex, ps *pathSet, d *Decision, u *Usage) {
+func lookupUsage(g *merged, tok string, ug *usageGroup, fi *fileIndex, ps *pathSet, d *Match, u *Usage) {
 	lz := lazyIndex{fi: fi}
 	switch {
 	case !ps.rulesOnly && string(ps.p) == "/robots.txt":
-		*d = Decision{Allowed: true, Rule: Rule{Allow: true, Pattern: "/robots.txt"}, Group: tok}
+		*d = Match{Allowed: true, Rule: Rule{Allow: true, Pattern: "/robots.txt"}, Group: tok}
 	case g == nil:
-		*d = Decision{Allowed: true}
+		*d = Match{Allowed: true}
 	default:
-		*d = Decision{Allowed: true, Group: tok}
+		*d = Match{Allowed: true, Group: tok}
 		if rule, ok := g.matchWith(ps, &lz); ok {
-			*d = Decision{Allowed: rule.Allow, Rule: rule, Group: tok}
+			*d = Match{Allowed: rule.Allow, Rule: rule, Group: tok}
 		}
 	}
 	if d.Allowed && ug != nil {
@@ -317,7 +317,7 @@ func (g *usageGroup) fallBack(cu *usageStmt, u *Usage) {
 			s = &g.signal
 		}
 		if ln := s.from[i]; ln != nil {
-			u.v[i] = UsageVerdict{Pref: s.pref[i], Source: ln.src, Rule: ln.text, Line: ln.line}
+			u.v[i] = UsageStatement{Pref: s.pref[i], Source: ln.src, Rule: ln.text, Line: ln.line}
 		}
 	}
 }
@@ -326,7 +326,7 @@ func (g *usageGroup) fallBack(cu *usageStmt, u *Usage) {
 func (s *usageStmt) fill(u *Usage) {
 	for i := range u.v {
 		if ln := s.from[i]; ln != nil {
-			u.v[i] = UsageVerdict{Pref: s.pref[i], Source: ln.src, Rule: ln.text, Line: ln.line}
+			u.v[i] = UsageStatement{Pref: s.pref[i], Source: ln.src, Rule: ln.text, Line: ln.line}
 		}
 	}
 }
@@ -336,7 +336,7 @@ func (s *usageStmt) fill(u *Usage) {
 func (s *usageStmt) fillSignal(u *Usage) {
 	for i := range u.sig {
 		if ln := s.from[i]; ln != nil {
-			u.sig[i] = UsageVerdict{Pref: s.pref[i], Source: ln.src, Rule: ln.text, Line: ln.line}
+			u.sig[i] = UsageStatement{Pref: s.pref[i], Source: ln.src, Rule: ln.text, Line: ln.line}
 		}
 	}
 	if ln := s.useFrom; ln != nil {

@@ -25,9 +25,9 @@ var benchDecideCases = []struct{ name, agent, path string }{
 	{"escaped", "Googlebot", "/caf%C3%A9/menu%2Fdrinks?x=%7e"},
 }
 
-// BenchmarkDecideUsage compares, on the same URLs, DecidePath on
-// realisticRobots (plain), DecidePath on the same file with usage lines
-// (with-usage-lines) and DecideUsage on that file (decide-usage), which
+// BenchmarkDecideUsage compares, on the same URLs, MatchPath on
+// realisticRobots (plain), MatchPath on the same file with usage lines
+// (with-usage-lines) and MatchUsage on that file (decide-usage), which
 // is what a purpose-aware decision costs.
 func BenchmarkDecideUsage(b *testing.B) {
 	plain := Parse([]byte(realisticRobots))
@@ -36,19 +36,19 @@ func BenchmarkDecideUsage(b *testing.B) {
 		b.Run(bc.name+"/plain", func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				plain.DecidePath(bc.agent, bc.path)
+				plain.MatchPath(bc.agent, bc.path)
 			}
 		})
 		b.Run(bc.name+"/with-usage-lines", func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				usage.DecidePath(bc.agent, bc.path)
+				usage.MatchPath(bc.agent, bc.path)
 			}
 		})
 		b.Run(bc.name+"/decide-usage", func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				usage.DecideUsage(bc.agent, bc.path)
+				usage.MatchUsage(bc.agent, bc.path)
 			}
 		})
 	}
@@ -70,7 +70,7 @@ func BenchmarkUsagePathological(b *testing.B) {
 			b.ReportAllocs()
 			b.ResetTimer()
 			for b.Loop() {
-				r.DecideUsage("bot", bc.path)
+				r.MatchUsage("bot", bc.path)
 			}
 		})
 	}

@@ -8,7 +8,7 @@ import (
 )
 
 // BenchmarkUsageOverhead reports, as the metric "ratio", the CPU time of
-// DecideUsage on realisticRobots with usage lines over that of DecidePath
+// MatchUsage on realisticRobots with usage lines over that of MatchPath
 // on realisticRobots, both over benchDecideCases. It counts the CPU time
 // of its own thread, in alternating batches, so that other load on a
 // shared machine does not count.
@@ -34,13 +34,13 @@ func usageOverhead(b *testing.B, plain, usage *Robots) {
 		t0 := threadCPU(b)
 		for range batch {
 			for _, c := range benchDecideCases {
-				plain.DecidePath(c.agent, c.path)
+				plain.MatchPath(c.agent, c.path)
 			}
 		}
 		t1 := threadCPU(b)
 		for range batch {
 			for _, c := range benchDecideCases {
-				usage.DecideUsage(c.agent, c.path)
+				usage.MatchUsage(c.agent, c.path)
 			}
 		}
 		tPlain += t1 - t0

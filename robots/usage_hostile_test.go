@@ -50,7 +50,7 @@ func hostileUsageCases() []hostileCase {
 // train-ai preference: no rule nor usage path matches it.
 func checkNoUsage(tb testing.TB, name string, r *Robots, path string) {
 	tb.Helper()
-	d, u := r.DecideUsage("bot", path)
+	d, u := r.MatchUsage("bot", path)
 	if !d.Allowed {
 		tb.Fatalf("%s: matched line %d", name, d.Rule.Line)
 	}
@@ -59,7 +59,7 @@ func checkNoUsage(tb testing.TB, name string, r *Robots, path string) {
 	}
 }
 
-// BenchmarkDecideUsageHostile is BenchmarkDecideHostile for DecideUsage,
+// BenchmarkDecideUsageHostile is BenchmarkDecideHostile for MatchUsage,
 // the hostile patterns being usage paths.
 func BenchmarkDecideUsageHostile(b *testing.B) {
 	for _, bc := range hostileUsageCases() {
@@ -68,7 +68,7 @@ func BenchmarkDecideUsageHostile(b *testing.B) {
 			checkNoUsage(b, bc.name, r, bc.path)
 			b.ReportAllocs()
 			b.ResetTimer()
-			cpuPerOp(b, func() { r.DecideUsage("bot", bc.path) })
+			cpuPerOp(b, func() { r.MatchUsage("bot", bc.path) })
 		})
 	}
 }
@@ -99,7 +99,7 @@ func TestUsagePathsInFileFilter(t *testing.T) {
 				}
 			}
 		}
-		_, u := r.DecideUsage("bot", "/ax7byy")
+		_, u := r.MatchUsage("bot", "/ax7byy")
 		if v := u.For(aipref.TrainAI); v.Line != 9 {
 			t.Errorf("%s: /ax7byy decided by %+v", key, v)
 		}
@@ -117,20 +117,20 @@ func TestUsageHostileDecisionsAgree(t *testing.T) {
 		checkNoUsage(t, hc.name, r, hc.path)
 		for _, path := range []string{hc.path[:len(hc.path)/3], hc.path[:100]} {
 			r.idx.budget = 1 << 62
-			dd, du := r.DecideUsage("bot", path)
+			dd, du := r.MatchUsage("bot", path)
 			r.idx.budget = 0
-			if id, iu := r.DecideUsage("bot", path); id != dd || iu != du {
+			if id, iu := r.MatchUsage("bot", path); id != dd || iu != du {
 				t.Errorf("%s: path of %d octets: indexed %+v %+v, direct %+v %+v", hc.name, len(path), id, iu, dd, du)
 			}
-			if want := r.DecidePath("bot", path); dd != want {
-				t.Errorf("%s: DecideUsage decision %+v, DecidePath %+v", hc.name, dd, want)
+			if want := r.MatchPath("bot", path); dd != want {
+				t.Errorf("%s: MatchUsage decision %+v, MatchPath %+v", hc.name, dd, want)
 			}
 		}
 	}
 }
 
-// TestDecideUsageFilteredDoesNotAllocate checks that DecideUsage and
-// Decide keep their scratch on the stack in a file with a segFilter. (An
+// TestDecideUsageFilteredDoesNotAllocate checks that MatchUsage and
+// Match keep their scratch on the stack in a file with a segFilter. (An
 // indexed path takes its index from a sync.Pool, which the garbage
 // collector and the race detector empty at will.)
 func TestDecideUsageFilteredDoesNotAllocate(t *testing.T) {
@@ -145,15 +145,15 @@ func TestDecideUsageFilteredDoesNotAllocate(t *testing.T) {
 		t.Fatal("no segFilter")
 	}
 	long := "/x1/" + strings.Repeat("z", 1500)
-	if _, u := r.DecideUsage("bot", long); u.For(aipref.TrainAI).Pref != aipref.Disallowed {
+	if _, u := r.MatchUsage("bot", long); u.For(aipref.TrainAI).Pref != aipref.Disallowed {
 		t.Fatalf("%.20s: no train-ai preference", long)
 	}
 	for _, p := range []string{long, "/x1/caf\u00e9" + strings.Repeat("z", 80), "x1zz"} {
-		if n := testing.AllocsPerRun(100, func() { r.DecideUsage("bot", p) }); n != 0 {
-			t.Errorf("DecideUsage(%.30q) allocates %v times", p, n)
+		if n := testing.AllocsPerRun(100, func() { r.MatchUsage("bot", p) }); n != 0 {
+			t.Errorf("MatchUsage(%.30q) allocates %v times", p, n)
 		}
-		if n := testing.AllocsPerRun(100, func() { r.DecidePath("bot", p) }); n != 0 {
-			t.Errorf("DecidePath(%.30q) allocates %v times", p, n)
+		if n := testing.AllocsPerRun(100, func() { r.MatchPath("bot", p) }); n != 0 {
+			t.Errorf("MatchPath(%.30q) allocates %v times", p, n)
 		}
 	}
 }

@@ -83,8 +83,8 @@ func TestUsageSignalsRobotsCases(t *testing.T) {
 		t.Run(c.Name, func(t *testing.T) {
 			r := Parse([]byte(c.Robots))
 			for _, ck := range c.Checks {
-				d, u := r.DecideUsage(c.Agent, ck.Path)
-				if d != r.DecidePath(c.Agent, ck.Path) || d.Allowed != ck.Crawl {
+				d, u := r.MatchUsage(c.Agent, ck.Path)
+				if d != r.MatchPath(c.Agent, ck.Path) || d.Allowed != ck.Crawl {
 					t.Errorf("%s: decision %+v, want crawl %v (source: %s)", ck.Path, d, ck.Crawl, c.Source)
 				}
 				for p := aipref.Purpose(0); p < aipref.NumPurposes; p++ {

@@ -94,9 +94,9 @@ func TestUsageRobotsCases(t *testing.T) {
 		t.Run(c.Name, func(t *testing.T) {
 			r := Parse([]byte(c.Robots))
 			for _, ck := range c.Checks {
-				d, u := r.DecideUsage(c.Agent, ck.Path)
-				if want := r.DecidePath(c.Agent, ck.Path); d != want {
-					t.Errorf("%s: DecideUsage decision %+v, DecidePath %+v", ck.Path, d, want)
+				d, u := r.MatchUsage(c.Agent, ck.Path)
+				if want := r.MatchPath(c.Agent, ck.Path); d != want {
+					t.Errorf("%s: MatchUsage decision %+v, MatchPath %+v", ck.Path, d, want)
 				}
 				if d.Allowed != ck.Crawl {
 					t.Errorf("%s: crawl = %v, want %v (source: %s)", ck.Path, d.Allowed, ck.Crawl, c.Source)
@@ -156,7 +156,7 @@ func TestUsageLinesKeepCrawlVerdicts(t *testing.T) {
 			if len(body) > DefaultMaxBytes/2 {
 				continue
 			}
-			want := Parse(body).Decide(c.UserAgent, c.URL)
+			want := Parse(body).Match(c.UserAgent, c.URL)
 			for i, noise := range usageNoise {
 				// After every LF and, unless the body starts with (part of)
 				// a byte order mark, which must stay first, at the start.
@@ -165,13 +165,13 @@ func TestUsageLinesKeepCrawlVerdicts(t *testing.T) {
 					noisy = noise + "\n" + noisy
 				}
 				nr := Parse([]byte(noisy))
-				got := nr.Decide(c.UserAgent, c.URL)
+				got := nr.Match(c.UserAgent, c.URL)
 				if got.Allowed != want.Allowed || got.Group != want.Group || got.Rule.Allow != want.Rule.Allow ||
 					got.Rule.Pattern != want.Rule.Pattern {
 					t.Errorf("%s with %q inserted: %+v, without %+v", c.Name, noise, got, want)
 				}
-				if du, _ := nr.DecideUsage(c.UserAgent, PathParamsQuery(c.URL)); du != got {
-					t.Errorf("%s with %q inserted: DecideUsage decision %+v, Decide %+v", c.Name, noise, du, got)
+				if du, _ := nr.MatchUsage(c.UserAgent, PathParamsQuery(c.URL)); du != got {
+					t.Errorf("%s with %q inserted: MatchUsage decision %+v, Match %+v", c.Name, noise, du, got)
 				}
 				n++
 			}
@@ -185,27 +185,27 @@ func TestUsageLinesKeepCrawlVerdicts(t *testing.T) {
 func TestDecideUsageAllocs(t *testing.T) {
 	r := Parse([]byte(usageRobots()))
 	for _, path := range []string{"/ai-ok/page", "/img/a.jpg", "/caf\u00e9", "x"} {
-		if a := testing.AllocsPerRun(100, func() { r.DecideUsage("Googlebot", path) }); a != 0 {
-			t.Errorf("DecideUsage(%q): %v allocs", path, a)
+		if a := testing.AllocsPerRun(100, func() { r.MatchUsage("Googlebot", path) }); a != 0 {
+			t.Errorf("MatchUsage(%q): %v allocs", path, a)
 		}
-		if a := testing.AllocsPerRun(100, func() { r.DecideUsage("SomeBot", path) }); a != 0 {
-			t.Errorf("DecideUsage(%q): %v allocs", path, a)
+		if a := testing.AllocsPerRun(100, func() { r.MatchUsage("SomeBot", path) }); a != 0 {
+			t.Errorf("MatchUsage(%q): %v allocs", path, a)
 		}
 	}
 }
 
 func TestDecideUsageNil(t *testing.T) {
 	var r *Robots
-	d, u := r.DecideUsage("bot", "/x")
+	d, u := r.MatchUsage("bot", "/x")
 	if !d.Allowed || u != (Usage{}) {
 		t.Errorf("nil Robots: %+v %+v", d, u)
 	}
-	if v := u.For(aipref.Purpose(7)); v != (UsageVerdict{}) {
+	if v := u.For(aipref.Purpose(7)); v != (UsageStatement{}) {
 		t.Errorf("For(out of range) = %+v", v)
 	}
 }
 
-// FuzzDecideUsage checks that DecideUsage's decision is DecidePath's and
+// FuzzDecideUsage checks that MatchUsage's decision is MatchPath's and
 // that a disallowed path has no usage, on any robots.txt and path.
 func FuzzDecideUsage(f *testing.F) {
 	f.Add(usageRobots(), "FooBot", "/books/x.jpg")
@@ -213,9 +213,9 @@ func FuzzDecideUsage(f *testing.F) {
 	f.Add("Content-Signal: ai-train=no\nUser-agent: a\nContent-Usage: /\nUser-agent: b\nAllow: /$", "b", "robots.txt")
 	f.Fuzz(func(t *testing.T, body, agent, path string) {
 		r := Parse([]byte(body))
-		d, u := r.DecideUsage(agent, path)
-		if want := r.DecidePath(agent, path); d != want {
-			t.Fatalf("DecideUsage decision %+v, DecidePath %+v", d, want)
+		d, u := r.MatchUsage(agent, path)
+		if want := r.MatchPath(agent, path); d != want {
+			t.Fatalf("MatchUsage decision %+v, MatchPath %+v", d, want)
 		}
 		if !d.Allowed && u != (Usage{}) {
 			t.Fatalf("disallowed path with usage %+v", u)

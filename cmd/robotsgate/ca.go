@@ -16,7 +16,6 @@ import (
 	"time"
 
 	"github.com/robotsgate/robotsgate/internal/config"
-	"github.com/robotsgate/robotsgate/proxy"
 	"github.com/robotsgate/robotsgate/proxy/mitm"
 )
 
@@ -113,7 +112,7 @@ func printCAHelp(w io.Writer, info mitm.CAInfo, spki string, cfg config.Config) 
 	if info.Generated {
 		fmt.Fprintf(w, "  key:      %s (mode 0600; keep it private: it can sign certificates for any site)\n", info.KeyFile)
 	}
-	if cfg.HTTPS.Mode == proxy.HTTPSModeTunnel {
+	if cfg.HTTPS.Mode == config.HTTPSModeTunnel {
 		fmt.Fprintf(w, "\nNote: https.mode is tunnel: robotsgate does not intercept HTTPS and clients need not trust this CA.\n")
 	}
 	fmt.Fprintf(w, `

@@ -16,11 +16,11 @@ import (
 	"github.com/robotsgate/robotsgate/robots/aipref"
 )
 
-const checkUsage = "usage: robotsgate check -robots FILE -agent NAME [-purpose LIST] [-content-use LEVEL] [-config FILE] [-json] URL..."
+const checkUsage = "usage: robotsgate check -robots FILE -agent NAME [-purpose LIST] [-content-use LEVEL] [-config FILE] [-tdmrep FILE] [-json] URL... | robotsgate check -tdmrep FILE [-json] URL..."
 
 // runCheck implements "robotsgate check": it reads a robots.txt and prints,
 // for each URL, whether the crawler named by -agent may fetch it, decided
-// as the proxy decides (enforce.DecideRules: the path and the other
+// as the proxy decides (enforce.RulesVerdict: the path and the other
 // spellings an origin may read it as, then the usage preferences for the
 // purposes of -purpose and the content-use level for -content-use),
 // with the deciding rule and line. The exit
@@ -36,6 +36,7 @@ func runCheck(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	file := fs.String("robots", "", "robots.txt `FILE` to read; - reads standard input")
 	agent := fs.String("agent", "", "product token `NAME` of the crawler, compared whole and case-insensitively")
 	asJSON := fs.Bool("json", false, "print one JSON object per URL")
+	tdmFile := fs.String("tdmrep", "", "tdmrep.json `FILE` to check the URLs against (W3C TDMRep; alone, or with -robots)")
 	confFile := fs.String("config", "", "YAML configuration `FILE` whose per-site exceptions (sites:) apply, as in the proxy")
 	purposeList := fs.String("purpose", "", "comma-separated `LIST` of the crawler's purposes ("+aipref.PurposeList+"): a URL whose usage preferences disallow one is disallowed")
 	useName := fs.String("content-use", "", "the crawler's content use, `LEVEL` "+aipref.UseList+": a URL whose Content-Signal use= is lower is disallowed")
@@ -53,6 +54,8 @@ func runCheck(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return fail("%v (%s)", err, checkUsage)
 	}
 	switch {
+	case *file == "" && *tdmFile != "" && fs.NArg() > 0:
+		return checkTDMRep(*tdmFile, fs.Args(), *asJSON, stdin, stdout, stderr) // check_tdmrep.go
 	case *file == "":
 		return fail("-robots is required (%s)", checkUsage)
 	case *agent == "":
@@ -60,12 +63,8 @@ func runCheck(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	case fs.NArg() == 0:
 		return fail("no URL given (%s)", checkUsage)
 	}
-	// The flag package stops at the first URL: a flag after it would be
-	// checked as a URL.
-	for _, u := range fs.Args() {
-		if strings.HasPrefix(u, "-") {
-			return fail("flags must precede URLs: %q comes after a URL (%s)", u, checkUsage)
-		}
+	if err := flagAfterURL(fs.Args()); err != nil {
+		return fail("%v", err)
 	}
 	pol, err := checkPolicy(*purposeList, *useName)
 	if err != nil {
@@ -75,31 +74,56 @@ func runCheck(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail("-config: %v", err)
 	}
-	purposes := pol.Purposes
 	body, err := readRobots(*file, stdin)
 	if err != nil {
 		return fail("%v", err)
 	}
 	checkNotes(stderr, len(body), *agent)
-	r := robots.Parse(body)
-	enc := json.NewEncoder(stdout)
+	status, err := writeVerdicts(stdout, robots.Parse(body), *agent, fs.Args(), pol, sites, *asJSON)
+	if err != nil {
+		return fail("write: %v", err)
+	}
+	if *tdmFile != "" {
+		status = max(status, checkTDMRep(*tdmFile, fs.Args(), *asJSON, stdin, stdout, stderr))
+	}
+	return status
+}
+
+// writeVerdicts writes the verdict of r for agent and pol, with the per-site
+// exceptions sites, on each of urls to w, as JSON objects or text lines,
+// and returns the exit status: 1 when any is disallowed, 0 otherwise;
+// the error is w's.
+func writeVerdicts(w io.Writer, r *robots.Robots, agent string, urls []string, pol enforce.UsagePolicy, sites []config.Site, asJSON bool) (int, error) {
+	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
 	status := 0
-	for _, u := range fs.Args() {
-		v, site := checkDecide(r, *agent, u, pol, sites)
+	for _, u := range urls {
+		v, site := checkDecide(r, agent, u, pol, sites)
 		if !v.Allowed {
 			status = 1
 		}
-		if *asJSON {
+		var err error
+		if asJSON {
 			err = enc.Encode(newCheckResult(u, &v, pol).withSite(site))
 		} else {
-			_, err = io.WriteString(stdout, checkLine(u, &v, purposes, site))
+			_, err = io.WriteString(w, checkLine(u, &v, pol.Purposes, site))
 		}
 		if err != nil {
-			return fail("write: %v", err)
+			return status, err
 		}
 	}
-	return status
+	return status, nil
+}
+
+// flagAfterURL returns the error of a flag among urls: the flag package
+// stops at the first URL, so a flag after it would be checked as a URL.
+func flagAfterURL(urls []string) error {
+	for _, u := range urls {
+		if strings.HasPrefix(u, "-") {
+			return fmt.Errorf("flags must precede URLs: %q comes after a URL (%s)", u, checkUsage)
+		}
+	}
+	return nil
 }
 
 // checkNotes writes the notes of a robots.txt of size bytes and an agent
@@ -198,61 +222,21 @@ type checkResult struct {
 	UsageDisallowed []string `json:"usage_disallowed,omitempty"`
 	// Usage is the stated preference of every purpose that has one, and
 	// of every declared purpose ("unknown" when none is stated).
-	Usage map[string]usageResult `json:"usage,omitempty"`
-	// ContentUse is the declared content use (-content-use); SiteUse
-	// the level the robots.txt states for the URL; ContentUseDisallowed
-	// is set when SiteUse is below ContentUse.
-	ContentUse           string       `json:"content_use,omitempty"`
-	SiteUse              *siteUseJSON `json:"site_use,omitempty"`
-	ContentUseDisallowed bool         `json:"content_use_disallowed,omitempty"`
-}
-
-// siteUseJSON is the content-use level a robots.txt states.
-type siteUseJSON struct {
-	Level  string `json:"level"`  // immediate, reference or full
-	Source string `json:"source"` // content-signal
-	Rule   string `json:"rule"`
-	Line   int    `json:"line"`
-}
-
-// usageResult is the usage preference for one purpose.
-type usageResult struct {
-	Pref   string `json:"pref"`             // allowed, disallowed or unknown
-	Source string `json:"source,omitempty"` // content-usage or content-signal
-	Rule   string `json:"rule,omitempty"`
-	Line   int    `json:"line,omitempty"`
+	Usage map[string]enforce.PurposeUsage `json:"usage,omitempty"`
+	// The declared content use (-content-use), the level the robots.txt
+	// states for the URL, and whether that is below the declared one.
+	enforce.ContentUseShown
 }
 
 func newCheckResult(u string, v *enforce.Verdict, pol enforce.UsagePolicy) checkResult {
-	purposes := pol.Purposes
 	out := checkResult{URL: u, Allowed: v.Allowed, Rule: v.Rule, Line: v.Line, Detail: v.Detail,
-		Purposes: purposeNames(purposes), UsageDisallowed: purposeNames(v.UsageBlocked),
-		ContentUse: pol.ContentUse.String(), ContentUseDisallowed: v.ContentUseBlocked}
-	if su := v.SiteUse; su.Level != aipref.UseUnknown {
-		out.SiteUse = &siteUseJSON{Level: su.Level.String(), Source: su.Source.String(), Rule: su.Rule, Line: su.Line}
-	}
+		Purposes: pol.Purposes.Names(), UsageDisallowed: v.UsageBlocked.Names(),
+		Usage:           v.Usage.Shown(pol.Purposes, v.Reason != enforce.ReasonDisallowed),
+		ContentUseShown: enforce.ShowContentUse(pol.ContentUse, v.SiteUse, v.ContentUseBlocked)}
 	if v.Reason != enforce.ReasonAllowed && v.Reason != enforce.ReasonDisallowed {
 		out.Reason = string(v.Reason)
 	}
-	for p := aipref.Purpose(0); p < aipref.NumPurposes; p++ {
-		uv := v.Usage.For(p)
-		if uv.Pref == aipref.Unknown && !(purposes.Has(p) && v.Reason != enforce.ReasonDisallowed) {
-			continue
-		}
-		if out.Usage == nil {
-			out.Usage = make(map[string]usageResult)
-		}
-		out.Usage[p.String()] = usageResult{Pref: uv.Pref.String(), Source: uv.Source.String(), Rule: uv.Rule, Line: uv.Line}
-	}
 	return out
-}
-
-// purposeNames returns the names of the purposes of s, nil when none.
-func purposeNames(s aipref.Set) []string {
-	if s == 0 {
-		return nil
-	}
-	return strings.Split(s.String(), ",")
 }
 
 // readRobots reads the robots.txt named by file ("-" for stdin), up to one

@@ -45,7 +45,7 @@ func checkDecide(r *robots.Robots, agent, u string, pol enforce.UsagePolicy, sit
 	path := robots.PathParamsQuery(u)
 	v := enforce.Verdict{Allowed: true, Reason: enforce.ReasonAllowed}
 	if path != "/robots.txt" { // a GET of robots.txt itself, spelled so, is exempt as in the proxy
-		v = enforce.DecideRules(r, agent, path, pol)
+		v = enforce.RulesVerdict(r, agent, path, pol)
 	}
 	if site.Policy == config.SitePolicyAllow {
 		if !v.Allowed {

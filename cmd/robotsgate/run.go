@@ -35,7 +35,7 @@ func (a *app) run(ctx context.Context, ready chan<- net.Addr) int {
 	wctx, endWatch := context.WithCancel(ctx)
 	stopWatch := a.watchReloads(wctx) // SIGHUP (reload.go)
 	defer func() { endWatch(); stopWatch() }()
-	a.log.Info().Str("listen", a.ln.Addr().String()).Str("mode", a.cfg.Mode).Str("audit_log", a.cfg.AuditLog).
+	a.log.Info().Str("listen", a.ln.Addr().String()).Str("mode", string(a.cfg.Mode)).Str("audit_log", a.cfg.AuditLog).
 		Str("agent", a.cfg.Agent).Str("cache", redisfleet.RedactCacheURL(a.cfg.Cache)).Msg("robotsgate listening")
 	if ready != nil {
 		select {
@@ -53,7 +53,7 @@ func (a *app) run(ctx context.Context, ready chan<- net.Addr) int {
 		a.log.Error().Err(err).Msg("serving failed; shutting down")
 		code = 1
 	}
-	stopBy := time.Now().Add(a.cfg.ShutdownTimeout + shutdownGrace)
+	stopBy := time.Now().Add(a.cfg.ShutdownTimeout + proxy.ShutdownGrace)
 	if c := stopServing(ctx, a.cfg.ShutdownTimeout, a.srv, errc, serving, a.log); code == 0 {
 		code = c
 	}

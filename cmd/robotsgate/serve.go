@@ -204,9 +204,7 @@ func enforceConfig(cfg config.Config, tr *http.Transport, store enforce.Store, m
 		RetryMax:          r.RetryMax,
 		MaxBytes:          r.MaxBytes,
 		FetchTimeout:      r.FetchTimeout,
-		Purposes:          cfg.Purposes,
-		UsageUnknownDeny:  cfg.Usage.Unknown == "deny",
-		ContentUse:        cfg.ContentUse,
+		UsageUnknownDeny:  cfg.Usage.Unknown == config.UsageUnknownDeny,
 	}
 }
 
@@ -216,10 +214,6 @@ func fail(stderr io.Writer, code int, err error) int {
 	fmt.Fprintf(stderr, "robotsgate: %s\n", msg)
 	return code
 }
-
-// shutdownGrace is how long proxy.Server.Shutdown waits, after
-// shutdown_timeout, for the handlers it cut to write their audit records.
-const shutdownGrace = 5 * time.Second
 
 // auditCloseMin is the least time closing the audit log gets at the end
 // of a stop, even when Shutdown used all of shutdown_timeout and the

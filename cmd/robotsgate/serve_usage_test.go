@@ -12,7 +12,6 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/robotsgate/robotsgate/internal/config"
-	"github.com/robotsgate/robotsgate/robots/aipref"
 )
 
 // serve -purpose reaches the Enforcer: a URL whose Content-Usage
@@ -23,6 +22,10 @@ func TestServePurposeRefusesUsageDisallowed(t *testing.T) {
 	origin := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/robots.txt" {
 			io.WriteString(w, "User-agent: *\nAllow: /\nContent-Usage: train-ai=n\nContent-Usage: /ai-ok/ train-ai=y\n")
+			return
+		}
+		if r.URL.Path == "/.well-known/tdmrep.json" { // fetched for train-ai (tdmrep.mode report)
+			http.NotFound(w, r)
 			return
 		}
 		hits.Add(1)
@@ -65,11 +68,11 @@ func TestServePurposeRefusesUsageDisallowed(t *testing.T) {
 // usage.unknown reaches the Enforcer's configuration.
 func TestEnforceConfigUsage(t *testing.T) {
 	cfg := config.Default()
-	if ec := enforceConfig(cfg, nil, nil, nil, zerolog.Nop()); ec.UsageUnknownDeny || ec.Purposes != 0 {
-		t.Errorf("defaults: %v %q", ec.UsageUnknownDeny, ec.Purposes)
+	if ec := enforceConfig(cfg, nil, nil, nil, zerolog.Nop()); ec.UsageUnknownDeny {
+		t.Errorf("defaults: %v", ec.UsageUnknownDeny)
 	}
-	cfg.Usage.Unknown, cfg.Purposes = "deny", aipref.SetOf(aipref.Search)
-	if ec := enforceConfig(cfg, nil, nil, nil, zerolog.Nop()); !ec.UsageUnknownDeny || ec.Purposes != cfg.Purposes {
-		t.Errorf("deny: %v %q", ec.UsageUnknownDeny, ec.Purposes)
+	cfg.Usage.Unknown = config.UsageUnknownDeny
+	if ec := enforceConfig(cfg, nil, nil, nil, zerolog.Nop()); !ec.UsageUnknownDeny {
+		t.Errorf("deny: %v", ec.UsageUnknownDeny)
 	}
 }

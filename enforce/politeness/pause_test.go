@@ -134,7 +134,7 @@ func TestPauseQueuedRequestsRefusedAfterPause(t *testing.T) {
 		waitFor(t, "waiter", func() bool { return clk.Waiters() == i })
 	}
 	sent := 1 // the first request reached the origin
-	if _, ok := first.Done(ctx, 503, "600"); !ok {
+	if _, ok := first.done(ctx, 503, "600"); !ok {
 		t.Fatal("503 did not pause the origin")
 	}
 	clk.Advance(2 * d)
@@ -167,7 +167,7 @@ func TestPauseConcurrencyWaiterRefusedAfterPause(t *testing.T) {
 	out := make(chan admitted, 1)
 	admitAsync(ctx, p, 1, 0, out)
 	waitFor(t, "waiter", func() bool { return clk.Waiters() == 1 })
-	first.Done(ctx, 429, "60")
+	first.done(ctx, 429, "60")
 	a := <-out
 	if a.pm != nil || a.ref == nil || a.ref.Reason != ReasonPaused {
 		t.Fatalf("waiter: %+v %+v %v; want refused as paused", a.pm, a.ref, a.err)

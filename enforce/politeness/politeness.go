@@ -85,9 +85,9 @@ type Refusal struct {
 	Detail string
 }
 
-// Permit is a request's admission to an origin. Release it (or call
-// Done, which releases it) when the request is over; both are idempotent
-// and safe on a nil Permit.
+// Permit is a request's admission to an origin. Release it when the
+// request is over (after [Politeness.Observe] has seen the origin's
+// answer); Release is idempotent and safe on a nil Permit.
 type Permit struct {
 	// Origin is the origin admitted to.
 	Origin string
@@ -177,84 +177,101 @@ func (p *Politeness) Delay(crawlDelay time.Duration) time.Duration {
 // left unused (see MemoryPacer). Failures of the Pacer or Pauses backends
 // are logged and fail open: the request goes unpaced.
 func (p *Politeness) Admit(ctx context.Context, origin string, crawlDelay time.Duration) (*Permit, *Refusal, error) {
-	clk := p.cfg.Clock
-	start := clk.Now()
+	start := p.cfg.Clock.Now()
 	pm := &Permit{Origin: origin, p: p}
-
-	if r, err := p.pausedRefusal(ctx, origin); r != nil || err != nil {
-		if err != nil {
-			return nil, nil, err
+	r, err := p.pausedRefusal(ctx, origin)
+	if r == nil && err == nil && p.sem != nil && !p.cfg.Report {
+		r, err = p.acquireSlot(ctx, pm, crawlDelay)
+	}
+	if r == nil && err == nil {
+		pm.Delay = p.Delay(crawlDelay)
+		if pm.Delay > 0 {
+			r, err = p.pace(ctx, pm, start)
 		}
+	}
+	switch {
+	case err != nil:
+		return nil, nil, err
+	case r != nil:
 		return p.refuse(pm, r)
 	}
-
-	if p.sem != nil && !p.cfg.Report {
-		ok, err := p.sem.acquire(ctx, clk, origin, p.cfg.MaxWait)
-		if err != nil {
-			return nil, nil, err
-		}
-		if !ok {
-			return p.refuse(pm, &Refusal{
-				Reason:     ReasonQueueFull,
-				RetryAfter: max(p.Delay(crawlDelay), time.Second),
-				Detail: fmt.Sprintf("%d requests to %s were in flight for longer than %v",
-					p.cfg.MaxConcurrency, origin, p.cfg.MaxWait),
-			})
-		}
-		pm.held = true
-		// The wait for a slot may have been long: the origin may have
-		// been paused meanwhile (by an answer to a request ahead).
-		if r, err := p.pausedRefusal(ctx, origin); r != nil || err != nil {
-			pm.Release()
-			if err != nil {
-				return nil, nil, err
-			}
-			return nil, r, nil
-		}
-	}
-
-	pm.Delay = p.Delay(crawlDelay)
-	if pm.Delay > 0 {
-		now := clk.Now()
-		remaining := p.cfg.MaxWait - now.Sub(start)
-		at, ok, err := p.cfg.Pacer.Reserve(ctx, origin, pm.Delay, max(remaining, 0))
-		switch {
-		case err != nil && ctx.Err() != nil:
-			pm.Release()
-			return nil, nil, ctx.Err()
-		case err != nil:
-			p.cfg.Log.Warn().Err(err).Str("origin", origin).Msg("politeness: pacer failed; not pacing")
-		case !ok:
-			pm.Release()
-			return p.refuse(pm, &Refusal{
-				Reason:     ReasonQueueFull,
-				RetryAfter: at.Sub(now),
-				Detail: fmt.Sprintf("requests to %s are spaced %v apart (crawl-delay) and the wait for the next free slot (%v) exceeds the maximum of %v",
-					origin, pm.Delay, at.Sub(now).Round(time.Millisecond), p.cfg.MaxWait),
-			})
-		case !p.cfg.Report:
-			if wait := at.Sub(clk.Now()); wait > 0 {
-				select {
-				case <-clk.After(wait):
-				case <-ctx.Done():
-					pm.Release()
-					return nil, nil, ctx.Err()
-				}
-				// A request ahead in the queue may have been answered
-				// 503/429 while this one waited: do not send it.
-				if r, err := p.pausedRefusal(ctx, origin); r != nil || err != nil {
-					pm.Release()
-					if err != nil {
-						return nil, nil, err
-					}
-					return nil, r, nil
-				}
-			}
-		}
-	}
-	pm.Admitted = clk.Now()
+	pm.Admitted = p.cfg.Clock.Now()
 	pm.Waited = pm.Admitted.Sub(start)
 	return pm, nil, nil
+}
+
+// acquireSlot waits (FIFO, at most MaxWait) for one of the concurrency
+// slots of pm's origin and holds it in pm. It returns the refusal when no
+// slot came in time, or when the origin was paused meanwhile, and an
+// error when ctx ended; pm then holds nothing.
+func (p *Politeness) acquireSlot(ctx context.Context, pm *Permit, crawlDelay time.Duration) (*Refusal, error) {
+	ok, err := p.sem.acquire(ctx, p.cfg.Clock, pm.Origin, p.cfg.MaxWait)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return &Refusal{
+			Reason:     ReasonQueueFull,
+			RetryAfter: max(p.Delay(crawlDelay), time.Second),
+			Detail: fmt.Sprintf("%d requests to %s were in flight for longer than %v",
+				p.cfg.MaxConcurrency, pm.Origin, p.cfg.MaxWait),
+		}, nil
+	}
+	pm.held = true
+	return p.pausedAfterWait(ctx, pm)
+}
+
+// pace reserves pm's crawl-delay slot (pm.Delay after the previous one)
+// and, outside Report mode, waits until it; start is when Admit began,
+// which bounds the whole wait by MaxWait. It returns the refusal when the
+// slot is too far off or the origin was paused during the wait, and an
+// error when ctx ended; pm's concurrency slot is then released. A Pacer
+// failure is logged and the request goes unpaced.
+func (p *Politeness) pace(ctx context.Context, pm *Permit, start time.Time) (*Refusal, error) {
+	clk := p.cfg.Clock
+	now := clk.Now()
+	at, ok, err := p.cfg.Pacer.Reserve(ctx, pm.Origin, pm.Delay, max(p.cfg.MaxWait-now.Sub(start), 0))
+	switch {
+	case err != nil && ctx.Err() != nil:
+		pm.Release()
+		return nil, ctx.Err()
+	case err != nil:
+		p.cfg.Log.Warn().Err(err).Str("origin", pm.Origin).Msg("politeness: pacer failed; not pacing")
+		return nil, nil
+	case !ok:
+		pm.Release()
+		return &Refusal{
+			Reason:     ReasonQueueFull,
+			RetryAfter: at.Sub(now),
+			Detail: fmt.Sprintf("requests to %s are spaced %v apart (crawl-delay) and the wait for the next free slot (%v) exceeds the maximum of %v",
+				pm.Origin, pm.Delay, at.Sub(now).Round(time.Millisecond), p.cfg.MaxWait),
+		}, nil
+	case p.cfg.Report:
+		return nil, nil
+	}
+	wait := at.Sub(clk.Now())
+	if wait <= 0 {
+		return nil, nil
+	}
+	select {
+	case <-clk.After(wait):
+	case <-ctx.Done():
+		pm.Release()
+		return nil, ctx.Err()
+	}
+	return p.pausedAfterWait(ctx, pm)
+}
+
+// pausedAfterWait looks the pause of pm's origin up again after a wait:
+// a request ahead in the queue may have been answered 503/429 meanwhile,
+// and this one must then not be sent. When the origin is paused, or ctx
+// ended, it releases pm's concurrency slot.
+func (p *Politeness) pausedAfterWait(ctx context.Context, pm *Permit) (*Refusal, error) {
+	r, err := p.pausedRefusal(ctx, pm.Origin)
+	if r != nil || err != nil {
+		pm.Release()
+	}
+	return r, err
 }
 
 // pausedRefusal returns the refusal for a paused origin, nil when it is
@@ -344,10 +361,10 @@ func (p *Politeness) resume(ctx context.Context, origin string, sent time.Time) 
 	}
 }
 
-// Done records the origin's answer to the permitted request (see
+// done records the origin's answer to the permitted request (see
 // Observe) and releases the permit. retryAfter is the answer's Retry-After
 // header ("" when absent). It returns what Observe returns.
-func (pm *Permit) Done(ctx context.Context, status int, retryAfter string) (time.Time, bool) {
+func (pm *Permit) done(ctx context.Context, status int, retryAfter string) (time.Time, bool) {
 	if pm == nil || pm.p == nil {
 		return time.Time{}, false
 	}

@@ -38,14 +38,14 @@ func TestPolitePermitDone(t *testing.T) {
 	clk := enforcetest.NewClock(t0)
 	p := newPoliteness(t, Config{Clock: clk, MaxConcurrency: 1, MaxWait: time.Second})
 	pm, _, _ := p.Admit(ctx, origin, 0)
-	if u, ok := pm.Done(ctx, 429, "5"); !ok || !u.Equal(t0.Add(5*time.Second)) {
+	if u, ok := pm.done(ctx, 429, "5"); !ok || !u.Equal(t0.Add(5*time.Second)) {
 		t.Fatalf("Done(429) = %v %v", u, ok)
 	}
-	pm.Done(ctx, 200, "") // idempotent release; a 2xx after a Done is still observed
+	pm.done(ctx, 200, "") // idempotent release; a 2xx after a Done is still observed
 	pm.Release()
 	var nilPermit *Permit
 	nilPermit.Release()
-	nilPermit.Done(ctx, 200, "")
+	nilPermit.done(ctx, 200, "")
 	clk.Advance(5 * time.Second)
 	if pm, ref, _ := p.Admit(ctx, origin, 0); pm == nil || ref != nil {
 		t.Fatalf("slot leaked by Done: %+v", ref)
@@ -134,7 +134,7 @@ func BenchmarkPoliteAdmit(b *testing.B) {
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
 			pm, _, _ := p.Admit(ctx, origin, 0)
-			pm.Done(ctx, 200, "")
+			pm.done(ctx, 200, "")
 		}
 	})
 }

@@ -41,7 +41,7 @@ func TestRedisUndecodableEntryReplaced(t *testing.T) {
 			r := newTestRedis(t, srv, clock, nil)
 			e := newRedisEnforcer(t, r, clock)
 			for i := range 3 {
-				d := e.Decide(context.Background(), o.url(t, "/private/x"), "")
+				d := e.Decide(context.Background(), o.url(t, "/private/x"), "", enforce.DecideOptions{})
 				if d.Allowed || d.RobotsStatus != enforce.StatusOK {
 					t.Fatalf("decision %d: %+v, want disallowed by the fetched robots.txt", i, d)
 				}
@@ -84,7 +84,7 @@ func TestRedisWrongTypeKeyIsBadEntry(t *testing.T) {
 			r := newTestRedis(t, srv, clock, nil)
 			e := newRedisEnforcer(t, r, clock)
 			for i := range 3 {
-				d := e.Decide(ctx, o.url(t, "/private/x"), "")
+				d := e.Decide(ctx, o.url(t, "/private/x"), "", enforce.DecideOptions{})
 				if d.Allowed || d.RobotsStatus != enforce.StatusOK {
 					t.Fatalf("decision %d: %+v, want disallowed by the fetched robots.txt", i, d)
 				}

@@ -26,7 +26,7 @@ func TestRedisOutageFallbackAndRecovery(t *testing.T) {
 
 	check := func(stage string, o *redisOrigin, path string, allowed bool) {
 		t.Helper()
-		if d := e.Decide(ctx, o.url(t, path), ""); d.Allowed != allowed || d.RobotsStatus != enforce.StatusOK {
+		if d := e.Decide(ctx, o.url(t, path), "", enforce.DecideOptions{}); d.Allowed != allowed || d.RobotsStatus != enforce.StatusOK {
 			t.Fatalf("%s: %s: %+v", stage, path, d)
 		}
 	}
@@ -107,14 +107,14 @@ func TestRedisSlowFallsBack(t *testing.T) {
 	e := newRedisEnforcer(t, r, clock)
 	o := newRedisOrigin(t, redisTestRobots)
 	ctx := context.Background()
-	if d := e.Decide(ctx, o.url(t, "/private"), ""); d.Allowed {
+	if d := e.Decide(ctx, o.url(t, "/private"), "", enforce.DecideOptions{}); d.Allowed {
 		t.Fatalf("before: %+v", d)
 	}
 	if err := redisClient(t, srv).Do(ctx, "CLIENT", "PAUSE", 2000, "ALL").Err(); err != nil {
 		t.Fatal(err)
 	}
 	for i := range redisSlowTrips { // each Decide's lookup runs over its deadline
-		if d := e.Decide(ctx, o.url(t, "/private"), ""); d.Allowed || d.RobotsStatus != enforce.StatusOK {
+		if d := e.Decide(ctx, o.url(t, "/private"), "", enforce.DecideOptions{}); d.Allowed || d.RobotsStatus != enforce.StatusOK {
 			t.Fatalf("slow redis, call %d: %+v", i, d)
 		}
 	}

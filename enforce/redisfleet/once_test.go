@@ -54,7 +54,7 @@ func TestRedisFleetSingleFetch(t *testing.T) {
 			if i%2 == 1 {
 				path = "/public"
 			}
-			results[i] = es[i%len(es)].Decide(context.Background(), o.url(t, path), "")
+			results[i] = es[i%len(es)].Decide(context.Background(), o.url(t, path), "", enforce.DecideOptions{})
 		}()
 	}
 	started.Wait()
@@ -110,7 +110,7 @@ func TestRedisCrashedLockHolder(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if d := es[i%2].Decide(ctx, o.url(t, "/private"), ""); d.Allowed || d.RobotsStatus != enforce.StatusOK {
+			if d := es[i%2].Decide(ctx, o.url(t, "/private"), "", enforce.DecideOptions{}); d.Allowed || d.RobotsStatus != enforce.StatusOK {
 				t.Errorf("decision: %+v", d)
 			}
 		}()
@@ -187,7 +187,7 @@ func TestRedisWaiterFallbackKeepsFleetEntry(t *testing.T) {
 		t.Fatal(err)
 	}
 	u, _ := url.Parse(originURL + "/public")
-	d := e.Decide(ctx, u, "")
+	d := e.Decide(ctx, u, "", enforce.DecideOptions{})
 	if fetches.Load() != 1 {
 		t.Fatalf("%d fetches, want 1 (the waiter's)", fetches.Load())
 	}

@@ -14,9 +14,10 @@ import (
 // TestRedisEntryFieldsCovered fails when enforce.Entry or enforce.FetchResult gain a field
 // that the stored form (redisEntry, redisResult) does not carry yet.
 func TestRedisEntryFieldsCovered(t *testing.T) {
-	// Entry: 8 stored fields + Parsed. FetchResult: 9 fields.
-	if n := reflect.TypeFor[enforce.Entry]().NumField(); n != 9 {
-		t.Errorf("enforce.Entry has %d fields, redisEntry stores 8 (+Parsed): update redis_store.go and this test", n)
+	// Entry: 8 stored fields + Parsed, TDM and TDMErr (rebuilt by
+	// Entry.Rebuild). FetchResult: 9 fields.
+	if n := reflect.TypeFor[enforce.Entry]().NumField(); n != 11 {
+		t.Errorf("enforce.Entry has %d fields, redisEntry stores 8 (+Parsed, TDM, TDMErr): update redis_store.go and this test", n)
 	}
 	if n := reflect.TypeFor[enforce.FetchResult]().NumField(); n != 9 {
 		t.Errorf("enforce.FetchResult has %d fields, redisResult stores 9: update store.go and this test", n)
@@ -74,7 +75,7 @@ func TestRedisStoreRoundTrip(t *testing.T) {
 		for _, c := range []struct{ agent, path string }{
 			{"", "/"}, {"", "/private"}, {"", "/private/ok"}, {"foobot", "/"}, {"otherbot", "/private/x"},
 		} {
-			if g, w := got.Parsed.DecidePath(c.agent, c.path), want.Parsed.DecidePath(c.agent, c.path); g != w {
+			if g, w := got.Parsed.MatchPath(c.agent, c.path), want.Parsed.MatchPath(c.agent, c.path); g != w {
 				t.Errorf("%s: decision for %q %s: got %+v, want %+v", want.Origin, c.agent, c.path, g, w)
 			}
 		}
@@ -149,11 +150,11 @@ func BenchmarkRedisDecideCacheHit(b *testing.B) {
 			b.Fatal(err)
 		}
 		ctx := context.Background()
-		e.Decide(ctx, u, "")
+		e.Decide(ctx, u, "", enforce.DecideOptions{})
 		b.ReportAllocs()
 		b.ResetTimer()
 		for b.Loop() {
-			if d := e.Decide(ctx, u, ""); d.Allowed {
+			if d := e.Decide(ctx, u, "", enforce.DecideOptions{}); d.Allowed {
 				b.Fatal("allowed")
 			}
 		}

@@ -27,7 +27,7 @@ type Config struct {
 	Agent              string // robots agent (product token) for every request; "" = from User-Agent
 	AgentHeader        string // per-request override header; "-" disables
 	AllowAgentOverride bool   // the override header may replace a configured agent
-	Mode               string // enforce | report
+	Mode               Mode   // enforce | report
 	// Purposes are what the crawlers use content for (train-ai, search,
 	// ai-input, ai-use); none: usage preferences are reported, never
 	// enforced.
@@ -36,7 +36,7 @@ type Config struct {
 	// "use": immediate, reference or full): a URL whose site states a
 	// lower level is refused; UseUnknown (""): levels are only reported.
 	ContentUse aipref.Use
-	Audit      string // blocked | all
+	Audit      AuditLevel // blocked | all
 
 	AuditLog        string // path, or "-" for stdout
 	AuditMaxSizeMB  int    // rotate at this size; 0 = never
@@ -59,6 +59,7 @@ type Config struct {
 	Politeness PolitenessConfig
 	RobotTags  RobotTagsConfig
 	Usage      UsageConfig
+	TDMRep     TDMRepConfig
 	Auth       AuthConfig
 	// Transparent is the listener of redirected connections (transparent
 	// sidecar).
@@ -77,9 +78,9 @@ type TransparentConfig struct {
 // UsageConfig is what usage preferences (Content-Usage, Content-Signal,
 // noai) do for the declared purposes.
 type UsageConfig struct {
-	Unknown       string // allow | deny: a declared purpose with no stated preference
-	Response      string // annotate | enforce: a response header or tag that disallows a declared purpose
-	PurposeHeader string // per-request purposes header; "-" disables
+	Unknown       UsageUnknown  // allow | deny: a declared purpose with no stated preference
+	Response      UsageResponse // annotate | enforce: a response header or tag that disallows a declared purpose
+	PurposeHeader string        // per-request purposes header; "-" disables
 }
 
 // ClientConfig bounds what a client may send and how long it may take:
@@ -108,7 +109,7 @@ type RobotsConfig struct {
 
 // HTTPSConfig is how CONNECT requests are handled.
 type HTTPSConfig struct {
-	Mode          string // mitm | tunnel
+	Mode          HTTPSMode // mitm | tunnel
 	AllowedPorts  []int
 	DataDir       string
 	CACert        string
@@ -118,7 +119,7 @@ type HTTPSConfig struct {
 
 // PolitenessConfig is crawl-delay pacing and backoff.
 type PolitenessConfig struct {
-	CrawlDelay        string // honor | ignore
+	CrawlDelay        CrawlDelayPolicy // honor | ignore
 	DefaultCrawlDelay time.Duration
 	MaxCrawlDelay     time.Duration
 	MaxQueueWait      time.Duration
@@ -129,7 +130,7 @@ type PolitenessConfig struct {
 
 // RobotTagsConfig is X-Robots-Tag / meta robots handling.
 type RobotTagsConfig struct {
-	Mode         string // off | annotate | enforce
+	Mode         RobotTagsMode // off | annotate | enforce
 	Deny         []string
 	MaxScanBytes int
 }
@@ -161,19 +162,7 @@ func Default() Config {
 			HeaderTimeout:  30 * time.Second,
 			IdleTimeout:    120 * time.Second,
 		},
-		Robots: RobotsConfig{
-			UserAgent:         "robotsgate/1.0 (+https://github.com/robotsgate/robotsgate)",
-			FetchTimeout:      10 * time.Second,
-			MaxBytes:          minRobotsBytes,
-			MaxRedirects:      5,
-			TTL:               24 * time.Hour,
-			MinTTL:            time.Minute,
-			UnreachableWindow: 30 * 24 * time.Hour,
-			RetryMin:          time.Minute,
-			RetryMax:          time.Hour,
-			MaxEntries:        1000000,
-			MaxCacheMB:        512,
-		},
+		Robots: defaultRobots(),
 		Upstream: UpstreamConfig{
 			MaxIdleConns:        256,
 			MaxIdleConnsPerHost: 64,
@@ -192,15 +181,36 @@ func Default() Config {
 			BackoffMax:    time.Hour,
 		},
 		Usage: UsageConfig{
-			Unknown:       "allow",
-			Response:      "annotate",
+			Unknown:       UsageUnknownAllow,
+			Response:      UsageResponseAnnotate,
 			PurposeHeader: "X-Robots-Purpose",
+		},
+		TDMRep: TDMRepConfig{
+			Mode:     TDMRepReport,
+			Purposes: defaultTDMPurposes(),
 		},
 		RobotTags: RobotTagsConfig{
 			Mode:         RobotTagsAnnotate,
 			Deny:         robottag.DefaultDeny(),
 			MaxScanBytes: 64 << 10,
 		},
+	}
+}
+
+// defaultRobots is the default robots: section.
+func defaultRobots() RobotsConfig {
+	return RobotsConfig{
+		UserAgent:         "robotsgate/1.0 (+https://github.com/robotsgate/robotsgate)",
+		FetchTimeout:      10 * time.Second,
+		MaxBytes:          minRobotsBytes,
+		MaxRedirects:      5,
+		TTL:               24 * time.Hour,
+		MinTTL:            time.Minute,
+		UnreachableWindow: 30 * 24 * time.Hour,
+		RetryMin:          time.Minute,
+		RetryMax:          time.Hour,
+		MaxEntries:        1000000,
+		MaxCacheMB:        512,
 	}
 }
 

@@ -32,8 +32,11 @@ var configFlag = option{flag: "config", help: "YAML configuration `file` (see co
 
 // options returns every setting, in the order -h and the docs list them.
 // To add one, add a field to Config, its default to Default and a line
-// here.
-func options() []option {
+// to topOptions or sectionOptions.
+func options() []option { return append(topOptions(), sectionOptions()...) }
+
+// topOptions are the options outside any section.
+func topOptions() []option {
 	return []option{
 		{"listen", "listen", "proxy address `host:port`; beyond loopback it needs auth credentials and auth.allow_cidrs, or auth.allow_open, and admin_token unless admin_listen is on loopback", func(c *Config) any { return &c.Listen }},
 		{"admin_listen", "admin-listen", "separate admin API address `host:port`; empty = on the proxy port", func(c *Config) any { return &c.AdminListen }},
@@ -43,8 +46,8 @@ func options() []option {
 		{"allow_agent_override", "allow-agent-override", "let the agent override header replace a configured agent (otherwise it is stripped, ignored and audited)", func(c *Config) any { return &c.AllowAgentOverride }},
 		{"purposes", "purpose", "what the crawlers use content for: comma-separated `purposes` among train-ai, search, ai-input, ai-use; a URL whose usage preferences disallow one is refused; empty = preferences reported, never enforced", func(c *Config) any { return &c.Purposes }},
 		{"content_use", "content-use", "what the crawlers keep and re-share (Content Signals use=): `level` immediate, reference or full; a URL whose site states a lower level is refused; empty = levels reported, never enforced", func(c *Config) any { return &c.ContentUse }},
-		{"mode", "mode", "`mode`: enforce (refuse disallowed URLs) or report (decide and audit, forward everything)", func(c *Config) any { return &c.Mode }},
-		{"audit", "audit", "which decisions are audited (`level`): blocked or all", func(c *Config) any { return &c.Audit }},
+		{"mode", "mode", "`mode`: enforce (refuse disallowed URLs) or report (decide and audit, forward everything)", func(c *Config) any { return (*string)(&c.Mode) }},
+		{"audit", "audit", "which decisions are audited (`level`): blocked or all", func(c *Config) any { return (*string)(&c.Audit) }},
 		{"audit_log", "audit-log", "audit log `path` (JSON lines, appended, created 0640; its directory must exist), - for stdout", func(c *Config) any { return &c.AuditLog }},
 		{"audit_max_size_mb", "audit-max-size-mb", "rotate the audit file at this size in `MB`; 0 = never", func(c *Config) any { return &c.AuditMaxSizeMB }},
 		{"audit_max_backups", "audit-max-backups", "rotated audit files kept; 0 = all", func(c *Config) any { return &c.AuditMaxBackups }},
@@ -59,7 +62,12 @@ func options() []option {
 		{"client.idle_timeout", "", "silence allowed on a client connection between requests, and inside a CONNECT session while a request body or response goes through", func(c *Config) any { return &c.Client.IdleTimeout }},
 		{"cache", "cache", "robots.txt `cache`: memory (per process) or redis://host:port/db (shared by a fleet)", func(c *Config) any { return &c.Cache }},
 		{"sites", "", "per-site exceptions, YAML only: a list of {match, policy, note, crawl_delay, purposes}; match is an origin (https://partner.example), a host (slow.example) or *.domain; policy deny never fetches (403 site-denied), policy allow (note required) forwards what robots.txt refuses (audited, reason site-exception); crawl_delay is a floor on robots.txt's; purposes replace the declared ones; the most specific match wins, deny at equal specificity (see docs/configuration-reload.md)", func(c *Config) any { return &c.Sites }},
+	}
+}
 
+// sectionOptions are the options of the sections (robots., https., ...).
+func sectionOptions() []option {
+	return []option{
 		{"robots.user_agent", "robots-user-agent", "`User-Agent` of robots.txt fetches", func(c *Config) any { return &c.Robots.UserAgent }},
 		{"robots.fetch_timeout", "robots-fetch-timeout", "bound of one robots.txt fetch (`duration`), redirects and body included", func(c *Config) any { return &c.Robots.FetchTimeout }},
 		{"robots.max_bytes", "", "bytes of robots.txt parsed, the rest ignored (RFC 9309: at least 512000)", func(c *Config) any { return &c.Robots.MaxBytes }},
@@ -77,14 +85,14 @@ func options() []option {
 		{"upstream.idle_timeout", "", "an idle keep-alive connection to an origin is closed after this `duration`", func(c *Config) any { return &c.Upstream.IdleTimeout }},
 		{"upstream.first_idle_timeout", "", "a connection that has carried one forwarded request is closed after this long idle (`duration`); 0 = idle_timeout. A focused crawl may set it to idle_timeout", func(c *Config) any { return &c.Upstream.FirstIdleTimeout }},
 
-		{"https.mode", "https", "CONNECT handling `mode`: mitm (decrypt with robotsgate's CA, enforce paths) or tunnel (host only)", func(c *Config) any { return &c.HTTPS.Mode }},
+		{"https.mode", "https", "CONNECT handling `mode`: mitm (decrypt with robotsgate's CA, enforce paths) or tunnel (host only)", func(c *Config) any { return (*string)(&c.HTTPS.Mode) }},
 		{"https.allowed_ports", "allowed-ports", "comma-separated `ports` CONNECT may reach, e.g. 443,8443", func(c *Config) any { return &c.HTTPS.AllowedPorts }},
 		{"https.data_dir", "data-dir", "`dir`ectory of the generated CA; empty = robotsgate/ under the user's config dir", func(c *Config) any { return &c.HTTPS.DataDir }},
 		{"https.ca_cert", "ca-cert", "custom MITM CA certificate `file` (PEM) instead of the generated CA; needs ca_key", func(c *Config) any { return &c.HTTPS.CACert }},
 		{"https.ca_key", "ca-key", "private key `file` (PEM, mode 0600) of ca_cert", func(c *Config) any { return &c.HTTPS.CAKey }},
 		{"https.upstream_roots", "upstream-roots", "comma-separated PEM `files` of extra roots trusted for upstream TLS, besides the system roots", func(c *Config) any { return &c.HTTPS.UpstreamRoots }},
 
-		{"politeness.crawl_delay", "", "honor: space requests to an origin by its Crawl-delay; ignore: don't", func(c *Config) any { return &c.Politeness.CrawlDelay }},
+		{"politeness.crawl_delay", "", "honor: space requests to an origin by its Crawl-delay; ignore: don't", func(c *Config) any { return (*string)(&c.Politeness.CrawlDelay) }},
 		{"politeness.default_crawl_delay", "", "delay for origins that state none; 0 = none", func(c *Config) any { return &c.Politeness.DefaultCrawlDelay }},
 		{"politeness.max_crawl_delay", "", "larger Crawl-delay values are clamped to this", func(c *Config) any { return &c.Politeness.MaxCrawlDelay }},
 		{"politeness.max_queue_wait", "", "a request that would wait longer gets 429 + Retry-After", func(c *Config) any { return &c.Politeness.MaxQueueWait }},
@@ -92,13 +100,16 @@ func options() []option {
 		{"politeness.backoff_max", "", "cap of pauses, Retry-After included", func(c *Config) any { return &c.Politeness.BackoffMax }},
 		{"politeness.max_concurrency", "", "per-origin limit of requests in flight; 0 = no limit", func(c *Config) any { return &c.Politeness.MaxConcurrency }},
 
-		{"robot_tags.mode", "", "X-Robots-Tag / meta robots: off, annotate (audit and add a header) or enforce (refuse)", func(c *Config) any { return &c.RobotTags.Mode }},
+		{"robot_tags.mode", "", "X-Robots-Tag / meta robots: off, annotate (audit and add a header) or enforce (refuse)", func(c *Config) any { return (*string)(&c.RobotTags.Mode) }},
 		{"robot_tags.deny", "", "directives meaning \"do not keep\"", func(c *Config) any { return &c.RobotTags.Deny }},
 		{"robot_tags.max_scan_bytes", "", "how much of an HTML body is scanned for meta tags; 0 = X-Robots-Tag headers only", func(c *Config) any { return &c.RobotTags.MaxScanBytes }},
 
-		{"usage.unknown", "", "a declared purpose for which neither robots.txt nor the response states a preference: allow or deny", func(c *Config) any { return &c.Usage.Unknown }},
-		{"usage.response", "", "a Content-Usage or Content-Signal response header, or a noai/noimageai tag, that disallows a declared purpose (or a Content-Signal use= below content_use): annotate (audit and add X-Robotsgate-Usage) or enforce (refuse)", func(c *Config) any { return &c.Usage.Response }},
+		{"usage.unknown", "", "a declared purpose for which neither robots.txt nor the response states a preference: allow or deny", func(c *Config) any { return (*string)(&c.Usage.Unknown) }},
+		{"usage.response", "", "a Content-Usage or Content-Signal response header, or a noai/noimageai tag, that disallows a declared purpose (or a Content-Signal use= below content_use): annotate (audit and add X-Robotsgate-Usage) or enforce (refuse)", func(c *Config) any { return (*string)(&c.Usage.Response) }},
 		{"usage.purpose_header", "", "request header declaring the purposes per request (stripped before forwarding); replaces configured purposes only with allow_agent_override; - disables", func(c *Config) any { return &c.Usage.PurposeHeader }},
+
+		{"tdmrep.mode", "tdmrep", "W3C TDMRep (/.well-known/tdmrep.json, tdm-reservation header and meta) for crawlers with a tdmrep.purposes purpose: off, report (audit and add X-Robotsgate-TDM) or enforce (refuse reserved URLs with tdm-reserved)", func(c *Config) any { return (*string)(&c.TDMRep.Mode) }},
+		{"tdmrep.purposes", "tdmrep-purposes", "declared `purposes` that make TDMRep bind a crawler (text and data mining)", func(c *Config) any { return &c.TDMRep.Purposes }},
 
 		{"transparent.listen", "transparent-listen", "transparent listener `host:port` for connections redirected by the robotsgate iptables rules (clients without proxy settings); [::]:15001 takes IPv4 and IPv6; empty = off", func(c *Config) any { return &c.Transparent.Listen }},
 

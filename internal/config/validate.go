@@ -27,7 +27,7 @@ const (
 func (c *Config) Validate() error {
 	for _, check := range []func() error{
 		c.validateProxy, c.validateRobots, c.validateUpstream, c.validateAccess, c.validateAdmin, c.validateExposure,
-		c.validateHTTPS, c.validatePoliteness, c.validateRobotTags, c.validateUsage, c.validateSites,
+		c.validateHTTPS, c.validatePoliteness, c.validateRobotTags, c.validateUsage, c.validateSites, c.validateTDMRep,
 	} {
 		if err := check(); err != nil {
 			return err
@@ -71,12 +71,16 @@ func (c *Config) validateProxy() error {
 	if c.AgentHeader != "" && c.AgentHeader != "-" && !isHeaderName(c.AgentHeader) {
 		return errorf("agent_header", "%q is not a header name (or \"-\" to disable)", c.AgentHeader)
 	}
+	if err := checkMode("mode", c.Mode, ModeEnforce, ModeReport); err != nil {
+		return err
+	}
+	if err := checkMode("audit", c.Audit, AuditBlocked, AuditAll); err != nil {
+		return err
+	}
 	for _, e := range []struct {
 		key, v  string
 		allowed []string
 	}{
-		{"mode", c.Mode, []string{ModeEnforce, ModeReport}},
-		{"audit", c.Audit, []string{AuditBlocked, AuditAll}},
 		{"log_level", c.LogLevel, []string{"debug", "info", "warn", "error"}},
 		{"log_format", c.LogFormat, []string{"auto", "json", "console"}},
 	} {
@@ -172,7 +176,7 @@ func positive(ds ...duration) error {
 // validateHTTPS checks the https: section.
 func (c *Config) validateHTTPS() error {
 	h := &c.HTTPS
-	if h.Mode != HTTPSModeMITM && h.Mode != HTTPSModeTunnel {
+	if !h.Mode.Valid() {
 		return errorf("https.mode", "%q is not mitm or tunnel", h.Mode)
 	}
 	if len(h.AllowedPorts) == 0 {
@@ -195,7 +199,7 @@ func (c *Config) validateHTTPS() error {
 // validatePoliteness checks the politeness: section.
 func (c *Config) validatePoliteness() error {
 	p := &c.Politeness
-	if err := oneOf("politeness.crawl_delay", p.CrawlDelay, CrawlDelayHonor, CrawlDelayIgnore); err != nil {
+	if err := checkMode("politeness.crawl_delay", p.CrawlDelay, CrawlDelayHonor, CrawlDelayIgnore); err != nil {
 		return err
 	}
 	if err := positive(
@@ -220,7 +224,7 @@ func (c *Config) validatePoliteness() error {
 // validateRobotTags checks the robot_tags: section.
 func (c *Config) validateRobotTags() error {
 	t := &c.RobotTags
-	if err := oneOf("robot_tags.mode", t.Mode, RobotTagsOff, RobotTagsAnnotate, RobotTagsEnforce); err != nil {
+	if err := checkMode("robot_tags.mode", t.Mode, RobotTagsOff, RobotTagsAnnotate, RobotTagsEnforce); err != nil {
 		return err
 	}
 	if t.MaxScanBytes < 0 || t.MaxScanBytes > maxScanBytes {
@@ -237,10 +241,10 @@ func (c *Config) validateRobotTags() error {
 // validateUsage checks the usage: section.
 func (c *Config) validateUsage() error {
 	u := &c.Usage
-	if err := oneOf("usage.unknown", u.Unknown, "allow", "deny"); err != nil {
+	if err := checkMode("usage.unknown", u.Unknown, UsageUnknownAllow, UsageUnknownDeny); err != nil {
 		return err
 	}
-	if err := oneOf("usage.response", u.Response, "annotate", "enforce"); err != nil {
+	if err := checkMode("usage.response", u.Response, UsageResponseAnnotate, UsageResponseEnforce); err != nil {
 		return err
 	}
 	if u.PurposeHeader != "" && u.PurposeHeader != "-" && !isHeaderName(u.PurposeHeader) {
@@ -253,6 +257,22 @@ func (c *Config) validateUsage() error {
 		return errorf("content_use", "%q is not a content use (allowed values are %s)", c.ContentUse, aipref.UseList)
 	}
 	return nil
+}
+
+// checkMode checks that key's value v is Valid; values are its values,
+// which the error lists.
+func checkMode[T interface {
+	~string
+	Valid() bool
+}](key string, v T, values ...T) error {
+	if v.Valid() {
+		return nil
+	}
+	s := make([]string, len(values))
+	for i, x := range values {
+		s[i] = string(x)
+	}
+	return oneOf(key, string(v), s...)
 }
 
 // oneOf checks that key's value v is one of allowed.

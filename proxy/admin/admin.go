@@ -32,14 +32,14 @@ type Cache interface {
 // Config configures New.
 type Config struct {
 	Cache Cache // required
-	// Decide answers /v1/decision: the decision for u and agent as the
+	// DecisionAnswer answers /v1/decision: the decision for u and agent as the
 	// JSON value to send. It must not count as a proxied request (no
 	// metrics).
 	// purposes are the declared purposes: the configured ones, or the
 	// query's purpose parameter; use the declared content use: the
 	// configured one, or the query's content_use parameter.
-	Decide  func(ctx context.Context, u *url.URL, agent string, purposes aipref.Set, use aipref.Use) any
-	Metrics http.Handler // served at /metrics; nil: 404
+	DecisionAnswer func(ctx context.Context, u *url.URL, agent string, purposes aipref.Set, use aipref.Use) any
+	Metrics        http.Handler // served at /metrics; nil: 404
 	// Token is the bearer token of the admin API ("" = none). DELETE
 	// (purge) always requires it: without a token it is refused with 403.
 	// When Protect is set, every endpoint but /healthz and /readyz
@@ -110,7 +110,7 @@ func New(cfg Config) *Admin {
 	if cfg.Token != "" {
 		a.token = sha256.Sum256([]byte(cfg.Token))
 	}
-	a.mux.HandleFunc("GET /healthz", a.healthz)
+	a.mux.HandleFunc("GET /healthz", Healthz)
 	a.mux.HandleFunc("GET /readyz", a.readyz)
 	a.mux.HandleFunc("GET /metrics", a.metrics)
 	a.mux.HandleFunc("GET /v1/decision", a.decision)
@@ -186,8 +186,11 @@ func writeJSON(w http.ResponseWriter, code int, v any) {
 	_, _ = w.Write(b)
 }
 
-func (a *Admin) healthz(w http.ResponseWriter, r *http.Request) {
+// Healthz answers GET /healthz (liveness): 200 "ok", never cached. The
+// proxy listener serves it too.
+func Healthz(w http.ResponseWriter, _ *http.Request) {
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
 	_, _ = w.Write([]byte("ok\n"))
 }
 
@@ -252,7 +255,7 @@ func (a *Admin) decision(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	writeJSON(w, http.StatusOK, a.cfg.Decide(r.Context(), u, agent, purposes, use))
+	writeJSON(w, http.StatusOK, a.cfg.DecisionAnswer(r.Context(), u, agent, purposes, use))
 }
 
 // reload is POST /v1/reload: 200 with the result, 422 with it when the

@@ -91,6 +91,19 @@ type Event struct {
 	ContentUse           string
 	SiteUse              *SiteUse
 	ContentUseDisallowed bool
+
+	// TDM is the TDMRep verdict of the URL, nil when TDMRep was not
+	// consulted.
+	TDM *TDM
+}
+
+// TDM is a TDMRep verdict in an audit record.
+type TDM struct {
+	Reservation string // 1, 0, unset or unknown (tdmrep.json unreadable)
+	Source      string // tdmrep.json, header, meta; "" when nothing is declared
+	Rule        string // the declaration, e.g. the tdmrep.json rule
+	Policy      string // the tdm-policy URL, "" when none
+	File        string // the tdmrep.json consulted, with its status
 }
 
 // SiteUse is a site's content-use level (Content Signals "use=") in an
@@ -269,6 +282,28 @@ func (a *Auditor) encode(e Event) error {
 		ev.Int("status", e.Status)
 	}
 	str("detail", e.Detail)
+	usageFields(ev, &e)
+	a.ew.err = nil
+	a.writeStart.Store(max(a.now().UnixNano(), 1))
+	ev.Send()
+	a.writeStart.Store(0)
+	if err := a.ew.err; err != nil {
+		a.lastErr.Store(&errorBox{err})
+		return fmt.Errorf("audit: write: %w", err)
+	}
+	a.lastErr.Store(nil)
+	return nil
+}
+
+// usageFields writes the fields of e's declared purposes, usage
+// preferences, per-site exception, content use and TDMRep, each only
+// when set.
+func usageFields(ev *zerolog.Event, e *Event) {
+	str := func(k, v string) {
+		if v != "" {
+			ev.Str(k, v)
+		}
+	}
 	if len(e.Purposes) > 0 {
 		ev.Strs("purposes", e.Purposes)
 	}
@@ -288,16 +323,10 @@ func (a *Auditor) encode(e Event) error {
 	if e.ContentUseDisallowed {
 		ev.Bool("content_use_disallowed", true)
 	}
-	a.ew.err = nil
-	a.writeStart.Store(max(a.now().UnixNano(), 1))
-	ev.Send()
-	a.writeStart.Store(0)
-	if err := a.ew.err; err != nil {
-		a.lastErr.Store(&errorBox{err})
-		return fmt.Errorf("audit: write: %w", err)
+	if t := e.TDM; t != nil {
+		ev.Dict("tdm", zerolog.Dict().Str("reservation", t.Reservation).Str("source", t.Source).
+			Str("rule", t.Rule).Str("policy", t.Policy).Str("file", t.File))
 	}
-	a.lastErr.Store(nil)
-	return nil
 }
 
 // robotsFields writes the fields of the robots.txt copy e's decision

@@ -52,6 +52,9 @@ type Metrics struct {
 	// or agent.
 	usage      [aipref.NumPurposes + 1][][3]prometheus.Counter
 	sourceSlot map[robots.UsageSource]int // index in enforce.UsageSources
+	// tdm holds robotsgate_tdmrep_verdicts_total by source and
+	// reservation (tdmrep.go).
+	tdm [4][4]prometheus.Counter
 
 	reloads *prometheus.CounterVec // robotsgate_config_reloads_total by result
 
@@ -70,23 +73,34 @@ var statusClasses = [5]string{"error", "2xx", "3xx", "4xx", "5xx"}
 // request; other reasons are counted as they come.
 func New(known map[enforce.Reason]bool) *Metrics {
 	m := &Metrics{reg: prometheus.NewRegistry()}
+	m.reg.MustRegister(m.requestCollectors()...)
+	m.reg.MustRegister(m.robotsCollectors()...)
+	m.reloads = newReloads()
+	m.reg.MustRegister(m.newUsageCounters(), m.reloads, m.newTDMCounters(),
+		collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+	)
+	m.byReason = make(map[enforce.Reason]*[2]prometheus.Counter, len(known))
+	for r, allowed := range known {
+		cs := &[2]prometheus.Counter{}
+		if allowed {
+			cs[1] = m.decisions.WithLabelValues("allowed", string(r))
+		} else {
+			cs[0] = m.decisions.WithLabelValues("blocked", string(r))
+		}
+		m.byReason[r] = cs
+	}
+	return m
+}
+
+// requestCollectors creates the metrics of proxied requests: decisions,
+// access refusals, upstream errors, paused origins, queued and in-flight
+// requests.
+func (m *Metrics) requestCollectors() []prometheus.Collector {
 	m.decisions = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "robotsgate_decisions_total",
 		Help: "Requests decided, by decision (allowed|blocked) and reason.",
 	}, []string{"decision", "reason"})
-	fetches := prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "robotsgate_robots_fetches_total",
-		Help: "robots.txt fetches, by final HTTP status class (error: no response).",
-	}, []string{"status_class"})
-	m.fetchDuration = prometheus.NewHistogram(prometheus.HistogramOpts{
-		Name:    "robotsgate_robots_fetch_duration_seconds",
-		Help:    "Duration of robots.txt fetches, redirects included.",
-		Buckets: []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30},
-	})
-	lookups := prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "robotsgate_robots_cache_lookups_total",
-		Help: "robots.txt cache lookups, by result (hit|miss).",
-	}, []string{"result"})
 	denied := prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "robotsgate_access_denied_total",
 		Help: "Proxy requests refused by access control, by status (403: client address not allowed, 407: missing or wrong credentials).",
@@ -113,6 +127,30 @@ func New(known map[enforce.Reason]bool) *Metrics {
 		Name: "robotsgate_inflight_requests",
 		Help: "Proxy requests being served.",
 	})
+	return []prometheus.Collector{m.decisions, m.upstreamErrors, paused, m.queued, m.inflight, denied}
+}
+
+// robotsCollectors creates the metrics of robots.txt fetches and of its
+// cache.
+func (m *Metrics) robotsCollectors() []prometheus.Collector {
+	fetches := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "robotsgate_robots_fetches_total",
+		Help: "robots.txt fetches, by final HTTP status class (error: no response).",
+	}, []string{"status_class"})
+	for i, c := range statusClasses {
+		m.fetches[i] = fetches.WithLabelValues(c)
+	}
+	m.fetchDuration = prometheus.NewHistogram(prometheus.HistogramOpts{
+		Name:    "robotsgate_robots_fetch_duration_seconds",
+		Help:    "Duration of robots.txt fetches, redirects included.",
+		Buckets: []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30},
+	})
+	lookups := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "robotsgate_robots_cache_lookups_total",
+		Help: "robots.txt cache lookups, by result (hit|miss).",
+	}, []string{"result"})
+	m.cacheHit = lookups.WithLabelValues("hit")
+	m.cacheMiss = lookups.WithLabelValues("miss")
 	entries := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "robotsgate_robots_cache_entries",
 		Help: "robots.txt entries in the local cache (with Redis: this process's copies).",
@@ -122,32 +160,7 @@ func New(known map[enforce.Reason]bool) *Metrics {
 		}
 		return 0
 	})
-
-	m.reloads = newReloads()
-	m.byReason = make(map[enforce.Reason]*[2]prometheus.Counter, len(known))
-	for r, allowed := range known {
-		cs := &[2]prometheus.Counter{}
-		if allowed {
-			cs[1] = m.decisions.WithLabelValues("allowed", string(r))
-		} else {
-			cs[0] = m.decisions.WithLabelValues("blocked", string(r))
-		}
-		m.byReason[r] = cs
-	}
-	for i, c := range statusClasses {
-		m.fetches[i] = fetches.WithLabelValues(c)
-	}
-	usage := m.newUsageCounters()
-	m.cacheHit = lookups.WithLabelValues("hit")
-	m.cacheMiss = lookups.WithLabelValues("miss")
-
-	m.reg.MustRegister(
-		m.decisions, fetches, m.fetchDuration, lookups, entries,
-		m.upstreamErrors, paused, m.queued, m.inflight, denied, usage, m.reloads,
-		collectors.NewGoCollector(),
-		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-	)
-	return m
+	return []prometheus.Collector{fetches, m.fetchDuration, lookups, entries}
 }
 
 // Registry returns the private registry, for tests and for callers that
@@ -179,14 +192,16 @@ func (m *Metrics) ConfigReload(result string) {
 }
 
 // Decision counts one decision on a proxied request. Admin API queries
-// are not counted (the admin API decides with Enforcer.DecideQuiet, which
-// reports no cache lookup either), nor are requests whose client left
-// before a verdict (enforce.ReasonClientGone).
+// are not counted (the admin API decides quietly,
+// [enforce.DecideOptions].Quiet, which reports no cache lookup either),
+// nor are requests whose client left before a decision
+// ([enforce.ReasonClientGone]).
 func (m *Metrics) Decision(d enforce.Decision) {
 	if m == nil || d.Reason == enforce.ReasonClientGone {
 		return
 	}
 	m.usageVerdicts(&d)
+	m.tdmVerdict(&d)
 	i := 0
 	if d.Allowed {
 		i = 1

@@ -11,9 +11,9 @@ import (
 	"golang.org/x/net/idna"
 )
 
-// errSelfDial is the error of a connection refused because it would reach
+// ErrSelfDial is the error (wrapped) of a connection refused because it would reach
 // robotsgate itself.
-var errSelfDial = errors.New("the destination is robotsgate itself (its proxy or admin address)")
+var ErrSelfDial = errors.New("the destination is robotsgate itself (its proxy or admin address)")
 
 // Pin is what the self-address check of one request resolved: the
 // destination host and port, and the addresses that were checked. The
@@ -78,7 +78,7 @@ func (a *Set) Dialer(next DialFunc) DialFunc {
 		} else if a.listens(port) {
 			ips = a.resolve(ctx, host)
 			if a.isSelf(port, ips) {
-				return nil, fmt.Errorf("dial %s: %w", addr, errSelfDial)
+				return nil, fmt.Errorf("dial %s: %w", addr, ErrSelfDial)
 			}
 		} else {
 			return next(ctx, network, addr)

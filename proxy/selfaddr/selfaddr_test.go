@@ -95,7 +95,7 @@ func TestSelfDialer(t *testing.T) {
 	dial := a.Dialer(next)
 	ctx := context.Background()
 	for _, addr := range []string{"localhost:9309", "127.0.0.1:09309", "0x7f.1:9309", "[::ffff:127.0.0.1]:9309", "127.0.0.1:80", "0:80"} {
-		if _, err := dial(ctx, "tcp", addr); !errors.Is(err, errSelfDial) {
+		if _, err := dial(ctx, "tcp", addr); !errors.Is(err, ErrSelfDial) {
 			t.Errorf("dial %s: %v, want the self-dial error", addr, err)
 		}
 	}

@@ -150,6 +150,18 @@ func (s Set) String() string {
 	return b.String()
 }
 
+// Names returns the names of the purposes of s, in the order of String;
+// nil for the empty set.
+func (s Set) Names() []string {
+	var names []string
+	for p := Purpose(0); p < NumPurposes; p++ {
+		if s.Has(p) {
+			names = append(names, p.String())
+		}
+	}
+	return names
+}
+
 // ParsePurposes parses purpose names, as given on a command line
 // ("train-ai,search") or as a list in a configuration file: each element
 // of list is a comma-separated list of names. Names are exact and

@@ -222,31 +222,67 @@ func isNotAgentMetaName(name string) bool {
 // other than io.EOF is returned, wrapped, with the directives found
 // before it.
 func ParseMetaRobots(r io.Reader) ([]Directive, error) {
+	h, err := ParseHead(r)
+	return h.Robots, err
+}
+
+// Head is what ParseHead finds in an HTML head.
+type Head struct {
+	Robots []Directive // as ParseMetaRobots returns them
+	// Named maps each name ParseHead was asked for (lower case) to the
+	// content of the first <meta> element of that name, when there is one.
+	Named map[string]string
+}
+
+// ParseHead is ParseMetaRobots that also returns the content of the
+// first <meta> element of each of names (lower case; the name attribute
+// compares case-insensitively), e.g. "tdm-reservation", read in the same
+// pass over the document.
+func ParseHead(r io.Reader, names ...string) (Head, error) {
 	z := html.NewTokenizer(r)
-	var ds []Directive
+	var h Head
 	for {
 		switch z.Next() {
 		case html.ErrorToken:
 			err := z.Err()
 			if errors.Is(err, io.EOF) {
-				return ds, nil
+				return h, nil
 			}
-			return ds, fmt.Errorf("robottag: reading HTML for meta robots: %w", err)
+			return h, fmt.Errorf("robottag: reading HTML for meta robots: %w", err)
 		case html.EndTagToken:
 			if rawTagIs(z.Raw(), "</head") {
-				return ds, nil
+				return h, nil
 			}
 		case html.StartTagToken, html.SelfClosingTagToken:
 			// Raw avoids TagName's copy of every tag name.
 			switch raw := z.Raw(); {
 			case rawTagIs(raw, "<body"):
-				return ds, nil
+				return h, nil
 			case rawTagIs(raw, "<meta"):
 				if _, hasAttr := z.TagName(); hasAttr {
-					ds = metaDirectives(z, ds)
+					name, content := metaAttrs(z)
+					h.Robots = metaDirectives(name, content, h.Robots)
+					h.name(names, name, content)
 				}
 			}
 		}
+	}
+}
+
+// name records content under name when name is one of names and has no
+// content yet.
+func (h *Head) name(names []string, name, content string) {
+	for _, n := range names {
+		if n != name {
+			continue
+		}
+		if _, ok := h.Named[n]; !ok {
+			if h.Named == nil {
+				h.Named = make(map[string]string, len(names))
+			}
+			h.Named[n] = content
+		}
+		return
 	}
 }
 
@@ -263,9 +299,9 @@ func rawTagIs(raw []byte, prefix string) bool {
 	return false
 }
 
-// metaDirectives appends the directives of the meta element z is on.
-func metaDirectives(z *html.Tokenizer, ds []Directive) []Directive {
-	var name, content string
+// metaAttrs returns the name (trimmed, lower case) and content
+// attributes of the meta element z is on.
+func metaAttrs(z *html.Tokenizer) (name, content string) {
 	var hasName, hasContent bool
 	for more := true; more; {
 		var k, v []byte
@@ -282,7 +318,12 @@ func metaDirectives(z *html.Tokenizer, ds []Directive) []Directive {
 			}
 		}
 	}
-	name = strings.ToLower(strings.TrimSpace(name))
+	return strings.ToLower(strings.TrimSpace(name)), content
+}
+
+// metaDirectives appends the directives of a meta element of name (as
+// metaAttrs returns it) and content.
+func metaDirectives(name, content string, ds []Directive) []Directive {
 	agent := name
 	switch {
 	case name == "robots":

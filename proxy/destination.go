@@ -1,0 +1,66 @@
+package proxy
+
+import (
+	"net/http"
+	"strconv"
+
+	"github.com/elazarl/goproxy"
+
+	"github.com/robotsgate/robotsgate/enforce"
+	"github.com/robotsgate/robotsgate/proxy/selfaddr"
+)
+
+// The destination step: a request inside an MITM session must name its
+// CONNECT's host:port (421 misdirected), and a request to robotsgate
+// itself is refused (403 self-request). The dialer's own check of the
+// addresses it connects to is [Server.installSelf].
+
+// destination is the step that refuses, whatever the mode:
+//   - with 421 Misdirected Request, a request inside an MITM session whose
+//     host:port is not the one its CONNECT named (goproxy builds the URL
+//     from the inner Host header, which would bypass https.allowed_ports
+//     and apply robots.txt and pacing to another origin than the
+//     certificate's);
+//   - with 403, a request whose destination is robotsgate itself (its
+//     proxy or admin listener): the admin API must not be reachable
+//     through the proxy.
+//
+// Both are audited as blocked.
+type destination struct{ self *selfaddr.Set }
+
+func (dst destination) onRequest(r *http.Request, ctx *goproxy.ProxyCtx, st *requestState) outcome {
+	host, port, portOK := selfaddr.DestHostPort(r.URL.Host, r.URL.Scheme)
+	if parent, ok := st.Parent.(*requestState); ok && parent.ConnectTarget != "" {
+		target := selfaddr.JoinHostPort(host, port)
+		hdr := target
+		if r.Host != "" {
+			hh, hp, hok := selfaddr.DestHostPort(r.Host, r.URL.Scheme)
+			hdr, portOK = selfaddr.JoinHostPort(hh, hp), portOK && hok
+		}
+		if !portOK || target != parent.ConnectTarget || hdr != parent.ConnectTarget {
+			d := enforce.Decision{Reason: ReasonMisdirected, URL: enforce.RedactedURL(r.URL), Agent: parent.Agent,
+				Detail: "the request names " + strconv.Quote(hdr) + " inside a CONNECT to " + strconv.Quote(parent.ConnectTarget) +
+					": send requests for another host through their own CONNECT"}
+			return refuse(d)
+		}
+	}
+	if rd := redirectedOf(r, st); rd != nil { // a redirected connection (transparent.go)
+		return checkRedirected(dst.self, r, ctx, rd, host, port, portOK)
+	}
+	if !portOK {
+		return outcome{} // not dialable: the dialer refuses it (selfDialer), enforce calls it an invalid URL
+	}
+	pin, self := dst.self.Check(r.Context(), host, port)
+	if self {
+		d := enforce.Decision{Reason: ReasonSelfRequest, URL: enforce.RedactedURL(r.URL),
+			Detail: "the destination " + selfaddr.JoinHostPort(host, port) + " is robotsgate itself; its admin API is not reachable through the proxy"}
+		if o, err := enforce.Origin(r.URL); err == nil {
+			d.Origin = o
+		}
+		return refuse(d)
+	}
+	if pin != nil { // dial exactly the addresses just checked
+		ctx.Req = r.WithContext(selfaddr.WithPin(r.Context(), pin))
+	}
+	return outcome{}
+}
