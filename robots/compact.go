@@ -3,6 +3,7 @@ package robots
 import (
 	"bytes"
 	"math"
+	"slices"
 	"sort"
 )
 
@@ -64,10 +65,9 @@ func (pt *part) initCompact(src string, rs []compactRule) bool {
 	if len(rs) > compactMax || len(src) >= math.MaxUint32 {
 		return false
 	}
-	crs := make([]crule, 0, len(rs)+1)
-	wild := 0
+	crs, wild, sc := make([]crule, 0, len(rs)+1), 0, matcher{}
 	for _, r := range rs {
-		cr, ok := newCrule(src, r.off, r.Rule)
+		cr, ok := newCrule(src, r.off, r.Rule, &sc)
 		if !ok {
 			return false
 		}
@@ -91,14 +91,15 @@ func (pt *part) initCompact(src string, rs []compactRule) bool {
 	if wild > compactWild {
 		return false
 	}
-	sort.SliceStable(crs, func(i, j int) bool { return crs[i].before(&crs[j]) })
+	slices.SortStableFunc(crs, cruleCmp)
 	pt.src, pt.crs, pt.cix = src, crs, newCindex(src, crs)
 	return true
 }
 
 // newCrule returns the record of rule r, whose pattern starts at off in
-// src, and whether its compiled form is read from the text as written.
-func newCrule(src string, off int, r Rule) (crule, bool) {
+// src, and whether its compiled form is read from the text as written
+// (compiled with the scratch arrays of sc).
+func newCrule(src string, off int, r Rule, sc *matcher) (crule, bool) {
 	cr := crule{off: uint32(off), lf: uint32(r.Line) << crBits, n: uint16(len(r.Pattern))}
 	if r.Line < 0 || r.Line >= 1<<(32-crBits) || len(r.Pattern) > math.MaxUint16 {
 		return cr, false
@@ -110,7 +111,7 @@ func newCrule(src string, off int, r Rule) (crule, bool) {
 		cr.lf |= uint32(crEmpty)
 		return cr, true
 	}
-	m := compile(r.Pattern, r.Allow, 0)
+	m := compileInto(r.Pattern, r.Allow, 0, sc)
 	if m.prio > math.MaxUint16 {
 		return cr, false
 	}

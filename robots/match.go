@@ -121,6 +121,13 @@ func priority(pattern string) int {
 
 // compile compiles pattern (non-empty) into a matcher.
 func compile(pattern string, allow bool, rule int) matcher {
+	return compileInto(pattern, allow, rule, nil)
+}
+
+// compileInto is compile with the matcher's segments written into the
+// arrays of sc when they are large enough, which then keeps the arrays
+// of the result: a caller that only inspects each matcher reuses them.
+func compileInto(pattern string, allow bool, rule int, sc *matcher) matcher {
 	m := matcher{prio: priority(pattern), allow: allow, rule: rule}
 	end := len(pattern)
 	if pattern[end-1] == '$' {
@@ -133,8 +140,11 @@ func compile(pattern string, allow bool, rule int) matcher {
 			stars++
 		}
 	}
-	m.lit = make([]byte, 0, m.prio)
-	m.ends = make([]int32, 0, stars+1)
+	if sc != nil && cap(sc.lit) >= m.prio && cap(sc.ends) > stars {
+		m.lit, m.ends = sc.lit[:0], sc.ends[:0]
+	} else {
+		m.lit, m.ends = make([]byte, 0, m.prio), make([]int32, 0, stars+1)
+	}
 	for i := 0; i < end; i++ {
 		c := pattern[i]
 		if c == '*' {
@@ -155,6 +165,9 @@ func compile(pattern string, allow bool, rule int) matcher {
 		m.ends = append(m.ends, int32(len(m.lit)))
 	}
 	m.need.add(m.lit)
+	if sc != nil {
+		sc.lit, sc.ends = m.lit, m.ends
+	}
 	return m
 }
 
@@ -416,4 +429,15 @@ func (r *Robots) matchAgentPath(agent, path string, slash bool) Match {
 		return Match{Allowed: rule.Allow, Rule: rule, Group: tok}
 	}
 	return Match{Allowed: true, Group: tok}
+}
+
+// cruleCmp orders records as [crule.before] does, for a stable sort.
+func cruleCmp(a, b crule) int {
+	switch {
+	case a.before(&b):
+		return -1
+	case b.before(&a):
+		return 1
+	}
+	return 0
 }
