@@ -81,7 +81,7 @@ func (r *Robots) lookup(agent string) (*merged, string) {
 			e = r.find(asciiLower(agent))
 		}
 		if e != nil {
-			return e.group, e.token
+			return &r.groups[e.group], r.str(e.token)
 		}
 	}
 	if r.global != nil {
@@ -92,8 +92,8 @@ func (r *Robots) lookup(agent string) (*merged, string) {
 
 // find returns the entry of the lower-cased token key, or nil.
 func (r *Robots) find(key string) *entry {
-	i := sort.Search(len(r.byAgent), func(i int) bool { return foldCompare(r.byAgent[i].token, key) >= 0 })
-	if i < len(r.byAgent) && foldCompare(r.byAgent[i].token, key) == 0 {
+	i := sort.Search(len(r.byAgent), func(i int) bool { return foldCompare(r.str(r.byAgent[i].token), key) >= 0 })
+	if i < len(r.byAgent) && foldCompare(r.str(r.byAgent[i].token), key) == 0 {
 		return &r.byAgent[i]
 	}
 	return nil

@@ -27,27 +27,31 @@ const compactMax = 2048
 // compiled form's filters and indexes avoid.
 const compactWild = 128
 
-// crule is one rule of a compact part: its pattern is src[off:off+n]
-// (without the final '$' of an anchored pattern), lf its line number
-// shifted left by [crBits] and its flags.
+// crule is one rule of a compact part: its pattern is the file's
+// text[off:off+n] (without the final '$' of an anchored pattern), of
+// holds off shifted left by [crBits] and the flags. The rule's line is
+// counted from its offset when a caller needs it (see [Robots.lineAt]).
 type crule struct {
-	off  uint32
-	lf   uint32
+	of   uint32
 	n    uint16
 	prio uint16
 }
 
-// crBits is the number of bits of crule.lf that hold flags.
+// crBits is the number of bits of crule.of that hold flags.
 const crBits = 5
 
-func (c *crule) line() uint32 { return c.lf >> crBits }
-func (c *crule) flags() uint8 { return uint8(c.lf & (1<<crBits - 1)) }
+// crMaxText is the length of a text from which parts are compiled: the
+// offsets of a compact part's records must fit in crule.of.
+const crMaxText = 1 << (32 - crBits)
+
+func (c *crule) off() int     { return int(c.of >> crBits) }
+func (c *crule) flags() uint8 { return uint8(c.of & (1<<crBits - 1)) }
 
 const (
 	crAllow    uint8 = 1 << iota
 	crAnchored       // the pattern ended in '$'
 	crWild           // the pattern has a '*'
-	crDir            // the directory of an Allow of ".../index.htm...": src[off:off+n] + "$"
+	crDir            // the directory of an Allow of ".../index.htm...": text[off:off+n] + "$"
 	crEmpty          // an empty pattern: never matches
 )
 
@@ -59,40 +63,49 @@ type compactRule struct {
 }
 
 // initCompact makes pt the compact part of rules, whose patterns are
-// src[rs[i].off:][:len(rs[i].Pattern)], and reports whether it could: a
-// part that must be compiled is left as it is.
-func (pt *part) initCompact(src string, rs []compactRule) bool {
-	if len(rs) > compactMax || len(src) >= math.MaxUint32 {
+// p.text[rs[i].off:][:len(rs[i].Pattern)], its records appended to the
+// file's, and reports whether it could: a part that must be compiled is
+// left as it is, and the file's records as they were.
+func (p *parser) initCompact(pt *part, rs []compactRule) bool {
+	src, r := p.text, p.r
+	if len(rs) > compactMax || len(src) >= crMaxText {
 		return false
 	}
-	crs, wild, sc := make([]crule, 0, len(rs)+1), 0, matcher{}
-	for _, r := range rs {
-		cr, ok := newCrule(src, r.off, r.Rule, &sc)
+	from, wild := len(r.crs), 0
+	for _, rl := range rs {
+		cr, ok := newCrule(src, rl.off, rl.Rule, &p.sc)
 		if !ok {
+			r.crs = r.crs[:from]
 			return false
 		}
 		if cr.flags()&crWild != 0 {
 			wild++
 		}
-		crs = append(crs, cr)
-		if !r.Allow || r.Pattern == "" {
+		r.crs = append(r.crs, cr)
+		if !rl.Allow || rl.Pattern == "" {
 			continue
 		}
-		if j := lastSlash(r.Pattern); j >= 0 && hasPrefix(r.Pattern[j:], "/index.htm") {
-			d := crule{off: cr.off, lf: cr.lf&^(1<<crBits-1) | uint32(crAllow|crAnchored|crDir|cr.flags()&crWild),
-				n: uint16(j + 1), prio: uint16(priority(r.Pattern[:j+1] + "$"))}
-			m := compile(r.Pattern[:j+1]+"$", true, 0)
-			if !sameSegments(&m, src[d.off:][:d.n]) {
+		if j := lastSlash(rl.Pattern); j >= 0 && hasPrefix(rl.Pattern[j:], "/index.htm") {
+			d := crule{of: cr.of&^(1<<crBits-1) | uint32(crAllow|crAnchored|crDir|cr.flags()&crWild),
+				n: uint16(j + 1), prio: uint16(priority(rl.Pattern[:j+1] + "$"))}
+			m := compile(rl.Pattern[:j+1]+"$", true, 0)
+			if !sameSegments(&m, src[d.off():][:d.n]) {
+				r.crs = r.crs[:from]
 				return false
 			}
-			crs = append(crs, d)
+			r.crs = append(r.crs, d)
 		}
 	}
 	if wild > compactWild {
+		r.crs = r.crs[:from]
 		return false
 	}
+	crs := r.crs[from:]
 	slices.SortStableFunc(crs, cruleCmp)
-	pt.src, pt.crs, pt.cix = src, crs, newCindex(src, crs)
+	*pt = part{from: uint32(from), to: uint32(len(r.crs))}
+	if cix := newCindex(src, crs); cix != nil {
+		pt.partX = &partX{cix: cix}
+	}
 	return true
 }
 
@@ -100,15 +113,15 @@ func (pt *part) initCompact(src string, rs []compactRule) bool {
 // src, and whether its compiled form is read from the text as written
 // (compiled with the scratch arrays of sc).
 func newCrule(src string, off int, r Rule, sc *matcher) (crule, bool) {
-	cr := crule{off: uint32(off), lf: uint32(r.Line) << crBits, n: uint16(len(r.Pattern))}
-	if r.Line < 0 || r.Line >= 1<<(32-crBits) || len(r.Pattern) > math.MaxUint16 {
+	cr := crule{of: uint32(off) << crBits, n: uint16(len(r.Pattern))}
+	if off < 0 || off >= crMaxText || len(r.Pattern) > math.MaxUint16 {
 		return cr, false
 	}
 	if r.Allow {
-		cr.lf |= uint32(crAllow)
+		cr.of |= uint32(crAllow)
 	}
 	if r.Pattern == "" {
-		cr.lf |= uint32(crEmpty)
+		cr.of |= uint32(crEmpty)
 		return cr, true
 	}
 	m := compileInto(r.Pattern, r.Allow, 0, sc)
@@ -118,12 +131,12 @@ func newCrule(src string, off int, r Rule, sc *matcher) (crule, bool) {
 	cr.prio = uint16(m.prio)
 	text := r.Pattern
 	if m.anchored {
-		cr.lf |= uint32(crAnchored)
+		cr.of |= uint32(crAnchored)
 		text = text[:len(text)-1]
 		cr.n--
 	}
 	if len(m.ends) > 1 || len(m.lit) != len(text) {
-		cr.lf |= uint32(crWild)
+		cr.of |= uint32(crWild)
 	}
 	return cr, sameSegments(&m, text)
 }
@@ -180,8 +193,8 @@ func sameSegments(m *matcher, text string) bool {
 }
 
 // before is matcher.before for records of one part: a longer pattern,
-// else Allow over Disallow, else the earlier line (a directory record
-// right after its rule).
+// else Allow over Disallow, else the earlier line, which is the smaller
+// offset (a directory record, at its rule's offset, right after it).
 func (c *crule) before(o *crule) bool {
 	if c.prio != o.prio {
 		return c.prio > o.prio
@@ -189,8 +202,8 @@ func (c *crule) before(o *crule) bool {
 	if a, b := c.flags()&crAllow != 0, o.flags()&crAllow != 0; a != b {
 		return a
 	}
-	if c.line() != o.line() {
-		return c.line() < o.line()
+	if c.off() != o.off() {
+		return c.off() < o.off()
 	}
 	return c.flags()&crDir == 0 && o.flags()&crDir != 0
 }
@@ -201,7 +214,7 @@ func (c *crule) match(src string, p []byte) bool {
 	if c.flags()&crEmpty != 0 {
 		return false
 	}
-	text := src[c.off:][:c.n]
+	text := src[c.off():][:c.n]
 	anchored := c.flags()&crAnchored != 0
 	if c.flags()&crWild == 0 {
 		if !bytes.HasPrefix(p, bytesOf(text)) {
@@ -248,14 +261,17 @@ func matchSegments(text string, anchored bool, p []byte) bool {
 	}
 }
 
-// rule returns the rule of record i of compact part pt.
-func (pt *part) crRule(i int) Rule {
-	c := &pt.crs[i]
+// crRule returns the rule of record i of compact part pt of r, but for
+// its line, and the offset of its pattern in r.text, from which
+// [Robots.lineAt] counts the line.
+func (pt *part) crRule(r *Robots, i int) (Rule, int) {
+	crs := r.crs[pt.from:pt.to]
+	c := &crs[i]
 	if c.flags()&crDir != 0 {
 		// The rule is the Allow of its line.
-		for j := range pt.crs {
-			if o := &pt.crs[j]; o.line() == c.line() && o.flags()&crDir == 0 {
-				return pt.crRule(j)
+		for j := range crs {
+			if o := &crs[j]; o.off() == c.off() && o.flags()&crDir == 0 {
+				return pt.crRule(r, j)
 			}
 		}
 	}
@@ -263,188 +279,41 @@ func (pt *part) crRule(i int) Rule {
 	if c.flags()&crAnchored != 0 {
 		n++
 	}
-	return Rule{Allow: c.flags()&crAllow != 0, Pattern: pt.src[c.off:][:n], Line: int(c.line())}
+	return Rule{Allow: c.flags()&crAllow != 0, Pattern: r.text[c.off():][:n]}, c.off()
 }
 
-// appendRules appends the rules of pt, in file order, to dst.
-func (pt *part) appendRules(dst []Rule) []Rule {
-	if pt.crs == nil {
+// appendRules appends the rules of pt, a part of r, in file order, to
+// dst; lc counts the lines of a compact part's rules.
+func (pt *part) appendRules(r *Robots, dst []Rule, lc *lineCursor) []Rule {
+	if !pt.compact() {
 		return append(dst, pt.rules...)
 	}
 	k := len(dst)
-	for i := range pt.crs {
-		if pt.crs[i].flags()&crDir == 0 {
-			dst = append(dst, pt.crRule(i))
+	crs := r.crs[pt.from:pt.to]
+	for i := range crs {
+		if crs[i].flags()&crDir == 0 {
+			rl, off := pt.crRule(r, i)
+			rl.Line = off // for the sort below: offsets are in line order
+			dst = append(dst, rl)
 		}
 	}
 	sort.Slice(dst[k:], func(i, j int) bool { return dst[k+i].Line < dst[k+j].Line })
+	for i := k; i < len(dst); i++ {
+		dst[i].Line = lc.at(dst[i].Line)
+	}
 	return dst
 }
 
-// numRules returns the number of rules of pt.
-func (pt *part) numRules() int {
-	if pt.crs == nil {
+// numRules returns the number of rules of pt, a part of r.
+func (pt *part) numRules(r *Robots) int {
+	if !pt.compact() {
 		return len(pt.rules)
 	}
 	n := 0
-	for i := range pt.crs {
-		if pt.crs[i].flags()&crDir == 0 {
+	for _, c := range r.crs[pt.from:pt.to] {
+		if c.flags()&crDir == 0 {
 			n++
 		}
 	}
 	return n
-}
-
-// cindexMin is the number of records from which a compact part gets a
-// cindex.
-const cindexMin = 32
-
-// cindex narrows the records of a compact part to try for a path by the
-// path's second octet, as [matchIndex] does for matchers: keyed[from[k]:
-// from[k+1]] are the records whose pattern starts with "/" and keys[k];
-// wild are those that start otherwise (a wildcard, or "/" alone). Both
-// lists are in precedence order.
-type cindex struct {
-	keys []byte
-	from []uint16
-	ids  []uint16 // keyed, then wild from index wild on
-	wild uint16
-}
-
-// newCindex returns the cindex of crs, or nil when it has too few or too
-// many records.
-func newCindex(src string, crs []crule) *cindex {
-	if len(crs) < cindexMin || len(crs) > math.MaxUint16 {
-		return nil
-	}
-	var count [256]int
-	key := func(c *crule) int {
-		if t := src[c.off:][:c.n]; c.flags()&crEmpty == 0 && len(t) >= 2 && t[0] == '/' && t[1] != '*' {
-			return int(t[1])
-		}
-		return -1
-	}
-	nwild := 0
-	for i := range crs {
-		if k := key(&crs[i]); k >= 0 {
-			count[k]++
-		} else {
-			nwild++
-		}
-	}
-	ix := &cindex{ids: make([]uint16, len(crs))}
-	var next [256]int
-	n := 0
-	for k, c := range count {
-		if c > 0 {
-			ix.keys = append(ix.keys, byte(k))
-			ix.from = append(ix.from, uint16(n))
-			next[k] = n
-			n += c
-		}
-	}
-	ix.from = append(ix.from, uint16(n))
-	ix.wild = uint16(n)
-	w := n
-	for i := range crs {
-		if k := key(&crs[i]); k >= 0 {
-			ix.ids[next[k]] = uint16(i)
-			next[k]++
-		} else {
-			ix.ids[w] = uint16(i)
-			w++
-		}
-	}
-	return ix
-}
-
-// beatsBest reports whether c would replace best (nil for none), as
-// matcher.beats.
-func (c *crule) beatsBest(best *matcher) bool {
-	return best == nil || int(c.prio) > best.prio || int(c.prio) == best.prio && c.flags()&crAllow != 0 && !best.allow
-}
-
-// firstCompact is firstMatch for a compact part: the index of the record
-// of highest precedence that matches p and beats best, or -1.
-func (pt *part) firstCompact(p []byte, best *matcher) int {
-	ix := pt.cix
-	if ix == nil {
-		for i := range pt.crs {
-			c := &pt.crs[i]
-			if !c.beatsBest(best) {
-				return -1
-			}
-			if c.match(pt.src, p) {
-				return i
-			}
-		}
-		return -1
-	}
-	var keyed []uint16
-	if len(p) >= 2 {
-		if k := sort.Search(len(ix.keys), func(i int) bool { return ix.keys[i] >= p[1] }); k < len(ix.keys) && ix.keys[k] == p[1] {
-			keyed = ix.ids[ix.from[k]:ix.from[k+1]]
-		}
-	}
-	wild := ix.ids[ix.wild:]
-	for len(wild) > 0 || len(keyed) > 0 {
-		var i uint16
-		if len(keyed) == 0 || len(wild) > 0 && wild[0] < keyed[0] {
-			i, wild = wild[0], wild[1:]
-		} else {
-			i, keyed = keyed[0], keyed[1:]
-		}
-		c := &pt.crs[i]
-		if !c.beatsBest(best) {
-			return -1
-		}
-		if c.match(pt.src, p) {
-			return int(i)
-		}
-	}
-	return -1
-}
-
-// compactUniversal returns, for allowsNothing, the highest precedence of
-// a Disallow of pt matching every path, or -1 when none does; whether an
-// Allow outranks it is [part.compactAllowFrom]'s answer.
-func (pt *part) compactUniversal() int {
-	best := -1
-	for i := range pt.crs {
-		c := &pt.crs[i]
-		if c.flags()&(crAllow|crAnchored|crEmpty) == 0 && int(c.prio) > best && isUniversal(pt.src[c.off:][:c.n]) {
-			best = int(c.prio)
-		}
-	}
-	return best
-}
-
-// compactAllowFrom reports whether an Allow of pt that can match some path
-// has a precedence of at least prio.
-func (pt *part) compactAllowFrom(prio int) bool {
-	for i := range pt.crs {
-		c := &pt.crs[i]
-		if c.flags()&crAllow != 0 && c.flags()&crEmpty == 0 && int(c.prio) >= prio {
-			if t := pt.src[c.off:][:c.n]; t == "" || t[0] == '/' || t[0] == '*' {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-// isUniversal reports whether a pattern text (not anchored) matches every
-// path: its octets other than '*' are none or one '/'.
-func isUniversal(t string) bool {
-	slash := false
-	for i := 0; i < len(t); i++ {
-		switch {
-		case t[i] == '*':
-		case t[i] == '/' && !slash:
-			slash = true
-		default:
-			return false
-		}
-	}
-	return true
 }

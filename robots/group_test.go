@@ -207,10 +207,11 @@ func TestMergeBombIsLinear(t *testing.T) {
 	if len(groups) != k {
 		t.Fatalf("%d merged groups, want %d", len(groups), k)
 	}
-	big := groups[0].parts[0]
-	for _, g := range groups {
-		if len(g.parts) != 2 || g.parts[0] != big {
-			t.Fatalf("group %v does not share the big group's compiled rules", g.agents)
+	big := r.parts(&groups[0])[0]
+	for i := range groups {
+		g := &groups[i]
+		if ps := r.parts(g); len(ps) != 2 || ps[0] != big {
+			t.Fatalf("group %v does not share the big group's compiled rules", r.mergedAgents(g))
 		}
 	}
 	if gs := r.Groups(); len(gs) != k+1 || len(gs[0].Agents) != k || len(gs[0].Rules) != n || len(gs[1].Rules) != 1 {

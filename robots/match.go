@@ -171,15 +171,21 @@ func compileInto(pattern string, allow bool, rule int, sc *matcher) matcher {
 	return m
 }
 
-// part is one group as written, with its rules compiled.
+// part is the rules of one group as written: compact (see
+// [parser.initCompact]), its records a range of its file's, or compiled.
 type part struct {
-	// src and crs are the compact form (see [part.initCompact]); crs is nil
-	// for a compiled part, which has rules, matchers and index instead.
-	src string
-	crs []crule
-	cix *cindex // nil for a small part
-	*compiledPart
+	from, to uint32 // a compact part's records are its file's crs[from:to]
+	*partX          // nil for a compact part without a cindex
 }
+
+// partX is what a part holds besides its records, when it holds anything.
+type partX struct {
+	cix           *cindex // a compact part's, nil for a small one
+	*compiledPart         // nil for a compact part
+}
+
+// compact reports whether pt is compact rather than compiled.
+func (pt *part) compact() bool { return pt.partX == nil || pt.compiledPart == nil }
 
 // compiledPart is the compiled form of a part.
 type compiledPart struct {
@@ -195,7 +201,7 @@ type compiledPart struct {
 // precedence 0 and never decide. As in Google's matcher, an Allow of
 // ".../index.htm..." also allows its directory (".../$").
 func newPart(rules []Rule) *part {
-	pt := &part{compiledPart: &compiledPart{rules: rules, matchers: make([]matcher, 0, len(rules))}}
+	pt := &part{partX: &partX{compiledPart: &compiledPart{rules: rules, matchers: make([]matcher, 0, len(rules))}}}
 	for i, r := range rules {
 		if r.Pattern == "" {
 			continue
@@ -361,13 +367,15 @@ func lastSlash(s string) int {
 
 func hasPrefix(s, prefix string) bool { return len(s) >= len(prefix) && s[:len(prefix)] == prefix }
 
-// allowsNothing reports whether a Disallow rule matches every path and no
-// Allow rule that could match some path takes precedence over it.
-func (g *merged) allowsNothing() bool {
+// allowsNothing reports whether a Disallow rule of g, a group of r,
+// matches every path and no Allow rule that could match some path takes
+// precedence over it.
+func (g *merged) allowsNothing(r *Robots) bool {
 	best := -1
-	for _, pt := range g.parts {
-		if pt.crs != nil {
-			best = max(best, pt.compactUniversal())
+	for _, w := range r.parts(g) {
+		pt := &r.written[w].part
+		if pt.compact() {
+			best = max(best, pt.compactUniversal(r))
 			continue
 		}
 		for i := range pt.matchers {
@@ -379,9 +387,10 @@ func (g *merged) allowsNothing() bool {
 	if best < 0 {
 		return false
 	}
-	for _, pt := range g.parts {
-		if pt.crs != nil {
-			if pt.compactAllowFrom(best) {
+	for _, w := range r.parts(g) {
+		pt := &r.written[w].part
+		if pt.compact() {
+			if pt.compactAllowFrom(r, best) {
 				return false
 			}
 			continue
@@ -425,7 +434,7 @@ func (r *Robots) matchAgentPath(agent, path string, slash bool) Match {
 	if g == nil {
 		return Match{Allowed: true}
 	}
-	if rule, ok := g.match(p); ok {
+	if rule, ok := r.match(g, p); ok {
 		return Match{Allowed: rule.Allow, Rule: rule, Group: tok}
 	}
 	return Match{Allowed: true, Group: tok}

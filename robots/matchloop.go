@@ -185,64 +185,74 @@ func (pt *part) firstMatch(ps *pathSet, lz *lazyIndex, best *matcher) *matcher {
 	return nil
 }
 
-// match returns the rule of highest precedence of all parts of g that
-// matches the canonical path p, and whether there is one.
-func (g *merged) match(p []byte) (Rule, bool) {
-	if g.idx != nil && g.idx.segs != nil {
-		if g.idx.segs.nkeys <= maxKeys {
-			return g.matchFiltered(p)
+// match returns the rule of highest precedence of all parts of g, a
+// group of r, that matches the canonical path p, and whether there is one.
+func (r *Robots) match(g *merged, p []byte) (Rule, bool) {
+	if r.idx != nil && r.idx.segs != nil {
+		if r.idx.segs.nkeys <= maxKeys {
+			return r.matchFiltered(g, p)
 		}
-		return g.matchPooled(p)
+		return r.matchPooled(g, p)
 	}
-	ps := pathSet{p: p, fi: g.idx}
-	return g.matchSet(&ps)
+	ps := pathSet{p: p, fi: r.idx}
+	return r.matchSet(g, &ps)
 }
 
 // matchFiltered is match for a file with a [segFilter]: it keeps the set of
 // keys found on its stack, which only such files pay to clear.
-func (g *merged) matchFiltered(p []byte) (Rule, bool) {
+func (r *Robots) matchFiltered(g *merged, p []byte) (Rule, bool) {
 	var found [maxKeys / 64]uint64
-	ps := pathSet{p: p, fi: g.idx, found: found[:(g.idx.segs.nkeys+63)>>6]}
-	return g.matchSet(&ps)
+	ps := pathSet{p: p, fi: r.idx, found: found[:(r.idx.segs.nkeys+63)>>6]}
+	return r.matchSet(g, &ps)
 }
 
 // matchPooled is match for a file with more keys than fit on the stack.
-func (g *merged) matchPooled(p []byte) (Rule, bool) {
-	x := g.idx.pool.Get().(*occIndex)
-	defer g.idx.pool.Put(x)
-	words := (g.idx.segs.nkeys + 63) >> 6
+func (r *Robots) matchPooled(g *merged, p []byte) (Rule, bool) {
+	x := r.idx.pool.Get().(*occIndex)
+	defer r.idx.pool.Put(x)
+	words := (r.idx.segs.nkeys + 63) >> 6
 	if cap(x.found) < words {
 		x.found = make([]uint64, words)
 	}
-	ps := pathSet{p: p, fi: g.idx, found: x.found[:words]}
-	return g.matchSet(&ps)
+	ps := pathSet{p: p, fi: r.idx, found: x.found[:words]}
+	return r.matchSet(g, &ps)
 }
 
 // matchSet is match with the path's [pathSet].
-func (g *merged) matchSet(ps *pathSet) (Rule, bool) {
-	lz := lazyIndex{fi: g.idx}
+func (r *Robots) matchSet(g *merged, ps *pathSet) (Rule, bool) {
+	lz := lazyIndex{fi: r.idx}
 	defer lz.release()
-	return g.matchWith(ps, &lz)
+	return r.matchWith(g, ps, &lz)
 }
 
 // matchWith is matchSet with the decision's [lazyIndex], which the usage
 // lines of the decision share.
-func (g *merged) matchWith(ps *pathSet, lz *lazyIndex) (Rule, bool) {
+func (r *Robots) matchWith(g *merged, ps *pathSet, lz *lazyIndex) (Rule, bool) {
 	var best *matcher
 	var won matcher // best, for a compact part's record
-	var rule Rule
-	for _, pt := range g.parts {
+	var from *part  // the part of best
+	rec := -1       // the index of best in from's records, for a compact part
+	for _, w := range r.parts(g) {
+		pt := &r.written[w].part
 		// Among equals the earlier part wins, so only a strictly better
 		// match replaces best.
-		if pt.crs != nil {
-			if i := pt.firstCompact(ps.p, best); i >= 0 {
-				c := &pt.crs[i]
+		if pt.compact() {
+			if i := pt.firstCompact(r, ps.p, best); i >= 0 {
+				c := &r.crs[int(pt.from)+i]
 				won = matcher{prio: int(c.prio), allow: c.flags()&crAllow != 0}
-				best, rule = &won, pt.crRule(i)
+				best, from, rec = &won, pt, i
 			}
 		} else if m := pt.firstMatch(ps, lz, best); m != nil {
-			best, rule = m, pt.rules[m.rule]
+			best, from, rec = m, pt, -1
 		}
 	}
-	return rule, best != nil
+	switch {
+	case best == nil:
+		return Rule{}, false
+	case rec >= 0:
+		rule, off := from.crRule(r, rec)
+		rule.Line = r.lineAt(off)
+		return rule, true
+	}
+	return from.rules[best.rule], true
 }

@@ -55,27 +55,20 @@ func allocStrings(ss []string) int64 {
 // memSize computes the estimate MemSize returns; sets are the file's
 // usage sets.
 func (r *Robots) memSize(sets []*usageSet) int64 {
-	// The strings of rules, agents, sitemaps and extensions share r.text.
-	n := alloc(unsafe.Sizeof(*r)) + alloc(uintptr(len(r.text))) + allocSlice(r.written) + allocSlice(r.groups)
-	// The parts, the merged groups, and the agents and parts of each
-	// kind share one array each.
-	var pt part
-	var g merged
-	n += alloc(uintptr(len(r.written))*unsafe.Sizeof(pt)) + alloc(uintptr(len(r.groups))*unsafe.Sizeof(g))
-	for _, w := range r.written {
-		n += int64(len(w.agents))*int64(unsafe.Sizeof("")) + w.part.memSize()
+	// The strings of rules, agents, sitemaps and extensions share r.text;
+	// the parts are in r.written, their records in r.crs.
+	n := alloc(unsafe.Sizeof(*r)) + alloc(uintptr(len(r.text))) + allocSlice(r.crs) + allocSlice(r.written) +
+		allocSlice(r.agents) + allocSlice(r.groups) + allocSlice(r.gparts) + allocSlice(r.byAgent) +
+		allocSlice(r.sitemaps) + allocSlice(r.extensions) + allocSlice(r.lines)
+	for i := range r.written {
+		n += r.written[i].part.memSize()
 	}
-	for _, g := range r.groups {
-		n += int64(len(g.agents))*int64(unsafe.Sizeof("")) + int64(len(g.parts))*int64(unsafe.Sizeof(g))
-	}
-	n += allocSlice(r.byAgent)
-	n += allocSlice(r.sitemaps) + allocSlice(r.extensions)
 	for _, s := range sets {
 		n += s.memSize()
 	}
 	n += r.usage.memSize()
-	for _, g := range r.groups {
-		n += g.usage.memSize()
+	for i := range r.groups {
+		n += r.groups[i].usage.memSize()
 	}
 	if r.idx != nil {
 		n += alloc(unsafe.Sizeof(*r.idx)) + r.idx.segs.memSize()
@@ -83,9 +76,13 @@ func (r *Robots) memSize(sets []*usageSet) int64 {
 	return n
 }
 
-// memSize returns what pt holds.
+// memSize returns what pt holds besides itself and its records, which
+// are in its file's arrays.
 func (pt *part) memSize() int64 {
-	n := allocSlice(pt.crs) // the part itself is in its file's array
+	if pt.partX == nil {
+		return 0
+	}
+	n := alloc(unsafe.Sizeof(*pt.partX))
 	if ix := pt.cix; ix != nil {
 		n += alloc(unsafe.Sizeof(*ix)) + allocSlice(ix.keys) + allocSlice(ix.from) + allocSlice(ix.ids)
 	}

@@ -14,9 +14,9 @@ type fileIndex struct {
 	budget int       // directBudget; tests lower it
 }
 
-// index builds the [fileIndex] of r from its parts (nil for the groups that
-// name no agent) and the paths of its usage sets, and gives it to every
-// group: usage paths are filtered and indexed as Allow and Disallow
+// index builds the [fileIndex] of r, which all its groups share, from its
+// parts (nil for the groups that name no agent) and the paths of its
+// usage sets: usage paths are filtered and indexed as Allow and Disallow
 // patterns are.
 func (r *Robots) index(parts []*part, sets []*usageSet) {
 	all := parts[:len(parts):len(parts)]
@@ -28,7 +28,7 @@ func (r *Robots) index(parts []*part, sets []*usageSet) {
 	defer func() { r.size = r.memSize(sets) }()
 	compiled := len(all) > len(parts)
 	for _, pt := range parts {
-		compiled = compiled || pt != nil && pt.crs == nil
+		compiled = compiled || pt != nil && !pt.compact()
 	}
 	if !compiled {
 		return // compact parts need no index
@@ -36,9 +36,6 @@ func (r *Robots) index(parts []*part, sets []*usageSet) {
 	fi := &fileIndex{segs: newFileFilter(all), budget: directBudget}
 	fi.pool.New = func() any { return new(occIndex) }
 	r.idx = fi
-	for _, g := range r.groups {
-		g.idx = fi
-	}
 }
 
 // directBudget is how many octets of path a decision searches directly

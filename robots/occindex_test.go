@@ -67,7 +67,8 @@ func TestOccIndexNext(t *testing.T) {
 		}
 		p := []byte(path)
 		x.build(p, f)
-		for _, pt := range r.groups[0].parts {
+		for _, w := range r.parts(&r.groups[0]) {
+			pt := &r.written[w].part
 			for i := range pt.matchers {
 				m := &pt.matchers[i]
 				kid := m.kfrom

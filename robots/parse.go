@@ -58,9 +58,9 @@ func cutAtLineEnd(body []byte, max int) []byte {
 // srcGroup is one group as written: consecutive user-agent lines and the
 // lines up to the next user-agent line that follows a rule.
 type srcGroup struct {
-	agents   []string // product tokens and "*" as written, in order
-	tokens   []string // product tokens as written (no "*")
-	global   bool     // a user-agent line named "*"
+	agents   []span // product tokens and "*" as written, in order
+	tokens   []span // product tokens as written (no "*")
+	global   bool   // a user-agent line named "*"
 	rules    []compactRule
 	delay    time.Duration
 	hasDelay bool
@@ -74,7 +74,8 @@ type parser struct {
 	// a slice b of the body starts at text[end-cap(b)].
 	text     string
 	end      int
-	compiled bool // compile every part
+	compiled bool    // compile every part
+	sc       matcher // scratch of the compiled patterns of compact parts
 	src      []*srcGroup
 	cur      *srcGroup  // group receiving rules, nil before the first user-agent line
 	sawRule  bool       // cur has had an allow or disallow line
@@ -161,7 +162,7 @@ func (p *parser) line(num int, b []byte) {
 
 	switch kind {
 	case keyUserAgent:
-		p.userAgentLine(p.str(value))
+		p.userAgentLine(value)
 	case keyAllow, keyDisallow:
 		if p.cur == nil {
 			return // rules before the first user-agent line are ignored
@@ -192,7 +193,8 @@ func (p *parser) line(num int, b []byte) {
 // userAgentLine adds the agent v of a user-agent line to the current
 // group, or starts a new group when rules ended the previous run of
 // user-agent lines.
-func (p *parser) userAgentLine(v string) {
+func (p *parser) userAgentLine(value []byte) {
+	v := p.str(value)
 	if p.cur == nil || p.sawRule {
 		p.cur = &srcGroup{}
 		p.src = append(p.src, p.cur)
@@ -200,12 +202,13 @@ func (p *parser) userAgentLine(v string) {
 	}
 	if isGlobalAgent(v) {
 		if !p.cur.global {
-			p.cur.agents = append(p.cur.agents, "*")
+			p.cur.agents = append(p.cur.agents, 0)
 		}
 		p.cur.global = true
 	} else if t := ProductToken(v); t != "" {
-		p.cur.tokens = append(p.cur.tokens, t)
-		p.cur.agents = append(p.cur.agents, t)
+		s := newSpan(p.off(value), len(t))
+		p.cur.tokens = append(p.cur.tokens, s)
+		p.cur.agents = append(p.cur.agents, s)
 	}
 }
 
@@ -339,7 +342,7 @@ func parseDelay(v []byte) (time.Duration, bool) {
 // tokInfo is an agent token of the source groups: its first spelling and
 // the indexes into parser.src of the groups that name it.
 type tokInfo struct {
-	token string
+	token span
 	srcs  []int
 }
 
@@ -350,7 +353,7 @@ func (p *parser) tokenSources() (order []string, toks map[string]*tokInfo, globa
 	for i, g := range p.src {
 		seen := map[string]bool{}
 		for _, t := range g.tokens {
-			k := asciiLower(t)
+			k := asciiLower(p.r.str(t))
 			if seen[k] {
 				continue
 			}
@@ -377,18 +380,21 @@ func (p *parser) finish() {
 	parts := p.buildParts()
 	p.merge(order, toks, globalSrcs, parts)
 	p.r.usage = p.groupUsage(nil) // for agents no group applies to
+	if len(p.r.crs) > 0 {
+		p.r.lines = lineTable(p.text)
+	}
 	p.r.index(parts, p.usageSets())
 }
 
-// dedupFold returns agents without the repetitions (compared
+// dedupFold returns the agents of r without the repetitions (compared
 // case-insensitively) of an earlier one.
-func dedupFold(agents []string) []string {
+func (r *Robots) dedupFold(agents []span) []span {
 	if len(agents) <= 8 {
 		out := agents[:0:0]
 		for _, a := range agents {
 			dup := false
 			for _, o := range out {
-				dup = dup || strings.EqualFold(a, o)
+				dup = dup || strings.EqualFold(r.str(a), r.str(o))
 			}
 			if !dup {
 				out = append(out, a)
@@ -399,7 +405,7 @@ func dedupFold(agents []string) []string {
 	seen := make(map[string]bool, len(agents))
 	out := agents[:0:0]
 	for _, a := range agents {
-		if k := asciiLower(a); !seen[k] {
+		if k := asciiLower(r.str(a)); !seen[k] {
 			seen[k] = true
 			out = append(out, a)
 		}

@@ -50,51 +50,119 @@
 // O(len(path)·len(pattern)) per rule.
 package robots
 
-import "time"
+import (
+	"slices"
+	"time"
+)
 
 // DefaultMaxBytes is the number of bytes of a robots.txt body that Parse
 // reads; RFC 9309 §2.5 asks crawlers to parse at least 500 KiB.
 const DefaultMaxBytes = 500 << 10
 
 // Robots is a parsed robots.txt file.
+//
+// The groups live in a few arrays per file, and refer to one another and
+// to the text by index: the records of all compact parts (crs), the
+// groups as written with their parts (written), their agents (agents),
+// the merged groups (groups) and the groups as written each merges
+// (gparts). A file has fewer than 2^32 user-agent lines, so uint32
+// indexes suffice.
 type Robots struct {
+	text       string    // the body parsed; the strings below share it
+	crs        []crule   // the records of the compact parts, part by part
 	written    []written // the groups as written that name an agent, in file order
-	groups     []*merged // merged groups, in order of first appearance
+	agents     []span    // the agents of written, group by group
+	groups     []merged  // merged groups, in order of first appearance
+	gparts     []uint32  // the indexes into written of each merged group's parts
 	byAgent    []entry   // sorted by product token compared case-insensitively (foldCompare)
 	global     *merged   // the merged "*" group, or nil
 	sitemaps   []string
 	extensions []Extension
-	stats      parseStats
+	lines      []uint32    // line checkpoints of a long text (see [Robots.lineAt])
 	usage      *usageGroup // usage preferences for agents no group applies to; nil when none
-	idx        *fileIndex  // shared by the decisions of all groups
+	idx        *fileIndex  // shared by the decisions of all groups; nil when all parts are compact
 	size       int64       // MemSize
-	text       string      // the body parsed; the strings above share it
+	stats      parseStats
 }
 
-// entry is a product token of a user-agent line as written and the merged
-// group it selects.
+// span is a product token of a user-agent line, text[off:off+n] with off
+// in its high 48 bits and n (at most [maxLineLen]) in its low 16; 0 stands
+// for "*".
+type span uint64
+
+// newSpan returns the span of the n octets at off.
+func newSpan(off, n int) span { return span(uint64(off)<<16 | uint64(n)) }
+
+// str returns the agent s names.
+func (r *Robots) str(s span) string {
+	if s == 0 {
+		return "*"
+	}
+	return r.text[s>>16:][:s&0xffff]
+}
+
+// entry is a product token of a user-agent line as written and the index
+// into Robots.groups of the merged group it selects.
 type entry struct {
-	token string
-	group *merged
+	token span
+	group uint32
 }
 
 // written is one group as written in the file.
 type written struct {
-	agents []string // product tokens and "*" as written, duplicates removed
-	part   *part
+	part   part
+	agents [2]uint32 // Robots.agents[agents[0]:agents[1]]: tokens and "*" as written, duplicates removed
 	delay  time.Duration
 }
 
 // merged is the union of the groups as written that name one agent (or
-// "*"). It shares their compiled rules: merging never copies a rule, so a
-// file in which thousands of agents each name a different combination of
-// large groups stays linear.
+// "*"). It shares their parts: merging never copies a rule, so a file in
+// which thousands of agents each name a different combination of large
+// groups stays linear.
 type merged struct {
-	agents []string // tokens (as first written) that select exactly these groups
-	parts  []*part  // the groups as written, in file order
-	delay  time.Duration
-	usage  *usageGroup // usage preferences of its parts; nil when none
-	idx    *fileIndex  // the file's
+	from, to uint32 // its groups as written are Robots.gparts[from:to], in file order
+	delay    time.Duration
+	usage    *usageGroup // usage preferences of its parts; nil when none
+}
+
+// parts returns the indexes into r.written of g's parts.
+func (r *Robots) parts(g *merged) []uint32 { return r.gparts[g.from:g.to] }
+
+// agentsOf returns the agents of the group as written w.
+func (r *Robots) agentsOf(w *written) []string {
+	as := r.agents[w.agents[0]:w.agents[1]]
+	out := make([]string, len(as))
+	for i, a := range as {
+		out[i] = r.str(a)
+	}
+	return out
+}
+
+// mergedAgents returns the agents that select g: the tokens, as first
+// written, in order of first appearance, then "*" for the global group.
+func (r *Robots) mergedAgents(g *merged) []string {
+	var gi uint32
+	for i := range r.groups {
+		if &r.groups[i] == g {
+			gi = uint32(i)
+		}
+	}
+	var toks []span
+	for _, e := range r.byAgent {
+		if e.group == gi {
+			toks = append(toks, e.token)
+		}
+	}
+	// A token's first spelling is where it first appears.
+	slices.Sort(toks)
+	out := make([]string, 0, len(toks)+1)
+	for _, t := range toks {
+		out = append(out, r.str(t))
+	}
+	if g == r.global {
+		out = append(out, "*")
+	}
+	return out
 }
 
 // Rule is one Allow or Disallow line of a group.
@@ -132,16 +200,17 @@ type Group struct {
 }
 
 // group returns a copy of m as a Group, its rules concatenated.
-func (m *merged) group() *Group {
+func (r *Robots) group(m *merged) *Group {
 	n := 0
-	for _, pt := range m.parts {
-		n += pt.numRules()
+	for _, w := range r.parts(m) {
+		n += r.written[w].part.numRules(r)
 	}
 	rules := make([]Rule, 0, n)
-	for _, pt := range m.parts {
-		rules = pt.appendRules(rules)
+	lc := lineCursor{r: r}
+	for _, w := range r.parts(m) {
+		rules = r.written[w].part.appendRules(r, rules, &lc)
 	}
-	return &Group{Agents: append([]string(nil), m.agents...), Rules: rules, CrawlDelay: m.delay}
+	return &Group{Agents: r.mergedAgents(m), Rules: rules, CrawlDelay: m.delay}
 }
 
 // Match is the outcome of matching a URL against a robots.txt.
@@ -226,7 +295,7 @@ func (r *Robots) Group(agent string) *Group {
 	if m == nil {
 		return nil
 	}
-	return m.group()
+	return r.group(m)
 }
 
 // CrawlDelay returns the Crawl-delay that applies to agent: the largest
@@ -251,16 +320,18 @@ func (r *Robots) Groups() []*Group {
 		return nil
 	}
 	n := 0
-	for _, w := range r.written {
-		n += w.part.numRules()
+	for i := range r.written {
+		n += r.written[i].part.numRules(r)
 	}
 	// One backing array for all rules, so the copy costs a few allocations.
 	all := make([]Rule, 0, n)
 	gs := make([]*Group, len(r.written))
-	for i, w := range r.written {
+	lc := lineCursor{r: r}
+	for i := range r.written {
+		w := &r.written[i]
 		k := len(all)
-		all = w.part.appendRules(all)
-		gs[i] = &Group{Agents: append([]string(nil), w.agents...), Rules: all[k:len(all):len(all)], CrawlDelay: w.delay}
+		all = w.part.appendRules(r, all, &lc)
+		gs[i] = &Group{Agents: r.agentsOf(w), Rules: all[k:len(all):len(all)], CrawlDelay: w.delay}
 	}
 	return gs
 }
@@ -293,5 +364,5 @@ func (r *Robots) AllowsNothing(agent string) bool {
 	if m == nil {
 		return false
 	}
-	return m.allowsNothing()
+	return m.allowsNothing(r)
 }

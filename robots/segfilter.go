@@ -312,7 +312,7 @@ func newFileFilter(parts []*part) *segFilter {
 	var ks []keyed
 	n := 0
 	for _, pt := range parts {
-		if pt == nil || pt.compiledPart == nil {
+		if pt == nil || pt.compact() {
 			continue
 		}
 		for i := range pt.matchers {

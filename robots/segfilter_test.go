@@ -108,10 +108,10 @@ func TestManyWildcardRules(t *testing.T) {
 func (r *Robots) lookupPart(t *testing.T, agent string) *part {
 	t.Helper()
 	g, _ := r.lookup(agent)
-	if g == nil || len(g.parts) == 0 {
+	if g == nil || len(r.parts(g)) == 0 {
 		t.Fatalf("no group for %q", agent)
 	}
-	return g.parts[0]
+	return &r.written[r.parts(g)[0]].part
 }
 
 // TestSegFilterDecideDoesNotAllocate checks that a decision in a group

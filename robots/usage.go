@@ -160,21 +160,21 @@ func (r *Robots) matchWithUsage(agent, path string, rulesOnly bool) (d Match, u 
 	switch {
 	case fi == nil || fi.segs == nil:
 		ps := pathSet{p: p, fi: fi, rulesOnly: rulesOnly}
-		lookupUsage(g, tok, ug, fi, &ps, &d, &u)
+		r.lookupUsage(g, tok, ug, fi, &ps, &d, &u)
 	case fi.segs.nkeys <= maxKeys:
 		// As matchFiltered: the set of keys found on the stack.
 		var found [maxKeys / 64]uint64
 		ps := pathSet{p: p, fi: fi, found: found[:(fi.segs.nkeys+63)>>6], rulesOnly: rulesOnly}
-		lookupUsage(g, tok, ug, fi, &ps, &d, &u)
+		r.lookupUsage(g, tok, ug, fi, &ps, &d, &u)
 	default:
-		lookupUsagePooled(g, tok, ug, fi, p, rulesOnly, &d, &u)
+		r.lookupUsagePooled(g, tok, ug, fi, p, rulesOnly, &d, &u)
 	}
 	return d, u
 }
 
 // lookupUsagePooled is [lookupUsage] for a file with more keys than fit on
 // the stack (as matchPooled).
-func lookupUsagePooled(g *merged, tok string, ug *usageGroup, fi *fileIndex, p []byte, rulesOnly bool, d *Match, u *Usage) {
+func (r *Robots) lookupUsagePooled(g *merged, tok string, ug *usageGroup, fi *fileIndex, p []byte, rulesOnly bool, d *Match, u *Usage) {
 	x := fi.pool.Get().(*occIndex)
 	defer fi.pool.Put(x)
 	words := (fi.segs.nkeys + 63) >> 6
@@ -182,16 +182,16 @@ func lookupUsagePooled(g *merged, tok string, ug *usageGroup, fi *fileIndex, p [
 		x.found = make([]uint64, words)
 	}
 	ps := pathSet{p: p, fi: fi, found: x.found[:words], rulesOnly: rulesOnly}
-	lookupUsage(g, tok, ug, fi, &ps, d, u)
+	r.lookupUsage(g, tok, ug, fi, &ps, d, u)
 }
 
-// lookupUsage sets *d and *u for the group g selected by tok, its usage
+// lookupUsage sets *d and *u for the group g of r selected by tok, its usage
 // ug, the file's index fi (ps.fi, passed apart so that ps.p can stay on
 // the stack) and the canonical path ps.p; *d is the Match matchAgentPath
 // returns. The rules and the usage paths share one [lazyIndex], so the path
 // is indexed at most once, and ps.work counts the direct searches of
 // both.
-func lookupUsage(g *merged, tok string, ug *usageGroup, fi *fileIndex, ps *pathSet, d *Match, u *Usage) {
+func (r *Robots) lookupUsage(g *merged, tok string, ug *usageGroup, fi *fileIndex, ps *pathSet, d *Match, u *Usage) {
 	lz := lazyIndex{fi: fi}
 	switch {
 	case !ps.rulesOnly && string(ps.p) == "/robots.txt":
@@ -200,7 +200,7 @@ func lookupUsage(g *merged, tok string, ug *usageGroup, fi *fileIndex, ps *pathS
 		*d = Match{Allowed: true}
 	default:
 		*d = Match{Allowed: true, Group: tok}
-		if rule, ok := g.matchWith(ps, &lz); ok {
+		if rule, ok := r.matchWith(g, ps, &lz); ok {
 			*d = Match{Allowed: rule.Allow, Rule: rule, Group: tok}
 		}
 	}
