@@ -10,7 +10,7 @@ import "strings"
 // lineStep octets whatever the size of the file.
 
 // lineStep is the interval, in octets, of the line checkpoints of a text.
-const lineStep = 4096
+const lineStep = 1024
 
 // lineTable returns the checkpoints of text: element k is the number of
 // line breaks in text[:(k+1)*lineStep]. Only the texts of compact parts
@@ -22,7 +22,7 @@ func lineTable(text string) []uint32 {
 	t := make([]uint32, len(text)/lineStep)
 	n := 0
 	for k := range t {
-		n += countBreaks(text, k*lineStep, (k+1)*lineStep)
+		n += countBreaks(text, k*lineStep, (k+1)*lineStep, true)
 		t[k] = uint32(n)
 	}
 	return t
@@ -30,9 +30,13 @@ func lineTable(text string) []uint32 {
 
 // countBreaks returns the number of line breaks at the offsets of
 // text[from:to]; the LF of a CRLF is none, even when its CR is at from-1.
-func countBreaks(text string, from, to int) int {
+// Without cr, text has no CR.
+func countBreaks(text string, from, to int, cr bool) int {
 	s := text[from:to]
 	n := strings.Count(s, "\n")
+	if !cr {
+		return n
+	}
 	if cr := strings.Count(s, "\r"); cr > 0 {
 		n += cr - strings.Count(s, "\r\n")
 	}
@@ -49,7 +53,7 @@ func (r *Robots) lineAt(off int) int {
 	if k := off / lineStep; k > 0 {
 		from, n = k*lineStep, int(r.lines[k-1])
 	}
-	return 1 + n + countBreaks(r.text, from, off)
+	return 1 + n + countBreaks(r.text, from, off, r.cr)
 }
 
 // lineCursor counts the lines of increasing offsets of r.text, each from
@@ -66,7 +70,7 @@ func (lc *lineCursor) at(off int) int {
 		lc.off, lc.line = off, lc.r.lineAt(off)
 		return lc.line
 	}
-	lc.line += countBreaks(lc.r.text, lc.off, off)
+	lc.line += countBreaks(lc.r.text, lc.off, off, lc.r.cr)
 	lc.off = off
 	return lc.line
 }

@@ -382,6 +382,7 @@ func (p *parser) finish() {
 	p.r.usage = p.groupUsage(nil) // for agents no group applies to
 	if len(p.r.crs) > 0 {
 		p.r.lines = lineTable(p.text)
+		p.r.cr = strings.IndexByte(p.text, '\r') >= 0
 	}
 	p.r.index(parts, p.usageSets())
 }

@@ -83,6 +83,7 @@ type Robots struct {
 	idx        *fileIndex  // shared by the decisions of all groups; nil when all parts are compact
 	size       int64       // MemSize
 	stats      parseStats
+	cr         bool // the text has a CR (see [Robots.lineAt])
 }
 
 // span is a product token of a user-agent line, text[off:off+n] with off
