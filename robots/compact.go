@@ -15,7 +15,7 @@ import (
 // matched from there: a prefix comparison per rule, and for the few
 // wildcard rules the greedy search of matcher.match over the pattern's
 // segments as written. Its decisions are those of the compiled form:
-// [part.initCompact] checks, rule by rule, that the segments read from the
+// [parser.initCompact] checks, rule by rule, that the segments read from the
 // text are the compiled ones, and compiles the part otherwise.
 
 // compactMax is the number of rules above which a part is compiled: a

@@ -311,6 +311,9 @@ func FuzzParse(f *testing.F) {
 		if gc := c.Group(agent); !reflect.DeepEqual(gc, g) {
 			t.Fatalf("compiled group %+v, compact %+v", gc, g)
 		}
+		if gc, gr := c.Groups(), r.Groups(); !reflect.DeepEqual(gc, gr) {
+			t.Fatalf("compiled groups %+v, compact %+v", gc, gr)
+		}
 		if c.AllowsNothing(agent) != r.AllowsNothing(agent) {
 			t.Fatalf("AllowsNothing: compiled %v, compact %v", c.AllowsNothing(agent), r.AllowsNothing(agent))
 		}

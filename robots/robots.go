@@ -103,7 +103,7 @@ func (r *Robots) str(s span) string {
 }
 
 // entry is a product token of a user-agent line as written and the index
-// into Robots.groups of the merged group it selects.
+// into [Robots.groups] of the merged group it selects.
 type entry struct {
 	token span
 	group uint32

@@ -172,7 +172,7 @@ func (r *Robots) matchWithUsage(agent, path string, rulesOnly bool) (d Match, u 
 	return d, u
 }
 
-// lookupUsagePooled is [lookupUsage] for a file with more keys than fit on
+// lookupUsagePooled is [Robots.lookupUsage] for a file with more keys than fit on
 // the stack (as matchPooled).
 func (r *Robots) lookupUsagePooled(g *merged, tok string, ug *usageGroup, fi *fileIndex, p []byte, rulesOnly bool, d *Match, u *Usage) {
 	x := fi.pool.Get().(*occIndex)
