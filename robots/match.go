@@ -367,43 +367,6 @@ func lastSlash(s string) int {
 
 func hasPrefix(s, prefix string) bool { return len(s) >= len(prefix) && s[:len(prefix)] == prefix }
 
-// allowsNothing reports whether a Disallow rule of g, a group of r,
-// matches every path and no Allow rule that could match some path takes
-// precedence over it.
-func (g *merged) allowsNothing(r *Robots) bool {
-	best := -1
-	for _, w := range r.parts(g) {
-		pt := &r.written[w].part
-		if pt.compact() {
-			best = max(best, pt.compactUniversal(r))
-			continue
-		}
-		for i := range pt.matchers {
-			if m := &pt.matchers[i]; !m.allow && m.universal() && m.prio > best {
-				best = m.prio
-			}
-		}
-	}
-	if best < 0 {
-		return false
-	}
-	for _, w := range r.parts(g) {
-		pt := &r.written[w].part
-		if pt.compact() {
-			if pt.compactAllowFrom(r, best) {
-				return false
-			}
-			continue
-		}
-		for i := range pt.matchers {
-			if m := &pt.matchers[i]; m.allow && m.prio >= best && m.canMatch() {
-				return false
-			}
-		}
-	}
-	return true
-}
-
 // stackPath is the length of a canonical path matchAgentPath handles without
 // allocating when the path needs normalising.
 const stackPath = 2048

@@ -162,3 +162,40 @@ func isUniversal(t string) bool {
 	}
 	return true
 }
+
+// allowsNothing reports whether a Disallow rule of g, a group of r,
+// matches every path and no Allow rule that could match some path takes
+// precedence over it.
+func (g *merged) allowsNothing(r *Robots) bool {
+	best := -1
+	for _, w := range r.parts(g) {
+		pt := &r.written[w].part
+		if pt.compact() {
+			best = max(best, pt.compactUniversal(r))
+			continue
+		}
+		for i := range pt.matchers {
+			if m := &pt.matchers[i]; !m.allow && m.universal() && m.prio > best {
+				best = m.prio
+			}
+		}
+	}
+	if best < 0 {
+		return false
+	}
+	for _, w := range r.parts(g) {
+		pt := &r.written[w].part
+		if pt.compact() {
+			if pt.compactAllowFrom(r, best) {
+				return false
+			}
+			continue
+		}
+		for i := range pt.matchers {
+			if m := &pt.matchers[i]; m.allow && m.prio >= best && m.canMatch() {
+				return false
+			}
+		}
+	}
+	return true
+}
