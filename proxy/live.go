@@ -34,8 +34,9 @@ type live struct {
 	tdm    *tdmStep        // TDMRep (tdmrep.go)
 	ports  map[string]bool // https.allowed_ports
 	// access is the access control (client networks, credentials) around
-	// the rest of the handler chain ([Server.inner]).
+	// the rest of the handler chain ([Server.inner]); acl is its rules.
 	access http.Handler
+	acl    *access.Access
 }
 
 // newLive builds the settings of cfg: it reads the credentials file, and
@@ -68,7 +69,7 @@ func (s *Server) newLive(cfg config.Config) (*live, error) {
 	if err != nil {
 		return nil, err
 	}
-	l.access = a.Wrap(s.inner)
+	l.access, l.acl = a.Wrap(s.inner), a
 	if a.RequiresCredentials() || a.Networks() > 0 {
 		s.log.Info().Bool("credentials", a.RequiresCredentials()).Int("allow_cidrs", a.Networks()).Msg("proxy access control on")
 	}
