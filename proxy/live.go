@@ -42,7 +42,7 @@ type live struct {
 // newLive builds the settings of cfg: it reads the credentials file, and
 // fails (leaving the running settings alone) when it cannot.
 func (s *Server) newLive(cfg config.Config) (*live, error) {
-	pol, err := newPoliteness(cfg, s.pacer, s.pauses, s.clock, s.log) // (decide.go)
+	pol, err := newPoliteness(cfg, s.pacer, s.pauses, s.slots, s.clock, s.log)
 	if err != nil {
 		return nil, err
 	}
@@ -136,7 +136,8 @@ func (s *Server) liveSteps() liveSteps {
 // newPoliteness builds the politeness policy of cfg. pacer and pauses may
 // be nil (in-memory, this process only). In report mode the policy
 // decides without acting ([politeness.Config.Report]).
-func newPoliteness(cfg config.Config, pacer politeness.Pacer, pauses politeness.Pauses, clock enforce.Clock, log zerolog.Logger) (*politeness.Politeness, error) {
+func newPoliteness(cfg config.Config, pacer politeness.Pacer, pauses politeness.Pauses, slots *politeness.Slots, clock enforce.Clock,
+	log zerolog.Logger) (*politeness.Politeness, error) {
 	p := cfg.Politeness
 	pol, err := politeness.New(politeness.Config{
 		Clock:            clock,
@@ -150,6 +151,7 @@ func newPoliteness(cfg config.Config, pacer politeness.Pacer, pauses politeness.
 		BackoffStart:     p.BackoffStart,
 		BackoffMax:       p.BackoffMax,
 		MaxConcurrency:   p.MaxConcurrency,
+		Slots:            slots,
 		Report:           cfg.Mode == config.ModeReport,
 	})
 	if err != nil {
