@@ -40,7 +40,11 @@ func readBody(resp *http.Response, maxBytes int) (body []byte, truncated bool, e
 	if err != nil {
 		return nil, false, err
 	}
-	body, err = io.ReadAll(io.LimitReader(r, int64(maxBytes)+1))
+	hint := 512
+	if len(codings) == 0 && resp.ContentLength >= 0 {
+		hint = int(min(resp.ContentLength, int64(maxBytes))) + 1
+	}
+	body, err = readAll(io.LimitReader(r, int64(maxBytes)+1), hint)
 	if err != nil {
 		if len(codings) > 0 {
 			err = decodeError{fmt.Errorf("decoding content-encoding %s: %w", strings.Join(codings, ", "), err)}
@@ -51,6 +55,25 @@ func readBody(resp *http.Response, maxBytes int) (body []byte, truncated bool, e
 		return body[:maxBytes:maxBytes], true, nil
 	}
 	return body, false, nil
+}
+
+// readAll is [io.ReadAll] with a first buffer of hint bytes: a body of
+// known length is read into one buffer of its size, not grown to it.
+func readAll(r io.Reader, hint int) ([]byte, error) {
+	b := make([]byte, 0, max(hint, 1))
+	for {
+		n, err := r.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
+		if err != nil {
+			if err == io.EOF {
+				err = nil
+			}
+			return b, err
+		}
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)] // let append grow it
+		}
+	}
 }
 
 // DecodeBody returns a reader of body decoded as the Content-Encoding

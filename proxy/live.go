@@ -34,14 +34,15 @@ type live struct {
 	tdm    *tdmStep        // TDMRep (tdmrep.go)
 	ports  map[string]bool // https.allowed_ports
 	// access is the access control (client networks, credentials) around
-	// the rest of the handler chain ([Server.inner]).
+	// the rest of the handler chain ([Server.inner]); acl is its rules.
 	access http.Handler
+	acl    *access.Access
 }
 
 // newLive builds the settings of cfg: it reads the credentials file, and
 // fails (leaving the running settings alone) when it cannot.
 func (s *Server) newLive(cfg config.Config) (*live, error) {
-	pol, err := newPoliteness(cfg, s.pacer, s.pauses, s.clock, s.log) // (decide.go)
+	pol, err := newPoliteness(cfg, s.pacer, s.pauses, s.slots, s.clock, s.log)
 	if err != nil {
 		return nil, err
 	}
@@ -68,7 +69,7 @@ func (s *Server) newLive(cfg config.Config) (*live, error) {
 	if err != nil {
 		return nil, err
 	}
-	l.access = a.Wrap(s.inner)
+	l.access, l.acl = a.Wrap(s.inner), a
 	if a.RequiresCredentials() || a.Networks() > 0 {
 		s.log.Info().Bool("credentials", a.RequiresCredentials()).Int("allow_cidrs", a.Networks()).Msg("proxy access control on")
 	}
@@ -135,7 +136,8 @@ func (s *Server) liveSteps() liveSteps {
 // newPoliteness builds the politeness policy of cfg. pacer and pauses may
 // be nil (in-memory, this process only). In report mode the policy
 // decides without acting ([politeness.Config.Report]).
-func newPoliteness(cfg config.Config, pacer politeness.Pacer, pauses politeness.Pauses, clock enforce.Clock, log zerolog.Logger) (*politeness.Politeness, error) {
+func newPoliteness(cfg config.Config, pacer politeness.Pacer, pauses politeness.Pauses, slots *politeness.Slots, clock enforce.Clock,
+	log zerolog.Logger) (*politeness.Politeness, error) {
 	p := cfg.Politeness
 	pol, err := politeness.New(politeness.Config{
 		Clock:            clock,
@@ -149,6 +151,7 @@ func newPoliteness(cfg config.Config, pacer politeness.Pacer, pauses politeness.
 		BackoffStart:     p.BackoffStart,
 		BackoffMax:       p.BackoffMax,
 		MaxConcurrency:   p.MaxConcurrency,
+		Slots:            slots,
 		Report:           cfg.Mode == config.ModeReport,
 	})
 	if err != nil {

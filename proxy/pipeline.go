@@ -59,6 +59,7 @@ func (s *Server) install() error {
 	p.OnRequest().DoFunc(s.enter)
 	for _, step := range []requestStep{
 		inflight,                   // in-flight count, ended on the response side
+		readmit{},                  // MITM session after a reload: its CONNECT's access revoked → 403, session ended (readmit.go)
 		canonicalDest{},            // one spelling of host and port, dialed as decided; unmappable → 400 (canonical.go)
 		destination{self: &s.self}, // own address → 403, MITM Host ≠ CONNECT target → 421 (destination.go)
 		hopStrip{},                 // hop-by-hop request headers
@@ -137,7 +138,8 @@ func (s *Server) responseHook(step responseStep) goproxy.FuncRespHandler {
 // CONNECT's UserData; each gets its own state with that as Parent.
 func (s *Server) enter(r *http.Request, ctx *goproxy.ProxyCtx) (*http.Request, *http.Response) {
 	r = s.track(r, ctx)
-	ctx.UserData = &requestState{Start: time.Now(), Client: r.RemoteAddr, Parent: ctx.UserData, Live: s.live.Load()}
+	ctx.UserData = &requestState{Start: time.Now(), Client: r.RemoteAddr, Parent: ctx.UserData, Live: s.live.Load(),
+		Grant: access.GrantFrom(r.Context())}
 	return r, nil
 }
 
@@ -192,6 +194,9 @@ type requestState struct {
 	// Live is the settings the request is served with: those current
 	// when it entered (live.go).
 	Live *live
+	// Grant is what the access control admitted the request with; a
+	// CONNECT's stays with its MITM session ([readmit.onRequest]).
+	Grant access.Grant
 
 	// Parent is the UserData the request's ctx started with: for requests
 	// inside a MITM tunnel, the CONNECT's state.
@@ -224,7 +229,7 @@ func stateOf(ctx *goproxy.ProxyCtx) *requestState {
 	}
 	st := &requestState{Start: time.Now(), Parent: ctx.UserData}
 	if ctx.Req != nil {
-		st.Client = ctx.Req.RemoteAddr
+		st.Client, st.Grant = ctx.Req.RemoteAddr, access.GrantFrom(ctx.Req.Context())
 	}
 	ctx.UserData = st
 	return st

@@ -81,9 +81,11 @@ type Server struct {
 	live atomic.Pointer[live]
 	// inner is the handler chain inside access control (live.go).
 	inner http.Handler
-	// pacer and pauses hold the politeness state, kept across reloads.
+	// pacer, pauses and slots hold the politeness state, kept across
+	// reloads.
 	pacer  politeness.Pacer
 	pauses politeness.Pauses
+	slots  *politeness.Slots
 	reload reloader // Reload (reload.go)
 
 	// handler is what ServeHTTP runs: the goproxy server wrapped in the
@@ -132,6 +134,7 @@ func New(cfg config.Config, deps Deps) (*Server, error) {
 		mux:   http.NewServeMux(),
 		life:  newLifetime(),
 		pacer: deps.Pacer,
+		slots: politeness.NewSlots(),
 	}
 	s.reload.load = deps.Load
 	s.fwd.init(s)

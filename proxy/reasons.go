@@ -31,6 +31,7 @@ const (
 	ReasonTunnelNotTLS  enforce.Reason = "tunnel-not-tls"    // tunnel mode: the bytes inside the tunnel are not a TLS ClientHello
 	ReasonSelfRequest   enforce.Reason = "self-request"      // the destination is robotsgate itself (proxy or admin port)
 	ReasonMisdirected   enforce.Reason = "misdirected"       // a request inside an MITM session names another host:port than its CONNECT
+	ReasonAccessRevoked enforce.Reason = "access-revoked"    // a reload revoked the access an MITM session's CONNECT was admitted with
 	ReasonShuttingDown  enforce.Reason = "shutting-down"     // robotsgate shut down while the request waited for its crawl-delay slot
 	ReasonURLTooLong    enforce.Reason = "url-too-long"      // the URL is longer than max_url_bytes: answered 414 undecided
 	ReasonUpstreamError enforce.Reason = "upstream-error"    // forwarding failed: no response from the origin (502/504)
@@ -139,6 +140,8 @@ var reasons = []reasonRow{
 		explanation: "the destination is robotsgate itself (its proxy or admin address), which is not reachable through the proxy"},
 	{reason: ReasonMisdirected, status: http.StatusMisdirectedRequest, proxyStatus: psRequestError,
 		explanation: "inside an HTTPS session a request must name the host and port of its CONNECT"},
+	{reason: ReasonAccessRevoked, status: http.StatusForbidden, proxyStatus: psDenied,
+		explanation: "a configuration reload revoked the proxy access (credentials or client network) this HTTPS session's CONNECT was admitted with; the session ends, and a new CONNECT must authenticate again"},
 	{reason: politeness.ReasonPaused, status: http.StatusServiceUnavailable, proxyStatus: psDenied,
 		explanation: "the origin asked crawlers to back off (503/429); robotsgate holds requests to it until the pause ends"},
 	{reason: politeness.ReasonQueueFull, status: http.StatusTooManyRequests, proxyStatus: psDenied,

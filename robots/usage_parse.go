@@ -86,8 +86,17 @@ func (l *usageLines) sets() (usage, signal *usageSet) {
 // written srcs (none: for agents no group applies to), or nil when no
 // usage line concerns them.
 func (p *parser) groupUsage(srcs []int) *usageGroup {
+	_, file := p.file.sets()
+	some := file != nil
+	for _, i := range srcs {
+		u, s := p.src[i].usage.sets()
+		some = some || u != nil || s != nil
+	}
+	if !some {
+		return nil // most files: nothing to build, nothing to allocate
+	}
 	g := &usageGroup{}
-	if _, file := p.file.sets(); file != nil {
+	if file != nil {
 		g.file = []*usageSet{file}
 	}
 	for _, i := range srcs {
@@ -98,9 +107,6 @@ func (p *parser) groupUsage(srcs []int) *usageGroup {
 		if s != nil {
 			g.signals = append(g.signals, s)
 		}
-	}
-	if len(g.usage) == 0 && len(g.signals) == 0 && len(g.file) == 0 {
-		return nil
 	}
 	for _, sets := range [][]*usageSet{g.usage, g.signals, g.file} {
 		for _, s := range sets {

@@ -11,20 +11,27 @@ import (
 	"github.com/robotsgate/robotsgate/internal/config"
 )
 
-// memoryAllowance is what the process holds besides the robots.txt
+// memoryAllowance is what the process may hold besides the robots.txt
 // cache: the runtime, the connections in flight and idle, buffers,
-// politeness state, the MITM certificate cache and the garbage the
-// collector has not freed yet.
+// politeness state, the MITM certificate cache, the garbage the
+// collector has not freed yet, and the program's own code and data.
 const memoryAllowance = 128 << 20
 
+// programPages is the part of [memoryAllowance] that the Go runtime's
+// memory limit does not see: the executable's code and read-only data
+// mapped from its file, which count in RSS once touched.
+const programPages = 16 << 20
+
 // memoryLimit returns the Go soft memory limit serve sets: the robots.txt
-// cache's budget (robots.max_cache_mb) plus [memoryAllowance]; ok is false
-// when the operator set GOMEMLIMIT, which the runtime applies itself.
+// cache's budget (robots.max_cache_mb) plus [memoryAllowance], less the
+// [programPages] the runtime does not count, so that RSS stays within
+// the budget plus the allowance; ok is false when the operator set
+// GOMEMLIMIT, which the runtime applies itself.
 func memoryLimit(cfg config.Config, env func(string) string) (limit int64, ok bool) {
 	if env("GOMEMLIMIT") != "" {
 		return 0, false
 	}
-	return int64(cfg.Robots.MaxCacheMB)<<20 + memoryAllowance, true
+	return int64(cfg.Robots.MaxCacheMB)<<20 + memoryAllowance - programPages, true
 }
 
 // applyMemoryLimit sets the soft memory limit of [memoryLimit], so that the
@@ -37,7 +44,7 @@ func applyMemoryLimit(cfg config.Config, env func(string) string, log zerolog.Lo
 		return
 	}
 	debug.SetMemoryLimit(limit)
-	log.Info().Int64("limit_mib", limit>>20).Msg("memory limit: robots.max_cache_mb plus an allowance (GOMEMLIMIT overrides)")
+	log.Info().Int64("limit_mib", limit>>20).Msg("memory limit: robots.max_cache_mb plus an allowance, less the executable's own pages (GOMEMLIMIT overrides)")
 }
 
 // cacheStats is what the in-process robots.txt cache reports.

@@ -16,8 +16,8 @@ func TestMemoryLimit(t *testing.T) {
 	cfg := config.Default()
 	cfg.Robots.MaxCacheMB = 300
 	none := func(string) string { return "" }
-	if l, ok := memoryLimit(cfg, none); !ok || l != 300<<20+memoryAllowance {
-		t.Errorf("limit %d (%v), want %d", l, ok, 300<<20+memoryAllowance)
+	if l, ok := memoryLimit(cfg, none); !ok || l != 300<<20+memoryAllowance-programPages {
+		t.Errorf("limit %d (%v), want %d", l, ok, 300<<20+memoryAllowance-programPages)
 	}
 	set := func(k string) string {
 		if k == "GOMEMLIMIT" {
@@ -32,10 +32,10 @@ func TestMemoryLimit(t *testing.T) {
 	defer debug.SetMemoryLimit(old)
 	var log strings.Builder
 	applyMemoryLimit(cfg, none, zerolog.New(&log))
-	if got := debug.SetMemoryLimit(-1); got != 300<<20+memoryAllowance {
+	if got := debug.SetMemoryLimit(-1); got != 300<<20+memoryAllowance-programPages {
 		t.Errorf("runtime memory limit %d after serve's", got)
 	}
-	if !strings.Contains(log.String(), `"limit_mib":428`) {
+	if !strings.Contains(log.String(), `"limit_mib":412`) {
 		t.Errorf("limit not logged: %s", log.String())
 	}
 }

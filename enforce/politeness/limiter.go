@@ -9,12 +9,28 @@ import (
 	"github.com/robotsgate/robotsgate/enforce"
 )
 
-// limiter is a per-origin counting semaphore whose waiters are served in
-// arrival order.
-type limiter struct {
-	max int
+// Slots are the per-origin concurrency slots of [Config.MaxConcurrency]:
+// a counting semaphore per origin whose waiters are served in arrival
+// order. Politeness values built with the same Slots (one per
+// configuration a reload puts in force) count the same requests, so a
+// reload neither forgets the requests in flight nor lets the limit be
+// exceeded; the limit in force is that of the last one built. It is
+// safe for concurrent use.
+type Slots struct {
 	mu  sync.Mutex
+	max int // guarded by mu
 	m   map[string]*slots
+}
+
+// NewSlots returns Slots holding nothing.
+func NewSlots() *Slots { return &Slots{m: make(map[string]*slots)} }
+
+// setMax sets the number of slots per origin; requests holding more (a
+// limit lowered) keep them until they end.
+func (l *Slots) setMax(n int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.max = n
 }
 
 type slots struct {
@@ -27,7 +43,7 @@ var errNoSlot = errors.New("no slot")
 // acquire takes one of origin's slots, waiting up to maxWait (on clk) for
 // one. It reports false when none came in time, and ctx.Err() when ctx
 // ended first.
-func (l *limiter) acquire(ctx context.Context, clk enforce.Clock, origin string, maxWait time.Duration) (bool, error) {
+func (l *Slots) acquire(ctx context.Context, clk enforce.Clock, origin string, maxWait time.Duration) (bool, error) {
 	l.mu.Lock()
 	s := l.m[origin]
 	if s == nil {
@@ -79,15 +95,15 @@ func notSlot(err error) (bool, error) {
 
 // release gives back one of origin's slots: to the first waiter, or to the
 // pool.
-func (l *limiter) release(origin string) {
+func (l *Slots) release(origin string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	s := l.m[origin]
 	if s == nil {
 		return
 	}
-	if len(s.waiters) > 0 {
-		close(s.waiters[0])
+	if len(s.waiters) > 0 && s.busy <= l.max {
+		close(s.waiters[0]) // the slot goes to the first waiter
 		s.waiters = s.waiters[1:]
 		return
 	}

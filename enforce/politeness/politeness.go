@@ -42,6 +42,10 @@ type Config struct {
 	// and not yet released (waiting for their slot or in flight); 0 means
 	// no limit.
 	MaxConcurrency int
+	// Slots, when set, are the concurrency slots, shared with the
+	// Politeness values built before this one with the same Slots (see
+	// [Slots]); nil: slots of its own.
+	Slots *Slots
 
 	// Report makes Admit decide without acting: it never waits and never
 	// holds a concurrency slot, and it returns a Permit together with the
@@ -69,7 +73,7 @@ const (
 // concurrent use.
 type Politeness struct {
 	cfg Config
-	sem *limiter // nil when MaxConcurrency is 0
+	sem *Slots // nil when MaxConcurrency is 0
 
 }
 
@@ -138,7 +142,11 @@ func New(cfg Config) (*Politeness, error) {
 	}
 	p := &Politeness{cfg: cfg}
 	if cfg.MaxConcurrency > 0 {
-		p.sem = &limiter{max: cfg.MaxConcurrency, m: make(map[string]*slots)}
+		p.sem = cfg.Slots
+		if p.sem == nil {
+			p.sem = NewSlots()
+		}
+		p.sem.setMax(cfg.MaxConcurrency)
 	}
 	return p, nil
 }

@@ -5,6 +5,7 @@ package access
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/base64"
@@ -206,6 +207,11 @@ func (a *Access) Wrap(next http.Handler) http.Handler {
 			return
 		}
 		r.Header.Del("Proxy-Authorization")
+		g := Grant{set: true}
+		if idx >= 0 {
+			g.cred, g.hasCred = a.creds[idx], true
+		}
+		r = r.WithContext(context.WithValue(r.Context(), grantKey{}, g))
 		if idx >= 0 {
 			// The user's identity (IdentityFrom) decides for r, and for
 			// the requests inside r's MITM session.
@@ -213,6 +219,48 @@ func (a *Access) Wrap(next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// Grant is what a request was admitted with: the digest of the
+// credentials it authenticated with, if any. A CONNECT's Grant stays
+// with its MITM session, whose requests carry no credentials of their
+// own, so that a configuration reload can [Access.Readmit] them.
+type Grant struct {
+	cred    [sha256.Size]byte
+	hasCred bool
+	set     bool // Wrap admitted the request (access control was on)
+}
+
+type grantKey struct{}
+
+// GrantFrom returns the Grant that Wrap attached to ctx; the zero Grant
+// when none (the request was admitted with access control off).
+func GrantFrom(ctx context.Context) Grant {
+	g, _ := ctx.Value(grantKey{}).(Grant)
+	return g
+}
+
+// Readmit is Check for a request that carries no credentials of its own
+// and was admitted earlier with g, from the client address remoteAddr
+// (a request inside an MITM session, once the configuration changed): 0
+// when a still admits it, [http.StatusForbidden] when the address is no
+// longer allowed, [http.StatusProxyAuthRequired] when its credentials
+// are no longer accepted (or credentials are now required). A nil Access
+// admits every request.
+func (a *Access) Readmit(remoteAddr string, g Grant) int {
+	if a == nil {
+		return 0
+	}
+	if len(a.nets) > 0 && !a.clientAllowed(remoteAddr) {
+		return http.StatusForbidden
+	}
+	if len(a.creds) == 0 {
+		return 0
+	}
+	if !g.hasCred || !slices.Contains(a.creds, g.cred) {
+		return http.StatusProxyAuthRequired
+	}
+	return 0
 }
 
 // writeRefusal writes a short plain-text refusal and asks the client to

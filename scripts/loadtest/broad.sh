@@ -11,7 +11,10 @@
 #   RG_SRC=/path/to/other/tree N=10000 scripts/loadtest/broad.sh   # measure another robotsgate
 #
 # It prints, for each proxy, new origins per second and the p50/p99 latency of
-# the first request to an origin; for robotsgate also the live heap (from
+# the first request to an origin under that load; then, with the proxy
+# otherwise idle, the first-request latency of LAT_N more new origins sent
+# one at a time (what robotsgate adds to a first request, without the queue
+# of C workers on one CPU), beside a direct robots.txt fetch; for robotsgate also the live heap (from
 # GODEBUG=gctrace, at its last collection) and RSS per cached origin, the
 # goroutines and idle upstream connections after the run and WAIT_IDLE
 # seconds later, and the cache's entries, charged bytes and evictions.
@@ -26,6 +29,7 @@ cd "$(dirname "$0")/../.."
 N=${N:-10000}
 PER=${PER:-1}
 C=${C:-64}
+LAT_N=${LAT_N:-1000}
 WAIT_IDLE=${WAIT_IDLE:-8}
 TIMEOUT=${TIMEOUT:-300s}
 RG_SRC=${RG_SRC:-.}
@@ -84,6 +88,7 @@ wait_port 127.0.0.1:19310
 t0=$(ticks "$bare")
 bare_out=$(load http://127.0.0.1:19310)
 bare_cpu=$(( ($(ticks "$bare") - t0) * 1000000 / clk ))
+bare_lat=$(taskset -c "$LOAD_CPU" "$work/broadload" -proxy http://127.0.0.1:19310 -n "$LAT_N" -first "$N" -c 1 -timeout "$TIMEOUT")
 kill "$bare"; wait "$bare" 2>/dev/null || true
 
 echo "robotsgate..." >&2
@@ -98,6 +103,8 @@ rss0=$(rss_kb "$rg")
 t0=$(ticks "$rg")
 rg_out=$(load http://127.0.0.1:19309 -direct 200)
 rg_cpu=$(( ($(ticks "$rg") - t0) * 1000000 / clk ))
+rg_lat=$(taskset -c "$LOAD_CPU" "$work/broadload" -proxy http://127.0.0.1:19309 -n "$LAT_N" -first "$N" -c 1 \
+  -timeout "$TIMEOUT" -direct "$LAT_N")
 g1=$(metric go_goroutines)
 idle1=$(metric robotsgate_upstream_idle_connections)
 entries=$(metric robotsgate_robots_cache_entries)
@@ -118,6 +125,10 @@ for k in origins_per_s first_p50_ms first_p99_ms ok blocked other errors; do
 done
 printf '%-32s %14s %14s\n' "CPU µs per origin" "$((bare_cpu / N))" "$((rg_cpu / N))"
 echo "direct robots.txt fetch p50 (ms): $(get "$(echo "$rg_out" | tail -1)" direct_robots_p50_ms)"
+lb=$(get "$(echo "$bare_lat" | head -1)" first_p50_ms); lr=$(get "$(echo "$rg_lat" | head -1)" first_p50_ms)
+ld=$(get "$(echo "$rg_lat" | tail -1)" direct_robots_p50_ms)
+echo "one at a time, $LAT_N new origins: first request p50 (ms) bare $lb, robotsgate $lr (p99 bare $(get "$(echo "$bare_lat" | head -1)" first_p99_ms), robotsgate $(get "$(echo "$rg_lat" | head -1)" first_p99_ms))"
+awk -v b="$lb" -v r="$lr" -v d="$ld" 'BEGIN { printf "added to a first request at p50: %.3f ms (direct robots.txt fetch p50 %.3f ms; bound: that + 1 ms = %.3f ms)\n", r-b, d, d+1 }'
 echo "cache entries: $entries  charged bytes: $charged  evictions: $evicted"
 if [ "$entries" != n/a ] && [ "$entries" -gt 0 ]; then
   awk -v live="$live" -v h0="$h0" -v n="$entries" -v r0="$rss0" -v r1="$rss1" 'BEGIN {
