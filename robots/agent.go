@@ -84,8 +84,8 @@ func (r *Robots) lookup(agent string) (*merged, string) {
 			return &r.groups[e.group], r.str(e.token)
 		}
 	}
-	if r.global != nil {
-		return r.global, "*"
+	if g := r.globalGroup(); g != nil {
+		return g, "*"
 	}
 	return nil, ""
 }

@@ -199,6 +199,6 @@ func (p *parser) merge(order []string, toks map[string]*tokInfo, globalSrcs []in
 		return foldCompare(r.str(r.byAgent[i].token), r.str(r.byAgent[j].token)) < 0
 	})
 	if len(globalSrcs) > 0 {
-		r.global = &r.groups[pos[which[len(order)]]]
+		r.global = 1 + pos[which[len(order)]]
 	}
 }

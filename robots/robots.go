@@ -75,7 +75,6 @@ type Robots struct {
 	groups     []merged  // merged groups, in order of first appearance
 	gparts     []uint32  // the indexes into written of each merged group's parts
 	byAgent    []entry   // sorted by product token compared case-insensitively (foldCompare)
-	global     *merged   // the merged "*" group, or nil
 	sitemaps   []string
 	extensions []Extension
 	lines      []uint32    // line checkpoints of a long text (see [Robots.lineAt])
@@ -83,7 +82,16 @@ type Robots struct {
 	idx        *fileIndex  // shared by the decisions of all groups; nil when all parts are compact
 	size       int64       // MemSize
 	stats      parseStats
-	cr         bool // the text has a CR (see [Robots.lineAt])
+	global     uint32 // 1 + the index into groups of the merged "*" group; 0 when none
+	cr         bool   // the text has a CR (see [Robots.lineAt])
+}
+
+// globalGroup returns the merged "*" group of r, or nil.
+func (r *Robots) globalGroup() *merged {
+	if r.global == 0 {
+		return nil
+	}
+	return &r.groups[r.global-1]
 }
 
 // span is a product token of a user-agent line, text[off:off+n] with off
@@ -160,7 +168,7 @@ func (r *Robots) mergedAgents(g *merged) []string {
 	for _, t := range toks {
 		out = append(out, r.str(t))
 	}
-	if g == r.global {
+	if g == r.globalGroup() {
 		out = append(out, "*")
 	}
 	return out
