@@ -107,6 +107,13 @@ func TestProxyAuth(t *testing.T) {
 	if !strings.Contains(string(audit), `"url":"`+o.URL+`/ok"`) {
 		t.Fatalf("audit log lacks the allowed request: %s", audit)
 	}
+	// Each record names the user who sent the request, and the listener.
+	for _, want := range []string{`"user":"carol","listener":"proxy","method":"GET","url":"` + o.URL + `/private/x"`,
+		`"user":"alice","listener":"proxy","method":"CONNECT"`} {
+		if !strings.Contains(string(audit), want) {
+			t.Errorf("audit log lacks %s:\n%s", want, audit)
+		}
+	}
 	for _, secret := range []string{"pa:ss w0rd", "from-file", "wrong", base64.StdEncoding.EncodeToString([]byte("alice:pa:ss w0rd")), "Proxy-Authorization"} {
 		if strings.Contains(string(audit), secret) {
 			t.Errorf("audit log contains %q", secret)

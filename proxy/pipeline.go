@@ -206,6 +206,10 @@ type requestState struct {
 	// "host:port" (lower-case host); requests inside the session must
 	// name the same ([destination.onRequest]).
 	ConnectTarget string
+	// Transparent says that the request came in on the transparent
+	// listener, for a refusal made before it had a [redirected] of its
+	// own (see [redirectedOf]).
+	Transparent bool
 	// Redirected is, for a CONNECT made up for a redirected TLS
 	// connection, that connection (transparent.go); requests inside its
 	// MITM session inherit it.

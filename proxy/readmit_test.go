@@ -78,8 +78,8 @@ func TestReloadRevokesOpenSessions(t *testing.T) {
 	if o.hit("/after") != 0 {
 		t.Fatal("a request of a revoked session reached the origin")
 	}
-	if rec := ab.Find(t, string(ReasonAccessRevoked)); rec == nil {
-		t.Fatal("no audit record of the revoked session's request")
+	if rec := ab.Find(t, string(ReasonAccessRevoked)); rec == nil || rec["user"] != "alice" {
+		t.Fatalf("audit record of the revoked session's request: %v, want one naming user alice", rec)
 	}
 	// The session is over: the next request needs a new CONNECT, refused.
 	st, _, reused, err = sessionGet(t, alice, o.URL+"/again")

@@ -95,9 +95,20 @@ func (s *Server) settle(r *http.Request, st *requestState, o outcome) *http.Resp
 	}
 	e.AgentOverrideRefused = st.OverrideRefused
 	e.PurposesOverrideRefused = st.PurposesRefused
+	identify(r, st)
+	e.User, e.Listener = st.Identity.User, listenerProxy
+	if st.Transparent || redirectedOf(r, st) != nil {
+		e.Listener = listenerTransparent
+	}
 	s.record(e)
 	return resp
 }
+
+// The listeners an audit record names ([audit.Event.Listener]).
+const (
+	listenerProxy       = "proxy"
+	listenerTransparent = "transparent"
+)
 
 // answer is robotsgate's answer to r refused by o.
 func answer(r *http.Request, o outcome, connect bool) *http.Response {

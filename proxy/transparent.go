@@ -202,7 +202,7 @@ func (s *Server) closeRefused(c net.Conn, method string, o *outcome) {
 	if method != http.MethodConnect { // settle counts the decisions of CONNECTs only
 		s.metrics.Decision(o.d)
 	}
-	if resp := s.settle(r, &requestState{Start: time.Now(), Client: r.RemoteAddr}, *o); resp != nil {
+	if resp := s.settle(r, &requestState{Start: time.Now(), Client: r.RemoteAddr, Transparent: true}, *o); resp != nil {
 		resp.Body.Close()
 	}
 	c.Close()

@@ -13,7 +13,7 @@ import (
 	"github.com/robotsgate/robotsgate/proxy/audit/query"
 )
 
-const auditUsage = "usage: robotsgate audit [-origin O] [-since T] [-until T] [-reason R] [-decision D] [-agent A] [-url PREFIX] [-json | -summary] [-f] [FILE...]"
+const auditUsage = "usage: robotsgate audit [-origin O] [-since T] [-until T] [-reason R] [-decision D] [-agent A] [-user U] [-url PREFIX] [-json | -summary] [-f] [FILE...]"
 
 // auditEnv is what "robotsgate audit" takes from its caller besides the
 // arguments: the clock of -since/-until durations and how often -f
@@ -86,6 +86,7 @@ func parseAuditFlags(args []string, now time.Time, stdout, stderr io.Writer) (au
 	reasons := fs.String("reason", "", "only records with one of these comma-separated `reasons` (disallowed, robots-unreachable, ...)")
 	decisions := fs.String("decision", "", "only records with one of these comma-separated `decisions` (allowed, blocked, reported)")
 	fs.StringVar(&fl.filter.Agent, "agent", "", "only records decided for this `agent` (case-insensitive)")
+	fs.StringVar(&fl.filter.User, "user", "", "only records of requests sent by this proxy `user` (credentials)")
 	fs.StringVar(&fl.filter.URLPrefix, "url", "", "only records whose URL starts with `PREFIX`")
 	fs.BoolVar(&fl.asJSON, "json", false, "print the matching records as JSON lines, as written (with -summary: the summary as JSON)")
 	fs.BoolVar(&fl.summary, "summary", false, "print counts per origin and reason, and the top rules, instead of the records")

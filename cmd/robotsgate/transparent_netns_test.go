@@ -162,7 +162,7 @@ func (e *nsEnv) testClients(t *testing.T) {
 	if n := e.hits.private(); n != 0 {
 		t.Errorf("the origins saw %d requests for /private/", n)
 	}
-	e.wantAudit(t, `"reason":"disallowed"`)
+	e.wantAudit(t, `"reason":"disallowed"`, `"listener":"transparent"`)
 }
 
 // testRaw: a Host that is not the original destination (409, the origin
@@ -218,12 +218,12 @@ func (e *nsEnv) testRaw(t *testing.T) {
 		t.Errorf("SSH bytes: read %q, %v; want the connection closed", b, err)
 	}
 	c.Close()
-	e.wantAudit(t, `"reason":"unknown-protocol"`)
-	e.wantAudit(t, `"reason":"destination-mismatch"`)
+	e.wantAudit(t, `"reason":"unknown-protocol"`, `"listener":"transparent"`)
+	e.wantAudit(t, `"reason":"destination-mismatch"`, `"listener":"transparent"`)
 	if resp := rawRequests(t, "127.0.0.1:15001", "GET / HTTP/1.1\r\nHost: origin.test\r\n\r\n"); len(resp) != 1 || resp[0] != 403 {
 		t.Errorf("not redirected: %v, want [403]", resp)
 	}
-	e.wantAudit(t, `"reason":"not-redirected"`)
+	e.wantAudit(t, `"reason":"not-redirected"`, `"listener":"transparent"`)
 	if n := e.hits.private(); n != 0 {
 		t.Errorf("the origins saw %d requests for /private/", n)
 	}
@@ -309,16 +309,24 @@ func (e *nsEnv) stop() {
 	}
 }
 
-// wantAudit fails unless an audit file holds a record containing s.
-func (e *nsEnv) wantAudit(t *testing.T, s string) {
+// wantAudit fails unless an audit file holds a record containing all of
+// parts.
+func (e *nsEnv) wantAudit(t *testing.T, parts ...string) {
 	t.Helper()
 	files, _ := filepath.Glob(filepath.Join(e.dir, "audit-*.jsonl"))
 	for _, f := range files {
-		if b, _ := os.ReadFile(f); bytes.Contains(b, []byte(s)) {
-			return
+		b, _ := os.ReadFile(f)
+		for _, line := range bytes.Split(b, []byte("\n")) {
+			all := true
+			for _, p := range parts {
+				all = all && bytes.Contains(line, []byte(p))
+			}
+			if all {
+				return
+			}
 		}
 	}
-	t.Errorf("no audit record with %s", s)
+	t.Errorf("no audit record with %s", strings.Join(parts, " and "))
 }
 
 // client is a command-line (or in-process) HTTP client without proxy

@@ -82,6 +82,7 @@ var shapeOnly = map[string][]string{
 	"status": {"audit", "403"},
 	// The request itself, and robotsgate's mode: the audit record.
 	"time": {"audit"}, "client": {"audit"}, "method": {"audit"}, "mode": {"audit"},
+	"listener": {"audit"}, "user": {"audit"},
 	// The verdict as a boolean: the answers that are not a refusal.
 	"allowed": {"decision", "check", "check-fetch"},
 	// Only what robotsgate answers itself.

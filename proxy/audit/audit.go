@@ -40,6 +40,14 @@ type Event struct {
 	Kind     string
 	Time     time.Time // when it happened; zero means now
 	Client   string    // client address (host:port)
+	// User is the proxy user the request authenticated as (the user name
+	// of its credentials; inside an MITM session, its CONNECT's); "" when
+	// no credentials are required.
+	User string
+	// Listener is where the request came in: "proxy" (the proxy port)
+	// or "transparent" (a redirected connection); "" for records that are
+	// not about a request.
+	Listener string
 	Method   string
 	URL      string
 	Origin   string
@@ -265,6 +273,8 @@ func (a *Auditor) encode(e Event) error {
 	str("reason", e.Reason)
 	str("mode", e.Mode)
 	str("client", e.Client)
+	str("user", e.User)
+	str("listener", e.Listener)
 	str("method", e.Method)
 	str("url", e.URL)
 	str("origin", e.Origin)

@@ -37,6 +37,7 @@ const (
 	fAgent
 	fRule
 	fLine
+	fUser
 	numFields
 )
 
@@ -60,6 +61,8 @@ func keyField(key []byte) (field, bool) {
 		return fRule, true
 	case "line":
 		return fLine, true
+	case "user":
+		return fUser, true
 	}
 	return 0, false
 }

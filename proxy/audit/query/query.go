@@ -32,6 +32,9 @@ type Filter struct {
 	Agent string
 	// URLPrefix selects records whose URL starts with it.
 	URLPrefix string
+	// User selects records of requests sent by this proxy user (the
+	// record's "user", compared exactly).
+	User string
 }
 
 // matcher is a compiled Filter.
@@ -146,6 +149,12 @@ func (m *matcher) match(raw *rawFields) (bool, error) {
 	if m.f.Agent != "" {
 		v, err := raw.text(fAgent)
 		if err != nil || !bytes.EqualFold(v, []byte(m.f.Agent)) {
+			return false, err
+		}
+	}
+	if m.f.User != "" {
+		v, err := raw.text(fUser)
+		if err != nil || string(v) != m.f.User {
 			return false, err
 		}
 	}

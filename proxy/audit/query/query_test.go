@@ -25,9 +25,9 @@ var base = time.Date(2001, 2, 3, 10, 0, 0, 0, time.UTC)
 func testEvents() []audit.Event {
 	return []audit.Event{
 		{Time: base.Add(-3 * time.Hour), URL: "https://example.com/old", Origin: "https://example.com", Agent: "FooBot", Reason: "disallowed", Decision: "blocked", Rule: "Disallow: /old", Line: 2},
-		{Time: base.Add(-30 * time.Minute), URL: "https://example.com/private/a", Origin: "https://example.com", Agent: "FooBot", Reason: "disallowed", Decision: "blocked", Rule: "Disallow: /private", Line: 3},
+		{Time: base.Add(-30 * time.Minute), URL: "https://example.com/private/a", Origin: "https://example.com", Agent: "FooBot", Reason: "disallowed", Decision: "blocked", Rule: "Disallow: /private", Line: 3, User: "Carol"},
 		{Time: base.Add(-20 * time.Minute), URL: "http://example.com/private/b", Origin: "http://example.com", Agent: "foobot", Reason: "disallowed", Decision: "blocked", Rule: "Disallow: /private", Line: 3},
-		{Time: base.Add(-10 * time.Minute), URL: "https://example.com:8443/x", Origin: "https://example.com:8443", Agent: "BarBot", Reason: "robots-unreachable", Decision: "blocked"},
+		{Time: base.Add(-10 * time.Minute), URL: "https://example.com:8443/x", Origin: "https://example.com:8443", Agent: "BarBot", Reason: "robots-unreachable", Decision: "blocked", User: "carol"},
 		{Time: base.Add(-5 * time.Minute), URL: "http://[::1]:8080/p", Origin: "http://[::1]:8080", Agent: "FooBot", Reason: "disallowed", Decision: "reported", Rule: "Disallow: /p", Line: 1},
 		{Time: base.Add(-time.Minute), URL: "https://other.test/q\"uote", Origin: "https://other.test", Agent: "*", Reason: "allowed", Decision: "allowed"},
 	}
@@ -94,6 +94,7 @@ func TestScanFilters(t *testing.T) {
 		{"reasons", query.Filter{Reasons: []string{"robots-unreachable", "allowed"}}, []string{"https://example.com:8443/x", "https://other.test/q\"uote"}},
 		{"decision", query.Filter{Decisions: []string{"reported"}}, []string{"http://[::1]:8080/p"}},
 		{"agent any case", query.Filter{Agent: "FOOBOT"}, []string{"https://example.com/old", "https://example.com/private/a", "http://example.com/private/b", "http://[::1]:8080/p"}},
+		{"user, exactly", query.Filter{User: "carol"}, []string{"https://example.com:8443/x"}},
 		{"url prefix", query.Filter{URLPrefix: "https://example.com/priv"}, []string{"https://example.com/private/a"}},
 		{"url prefix with an escaped quote", query.Filter{URLPrefix: "https://other.test/q\"u"}, []string{"https://other.test/q\"uote"}},
 		{"none", query.Filter{Origin: "https://nowhere.test"}, nil},
