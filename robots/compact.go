@@ -3,7 +3,6 @@ package robots
 import (
 	"bytes"
 	"math"
-	"slices"
 	"sort"
 )
 
@@ -55,25 +54,19 @@ const (
 	crEmpty          // an empty pattern: never matches
 )
 
-// compactRule is a rule of a group as written while its part is built:
-// the rule and the offset of its pattern in the file's text.
-type compactRule struct {
-	Rule
-	off int
-}
-
-// initCompact makes pt the compact part of rules, whose patterns are
-// p.text[rs[i].off:][:len(rs[i].Pattern)], its records appended to the
-// file's, and reports whether it could: a part that must be compiled is
-// left as it is, and the file's records as they were.
-func (p *parser) initCompact(pt *part, rs []compactRule) bool {
+// initCompact makes pt the compact part of the group as written g, its
+// records appended to the file's, and reports whether it could: a part
+// that must be compiled is left as it is, and the file's records as they
+// were.
+func (p *parser) initCompact(pt *part, g *srcGroup) bool {
 	src, r := p.text, p.r
-	if len(rs) > compactMax || len(src) >= crMaxText {
+	if g.rules[1]-g.rules[0] > compactMax || len(src) >= crMaxText {
 		return false
 	}
 	from, wild := len(r.crs), 0
-	for _, rl := range rs {
-		cr, ok := newCrule(src, rl.off, rl.Rule, &p.sc)
+	for i := g.rules[0]; i < g.rules[1]; i++ {
+		rl, off := p.ruleAt(i)
+		cr, plain, ok := newCrule(off, rl, &p.sc)
 		if !ok {
 			r.crs = r.crs[:from]
 			return false
@@ -82,26 +75,22 @@ func (p *parser) initCompact(pt *part, rs []compactRule) bool {
 			wild++
 		}
 		r.crs = append(r.crs, cr)
-		if !rl.Allow || rl.Pattern == "" {
+		if p.rules[i].flags&srcDir == 0 {
 			continue
 		}
-		if j := lastSlash(rl.Pattern); j >= 0 && hasPrefix(rl.Pattern[j:], "/index.htm") {
-			d := crule{of: cr.of&^(1<<crBits-1) | uint32(crAllow|crAnchored|crDir|cr.flags()&crWild),
-				n: uint16(j + 1), prio: uint16(priority(rl.Pattern[:j+1] + "$"))}
-			m := compile(rl.Pattern[:j+1]+"$", true, 0)
-			if !sameSegments(&m, src[d.off():][:d.n]) {
-				r.crs = r.crs[:from]
-				return false
-			}
-			r.crs = append(r.crs, d)
+		d, ok := dirCrule(src, cr, rl.Pattern, plain)
+		if !ok {
+			r.crs = r.crs[:from]
+			return false
 		}
+		r.crs = append(r.crs, d)
 	}
 	if wild > compactWild {
 		r.crs = r.crs[:from]
 		return false
 	}
 	crs := r.crs[from:]
-	slices.SortStableFunc(crs, cruleCmp)
+	sortCrules(crs)
 	*pt = part{from: uint32(from), to: uint32(len(r.crs))}
 	if cix := newCindex(src, crs); cix != nil {
 		pt.partX = &partX{cix: cix}
@@ -109,21 +98,55 @@ func (p *parser) initCompact(pt *part, rs []compactRule) bool {
 	return true
 }
 
+// dirCrule returns the record of the directory of cr, the record of
+// the Allow of pattern, ".../index.htm...", of text src, and whether
+// its compiled form is read from the text as written; plain tells that
+// pattern is (see [plainPattern]).
+func dirCrule(src string, cr crule, pattern string, plain bool) (crule, bool) {
+	j := lastSlash(pattern)
+	d := crule{of: cr.of&^(1<<crBits-1) | uint32(crAllow|crAnchored|crDir|cr.flags()&crWild), n: uint16(j + 1)}
+	if plain {
+		// A prefix of a plain pattern, and '$', is plain.
+		d.prio = uint16(j + 2)
+		return d, true
+	}
+	d.prio = uint16(priority(pattern[:j+1] + "$"))
+	m := compile(pattern[:j+1]+"$", true, 0)
+	return d, sameSegments(&m, src[d.off():][:d.n])
+}
+
 // newCrule returns the record of rule r, whose pattern starts at off in
-// src, and whether its compiled form is read from the text as written
+// its file's text, whether its pattern is plain (see [plainPattern]),
+// and whether its compiled form is read from the text as written
 // (compiled with the scratch arrays of sc).
-func newCrule(src string, off int, r Rule, sc *matcher) (crule, bool) {
+func newCrule(off int, r Rule, sc *matcher) (crule, bool, bool) {
 	cr := crule{of: uint32(off) << crBits, n: uint16(len(r.Pattern))}
 	if off < 0 || off >= crMaxText || len(r.Pattern) > math.MaxUint16 {
-		return cr, false
+		return cr, false, false
 	}
 	if r.Allow {
 		cr.of |= uint32(crAllow)
 	}
 	if r.Pattern == "" {
 		cr.of |= uint32(crEmpty)
-		return cr, true
+		return cr, false, true
 	}
+	if flags, ok := plainPattern(r.Pattern); ok {
+		cr.of |= uint32(flags)
+		cr.prio = uint16(len(r.Pattern))
+		if flags&crAnchored != 0 {
+			cr.n--
+		}
+		return cr, true, true
+	}
+	cr, ok := compiledCrule(cr, r, sc)
+	return cr, false, ok
+}
+
+// compiledCrule completes cr, the record of rule r but for its
+// precedence and its flags other than crAllow, from the compiled form of
+// r, and reports whether that form is read from the text as written.
+func compiledCrule(cr crule, r Rule, sc *matcher) (crule, bool) {
 	m := compileInto(r.Pattern, r.Allow, 0, sc)
 	if m.prio > math.MaxUint16 {
 		return cr, false

@@ -1,11 +1,5 @@
 package robots
 
-import (
-	"sort"
-	"strconv"
-	"strings"
-)
-
 // How the groups as written become the groups decisions use: each group
 // as written gets its part (compact or compiled), and the agents that
 // name the same set of groups share one merged group. The parts, the
@@ -17,14 +11,19 @@ import (
 func (p *parser) buildParts() []*part {
 	r := p.r
 	n, nagents, nrecs := 0, 0, 0
-	dedup := make([][]span, len(p.src))
-	for i, sg := range p.src {
-		if len(sg.agents) > 0 {
-			dedup[i] = r.dedupFold(sg.agents)
-			n, nagents = n+1, nagents+len(dedup[i])
-			if !p.compiled && len(sg.rules) <= compactMax {
-				nrecs += numRecords(sg.rules)
+	for i := range p.src {
+		g := &p.src[i]
+		if g.agents[0] == g.agents[1] {
+			continue // applies to no crawler
+		}
+		n++
+		for _, a := range p.agents[g.agents[0]:g.agents[1]] {
+			if a != dupAgent {
+				nagents++
 			}
+		}
+		if !p.compiled && g.rules[1]-g.rules[0] <= compactMax {
+			nrecs += p.numRecords(g)
 		}
 	}
 	r.written = make([]written, n)
@@ -32,33 +31,27 @@ func (p *parser) buildParts() []*part {
 	r.crs = make([]crule, 0, nrecs)
 	parts := make([]*part, len(p.src))
 	k := 0
-	for i, sg := range p.src {
-		if len(sg.agents) == 0 {
-			continue // applies to no crawler
+	for i := range p.src {
+		g := &p.src[i]
+		if g.agents[0] == g.agents[1] {
+			continue
 		}
+		g.written = k
 		w := &r.written[k]
 		k++
-		if p.compiled || !p.initCompact(&w.part, sg.rules) {
-			w.part = *newPart(plainRules(sg.rules))
+		if p.compiled || !p.initCompact(&w.part, g) {
+			w.part = *newPart(p.plainRules(g))
 		}
 		parts[i] = &w.part
 		w.agents[0] = uint32(len(r.agents))
-		r.agents = append(r.agents, dedup[i]...)
-		w.agents[1], w.delay = uint32(len(r.agents)), sg.delay
+		for _, a := range p.agents[g.agents[0]:g.agents[1]] {
+			if a != dupAgent {
+				r.agents = append(r.agents, a)
+			}
+		}
+		w.agents[1], w.delay = uint32(len(r.agents)), g.delay
 	}
 	return parts
-}
-
-// numRecords returns the number of records of a compact part of rs: one a
-// rule, and one more for the directory of an Allow of ".../index.htm...".
-func numRecords(rs []compactRule) int {
-	n := len(rs)
-	for _, r := range rs {
-		if j := lastSlash(r.Pattern); r.Allow && j >= 0 && hasPrefix(r.Pattern[j:], "/index.htm") {
-			n++
-		}
-	}
-	return n
 }
 
 // compileLarge compiles the compact parts of each set of groups whose
@@ -85,7 +78,7 @@ func (p *parser) compileLarge(sets [][]int, parts []*part) {
 		}
 		for _, s := range srcs {
 			if pt := parts[s]; pt.compact() {
-				*pt = *newPart(plainRules(p.src[s].rules))
+				*pt = *newPart(p.plainRules(&p.src[s]))
 			}
 		}
 	}
@@ -110,31 +103,23 @@ func (p *parser) compileLarge(sets [][]int, parts []*part) {
 }
 
 // newMerged sets r.groups and r.gparts to the merged groups of sets (each
-// a set of groups as written, of parts parts), their parts the indexes
-// into r.written of parts.
-func (p *parser) newMerged(sets [][]int, parts []*part) {
+// a set of groups as written), their parts the indexes into r.written of
+// the groups' parts.
+func (p *parser) newMerged(sets [][]int) {
 	r := p.r
 	r.groups = make([]merged, len(sets))
 	nparts := 0
 	for _, srcs := range sets {
 		nparts += len(srcs)
 	}
-	// The index into r.written of each group as written that names an
-	// agent.
-	wi := make([]uint32, len(p.src))
-	k := uint32(0)
-	for i := range parts {
-		if parts[i] != nil {
-			wi[i], k = k, k+1
-		}
-	}
 	r.gparts = make([]uint32, 0, nparts)
 	for i, srcs := range sets {
 		g := &r.groups[i]
 		g.from = uint32(len(r.gparts))
 		for _, s := range srcs {
-			r.gparts = append(r.gparts, wi[s])
-			if sg := p.src[s]; sg.hasDelay && sg.delay > g.delay {
+			sg := &p.src[s]
+			r.gparts = append(r.gparts, uint32(sg.written))
+			if sg.hasDelay && sg.delay > g.delay {
 				g.delay = sg.delay
 			}
 		}
@@ -143,62 +128,22 @@ func (p *parser) newMerged(sets [][]int, parts []*part) {
 	}
 }
 
-// setKey returns a key naming the set of groups srcs.
-func setKey(srcs []int) string {
-	var sb strings.Builder
-	for _, s := range srcs {
-		sb.WriteString(strconv.Itoa(s))
-		sb.WriteByte(',')
-	}
-	return sb.String()
-}
-
 // merge sets the merged groups of r, its agent index and its global
 // group: tokens naming the same set of groups share one merged group.
 // The merged groups are in order of their first group as written.
-func (p *parser) merge(order []string, toks map[string]*tokInfo, globalSrcs []int, parts []*part) {
+func (p *parser) merge(toks []token, globalSrcs []int, parts []*part) {
 	r := p.r
-	bySet := map[string]int{}
-	var sets [][]int
-	which := make([]int, 0, len(order)+1) // the set of each token, then of "*"
-	add := func(srcs []int) {
-		k := setKey(srcs)
-		i, ok := bySet[k]
-		if !ok {
-			i = len(sets)
-			bySet[k] = i
-			sets = append(sets, srcs)
-		}
-		which = append(which, i)
-	}
-	for _, k := range order {
-		add(toks[k].srcs)
-	}
-	if len(globalSrcs) > 0 {
-		add(globalSrcs)
-	}
+	sets, global := p.groupSets(toks, globalSrcs)
 	p.compileLarge(sets, parts)
-	// pos[i] is the place of set i in order of first group as written.
-	idx := make([]int, len(sets))
-	for i := range idx {
-		idx[i] = i
+	p.newMerged(sets)
+	if len(toks) > 0 {
+		// toks are in the order of foldCompare already.
+		r.byAgent = make([]entry, len(toks))
+		for k := range toks {
+			r.byAgent[k] = entry{token: p.agents[toks[k].first], group: uint32(toks[k].set)}
+		}
 	}
-	sort.SliceStable(idx, func(a, b int) bool { return sets[idx[a]][0] < sets[idx[b]][0] })
-	sorted, pos := make([][]int, len(sets)), make([]uint32, len(sets))
-	for n, i := range idx {
-		sorted[n], pos[i] = sets[i], uint32(n)
-	}
-	p.newMerged(sorted, parts)
-	if len(order) > 0 {
-		r.byAgent = make([]entry, 0, len(order))
-	}
-	for j, k := range order {
-		r.byAgent = append(r.byAgent, entry{token: toks[k].token, group: pos[which[j]]})
-	}
-	sort.Slice(r.byAgent, func(i, j int) bool {
-		return foldCompare(r.str(r.byAgent[i].token), r.str(r.byAgent[j].token)) < 0
-	})
-	if len(globalSrcs) > 0 {
-		r.global = 1 + pos[which[len(order)]]
+	if global >= 0 {
+		r.global = 1 + uint32(global)
 	}
 }

@@ -56,15 +56,16 @@ func cutAtLineEnd(body []byte, max int) []byte {
 }
 
 // srcGroup is one group as written: consecutive user-agent lines and the
-// lines up to the next user-agent line that follows a rule.
+// lines up to the next user-agent line that follows a rule. Its agents and
+// rules are ranges of the parser's arrays, which all groups share.
 type srcGroup struct {
-	agents   []span // product tokens and "*" as written, in order
-	tokens   []span // product tokens as written (no "*")
-	global   bool   // a user-agent line named "*"
-	rules    []compactRule
+	agents   [2]int // parser.agents[agents[0]:agents[1]]: tokens and "*" as written
+	rules    [2]int // parser.rules[rules[0]:rules[1]]
 	delay    time.Duration
 	hasDelay bool
-	usage    usageLines // its Content-Usage and Content-Signal lines
+	global   bool // a user-agent line named "*"
+	usage    int  // 1 + the index into parser.usage of its usage lines; 0 when none
+	written  int  // its index into Robots.written, once built
 }
 
 // parser accumulates the lines of one body.
@@ -76,9 +77,12 @@ type parser struct {
 	end      int
 	compiled bool    // compile every part
 	sc       matcher // scratch of the compiled patterns of compact parts
-	src      []*srcGroup
-	cur      *srcGroup  // group receiving rules, nil before the first user-agent line
-	sawRule  bool       // cur has had an allow or disallow line
+	src      []srcGroup
+	agents   []span    // the agents of all groups, group by group
+	rules    []srcRule // the rules of all groups, group by group
+	wide     []int     // the offsets and lines of rules when the text is too long for srcRule
+	usage    []usageLines
+	sawRule  bool       // the current group has had an allow or disallow line
 	file     usageLines // Content-Signal lines before the first user-agent line
 }
 
@@ -90,6 +94,7 @@ func parse(body []byte) *Robots { return parseMode(body, false) }
 func parseMode(body []byte, compiled bool) *Robots {
 	p := &parser{r: &Robots{}, text: string(body), end: cap(body), compiled: compiled}
 	p.r.text = p.text
+	p.presize(body)
 	// Skip a byte order mark, or the prefix of one, as Google does.
 	i := 0
 	for i < len(body) && i < len(utf8BOM) {
@@ -128,15 +133,6 @@ func (p *parser) off(b []byte) int { return p.end - cap(b) }
 // str returns b, a slice of the body, as a string sharing p.text.
 func (p *parser) str(b []byte) string { return p.text[p.off(b):][:len(b)] }
 
-// plainRules returns the rules of rs.
-func plainRules(rs []compactRule) []Rule {
-	out := make([]Rule, len(rs))
-	for i := range rs {
-		out[i] = rs[i].Rule
-	}
-	return out
-}
-
 // line handles one line (without its line ending).
 func (p *parser) line(num int, b []byte) {
 	if len(b) > maxLineLen {
@@ -164,11 +160,11 @@ func (p *parser) line(num int, b []byte) {
 	case keyUserAgent:
 		p.userAgentLine(value)
 	case keyAllow, keyDisallow:
-		if p.cur == nil {
+		if len(p.src) == 0 {
 			return // rules before the first user-agent line are ignored
 		}
 		p.sawRule = true
-		p.cur.rules = append(p.cur.rules, compactRule{Rule{Allow: kind == keyAllow, Pattern: p.str(value), Line: num}, p.off(value)})
+		p.addRule(kind == keyAllow, p.off(value), len(value), num)
 	case keySitemap:
 		if len(value) > 0 {
 			p.r.sitemaps = append(p.r.sitemaps, p.str(value))
@@ -195,21 +191,21 @@ func (p *parser) line(num int, b []byte) {
 // user-agent lines.
 func (p *parser) userAgentLine(value []byte) {
 	v := p.str(value)
-	if p.cur == nil || p.sawRule {
-		p.cur = &srcGroup{}
-		p.src = append(p.src, p.cur)
+	if len(p.src) == 0 || p.sawRule {
+		n := len(p.agents)
+		p.src = append(p.src, srcGroup{agents: [2]int{n, n}, rules: [2]int{len(p.rules), len(p.rules)}})
 		p.sawRule = false
 	}
+	g := &p.src[len(p.src)-1]
 	if isGlobalAgent(v) {
-		if !p.cur.global {
-			p.cur.agents = append(p.cur.agents, 0)
+		if !g.global {
+			p.agents = append(p.agents, 0)
 		}
-		p.cur.global = true
+		g.global = true
 	} else if t := ProductToken(v); t != "" {
-		s := newSpan(p.off(value), len(t))
-		p.cur.tokens = append(p.cur.tokens, s)
-		p.cur.agents = append(p.cur.agents, s)
+		p.agents = append(p.agents, newSpan(p.off(value), len(t)))
 	}
+	g.agents[1] = len(p.agents)
 }
 
 // crawlDelayLine records the Crawl-delay value of the current group when
@@ -217,11 +213,11 @@ func (p *parser) userAgentLine(value []byte) {
 // valid delay inside a group.
 func (p *parser) crawlDelayLine(value []byte) bool {
 	d, ok := parseDelay(value)
-	if !ok || p.cur == nil {
+	if !ok || len(p.src) == 0 {
 		return false
 	}
-	if !p.cur.hasDelay || d > p.cur.delay {
-		p.cur.delay, p.cur.hasDelay = d, true
+	if g := &p.src[len(p.src)-1]; !g.hasDelay || d > g.delay {
+		g.delay, g.hasDelay = d, true
 	}
 	return true
 }
@@ -339,77 +335,16 @@ func parseDelay(v []byte) (time.Duration, bool) {
 	return time.Duration(f * 1e9), true
 }
 
-// tokInfo is an agent token of the source groups: its first spelling and
-// the indexes into parser.src of the groups that name it.
-type tokInfo struct {
-	token span
-	srcs  []int
-}
-
-// tokenSources returns the lower-cased agent tokens in order of first
-// appearance, each token's groups, and the groups for "*".
-func (p *parser) tokenSources() (order []string, toks map[string]*tokInfo, globalSrcs []int) {
-	toks = map[string]*tokInfo{}
-	for i, g := range p.src {
-		seen := map[string]bool{}
-		for _, t := range g.tokens {
-			k := asciiLower(p.r.str(t))
-			if seen[k] {
-				continue
-			}
-			seen[k] = true
-			ti := toks[k]
-			if ti == nil {
-				ti = &tokInfo{token: t}
-				toks[k] = ti
-				order = append(order, k)
-			}
-			ti.srcs = append(ti.srcs, i)
-		}
-		if g.global {
-			globalSrcs = append(globalSrcs, i)
-		}
-	}
-	return order, toks, globalSrcs
-}
-
 // finish merges the groups as written into the groups Robots exposes and
 // compiles their rules.
 func (p *parser) finish() {
-	order, toks, globalSrcs := p.tokenSources()
+	toks, global := p.tokens()
 	parts := p.buildParts()
-	p.merge(order, toks, globalSrcs, parts)
+	p.merge(toks, global, parts)
 	p.r.usage = p.groupUsage(nil) // for agents no group applies to
 	if len(p.r.crs) > 0 {
 		p.r.lines = lineTable(p.text)
 		p.r.cr = strings.IndexByte(p.text, '\r') >= 0
 	}
 	p.r.index(parts, p.usageSets())
-}
-
-// dedupFold returns the agents of r without the repetitions (compared
-// case-insensitively) of an earlier one.
-func (r *Robots) dedupFold(agents []span) []span {
-	if len(agents) <= 8 {
-		out := agents[:0:0]
-		for _, a := range agents {
-			dup := false
-			for _, o := range out {
-				dup = dup || strings.EqualFold(r.str(a), r.str(o))
-			}
-			if !dup {
-				out = append(out, a)
-			}
-		}
-		return out
-	}
-	seen := make(map[string]bool, len(agents))
-	out := agents[:0:0]
-	for _, a := range agents {
-		if k := asciiLower(r.str(a)); !seen[k] {
-			seen[k] = true
-			out = append(out, a)
-		}
-	}
-	return out
 }

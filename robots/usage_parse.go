@@ -40,8 +40,13 @@ func (p *parser) usageLine(kind keyKind, num int, key, value []byte) {
 	}
 	u := usageRule{path: path, stmt: newStmt(prefs, ln), line: ln}
 	lines := &p.file
-	if p.cur != nil {
-		lines = &p.cur.usage
+	if len(p.src) > 0 {
+		g := &p.src[len(p.src)-1]
+		if g.usage == 0 {
+			p.usage = append(p.usage, usageLines{})
+			g.usage = len(p.usage)
+		}
+		lines = &p.usage[g.usage-1]
 	} else if kind == keyContentUsage {
 		return
 	}
@@ -86,10 +91,13 @@ func (l *usageLines) sets() (usage, signal *usageSet) {
 // written srcs (none: for agents no group applies to), or nil when no
 // usage line concerns them.
 func (p *parser) groupUsage(srcs []int) *usageGroup {
+	if len(p.usage) == 0 && len(p.file.signal) == 0 && p.file.signalSet == nil {
+		return nil // most files: nothing to build, nothing to allocate
+	}
 	_, file := p.file.sets()
 	some := file != nil
 	for _, i := range srcs {
-		u, s := p.src[i].usage.sets()
+		u, s := p.usageOf(i)
 		some = some || u != nil || s != nil
 	}
 	if !some {
@@ -100,7 +108,7 @@ func (p *parser) groupUsage(srcs []int) *usageGroup {
 		g.file = []*usageSet{file}
 	}
 	for _, i := range srcs {
-		u, s := p.src[i].usage.sets()
+		u, s := p.usageOf(i)
 		if u != nil {
 			g.usage = append(g.usage, u)
 		}
@@ -184,19 +192,27 @@ func newUsageSet(rules []usageRule) *usageSet {
 	return s
 }
 
+// usageOf returns the sets of the usage lines of group i as written.
+func (p *parser) usageOf(i int) (usage, signal *usageSet) {
+	if k := p.src[i].usage; k > 0 {
+		return p.usage[k-1].sets()
+	}
+	return nil, nil
+}
+
 // usageSets returns the sets groupUsage built, each once.
 func (p *parser) usageSets() []*usageSet {
-	ls := []*usageLines{&p.file}
-	for _, g := range p.src {
-		ls = append(ls, &g.usage)
-	}
 	var out []*usageSet
-	for _, l := range ls {
-		for _, s := range []*usageSet{l.usageSet, l.signalSet} {
+	add := func(l *usageLines) {
+		for _, s := range [2]*usageSet{l.usageSet, l.signalSet} {
 			if s != nil {
 				out = append(out, s)
 			}
 		}
+	}
+	add(&p.file)
+	for i := range p.usage {
+		add(&p.usage[i])
 	}
 	return out
 }

@@ -1,0 +1,69 @@
+package robots
+
+import (
+	"math"
+	"slices"
+)
+
+// Most patterns need no normalisation: ASCII octets that a URI may hold
+// literally, no '%'. Their compiled segments are by construction the text
+// split at its runs of '*' (the canonical form of such an octet is the
+// octet), and their precedence is their length, so a compact part takes
+// them as written without compiling them. TestPlainPattern checks that
+// every pattern plainPattern accepts compiles into the record it gives.
+
+// plainPattern returns the flags crAnchored and crWild of the record of
+// pattern (non-empty), and whether pattern is plain: every octet but a
+// final '$' is a '*' or an octet that [appendCanonAt] keeps as it is
+// (not '%', one that a URI may hold literally, hence ASCII). The record's
+// segments are then the text split at its runs of '*', and its precedence
+// len(pattern).
+func plainPattern(pattern string) (uint8, bool) {
+	var flags uint8
+	end := len(pattern)
+	if pattern[end-1] == '$' {
+		flags |= crAnchored
+		end--
+	}
+	for i := 0; i < end; i++ {
+		c := pattern[i]
+		switch {
+		case c == '*':
+			flags |= crWild
+		case c == '%' || c >= 0x80 || !uriRaw(c):
+			return 0, false
+		}
+	}
+	return flags, true
+}
+
+// sortCrules sorts the records of one part as [crule.before] orders them.
+// No two records of a part have the same key (a rule's offset is its
+// own; its directory's record differs in crDir), so the order is the
+// stable sort's.
+func sortCrules(crs []crule) {
+	slices.SortFunc(crs, func(a, b crule) int {
+		ka, kb := a.sortKey(), b.sortKey()
+		switch {
+		case ka < kb:
+			return -1
+		case ka > kb:
+			return 1
+		}
+		return 0
+	})
+}
+
+// sortKey returns the key of c in the order of [crule.before]: the higher
+// precedence, then Allow, then the smaller offset, then the rule before
+// its directory.
+func (c *crule) sortKey() uint64 {
+	k := uint64(math.MaxUint16-c.prio)<<48 | uint64(c.off())<<1
+	if c.flags()&crAllow == 0 {
+		k |= 1 << 47
+	}
+	if c.flags()&crDir != 0 {
+		k |= 1
+	}
+	return k
+}
