@@ -15,19 +15,19 @@ const dupAgent = ^span(0)
 
 // token is a distinct product token of the groups as written.
 type token struct {
-	first int   // the index into parser.agents of its first spelling
-	srcs  []int // the indexes into parser.src of the groups naming it, in file order
-	set   int   // the index of its set of groups
+	first uint32    // the index into parser.agents of its first spelling
+	set   uint32    // the index of its set of groups
+	srcs  [2]uint32 // the range of the list of the groups naming it, in file order
 }
 
 // tokOcc is an occurrence of a product token: its index into
 // parser.agents and the index into parser.src of its group.
-type tokOcc struct{ at, grp int }
+type tokOcc struct{ at, grp uint32 }
 
-// tokens returns the distinct tokens in the order of [foldCompare], and
-// the groups naming "*"; it marks the repetitions of an agent within a
-// group dupAgent.
-func (p *parser) tokens() (toks []token, global []int) {
+// tokens returns the distinct tokens in the order of [foldCompare], the
+// lists of groups their srcs are ranges of, and the groups naming "*"; it
+// marks the repetitions of an agent within a group dupAgent.
+func (p *parser) tokens() (toks []token, lists, global []int) {
 	r := p.r
 	n, nglobal := 0, 0
 	for _, a := range p.agents {
@@ -40,9 +40,10 @@ func (p *parser) tokens() (toks []token, global []int) {
 	occ := make([]tokOcc, 0, n)
 	for gi := range p.src {
 		g := &p.src[gi]
-		for at := g.agents[0]; at < g.agents[1]; at++ {
+		from, to := g.agentRange()
+		for at := from; at < to; at++ {
 			if p.agents[at] != 0 {
-				occ = append(occ, tokOcc{at, gi})
+				occ = append(occ, tokOcc{uint32(at), uint32(gi)})
 			}
 		}
 	}
@@ -50,10 +51,10 @@ func (p *parser) tokens() (toks []token, global []int) {
 		if c := foldCompare(r.str(p.agents[x.at]), r.str(p.agents[y.at])); c != 0 {
 			return c
 		}
-		return x.at - y.at
+		return int(x.at) - int(y.at)
 	})
 	// The group lists, all in one array that never grows.
-	lists := make([]int, 0, n+nglobal)
+	lists = make([]int, 0, n+nglobal)
 	toks = make([]token, 0, n)
 	for i := 0; i < len(occ); {
 		j := i + 1
@@ -66,9 +67,9 @@ func (p *parser) tokens() (toks []token, global []int) {
 				p.agents[occ[k].at] = dupAgent
 				continue
 			}
-			lists = append(lists, occ[k].grp)
+			lists = append(lists, int(occ[k].grp))
 		}
-		toks = append(toks, token{first: occ[i].at, srcs: lists[from:len(lists):len(lists)]})
+		toks = append(toks, token{first: occ[i].at, srcs: [2]uint32{uint32(from), uint32(len(lists))}})
 		i = j
 	}
 	from := len(lists)
@@ -77,12 +78,12 @@ func (p *parser) tokens() (toks []token, global []int) {
 			lists = append(lists, gi)
 		}
 	}
-	return toks, lists[from:]
+	return toks, lists, lists[from:]
 }
 
 // setLinear is the number of sets up to which a setTable compares a new
 // set with each; beyond, it keeps its sets by hash.
-const setLinear = 16
+const setLinear = 32
 
 // setTable finds the sets of groups already seen.
 type setTable struct {
@@ -151,7 +152,7 @@ func (st *setTable) add(srcs []int) int {
 // once, in order of their first group as written (ties in order of first
 // appearance, "*" last), and sets each token's set; global is the index
 // of the set of "*", or -1.
-func (p *parser) groupSets(toks []token, globalSrcs []int) (sets [][]int, global int) {
+func (p *parser) groupSets(toks []token, lists, globalSrcs []int) (sets [][]int, global int) {
 	// The tokens in order of first appearance: first[a] is 1 + the index
 	// of the token first spelled at p.agents[a].
 	first := make([]int32, len(p.agents))
@@ -162,7 +163,7 @@ func (p *parser) groupSets(toks []token, globalSrcs []int) (sets [][]int, global
 	for _, f := range first {
 		if f != 0 {
 			t := &toks[f-1]
-			t.set = st.add(t.srcs)
+			t.set = uint32(st.add(lists[t.srcs[0]:t.srcs[1]]))
 		}
 	}
 	// A token's first group is the group of its first appearance, so
@@ -181,7 +182,7 @@ func (p *parser) groupSets(toks []token, globalSrcs []int) (sets [][]int, global
 		q--
 	}
 	for k := range toks {
-		if toks[k].set >= q {
+		if int(toks[k].set) >= q {
 			toks[k].set++
 		}
 	}

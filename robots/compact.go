@@ -60,11 +60,12 @@ const (
 // were.
 func (p *parser) initCompact(pt *part, g *srcGroup) bool {
 	src, r := p.text, p.r
-	if g.rules[1]-g.rules[0] > compactMax || len(src) >= crMaxText {
+	first, end := g.ruleRange()
+	if end-first > compactMax || len(src) >= crMaxText {
 		return false
 	}
 	from, wild := len(r.crs), 0
-	for i := g.rules[0]; i < g.rules[1]; i++ {
+	for i := first; i < end; i++ {
 		rl, off := p.ruleAt(i)
 		cr, plain, ok := newCrule(off, rl, &p.sc)
 		if !ok {

@@ -13,16 +13,17 @@ func (p *parser) buildParts() []*part {
 	n, nagents, nrecs := 0, 0, 0
 	for i := range p.src {
 		g := &p.src[i]
-		if g.agents[0] == g.agents[1] {
+		from, to := g.agentRange()
+		if from == to {
 			continue // applies to no crawler
 		}
 		n++
-		for _, a := range p.agents[g.agents[0]:g.agents[1]] {
+		for _, a := range p.agents[from:to] {
 			if a != dupAgent {
 				nagents++
 			}
 		}
-		if !p.compiled && g.rules[1]-g.rules[0] <= compactMax {
+		if from, to := g.ruleRange(); !p.compiled && to-from <= compactMax {
 			nrecs += p.numRecords(g)
 		}
 	}
@@ -33,10 +34,11 @@ func (p *parser) buildParts() []*part {
 	k := 0
 	for i := range p.src {
 		g := &p.src[i]
-		if g.agents[0] == g.agents[1] {
+		from, to := g.agentRange()
+		if from == to {
 			continue
 		}
-		g.written = k
+		g.written = uint32(k)
 		w := &r.written[k]
 		k++
 		if p.compiled || !p.initCompact(&w.part, g) {
@@ -44,7 +46,7 @@ func (p *parser) buildParts() []*part {
 		}
 		parts[i] = &w.part
 		w.agents[0] = uint32(len(r.agents))
-		for _, a := range p.agents[g.agents[0]:g.agents[1]] {
+		for _, a := range p.agents[from:to] {
 			if a != dupAgent {
 				r.agents = append(r.agents, a)
 			}
@@ -118,7 +120,7 @@ func (p *parser) newMerged(sets [][]int) {
 		g.from = uint32(len(r.gparts))
 		for _, s := range srcs {
 			sg := &p.src[s]
-			r.gparts = append(r.gparts, uint32(sg.written))
+			r.gparts = append(r.gparts, sg.written)
 			if sg.hasDelay && sg.delay > g.delay {
 				g.delay = sg.delay
 			}
@@ -131,9 +133,9 @@ func (p *parser) newMerged(sets [][]int) {
 // merge sets the merged groups of r, its agent index and its global
 // group: tokens naming the same set of groups share one merged group.
 // The merged groups are in order of their first group as written.
-func (p *parser) merge(toks []token, globalSrcs []int, parts []*part) {
+func (p *parser) merge(toks []token, lists, globalSrcs []int, parts []*part) {
 	r := p.r
-	sets, global := p.groupSets(toks, globalSrcs)
+	sets, global := p.groupSets(toks, lists, globalSrcs)
 	p.compileLarge(sets, parts)
 	p.newMerged(sets)
 	if len(toks) > 0 {

@@ -59,14 +59,23 @@ func cutAtLineEnd(body []byte, max int) []byte {
 // lines up to the next user-agent line that follows a rule. Its agents and
 // rules are ranges of the parser's arrays, which all groups share.
 type srcGroup struct {
-	agents   [2]int // parser.agents[agents[0]:agents[1]]: tokens and "*" as written
-	rules    [2]int // parser.rules[rules[0]:rules[1]]
+	agents   [2]uint32 // parser.agents[agents[0]:agents[1]]: tokens and "*" as written
+	rules    [2]uint32 // parser.rules[rules[0]:rules[1]]
 	delay    time.Duration
+	usage    uint32 // 1 + the index into parser.usage of its usage lines; 0 when none
+	written  uint32 // its index into Robots.written, once built
 	hasDelay bool
 	global   bool // a user-agent line named "*"
-	usage    int  // 1 + the index into parser.usage of its usage lines; 0 when none
-	written  int  // its index into Robots.written, once built
 }
+
+// As in [Robots], the indexes of a group as written are uint32: a file
+// has fewer than 2^32 lines of each kind.
+
+// agentRange returns the indexes into parser.agents of g's agents.
+func (g *srcGroup) agentRange() (int, int) { return int(g.agents[0]), int(g.agents[1]) }
+
+// ruleRange returns the indexes into parser.rules of g's rules.
+func (g *srcGroup) ruleRange() (int, int) { return int(g.rules[0]), int(g.rules[1]) }
 
 // parser accumulates the lines of one body.
 type parser struct {
@@ -192,8 +201,8 @@ func (p *parser) line(num int, b []byte) {
 func (p *parser) userAgentLine(value []byte) {
 	v := p.str(value)
 	if len(p.src) == 0 || p.sawRule {
-		n := len(p.agents)
-		p.src = append(p.src, srcGroup{agents: [2]int{n, n}, rules: [2]int{len(p.rules), len(p.rules)}})
+		a, r := uint32(len(p.agents)), uint32(len(p.rules))
+		p.src = append(p.src, srcGroup{agents: [2]uint32{a, a}, rules: [2]uint32{r, r}})
 		p.sawRule = false
 	}
 	g := &p.src[len(p.src)-1]
@@ -205,7 +214,7 @@ func (p *parser) userAgentLine(value []byte) {
 	} else if t := ProductToken(v); t != "" {
 		p.agents = append(p.agents, newSpan(p.off(value), len(t)))
 	}
-	g.agents[1] = len(p.agents)
+	g.agents[1] = uint32(len(p.agents))
 }
 
 // crawlDelayLine records the Crawl-delay value of the current group when
@@ -338,9 +347,9 @@ func parseDelay(v []byte) (time.Duration, bool) {
 // finish merges the groups as written into the groups Robots exposes and
 // compiles their rules.
 func (p *parser) finish() {
-	toks, global := p.tokens()
+	toks, lists, global := p.tokens()
 	parts := p.buildParts()
-	p.merge(toks, global, parts)
+	p.merge(toks, lists, global, parts)
 	p.r.usage = p.groupUsage(nil) // for agents no group applies to
 	if len(p.r.crs) > 0 {
 		p.r.lines = lineTable(p.text)

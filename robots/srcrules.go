@@ -63,7 +63,7 @@ func (p *parser) addRule(allow bool, off, n, num int) {
 		off, num = 0, 0
 	}
 	p.rules = append(p.rules, srcRule{off: uint32(off), line: uint32(num), n: uint16(n), flags: f})
-	p.src[len(p.src)-1].rules[1] = len(p.rules)
+	p.src[len(p.src)-1].rules[1] = uint32(len(p.rules))
 }
 
 // ruleAt returns rule i of p.rules, but for its line, and the offset of
@@ -87,10 +87,11 @@ func (p *parser) lineOf(i int) int {
 
 // plainRules returns the rules of the group as written g.
 func (p *parser) plainRules(g *srcGroup) []Rule {
-	out := make([]Rule, g.rules[1]-g.rules[0])
+	from, to := g.ruleRange()
+	out := make([]Rule, to-from)
 	for i := range out {
-		out[i], _ = p.ruleAt(g.rules[0] + i)
-		out[i].Line = p.lineOf(g.rules[0] + i)
+		out[i], _ = p.ruleAt(from + i)
+		out[i].Line = p.lineOf(from + i)
 	}
 	return out
 }
@@ -99,7 +100,8 @@ func (p *parser) plainRules(g *srcGroup) []Rule {
 // rule, and one more for the directory of an Allow of ".../index.htm...".
 func (p *parser) numRecords(g *srcGroup) int {
 	n := 0
-	for _, r := range p.rules[g.rules[0]:g.rules[1]] {
+	from, to := g.ruleRange()
+	for _, r := range p.rules[from:to] {
 		n += 1 + int(r.flags&srcDir>>1)
 	}
 	return n

@@ -44,7 +44,7 @@ func (p *parser) usageLine(kind keyKind, num int, key, value []byte) {
 		g := &p.src[len(p.src)-1]
 		if g.usage == 0 {
 			p.usage = append(p.usage, usageLines{})
-			g.usage = len(p.usage)
+			g.usage = uint32(len(p.usage))
 		}
 		lines = &p.usage[g.usage-1]
 	} else if kind == keyContentUsage {
