@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"math"
 	"strconv"
-	"strings"
 	"time"
 )
 
@@ -92,6 +91,8 @@ type parser struct {
 	wide     []int     // the offsets and lines of rules when the text is too long for srcRule
 	usage    []usageLines
 	sawRule  bool       // the current group has had an allow or disallow line
+	nul      bool       // the body has a NUL octet
+	hasCR    bool       // the body has a CR
 	file     usageLines // Content-Signal lines before the first user-agent line
 }
 
@@ -114,7 +115,28 @@ func parseMode(body []byte, compiled bool) *Robots {
 	}
 	body = body[i:]
 
+	p.readLines(body)
+	p.finish()
+	return p.r
+}
+
+// readLines hands each line of body to p.line.
+func (p *parser) readLines(body []byte) {
+	p.nul = bytes.IndexByte(body, 0) >= 0
+	p.hasCR = bytes.IndexByte(body, '\r') >= 0
 	line := 0
+	if !p.hasCR {
+		for {
+			line++
+			j := bytes.IndexByte(body, '\n')
+			if j < 0 {
+				p.line(line, body)
+				return
+			}
+			p.line(line, body[:j])
+			body = body[j+1:]
+		}
+	}
 	lastCR := false
 	start := 0
 	for j := 0; j < len(body); j++ {
@@ -132,8 +154,6 @@ func parseMode(body []byte, compiled bool) *Robots {
 	}
 	line++
 	p.line(line, body[start:])
-	p.finish()
-	return p.r
 }
 
 // off returns the offset of b, a slice of the body, in p.text.
@@ -148,8 +168,10 @@ func (p *parser) line(num int, b []byte) {
 		b = b[:maxLineLen]
 	}
 	// Google handles lines as C strings: a NUL byte ends the line.
-	if i := bytes.IndexByte(b, 0); i >= 0 {
-		b = b[:i]
+	if p.nul {
+		if i := bytes.IndexByte(b, 0); i >= 0 {
+			b = b[:i]
+		}
 	}
 	key, value, ok := splitKeyValue(b)
 	if !ok {
@@ -353,7 +375,7 @@ func (p *parser) finish() {
 	p.r.usage = p.groupUsage(nil) // for agents no group applies to
 	if len(p.r.crs) > 0 {
 		p.r.lines = lineTable(p.text)
-		p.r.cr = strings.IndexByte(p.text, '\r') >= 0
+		p.r.cr = p.hasCR
 	}
 	p.r.index(parts, p.usageSets())
 }

@@ -3,6 +3,7 @@ package robots
 import (
 	"math"
 	"slices"
+	"strings"
 )
 
 // Most patterns need no normalisation: ASCII octets that a URI may hold
@@ -25,14 +26,19 @@ func plainPattern(pattern string) (uint8, bool) {
 		flags |= crAnchored
 		end--
 	}
+	// '*' is one of the octets a URI may hold literally, '%' is not.
 	for i := 0; i < end; i++ {
 		c := pattern[i]
-		switch {
-		case c == '*':
-			flags |= crWild
-		case c == '%' || c >= 0x80 || !uriRaw(c):
+		w := uriRaw0
+		if c >= 64 {
+			w = uriRaw1
+		}
+		if c >= 128 || w>>(c&63)&1 == 0 {
 			return 0, false
 		}
+	}
+	if strings.IndexByte(pattern[:end], '*') >= 0 {
+		flags |= crWild
 	}
 	return flags, true
 }
