@@ -1,6 +1,9 @@
 package robots
 
-import "slices"
+import (
+	"cmp"
+	"slices"
+)
 
 // Which groups as written each agent selects: the product tokens of the
 // user-agent lines, compared case-insensitively, are sorted once; a run
@@ -20,9 +23,39 @@ type token struct {
 	srcs  [2]uint32 // the range of the list of the groups naming it, in file order
 }
 
-// tokOcc is an occurrence of a product token: its index into
-// parser.agents and the index into parser.src of its group.
-type tokOcc struct{ at, grp uint32 }
+// tokOcc is an occurrence of a product token: its first octets, its
+// index into parser.agents and the index into parser.src of its group.
+type tokOcc struct {
+	key     uint64 // foldKey of the token
+	at, grp uint32
+}
+
+// foldKey returns the first 8 octets of token, lower-cased, big-endian,
+// padded with zeros: a token has no NUL, so foldKey orders tokens as
+// [foldCompare] does, but for those whose keys are equal.
+func foldKey(token string) uint64 {
+	var k uint64
+	for i := 0; i < 8; i++ {
+		k <<= 8
+		if i < len(token) {
+			c := token[i]
+			if 'A' <= c && c <= 'Z' {
+				c += 'a' - 'A'
+			}
+			k |= uint64(c)
+		}
+	}
+	return k
+}
+
+// compare orders x and y, occurrences of the tokens of r, as foldCompare
+// orders their tokens.
+func (x *tokOcc) compare(y *tokOcc, r *Robots, agents []span) int {
+	if x.key != y.key {
+		return cmp.Compare(x.key, y.key)
+	}
+	return foldCompare(r.str(agents[x.at]), r.str(agents[y.at]))
+}
 
 // tokens returns the distinct tokens in the order of [foldCompare], the
 // lists of groups their srcs are ranges of, and the groups naming "*"; it
@@ -43,22 +76,22 @@ func (p *parser) tokens() (toks []token, lists, global []int) {
 		from, to := g.agentRange()
 		for at := from; at < to; at++ {
 			if p.agents[at] != 0 {
-				occ = append(occ, tokOcc{uint32(at), uint32(gi)})
+				occ = append(occ, tokOcc{foldKey(r.str(p.agents[at])), uint32(at), uint32(gi)})
 			}
 		}
 	}
 	slices.SortFunc(occ, func(x, y tokOcc) int {
-		if c := foldCompare(r.str(p.agents[x.at]), r.str(p.agents[y.at])); c != 0 {
+		if c := x.compare(&y, r, p.agents); c != 0 {
 			return c
 		}
-		return int(x.at) - int(y.at)
+		return cmp.Compare(x.at, y.at)
 	})
 	// The group lists, all in one array that never grows.
 	lists = make([]int, 0, n+nglobal)
 	toks = make([]token, 0, n)
 	for i := 0; i < len(occ); {
 		j := i + 1
-		for j < len(occ) && foldCompare(r.str(p.agents[occ[i].at]), r.str(p.agents[occ[j].at])) == 0 {
+		for j < len(occ) && occ[i].compare(&occ[j], r, p.agents) == 0 {
 			j++
 		}
 		from := len(lists)

@@ -1,6 +1,7 @@
 package robots
 
 import (
+	"cmp"
 	"math"
 	"slices"
 	"strings"
@@ -46,27 +47,53 @@ func plainPattern(pattern string) (uint8, bool) {
 // sortCrules sorts the records of one part as [crule.before] orders them.
 // No two records of a part have the same key (a rule's offset is its
 // own; its directory's record differs in crDir), so the order is the
-// stable sort's.
+// stable sort's. The keys, with each record's index in their low bits,
+// are sorted as integers, and the records then permuted in place.
 func sortCrules(crs []crule) {
-	slices.SortFunc(crs, func(a, b crule) int {
-		ka, kb := a.sortKey(), b.sortKey()
-		switch {
-		case ka < kb:
-			return -1
-		case ka > kb:
-			return 1
+	if len(crs) > 1<<sortIdxBits {
+		slices.SortFunc(crs, func(a, b crule) int { return cmp.Compare(a.sortKey(), b.sortKey()) })
+		return
+	}
+	var buf [128]uint64
+	keys := buf[:0]
+	if len(crs) > len(buf) {
+		keys = make([]uint64, 0, len(crs))
+	}
+	for i := range crs {
+		keys = append(keys, crs[i].sortKey()<<sortIdxBits|uint64(i))
+	}
+	slices.Sort(keys)
+	// Position i takes the record at index keys[i]&idx; follow each
+	// cycle of the permutation once, marking the keys done.
+	const idx, done = 1<<sortIdxBits - 1, 1 << 63
+	for i := range keys {
+		if keys[i]&done != 0 {
+			continue
 		}
-		return 0
-	})
+		first, j := crs[i], i
+		for {
+			keys[j] |= done
+			s := int(keys[j] & idx)
+			if s == i {
+				crs[j] = first
+				break
+			}
+			crs[j], j = crs[s], s
+		}
+	}
 }
+
+// sortIdxBits is the number of bits of a record's index in sortCrules: a
+// compact part has at most 2*compactMax records.
+const sortIdxBits = 12
 
 // sortKey returns the key of c in the order of [crule.before]: the higher
 // precedence, then Allow, then the smaller offset, then the rule before
-// its directory.
+// its directory. It has 45 bits (offsets are below [crMaxText]).
 func (c *crule) sortKey() uint64 {
-	k := uint64(math.MaxUint16-c.prio)<<48 | uint64(c.off())<<1
+	k := uint64(math.MaxUint16-c.prio)<<29 | uint64(c.off())<<1
 	if c.flags()&crAllow == 0 {
-		k |= 1 << 47
+		k |= 1 << 28
 	}
 	if c.flags()&crDir != 0 {
 		k |= 1
