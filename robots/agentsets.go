@@ -70,7 +70,11 @@ func (p *parser) tokens() (toks []token, lists, global []int) {
 			nglobal++
 		}
 	}
-	occ := make([]tokOcc, 0, n)
+	var buf [32]tokOcc
+	occ := buf[:0]
+	if n > len(buf) {
+		occ = make([]tokOcc, 0, n)
+	}
 	for gi := range p.src {
 		g := &p.src[gi]
 		from, to := g.agentRange()
@@ -188,7 +192,12 @@ func (st *setTable) add(srcs []int) int {
 func (p *parser) groupSets(toks []token, lists, globalSrcs []int) (sets [][]int, global int) {
 	// The tokens in order of first appearance: first[a] is 1 + the index
 	// of the token first spelled at p.agents[a].
-	first := make([]int32, len(p.agents))
+	var buf [64]int32
+	first := buf[:0]
+	if len(p.agents) > len(buf) {
+		first = make([]int32, 0, len(p.agents))
+	}
+	first = first[:len(p.agents)]
 	for k := range toks {
 		first[toks[k].first] = int32(k + 1)
 	}

@@ -273,11 +273,25 @@ func trimSpace(b []byte) []byte {
 // separated by the first colon, or, when the line has no colon, by white
 // space if the line is exactly two white-space separated tokens.
 func splitKeyValue(b []byte) (key, value []byte, ok bool) {
-	if i := bytes.IndexByte(b, '#'); i >= 0 {
-		b = b[:i]
+	// One pass finds the comment and the first colon before it.
+	sep := -1
+	for i, c := range b {
+		if c == '#' {
+			b = b[:i]
+			break
+		}
+		if c == ':' && sep < 0 {
+			sep = i
+		}
 	}
-	b = trimSpace(b)
-	sep := bytes.IndexByte(b, ':')
+	lead := 0
+	for lead < len(b) && isSpace(b[lead]) {
+		lead++
+	}
+	b = trimSpace(b[lead:])
+	if sep >= 0 {
+		sep -= lead // a colon is no white space: it is still in b
+	}
 	valStart := sep + 1
 	if sep < 0 {
 		sep = bytes.IndexAny(b, " \t")
@@ -320,6 +334,13 @@ func hasPrefixFold(b []byte, prefix string) bool {
 // classify returns the kind of a field name. Like Google's parser it
 // matches by case-insensitive prefix and accepts frequent misspellings.
 func classify(key []byte) keyKind {
+	// Every name of a kind starts with the same letter: the first octet
+	// rules out the others.
+	switch key[0] | 0x20 {
+	case 'u', 'a', 'd', 's', 'c':
+	default:
+		return keyUnknown
+	}
 	switch {
 	case hasPrefixFold(key, "user-agent"), hasPrefixFold(key, "useragent"), hasPrefixFold(key, "user agent"):
 		return keyUserAgent
