@@ -172,3 +172,16 @@ func BenchmarkDecideHostile(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkParseHostile parses the files of BenchmarkDecideHostile.
+func BenchmarkParseHostile(b *testing.B) {
+	for _, bc := range hostileCases() {
+		b.Run(bc.name, func(b *testing.B) {
+			b.SetBytes(int64(len(bc.body)))
+			b.ReportAllocs()
+			for b.Loop() {
+				Parse(bc.body)
+			}
+		})
+	}
+}

@@ -273,25 +273,11 @@ func trimSpace(b []byte) []byte {
 // separated by the first colon, or, when the line has no colon, by white
 // space if the line is exactly two white-space separated tokens.
 func splitKeyValue(b []byte) (key, value []byte, ok bool) {
-	// One pass finds the comment and the first colon before it.
-	sep := -1
-	for i, c := range b {
-		if c == '#' {
-			b = b[:i]
-			break
-		}
-		if c == ':' && sep < 0 {
-			sep = i
-		}
+	if i := bytes.IndexByte(b, '#'); i >= 0 {
+		b = b[:i]
 	}
-	lead := 0
-	for lead < len(b) && isSpace(b[lead]) {
-		lead++
-	}
-	b = trimSpace(b[lead:])
-	if sep >= 0 {
-		sep -= lead // a colon is no white space: it is still in b
-	}
+	b = trimSpace(b)
+	sep := bytes.IndexByte(b, ':')
 	valStart := sep + 1
 	if sep < 0 {
 		sep = bytes.IndexAny(b, " \t")
