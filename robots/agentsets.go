@@ -48,7 +48,7 @@ func foldKey(token string) uint64 {
 	return k
 }
 
-// compare orders x and y, occurrences of the tokens of r, as foldCompare
+// compare orders x and y, occurrences of the tokens of r, as [foldCompare]
 // orders their tokens.
 func (x *tokOcc) compare(y *tokOcc, r *Robots, agents []span) int {
 	if x.key != y.key {
@@ -59,7 +59,7 @@ func (x *tokOcc) compare(y *tokOcc, r *Robots, agents []span) int {
 
 // tokens returns the distinct tokens in the order of [foldCompare], the
 // lists of groups their srcs are ranges of, and the groups naming "*"; it
-// marks the repetitions of an agent within a group dupAgent.
+// marks the repetitions of an agent within a group [dupAgent].
 func (p *parser) tokens() (toks []token, lists, global []int) {
 	r := p.r
 	n, nglobal := 0, 0
@@ -118,7 +118,7 @@ func (p *parser) tokens() (toks []token, lists, global []int) {
 	return toks, lists, lists[from:]
 }
 
-// setLinear is the number of sets up to which a setTable compares a new
+// setLinear is the number of sets up to which a [setTable] compares a new
 // set with each; beyond, it keeps its sets by hash.
 const setLinear = 32
 

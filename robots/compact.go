@@ -145,7 +145,7 @@ func newCrule(off int, r Rule, sc *matcher) (crule, bool, bool) {
 }
 
 // compiledCrule completes cr, the record of rule r but for its
-// precedence and its flags other than crAllow, from the compiled form of
+// precedence and its flags other than [crAllow], from the compiled form of
 // r, and reports whether that form is read from the text as written.
 func compiledCrule(cr crule, r Rule, sc *matcher) (crule, bool) {
 	m := compileInto(r.Pattern, r.Allow, 0, sc)

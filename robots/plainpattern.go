@@ -14,7 +14,7 @@ import (
 // them as written without compiling them. TestPlainPattern checks that
 // every pattern plainPattern accepts compiles into the record it gives.
 
-// plainPattern returns the flags crAnchored and crWild of the record of
+// plainPattern returns the flags [crAnchored] and [crWild] of the record of
 // pattern (non-empty), and whether pattern is plain: every octet but a
 // final '$' is a '*' or an octet that [appendCanonAt] keeps as it is
 // (not '%', one that a URI may hold literally, hence ASCII). The record's
@@ -46,7 +46,7 @@ func plainPattern(pattern string) (uint8, bool) {
 
 // sortCrules sorts the records of one part as [crule.before] orders them.
 // No two records of a part have the same key (a rule's offset is its
-// own; its directory's record differs in crDir), so the order is the
+// own; its directory's record differs in [crDir]), so the order is the
 // stable sort's. The keys, with each record's index in their low bits,
 // are sorted as integers, and the records then permuted in place.
 func sortCrules(crs []crule) {
@@ -83,8 +83,8 @@ func sortCrules(crs []crule) {
 	}
 }
 
-// sortIdxBits is the number of bits of a record's index in sortCrules: a
-// compact part has at most 2*compactMax records.
+// sortIdxBits is the number of bits of a record's index in [sortCrules]: a
+// compact part has at most 2*[compactMax] records.
 const sortIdxBits = 12
 
 // sortKey returns the key of c in the order of [crule.before]: the higher
