@@ -15,7 +15,9 @@ import (
 // wildcard rules the greedy search of matcher.match over the pattern's
 // segments as written. Its decisions are those of the compiled form:
 // [parser.initCompact] checks, rule by rule, that the segments read from the
-// text are the compiled ones, and compiles the part otherwise.
+// text are the compiled ones (at once for a plain pattern, see
+// [plainPattern]; by compiling it otherwise), and compiles the part when
+// they are not.
 
 // compactMax is the number of rules above which a part is compiled: a
 // compact part tries its rules one by one.
