@@ -37,9 +37,9 @@ type Event struct {
 	// Kind is "" for the decision on a request, [KindConfigReload] for a
 	// reload of the configuration (Reason ok or invalid, Method what asked
 	// for it, Detail what changed or why it was refused).
-	Kind     string
-	Time     time.Time // when it happened; zero means now
-	Client   string    // client address (host:port)
+	Kind   string
+	Time   time.Time // when it happened; zero means now
+	Client string    // client address (host:port)
 	// User is the proxy user the request authenticated as (the user name
 	// of its credentials; inside an MITM session, its CONNECT's); "" when
 	// no credentials are required.
