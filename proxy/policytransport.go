@@ -44,7 +44,9 @@ const policyWriteBuffer = 1 << 10
 // roots for TLS; the Server installs the same self-address-refusing dialer
 // on it ([Deps.PolicyTransport]).
 func NewPolicyTransport(cfg config.Config) (*http.Transport, error) {
-	d := &net.Dialer{Timeout: dialTimeout, KeepAlive: dialKeepAlive}
+	// No TCP keep-alive probes: a policy connection carries one request,
+	// bounded by the fetch's timeouts.
+	d := &net.Dialer{Timeout: dialTimeout, KeepAlive: -1}
 	tr := &http.Transport{
 		Proxy:             nil,
 		DialContext:       d.DialContext,
@@ -102,7 +104,7 @@ func (s *Server) installSelf() {
 func guardPolicyTransport(tr *http.Transport) {
 	dial := tr.DialContext
 	if dial == nil {
-		dial = (&net.Dialer{Timeout: dialTimeout, KeepAlive: dialKeepAlive}).DialContext
+		dial = (&net.Dialer{Timeout: dialTimeout, KeepAlive: -1}).DialContext
 	}
 	tr.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
 		c, err := dial(ctx, network, addr)
