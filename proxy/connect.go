@@ -153,9 +153,15 @@ func (s *Server) handleConnect(host string, ctx *goproxy.ProxyCtx) (*goproxy.Con
 		// Only a TLS ClientHello goes through the tunnel (tunnelsplice.go).
 		return s.connectAction(ctx, st, s.tunnel(ctx, st, u), s.tunnelAction(st, target)), target
 	}
+	s.startMITM(ctx, st, target)
+	return s.https.mitm, target
+}
+
+// startMITM sets up the MITM session of the CONNECT of ctx to target.
+func (s *Server) startMITM(ctx *goproxy.ProxyCtx, st *requestState, target string) {
 	// Requests inside the session must name this host:port ([destination.onRequest]).
 	st.ConnectTarget = target
-	if ci := connInfoFrom(r.Context()); ci != nil {
+	if ci := connInfoFrom(ctx.Req.Context()); ci != nil {
 		ci.mitm.Store(true) // Shutdown may end this session between requests
 		st.Conn = ci        // HTTP/1.0 answers end the session (forward.go)
 	}
@@ -163,7 +169,6 @@ func (s *Server) handleConnect(host string, ctx *goproxy.ProxyCtx) (*goproxy.Con
 	// answers upstream failures (certificate verification included) with a
 	// 502 instead of goproxy's silently closed connection.
 	ctx.RoundTripper = mitmTripper{s: s}
-	return s.https.mitm, target
 }
 
 // tunnel decides a CONNECT in tunnel mode at host level: refused when the

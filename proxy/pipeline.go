@@ -87,9 +87,19 @@ func (s *Server) install() error {
 		p.OnResponse().DoFunc(s.responseHook(step))
 	}
 
-	// ---- around everything (outermost last) ----
-	var h http.Handler = p
-	h = s.https.hijacks.wrap(h)                   // track hijacked CONNECT connections for Shutdown (conntrack.go)
+	if err := s.installAround(p); err != nil {
+		return err
+	}
+	// ---- requests addressed to robotsgate itself ----
+	s.mux.HandleFunc("GET /healthz", admin.Healthz)
+	s.adminRoutes() // admin API and /metrics, here or on admin_listen (wiring.go)
+	return nil
+}
+
+// installAround wraps the goproxy pipeline p in what runs around every
+// proxied request (outermost last) and makes it the Server's handler.
+func (s *Server) installAround(p http.Handler) error {
+	h := s.https.hijacks.wrap(p)                  // track hijacked CONNECT connections for Shutdown (conntrack.go)
 	h = clientLimitsOf(s.cfg.Client).boundBody(h) // plain-HTTP request bodies, bounded as in CONNECT sessions (sessionread.go)
 	s.inner = h
 	// proxy auth / client CIDRs, and every setting a reload changes (live.go):
@@ -99,12 +109,7 @@ func (s *Server) install() error {
 	}
 	s.live.Store(l)
 	h = http.HandlerFunc(s.serveLive)
-	h = s.life.wrap(h) // running handlers, waited for by Shutdown (proxy.go)
-	s.handler = h
-
-	// ---- requests addressed to robotsgate itself ----
-	s.mux.HandleFunc("GET /healthz", admin.Healthz)
-	s.adminRoutes() // admin API and /metrics, here or on admin_listen (wiring.go)
+	s.handler = s.life.wrap(h) // running handlers, waited for by Shutdown (proxy.go)
 	return nil
 }
 

@@ -16,6 +16,11 @@ import (
 // policy-file connection before its request was written.
 var errEarlyResponse = errors.New("the origin sent data before the request was written: not taken as an answer")
 
+// policyWriteBuffer is the write buffer of a policy-file connection:
+// enough for the request head robotsgate writes (longer ones are written
+// in several pieces).
+const policyWriteBuffer = 1 << 10
+
 // NewPolicyTransport returns the transport of the policy files robotsgate
 // fetches itself (robots.txt), apart from the transport of proxied
 // requests ([NewTransport]) so that no byte a client chose ever travels
@@ -39,7 +44,9 @@ var errEarlyResponse = errors.New("the origin sent data before the request was w
 // roots for TLS; the Server installs the same self-address-refusing dialer
 // on it ([Deps.PolicyTransport]).
 func NewPolicyTransport(cfg config.Config) (*http.Transport, error) {
-	d := &net.Dialer{Timeout: dialTimeout, KeepAlive: dialKeepAlive}
+	// No TCP keep-alive probes: a policy connection carries one request,
+	// bounded by the fetch's timeouts.
+	d := &net.Dialer{Timeout: dialTimeout, KeepAlive: -1}
 	tr := &http.Transport{
 		Proxy:             nil,
 		DialContext:       d.DialContext,
@@ -50,6 +57,9 @@ func NewPolicyTransport(cfg config.Config) (*http.Transport, error) {
 		TLSNextProto:          map[string]func(string, *tls.Conn) http.RoundTripper{},
 		TLSHandshakeTimeout:   tlsHandshakeTimeout,
 		ResponseHeaderTimeout: responseHeaderTimeout,
+		// A policy request is a GET with a few headers: a small write
+		// buffer, allocated once per connection, is garbage sooner.
+		WriteBufferSize: policyWriteBuffer,
 	}
 	if cfg.UpstreamProxy != nil {
 		tr.Proxy = http.ProxyURL(cfg.UpstreamProxy)
@@ -94,7 +104,7 @@ func (s *Server) installSelf() {
 func guardPolicyTransport(tr *http.Transport) {
 	dial := tr.DialContext
 	if dial == nil {
-		dial = (&net.Dialer{Timeout: dialTimeout, KeepAlive: dialKeepAlive}).DialContext
+		dial = (&net.Dialer{Timeout: dialTimeout, KeepAlive: -1}).DialContext
 	}
 	tr.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
 		c, err := dial(ctx, network, addr)

@@ -36,9 +36,13 @@ RG_SRC=${RG_SRC:-.}
 PROXY_CPU=${PROXY_CPU:-0}
 LOAD_CPU=${LOAD_CPU:-1}
 
+[[ "$TIMEOUT" =~ ^[0-9]+s$ ]] || { echo "broad: TIMEOUT is a number of seconds, e.g. 300s" >&2; exit 2; }
 if [ -z "${BROAD_IN_NETNS:-}" ]; then
   [ "$(id -u)" = 0 ] || { echo "broad: needs root for its network namespace (unshare -n)" >&2; exit 2; }
-  exec timeout 1800 unshare -n env BROAD_IN_NETNS=1 "$0" "$@"
+  # The whole script: two load runs of at most TIMEOUT each, the
+  # one-at-a-time runs and the builds.
+  secs=${TIMEOUT%s}
+  exec timeout $((2 * secs + 600)) unshare -n env BROAD_IN_NETNS=1 "$0" "$@"
 fi
 ip link set lo up
 ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
