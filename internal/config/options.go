@@ -78,7 +78,7 @@ func sectionOptions() []option {
 		{"robots.retry_min", "", "first re-fetch after a failed fetch; doubles per failure", func(c *Config) any { return &c.Robots.RetryMin }},
 		{"robots.retry_max", "", "cap of the re-fetch backoff", func(c *Config) any { return &c.Robots.RetryMax }},
 		{"robots.max_entries", "", "origins kept in the in-process robots.txt cache (least recently used evicted)", func(c *Config) any { return &c.Robots.MaxEntries }},
-		{"robots.max_cache_mb", "", "memory bound of that cache in MiB, as the heap holds it (about 2.9 × the robots.txt body per origin on a typical mix); also sets the Go memory limit (see docs/production.md)", func(c *Config) any { return &c.Robots.MaxCacheMB }},
+		{"robots.max_cache_mb", "", "memory bound of that cache in MiB, as the heap holds it (about 2.1 × the robots.txt body per origin on a typical mix); also sets the Go memory limit (see docs/production.md)", func(c *Config) any { return &c.Robots.MaxCacheMB }},
 
 		{"upstream.max_idle_conns", "", "idle keep-alive connections to origins kept open in all (each costs two goroutines and two buffers); a focused crawl of few origins may raise it to 4096", func(c *Config) any { return &c.Upstream.MaxIdleConns }},
 		{"upstream.max_idle_conns_per_host", "", "idle keep-alive connections kept open to one origin; a focused crawl with many parallel connections to one origin should set its connection count (e.g. 256)", func(c *Config) any { return &c.Upstream.MaxIdleConnsPerHost }},
