@@ -40,6 +40,9 @@ type Hooks struct {
 	// Fetched is called after each robots.txt fetch this process made,
 	// with its result and how long it took (on the real clock).
 	Fetched func(origin string, r FetchResult, took time.Duration)
+	// TDMFetched is Fetched for the origin's /.well-known/tdmrep.json
+	// (origin is then the entry's key).
+	TDMFetched func(origin string, r FetchResult, took time.Duration)
 	// CacheLookup is called once per Decide that needs the origin's
 	// rules: hit reports whether a fresh entry was cached (an expired
 	// copy served while it is re-fetched is a miss). Quiet decisions and
@@ -211,7 +214,11 @@ func (e *Enforcer) fetchAndStore(ctx context.Context, st Store, origin string) *
 			r.ErrKind = FetchOther
 		}
 	}
-	if f := e.hooks.Fetched; f != nil && !isTDMKey(origin) { // robots.txt fetches only
+	f := e.hooks.Fetched
+	if isTDMKey(origin) {
+		f = e.hooks.TDMFetched
+	}
+	if f != nil {
 		f(origin, r, took)
 	}
 	now := e.clock.Now()

@@ -74,6 +74,29 @@ func TestTDMRepCache(t *testing.T) {
 	}
 }
 
+// TestTDMRepFetchHook: a tdmrep.json fetch is reported to TDMFetched, a
+// robots.txt fetch to Fetched, never the one to the other.
+func TestTDMRepFetchHook(t *testing.T) {
+	var robots, tdm atomic.Int64
+	v := newEnv(t, func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == tdmrep.WellKnownPath {
+			io.WriteString(w, `[{"location": "/a/", "tdm-reservation": 1}]`)
+			return
+		}
+		io.WriteString(w, "User-agent: *\nAllow: /\n")
+	}, Config{Hooks: Hooks{
+		Fetched:    func(string, FetchResult, time.Duration) { robots.Add(1) },
+		TDMFetched: func(_ string, r FetchResult, _ time.Duration) { tdm.Add(int64(r.HTTPStatus)) },
+	}})
+	v.decide("/a/x", 1)
+	if d := v.e.TDMRep(context.Background(), v.o.url("/a/x"), "GET"); !d.Reserved() {
+		t.Fatalf("%+v", d)
+	}
+	if r, d := robots.Load(), tdm.Load(); r != 1 || d != 200 {
+		t.Fatalf("robots.txt fetches reported %d, tdmrep.json statuses reported %d: want 1 and 200", r, d)
+	}
+}
+
 // TestTDMRepUnreachable: a 5xx is unknown without a copy; with one read
 // before, the copy stands within robots.unreachable_window; beyond it the
 // file is treated as absent.

@@ -35,6 +35,7 @@ type Metrics struct {
 	byReason map[enforce.Reason]*[2]prometheus.Counter
 
 	fetches       [5]prometheus.Counter // by statusClass index
+	tdmFetches    [5]prometheus.Counter // tdmrep.json fetches, by statusClass index
 	fetchDuration prometheus.Histogram
 	cacheHit      prometheus.Counter
 	cacheMiss     prometheus.Counter
@@ -140,6 +141,13 @@ func (m *Metrics) robotsCollectors() []prometheus.Collector {
 	for i, c := range statusClasses {
 		m.fetches[i] = fetches.WithLabelValues(c)
 	}
+	tdmFetches := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "robotsgate_tdmrep_fetches_total",
+		Help: "/.well-known/tdmrep.json fetches, by final HTTP status class (error: no response).",
+	}, []string{"status_class"})
+	for i, c := range statusClasses {
+		m.tdmFetches[i] = tdmFetches.WithLabelValues(c)
+	}
 	m.fetchDuration = prometheus.NewHistogram(prometheus.HistogramOpts{
 		Name:    "robotsgate_robots_fetch_duration_seconds",
 		Help:    "Duration of robots.txt fetches, redirects included.",
@@ -160,7 +168,7 @@ func (m *Metrics) robotsCollectors() []prometheus.Collector {
 		}
 		return 0
 	})
-	return []prometheus.Collector{fetches, m.fetchDuration, lookups, entries}
+	return []prometheus.Collector{fetches, tdmFetches, m.fetchDuration, lookups, entries}
 }
 
 // Registry returns the private registry, for tests and for callers that
@@ -238,6 +246,15 @@ func (m *Metrics) RobotsFetched(origin string, r enforce.FetchResult, took time.
 	}
 	m.fetches[statusClass(r.HTTPStatus)].Inc()
 	m.fetchDuration.Observe(took.Seconds())
+}
+
+// TDMRepFetched records one tdmrep.json fetch. Its signature fits
+// enforce's fetch hook.
+func (m *Metrics) TDMRepFetched(_ string, r enforce.FetchResult, _ time.Duration) {
+	if m == nil {
+		return
+	}
+	m.tdmFetches[statusClass(r.HTTPStatus)].Inc()
 }
 
 // statusClass returns the index in [statusClasses] of an HTTP status.
@@ -344,7 +361,7 @@ func (m *Metrics) EnforceHooks() enforce.Hooks {
 	if m == nil {
 		return enforce.Hooks{}
 	}
-	return enforce.Hooks{Fetched: m.RobotsFetched, CacheLookup: m.CacheLookup}
+	return enforce.Hooks{Fetched: m.RobotsFetched, TDMFetched: m.TDMRepFetched, CacheLookup: m.CacheLookup}
 }
 
 // contentUseLabel is the purpose label of the content-use verdicts:

@@ -18,6 +18,7 @@ func TestMetricsPrivateRegistries(t *testing.T) {
 	a.Decision(enforce.Decision{Allowed: true, Reason: "some-new-reason"}) // unknown reasons still count
 	a.RobotsFetched("http://x", enforce.FetchResult{HTTPStatus: 503}, 20*time.Millisecond)
 	a.RobotsFetched("http://x", enforce.FetchResult{HTTPStatus: 0}, time.Second)
+	a.TDMRepFetched("http://x", enforce.FetchResult{HTTPStatus: 404}, time.Second)
 	a.SetPausedOrigins(3)
 	a.QueueEntered()
 	a.RequestStarted()
@@ -30,6 +31,8 @@ func TestMetricsPrivateRegistries(t *testing.T) {
 		`robotsgate_robots_fetches_total{status_class="5xx"}`:                     1,
 		`robotsgate_robots_fetches_total{status_class="error"}`:                   1,
 		`robotsgate_robots_fetch_duration_seconds_count`:                          2,
+		`robotsgate_tdmrep_fetches_total{status_class="4xx"}`:                     1,
+		`robotsgate_robots_fetches_total{status_class="4xx"}`:                     0,
 		`robotsgate_robots_fetch_duration_seconds_sum`:                            1.02,
 		`robotsgate_paused_origins`:                                               3,
 		`robotsgate_queued_requests`:                                              1,
