@@ -56,12 +56,12 @@ func allocStrings(ss []string) int64 {
 // usage sets.
 func (r *Robots) memSize(sets []*usageSet) int64 {
 	// The strings of rules, agents, sitemaps and extensions share r.text;
-	// the parts are in r.written, their records in r.crs, which pack put
-	// in one allocation with the other pointer-free arrays.
-	n := alloc(unsafe.Sizeof(*r)) + alloc(uintptr(len(r.text))) + r.packedSize() + allocSlice(r.written) +
-		allocSlice(r.groups) + allocSlice(r.sitemaps) + allocSlice(r.extensions)
+	// the parts are in r.written, their records in r.crs.
+	n := alloc(unsafe.Sizeof(*r)) + alloc(uintptr(len(r.text))) + allocSlice(r.crs) + allocSlice(r.written) +
+		allocSlice(r.agents) + allocSlice(r.groups) + allocSlice(r.gparts) + allocSlice(r.byAgent) +
+		allocSlice(r.sitemaps) + allocSlice(r.extensions) + allocSlice(r.lines)
 	for i := range r.written {
-		n += r.written[i].part.memSize(true)
+		n += r.written[i].part.memSize()
 	}
 	for _, s := range sets {
 		n += s.memSize()
@@ -77,18 +77,14 @@ func (r *Robots) memSize(sets []*usageSet) int64 {
 }
 
 // memSize returns what pt holds besides itself and its records, which
-// are in its file's arrays, and besides its cindex's arrays when packed
-// (a group's part: [Robots.pack] moved them into the file's arena).
-func (pt *part) memSize(packed bool) int64 {
+// are in its file's arrays.
+func (pt *part) memSize() int64 {
 	if pt.partX == nil {
 		return 0
 	}
 	n := alloc(unsafe.Sizeof(*pt.partX))
 	if ix := pt.cix; ix != nil {
-		n += alloc(unsafe.Sizeof(*ix))
-		if !packed {
-			n += allocSlice(ix.keys) + allocSlice(ix.from) + allocSlice(ix.ids)
-		}
+		n += alloc(unsafe.Sizeof(*ix)) + allocSlice(ix.keys) + allocSlice(ix.from) + allocSlice(ix.ids)
 	}
 	if pt.compiledPart == nil {
 		return n

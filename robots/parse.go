@@ -384,6 +384,5 @@ func (p *parser) finish() {
 		p.r.lines = lineTable(p.text)
 		p.r.cr = p.hasCR
 	}
-	p.r.pack() // the pointer-free arrays in one allocation (arena.go)
 	p.r.index(parts, p.usageSets())
 }

@@ -221,7 +221,7 @@ func (p *parser) usageSets() []*usageSet {
 func (s *usageSet) memSize() int64 {
 	n := alloc(unsafe.Sizeof(*s)) + allocSlice(s.stmts) + s.lines
 	if s.paths != nil {
-		n += s.paths.memSize(false)
+		n += s.paths.memSize()
 	}
 	return n
 }
