@@ -42,7 +42,10 @@ func readBody(resp *http.Response, maxBytes int) (body []byte, truncated bool, e
 	}
 	hint := 512
 	if len(codings) == 0 && resp.ContentLength >= 0 {
-		hint = int(min(resp.ContentLength, int64(maxBytes))) + 1
+		// A Content-Length is believed up to maxHint: a hostile origin
+		// that announces a large body and sends a few bytes gets no large
+		// buffer for them.
+		hint = int(min(resp.ContentLength, int64(maxBytes), maxHint)) + 1
 	}
 	body, err = readAll(io.LimitReader(r, int64(maxBytes)+1), hint)
 	if err != nil {
@@ -56,6 +59,10 @@ func readBody(resp *http.Response, maxBytes int) (body []byte, truncated bool, e
 	}
 	return body, false, nil
 }
+
+// maxHint bounds the first buffer of a body read by its Content-Length:
+// above it, the buffer grows with what arrives.
+const maxHint = 64 << 10
 
 // readAll is [io.ReadAll] with a first buffer of hint bytes: a body of
 // known length is read into one buffer of its size, not grown to it.
