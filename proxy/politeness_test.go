@@ -308,6 +308,16 @@ func TestPoliteReportModeDoesNotWaitOrRefuse(t *testing.T) {
 }
 
 func TestPoliteConcurrencyLimitReleasedAtEnd(t *testing.T) {
+	secondWaitsForFirst(t, nil, nil)
+}
+
+// secondWaitsForFirst checks, with politeness.max_concurrency 1, that a
+// request to an origin waits while another one is in flight there and
+// goes once that one ends (its slot released at the end); between, when
+// not nil, runs while the first is in flight. load is the harness's
+// configuration source (Deps.Load).
+func secondWaitsForFirst(t *testing.T, load func() (config.Config, error), between func(h *harness)) {
+	t.Helper()
 	clk := enforcetest.NewClock(politeT0)
 	unblock := make(chan struct{})
 	o := newStampOrigin(t, "User-agent: *\nAllow: /\n", clk, func(w http.ResponseWriter, r *http.Request) {
@@ -319,11 +329,14 @@ func TestPoliteConcurrencyLimitReleasedAtEnd(t *testing.T) {
 		}
 		w.Write([]byte("ok"))
 	})
-	h := newHarness(t, harnessOpts{clock: clk, config: func(c *config.Config) { c.Politeness.MaxConcurrency = 1 }})
+	h := newHarness(t, harnessOpts{clock: clk, load: load, config: func(c *config.Config) { c.Politeness.MaxConcurrency = 1 }})
 	h.get(t, o.URL+"/warm") // fetches robots.txt; its slot is released at the end
 	out := make(chan getResult, 2)
 	h.getAsync(t, o.URL+"/slow", out)
 	waitUntil(t, "slow request at the origin", func() bool { p, _ := o.seen(); return len(p) == 2 })
+	if between != nil {
+		between(h)
+	}
 	h.getAsync(t, o.URL+"/next", out)
 	waitUntil(t, "next waiting for a slot", func() bool { return clk.Waiters() == 1 })
 	if p, _ := o.seen(); len(p) != 2 {
@@ -414,42 +427,13 @@ func TestPoliteMITMPacingAndPause(t *testing.T) {
 // against politeness.max_concurrency: a second request to the origin
 // waits for the first to end instead of joining it.
 func TestPoliteConcurrencyKeptAcrossReload(t *testing.T) {
-	clk := enforcetest.NewClock(politeT0)
-	unblock := make(chan struct{})
-	o := newStampOrigin(t, "User-agent: *\nAllow: /\n", clk, func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/slow" {
-			select {
-			case <-unblock:
-			case <-time.After(testTimeout):
-			}
-		}
-		w.Write([]byte("ok"))
-	})
 	src := &swappable{}
-	h := newHarness(t, harnessOpts{clock: clk, load: src.load, config: func(c *config.Config) { c.Politeness.MaxConcurrency = 1 }})
-	h.get(t, o.URL+"/warm")
-	out := make(chan getResult, 2)
-	h.getAsync(t, o.URL+"/slow", out)
-	waitUntil(t, "slow request at the origin", func() bool { p, _ := o.seen(); return len(p) == 2 })
-
-	next := h.srv.live.Load().cfg
-	next.Politeness.MaxQueueWait *= 2
-	src.set(next, nil)
-	if res, err := h.srv.Reload("test"); err != nil || res.Result != ReloadOK {
-		t.Fatalf("reload: %+v %v", res, err)
-	}
-	h.getAsync(t, o.URL+"/next", out)
-	waitUntil(t, "next waiting for a slot", func() bool { return clk.Waiters() == 1 })
-	if p, _ := o.seen(); len(p) != 2 {
-		t.Fatalf("a request after the reload reached the origin while one before it was in flight: %v", p)
-	}
-	close(unblock)
-	for range 2 {
-		if r := <-out; r.status != 200 {
-			t.Fatalf("%s: %d %s", r.path, r.status, r.body)
+	secondWaitsForFirst(t, src.load, func(h *harness) {
+		next := h.srv.live.Load().cfg
+		next.Politeness.MaxQueueWait *= 2
+		src.set(next, nil)
+		if res, err := h.srv.Reload("test"); err != nil || res.Result != ReloadOK {
+			t.Fatalf("reload: %+v %v", res, err)
 		}
-	}
-	if p, _ := o.seen(); strings.Join(p, ",") != "/warm,/slow,/next" {
-		t.Fatalf("origin saw %v", p)
-	}
+	})
 }

@@ -131,23 +131,25 @@ func (m *Metrics) requestCollectors() []prometheus.Collector {
 	return []prometheus.Collector{m.decisions, m.upstreamErrors, paused, m.queued, m.inflight, denied}
 }
 
+// byStatusClass returns a counter of fetches by final HTTP status class
+// (label status_class, [statusClasses]) and sets each of counters to the
+// counter of the class of its index.
+func byStatusClass(name, what string, counters *[5]prometheus.Counter) *prometheus.CounterVec {
+	v := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: name,
+		Help: what + ", by final HTTP status class (error: no response).",
+	}, []string{"status_class"})
+	for i, c := range statusClasses {
+		counters[i] = v.WithLabelValues(c)
+	}
+	return v
+}
+
 // robotsCollectors creates the metrics of robots.txt fetches and of its
 // cache.
 func (m *Metrics) robotsCollectors() []prometheus.Collector {
-	fetches := prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "robotsgate_robots_fetches_total",
-		Help: "robots.txt fetches, by final HTTP status class (error: no response).",
-	}, []string{"status_class"})
-	for i, c := range statusClasses {
-		m.fetches[i] = fetches.WithLabelValues(c)
-	}
-	tdmFetches := prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "robotsgate_tdmrep_fetches_total",
-		Help: "/.well-known/tdmrep.json fetches, by final HTTP status class (error: no response).",
-	}, []string{"status_class"})
-	for i, c := range statusClasses {
-		m.tdmFetches[i] = tdmFetches.WithLabelValues(c)
-	}
+	fetches := byStatusClass("robotsgate_robots_fetches_total", "robots.txt fetches", &m.fetches)
+	tdmFetches := byStatusClass("robotsgate_tdmrep_fetches_total", "/.well-known/tdmrep.json fetches", &m.tdmFetches)
 	m.fetchDuration = prometheus.NewHistogram(prometheus.HistogramOpts{
 		Name:    "robotsgate_robots_fetch_duration_seconds",
 		Help:    "Duration of robots.txt fetches, redirects included.",
