@@ -67,7 +67,7 @@ func TestMaxAgeClamping(t *testing.T) {
 func TestUnavailableCachedWithTTL(t *testing.T) {
 	v := newEnv(t, serve(404, ""), Config{TTL: 2 * time.Hour})
 	for i := 0; i < 5; i++ {
-		if d := v.decide("/private", 1); !d.Allowed || d.Reason != ReasonNoRobots {
+		if d := v.decide("/private", 1); !d.Allowed || d.Reason != ReasonRobotsUnavailable {
 			t.Fatalf("%+v", d)
 		}
 	}

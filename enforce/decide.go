@@ -17,7 +17,7 @@ import (
 // fetches the origin's robots.txt when no usable copy is cached;
 // concurrent callers for one origin share a single fetch. Decide never
 // returns an error: a failure to learn the rules is itself a decision
-// ([ReasonUnreachable]).
+// ([ReasonRobotsUnreachable]).
 //
 // Stale while revalidate: when the cached entry expired at most
 // [FetchTimeout] ago and holds a good robots.txt (from its latest fetch, or
@@ -129,7 +129,7 @@ func (e *Enforcer) decideURL(ctx context.Context, u *url.URL, agent string, o De
 				d.Detail = "the client stopped waiting for robots.txt (" + context.Cause(ctx).Error() + "): nothing decided"
 				return d
 			case en == nil:
-				d.Reason = ReasonUnreachable
+				d.Reason = ReasonRobotsUnreachable
 				d.Detail = "robots.txt could not be fetched: " + err.Error() + "; all URLs disallowed"
 				return d
 			default: // fall back on the expired copy
@@ -182,7 +182,7 @@ func isRobotsTxt(u *url.URL, method string) bool {
 func (e *Enforcer) decide(d *Decision, en *Entry, now time.Time, u *url.URL, p UsagePolicy) {
 	rules := e.describe(d, en, now, true)
 	if rules == nil {
-		if d.Reason == ReasonNoRobots && p.UnknownDeny && p.Purposes != 0 {
+		if d.Reason == ReasonRobotsUnavailable && p.UnknownDeny && p.Purposes != 0 {
 			// No robots.txt states a usage preference.
 			v := Verdict{Allowed: true}
 			applyUsage(&v, p, &spelled{}, " (no robots.txt in force)")
@@ -225,7 +225,7 @@ func (e *Enforcer) describe(d *Decision, en *Entry, now time.Time, decide bool) 
 		}
 	case StatusUnavailable:
 		if decide {
-			d.Allowed, d.Reason = true, ReasonNoRobots
+			d.Allowed, d.Reason = true, ReasonRobotsUnavailable
 			d.Detail = "no robots.txt" + paren(en.Result.Err) + ": all URLs allowed"
 		}
 		return nil
@@ -233,7 +233,7 @@ func (e *Enforcer) describe(d *Decision, en *Entry, now time.Time, decide bool) 
 	// Unreachable (or an entry without rules).
 	if !en.UnreachableSince.IsZero() && now.Sub(en.UnreachableSince) > e.window {
 		if decide {
-			d.Allowed, d.Reason = true, ReasonNoRobots
+			d.Allowed, d.Reason = true, ReasonRobotsUnavailable
 			d.Detail = "robots.txt unreachable for longer than " + e.window.String() +
 				paren(en.Result.Err) + ": treated as absent, all URLs allowed"
 		}
@@ -253,10 +253,10 @@ func (e *Enforcer) describe(d *Decision, en *Entry, now time.Time, decide bool) 
 
 // unreachable fills d with the refusal of an origin whose robots.txt the
 // entry en says could not be fetched: [ReasonOriginUnreachable] when the
-// origin itself was not reached, [ReasonUnreachable] otherwise, with when
+// origin itself was not reached, [ReasonRobotsUnreachable] otherwise, with when
 // robots.txt is fetched again (RetryAfter).
 func unreachable(d *Decision, en *Entry, now time.Time) {
-	d.Allowed, d.Reason = false, ReasonUnreachable
+	d.Allowed, d.Reason = false, ReasonRobotsUnreachable
 	retry := ""
 	if wait := en.Expires.Sub(now); wait > 0 {
 		d.RetryAfter = wait

@@ -87,19 +87,19 @@ func edgeStatusCases() []statusCase {
 		{"gzip, gzip", fixed(serveBytes(gzipped(gzipped(rb)), "gzip, gzip")), StatusOK, 200, "", "/robots.txt", false, ReasonDisallowed},
 		{"deflate then gzip", fixed(serveBytes(gzipped(zlibbed(rb)), "deflate,identity, gzip")), StatusOK, 200, "", "/robots.txt", false, ReasonDisallowed},
 		{"identity", fixed(serveBytes(rb, "identity")), StatusOK, 200, "", "/robots.txt", false, ReasonDisallowed},
-		{"br", fixed(serveBytes(rb, "br")), StatusUnreachable, 200, `"br" cannot be decoded`, "/robots.txt", false, ReasonUnreachable},
-		{"compress", fixed(serveBytes(rb, "compress")), StatusUnreachable, 200, "cannot be decoded", "/robots.txt", false, ReasonUnreachable},
-		{"unknown after gzip", fixed(serveBytes(gzipped(rb), "gzip, zstd")), StatusUnreachable, 200, "cannot be decoded", "/robots.txt", false, ReasonUnreachable},
-		{"corrupt gzip", fixed(serveBytes(append(gzipped(rb)[:20:20], "garbage"...), "gzip")), StatusUnreachable, 200, "decoding", "/robots.txt", false, ReasonUnreachable},
-		{"plain text as gzip", fixed(serveBytes(rb, "gzip")), StatusUnreachable, 200, "gzip", "/robots.txt", false, ReasonUnreachable},
-		{"too many codings", fixed(serveBytes(rb, "gzip,gzip,gzip,gzip,gzip")), StatusUnreachable, 200, "more than 4", "/robots.txt", false, ReasonUnreachable},
+		{"br", fixed(serveBytes(rb, "br")), StatusUnreachable, 200, `"br" cannot be decoded`, "/robots.txt", false, ReasonRobotsUnreachable},
+		{"compress", fixed(serveBytes(rb, "compress")), StatusUnreachable, 200, "cannot be decoded", "/robots.txt", false, ReasonRobotsUnreachable},
+		{"unknown after gzip", fixed(serveBytes(gzipped(rb), "gzip, zstd")), StatusUnreachable, 200, "cannot be decoded", "/robots.txt", false, ReasonRobotsUnreachable},
+		{"corrupt gzip", fixed(serveBytes(append(gzipped(rb)[:20:20], "garbage"...), "gzip")), StatusUnreachable, 200, "decoding", "/robots.txt", false, ReasonRobotsUnreachable},
+		{"plain text as gzip", fixed(serveBytes(rb, "gzip")), StatusUnreachable, 200, "gzip", "/robots.txt", false, ReasonRobotsUnreachable},
+		{"too many codings", fixed(serveBytes(rb, "gzip,gzip,gzip,gzip,gzip")), StatusUnreachable, 200, "more than 4", "/robots.txt", false, ReasonRobotsUnreachable},
 		// Statuses RFC 9309 does not name: unreachable, never allow-all.
-		{"3xx without Location", fixed(serve(302, "")), StatusUnreachable, 302, "without a Location", "/robots.txt", false, ReasonUnreachable},
-		{"300 with Location", fixed(serve(300, "", "Location", "/r1")), StatusUnreachable, 300, "cannot be followed", "/robots.txt", false, ReasonUnreachable},
-		{"304 unasked", fixed(serve(304, "")), StatusUnreachable, 304, "304", "/robots.txt", false, ReasonUnreachable},
+		{"3xx without Location", fixed(serve(302, "")), StatusUnreachable, 302, "without a Location", "/robots.txt", false, ReasonRobotsUnreachable},
+		{"300 with Location", fixed(serve(300, "", "Location", "/r1")), StatusUnreachable, 300, "cannot be followed", "/robots.txt", false, ReasonRobotsUnreachable},
+		{"304 unasked", fixed(serve(304, "")), StatusUnreachable, 304, "304", "/robots.txt", false, ReasonRobotsUnreachable},
 		{"redirect loop", fixed(func(w http.ResponseWriter, r *http.Request) {
 			http.Redirect(w, r, "/robots.txt", http.StatusFound)
-		}), StatusUnavailable, 302, "too many redirects", "/robots.txt", true, ReasonNoRobots},
+		}), StatusUnavailable, 302, "too many redirects", "/robots.txt", true, ReasonRobotsUnavailable},
 		{"200 text/html", fixed(serve(200, testRobots, "Content-Type", "text/html")), StatusOK, 200, "", "/robots.txt", false, ReasonDisallowed},
 		{"body stalls", stallingBody, StatusUnreachable, 200, "reading robots.txt body", "/robots.txt", false, ReasonOriginUnreachable},
 	}
@@ -198,7 +198,7 @@ func TestHTTPFetcherRedirectToOtherScheme(t *testing.T) {
 				t.Fatalf("Fetch = %+v", r)
 			}
 			e := newTestEnforcer(t, Config{Fetcher: f}, nil)
-			if d := e.Decide(context.Background(), o.url("/x"), "", DecideOptions{}); d.Allowed || d.Reason != ReasonUnreachable {
+			if d := e.Decide(context.Background(), o.url("/x"), "", DecideOptions{}); d.Allowed || d.Reason != ReasonRobotsUnreachable {
 				t.Fatalf("Decide = %+v", d)
 			}
 		})

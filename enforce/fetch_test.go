@@ -129,15 +129,15 @@ func statusCases() []statusCase {
 		{"200", fixed(serve(200, testRobots)), StatusOK, 200, "", "/robots.txt", false, ReasonDisallowed},
 		{"301-301-200", fixed(redirects(2, 301)), StatusOK, 200, "", "/r2", false, ReasonDisallowed},
 		{"5 redirects", fixed(redirects(5, 302)), StatusOK, 200, "", "/r5", false, ReasonDisallowed},
-		{"6 redirects", fixed(redirects(6, 301)), StatusUnavailable, 301, "too many redirects", "/r5", true, ReasonNoRobots},
+		{"6 redirects", fixed(redirects(6, 301)), StatusUnavailable, 301, "too many redirects", "/r5", true, ReasonRobotsUnavailable},
 
-		{"404", fixed(serve(404, "nope")), StatusUnavailable, 404, "404", "", true, ReasonNoRobots},
-		{"401", fixed(serve(401, "")), StatusUnavailable, 401, "401", "", true, ReasonNoRobots},
-		{"403", fixed(serve(403, "")), StatusUnavailable, 403, "403", "", true, ReasonNoRobots},
-		{"410", fixed(serve(410, "")), StatusUnavailable, 410, "410", "", true, ReasonNoRobots},
-		{"429", fixed(serve(429, "")), StatusUnreachable, 429, "429", "", false, ReasonUnreachable},
-		{"500", fixed(serve(500, testRobots)), StatusUnreachable, 500, "500", "", false, ReasonUnreachable},
-		{"503", fixed(serve(503, "")), StatusUnreachable, 503, "503", "", false, ReasonUnreachable},
+		{"404", fixed(serve(404, "nope")), StatusUnavailable, 404, "404", "", true, ReasonRobotsUnavailable},
+		{"401", fixed(serve(401, "")), StatusUnavailable, 401, "401", "", true, ReasonRobotsUnavailable},
+		{"403", fixed(serve(403, "")), StatusUnavailable, 403, "403", "", true, ReasonRobotsUnavailable},
+		{"410", fixed(serve(410, "")), StatusUnavailable, 410, "410", "", true, ReasonRobotsUnavailable},
+		{"429", fixed(serve(429, "")), StatusUnreachable, 429, "429", "", false, ReasonRobotsUnreachable},
+		{"500", fixed(serve(500, testRobots)), StatusUnreachable, 500, "500", "", false, ReasonRobotsUnreachable},
+		{"503", fixed(serve(503, "")), StatusUnreachable, 503, "503", "", false, ReasonRobotsUnreachable},
 		{"timeout", blocking, StatusUnreachable, 0, "timeout", "", false, ReasonOriginUnreachable},
 		{"connection refused", nil, StatusUnreachable, 0, "refused", "", false, ReasonOriginUnreachable},
 	}, edgeStatusCases()...)
@@ -198,12 +198,12 @@ func TestDecideStatusTable(t *testing.T) {
 				if d.Rule != "Disallow: /private" || d.Line != 2 || d.Group != "*" || d.Detail != "" {
 					t.Errorf("rule fields = %q line %d group %q detail %q", d.Rule, d.Line, d.Group, d.Detail)
 				}
-			case ReasonUnreachable, ReasonOriginUnreachable:
+			case ReasonRobotsUnreachable, ReasonOriginUnreachable:
 				if !strings.Contains(d.Detail, "reach") || !strings.Contains(d.Detail, c.wantErr) ||
 					!strings.Contains(d.Detail, "tried again in") || d.RetryAfter <= 0 {
 					t.Errorf("Detail = %q", d.Detail)
 				}
-			case ReasonNoRobots:
+			case ReasonRobotsUnavailable:
 				if !strings.Contains(d.Detail, "no robots.txt") {
 					t.Errorf("Detail = %q", d.Detail)
 				}

@@ -36,7 +36,7 @@ func TestRetryDependsOnKind(t *testing.T) {
 		{FetchRefused, ReasonOriginUnreachable, []time.Duration{10 * time.Second, 20 * time.Second}},
 		{FetchTimeout, ReasonOriginUnreachable, []time.Duration{10 * time.Second}},
 		{FetchTLSUntrusted, ReasonOriginUnreachable, []time.Duration{10 * time.Second}},
-		{FetchStatus, ReasonUnreachable, []time.Duration{time.Minute, 2 * time.Minute, 4 * time.Minute}},
+		{FetchStatus, ReasonRobotsUnreachable, []time.Duration{time.Minute, 2 * time.Minute, 4 * time.Minute}},
 	}
 	for _, c := range cases {
 		t.Run(string(c.kind), func(t *testing.T) {

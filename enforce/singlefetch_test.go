@@ -135,7 +135,7 @@ func TestFetcherPanic(t *testing.T) {
 	e := newTestEnforcer(t, Config{Fetcher: panicFetcher{}}, nil)
 	u, _ := url.Parse("http://127.0.0.1:1/x")
 	d := e.Decide(context.Background(), u, "", DecideOptions{})
-	if d.Allowed || d.Reason != ReasonUnreachable || !strings.Contains(d.Detail, "boom") {
+	if d.Allowed || d.Reason != ReasonRobotsUnreachable || !strings.Contains(d.Detail, "boom") {
 		t.Errorf("%+v", d)
 	}
 }

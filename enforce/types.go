@@ -179,12 +179,12 @@ type Store interface {
 type Reason string
 
 const (
-	ReasonAllowed     Reason = "allowed"            // no rule, or an Allow rule, matched
-	ReasonDisallowed  Reason = "disallowed"         // a Disallow rule matched
-	ReasonRobotsTxt   Reason = "robots-txt"         // /robots.txt itself is always allowed
-	ReasonNoRobots    Reason = "robots-unavailable" // 4xx (or too many redirects): all allowed
-	ReasonUnreachable Reason = "robots-unreachable" // robots.txt could not be fetched: all disallowed
-	ReasonInvalidURL  Reason = "invalid-url"        // the URL has no origin (no scheme or host): refused
+	ReasonAllowed           Reason = "allowed"            // no rule, or an Allow rule, matched
+	ReasonDisallowed        Reason = "disallowed"         // a Disallow rule matched
+	ReasonRobotsTxt         Reason = "robots-txt"         // /robots.txt itself is always allowed
+	ReasonRobotsUnavailable Reason = "robots-unavailable" // 4xx (or too many redirects): all allowed
+	ReasonRobotsUnreachable Reason = "robots-unreachable" // robots.txt could not be fetched: all disallowed
+	ReasonInvalidURL        Reason = "invalid-url"        // the URL has no origin (no scheme or host): refused
 	// ReasonInvalidHost: the URL's host cannot be mapped to one canonical
 	// name or address (invalid IDNA, characters no host name holds, empty
 	// labels, an IPv4 shorthand; see [CanonicalHost]): refused, never fetched.

@@ -48,7 +48,7 @@ func TestBackoff(t *testing.T) {
 	v := newEnv(t, serve(500, ""), Config{RetryMin: time.Minute, RetryMax: 4 * time.Minute})
 	v.decide("/", 1)
 	for i := 0; i < 20; i++ {
-		if d := v.decide("/", 1); d.Allowed || d.Reason != ReasonUnreachable {
+		if d := v.decide("/", 1); d.Allowed || d.Reason != ReasonRobotsUnreachable {
 			t.Fatalf("%+v", d)
 		}
 	}
@@ -73,14 +73,14 @@ func TestUnreachableWindow(t *testing.T) {
 	t.Run("no copy", func(t *testing.T) {
 		v := newEnv(t, serve(503, ""), cfg)
 		for i := 0; i <= 5; i++ {
-			if d := v.decide("/private", int64(i+1)); d.Allowed || d.Reason != ReasonUnreachable {
+			if d := v.decide("/private", int64(i+1)); d.Allowed || d.Reason != ReasonRobotsUnreachable {
 				t.Fatalf("at +%dh: %+v", i, d)
 			}
 			v.clock.Advance(time.Hour)
 		}
 		// 6h unreachable, past the window: treated as unavailable.
 		d := v.decide("/private", 7)
-		if !d.Allowed || d.Reason != ReasonNoRobots || !strings.Contains(d.Detail, "longer than") {
+		if !d.Allowed || d.Reason != ReasonRobotsUnavailable || !strings.Contains(d.Detail, "longer than") {
 			t.Fatalf("past the window: %+v", d)
 		}
 		// Also between fetches, once the window has passed.
@@ -106,7 +106,7 @@ func TestUnreachableWindow(t *testing.T) {
 			}
 			v.clock.Advance(time.Hour)
 		}
-		if d := v.decide("/private", 8); !d.Allowed || d.Reason != ReasonNoRobots || d.RobotsStale {
+		if d := v.decide("/private", 8); !d.Allowed || d.Reason != ReasonRobotsUnavailable || d.RobotsStale {
 			t.Fatalf("past the window: %+v", d)
 		}
 		en, _ := v.e.Cached(context.Background(), v.o.srv.URL)
@@ -125,7 +125,7 @@ func TestUnreachableWindow(t *testing.T) {
 			t.Fatalf("at the window: %+v", d)
 		}
 		v.clock.Advance(time.Second)
-		if d := v.decide("/", 1); !d.Allowed || d.Reason != ReasonNoRobots {
+		if d := v.decide("/", 1); !d.Allowed || d.Reason != ReasonRobotsUnavailable {
 			t.Fatalf("past the window: %+v", d)
 		}
 	})

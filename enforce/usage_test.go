@@ -161,7 +161,7 @@ func TestUsageUnknownDenyNoRobots(t *testing.T) {
 	v := newEnv(t, serve(404, ""), Config{UsageUnknownDeny: true})
 	c := usageCase{path: "/x", purposes: search, reason: ReasonUsageDisallowed, blocked: search, detail: "(no robots.txt in force)"}
 	c.check(t, v.decideFor("/x", "", search))
-	c = usageCase{path: "/x", allowed: true, reason: ReasonNoRobots, detail: "no robots.txt"}
+	c = usageCase{path: "/x", allowed: true, reason: ReasonRobotsUnavailable, detail: "no robots.txt"}
 	c.check(t, v.decideFor("/x", "", 0))
 	c = usageCase{path: "/robots.txt", purposes: search, allowed: true, reason: ReasonRobotsTxt}
 	c.check(t, v.decideFor("/robots.txt", "", search))

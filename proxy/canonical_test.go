@@ -48,9 +48,9 @@ func TestOneOriginForEverySpelling(t *testing.T) {
 	// The crawl-delay slot is taken for every spelling: 429, not forwarded.
 	for _, host := range []string{"[::ffff:7f00:1]", "127.0.0.1", "[::FFFF:7F00:0001]", "[0:0:0:0:0:ffff:127.0.0.1]"} {
 		if resp := get(host, "/b"); resp.StatusCode != http.StatusTooManyRequests ||
-			resp.Header.Get(HeaderDecision) != string(politeness.ReasonQueueFull) {
+			resp.Header.Get(HeaderDecision) != string(politeness.ReasonCrawlDelayWait) {
 			t.Errorf("%s/b within the crawl-delay: %d %s, want 429 %s", host, resp.StatusCode,
-				resp.Header.Get(HeaderDecision), politeness.ReasonQueueFull)
+				resp.Header.Get(HeaderDecision), politeness.ReasonCrawlDelayWait)
 		}
 	}
 
@@ -61,9 +61,9 @@ func TestOneOriginForEverySpelling(t *testing.T) {
 	clk.Advance(5 * time.Second) // a free slot: only the pause may refuse
 	for _, host := range []string{"[::ffff:7f00:1]", "[::FFFF:7F00:0001]", "127.0.0.1"} {
 		if resp := get(host, "/c"); resp.StatusCode != http.StatusServiceUnavailable ||
-			resp.Header.Get(HeaderDecision) != string(politeness.ReasonPaused) {
+			resp.Header.Get(HeaderDecision) != string(politeness.ReasonOriginPaused) {
 			t.Errorf("%s/c during the pause: %d %s, want 503 %s", host, resp.StatusCode,
-				resp.Header.Get(HeaderDecision), politeness.ReasonPaused)
+				resp.Header.Get(HeaderDecision), politeness.ReasonOriginPaused)
 		}
 	}
 	if n := o.hits.Load(); n != 2 {

@@ -193,15 +193,15 @@ func (s *Server) tunnel(ctx *goproxy.ProxyCtx, st *requestState, u *url.URL) out
 	case enforce.ReasonAllowed, enforce.ReasonDisallowed:
 		// Rules were matched: closed only if no path at all is allowed.
 		if en, ok := s.enf.Cached(r.Context(), d.Origin); ok && en.Parsed != nil && en.Parsed.AllowsNothing(st.Agent) {
-			d.Allowed, d.Reason = false, ReasonSiteClosed
+			d.Allowed, d.Reason = false, ReasonSiteDisallowed
 			d.Detail = "robots.txt disallows every path for this agent; tunnel mode cannot check paths, so the CONNECT is refused"
 		} else {
-			d.Allowed, d.Reason = true, ReasonTunnel
+			d.Allowed, d.Reason = true, ReasonTunnelUnenforced
 			d.Detail = "tunnel mode: the host is open to this agent; paths inside the tunnel are not checked"
 		}
-	case enforce.ReasonNoRobots:
+	case enforce.ReasonRobotsUnavailable:
 		d.Allowed = true
-		d.Reason = ReasonTunnel
+		d.Reason = ReasonTunnelUnenforced
 		d.Detail = "tunnel mode: no robots.txt (" + d.Detail + "); paths inside the tunnel are not checked"
 	}
 	if hasSite {

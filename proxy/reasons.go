@@ -24,24 +24,24 @@ import (
 // Their values are what audit records, the X-Robotsgate-Decision header
 // and the metrics' reason label carry.
 const (
-	ReasonRobotTag      enforce.Reason = "robot-tag"         // the response carried a "do not keep" robot tag
-	ReasonTunnel        enforce.Reason = "tunnel-unenforced" // CONNECT tunnel opened, paths not enforced
-	ReasonPortForbidden enforce.Reason = "port-forbidden"    // CONNECT to a port not in the allow-list
-	ReasonSiteClosed    enforce.Reason = "site-disallowed"   // tunnel mode: the whole site is disallowed
-	ReasonTunnelNotTLS  enforce.Reason = "tunnel-not-tls"    // tunnel mode: the bytes inside the tunnel are not a TLS ClientHello
-	ReasonSelfRequest   enforce.Reason = "self-request"      // the destination is robotsgate itself (proxy or admin port)
-	ReasonMisdirected   enforce.Reason = "misdirected"       // a request inside an MITM session names another host:port than its CONNECT
-	ReasonAccessRevoked enforce.Reason = "access-revoked"    // a reload revoked the access an MITM session's CONNECT was admitted with
-	ReasonShuttingDown  enforce.Reason = "shutting-down"     // robotsgate shut down while the request waited for its crawl-delay slot
-	ReasonURLTooLong    enforce.Reason = "url-too-long"      // the URL is longer than max_url_bytes: answered 414 undecided
-	ReasonUpstreamError enforce.Reason = "upstream-error"    // forwarding failed: no response from the origin (502/504)
+	ReasonRobotTag         enforce.Reason = "robot-tag"         // the response carried a "do not keep" robot tag
+	ReasonTunnelUnenforced enforce.Reason = "tunnel-unenforced" // CONNECT tunnel opened, paths not enforced
+	ReasonPortForbidden    enforce.Reason = "port-forbidden"    // CONNECT to a port not in the allow-list
+	ReasonSiteDisallowed   enforce.Reason = "site-disallowed"   // tunnel mode: the whole site is disallowed
+	ReasonTunnelNotTLS     enforce.Reason = "tunnel-not-tls"    // tunnel mode: the bytes inside the tunnel are not a TLS ClientHello
+	ReasonSelfRequest      enforce.Reason = "self-request"      // the destination is robotsgate itself (proxy or admin port)
+	ReasonMisdirected      enforce.Reason = "misdirected"       // a request inside an MITM session names another host:port than its CONNECT
+	ReasonAccessRevoked    enforce.Reason = "access-revoked"    // a reload revoked the access an MITM session's CONNECT was admitted with
+	ReasonShuttingDown     enforce.Reason = "shutting-down"     // robotsgate shut down while the request waited for its crawl-delay slot
+	ReasonURLTooLong       enforce.Reason = "url-too-long"      // the URL is longer than max_url_bytes: answered 414 undecided
+	ReasonUpstreamError    enforce.Reason = "upstream-error"    // forwarding failed: no response from the origin (502/504)
 	// ReasonInvalidPurpose: the request's purposes header, which the
 	// operator lets clients use, names an unknown purpose; answered 400.
 	ReasonInvalidPurpose enforce.Reason = "invalid-purpose"
-	// ReasonUnscannable: a step that may refuse the response (robot_tags
+	// ReasonResponseUnscannable: a step that may refuse the response (robot_tags
 	// or usage.response enforce) needs to read it whole, and the response
 	// is partial or in a content coding robotsgate cannot decode.
-	ReasonUnscannable enforce.Reason = "response-unscannable"
+	ReasonResponseUnscannable enforce.Reason = "response-unscannable"
 )
 
 // Reasons of the transparent listener's refusals (transparent.go).
@@ -112,15 +112,15 @@ var reasons = []reasonRow{
 		explanation: "no rule, or an Allow rule, of the robots.txt group for this agent matched the URL"},
 	{reason: enforce.ReasonRobotsTxt, allows: true, audited: auditWithAll,
 		explanation: "a GET or HEAD of /robots.txt itself is always allowed"},
-	{reason: enforce.ReasonNoRobots, allows: true, audited: auditWithAll,
+	{reason: enforce.ReasonRobotsUnavailable, allows: true, audited: auditWithAll,
 		explanation: "the origin has no robots.txt (4xx, or too many redirects), so every URL is allowed"},
-	{reason: ReasonTunnel, allows: true, audited: auditAlways,
+	{reason: ReasonTunnelUnenforced, allows: true, audited: auditAlways,
 		explanation: "tunnel mode opened the CONNECT: the host is open to this agent, but paths inside the tunnel are not checked"},
 	{reason: ReasonSiteException, allows: true, audited: auditAlways,
 		explanation: "an allow exception of the operator (written permission) covers the site: the request was forwarded whatever robots.txt says"},
 	{reason: enforce.ReasonDisallowed, status: http.StatusForbidden, proxyStatus: psDenied,
 		explanation: "the robots.txt group for this agent disallows this URL"},
-	{reason: enforce.ReasonUnreachable, status: http.StatusForbidden, proxyStatus: psDenied,
+	{reason: enforce.ReasonRobotsUnreachable, status: http.StatusForbidden, proxyStatus: psDenied,
 		explanation: "the origin's robots.txt could not be fetched (server error, 429, unreadable answer), so every URL of the origin is disallowed until it can be"},
 	{reason: enforce.ReasonOriginUnreachable, status: http.StatusBadGateway, timeoutStatus: http.StatusGatewayTimeout,
 		explanation: "the origin could not be reached (DNS, connection, TLS or timeout) to fetch its robots.txt, so the request was not forwarded; robots.txt is fetched again soon"},
@@ -142,15 +142,15 @@ var reasons = []reasonRow{
 		explanation: "inside an HTTPS session a request must name the host and port of its CONNECT"},
 	{reason: ReasonAccessRevoked, status: http.StatusForbidden, proxyStatus: psDenied,
 		explanation: "a configuration reload revoked the proxy access (credentials or client network) this HTTPS session's CONNECT was admitted with; the session ends, and a new CONNECT must authenticate again"},
-	{reason: politeness.ReasonPaused, status: http.StatusServiceUnavailable, proxyStatus: psDenied,
+	{reason: politeness.ReasonOriginPaused, status: http.StatusServiceUnavailable, proxyStatus: psDenied,
 		explanation: "the origin asked crawlers to back off (503/429); robotsgate holds requests to it until the pause ends"},
-	{reason: politeness.ReasonQueueFull, status: http.StatusTooManyRequests, proxyStatus: psDenied,
+	{reason: politeness.ReasonCrawlDelayWait, status: http.StatusTooManyRequests, proxyStatus: psDenied,
 		explanation: "waiting for the origin's crawl-delay would take longer than allowed"},
 	{reason: ReasonShuttingDown, status: http.StatusServiceUnavailable, proxyStatus: psDenied,
 		explanation: "robotsgate began shutting down while the request waited for its crawl-delay slot, so it was not forwarded"},
 	{reason: ReasonPortForbidden, status: http.StatusForbidden, proxyStatus: psDenied,
 		explanation: "CONNECT is allowed only to the ports in https.allowed_ports"},
-	{reason: ReasonSiteClosed, status: http.StatusForbidden, proxyStatus: psDenied,
+	{reason: ReasonSiteDisallowed, status: http.StatusForbidden, proxyStatus: psDenied,
 		explanation: "robots.txt disallows the whole site for this agent"},
 	{reason: ReasonTunnelNotTLS, status: http.StatusForbidden, proxyStatus: psDenied,
 		explanation: "tunnel mode decides hosts only: inside a CONNECT tunnel only TLS goes through, and plain HTTP, whose paths it cannot check, is refused"},
@@ -162,7 +162,7 @@ var reasons = []reasonRow{
 		explanation: "the site's tdmrep.json could not be read, so whether it reserves text and data mining rights is not known, and usage.unknown is deny"},
 	{reason: ReasonRobotTag, status: http.StatusForbidden, proxyStatus: psDenied,
 		explanation: "the response carried a robot tag saying it must not be kept"},
-	{reason: ReasonUnscannable, status: http.StatusForbidden, proxyStatus: psDenied,
+	{reason: ReasonResponseUnscannable, status: http.StatusForbidden, proxyStatus: psDenied,
 		explanation: "the response could not be read as a whole document (a partial response, or a content coding robotsgate cannot decode), and a robot-tag or usage check that may refuse it needs to read it"},
 	{reason: ReasonDestinationMismatch, status: http.StatusConflict, proxyStatus: psDenied,
 		explanation: "on a redirected connection, the Host header or the TLS server name is not the connection's original destination"},

@@ -15,7 +15,7 @@ import (
 
 func TestRefuse(t *testing.T) {
 	d := enforce.Decision{
-		Reason: enforce.ReasonUnreachable, Origin: "http://a.test", URL: "http://a.test/x",
+		Reason: enforce.ReasonRobotsUnreachable, Origin: "http://a.test", URL: "http://a.test/x",
 		RobotsStatus: enforce.StatusUnreachable, RobotsHTTPStatus: 503, RobotsAge: time.Minute,
 		Detail: "robots.txt unreachable (HTTP 503): all URLs disallowed",
 	}
@@ -37,7 +37,7 @@ func TestRefuse(t *testing.T) {
 
 	// Retry-After, rounded up to seconds; HEAD gets no body.
 	d.RetryAfter = 1500 * time.Millisecond
-	d.Reason = politeness.ReasonPaused
+	d.Reason = politeness.ReasonOriginPaused
 	r = httptest.NewRequest(http.MethodHead, "http://a.test/x", nil)
 	resp = refuseResponse(r, http.StatusTooManyRequests, d, psDenied)
 	if resp.Header.Get("Retry-After") != "2" || resp.StatusCode != 429 {

@@ -28,7 +28,7 @@ func TestTunnelMode(t *testing.T) {
 
 	// Fully disallowed host: CONNECT refused with a real 403.
 	resp, body, _ := p.rawConnect(t, closed.Listener.Addr().String())
-	if resp.StatusCode != http.StatusForbidden || resp.Header.Get(HeaderDecision) != string(ReasonSiteClosed) {
+	if resp.StatusCode != http.StatusForbidden || resp.Header.Get(HeaderDecision) != string(ReasonSiteDisallowed) {
 		t.Fatalf("closed site: %d %s %q", resp.StatusCode, resp.Header.Get(HeaderDecision), body)
 	}
 	if closed.hit("/robots.txt") != 1 {
@@ -46,11 +46,11 @@ func TestTunnelMode(t *testing.T) {
 	if resp.TLS.PeerCertificates[0].Equal(partly.Certificate()) == false {
 		t.Fatal("tunnel: the client did not see the origin's own certificate")
 	}
-	rec := p.audit.Find(t, string(ReasonTunnel))
+	rec := p.audit.Find(t, string(ReasonTunnelUnenforced))
 	if rec["decision"] != audit.DecisionAllowed || rec["method"] != http.MethodConnect || rec["agent"] != "TestBot" {
 		t.Fatalf("tunnel audit record: %v", rec)
 	}
-	p.audit.Find(t, string(ReasonSiteClosed))
+	p.audit.Find(t, string(ReasonSiteDisallowed))
 	assertMetrics(t, testsupport.Exposition(p.srv.metrics.Handler()), map[string]float64{ // counted once each
 		`robotsgate_decisions_total{decision="blocked",reason="site-disallowed"}`:   1,
 		`robotsgate_decisions_total{decision="allowed",reason="tunnel-unenforced"}`: 1,
@@ -72,7 +72,7 @@ func TestTunnelModeUnreachableRobots(t *testing.T) {
 	cfg.HTTPS.UpstreamRoots = []string{writeCertPEM(t, o.Certificate())}
 	p := startHTTPSProxy(t, cfg)
 	resp, body, _ := p.rawConnect(t, u.Host)
-	if resp.StatusCode != http.StatusForbidden || resp.Header.Get(HeaderDecision) != string(enforce.ReasonUnreachable) {
+	if resp.StatusCode != http.StatusForbidden || resp.Header.Get(HeaderDecision) != string(enforce.ReasonRobotsUnreachable) {
 		t.Fatalf("unreachable robots.txt: %d %q", resp.StatusCode, body)
 	}
 }
@@ -101,7 +101,7 @@ func TestTunnelModeAgentAndReport(t *testing.T) {
 	if resp, body, _ := p.rawConnect(t, target, "X-Robots-Agent: ClosedBot"); resp.StatusCode != 200 {
 		t.Fatalf("report mode: %d %q", resp.StatusCode, body)
 	}
-	rec := p.audit.Find(t, string(ReasonSiteClosed))
+	rec := p.audit.Find(t, string(ReasonSiteDisallowed))
 	if rec["decision"] != audit.DecisionReported {
 		t.Fatalf("report-mode audit record: %v", rec)
 	}

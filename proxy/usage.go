@@ -207,7 +207,7 @@ func responseUsageDecision(req *http.Request, st *requestState, v *enforce.Usage
 // ([enforce.Usage.Shown]): every purpose with a stated preference, and
 // every declared purpose of a URL Allow/Disallow permits.
 func usageOf(d *enforce.Decision) map[string]enforce.PurposeUsage {
-	permitted := d.Reason != enforce.ReasonDisallowed && d.Reason != enforce.ReasonUnreachable
+	permitted := d.Reason != enforce.ReasonDisallowed && d.Reason != enforce.ReasonRobotsUnreachable
 	return d.Usage.Shown(d.Purposes, permitted)
 }
 

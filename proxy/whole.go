@@ -139,7 +139,7 @@ func unscannableDecision(req *http.Request, st *requestState, why string) enforc
 			d.Origin, _ = enforce.Origin(req.URL)
 		}
 	}
-	d.Allowed, d.Reason = false, ReasonUnscannable
+	d.Allowed, d.Reason = false, ReasonResponseUnscannable
 	d.Rule, d.Line, d.Detail = "", 0, cleanRule(why)
 	return d
 }

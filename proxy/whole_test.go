@@ -245,11 +245,11 @@ func TestWholePartialRefused(t *testing.T) {
 			for _, path := range []string{"/always206", "/multipart"} {
 				resp, body := get(t, r.c, r.base+path)
 				if resp.StatusCode != http.StatusForbidden || strings.Contains(body, "SECRET") || strings.Contains(body, "noindex") ||
-					resp.Header.Get(HeaderDecision) != string(ReasonUnscannable) {
+					resp.Header.Get(HeaderDecision) != string(ReasonResponseUnscannable) {
 					t.Fatalf("%s: %d %s", path, resp.StatusCode, resp.Header.Get(HeaderDecision))
 				}
 			}
-			rec := r.audit.Find(t, string(ReasonUnscannable))
+			rec := r.audit.Find(t, string(ReasonResponseUnscannable))
 			if rec["decision"] != audit.DecisionBlocked || !strings.Contains(rec["detail"].(string), "partial response") {
 				t.Errorf("audit record: %v", rec)
 			}
@@ -284,10 +284,10 @@ func TestWholeCompressedEnforce(t *testing.T) {
 				}
 			}
 			resp, body := get(t, r.c, r.base+"/br/plain", "Accept-Encoding", "gzip")
-			if resp.StatusCode != http.StatusForbidden || resp.Header.Get(HeaderDecision) != string(ReasonUnscannable) || strings.Contains(body, "kept") {
+			if resp.StatusCode != http.StatusForbidden || resp.Header.Get(HeaderDecision) != string(ReasonResponseUnscannable) || strings.Contains(body, "kept") {
 				t.Fatalf("br: %d %s", resp.StatusCode, resp.Header.Get(HeaderDecision))
 			}
-			if rec := r.audit.Find(t, string(ReasonUnscannable)); !strings.Contains(rec["detail"].(string), `"br"`) {
+			if rec := r.audit.Find(t, string(ReasonResponseUnscannable)); !strings.Contains(rec["detail"].(string), `"br"`) {
 				t.Errorf("audit record: %v", rec)
 			}
 		})

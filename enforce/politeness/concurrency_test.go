@@ -34,7 +34,7 @@ func TestPoliteConcurrencyLimit(t *testing.T) {
 	a.Release() // idempotent: must not free a second slot
 	clk.Advance(10 * time.Second)
 	d := <-out
-	if d.pm != nil || d.ref == nil || d.ref.Reason != ReasonQueueFull || d.ref.RetryAfter != time.Second {
+	if d.pm != nil || d.ref == nil || d.ref.Reason != ReasonCrawlDelayWait || d.ref.RetryAfter != time.Second {
 		t.Fatalf("d = %+v; want refused after waiting 10s", d)
 	}
 	b.Release()

@@ -83,7 +83,7 @@ func TestPaceQueueFullAndCancel(t *testing.T) {
 	if pm != nil || err != nil || ref == nil {
 		t.Fatalf("overflow: %v %v %v; want a refusal", pm, ref, err)
 	}
-	if ref.Reason != ReasonQueueFull || ref.RetryAfter != 30*time.Second || ref.Detail == "" {
+	if ref.Reason != ReasonCrawlDelayWait || ref.RetryAfter != 30*time.Second || ref.Detail == "" {
 		t.Fatalf("refusal = %+v; want crawl-delay-wait, retry after 30s", ref)
 	}
 

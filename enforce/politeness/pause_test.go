@@ -23,7 +23,7 @@ func TestPauseBackoffDoublingAndCap(t *testing.T) {
 			t.Fatalf("failure %d: paused until %v (%v), want %v", i+1, until, ok, now.Add(want))
 		}
 		pm, ref, _ := p.Admit(ctx, origin, 0)
-		if pm != nil || ref == nil || ref.Reason != ReasonPaused || ref.RetryAfter != want {
+		if pm != nil || ref == nil || ref.Reason != ReasonOriginPaused || ref.RetryAfter != want {
 			t.Fatalf("failure %d: Admit = %+v %+v; want paused, retry after %v", i+1, pm, ref, want)
 		}
 		clk.Advance(want - time.Second)
@@ -145,7 +145,7 @@ func TestPauseQueuedRequestsRefusedAfterPause(t *testing.T) {
 			a.pm.Release()
 			continue
 		}
-		if a.err != nil || a.ref == nil || a.ref.Reason != ReasonPaused || a.ref.RetryAfter != 600*time.Second-2*d {
+		if a.err != nil || a.ref == nil || a.ref.Reason != ReasonOriginPaused || a.ref.RetryAfter != 600*time.Second-2*d {
 			t.Fatalf("queued request %d: %+v %+v %v; want refused as paused", a.i, a.pm, a.ref, a.err)
 		}
 	}
@@ -169,7 +169,7 @@ func TestPauseConcurrencyWaiterRefusedAfterPause(t *testing.T) {
 	waitFor(t, "waiter", func() bool { return clk.Waiters() == 1 })
 	first.done(ctx, 429, "60")
 	a := <-out
-	if a.pm != nil || a.ref == nil || a.ref.Reason != ReasonPaused {
+	if a.pm != nil || a.ref == nil || a.ref.Reason != ReasonOriginPaused {
 		t.Fatalf("waiter: %+v %+v %v; want refused as paused", a.pm, a.ref, a.err)
 	}
 	// Its slot was given back.

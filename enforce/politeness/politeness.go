@@ -30,7 +30,7 @@ type Config struct {
 	// MaxDelay clamps larger delays; > 0.
 	MaxDelay time.Duration
 	// MaxWait is the longest a request waits for its turn; a request that
-	// would wait longer is refused with [ReasonQueueFull]. > 0.
+	// would wait longer is refused with [ReasonCrawlDelayWait]. > 0.
 	MaxWait time.Duration
 	// BackoffStart is the first pause after a 503 or 429 that carries no
 	// usable Retry-After; it doubles with each further one. > 0.
@@ -59,8 +59,8 @@ type Config struct {
 // Reasons of the refusals Politeness makes; their values are part of the
 // audit log format.
 const (
-	ReasonPaused    enforce.Reason = "origin-paused"    // origin asked us to back off (503/429 Retry-After)
-	ReasonQueueFull enforce.Reason = "crawl-delay-wait" // the crawl-delay wait would exceed the maximum
+	ReasonOriginPaused   enforce.Reason = "origin-paused"    // origin asked us to back off (503/429 Retry-After)
+	ReasonCrawlDelayWait enforce.Reason = "crawl-delay-wait" // the crawl-delay wait would exceed the maximum
 )
 
 // Politeness is robotsgate's per-origin politeness policy: it refuses
@@ -79,7 +79,7 @@ type Politeness struct {
 
 // Refusal says why a request may not go now.
 type Refusal struct {
-	// Reason is [ReasonPaused] or [ReasonQueueFull].
+	// Reason is [ReasonOriginPaused] or [ReasonCrawlDelayWait].
 	Reason enforce.Reason
 	// RetryAfter is how long the client should wait before retrying: the
 	// rest of the pause, or the time until the origin's queue has drained.
@@ -169,13 +169,13 @@ func (p *Politeness) Delay(crawlDelay time.Duration) time.Duration {
 // turn when it may. crawlDelay is the Crawl-delay of the robots.txt group
 // that applied (0 when none).
 //
-// In order: a paused origin refuses at once ([ReasonPaused]); with a
+// In order: a paused origin refuses at once ([ReasonOriginPaused]); with a
 // concurrency limit, the request waits (FIFO) for one of the origin's
 // slots; then it reserves its crawl-delay slot and waits until it. If the
 // total wait would exceed MaxWait, the request is refused
-// ([ReasonQueueFull]) without having reserved anything. After each wait the
+// ([ReasonCrawlDelayWait]) without having reserved anything. After each wait the
 // pause is looked up again: a request queued behind one that was answered
-// 503/429 is refused (ReasonPaused, its reserved slot left unused) rather
+// 503/429 is refused (ReasonOriginPaused, its reserved slot left unused) rather
 // than sent to the paused origin.
 //
 // When err is nil, exactly one of permit and refusal is non-nil, except in
@@ -219,7 +219,7 @@ func (p *Politeness) acquireSlot(ctx context.Context, pm *Permit, crawlDelay tim
 	}
 	if !ok {
 		return &Refusal{
-			Reason:     ReasonQueueFull,
+			Reason:     ReasonCrawlDelayWait,
 			RetryAfter: max(p.Delay(crawlDelay), time.Second),
 			Detail: fmt.Sprintf("%d requests to %s were in flight for longer than %v",
 				p.cfg.MaxConcurrency, pm.Origin, p.cfg.MaxWait),
@@ -249,7 +249,7 @@ func (p *Politeness) pace(ctx context.Context, pm *Permit, start time.Time) (*Re
 	case !ok:
 		pm.Release()
 		return &Refusal{
-			Reason:     ReasonQueueFull,
+			Reason:     ReasonCrawlDelayWait,
 			RetryAfter: at.Sub(now),
 			Detail: fmt.Sprintf("requests to %s are spaced %v apart (crawl-delay) and the wait for the next free slot (%v) exceeds the maximum of %v",
 				pm.Origin, pm.Delay, at.Sub(now).Round(time.Millisecond), p.cfg.MaxWait),
@@ -299,7 +299,7 @@ func (p *Politeness) pausedRefusal(ctx context.Context, origin string) (*Refusal
 		return nil, nil
 	}
 	return &Refusal{
-		Reason:     ReasonPaused,
+		Reason:     ReasonOriginPaused,
 		RetryAfter: until.Sub(now),
 		Detail: fmt.Sprintf("%s answered 503 or 429 and is paused until %s",
 			origin, until.UTC().Format(time.RFC3339)),

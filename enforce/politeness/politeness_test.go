@@ -68,12 +68,12 @@ func TestPoliteReportMode(t *testing.T) {
 		t.Fatal("report mode waited on the clock")
 	}
 	// Slots t0 and t0+10s fit, t0+20s would not.
-	if refusals[0] != nil || refusals[1] != nil || refusals[2] == nil || refusals[2].Reason != ReasonQueueFull {
+	if refusals[0] != nil || refusals[1] != nil || refusals[2] == nil || refusals[2].Reason != ReasonCrawlDelayWait {
 		t.Fatalf("report mode refusals = %+v", refusals)
 	}
 	p.Observe(ctx, origin, 503, "60", clk.Now())
 	pm, ref, _ := p.Admit(ctx, origin, 0)
-	if pm == nil || ref == nil || ref.Reason != ReasonPaused {
+	if pm == nil || ref == nil || ref.Reason != ReasonOriginPaused {
 		t.Fatalf("report mode on a paused origin: %+v %+v", pm, ref)
 	}
 }

@@ -88,7 +88,7 @@ func TestRedisPauseStreakFleetWide(t *testing.T) {
 			if want == 0 {
 				return ref == nil
 			}
-			return ref != nil && ref.Reason == politeness.ReasonPaused && ref.RetryAfter == want
+			return ref != nil && ref.Reason == politeness.ReasonOriginPaused && ref.RetryAfter == want
 		})
 	}
 
