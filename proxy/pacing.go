@@ -105,11 +105,11 @@ func politenessRefusal(st *requestState, admitted bool, ref *politeness.Refusal)
 			st.Decision = rd
 		}
 		o := note(audit.DecisionReported, rd)
-		o.note = retry
+		o.auditDetail = retry
 		return o
 	}
 	o := refuse(rd)
-	o.note = retry
+	o.auditDetail = retry
 	return o
 }
 

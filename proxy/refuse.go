@@ -29,8 +29,8 @@ type outcome struct {
 	// that lets the request go on, the origin's status when known.
 	status int
 	d      enforce.Decision // the decision: reason, detail, Retry-After, ...
-	// note is added to the audit record's detail (not to the answer).
-	note string
+	// auditDetail is added to the audit record's detail (not to the answer).
+	auditDetail string
 	// err is, for an upstream failure ([upstreamOutcome]), the forwarding
 	// error: it picks the Proxy-Status error type.
 	err error
@@ -86,7 +86,7 @@ func (s *Server) settle(r *http.Request, st *requestState, o outcome) *http.Resp
 		status = resp.StatusCode
 	}
 	e := eventOf(r.RemoteAddr, r.Method, o.d, o.auditAs, status)
-	e.Detail += o.note
+	e.Detail += o.auditDetail
 	if st.RangeRemoved {
 		e.Detail += "; Range removed from the request"
 	}
