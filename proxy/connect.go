@@ -187,7 +187,7 @@ func (s *Server) tunnel(ctx *goproxy.ProxyCtx, st *requestState, u *url.URL) out
 	if hasSite && site.HasPurposes {
 		st.Purposes = site.Purposes
 	}
-	d := s.enf.Decide(r.Context(), &root, st.Agent, enforce.DecideOptions{Purposes: st.Purposes, ContentUse: st.ContentUse, UnknownUsage: l.decide.unknown})
+	d := s.enf.Decide(r.Context(), &root, st.Agent, enforce.DecideOptions{Purposes: st.Purposes, ContentUse: st.ContentUse, UnknownUsage: l.robots.unknown})
 	d.URL = u.String()
 	switch d.Reason {
 	case enforce.ReasonAllowed, enforce.ReasonDisallowed:

@@ -26,7 +26,7 @@ type live struct {
 	agents *agents
 	// The steps, as pointers: picking one per request as a step
 	// interface then allocates nothing.
-	decide *robotsStep
+	robots *robotsStep
 	pacing *pacing
 	tags   *robotTagStep
 	usage  *usageStep
@@ -53,7 +53,7 @@ func (s *Server) newLive(cfg config.Config) (*live, error) {
 	if cfg.Usage.Unknown == "deny" {
 		unknown = enforce.UnknownDeny
 	}
-	l.decide = &robotsStep{enf: s.enf, maxURLBytes: cfg.MaxURLBytes, agents: l.agents, report: cfg.Mode == config.ModeReport,
+	l.robots = &robotsStep{enf: s.enf, maxURLBytes: cfg.MaxURLBytes, agents: l.agents, report: cfg.Mode == config.ModeReport,
 		auditAll: cfg.Audit == config.AuditAll, log: s.log, sites: cfg.Sites, unknown: unknown}
 	l.pacing = &pacing{polite: pol, metrics: s.metrics, life: s.life, maxConcurrency: cfg.Politeness.MaxConcurrency, log: s.log}
 	tags, whole := newRobotTagStep(cfg.RobotTags, cfg.Mode), newWholeStep(&cfg)
@@ -115,13 +115,13 @@ func (lr liveResponse) onResponse(resp *http.Response, ctx *goproxy.ProxyCtx, st
 // liveSteps are the steps whose settings a reload may change, each read
 // from the request's settings.
 type liveSteps struct {
-	decide, tdm, pacing, whole                  requestStep
+	robots, tdm, pacing, whole                  requestStep
 	pacingResp, wholeResp, tags, usage, tdmResp responseStep
 }
 
 func (s *Server) liveSteps() liveSteps {
 	return liveSteps{
-		decide:     liveRequest{s, func(l *live) requestStep { return l.decide }},
+		robots:     liveRequest{s, func(l *live) requestStep { return l.robots }},
 		pacing:     liveRequest{s, func(l *live) requestStep { return l.pacing }},
 		whole:      liveRequest{s, func(l *live) requestStep { return l.whole }},
 		pacingResp: liveResponse{s, func(l *live) responseStep { return l.pacing }},

@@ -63,7 +63,7 @@ func (s *Server) install() error {
 		canonicalDest{},            // one spelling of host and port, dialed as decided; unmappable → 400 (canonical.go)
 		destination{self: &s.self}, // own address → 403, MITM Host ≠ CONNECT target → 421 (destination.go)
 		hopStrip{},                 // hop-by-hop request headers
-		ls.decide,                  // site exceptions, robots.txt decision: 403, or let through (robotsstep.go, sites.go)
+		ls.robots,                  // site exceptions, robots.txt decision: 403, or let through (robotsstep.go, sites.go)
 		ls.tdm,                     // tdmrep.json reserves the URL: 403 tdm-reserved, or audit (tdmrep.go)
 		ls.pacing,                  // paused origin → 503, crawl-delay wait or 429 (pacing.go)
 		ls.whole,                   // enforcing response steps: no Range, Accept-Encoding the scan decodes (whole.go)

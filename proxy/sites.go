@@ -73,7 +73,7 @@ func (s *Server) decideQuiet(ctx context.Context, u *url.URL, agent string, purp
 	if hasSite && site.HasPurposes {
 		purposes = site.Purposes
 	}
-	d := s.enf.Decide(ctx, u, agent, enforce.DecideOptions{Purposes: purposes, ContentUse: use, Quiet: true, UnknownUsage: l.decide.unknown})
+	d := s.enf.Decide(ctx, u, agent, enforce.DecideOptions{Purposes: purposes, ContentUse: use, Quiet: true, UnknownUsage: l.robots.unknown})
 	if hasSite {
 		d = applySite(d, site)
 	}
