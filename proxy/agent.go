@@ -62,7 +62,7 @@ func (a *agents) overrideAllowed(configured string) bool {
 
 // agentFor returns the robots agent (product token) for r, by precedence:
 // r's own override header; for a request inside an MITM session, the
-// override header of the session's CONNECT (st.Parent); the configured
+// override header of the session's CONNECT (st.Session); the configured
 // agent; the crawler token of r's User-Agent ([robots.CrawlerToken]). An
 // override is honoured only when overrideAllowed; a refused one that names
 // another agent than the configured one is kept in st.OverrideRefused for
@@ -71,7 +71,7 @@ func (a *agents) overrideAllowed(configured string) bool {
 // only the "*" group applies. It records r's override in st, so that
 // requests inside a CONNECT's session inherit it.
 func (a *agents) agentFor(r *http.Request, st *requestState) string {
-	parent, _ := st.Parent.(*requestState)
+	sess := st.Session
 	identify(r, st)
 	configured := a.configured
 	if st.Identity.Agent != "" { // the user's agent is authoritative like the configured one
@@ -86,14 +86,14 @@ func (a *agents) agentFor(r *http.Request, st *requestState) string {
 			st.OverrideRefused = truncateUTF8(v, maxRefusedOverride)
 		}
 	}
-	if st.OverrideRefused == "" && parent != nil {
-		st.OverrideRefused = parent.OverrideRefused
+	if st.OverrideRefused == "" && sess != nil {
+		st.OverrideRefused = sess.OverrideRefused
 	}
 	switch {
 	case st.Overridden:
 		return st.AgentOverride
-	case parent != nil && parent.Overridden:
-		return parent.AgentOverride
+	case sess != nil && sess.Overridden:
+		return sess.AgentOverride
 	case configured != "":
 		return configured
 	}
@@ -120,9 +120,8 @@ func identify(r *http.Request, st *requestState) {
 	st.Identified = true
 	if id, ok := access.IdentityFrom(r.Context()); ok {
 		st.Identity = id
-	} else if parent, ok := st.Parent.(*requestState); ok {
-		identify(r, parent)
-		st.Identity = parent.Identity
+	} else if st.Session != nil {
+		st.Identity = st.Session.Identity
 	}
 }
 
@@ -145,7 +144,7 @@ func (a *agents) declare(r *http.Request, st *requestState) (o outcome, ok bool)
 	if st.Identity.HasPurposes {
 		set = st.Identity.Purposes
 	}
-	parent, _ := st.Parent.(*requestState)
+	sess := st.Session
 	if a.purposeHeader != "" {
 		v := strings.TrimSpace(strings.Join(r.Header.Values(a.purposeHeader), ", "))
 		r.Header.Del(a.purposeHeader)
@@ -164,14 +163,14 @@ func (a *agents) declare(r *http.Request, st *requestState) (o outcome, ok bool)
 			}
 		}
 	}
-	if st.PurposesRefused == "" && parent != nil {
-		st.PurposesRefused = parent.PurposesRefused
+	if st.PurposesRefused == "" && sess != nil {
+		st.PurposesRefused = sess.PurposesRefused
 	}
 	switch {
 	case st.PurposesOverridden:
 		set = st.PurposesOverride
-	case parent != nil && parent.PurposesOverridden:
-		set = parent.PurposesOverride
+	case sess != nil && sess.PurposesOverridden:
+		set = sess.PurposesOverride
 	}
 	st.Purposes = set
 	return outcome{}, true

@@ -106,8 +106,7 @@ func (s *Server) ca() (*tls.Certificate, mitm.CAInfo) {
 // (tunnel).
 func (s *Server) handleConnect(host string, ctx *goproxy.ProxyCtx) (*goproxy.ConnectAction, string) {
 	r := ctx.Req
-	st := stateOf(ctx)
-	st.Redirected, _ = r.Context().Value(redirectedKey{}).(*redirected) // a redirected TLS connection (transparent.go)
+	st := stateOf(ctx) // st.Redirected: a redirected TLS connection (transparent.go)
 	// Requests inside an MITM session inherit the CONNECT's override, or
 	// its refusal, which their audit records then carry (agentFor).
 	l := s.settings(st)
@@ -159,12 +158,13 @@ func (s *Server) handleConnect(host string, ctx *goproxy.ProxyCtx) (*goproxy.Con
 
 // startMITM sets up the MITM session of the CONNECT of ctx to target.
 func (s *Server) startMITM(ctx *goproxy.ProxyCtx, st *requestState, target string) {
-	// Requests inside the session must name this host:port ([destination.onRequest]).
-	st.ConnectTarget = target
-	if ci := connInfoFrom(ctx.Req.Context()); ci != nil {
+	ci := connInfoFrom(ctx.Req.Context()) // HTTP/1.0 answers end the session through it (forward.go)
+	if ci != nil {
 		ci.mitm.Store(true) // Shutdown may end this session between requests
-		st.Conn = ci        // HTTP/1.0 answers end the session (forward.go)
 	}
+	// goproxy gives every request of the session the CONNECT's
+	// UserData: the session, which [Server.enter] puts in its state.
+	ctx.UserData = newSession(st, target, ci)
 	// Requests inside the session are forwarded by mitmRoundTrip, which
 	// answers upstream failures (certificate verification included) with a
 	// 502 instead of goproxy's silently closed connection.

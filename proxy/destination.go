@@ -30,21 +30,21 @@ type destination struct{ self *selfaddr.Set }
 
 func (dst destination) onRequest(r *http.Request, ctx *goproxy.ProxyCtx, st *requestState) outcome {
 	host, port, portOK := selfaddr.DestHostPort(r.URL.Host, r.URL.Scheme)
-	if parent, ok := st.Parent.(*requestState); ok && parent.ConnectTarget != "" {
+	if sess := st.Session; sess != nil {
 		target := selfaddr.JoinHostPort(host, port)
 		hdr := target
 		if r.Host != "" {
 			hh, hp, hok := selfaddr.DestHostPort(r.Host, r.URL.Scheme)
 			hdr, portOK = selfaddr.JoinHostPort(hh, hp), portOK && hok
 		}
-		if !portOK || target != parent.ConnectTarget || hdr != parent.ConnectTarget {
-			d := enforce.Decision{Reason: ReasonMisdirected, URL: enforce.RedactedURL(r.URL), Agent: parent.Agent,
-				Detail: "the request names " + strconv.Quote(hdr) + " inside a CONNECT to " + strconv.Quote(parent.ConnectTarget) +
+		if !portOK || target != sess.Target || hdr != sess.Target {
+			d := enforce.Decision{Reason: ReasonMisdirected, URL: enforce.RedactedURL(r.URL), Agent: sess.Agent,
+				Detail: "the request names " + strconv.Quote(hdr) + " inside a CONNECT to " + strconv.Quote(sess.Target) +
 					": send requests for another host through their own CONNECT"}
 			return refuse(d)
 		}
 	}
-	if rd := redirectedOf(r, st); rd != nil { // a redirected connection (transparent.go)
+	if rd := st.Redirected; rd != nil { // a redirected connection (transparent.go)
 		return checkRedirected(dst.self, r, ctx, rd, host, port, portOK)
 	}
 	if !portOK {

@@ -203,8 +203,8 @@ type http10 struct{}
 
 func (http10) onResponse(resp *http.Response, ctx *goproxy.ProxyCtx, st *requestState) (*http.Response, outcome) {
 	r := ctx.Req
-	parent, inMITM := st.Parent.(*requestState)
-	if resp == nil || r == nil || r.ProtoAtLeast(1, 1) || !inMITM || parent.ConnectTarget == "" {
+	sess := st.Session
+	if resp == nil || r == nil || r.ProtoAtLeast(1, 1) || sess == nil {
 		return resp, outcome{}
 	}
 	bodyless := r.Method == http.MethodHead || resp.Body == nil || resp.Body == http.NoBody ||
@@ -232,8 +232,8 @@ func (http10) onResponse(resp *http.Response, ctx *goproxy.ProxyCtx, st *request
 		return resp, outcome{}
 	}
 	resp.Close = true
-	if parent.Conn != nil {
-		context.AfterFunc(r.Context(), parent.Conn.endSession) // once the response is written
+	if sess.Conn != nil {
+		context.AfterFunc(r.Context(), sess.Conn.endSession) // once the response is written
 	}
 	return resp, outcome{}
 }

@@ -137,13 +137,13 @@ func (l *lifetime) wrap(h http.Handler) http.Handler {
 // when goproxy's does (just after it, from the AfterFunc that also
 // uncounts the request), or at Shutdown's deadline with its cause.
 func (s *Server) track(r *http.Request, ctx *goproxy.ProxyCtx) *http.Request {
-	connect, inMITM := ctx.UserData.(*requestState) // the CONNECT's state (enter creates the request's next)
+	sess, inMITM := ctx.UserData.(*session) // the CONNECT's (enter creates the request's state next)
 	if !inMITM {
 		return r
 	}
 	l := s.life
 	l.enter()
-	ci := connect.Conn
+	ci := sess.Conn
 	var n uint64
 	if ci != nil {
 		n = ci.requestRead(r.Context()) // the head's limits no longer apply (sessionread.go)

@@ -139,24 +139,25 @@ func (s *Server) responseHook(step responseStep) goproxy.FuncRespHandler {
 }
 
 // enter is the first request hook: it counts the request as running
-// (track) and starts its state. Requests inside a MITM tunnel inherit the
-// CONNECT's UserData; each gets its own state with that as Parent.
+// (track) and starts its state. A request inside an MITM session finds
+// its CONNECT's [session] in ctx.UserData, and its state keeps it.
 func (s *Server) enter(r *http.Request, ctx *goproxy.ProxyCtx) (*http.Request, *http.Response) {
 	r = s.track(r, ctx)
-	ctx.UserData = &requestState{Start: time.Now(), Client: r.RemoteAddr, Parent: ctx.UserData, Live: s.live.Load(),
-		Grant: access.GrantFrom(r.Context())}
+	sess, _ := ctx.UserData.(*session)
+	ctx.UserData = newRequestState(r, sess, s.live.Load())
 	return r, nil
 }
 
 // requestState is one request's state, carried from request hooks to
-// response hooks in goproxy's ctx.UserData.
+// response hooks in goproxy's ctx.UserData. What a CONNECT shares with
+// the requests of its MITM session is their [session].
 type requestState struct {
 	Start  time.Time // when robotsgate received the request
 	Client string    // client address
 	Agent  string    // the agent decided for ("" = only "*")
 	// AgentOverride is the agent named by the request's override header
 	// (Config.AgentHeader), "" when none; for a CONNECT, the requests
-	// inside its MITM session inherit it (agentFor).
+	// inside its MITM session inherit it through their [session] (agentFor).
 	AgentOverride string
 	// Overridden says that an override header was honoured (AgentOverride
 	// may then be "": only "*" applies).
@@ -203,26 +204,13 @@ type requestState struct {
 	// CONNECT's stays with its MITM session ([readmit.onRequest]).
 	Grant access.Grant
 
-	// Parent is the UserData the request's ctx started with: for requests
-	// inside a MITM tunnel, the CONNECT's state.
-	Parent any
-
-	// ConnectTarget is, for an intercepted CONNECT, its canonical
-	// "host:port" (lower-case host); requests inside the session must
-	// name the same ([destination.onRequest]).
-	ConnectTarget string
-	// Transparent says that the request came in on the transparent
-	// listener, for a refusal made before it had a [redirected] of its
-	// own (see [redirectedOf]).
-	Transparent bool
-	// Redirected is, for a CONNECT made up for a redirected TLS
-	// connection, that connection (transparent.go); requests inside its
-	// MITM session inherit it.
+	// Session is, for a request inside an MITM session, what its CONNECT
+	// shares with it; nil outside one.
+	Session *session
+	// Redirected is, for a request that came in on the transparent
+	// listener, its redirected connection (transparent.go); nil for one
+	// that came in on the proxy listener.
 	Redirected *redirected
-	// Conn is, for an intercepted CONNECT, its client connection's
-	// tracking info (nil when untracked): HTTP/1.0 answers end the
-	// session through it (forward.go).
-	Conn *connInfo
 
 	// Body is the body forward's round trip gave the response (nil when
 	// the request was not forwarded), the one goproxy's MITM loop checks
@@ -230,16 +218,71 @@ type requestState struct {
 	Body *copyBody
 }
 
+// session is what the requests inside one CONNECT's MITM session share
+// with it, fixed when the CONNECT is intercepted ([Server.startMITM]):
+// who the CONNECT was admitted as and crawls for, the host:port its
+// requests must name and the connection they arrive on. goproxy hands
+// it to each request of the session in ctx.UserData.
+type session struct {
+	Client string       // the CONNECT's client address
+	Grant  access.Grant // what the access control admitted the CONNECT with ([readmit.onRequest])
+	Agent  string       // the CONNECT's agent, for refusals made before a request's own is picked
+	// The CONNECT's agent override, honoured or refused, and its
+	// purposes override (agentFor, declare), which its requests inherit.
+	AgentOverride      string
+	Overridden         bool
+	OverrideRefused    string
+	PurposesOverride   aipref.Set
+	PurposesOverridden bool
+	PurposesRefused    string
+	Identity           access.Identity // the user the CONNECT authenticated as (identify)
+	// Target is the CONNECT's canonical "host:port" (lower-case host);
+	// requests inside the session must name the same
+	// ([destination.onRequest]).
+	Target string
+	// Redirected is the redirected TLS connection the CONNECT was made
+	// up for (transparent.go), nil for a CONNECT on the proxy listener.
+	Redirected *redirected
+	// Conn is the client connection's tracking info (nil when
+	// untracked): HTTP/1.0 answers end the session through it
+	// (forward.go).
+	Conn *connInfo
+}
+
+// newSession is the session of the CONNECT of st, intercepted to
+// target, whose client connection is ci (nil when untracked).
+func newSession(st *requestState, target string, ci *connInfo) *session {
+	return &session{Client: st.Client, Grant: st.Grant, Agent: st.Agent,
+		AgentOverride: st.AgentOverride, Overridden: st.Overridden, OverrideRefused: st.OverrideRefused,
+		PurposesOverride: st.PurposesOverride, PurposesOverridden: st.PurposesOverridden, PurposesRefused: st.PurposesRefused,
+		Identity: st.Identity, Target: target, Redirected: st.Redirected, Conn: ci}
+}
+
+// newRequestState starts the state of r (nil for none), served with the
+// settings l (nil: those current when a step first needs them), inside
+// the MITM session sess (nil outside one). A request on a redirected
+// connection has that connection in its context (transparent.go), a
+// request inside a session the session's.
+func newRequestState(r *http.Request, sess *session, l *live) *requestState {
+	st := &requestState{Start: time.Now(), Session: sess, Live: l}
+	if r != nil {
+		st.Client, st.Grant = r.RemoteAddr, access.GrantFrom(r.Context())
+		st.Redirected, _ = r.Context().Value(redirectedKey{}).(*redirected)
+	}
+	if st.Redirected == nil && sess != nil {
+		st.Redirected = sess.Redirected
+	}
+	return st
+}
+
 // stateOf returns ctx's request state, creating it if [Server.enter] did
-// not run.
+// not run (a CONNECT).
 func stateOf(ctx *goproxy.ProxyCtx) *requestState {
 	if st, ok := ctx.UserData.(*requestState); ok {
 		return st
 	}
-	st := &requestState{Start: time.Now(), Parent: ctx.UserData}
-	if ctx.Req != nil {
-		st.Client, st.Grant = ctx.Req.RemoteAddr, access.GrantFrom(ctx.Req.Context())
-	}
+	sess, _ := ctx.UserData.(*session)
+	st := newRequestState(ctx.Req, sess, nil)
 	ctx.UserData = st
 	return st
 }

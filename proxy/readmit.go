@@ -24,11 +24,11 @@ import (
 type readmit struct{}
 
 func (readmit) onRequest(r *http.Request, _ *goproxy.ProxyCtx, st *requestState) outcome {
-	parent, ok := st.Parent.(*requestState)
-	if !ok || parent.Redirected != nil || st.Live == nil {
+	sess := st.Session
+	if sess == nil || sess.Redirected != nil || st.Live == nil {
 		return outcome{}
 	}
-	code := st.Live.acl.Readmit(parent.Client, parent.Grant)
+	code := st.Live.acl.Readmit(sess.Client, sess.Grant)
 	if code == 0 {
 		return outcome{}
 	}
@@ -36,13 +36,13 @@ func (readmit) onRequest(r *http.Request, _ *goproxy.ProxyCtx, st *requestState)
 	if code == http.StatusForbidden {
 		why = "its client address is no longer in auth.allow_cidrs"
 	}
-	d := enforce.Decision{Reason: ReasonAccessRevoked, URL: enforce.RedactedURL(r.URL), Agent: parent.Agent,
+	d := enforce.Decision{Reason: ReasonAccessRevoked, URL: enforce.RedactedURL(r.URL), Agent: sess.Agent,
 		Detail: "the configuration was reloaded since this session's CONNECT, and " + why + ": open a new CONNECT"}
 	if o, err := enforce.Origin(r.URL); err == nil {
 		d.Origin = o
 	}
-	if parent.Conn != nil {
-		context.AfterFunc(r.Context(), parent.Conn.endSession) // once the answer is written
+	if sess.Conn != nil {
+		context.AfterFunc(r.Context(), sess.Conn.endSession) // once the answer is written
 	}
 	o := refuse(d)
 	o.close = true

@@ -97,7 +97,7 @@ func (s *Server) settle(r *http.Request, st *requestState, o outcome) *http.Resp
 	e.PurposesOverrideRefused = st.PurposesRefused
 	identify(r, st)
 	e.User, e.Listener = st.Identity.User, listenerProxy
-	if st.Transparent || redirectedOf(r, st) != nil {
+	if st.Redirected != nil {
 		e.Listener = listenerTransparent
 	}
 	s.record(e)

@@ -57,19 +57,9 @@ type redirected struct {
 	pin   *selfaddr.Pin
 }
 
+// redirectedKey is the context key of the *redirected a request arrived
+// on; [newRequestState] makes it the request's requestState.Redirected.
 type redirectedKey struct{}
-
-// redirectedOf returns the redirected connection r arrived on: from its
-// context, or, inside an MITM session, from its CONNECT's state.
-func redirectedOf(r *http.Request, st *requestState) *redirected {
-	if rd, ok := r.Context().Value(redirectedKey{}).(*redirected); ok {
-		return rd
-	}
-	if parent, ok := st.Parent.(*requestState); ok {
-		return parent.Redirected
-	}
-	return nil
-}
 
 // redirectedConn is an HTTP connection pushed to the transparent
 // [http.Server], with what the pipeline must know of it.
@@ -152,7 +142,7 @@ func (s *Server) acceptRedirected(c net.Conn, q *transparent.Queue) {
 	if tc.Kind == transparent.KindTLS {
 		method = http.MethodConnect
 	}
-	s.closeRefused(c, method, rd.refusal)
+	s.closeRefused(c, method, rd, rd.refusal)
 }
 
 // connRefusal is the refusal of every request on the connection c to
@@ -194,15 +184,18 @@ func refusalOf(reason enforce.Reason, dst netip.AddrPort, detail string) *outcom
 	return &o
 }
 
-// closeRefused audits and counts the refusal o of the connection c, and
-// closes c without an answer: its client speaks no HTTP.
-func (s *Server) closeRefused(c net.Conn, method string, o *outcome) {
+// closeRefused audits and counts the refusal o of the connection c,
+// redirected as rd, and closes c without an answer: its client speaks no
+// HTTP.
+func (s *Server) closeRefused(c net.Conn, method string, rd *redirected, o *outcome) {
 	r := &http.Request{Method: method, URL: &url.URL{Scheme: "tcp", Host: strings.TrimPrefix(o.d.URL, "tcp://")},
 		Header: make(http.Header), RemoteAddr: c.RemoteAddr().String(), Host: o.d.URL}
 	if method != http.MethodConnect { // settle counts the decisions of CONNECTs only
 		s.metrics.Decision(o.d)
 	}
-	if resp := s.settle(r, &requestState{Start: time.Now(), Client: r.RemoteAddr, Transparent: true}, *o); resp != nil {
+	st := newRequestState(r, nil, nil)
+	st.Redirected = rd
+	if resp := s.settle(r, st, *o); resp != nil {
 		resp.Body.Close()
 	}
 	c.Close()
@@ -220,7 +213,7 @@ func (s *Server) serveRedirected(w http.ResponseWriter, r *http.Request) {
 	if r.Method == http.MethodConnect {
 		d := enforce.Decision{Reason: ReasonDestinationMismatch, URL: "tcp://" + rd.dst.String(),
 			Detail: "a CONNECT on a connection already addressed to " + rd.dst.String() + " (clients behind the transparent listener send plain requests)"}
-		writeResponse(w, s.settle(r, &requestState{Start: time.Now(), Client: r.RemoteAddr}, refuse(d)))
+		writeResponse(w, s.settle(r, newRequestState(r, nil, nil), refuse(d)))
 		return
 	}
 	if r.Host == "" { // HTTP/1.0 without Host: the address is the name
@@ -297,7 +290,7 @@ func (s *Server) serveRedirectedTLS(tc *transparent.Conn, rd *redirected) {
 	if err != nil {
 		o := refusalOf(enforce.ReasonInvalidHost, rd.dst,
 			"the TLS server name "+strconv.Quote(tc.SNI)+" is not a host name robotsgate can decide for: "+err.Error())
-		s.closeRefused(tc, http.MethodConnect, o)
+		s.closeRefused(tc, http.MethodConnect, rd, o)
 		return
 	}
 	target := selfaddr.JoinHostPort(host, rd.dst.Port())
@@ -305,7 +298,7 @@ func (s *Server) serveRedirectedTLS(tc *transparent.Conn, rd *redirected) {
 		o := refusalOf(ReasonDestinationMismatch, rd.dst,
 			"the TLS server name "+strconv.Quote(tc.SNI)+" does not resolve to "+rd.dst.Addr().String()+", where the connection was addressed")
 		o.d.URL = "https://" + target
-		s.closeRefused(tc, http.MethodConnect, o)
+		s.closeRefused(tc, http.MethodConnect, rd, o)
 		return
 	}
 	rd.vhost, rd.vport, rd.pin = host, rd.dst.Port(), selfaddr.PinTo(host, rd.dst.Port(), rd.dst.Addr())
