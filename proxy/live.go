@@ -5,7 +5,6 @@ import (
 	"net/http"
 	"strconv"
 
-	"github.com/elazarl/goproxy"
 	"github.com/rs/zerolog"
 
 	"github.com/robotsgate/robotsgate/enforce"
@@ -24,15 +23,15 @@ import (
 type live struct {
 	cfg    config.Config
 	agents *agents
-	// The steps, as pointers: picking one per request as a step
-	// interface then allocates nothing.
-	robots *robotsStep
-	pacing *pacing
-	tags   *robotTagStep
-	usage  *usageStep
-	whole  *wholeStep
-	tdm    *tdmStep        // TDMRep (tdmrep.go)
-	ports  map[string]bool // https.allowed_ports
+	// request and response are the steps of this configuration, in
+	// order, which every request runs where [Server.install] says; the
+	// response steps see only a response from the origin ([fromOrigin]).
+	// [Server.newSteps] builds them.
+	request  []requestStep
+	response []responseStep
+	robots   *robotsStep     // the robots step, also of tunnel mode and /v1/decision
+	tdm      *tdmStep        // TDMRep (tdmrep.go), also of /v1/decision
+	ports    map[string]bool // https.allowed_ports
 	// access is the access control (client networks, credentials) around
 	// the rest of the handler chain ([Server.inner]); acl is its rules.
 	access http.Handler
@@ -42,25 +41,12 @@ type live struct {
 // newLive builds the settings of cfg: it reads the credentials file, and
 // fails (leaving the running settings alone) when it cannot.
 func (s *Server) newLive(cfg config.Config) (*live, error) {
-	pol, err := newPoliteness(cfg, s.pacer, s.pauses, s.slots, s.clock, s.log)
-	if err != nil {
-		return nil, err
-	}
 	l := &live{cfg: cfg, ports: make(map[string]bool)}
 	l.agents = newAgents(cfg.Agent, cfg.AgentHeader, cfg.AllowAgentOverride).withPurposes(cfg.Purposes, cfg.Usage.PurposeHeader)
 	l.agents.contentUse = cfg.ContentUse
-	unknown := enforce.UnknownAllow
-	if cfg.Usage.Unknown == "deny" {
-		unknown = enforce.UnknownDeny
+	if err := s.newSteps(l); err != nil {
+		return nil, err
 	}
-	l.robots = &robotsStep{enf: s.enf, maxURLBytes: cfg.MaxURLBytes, agents: l.agents, report: cfg.Mode == config.ModeReport,
-		auditAll: cfg.Audit == config.AuditAll, log: s.log, sites: cfg.Sites, unknown: unknown}
-	l.pacing = &pacing{polite: pol, metrics: s.metrics, life: s.life, maxConcurrency: cfg.Politeness.MaxConcurrency, log: s.log}
-	tags, whole := newRobotTagStep(cfg.RobotTags, cfg.Mode), newWholeStep(&cfg)
-	l.tags, l.whole = &tags, &whole
-	l.usage = &usageStep{enforce: cfg.Usage.Response == config.UsageResponseEnforce && cfg.Mode != config.ModeReport}
-	tdm := newTDMStep(&cfg, s.enf)
-	l.tdm = &tdm
 	for _, p := range cfg.HTTPS.AllowedPorts { // validated: never empty
 		l.ports[strconv.Itoa(p)] = true
 	}
@@ -76,6 +62,42 @@ func (s *Server) newLive(cfg config.Config) (*live, error) {
 	return l, nil
 }
 
+// newSteps builds the steps of l's configuration, the ones a reload may
+// change, and lists them in order. A step of its own file is one line
+// here.
+func (s *Server) newSteps(l *live) error {
+	cfg := &l.cfg
+	pol, err := newPoliteness(*cfg, s.pacer, s.pauses, s.slots, s.clock, s.log)
+	if err != nil {
+		return err
+	}
+	unknown := enforce.UnknownAllow
+	if cfg.Usage.Unknown == "deny" {
+		unknown = enforce.UnknownDeny
+	}
+	l.robots = &robotsStep{enf: s.enf, maxURLBytes: cfg.MaxURLBytes, agents: l.agents, report: cfg.Mode == config.ModeReport,
+		auditAll: cfg.Audit == config.AuditAll, log: s.log, sites: cfg.Sites, unknown: unknown}
+	tdm := newTDMStep(cfg, s.enf)
+	l.tdm = &tdm
+	pc := &pacing{polite: pol, metrics: s.metrics, life: s.life, maxConcurrency: cfg.Politeness.MaxConcurrency, log: s.log}
+	whole := newWholeStep(cfg)
+	tags := newRobotTagStep(cfg.RobotTags, cfg.Mode)
+	l.request = []requestStep{
+		l.robots, // site exceptions, robots.txt decision: 403, or let through (robotsstep.go, sites.go)
+		l.tdm,    // tdmrep.json reserves the URL: 403 tdm-reserved, or audit (tdmrep.go)
+		pc,       // paused origin → 503, crawl-delay wait or 429 (pacing.go)
+		&whole,   // enforcing response steps: no Range, Accept-Encoding the scan decodes (whole.go)
+	}
+	l.response = []responseStep{
+		pc,     // 503/429 + Retry-After pause the origin, 2xx resumes (pacing.go)
+		&whole, // partial or undecodable responses: 403 when enforcing (whole.go)
+		&tags,  // X-Robots-Tag / meta robots: annotate, or 403 (robottags.go)
+		&usageStep{enforce: cfg.Usage.Response == config.UsageResponseEnforce && cfg.Mode != config.ModeReport}, // Content-Usage / noai: X-Robotsgate-Usage, or 403 (usage.go)
+		l.tdm, // tdm-reservation header / meta: X-Robotsgate-TDM, or 403 (tdmrep.go)
+	}
+	return nil
+}
+
 // settings returns the settings the request of st is served with: those
 // current when it entered.
 func (s *Server) settings(st *requestState) *live {
@@ -89,48 +111,6 @@ func (s *Server) settings(st *requestState) *live {
 // then the rest of the chain.
 func (s *Server) serveLive(w http.ResponseWriter, r *http.Request) {
 	s.live.Load().access.ServeHTTP(w, r)
-}
-
-// liveRequest is a request step of the request's settings, picked by pick.
-type liveRequest struct {
-	s    *Server
-	pick func(*live) requestStep
-}
-
-func (lr liveRequest) onRequest(r *http.Request, ctx *goproxy.ProxyCtx, st *requestState) outcome {
-	return lr.pick(lr.s.settings(st)).onRequest(r, ctx, st)
-}
-
-// liveResponse is a response step of the request's settings, picked by
-// pick.
-type liveResponse struct {
-	s    *Server
-	pick func(*live) responseStep
-}
-
-func (lr liveResponse) onResponse(resp *http.Response, ctx *goproxy.ProxyCtx, st *requestState) (*http.Response, outcome) {
-	return lr.pick(lr.s.settings(st)).onResponse(resp, ctx, st)
-}
-
-// liveSteps are the steps whose settings a reload may change, each read
-// from the request's settings.
-type liveSteps struct {
-	robots, tdm, pacing, whole                  requestStep
-	pacingResp, wholeResp, tags, usage, tdmResp responseStep
-}
-
-func (s *Server) liveSteps() liveSteps {
-	return liveSteps{
-		robots:     liveRequest{s, func(l *live) requestStep { return l.robots }},
-		pacing:     liveRequest{s, func(l *live) requestStep { return l.pacing }},
-		whole:      liveRequest{s, func(l *live) requestStep { return l.whole }},
-		pacingResp: liveResponse{s, func(l *live) responseStep { return l.pacing }},
-		wholeResp:  liveResponse{s, func(l *live) responseStep { return l.whole }},
-		tags:       liveResponse{s, func(l *live) responseStep { return l.tags }},
-		usage:      liveResponse{s, func(l *live) responseStep { return l.usage }},
-		tdm:        liveRequest{s, func(l *live) requestStep { return l.tdm }},
-		tdmResp:    liveResponse{s, func(l *live) responseStep { return l.tdm }},
-	}
 }
 
 // newPoliteness builds the politeness policy of cfg. pacer and pauses may

@@ -114,12 +114,12 @@ func politenessRefusal(st *requestState, admitted bool, ref *politeness.Refusal)
 }
 
 // onResponse is the politeness response step: it tells the policy
-// how the origin answered a request that pace admitted (503 and 429
+// how the origin answered a request that [pacing.onRequest] admitted (503 and 429
 // pause the origin, honouring Retry-After; a 2xx ends a pause). Answers
 // robotsgate made itself, including 502/504 for failed forwarding, are
 // not the origin's and are not observed.
 func (pc pacing) onResponse(resp *http.Response, ctx *goproxy.ProxyCtx, st *requestState) (*http.Response, outcome) {
-	if resp == nil || st.Permit == nil || st.Answered || ctx.Error != nil {
+	if st.Permit == nil {
 		return resp, outcome{}
 	}
 	until, paused := pc.polite.Observe(context.WithoutCancel(ctx.Req.Context()), st.Permit.Origin,

@@ -45,7 +45,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // install registers the steps, in order, and the CONNECT handler. To add
-// a feature, write its step and add it to one of the lists below.
+// a step, write its file and add it to one of the lists below, or, for a
+// step whose settings a reload may change, to those of [Server.newSteps]
+// (live.go).
 func (s *Server) install() error {
 	p := s.proxy
 	if err := s.installHTTPS(); err != nil { // CONNECT: port allow-list, MITM / tunnel (connect.go)
@@ -53,39 +55,35 @@ func (s *Server) install() error {
 	}
 	s.installSelf() // the outbound dialer refuses robotsgate's own addresses (policytransport.go)
 	inflight := inflight{m: s.metrics}
-	ls := s.liveSteps() // read from the request's settings, which a reload replaces (live.go)
+	s.steps = steps{
+		request: []requestStep{
+			inflight,                   // in-flight count, ended on the response side
+			readmit{},                  // MITM session after a reload: its CONNECT's access revoked → 403, session ended (readmit.go)
+			canonicalDest{},            // one spelling of host and port, dialed as decided; unmappable → 400 (canonical.go)
+			destination{self: &s.self}, // own address → 403, MITM Host ≠ CONNECT target → 421 (destination.go)
+			hopStrip{},                 // hop-by-hop request headers
+			// then the request's settings' steps (live.request, [Server.newSteps]):
+			// site exceptions and robots.txt, TDMRep, pacing, whole responses
+		},
+		lastRequest: &s.fwd, // robot-tag scan and pooled body copy as the response arrives (forward.go)
+		// (forwarding happens here, in goproxy, with s.tr)
+		response: []responseStep{
+			upstreamFailure{log: s.log}, // resp == nil → 502/504; first
+			hopStrip{},                  // hop-by-hop response headers
+			// then, for a response from the origin, the request's settings' steps
+			// (live.response, [Server.newSteps]): pacing, whole, robot tags, usage, TDMRep
+		},
+		lastResponse: []responseStep{
+			inflight, // decisions, upstream errors, in-flight
+			finish{}, // report-mode headers, streaming
+			http10{}, // HTTP/1.0 clients inside MITM sessions (forward.go); last
+		},
+	}
 	// enter counts the request for Shutdown and creates its state: it is
 	// not a step, every step needs what it does.
 	p.OnRequest().DoFunc(s.enter)
-	for _, step := range []requestStep{
-		inflight,                   // in-flight count, ended on the response side
-		readmit{},                  // MITM session after a reload: its CONNECT's access revoked → 403, session ended (readmit.go)
-		canonicalDest{},            // one spelling of host and port, dialed as decided; unmappable → 400 (canonical.go)
-		destination{self: &s.self}, // own address → 403, MITM Host ≠ CONNECT target → 421 (destination.go)
-		hopStrip{},                 // hop-by-hop request headers
-		ls.robots,                  // site exceptions, robots.txt decision: 403, or let through (robotsstep.go, sites.go)
-		ls.tdm,                     // tdmrep.json reserves the URL: 403 tdm-reserved, or audit (tdmrep.go)
-		ls.pacing,                  // paused origin → 503, crawl-delay wait or 429 (pacing.go)
-		ls.whole,                   // enforcing response steps: no Range, Accept-Encoding the scan decodes (whole.go)
-		&s.fwd,                     // robot-tag scan and pooled body copy as the response arrives (forward.go); last
-	} {
-		p.OnRequest().DoFunc(s.requestHook(step))
-	}
-	// (forwarding happens here, in goproxy, with s.tr)
-	for _, step := range []responseStep{
-		upstreamFailure{log: s.log}, // resp == nil → 502/504; first
-		hopStrip{},                  // hop-by-hop response headers
-		ls.pacingResp,               // 503/429 + Retry-After pause the origin, 2xx resumes (pacing.go)
-		ls.wholeResp,                // partial or undecodable responses: 403 when enforcing (whole.go)
-		ls.tags,                     // X-Robots-Tag / meta robots: annotate, or 403 (robottags.go)
-		ls.usage,                    // Content-Usage / noai: X-Robotsgate-Usage, or 403 (usage.go)
-		ls.tdmResp,                  // tdm-reservation header / meta: X-Robotsgate-TDM, or 403 (tdmrep.go)
-		inflight,                    // decisions, upstream errors, in-flight
-		finish{},                    // report-mode headers, streaming
-		http10{},                    // HTTP/1.0 clients inside MITM sessions (forward.go); last
-	} {
-		p.OnResponse().DoFunc(s.responseHook(step))
-	}
+	p.OnRequest().DoFunc(s.requestHook)
+	p.OnResponse().DoFunc(s.responseHook)
 
 	if err := s.installAround(p); err != nil {
 		return err
@@ -113,29 +111,62 @@ func (s *Server) installAround(p http.Handler) error {
 	return nil
 }
 
-// requestHook adapts step to goproxy: it runs the step with the request's
-// state and carries out its outcome.
-func (s *Server) requestHook(step requestStep) goproxy.FuncReqHandler {
-	return func(r *http.Request, ctx *goproxy.ProxyCtx) (*http.Request, *http.Response) {
-		ctx.Req = r
-		st := stateOf(ctx)
-		o := step.onRequest(r, ctx, st)
-		return ctx.Req, s.settle(ctx.Req, st, o)
-	}
+// steps are the steps every request takes whatever its settings, around
+// those of its settings ([live]).
+type steps struct {
+	request      []requestStep  // first
+	lastRequest  requestStep    // after the settings' steps
+	response     []responseStep // first
+	lastResponse []responseStep // after the settings' steps
 }
 
-// responseHook adapts step to goproxy: it runs the step with the
-// request's state and carries out its outcome; a refusal replaces the
-// response.
-func (s *Server) responseHook(step responseStep) goproxy.FuncRespHandler {
-	return func(resp *http.Response, ctx *goproxy.ProxyCtx) *http.Response {
-		st := stateOf(ctx)
-		resp, o := step.onResponse(resp, ctx, st)
-		if answer := s.settle(ctx.Req, st, o); answer != nil {
-			return answer
+// requestHook runs the request steps in order, each with the request's
+// state, and carries out each outcome; the first that answers the
+// request ends the walk, and its answer is the response.
+func (s *Server) requestHook(r *http.Request, ctx *goproxy.ProxyCtx) (*http.Request, *http.Response) {
+	ctx.Req = r
+	st := stateOf(ctx)
+	for _, list := range [...][]requestStep{s.steps.request, s.settings(st).request, {s.steps.lastRequest}} {
+		for _, step := range list {
+			if answer := s.settle(ctx.Req, st, step.onRequest(ctx.Req, ctx, st)); answer != nil {
+				return ctx.Req, answer
+			}
 		}
-		return resp
 	}
+	return ctx.Req, nil
+}
+
+// responseHook runs the response steps in order, each with the request's
+// state, and carries out each outcome; a refusal replaces the response.
+// The steps of the request's settings see only a response from the
+// origin ([fromOrigin]).
+func (s *Server) responseHook(resp *http.Response, ctx *goproxy.ProxyCtx) *http.Response {
+	st := stateOf(ctx)
+	resp = s.walkResponse(s.steps.response, resp, ctx, st, false)
+	resp = s.walkResponse(s.settings(st).response, resp, ctx, st, true)
+	return s.walkResponse(s.steps.lastResponse, resp, ctx, st, false)
+}
+
+// walkResponse runs the response steps list on resp; with originOnly, it
+// stops at the first response that is not the origin's.
+func (s *Server) walkResponse(list []responseStep, resp *http.Response, ctx *goproxy.ProxyCtx, st *requestState, originOnly bool) *http.Response {
+	for _, step := range list {
+		if originOnly && !fromOrigin(resp, ctx, st) {
+			return resp
+		}
+		var o outcome
+		resp, o = step.onResponse(resp, ctx, st)
+		if answer := s.settle(ctx.Req, st, o); answer != nil {
+			resp = answer
+		}
+	}
+	return resp
+}
+
+// fromOrigin reports whether resp is the origin's answer to the request:
+// not robotsgate's own (a refusal, or the answer to a failed forward).
+func fromOrigin(resp *http.Response, ctx *goproxy.ProxyCtx, st *requestState) bool {
+	return resp != nil && ctx.Error == nil && !st.Answered
 }
 
 // enter is the first request hook: it counts the request as running

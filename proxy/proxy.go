@@ -111,8 +111,9 @@ type Server struct {
 
 	copyBufs sync.Pool       // *[]byte buffers that forwarded bodies are copied through (forward.go)
 	fwd      forwardTrippers // the round trippers forward installs (forward.go)
+	steps    steps           // the steps of every request, around its settings' (pipeline.go)
 
-	life *lifetime // shutdown contexts and running handlers (proxy.go)
+	life *lifetime // shutdown contexts and running handlers (lifetime.go)
 }
 
 // New returns a Server for cfg, which must be valid (Config.Validate).

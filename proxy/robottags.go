@@ -251,9 +251,9 @@ func tagDecision(req *http.Request, agent string, ev *tagEvent) enforce.Decision
 // robotTagStep is the robot-tag response step ([robotTagOutcome]): in
 // annotate mode it marks forwarded responses that say "do not keep", in
 // enforce mode it refuses them with a 403; both are audited (reason
-// robot-tag; decision reported when forwarded, blocked when refused). It
-// leaves alone responses robotsgate generated (refusals, upstream
-// errors).
+// robot-tag; decision reported when forwarded, blocked when refused). As
+// every step of the settings' response list, it sees only the origin's
+// responses ([fromOrigin]), never robotsgate's own.
 type robotTagStep struct{ cfg config.RobotTagsConfig }
 
 // newRobotTagStep is the robot-tag step of cfg in mode (Config.Mode). In
@@ -267,7 +267,7 @@ func newRobotTagStep(cfg config.RobotTagsConfig, mode config.Mode) robotTagStep 
 }
 
 func (t robotTagStep) onResponse(resp *http.Response, ctx *goproxy.ProxyCtx, st *requestState) (*http.Response, outcome) {
-	if resp == nil || ctx.Error != nil || st.Answered || t.cfg.Mode == config.RobotTagsOff {
+	if t.cfg.Mode == config.RobotTagsOff {
 		return resp, outcome{}
 	}
 	_, o := robotTagOutcome(ctx.Req, resp, st.Agent, t.cfg)

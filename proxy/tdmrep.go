@@ -121,9 +121,6 @@ func (t tdmStep) verdict(st *requestState, d enforce.Decision, h http.Header) ou
 }
 
 func (t tdmStep) onResponse(resp *http.Response, ctx *goproxy.ProxyCtx, st *requestState) (*http.Response, outcome) {
-	if resp == nil || ctx.Error != nil || st.Answered {
-		return resp, outcome{}
-	}
 	resp.Header.Del(HeaderTDM) // also with tdmrep.mode off: never the origin's
 	if !t.binds(st) || !st.Decided || resp.StatusCode/100 != 2 {
 		return resp, outcome{}

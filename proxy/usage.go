@@ -41,13 +41,10 @@ const maxUsageRule = 256
 // below the declared content use, it audits that (reported, annotate)
 // or, with usage.response enforce outside report mode, refuses the
 // response with 403 usage-disallowed. Responses robotsgate generated
-// are left alone.
+// are left alone: it sees only the origin's ([fromOrigin]).
 type usageStep struct{ enforce bool }
 
 func (u usageStep) onResponse(resp *http.Response, ctx *goproxy.ProxyCtx, st *requestState) (*http.Response, outcome) {
-	if resp == nil || ctx.Error != nil || st.Answered {
-		return resp, outcome{}
-	}
 	resp.Header.Del(HeaderUsage)
 	var fromRobots enforce.Usage
 	var siteUse aipref.Use

@@ -89,7 +89,7 @@ func (w wholeStep) onRequest(r *http.Request, _ *goproxy.ProxyCtx, st *requestSt
 }
 
 func (w wholeStep) onResponse(resp *http.Response, ctx *goproxy.ProxyCtx, st *requestState) (*http.Response, outcome) {
-	if resp == nil || ctx.Error != nil || st.Answered || resp.StatusCode/100 != 2 {
+	if resp.StatusCode/100 != 2 {
 		return resp, outcome{}
 	}
 	resp.Header.Del(HeaderUnscanned)
