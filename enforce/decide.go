@@ -49,7 +49,7 @@ import (
 // For a URL Allow/Disallow permits, the usage preferences robots.txt
 // states (Content-Usage, Content-Signal) are reported in [Decision.Usage];
 // when they disallow a purpose of o.Purposes (or state none for it
-// while [Config.UsageUnknownDeny] is set) the decision is
+// while o.UnknownDeny is set) the decision is
 // [ReasonUsageDisallowed] (see [RulesVerdict]).
 func (e *Enforcer) Decide(ctx context.Context, u *url.URL, agent string, o DecideOptions) Decision {
 	return e.decideURL(ctx, u, agent, o)
@@ -72,21 +72,10 @@ type DecideOptions struct {
 	// Method is the request's method; "" means GET. Only a GET or HEAD of
 	// /robots.txt is exempt from the rules.
 	Method string
-	// UnknownUsage replaces [Config.UsageUnknownDeny] when not
-	// [UnknownConfigured].
-	UnknownUsage UnknownUsage
+	// UnknownDeny refuses a URL for which no usage preference is known
+	// for a declared purpose (usage.unknown: deny).
+	UnknownDeny bool
 }
-
-// UnknownUsage is what a decision does with a declared purpose for which
-// no usage preference is stated ([DecideOptions.UnknownUsage]).
-type UnknownUsage int
-
-// Values of [UnknownUsage].
-const (
-	UnknownConfigured UnknownUsage = iota // Config.UsageUnknownDeny
-	UnknownAllow
-	UnknownDeny
-)
 
 func (e *Enforcer) decideURL(ctx context.Context, u *url.URL, agent string, o DecideOptions) Decision {
 	origin, err := decidableOrigin(u)
@@ -137,11 +126,7 @@ func (e *Enforcer) decideURL(ctx context.Context, u *url.URL, agent string, o De
 			}
 		}
 	}
-	unknownDeny := e.usage.UnknownDeny
-	if o.UnknownUsage != UnknownConfigured {
-		unknownDeny = o.UnknownUsage == UnknownDeny
-	}
-	e.decide(&d, en, now, u, UsagePolicy{Purposes: o.Purposes, UnknownDeny: unknownDeny, ContentUse: o.ContentUse})
+	e.decide(&d, en, now, u, UsagePolicy{Purposes: o.Purposes, UnknownDeny: o.UnknownDeny, ContentUse: o.ContentUse})
 	if stale != "" && !d.RobotsStale {
 		d.RobotsStale, d.RobotsStaleReason = true, stale
 	}

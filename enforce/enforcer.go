@@ -27,10 +27,6 @@ type Config struct {
 	RetryMax          time.Duration // retry backoff cap, >= RetryMin
 	MaxBytes          int           // robots.txt parse limit, > 0
 	FetchTimeout      time.Duration // bound of one fetch, detached from the caller's ctx; > 0
-
-	// UsageUnknownDeny refuses a URL for which no usage preference is
-	// known for a declared purpose (usage.unknown: deny).
-	UsageUnknownDeny bool
 }
 
 // Hooks are optional callbacks for metrics. A nil func is not called.
@@ -67,7 +63,6 @@ type Enforcer struct {
 
 	ttl, minTTL, window, retryMin, retryMax, fetchTimeout time.Duration
 	maxBytes                                              int
-	usage                                                 UsagePolicy // the configured purposes
 
 	group singleflight.Group
 
@@ -115,7 +110,6 @@ func New(cfg Config) (*Enforcer, error) {
 		retryMax:     cfg.RetryMax,
 		fetchTimeout: cfg.FetchTimeout,
 		maxBytes:     cfg.MaxBytes,
-		usage:        UsagePolicy{UnknownDeny: cfg.UsageUnknownDeny},
 		revalidating: make(map[string]struct{}),
 	}
 	if e.minTTL > e.ttl {

@@ -20,6 +20,8 @@ type env struct {
 	o     *testOrigin
 	clock *enforcetest.Clock
 	e     *Enforcer
+	// unknownDeny is DecideOptions.UnknownDeny of decideFor.
+	unknownDeny bool
 }
 
 func newEnv(t *testing.T, h http.HandlerFunc, cfg Config) *env {

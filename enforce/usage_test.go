@@ -16,7 +16,7 @@ const attachExample = "User-Agent: *\nAllow: /\nDisallow: /never/\nContent-Usage
 // decideFor decides path for agent with purposes, after the first fetch.
 func (v *env) decideFor(path, agent string, purposes aipref.Set) Decision {
 	v.t.Helper()
-	d := v.e.Decide(context.Background(), v.o.url(path), agent, DecideOptions{Purposes: purposes})
+	d := v.e.Decide(context.Background(), v.o.url(path), agent, DecideOptions{Purposes: purposes, UnknownDeny: v.unknownDeny})
 	v.settle()
 	if got := v.o.robots.Load(); got != 1 {
 		v.t.Fatalf("%d robots.txt fetches, want 1", got)
@@ -136,7 +136,8 @@ func TestUsageContentSignal(t *testing.T) {
 
 func TestUsageUnknownDeny(t *testing.T) {
 	body := "User-agent: *\nContent-Usage: /ai-ok/ train-ai=y\nContent-Usage: /s/ search=y\n"
-	v := newEnv(t, serve(200, body), Config{UsageUnknownDeny: true})
+	v := newEnv(t, serve(200, body), Config{})
+	v.unknownDeny = true
 	for _, c := range []usageCase{
 		{path: "/x", purposes: trainAI, reason: ReasonUsageDisallowed, blocked: trainAI, detail: "purpose train-ai: usage preference unknown"},
 		{path: "/ai-ok/x", purposes: trainAI, allowed: true, reason: ReasonAllowed},
@@ -158,7 +159,8 @@ func TestUsageUnknownDeny(t *testing.T) {
 
 // Without a robots.txt no preference is known.
 func TestUsageUnknownDenyNoRobots(t *testing.T) {
-	v := newEnv(t, serve(404, ""), Config{UsageUnknownDeny: true})
+	v := newEnv(t, serve(404, ""), Config{})
+	v.unknownDeny = true
 	c := usageCase{path: "/x", purposes: search, reason: ReasonUsageDisallowed, blocked: search, detail: "(no robots.txt in force)"}
 	c.check(t, v.decideFor("/x", "", search))
 	c = usageCase{path: "/x", allowed: true, reason: ReasonRobotsUnavailable, detail: "no robots.txt"}

@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
@@ -176,23 +177,34 @@ func (s *Server) startMITM(ctx *goproxy.ProxyCtx, st *requestState, target strin
 // agent; otherwise the tunnel opens and an audit record says that paths
 // inside it are not enforced. Report mode audits but never refuses.
 func (s *Server) tunnel(ctx *goproxy.ProxyCtx, st *requestState, u *url.URL) outcome {
-	r := ctx.Req
+	l := s.settings(st)
+	o := enforce.DecideOptions{Purposes: st.Purposes, ContentUse: st.ContentUse}
+	d, purposes := l.robots.decide(u, st.Agent, o, func(o enforce.DecideOptions) enforce.Decision { // site exceptions (sites.go)
+		return s.hostDecision(ctx.Req.Context(), u, st.Agent, o)
+	})
+	st.Purposes = purposes
+	st.Decision, st.Decided = d, true
+	switch {
+	case d.Allowed:
+		return note(audit.DecisionAllowed, d)
+	case l.cfg.Mode == config.ModeReport:
+		return note(audit.DecisionReported, d)
+	}
+	return refuse(explainRobots(u.Host, d))
+}
+
+// hostDecision is tunnel mode's robots.txt decision on the host of u:
+// closed when robots.txt is unreachable or disallows every path for
+// agent, open otherwise.
+func (s *Server) hostDecision(ctx context.Context, u *url.URL, agent string, o enforce.DecideOptions) enforce.Decision {
 	root := *u
 	root.Path = "/"
-	l := s.settings(st)
-	site, hasSite := siteOf(l.cfg.Sites, u) // per-site exceptions (sites.go)
-	if hasSite && site.Policy == config.SitePolicyDeny {
-		return siteDenied(u, st.Agent, st, site, l.cfg.Mode == config.ModeReport)
-	}
-	if hasSite && site.HasPurposes {
-		st.Purposes = site.Purposes
-	}
-	d := s.enf.Decide(r.Context(), &root, st.Agent, enforce.DecideOptions{Purposes: st.Purposes, ContentUse: st.ContentUse, UnknownUsage: l.robots.unknown})
+	d := s.enf.Decide(ctx, &root, agent, o)
 	d.URL = u.String()
 	switch d.Reason {
 	case enforce.ReasonAllowed, enforce.ReasonDisallowed:
 		// Rules were matched: closed only if no path at all is allowed.
-		if en, ok := s.enf.Cached(r.Context(), d.Origin); ok && en.Parsed != nil && en.Parsed.AllowsNothing(st.Agent) {
+		if en, ok := s.enf.Cached(ctx, d.Origin); ok && en.Parsed != nil && en.Parsed.AllowsNothing(agent) {
 			d.Allowed, d.Reason = false, ReasonSiteDisallowed
 			d.Detail = "robots.txt disallows every path for this agent; tunnel mode cannot check paths, so the CONNECT is refused"
 		} else {
@@ -204,17 +216,7 @@ func (s *Server) tunnel(ctx *goproxy.ProxyCtx, st *requestState, u *url.URL) out
 		d.Reason = ReasonTunnelUnenforced
 		d.Detail = "tunnel mode: no robots.txt (" + d.Detail + "); paths inside the tunnel are not checked"
 	}
-	if hasSite {
-		d = applySite(d, site)
-	}
-	st.Decision, st.Decided = d, true
-	switch {
-	case d.Allowed:
-		return note(audit.DecisionAllowed, d)
-	case l.cfg.Mode == config.ModeReport:
-		return note(audit.DecisionReported, d)
-	}
-	return refuse(explainRobots(u.Host, d))
+	return d
 }
 
 // connectAction carries out the outcome o of a CONNECT: a refusal is

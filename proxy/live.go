@@ -71,12 +71,8 @@ func (s *Server) newSteps(l *live) error {
 	if err != nil {
 		return err
 	}
-	unknown := enforce.UnknownAllow
-	if cfg.Usage.Unknown == "deny" {
-		unknown = enforce.UnknownDeny
-	}
 	l.robots = &robotsStep{enf: s.enf, maxURLBytes: cfg.MaxURLBytes, agents: l.agents, report: cfg.Mode == config.ModeReport,
-		auditAll: cfg.Audit == config.AuditAll, log: s.log, sites: cfg.Sites, unknown: unknown}
+		auditAll: cfg.Audit == config.AuditAll, log: s.log, sites: cfg.Sites, unknownDeny: cfg.Usage.Unknown == config.UsageUnknownDeny}
 	tdm := newTDMStep(cfg, s.enf)
 	l.tdm = &tdm
 	pc := &pacing{polite: pol, metrics: s.metrics, life: s.life, maxConcurrency: cfg.Politeness.MaxConcurrency, log: s.log}

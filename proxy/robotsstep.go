@@ -3,12 +3,15 @@ package proxy
 import (
 	"net/http"
 
+	"net/url"
+
 	"github.com/elazarl/goproxy"
 	"github.com/rs/zerolog"
 
 	"github.com/robotsgate/robotsgate/enforce"
 	"github.com/robotsgate/robotsgate/internal/config"
 	"github.com/robotsgate/robotsgate/proxy/audit"
+	"github.com/robotsgate/robotsgate/robots/aipref"
 )
 
 // The robots.txt step: the decision of [enforce.Enforcer.Decide] on a
@@ -32,8 +35,18 @@ type robotsStep struct {
 	report      bool // mode: report
 	auditAll    bool // audit: all
 	log         zerolog.Logger
-	sites       []config.Site        // per-site exceptions (sites.go)
-	unknown     enforce.UnknownUsage // usage.unknown
+	sites       []config.Site // per-site exceptions (sites.go)
+	unknownDeny bool          // usage.unknown: deny
+}
+
+// decide is the decision of a request for u by agent with the options
+// o, made by decide, under this configuration's site exceptions
+// ([siteDecision]) and usage.unknown; purposes are those it was decided
+// for.
+func (rs *robotsStep) decide(u *url.URL, agent string, o enforce.DecideOptions,
+	decide func(enforce.DecideOptions) enforce.Decision) (d enforce.Decision, purposes aipref.Set) {
+	o.UnknownDeny = rs.unknownDeny
+	return siteDecision(rs.sites, u, agent, o, decide)
 }
 
 func (rs robotsStep) onRequest(r *http.Request, _ *goproxy.ProxyCtx, st *requestState) outcome {
@@ -53,23 +66,18 @@ func (rs robotsStep) onRequest(r *http.Request, _ *goproxy.ProxyCtx, st *request
 		return refuse(longURLDecision(r.URL, agent, n, rs.maxURLBytes))
 	}
 
-	site, hasSite := siteOf(rs.sites, r.URL) // per-site exceptions (sites.go)
-	if hasSite && site.Policy == config.SitePolicyDeny {
-		return siteDenied(r.URL, agent, st, site, rs.report) // before any fetch, robots.txt included
-	}
-	if hasSite && site.HasPurposes {
-		st.Purposes = site.Purposes
-	}
-	// A GET or HEAD of /robots.txt itself, spelled so: always allowed.
-	d := rs.enf.Decide(r.Context(), r.URL, agent, enforce.DecideOptions{Purposes: st.Purposes, ContentUse: st.ContentUse, Method: r.Method, UnknownUsage: rs.unknown})
+	// Per-site exceptions (sites.go), then robots.txt; a GET or HEAD of
+	// /robots.txt itself, spelled so, is always allowed.
+	o := enforce.DecideOptions{Purposes: st.Purposes, ContentUse: st.ContentUse, Method: r.Method}
+	d, purposes := rs.decide(r.URL, agent, o, func(o enforce.DecideOptions) enforce.Decision {
+		return rs.enf.Decide(r.Context(), r.URL, agent, o)
+	})
+	st.Purposes = purposes
 	if d.Reason == enforce.ReasonClientGone {
 		// The client left while robots.txt was being fetched: nothing was
 		// decided, so nothing is audited or counted, and nothing is sent.
 		rs.log.Debug().Str("url", d.URL).Str("origin", d.Origin).Msg("client gone while waiting for robots.txt")
 		return outcome{status: http.StatusServiceUnavailable, gone: "robotsgate: the client went away before robots.txt was fetched\n"}
-	}
-	if hasSite {
-		d = applySite(d, site)
 	}
 	st.Decision, st.Decided = d, true
 	switch {

@@ -6,7 +6,6 @@ import (
 
 	"github.com/robotsgate/robotsgate/enforce"
 	"github.com/robotsgate/robotsgate/internal/config"
-	"github.com/robotsgate/robotsgate/proxy/audit"
 	"github.com/robotsgate/robotsgate/robots/aipref"
 )
 
@@ -23,19 +22,38 @@ func siteOf(sites []config.Site, u *url.URL) (config.Site, bool) {
 	return config.SiteFor(sites, origin)
 }
 
-// siteDenied is the outcome of a request to a site a deny exception
-// covers: 403 site-denied before anything is fetched, or, in report mode,
-// an audit record "reported" and the request goes on.
-func siteDenied(u *url.URL, agent string, st *requestState, site config.Site, report bool) outcome {
-	d := enforce.Decision{Reason: ReasonSiteDenied, URL: enforce.RedactedURL(u), Agent: agent, Purposes: st.Purposes,
+// siteDecision is the decision of a request for u by agent with the
+// options o under the operator's per-site exceptions sites, the one
+// place they apply (the robots step, tunnel mode, /v1/decision and
+// check -fetch): a deny exception refuses it with reason site-denied
+// before decide is called, so that nothing is fetched, robots.txt
+// included; an exception's purposes replace o.Purposes; decide makes the
+// robots.txt decision, which an allow exception or a crawl_delay then
+// amends ([applySite]). purposes are those the request was decided for.
+func siteDecision(sites []config.Site, u *url.URL, agent string, o enforce.DecideOptions,
+	decide func(enforce.DecideOptions) enforce.Decision) (d enforce.Decision, purposes aipref.Set) {
+	site, hasSite := siteOf(sites, u)
+	if hasSite && site.Policy == config.SitePolicyDeny {
+		return siteDenial(u, agent, o.Purposes, site), o.Purposes
+	}
+	if hasSite && site.HasPurposes {
+		o.Purposes = site.Purposes
+	}
+	d = decide(o)
+	if hasSite {
+		d = applySite(d, site)
+	}
+	return d, o.Purposes
+}
+
+// siteDenial is the decision on a request to a site a deny exception
+// covers: site-denied, nothing fetched.
+func siteDenial(u *url.URL, agent string, purposes aipref.Set, site config.Site) enforce.Decision {
+	d := enforce.Decision{Reason: ReasonSiteDenied, URL: enforce.RedactedURL(u), Agent: agent, Purposes: purposes,
 		Site: site.Match, SiteNote: site.Note,
 		Detail: "the operator's site exception " + site.Match + " denies every request to this site; robots.txt was not fetched"}
 	d.Origin, _ = enforce.Origin(u)
-	st.Decision, st.Decided = d, true
-	if report {
-		return note(audit.DecisionReported, d)
-	}
-	return refuse(d)
+	return d
 }
 
 // applySite applies the exception site (not a deny) to the decision d
@@ -62,40 +80,24 @@ func applySite(d enforce.Decision, site config.Site) enforce.Decision {
 }
 
 // decideQuiet is the decision /v1/decision shows for u, agent and
-// purposes: the proxy's, per-site exceptions included, without counting
-// it as a proxied request.
+// purposes: the proxy's, per-site exceptions and TDMRep included,
+// without counting it as a proxied request.
 func (s *Server) decideQuiet(ctx context.Context, u *url.URL, agent string, purposes aipref.Set, use aipref.Use) enforce.Decision {
 	l := s.live.Load()
-	site, hasSite := siteOf(l.cfg.Sites, u)
-	if hasSite && site.Policy == config.SitePolicyDeny {
-		return siteDenied(u, agent, &requestState{Purposes: purposes}, site, false).d
-	}
-	if hasSite && site.HasPurposes {
-		purposes = site.Purposes
-	}
-	d := s.enf.Decide(ctx, u, agent, enforce.DecideOptions{Purposes: purposes, ContentUse: use, Quiet: true, UnknownUsage: l.robots.unknown})
-	if hasSite {
-		d = applySite(d, site)
+	o := enforce.DecideOptions{Purposes: purposes, ContentUse: use, Quiet: true}
+	d, purposes := l.robots.decide(u, agent, o, func(o enforce.DecideOptions) enforce.Decision {
+		return s.enf.Decide(ctx, u, agent, o)
+	})
+	if d.Reason == ReasonSiteDenied {
+		return d
 	}
 	return l.tdm.decide(ctx, u, purposes, d) // TDMRep (tdmrep.go)
 }
 
 // DecideWithSites is the decision a request for u would get from the
-// proxy under the per-site exceptions sites, for a caller without a
-// Server ("robotsgate check -fetch"): a deny exception refuses before
-// anything is fetched, an exception's purposes replace o.Purposes, an
-// allow exception lets through what robots.txt refuses.
+// proxy under the per-site exceptions sites ([siteDecision]), for a
+// caller without a Server ("robotsgate check -fetch").
 func DecideWithSites(ctx context.Context, enf *enforce.Enforcer, sites []config.Site, u *url.URL, agent string, o enforce.DecideOptions) enforce.Decision {
-	site, hasSite := siteOf(sites, u)
-	if hasSite && site.Policy == config.SitePolicyDeny {
-		return siteDenied(u, agent, &requestState{Purposes: o.Purposes}, site, false).d
-	}
-	if hasSite && site.HasPurposes {
-		o.Purposes = site.Purposes
-	}
-	d := enf.Decide(ctx, u, agent, o)
-	if hasSite {
-		d = applySite(d, site)
-	}
+	d, _ := siteDecision(sites, u, agent, o, func(o enforce.DecideOptions) enforce.Decision { return enf.Decide(ctx, u, agent, o) })
 	return d
 }

@@ -98,7 +98,7 @@ func startUsageProxy(t *testing.T, mutate func(*config.Config)) *usageProxy {
 		t.Fatal(err)
 	}
 	ab := &memAudit{}
-	srv, addr := startServer(t, cfg, enforce.Config{UsageUnknownDeny: cfg.Usage.Unknown == config.UsageUnknownDeny}, Deps{Auditor: audit.New(ab)})
+	srv, addr := startServer(t, cfg, enforce.Config{}, Deps{Auditor: audit.New(ab)})
 	return &usageProxy{srv: srv, addr: addr, audit: ab}
 }
 

@@ -245,6 +245,19 @@ func TestCheckFetchPurposeNone(t *testing.T) {
 	}
 }
 
+// TestCheckFetchUsageUnknown: usage.unknown of the configuration decides
+// a declared purpose robots.txt states nothing for, as in the proxy.
+func TestCheckFetchUsageUnknown(t *testing.T) {
+	a := newFetchOrigin(t, 200, "User-agent: *\nAllow: /\n", false)
+	for unknown, want := range map[string]string{"allow": "allowed ", "deny": "usage-disallowed "} {
+		conf := testsupport.WriteFile(t, "usage.yaml", "usage:\n  unknown: "+unknown+"\n")
+		env := map[string]string{"ROBOTSGATE_PURPOSE": "train-ai", "ROBOTSGATE_AGENT": "ConfBot"}
+		if _, out, errOut := runCheckFetchTest(t, env, "", "-config", conf, a.URL+"/p"); !strings.HasPrefix(out, want) {
+			t.Errorf("usage.unknown %s: %q (stderr %q), want %q", unknown, out, errOut, want)
+		}
+	}
+}
+
 // TestCheckFetchSiteExceptions: the per-site exceptions of the
 // configuration apply as in the proxy: deny refuses without fetching
 // robots.txt, allow lets through what robots.txt refuses, with its note.

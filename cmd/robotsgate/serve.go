@@ -204,7 +204,6 @@ func enforceConfig(cfg config.Config, tr *http.Transport, store enforce.Store, m
 		RetryMax:          r.RetryMax,
 		MaxBytes:          r.MaxBytes,
 		FetchTimeout:      r.FetchTimeout,
-		UsageUnknownDeny:  cfg.Usage.Unknown == config.UsageUnknownDeny,
 	}
 }
 

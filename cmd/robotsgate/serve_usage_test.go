@@ -8,10 +8,6 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
-
-	"github.com/rs/zerolog"
-
-	"github.com/robotsgate/robotsgate/internal/config"
 )
 
 // serve -purpose reaches the Enforcer: a URL whose Content-Usage
@@ -62,17 +58,5 @@ func TestServePurposeRefusesUsageDisallowed(t *testing.T) {
 				t.Errorf("refusal: body %s, audit %v", body, recs)
 			}
 		}
-	}
-}
-
-// usage.unknown reaches the Enforcer's configuration.
-func TestEnforceConfigUsage(t *testing.T) {
-	cfg := config.Default()
-	if ec := enforceConfig(cfg, nil, nil, nil, zerolog.Nop()); ec.UsageUnknownDeny {
-		t.Errorf("defaults: %v", ec.UsageUnknownDeny)
-	}
-	cfg.Usage.Unknown = config.UsageUnknownDeny
-	if ec := enforceConfig(cfg, nil, nil, nil, zerolog.Nop()); !ec.UsageUnknownDeny {
-		t.Errorf("deny: %v", ec.UsageUnknownDeny)
 	}
 }
