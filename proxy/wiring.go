@@ -100,15 +100,12 @@ func (s *Server) adminRoutes() {
 			cfg := &s.live.Load().cfg
 			return cfg.Agent, cfg.Purposes, cfg.ContentUse
 		},
-		Reload:     func() (any, error) { return s.Reload("POST /v1/reload") },
-		Metrics:    s.metrics.Handler(),
-		Token:      s.cfg.AdminToken,
-		Protect:    protect,
-		Agent:      s.cfg.Agent,
-		Purposes:   s.cfg.Purposes,
-		ContentUse: s.cfg.ContentUse,
-		Ready:      s.ready,
-		Now:        s.clock.Now,
+		Reload:  func() (any, error) { return s.Reload("POST /v1/reload") },
+		Metrics: s.metrics.Handler(),
+		Token:   s.cfg.AdminToken,
+		Protect: protect,
+		Ready:   s.ready,
+		Now:     s.clock.Now,
 	})
 	if s.cfg.AdminListen == "" {
 		s.mux.Handle("/", s.admin)

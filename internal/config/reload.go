@@ -1,28 +1,17 @@
 package config
 
-import (
-	"reflect"
-	"strings"
-)
+import "reflect"
 
-// restartKeys are the settings that only a restart changes: listeners,
-// the audit log, the operator log, the robots.txt cache and fetcher, the
-// outbound transport (upstream proxy and roots) and robotsgate's CA. A
-// key ending in "." stands for its whole section. Every other setting
-// may change at run time (SIGHUP, POST /v1/reload).
-var restartKeys = []string{
-	"listen", "admin_listen", "admin_token",
-	"audit_log", "audit_max_size_mb", "audit_max_backups", "audit_max_age_days",
-	"log_level", "log_format", "upstream_proxy", "shutdown_timeout", "cache",
-	"client.", "robots.", "transparent.",
-	"https.mode", "https.data_dir", "https.ca_cert", "https.ca_key", "https.upstream_roots",
-}
-
-// RestartOnly reports whether the setting key changes only at a restart.
+// RestartOnly reports whether the setting key changes only at a restart:
+// listeners, the audit log, the operator log, the robots.txt cache and
+// fetcher, the outbound transport (upstream proxy, roots, idle
+// connections) and robotsgate's CA, as the options table marks them
+// ([option.restart]). Every other setting may change at run time (SIGHUP,
+// POST /v1/reload).
 func RestartOnly(key string) bool {
-	for _, k := range restartKeys {
-		if key == k || strings.HasSuffix(k, ".") && strings.HasPrefix(key, k) {
-			return true
+	for _, o := range options() {
+		if o.key == key {
+			return o.restart
 		}
 	}
 	return false
@@ -36,7 +25,7 @@ func Changes(old, new Config) (applied, restart []string) {
 		if reflect.DeepEqual(reflect.ValueOf(o.field(&old)).Elem().Interface(), reflect.ValueOf(o.field(&new)).Elem().Interface()) {
 			continue
 		}
-		if RestartOnly(o.key) {
+		if o.restart {
 			restart = append(restart, o.key)
 		} else {
 			applied = append(applied, o.key)
@@ -51,7 +40,7 @@ func Changes(old, new Config) (applied, restart []string) {
 // listen address beyond loopback needs credentials).
 func WithRestartOnly(cfg, running Config) Config {
 	for _, o := range options() {
-		if RestartOnly(o.key) {
+		if o.restart {
 			reflect.ValueOf(o.field(&cfg)).Elem().Set(reflect.ValueOf(o.field(&running)).Elem())
 		}
 	}

@@ -47,18 +47,10 @@ type Config struct {
 	Token string
 	// Protect is set when the admin API is reachable beyond loopback.
 	Protect bool
-	// Agent is the agent /v1/decision decides for when the query has no
-	// agent parameter (the configured agent).
-	Agent string
-	// Purposes are the purposes /v1/decision decides for when the query
-	// has no purpose parameter (the configured purposes).
-	Purposes aipref.Set
-	// ContentUse is the content use /v1/decision decides for when the
-	// query has no content_use parameter (the configured one).
-	ContentUse aipref.Use
-	// Defaults, when not nil, returns the agent, purposes and content use
-	// of the configuration in force, replacing Agent, Purposes and
-	// ContentUse (they change at a reload).
+	// Defaults returns the agent, purposes and content use of the
+	// configuration in force (they change at a reload): what /v1/decision
+	// decides for when the query has no agent, purpose or content_use
+	// parameter. nil: none.
 	Defaults func() (agent string, purposes aipref.Set, use aipref.Use)
 	// Reload reloads the configuration for POST /v1/reload (always with
 	// the token: 403 when none is configured): result is the JSON answer,
@@ -226,7 +218,11 @@ func (a *Admin) decision(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusBadRequest, jsonError{Error: "url: want an absolute http or https URL"})
 		return
 	}
-	agent, purposes, use := a.cfg.Agent, a.cfg.Purposes, a.cfg.ContentUse
+	var (
+		agent    string
+		purposes aipref.Set
+		use      aipref.Use
+	)
 	if a.cfg.Defaults != nil {
 		agent, purposes, use = a.cfg.Defaults()
 	}
