@@ -173,7 +173,7 @@ type UsagePolicy struct {
 	// ContentUse is the crawler's declared content use: a URL whose
 	// content-use level is known and below it is refused. UseUnknown
 	// (none declared): levels are reported and never refuse. An unknown
-	// level never refuses, whatever [UnknownDeny] says.
+	// level never refuses, whatever [UsagePolicy.UnknownDeny] says.
 	ContentUse aipref.Use
 }
 

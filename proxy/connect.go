@@ -179,7 +179,7 @@ func (s *Server) startMITM(ctx *goproxy.ProxyCtx, st *requestState, target strin
 func (s *Server) tunnel(ctx *goproxy.ProxyCtx, st *requestState, u *url.URL) outcome {
 	l := s.settings(st)
 	o := enforce.DecideOptions{Purposes: st.Purposes, ContentUse: st.ContentUse}
-	d, purposes := l.robots.decide(u, st.Agent, o, func(o enforce.DecideOptions) enforce.Decision { // site exceptions (sites.go)
+	d, purposes := l.robots.decide(u, st.Agent, o, func(o enforce.DecideOptions) enforce.Decision { // site exceptions: siteDecision
 		return s.hostDecision(ctx.Req.Context(), u, st.Agent, o)
 	})
 	st.Purposes = purposes

@@ -177,7 +177,7 @@ func (t *connTracker) collectors() []prometheus.Collector {
 		return prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: help}, func() float64 { return float64(v.Load()) })
 	}
 	return []prometheus.Collector{
-		gauge("robotsgate_upstream_connections", "Connections to origins open for forwarded requests (and robots.txt fetches on the same transport).", &t.open),
+		gauge("robotsgate_upstream_connections", "Connections to origins open for forwarded requests (robots.txt fetches have a transport of their own).", &t.open),
 		gauge("robotsgate_upstream_idle_connections", "Connections to origins kept idle after a forwarded request.", &t.idle),
 		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "robotsgate_upstream_idle_closed_total",
 			Help: "Idle connections closed after upstream.first_idle_timeout because they carried one forwarded request."},

@@ -146,7 +146,7 @@ func (s *Server) track(r *http.Request, ctx *goproxy.ProxyCtx) *http.Request {
 	ci := sess.Conn
 	var n uint64
 	if ci != nil {
-		n = ci.requestRead(r.Context()) // the head's limits no longer apply (sessionread.go)
+		n = ci.requestRead(r.Context()) // connInfo.requestRead: the head's limits no longer apply
 	}
 	rctx, cancel := context.WithCancelCause(l.hard)
 	context.AfterFunc(r.Context(), func() {

@@ -62,38 +62,6 @@ func (s *Server) newLive(cfg config.Config) (*live, error) {
 	return l, nil
 }
 
-// newSteps builds the steps of l's configuration, the ones a reload may
-// change, and lists them in order. A step of its own file is one line
-// here.
-func (s *Server) newSteps(l *live) error {
-	cfg := &l.cfg
-	pol, err := newPoliteness(*cfg, s.pacer, s.pauses, s.slots, s.clock, s.log)
-	if err != nil {
-		return err
-	}
-	l.robots = &robotsStep{enf: s.enf, maxURLBytes: cfg.MaxURLBytes, agents: l.agents, report: cfg.Mode == config.ModeReport,
-		auditAll: cfg.Audit == config.AuditAll, log: s.log, sites: cfg.Sites, unknownDeny: cfg.Usage.Unknown == config.UsageUnknownDeny}
-	tdm := newTDMStep(cfg, s.enf)
-	l.tdm = &tdm
-	pc := &pacing{polite: pol, metrics: s.metrics, life: s.life, maxConcurrency: cfg.Politeness.MaxConcurrency, log: s.log}
-	whole := newWholeStep(cfg)
-	tags := newRobotTagStep(cfg.RobotTags, cfg.Mode)
-	l.request = []requestStep{
-		l.robots, // site exceptions, robots.txt decision: 403, or let through (robotsstep.go, sites.go)
-		l.tdm,    // tdmrep.json reserves the URL: 403 tdm-reserved, or audit (tdmrep.go)
-		pc,       // paused origin → 503, crawl-delay wait or 429 (pacing.go)
-		&whole,   // enforcing response steps: no Range, Accept-Encoding the scan decodes (whole.go)
-	}
-	l.response = []responseStep{
-		pc,     // 503/429 + Retry-After pause the origin, 2xx resumes (pacing.go)
-		&whole, // partial or undecodable responses: 403 when enforcing (whole.go)
-		&tags,  // X-Robots-Tag / meta robots: annotate, or 403 (robottags.go)
-		&usageStep{enforce: cfg.Usage.Response == config.UsageResponseEnforce && cfg.Mode != config.ModeReport}, // Content-Usage / noai: X-Robotsgate-Usage, or 403 (usage.go)
-		l.tdm, // tdm-reservation header / meta: X-Robotsgate-TDM, or 403 (tdmrep.go)
-	}
-	return nil
-}
-
 // settings returns the settings the request of st is served with: those
 // current when it entered.
 func (s *Server) settings(st *requestState) *live {

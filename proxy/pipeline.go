@@ -3,17 +3,14 @@ package proxy
 import (
 	"errors"
 	"net/http"
-	"time"
 
 	"github.com/elazarl/goproxy"
 	"github.com/rs/zerolog"
 
 	"github.com/robotsgate/robotsgate/enforce"
-	"github.com/robotsgate/robotsgate/enforce/politeness"
-	"github.com/robotsgate/robotsgate/proxy/access"
+	"github.com/robotsgate/robotsgate/internal/config"
 	"github.com/robotsgate/robotsgate/proxy/admin"
 	"github.com/robotsgate/robotsgate/proxy/metrics"
-	"github.com/robotsgate/robotsgate/robots/aipref"
 )
 
 // The request pipeline. A proxied request passes the request steps in
@@ -47,7 +44,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // install registers the steps, in order, and the CONNECT handler. To add
 // a step, write its file and add it to one of the lists below, or, for a
 // step whose settings a reload may change, to those of [Server.newSteps]
-// (live.go).
+// (below).
 func (s *Server) install() error {
 	p := s.proxy
 	if err := s.installHTTPS(); err != nil { // CONNECT: port allow-list, MITM / tunnel (connect.go)
@@ -97,7 +94,7 @@ func (s *Server) install() error {
 // installAround wraps the goproxy pipeline p in what runs around every
 // proxied request (outermost last) and makes it the Server's handler.
 func (s *Server) installAround(p http.Handler) error {
-	h := s.https.hijacks.wrap(p)                  // track hijacked CONNECT connections for Shutdown (conntrack.go)
+	h := s.https.hijacks.wrap(p)                  // hijackTracker.wrap: hijacked CONNECT connections, for Shutdown
 	h = clientLimitsOf(s.cfg.Client).boundBody(h) // plain-HTTP request bodies, bounded as in CONNECT sessions (sessionread.go)
 	s.inner = h
 	// proxy auth / client CIDRs, and every setting a reload changes (live.go):
@@ -107,7 +104,40 @@ func (s *Server) installAround(p http.Handler) error {
 	}
 	s.live.Store(l)
 	h = http.HandlerFunc(s.serveLive)
-	s.handler = s.life.wrap(h) // running handlers, waited for by Shutdown (proxy.go)
+	s.handler = s.life.wrap(h) // running handlers, waited for by Shutdown (lifetime.go)
+	return nil
+}
+
+// newSteps builds the steps of l's configuration, the ones a reload may
+// change, and lists them in order. A step of its own file is one line
+// here.
+func (s *Server) newSteps(l *live) error {
+	cfg := &l.cfg
+	pol, err := newPoliteness(*cfg, s.pacer, s.pauses, s.slots, s.clock, s.log)
+	if err != nil {
+		return err
+	}
+	l.robots = &robotsStep{enf: s.enf, maxURLBytes: cfg.MaxURLBytes, agents: l.agents, report: cfg.Mode == config.ModeReport,
+		auditAll: cfg.Audit == config.AuditAll, log: s.log, sites: cfg.Sites, unknownDeny: cfg.Usage.Unknown == config.UsageUnknownDeny}
+	tdm := newTDMStep(cfg, s.enf)                                                                                           // (tdmrep.go)
+	pc := &pacing{polite: pol, metrics: s.metrics, life: s.life, maxConcurrency: cfg.Politeness.MaxConcurrency, log: s.log} // (pacing.go)
+	whole := newWholeStep(cfg)                                                                                              // (whole.go)
+	tags := newRobotTagStep(cfg.RobotTags, cfg.Mode)                                                                        // (robottags.go)
+	usage := &usageStep{enforce: cfg.Usage.Response == config.UsageResponseEnforce && cfg.Mode != config.ModeReport}        // (usage.go)
+	l.tdm = &tdm
+	l.request = []requestStep{
+		l.robots, // robotsStep.onRequest: site exceptions, robots.txt decision: 403, or let through
+		l.tdm,    // tdmStep.onRequest: tdmrep.json reserves the URL: 403 tdm-reserved, or audit
+		pc,       // pacing.onRequest: paused origin → 503, crawl-delay wait or 429
+		&whole,   // wholeStep.onRequest: while a response step enforces, no Range, Accept-Encoding the scan decodes
+	}
+	l.response = []responseStep{
+		pc,     // pacing.onResponse: 503/429 + Retry-After pause the origin, 2xx resumes
+		&whole, // wholeStep.onResponse: partial or undecodable responses: 403 when enforcing
+		&tags,  // robotTagStep.onResponse: X-Robots-Tag / meta robots: annotate, or 403
+		usage,  // usageStep.onResponse: Content-Usage / noai: X-Robotsgate-Usage, or 403
+		l.tdm,  // tdmStep.onResponse: tdm-reservation header / meta: X-Robotsgate-TDM, or 403
+	}
 	return nil
 }
 
@@ -177,145 +207,6 @@ func (s *Server) enter(r *http.Request, ctx *goproxy.ProxyCtx) (*http.Request, *
 	sess, _ := ctx.UserData.(*session)
 	ctx.UserData = newRequestState(r, sess, s.live.Load())
 	return r, nil
-}
-
-// requestState is one request's state, carried from request hooks to
-// response hooks in goproxy's ctx.UserData. What a CONNECT shares with
-// the requests of its MITM session is their [session].
-type requestState struct {
-	Start  time.Time // when robotsgate received the request
-	Client string    // client address
-	Agent  string    // the agent decided for ("" = only "*")
-	// AgentOverride is the agent named by the request's override header
-	// (Config.AgentHeader), "" when none; for a CONNECT, the requests
-	// inside its MITM session inherit it through their [session] (agentFor).
-	AgentOverride string
-	// Overridden says that an override header was honoured (AgentOverride
-	// may then be "": only "*" applies).
-	Overridden bool
-	// OverrideRefused is the value of an override header refused because
-	// an agent is configured (agentFor), for the audit record; requests
-	// inside an MITM session inherit the CONNECT's.
-	OverrideRefused string
-
-	// Identity is the authenticated user's (credentials file), inherited
-	// by the requests inside a CONNECT's MITM session; set by identify.
-	Identity   access.Identity
-	Identified bool
-	// Purposes are the declared purposes the request is decided for
-	// (declare). PurposesOverride is those of an honoured purposes
-	// header (PurposesOverridden), inherited inside an MITM session;
-	// PurposesRefused the value of a refused one, for the audit record.
-	Purposes           aipref.Set
-	PurposesOverride   aipref.Set
-	PurposesOverridden bool
-	PurposesRefused    string
-	// ContentUse is the declared content use the request is decided for
-	// (declare): the user's, else the configured one.
-	ContentUse aipref.Use
-
-	Decision enforce.Decision // the robots.txt decision, valid when Decided
-	Decided  bool
-	// RangeRemoved says that [wholeStep] removed the request's Range headers:
-	// the audit records of its response say so.
-	RangeRemoved bool
-	// Answered is set when a request hook answered the request itself
-	// (a refusal); the origin saw nothing.
-	Answered bool
-
-	// Permit is the politeness admission of a forwarded request (nil when
-	// [pacing.onRequest] did not admit it); it is released when the
-	// request ends.
-	Permit *politeness.Permit
-
-	// Live is the settings the request is served with: those current
-	// when it entered (live.go).
-	Live *live
-	// Grant is what the access control admitted the request with; a
-	// CONNECT's stays with its MITM session ([readmit.onRequest]).
-	Grant access.Grant
-
-	// Session is, for a request inside an MITM session, what its CONNECT
-	// shares with it; nil outside one.
-	Session *session
-	// Redirected is, for a request that came in on the transparent
-	// listener, its redirected connection (transparent.go); nil for one
-	// that came in on the proxy listener.
-	Redirected *redirected
-
-	// Body is the body forward's round trip gave the response (nil when
-	// the request was not forwarded), the one goproxy's MITM loop checks
-	// the final response's body against (forward.go).
-	Body *copyBody
-}
-
-// session is what the requests inside one CONNECT's MITM session share
-// with it, fixed when the CONNECT is intercepted ([Server.startMITM]):
-// who the CONNECT was admitted as and crawls for, the host:port its
-// requests must name and the connection they arrive on. goproxy hands
-// it to each request of the session in ctx.UserData.
-type session struct {
-	Client string       // the CONNECT's client address
-	Grant  access.Grant // what the access control admitted the CONNECT with ([readmit.onRequest])
-	Agent  string       // the CONNECT's agent, for refusals made before a request's own is picked
-	// The CONNECT's agent override, honoured or refused, and its
-	// purposes override (agentFor, declare), which its requests inherit.
-	AgentOverride      string
-	Overridden         bool
-	OverrideRefused    string
-	PurposesOverride   aipref.Set
-	PurposesOverridden bool
-	PurposesRefused    string
-	Identity           access.Identity // the user the CONNECT authenticated as (identify)
-	// Target is the CONNECT's canonical "host:port" (lower-case host);
-	// requests inside the session must name the same
-	// ([destination.onRequest]).
-	Target string
-	// Redirected is the redirected TLS connection the CONNECT was made
-	// up for (transparent.go), nil for a CONNECT on the proxy listener.
-	Redirected *redirected
-	// Conn is the client connection's tracking info (nil when
-	// untracked): HTTP/1.0 answers end the session through it
-	// (forward.go).
-	Conn *connInfo
-}
-
-// newSession is the session of the CONNECT of st, intercepted to
-// target, whose client connection is ci (nil when untracked).
-func newSession(st *requestState, target string, ci *connInfo) *session {
-	return &session{Client: st.Client, Grant: st.Grant, Agent: st.Agent,
-		AgentOverride: st.AgentOverride, Overridden: st.Overridden, OverrideRefused: st.OverrideRefused,
-		PurposesOverride: st.PurposesOverride, PurposesOverridden: st.PurposesOverridden, PurposesRefused: st.PurposesRefused,
-		Identity: st.Identity, Target: target, Redirected: st.Redirected, Conn: ci}
-}
-
-// newRequestState starts the state of r (nil for none), served with the
-// settings l (nil: those current when a step first needs them), inside
-// the MITM session sess (nil outside one). A request on a redirected
-// connection has that connection in its context (transparent.go), a
-// request inside a session the session's.
-func newRequestState(r *http.Request, sess *session, l *live) *requestState {
-	st := &requestState{Start: time.Now(), Session: sess, Live: l}
-	if r != nil {
-		st.Client, st.Grant = r.RemoteAddr, access.GrantFrom(r.Context())
-		st.Redirected, _ = r.Context().Value(redirectedKey{}).(*redirected)
-	}
-	if st.Redirected == nil && sess != nil {
-		st.Redirected = sess.Redirected
-	}
-	return st
-}
-
-// stateOf returns ctx's request state, creating it if [Server.enter] did
-// not run (a CONNECT).
-func stateOf(ctx *goproxy.ProxyCtx) *requestState {
-	if st, ok := ctx.UserData.(*requestState); ok {
-		return st
-	}
-	sess, _ := ctx.UserData.(*session)
-	st := newRequestState(ctx.Req, sess, nil)
-	ctx.UserData = st
-	return st
 }
 
 // upstreamFailure is the first response step: it answers a request whose

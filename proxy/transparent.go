@@ -58,7 +58,7 @@ type redirected struct {
 }
 
 // redirectedKey is the context key of the *redirected a request arrived
-// on; [newRequestState] makes it the request's requestState.Redirected.
+// on; [newRequestState] makes it the request's [requestState.Redirected].
 type redirectedKey struct{}
 
 // redirectedConn is an HTTP connection pushed to the transparent

@@ -94,7 +94,7 @@ func (s *Server) adminRoutes() {
 	s.admin = admin.New(admin.Config{
 		Cache: s.enf,
 		DecisionAnswer: func(ctx context.Context, u *url.URL, agent string, purposes aipref.Set, use aipref.Use) any {
-			return newDecisionJSON(s.decideQuiet(ctx, u, agent, purposes, use)) // (sites.go)
+			return newDecisionJSON(s.decideQuiet(ctx, u, agent, purposes, use)) // (robotsstep.go)
 		},
 		Defaults: func() (string, aipref.Set, aipref.Use) {
 			cfg := &s.live.Load().cfg

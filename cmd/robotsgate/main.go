@@ -8,6 +8,7 @@
 //	robotsgate audit [flags]     query the audit log
 //	robotsgate ca [flags]        show or create the MITM CA certificate
 //	robotsgate health [flags]    exit 0 if the configured robotsgate answers /healthz
+//	robotsgate iptables [flags]  print (or -apply, -remove) the rules of the transparent sidecar
 //	robotsgate version           print the version, commit and Go version
 //
 // Run "robotsgate -h" or "robotsgate <command> -h" for the flags.
