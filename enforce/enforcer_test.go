@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/robotsgate/robotsgate/enforce/enforcetest"
+	"github.com/robotsgate/robotsgate/internal/testsupport"
 )
 
 var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -49,7 +50,7 @@ func (v *env) decide(path string, wantFetches int64) Decision {
 // is under way.
 func (v *env) settle() {
 	v.t.Helper()
-	waitFor(v.t, func() bool {
+	testsupport.WaitFor(v.t, "the background re-fetches to end", func() bool {
 		v.e.mu.Lock()
 		defer v.e.mu.Unlock()
 		return len(v.e.revalidating) == 0
@@ -152,19 +153,6 @@ func TestHooks(t *testing.T) {
 }
 
 func (panicFetcher) Fetch(context.Context, string) FetchResult { panic("boom") }
-
-// waitFor polls cond until it holds, failing the test after 10 s. It
-// waits for goroutines to reach a state; it asserts nothing about time.
-func waitFor(t *testing.T, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatal("condition not reached within 10s")
-		}
-		time.Sleep(time.Millisecond)
-	}
-}
 
 func BenchmarkDecideCacheHit(b *testing.B) {
 	o := newOrigin(b, serve(200, "User-agent: *\nDisallow: /private\nDisallow: /*.pdf$\nAllow: /private/open\n\nUser-agent: otherbot\nDisallow: /\n"))

@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"testing"
 	"time"
+
+	"github.com/robotsgate/robotsgate/internal/testsupport"
 )
 
 func TestStaleWhileRevalidate(t *testing.T) {
@@ -31,7 +33,7 @@ func TestStaleWhileRevalidate(t *testing.T) {
 			t.Fatalf("request %d while re-fetching: %+v", i, d)
 		}
 	}
-	waitFor(t, func() bool { return v.o.robots.Load() == 2 })
+	testsupport.WaitFor(t, "return v.o.robots.Load() == 2", func() bool { return v.o.robots.Load() == 2 })
 	close(release)
 	released = true
 	v.settle()

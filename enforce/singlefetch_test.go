@@ -10,6 +10,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/robotsgate/robotsgate/internal/testsupport"
 )
 
 func TestConcurrentFirstRequestsFetchOnce(t *testing.T) {
@@ -39,7 +41,7 @@ func TestConcurrentFirstRequestsFetchOnce(t *testing.T) {
 	}
 	// Release the fetch only once every caller has missed the cache, so
 	// that none can pass by finding the entry the fetch stored.
-	waitFor(t, func() bool { return misses.Load() == n && v.o.robots.Load() >= 1 })
+	testsupport.WaitFor(t, "return misses.Load() == n && v.o.robots.Load() >= 1", func() bool { return misses.Load() == n && v.o.robots.Load() >= 1 })
 	close(release)
 	wg.Wait()
 	if got := v.o.robots.Load(); got != 1 {
@@ -61,7 +63,7 @@ func TestCancelledCallerDoesNotFailOthers(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	first := make(chan Decision, 1)
 	go func() { first <- v.e.Decide(ctx, v.o.url("/public"), "", DecideOptions{}) }()
-	waitFor(t, func() bool { return v.o.robots.Load() == 1 })
+	testsupport.WaitFor(t, "return v.o.robots.Load() == 1", func() bool { return v.o.robots.Load() == 1 })
 	second := make(chan Decision, 1)
 	go func() { second <- v.e.Decide(context.Background(), v.o.url("/private"), "", DecideOptions{}) }()
 	cancel()
@@ -92,7 +94,7 @@ func TestClientGoneWithExpiredCopyWithoutRules(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	res := make(chan Decision, 1)
 	go func() { res <- v.e.Decide(ctx, v.o.url("/private"), "", DecideOptions{}) }()
-	waitFor(t, func() bool { return v.o.robots.Load() == 2 })
+	testsupport.WaitFor(t, "return v.o.robots.Load() == 2", func() bool { return v.o.robots.Load() == 2 })
 	cancel()
 	if d := <-res; d.Allowed || d.Reason != ReasonClientGone || !strings.Contains(d.Detail, "canceled") {
 		t.Errorf("%+v", d)

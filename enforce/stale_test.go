@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/robotsgate/robotsgate/enforce/enforcetest"
+	"github.com/robotsgate/robotsgate/internal/testsupport"
 )
 
 // gateFetcher is a Fetcher whose every Fetch waits for the test to hand
@@ -81,7 +82,7 @@ func TestStaleWhileRevalidateIsFlaggedAndBounded(t *testing.T) {
 	if d.Allowed || !d.RobotsStale || d.RobotsStaleReason != StaleRevalidating || d.RobotsStatus != StatusOK || d.RobotsAge != time.Hour {
 		t.Fatalf("at expiry: %+v", d)
 	}
-	waitFor(t, func() bool { return v.f.calls.Load() == 2 })
+	testsupport.WaitFor(t, "return v.f.calls.Load() == 2", func() bool { return v.f.calls.Load() == 2 })
 	v.clock.Advance(staleFetchTimeout)
 	if d := v.decide(); d.Allowed || d.RobotsStaleReason != StaleRevalidating {
 		t.Fatalf("FetchTimeout past expiry: %+v", d)

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/robotsgate/robotsgate/enforce/enforcetest"
+	"github.com/robotsgate/robotsgate/internal/testsupport"
 	"github.com/robotsgate/robotsgate/robots"
 )
 
@@ -154,7 +155,7 @@ func TestMemoryStoreKeep(t *testing.T) {
 	s := NewMemoryStore(2, testCacheBytes)
 	s.Set(ctx, "short", &Entry{}, time.Millisecond)
 	s.Set(ctx, "long", &Entry{}, time.Hour)
-	waitFor(t, func() bool { _, ok := s.Get(ctx, "short"); return !ok })
+	testsupport.WaitFor(t, "_, ok := s.Get(ctx, \"short\"); return !ok", func() bool { _, ok := s.Get(ctx, "short"); return !ok })
 	if _, ok := s.Get(ctx, "long"); !ok {
 		t.Error("entry dropped before its keep")
 	}
@@ -174,7 +175,7 @@ func TestMemoryStoreSweepsExpired(t *testing.T) {
 	ctx := context.Background()
 	s := NewMemoryStore(10, testCacheBytes)
 	s.Set(ctx, "a", &Entry{}, time.Millisecond)
-	waitFor(t, func() bool { _, ok := s.Get(ctx, "a"); return !ok })
+	testsupport.WaitFor(t, "_, ok := s.Get(ctx, \"a\"); return !ok", func() bool { _, ok := s.Get(ctx, "a"); return !ok })
 	s.Set(ctx, "b", &Entry{}, time.Hour) // within sweepEvery: no sweep
 	if s.Len() != 2 {
 		t.Fatalf("len %d, want 2 (swept too early)", s.Len())
@@ -379,14 +380,14 @@ func TestMemoryStoreAccountingExact(t *testing.T) {
 	// Replacing an expired entry that go-cache still holds (hidden from
 	// Get) uncharges it.
 	set("x", 300, time.Millisecond)
-	waitFor(t, func() bool { _, ok := s.Get(ctx, "x"); return !ok })
+	testsupport.WaitFor(t, "_, ok := s.Get(ctx, \"x\"); return !ok", func() bool { _, ok := s.Get(ctx, "x"); return !ok })
 	check("expired, not swept")
 	set("x", 7, time.Hour)
 	check("expired entry replaced")
 
 	// The sweep of expired entries uncharges them.
 	set("y", 900, time.Millisecond)
-	waitFor(t, func() bool { _, ok := s.Get(ctx, "y"); return !ok })
+	testsupport.WaitFor(t, "_, ok := s.Get(ctx, \"y\"); return !ok", func() bool { _, ok := s.Get(ctx, "y"); return !ok })
 	s.lastSweep = time.Now().Add(-sweepEvery)
 	set("z", 1, time.Hour)
 	delete(want, "y")

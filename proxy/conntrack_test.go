@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/robotsgate/robotsgate/internal/testsupport"
 )
 
 // echoConnect is a CONNECT handler standing in for goproxy: it marks
@@ -161,7 +163,7 @@ func TestConnTrackerSilentClientClosed(t *testing.T) {
 			case <-time.After(testTimeout):
 				t.Fatal("the handler did not end")
 			}
-			waitUntil(t, "connection untracked", func() bool { return tr.active() == 0 })
+			testsupport.WaitFor(t, "connection untracked", func() bool { return tr.active() == 0 })
 		})
 	}
 }

@@ -34,13 +34,13 @@ func TestClientGoneWhileFetchingRobots(t *testing.T) {
 		}
 		errc <- err
 	}()
-	waitUntil(t, "the robots.txt fetch", func() bool { return o.robotsHits.Load() == 1 })
+	testsupport.WaitFor(t, "the robots.txt fetch", func() bool { return o.robotsHits.Load() == 1 })
 	cancel()
 	if err := <-errc; !errors.Is(err, context.Canceled) {
 		t.Fatalf("client: %v", err)
 	}
 	m := h.srv.metrics
-	waitUntil(t, "the request to end", func() bool {
+	testsupport.WaitFor(t, "the request to end", func() bool {
 		return testsupport.MetricValue(t, testsupport.Exposition(m.Handler()), "robotsgate_inflight_requests") == 0
 	})
 	if recs := h.audit.String(); recs != "" {

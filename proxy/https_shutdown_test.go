@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/robotsgate/robotsgate/internal/testsupport"
 )
 
 func TestHTTPSShutdownWaitsForMITMRequest(t *testing.T) {
@@ -49,19 +51,12 @@ func TestHTTPSShutdownWaitsForMITMRequest(t *testing.T) {
 		shut <- p.srv.Shutdown(ctx)
 	}()
 	// Wait (bounded) until the tracker drains, then let the origin answer.
-	for i := 0; ; i++ {
+	testsupport.WaitFor(t, "Shutdown to reach the hijacked connections", func() bool {
 		h := p.srv.https.hijacks
 		h.mu.Lock()
-		draining := h.draining
-		h.mu.Unlock()
-		if draining {
-			break
-		}
-		if i > 2000 {
-			t.Fatal("Shutdown never reached the hijacked connections")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+		defer h.mu.Unlock()
+		return h.draining
+	})
 	close(release)
 	var err error
 	select {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/robotsgate/robotsgate/enforce"
 	"github.com/robotsgate/robotsgate/enforce/enforcetest"
+	"github.com/robotsgate/robotsgate/internal/testsupport"
 	"github.com/robotsgate/robotsgate/proxy/audit"
 )
 
@@ -164,7 +165,7 @@ func TestShutdownEndsCrawlDelayWait(t *testing.T) {
 				resp.Body.Close()
 				got <- result{status: resp.StatusCode, decision: resp.Header.Get(HeaderDecision)}
 			}()
-			waitUntil(t, "/b waiting for its slot", func() bool { return clk.Waiters() == 1 })
+			testsupport.WaitFor(t, "/b waiting for its slot", func() bool { return clk.Waiters() == 1 })
 
 			shut := make(chan error, 1)
 			go func() {

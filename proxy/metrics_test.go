@@ -109,13 +109,7 @@ func startOpsProxy(t *testing.T, mutate func(*config.Config), deps ...func(*Deps
 	p.url = &url.URL{Scheme: "http", Host: p.addr}
 	// Serve registers its http.Server synchronously before accepting;
 	// wait until the server is ready so that tests can use /readyz.
-	deadline := time.Now().Add(5 * time.Second)
-	for p.srv.ready() != nil {
-		if time.Now().After(deadline) {
-			t.Fatalf("proxy not ready: %v", p.srv.ready())
-		}
-		time.Sleep(time.Millisecond)
-	}
+	testsupport.WaitFor(t, "the proxy to be ready", func() bool { return p.srv.ready() == nil })
 	return p
 }
 
@@ -240,13 +234,7 @@ func TestMetricsQueuedAndPaused(t *testing.T) {
 		resp.Body.Close()
 		done <- resp.StatusCode
 	}()
-	deadline := time.Now().Add(10 * time.Second)
-	for clk.Waiters() == 0 {
-		if time.Now().After(deadline) {
-			t.Fatal("the second request never waited for its slot")
-		}
-		time.Sleep(time.Millisecond)
-	}
+	testsupport.WaitFor(t, "the second request to wait for its slot", func() bool { return clk.Waiters() != 0 })
 	m := p.scrape(t)
 	if v := testsupport.MetricValue(t, m, "robotsgate_queued_requests"); v != 1 {
 		t.Errorf("queued while waiting = %v, want 1", v)

@@ -13,6 +13,7 @@ import (
 	"github.com/robotsgate/robotsgate/enforce"
 	"github.com/robotsgate/robotsgate/enforce/enforcetest"
 	"github.com/robotsgate/robotsgate/internal/config"
+	"github.com/robotsgate/robotsgate/internal/testsupport"
 	"github.com/robotsgate/robotsgate/proxy/audit"
 )
 
@@ -47,19 +48,6 @@ func (so *stampOrigin) seen() ([]string, []time.Time) {
 	so.mu.Lock()
 	defer so.mu.Unlock()
 	return append([]string(nil), so.paths...), append([]time.Time(nil), so.times...)
-}
-
-// waitUntil polls cond (synchronising with requests blocked on the fake
-// clock); it asserts nothing about timing.
-func waitUntil(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(testTimeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(time.Millisecond)
-	}
 }
 
 type getResult struct {
@@ -116,7 +104,7 @@ func TestPoliteCrawlDelaySpacingAtOrigin(t *testing.T) {
 	out := make(chan getResult, n)
 	for i := 1; i < n; i++ {
 		h.getAsync(t, o.URL+"/p"+string(rune('0'+i)), out)
-		waitUntil(t, "request waiting for its slot", func() bool { return clk.Waiters() == i })
+		testsupport.WaitFor(t, "request waiting for its slot", func() bool { return clk.Waiters() == i })
 	}
 	for i := 1; i < n; i++ {
 		if paths, _ := o.seen(); len(paths) != i {
@@ -153,9 +141,9 @@ func TestPoliteQueueFull429(t *testing.T) {
 	h.get(t, o.URL+"/a")
 	out := make(chan getResult, 2)
 	h.getAsync(t, o.URL+"/b", out) // waits 5s
-	waitUntil(t, "b waiting", func() bool { return clk.Waiters() == 1 })
+	testsupport.WaitFor(t, "b waiting", func() bool { return clk.Waiters() == 1 })
 	h.getAsync(t, o.URL+"/c", out) // waits 10s
-	waitUntil(t, "c waiting", func() bool { return clk.Waiters() == 2 })
+	testsupport.WaitFor(t, "c waiting", func() bool { return clk.Waiters() == 2 })
 
 	resp, body := h.get(t, o.URL+"/d", "Accept", "application/json") // would wait 15s
 	if resp.StatusCode != http.StatusTooManyRequests || resp.Header.Get("Retry-After") != "15" ||
@@ -333,12 +321,12 @@ func secondWaitsForFirst(t *testing.T, load func() (config.Config, error), betwe
 	h.get(t, o.URL+"/warm") // fetches robots.txt; its slot is released at the end
 	out := make(chan getResult, 2)
 	h.getAsync(t, o.URL+"/slow", out)
-	waitUntil(t, "slow request at the origin", func() bool { p, _ := o.seen(); return len(p) == 2 })
+	testsupport.WaitFor(t, "slow request at the origin", func() bool { p, _ := o.seen(); return len(p) == 2 })
 	if between != nil {
 		between(h)
 	}
 	h.getAsync(t, o.URL+"/next", out)
-	waitUntil(t, "next waiting for a slot", func() bool { return clk.Waiters() == 1 })
+	testsupport.WaitFor(t, "next waiting for a slot", func() bool { return clk.Waiters() == 1 })
 	if p, _ := o.seen(); len(p) != 2 {
 		t.Fatalf("second request reached the origin while the first was in flight: %v", p)
 	}
@@ -405,7 +393,7 @@ func TestPoliteMITMPacingAndPause(t *testing.T) {
 		resp.Body.Close()
 		done <- resp.StatusCode
 	}()
-	waitUntil(t, "/busy waiting for its slot", func() bool { return clk.Waiters() == 1 })
+	testsupport.WaitFor(t, "/busy waiting for its slot", func() bool { return clk.Waiters() == 1 })
 	clk.Advance(5 * time.Second)
 	if s := <-done; s != 503 {
 		t.Fatalf("/busy: %d, want the origin's 503", s)

@@ -16,6 +16,7 @@ import (
 	"github.com/robotsgate/robotsgate/enforce"
 	"github.com/robotsgate/robotsgate/enforce/enforcetest"
 	"github.com/robotsgate/robotsgate/internal/config"
+	"github.com/robotsgate/robotsgate/internal/testsupport"
 )
 
 func TestConcurrentFirstRequestsOneFetch(t *testing.T) {
@@ -198,7 +199,7 @@ func TestTTLExpiryAndStaleCopy(t *testing.T) {
 	}
 	clock.Advance(31 * time.Minute)
 	h.get(t, o.URL+"/public") // decided on the expired copy, re-fetched in the background
-	waitUntil(t, "the re-fetch after the TTL", func() bool {
+	testsupport.WaitFor(t, "the re-fetch after the TTL", func() bool {
 		en, ok := h.srv.enf.Cached(context.Background(), o.URL)
 		return ok && clock.Now().Before(en.Expires)
 	})
@@ -213,7 +214,7 @@ func TestTTLExpiryAndStaleCopy(t *testing.T) {
 	if resp.StatusCode != 200 {
 		t.Fatalf("stale copy: /public %d, want 200", resp.StatusCode)
 	}
-	waitUntil(t, "the failed re-fetch", func() bool {
+	testsupport.WaitFor(t, "the failed re-fetch", func() bool {
 		en, ok := h.srv.enf.Cached(context.Background(), o.URL)
 		return ok && en.Result.Status == enforce.StatusUnreachable
 	})

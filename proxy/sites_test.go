@@ -17,6 +17,7 @@ import (
 
 	"github.com/robotsgate/robotsgate/enforce/enforcetest"
 	"github.com/robotsgate/robotsgate/internal/config"
+	"github.com/robotsgate/robotsgate/internal/testsupport"
 )
 
 // hostOrigin is an origin on 127.0.0.1 that many host names reach (the
@@ -157,7 +158,7 @@ func TestSiteCrawlDelayStricter(t *testing.T) {
 	}
 	out := make(chan getResult, 1)
 	h.getAsync(t, o.URL+"/p1", out)
-	waitUntil(t, "the request waiting for its slot", func() bool { return clk.Waiters() == 1 })
+	testsupport.WaitFor(t, "the request waiting for its slot", func() bool { return clk.Waiters() == 1 })
 	clk.Advance(time.Second) // robots.txt's delay: not enough
 	clk.Advance(4 * time.Second)
 	if r := <-out; r.status != 200 {

@@ -141,13 +141,7 @@ func TestAuditFollow(t *testing.T) {
 	}()
 	waitFor := func(s string) {
 		t.Helper()
-		deadline := time.Now().Add(testTimeout)
-		for !strings.Contains(out.String(), s) {
-			if time.Now().After(deadline) {
-				t.Fatalf("%q not printed within %v; output:\n%s", s, testTimeout, out)
-			}
-			time.Sleep(time.Millisecond) // polling, bounded by the deadline
-		}
+		testsupport.WaitFor(t, s+" printed", func() bool { return strings.Contains(out.String(), s) })
 	}
 	waitFor("/first")
 	f, _ := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)

@@ -91,11 +91,7 @@ func TestShutdownWithStalledAuditLogExits1(t *testing.T) {
 	}
 	// Wait (bounded) until robotsgate serves the three requests.
 	want := fmt.Sprintf("\nrobotsgate_inflight_requests %d\n", n)
-	for deadline := time.Now().Add(testTimeout); !strings.Contains(getMetrics(addr), want); time.Sleep(5 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("robotsgate never had %d requests in flight:\n%s", n, getMetrics(addr))
-		}
-	}
+	testsupport.WaitFor(t, fmt.Sprintf("%d requests in flight", n), func() bool { return strings.Contains(getMetrics(addr), want) })
 	cmd.Process.Signal(syscall.SIGTERM)
 	select {
 	case err = <-exited:

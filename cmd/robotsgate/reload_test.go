@@ -12,7 +12,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
+
+	"github.com/robotsgate/robotsgate/internal/testsupport"
 )
 
 // reloadRobots disallows everything for NewBot, /private for the others.
@@ -124,13 +125,13 @@ func TestServeReloadSIGHUP(t *testing.T) {
 	}
 	s.write(t, "agent: NewBot\n")
 	syscall.Kill(os.Getpid(), syscall.SIGHUP)
-	waitFor(t, "the SIGHUP reload", func() bool { return s.reloads(t, "ok") == "1" })
+	testsupport.WaitFor(t, "the SIGHUP reload", func() bool { return s.reloads(t, "ok") == "1" })
 	if got := s.status(t, s.origin+"/page", "crawler", "secret1"); got != 403 {
 		t.Fatalf("after the reload (NewBot): %d", got)
 	}
 	s.write(t, "agent: OtherBot\nmode: sideways\n")
 	syscall.Kill(os.Getpid(), syscall.SIGHUP)
-	waitFor(t, "the invalid SIGHUP reload", func() bool { return s.reloads(t, "invalid") == "1" })
+	testsupport.WaitFor(t, "the invalid SIGHUP reload", func() bool { return s.reloads(t, "invalid") == "1" })
 	if got := s.status(t, s.origin+"/page", "crawler", "secret1"); got != 403 {
 		t.Fatalf("after an invalid reload: %d, want NewBot's 403 kept", got)
 	}
@@ -194,17 +195,4 @@ func TestServeReloadPOST(t *testing.T) {
 func toJSON(v any) string {
 	b, _ := json.Marshal(v)
 	return string(b)
-}
-
-// waitFor polls cond for up to testTimeout; it asserts nothing about
-// timing.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(testTimeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
 }

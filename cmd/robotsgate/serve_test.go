@@ -204,12 +204,7 @@ func TestServeShutdownLetsInFlightFinish(t *testing.T) {
 	<-arrived
 	r.cancel() // SIGINT/SIGTERM
 	// Wait (bounded) until the shutdown has begun: runServe says so.
-	for deadline := time.Now().Add(testTimeout); !strings.Contains(r.stderr.String(), "shutting down"); {
-		if time.Now().After(deadline) {
-			t.Fatalf("no shutdown line on stderr:\n%s", r.stderr)
-		}
-		time.Sleep(time.Millisecond)
-	}
+	testsupport.WaitFor(t, "the shutdown line on stderr", func() bool { return strings.Contains(r.stderr.String(), "shutting down") })
 	// The shutdown is under way and the request still pending.
 	select {
 	case c := <-r.code:

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/robotsgate/robotsgate/enforce/enforcetest"
+	"github.com/robotsgate/robotsgate/internal/testsupport"
 )
 
 func TestPoliteConcurrencyLimit(t *testing.T) {
@@ -23,9 +24,9 @@ func TestPoliteConcurrencyLimit(t *testing.T) {
 	}
 	out := make(chan admitted, 3)
 	admitAsync(ctx, p, 3, 0, out)
-	waitFor(t, "c waiting", func() bool { return clk.Waiters() == 1 })
+	testsupport.WaitFor(t, "c waiting", func() bool { return clk.Waiters() == 1 })
 	admitAsync(ctx, p, 4, 0, out)
-	waitFor(t, "d waiting", func() bool { return clk.Waiters() == 2 })
+	testsupport.WaitFor(t, "d waiting", func() bool { return clk.Waiters() == 2 })
 	a.Release()
 	c := <-out
 	if c.i != 3 || c.pm == nil {
@@ -53,7 +54,7 @@ func TestPoliteConcurrencyCancel(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	out := make(chan admitted, 1)
 	admitAsync(ctx, p, 1, 0, out)
-	waitFor(t, "waiter", func() bool { return clk.Waiters() == 1 })
+	testsupport.WaitFor(t, "waiter", func() bool { return clk.Waiters() == 1 })
 	cancel()
 	if r := <-out; !errors.Is(r.err, context.Canceled) {
 		t.Fatalf("cancelled waiter: %+v", r)

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/robotsgate/robotsgate/enforce/enforcetest"
+	"github.com/robotsgate/robotsgate/internal/testsupport"
 )
 
 type admitted struct {
@@ -35,7 +36,7 @@ func TestPacePolitenessFIFO(t *testing.T) {
 			first = <-out // admitted at once, before the others arrive
 			continue
 		}
-		waitFor(t, "waiter", func() bool { return clk.Waiters() == i })
+		testsupport.WaitFor(t, "waiter", func() bool { return clk.Waiters() == i })
 	}
 	for i := range n {
 		var a admitted
@@ -74,9 +75,9 @@ func TestPaceQueueFullAndCancel(t *testing.T) {
 		t.Fatalf("first request: %v %v %v", pm, ref, err)
 	}
 	admitAsync(ctx, p, 1, d, out) // slot t0+10s
-	waitFor(t, "waiter 1", func() bool { return clk.Waiters() == 1 })
+	testsupport.WaitFor(t, "waiter 1", func() bool { return clk.Waiters() == 1 })
 	admitAsync(ctx, p, 2, d, out) // slot t0+20s
-	waitFor(t, "waiter 2", func() bool { return clk.Waiters() == 2 })
+	testsupport.WaitFor(t, "waiter 2", func() bool { return clk.Waiters() == 2 })
 
 	// The next slot, t0+30s, is more than 25s away.
 	pm, ref, err := p.Admit(context.Background(), origin, d)
@@ -97,7 +98,7 @@ func TestPaceQueueFullAndCancel(t *testing.T) {
 	}
 	clk.Advance(6 * time.Second)
 	admitAsync(context.Background(), p, 3, d, out)
-	waitFor(t, "waiter 3", func() bool { return clk.Waiters() == 3 }) // 2 abandoned After channels + 1
+	testsupport.WaitFor(t, "waiter 3", func() bool { return clk.Waiters() == 3 }) // 2 abandoned After channels + 1
 	clk.Advance(23 * time.Second)
 	select {
 	case a := <-out:
@@ -144,7 +145,7 @@ func TestPaceClampAdmit(t *testing.T) {
 	}
 	out := make(chan admitted, 1)
 	admitAsync(context.Background(), p, 1, 2*time.Hour, out)
-	waitFor(t, "waiter", func() bool { return clk.Waiters() == 1 })
+	testsupport.WaitFor(t, "waiter", func() bool { return clk.Waiters() == 1 })
 	clk.Advance(time.Minute)
 	if a := <-out; a.pm == nil || !a.pm.Admitted.Equal(t0.Add(time.Minute)) {
 		t.Fatalf("second: %+v", a)

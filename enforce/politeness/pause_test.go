@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/robotsgate/robotsgate/enforce/enforcetest"
+	"github.com/robotsgate/robotsgate/internal/testsupport"
 )
 
 func TestPauseBackoffDoublingAndCap(t *testing.T) {
@@ -131,7 +132,7 @@ func TestPauseQueuedRequestsRefusedAfterPause(t *testing.T) {
 	out := make(chan admitted, 2)
 	for i := 1; i <= 2; i++ {
 		admitAsync(ctx, p, i, d, out)
-		waitFor(t, "waiter", func() bool { return clk.Waiters() == i })
+		testsupport.WaitFor(t, "waiter", func() bool { return clk.Waiters() == i })
 	}
 	sent := 1 // the first request reached the origin
 	if _, ok := first.done(ctx, 503, "600"); !ok {
@@ -166,7 +167,7 @@ func TestPauseConcurrencyWaiterRefusedAfterPause(t *testing.T) {
 	}
 	out := make(chan admitted, 1)
 	admitAsync(ctx, p, 1, 0, out)
-	waitFor(t, "waiter", func() bool { return clk.Waiters() == 1 })
+	testsupport.WaitFor(t, "waiter", func() bool { return clk.Waiters() == 1 })
 	first.done(ctx, 429, "60")
 	a := <-out
 	if a.pm != nil || a.ref == nil || a.ref.Reason != ReasonOriginPaused {

@@ -20,19 +20,6 @@ func newPoliteness(t *testing.T, cfg Config) *Politeness {
 	return p
 }
 
-// waitFor polls cond until it holds; it synchronises with goroutines that
-// block on the fake clock and asserts nothing about timing.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(time.Millisecond)
-	}
-}
-
 func TestPolitePermitDone(t *testing.T) {
 	ctx := context.Background()
 	clk := enforcetest.NewClock(t0)

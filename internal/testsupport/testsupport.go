@@ -2,8 +2,8 @@
 // packages share: an in-memory audit and log [Sink], reading a Prometheus
 // exposition ([Exposition], [MetricValue]), writing a certificate and its
 // key ([WriteCert]), configuration inputs ([EnvMap], [WriteFile]), a
-// file's permissions ([AssertMode]) and, on unix, filling a pipe
-// ([FillPipe]).
+// file's permissions ([AssertMode]), polling for a condition ([WaitFor])
+// and, on unix, filling a pipe ([FillPipe]).
 //
 // It sits beside [github.com/robotsgate/robotsgate/internal/redistest] and
 // [github.com/robotsgate/robotsgate/internal/confdirtest] and, like them,
@@ -23,7 +23,26 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
+
+// WaitTimeout bounds [WaitFor]: far more than any condition takes, even
+// under the race detector on a loaded machine.
+const WaitTimeout = 10 * time.Second
+
+// WaitFor polls cond until it holds, and fails t, naming what it waited
+// for, when WaitTimeout passes first. It is the tests' one way to wait
+// for something another goroutine does: never a fixed sleep.
+func WaitFor(t testing.TB, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(WaitTimeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %v waiting for %s", WaitTimeout, what)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
 
 // Sink is a goroutine-safe in-memory sink for audit records or operator
 // logs. After Close, writes fail with [io.ErrClosedPipe]. The zero value

@@ -21,16 +21,6 @@ func (a *Auditor) inflightNow() int {
 	return a.inflight
 }
 
-// waitAudit polls cond until it holds, failing the test after testTimeout.
-func waitAudit(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	for deadline := time.Now().Add(testTimeout); !cond(); time.Sleep(time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-	}
-}
-
 // TestAuditorCloseGivesUpOnStalledPipe: the audit log is a pipe whose
 // reader stopped reading; one Record is blocked in its write, three
 // wait for their turn. CloseContext returns once its context ends,
@@ -52,7 +42,7 @@ func TestAuditorCloseGivesUpOnStalledPipe(t *testing.T) {
 			recorded <- a.Record(Event{Decision: DecisionBlocked, Method: "GET", URL: "http://a.test/private"})
 		}()
 	}
-	waitAudit(t, "the Records to block", func() bool { return a.inflightNow() == n && a.writeStart.Load() != 0 })
+	testsupport.WaitFor(t, "the Records to block", func() bool { return a.inflightNow() == n && a.writeStart.Load() != 0 })
 
 	ctx, cancel := context.WithCancel(context.Background())
 	closed := make(chan error, 1)
@@ -119,10 +109,10 @@ func TestAuditorCloseWritesRecordsUnderWay(t *testing.T) {
 	go func() { recorded <- a.Record(Event{Decision: DecisionBlocked, URL: "http://a.test/1"}) }()
 	<-w.entered
 	go func() { recorded <- a.Record(Event{Decision: DecisionBlocked, URL: "http://a.test/2"}) }()
-	waitAudit(t, "the second Record", func() bool { return a.inflightNow() == 2 })
+	testsupport.WaitFor(t, "the second Record", func() bool { return a.inflightNow() == 2 })
 	closed := make(chan error, 1)
 	go func() { closed <- a.Close() }()
-	waitAudit(t, "Close to begin", a.isClosed.Load)
+	testsupport.WaitFor(t, "Close to begin", a.isClosed.Load)
 	if err := a.Record(Event{Decision: DecisionBlocked}); !errors.Is(err, ErrClosed) {
 		t.Fatalf("Record after Close began: %v", err)
 	}
