@@ -28,10 +28,10 @@ func TestDefaultAllowedPortsIncludeHTTP(t *testing.T) {
 // get 403 and never leave, robots.txt is fetched over plain HTTP, and a
 // request naming another host inside the tunnel is refused.
 func TestPlainHTTPInsideConnect(t *testing.T) {
-	origin := &tlsOrigin{robots: "User-agent: *\nDisallow: /private\n", hits: make(map[string]int)}
+	origin := &tlsOrigin{robots: "User-agent: *\nDisallow: /private\n"}
 	origin.Server = httptest.NewServer(http.HandlerFunc(origin.serve))
 	t.Cleanup(origin.Close)
-	other := &tlsOrigin{hits: make(map[string]int)}
+	other := &tlsOrigin{}
 	other.Server = httptest.NewServer(http.HandlerFunc(other.serve))
 	t.Cleanup(other.Close)
 

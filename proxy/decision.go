@@ -16,7 +16,8 @@ import (
 // answer (newDecisionJSON), the body of a refusal (newRefusalBody; both
 // start from newDecisionFields) and the X-Robotsgate-* headers
 // (setDecisionHeaders, setReportHeaders). All of them are built here, from an
-// enforce.Decision, and nowhere else.
+// enforce.Decision, and nowhere else, but for the fields of TDMRep
+// (tdmrep.go) and of content use (contentuse.go), which those files add.
 
 // Response headers robotsgate sets on answers it generates (and, in report
 // mode, on forwarded responses that would have been blocked).

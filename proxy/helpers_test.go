@@ -11,6 +11,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -234,3 +235,36 @@ func quietTLSServer(h http.Handler) *httptest.Server {
 
 // quietLog is a logger that discards what it is given.
 func quietLog() *log.Logger { return log.New(io.Discard, "", 0) }
+
+// originLog is what a test origin saw: its requests per path, and the
+// header of the last one. The zero value is ready to use.
+type originLog struct {
+	mu   sync.Mutex
+	hits map[string]int
+	last http.Header
+}
+
+// saw records the request r.
+func (l *originLog) saw(r *http.Request) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.hits == nil {
+		l.hits = make(map[string]int)
+	}
+	l.hits[r.URL.Path]++
+	l.last = r.Header.Clone()
+}
+
+// hit returns how many requests for path the origin saw.
+func (l *originLog) hit(path string) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.hits[path]
+}
+
+// lastHeader returns the header of the last request the origin saw.
+func (l *originLog) lastHeader() http.Header {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.last
+}

@@ -124,7 +124,7 @@ func TestForwardAddsNoHeaders(t *testing.T) {
 		t.Errorf("gzip body not passed as sent: %q %q", head, body)
 	}
 
-	tlsO := &tlsOrigin{hits: map[string]int{}}
+	tlsO := &tlsOrigin{}
 	tlsO.Server = quietTLSServer(o)
 	t.Cleanup(tlsO.Close)
 	p := startHTTPSProxy(t, mitmConfig(t, tlsO))
@@ -195,7 +195,7 @@ func mitmConn(t *testing.T, p *httpsProxy, target string) *tls.Conn {
 // Before the fix the body came chunked and the connection stayed open.
 func TestMITMHTTP10(t *testing.T) {
 	o := &headerOrigin{}
-	tlsO := &tlsOrigin{hits: map[string]int{}}
+	tlsO := &tlsOrigin{}
 	tlsO.Server = quietTLSServer(o)
 	t.Cleanup(tlsO.Close)
 	cfg := mitmConfig(t, tlsO)

@@ -17,7 +17,6 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -32,23 +31,20 @@ import (
 type tlsOrigin struct {
 	*httptest.Server
 	robots string
-	mu     sync.Mutex
-	hits   map[string]int
-	plain  atomic.Int64 // requests that did not arrive over TLS
+	originLog
+	plain atomic.Int64 // requests that did not arrive over TLS
 }
 
 func newTLSOrigin(t testing.TB, robotsTxt string) *tlsOrigin {
 	t.Helper()
-	o := &tlsOrigin{robots: robotsTxt, hits: make(map[string]int)}
+	o := &tlsOrigin{robots: robotsTxt}
 	o.Server = quietTLSServer(http.HandlerFunc(o.serve))
 	t.Cleanup(o.Close)
 	return o
 }
 
 func (o *tlsOrigin) serve(w http.ResponseWriter, r *http.Request) {
-	o.mu.Lock()
-	o.hits[r.URL.Path]++
-	o.mu.Unlock()
+	o.saw(r)
 	if r.TLS == nil {
 		o.plain.Add(1)
 	}
@@ -57,12 +53,6 @@ func (o *tlsOrigin) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	io.WriteString(w, "hello from "+r.URL.Path)
-}
-
-func (o *tlsOrigin) hit(path string) int {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	return o.hits[path]
 }
 
 func (o *tlsOrigin) port(t testing.TB) int {

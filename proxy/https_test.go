@@ -77,7 +77,7 @@ func TestHTTPSMITMEnforcesPaths(t *testing.T) {
 func TestHTTPSUntrustedUpstream502(t *testing.T) {
 	trusted := newTLSOrigin(t, "User-agent: *\nAllow: /\n")
 	// A second origin with its own self-signed certificate, not in the roots.
-	untrusted := &tlsOrigin{robots: "User-agent: *\nAllow: /\n", hits: make(map[string]int)}
+	untrusted := &tlsOrigin{robots: "User-agent: *\nAllow: /\n"}
 	untrusted.Server = httptest.NewUnstartedServer(http.HandlerFunc(untrusted.serve))
 	untrusted.TLS = &tls.Config{Certificates: []tls.Certificate{selfSigned(t)}}
 	untrusted.Config.ErrorLog = quietLog()
@@ -120,7 +120,7 @@ func TestHTTPSMITMUpstreamFailure502(t *testing.T) {
 	good, bad := selfSigned(t), selfSigned(t)
 	var cur atomic.Pointer[tls.Certificate]
 	cur.Store(&good)
-	origin := &tlsOrigin{robots: "User-agent: *\nAllow: /\n", hits: make(map[string]int)}
+	origin := &tlsOrigin{robots: "User-agent: *\nAllow: /\n"}
 	origin.Server = httptest.NewUnstartedServer(http.HandlerFunc(origin.serve))
 	// GetConfigForClient, not GetCertificate: clients send no SNI for an
 	// IP address, and then the server would use Certificates[0].

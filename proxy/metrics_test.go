@@ -6,7 +6,6 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"path/filepath"
-	"sync"
 	"testing"
 	"time"
 
@@ -27,18 +26,13 @@ const opsRobots = "User-agent: *\nDisallow: /private\n\nUser-agent: SlowBot\nCra
 // headers of the last request.
 type opsOrigin struct {
 	*httptest.Server
-	mu   sync.Mutex
-	hits map[string]int
-	last http.Header
+	originLog
 }
 
 func newOpsOrigin(t *testing.T) *opsOrigin {
-	o := &opsOrigin{hits: map[string]int{}}
+	o := &opsOrigin{}
 	o.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		o.mu.Lock()
-		o.hits[r.URL.Path]++
-		o.last = r.Header.Clone()
-		o.mu.Unlock()
+		o.saw(r)
 		switch r.URL.Path {
 		case "/robots.txt":
 			io.WriteString(w, opsRobots)
@@ -56,18 +50,6 @@ func newOpsOrigin(t *testing.T) *opsOrigin {
 	}))
 	t.Cleanup(o.Close)
 	return o
-}
-
-func (o *opsOrigin) hit(path string) int {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	return o.hits[path]
-}
-
-func (o *opsOrigin) lastHeader() http.Header {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	return o.last
 }
 
 // opsProxy is a whole robotsgate Server on a loopback port.

@@ -20,7 +20,7 @@ import (
 // answers, then pass every response step in order. Steps never build
 // audit records or answers: they return an outcome, which settle
 // (refuse.go) carries out. Per-request state is a *requestState in
-// ctx.UserData (stateOf).
+// ctx.UserData (stateOf, state.go).
 
 // requestStep is one step of the request side. A step that replaces the
 // request (another context) sets ctx.Req to the new one.

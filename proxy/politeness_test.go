@@ -347,7 +347,7 @@ func TestPoliteMITMPacingAndPause(t *testing.T) {
 	clk := enforcetest.NewClock(politeT0)
 	var mu sync.Mutex
 	var seen []string
-	o := &tlsOrigin{hits: make(map[string]int)}
+	o := &tlsOrigin{}
 	o.Server = quietTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/robots.txt" {
 			io.WriteString(w, "User-agent: *\nCrawl-delay: 5\n")

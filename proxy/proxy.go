@@ -4,9 +4,10 @@
 // (the request never leaves), forwards the rest with bodies streamed, and
 // writes audit records.
 //
-// A Server is assembled in one place, [Server.install], which registers the
-// hooks of every concern in order. A feature is a file with its hook
-// methods plus one registration line there.
+// A Server's steps are listed in one file, pipeline.go: [Server.install]
+// lists those of every request, in order, and [Server.newSteps] those of
+// one configuration, which a reload replaces. A step is a file with its
+// step methods plus one registration line in one of those lists.
 package proxy
 
 import (
@@ -79,7 +80,8 @@ type Server struct {
 	// live holds the settings a reload replaces (live.go); cfg keeps
 	// those of New, which only a restart changes.
 	live atomic.Pointer[live]
-	// inner is the handler chain inside access control (live.go).
+	// inner is the handler chain inside access control (pipeline.go:
+	// [Server.installAround]).
 	inner http.Handler
 	// pacer, pauses and slots hold the politeness state, kept across
 	// reloads.
@@ -145,7 +147,7 @@ func New(cfg config.Config, deps Deps) (*Server, error) {
 	if s.clock == nil {
 		s.clock = enforce.SystemClock{}
 	}
-	// robotsgate_paused_origins counts the pauses (pipeline.go):
+	// robotsgate_paused_origins counts the pauses (pacing.go):
 	s.pauses = countPauses(s.metrics, deps.Pauses)
 	if s.pacer == nil { // one for the Server's life: reloads keep the slots
 		s.pacer = politeness.NewMemoryPacer(s.clock)

@@ -163,7 +163,7 @@ func TestRobotTagsEndToEndOff(t *testing.T) {
 // session, where the scan wraps the session's own round tripper.
 func TestRobotTagsEndToEndMITM(t *testing.T) {
 	secret := "SECRET-" + strings.Repeat("y", 100_000)
-	o := &tlsOrigin{hits: make(map[string]int)}
+	o := &tlsOrigin{}
 	pages := tagPages(secret)
 	o.Server = quietTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/robots.txt" {

@@ -24,7 +24,7 @@ import (
 func sessionOrigins(t *testing.T, change func(*config.ClientConfig)) (tlsO, plain *tlsOrigin, cfg config.Config) {
 	t.Helper()
 	tlsO = newTLSOrigin(t, "User-agent: *\nDisallow: /private\n")
-	plain = &tlsOrigin{robots: "User-agent: *\nDisallow: /private\n", hits: make(map[string]int)}
+	plain = &tlsOrigin{robots: "User-agent: *\nDisallow: /private\n"}
 	plain.Server = httptest.NewUnstartedServer(http.HandlerFunc(plain.serve))
 	plain.Config.MaxHeaderBytes = 256 << 20
 	plain.Config.ErrorLog = quietLog()
@@ -341,7 +341,7 @@ func TestSessionLimitsAfterHead(t *testing.T) {
 // request body to its end and answers how many bytes it got.
 func newBodyOrigin(t *testing.T, tls bool) *tlsOrigin {
 	t.Helper()
-	o := &tlsOrigin{hits: make(map[string]int)}
+	o := &tlsOrigin{}
 	o.Server = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/robots.txt" {
 			return
@@ -407,7 +407,7 @@ func TestRequestBodySilenceBounded(t *testing.T) {
 // than client.idle_timeout (while the client, as clients do, sends
 // nothing more) gets its whole response.
 func TestRequestBodyBoundEndsWithBody(t *testing.T) {
-	o := &tlsOrigin{hits: make(map[string]int)}
+	o := &tlsOrigin{}
 	o.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/robots.txt" {
 			return

@@ -9,7 +9,6 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -37,14 +36,11 @@ type tdmOrigin struct {
 	robots string
 	status int    // of /.well-known/tdmrep.json; 0 = 200
 	file   string // its body
-	mu     sync.Mutex
-	hits   map[string]int
+	originLog
 }
 
 func (o *tdmOrigin) serve(w http.ResponseWriter, r *http.Request) {
-	o.mu.Lock()
-	o.hits[r.URL.Path]++
-	o.mu.Unlock()
+	o.saw(r)
 	h := w.Header()
 	switch r.URL.Path {
 	case "/robots.txt":
@@ -92,16 +88,10 @@ func (o *tdmOrigin) serve(w http.ResponseWriter, r *http.Request) {
 	io.WriteString(w, "origin body "+r.URL.Path)
 }
 
-func (o *tdmOrigin) hit(path string) int {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	return o.hits[path]
-}
-
 // newTDMOrigin starts a plain-HTTP tdmOrigin (tls: over TLS instead).
 func newTDMOrigin(t *testing.T, status int, file string, tls bool) *tdmOrigin {
 	t.Helper()
-	o := &tdmOrigin{robots: "User-agent: *\nAllow: /\nContent-Usage: train-ai=y\n", status: status, file: file, hits: map[string]int{}}
+	o := &tdmOrigin{robots: "User-agent: *\nAllow: /\nContent-Usage: train-ai=y\n", status: status, file: file}
 	if tls {
 		o.Server = quietTLSServer(http.HandlerFunc(o.serve))
 	} else {

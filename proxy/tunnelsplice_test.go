@@ -11,7 +11,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"sync"
 	"testing"
 	"time"
 
@@ -25,8 +24,7 @@ import (
 type muxOrigin struct {
 	*httptest.Server
 	cert *x509.Certificate
-	mu   sync.Mutex
-	hits map[string]int
+	originLog
 }
 
 func newMuxOrigin(t *testing.T, robotsTxt string) *muxOrigin {
@@ -36,11 +34,9 @@ func newMuxOrigin(t *testing.T, robotsTxt string) *muxOrigin {
 	if err != nil {
 		t.Fatal(err)
 	}
-	o := &muxOrigin{cert: leaf, hits: make(map[string]int)}
+	o := &muxOrigin{cert: leaf}
 	o.Server = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		o.mu.Lock()
-		o.hits[r.URL.Path]++
-		o.mu.Unlock()
+		o.saw(r)
 		if r.URL.Path == "/robots.txt" {
 			io.WriteString(w, robotsTxt)
 			return
@@ -51,12 +47,6 @@ func newMuxOrigin(t *testing.T, robotsTxt string) *muxOrigin {
 	o.Start()
 	t.Cleanup(o.Close)
 	return o
-}
-
-func (o *muxOrigin) hit(path string) int {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	return o.hits[path]
 }
 
 // sniffListener serves a connection whose first byte is a TLS handshake

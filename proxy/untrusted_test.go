@@ -17,7 +17,7 @@ import (
 // are the whole explanation, not a cut-off start of the long error.
 func TestUntrustedCertificate502SaysSoFirst(t *testing.T) {
 	trusted := newTLSOrigin(t, "User-agent: *\nAllow: /\n")
-	untrusted := &tlsOrigin{robots: "User-agent: *\nAllow: /\n", hits: make(map[string]int)}
+	untrusted := &tlsOrigin{robots: "User-agent: *\nAllow: /\n"}
 	untrusted.Server = httptest.NewUnstartedServer(http.HandlerFunc(untrusted.serve))
 	untrusted.TLS = &tls.Config{Certificates: []tls.Certificate{selfSigned(t)}}
 	untrusted.Config.ErrorLog = quietLog()

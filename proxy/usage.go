@@ -15,10 +15,10 @@ import (
 	"github.com/robotsgate/robotsgate/robots/robottag"
 )
 
-// Usage preferences in the proxy: who a request crawls for (the
-// authenticated user's identity, the purposes header) and what the
-// response says its content may be used for. robots.txt's own usage
-// preferences are decided by enforce, in the robots step.
+// Usage preferences of a response: what it says its content may be used
+// for (Content-Usage, Content-Signal, noai / noimageai), held against the
+// purposes the request declared (declared in agent.go). robots.txt's own
+// usage preferences are decided by enforce, in the robots step.
 
 // HeaderUsage is the header robotsgate adds to a forwarded response whose
 // usage preferences are stated (by robots.txt for the URL, by a

@@ -29,7 +29,7 @@ var signalHeaders = map[string][][2]string{
 // and, on the paths of signalHeaders, those headers; it counts hits.
 func newSignalOrigin(t *testing.T, robots string, tls bool) *tlsOrigin {
 	t.Helper()
-	o := &tlsOrigin{robots: robots, hits: make(map[string]int)}
+	o := &tlsOrigin{robots: robots}
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		for _, kv := range signalHeaders[r.URL.Path] {
 			w.Header().Add(kv[0], kv[1])

@@ -10,7 +10,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/robotsgate/robotsgate/enforce"
@@ -27,19 +26,14 @@ const attachExample = "User-Agent: *\nAllow: /\nDisallow: /never/\nContent-Usage
 // request's header.
 type usageOrigin struct {
 	*httptest.Server
-	mu   sync.Mutex
-	hits map[string]int
-	last http.Header
+	originLog
 }
 
 func newUsageOrigin(t *testing.T, robots string) *usageOrigin {
 	t.Helper()
-	o := &usageOrigin{hits: map[string]int{}}
+	o := &usageOrigin{}
 	o.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		o.mu.Lock()
-		o.hits[r.URL.Path]++
-		o.last = r.Header.Clone()
-		o.mu.Unlock()
+		o.saw(r)
 		h := w.Header()
 		switch r.URL.Path {
 		case "/robots.txt":
@@ -66,18 +60,6 @@ func newUsageOrigin(t *testing.T, robots string) *usageOrigin {
 	}))
 	t.Cleanup(o.Close)
 	return o
-}
-
-func (o *usageOrigin) hit(path string) int {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	return o.hits[path]
-}
-
-func (o *usageOrigin) lastHeader() http.Header {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	return o.last
 }
 
 // usageProxy is a running robotsgate for the usage tests.

@@ -134,7 +134,7 @@ func startWholeRig(t *testing.T, overTLS bool, mutate func(*config.Config)) *who
 		h := newHarness(t, harnessOpts{config: mutate})
 		return &wholeRig{o: o, base: srv.URL, c: h.client, audit: h.audit}
 	}
-	to := &tlsOrigin{hits: map[string]int{}}
+	to := &tlsOrigin{}
 	to.Server = quietTLSServer(o)
 	t.Cleanup(to.Close)
 	cfg := mitmConfig(t, to)
