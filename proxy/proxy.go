@@ -202,27 +202,42 @@ func (s *Server) Serve(ln net.Listener) error { return s.serve(ln, s) }
 // ServeAdmin serves the admin API (and /metrics, /healthz) on ln (admin_listen) until Shutdown.
 func (s *Server) ServeAdmin(ln net.Listener) error { return s.serve(ln, s.admin) }
 
-func (s *Server) serve(ln net.Listener, h http.Handler) error {
-	// The client limits (config.ClientConfig), which CONNECT sessions
-	// apply too (hijackTracker). There is no write or whole-request read
-	// timeout: proxied bodies may stream for as long as the origin sends
-	// them, and net/http's ReadTimeout would cancel them.
-	srv := &http.Server{
+// clientServer is an http.Server of robotsgate's clients with handler h
+// and the client limits (config.ClientConfig), which CONNECT sessions
+// apply too (hijackTracker). There is no write or whole-request read
+// timeout: proxied bodies may stream for as long as the origin sends
+// them, and net/http's ReadTimeout would cancel them.
+func (s *Server) clientServer(h http.Handler) *http.Server {
+	return &http.Server{
 		Handler:           h,
 		MaxHeaderBytes:    s.cfg.Client.MaxHeaderBytes,
 		ReadHeaderTimeout: s.cfg.Client.HeaderTimeout,
 		IdleTimeout:       s.cfg.Client.IdleTimeout,
 		ErrorLog:          log.New(httpErrorLogWriter{log: s.log}, "", 0),
 	}
+}
+
+// register adds srv, serving ln, to the servers Shutdown stops, and ln's
+// address (port 0 resolved) to robotsgate's own; once Shutdown has
+// begun, it closes ln instead and returns false.
+func (s *Server) register(ln net.Listener, srv *http.Server) bool {
 	s.mu.Lock()
 	if s.shutdown {
 		s.mu.Unlock()
 		ln.Close()
-		return nil
+		return false
 	}
 	s.servers = append(s.servers, srv)
 	s.mu.Unlock()
-	s.self.Add(ln.Addr().String()) // the real address (port 0 resolved)
+	s.self.Add(ln.Addr().String())
+	return true
+}
+
+func (s *Server) serve(ln net.Listener, h http.Handler) error {
+	srv := s.clientServer(h)
+	if !s.register(ln, srv) {
+		return nil
+	}
 	if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return fmt.Errorf("proxy: serve %s: %w", ln.Addr(), err)
 	}

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log"
 	"net"
 	"net/http"
 	"net/netip"
@@ -72,30 +71,18 @@ type redirectedConn struct {
 // then returns nil). Its connections must have been redirected to it.
 func (s *Server) ServeTransparent(ln net.Listener) error {
 	q := transparent.NewQueue(ln)
-	// The proxy listener's client limits (Server.serve), its body bound
-	// (the handler chain of Server.install) and its running-handler count.
-	srv := &http.Server{
-		Handler:           s.life.wrap(clientLimitsOf(s.cfg.Client).boundBody(http.HandlerFunc(s.serveRedirected))),
-		MaxHeaderBytes:    s.cfg.Client.MaxHeaderBytes,
-		ReadHeaderTimeout: s.cfg.Client.HeaderTimeout,
-		IdleTimeout:       s.cfg.Client.IdleTimeout,
-		ErrorLog:          log.New(httpErrorLogWriter{log: s.log}, "", 0),
-		ConnContext: func(ctx context.Context, c net.Conn) context.Context {
-			if rc, ok := c.(*redirectedConn); ok {
-				return context.WithValue(ctx, redirectedKey{}, rc.rd)
-			}
-			return ctx
-		},
+	// The proxy listener's client limits (Server.clientServer), its body bound
+	// (the handler chain of Server.installAround) and its running-handler count.
+	srv := s.clientServer(s.life.wrap(clientLimitsOf(s.cfg.Client).boundBody(http.HandlerFunc(s.serveRedirected))))
+	srv.ConnContext = func(ctx context.Context, c net.Conn) context.Context {
+		if rc, ok := c.(*redirectedConn); ok {
+			return context.WithValue(ctx, redirectedKey{}, rc.rd)
+		}
+		return ctx
 	}
-	s.mu.Lock()
-	if s.shutdown {
-		s.mu.Unlock()
-		ln.Close()
+	if !s.register(ln, srv) {
 		return nil
 	}
-	s.servers = append(s.servers, srv)
-	s.mu.Unlock()
-	s.self.Add(ln.Addr().String())
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(q) }()
 	transparent.Serve(ln, func(c net.Conn) { s.acceptRedirected(c, q) })
