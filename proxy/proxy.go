@@ -202,9 +202,9 @@ func (s *Server) Serve(ln net.Listener) error { return s.serve(ln, s) }
 // ServeAdmin serves the admin API (and /metrics, /healthz) on ln (admin_listen) until Shutdown.
 func (s *Server) ServeAdmin(ln net.Listener) error { return s.serve(ln, s.admin) }
 
-// clientServer is an http.Server of robotsgate's clients with handler h
-// and the client limits (config.ClientConfig), which CONNECT sessions
-// apply too (hijackTracker). There is no write or whole-request read
+// clientServer is an [http.Server] of robotsgate's clients with handler h
+// and the client limits ([config.ClientConfig]), which CONNECT sessions
+// apply too ([hijackTracker]). There is no write or whole-request read
 // timeout: proxied bodies may stream for as long as the origin sends
 // them, and net/http's ReadTimeout would cancel them.
 func (s *Server) clientServer(h http.Handler) *http.Server {

@@ -31,7 +31,7 @@ import (
 const WaitTimeout = 10 * time.Second
 
 // WaitFor polls cond until it holds, and fails t, naming what it waited
-// for, when WaitTimeout passes first. It is the tests' one way to wait
+// for, when [WaitTimeout] passes first. It is the tests' one way to wait
 // for something another goroutine does: never a fixed sleep.
 func WaitFor(t testing.TB, what string, cond func() bool) {
 	t.Helper()
