@@ -14,6 +14,7 @@ import (
 
 	"github.com/robotsgate/robotsgate/enforce/enforcetest"
 	"github.com/robotsgate/robotsgate/internal/config"
+	"github.com/robotsgate/robotsgate/internal/testsupport"
 	"github.com/robotsgate/robotsgate/proxy/audit"
 	"github.com/robotsgate/robotsgate/robots/aipref"
 )
@@ -356,21 +357,15 @@ func TestTDMRepAdminAndMetrics(t *testing.T) {
 	get(t, p.client(nil), o.URL+"/directory-b/images/a.jpg")
 	get(t, p.client(nil), o.URL+"/hdr-1")
 	get(t, p.client(nil), o.URL+"/other")
-	rr := httptest.NewRecorder()
-	p.srv.metrics.Handler().ServeHTTP(rr, httptest.NewRequest("GET", "/metrics", nil))
-	m := rr.Body.String()
-	for _, want := range []string{
-		`robotsgate_decisions_total{decision="blocked",reason="tdm-reserved"} 2`,
-		`robotsgate_tdmrep_verdicts_total{reservation="1",source="tdmrep.json"} 1`,
-		`robotsgate_tdmrep_verdicts_total{reservation="0",source="tdmrep.json"} 1`,
-		`robotsgate_tdmrep_verdicts_total{reservation="1",source="header"} 1`,
-		`robotsgate_tdmrep_verdicts_total{reservation="unset",source="none"} 1`,
-		`robotsgate_tdmrep_verdicts_total{reservation="unknown",source="none"} 0`,
-	} {
-		if !strings.Contains(m, want) {
-			t.Errorf("metrics lack %s", want)
-		}
-	}
+	m := testsupport.Exposition(p.srv.metrics.Handler())
+	assertMetrics(t, m, map[string]float64{
+		`robotsgate_decisions_total{decision="blocked",reason="tdm-reserved"}`:   2,
+		`robotsgate_tdmrep_verdicts_total{reservation="1",source="tdmrep.json"}`: 1,
+		`robotsgate_tdmrep_verdicts_total{reservation="0",source="tdmrep.json"}`: 1,
+		`robotsgate_tdmrep_verdicts_total{reservation="1",source="header"}`:      1,
+		`robotsgate_tdmrep_verdicts_total{reservation="unset",source="none"}`:    1,
+		`robotsgate_tdmrep_verdicts_total{reservation="unknown",source="none"}`:  0,
+	})
 	if strings.Contains(m, "127.0.0.1") {
 		t.Error("a metric names the origin")
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/robotsgate/robotsgate/enforce"
 	"github.com/robotsgate/robotsgate/internal/config"
+	"github.com/robotsgate/robotsgate/internal/testsupport"
 	"github.com/robotsgate/robotsgate/proxy/audit"
 	"github.com/robotsgate/robotsgate/robots/aipref"
 )
@@ -222,18 +223,13 @@ func TestUsageContentUseThroughProxy(t *testing.T) {
 		t.Fatalf("unset audit: %v", rec)
 	}
 
-	rr := httptest.NewRecorder()
-	p.srv.metrics.Handler().ServeHTTP(rr, httptest.NewRequest("GET", "/metrics", nil))
-	for _, want := range []string{
-		`robotsgate_usage_verdicts_total{pref="disallowed",purpose="content-use",source="content-signal"} 2`,
-		`robotsgate_usage_verdicts_total{pref="allowed",purpose="content-use",source="content-signal"} 1`,
-		`robotsgate_usage_verdicts_total{pref="disallowed",purpose="content-use",source="content-signal-header"} 2`,
-	} {
-		if !strings.Contains(rr.Body.String(), want) {
-			t.Errorf("metrics lack %s", want)
-		}
-	}
-	if strings.Contains(rr.Body.String(), "127.0.0.1") {
+	m := testsupport.Exposition(p.srv.metrics.Handler())
+	assertMetrics(t, m, map[string]float64{
+		`robotsgate_usage_verdicts_total{pref="disallowed",purpose="content-use",source="content-signal"}`:        2,
+		`robotsgate_usage_verdicts_total{pref="allowed",purpose="content-use",source="content-signal"}`:           1,
+		`robotsgate_usage_verdicts_total{pref="disallowed",purpose="content-use",source="content-signal-header"}`: 2,
+	})
+	if strings.Contains(m, "127.0.0.1") {
 		t.Error("a usage metric carries an origin")
 	}
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/robotsgate/robotsgate/enforce"
 	"github.com/robotsgate/robotsgate/internal/config"
+	"github.com/robotsgate/robotsgate/internal/testsupport"
 	"github.com/robotsgate/robotsgate/proxy/audit"
 	"github.com/robotsgate/robotsgate/robots/aipref"
 )
@@ -165,17 +166,12 @@ func TestUsageAttachExampleThroughProxy(t *testing.T) {
 		t.Fatalf("a disallowed URL has no usage verdict: %v", rec)
 	}
 
-	rr := httptest.NewRecorder()
-	p.srv.metrics.Handler().ServeHTTP(rr, httptest.NewRequest("GET", "/metrics", nil))
-	for _, want := range []string{
-		`robotsgate_decisions_total{decision="blocked",reason="usage-disallowed"} 2`,
-		`robotsgate_usage_verdicts_total{pref="disallowed",purpose="train-ai",source="content-usage"} 2`,
-		`robotsgate_usage_verdicts_total{pref="allowed",purpose="train-ai",source="content-usage"} 1`,
-	} {
-		if !strings.Contains(rr.Body.String(), want) {
-			t.Errorf("metrics lack %s", want)
-		}
-	}
+	m := testsupport.Exposition(p.srv.metrics.Handler())
+	assertMetrics(t, m, map[string]float64{
+		`robotsgate_decisions_total{decision="blocked",reason="usage-disallowed"}`:                     2,
+		`robotsgate_usage_verdicts_total{pref="disallowed",purpose="train-ai",source="content-usage"}`: 2,
+		`robotsgate_usage_verdicts_total{pref="allowed",purpose="train-ai",source="content-usage"}`:    1,
+	})
 }
 
 // TestUsageWithoutPurposeReportsOnly: with no purpose declared, usage is

@@ -90,8 +90,9 @@ func TestShutdownWithStalledAuditLogExits1(t *testing.T) {
 		}()
 	}
 	// Wait (bounded) until robotsgate serves the three requests.
-	want := fmt.Sprintf("\nrobotsgate_inflight_requests %d\n", n)
-	testsupport.WaitFor(t, fmt.Sprintf("%d requests in flight", n), func() bool { return strings.Contains(getMetrics(addr), want) })
+	testsupport.WaitFor(t, fmt.Sprintf("%d requests in flight", n), func() bool {
+		return testsupport.MetricValue(t, getMetrics(addr), "robotsgate_inflight_requests") == float64(n)
+	})
 	cmd.Process.Signal(syscall.SIGTERM)
 	select {
 	case err = <-exited:

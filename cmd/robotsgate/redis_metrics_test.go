@@ -3,10 +3,10 @@ package main
 import (
 	"io"
 	"net/http"
-	"strings"
 	"testing"
 
 	"github.com/robotsgate/robotsgate/internal/redistest"
+	"github.com/robotsgate/robotsgate/internal/testsupport"
 )
 
 // TestRedisCacheEntriesMetric: with -cache redis://..., the metric
@@ -31,7 +31,7 @@ func TestRedisCacheEntriesMetric(t *testing.T) {
 	}
 	b, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	if !strings.Contains(string(b), "\nrobotsgate_robots_cache_entries 2\n") {
+	if testsupport.MetricValue(t, string(b), "robotsgate_robots_cache_entries") != 2 {
 		t.Fatalf("metrics after two origins' robots.txt were cached:\n%s", b)
 	}
 }
