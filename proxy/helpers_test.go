@@ -3,12 +3,15 @@ package proxy
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
+	"encoding/json"
 	"fmt"
 	"io"
 	"log"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"strings"
 	"sync"
@@ -267,4 +270,38 @@ func (l *originLog) lastHeader() http.Header {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.last
+}
+
+// askDecision asks the admin API of the proxy at addr for the decision
+// on u, with the further query q ("&agent=..."), and returns the status
+// and the JSON answer.
+func askDecision(t *testing.T, addr, u, q string) (int, map[string]any) {
+	t.Helper()
+	c := &http.Client{Timeout: testTimeout}
+	resp, err := c.Get("http://" + addr + "/v1/decision?url=" + url.QueryEscape(u) + q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var m map[string]any
+	if err := json.NewDecoder(resp.Body).Decode(&m); err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, m
+}
+
+// startUntrustedOrigin starts an HTTPS origin with a self-signed
+// certificate that robotsgate does not trust, and a MITM proxy that trusts
+// only trusted's and allows the untrusted origin's port.
+func startUntrustedOrigin(t *testing.T, trusted *tlsOrigin) (*tlsOrigin, *httpsProxy) {
+	t.Helper()
+	untrusted := &tlsOrigin{robots: "User-agent: *\nAllow: /\n"}
+	untrusted.Server = httptest.NewUnstartedServer(http.HandlerFunc(untrusted.serve))
+	untrusted.TLS = &tls.Config{Certificates: []tls.Certificate{selfSigned(t)}}
+	untrusted.Config.ErrorLog = quietLog()
+	untrusted.StartTLS()
+	t.Cleanup(untrusted.Close)
+	cfg := mitmConfig(t, trusted)
+	cfg.HTTPS.AllowedPorts = append(cfg.HTTPS.AllowedPorts, untrusted.port(t))
+	return untrusted, startHTTPSProxy(t, cfg)
 }

@@ -77,16 +77,7 @@ func TestHTTPSMITMEnforcesPaths(t *testing.T) {
 func TestHTTPSUntrustedUpstream502(t *testing.T) {
 	trusted := newTLSOrigin(t, "User-agent: *\nAllow: /\n")
 	// A second origin with its own self-signed certificate, not in the roots.
-	untrusted := &tlsOrigin{robots: "User-agent: *\nAllow: /\n"}
-	untrusted.Server = httptest.NewUnstartedServer(http.HandlerFunc(untrusted.serve))
-	untrusted.TLS = &tls.Config{Certificates: []tls.Certificate{selfSigned(t)}}
-	untrusted.Config.ErrorLog = quietLog()
-	untrusted.StartTLS()
-	t.Cleanup(untrusted.Close)
-
-	cfg := mitmConfig(t, trusted)
-	cfg.HTTPS.AllowedPorts = append(cfg.HTTPS.AllowedPorts, untrusted.port(t))
-	p := startHTTPSProxy(t, cfg)
+	untrusted, p := startUntrustedOrigin(t, trusted)
 
 	resp, body := get(t, p.client(p.ca), untrusted.URL+"/page")
 	if resp.StatusCode != http.StatusBadGateway {

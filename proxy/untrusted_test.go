@@ -1,10 +1,8 @@
 package proxy
 
 import (
-	"crypto/tls"
 	"encoding/json"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -17,15 +15,7 @@ import (
 // are the whole explanation, not a cut-off start of the long error.
 func TestUntrustedCertificate502SaysSoFirst(t *testing.T) {
 	trusted := newTLSOrigin(t, "User-agent: *\nAllow: /\n")
-	untrusted := &tlsOrigin{robots: "User-agent: *\nAllow: /\n"}
-	untrusted.Server = httptest.NewUnstartedServer(http.HandlerFunc(untrusted.serve))
-	untrusted.TLS = &tls.Config{Certificates: []tls.Certificate{selfSigned(t)}}
-	untrusted.Config.ErrorLog = quietLog()
-	untrusted.StartTLS()
-	t.Cleanup(untrusted.Close)
-	cfg := mitmConfig(t, trusted)
-	cfg.HTTPS.AllowedPorts = append(cfg.HTTPS.AllowedPorts, untrusted.port(t))
-	p := startHTTPSProxy(t, cfg)
+	untrusted, p := startUntrustedOrigin(t, trusted)
 
 	wantHead := "robotsgate: bad gateway: the TLS certificate of " + untrusted.URL + " is not trusted (https.upstream_roots)"
 	resp, body := get(t, p.client(p.ca), untrusted.URL+"/page")

@@ -248,19 +248,7 @@ func TestUsageContentUsePerUserAndAdmin(t *testing.T) {
 		t.Fatalf("bob (reference): %d", resp.StatusCode)
 	}
 
-	c := &http.Client{Timeout: testTimeout}
-	ask := func(q string) (int, map[string]any) {
-		resp, err := c.Get("http://" + p.addr + "/v1/decision?url=" + url.QueryEscape(o.URL+"/x") + q)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		var m map[string]any
-		if err := json.NewDecoder(resp.Body).Decode(&m); err != nil {
-			t.Fatal(err)
-		}
-		return resp.StatusCode, m
-	}
+	ask := func(q string) (int, map[string]any) { return askDecision(t, p.addr, o.URL+"/x", q) }
 	code, m := ask("")
 	if su, _ := m["site_use"].(map[string]any); code != 200 || m["allowed"] != true || su["level"] != "reference" {
 		t.Fatalf("no content_use: %d %v", code, m)

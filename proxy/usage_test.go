@@ -364,19 +364,7 @@ func TestUsageRobotTags(t *testing.T) {
 func TestAdminDecisionPurpose(t *testing.T) {
 	o := newUsageOrigin(t, attachExample)
 	p := startUsageProxy(t, nil)
-	c := &http.Client{Timeout: testTimeout}
-	ask := func(q string) (int, map[string]any) {
-		resp, err := c.Get("http://" + p.addr + "/v1/decision?url=" + url.QueryEscape(o.URL+"/test") + q)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		var m map[string]any
-		if err := json.NewDecoder(resp.Body).Decode(&m); err != nil {
-			t.Fatal(err)
-		}
-		return resp.StatusCode, m
-	}
+	ask := func(q string) (int, map[string]any) { return askDecision(t, p.addr, o.URL+"/test", q) }
 	code, m := ask("&agent=MyBot&purpose=train-ai,search")
 	if code != 200 || m["reason"] != "usage-disallowed" || m["line"] != 4.0 || usageField(m, "train-ai")["pref"] != "disallowed" ||
 		usageField(m, "search")["pref"] != "unknown" || len(m["purposes"].([]any)) != 2 {
