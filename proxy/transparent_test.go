@@ -49,12 +49,7 @@ func TestTransparentNotRedirected(t *testing.T) {
 	o := newOrigin(t, robotsBody(privateRobots), nil)
 	h := transparentHarness(t)
 	addr := startTransparent(t, h)
-	c, err := net.Dial("tcp", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	c.SetDeadline(time.Now().Add(testTimeout))
+	c := dialDeadline(t, addr)
 	host := strings.TrimPrefix(o.URL, "http://")
 	io.WriteString(c, "GET /page HTTP/1.1\r\nHost: "+host+"\r\n\r\n")
 	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
@@ -79,12 +74,7 @@ func TestTransparentNotRedirected(t *testing.T) {
 func TestTransparentTLSNotRedirectedClosed(t *testing.T) {
 	h := transparentHarness(t)
 	addr := startTransparent(t, h)
-	c, err := net.Dial("tcp", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	c.SetDeadline(time.Now().Add(testTimeout))
+	c := dialDeadline(t, addr)
 	tc := tls.Client(c, &tls.Config{ServerName: "origin.test", InsecureSkipVerify: true})
 	if err := tc.Handshake(); err == nil {
 		t.Fatal("handshake succeeded")
@@ -108,11 +98,7 @@ func shutdown(t *testing.T, s *Server) {
 func TestTransparentShutdown(t *testing.T) {
 	h := transparentHarness(t)
 	addr := startTransparent(t, h)
-	c, err := net.Dial("tcp", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := dialDeadline(t, addr)
 	shutdown(t, h.srv)
 	c.SetReadDeadline(time.Now().Add(testTimeout))
 	if _, err := c.Read(make([]byte, 1)); err == nil {
@@ -131,12 +117,7 @@ func TestTransparentClientLimits(t *testing.T) {
 		c.Client.HeaderTimeout = 100 * time.Millisecond
 	}})
 	addr := startTransparent(t, h)
-	c, err := net.Dial("tcp", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	c.SetDeadline(time.Now().Add(testTimeout))
+	c := dialDeadline(t, addr)
 	io.WriteString(c, "GET / HTTP/1.1\r\nHost: origin.test\r\nX-Big: "+strings.Repeat("a", 64<<10)+"\r\n\r\n")
 	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
 	if err != nil {
@@ -147,12 +128,7 @@ func TestTransparentClientLimits(t *testing.T) {
 		t.Errorf("oversized head: %d, want 431", resp.StatusCode)
 	}
 
-	slow, err := net.Dial("tcp", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer slow.Close()
-	slow.SetDeadline(time.Now().Add(testTimeout))
+	slow := dialDeadline(t, addr)
 	io.WriteString(slow, "GET / HTTP/1.1\r\nHost: orig") // and nothing more
 	if b, err := io.ReadAll(slow); err != nil || len(b) != 0 && !strings.HasPrefix(string(b), "HTTP/1.1 408") {
 		t.Errorf("a head that never ends: read %q, %v; want the connection closed", b, err)
@@ -239,4 +215,17 @@ func TestTransparentOpaqueTarget(t *testing.T) {
 	if got := lines(); len(got) != 0 {
 		t.Errorf("the origin was sent %q", got)
 	}
+}
+
+// dialDeadline connects to addr, with testTimeout as the connection's
+// deadline; the connection is closed when the test ends.
+func dialDeadline(t *testing.T, addr string) net.Conn {
+	t.Helper()
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	c.SetDeadline(time.Now().Add(testTimeout))
+	return c
 }
