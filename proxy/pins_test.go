@@ -3,6 +3,7 @@ package proxy
 import (
 	"bufio"
 	"context"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
@@ -10,12 +11,14 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
+	"net/url"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/robotsgate/robotsgate/enforce"
 	"github.com/robotsgate/robotsgate/internal/config"
 )
 
@@ -302,5 +305,65 @@ func TestTransparentOneNameSeveralAddresses(t *testing.T) {
 	}
 	if n := victim.count("/robots.txt"); n != 1 {
 		t.Errorf("the victim's robots.txt fetched %d times, want 1", n)
+	}
+}
+
+// TestPinnedNameOverTLS: a name pinned to an address is dialled there
+// with TLS for the name (its certificate is verified for the name, not
+// for the pool's key), and HTTP/2 is still negotiated with an origin that
+// offers it.
+func TestPinnedNameOverTLS(t *testing.T) {
+	var protos sync.Map // path → proto major
+	o := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/robots.txt" {
+			io.WriteString(w, victimRobots)
+			return
+		}
+		protos.Store(r.URL.Path, r.ProtoMajor)
+		io.WriteString(w, "hello from "+r.URL.Path)
+	}))
+	o.EnableHTTP2 = true
+	o.StartTLS()
+	t.Cleanup(o.Close)
+	_, port, _ := net.SplitHostPort(o.Listener.Addr().String())
+	cfg := mitmConfig(t, &tlsOrigin{Server: o})
+	dns := &fakeDNS{}
+	dns.set("example.com", attackerAddr) // httptest's certificate names example.com
+	srv, err := buildServer(t, cfg, enforce.Config{}, Deps{
+		Transport: dns.transport(t, NewTransport)(cfg), PolicyTransport: dns.transport(t, NewPolicyTransport)(cfg)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.self.Lookup = dns.lookup
+	p := &httpsProxy{srv: srv, url: &url.URL{Scheme: "http", Host: serveLoopback(t, srv)}}
+	t.Cleanup(func() {
+		for _, c := range p.clients {
+			c.CloseIdleConnections()
+		}
+	})
+	ca, _ := srv.ca()
+	roots := x509.NewCertPool()
+	roots.AddCert(ca.Leaf)
+	c := p.client(roots)
+	for _, path := range []string{"/a", "/b", "/private/c"} {
+		resp, err := c.Get("https://example.com:" + port + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		want := 200
+		if strings.HasPrefix(path, "/private") {
+			want = http.StatusForbidden
+		}
+		if resp.StatusCode != want {
+			t.Errorf("GET %s: %d %q, want %d", path, resp.StatusCode, b, want)
+		}
+	}
+	if v, ok := protos.Load("/a"); !ok || v != 2 {
+		t.Errorf("/a reached the origin over HTTP/%v, want HTTP/2", v)
+	}
+	if _, ok := protos.Load("/private/c"); ok {
+		t.Error("/private/c reached the origin")
 	}
 }
