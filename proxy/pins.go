@@ -2,6 +2,8 @@ package proxy
 
 import (
 	"context"
+	"errors"
+	"net"
 	"net/netip"
 	"net/url"
 	"slices"
@@ -48,10 +50,12 @@ type addrPins struct {
 	m  map[string]hostPin
 }
 
-// hostPin is the address a name is pinned to, until when.
+// hostPin is the address a name is pinned to, until when; avoid is an
+// address a dial to which failed, not picked again while the name has
+// another.
 type hostPin struct {
-	addr  netip.Addr
-	until time.Time
+	addr, avoid netip.Addr
+	until       time.Time
 }
 
 func newAddrPins(self *selfaddr.Set) *addrPins {
@@ -82,15 +86,57 @@ func (p *addrPins) pin(ctx context.Context, host string, port uint16) (pin *self
 	if len(ips) == 0 {
 		return selfaddr.PinTo(host, port, netip.Addr{}), false
 	}
-	addr := ips[0]
-	for _, ip := range ips {
-		if ok && ip.WithZone("") == hp.addr.WithZone("") {
-			addr = ip
-			break
+	addr := pick(ips, hp)
+	p.store(host, hostPin{addr: addr, avoid: hp.avoid, until: now.Add(pinLifetime)}, now)
+	return selfaddr.PinTo(host, port, addr), p.self.IsSelf(port, ips...)
+}
+
+// pick returns the address of ips to pin a name to that was pinned as
+// prev: prev's address if the name still resolves to it and no dial to
+// it failed, else the first address that is not the failed one, else the
+// first.
+func pick(ips []netip.Addr, prev hostPin) netip.Addr {
+	same := func(a, b netip.Addr) bool { return b.IsValid() && a.WithZone("") == b.WithZone("") }
+	if prev.addr != prev.avoid {
+		for _, ip := range ips {
+			if same(ip, prev.addr) {
+				return ip
+			}
 		}
 	}
-	p.store(host, hostPin{addr: addr, until: now.Add(pinLifetime)}, now)
-	return selfaddr.PinTo(host, port, addr), p.self.IsSelf(port, ips...)
+	for _, ip := range ips {
+		if !same(ip, prev.avoid) {
+			return ip
+		}
+	}
+	return ips[0]
+}
+
+// failed records that a dial to addr, the address host is pinned to,
+// failed: the next request resolves the name again and picks another of
+// its addresses if it has one, whose own robots.txt then decides. The
+// request whose dial failed is not sent elsewhere.
+func (p *addrPins) failed(host string, addr netip.Addr) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if hp, ok := p.m[host]; ok && hp.addr == addr {
+		p.m[host] = hostPin{addr: addr, avoid: addr}
+	}
+}
+
+// noteFailures returns dial with the failures of pinned dials recorded
+// (failed).
+func (p *addrPins) noteFailures(dial selfaddr.DialFunc) selfaddr.DialFunc {
+	return func(ctx context.Context, network, addr string) (net.Conn, error) {
+		c, err := dial(ctx, network, addr)
+		if err != nil && ctx.Err() == nil && !errors.Is(err, selfaddr.ErrSelfDial) {
+			host, _, _ := net.SplitHostPort(addr)
+			if pin := selfaddr.PinFrom(ctx); pin.Addr().IsValid() && (host == pin.Host() || host == pin.PoolHost()) {
+				p.failed(pin.Host(), pin.Addr())
+			}
+		}
+		return c, err
+	}
 }
 
 // store keeps hp for host, dropping expired names (then any) when the

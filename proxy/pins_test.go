@@ -188,6 +188,11 @@ func TestOneNameSeveralAddressesNoFallback(t *testing.T) {
 	if n := victim.count("/private/x"); n != 0 {
 		t.Fatalf("the victim got /private/x %d times: the attacker's robots.txt decided a request to the victim", n)
 	}
+	// After the failed dial the name is pinned to its other address, whose
+	// own robots.txt decides.
+	if resp, body := h.get(t, base+"/public"); resp.StatusCode != 200 || body != "victim /public" {
+		t.Errorf("GET /public after the failure: %d %q, want the victim's page", resp.StatusCode, body)
+	}
 }
 
 // TestOneNameSeveralAddressesRobotsPerAddress: when the name the proxy

@@ -44,9 +44,11 @@ type Deps struct {
 	Transport *http.Transport
 	// PolicyTransport carries the policy files robotsgate fetches itself
 	// (robots.txt): give the Enforcer's HTTPFetcher this one, from
-	// [NewPolicyTransport]. New installs on it the dialer that refuses
-	// robotsgate's own addresses and the guard against early responses.
-	// nil when the Enforcer fetches otherwise (a test's own Fetcher).
+	// [NewPolicyTransport], which guards it against early responses. New
+	// installs under that guard the dialer that refuses robotsgate's own
+	// addresses and connects to the address a fetch is for
+	// ([Server.installTransports]). nil when the Enforcer fetches
+	// otherwise (a test's own Fetcher).
 	PolicyTransport *http.Transport
 	// Clock is the clock of enforcement decisions (politeness); nil means
 	// [enforce.SystemClock].

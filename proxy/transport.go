@@ -187,6 +187,9 @@ func EnforceConfig(cfg config.Config, tr http.RoundTripper, store enforce.Store,
 //   - policy fetches: the transport's guarded dialer ([NewPolicyTransport]);
 //     the same self-refusing, pinned dialer; the loop record; outermost,
 //     the pin of an address-keyed fetch ([pinPolicyFetch]).
+//
+// Outermost on both, a failed dial to a pinned address is recorded so
+// that the name's next request picks another address ([addrPins.failed]).
 func (s *Server) installTransports() {
 	s.self.Add(s.cfg.Listen)
 	if s.cfg.AdminListen != "" {
@@ -202,21 +205,32 @@ func (s *Server) installTransports() {
 			s.log.Warn().Err(err).Msg("upstream connection metrics not exported")
 		}
 	}
+	if s.cfg.UpstreamProxy == nil {
+		s.pins = newAddrPins(&s.self) // (pins.go)
+	}
 	dial := orDefault(s.tr.DialContext, dialKeepAlive)
 	dial = s.conns.wrap(dial)
 	dial = s.self.Dialer(dial)
 	dial = s.recordOutbound(dial)
-	s.tr.DialContext = dial
-	if s.cfg.UpstreamProxy == nil {
+	s.tr.DialContext = s.noteFailures(dial)
+	if s.pins != nil {
 		s.tr.DialTLSContext = dialTLS(s.tr, nil, nil)
-		s.pins = newAddrPins(&s.self) // (pins.go)
 	}
 	if s.ptr != nil {
 		pdial := orDefault(s.ptr.DialContext, -1)
 		pdial = s.self.Dialer(pdial)
 		pdial = s.recordOutbound(pdial)
-		s.ptr.DialContext = pinPolicyFetch(pdial)
+		s.ptr.DialContext = pinPolicyFetch(&s.self, s.noteFailures(pdial))
 	}
+}
+
+// noteFailures returns dial with the failed dials to a pinned address
+// recorded, so that the name's next request picks another address (pins.go).
+func (s *Server) noteFailures(dial selfaddr.DialFunc) selfaddr.DialFunc {
+	if s.pins == nil {
+		return dial
+	}
+	return s.pins.noteFailures(dial)
 }
 
 // orDefault returns dial, or a plain dialer's when it is nil.
@@ -238,14 +252,18 @@ func (s *Server) recordOutbound(dial selfaddr.DialFunc) selfaddr.DialFunc {
 
 // pinPolicyFetch returns dial with the connections of a policy fetch for
 // an address-keyed entry ([enforce.FetchPinOf]) pinned to that address for
-// its host: the dialer then connects there or nowhere.
-func pinPolicyFetch(dial selfaddr.DialFunc) selfaddr.DialFunc {
+// its host: the dialer then connects there or nowhere; never to
+// robotsgate itself.
+func pinPolicyFetch(self *selfaddr.Set, dial selfaddr.DialFunc) selfaddr.DialFunc {
 	return func(ctx context.Context, network, addr string) (net.Conn, error) {
 		if p, ok := enforce.FetchPinOf(ctx); ok && p.SameHost(addr) {
 			host, port, _ := net.SplitHostPort(addr)
 			n, ok := selfaddr.ParsePort(port)
 			if !ok {
 				return nil, fmt.Errorf("dial %s: invalid port %q", addr, port)
+			}
+			if self.IsSelf(n, p.Addr) {
+				return nil, fmt.Errorf("dial %s: %w", addr, selfaddr.ErrSelfDial)
 			}
 			ctx = selfaddr.WithPin(ctx, selfaddr.PinTo(host, n, p.Addr))
 		}
