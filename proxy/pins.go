@@ -56,6 +56,7 @@ type addrPins struct {
 type hostPin struct {
 	addr, avoid netip.Addr
 	until       time.Time
+	pin         *selfaddr.Pin // to addr, on the port last asked for
 }
 
 func newAddrPins(self *selfaddr.Set) *addrPins {
@@ -71,6 +72,11 @@ func newAddrPins(self *selfaddr.Set) *addrPins {
 func (p *addrPins) pin(ctx context.Context, host string, port uint16) (pin *selfaddr.Pin, self bool) {
 	host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
 	if ip, err := netip.ParseAddr(host); err == nil {
+		// An IP literal names its one address: the dialer connects there,
+		// the idle pool and enforce key on it already.
+		if !p.self.Listens(port) {
+			return nil, false
+		}
 		return selfaddr.PinTo(host, port, ip), p.self.IsSelf(port, ip)
 	}
 	now := p.now()
@@ -80,6 +86,9 @@ func (p *addrPins) pin(ctx context.Context, host string, port uint16) (pin *self
 	// On a port robotsgate listens on, the name is resolved for every
 	// request: one re-pointed at robotsgate is refused at once.
 	if ok && now.Before(hp.until) && !p.self.Listens(port) {
+		if hp.pin != nil && hp.pin.Port() == port { // pins are immutable: shared
+			return hp.pin, false
+		}
 		return selfaddr.PinTo(host, port, hp.addr), false
 	}
 	ips := p.self.Resolve(ctx, host)
@@ -87,8 +96,9 @@ func (p *addrPins) pin(ctx context.Context, host string, port uint16) (pin *self
 		return selfaddr.PinTo(host, port, netip.Addr{}), false
 	}
 	addr := pick(ips, hp)
-	p.store(host, hostPin{addr: addr, avoid: hp.avoid, until: now.Add(pinLifetime)}, now)
-	return selfaddr.PinTo(host, port, addr), p.self.IsSelf(port, ips...)
+	pin = selfaddr.PinTo(host, port, addr)
+	p.store(host, hostPin{addr: addr, avoid: hp.avoid, until: now.Add(pinLifetime), pin: pin}, now)
+	return pin, p.self.IsSelf(port, ips...)
 }
 
 // pick returns the address of ips to pin a name to that was pinned as
@@ -186,8 +196,10 @@ func (s *Server) pinnedContext(ctx context.Context, u *url.URL) context.Context 
 	if s.pins == nil || !ok {
 		return ctx
 	}
-	pin, _ := s.pins.pin(ctx, host, port)
-	return withPin(ctx, pin)
+	if pin, _ := s.pins.pin(ctx, host, port); pin != nil {
+		return withPin(ctx, pin)
+	}
+	return ctx
 }
 
 // adminCache is the robots.txt cache as the admin API shows, fetches and

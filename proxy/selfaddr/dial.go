@@ -54,6 +54,9 @@ func (p *Pin) Addr() netip.Addr {
 // Host returns the host name the pin is for, as the transport dials it.
 func (p *Pin) Host() string { return p.host }
 
+// Port returns the port the pin is for.
+func (p *Pin) Port() uint16 { return p.port }
+
 // PoolHost returns the host under which an HTTP transport must be given
 // a request pinned to one address of a name, so that it keeps the
 // connections to each address apart (its idle pool is keyed by host and
