@@ -51,12 +51,38 @@ func StoreKey(origin string, addr netip.Addr) string {
 		return origin
 	}
 	a := addr.Unmap().WithZone("")
-	if h, ok := originHost(origin); ok {
-		if ip, err := netip.ParseAddr(h); err == nil && ip.Unmap().WithZone("") == a {
-			return origin
-		}
+	if ip, err := netip.ParseAddr(literalHost(origin)); err == nil && ip.Unmap().WithZone("") == a {
+		return origin
 	}
-	return origin + keySep + a.String()
+	var b strings.Builder
+	b.Grow(len(origin) + len(keySep) + 39)
+	b.WriteString(origin)
+	b.WriteString(keySep)
+	b.Write(a.AppendTo(make([]byte, 0, 39)))
+	return b.String()
+}
+
+// literalHost returns the host of a canonical origin when it may be an
+// IP literal (brackets dropped), "" otherwise; it allocates nothing.
+func literalHost(origin string) string {
+	i := strings.Index(origin, "://")
+	if i < 0 {
+		return ""
+	}
+	h := origin[i+3:]
+	if strings.HasPrefix(h, "[") {
+		if j := strings.IndexByte(h, ']'); j > 0 {
+			return h[1:j]
+		}
+		return ""
+	}
+	if j := strings.LastIndexByte(h, ':'); j >= 0 {
+		h = h[:j]
+	}
+	if h == "" || h[len(h)-1] < '0' || h[len(h)-1] > '9' {
+		return "" // a name: its last label is not a number
+	}
+	return h
 }
 
 // KeyOrigin returns the origin a Store key is for (a [TDMKey] stays one).
