@@ -210,7 +210,7 @@ func (s *Server) pinnedContext(ctx context.Context, u *url.URL) context.Context 
 // resolves to (a transparent client's choice) expires on its own.
 type adminCache struct{ s *Server }
 
-// addrs returns the addresses of origin's copies that adminCache sees,
+// addrs returns the addresses of origin's copies that [adminCache] sees,
 // the pinned one first; none for an IP literal or with an upstream proxy.
 func (c adminCache) addrs(ctx context.Context, origin string) []netip.Addr {
 	u, err := url.Parse(origin)

@@ -113,7 +113,7 @@ type Server struct {
 	// a redirect loop; nil without a transparent listener (transparent.go).
 	outbound *transparent.Outbound
 	// originalDst reads a redirected connection's original destination:
-	// transparent.OriginalDst (tests inject their own).
+	// [transparent.OriginalDst] (tests inject their own).
 	originalDst func(net.Conn) (netip.AddrPort, error)
 
 	copyBufs sync.Pool       // *[]byte buffers that forwarded bodies are copied through (forward.go)

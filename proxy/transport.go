@@ -94,7 +94,7 @@ const policyWriteBuffer = 1 << 10
 // the fetch (robots-unreachable) instead of answering it. HTTP/2 is not
 // used, for the same reason.
 //
-// It shares the rest with NewTransport: no proxy from the environment
+// It shares the rest with [NewTransport]: no proxy from the environment
 // unless cfg.UpstreamProxy names one, the timeouts, and the upstream
 // roots for TLS. A Server adds its own dialer wrappers under the guard
 // ([Server.installTransports]); "robotsgate check -fetch" uses it as it is.
