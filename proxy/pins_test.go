@@ -53,11 +53,16 @@ func (o *addrOrigin) count(path string) int {
 // twoOrigins starts the attacker's origin on 127.0.0.1 and the victim's on
 // 127.0.0.2, on one port, and returns them and the port.
 func twoOrigins(t *testing.T) (attacker, victim *addrOrigin, port string) {
+	return twoOriginsAt(t, victimAddrText)
+}
+
+// twoOriginsAt is twoOrigins with the victim on victimIP.
+func twoOriginsAt(t *testing.T, victimIP string) (attacker, victim *addrOrigin, port string) {
 	t.Helper()
 	for range 20 {
 		a := newAddrOrigin(t, "attacker", attackerAddr+":0", openRobots)
 		_, port, _ = net.SplitHostPort(a.srv.Listener.Addr().String())
-		if v := newAddrOrigin(t, "victim", victimAddrText+":"+port, victimRobots); v != nil {
+		if v := newAddrOrigin(t, "victim", net.JoinHostPort(victimIP, port), victimRobots); v != nil {
 			return a, v, port
 		}
 		a.srv.Close()
@@ -168,9 +173,21 @@ func dnsHarness(t *testing.T, dns *fakeDNS, cfgf func(*config.Config)) *harness 
 // the victim's address (Go's dialer would try the name's next address).
 // Before the fix the request reached the victim's /private.
 func TestOneNameSeveralAddressesNoFallback(t *testing.T) {
-	attacker, victim, port := twoOrigins(t)
+	t.Run("IPv4", func(t *testing.T) { testNoFallback(t, victimAddrText) })
+	t.Run("IPv4+IPv6", func(t *testing.T) {
+		if ln, err := net.Listen("tcp", "[::1]:0"); err != nil {
+			t.Skipf("no IPv6 loopback: %v", err)
+		} else {
+			ln.Close()
+		}
+		testNoFallback(t, "::1")
+	})
+}
+
+func testNoFallback(t *testing.T, victimIP string) {
+	attacker, victim, port := twoOriginsAt(t, victimIP)
 	dns := &fakeDNS{}
-	dns.set(multiName, attackerAddr, victimAddrText)
+	dns.set(multiName, attackerAddr, victimIP)
 	h := dnsHarness(t, dns, nil)
 	base := "http://" + multiName + ":" + port
 
