@@ -16,6 +16,7 @@ import (
 	"github.com/robotsgate/robotsgate/enforce"
 	"github.com/robotsgate/robotsgate/internal/config"
 	"github.com/robotsgate/robotsgate/proxy/admin"
+	"github.com/robotsgate/robotsgate/proxy/signing"
 	"github.com/robotsgate/robotsgate/robots/aipref"
 )
 
@@ -108,6 +109,7 @@ func (s *Server) adminRoutes() {
 		Purposes:   s.cfg.Purposes,
 		ContentUse: s.cfg.ContentUse,
 		Ready:      s.ready,
+		Directory:  signing.DirectoryHandler(s.directoryKeys, s.clock.Now),
 		Now:        s.clock.Now,
 	})
 	if s.cfg.AdminListen == "" {

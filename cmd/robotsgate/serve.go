@@ -18,6 +18,7 @@ import (
 	"github.com/robotsgate/robotsgate/proxy"
 	"github.com/robotsgate/robotsgate/proxy/audit"
 	"github.com/robotsgate/robotsgate/proxy/metrics"
+	"github.com/robotsgate/robotsgate/proxy/signing"
 )
 
 // runServe runs the proxy until ctx is done (SIGINT/SIGTERM), then stops
@@ -154,7 +155,8 @@ func (a *app) build(ctx context.Context, stdout io.Writer) error {
 	a.push(st.close)
 	metrics := proxy.NewMetrics() // one private registry per Server
 	st.export(metrics, a.log)
-	enf, err := enforce.New(enforceConfig(cfg, ptr, st.store, metrics, a.log))
+	fetchSig := new(signing.Holder) // robots.txt and tdmrep.json fetches signed with signing.key (Web Bot Auth)
+	enf, err := enforce.New(enforceConfig(cfg, fetchSig.Transport(ptr), st.store, metrics, a.log))
 	if err != nil {
 		return err
 	}
@@ -164,7 +166,7 @@ func (a *app) build(ctx context.Context, stdout io.Writer) error {
 		a.log.Warn().Err(err).Msg("audit metrics not exported")
 	}
 	a.srv, err = proxy.New(cfg, proxy.Deps{Enforcer: enf, Auditor: a.auditor, Log: a.log, Transport: tr,
-		PolicyTransport: ptr, Metrics: metrics, Pacer: st.pacer, Pauses: st.pauses, Load: a.reloadConfig})
+		PolicyTransport: ptr, Metrics: metrics, Pacer: st.pacer, Pauses: st.pauses, Load: a.reloadConfig, FetchSigner: fetchSig})
 	return err
 }
 
@@ -184,7 +186,7 @@ func (a *app) listen(key, addr string) (net.Listener, error) {
 
 // enforceConfig returns the robots policy's settings: every value comes
 // from cfg.
-func enforceConfig(cfg config.Config, tr *http.Transport, store enforce.Store, metrics *metrics.Metrics, log zerolog.Logger) enforce.Config {
+func enforceConfig(cfg config.Config, tr http.RoundTripper, store enforce.Store, metrics *metrics.Metrics, log zerolog.Logger) enforce.Config {
 	r := cfg.Robots
 	return enforce.Config{
 		Fetcher: &enforce.HTTPFetcher{

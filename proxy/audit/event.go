@@ -75,6 +75,11 @@ type Event struct {
 	// TDM is the TDMRep verdict of the URL, nil when TDMRep was not
 	// consulted.
 	TDM *TDM
+
+	// SignedKeyID is the keyid of the Web Bot Auth signature robotsgate
+	// added to the forwarded request; "" when it was not signed (or not
+	// forwarded).
+	SignedKeyID string
 }
 
 // TDM is a TDMRep verdict in an audit record.

@@ -111,10 +111,11 @@ func SignDirectory(h http.Header, authority string, body []byte, keys []*Key, no
 	return nil
 }
 
-// DirectoryHandler serves the directory of the keys keys returns (nil or
-// none: 404, signing is off) at GET and HEAD, signed with each private
-// key for the authority the request names (its Host, as https).
-func DirectoryHandler(keys func() []*Key, now func() time.Time) http.Handler {
+// DirectoryHandler serves at GET and HEAD the directory of the keys that
+// keys returns for the authority the request names (its Host, as https;
+// none: 404, signing is off), signed with each private key for that
+// authority.
+func DirectoryHandler(keys func(authority string) []*Key, now func() time.Time) http.Handler {
 	if now == nil {
 		now = time.Now
 	}
@@ -124,17 +125,21 @@ func DirectoryHandler(keys func() []*Key, now func() time.Time) http.Handler {
 			http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
 			return
 		}
-		ks := keys()
-		if len(ks) == 0 {
+		auth, err := authority("https", r.Host)
+		var ks []*Key
+		if err == nil {
+			ks = keys(auth)
+		}
+		if err == nil && len(ks) == 0 {
 			http.Error(w, "robotsgate: request signing is off (no signing.key): no key directory", http.StatusNotFound)
 			return
 		}
-		body, err := Directory(ks)
+		var body []byte
 		if err == nil {
-			var auth string
-			if auth, err = authority("https", r.Host); err == nil {
-				err = SignDirectory(w.Header(), auth, body, ks, now(), directoryTTL)
-			}
+			body, err = Directory(ks)
+		}
+		if err == nil {
+			err = SignDirectory(w.Header(), auth, body, ks, now(), directoryTTL)
 		}
 		if err != nil {
 			for _, f := range []string{"Content-Digest", "Signature-Input", "Signature"} {

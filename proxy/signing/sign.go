@@ -105,6 +105,9 @@ func CheckAgent(u string) error {
 	return nil
 }
 
+// Agent returns the Signature-Agent URL the Signer sends.
+func (s *Signer) Agent() string { return s.opt.Agent }
+
 // KeyID returns the keyid of the Signer's signatures.
 func (s *Signer) KeyID() string { return s.key.id }
 
