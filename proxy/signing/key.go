@@ -190,6 +190,9 @@ func newPublicKey(pub ed25519.PublicKey) *Key {
 // signatures.
 func (k *Key) ID() string { return k.id }
 
+// Public returns k's public key.
+func (k *Key) Public() ed25519.PublicKey { return k.pub }
+
 // Private reports whether k can sign.
 func (k *Key) Private() bool { return k.priv != nil }
 
