@@ -13,6 +13,7 @@ import (
 
 	"github.com/robotsgate/robotsgate/internal/config"
 	"github.com/robotsgate/robotsgate/proxy/access"
+	"github.com/robotsgate/robotsgate/proxy/audit"
 	"github.com/robotsgate/robotsgate/proxy/signing"
 )
 
@@ -58,6 +59,9 @@ func identityKey(keyFile, agent string) string { return keyFile + "\x00" + agent
 // forIdentity returns the Signer of a request of the user id, nil when
 // its requests go unsigned.
 func (sg *signers) forIdentity(id access.Identity) *signing.Signer {
+	if sg == nil {
+		return nil
+	}
 	if id.SigningKey != "" || id.SignatureAgent != "" {
 		return sg.byUser[identityKey(id.SigningKey, id.SignatureAgent)]
 	}
@@ -165,6 +169,20 @@ func SigningDirectory(cfg config.Config) ([]byte, error) {
 		return nil, errors.New("signing.key is not set: no key directory")
 	}
 	return signing.Directory(sg.directory(agentHost(sg.def.Agent())))
+}
+
+// signedKeyID is the keyid an audit record of st's request with outcome o
+// names: the key that signed it, or, for a record made before it is
+// forwarded and that does not refuse it, the key that signs it; "" for a
+// request refused before it left, or not signed.
+func (s *Server) signedKeyID(st *requestState, o outcome) string {
+	if st.SignedKeyID != "" || o.auditAs == audit.DecisionBlocked {
+		return st.SignedKeyID
+	}
+	if signer := s.settings(st).signers.forIdentity(st.Identity); signer != nil {
+		return signer.KeyID()
+	}
+	return ""
 }
 
 // signFetches puts the signing.key Signer of sg (none when nil) in force

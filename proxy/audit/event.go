@@ -77,8 +77,9 @@ type Event struct {
 	TDM *TDM
 
 	// SignedKeyID is the keyid of the Web Bot Auth signature robotsgate
-	// added to the forwarded request; "" when it was not signed (or not
-	// forwarded).
+	// adds to the request when it forwards it (or added, for a record
+	// made after); "" for a request refused before it left, or not
+	// signed.
 	SignedKeyID string
 }
 
