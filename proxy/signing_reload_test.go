@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/robotsgate/robotsgate/internal/config"
-	"github.com/robotsgate/robotsgate/internal/testsupport"
 	"github.com/robotsgate/robotsgate/proxy/signing"
 )
 
@@ -94,7 +93,9 @@ func directoryKids(t *testing.T, h *harness) []string {
 }
 
 func kidsOf(t *testing.T, b []byte) []string {
-	var set struct{ Keys []struct{ Kid, X, Kty, Crv string } }
+	var set struct {
+		Keys []struct{ Kid, X, Kty, Crv string }
+	}
 	if err := json.Unmarshal(b, &set); err != nil {
 		t.Fatalf("directory %s: %v", b, err)
 	}
@@ -105,4 +106,3 @@ func kidsOf(t *testing.T, b []byte) []string {
 	return out
 }
 
-var _ = testsupport.Exposition
