@@ -105,4 +105,3 @@ func kidsOf(t *testing.T, b []byte) []string {
 	}
 	return out
 }
-
