@@ -188,11 +188,15 @@ func (s *Server) signedKeyID(st *requestState, o outcome) string {
 // signFetches puts the signing.key Signer of sg (none when nil) in force
 // for robotsgate's own fetches (robots.txt, tdmrep.json): those go out
 // through the transport of [Deps.FetchSigner]. The fetches are shared by
-// every user, so a user's own key never signs them.
-func (s *Server) signFetches(sg *signers) {
+// every user, so a user's own key never signs them. It warns when cfg
+// signs but tunnels HTTPS, which cannot be signed.
+func (s *Server) signFetches(cfg *config.Config, sg *signers) {
 	var def *signing.Signer
 	if sg != nil {
 		def = sg.def
+		if cfg.HTTPS.Mode == config.HTTPSModeTunnel {
+			s.log.Warn().Msg("request signing is on but https.mode is tunnel: HTTPS requests go through unsigned (use mitm to sign them)")
+		}
 	}
 	s.fetchSig.Set(def, func(res string) { s.metrics.Signed("fetch", res) })
 }
