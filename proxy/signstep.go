@@ -157,6 +157,23 @@ func agentHost(agent string) string {
 	return strings.ToLower(strings.TrimSuffix(u.Host, ":443"))
 }
 
+// NewFetchSigner returns the Holder of cfg's signing.key Signer (none
+// when signing.key is not set), for a caller without a Server that
+// fetches as serve does ("robotsgate check -fetch"): give its
+// HTTPFetcher Transport(the fetch transport).
+func NewFetchSigner(cfg config.Config) (*signing.Holder, error) {
+	cfg.Auth = config.AuthConfig{} // signing.key alone: fetches are never a user's
+	sg, err := newSigners(&cfg, nil, time.Now)
+	if err != nil {
+		return nil, err
+	}
+	h := new(signing.Holder)
+	if sg != nil {
+		h.Set(sg.def, nil)
+	}
+	return h, nil
+}
+
 // SigningDirectory returns the key directory (JWK Set) of cfg's
 // signing.key identity and signing.publish, as the admin listener serves
 // it: for "robotsgate signing directory".

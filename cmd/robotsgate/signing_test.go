@@ -3,6 +3,9 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -66,5 +69,30 @@ func TestServeRefusesReadableSigningKey(t *testing.T) {
 	code := runServe(stopped(), args, testsupport.EnvMap(nil), &out, &errb, nil)
 	if line := errb.String(); code == 0 || !strings.Contains(line, "signing.key: "+key+": holds a private key but its mode is 0640") || !strings.Contains(line, "chmod 600") {
 		t.Errorf("exit %d, stderr %q", code, line)
+	}
+}
+
+// TestCheckFetchSigns: "check -fetch" signs its robots.txt fetches with
+// signing.key, as serve does, so that an origin that admits only signed
+// crawlers answers it as it answers serve.
+func TestCheckFetchSigns(t *testing.T) {
+	key := filepath.Join(t.TempDir(), "wba.pem")
+	var out, errb bytes.Buffer
+	if code := run(stopped(), []string{"signing", "generate", key}, testsupport.EnvMap(nil), nil, &out, &errb); code != 0 {
+		t.Fatal(errb.String())
+	}
+	keyid := strings.TrimSpace(out.String()[strings.LastIndex(out.String(), "keyid ")+len("keyid "):])
+	o := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !strings.Contains(r.Header.Get("Signature-Input"), `keyid="`+keyid+`"`) || r.Header.Get("Signature-Agent") == "" {
+			http.Error(w, "unsigned", http.StatusServiceUnavailable) // robots-unreachable
+			return
+		}
+		io.WriteString(w, "User-agent: *\nDisallow: /private\n")
+	}))
+	defer o.Close()
+	env := map[string]string{"ROBOTSGATE_SIGNING_KEY": key, "ROBOTSGATE_SIGNATURE_AGENT": "https://crawler.example/d"}
+	code, stdout, errOut := runCheckFetchTest(t, env, o.URL+"/private\n", "-agent", "FetchBot")
+	if code != 1 || !strings.HasPrefix(stdout, "disallowed ") {
+		t.Errorf("exit %d, %q, %s: want the signed fetch's robots.txt to decide", code, stdout, errOut)
 	}
 }
