@@ -1,12 +1,21 @@
 package proxy
 
 import (
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/base64"
 	"encoding/json"
 	"io"
 	"net/http"
+	"net/netip"
+	"net/url"
+	"os"
+	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
+	"github.com/robotsgate/robotsgate/enforce"
 	"github.com/robotsgate/robotsgate/internal/config"
 	"github.com/robotsgate/robotsgate/proxy/signing"
 )
@@ -104,4 +113,52 @@ func kidsOf(t *testing.T, b []byte) []string {
 		out = append(out, k.Kid)
 	}
 	return out
+}
+
+// TestSigningSessionAfterReload: the requests of an MITM session opened
+// before a reload that gives its user another key are signed with the
+// new key, and a reload whose key file is unreadable keeps the running
+// keys.
+func TestSigningSessionAfterReload(t *testing.T) {
+	o := newSigOrigin(t, true, "")
+	k1, kp1 := newSigningKey(t, "one.pem")
+	k2, kp2 := newSigningKey(t, "two.pem")
+	creds := filepath.Join(t.TempDir(), "creds")
+	writeCreds := func(key string) {
+		if err := os.WriteFile(creds, []byte("alice:pw signing_key="+key+"\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	writeCreds(kp1)
+	cfg := testConfig(t)
+	cfg.Signing.Agent = testAgent
+	cfg.Auth.CredentialsFile = creds
+	cfg.HTTPS.AllowedPorts = []int{int(netip.MustParseAddrPort(o.Listener.Addr().String()).Port())}
+	cfg.HTTPS.UpstreamRoots = []string{writeCertPEM(t, o.Certificate())}
+	src := &swappable{}
+	src.set(cfg, nil)
+	srv, addr := startServer(t, cfg, enforce.Config{}, Deps{Load: src.load})
+	ca, _ := srv.ca()
+	roots := x509.NewCertPool()
+	roots.AddCert(ca.Leaf)
+	tr := &http.Transport{Proxy: http.ProxyURL(&url.URL{Scheme: "http", Host: addr}), TLSClientConfig: &tls.Config{RootCAs: roots},
+		ProxyConnectHeader: http.Header{"Proxy-Authorization": {"Basic " + base64.StdEncoding.EncodeToString([]byte("alice:pw"))}}}
+	defer tr.CloseIdleConnections()
+	c := &http.Client{Transport: tr}
+	get(t, c, o.URL+"/one")
+	writeCreds(kp2)
+	if res, err := srv.Reload("test"); err != nil {
+		t.Fatalf("reload: %+v %v", res, err)
+	}
+	get(t, c, o.URL+"/two") // the same MITM session: one CONNECT
+	writeCreds(kp2 + ".absent")
+	if res, err := srv.Reload("test"); err == nil || !strings.Contains(res.Error, "signing_key=") {
+		t.Fatalf("reload with an unreadable key: %+v %v", res, err)
+	}
+	get(t, c, o.URL+"/three")
+	verifySigned(t, []signedBy{
+		{one(t, "/one", o.received("/one")), "sig1", k1},
+		{one(t, "/two", o.received("/two")), "sig1", k2},
+		{one(t, "/three", o.received("/three")), "sig1", k2},
+	})
 }

@@ -46,15 +46,15 @@ func (p signStep) onRequest(r *http.Request, _ *goproxy.ProxyCtx, st *requestSta
 
 // signers are the Signers of one configuration: signing.key's (def), and
 // those of the users of the credentials file that name a key or a
-// Signature-Agent of their own, by key file and agent.
+// Signature-Agent of their own, by user name. By name, not by the fields
+// of the request's Identity: the requests of an MITM session opened
+// before a reload carry the Identity of their CONNECT, and are signed
+// with the user's identity in force.
 type signers struct {
 	def     *signing.Signer
-	byUser  map[string]*signing.Signer // key: identityKey
-	publish []*signing.Key             // signing.publish
+	byUser  map[string]*signing.Signer
+	publish []*signing.Key // signing.publish
 }
-
-// identityKey is the key in signers.byUser of a user's signing fields.
-func identityKey(keyFile, agent string) string { return keyFile + "\x00" + agent }
 
 // forIdentity returns the Signer of a request of the user id, nil when
 // its requests go unsigned.
@@ -62,8 +62,8 @@ func (sg *signers) forIdentity(id access.Identity) *signing.Signer {
 	if sg == nil {
 		return nil
 	}
-	if id.SigningKey != "" || id.SignatureAgent != "" {
-		return sg.byUser[identityKey(id.SigningKey, id.SignatureAgent)]
+	if s, ok := sg.byUser[id.User]; ok {
+		return s
 	}
 	return sg.def
 }
@@ -94,11 +94,32 @@ func newSigners(cfg *config.Config, ids []access.Identity, now func() time.Time)
 		}
 		sg.publish = append(sg.publish, k)
 	}
+	if err := sg.addUsers(ids, defKey, opt); err != nil {
+		return nil, err
+	}
+	if sg.def == nil && len(sg.byUser) == 0 {
+		return nil, nil
+	}
+	return sg, nil
+}
+
+// addUsers adds the Signers of the users of ids that have signing fields:
+// their key (default defKey) and agent (default opt's), signing as opt
+// says otherwise.
+func (sg *signers) addUsers(ids []access.Identity, defKey *signing.Key, opt signing.Options) error {
 	keys := map[string]*signing.Key{}
+	fields := map[string]access.Identity{} // the signing fields of each user seen
 	for _, id := range ids {
 		if id.SigningKey == "" && id.SignatureAgent == "" {
 			continue
 		}
+		if prev, seen := fields[id.User]; seen {
+			if prev.SigningKey != id.SigningKey || prev.SignatureAgent != id.SignatureAgent {
+				return fmt.Errorf("auth.credentials_file: user %q: two lines give it different signing identities", id.User)
+			}
+			continue
+		}
+		fields[id.User] = id
 		k, o := defKey, opt
 		if id.SignatureAgent != "" {
 			o.Agent = id.SignatureAgent
@@ -107,24 +128,21 @@ func newSigners(cfg *config.Config, ids []access.Identity, now func() time.Time)
 			if k = keys[id.SigningKey]; k == nil {
 				var err error
 				if k, err = signing.LoadKey(id.SigningKey); err != nil {
-					return nil, fmt.Errorf("auth.credentials_file: user %q: signing_key=: %w", id.User, err)
+					return fmt.Errorf("auth.credentials_file: user %q: signing_key=: %w", id.User, err)
 				}
 				keys[id.SigningKey] = k
 			}
 		}
 		if k == nil || o.Agent == "" {
-			return nil, fmt.Errorf("auth.credentials_file: user %q: a signing identity needs a key (signing_key= or signing.key) and a Signature-Agent (signature_agent= or signing.agent)", id.User)
+			return fmt.Errorf("auth.credentials_file: user %q: a signing identity needs a key (signing_key= or signing.key) and a Signature-Agent (signature_agent= or signing.agent)", id.User)
 		}
 		s, err := signing.NewSigner(k, o)
 		if err != nil {
-			return nil, fmt.Errorf("auth.credentials_file: user %q: %w", id.User, err)
+			return fmt.Errorf("auth.credentials_file: user %q: %w", id.User, err)
 		}
-		sg.byUser[identityKey(id.SigningKey, id.SignatureAgent)] = s
+		sg.byUser[id.User] = s
 	}
-	if sg.def == nil && len(sg.byUser) == 0 {
-		return nil, nil
-	}
-	return sg, nil
+	return nil
 }
 
 // directory returns the keys of the key directory served to a request for
