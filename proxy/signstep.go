@@ -37,7 +37,11 @@ func (p signStep) onRequest(r *http.Request, _ *goproxy.ProxyCtx, st *requestSta
 	res := signing.Result(err)
 	p.s.metrics.Signed("forward", res)
 	if err != nil {
-		p.s.log.Warn().Str("url", escapeControl(r.URL.Redacted())).Str("result", res).Err(err).Msg("request forwarded unsigned")
+		ev := p.s.log.Warn() // a client whose own signature fields conflict may send many: debug
+		if res == signing.ResultSkipped {
+			ev = p.s.log.Debug()
+		}
+		ev.Str("url", escapeControl(r.URL.Redacted())).Str("result", res).Err(err).Msg("request forwarded unsigned")
 		return outcome{}
 	}
 	st.SignedKeyID = signer.KeyID()
