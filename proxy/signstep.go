@@ -184,8 +184,7 @@ func agentHost(agent string) string {
 // fetches as serve does ("robotsgate check -fetch"): give its
 // HTTPFetcher Transport(the fetch transport).
 func NewFetchSigner(cfg config.Config) (*signing.Holder, error) {
-	cfg.Auth = config.AuthConfig{} // signing.key alone: fetches are never a user's
-	sg, err := newSigners(&cfg, nil, time.Now)
+	sg, err := newSigners(&cfg, nil, time.Now) // signing.key alone: fetches are never a user's
 	if err != nil {
 		return nil, err
 	}
