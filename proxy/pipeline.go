@@ -50,19 +50,22 @@ func (s *Server) install() error {
 	if err := s.installHTTPS(); err != nil { // CONNECT: port allow-list, MITM / tunnel (connect.go)
 		return err
 	}
-	s.installSelf() // the outbound dialer refuses robotsgate's own addresses (policytransport.go)
+	s.installTransports() // dialers: own addresses refused, pinned addresses only (transport.go)
 	inflight := inflight{m: s.metrics}
 	s.steps = steps{
 		request: []requestStep{
-			inflight,                   // in-flight count, ended on the response side
-			readmit{},                  // MITM session after a reload: its CONNECT's access revoked → 403, session ended (readmit.go)
-			canonicalDest{},            // one spelling of host and port, dialed as decided; unmappable → 400 (canonical.go)
-			destination{self: &s.self}, // own address → 403, MITM Host ≠ CONNECT target → 421 (destination.go)
-			hopStrip{},                 // hop-by-hop request headers
+			inflight,                     // in-flight count, ended on the response side
+			readmit{},                    // MITM session after a reload: its CONNECT's access revoked → 403, session ended (readmit.go)
+			canonicalDest{},              // one spelling of host and port, dialed as decided; unmappable → 400 (canonical.go)
+			destination{&s.self, s.pins}, // own address → 403, MITM Host ≠ CONNECT target → 421 (destination.go)
+			hopStrip{},                   // hop-by-hop request headers
 			// then the request's settings' steps (live.request, [Server.newSteps]):
 			// site exceptions and robots.txt, TDMRep, pacing, whole responses
 		},
-		lastRequest: &s.fwd, // robot-tag scan and pooled body copy as the response arrives (forward.go)
+		lastRequest: []requestStep{
+			signStep{s: s}, // Web Bot Auth signature, once nothing can refuse the request any more (signstep.go)
+			&s.fwd,         // robot-tag scan and pooled body copy as the response arrives (forward.go); last
+		},
 		// (forwarding happens here, in goproxy, with s.tr)
 		response: []responseStep{
 			upstreamFailure{log: s.log}, // resp == nil → 502/504; first
@@ -145,7 +148,7 @@ func (s *Server) newSteps(l *live) error {
 // those of its settings ([live]).
 type steps struct {
 	request      []requestStep  // first
-	lastRequest  requestStep    // after the settings' steps
+	lastRequest  []requestStep  // after the settings' steps
 	response     []responseStep // first
 	lastResponse []responseStep // after the settings' steps
 }
@@ -156,7 +159,7 @@ type steps struct {
 func (s *Server) requestHook(r *http.Request, ctx *goproxy.ProxyCtx) (*http.Request, *http.Response) {
 	ctx.Req = r
 	st := stateOf(ctx)
-	for _, list := range [...][]requestStep{s.steps.request, s.settings(st).request, {s.steps.lastRequest}} {
+	for _, list := range [...][]requestStep{s.steps.request, s.settings(st).request, s.steps.lastRequest} {
 		for _, step := range list {
 			if answer := s.settle(ctx.Req, st, step.onRequest(ctx.Req, ctx, st)); answer != nil {
 				return ctx.Req, answer

@@ -56,6 +56,9 @@ type requestState struct {
 	// RangeRemoved says that [wholeStep] removed the request's Range headers:
 	// the audit records of its response say so.
 	RangeRemoved bool
+	// SignedKeyID is the keyid of the signature [signStep] added, "" when
+	// the request was not signed.
+	SignedKeyID string
 	// Answered is set when a request hook answered the request itself
 	// (a refusal); the origin saw nothing.
 	Answered bool
