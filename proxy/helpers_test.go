@@ -258,15 +258,22 @@ type originLog struct {
 	last http.Header
 }
 
-// saw records the request r.
-func (l *originLog) saw(r *http.Request) {
+// saw counts the request r.
+func (l *originLog) saw(r *http.Request) { l.record(r, false) }
+
+// sawHeader counts the request r and keeps a copy of its header.
+func (l *originLog) sawHeader(r *http.Request) { l.record(r, true) }
+
+func (l *originLog) record(r *http.Request, header bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.hits == nil {
 		l.hits = make(map[string]int)
 	}
 	l.hits[r.URL.Path]++
-	l.last = r.Header.Clone()
+	if header {
+		l.last = r.Header.Clone()
+	}
 }
 
 // hit returns how many requests for path the origin saw.

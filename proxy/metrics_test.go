@@ -32,7 +32,7 @@ type opsOrigin struct {
 func newOpsOrigin(t *testing.T) *opsOrigin {
 	o := &opsOrigin{}
 	o.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		o.saw(r)
+		o.sawHeader(r)
 		switch r.URL.Path {
 		case "/robots.txt":
 			io.WriteString(w, opsRobots)

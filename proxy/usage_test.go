@@ -34,7 +34,7 @@ func newUsageOrigin(t *testing.T, robots string) *usageOrigin {
 	t.Helper()
 	o := &usageOrigin{}
 	o.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		o.saw(r)
+		o.sawHeader(r)
 		h := w.Header()
 		switch r.URL.Path {
 		case "/robots.txt":
