@@ -17,7 +17,7 @@ func loadConfig(args []string, env func(string) string) (config.Config, error) {
 	}
 	if cfg.Cache != "memory" {
 		if err := redisfleet.ValidateRedisURL(cfg.Cache); err != nil {
-			return config.Config{}, fmt.Errorf("config: cache: %w", err)
+			return config.Config{}, fmt.Errorf("cache: %w", err)
 		}
 	}
 	return cfg, nil

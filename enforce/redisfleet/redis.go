@@ -205,6 +205,12 @@ func (r *Redis) Healthy() bool { return r.health.up.Load() }
 // it as a counter.
 func (r *Redis) Fallbacks() uint64 { return r.health.fallbacks.Load() }
 
+// Switches returns how many times this replica switched from Redis to
+// its local fallbacks (toLocal) and back (toFleet), since New.
+func (r *Redis) Switches() (toLocal, toFleet uint64) {
+	return r.health.toLocal.Load(), r.health.toFleet.Load()
+}
+
 // Close stops the background work (probing, subscription) and closes the
 // connections to Redis. The Store, Pacer and Pauses must not be used
 // afterwards.

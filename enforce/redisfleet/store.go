@@ -256,6 +256,13 @@ func (s *redisStore) Healthy() bool { return s.r.Healthy() }
 // [Redis.Fallbacks]).
 func (s *redisStore) Fallbacks() uint64 { return s.r.Fallbacks() }
 
+// Switches returns the switches between Redis and the local fallbacks
+// (see [Redis.Switches]).
+func (s *redisStore) Switches() (toLocal, toFleet uint64) { return s.r.Switches() }
+
+// Topology returns how Redis is reached (see [Redis.Topology]).
+func (s *redisStore) Topology() Topology { return s.r.topology }
+
 // dropL1 forgets origin's L1 copy (another replica changed the entry).
 func (s *redisStore) dropL1(origin string) {
 	if s.l1 != nil {
