@@ -40,8 +40,8 @@ type redisHealth struct {
 	fallbacks atomic.Uint64
 	toLocal   atomic.Uint64 // switches from Redis to the local fallbacks
 	toFleet   atomic.Uint64 // switches back to Redis
-	slow      atomic.Int32 // consecutive timed-out calls while up
-	onUp      func()       // run (in its own goroutine) after each recovery
+	slow      atomic.Int32  // consecutive timed-out calls while up
+	onUp      func()        // run (in its own goroutine) after each recovery
 
 	mu         sync.Mutex
 	upCh       chan struct{} // closed while up; replaced when going down

@@ -294,7 +294,7 @@ func (k redisKeys) pause(origin string) string { return k.tagged(origin, "pause"
 // tagged returns "<prefix>{<origin of key>}:<kind><rest of key>".
 func (k redisKeys) tagged(key, kind string) string {
 	tag := originOf(key)
-	return k.prefix + "{" + tag + "}:" + kind + key[len(tag):]
+	return k.prefix + "{" + tag + "}:" + kind + strings.TrimPrefix(key, tag)
 }
 
 // originOf returns the "scheme://authority" start of a Store key (the
