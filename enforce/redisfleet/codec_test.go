@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/robotsgate/robotsgate/enforce"
 	"github.com/robotsgate/robotsgate/internal/redistest"
 )
@@ -124,6 +126,7 @@ func TestEntryMemoryOnCorpus(t *testing.T) {
 	ctx := context.Background()
 	files := corpus(t)
 	var bodies, stored, memNew, memOld int64
+	usedBefore := usedMemory(t, c)
 	for name, body := range files {
 		origin := "https://" + name
 		e := &enforce.Entry{Origin: origin, Result: enforce.FetchResult{Status: enforce.StatusOK, HTTPStatus: 200,
@@ -155,9 +158,29 @@ func TestEntryMemoryOnCorpus(t *testing.T) {
 	}
 	n := int64(len(files))
 	meanBody, meanNew := float64(bodies)/float64(n), float64(memNew)/float64(n)
-	t.Logf("%d real robots.txt files: mean body %.0f B; stored value %.0f B; MEMORY USAGE per entry: %.0f B (JSON form: %.0f B)",
-		n, meanBody, float64(stored)/float64(n), meanNew, float64(memOld)/float64(n))
+	t.Logf("%d real robots.txt files: mean body %.0f B; stored value %.0f B; MEMORY USAGE per entry: %.0f B (JSON form: %.0f B); used_memory grew %.0f B per entry",
+		n, meanBody, float64(stored)/float64(n), meanNew, float64(memOld)/float64(n), float64(usedMemory(t, c)-usedBefore)/float64(n))
 	if goal := 0.5*meanBody + 200; meanNew > goal {
 		t.Fatalf("mean MEMORY USAGE per entry %.0f B, over the goal of %.0f B (0.5 × mean body + 200 B)", meanNew, goal)
 	}
+}
+
+// usedMemory returns the used_memory of INFO memory.
+func usedMemory(t testing.TB, c *redis.Client) int64 {
+	t.Helper()
+	v, err := c.Info(context.Background(), "memory").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for l := range strings.SplitSeq(v, "\r\n") {
+		if s, ok := strings.CutPrefix(l, "used_memory:"); ok {
+			n, err := strconv.ParseInt(s, 10, 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return n
+		}
+	}
+	t.Fatal("INFO memory has no used_memory")
+	return 0
 }

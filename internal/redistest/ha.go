@@ -108,7 +108,7 @@ type ClusterSet struct {
 // every node reports cluster_state:ok. It skips like Start.
 func StartCluster(t testing.TB) *ClusterSet {
 	t.Helper()
-	cli, err := exec.LookPath("redis-cli")
+	cli, err := exec.LookPath(cliBin())
 	if err != nil {
 		lookBin(t) // skips or fails as for redis-server
 		t.Fatal("redistest: redis-cli not found in PATH (Debian: it comes with redis-server)")

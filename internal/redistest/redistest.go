@@ -46,7 +46,7 @@ func Start(t testing.TB) *Server { return startServer(t, nil) }
 // ROBOTSGATE_REQUIRE_REDIS) the test.
 func lookBin(t testing.TB) string {
 	t.Helper()
-	bin, err := exec.LookPath("redis-server")
+	bin, err := exec.LookPath(serverBin())
 	if err != nil {
 		const msg = "redis-server not found in PATH: install it (Debian: apt-get install redis-server; .ci/run does) to run the Redis tests"
 		if os.Getenv("ROBOTSGATE_REQUIRE_REDIS") != "" {
@@ -55,6 +55,24 @@ func lookBin(t testing.TB) string {
 		t.Skip(msg)
 	}
 	return bin
+}
+
+// serverBin returns the server binary the tests run: redis-server, or
+// the one ROBOTSGATE_REDIS_SERVER names (valkey-server, say; its client
+// then comes from ROBOTSGATE_REDIS_CLI, default redis-cli).
+func serverBin() string {
+	if b := os.Getenv("ROBOTSGATE_REDIS_SERVER"); b != "" {
+		return b
+	}
+	return "redis-server"
+}
+
+// cliBin returns the command-line client the cluster set-up runs.
+func cliBin() string {
+	if b := os.Getenv("ROBOTSGATE_REDIS_CLI"); b != "" {
+		return b
+	}
+	return "redis-cli"
 }
 
 // startServer starts a redis-server with the command line args returns
