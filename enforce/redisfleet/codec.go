@@ -67,6 +67,9 @@ var flateWriters = sync.Pool{New: func() any {
 	return w
 }}
 
+// flateReaders keeps inflaters (about 40 KB of state each) for reuse.
+var flateReaders sync.Pool
+
 // encodeRedisEntry returns the stored form of e.
 func encodeRedisEntry(e *enforce.Entry) ([]byte, error) {
 	st, ok := statusCodes[e.Result.Status]
@@ -147,8 +150,15 @@ func decodeEntry(data []byte, maxBytes int) (*enforce.Entry, error) {
 		return nil, err
 	}
 	limit := maxPayload(maxBytes)
-	r := flate.NewReaderDict(bytes.NewReader(z), []byte(entryDict))
+	var r io.ReadCloser
+	if v, ok := flateReaders.Get().(io.ReadCloser); ok {
+		r = v
+		_ = r.(flate.Resetter).Reset(bytes.NewReader(z), []byte(entryDict))
+	} else {
+		r = flate.NewReaderDict(bytes.NewReader(z), []byte(entryDict))
+	}
 	raw, err := io.ReadAll(io.LimitReader(r, int64(limit)+1))
+	flateReaders.Put(r)
 	if err != nil {
 		return nil, fmt.Errorf("inflate: %w", err)
 	}
