@@ -176,6 +176,23 @@ func throughFailover(t *testing.T, proxies []*running, check []*haOrigin, kill f
 	})
 	t.Logf("new primary serving and both proxies in fleet mode %v after the primary was killed (local mode seen: %v)",
 		time.Since(killed).Round(10*time.Millisecond), wentLocal)
+	if !wentLocal {
+		return
+	}
+	// The switches are counted: a replica seen in local mode switched
+	// there and back at least once.
+	for i, p := range proxies {
+		resp, err := http.Get("http://" + p.addr.String() + "/metrics")
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if strings.Contains(string(b), "robotsgate_redis_switches_total{to=\"fleet\"} 0\n") ||
+			!strings.Contains(string(b), "robotsgate_redis_switches_total{to=\"fleet\"}") {
+			t.Errorf("proxy %d: no switch back to fleet mode counted", i)
+		}
+	}
 }
 
 // TestSentinelFailoverThroughProxies: two robotsgate replicas on a
