@@ -25,8 +25,8 @@ import (
 // uvarint lengths and numbers. DEFLATE (compress/flate) rather than gzip
 // or zlib: the same algorithm without their 10 to 18 bytes of header and
 // checksum, which Redis's own integrity makes useless; and a preset
-// dictionary of common robots.txt lines (entryDict), which halves the
-// smallest files. A value that does not start with this header (the JSON
+// dictionary of common robots.txt lines (entryDict), which helps the
+// many small files most. A value that does not start with this header (the JSON
 // of version 1, or anything else) is an entry robotsgate cannot decode.
 
 // entryVersion is the header's first field. Readers treat entries of
@@ -67,7 +67,7 @@ var flateWriters = sync.Pool{New: func() any {
 	return w
 }}
 
-// flateReaders keeps inflaters (about 40 KB of state each) for reuse.
+// flateReaders keeps inflaters, whose state is large, for reuse.
 var flateReaders sync.Pool
 
 // encodeRedisEntry returns the stored form of e.

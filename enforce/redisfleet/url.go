@@ -37,21 +37,21 @@ type redisTarget struct {
 	cluster  *redis.ClusterOptions
 }
 
-// URLError is a cache URL that cannot be used. Its message names the
+// urlError is a cache URL that cannot be used. Its message names the
 // URL with every password replaced by "xxxxx", and the reason.
-type URLError struct {
+type urlError struct {
 	Shown  string // the redacted URL
 	Reason string
 }
 
-func (e *URLError) Error() string { return fmt.Sprintf("redis URL %q: %s", e.Shown, e.Reason) }
+func (e *urlError) Error() string { return fmt.Sprintf("redis URL %q: %s", e.Shown, e.Reason) }
 
 // parseRedisURL parses a cache URL. The topology comes from the scheme
 // alone, never from the number of addresses.
 func parseRedisURL(rawURL string) (*redisTarget, error) {
 	shown := RedactCacheURL(rawURL)
 	bad := func(format string, a ...any) error {
-		return &URLError{Shown: shown, Reason: fmt.Sprintf(format, a...)}
+		return &urlError{Shown: shown, Reason: fmt.Sprintf(format, a...)}
 	}
 	scheme, rest, ok := strings.Cut(rawURL, "://")
 	if !ok {
@@ -185,27 +185,22 @@ func splitMultiHost(rest string, defPort int) (multiHost, error) {
 	if err != nil {
 		return p, errors.New("the path or the parameters are not valid")
 	}
-	p.path, p.query = u.Path, u.Query()
+	q, err := url.ParseQuery(u.RawQuery)
+	if err != nil {
+		return p, errors.New("the parameters are not valid (name=value&…)")
+	}
+	p.path, p.query = u.Path, q
 	return p, nil
 }
 
 // ValidateRedisURL reports whether rawURL is a usable cache URL:
 // redis:// or rediss:// (one server), redis-sentinel:// or
 // rediss-sentinel:// (a Sentinel-managed primary), redis-cluster:// or
-// rediss-cluster:// (a Redis Cluster). Its error is a *[URLError] and
+// rediss-cluster:// (a Redis Cluster). Its error (a *urlError) says why and
 // never contains a password of the URL.
 func ValidateRedisURL(rawURL string) error {
 	_, err := parseRedisURL(rawURL)
 	return err
-}
-
-// TopologyOf returns the topology a valid cache URL names.
-func TopologyOf(rawURL string) Topology {
-	t, err := parseRedisURL(rawURL)
-	if err != nil {
-		return ""
-	}
-	return t.topology
 }
 
 // splitAuthority splits rest (a URL after "scheme://") into its user

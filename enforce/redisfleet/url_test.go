@@ -65,7 +65,7 @@ func TestBadCacheURLs(t *testing.T) {
 		"redis-sentinel://u:s3cret@s1:1/m?sentinel_password": "",
 	} {
 		err := ValidateRedisURL(u)
-		var ue *URLError
+		var ue *urlError
 		if reason == "" {
 			if err != nil {
 				t.Errorf("%s: %v", u, err)
