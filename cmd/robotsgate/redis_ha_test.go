@@ -237,7 +237,8 @@ func TestSentinelFailoverThroughProxies(t *testing.T) {
 // Cluster fetch each of 40 robots.txt once, the entries spread over the
 // primaries, a Crawl-delay paces both replicas together, a pause seen by
 // one holds for the other, and a primary killed mid-test costs no wrong
-// verdict; afterwards a new origin is fetched once fleet-wide.
+// verdict; afterwards a new origin is fetched once fleet-wide, and its
+// announcement reaches subscribers on every node.
 func TestClusterThroughProxies(t *testing.T) {
 	cl := redistest.StartCluster(t)
 	origins := []*haOrigin{newHAOrigin(t, "Crawl-delay: 0.4\n")}
@@ -271,7 +272,9 @@ func TestClusterThroughProxies(t *testing.T) {
 	clusterPause(t, proxies, origins[39])
 
 	throughFailover(t, proxies, origins[1:5], victim.Stop, func() bool { return len(cl.Primaries()) == 3 })
+	heard := listenEverywhere(t, cl)
 	firstVisits(t, proxies, origins[40:])
+	heard(origins[40])
 	cc := redis.NewClusterClient(&redis.ClusterOptions{Addrs: []string{cl.Nodes[5].Addr(), cl.Nodes[4].Addr()}, DisableIdentity: true})
 	defer cc.Close()
 	if n, err := cc.Exists(context.Background(), origins[40].key(t)).Result(); err != nil || n != 1 {
@@ -327,4 +330,44 @@ func clusterPause(t *testing.T, proxies []*running, o *haOrigin) {
 		resp.Body.Close()
 		return resp.StatusCode == 503 && resp.Header.Get("Retry-After") != ""
 	})
+}
+
+// listenEverywhere subscribes to the announcement channel on every
+// running node of the cluster, each through a connection of its own; the
+// returned function waits until each of them has heard that o changed.
+func listenEverywhere(t *testing.T, cl *redistest.ClusterSet) func(o *haOrigin) {
+	t.Helper()
+	var subs []*redis.PubSub
+	for _, n := range cl.Nodes {
+		if !n.Running() {
+			continue
+		}
+		c := redis.NewClient(&redis.Options{Addr: n.Addr(), DisableIdentity: true})
+		t.Cleanup(func() { c.Close() })
+		ps := c.Subscribe(context.Background(), "robotsgate:events")
+		if _, err := ps.Receive(context.Background()); err != nil { // the confirmation
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { ps.Close() })
+		subs = append(subs, ps)
+	}
+	return func(o *haOrigin) {
+		t.Helper()
+		u, _ := url.Parse(o.srv.URL)
+		origin, _ := enforce.Origin(u)
+		for i, ps := range subs {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			for {
+				m, err := ps.ReceiveMessage(ctx)
+				if err != nil {
+					cancel()
+					t.Fatalf("node %d of %d: no announcement of %s: %v", i, len(subs), origin, err)
+				}
+				if strings.HasPrefix(m.Payload, "r ") && strings.HasSuffix(m.Payload, " "+origin) {
+					break
+				}
+			}
+			cancel()
+		}
+	}
 }

@@ -63,3 +63,32 @@ func TestPreviousLayoutReplacedWithOneFetch(t *testing.T) {
 		t.Fatalf("new key after the fetch: %v", err)
 	}
 }
+
+// TestScriptsReloadAfterScriptFlush: a server that lost its scripts (a
+// restart, a node newly promoted, SCRIPT FLUSH) answers NOSCRIPT, and the
+// call is sent again with the script's source: nothing is answered
+// locally, Redis stays in use.
+func TestScriptsReloadAfterScriptFlush(t *testing.T) {
+	srv := redistest.Start(t)
+	c := redisClient(t, srv)
+	ctx := context.Background()
+	clock := enforcetest.NewClock(redisT0)
+	r := newTestRedis(t, srv, clock, nil)
+	e := &enforce.Entry{Origin: "http://a.test", Result: enforce.FetchResult{Status: enforce.StatusOK, HTTPStatus: 200,
+		Body: []byte(redisTestRobots)}, FetchedAt: redisT0, Expires: redisT0.Add(time.Hour)}
+	for i := range 2 {
+		if err := c.ScriptFlush(ctx).Err(); err != nil {
+			t.Fatal(err)
+		}
+		r.store.Set(ctx, e.Origin, e, time.Hour)
+		if _, ok, err := r.pacer.Reserve(ctx, e.Origin, time.Second, time.Minute); err != nil || !ok {
+			t.Fatalf("round %d: reserve: %v, %v", i, ok, err)
+		}
+	}
+	if n, err := c.Exists(ctx, testKeys.robots(e.Origin), testKeys.pace(e.Origin)).Result(); err != nil || n != 2 {
+		t.Fatalf("keys in Redis: %d, %v", n, err)
+	}
+	if f := r.Fallbacks(); f != 0 || !r.Healthy() {
+		t.Fatalf("%d calls answered locally, healthy %v", f, r.Healthy())
+	}
+}
