@@ -57,10 +57,17 @@ func main() {
 	}
 	fmt.Printf("%d origins (odd ones: Crawl-delay %s s), %d replicas, %d Redis node(s), %d concurrent requests\n",
 		*n, *delay, len(clients), len(redisNodes), *conc)
-	phase("first visit (each origin once)", clients, redisNodes, origins, len(origins), 5*time.Minute, *conc)
-	phase("cached, no Crawl-delay", clients, redisNodes, even, *per, 2*time.Minute, *conc)
-	phase("cached, Crawl-delay (paced)", clients, redisNodes, odd, min(*per, len(odd)*2), 2*time.Minute, *conc)
-	phase("mixed run, every origin", clients, redisNodes, origins, 1<<30, *dur, *conc)
+	// Redis's own background work (cron, cluster bus), subtracted from
+	// the CPU each phase used.
+	_, c0 := redisCalls(redisNodes)
+	time.Sleep(2 * time.Second)
+	_, c1 := redisCalls(redisNodes)
+	idle := float64(c1-c0) / 2 // µs of CPU per second
+	fmt.Printf("Redis CPU while idle: %.1f ms/s (subtracted below)\n", idle/1000)
+	phase("first visit (each origin once)", clients, redisNodes, origins, len(origins), 5*time.Minute, *conc, idle)
+	phase("cached, no Crawl-delay", clients, redisNodes, even, *per, 2*time.Minute, *conc, idle)
+	phase("cached, Crawl-delay (paced)", clients, redisNodes, odd, min(*per, len(odd)*2), 2*time.Minute, *conc, idle)
+	phase("mixed run, every origin", clients, redisNodes, origins, 1<<30, *dur, *conc, idle)
 }
 
 // serveOrigins starts n origins on loopback and returns their URLs.
@@ -89,10 +96,10 @@ func serveOrigins(n int, delay string) []string {
 }
 
 // phase sends up to count requests (bounded by bound) over origins, in
-// turn, through the replicas, and prints requests/s, statuses and Redis
-// commands per request.
-func phase(name string, clients []*http.Client, nodes, origins []string, count int, bound time.Duration, conc int) {
-	before := redisCalls(nodes)
+// turn, through the replicas, and prints requests/s, statuses, Redis
+// commands and Redis CPU (less idle µs per second) per request.
+func phase(name string, clients []*http.Client, nodes, origins []string, count int, bound time.Duration, conc int, idle float64) {
+	before, usecBefore := redisCalls(nodes)
 	ctx, cancel := context.WithTimeout(context.Background(), bound)
 	defer cancel()
 	var next atomic.Int64
@@ -124,46 +131,57 @@ func phase(name string, clients []*http.Client, nodes, origins []string, count i
 	}
 	wg.Wait()
 	took := time.Since(start)
-	calls := redisCalls(nodes) - before - int64(len(nodes)) // the INFO call itself
+	after, usecAfter := redisCalls(nodes)
+	calls := after - before - 2*int64(len(nodes)) // the INFO calls themselves
 	done := 0
 	for _, c := range statuses {
 		done += c
 	}
-	fmt.Printf("%-34s %7d requests in %6.2fs: %8.0f req/s; Redis commands per request %.2f; statuses %v\n",
-		name, done, took.Seconds(), float64(done)/took.Seconds(), float64(calls)/float64(max(done, 1)), statuses)
+	fmt.Printf("%-34s %7d requests in %6.2fs: %8.0f req/s; per request: %.2f Redis commands, %.1f µs of Redis CPU (all nodes); statuses %v\n",
+		name, done, took.Seconds(), float64(done)/took.Seconds(), float64(calls)/float64(max(done, 1)),
+		max(float64(usecAfter-usecBefore)-idle*took.Seconds(), 0)/float64(max(done, 1)), statuses)
 }
 
 // redisCalls returns the sum of the "calls" of INFO commandstats over
-// nodes.
-func redisCalls(nodes []string) int64 {
-	var total int64
+// nodes (commands run by scripts included), and of their CPU time
+// (used_cpu_user + used_cpu_sys of INFO cpu, in µs).
+func redisCalls(nodes []string) (total, usec int64) {
 	for _, addr := range nodes {
-		c, err := net.DialTimeout("tcp", addr, 2*time.Second)
-		if err != nil {
-			log.Fatalf("fleetload: redis %s: %v", addr, err)
-		}
-		_ = c.SetDeadline(time.Now().Add(5 * time.Second))
-		fmt.Fprint(c, "INFO commandstats\r\n")
-		rd := bufio.NewReader(c)
-		head, err := rd.ReadString('\n')
-		if err != nil || !strings.HasPrefix(head, "$") {
-			log.Fatalf("fleetload: redis %s: INFO: %q %v", addr, head, err)
-		}
-		size, _ := strconv.Atoi(strings.TrimSpace(head[1:]))
-		body := make([]byte, size)
-		if _, err := io.ReadFull(rd, body); err != nil {
-			log.Fatalf("fleetload: redis %s: %v", addr, err)
-		}
-		c.Close()
-		for l := range strings.SplitSeq(string(body), "\r\n") {
+		for l := range strings.SplitSeq(info(addr, "commandstats")+info(addr, "cpu"), "\r\n") {
 			if _, stats, ok := strings.Cut(l, ":calls="); ok {
 				v, _, _ := strings.Cut(stats, ",")
 				n, _ := strconv.ParseInt(v, 10, 64)
 				total += n
 			}
+			if k, v, ok := strings.Cut(l, ":"); ok && (k == "used_cpu_user" || k == "used_cpu_sys") {
+				f, _ := strconv.ParseFloat(v, 64)
+				usec += int64(f * 1e6)
+			}
 		}
 	}
-	return total
+	return total, usec
+}
+
+// info returns the INFO section of the Redis node at addr.
+func info(addr, section string) string {
+	c, err := net.DialTimeout("tcp", addr, 2*time.Second)
+	if err != nil {
+		log.Fatalf("fleetload: redis %s: %v", addr, err)
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(5 * time.Second))
+	fmt.Fprintf(c, "INFO %s\r\n", section)
+	rd := bufio.NewReader(c)
+	head, err := rd.ReadString('\n')
+	if err != nil || !strings.HasPrefix(head, "$") {
+		log.Fatalf("fleetload: redis %s: INFO: %q %v", addr, head, err)
+	}
+	size, _ := strconv.Atoi(strings.TrimSpace(head[1:]))
+	body := make([]byte, size)
+	if _, err := io.ReadFull(rd, body); err != nil {
+		log.Fatalf("fleetload: redis %s: %v", addr, err)
+	}
+	return string(body)
 }
 
 func init() { log.SetOutput(os.Stderr) }
