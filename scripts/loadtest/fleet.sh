@@ -3,7 +3,7 @@
 # standalone redis-server, then on a 3-primary Redis Cluster, with the same
 # load: N origins served by scripts/loadtest/fleetload on loopback (odd ones
 # with a Crawl-delay of DELAY seconds), C concurrent requests round-robin over
-# the two replicas. fleetload prints requests/s and Redis commands per request
+# the two replicas. fleetload prints requests/s, Redis commands and Redis CPU per request
 # for a first visit, a cached request without and with Crawl-delay, then a
 # mixed run of DUR. Loopback only; every phase is bounded in requests and time,
 # the whole script by `timeout`.
