@@ -138,6 +138,12 @@ func New(ctx context.Context, rawURL string, opts Options) (*Redis, error) {
 
 	pctx, pcancel := context.WithTimeout(ctx, max(opts.Timeout, time.Second))
 	err = r.ping(pctx)
+	if err == nil && r.topology == Cluster {
+		// The first keyed command makes the cluster client load the
+		// server's command table (a large reply); loaded now, it does
+		// not hold up the first requests past their short deadline.
+		err = r.client.Exists(pctx, r.keys.robots("-")).Err()
+	}
 	pcancel()
 	if err != nil {
 		r.health.fail(ctx, "connect", err)
