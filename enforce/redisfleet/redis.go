@@ -286,8 +286,9 @@ func (r *Redis) call(ctx context.Context, op string, fn func(ctx context.Context
 // origin carries the same hash tag, the origin in braces
 // ("<prefix>{https://example.com}:robots"), so that in a Redis Cluster
 // all of them live in one slot and a script never touches two slots. A
-// Store key longer than its origin (the TDMRep key, "<origin>/.well-known/tdmrep.json")
-// keeps its origin's tag and adds the rest after the kind.
+// Store key longer than its origin (the TDMRep key, "<origin>/.well-known/tdmrep.json",
+// or a key naming an address, enforce.StoreKey) keeps its origin's tag
+// and adds the rest after the kind.
 type redisKeys struct{ prefix string }
 
 func (k redisKeys) robots(key string) string { return k.tagged(key, "robots") }
@@ -303,9 +304,12 @@ func (k redisKeys) tagged(key, kind string) string {
 	return k.prefix + "{" + tag + "}:" + kind + strings.TrimPrefix(key, tag)
 }
 
-// originOf returns the "scheme://authority" start of a Store key (the
-// whole key when it has no "://"; "-" for an empty key, since an empty
-// hash tag would not count as one).
+// originOf returns the origin ("scheme://host[:port]") a Store key
+// starts with: the key up to the first character after "://" that an
+// origin's host and port never hold, such as the "/" of the TDMRep key
+// or the separator of an address the key adds (enforce.StoreKey). It is
+// the whole key when it has no "://", and "-" for an empty key, since an
+// empty hash tag would not count as one.
 func originOf(key string) string {
 	if key == "" {
 		return "-"
@@ -314,10 +318,21 @@ func originOf(key string) string {
 	if !ok {
 		return key
 	}
-	if i := strings.IndexByte(after, '/'); i >= 0 {
+	if i := strings.IndexFunc(after, notInAuthority); i >= 0 {
 		return key[:len(key)-len(after)+i]
 	}
 	return key
+}
+
+// notInAuthority reports whether r cannot appear in a canonical origin's
+// host and port (ASCII letters and digits, "-", ".", "_", "~", "%", ":",
+// and the brackets of an IPv6 literal).
+func notInAuthority(r rune) bool {
+	switch {
+	case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9':
+		return false
+	}
+	return !strings.ContainsRune("-._~%:[]", r)
 }
 
 // events is the channel on which replicas announce that an origin's

@@ -2,6 +2,7 @@ package redisfleet
 
 import (
 	"errors"
+	"net/netip"
 	"reflect"
 	"strings"
 	"testing"
@@ -101,20 +102,27 @@ func TestBadCacheURLs(t *testing.T) {
 }
 
 // TestKeysShareTheOriginsHashTag: every key of one origin (robots.txt,
-// lock, pacing, pause, and the TDMRep entry's) has the origin as its hash
-// tag, so a Cluster keeps them in one slot.
+// lock, pacing, pause, the TDMRep entry's, and those of the copies
+// fetched from one of its addresses) has the origin as its hash tag, so
+// a Cluster keeps them in one slot.
 func TestKeysShareTheOriginsHashTag(t *testing.T) {
 	k := redisKeys{prefix: defaultPrefix}
 	origin := "https://example.com:8443"
 	want := "robotsgate:{https://example.com:8443}:"
+	pinned := enforce.StoreKey(origin, netip.MustParseAddr("2001:db8::1"))
 	for _, key := range []string{k.robots(origin), k.lock(origin), k.pace(origin), k.pause(origin),
-		k.robots(enforce.TDMKey(origin)), k.lock(enforce.TDMKey(origin))} {
+		k.robots(enforce.TDMKey(origin)), k.lock(enforce.TDMKey(origin)),
+		k.robots(pinned), k.lock(pinned), k.robots(enforce.TDMKey(pinned))} {
 		if !strings.HasPrefix(key, want) {
 			t.Errorf("key %q lacks the hash tag %q", key, want)
 		}
 	}
-	if a, b := k.robots(origin), k.robots(enforce.TDMKey(origin)); a == b {
-		t.Fatalf("robots.txt and tdmrep.json share the key %q", a)
+	seen := map[string]bool{}
+	for _, key := range []string{k.robots(origin), k.robots(enforce.TDMKey(origin)), k.robots(pinned), k.robots(enforce.TDMKey(pinned))} {
+		if seen[key] {
+			t.Fatalf("two Store keys share the Redis key %q", key)
+		}
+		seen[key] = true
 	}
 	if got := k.robots("odd"); got != "robotsgate:{odd}:robots" {
 		t.Errorf("key of a Store key without a scheme: %q", got)
