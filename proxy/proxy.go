@@ -28,6 +28,7 @@ import (
 	"github.com/robotsgate/robotsgate/proxy/audit"
 	"github.com/robotsgate/robotsgate/proxy/metrics"
 	"github.com/robotsgate/robotsgate/proxy/selfaddr"
+	"github.com/robotsgate/robotsgate/proxy/status"
 	"github.com/robotsgate/robotsgate/proxy/transparent"
 )
 
@@ -61,6 +62,9 @@ type Deps struct {
 	// Load reads the configuration again, for Reload (SIGHUP, POST
 	// /v1/reload); nil means a reload is refused.
 	Load func() (config.Config, error)
+	// CacheStatus reports the robots.txt cache for the status page; nil
+	// shows only the cache setting.
+	CacheStatus func() status.Cache
 }
 
 // Server is a robotsgate proxy. Create it with New, serve it with Serve
@@ -113,6 +117,9 @@ type Server struct {
 	fwd      forwardTrippers // the round trippers forward installs (forward.go)
 
 	life *lifetime // shutdown contexts and running handlers (proxy.go)
+
+	board       *status.Board       // the status page's records and counts (statuspage.go)
+	cacheStatus func() status.Cache // Deps.CacheStatus
 }
 
 // New returns a Server for cfg, which must be valid (Config.Validate).
@@ -135,6 +142,8 @@ func New(cfg config.Config, deps Deps) (*Server, error) {
 		life:  newLifetime(),
 		pacer: deps.Pacer,
 		slots: politeness.NewSlots(),
+
+		cacheStatus: deps.CacheStatus,
 	}
 	s.reload.load = deps.Load
 	s.fwd.init(s)
@@ -144,6 +153,7 @@ func New(cfg config.Config, deps Deps) (*Server, error) {
 	if s.clock == nil {
 		s.clock = enforce.SystemClock{}
 	}
+	s.board = status.New(s.clock.Now)
 	// robotsgate_paused_origins counts the pauses (pipeline.go):
 	s.pauses = countPauses(s.metrics, deps.Pauses)
 	if s.pacer == nil { // one for the Server's life: reloads keep the slots
@@ -245,6 +255,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	servers := s.servers
 	s.mu.Unlock()
 	s.life.stopWaits(errShuttingDown)
+	s.board.Close() // the status page's event streams never go idle
 
 	var wg sync.WaitGroup
 	errs := make([]error, len(servers))

@@ -16,6 +16,7 @@ import (
 	"github.com/robotsgate/robotsgate/enforce"
 	"github.com/robotsgate/robotsgate/internal/config"
 	"github.com/robotsgate/robotsgate/proxy/admin"
+	"github.com/robotsgate/robotsgate/proxy/status"
 	"github.com/robotsgate/robotsgate/robots/aipref"
 )
 
@@ -109,6 +110,7 @@ func (s *Server) adminRoutes() {
 		ContentUse: s.cfg.ContentUse,
 		Ready:      s.ready,
 		Now:        s.clock.Now,
+		Status:     status.Handler(s.board, s.statusInfo), // (statuspage.go)
 	})
 	if s.cfg.AdminListen == "" {
 		s.mux.Handle("/", s.admin)

@@ -164,7 +164,8 @@ func (a *app) build(ctx context.Context, stdout io.Writer) error {
 		a.log.Warn().Err(err).Msg("audit metrics not exported")
 	}
 	a.srv, err = proxy.New(cfg, proxy.Deps{Enforcer: enf, Auditor: a.auditor, Log: a.log, Transport: tr,
-		PolicyTransport: ptr, Metrics: metrics, Pacer: st.pacer, Pauses: st.pauses, Load: a.reloadConfig})
+		PolicyTransport: ptr, Metrics: metrics, Pacer: st.pacer, Pauses: st.pauses, Load: a.reloadConfig,
+		CacheStatus: st.status})
 	return err
 }
 

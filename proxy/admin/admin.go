@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/robotsgate/robotsgate/enforce"
+	"github.com/robotsgate/robotsgate/proxy/status"
 	"github.com/robotsgate/robotsgate/robots"
 	"github.com/robotsgate/robotsgate/robots/aipref"
 )
@@ -70,6 +71,12 @@ type Config struct {
 	Ready func() error
 	// Now is the clock for ages; nil means [time.Now].
 	Now func() time.Time
+	// Status serves the live status page ([status.Handler]) at
+	// [status.PagePath] and its assets, data and event stream; nil: 404.
+	// When a token is configured, the page requires it even on loopback
+	// (as a bearer token, or as the password of HTTP basic
+	// authentication, which a browser asks for).
+	Status http.Handler
 }
 
 // Admin is robotsgate's admin HTTP API. Create it with New.
@@ -81,6 +88,7 @@ type Config struct {
 //	GET    /v1/robots?origin=ORIGIN        the cached robots.txt state (JSON); &fetch=1 fetches it when absent or stale
 //	DELETE /v1/robots?origin=ORIGIN        forget the cached robots.txt (needs the token; 403 when none is configured)
 //	POST   /v1/reload                      read the configuration again (needs the token; 403 when none is configured)
+//	GET    /                               the live status page (Config.Status), with /v1/status and /v1/events
 type Admin struct {
 	cfg   Config
 	token [sha256.Size]byte
@@ -117,14 +125,24 @@ func New(cfg Config) *Admin {
 	a.mux.HandleFunc("GET /v1/robots", a.robotsGet)
 	a.mux.HandleFunc("DELETE /v1/robots", a.robotsDelete)
 	a.mux.HandleFunc("POST /v1/reload", a.reload)
+	if cfg.Status != nil {
+		a.mux.Handle("GET /{$}", cfg.Status)
+		a.mux.Handle("GET "+status.AssetsPath, cfg.Status)
+		a.mux.Handle("GET "+status.DataPath, cfg.Status)
+		a.mux.Handle("GET "+status.EventsPath, cfg.Status)
+	}
 	a.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		if allow, ok := adminAllow(r.URL.Path); ok {
+		allow, ok := adminAllow(r.URL.Path)
+		if cfg.Status != nil && status.IsPath(r.URL.Path) {
+			allow, ok = "GET, HEAD", true
+		}
+		if ok {
 			w.Header().Set("Allow", allow)
 			writeJSON(w, http.StatusMethodNotAllowed, jsonError{Error: r.Method + " " + r.URL.Path + ": method not allowed (allowed: " + allow + ")"})
 			return
 		}
-		writeJSON(w, http.StatusNotFound, jsonError{Error: "robotsgate admin: no such endpoint (try /healthz, /readyz, /metrics, /v1/decision, /v1/robots); " +
-			"to use robotsgate as a proxy, set HTTP_PROXY/HTTPS_PROXY to this address"})
+		writeJSON(w, http.StatusNotFound, jsonError{Error: "robotsgate admin: no such endpoint (try /, the status page, or /healthz, /readyz, /metrics, /v1/decision, /v1/robots); " +
+			"to use robotsgate as a proxy, set http_proxy/https_proxy (lower case: curl and wget read no other) to this address"})
 	})
 	return a
 }
@@ -140,9 +158,11 @@ func (a *Admin) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	open := r.URL.Path == "/healthz" || r.URL.Path == "/readyz"
-	need := a.cfg.Token != "" && (changes || (a.cfg.Protect && !open))
+	page := a.cfg.Status != nil && status.IsPath(r.URL.Path) // live decisions: never without the token
+	need := a.cfg.Token != "" && (changes || page || (a.cfg.Protect && !open))
 	if need && !a.authorized(r.Header.Get("Authorization")) {
-		w.Header().Set("WWW-Authenticate", `Bearer realm="robotsgate-admin"`)
+		w.Header().Add("WWW-Authenticate", `Bearer realm="robotsgate-admin"`)
+		w.Header().Add("WWW-Authenticate", `Basic realm="robotsgate-admin", charset="UTF-8"`)
 		writeJSON(w, http.StatusUnauthorized, jsonError{Error: "admin API: missing or wrong bearer token"})
 		return
 	}
@@ -150,10 +170,22 @@ func (a *Admin) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // authorized reports whether h is "Bearer <token>" with the right token,
-// comparing digests in constant time.
+// or HTTP basic authentication with it as the password (any user name:
+// what a browser sends for the status page), comparing digests in
+// constant time.
 func (a *Admin) authorized(h string) bool {
 	scheme, tok, ok := strings.Cut(strings.TrimSpace(h), " ")
-	if !ok || !strings.EqualFold(scheme, "Bearer") {
+	switch {
+	case !ok:
+		return false
+	case strings.EqualFold(scheme, "Basic"):
+		r := http.Request{Header: http.Header{"Authorization": {"Basic " + strings.TrimSpace(tok)}}}
+		if _, pw, ok := r.BasicAuth(); ok {
+			tok = pw
+		} else {
+			return false
+		}
+	case !strings.EqualFold(scheme, "Bearer"):
 		return false
 	}
 	sum := sha256.Sum256([]byte(strings.TrimSpace(tok)))

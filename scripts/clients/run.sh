@@ -119,7 +119,7 @@ SPKI=$("$WORK/robotsgate" ca -config "$WORK/robotsgate.yaml" | sed -n 's/^  spki
 [ -n "$SPKI" ] || fail "robotsgate ca printed no 'spki:' line"
 
 # CLIENTS=... runs only those rows (e.g. CLIENTS="chromium headless").
-for c in ${CLIENTS:-curl wget python scrapy go node chromium headless java scrapy_politeness}; do
+for c in ${CLIENTS:-curl wget python scrapy go node chromium headless statuspage java scrapy_politeness}; do
   t=$SECONDS
   "run_$c"
   echo "      ($c: $((SECONDS - t)) s)"
