@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -122,9 +123,9 @@ func parseCheckFetch(args []string, env func(string) string, stdin io.Reader, st
 	}
 	fl.cfg, fl.agent, fl.purposes, fl.use = cfg, cfg.Agent, cfg.Purposes, cfg.ContentUse
 	if *agent != "" {
-		fl.agent = *agent
-		if strings.ContainsAny(fl.agent, "/ ();") { // a whole User-Agent value, as the proxy reads one
-			fl.agent = robots.CrawlerToken(fl.agent)
+		fl.agent = robots.CrawlerToken(*agent) // a token, or a whole User-Agent, read as the proxy reads one
+		if fl.agent == "" {
+			fmt.Fprintf(stderr, "robotsgate check: note: -agent %q names no crawler (a browser's User-Agent, or no product token), so only the * group applies, as in the proxy\n", *agent)
 		}
 	}
 	if fl.purposes, err = checkPurposes(*purposeList, fl.purposes); err != nil {
@@ -143,7 +144,7 @@ func parseCheckFetch(args []string, env func(string) string, stdin io.Reader, st
 		return fl, checkFetchFail(stderr, "%v", err)
 	}
 	switch {
-	case fl.agent == "":
+	case fl.agent == "" && *agent == "":
 		return fl, checkFetchFail(stderr, "no agent: give -agent or configure agent (%s)", checkFetchUsage)
 	case len(fl.urls) == 0:
 		return fl, checkFetchFail(stderr, "no URL given (%s)", checkFetchUsage)
@@ -267,7 +268,7 @@ func (vp *verdictPrinter) print(ds []enforce.Decision) error {
 // finish prints the summary (on stderr with -json) and returns the exit
 // status: 1 when a URL was refused.
 func (vp *verdictPrinter) finish(stderr io.Writer) int {
-	sum := fetchSummary(vp.n, len(vp.origins), vp.refused, vp.fl.agent)
+	sum := fetchSummary(vp.n, len(vp.origins), vp.refused, cmp.Or(vp.fl.agent, "*"))
 	if vp.fl.asJSON {
 		fmt.Fprint(stderr, sum)
 	} else {

@@ -263,10 +263,7 @@ func (a *Admin) decision(w http.ResponseWriter, r *http.Request) {
 		agent, purposes, use = a.cfg.Defaults()
 	}
 	if q.Has("agent") {
-		agent = q.Get("agent")
-		if strings.ContainsAny(agent, "/ ();") { // a whole User-Agent value: decided as the proxy decides one
-			agent = robots.CrawlerToken(agent)
-		}
+		agent = robots.CrawlerToken(q.Get("agent")) // a token, or a whole User-Agent, read as the proxy reads one
 	}
 	if q.Has("purpose") {
 		// As the proxy's purposes header: a list, or "none" for no purposes.
