@@ -237,3 +237,14 @@ func statusOf(r enforce.Reason, timedOut bool) int {
 // NewMetrics returns the metrics of a Server, with the decision counters
 // of every reason a Server decides with created at 0.
 func NewMetrics() *metrics.Metrics { return metrics.New(knownReasons()) }
+
+// ReasonNames returns the name of every reason of the table, sorted:
+// every reason a request's audit record can carry.
+func ReasonNames() []string {
+	names := make([]string, 0, len(reasons))
+	for _, row := range reasons {
+		names = append(names, string(row.reason))
+	}
+	slices.Sort(names)
+	return slices.Compact(names)
+}

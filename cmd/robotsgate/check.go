@@ -51,7 +51,7 @@ func runCheck(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			fs.PrintDefaults()
 			return 0
 		}
-		return fail("%v (%s)", err, checkUsage)
+		return fail("%v (%s)", config.FlagHint(fs, err), checkUsage)
 	}
 	switch {
 	case *file == "" && *tdmFile != "" && fs.NArg() > 0:

@@ -111,7 +111,7 @@ func parseCheckFetch(args []string, env func(string) string, stdin io.Reader, st
 			fs.PrintDefaults()
 			return fl, 0
 		}
-		return fl, checkFetchFail(stderr, "%v (%s)", err, checkFetchUsage)
+		return fl, checkFetchFail(stderr, "%v (%s)", config.FlagHint(fs, err), checkFetchUsage)
 	}
 	var cargs []string
 	if *configFile != "" {

@@ -81,6 +81,14 @@ func run(ctx context.Context, args []string, env func(string) string, stdin io.R
 	case "iptables": // the transparent listener's redirect rules (iptables.go)
 		return runIPTables(args[1:], stdout, stderr)
 	case "version":
+		switch {
+		case len(args) > 1 && isHelp(args[1]):
+			fmt.Fprintln(stdout, "usage: robotsgate version (prints the version, commit and Go version; takes no flags)")
+			return 0
+		case len(args) > 1:
+			fmt.Fprintf(stderr, "robotsgate version: unexpected argument %q: version takes no flags or arguments\n", args[1])
+			return 2
+		}
 		return runVersion(stdout)
 	case "help":
 		usage(stdout)

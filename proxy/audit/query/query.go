@@ -35,7 +35,15 @@ type Filter struct {
 	// User selects records of requests sent by this proxy user (the
 	// record's "user", compared exactly).
 	User string
+	// Kinds selects records of these kinds: [KindRequest] for the
+	// decisions on requests (records without a kind), or a record kind
+	// ("config-reload").
+	Kinds []string
 }
+
+// KindRequest selects, in [Filter.Kinds], the records of decisions on
+// requests: those without a "kind".
+const KindRequest = "request"
 
 // matcher is a compiled Filter.
 type matcher struct {
@@ -143,6 +151,15 @@ func (m *matcher) match(raw *rawFields) (bool, error) {
 		}
 		v, err := raw.text(c.fd)
 		if err != nil || !oneOf(v, c.set) {
+			return false, err
+		}
+	}
+	if len(m.f.Kinds) > 0 {
+		v, err := raw.text(fKind)
+		if len(v) == 0 {
+			v = []byte(KindRequest)
+		}
+		if err != nil || !oneOf(v, m.f.Kinds) {
 			return false, err
 		}
 	}

@@ -1,0 +1,39 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/robotsgate/robotsgate/internal/testsupport"
+)
+
+// TestFlagErrorsConsistent: every command refuses what it does not know
+// with exit status 2 and one line of robotsgate's own (never Go's default
+// "Usage of ..."), and a mistyped flag gets the closest one.
+func TestFlagErrorsConsistent(t *testing.T) {
+	for args, want := range map[string]string{
+		"version -bogus":          `robotsgate version: unexpected argument "-bogus"`,
+		"version extra":           `robotsgate version: unexpected argument "extra"`,
+		"iptables -bogus":         `robotsgate iptables: flag provided but not defined: -bogus (usage: robotsgate iptables`,
+		"iptables -aply":          `(did you mean -apply?)`,
+		"-lisen 127.0.0.1:0":      `robotsgate: flags: flag provided but not defined: -lisen (did you mean -listen?)`,
+		"serve -audit-lg x":       `(did you mean -audit-log?)`,
+		"check -agnet x":          `(did you mean -agent?)`,
+		"check -fetch -paralel 2": `(did you mean -parallel?)`,
+		"audit -sumary":           `(did you mean -summary?)`,
+	} {
+		var out, errOut bytes.Buffer
+		code := run(context.Background(), strings.Fields(args), testsupport.EnvMap(nil), strings.NewReader(""), &out, &errOut)
+		msg := errOut.String()
+		if code != 2 || !strings.Contains(msg, want) || strings.Count(msg, "\n") != 1 || strings.Contains(msg, "Usage of") {
+			t.Errorf("robotsgate %s: exit %d, stderr %q; want 2 and one line containing %q", args, code, msg, want)
+		}
+	}
+	var out bytes.Buffer
+	if code := run(context.Background(), []string{"iptables", "-h"}, testsupport.EnvMap(nil), strings.NewReader(""), &out, &out); code != 0 ||
+		!strings.HasPrefix(out.String(), "usage: robotsgate iptables") {
+		t.Errorf("iptables -h: exit %d:\n%s", code, out.String())
+	}
+}
