@@ -37,3 +37,16 @@ func TestFlagErrorsConsistent(t *testing.T) {
 		t.Errorf("iptables -h: exit %d:\n%s", code, out.String())
 	}
 }
+
+// TestCacheURLErrorNamesNoPackage: a bad cache URL is reported about the
+// setting, without a Go package's name.
+func TestCacheURLErrorNamesNoPackage(t *testing.T) {
+	for _, u := range []string{"redis://[::1", "redis://h:notaport/x", "ftp://h"} {
+		var out, errOut bytes.Buffer
+		code := run(context.Background(), []string{"-cache", u}, testsupport.EnvMap(nil), strings.NewReader(""), &out, &errOut)
+		msg := errOut.String()
+		if code != 2 || !strings.HasPrefix(msg, "robotsgate: config: cache: ") || strings.Contains(msg, "enforce") || strings.Contains(msg, "redisfleet") {
+			t.Errorf("-cache %s: exit %d, stderr %q", u, code, msg)
+		}
+	}
+}

@@ -9,7 +9,6 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/json"
-	"errors"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -376,62 +375,4 @@ func newEntryJSON(e *enforce.Entry, now time.Time) EntryJSON {
 		}
 	}
 	return j
-}
-
-// originParam returns the normalised origin of the query's origin
-// parameter, which may be an origin or any URL of it.
-func originParam(r *http.Request) (string, error) {
-	raw := r.URL.Query().Get("origin")
-	if raw == "" {
-		return "", errors.New("origin: missing query parameter (e.g. ?origin=https://example.com)")
-	}
-	u, err := url.Parse(raw)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return "", errors.New("origin: want scheme://host[:port], e.g. https://example.com")
-	}
-	o, err := enforce.Origin(u)
-	if err != nil {
-		return "", errors.New("origin: want scheme://host[:port], e.g. https://example.com")
-	}
-	return o, nil
-}
-
-func (a *Admin) robotsGet(w http.ResponseWriter, r *http.Request) {
-	origin, err := originParam(r)
-	if err != nil {
-		writeJSON(w, http.StatusBadRequest, jsonError{Error: err.Error()})
-		return
-	}
-	var e *enforce.Entry
-	if fetch, _ := strconv.ParseBool(r.URL.Query().Get("fetch")); fetch {
-		if e, err = a.cfg.Cache.Entry(r.Context(), origin); err != nil {
-			writeJSON(w, http.StatusGatewayTimeout, jsonError{Error: "fetching " + origin + "/robots.txt: " + err.Error()})
-			return
-		}
-	} else {
-		var ok bool
-		if e, ok = a.cfg.Cache.Cached(r.Context(), origin); !ok {
-			writeJSON(w, http.StatusNotFound, jsonError{Error: origin + "/robots.txt is not cached (add &fetch=1 to fetch it)"})
-			return
-		}
-	}
-	writeJSON(w, http.StatusOK, newEntryJSON(e, a.cfg.Now()))
-}
-
-// purgeJSON is the answer of DELETE /v1/robots.
-type purgeJSON struct {
-	Origin    string `json:"origin"`
-	Purged    bool   `json:"purged"`     // always true: the entry is gone
-	WasCached bool   `json:"was_cached"` // an entry existed
-}
-
-func (a *Admin) robotsDelete(w http.ResponseWriter, r *http.Request) {
-	origin, err := originParam(r)
-	if err != nil {
-		writeJSON(w, http.StatusBadRequest, jsonError{Error: err.Error()})
-		return
-	}
-	_, was := a.cfg.Cache.Cached(r.Context(), origin)
-	a.cfg.Cache.Purge(r.Context(), origin)
-	writeJSON(w, http.StatusOK, purgeJSON{Origin: origin, Purged: true, WasCached: was})
 }
