@@ -248,3 +248,8 @@ func ReasonNames() []string {
 	slices.Sort(names)
 	return slices.Compact(names)
 }
+
+// Explain says in one sentence why d was decided so, as a refusal's
+// body and Proxy-Status do: for an untrusted origin certificate, the
+// setting that fixes it.
+func Explain(d enforce.Decision) string { return explain(d) }

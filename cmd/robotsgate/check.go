@@ -16,7 +16,7 @@ import (
 	"github.com/robotsgate/robotsgate/robots/aipref"
 )
 
-const checkUsage = "usage: robotsgate check -robots FILE -agent NAME [-purpose LIST] [-content-use LEVEL] [-config FILE] [-tdmrep FILE] [-json] URL... | robotsgate check -tdmrep FILE [-json] URL..."
+const checkUsage = "usage: robotsgate check -robots FILE -agent NAME [-purpose LIST] [-content-use LEVEL] [-config FILE] [-tdmrep FILE] [-json] URL... | robotsgate check -tdmrep FILE [-json] URL... | robotsgate check -fetch [flags] [URL...] (the live robots.txt files, fetched as the proxy does: check -fetch -h)"
 
 // runCheck implements "robotsgate check": it reads a robots.txt and prints,
 // for each URL, whether the crawler named by -agent may fetch it, decided
@@ -49,6 +49,7 @@ func runCheck(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			fmt.Fprintln(stdout, checkUsage)
 			fs.SetOutput(stdout)
 			fs.PrintDefaults()
+			fmt.Fprintln(stdout, "  -fetch\n    \tfetch each origin's robots.txt as the proxy does, instead of reading -robots (its flags: check -fetch -h)")
 			return 0
 		}
 		return fail("%v (%s)", config.FlagHint(fs, err), checkUsage)
@@ -57,7 +58,7 @@ func runCheck(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	case *file == "" && *tdmFile != "" && fs.NArg() > 0:
 		return checkTDMRep(*tdmFile, fs.Args(), *asJSON, stdin, stdout, stderr) // check_tdmrep.go
 	case *file == "":
-		return fail("-robots is required (%s)", checkUsage)
+		return fail("-robots is required, or -fetch to fetch the live robots.txt files (%s)", checkUsage)
 	case *agent == "":
 		return fail("-agent is required (%s)", checkUsage)
 	case fs.NArg() == 0:

@@ -23,7 +23,7 @@ import (
 	"github.com/robotsgate/robotsgate/robots/aipref"
 )
 
-const checkFetchUsage = "usage: robotsgate check -fetch [-config FILE] [-agent NAME] [-purpose LIST|none] [-content-use LEVEL|none] [-json] [-parallel N] [URL...] (no URL: one per line on standard input)"
+const checkFetchUsage = "usage: robotsgate check -fetch [-config FILE] [-agent NAME] [-purpose LIST|none] [-content-use LEVEL|none] [-upstream-roots FILES] [-json] [-parallel N] [URL...] (no URL: one per line on standard input)"
 
 // checkFetchParallel is how many URLs "check -fetch" decides at once by
 // default.
@@ -104,6 +104,7 @@ func parseCheckFetch(args []string, env func(string) string, stdin io.Reader, st
 	useName := fs.String("content-use", "", "content use `LEVEL` ("+aipref.UseList+"), or none (default: the configured content_use)")
 	fs.BoolVar(&fl.asJSON, "json", false, "print one JSON object per URL, as GET /v1/decision answers")
 	fs.IntVar(&fl.parallel, "parallel", checkFetchParallel, "how many URLs to decide at once")
+	roots := fs.String("upstream-roots", "", "comma-separated PEM `FILES` of root CAs trusted for origins' certificates, besides the system's (as serve's -upstream-roots, https.upstream_roots)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fmt.Fprintln(stdout, checkFetchUsage)
@@ -116,6 +117,9 @@ func parseCheckFetch(args []string, env func(string) string, stdin io.Reader, st
 	var cargs []string
 	if *configFile != "" {
 		cargs = []string{"-config", *configFile}
+	}
+	if *roots != "" {
+		cargs = append(cargs, "-upstream-roots", *roots)
 	}
 	cfg, err := config.Load(cargs, env)
 	if err != nil {
@@ -293,6 +297,10 @@ func fetchLine(d *enforce.Decision) string {
 			r += fmt.Sprintf(", line %d", d.Line)
 		}
 		why = append(why, r)
+	}
+	if d.Reason == enforce.ReasonOriginUnreachable && d.RobotsErrKind == enforce.FetchTLSUntrusted {
+		// What the proxy's 502 says, and this command's own flag.
+		why = append(why, proxy.Explain(*d)+" (here: -upstream-roots FILE)")
 	}
 	if d.Detail != "" {
 		why = append(why, d.Detail)

@@ -50,3 +50,17 @@ func TestCacheURLErrorNamesNoPackage(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckMentionsFetch: "check -h" and check's errors name -fetch.
+func TestCheckMentionsFetch(t *testing.T) {
+	var out, errOut bytes.Buffer
+	if code := run(context.Background(), []string{"check", "-h"}, testsupport.EnvMap(nil), strings.NewReader(""), &out, &errOut); code != 0 ||
+		!strings.Contains(out.String(), "-fetch") || !strings.Contains(out.String(), "check -fetch -h") {
+		t.Errorf("check -h: exit %d:\n%s", code, out.String())
+	}
+	out.Reset()
+	code := run(context.Background(), []string{"check", "-agent", "x", "http://example.com/"}, testsupport.EnvMap(nil), strings.NewReader(""), &out, &errOut)
+	if code != 2 || !strings.Contains(errOut.String(), "-robots is required, or -fetch") {
+		t.Errorf("check without -robots: exit %d, %q", code, errOut.String())
+	}
+}
