@@ -42,11 +42,11 @@ var families = []family{
 	{"IPv6", "ip6tables-restore", "ip6tables-save", "::1/128"},
 }
 
-// runIPTables prints, applies or removes the redirect rules of the
-// transparent listener (docs/transparent.md).
 // iptablesUsage is the usage line of "robotsgate iptables".
 const iptablesUsage = "usage: robotsgate iptables [-apply | -remove] [-ports 80,443|all] [-uid N] [-to-port N] [-skip-dst CIDRs] [-ipv6=false]"
 
+// runIPTables prints, applies or removes the redirect rules of the
+// transparent listener (docs/transparent.md).
 func runIPTables(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("iptables", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)

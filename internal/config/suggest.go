@@ -74,7 +74,7 @@ func keyDistance(a, b string) int {
 
 // Suggest returns " (did you mean "c"?)" for the candidate c closest to
 // word by the edit distance of keys (case and - for _ are near misses),
-// "" when none is close: for mistyped flags and values, as suggestKey
+// "" when none is close: for mistyped flags and values, as [suggestKey]
 // does for YAML keys.
 func Suggest(word string, candidates []string) string {
 	if best := closest(word, candidates); best != "" {
@@ -94,7 +94,7 @@ func closest(word string, candidates []string) string {
 	return best
 }
 
-// FlagHint returns err, the error of fs.Parse, with " (did you mean
+// FlagHint returns err, the error of parsing the flags of fs, with " (did you mean
 // -name?)" when it is about a flag fs does not define and fs defines a
 // close one.
 func FlagHint(fs *flag.FlagSet, err error) error {
