@@ -143,3 +143,24 @@ func TestPageTextOnly(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkPublish is the cost the audit path pays per record: with no
+// page open, and with 16 open streams that read nothing (their buffers
+// full, every record dropped for them).
+func BenchmarkPublish(b *testing.B) {
+	for _, streams := range []int{0, maxSubscribers} {
+		b.Run(fmt.Sprintf("streams=%d", streams), func(b *testing.B) {
+			bd := New(nil)
+			for range streams {
+				bd.Subscribe()
+			}
+			e := refusal("http://a.example", "disallowed")
+			b.ReportAllocs()
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					bd.Publish(e)
+				}
+			})
+		})
+	}
+}
