@@ -29,6 +29,9 @@ func OriginsOf(s string) ([]string, error) {
 		if err == nil && u.Host == "" {
 			err = errors.New("no host")
 		}
+		if err == nil && u.User != nil {
+			err = errors.New("user information is not part of an origin")
+		}
 		var o string
 		if err == nil {
 			o, err = Origin(u)

@@ -43,3 +43,16 @@ func TestOriginSpellingsAgree(t *testing.T) {
 		}
 	}
 }
+
+// TestOriginUserInfoRefused: user information is no part of an origin,
+// for /v1/robots as for audit -origin.
+func TestOriginUserInfoRefused(t *testing.T) {
+	h := newHarness(t, harnessOpts{})
+	for _, bad := range []string{"https://user@example.com", "user:pw@example.com"} {
+		code, _ := adminDo(t, http.MethodGet, "http://"+h.addr, "/v1/robots?origin="+url.QueryEscape(bad), "", nil)
+		_, err := query.NewScanner(query.Filter{Origin: bad})
+		if code != http.StatusBadRequest || err == nil {
+			t.Errorf("%q: /v1/robots %d, audit %v; want both refused", bad, code, err)
+		}
+	}
+}
