@@ -50,18 +50,7 @@ func TestStatusPage(t *testing.T) {
 		c.Cache = "redis://user:pw-in-url@127.0.0.1:1/0"
 	}})
 	basic := "Basic " + "b3BlcmF0b3I6czNjcmV0LWFkbWluLXRva2Vu" // operator:s3cret-admin-token
-	for _, path := range []string{"/", "/status/app.js", "/v1/status", "/v1/events"} {
-		resp := statusGet(t, h.addr, path, "")
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusUnauthorized || !strings.Contains(strings.Join(resp.Header.Values("WWW-Authenticate"), ","), "Basic") {
-			t.Errorf("GET %s without the token: %d %v, want 401 asking for basic authentication", path, resp.StatusCode, resp.Header)
-		}
-		resp = statusGet(t, h.addr, path, "Basic b3BlcmF0b3I6d3Jvbmc=") // operator:wrong
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusUnauthorized {
-			t.Errorf("GET %s with a wrong password: %d, want 401", path, resp.StatusCode)
-		}
-	}
+	statusRefusedWithoutToken(t, h.addr)
 	resp := statusGet(t, h.addr, "/", basic)
 	page, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
@@ -98,7 +87,33 @@ func TestStatusPage(t *testing.T) {
 		t.Errorf("event %v", got)
 	}
 
-	resp = statusGet(t, h.addr, "/v1/status", basic)
+	checkStatusData(t, h.addr, basic, o.URL, token)
+}
+
+// statusRefusedWithoutToken: the page, its assets, data and stream
+// answer 401 asking for basic authentication without the token and with
+// a wrong one.
+func statusRefusedWithoutToken(t *testing.T, addr string) {
+	t.Helper()
+	for _, path := range []string{"/", "/status/app.js", "/v1/status", "/v1/events"} {
+		resp := statusGet(t, addr, path, "")
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusUnauthorized || !strings.Contains(strings.Join(resp.Header.Values("WWW-Authenticate"), ","), "Basic") {
+			t.Errorf("GET %s without the token: %d %v, want 401 asking for basic authentication", path, resp.StatusCode, resp.Header)
+		}
+		resp = statusGet(t, addr, path, "Basic b3BlcmF0b3I6d3Jvbmc=") // operator:wrong
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusUnauthorized {
+			t.Errorf("GET %s with a wrong password: %d, want 401", path, resp.StatusCode)
+		}
+	}
+}
+
+// checkStatusData: /v1/status counts the one refusal of origin, shows the
+// cache mode without credentials and no secret.
+func checkStatusData(t *testing.T, addr, auth, origin, token string) {
+	t.Helper()
+	resp := statusGet(t, addr, "/v1/status", auth)
 	body, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
 	var st struct {
@@ -114,7 +129,7 @@ func TestStatusPage(t *testing.T) {
 	if err := json.Unmarshal(body, &st); err != nil {
 		t.Fatalf("/v1/status: %v\n%s", err, body)
 	}
-	if st.Refusals != 1 || len(st.Top) != 1 || st.Top[0].Origin != o.URL || st.Cache.Mode != "redis://127.0.0.1:1" {
+	if st.Refusals != 1 || len(st.Top) != 1 || st.Top[0].Origin != origin || st.Cache.Mode != "redis://127.0.0.1:1" {
 		t.Errorf("/v1/status: %s", body)
 	}
 	for _, secret := range []string{token, "pw-in-url", "user:"} {

@@ -69,38 +69,45 @@ func TestAgentReadAlikeEverywhere(t *testing.T) {
 		if a.value == "" { // no User-Agent: check needs an -agent
 			continue
 		}
-		// The proxy: the rule's line in X-Robotsgate-Rule.
-		req, _ := http.NewRequest(http.MethodGet, u, nil)
-		req.Header.Set("User-Agent", a.value)
-		resp, err := proxy.client.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		proxyRule := resp.Header.Get("X-Robotsgate-Rule") // "Disallow: /; line 4"
-		// check, offline.
-		var outB, errB strings.Builder
-		code := runCheck([]string{"-robots", file, "-agent", a.value, "-json", u}, strings.NewReader(""), &outB, &errB)
-		out, errOut := outB.String(), errB.String()
-		var offline struct {
-			Rule string
-			Line int
-		}
-		if code == 2 || json.Unmarshal([]byte(out), &offline) != nil {
-			t.Fatalf("%s: check: %d %s %s", a.name, code, out, errOut)
-		}
-		// check -fetch.
-		code, out, errOut = runCheckFetchTest(t, nil, "", "-agent", a.value, "-json", u)
-		var fetched struct {
-			Rule string
-			Line int
-		}
-		if code == 2 || json.Unmarshal([]byte(out), &fetched) != nil {
-			t.Fatalf("%s: check -fetch: %d %s %s", a.name, code, out, errOut)
-		}
+		proxyRule, offline, fetched := threeReadings(t, proxy, file, a.name, a.value, u)
 		want := fmt.Sprintf("%s; line %d", offline.Rule, offline.Line)
 		if proxyRule != want || fetched.Rule != offline.Rule || fetched.Line != offline.Line {
 			t.Errorf("%s (%q): proxy %q, check %q, check -fetch %q line %d", a.name, a.value, proxyRule, want, fetched.Rule, fetched.Line)
 		}
 	}
+}
+
+// rule is the deciding rule and line of a check -json answer.
+type rule struct {
+	Rule string
+	Line int
+}
+
+// threeReadings decides u for the User-Agent value: through the proxy
+// (its X-Robotsgate-Rule), with check -robots file and with check
+// -fetch.
+func threeReadings(t *testing.T, proxy *running, file, name, value, u string) (proxyRule string, offline, fetched rule) {
+	t.Helper()
+	// The proxy: the rule's line in X-Robotsgate-Rule.
+	req, _ := http.NewRequest(http.MethodGet, u, nil)
+	req.Header.Set("User-Agent", value)
+	resp, err := proxy.client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	proxyRule = resp.Header.Get("X-Robotsgate-Rule") // "Disallow: /; line 4"
+	// check, offline.
+	var outB, errB strings.Builder
+	code := runCheck([]string{"-robots", file, "-agent", value, "-json", u}, strings.NewReader(""), &outB, &errB)
+	out, errOut := outB.String(), errB.String()
+	if code == 2 || json.Unmarshal([]byte(out), &offline) != nil {
+		t.Fatalf("%s: check: %d %s %s", name, code, out, errOut)
+	}
+	// check -fetch.
+	code, out, errOut = runCheckFetchTest(t, nil, "", "-agent", value, "-json", u)
+	if code == 2 || json.Unmarshal([]byte(out), &fetched) != nil {
+		t.Fatalf("%s: check -fetch: %d %s %s", name, code, out, errOut)
+	}
+	return proxyRule, offline, fetched
 }

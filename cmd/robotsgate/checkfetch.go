@@ -125,13 +125,7 @@ func parseCheckFetch(args []string, env func(string) string, stdin io.Reader, st
 	if err != nil {
 		return fl, checkFetchFail(stderr, "%v", err)
 	}
-	fl.cfg, fl.agent, fl.purposes, fl.use = cfg, cfg.Agent, cfg.Purposes, cfg.ContentUse
-	if *agent != "" {
-		fl.agent = robots.CrawlerToken(*agent) // a token, or a whole User-Agent, read as the proxy reads one
-		if fl.agent == "" {
-			fmt.Fprintf(stderr, "robotsgate check: note: -agent %q names no crawler (a browser's User-Agent, or no product token), so only the * group applies, as in the proxy\n", *agent)
-		}
-	}
+	fl.cfg, fl.agent, fl.purposes, fl.use = cfg, fetchAgent(*agent, cfg.Agent, stderr), cfg.Purposes, cfg.ContentUse
 	if fl.purposes, err = checkPurposes(*purposeList, fl.purposes); err != nil {
 		return fl, checkFetchFail(stderr, "-purpose: %v", err)
 	}
@@ -156,6 +150,20 @@ func parseCheckFetch(args []string, env func(string) string, stdin io.Reader, st
 		return fl, checkFetchFail(stderr, "-parallel must be at least 1")
 	}
 	return fl, -1
+}
+
+// fetchAgent is the agent of "check -fetch": the -agent value v read as
+// the proxy reads a User-Agent (a token, or a whole User-Agent; a note
+// when it names no crawler), else the configured agent.
+func fetchAgent(v, configured string, stderr io.Writer) string {
+	if v == "" {
+		return configured
+	}
+	agent := robots.CrawlerToken(v)
+	if agent == "" {
+		fmt.Fprintf(stderr, "robotsgate check: note: -agent %q names no crawler (a browser's User-Agent, or no product token), so only the * group applies, as in the proxy\n", v)
+	}
+	return agent
 }
 
 // checkPurposes parses -purpose: "" keeps configured, "none" is none.
