@@ -23,6 +23,9 @@ func TestFlagErrorsConsistent(t *testing.T) {
 		"check -agnet x":          `(did you mean -agent?)`,
 		"check -fetch -paralel 2": `(did you mean -parallel?)`,
 		"audit -sumary":           `(did you mean -summary?)`,
+		"ca -pme":                 `(did you mean -pem?)`,
+		"health -admin-listn x":   `(did you mean -admin-listen?)`,
+		"reload -admin-tokn x":    `(did you mean -admin-token?)`,
 	} {
 		var out, errOut bytes.Buffer
 		code := run(context.Background(), strings.Fields(args), testsupport.EnvMap(nil), strings.NewReader(""), &out, &errOut)
