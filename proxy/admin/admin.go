@@ -76,7 +76,15 @@ type Config struct {
 	// (as a bearer token, or as the password of HTTP basic
 	// authentication, which a browser asks for).
 	Status http.Handler
+	// Directory serves the Web Bot Auth key directory at
+	// /.well-known/http-message-signatures-directory, to anyone (it is
+	// public); nil: 404.
+	Directory http.Handler
 }
+
+// directoryPath is the well-known path of the Web Bot Auth key
+// directory, served without the token.
+const directoryPath = "/.well-known/http-message-signatures-directory"
 
 // Admin is robotsgate's admin HTTP API. Create it with New.
 //
@@ -104,6 +112,8 @@ func adminAllow(path string) (allow string, ok bool) {
 		return "GET, HEAD, DELETE", true
 	case "/v1/reload":
 		return "POST", true
+	case directoryPath:
+		return "GET, HEAD", true
 	}
 	return "", false
 }
@@ -129,6 +139,9 @@ func New(cfg Config) *Admin {
 		a.mux.Handle("GET "+status.AssetsPath, cfg.Status)
 		a.mux.Handle("GET "+status.DataPath, cfg.Status)
 		a.mux.Handle("GET "+status.EventsPath, cfg.Status)
+	}
+	if cfg.Directory != nil {
+		a.mux.Handle("GET "+directoryPath, cfg.Directory)
 	}
 	a.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		allow, ok := adminAllow(r.URL.Path)
@@ -156,7 +169,7 @@ func (a *Admin) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusForbidden, jsonError{Error: "admin API: " + r.Method + " is disabled: set admin_token (ROBOTSGATE_ADMIN_TOKEN) to enable purge and reload"})
 		return
 	}
-	open := r.URL.Path == "/healthz" || r.URL.Path == "/readyz"
+	open := r.URL.Path == "/healthz" || r.URL.Path == "/readyz" || r.URL.Path == directoryPath
 	page := a.cfg.Status != nil && status.IsPath(r.URL.Path) // live decisions: never without the token
 	need := a.cfg.Token != "" && (changes || page || (a.cfg.Protect && !open))
 	if need && !a.authorized(r.Header.Get("Authorization")) {
