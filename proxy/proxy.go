@@ -132,7 +132,7 @@ type Server struct {
 
 	board       *status.Board       // the status page's records and counts (statuspage.go)
 	cacheStatus func() status.Cache // Deps.CacheStatus
-	fetchSig *signing.Holder // the Signer of robotsgate's own fetches (signstep.go)
+	fetchSig    *signing.Holder     // the Signer of robotsgate's own fetches (signstep.go)
 }
 
 // New returns a Server for cfg, which must be valid (Config.Validate).
