@@ -54,7 +54,7 @@ func readHello(conn net.Conn) (Hello, error) {
 	return Hello{}, err
 }
 
-// readerConn is an io.Reader as the net.Conn crypto/tls reads a
+// readerConn is an [io.Reader] as the [net.Conn] crypto/tls reads a
 // ClientHello from; the handshake calls nothing but Read and Write.
 type readerConn struct{ r io.Reader }
 
@@ -67,7 +67,7 @@ func (c readerConn) SetDeadline(time.Time) error      { return nil }
 func (c readerConn) SetReadDeadline(time.Time) error  { return nil }
 func (c readerConn) SetWriteDeadline(time.Time) error { return nil }
 
-// noAddr is the address of a readerConn.
+// noAddr is the address of a [readerConn].
 type noAddr struct{}
 
 func (noAddr) Network() string { return "none" }
