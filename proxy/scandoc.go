@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"golang.org/x/net/html/charset"
+	"golang.org/x/text/encoding"
 	"golang.org/x/text/encoding/unicode"
 	"golang.org/x/text/transform"
 
@@ -133,29 +134,27 @@ func scanHead(src io.Reader, s *tagScan, maxBytes int, sniff bool, ctype string)
 }
 
 // headText is src as the text an HTML parser reads, or why it cannot
-// be: the encoding is determined as a browser does (byte order mark, the
-// charset of ctype, a <meta charset> in the first bytes;
-// [charset.DetermineEncoding]). UTF-16 is decoded (when a byte order
-// mark says so, or a charset says so and the first bytes hold the NUL
-// bytes of UTF-16 text); every other encoding a browser knows shows
-// markup as ASCII bytes and is read as it is. UTF-32, and NUL bytes in
-// the first text (UTF-16 without a byte order mark or charset, an
-// encoding the scan does not know), cannot be read.
+// be. Of the encodings a browser knows, only UTF-16 does not show markup
+// as ASCII bytes; it is decoded when a byte order mark says so, or when
+// the charset of ctype names it (any label of the encoding standard:
+// [charset.Lookup]) and the first bytes hold the NUL bytes of UTF-16
+// text (a label on an ASCII body is a mislabel). A <meta charset> is not
+// read: the HTML standard reads one naming UTF-16 as UTF-8. Every other
+// body is read as it is. UTF-32, and NUL bytes in the first text
+// (UTF-16 without a byte order mark or charset, an encoding the scan does
+// not know), cannot be read.
 func headText(src io.Reader, ctype string) (io.Reader, string) {
 	br := bufio.NewReaderSize(src, prescanLen)
 	peek, _ := br.Peek(prescanLen)
 	if bytes.HasPrefix(peek, []byte("\xff\xfe\x00\x00")) || bytes.HasPrefix(peek, []byte("\x00\x00\xfe\xff")) {
 		return nil, "body cannot be decoded: UTF-32 (byte order mark), an encoding robotsgate does not decode"
 	}
-	enc, name, _ := charset.DetermineEncoding(peek, ctype)
-	bom := bytes.HasPrefix(peek, []byte("\xfe\xff")) || bytes.HasPrefix(peek, []byte("\xff\xfe"))
 	var text io.Reader = br
 	first := peek
-	switch {
-	case (name == "utf-16le" || name == "utf-16be") && (bom || bytes.IndexByte(peek, 0) >= 0):
+	if enc := utf16Of(peek, ctype); enc != nil {
 		text = transform.NewReader(br, unicode.BOMOverride(enc.NewDecoder()))
 		first, _, _ = transform.Bytes(unicode.BOMOverride(enc.NewDecoder()), peek[:len(peek)&^1])
-	case bytes.HasPrefix(peek, []byte("\xef\xbb\xbf")):
+	} else if bytes.HasPrefix(peek, []byte("\xef\xbb\xbf")) {
 		_, _ = br.Discard(3) // a UTF-8 byte order mark is no text of the head
 		first = peek[3:]
 	}
@@ -163,4 +162,28 @@ func headText(src io.Reader, ctype string) (io.Reader, string) {
 		return nil, "body cannot be decoded: NUL bytes in its first text (UTF-16 without a byte order mark or charset, or another encoding robotsgate does not decode)"
 	}
 	return text, ""
+}
+
+// utf16Of returns the UTF-16 encoding a body beginning with peek is in,
+// as [headText] says, or nil.
+func utf16Of(peek []byte, ctype string) encoding.Encoding {
+	switch {
+	case bytes.HasPrefix(peek, []byte("\xfe\xff")):
+		return unicode.UTF16(unicode.BigEndian, unicode.IgnoreBOM)
+	case bytes.HasPrefix(peek, []byte("\xff\xfe")):
+		return unicode.UTF16(unicode.LittleEndian, unicode.IgnoreBOM)
+	case bytes.IndexByte(peek, 0) < 0:
+		return nil
+	}
+	_, params, err := mime.ParseMediaType(ctype)
+	if err != nil {
+		return nil
+	}
+	switch _, name := charset.Lookup(params["charset"]); name {
+	case "utf-16le":
+		return unicode.UTF16(unicode.LittleEndian, unicode.IgnoreBOM)
+	case "utf-16be":
+		return unicode.UTF16(unicode.BigEndian, unicode.IgnoreBOM)
+	}
+	return nil
 }
