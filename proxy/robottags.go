@@ -127,7 +127,7 @@ func scanRobotTags(resp *http.Response, cfg config.RobotTagsConfig) *tagScan {
 		return s
 	}
 	s := &tagScan{Header: robottag.ParseXRobotsTag(resp.Header.Values("X-Robots-Tag"))}
-	kind, ctype := docKindOf(resp.Header)
+	kind := docKindOf(resp.Header)
 	if kind == docOther || !hasBody(resp) || resp.StatusCode/100 != 2 {
 		return s
 	}
@@ -135,22 +135,22 @@ func scanRobotTags(resp *http.Response, cfg config.RobotTagsConfig) *tagScan {
 		s.NotScanned = "robot_tags.max_scan_bytes is 0"
 		return s
 	}
-	scanBody(resp, s, cfg.MaxScanBytes, kind == docSniff, ctype)
+	scanBody(resp, s, cfg.MaxScanBytes, kind == docSniff)
 	return s
 }
 
 // scanBody fills in s.Meta from the head in the first maxBytes decoded
-// bytes of resp's body ([scanHead]; sniff and ctype as [docKindOf] says)
+// bytes of resp's body ([scanHead]; sniff as [docKindOf] says)
 // and replaces resp.Body by a *[tagBody] replaying the bytes read (as the
 // origin sent them) before the rest. The coded bytes read are bounded too
 // ([enforce.DecodeBody]), so a decompression bomb costs no more memory
 // than a plain page.
-func scanBody(resp *http.Response, s *tagScan, maxBytes int, sniff bool, ctype string) {
+func scanBody(resp *http.Response, s *tagScan, maxBytes int, sniff bool) {
 	orig := resp.Body
 	rec := &scanRecorder{r: orig}
 	src, codings, err := enforce.DecodeBody(resp.Header, rec, maxBytes)
 	if err == nil {
-		err = scanHead(src, s, maxBytes, sniff, ctype) // fails only when reading fails
+		err = scanHead(src, s, maxBytes, sniff) // fails only when reading fails
 	}
 	s.Scanned = len(rec.buf)
 	var rest io.Reader = orig

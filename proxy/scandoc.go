@@ -10,7 +10,6 @@ import (
 	"strconv"
 	"strings"
 
-	"golang.org/x/net/html/charset"
 	"golang.org/x/text/encoding"
 	"golang.org/x/text/encoding/unicode"
 	"golang.org/x/text/transform"
@@ -41,24 +40,24 @@ const (
 )
 
 // docKindOf returns what the Content-Type headers of h say of scanning
-// the body, and the value of the HTML one. Every value and every element
-// of a comma-separated value counts (a browser takes the last valid one,
-// other clients the first): any HTML type makes the body HTML. A value
-// whose parameters do not parse still names its type; when no value names
-// a type, the body is sniffed.
-func docKindOf(h http.Header) (docKind, string) {
+// the body. Every value and every element of a comma-separated value
+// counts (a browser takes the last valid one, other clients the first):
+// any HTML type makes the body HTML. A value whose parameters do not
+// parse still names its type; when no value names a type, the body is
+// sniffed.
+func docKindOf(h http.Header) docKind {
 	kind := docSniff
 	for _, v := range h.Values("Content-Type") {
 		for part := range strings.SplitSeq(v, ",") {
-			switch k := typeKind(part); k {
+			switch typeKind(part) {
 			case docHTML:
-				return docHTML, part
+				return docHTML
 			case docOther:
 				kind = docOther
 			}
 		}
 	}
-	return kind, ""
+	return kind
 }
 
 // typeKind is the kind of one media type: [docSniff] when it names no type.
@@ -107,11 +106,11 @@ func isToken(s string) bool {
 // text. A head the scan cannot read whole (an encoding it does not
 // decode, a head that goes on past maxBytes) makes s Incomplete. The
 // error is a read error of src. At most maxBytes+1 bytes of src are read.
-func scanHead(src io.Reader, s *tagScan, maxBytes int, sniff bool, ctype string) error {
+func scanHead(src io.Reader, s *tagScan, maxBytes int, sniff bool) error {
 	// One byte past the window tells a head that goes on from one that
 	// ends with it.
 	window := &io.LimitedReader{R: src, N: int64(maxBytes) + 1}
-	text, why := headText(window, ctype)
+	text, why := headText(window)
 	if why == "" && sniff {
 		tb := bufio.NewReaderSize(text, sniffLen)
 		p, _ := tb.Peek(sniffLen)
@@ -135,15 +134,14 @@ func scanHead(src io.Reader, s *tagScan, maxBytes int, sniff bool, ctype string)
 
 // headText is src as the text an HTML parser reads, or why it cannot
 // be. Of the encodings a browser knows, only UTF-16 does not show markup
-// as ASCII bytes; it is decoded when a byte order mark says so, or when
-// the charset of ctype names it (any label of the encoding standard:
-// [charset.Lookup]) and the first bytes hold the NUL bytes of UTF-16
-// text (a label on an ASCII body is a mislabel). A <meta charset> is not
-// read: the HTML standard reads one naming UTF-16 as UTF-8. Every other
-// body is read as it is. UTF-32, and NUL bytes in the first text
-// (UTF-16 without a byte order mark or charset, an encoding the scan does
-// not know), cannot be read.
-func headText(src io.Reader, ctype string) (io.Reader, string) {
+// as ASCII bytes; it is decoded when a byte order mark says so, or, with
+// none, when the first bytes hold the NUL bytes of UTF-16 text, in the
+// byte order where they stand ([utf16Of]), whatever the charset of the
+// Content-Type says: a client that reads the label, or one that detects
+// the encoding, sees the same markup. Every other body is read as it is
+// (a UTF-8 byte order mark skipped). UTF-32, and NUL bytes left in the
+// first text, cannot be read.
+func headText(src io.Reader) (io.Reader, string) {
 	br := bufio.NewReaderSize(src, prescanLen)
 	peek, _ := br.Peek(prescanLen)
 	if bytes.HasPrefix(peek, []byte("\xff\xfe\x00\x00")) || bytes.HasPrefix(peek, []byte("\x00\x00\xfe\xff")) {
@@ -151,7 +149,7 @@ func headText(src io.Reader, ctype string) (io.Reader, string) {
 	}
 	var text io.Reader = br
 	first := peek
-	if enc := utf16Of(peek, ctype); enc != nil {
+	if enc := utf16Of(peek); enc != nil {
 		text = transform.NewReader(br, unicode.BOMOverride(enc.NewDecoder()))
 		first, _, _ = transform.Bytes(unicode.BOMOverride(enc.NewDecoder()), peek[:len(peek)&^1])
 	} else if bytes.HasPrefix(peek, []byte("\xef\xbb\xbf")) {
@@ -159,31 +157,39 @@ func headText(src io.Reader, ctype string) (io.Reader, string) {
 		first = peek[3:]
 	}
 	if bytes.IndexByte(first, 0) >= 0 {
-		return nil, "body cannot be decoded: NUL bytes in its first text (UTF-16 without a byte order mark or charset, or another encoding robotsgate does not decode)"
+		return nil, "body cannot be decoded: NUL bytes in its first text (UTF-32, or another encoding robotsgate does not decode)"
 	}
 	return text, ""
 }
 
-// utf16Of returns the UTF-16 encoding a body beginning with peek is in,
-// as [headText] says, or nil.
-func utf16Of(peek []byte, ctype string) encoding.Encoding {
+// utf16Of returns the UTF-16 encoding of a body that begins with peek:
+// the one its byte order mark names, else, when NUL bytes make up at
+// least a quarter of the bytes at even or at odd offsets (as the high
+// bytes of the ASCII characters of markup do), big endian when more of
+// them stand at even offsets and little endian otherwise; nil for any
+// other body.
+func utf16Of(peek []byte) encoding.Encoding {
 	switch {
 	case bytes.HasPrefix(peek, []byte("\xfe\xff")):
 		return unicode.UTF16(unicode.BigEndian, unicode.IgnoreBOM)
 	case bytes.HasPrefix(peek, []byte("\xff\xfe")):
 		return unicode.UTF16(unicode.LittleEndian, unicode.IgnoreBOM)
-	case bytes.IndexByte(peek, 0) < 0:
-		return nil
 	}
-	_, params, err := mime.ParseMediaType(ctype)
-	if err != nil {
-		return nil
+	var even, odd int
+	for i, c := range peek {
+		if c == 0 {
+			if i%2 == 0 {
+				even++
+			} else {
+				odd++
+			}
+		}
 	}
-	switch _, name := charset.Lookup(params["charset"]); name {
-	case "utf-16le":
-		return unicode.UTF16(unicode.LittleEndian, unicode.IgnoreBOM)
-	case "utf-16be":
+	switch {
+	case 8*max(even, odd) < len(peek): // a stray NUL is no UTF-16 (and is refused as it is)
+		return nil
+	case even > odd:
 		return unicode.UTF16(unicode.BigEndian, unicode.IgnoreBOM)
 	}
-	return nil
+	return unicode.UTF16(unicode.LittleEndian, unicode.IgnoreBOM)
 }

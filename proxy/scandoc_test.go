@@ -56,6 +56,9 @@ var scanPages = map[string]scanPage{
 	"/long-head":      {[]string{"text/html"}, longHead},
 	"/utf32":          {[]string{"text/html"}, "\xff\xfe\x00\x00" + strings.Repeat("<\x00\x00\x00", 10)},
 	"/utf16-no-label": {[]string{"text/html"}, utf16Bytes(noaiPage, true, false)},
+	"/utf16-mislabel": {[]string{"text/html; charset=utf-16le"}, utf16Bytes(noaiPage, true, false)},
+	"/stray-nul":      {[]string{"text/html"}, "<html><head>\x00" + noaiPage[len("<!doctype html><html><head>"):]},
+	"/utf32-no-bom":   {[]string{"text/html"}, "<\x00\x00\x00h\x00\x00\x00" + strings.Repeat("t\x00\x00\x00", 20)},
 	"/plain":          {[]string{"text/plain"}, noaiPage},
 	"/no-type-text":   {nil, "just some text, " + strings.Repeat("no markup ", 10000)},
 	"/long-body":      {[]string{"text/html"}, "<html><head><title>t</title></head><body>" + strings.Repeat("kept ", 20000) + "</body></html>"},
@@ -80,9 +83,9 @@ func serveScanPages(w http.ResponseWriter, r *http.Request) {
 // client could take for HTML, in the encoding a browser would decode:
 // application/xhtml+xml, no Content-Type (sniffed), a Content-Type whose
 // parameters do not parse or that is not a type, an HTML type among
-// several, UTF-16 (byte order mark, or a charset with the text's NUL
-// bytes), a UTF-8 byte order mark. A head it cannot read whole (longer
-// than max_scan_bytes, UTF-32, UTF-16 without a label) is refused
+// several, UTF-16 (byte order mark, or none: by its NUL bytes, whatever
+// the label says), a UTF-8 byte order mark. A head it cannot read whole
+// (longer than max_scan_bytes, UTF-32) is refused
 // response-unscannable. Before, each of these was forwarded unscanned.
 func TestScanSeesEveryHTML(t *testing.T) {
 	origin := httptest.NewServer(http.HandlerFunc(serveScanPages))
@@ -92,8 +95,10 @@ func TestScanSeesEveryHTML(t *testing.T) {
 		"/xhtml": "robot-tag", "/no-type": "robot-tag", "/bad-params": "robot-tag", "/no-subtype": "robot-tag",
 		"/two-types": "robot-tag", "/utf16le-bom": "robot-tag", "/utf16be-bom": "robot-tag",
 		"/utf16-charset": "robot-tag", "/no-type-utf16": "robot-tag", "/utf8-bom": "robot-tag",
-		"/long-head": "response-unscannable", "/utf32": "response-unscannable", "/utf16-no-label": "response-unscannable",
-		"/plain": "", "/no-type-text": "", "/long-body": "", "/implicit-head": "",
+		"/utf16-no-label": "robot-tag", "/utf16-mislabel": "robot-tag",
+		"/long-head": "response-unscannable", "/utf32": "response-unscannable", "/utf32-no-bom": "response-unscannable",
+		"/stray-nul": "response-unscannable",
+		"/plain":     "", "/no-type-text": "", "/long-body": "", "/implicit-head": "",
 	}
 	for path, reason := range want {
 		resp, body := h.get(t, origin.URL+path)
