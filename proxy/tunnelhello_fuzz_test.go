@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"io"
 	"net"
+	"strconv"
 	"testing"
 
 	"github.com/robotsgate/robotsgate/enforce"
@@ -67,7 +68,7 @@ func FuzzTunnelHello(f *testing.F) {
 }
 
 // clientHello returns the first record a crypto/tls client sends with cfg.
-func clientHello(t *testing.T, cfg *tls.Config) []byte {
+func clientHello(t testing.TB, cfg *tls.Config) []byte {
 	t.Helper()
 	a, b := net.Pipe()
 	defer b.Close()
@@ -128,5 +129,21 @@ func TestExamineHello(t *testing.T) {
 		if tt.want == "" && !bytes.Equal(hc.first, tt.data[:len(hc.first)]) || len(hc.first) < len(tt.data)-4 {
 			t.Errorf("%s: sends on %d of %d bytes", tt.name, len(hc.first), len(tt.data))
 		}
+	}
+}
+
+// BenchmarkExamineHello: the cost of reading and checking one
+// ClientHello of Go's client, whole and in 7-byte reads.
+func BenchmarkExamineHello(b *testing.B) {
+	named := clientHello(b, &tls.Config{ServerName: "open.test"})
+	for _, chunk := range []int{4096, 7} {
+		b.Run("read="+strconv.Itoa(chunk), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if hc := examineHello(&chunkReader{data: named, n: chunk}, "open.test:443"); hc.reason != "" {
+					b.Fatal(hc.detail)
+				}
+			}
+		})
 	}
 }
