@@ -24,6 +24,9 @@ type pathSet struct {
 	// work is the number of octets searched directly so far; past
 	// [directBudget] the decision indexes the path and searches no more.
 	work int
+	// tried counts the patterns considered and the segments of those
+	// looked for in the path's index, for tests of the work bounds.
+	tried int
 }
 
 // lazyIndex is the [occIndex] of a decision, from the file's pool once
@@ -82,6 +85,7 @@ func (ps *pathSet) mayMatch(m *matcher) bool {
 // octets, it indexes the path (see [occIndex]), after which a pattern costs
 // O(segments·log len(path)) whatever the file.
 func (ps *pathSet) matches(m *matcher, lz *lazyIndex) bool {
+	ps.tried++
 	if !ps.mayMatch(m) {
 		return false
 	}
@@ -97,6 +101,7 @@ func (ps *pathSet) matches(m *matcher, lz *lazyIndex) bool {
 		lz.ix.build(ps.p, f)
 	}
 	if lz.ix != nil {
+		ps.tried += len(m.ends)
 		if ok, indexed := m.matchIndexed(ps.p, lz.ix, f); indexed {
 			return ok
 		}

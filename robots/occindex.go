@@ -78,7 +78,7 @@ func (x *occIndex) build(p []byte, f *segFilter) {
 	x.wmBuilt = false
 	var count [257]int32
 	for _, c := range p {
-		count[c+1]++
+		count[int(c)+1]++ // int: octet 255 too
 	}
 	for c := 1; c < 257; c++ {
 		count[c] += count[c-1]
