@@ -66,7 +66,19 @@ type Config struct {
 	Transparent TransparentConfig
 	// Sites are the per-site exceptions (sites.go), in file order.
 	Sites []Site
+	// ReloadAllowEmpty lets a reload apply a configuration file that
+	// holds no setting; otherwise such a reload is refused, as a file
+	// caught while it is rewritten.
+	ReloadAllowEmpty bool
+
+	// emptyFile: the configuration file, read by Load, held no setting.
+	emptyFile bool
 }
+
+// EmptyFile reports whether the configuration file Load read held no
+// setting (it was empty, or only comments): a file caught between being
+// truncated and written again reads so. False without a file.
+func (c *Config) EmptyFile() bool { return c.emptyFile }
 
 // TransparentConfig is the transparent listener: connections the kernel
 // redirected to robotsgate (iptables REDIRECT) from clients without proxy
