@@ -246,7 +246,7 @@ func retrySeconds(d time.Duration) int {
 // Retry-After when d has one, on h.
 func setDecisionHeaders(h http.Header, d enforce.Decision) {
 	h.Set(HeaderDecision, string(d.Reason))
-	h.Set(HeaderAgent, agentName(d.Agent))
+	h.Set(HeaderAgent, withoutControl(agentName(d.Agent), -1))
 	if rh := ruleHeader(d); rh != "" {
 		h.Set(HeaderRule, rh)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/robotsgate/robotsgate/enforce"
 	"github.com/robotsgate/robotsgate/internal/config"
+	"github.com/robotsgate/robotsgate/internal/safetext"
 	"github.com/robotsgate/robotsgate/proxy"
 	"github.com/robotsgate/robotsgate/robots"
 	"github.com/robotsgate/robotsgate/robots/aipref"
@@ -94,7 +95,7 @@ func runCheck(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 // and returns the exit status: 1 when any is disallowed, 0 otherwise;
 // the error is w's.
 func writeVerdicts(w io.Writer, r *robots.Robots, agent string, urls []string, pol enforce.UsagePolicy, sites []config.Site, asJSON bool) (int, error) {
-	enc := json.NewEncoder(w)
+	enc := json.NewEncoder(safetext.Writer(w))
 	enc.SetEscapeHTML(false)
 	status := 0
 	for _, u := range urls {
@@ -106,7 +107,7 @@ func writeVerdicts(w io.Writer, r *robots.Robots, agent string, urls []string, p
 		if asJSON {
 			err = enc.Encode(newCheckResult(u, &v, pol).withSite(site))
 		} else {
-			_, err = io.WriteString(w, checkLine(u, &v, pol.Purposes, site))
+			_, err = io.WriteString(w, printable(checkLine(u, &v, pol.Purposes, site))+"\n")
 		}
 		if err != nil {
 			return status, err
@@ -154,7 +155,8 @@ func checkPolicy(purposeList, useName string) (enforce.UsagePolicy, error) {
 // checkLine is the text line of one URL: the verdict ("allowed",
 // "disallowed" or "usage-disallowed"), the URL, the deciding rule and
 // its line, the detail, and the usage preferences of the declared
-// purposes (of the purposes with one, when none is declared).
+// purposes (of the purposes with one, when none is declared), without
+// its line feed.
 func checkLine(u string, v *enforce.Verdict, purposes aipref.Set, site config.Site) string {
 	var b strings.Builder
 	switch v.Reason {
@@ -197,7 +199,6 @@ func checkLine(u string, v *enforce.Verdict, purposes aipref.Set, site config.Si
 	if su := v.SiteUse; su.Level != aipref.UseUnknown {
 		fmt.Fprintf(&b, "  use: %s (%s, line %d)", su.Level, su.Rule, su.Line)
 	}
-	b.WriteByte('\n')
 	return b.String()
 }
 
