@@ -103,7 +103,7 @@ func Decompress(r io.Reader) (io.Reader, error) {
 	return &boundedGzip{zr: zr, in: in}, nil
 }
 
-// gzipRatio and gzipSlack bound what a gzip stream may decompress to:
+// [gzipRatio] and [gzipSlack] bound what a gzip stream may decompress to:
 // audit lines compress about ten times, a crafted stream a thousand.
 const (
 	gzipRatio = 100
