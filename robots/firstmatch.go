@@ -25,6 +25,11 @@ type FirstMatch struct {
 	size int64
 }
 
+// eagerPath is the eager length of a FirstMatch's index (see
+// [fileIndex]): a path this long costs, if its patterns are hostile, more
+// to search directly than to index.
+const eagerPath = 2 << 10
+
 // Segments is one pattern of a [FirstMatch]: the literal runs between its
 // wildcards (len(Segs)-1 wildcards; Segs[0] is a prefix of the path, maybe
 // empty) and whether it ends where the path ends.
@@ -53,7 +58,7 @@ func NewFirstMatch(pats []Segments) *FirstMatch {
 	if len(cp.matchers) > indexMin {
 		cp.index = newMatchIndex(cp.matchers)
 	}
-	f.idx = &fileIndex{segs: newFileFilter([]*part{&f.pt}), budget: directBudget}
+	f.idx = &fileIndex{segs: newFileFilter([]*part{&f.pt}), budget: directBudget, eager: eagerPath}
 	f.idx.pool.New = func() any { return new(occIndex) }
 	f.size = alloc(unsafe.Sizeof(*f)) + f.pt.memSize() + alloc(unsafe.Sizeof(*f.idx)) + f.idx.segs.memSize()
 	return f

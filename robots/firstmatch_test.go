@@ -59,6 +59,11 @@ func firstMatchCheck(t *testing.T, pats []Segments, path string) {
 	if got := f.Index(path); got != want {
 		t.Fatalf("indexed: patterns %+v path %q: %d, reference %d", pats, path, got, want)
 	}
+	f = NewFirstMatch(pats)
+	f.idx.eager = 1 // index the path in the filter's scan
+	if got := f.Index(path); got != want {
+		t.Fatalf("indexed eagerly: patterns %+v path %q: %d, reference %d", pats, path, got, want)
+	}
 }
 
 func TestFirstMatch(t *testing.T) {
