@@ -25,7 +25,7 @@ type FirstMatch struct {
 	size int64
 }
 
-// eagerPath is the eager length of a FirstMatch's index (see
+// eagerPath is the eager length of the index of a [FirstMatch] (see
 // [fileIndex]): a path this long costs, if its patterns are hostile, more
 // to search directly than to index.
 const eagerPath = 2 << 10
