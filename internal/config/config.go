@@ -60,6 +60,7 @@ type Config struct {
 	RobotTags  RobotTagsConfig
 	Usage      UsageConfig
 	TDMRep     TDMRepConfig
+	Signing    SigningConfig // Web Bot Auth request signatures (signing.go)
 	Auth       AuthConfig
 	// Transparent is the listener of redirected connections (transparent
 	// sidecar).
@@ -201,6 +202,7 @@ func Default() Config {
 			Mode:     TDMRepReport,
 			Purposes: defaultTDMPurposes(),
 		},
+		Signing: defaultSigning(),
 		RobotTags: RobotTagsConfig{
 			Mode:         RobotTagsAnnotate,
 			Deny:         robottag.DefaultDeny(),

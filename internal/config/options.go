@@ -112,6 +112,13 @@ func sectionOptions() []option {
 		{"tdmrep.mode", "tdmrep", "W3C TDMRep (/.well-known/tdmrep.json, tdm-reservation header and meta) for crawlers with a tdmrep.purposes purpose: off, report (audit and add X-Robotsgate-TDM) or enforce (refuse reserved URLs with tdm-reserved)", func(c *Config) any { return (*string)(&c.TDMRep.Mode) }},
 		{"tdmrep.purposes", "tdmrep-purposes", "declared `purposes` that make TDMRep bind a crawler (text and data mining)", func(c *Config) any { return &c.TDMRep.Purposes }},
 
+		{"signing.key", "signing-key", "Ed25519 private key `file` (PEM PKCS#8 as openssl genpkey -algorithm ed25519 writes it, or a JWK; mode 0600) that signs every forwarded request and robotsgate's own robots.txt and tdmrep.json fetches (Web Bot Auth, see docs/signing.md); empty = no signatures", func(c *Config) any { return &c.Signing.Key }},
+		{"signing.agent", "signature-agent", "https `URL` of the key directory sent in Signature-Agent, e.g. https://crawler.example/.well-known/http-message-signatures-directory", func(c *Config) any { return &c.Signing.Agent }},
+		{"signing.agent_form", "", "dictionary: Signature-Agent: sig1=\"https://…\" (draft -01); string: the legacy Signature-Agent: \"https://…\" that verifiers of earlier drafts expect", func(c *Config) any { return (*string)(&c.Signing.AgentForm) }},
+		{"signing.components", "signing-components", "comma-separated `components` signed besides @authority and Signature-Agent: @method, @path, @query, @target-uri", func(c *Config) any { return &c.Signing.Components }},
+		{"signing.expires", "", "lifetime of a signature after its creation; at most 24h", func(c *Config) any { return &c.Signing.Expires }},
+		{"signing.publish", "", "further key files (private or public, PEM or JWK) listed in the key directory besides signing.key's: the next or the previous key of a rotation", func(c *Config) any { return &c.Signing.Publish }},
+
 		{"transparent.listen", "transparent-listen", "transparent listener `host:port` for connections redirected by the robotsgate iptables rules (clients without proxy settings); [::]:15001 takes IPv4 and IPv6; empty = off", func(c *Config) any { return &c.Transparent.Listen }},
 
 		{"auth.credentials", "", "\"user:password\" pairs accepted in Proxy-Authorization: Basic", func(c *Config) any { return &c.Auth.Credentials }},

@@ -75,6 +75,12 @@ type Event struct {
 	// TDM is the TDMRep verdict of the URL, nil when TDMRep was not
 	// consulted.
 	TDM *TDM
+
+	// SignedKeyID is the keyid of the Web Bot Auth signature robotsgate
+	// adds to the request when it forwards it (or added, for a record
+	// made after); "" for a request refused before it left, or not
+	// signed.
+	SignedKeyID string
 }
 
 // TDM is a TDMRep verdict in an audit record.

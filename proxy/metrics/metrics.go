@@ -56,6 +56,8 @@ type Metrics struct {
 	// tdm holds robotsgate_tdmrep_verdicts_total by source and
 	// reservation (tdmrep.go).
 	tdm [4][4]prometheus.Counter
+	// signed holds robotsgate_signatures_total by kind and result (signing.go).
+	signed [2][3]prometheus.Counter
 
 	reloads *prometheus.CounterVec // robotsgate_config_reloads_total by result
 
@@ -77,7 +79,7 @@ func New(known map[enforce.Reason]bool) *Metrics {
 	m.reg.MustRegister(m.requestCollectors()...)
 	m.reg.MustRegister(m.robotsCollectors()...)
 	m.reloads = newReloads()
-	m.reg.MustRegister(m.newUsageCounters(), m.reloads, m.newTDMCounters(),
+	m.reg.MustRegister(m.newUsageCounters(), m.reloads, m.newTDMCounters(), m.newSigningCounters(),
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 	)
