@@ -109,8 +109,8 @@ type Entry struct {
 }
 
 // Rebuild sets e.Parsed from the stored bodies, reading at most maxBytes
-// of them (maxBytes <= 0 means [robots.DefaultMaxBytes]): from Result.Body
-// when Result is [StatusOK], else from Good.Body when Good is set; nil
+// of them (maxBytes <= 0 means [robots.DefaultMaxBytes]): from the body of
+// Result when it is [StatusOK], else from that of Good when Good is set; nil
 // otherwise. Stores that serialise entries (every field but Parsed)
 // call it once on a loaded entry, before handing it out: entries are
 // shared and must not change afterwards.
