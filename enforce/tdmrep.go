@@ -76,6 +76,9 @@ func IsTDMRepFile(u *url.URL, method string) bool {
 // fetch fetches the file a Store key names: tdmrep.json for a TDMKey,
 // robots.txt otherwise.
 func (e *Enforcer) fetch(ctx context.Context, key string) FetchResult {
+	if isLicenseKey(key) {
+		return e.fetchLicense(ctx, key)
+	}
 	if !isTDMKey(key) {
 		return e.fetcher.Fetch(ctx, key)
 	}
@@ -88,6 +91,9 @@ func (e *Enforcer) fetch(ctx context.Context, key string) FetchResult {
 
 // fileOf names the file a Store key stands for, in logs.
 func fileOf(key string) string {
+	if isLicenseKey(key) {
+		return "license document"
+	}
 	if isTDMKey(key) {
 		return "tdmrep.json"
 	}

@@ -254,3 +254,22 @@ func appendNew(s []string, add ...string) []string {
 	}
 	return s
 }
+
+// MemSize estimates the heap d holds, for caches that bound their memory.
+func (d *Document) MemSize() int64 {
+	if d == nil {
+		return 0
+	}
+	n := int64(64 + 16*len(d.Notes))
+	for i := range d.Contents {
+		c := &d.Contents[i]
+		n += 160 + int64(len(c.URL)+len(c.Origin)+len(c.Pattern)+len(c.Server)) + c.m.r.MemSize()
+		for _, l := range c.Licenses {
+			n += 96 + int64(len(l.Payment))
+			for _, s := range l.Conditions {
+				n += 16 + int64(len(s))
+			}
+		}
+	}
+	return n
+}
