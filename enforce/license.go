@@ -148,6 +148,10 @@ type LicenseVerdict struct {
 	// Via names the spelling of the path that was prohibited, "" for the
 	// path as sent.
 	Via string
+	// Token says how a Required verdict's token was provided: "sent"
+	// (configured, added by the proxy), "client" (the client's own
+	// Authorization), "missing"; set by the proxy.
+	Token string
 }
 
 // Licenses returns the verdict of the RSL licenses that robots.txt's

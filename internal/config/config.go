@@ -60,6 +60,7 @@ type Config struct {
 	RobotTags  RobotTagsConfig
 	Usage      UsageConfig
 	TDMRep     TDMRepConfig
+	License    LicenseConfig // RSL licenses (license.go)
 	Auth       AuthConfig
 	// Transparent is the listener of redirected connections (transparent
 	// sidecar).
@@ -189,6 +190,7 @@ func Default() Config {
 			Mode:     TDMRepReport,
 			Purposes: defaultTDMPurposes(),
 		},
+		License: LicenseConfig{Mode: LicenseReport},
 		RobotTags: RobotTagsConfig{
 			Mode:         RobotTagsAnnotate,
 			Deny:         robottag.DefaultDeny(),

@@ -111,6 +111,9 @@ func sectionOptions() []option {
 		{"tdmrep.mode", "tdmrep", "W3C TDMRep (/.well-known/tdmrep.json, tdm-reservation header and meta) for crawlers with a tdmrep.purposes purpose: off, report (audit and add X-Robotsgate-TDM) or enforce (refuse reserved URLs with tdm-reserved)", func(c *Config) any { return (*string)(&c.TDMRep.Mode) }},
 		{"tdmrep.purposes", "tdmrep-purposes", "declared `purposes` that make TDMRep bind a crawler (text and data mining)", func(c *Config) any { return &c.TDMRep.Purposes }},
 
+		{"license.mode", "license", "RSL licenses (robots.txt License lines) for crawlers that declare purposes: off, report (audit and add X-Robotsgate-License) or enforce (refuse with license-prohibited or license-required)", func(c *Config) any { return (*string)(&c.License.Mode) }},
+		{"license.tokens", "license-tokens", "comma-separated `SERVER=TOKEN` items: the token sent as Authorization: License TOKEN to origins whose license needs one from that License Server (prefer the environment variable)", func(c *Config) any { return &c.License.Tokens }},
+
 		{"transparent.listen", "transparent-listen", "transparent listener `host:port` for connections redirected by the robotsgate iptables rules (clients without proxy settings); [::]:15001 takes IPv4 and IPv6; empty = off", func(c *Config) any { return &c.Transparent.Listen }},
 
 		{"auth.credentials", "", "\"user:password\" pairs accepted in Proxy-Authorization: Basic", func(c *Config) any { return &c.Auth.Credentials }},
