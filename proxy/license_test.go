@@ -222,7 +222,10 @@ func TestLicenseTokenOnlyToItsServer(t *testing.T) {
 		}
 	}
 	// In report mode the request without a token goes, without one.
-	q := startUsageProxy(t, func(c *config.Config) { c.Purposes = aipref.SetOf(aipref.TrainAI); c.License.Tokens = []string{"https://ls.example=tok-a"} })
+	q := startUsageProxy(t, func(c *config.Config) {
+		c.Purposes = aipref.SetOf(aipref.TrainAI)
+		c.License.Tokens = []string{"https://ls.example=tok-a"}
+	})
 	if resp, _ := get(t, q.client(nil), b.URL+"/report"); resp.StatusCode != 200 || !strings.HasSuffix(resp.Header.Get(HeaderLicense), "token=missing") {
 		t.Fatalf("report b: %d %v", resp.StatusCode, resp.Header)
 	}
