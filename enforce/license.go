@@ -188,7 +188,7 @@ func (e *Enforcer) Licenses(ctx context.Context, u *url.URL, method, agent strin
 			}
 			continue
 		}
-		dv, via := decideLicense(doc, origin, path, uses)
+		dv, via := DecideLicense(doc, origin, path, uses)
 		if dv.State > v.State {
 			v.Verdict, v.Via, v.License = dv, via, lu
 		}
@@ -207,10 +207,10 @@ func requestPath(u *url.URL) string {
 	return u.RequestURI()
 }
 
-// decideLicense is doc's verdict for path on origin: when the path as
+// DecideLicense is doc's verdict for path (path and query) on origin, for uses: when the path as
 // sent is not prohibited, another spelling origins may read as the same
 // path (see spellings) that is prohibited decides, and via names it.
-func decideLicense(doc *rsl.Document, origin, path string, uses rsl.Uses) (rsl.Verdict, string) {
+func DecideLicense(doc *rsl.Document, origin, path string, uses rsl.Uses) (rsl.Verdict, string) {
 	v := doc.Decide(origin, path, uses)
 	if v.State == rsl.Prohibited || !needsSpellings(path) {
 		return v, ""
