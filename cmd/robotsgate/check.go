@@ -86,13 +86,7 @@ func runCheck(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail("write: %v", err)
 	}
-	if *tdmFile != "" {
-		status = max(status, checkTDMRep(*tdmFile, fs.Args(), *asJSON, stdin, stdout, stderr))
-	}
-	if *licFile != "" {
-		status = max(status, checkLicense(*licFile, *purposeList, fs.Args(), *asJSON, stdin, stdout, stderr))
-	}
-	return status
+	return max(status, checkFiles(*tdmFile, *licFile, *purposeList, fs.Args(), *asJSON, stdin, stdout, stderr))
 }
 
 // writeVerdicts writes the verdict of r for agent and pol, with the per-site

@@ -78,6 +78,20 @@ func checkLicense(file, purposes string, urls []string, asJSON bool, stdin io.Re
 	return status
 }
 
+// checkFiles checks urls against the tdmrep.json tdmFile and the RSL
+// license licFile (for purposes) given beside -robots, each when not "",
+// and returns the highest exit status.
+func checkFiles(tdmFile, licFile, purposes string, urls []string, asJSON bool, stdin io.Reader, stdout, stderr io.Writer) int {
+	status := 0
+	if tdmFile != "" {
+		status = checkTDMRep(tdmFile, urls, asJSON, stdin, stdout, stderr)
+	}
+	if licFile != "" {
+		status = max(status, checkLicense(licFile, purposes, urls, asJSON, stdin, stdout, stderr))
+	}
+	return status
+}
+
 // licenseCheckResult is one line of "robotsgate check -license FILE -json".
 type licenseCheckResult struct {
 	URL        string   `json:"url"`
