@@ -279,4 +279,23 @@ func TestLicenseAdminDecision(t *testing.T) {
 			t.Fatalf("%s: %v %+v", purpose, err, j)
 		}
 	}
+	// Metrics: verdicts by state and fetches by status class, never by origin.
+	get(t, p.client(nil), o.URL+"/articles/x")
+	get(t, p.client(nil), o.URL+"/news")
+	rr := httptest.NewRecorder()
+	p.srv.metrics.Handler().ServeHTTP(rr, httptest.NewRequest("GET", "/metrics", nil))
+	m := rr.Body.String()
+	for _, want := range []string{
+		`robotsgate_decisions_total{decision="blocked",reason="license-prohibited"} 1`,
+		`robotsgate_license_verdicts_total{state="prohibited"} 1`,
+		`robotsgate_license_verdicts_total{state="permitted"} 1`,
+		`robotsgate_license_verdicts_total{state="unknown"} 0`,
+	} {
+		if !strings.Contains(m, want) {
+			t.Errorf("metrics lack %s", want)
+		}
+	}
+	if strings.Contains(m, o.URL) || strings.Contains(m, "license.xml") {
+		t.Error("a metric names the origin or the license")
+	}
 }
