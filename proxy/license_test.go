@@ -42,19 +42,31 @@ type licenseOrigin struct {
 }
 
 func newLicenseOrigin(t *testing.T, license string) *licenseOrigin {
+	return startLicenseOrigin(t, license, false)
+}
+
+// startLicenseOrigin starts a licenseOrigin, over TLS when tls is set.
+func startLicenseOrigin(t *testing.T, license string, tls bool) *licenseOrigin {
 	t.Helper()
 	o := &licenseOrigin{license: license, hits: map[string]int{}, auth: map[string]string{}}
-	o.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	scheme, start := "http://", httptest.NewServer
+	if tls {
+		scheme, start = "https://", quietTLSServer
+	}
+	o.Server = start(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		o.mu.Lock()
 		o.hits[r.URL.Path]++
 		o.auth[r.URL.Path] = r.Header.Get("Authorization")
 		o.mu.Unlock()
 		switch r.URL.Path {
 		case "/robots.txt":
-			io.WriteString(w, "License: http://"+r.Host+"/license.xml\n\nUser-agent: *\nAllow: /\nContent-Usage: train-ai=y\n")
+			io.WriteString(w, "License: "+scheme+r.Host+"/license.xml\n\nUser-agent: *\nAllow: /\nContent-Usage: train-ai=y\n")
 		case "/license.xml":
 			w.Header().Set("Content-Type", "application/rsl+xml")
-			io.WriteString(w, o.license)
+			o.mu.Lock()
+			lic := o.license
+			o.mu.Unlock()
+			io.WriteString(w, lic)
 		case "/spoof":
 			w.Header().Set(HeaderLicense, "permitted")
 			io.WriteString(w, "page")
@@ -297,5 +309,33 @@ func TestLicenseAdminDecision(t *testing.T) {
 	}
 	if strings.Contains(m, o.URL) || strings.Contains(m, "license.xml") {
 		t.Error("a metric names the origin or the license")
+	}
+}
+
+// TestLicenseMITM: inside an MITM session, over real TLS, a prohibited
+// use is refused before it leaves and the token goes to the origin whose
+// license names its server.
+func TestLicenseMITM(t *testing.T) {
+	o := startLicenseOrigin(t, serverRSL("https://ls.example"), true)
+	cfg := mitmConfig(t, &tlsOrigin{Server: o.Server})
+	licenseEnforce(&cfg)
+	cfg.License.Tokens = []string{"https://ls.example=tok-tls"}
+	p := startHTTPSProxy(t, cfg)
+	c := p.client(p.ca)
+	if resp, _ := get(t, c, o.URL+"/page"); resp.StatusCode != 200 || !strings.HasSuffix(resp.Header.Get(HeaderLicense), "token=sent") {
+		t.Fatalf("MITM token: %d %v", resp.StatusCode, resp.Header)
+	}
+	if _, auth := o.hit("/page"); auth != "License tok-tls" {
+		t.Fatalf("origin saw %q", auth)
+	}
+	o.mu.Lock()
+	o.license = articlesRSL
+	o.mu.Unlock()
+	q := startHTTPSProxy(t, cfg) // a fresh cache reads the new license
+	if resp, _ := get(t, q.client(q.ca), o.URL+"/articles/1"); resp.StatusCode != http.StatusForbidden || resp.Header.Get(HeaderDecision) != "license-prohibited" {
+		t.Fatalf("MITM prohibited: %d %v", resp.StatusCode, resp.Header)
+	}
+	if n, _ := o.hit("/articles/1"); n != 0 {
+		t.Fatal("the origin saw a prohibited request")
 	}
 }
