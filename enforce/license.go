@@ -30,9 +30,9 @@ const (
 	ReasonLicenseUnknown Reason = "license-unknown"
 )
 
-// MaxLicenseDocs is the most license documents one decision reads; a
+// maxLicenseDocs is the most license documents one decision reads; a
 // robots.txt naming more for a crawler makes its terms unknown.
-const MaxLicenseDocs = 8
+const maxLicenseDocs = 8
 
 // licenseSuffix ends the Store key of a license document; license URLs
 // have no fragment, so no robots.txt or tdmrep.json key ends so.
@@ -42,7 +42,7 @@ const licenseSuffix = "#rsl-license"
 const licenseAccept = "application/rsl+xml, application/xml;q=0.9, text/xml;q=0.9, */*;q=0.1"
 
 // LicenseKey is the Store key of the license document at u (an absolute
-// URL without fragment, as robots.LicenseURL returns it).
+// URL without fragment, as robots keeps a License line).
 func LicenseKey(u string) string { return u + licenseSuffix }
 
 // isLicenseKey reports whether a Store key is a LicenseKey.
@@ -174,9 +174,9 @@ func (e *Enforcer) Licenses(ctx context.Context, u *url.URL, method, agent strin
 		return LicenseVerdict{}
 	}
 	v := LicenseVerdict{Checked: true, Licenses: urls}
-	if !complete || len(urls) > MaxLicenseDocs {
+	if !complete || len(urls) > maxLicenseDocs {
 		v.Unknown, v.Note = true, "robots.txt names more license documents than robotsgate reads"
-		v.Licenses = urls[:min(len(urls), MaxLicenseDocs)]
+		v.Licenses = urls[:min(len(urls), maxLicenseDocs)]
 		return v
 	}
 	path := requestPath(u)

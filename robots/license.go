@@ -36,7 +36,7 @@ const (
 // ignored. src holds the index into p.src until [parser.licenseGroups]
 // maps it to Robots.written.
 func (p *parser) licenseLine(value []byte) {
-	u, ok := LicenseURL(p.str(value))
+	u, ok := licenseURL(p.str(value))
 	if !ok {
 		return
 	}
@@ -64,11 +64,11 @@ func (p *parser) licenseGroups() {
 	}
 }
 
-// LicenseURL returns the value of a License line as an absolute http or
+// licenseURL returns the value of a License line as an absolute http or
 // https URL without its fragment, and whether it is one: relative
 // references, other schemes, URLs without a host or with userinfo are
 // not license URLs.
-func LicenseURL(v string) (string, bool) {
+func licenseURL(v string) (string, bool) {
 	v = strings.TrimSpace(v)
 	if v == "" || strings.ContainsAny(v, " \t\x00") {
 		return "", false

@@ -24,9 +24,9 @@ const (
 // useNames are the tokens of the bits of Uses, lowest first.
 var useNames = [...]string{"all", "ai-all", "ai-train", "ai-input", "ai-index", "search"}
 
-// ParseUses reads a usage list: tokens separated by white space (RSL
+// parseUses reads a usage list: tokens separated by white space (RSL
 // 1.0) or commas (RSL 0.9). It returns the known tokens and the others.
-func ParseUses(s string) (u Uses, unknown []string) {
+func parseUses(s string) (u Uses, unknown []string) {
 	for _, f := range strings.FieldsFunc(s, func(r rune) bool { return r == ',' || r == ' ' || r == '\t' || r == '\n' || r == '\r' }) {
 		known := false
 		for i, n := range useNames {
@@ -118,7 +118,7 @@ type Verdict struct {
 // most restrictive combination wins, so a narrower <content> never
 // widens what a broader one grants); within one <content>, a use is
 // granted when one of its licenses grants it. The cost is bounded by
-// [MaxContents] matches of RFC 9309 patterns.
+// [maxContents] matches of RFC 9309 patterns.
 func (d *Document) Decide(origin, path string, uses Uses) Verdict {
 	var v Verdict
 	for i := range d.Contents {
@@ -203,17 +203,17 @@ const maxPattern = 8 << 10
 
 // compile sets c's Origin, Pattern and matcher from its URL.
 func (c *Content) compile() {
-	c.Origin, c.Pattern = SplitURL(c.URL)
+	c.Origin, c.Pattern = splitURL(c.URL)
 	c.m = matcher{r: robots.Parse([]byte("User-agent: *\nDisallow: " + c.Pattern + "\n"))}
 }
 
-// SplitURL splits a <content url> into the origin it is bound to ("" for
+// splitURL splits a <content url> into the origin it is bound to ("" for
 // a path, which binds on the site whose robots.txt named the document)
 // and its RFC 9309 pattern of path and query. A value that is empty,
 // malformed, longer than 8 KiB or holds control characters covers the
 // whole site ("/"): the reading that never leaves a URL out of terms
 // meant to bind it.
-func SplitURL(v string) (origin, pattern string) {
+func splitURL(v string) (origin, pattern string) {
 	v = strings.TrimSpace(v)
 	if v == "" || len(v) > maxPattern || strings.IndexFunc(v, func(r rune) bool { return r < 0x20 || r == 0x7f }) >= 0 {
 		return "", "/"

@@ -29,14 +29,14 @@ const Namespace = "https://rslstandard.org/rsl"
 // Bounds of a document; a document beyond one is an error
 // ([ErrTooComplex]) and its terms are not known.
 const (
-	// MaxDepth is the deepest element nesting read.
-	MaxDepth = 64
-	// MaxContents is the most <content> elements read.
-	MaxContents = 512
-	// MaxLicenses is the most <license> elements of one <content>.
-	MaxLicenses = 64
-	// MaxTokens is the most XML tokens read.
-	MaxTokens = 200_000
+	// maxDepth is the deepest element nesting read.
+	maxDepth = 64
+	// maxContents is the most <content> elements read.
+	maxContents = 512
+	// maxLicenses is the most <license> elements of one <content>.
+	maxLicenses = 64
+	// maxTokens is the most XML tokens read.
+	maxTokens = 200_000
 	// maxText is the most text of one <permits>/<prohibits>/<payment>
 	// element kept.
 	maxText = 4096
@@ -105,8 +105,8 @@ type License struct {
 // Parse reads an RSL document. Only the RSL elements that decide a use
 // are kept; foreign elements are skipped. encoding/xml expands no
 // entity but the five predefined ones and character references, so no
-// entity can grow the input; depth and length are bounded ([MaxDepth],
-// [MaxTokens], [MaxContents], [MaxLicenses]).
+// entity can grow the input; depth and length are bounded (maxDepth,
+// maxTokens, maxContents, maxLicenses).
 func Parse(body []byte) (*Document, error) {
 	p := &parser{dec: xml.NewDecoder(bytes.NewReader(body)), doc: &Document{}}
 	if err := p.run(); err != nil {
@@ -161,8 +161,8 @@ func (p *parser) run() error {
 		if err != nil {
 			return fmt.Errorf("%w: %v", ErrSyntax, err)
 		}
-		if p.tokens++; p.tokens > MaxTokens {
-			return fmt.Errorf("%w: more than %d XML tokens", ErrTooComplex, MaxTokens)
+		if p.tokens++; p.tokens > maxTokens {
+			return fmt.Errorf("%w: more than %d XML tokens", ErrTooComplex, maxTokens)
 		}
 		switch t := tok.(type) {
 		case xml.StartElement:
@@ -198,8 +198,8 @@ func (p *parser) top() kind {
 
 // start handles a start tag.
 func (p *parser) start(t xml.StartElement) error {
-	if len(p.stack) >= MaxDepth {
-		return fmt.Errorf("%w: elements nested deeper than %d", ErrTooComplex, MaxDepth)
+	if len(p.stack) >= maxDepth {
+		return fmt.Errorf("%w: elements nested deeper than %d", ErrTooComplex, maxDepth)
 	}
 	k := kOther
 	parent := p.top()
@@ -213,8 +213,8 @@ func (p *parser) start(t xml.StartElement) error {
 		k = kRSS
 	case t.Name.Space != Namespace:
 	case t.Name.Local == "content":
-		if len(p.doc.Contents) == MaxContents {
-			return fmt.Errorf("%w: more than %d <content> elements", ErrTooComplex, MaxContents)
+		if len(p.doc.Contents) == maxContents {
+			return fmt.Errorf("%w: more than %d <content> elements", ErrTooComplex, maxContents)
 		}
 		if len(p.stack) > 0 && p.stack[0] == kRSS {
 			p.isRSL = true // an RSS license feed
@@ -223,8 +223,8 @@ func (p *parser) start(t xml.StartElement) error {
 		p.doc.Contents = append(p.doc.Contents, Content{URL: attr(t, "url"), Server: strings.TrimSpace(attr(t, "server"))})
 	case t.Name.Local == "license" && parent == kContent:
 		c := p.content()
-		if len(c.Licenses) == MaxLicenses {
-			return fmt.Errorf("%w: more than %d <license> elements in one <content>", ErrTooComplex, MaxLicenses)
+		if len(c.Licenses) == maxLicenses {
+			return fmt.Errorf("%w: more than %d <license> elements in one <content>", ErrTooComplex, maxLicenses)
 		}
 		k = kLicense
 		c.Licenses = append(c.Licenses, License{})
@@ -245,7 +245,7 @@ func (p *parser) start(t xml.StartElement) error {
 			l.Payment = "unspecified"
 		}
 		l.Paid = l.Payment != "free" && l.Payment != "attribution"
-	case !knownElements[t.Name.Local]:
+	case !knownElement(t.Name.Local):
 		// Unknown RSL elements make a document non-conformant; what it
 		// states otherwise still binds.
 		p.noteOnce("unknown RSL element <" + t.Name.Local + ">")
@@ -275,7 +275,7 @@ func (p *parser) terms(permits bool) {
 	switch typ {
 	case "usage", "":
 		// A missing type is read as usage: the reading that refuses.
-		uses, unknown := ParseUses(text)
+		uses, unknown := parseUses(text)
 		if !permits {
 			// Pre-1.0 tokens are not RSL 1.0 tokens, but a prohibition
 			// written with one is read as meant.
@@ -321,11 +321,14 @@ func (p *parser) license() *License {
 	return &c.Licenses[len(c.Licenses)-1]
 }
 
-// knownElements are the other elements of RSL 1.0, which decide no use.
-var knownElements = map[string]bool{
-	"rsl": true, "content": true, "license": true, "permits": true, "prohibits": true, "payment": true,
-	"standard": true, "custom": true, "amount": true, "accepts": true, "reporting": true, "legal": true,
-	"alternate": true, "schema": true, "copyright": true, "terms": true,
+// knownElement reports whether local names an element of RSL 1.0.
+func knownElement(local string) bool {
+	switch local {
+	case "rsl", "content", "license", "permits", "prohibits", "payment", "standard", "custom", "amount", "accepts",
+		"reporting", "legal", "alternate", "schema", "copyright", "terms":
+		return true
+	}
+	return false
 }
 
 // noteOnce adds s to the document's notes unless it is there (at most 16).

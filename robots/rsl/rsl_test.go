@@ -150,15 +150,15 @@ func TestIdentifiedByNamespace(t *testing.T) {
 }
 
 func TestHostileXML(t *testing.T) {
-	deep := strings.Repeat("<a>", MaxDepth+1) + strings.Repeat("</a>", MaxDepth+1)
-	many := doc(strings.Repeat(`<content url="/"/>`, MaxContents+1))
+	deep := strings.Repeat("<a>", maxDepth+1) + strings.Repeat("</a>", maxDepth+1)
+	many := doc(strings.Repeat(`<content url="/"/>`, maxContents+1))
 	for name, tc := range map[string]struct {
 		body string
 		err  error
 	}{
 		"deep":        {doc(deep), ErrTooComplex},
 		"contents":    {many, ErrTooComplex},
-		"tokens":      {doc(strings.Repeat("<x:a xmlns:x='u'/>", MaxTokens)), ErrTooComplex},
+		"tokens":      {doc(strings.Repeat("<x:a xmlns:x='u'/>", maxTokens)), ErrTooComplex},
 		"unclosed":    {`<rsl xmlns="https://rslstandard.org/rsl"><content url="/">`, ErrSyntax},
 		"empty":       {``, ErrSyntax},
 		"not xml":     {`User-agent: *`, ErrNotRSL},
