@@ -166,7 +166,12 @@ func (e *Enforcer) Licenses(ctx context.Context, u *url.URL, method, agent strin
 		return LicenseVerdict{}
 	}
 	ren, ok := e.store.Get(ctx, origin)
-	if !ok || ren.Parsed == nil {
+	if !ok { // evicted since the robots.txt decision: fetched again
+		if ren, err = e.Entry(ctx, origin); err != nil {
+			return LicenseVerdict{Checked: true, Unknown: true, Note: "robots.txt not available: " + err.Error()}
+		}
+	}
+	if ren.Parsed == nil {
 		return LicenseVerdict{}
 	}
 	urls, complete := ren.Parsed.Licenses(agent)
