@@ -150,7 +150,8 @@ type LicenseVerdict struct {
 	Via string
 	// Token says how a Required verdict's token was provided: "sent"
 	// (configured, added by the proxy), "client" (the client's own
-	// Authorization), "missing"; set by the proxy.
+	// Authorization), "missing", "http" (configured, but the request is
+	// plain http); set by the proxy.
 	Token string
 }
 

@@ -97,14 +97,18 @@ func (l licenseStep) onRequest(r *http.Request, _ *goproxy.ProxyCtx, st *request
 
 // provideToken adds the configured token of server to r unless the
 // client sent an Authorization of its own, and says how the token is
-// provided: "sent", "client" or "missing".
+// provided: "sent", "client", "missing", or "http" (configured, but
+// never sent in clear text: only an https request carries it).
 func (l licenseStep) provideToken(r *http.Request, server string) string {
 	if r.Header.Get("Authorization") != "" {
 		return "client"
 	}
 	tok, ok := l.tokens[server]
-	if !ok || server == "" {
+	switch {
+	case !ok || server == "":
 		return "missing"
+	case r.URL.Scheme != "https":
+		return "http"
 	}
 	r.Header.Set("Authorization", "License "+tok)
 	return "sent"
@@ -116,7 +120,7 @@ func licenseReason(v enforce.LicenseVerdict, deny bool) enforce.Reason {
 	switch {
 	case v.State == rsl.Prohibited:
 		return enforce.ReasonLicenseProhibited
-	case v.State == rsl.Required && v.Token == "missing":
+	case v.State == rsl.Required && (v.Token == "missing" || v.Token == "http"):
 		return enforce.ReasonLicenseRequired
 	case v.Unknown && deny:
 		return enforce.ReasonLicenseUnknown
@@ -139,7 +143,7 @@ func (l licenseStep) decide(ctx context.Context, u *url.URL, purposes aipref.Set
 	if v.State == rsl.Required {
 		v.Token = "missing"
 		if _, ok := l.tokens[v.TokenServer]; ok {
-			v.Token = "sent"
+			v.Token = map[bool]string{true: "sent", false: "http"}[u.Scheme == "https"]
 		}
 	}
 	d.License = v
@@ -184,7 +188,11 @@ func licenseDecision(d enforce.Decision, reason enforce.Reason) enforce.Decision
 		if v.Payment != "" {
 			d.Detail += " (payment: " + v.Payment + ")"
 		}
-		d.Detail += ", and license.tokens holds none for it"
+		if v.Token == "http" {
+			d.Detail += ", which robotsgate sends only over https"
+		} else {
+			d.Detail += ", and license.tokens holds none for it"
+		}
 	default:
 		d.Detail = "the license " + v.License + " does not permit " + v.Use + " for <content url=\"" + v.Content + "\">"
 		if v.Via != "" {

@@ -189,17 +189,18 @@ func TestLicenseReportAnnotates(t *testing.T) {
 // TestLicenseTokenOnlyToItsServer: a configured token is sent, as
 // Authorization: License, only to an origin whose license names its
 // License Server (in any spelling), never to another origin, nor on the
-// license fetch; an origin whose server has no token is refused
-// license-required; a client's own Authorization is kept.
+// license fetch, nor in clear text; an origin whose server has no token
+// is refused license-required; a client's own Authorization is kept.
 func TestLicenseTokenOnlyToItsServer(t *testing.T) {
-	a := newLicenseOrigin(t, serverRSL("https://LS.example:443/api"))
-	b := newLicenseOrigin(t, serverRSL("https://other.example"))
-	plain := newLicenseOrigin(t, articlesRSL)
-	p := startUsageProxy(t, func(c *config.Config) {
-		licenseEnforce(c)
-		c.License.Tokens = []string{"HTTPS://ls.EXAMPLE/=tok-a", "https://third.example=tok-3"}
-	})
-	c := p.client(nil)
+	a := startLicenseOrigin(t, serverRSL("https://LS.example:443/api"), true)
+	b := startLicenseOrigin(t, serverRSL("https://other.example"), true)
+	plain := startLicenseOrigin(t, articlesRSL, true)
+	clear := startLicenseOrigin(t, serverRSL("https://ls.example"), false)
+	cfg := mitmConfig(t, &tlsOrigin{Server: a.Server}, &tlsOrigin{Server: b.Server}, &tlsOrigin{Server: plain.Server})
+	licenseEnforce(&cfg)
+	cfg.License.Tokens = []string{"HTTPS://ls.EXAMPLE/=tok-a", "https://third.example=tok-3"}
+	p := startHTTPSProxy(t, cfg)
+	c := p.client(p.ca)
 	if resp, _ := get(t, c, a.URL+"/page"); resp.StatusCode != 200 || resp.Header.Get(HeaderLicense) != `required; use=ai-train; license="`+a.URL+`/license.xml"; token=sent` {
 		t.Fatalf("a: %d %v", resp.StatusCode, resp.Header)
 	}
@@ -221,6 +222,14 @@ func TestLicenseTokenOnlyToItsServer(t *testing.T) {
 	if n, auth := plain.hit("/news/1"); n != 1 || auth != "" {
 		t.Fatalf("an origin without a server got %d requests, Authorization %q", n, auth)
 	}
+	// The same server over plain http: the token is never sent in clear text.
+	resp, body = get(t, c, clear.URL+"/page")
+	if resp.StatusCode != http.StatusForbidden || resp.Header.Get(HeaderDecision) != "license-required" || !strings.Contains(body, "only over https") {
+		t.Fatalf("clear text: %d %v\n%s", resp.StatusCode, resp.Header, body)
+	}
+	if n, _ := clear.hit("/page"); n != 0 {
+		t.Fatal("the plain-http origin saw the request")
+	}
 	// The client's own Authorization is neither replaced nor refused.
 	if resp, _ := get(t, c, b.URL+"/own", "Authorization", "License mine"); resp.StatusCode != 200 {
 		t.Fatalf("client token: %d", resp.StatusCode)
@@ -234,11 +243,10 @@ func TestLicenseTokenOnlyToItsServer(t *testing.T) {
 		}
 	}
 	// In report mode the request without a token goes, without one.
-	q := startUsageProxy(t, func(c *config.Config) {
-		c.Purposes = aipref.SetOf(aipref.TrainAI)
-		c.License.Tokens = []string{"https://ls.example=tok-a"}
-	})
-	if resp, _ := get(t, q.client(nil), b.URL+"/report"); resp.StatusCode != 200 || !strings.HasSuffix(resp.Header.Get(HeaderLicense), "token=missing") {
+	rep := cfg
+	rep.License.Mode = config.LicenseReport
+	q := startHTTPSProxy(t, rep)
+	if resp, _ := get(t, q.client(q.ca), b.URL+"/report"); resp.StatusCode != 200 || !strings.HasSuffix(resp.Header.Get(HeaderLicense), "token=missing") {
 		t.Fatalf("report b: %d %v", resp.StatusCode, resp.Header)
 	}
 	if _, auth := b.hit("/report"); auth != "" {

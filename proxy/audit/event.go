@@ -89,7 +89,7 @@ type License struct {
 	License string // the license document that decided
 	Content string // the url of its <content> that decided
 	Server  string // the License Server whose token a required use needs
-	Token   string // sent (configured), client (the client's own), missing; "" when none is needed
+	Token   string // sent (configured), client (the client's own), missing, http (never sent in clear text); "" when none is needed
 	Note    string // why a document gave no terms
 }
 
