@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/url"
 	"strings"
+	"sync"
 
 	"github.com/robotsgate/robotsgate/robots/aipref"
 	"github.com/robotsgate/robotsgate/robots/rsl"
@@ -186,11 +187,13 @@ func (e *Enforcer) Licenses(ctx context.Context, u *url.URL, method, agent strin
 		return v
 	}
 	path := requestPath(u)
-	for _, lu := range urls {
-		doc, note := e.licenseDoc(ctx, lu)
+	docs, notes := e.licenseDocs(ctx, urls)
+	unreadable := ""
+	for i, lu := range urls {
+		doc, note := docs[i], notes[i]
 		if doc == nil {
 			if !v.Unknown {
-				v.Unknown, v.Note, v.License = true, note, lu
+				v.Unknown, v.Note, unreadable = true, note, lu
 			}
 			continue
 		}
@@ -199,8 +202,11 @@ func (e *Enforcer) Licenses(ctx context.Context, u *url.URL, method, agent strin
 			v.Verdict, v.Via, v.License = dv, via, lu
 		}
 	}
-	if v.State == rsl.Required {
+	switch {
+	case v.State == rsl.Required:
 		v.TokenServer = tokenServer(v.Server, v.License)
+	case v.Unknown && v.State != rsl.Prohibited:
+		v.License = unreadable // what decided is that it could not be read
 	}
 	return v
 }
@@ -237,6 +243,27 @@ func tokenServer(server, lic string) string {
 	}
 	o, _ := canonicalOrigin(lic)
 	return o
+}
+
+// licenseDocs returns the documents at urls, fetched at the same time
+// (one slow license server delays a decision by one fetch timeout, not
+// by one per document), with the notes of those that give none.
+func (e *Enforcer) licenseDocs(ctx context.Context, urls []string) ([]*rsl.Document, []string) {
+	docs, notes := make([]*rsl.Document, len(urls)), make([]string, len(urls))
+	if len(urls) == 1 {
+		docs[0], notes[0] = e.licenseDoc(ctx, urls[0])
+		return docs, notes
+	}
+	var wg sync.WaitGroup
+	for i, lu := range urls {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			docs[i], notes[i] = e.licenseDoc(ctx, lu)
+		}()
+	}
+	wg.Wait()
+	return docs, notes
 }
 
 // licenseDoc returns the document at lu in force, fetching it when no

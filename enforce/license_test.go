@@ -126,3 +126,41 @@ func TestLicenseTokenServer(t *testing.T) {
 		t.Fatalf("%+v", d)
 	}
 }
+
+// TestLicensesSeveralDocuments: every document the crawler's License
+// lines name binds (fetched at once); the most restrictive wins, and an
+// unreadable one makes a permitted verdict unknown.
+func TestLicensesSeveralDocuments(t *testing.T) {
+	var fetches atomic.Int64
+	v := newEnv(t, func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/robots.txt":
+			for _, l := range []string{"a", "b", "c"} {
+				io.WriteString(w, "License: http://"+r.Host+"/"+l+".xml\n")
+			}
+		case "/a.xml":
+			fetches.Add(1)
+			io.WriteString(w, `<rsl xmlns="https://rslstandard.org/rsl"><content url="/"><license><permits type="usage">all</permits></license></content></rsl>`)
+		case "/b.xml":
+			fetches.Add(1)
+			io.WriteString(w, articlesLicense)
+		case "/c.xml":
+			fetches.Add(1)
+			w.WriteHeader(503)
+		}
+	}, Config{})
+	lv := func(path string, p aipref.Purpose) LicenseVerdict {
+		u := v.o.url(path)
+		v.e.Decide(context.Background(), u, "", DecideOptions{})
+		return v.e.Licenses(context.Background(), u, "GET", "", aipref.SetOf(p))
+	}
+	if d := lv("/articles/1", aipref.TrainAI); d.State != rsl.Prohibited || d.License != v.o.srv.URL+"/b.xml" || len(d.Licenses) != 3 {
+		t.Fatalf("%+v", d)
+	}
+	if d := lv("/other", aipref.TrainAI); d.State != rsl.Permitted || !d.Unknown || !strings.Contains(d.Note, "c.xml") {
+		t.Fatalf("%+v", d)
+	}
+	if n := fetches.Load(); n != 3 {
+		t.Fatalf("%d fetches", n)
+	}
+}
