@@ -100,15 +100,16 @@ func (e *Enforcer) decideURL(ctx context.Context, u *url.URL, agent string, o De
 	d := Decision{Origin: origin, URL: RedactedURL(u), Agent: agent, Purposes: o.Purposes, ContentUse: o.ContentUse}
 	now := e.clock.Now()
 
+	key := StoreKey(origin, addressOf(ctx)) // as served where the request goes (address.go)
 	if isRobotsTxt(u, o.Method) {
 		d.Allowed, d.Reason = true, ReasonRobotsTxt
-		if en, ok := e.store.Get(ctx, origin); ok {
+		if en, ok := e.store.Get(ctx, key); ok {
 			e.describe(&d, en, now, false)
 		}
 		return d
 	}
 
-	en, ok := e.store.Get(ctx, origin)
+	en, ok := e.store.Get(ctx, key)
 	fresh := ok && now.Before(en.Expires)
 	if f := e.hooks.CacheLookup; f != nil && !o.Quiet {
 		f(origin, fresh)
@@ -116,10 +117,10 @@ func (e *Enforcer) decideURL(ctx context.Context, u *url.URL, agent string, o De
 	var stale StaleReason
 	if !fresh {
 		if ok && e.servableStale(en, now) {
-			e.revalidate(ctx, origin)
+			e.revalidate(ctx, key)
 			stale = StaleRevalidating
 		} else {
-			got, err := e.refresh(ctx, origin)
+			got, err := e.refresh(ctx, key)
 			switch {
 			case err == nil:
 				en = got
@@ -262,7 +263,7 @@ func unreachable(d *Decision, en *Entry, now time.Time) {
 		d.RetryAfter = wait
 		retry = "; robots.txt is tried again in " + wait.Round(time.Second).String()
 	}
-	if en.Result.ErrKind.NotReached() && onOrigin(en.Result.FinalURL, en.Origin) {
+	if en.Result.ErrKind.NotReached() && onOrigin(en.Result.FinalURL, KeyOrigin(en.Origin)) {
 		d.Reason = ReasonOriginUnreachable
 		d.Detail = "the origin could not be reached to fetch its robots.txt" + paren(en.Result.Err) +
 			": the request is not forwarded" + retry

@@ -140,22 +140,30 @@ func New(cfg Config) (*Enforcer, error) {
 // fresh one. It fails only when ctx ends before the fetch does (or the
 // fetch panicked); a failed fetch is an Entry whose Result says so.
 // It does not report to [Hooks.CacheLookup].
+//
+// With an address in ctx ([WithAddress]), it is the entry of the copy
+// fetched from that address.
 func (e *Enforcer) Entry(ctx context.Context, origin string) (*Entry, error) {
-	en, ok := e.store.Get(ctx, origin)
+	key := StoreKey(origin, addressOf(ctx))
+	en, ok := e.store.Get(ctx, key)
 	if ok && e.clock.Now().Before(en.Expires) {
 		return en, nil
 	}
-	return e.refresh(ctx, origin)
+	return e.refresh(ctx, key)
 }
 
-// Cached returns origin's entry without fetching, fresh or not.
+// Cached returns origin's entry without fetching, fresh or not: the one
+// fetched from the address of ctx ([WithAddress]) when it names one.
 func (e *Enforcer) Cached(ctx context.Context, origin string) (*Entry, bool) {
-	return e.store.Get(ctx, origin)
+	return e.store.Get(ctx, StoreKey(origin, addressOf(ctx)))
 }
 
-// Purge forgets origin's robots.txt; the next request fetches it again.
-// A fetch already under way is not interrupted.
-func (e *Enforcer) Purge(ctx context.Context, origin string) { e.store.Delete(ctx, origin) }
+// Purge forgets origin's robots.txt (the copy fetched from the address of
+// ctx, [WithAddress], when it names one); the next request fetches it
+// again. A fetch already under way is not interrupted.
+func (e *Enforcer) Purge(ctx context.Context, origin string) {
+	e.store.Delete(ctx, StoreKey(origin, addressOf(ctx)))
+}
 
 // refresh returns a fresh entry for origin, fetching it once for all
 // concurrent callers. The fetch runs detached from ctx, bounded by

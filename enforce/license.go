@@ -3,6 +3,7 @@ package enforce
 import (
 	"context"
 	"errors"
+	"net/netip"
 	"net/url"
 	"strings"
 	"sync"
@@ -46,8 +47,24 @@ const licenseAccept = "application/rsl+xml, application/xml;q=0.9, text/xml;q=0.
 // URL without fragment, as robots keeps a License line).
 func LicenseKey(u string) string { return u + licenseSuffix }
 
-// isLicenseKey reports whether a Store key is a LicenseKey.
-func isLicenseKey(key string) bool { return strings.HasSuffix(key, licenseSuffix) }
+// isLicenseKey reports whether a Store key is a LicenseKey (with or
+// without an address, see licenseStoreKey).
+func isLicenseKey(key string) bool { return strings.Contains(key, licenseSuffix) }
+
+// licenseStoreKey is the Store key of the license document lu for a
+// request to origin sent to addr: a document on origin itself is read as
+// served at addr, as its robots.txt is (address.go); one on another host
+// is fetched wherever its name resolves.
+func licenseStoreKey(lu, origin string, addr netip.Addr) string {
+	key := LicenseKey(lu)
+	if !addr.IsValid() {
+		return key
+	}
+	if o, ok := canonicalOrigin(lu); !ok || o != origin || StoreKey(origin, addr) == origin {
+		return key
+	}
+	return key + keySep + addr.Unmap().WithZone("").String()
+}
 
 // isFileKey reports whether a Store key names a policy file other than
 // robots.txt (tdmrep.json, a license document).
@@ -167,7 +184,7 @@ func (e *Enforcer) Licenses(ctx context.Context, u *url.URL, method, agent strin
 	if uses == 0 || err != nil || isRobotsTxt(u, method) {
 		return LicenseVerdict{}
 	}
-	ren, ok := e.store.Get(ctx, origin)
+	ren, ok := e.store.Get(ctx, StoreKey(origin, addressOf(ctx)))
 	if !ok { // evicted since the robots.txt decision: fetched again
 		if ren, err = e.Entry(ctx, origin); err != nil {
 			return LicenseVerdict{Checked: true, Unknown: true, Note: "robots.txt not available: " + err.Error()}
@@ -187,7 +204,7 @@ func (e *Enforcer) Licenses(ctx context.Context, u *url.URL, method, agent strin
 		return v
 	}
 	path := requestPath(u)
-	docs, notes := e.licenseDocs(ctx, urls)
+	docs, notes := e.licenseDocs(ctx, urls, origin)
 	unreadable := ""
 	for i, lu := range urls {
 		doc, note := docs[i], notes[i]
@@ -248,10 +265,11 @@ func tokenServer(server, lic string) string {
 // licenseDocs returns the documents at urls, fetched at the same time
 // (one slow license server delays a decision by one fetch timeout, not
 // by one per document), with the notes of those that give none.
-func (e *Enforcer) licenseDocs(ctx context.Context, urls []string) ([]*rsl.Document, []string) {
+func (e *Enforcer) licenseDocs(ctx context.Context, urls []string, origin string) ([]*rsl.Document, []string) {
 	docs, notes := make([]*rsl.Document, len(urls)), make([]string, len(urls))
+	addr := addressOf(ctx)
 	if len(urls) == 1 {
-		docs[0], notes[0] = e.licenseDoc(ctx, urls[0])
+		docs[0], notes[0] = e.licenseDoc(ctx, urls[0], licenseStoreKey(urls[0], origin, addr))
 		return docs, notes
 	}
 	var wg sync.WaitGroup
@@ -259,17 +277,17 @@ func (e *Enforcer) licenseDocs(ctx context.Context, urls []string) ([]*rsl.Docum
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			docs[i], notes[i] = e.licenseDoc(ctx, lu)
+			docs[i], notes[i] = e.licenseDoc(ctx, lu, licenseStoreKey(lu, origin, addr))
 		}()
 	}
 	wg.Wait()
 	return docs, notes
 }
 
-// licenseDoc returns the document at lu in force, fetching it when no
-// fresh copy is cached; nil and why when there is none.
-func (e *Enforcer) licenseDoc(ctx context.Context, lu string) (*rsl.Document, string) {
-	key := LicenseKey(lu)
+// licenseDoc returns the document at lu (Store key key) in force,
+// fetching it when no fresh copy is cached; nil and why when there is
+// none.
+func (e *Enforcer) licenseDoc(ctx context.Context, lu, key string) (*rsl.Document, string) {
 	en, ok := e.store.Get(ctx, key)
 	if !ok || !e.clock.Now().Before(en.Expires) {
 		got, err := e.refresh(ctx, key)

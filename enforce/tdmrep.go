@@ -74,19 +74,21 @@ func IsTDMRepFile(u *url.URL, method string) bool {
 }
 
 // fetch fetches the file a Store key names: tdmrep.json for a TDMKey,
-// robots.txt otherwise.
+// robots.txt otherwise; from the key's address when it has one
+// ([FetchPinOf]).
 func (e *Enforcer) fetch(ctx context.Context, key string) FetchResult {
-	if isLicenseKey(key) {
-		return e.fetchLicense(ctx, key)
+	ctx, file := withFetchPin(ctx, key)
+	if isLicenseKey(file) {
+		return e.fetchLicense(ctx, file)
 	}
-	if !isTDMKey(key) {
-		return e.fetcher.Fetch(ctx, key)
+	if !isTDMKey(file) {
+		return e.fetcher.Fetch(ctx, file)
 	}
 	ff, ok := e.fetcher.(FileFetcher)
 	if !ok {
 		return FetchResult{Status: StatusUnavailable, Err: "the fetcher cannot fetch tdmrep.json", ErrKind: FetchOther}
 	}
-	return ff.FetchFile(ctx, strings.TrimSuffix(key, tdmrep.WellKnownPath), tdmrep.WellKnownPath, tdmAccept)
+	return ff.FetchFile(ctx, strings.TrimSuffix(file, tdmrep.WellKnownPath), tdmrep.WellKnownPath, tdmAccept)
 }
 
 // fileOf names the file a Store key stands for, in logs.
@@ -137,7 +139,7 @@ func (e *Enforcer) TDMRep(ctx context.Context, u *url.URL, method string) TDMVer
 		return TDMVerdict{}
 	}
 	v := TDMVerdict{Checked: true, FileURL: TDMKey(origin)}
-	key := v.FileURL
+	key := TDMKey(StoreKey(origin, addressOf(ctx))) // as served where the request goes (address.go)
 	en, ok := e.store.Get(ctx, key)
 	if !ok || !e.clock.Now().Before(en.Expires) {
 		got, err := e.refresh(ctx, key)

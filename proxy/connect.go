@@ -33,25 +33,6 @@ type httpsState struct {
 	hijacks *hijackTracker
 }
 
-// setUpstreamTLS makes tr verify upstream certificates against the system
-// roots plus cfg.UpstreamRoots. With no extra roots it leaves tr on the
-// system roots. The transports of proxied requests and of robots.txt
-// fetches both get it, so both trust the same roots.
-func setUpstreamTLS(tr *http.Transport, cfg config.HTTPSConfig) error {
-	if len(cfg.UpstreamRoots) == 0 {
-		return nil
-	}
-	roots, err := mitm.UpstreamRootCAs(cfg.UpstreamRoots)
-	if err != nil {
-		return err
-	}
-	if tr.TLSClientConfig == nil {
-		tr.TLSClientConfig = &tls.Config{}
-	}
-	tr.TLSClientConfig.RootCAs = roots
-	return nil
-}
-
 // installHTTPS sets up CONNECT handling: the port allow-list, and MITM
 // with robotsgate's CA (loaded or created now, so a bad CA fails New) or
 // host-level tunnels. It registers the CONNECT hook; [Server.install] wraps
@@ -136,12 +117,16 @@ func (s *Server) handleConnect(host string, ctx *goproxy.ProxyCtx) (*goproxy.Con
 	origin, _ := enforce.Origin(u)
 
 	// the admin API is not reachable through the proxy (proxy/selfaddr)
-	if pin, self := s.self.Check(r.Context(), hostname, port); self {
+	dst := destination{self: &s.self}
+	if st.Redirected == nil { // a redirected one is pinned to its original destination (transparent.go)
+		dst.pins = s.pins
+	}
+	if pin, self := dst.pin(r, hostname, port); self {
 		d := enforce.Decision{Reason: ReasonSelfRequest, URL: u.String(), Origin: origin, Agent: st.Agent,
 			Detail: "the CONNECT target " + target + " is robotsgate itself; its admin API is not reachable through the proxy"}
 		return s.connectAction(ctx, st, refuse(d), nil), host
-	} else if pin != nil && st.Redirected == nil { // a tunnel dials exactly the addresses checked
-		r = r.WithContext(selfaddr.WithPin(r.Context(), pin))
+	} else if pin != nil && st.Redirected == nil { // a tunnel dials exactly the address checked, decided by its robots.txt
+		r = r.WithContext(withPin(r.Context(), pin))
 		ctx.Req = r
 	}
 	if !l.ports[strconv.Itoa(int(port))] {
@@ -243,7 +228,7 @@ func (t mitmTripper) RoundTrip(req *http.Request, ctx *goproxy.ProxyCtx) (*http.
 // than leaving goproxy to drop the connection without a response; an
 // upstream certificate that fails verification is named as such.
 func (s *Server) mitmRoundTrip(req *http.Request, ctx *goproxy.ProxyCtx) (*http.Response, error) {
-	resp, err := s.tr.RoundTrip(traced(req)) // idleconns.go
+	resp, err := s.roundTrip(req) // pinned, traced (transport.go)
 	if err == nil {
 		return resp, nil
 	}

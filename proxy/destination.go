@@ -13,7 +13,7 @@ import (
 // The destination step: a request inside an MITM session must name its
 // CONNECT's host:port (421 misdirected), and a request to robotsgate
 // itself is refused (403 self-request). The dialer's own check of the
-// addresses it connects to is [Server.installSelf].
+// addresses it connects to is [Server.installTransports].
 
 // destination is the step that refuses, whatever the mode:
 //   - with 421 Misdirected Request, a request inside an MITM session whose
@@ -25,8 +25,13 @@ import (
 //     proxy or admin listener): the admin API must not be reachable
 //     through the proxy.
 //
-// Both are audited as blocked.
-type destination struct{ self *selfaddr.Set }
+// Both are audited as blocked. A request that goes on is pinned to the
+// address it will be sent to (pins.go; on the transparent listener, its
+// original destination), whose policy files decide it.
+type destination struct {
+	self *selfaddr.Set
+	pins *addrPins // nil with an upstream proxy, which resolves names itself
+}
 
 func (dst destination) onRequest(r *http.Request, ctx *goproxy.ProxyCtx, st *requestState) outcome {
 	host, port, portOK := selfaddr.DestHostPort(r.URL.Host, r.URL.Scheme)
@@ -50,7 +55,7 @@ func (dst destination) onRequest(r *http.Request, ctx *goproxy.ProxyCtx, st *req
 	if !portOK {
 		return outcome{} // not dialable: the dialer refuses it (selfaddr.Set.Dialer), enforce calls it an invalid URL
 	}
-	pin, self := dst.self.Check(r.Context(), host, port)
+	pin, self := dst.pin(r, host, port)
 	if self {
 		d := enforce.Decision{Reason: ReasonSelfRequest, URL: enforce.RedactedURL(r.URL),
 			Detail: "the destination " + selfaddr.JoinHostPort(host, port) + " is robotsgate itself; its admin API is not reachable through the proxy"}
@@ -60,7 +65,17 @@ func (dst destination) onRequest(r *http.Request, ctx *goproxy.ProxyCtx, st *req
 		return refuse(d)
 	}
 	if pin != nil { // dial exactly the addresses just checked
-		ctx.Req = r.WithContext(selfaddr.WithPin(r.Context(), pin))
+		ctx.Req = r.WithContext(withPin(r.Context(), pin))
 	}
 	return outcome{}
+}
+
+// pin returns the pin of a request r to host:port (pins.go), or, with an
+// upstream proxy, the addresses checked when the port is one robotsgate
+// listens on; self reports that the destination is robotsgate itself.
+func (dst destination) pin(r *http.Request, host string, port uint16) (*selfaddr.Pin, bool) {
+	if dst.pins == nil {
+		return dst.self.Check(r.Context(), host, port)
+	}
+	return dst.pins.pin(r.Context(), host, port)
 }

@@ -84,7 +84,7 @@ func (t *forwardTripper) RoundTrip(req *http.Request, ctx *goproxy.ProxyCtx) (*h
 	if t.next != nil {
 		resp, err = t.next.RoundTrip(req, ctx)
 	} else {
-		resp, err = ctx.Proxy.Tr.RoundTrip(traced(req)) // idleconns.go
+		resp, err = t.s.roundTrip(req) // pinned, traced (transport.go)
 	}
 	if err != nil || resp == nil || ctx.Error != nil {
 		return resp, err

@@ -1,10 +1,12 @@
 package proxy
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"net/url"
 	"sync"
 	"sync/atomic"
@@ -82,6 +84,9 @@ type harnessOpts struct {
 	// (Deps.PolicyTransport); load is Deps.Load.
 	transport, policyTransport func(config.Config) *http.Transport
 	load                       func() (config.Config, error)
+	// lookup resolves host names for the Server (selfaddr.Set.Lookup),
+	// nil for the system resolver.
+	lookup func(ctx context.Context, host string) ([]netip.Addr, error)
 }
 
 // newHarness starts a Server on 127.0.0.1 with the default configuration
@@ -97,7 +102,7 @@ func newHarness(t *testing.T, opts harnessOpts) *harness {
 		t.Fatalf("config: %v", err)
 	}
 	ma := &memAudit{}
-	srv, addr := startServer(t, cfg, enforce.Config{
+	srv, err := buildServer(t, cfg, enforce.Config{
 		Clock:        opts.clock,
 		Hooks:        opts.hooks,
 		TTL:          cfg.Robots.TTL,
@@ -107,6 +112,11 @@ func newHarness(t *testing.T, opts harnessOpts) *harness {
 		FetchTimeout: cfg.Robots.FetchTimeout,
 	}, Deps{Auditor: audit.New(ma), Clock: opts.clock, Load: opts.load,
 		Transport: optTransport(opts.transport, cfg), PolicyTransport: optTransport(opts.policyTransport, cfg)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.self.Lookup = opts.lookup
+	addr := serveLoopback(t, srv)
 	ctr := &http.Transport{Proxy: http.ProxyURL(&url.URL{Scheme: "http", Host: addr}), DisableCompression: true}
 	t.Cleanup(ctr.CloseIdleConnections)
 	return &harness{

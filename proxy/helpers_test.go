@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rs/zerolog"
+
 	"github.com/robotsgate/robotsgate/enforce"
 	"github.com/robotsgate/robotsgate/internal/confdirtest"
 	"github.com/robotsgate/robotsgate/internal/config"
@@ -71,7 +73,7 @@ func buildServer(t testing.TB, cfg config.Config, ec enforce.Config, deps Deps) 
 		deps.PolicyTransport = ptr
 	}
 	if deps.Enforcer == nil {
-		enf, err := enforce.New(robotsSettings(ec, cfg.Robots, deps.PolicyTransport))
+		enf, err := enforce.New(robotsSettings(ec, cfg, deps.PolicyTransport))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -83,31 +85,33 @@ func buildServer(t testing.TB, cfg config.Config, ec enforce.Config, deps Deps) 
 	return New(cfg, deps)
 }
 
-// robotsSettings returns ec with what it lacks taken from r, as
-// cmd/robotsgate passes it: the settings, the Store (a MemoryStore of r's
-// bounds) and the Fetcher (an HTTPFetcher on tr).
-func robotsSettings(ec enforce.Config, r config.RobotsConfig, tr http.RoundTripper) enforce.Config {
+// robotsSettings returns ec with what it lacks taken from cfg as serve
+// passes it (EnforceConfig): the settings, the Store (a MemoryStore of
+// cfg's bounds) and the Fetcher (an HTTPFetcher on tr).
+func robotsSettings(ec enforce.Config, cfg config.Config, tr http.RoundTripper) enforce.Config {
+	r := cfg.Robots
+	def := EnforceConfig(cfg, tr, enforce.NewMemoryStore(r.MaxEntries, int64(r.MaxCacheMB)<<20), nil, zerolog.Nop())
 	if ec.Fetcher == nil {
-		ec.Fetcher = &enforce.HTTPFetcher{Transport: tr, UserAgent: r.UserAgent, MaxBytes: r.MaxBytes,
-			MaxRedirects: r.MaxRedirects, Timeout: r.FetchTimeout}
+		ec.Fetcher = def.Fetcher
 	}
 	if ec.Store == nil {
-		ec.Store = enforce.NewMemoryStore(r.MaxEntries, int64(r.MaxCacheMB)<<20)
+		ec.Store = def.Store
 	}
 	or := func(v *time.Duration, def time.Duration) {
 		if *v == 0 {
 			*v = def
 		}
 	}
-	or(&ec.TTL, r.TTL)
-	or(&ec.MinTTL, r.MinTTL)
-	or(&ec.UnreachableWindow, r.UnreachableWindow)
-	or(&ec.RetryMin, r.RetryMin)
-	or(&ec.RetryMax, r.RetryMax)
-	or(&ec.FetchTimeout, r.FetchTimeout)
+	or(&ec.TTL, def.TTL)
+	or(&ec.MinTTL, def.MinTTL)
+	or(&ec.UnreachableWindow, def.UnreachableWindow)
+	or(&ec.RetryMin, def.RetryMin)
+	or(&ec.RetryMax, def.RetryMax)
+	or(&ec.FetchTimeout, def.FetchTimeout)
 	if ec.MaxBytes == 0 {
-		ec.MaxBytes = r.MaxBytes
+		ec.MaxBytes = def.MaxBytes
 	}
+	ec.UsageUnknownDeny = ec.UsageUnknownDeny || def.UsageUnknownDeny
 	return ec
 }
 

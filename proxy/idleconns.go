@@ -184,19 +184,3 @@ func (t *connTracker) collectors() []prometheus.Collector {
 			func() float64 { return float64(t.closed.Load()) }),
 	}
 }
-
-// installConnTracker tracks the connections of the outbound transport and
-// exports their counts.
-func (s *Server) installConnTracker() {
-	s.conns = &connTracker{firstIdle: s.cfg.Upstream.FirstIdleTimeout}
-	next := s.tr.DialContext
-	if next == nil {
-		next = (&net.Dialer{Timeout: dialTimeout, KeepAlive: dialKeepAlive}).DialContext
-	}
-	s.tr.DialContext = s.conns.wrap(next)
-	for _, c := range s.conns.collectors() {
-		if err := s.metrics.Registry().Register(c); err != nil {
-			s.log.Warn().Err(err).Msg("upstream connection metrics not exported")
-		}
-	}
-}

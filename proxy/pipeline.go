@@ -51,24 +51,24 @@ func (s *Server) install() error {
 	if err := s.installHTTPS(); err != nil { // CONNECT: port allow-list, MITM / tunnel (connect.go)
 		return err
 	}
-	s.installSelf() // the outbound dialer refuses robotsgate's own addresses (policytransport.go)
+	s.installTransports() // dialers: own addresses refused, pinned addresses only (transport.go)
 	inflight := inflight{m: s.metrics}
 	ls := s.liveSteps() // read from the request's settings, which a reload replaces (live.go)
 	// enter counts the request for Shutdown and creates its state: it is
 	// not a step, every step needs what it does.
 	p.OnRequest().DoFunc(s.enter)
 	for _, step := range []requestStep{
-		inflight,                   // in-flight count, ended on the response side
-		readmit{},                  // MITM session after a reload: its CONNECT's access revoked → 403, session ended (readmit.go)
-		canonicalDest{},            // one spelling of host and port, dialed as decided; unmappable → 400 (canonical.go)
-		destination{self: &s.self}, // own address → 403, MITM Host ≠ CONNECT target → 421 (destination.go)
-		hopStrip{},                 // hop-by-hop request headers
-		ls.decide,                  // site exceptions, robots.txt decision: 403, or let through (robotsstep.go, sites.go)
-		ls.tdm,                     // tdmrep.json reserves the URL: 403 tdm-reserved, or audit (tdmrep.go)
-		ls.lic,                     // RSL license prohibits a purpose or needs a token: 403 license-*, or audit (license.go)
-		ls.pacing,                  // paused origin → 503, crawl-delay wait or 429 (pacing.go)
-		ls.whole,                   // enforcing response steps: no Range, Accept-Encoding the scan decodes (whole.go)
-		&s.fwd,                     // robot-tag scan and pooled body copy as the response arrives (forward.go); last
+		inflight,                     // in-flight count, ended on the response side
+		readmit{},                    // MITM session after a reload: its CONNECT's access revoked → 403, session ended (readmit.go)
+		canonicalDest{},              // one spelling of host and port, dialed as decided; unmappable → 400 (canonical.go)
+		destination{&s.self, s.pins}, // own address → 403, MITM Host ≠ CONNECT target → 421 (destination.go)
+		hopStrip{},                   // hop-by-hop request headers
+		ls.decide,                    // site exceptions, robots.txt decision: 403, or let through (robotsstep.go, sites.go)
+		ls.tdm,                       // tdmrep.json reserves the URL: 403 tdm-reserved, or audit (tdmrep.go)
+		ls.lic,                       // RSL license prohibits a purpose or needs a token: 403 license-*, or audit (license.go)
+		ls.pacing,                    // paused origin → 503, crawl-delay wait or 429 (pacing.go)
+		ls.whole,                     // enforcing response steps: no Range, Accept-Encoding the scan decodes (whole.go)
+		&s.fwd,                       // robot-tag scan and pooled body copy as the response arrives (forward.go); last
 	} {
 		p.OnRequest().DoFunc(s.requestHook(step))
 	}

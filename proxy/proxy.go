@@ -16,6 +16,7 @@ import (
 	"log"
 	"net"
 	"net/http"
+	"net/netip"
 	"sync"
 	"sync/atomic"
 
@@ -43,9 +44,11 @@ type Deps struct {
 	Transport *http.Transport
 	// PolicyTransport carries the policy files robotsgate fetches itself
 	// (robots.txt): give the Enforcer's HTTPFetcher this one, from
-	// [NewPolicyTransport]. New installs on it the dialer that refuses
-	// robotsgate's own addresses and the guard against early responses.
-	// nil when the Enforcer fetches otherwise (a test's own Fetcher).
+	// [NewPolicyTransport], which guards it against early responses. New
+	// installs under that guard the dialer that refuses robotsgate's own
+	// addresses and connects to the address a fetch is for
+	// ([Server.installTransports]). nil when the Enforcer fetches
+	// otherwise (a test's own Fetcher).
 	PolicyTransport *http.Transport
 	// Clock is the clock of enforcement decisions (politeness); nil means
 	// [enforce.SystemClock].
@@ -74,6 +77,7 @@ type Server struct {
 	tr    *http.Transport
 	conns *connTracker    // of tr's connections (idleconns.go)
 	ptr   *http.Transport // the policy transport, nil when none was given
+	pins  *addrPins       // the address each name is pinned to; nil with an upstream proxy (pins.go)
 	clock enforce.Clock
 
 	// live holds the settings a reload replaces (live.go); cfg keeps
@@ -108,6 +112,9 @@ type Server struct {
 	// outbound records robotsgate's own outbound connections, to recognise
 	// a redirect loop; nil without a transparent listener (transparent.go).
 	outbound *transparent.Outbound
+	// originalDst reads a redirected connection's original destination:
+	// [transparent.OriginalDst] (tests inject their own).
+	originalDst func(net.Conn) (netip.AddrPort, error)
 
 	copyBufs sync.Pool       // *[]byte buffers that forwarded bodies are copied through (forward.go)
 	fwd      forwardTrippers // the round trippers forward installs (forward.go)
@@ -135,6 +142,8 @@ func New(cfg config.Config, deps Deps) (*Server, error) {
 		life:  newLifetime(),
 		pacer: deps.Pacer,
 		slots: politeness.NewSlots(),
+
+		originalDst: transparent.OriginalDst,
 	}
 	s.reload.load = deps.Load
 	s.fwd.init(s)
@@ -161,7 +170,6 @@ func New(cfg config.Config, deps Deps) (*Server, error) {
 	}
 	s.proxy = s.newGoproxy()
 
-	s.installConnTracker() // before install, whose dialer checks the address first
 	if err := s.install(); err != nil {
 		return nil, err
 	}

@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"net/url"
 	"strconv"
 	"strings"
@@ -77,6 +78,11 @@ func namedTransport(t *testing.T, newTr func(config.Config) (*http.Transport, er
 	}
 }
 
+// loopbackLookup resolves every host name to 127.0.0.1.
+func loopbackLookup(context.Context, string) ([]netip.Addr, error) {
+	return []netip.Addr{netip.MustParseAddr("127.0.0.1")}, nil
+}
+
 // partnerSites are the exceptions of the site tests.
 func partnerSites() []config.Site {
 	return []config.Site{
@@ -92,7 +98,7 @@ func partnerSites() []config.Site {
 // included, and the refusal names the exception (403 body, audit).
 func TestSiteDenyFetchesNothing(t *testing.T) {
 	o := newHostOrigin(t, privateRobots)
-	h := newHarness(t, harnessOpts{transport: namedTransport(t, NewTransport), policyTransport: namedTransport(t, NewPolicyTransport), config: func(c *config.Config) { c.Sites = partnerSites() }})
+	h := newHarness(t, harnessOpts{transport: namedTransport(t, NewTransport), policyTransport: namedTransport(t, NewPolicyTransport), lookup: loopbackLookup, config: func(c *config.Config) { c.Sites = partnerSites() }})
 	for _, host := range []string{"www.partner.test", "tie.test"} { // wildcard; deny beats allow at equal specificity
 		for _, path := range []string{"/page", "/robots.txt"} {
 			resp, body := h.get(t, "http://"+host+":"+o.port()+path, "Accept", "application/json")
@@ -119,7 +125,7 @@ func TestSiteDenyFetchesNothing(t *testing.T) {
 // allowed with reason site-exception, the note and what robots.txt said.
 func TestSiteAllowForwardsDisallowed(t *testing.T) {
 	o := newHostOrigin(t, privateRobots)
-	h := newHarness(t, harnessOpts{transport: namedTransport(t, NewTransport), policyTransport: namedTransport(t, NewPolicyTransport), config: func(c *config.Config) { c.Sites = partnerSites() }})
+	h := newHarness(t, harnessOpts{transport: namedTransport(t, NewTransport), policyTransport: namedTransport(t, NewPolicyTransport), lookup: loopbackLookup, config: func(c *config.Config) { c.Sites = partnerSites() }})
 	u := "http://api.partner.test:" + o.port() + "/private/x"
 	resp, body := h.get(t, u)
 	if resp.StatusCode != http.StatusOK || body != "page /private/x" {

@@ -123,7 +123,7 @@ func (s *Server) acceptRedirected(c net.Conn, q *transparent.Queue) {
 	s.life.enter()
 	defer s.life.leave()
 	stop := context.AfterFunc(s.life.waits, func() { c.Close() })
-	dst, derr := transparent.OriginalDst(c)
+	dst, derr := s.originalDst(c)
 	tc, err := transparent.Sniff(c, dst, sniffTimeout)
 	stop()
 	if err != nil {
@@ -265,25 +265,8 @@ func checkRedirected(self *selfaddr.Set, r *http.Request, ctx *goproxy.ProxyCtx,
 		}
 		rd.vhost, rd.vport, rd.pin = host, port, selfaddr.PinTo(host, port, rd.dst.Addr())
 	}
-	ctx.Req = r.WithContext(selfaddr.WithPin(r.Context(), rd.pin))
+	ctx.Req = r.WithContext(withPin(r.Context(), rd.pin)) // its policy files are the destination's (pins.go)
 	return outcome{}
-}
-
-// installTransparent prepares a Server with a transparent listener: its
-// configured address is robotsgate's own, and the outbound connections
-// (proxied requests and policy fetches) are recorded so that one
-// redirected back is recognised as a loop.
-func (s *Server) installTransparent() {
-	if s.cfg.Transparent.Listen == "" {
-		return
-	}
-	s.self.Add(s.cfg.Transparent.Listen)
-	s.outbound = &transparent.Outbound{}
-	for _, tr := range []*http.Transport{s.tr, s.ptr} {
-		if tr != nil {
-			tr.DialContext = s.outbound.Dialer(tr.DialContext)
-		}
-	}
 }
 
 // serveRedirectedTLS serves a redirected TLS connection as a CONNECT to
@@ -310,7 +293,7 @@ func (s *Server) serveRedirectedTLS(tc *transparent.Conn, rd *redirected) {
 	}
 	rd.vhost, rd.vport, rd.pin = host, rd.dst.Port(), selfaddr.PinTo(host, rd.dst.Port(), rd.dst.Addr())
 	ctx := context.WithValue(context.Background(), redirectedKey{}, rd)
-	ctx = selfaddr.WithPin(ctx, rd.pin) // a tunnel dials the original destination
+	ctx = withPin(ctx, rd.pin) // a tunnel dials the original destination, decided by its robots.txt
 	r := (&http.Request{Method: http.MethodConnect, URL: &url.URL{Host: target}, Host: target, RequestURI: target,
 		Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1, Header: make(http.Header),
 		RemoteAddr: tc.RemoteAddr().String()}).WithContext(ctx)

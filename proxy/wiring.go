@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -19,48 +18,10 @@ import (
 	"github.com/robotsgate/robotsgate/robots/aipref"
 )
 
-// What a Server builds around its pipeline: the outbound transport, the
-// access control in front of it, the admin API beside it, and the
-// adapters of goproxy's and net/http's logs to the operator log.
-
-// Outbound transport settings. goproxy's default transport has no
-// timeouts and keeps two idle connections per host; these bound every
-// phase of a request, and the upstream: section sizes the idle pool.
-const (
-	dialTimeout           = 10 * time.Second
-	dialKeepAlive         = 30 * time.Second
-	tlsHandshakeTimeout   = 10 * time.Second
-	responseHeaderTimeout = 60 * time.Second
-)
-
-// NewTransport returns the outbound [http.Transport] of proxied requests
-// (robots.txt fetches have their own, [NewPolicyTransport]). It connects
-// directly, ignoring
-// HTTP(S)_PROXY in the environment (a sidecar whose environment points at
-// itself would loop), unless cfg.UpstreamProxy names a proxy on purpose.
-// TLS verification uses the system roots (the HTTPS section adds its own
-// upstream roots to TLSClientConfig).
-func NewTransport(cfg config.Config) (*http.Transport, error) {
-	d := &net.Dialer{Timeout: dialTimeout, KeepAlive: dialKeepAlive}
-	tr := &http.Transport{
-		Proxy:                 nil,
-		DialContext:           d.DialContext,
-		ForceAttemptHTTP2:     true,
-		MaxIdleConns:          cfg.Upstream.MaxIdleConns,
-		MaxIdleConnsPerHost:   cfg.Upstream.MaxIdleConnsPerHost,
-		IdleConnTimeout:       cfg.Upstream.IdleTimeout,
-		TLSHandshakeTimeout:   tlsHandshakeTimeout,
-		ResponseHeaderTimeout: responseHeaderTimeout,
-		ExpectContinueTimeout: time.Second,
-	}
-	if cfg.UpstreamProxy != nil {
-		tr.Proxy = http.ProxyURL(cfg.UpstreamProxy)
-	}
-	if err := setUpstreamTLS(tr, cfg.HTTPS); err != nil { // system roots + https.upstream_roots (connect.go)
-		return nil, err
-	}
-	return tr, nil
-}
+// What a Server builds around its pipeline: the answer of access control
+// in front of it, the admin API beside it, and the adapters of goproxy's
+// and net/http's logs to the operator log. The outbound transports are
+// transport.go's.
 
 // accessDenied counts a refusal of access control
 // (robotsgate_access_denied_total) and logs it at debug level: client
@@ -92,9 +53,9 @@ func (s *Server) adminRoutes() {
 		protect = !config.IsLoopbackAddr(s.cfg.AdminListen)
 	}
 	s.admin = admin.New(admin.Config{
-		Cache: s.enf,
+		Cache: adminCache{s}, // per address (pins.go)
 		DecisionAnswer: func(ctx context.Context, u *url.URL, agent string, purposes aipref.Set, use aipref.Use) any {
-			return newDecisionJSON(s.decideQuiet(ctx, u, agent, purposes, use)) // (sites.go)
+			return newDecisionJSON(s.decideQuiet(s.pinnedContext(ctx, u), u, agent, purposes, use)) // (sites.go, pins.go)
 		},
 		Defaults: func() (string, aipref.Set, aipref.Use) {
 			cfg := &s.live.Load().cfg

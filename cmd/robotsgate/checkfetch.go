@@ -63,13 +63,13 @@ func runCheckFetch(ctx context.Context, args []string, env func(string) string, 
 	if code >= 0 {
 		return code
 	}
-	tr, err := proxy.NewFetchTransport(fl.cfg) // the transport serve fetches robots.txt with
+	tr, err := proxy.NewPolicyTransport(fl.cfg) // the transport serve fetches robots.txt with
 	if err != nil {
 		return checkFetchFail(stderr, "%v", err)
 	}
 	defer tr.CloseIdleConnections()
 	store := enforce.NewMemoryStore(fl.cfg.Robots.MaxEntries, int64(fl.cfg.Robots.MaxCacheMB)<<20)
-	enf, err := enforce.New(enforceConfig(fl.cfg, tr, store, proxy.NewMetrics(), zerolog.Nop()))
+	enf, err := enforce.New(proxy.EnforceConfig(fl.cfg, tr, store, proxy.NewMetrics(), zerolog.Nop()))
 	if err != nil {
 		return checkFetchFail(stderr, "%v", err)
 	}

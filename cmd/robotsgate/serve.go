@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"net/http"
 	"strings"
 	"time"
 
@@ -17,7 +16,6 @@ import (
 	"github.com/robotsgate/robotsgate/internal/config"
 	"github.com/robotsgate/robotsgate/proxy"
 	"github.com/robotsgate/robotsgate/proxy/audit"
-	"github.com/robotsgate/robotsgate/proxy/metrics"
 )
 
 // runServe runs the proxy until ctx is done (SIGINT/SIGTERM), then stops
@@ -154,7 +152,7 @@ func (a *app) build(ctx context.Context, stdout io.Writer) error {
 	a.push(st.close)
 	metrics := proxy.NewMetrics() // one private registry per Server
 	st.export(metrics, a.log)
-	enf, err := enforce.New(enforceConfig(cfg, ptr, st.store, metrics, a.log))
+	enf, err := enforce.New(proxy.EnforceConfig(cfg, ptr, st.store, metrics, a.log))
 	if err != nil {
 		return err
 	}
@@ -180,32 +178,6 @@ func (a *app) listen(key, addr string) (net.Listener, error) {
 		return 0
 	})
 	return ln, nil
-}
-
-// enforceConfig returns the robots policy's settings: every value comes
-// from cfg.
-func enforceConfig(cfg config.Config, tr *http.Transport, store enforce.Store, metrics *metrics.Metrics, log zerolog.Logger) enforce.Config {
-	r := cfg.Robots
-	return enforce.Config{
-		Fetcher: &enforce.HTTPFetcher{
-			Transport:    tr,
-			UserAgent:    r.UserAgent,
-			MaxBytes:     r.MaxBytes,
-			MaxRedirects: r.MaxRedirects,
-			Timeout:      r.FetchTimeout,
-		},
-		Store:             store,
-		Log:               log.With().Str("component", "enforce").Logger(),
-		Hooks:             metrics.EnforceHooks(),
-		TTL:               r.TTL,
-		MinTTL:            r.MinTTL,
-		UnreachableWindow: r.UnreachableWindow,
-		RetryMin:          r.RetryMin,
-		RetryMax:          r.RetryMax,
-		MaxBytes:          r.MaxBytes,
-		FetchTimeout:      r.FetchTimeout,
-		UsageUnknownDeny:  cfg.Usage.Unknown == config.UsageUnknownDeny,
-	}
 }
 
 // fail prints err as one line on stderr and returns code.

@@ -12,6 +12,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/robotsgate/robotsgate/internal/config"
+	"github.com/robotsgate/robotsgate/proxy"
 )
 
 // serve -purpose reaches the Enforcer: a URL whose Content-Usage
@@ -68,11 +69,11 @@ func TestServePurposeRefusesUsageDisallowed(t *testing.T) {
 // usage.unknown reaches the Enforcer's configuration.
 func TestEnforceConfigUsage(t *testing.T) {
 	cfg := config.Default()
-	if ec := enforceConfig(cfg, nil, nil, nil, zerolog.Nop()); ec.UsageUnknownDeny {
+	if ec := proxy.EnforceConfig(cfg, nil, nil, nil, zerolog.Nop()); ec.UsageUnknownDeny {
 		t.Errorf("defaults: %v", ec.UsageUnknownDeny)
 	}
 	cfg.Usage.Unknown = config.UsageUnknownDeny
-	if ec := enforceConfig(cfg, nil, nil, nil, zerolog.Nop()); !ec.UsageUnknownDeny {
+	if ec := proxy.EnforceConfig(cfg, nil, nil, nil, zerolog.Nop()); !ec.UsageUnknownDeny {
 		t.Errorf("deny: %v", ec.UsageUnknownDeny)
 	}
 }

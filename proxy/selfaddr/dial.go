@@ -2,6 +2,7 @@ package selfaddr
 
 import (
 	"context"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"net"
@@ -23,6 +24,9 @@ type Pin struct {
 	host string // as the transport dials it: ASCII, lower-case, no brackets
 	port uint16
 	ips  []netip.Addr // with their zones; empty when the name did not resolve
+	// pool is the host the outbound transport is given instead of host
+	// for a name pinned to one address (PoolHost); "" otherwise.
+	pool string
 }
 
 type dialPinKey struct{}
@@ -30,6 +34,49 @@ type dialPinKey struct{}
 // WithPin returns ctx carrying pin for the dialer.
 func WithPin(ctx context.Context, pin *Pin) context.Context {
 	return context.WithValue(ctx, dialPinKey{}, pin)
+}
+
+// PinFrom returns the pin ctx carries, or nil.
+func PinFrom(ctx context.Context) *Pin {
+	p, _ := ctx.Value(dialPinKey{}).(*Pin)
+	return p
+}
+
+// Addr returns the one address the pin allows, or the zero Addr when it
+// allows none or several.
+func (p *Pin) Addr() netip.Addr {
+	if p == nil || len(p.ips) != 1 {
+		return netip.Addr{}
+	}
+	return p.ips[0]
+}
+
+// Host returns the host name the pin is for, as the transport dials it.
+func (p *Pin) Host() string { return p.host }
+
+// Port returns the port the pin is for.
+func (p *Pin) Port() uint16 { return p.port }
+
+// PoolHost returns the host under which an HTTP transport must be given
+// a request pinned to one address of a name, so that it keeps the
+// connections to each address apart (its idle pool is keyed by host and
+// port): the name and the address, spelled as a host that no DNS name
+// can be ("ip-<hex>.<name>.pin.invalid"; the dialer recognises it only
+// through the pin in the context). "" for an IP literal or a pin to no
+// or several addresses: the host says where the request goes.
+func (p *Pin) PoolHost() string {
+	if p == nil {
+		return ""
+	}
+	return p.pool
+}
+
+// poolHost returns [Pin.PoolHost] of a pin of host to the one address ip.
+func poolHost(host string, ip netip.Addr) string {
+	if _, err := netip.ParseAddr(host); err == nil || !ip.IsValid() {
+		return ""
+	}
+	return "ip-" + hex.EncodeToString(ip.Unmap().AsSlice()) + "." + host + ".pin.invalid"
 }
 
 // pinHost is host as the transport hands it to the dialer: brackets
@@ -74,7 +121,7 @@ func (a *Set) Dialer(next DialFunc) DialFunc {
 			return nil, fmt.Errorf("dial %s: invalid port %q", addr, p)
 		}
 		var ips []netip.Addr
-		if pin, _ := ctx.Value(dialPinKey{}).(*Pin); pin != nil && pin.port == port && pin.host == pinHost(host) {
+		if pin := PinFrom(ctx); pin != nil && pin.port == port && (pin.host == pinHost(host) || pin.pool != "" && pin.pool == host) {
 			ips = pin.ips // checked by the caller
 		} else if a.listens(port) {
 			ips = a.resolve(ctx, host)
@@ -84,8 +131,9 @@ func (a *Set) Dialer(next DialFunc) DialFunc {
 		} else {
 			return next(ctx, network, addr)
 		}
-		if len(ips) == 0 {
-			return nil, fmt.Errorf("dial %s: no address found for %q", addr, host)
+		if len(ips) == 0 { // as the resolver says it: a *net.DNSError
+			return nil, &net.OpError{Op: "dial", Net: network,
+				Err: &net.DNSError{Err: "no address found", Name: host, IsNotFound: true}}
 		}
 		var first error
 		for _, ip := range ips {
@@ -182,8 +230,26 @@ func parseIPv4Number(s string) (uint64, bool) {
 // PinTo returns the pin of a request for host:port that must connect to
 // ip and nowhere else (a redirected connection's original destination).
 func PinTo(host string, port uint16, ip netip.Addr) *Pin {
-	return &Pin{host: pinHost(host), port: port, ips: []netip.Addr{ip}}
+	h := pinHost(host)
+	if !ip.IsValid() {
+		return &Pin{host: h, port: port}
+	}
+	return &Pin{host: h, port: port, ips: []netip.Addr{ip}, pool: poolHost(h, ip)}
 }
+
+// Resolve returns the addresses of host as the dialer resolves it: IP
+// literals and their shorthands, localhost names, a bounded DNS lookup
+// (none when it fails).
+func (a *Set) Resolve(ctx context.Context, host string) []netip.Addr {
+	return a.resolve(ctx, pinHost(host))
+}
+
+// Listens reports whether robotsgate listens on port, on any address.
+func (a *Set) Listens(port uint16) bool { return a.listens(port) }
+
+// IsSelf reports whether one of ips, on port, is one of robotsgate's
+// listen addresses.
+func (a *Set) IsSelf(port uint16, ips ...netip.Addr) bool { return a.isSelf(port, ips) }
 
 // Resolves reports whether host, resolved as the dialer would resolve it
 // (IP literals and their shorthands, localhost names, a bounded DNS
