@@ -21,6 +21,7 @@ import (
 	"github.com/robotsgate/robotsgate/internal/config"
 	"github.com/robotsgate/robotsgate/internal/testsupport"
 	"github.com/robotsgate/robotsgate/proxy/audit"
+	"github.com/robotsgate/robotsgate/proxy/signing"
 )
 
 // Helpers shared by the package's tests: configuration, an in-memory
@@ -73,7 +74,14 @@ func buildServer(t testing.TB, cfg config.Config, ec enforce.Config, deps Deps) 
 		deps.PolicyTransport = ptr
 	}
 	if deps.Enforcer == nil {
-		enf, err := enforce.New(robotsSettings(ec, cfg, deps.PolicyTransport))
+		var ptr http.RoundTripper = deps.PolicyTransport
+		if deps.PolicyTransport != nil { // robotsgate's own fetches signed as cmd/robotsgate signs them
+			if deps.FetchSigner == nil {
+				deps.FetchSigner = new(signing.Holder)
+			}
+			ptr = deps.FetchSigner.Transport(deps.PolicyTransport)
+		}
+		enf, err := enforce.New(robotsSettings(ec, cfg, ptr))
 		if err != nil {
 			t.Fatal(err)
 		}

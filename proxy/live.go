@@ -38,6 +38,8 @@ type live struct {
 	// the rest of the handler chain ([Server.inner]); acl is its rules.
 	access http.Handler
 	acl    *access.Access
+	// signers sign forwarded requests; nil when nothing signs (signstep.go).
+	signers *signers
 }
 
 // newLive builds the settings of cfg: it reads the credentials file, and
@@ -73,6 +75,10 @@ func (s *Server) newLive(cfg config.Config) (*live, error) {
 		return nil, err
 	}
 	l.access, l.acl = a.Wrap(s.inner), a
+	if l.signers, err = newSigners(&cfg, a.Identities(), s.clock.Now); err != nil {
+		return nil, err
+	}
+	s.signFetches(&cfg, l.signers) // robotsgate's own fetches: the keys of the settings about to be in force (signstep.go)
 	if a.RequiresCredentials() || a.Networks() > 0 {
 		s.log.Info().Bool("credentials", a.RequiresCredentials()).Int("allow_cidrs", a.Networks()).Msg("proxy access control on")
 	}

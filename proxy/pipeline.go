@@ -68,6 +68,7 @@ func (s *Server) install() error {
 		ls.lic,                       // RSL license prohibits a purpose or needs a token: 403 license-*, or audit (license.go)
 		ls.pacing,                    // paused origin → 503, crawl-delay wait or 429 (pacing.go)
 		ls.whole,                     // enforcing response steps: no Range, Accept-Encoding the scan decodes (whole.go)
+		signStep{s: s},               // Web Bot Auth signature, once nothing can refuse the request any more (signstep.go)
 		&s.fwd,                       // robot-tag scan and pooled body copy as the response arrives (forward.go); last
 	} {
 		p.OnRequest().DoFunc(s.requestHook(step))
@@ -189,6 +190,9 @@ type requestState struct {
 	// RangeRemoved says that [wholeStep] removed the request's Range headers:
 	// the audit records of its response say so.
 	RangeRemoved bool
+	// SignedKeyID is the keyid of the signature [signStep] added, "" when
+	// the request was not signed.
+	SignedKeyID string
 	// Answered is set when a request hook answered the request itself
 	// (a refusal); the origin saw nothing.
 	Answered bool

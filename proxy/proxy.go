@@ -29,6 +29,7 @@ import (
 	"github.com/robotsgate/robotsgate/proxy/audit"
 	"github.com/robotsgate/robotsgate/proxy/metrics"
 	"github.com/robotsgate/robotsgate/proxy/selfaddr"
+	"github.com/robotsgate/robotsgate/proxy/signing"
 	"github.com/robotsgate/robotsgate/proxy/transparent"
 )
 
@@ -61,6 +62,10 @@ type Deps struct {
 	// Metrics receives the Server's metrics; nil means NewMetrics(). Give
 	// the Enforcer its hooks (Metrics.EnforceHooks).
 	Metrics *metrics.Metrics
+	// FetchSigner signs robotsgate's own fetches with the signing.key in
+	// force: give the Enforcer's HTTPFetcher FetchSigner.Transport(policy
+	// transport). nil: the Server keeps one of its own, unused.
+	FetchSigner *signing.Holder
 	// Load reads the configuration again, for Reload (SIGHUP, POST
 	// /v1/reload); nil means a reload is refused.
 	Load func() (config.Config, error)
@@ -120,6 +125,8 @@ type Server struct {
 	fwd      forwardTrippers // the round trippers forward installs (forward.go)
 
 	life *lifetime // shutdown contexts and running handlers (proxy.go)
+
+	fetchSig *signing.Holder // the Signer of robotsgate's own fetches (signstep.go)
 }
 
 // New returns a Server for cfg, which must be valid (Config.Validate).
@@ -146,6 +153,9 @@ func New(cfg config.Config, deps Deps) (*Server, error) {
 		originalDst: transparent.OriginalDst,
 	}
 	s.reload.load = deps.Load
+	if s.fetchSig = deps.FetchSigner; s.fetchSig == nil {
+		s.fetchSig = new(signing.Holder)
+	}
 	s.fwd.init(s)
 	if s.metrics = deps.Metrics; s.metrics == nil {
 		s.metrics = NewMetrics()

@@ -97,6 +97,7 @@ func (s *Server) settle(r *http.Request, st *requestState, o outcome) *http.Resp
 	e.PurposesOverrideRefused = st.PurposesRefused
 	identify(r, st)
 	e.User, e.Listener = st.Identity.User, listenerProxy
+	e.SignedKeyID = s.signedKeyID(st, o) // (signstep.go)
 	if st.Transparent || redirectedOf(r, st) != nil {
 		e.Listener = listenerTransparent
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/robotsgate/robotsgate/enforce"
 	"github.com/robotsgate/robotsgate/internal/config"
 	"github.com/robotsgate/robotsgate/proxy/admin"
+	"github.com/robotsgate/robotsgate/proxy/signing"
 	"github.com/robotsgate/robotsgate/robots/aipref"
 )
 
@@ -69,6 +70,7 @@ func (s *Server) adminRoutes() {
 		Purposes:   s.cfg.Purposes,
 		ContentUse: s.cfg.ContentUse,
 		Ready:      s.ready,
+		Directory:  signing.DirectoryHandler(s.directoryKeys, s.clock.Now),
 		Now:        s.clock.Now,
 	})
 	if s.cfg.AdminListen == "" {

@@ -68,8 +68,12 @@ func runCheckFetch(ctx context.Context, args []string, env func(string) string, 
 		return checkFetchFail(stderr, "%v", err)
 	}
 	defer tr.CloseIdleConnections()
+	sig, err := proxy.NewFetchSigner(fl.cfg) // signed with signing.key, as serve signs its fetches
+	if err != nil {
+		return checkFetchFail(stderr, "%v", err)
+	}
 	store := enforce.NewMemoryStore(fl.cfg.Robots.MaxEntries, int64(fl.cfg.Robots.MaxCacheMB)<<20)
-	enf, err := enforce.New(proxy.EnforceConfig(fl.cfg, tr, store, proxy.NewMetrics(), zerolog.Nop()))
+	enf, err := enforce.New(proxy.EnforceConfig(fl.cfg, sig.Transport(tr), store, proxy.NewMetrics(), zerolog.Nop()))
 	if err != nil {
 		return checkFetchFail(stderr, "%v", err)
 	}

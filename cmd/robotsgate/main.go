@@ -8,6 +8,7 @@
 //	robotsgate audit [flags]     query the audit log
 //	robotsgate ca [flags]        show or create the MITM CA certificate
 //	robotsgate health [flags]    exit 0 if the configured robotsgate answers /healthz
+//	robotsgate signing ...       Web Bot Auth keys: generate FILE, directory
 //	robotsgate version           print the version, commit and Go version
 //
 // Run "robotsgate -h" or "robotsgate <command> -h" for the flags.
@@ -80,13 +81,15 @@ func run(ctx context.Context, args []string, env func(string) string, stdin io.R
 		return runHealth(ctx, args[1:], env, stdout, stderr)
 	case "iptables": // the transparent listener's redirect rules (iptables.go)
 		return runIPTables(args[1:], stdout, stderr)
+	case "signing": // Web Bot Auth keys and key directory (signing.go)
+		return runSigning(args[1:], env, stdout, stderr)
 	case "version":
 		return runVersion(stdout)
 	case "help":
 		usage(stdout)
 		return 0
 	default:
-		fmt.Fprintf(stderr, "robotsgate: unknown command %q (want serve, check, audit, ca, health, iptables or version; -h for help)\n", args[0])
+		fmt.Fprintf(stderr, "robotsgate: unknown command %q (want serve, check, audit, ca, health, iptables, signing or version; -h for help)\n", args[0])
 		return 2
 	}
 }
@@ -110,6 +113,7 @@ Usage:
   robotsgate ca [flags]        show or create the MITM CA certificate
   robotsgate health [flags]    exit 0 if the configured robotsgate answers /healthz (container HEALTHCHECK)
   robotsgate iptables [flags]  print (or -apply, -remove) the rules of the transparent sidecar
+  robotsgate signing ...       Web Bot Auth: generate FILE (a new key), directory (print the key directory)
   robotsgate version           print the version, commit and Go version (also -version)
 
 Run "robotsgate <command> -h" for a command's flags. Flags of serve:

@@ -16,6 +16,7 @@ import (
 	"github.com/robotsgate/robotsgate/internal/config"
 	"github.com/robotsgate/robotsgate/proxy"
 	"github.com/robotsgate/robotsgate/proxy/audit"
+	"github.com/robotsgate/robotsgate/proxy/signing"
 )
 
 // runServe runs the proxy until ctx is done (SIGINT/SIGTERM), then stops
@@ -152,7 +153,8 @@ func (a *app) build(ctx context.Context, stdout io.Writer) error {
 	a.push(st.close)
 	metrics := proxy.NewMetrics() // one private registry per Server
 	st.export(metrics, a.log)
-	enf, err := enforce.New(proxy.EnforceConfig(cfg, ptr, st.store, metrics, a.log))
+	fetchSig := new(signing.Holder) // robots.txt and tdmrep.json fetches signed with signing.key (Web Bot Auth)
+	enf, err := enforce.New(proxy.EnforceConfig(cfg, fetchSig.Transport(ptr), st.store, metrics, a.log))
 	if err != nil {
 		return err
 	}
@@ -162,7 +164,7 @@ func (a *app) build(ctx context.Context, stdout io.Writer) error {
 		a.log.Warn().Err(err).Msg("audit metrics not exported")
 	}
 	a.srv, err = proxy.New(cfg, proxy.Deps{Enforcer: enf, Auditor: a.auditor, Log: a.log, Transport: tr,
-		PolicyTransport: ptr, Metrics: metrics, Pacer: st.pacer, Pauses: st.pauses, Load: a.reloadConfig})
+		PolicyTransport: ptr, Metrics: metrics, Pacer: st.pacer, Pauses: st.pauses, Load: a.reloadConfig, FetchSigner: fetchSig})
 	return err
 }
 

@@ -100,6 +100,7 @@ type nsEnv struct {
 	v6     bool
 	proc   *exec.Cmd
 	stderr *syncBuffer
+	sig    *sigCheck // Web Bot Auth signatures (transparent_signing_test.go)
 }
 
 func transparentChild(t *testing.T) {
@@ -113,6 +114,7 @@ func transparentChild(t *testing.T) {
 	if err := unix.Mount(hosts, "/etc/hosts", "", unix.MS_BIND, ""); err != nil {
 		t.Fatalf("bind-mount /etc/hosts: %v", err)
 	}
+	e.sig = newSigCheck(t, e.dir, 65532)
 	e.startOrigins()
 
 	for _, k := range []string{"HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy", "ALL_PROXY", "all_proxy"} {
@@ -163,6 +165,7 @@ func (e *nsEnv) testClients(t *testing.T) {
 		t.Errorf("the origins saw %d requests for /private/", n)
 	}
 	e.wantAudit(t, `"reason":"disallowed"`, `"listener":"transparent"`)
+	e.sig.want(t)
 }
 
 // testRaw: a Host that is not the original destination (409, the origin
@@ -262,6 +265,7 @@ func (e *nsEnv) testTunnel(t *testing.T) {
 		}
 	}
 	e.wantAudit(t, `"reason":"site-disallowed"`)
+	e.sig.want(t)
 	if n := e.hits.get("closed.test", "/x"); n != 0 {
 		t.Errorf("closed.test saw %d requests", n)
 	}
@@ -275,6 +279,7 @@ func (e *nsEnv) start(mode string) {
 	e.proc = exec.Command(e.bin, "serve", "-listen", "127.0.0.1:9309", "-transparent-listen", "[::]:15001",
 		"-https", mode, "-audit", "all", "-audit-log", filepath.Join(e.dir, "audit-"+mode+".jsonl"),
 		"-data-dir", filepath.Join(e.dir, "data"), "-upstream-roots", e.origCA, "-log-format", "json", "-agent", "TestBot")
+	e.proc.Args = append(e.proc.Args, e.sig.flags()...)
 	e.proc.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + e.dir}
 	e.proc.Stderr = e.stderr
 	e.proc.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65532, Gid: 65532}}
@@ -469,6 +474,7 @@ func (e *nsEnv) startOrigins() {
 			host = r.Host
 		}
 		e.hits.add(host, r.URL.Path)
+		e.sig.check(r)
 		if r.URL.Path == "/robots.txt" {
 			if host == "closed.test" {
 				io.WriteString(w, "User-agent: *\nDisallow: /\n")

@@ -61,6 +61,7 @@ type Config struct {
 	Usage      UsageConfig
 	TDMRep     TDMRepConfig
 	License    LicenseConfig // RSL licenses (license.go)
+	Signing    SigningConfig // Web Bot Auth request signatures (signing.go)
 	Auth       AuthConfig
 	// Transparent is the listener of redirected connections (transparent
 	// sidecar).
@@ -191,6 +192,7 @@ func Default() Config {
 			Purposes: defaultTDMPurposes(),
 		},
 		License: LicenseConfig{Mode: LicenseReport},
+		Signing: defaultSigning(),
 		RobotTags: RobotTagsConfig{
 			Mode:         RobotTagsAnnotate,
 			Deny:         robottag.DefaultDeny(),

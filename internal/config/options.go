@@ -113,6 +113,12 @@ func sectionOptions() []option {
 
 		{"license.mode", "license", "RSL licenses (robots.txt License lines) for crawlers that declare purposes: off, report (audit and add X-Robotsgate-License) or enforce (refuse with license-prohibited or license-required)", func(c *Config) any { return (*string)(&c.License.Mode) }},
 		{"license.tokens", "license-tokens", "comma-separated `SERVER=TOKEN` items: the token sent as Authorization: License TOKEN to origins whose license needs one from that License Server (prefer the environment variable)", func(c *Config) any { return &c.License.Tokens }},
+		{"signing.key", "signing-key", "Ed25519 private key `file` (PEM PKCS#8 as openssl genpkey -algorithm ed25519 writes it, or a JWK; mode 0600) that signs every forwarded request and robotsgate's own robots.txt and tdmrep.json fetches (Web Bot Auth, see docs/signing.md); empty = no signatures", func(c *Config) any { return &c.Signing.Key }},
+		{"signing.agent", "signature-agent", "https `URL` of the key directory sent in Signature-Agent, e.g. https://crawler.example/.well-known/http-message-signatures-directory", func(c *Config) any { return &c.Signing.Agent }},
+		{"signing.agent_form", "", "dictionary: Signature-Agent: sig1=\"https://…\" (draft -01); string: the legacy Signature-Agent: \"https://…\" that verifiers of earlier drafts expect", func(c *Config) any { return (*string)(&c.Signing.AgentForm) }},
+		{"signing.components", "signing-components", "comma-separated `components` signed besides @authority and Signature-Agent: @method, @path, @query, @target-uri", func(c *Config) any { return &c.Signing.Components }},
+		{"signing.expires", "", "lifetime of a signature after its creation; at most 24h", func(c *Config) any { return &c.Signing.Expires }},
+		{"signing.publish", "", "further key files (private or public, PEM or JWK) listed in the key directory besides signing.key's: the next or the previous key of a rotation", func(c *Config) any { return &c.Signing.Publish }},
 
 		{"transparent.listen", "transparent-listen", "transparent listener `host:port` for connections redirected by the robotsgate iptables rules (clients without proxy settings); [::]:15001 takes IPv4 and IPv6; empty = off", func(c *Config) any { return &c.Transparent.Listen }},
 

@@ -100,6 +100,9 @@ func New(cfg Options) (*Access, error) {
 	return a, nil
 }
 
+// Identities returns the identities of the credentials, in order.
+func (a *Access) Identities() []Identity { return slices.Clone(a.ids) }
+
 // RequiresCredentials reports whether clients must send
 // Proxy-Authorization.
 func (a *Access) RequiresCredentials() bool { return len(a.creds) > 0 }

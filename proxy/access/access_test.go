@@ -125,3 +125,24 @@ func TestCredentialsFileIdentity(t *testing.T) {
 		}
 	}
 }
+
+func TestCredentialSigningFields(t *testing.T) {
+	id := func(line string) (Identity, error) {
+		_, got, err := parseCredentialLine(line)
+		return got, err
+	}
+	got, err := id("alice:pw signing_key=/run/secrets/alice.pem signature_agent=https://alice.example/.well-known/http-message-signatures-directory")
+	if err != nil || got.SigningKey != "/run/secrets/alice.pem" || got.SignatureAgent != "https://alice.example/.well-known/http-message-signatures-directory" {
+		t.Errorf("%+v, %v", got, err)
+	}
+	for _, bad := range []string{
+		"alice:pw signing_key=",
+		"alice:pw signature_agent=http://alice.example/",
+		"alice:pw signature_agent=https://alice.example/#frag",
+		"alice:pw signing_key=a signing_key=b",
+	} {
+		if _, err := id(bad); err == nil || strings.Contains(err.Error(), "alice.example") {
+			t.Errorf("%q: %v (want an error that does not quote the field)", bad, err)
+		}
+	}
+}

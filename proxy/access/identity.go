@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/robotsgate/robotsgate/internal/config"
 	"github.com/robotsgate/robotsgate/robots"
 	"github.com/robotsgate/robotsgate/robots/aipref"
 )
@@ -29,6 +30,10 @@ type Identity struct {
 	// License is the user's license.mode (off, report or enforce), ""
 	// for the configured one.
 	License string
+	// SigningKey is the file of the user's Ed25519 key that signs its
+	// requests, "" for signing.key; SignatureAgent the URL of its key
+	// directory, "" for signing.agent (Web Bot Auth, proxy/signing).
+	SigningKey, SignatureAgent string
 }
 
 // identityKey is the context key of the Identity Wrap attaches.
@@ -64,8 +69,8 @@ func parseCredentialLine(line string) (cred string, id Identity, err error) {
 	for i, f := range strings.Fields(rest) {
 		key, val, ok := strings.Cut(f, "=")
 		switch {
-		case !ok || key != "agent" && key != "purposes" && key != "content_use" && key != "license":
-			return "", Identity{}, fmt.Errorf("field %d after the credentials is not agent=TOKEN, purposes=LIST, content_use=LEVEL or license=MODE "+
+		case !ok || key != "agent" && key != "purposes" && key != "content_use" && key != "license" && !signingField(key):
+			return "", Identity{}, fmt.Errorf("field %d after the credentials is not agent=TOKEN, purposes=LIST, content_use=LEVEL, license=MODE, signing_key=FILE or signature_agent=URL "+
 				"(a password in the credentials file cannot contain spaces or tabs)", i+1)
 		case seen[key]:
 			return "", Identity{}, fmt.Errorf("%s= given twice", key)
@@ -83,6 +88,12 @@ func parseCredentialLine(line string) (cred string, id Identity, err error) {
 				return "", Identity{}, errors.New("license= is not a license mode: allowed values are off, report, enforce")
 			}
 			id.License = val
+			continue
+		}
+		if signingField(key) {
+			if err := id.setSigning(key, val); err != nil {
+				return "", Identity{}, err
+			}
 			continue
 		}
 		if key == "content_use" {
@@ -113,4 +124,24 @@ func parseUserPurposes(val string) (aipref.Set, error) {
 		return 0, errors.New("purposes= holds an unknown purpose: allowed values are " + aipref.PurposeList + ", or none")
 	}
 	return set, nil
+}
+
+// signingField reports whether key is a field of the user's Web Bot Auth
+// identity.
+func signingField(key string) bool { return key == "signing_key" || key == "signature_agent" }
+
+// setSigning sets the signing field key of id to val.
+func (id *Identity) setSigning(key, val string) error {
+	if key == "signing_key" {
+		if val == "" {
+			return errors.New("signing_key= is empty (a key file)")
+		}
+		id.SigningKey = val
+		return nil
+	}
+	if config.CheckSignatureAgent(val) != nil { // its error would quote the field
+		return errors.New("signature_agent= is not an absolute https URL with a host (no user info, no fragment)")
+	}
+	id.SignatureAgent = val
+	return nil
 }

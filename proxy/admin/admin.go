@@ -70,7 +70,15 @@ type Config struct {
 	Ready func() error
 	// Now is the clock for ages; nil means [time.Now].
 	Now func() time.Time
+	// Directory serves the Web Bot Auth key directory at
+	// /.well-known/http-message-signatures-directory, to anyone (it is
+	// public); nil: 404.
+	Directory http.Handler
 }
+
+// directoryPath is the well-known path of the Web Bot Auth key
+// directory, served without the token.
+const directoryPath = "/.well-known/http-message-signatures-directory"
 
 // Admin is robotsgate's admin HTTP API. Create it with New.
 //
@@ -97,6 +105,8 @@ func adminAllow(path string) (allow string, ok bool) {
 		return "GET, HEAD, DELETE", true
 	case "/v1/reload":
 		return "POST", true
+	case directoryPath:
+		return "GET, HEAD", true
 	}
 	return "", false
 }
@@ -117,6 +127,9 @@ func New(cfg Config) *Admin {
 	a.mux.HandleFunc("GET /v1/robots", a.robotsGet)
 	a.mux.HandleFunc("DELETE /v1/robots", a.robotsDelete)
 	a.mux.HandleFunc("POST /v1/reload", a.reload)
+	if cfg.Directory != nil {
+		a.mux.Handle("GET "+directoryPath, cfg.Directory)
+	}
 	a.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		if allow, ok := adminAllow(r.URL.Path); ok {
 			w.Header().Set("Allow", allow)
@@ -139,7 +152,7 @@ func (a *Admin) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusForbidden, jsonError{Error: "admin API: " + r.Method + " is disabled: set admin_token (ROBOTSGATE_ADMIN_TOKEN) to enable purge and reload"})
 		return
 	}
-	open := r.URL.Path == "/healthz" || r.URL.Path == "/readyz"
+	open := r.URL.Path == "/healthz" || r.URL.Path == "/readyz" || r.URL.Path == directoryPath
 	need := a.cfg.Token != "" && (changes || (a.cfg.Protect && !open))
 	if need && !a.authorized(r.Header.Get("Authorization")) {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="robotsgate-admin"`)

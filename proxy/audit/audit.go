@@ -218,6 +218,7 @@ func usageFields(ev *zerolog.Event, e *Event) {
 	str("purposes_override_refused", e.PurposesOverrideRefused)
 	str("site", e.Site)
 	str("site_note", e.SiteNote)
+	str("signed_keyid", e.SignedKeyID)
 	if len(e.Usage) > 0 {
 		ev.Dict("usage", usageDict(e.Usage))
 	}

@@ -76,6 +76,11 @@ type Event struct {
 	// consulted.
 	TDM *TDM
 
+	// SignedKeyID is the keyid of the Web Bot Auth signature robotsgate
+	// adds to the request when it forwards it (or added, for a record
+	// made after); "" for a request refused before it left, or not
+	// signed.
+	SignedKeyID string
 	// License is the verdict of the site's RSL licenses, nil when they
 	// were not consulted.
 	License *License

@@ -58,6 +58,8 @@ type Metrics struct {
 	tdm [4][4]prometheus.Counter
 	// license holds the RSL license metrics (license.go).
 	license licenseMetrics
+	// signed holds robotsgate_signatures_total by kind and result (signing.go).
+	signed [2][3]prometheus.Counter
 
 	reloads *prometheus.CounterVec // robotsgate_config_reloads_total by result
 
@@ -80,7 +82,7 @@ func New(known map[enforce.Reason]bool) *Metrics {
 	m.reg.MustRegister(m.robotsCollectors()...)
 	m.reg.MustRegister(m.licenseCollectors()...)
 	m.reloads = newReloads()
-	m.reg.MustRegister(m.newUsageCounters(), m.reloads, m.newTDMCounters(),
+	m.reg.MustRegister(m.newUsageCounters(), m.reloads, m.newTDMCounters(), m.newSigningCounters(),
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 	)
