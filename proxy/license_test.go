@@ -242,16 +242,6 @@ func TestLicenseTokenOnlyToItsServer(t *testing.T) {
 			t.Fatalf("a token in the audit log: %s", b)
 		}
 	}
-	// In report mode the request without a token goes, without one.
-	rep := cfg
-	rep.License.Mode = config.LicenseReport
-	q := startHTTPSProxy(t, rep)
-	if resp, _ := get(t, q.client(q.ca), b.URL+"/report"); resp.StatusCode != 200 || !strings.HasSuffix(resp.Header.Get(HeaderLicense), "token=missing") {
-		t.Fatalf("report b: %d %v", resp.StatusCode, resp.Header)
-	}
-	if _, auth := b.hit("/report"); auth != "" {
-		t.Fatalf("b got %q", auth)
-	}
 }
 
 // TestLicenseUnknownAndPerUser: an unreadable license is annotated
@@ -345,5 +335,21 @@ func TestLicenseMITM(t *testing.T) {
 	}
 	if n, _ := o.hit("/articles/1"); n != 0 {
 		t.Fatal("the origin saw a prohibited request")
+	}
+}
+
+// TestLicenseTokenReport: in report mode a request whose License Server
+// has no token goes, without one.
+func TestLicenseTokenReport(t *testing.T) {
+	b := startLicenseOrigin(t, serverRSL("https://other.example"), true)
+	cfg := mitmConfig(t, &tlsOrigin{Server: b.Server})
+	cfg.Purposes = aipref.SetOf(aipref.TrainAI)
+	cfg.License.Tokens = []string{"https://ls.example=tok-a"}
+	q := startHTTPSProxy(t, cfg)
+	if resp, _ := get(t, q.client(q.ca), b.URL+"/report"); resp.StatusCode != 200 || !strings.HasSuffix(resp.Header.Get(HeaderLicense), "token=missing") {
+		t.Fatalf("report b: %d %v", resp.StatusCode, resp.Header)
+	}
+	if _, auth := b.hit("/report"); auth != "" {
+		t.Fatalf("b got %q", auth)
 	}
 }

@@ -34,6 +34,14 @@ func (m LicenseMode) Valid() bool {
 	return m == LicenseOff || m == LicenseReport || m == LicenseEnforce
 }
 
+// licenseOptions are the options of the license: section.
+func licenseOptions() []option {
+	return []option{
+		{"license.mode", "license", "RSL licenses (robots.txt License lines) for crawlers that declare purposes: off, report (audit and add X-Robotsgate-License) or enforce (refuse with license-prohibited or license-required)", func(c *Config) any { return (*string)(&c.License.Mode) }},
+		{"license.tokens", "license-tokens", "comma-separated `SERVER=TOKEN` items: the token sent as Authorization: License TOKEN to origins whose license needs one from that License Server (prefer the environment variable)", func(c *Config) any { return &c.License.Tokens }},
+	}
+}
+
 // validateLicense checks the license: section.
 func (c *Config) validateLicense() error {
 	if err := checkMode("license.mode", c.License.Mode, LicenseOff, LicenseReport, LicenseEnforce); err != nil {

@@ -33,7 +33,9 @@ var configFlag = option{flag: "config", help: "YAML configuration `file` (see co
 // options returns every setting, in the order -h and the docs list them.
 // To add one, add a field to Config, its default to Default and a line
 // to [topOptions] or [sectionOptions].
-func options() []option { return append(topOptions(), sectionOptions()...) }
+func options() []option {
+	return append(append(topOptions(), sectionOptions()...), licenseOptions()...)
+}
 
 // topOptions are the options outside any section.
 func topOptions() []option {
@@ -111,8 +113,6 @@ func sectionOptions() []option {
 		{"tdmrep.mode", "tdmrep", "W3C TDMRep (/.well-known/tdmrep.json, tdm-reservation header and meta) for crawlers with a tdmrep.purposes purpose: off, report (audit and add X-Robotsgate-TDM) or enforce (refuse reserved URLs with tdm-reserved)", func(c *Config) any { return (*string)(&c.TDMRep.Mode) }},
 		{"tdmrep.purposes", "tdmrep-purposes", "declared `purposes` that make TDMRep bind a crawler (text and data mining)", func(c *Config) any { return &c.TDMRep.Purposes }},
 
-		{"license.mode", "license", "RSL licenses (robots.txt License lines) for crawlers that declare purposes: off, report (audit and add X-Robotsgate-License) or enforce (refuse with license-prohibited or license-required)", func(c *Config) any { return (*string)(&c.License.Mode) }},
-		{"license.tokens", "license-tokens", "comma-separated `SERVER=TOKEN` items: the token sent as Authorization: License TOKEN to origins whose license needs one from that License Server (prefer the environment variable)", func(c *Config) any { return &c.License.Tokens }},
 		{"signing.key", "signing-key", "Ed25519 private key `file` (PEM PKCS#8 as openssl genpkey -algorithm ed25519 writes it, or a JWK; mode 0600) that signs every forwarded request and robotsgate's own robots.txt and tdmrep.json fetches (Web Bot Auth, see docs/signing.md); empty = no signatures", func(c *Config) any { return &c.Signing.Key }},
 		{"signing.agent", "signature-agent", "https `URL` of the key directory sent in Signature-Agent, e.g. https://crawler.example/.well-known/http-message-signatures-directory", func(c *Config) any { return &c.Signing.Agent }},
 		{"signing.agent_form", "", "dictionary: Signature-Agent: sig1=\"https://…\" (draft -01); string: the legacy Signature-Agent: \"https://…\" that verifiers of earlier drafts expect", func(c *Config) any { return (*string)(&c.Signing.AgentForm) }},
