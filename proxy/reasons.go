@@ -243,3 +243,19 @@ func statusOf(r enforce.Reason, timedOut bool) int {
 // NewMetrics returns the metrics of a Server, with the decision counters
 // of every reason a Server decides with created at 0.
 func NewMetrics() *metrics.Metrics { return metrics.New(knownReasons()) }
+
+// ReasonNames returns the name of every reason of the table, sorted:
+// every reason a request's audit record can carry.
+func ReasonNames() []string {
+	names := make([]string, 0, len(reasons))
+	for _, row := range reasons {
+		names = append(names, string(row.reason))
+	}
+	slices.Sort(names)
+	return slices.Compact(names)
+}
+
+// Explain says in one sentence why d was decided so, as a refusal's
+// body and Proxy-Status do: for an untrusted origin certificate, the
+// setting that fixes it.
+func Explain(d enforce.Decision) string { return explain(d) }
