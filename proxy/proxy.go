@@ -127,6 +127,8 @@ type Server struct {
 	life *lifetime // shutdown contexts and running handlers (proxy.go)
 
 	fetchSig *signing.Holder // the Signer of robotsgate's own fetches (signstep.go)
+
+	handoff *handoff // policy connections parked for proxied requests; nil when none are (handoff.go)
 }
 
 // New returns a Server for cfg, which must be valid (Config.Validate).
@@ -287,5 +289,8 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	}
 	cancel()
 	s.tr.CloseIdleConnections()
+	if s.handoff != nil {
+		s.handoff.closeAll()
+	}
 	return errors.Join(errs...)
 }

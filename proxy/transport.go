@@ -188,6 +188,10 @@ func EnforceConfig(cfg config.Config, tr http.RoundTripper, store enforce.Store,
 //     the same self-refusing, pinned dialer; the loop record; outermost,
 //     the pin of an address-keyed fetch ([pinPolicyFetch]).
 //
+// Without an upstream proxy, innermost on proxied requests, the take of
+// a connection a plain-HTTP policy fetch left clean ([handoff.dialer]),
+// and the policy transport's "http" fetches exchanged by [firstExchange].
+//
 // Outermost on both, a failed dial to a pinned address is recorded so
 // that the name's next request picks another address ([addrPins.failed]).
 func (s *Server) installTransports() {
@@ -209,6 +213,11 @@ func (s *Server) installTransports() {
 		s.pins = newAddrPins(&s.self) // (pins.go)
 	}
 	dial := orDefault(s.tr.DialContext, dialKeepAlive)
+	handOff := s.pins != nil && s.ptr != nil && s.ptr.Proxy == nil && canHandOff
+	if handOff {
+		s.handoff = newHandoff()
+		dial = s.handoff.dialer(dial) // (handoff.go)
+	}
 	dial = s.conns.wrap(dial)
 	dial = s.self.Dialer(dial)
 	dial = s.recordOutbound(dial)
@@ -221,6 +230,26 @@ func (s *Server) installTransports() {
 		pdial = s.self.Dialer(pdial)
 		pdial = s.recordOutbound(pdial)
 		s.ptr.DialContext = pinPolicyFetch(&s.self, s.noteFailures(pdial))
+	}
+	if handOff {
+		s.exchangeFirst()
+	}
+}
+
+// exchangeFirst makes the policy transport exchange its plain-HTTP
+// fetches itself, so that a connection whose response ended cleanly is
+// handed to the transport of proxied requests (firstexchange.go).
+func (s *Server) exchangeFirst() {
+	defer func() {
+		if recover() != nil { // "http" registered already: a transport shared by two Servers
+			s.log.Warn().Msg("policy transport shared: its connections are not handed to proxied requests")
+		}
+	}()
+	s.ptr.RegisterProtocol("http", &firstExchange{dial: s.ptr.DialContext, lot: s.handoff})
+	for _, c := range s.handoff.collectors() {
+		if err := s.metrics.Registry().Register(c); err != nil {
+			s.log.Warn().Err(err).Msg("handed-off connection metrics not exported")
+		}
 	}
 }
 
@@ -335,6 +364,9 @@ type writeFirstConn struct {
 	wrote atomic.Bool
 }
 
+// NetConn returns the connection guarded.
+func (c *writeFirstConn) NetConn() net.Conn { return c.Conn }
+
 func (c *writeFirstConn) Write(p []byte) (int, error) {
 	c.wrote.Store(true) // before the bytes can reach the peer
 	return c.Conn.Write(p)
@@ -367,6 +399,10 @@ func (s *Server) roundTrip(req *http.Request) (*http.Response, error) {
 		if out.Host == "" {
 			out.Host = req.URL.Host
 		}
+	}
+	if s.handoff != nil && req.URL.Scheme == "http" {
+		// Plain HTTP may take the connection of its robots.txt (handoff.go).
+		out = out.WithContext(withHandoff(out.Context()))
 	}
 	resp, err := s.tr.RoundTrip(traced(out))
 	if resp != nil {
