@@ -36,8 +36,8 @@ import (
 // fetches through an upstream proxy take the transport's usual path
 // ([http.ErrSkipAltProtocol]).
 
-// maxPolicyHeaderBytes bounds a policy response's header, as net/http's
-// default MaxResponseHeaderBytes bounds the transport's.
+// maxPolicyHeaderBytes bounds a policy response's header, as the default of
+// [http.Transport.MaxResponseHeaderBytes] bounds the transport's.
 const maxPolicyHeaderBytes = 10 << 20
 
 // max1xx is how many informational responses are skipped, as net/http
@@ -45,7 +45,7 @@ const maxPolicyHeaderBytes = 10 << 20
 const max1xx = 5
 
 // errHeaderTimeout is the error of a response header that did not arrive
-// within responseHeaderTimeout.
+// within [responseHeaderTimeout].
 var errHeaderTimeout = fmt.Errorf("timeout awaiting response headers: %w", os.ErrDeadlineExceeded)
 
 // firstExchange is the policy transport's round tripper for "http" URLs

@@ -83,7 +83,7 @@ const policyWriteBuffer = 1 << 10
 // it did not expect) can only desynchronise a connection of the proxied
 // pool; a policy fetch never takes one.
 //
-// Its connections are not reused, not even among policy fetches: each
+// Its connections are not reused among policy fetches: each
 // origin's robots.txt is fetched once per cache lifetime, so a kept
 // connection would almost never serve a second fetch, while a broad crawl
 // (many origins, one fetch each) would fill a pool with idle sockets. One
@@ -92,7 +92,9 @@ const policyWriteBuffer = 1 << 10
 // guarded ([writeFirstConn]) so that one delivering bytes before its
 // request was written (before its TLS handshake began, for https) fails
 // the fetch (robots-unreachable) instead of answering it. HTTP/2 is not
-// used, for the same reason.
+// used, for the same reason. A Server may hand a plain-HTTP fetch's
+// connection that ended cleanly, one way, to a proxied request
+// (handoff.go).
 //
 // It shares the rest with [NewTransport]: no proxy from the environment
 // unless cfg.UpstreamProxy names one, the timeouts, and the upstream
