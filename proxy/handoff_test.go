@@ -291,3 +291,19 @@ func (h *handoff) parkedConns() []net.Conn {
 	}
 	return out
 }
+
+// TestHandoffAfterRedirect: after a redirect of robots.txt within its
+// origin, the connection of the last hop carries the forwarded request;
+// the first hop's is closed, never reused by the second.
+func TestHandoffAfterRedirect(t *testing.T) {
+	o := newConnOrigin(t, "HTTP/1.1 301 Moved Permanently\r\nLocation: /robots2.txt\r\nContent-Length: 0\r\n\r\n")
+	h := newHarness(t, harnessOpts{})
+	resp, body := h.get(t, fmt.Sprintf("http://127.0.0.1:%d/page", o.port()))
+	if resp.StatusCode != 200 || body != "page /page" {
+		t.Fatalf("got %d %q", resp.StatusCode, body)
+	}
+	got := o.paths()
+	if len(got) != 2 || strings.Join(got[0], " ") != "/robots.txt" || strings.Join(got[1], " ") != "/robots2.txt /page" {
+		t.Fatalf("connections and their requests: %q, want [[/robots.txt] [/robots2.txt /page]]", got)
+	}
+}
