@@ -1,6 +1,8 @@
 package enforce
 
 import (
+	"strconv"
+
 	"github.com/robotsgate/robotsgate/robots"
 	"github.com/robotsgate/robotsgate/robots/aipref"
 )
@@ -52,17 +54,19 @@ type Usage [aipref.NumPurposes]robots.UsageStatement
 
 // Hold adds v, a preference a source states for the purpose (label)
 // stated, to u: every purpose that stated binds ([aipref.Binds]) takes v
-// when v is more restrictive than its verdict so far ([aipref.Combine]),
-// so that the first verdict of equal restriction is kept. It is the one
-// place where a stated preference becomes a binding one; each source of
-// usage preferences (robots.txt lines, response headers, robot tags)
-// goes through it.
+// when v is more restrictive than its verdict so far
+// ([robots.StatementRank]: disallowed, then an unknown a source states
+// because it cannot be read, then allowed), so that the first verdict of
+// equal restriction is kept. It is the one place where a stated
+// preference becomes a binding one; each source of usage preferences
+// (robots.txt lines, response headers, robot tags) goes through it.
 func (u *Usage) Hold(stated aipref.Purpose, v robots.UsageStatement) {
-	if v.Pref == aipref.Unknown {
+	r := robots.StatementRank(v)
+	if r == 0 {
 		return
 	}
 	for p := aipref.Purpose(0); p < aipref.NumPurposes; p++ {
-		if aipref.Binds(p).Has(stated) && aipref.Combine(u[p].Pref, v.Pref) != u[p].Pref {
+		if aipref.Binds(p).Has(stated) && r > robots.StatementRank(u[p]) {
 			u[p] = v
 		}
 	}
@@ -111,14 +115,15 @@ type PurposeUsage struct {
 }
 
 // Shown returns the usage preferences of u to show, by purpose name:
-// every purpose with a stated preference, and every purpose of declared
+// every purpose with a stated preference (an unreadable one included),
+// and every purpose of declared
 // when the URL's Allow/Disallow rules permit it (permitted; "unknown"
 // when none is stated); nil when there is none.
 func (u *Usage) Shown(declared aipref.Set, permitted bool) map[string]PurposeUsage {
 	var m map[string]PurposeUsage
 	for p := aipref.Purpose(0); p < aipref.NumPurposes; p++ {
 		uv := u.For(p)
-		if uv.Pref == aipref.Unknown && !(permitted && declared.Has(p)) {
+		if robots.StatementRank(uv) == 0 && !(permitted && declared.Has(p)) {
 			continue
 		}
 		if m == nil {
@@ -296,8 +301,17 @@ func usageDetail(v *Verdict, blocked aipref.Set, none string) string {
 		if v.Usage[q].Pref == aipref.Disallowed {
 			d += "purpose " + q.String() + " disallowed"
 		} else {
-			d += "purpose " + q.String() + ": usage preference unknown" + none + " and usage.unknown is deny"
+			d += "purpose " + q.String() + ": usage preference unknown" + unreadable(v.Usage[q]) + none + " and usage.unknown is deny"
 		}
 	}
 	return d
+}
+
+// unreadable says, for an unknown preference a source states, that its
+// statement cannot be read; "" for one no source states.
+func unreadable(v robots.UsageStatement) string {
+	if v.Source == robots.UsageNone {
+		return ""
+	}
+	return " (" + strconv.Quote(v.Rule) + " names it, but cannot be read)"
 }

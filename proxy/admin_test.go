@@ -94,7 +94,7 @@ func TestAdminDecisionMatchesProxy(t *testing.T) {
 		"/v1/decision?url=" + url.QueryEscape("ftp://x/y"),
 		"/v1/decision?url=%zz",
 		"/v1/robots",
-		"/v1/robots?origin=example.com",
+		"/v1/robots?origin=ftp://example.com", // a bare host is accepted: both http and https
 	} {
 		code, b := adminDo(t, "GET", base, bad, "", nil)
 		var e struct{ Error string }

@@ -30,6 +30,7 @@ import (
 	"github.com/robotsgate/robotsgate/proxy/metrics"
 	"github.com/robotsgate/robotsgate/proxy/selfaddr"
 	"github.com/robotsgate/robotsgate/proxy/signing"
+	"github.com/robotsgate/robotsgate/proxy/status"
 	"github.com/robotsgate/robotsgate/proxy/transparent"
 )
 
@@ -69,6 +70,9 @@ type Deps struct {
 	// Load reads the configuration again, for Reload (SIGHUP, POST
 	// /v1/reload); nil means a reload is refused.
 	Load func() (config.Config, error)
+	// CacheStatus reports the robots.txt cache for the status page; nil
+	// shows only the cache setting.
+	CacheStatus func() status.Cache
 }
 
 // Server is a robotsgate proxy. Create it with New, serve it with Serve
@@ -126,7 +130,9 @@ type Server struct {
 
 	life *lifetime // shutdown contexts and running handlers (proxy.go)
 
-	fetchSig *signing.Holder // the Signer of robotsgate's own fetches (signstep.go)
+	board       *status.Board       // the status page's records and counts (statuspage.go)
+	cacheStatus func() status.Cache // Deps.CacheStatus
+	fetchSig    *signing.Holder     // the Signer of robotsgate's own fetches (signstep.go)
 
 	handoff *handoff // policy connections parked for proxied requests; nil when none are (handoff.go)
 }
@@ -152,6 +158,7 @@ func New(cfg config.Config, deps Deps) (*Server, error) {
 		pacer: deps.Pacer,
 		slots: politeness.NewSlots(),
 
+		cacheStatus: deps.CacheStatus,
 		originalDst: transparent.OriginalDst,
 	}
 	s.reload.load = deps.Load
@@ -165,6 +172,7 @@ func New(cfg config.Config, deps Deps) (*Server, error) {
 	if s.clock == nil {
 		s.clock = enforce.SystemClock{}
 	}
+	s.board = status.New(s.clock.Now)
 	// robotsgate_paused_origins counts the pauses (pipeline.go):
 	s.pauses = countPauses(s.metrics, deps.Pauses)
 	if s.pacer == nil { // one for the Server's life: reloads keep the slots
@@ -265,6 +273,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	servers := s.servers
 	s.mu.Unlock()
 	s.life.stopWaits(errShuttingDown)
+	s.board.Close() // the status page's event streams never go idle
 
 	var wg sync.WaitGroup
 	errs := make([]error, len(servers))

@@ -29,12 +29,18 @@ const (
 	ReasonPortForbidden enforce.Reason = "port-forbidden"    // CONNECT to a port not in the allow-list
 	ReasonSiteClosed    enforce.Reason = "site-disallowed"   // tunnel mode: the whole site is disallowed
 	ReasonTunnelNotTLS  enforce.Reason = "tunnel-not-tls"    // tunnel mode: the bytes inside the tunnel are not a TLS ClientHello
-	ReasonSelfRequest   enforce.Reason = "self-request"      // the destination is robotsgate itself (proxy or admin port)
-	ReasonMisdirected   enforce.Reason = "misdirected"       // a request inside an MITM session names another host:port than its CONNECT
-	ReasonAccessRevoked enforce.Reason = "access-revoked"    // a reload revoked the access an MITM session's CONNECT was admitted with
-	ReasonShuttingDown  enforce.Reason = "shutting-down"     // robotsgate shut down while the request waited for its crawl-delay slot
-	ReasonURLTooLong    enforce.Reason = "url-too-long"      // the URL is longer than max_url_bytes: answered 414 undecided
-	ReasonUpstreamError enforce.Reason = "upstream-error"    // forwarding failed: no response from the origin (502/504)
+	// ReasonTunnelServerName: tunnel mode, the ClientHello names another
+	// host than the CONNECT target, or none for a CONNECT to a name.
+	ReasonTunnelServerName enforce.Reason = "tunnel-server-name"
+	// ReasonTunnelECH: tunnel mode, the ClientHello encrypts the server
+	// name it means (ECH), which robotsgate cannot read.
+	ReasonTunnelECH     enforce.Reason = "tunnel-ech"
+	ReasonSelfRequest   enforce.Reason = "self-request"   // the destination is robotsgate itself (proxy or admin port)
+	ReasonMisdirected   enforce.Reason = "misdirected"    // a request inside an MITM session names another host:port than its CONNECT
+	ReasonAccessRevoked enforce.Reason = "access-revoked" // a reload revoked the access an MITM session's CONNECT was admitted with
+	ReasonShuttingDown  enforce.Reason = "shutting-down"  // robotsgate shut down while the request waited for its crawl-delay slot
+	ReasonURLTooLong    enforce.Reason = "url-too-long"   // the URL is longer than max_url_bytes: answered 414 undecided
+	ReasonUpstreamError enforce.Reason = "upstream-error" // forwarding failed: no response from the origin (502/504)
 	// ReasonInvalidPurpose: the request's purposes header, which the
 	// operator lets clients use, names an unknown purpose; answered 400.
 	ReasonInvalidPurpose enforce.Reason = "invalid-purpose"
@@ -154,6 +160,10 @@ var reasons = []reasonRow{
 		explanation: "robots.txt disallows the whole site for this agent"},
 	{reason: ReasonTunnelNotTLS, status: http.StatusForbidden, proxyStatus: psDenied,
 		explanation: "tunnel mode decides hosts only: inside a CONNECT tunnel only TLS goes through, and plain HTTP, whose paths it cannot check, is refused"},
+	{reason: ReasonTunnelServerName, status: http.StatusForbidden, proxyStatus: psDenied,
+		explanation: "tunnel mode: the TLS ClientHello inside the tunnel named another server than the CONNECT target (or none, for a CONNECT to a name), so the tunnel was closed"},
+	{reason: ReasonTunnelECH, status: http.StatusForbidden, proxyStatus: psDenied,
+		explanation: "tunnel mode: the TLS ClientHello inside the tunnel encrypts the server name it is for (ECH), which robotsgate cannot check, so the tunnel was closed"},
 	{reason: ReasonUpstreamError, status: http.StatusBadGateway, timeoutStatus: http.StatusGatewayTimeout,
 		explanation: "the request was allowed and forwarded, but no response came from the origin"},
 	{reason: enforce.ReasonTDMReserved, status: http.StatusForbidden, proxyStatus: psDenied,
@@ -237,3 +247,19 @@ func statusOf(r enforce.Reason, timedOut bool) int {
 // NewMetrics returns the metrics of a Server, with the decision counters
 // of every reason a Server decides with created at 0.
 func NewMetrics() *metrics.Metrics { return metrics.New(knownReasons()) }
+
+// ReasonNames returns the name of every reason of the table, sorted:
+// every reason a request's audit record can carry.
+func ReasonNames() []string {
+	names := make([]string, 0, len(reasons))
+	for _, row := range reasons {
+		names = append(names, string(row.reason))
+	}
+	slices.Sort(names)
+	return slices.Compact(names)
+}
+
+// Explain says in one sentence why d was decided so, as a refusal's
+// body and Proxy-Status do: for an untrusted origin certificate, the
+// setting that fixes it.
+func Explain(d enforce.Decision) string { return explain(d) }

@@ -135,6 +135,7 @@ func (s *Server) record(e audit.Event) {
 	if err := s.audit.Record(e); err != nil {
 		s.log.Error().Err(err).Str("url", e.URL).Str("decision", e.Decision).Msg("audit record not written")
 	}
+	s.board.Publish(e) // after the write, and never blocking (proxy/status)
 }
 
 // refuseResponse returns the response robotsgate sends instead of

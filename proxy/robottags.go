@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"io"
-	"mime"
 	"net/http"
 	"strings"
 
@@ -32,10 +31,12 @@ type tagScan struct {
 	// NotScanned says why an HTML body was not (fully) scanned for meta
 	// elements, "" when it was or when the response is not HTML.
 	NotScanned string
-	// Undecodable says that the body was not scanned because the scan
-	// cannot decode its Content-Encoding (br, zstd, a corrupt stream,
-	// ...): a step that may refuse must not pass it on as scanned.
-	Undecodable bool
+	// Incomplete says that the scan could not read the whole head: the
+	// body's Content-Encoding (br, zstd, a corrupt stream, ...) or its
+	// character encoding (UTF-32, ...) is one the scan cannot decode, or
+	// the head goes on past max_scan_bytes. A step that may refuse must
+	// not pass it on as scanned.
+	Incomplete bool
 }
 
 // tagEvent is what [robotTagStep.onResponse] found and did with a response whose
@@ -106,9 +107,11 @@ type errReader struct{ err error }
 func (e errReader) Read([]byte) (int, error) { return 0, e.err }
 
 // scanRobotTags returns what resp's robot tags say: its X-Robots-Tag
-// headers always, and, for a 2xx text/html response, the meta elements in
-// the first cfg.MaxScanBytes of its body (less when the head ends
-// earlier). The bytes read are not lost: resp.Body is replaced by a
+// headers always, and, for a 2xx HTML response (text/html,
+// application/xhtml+xml, or a body without a usable Content-Type that
+// sniffs as HTML: [docKindOf]), the meta elements in the first
+// cfg.MaxScanBytes of its text (less when the head ends earlier;
+// [scanHead]). The bytes read are not lost: resp.Body is replaced by a
 // *[tagBody] that replays them and then streams the rest of the original
 // body, which is never buffered; ContentLength and the headers are left
 // as they are. A read error during the scan is handed to the client after
@@ -124,31 +127,30 @@ func scanRobotTags(resp *http.Response, cfg config.RobotTagsConfig) *tagScan {
 		return s
 	}
 	s := &tagScan{Header: robottag.ParseXRobotsTag(resp.Header.Values("X-Robots-Tag"))}
-	if !isHTML(resp) || !hasBody(resp) || resp.StatusCode/100 != 2 {
+	kind := docKindOf(resp.Header)
+	if kind == docOther || !hasBody(resp) || resp.StatusCode/100 != 2 {
 		return s
 	}
 	if cfg.MaxScanBytes <= 0 {
 		s.NotScanned = "robot_tags.max_scan_bytes is 0"
 		return s
 	}
-	scanBody(resp, s, cfg.MaxScanBytes)
+	scanBody(resp, s, cfg.MaxScanBytes, kind == docSniff)
 	return s
 }
 
-// scanBody fills in s.Meta from the first maxBytes decoded bytes of
-// resp's body and replaces resp.Body by a *[tagBody] replaying the bytes
-// read (as the origin sent them) before the rest. The coded bytes read
-// are bounded too ([enforce.DecodeBody]), so a decompression bomb costs no
-// more memory than a plain page.
-func scanBody(resp *http.Response, s *tagScan, maxBytes int) {
+// scanBody fills in s.Meta from the head in the first maxBytes decoded
+// bytes of resp's body ([scanHead]; sniff as [docKindOf] says)
+// and replaces resp.Body by a *[tagBody] replaying the bytes read (as the
+// origin sent them) before the rest. The coded bytes read are bounded too
+// ([enforce.DecodeBody]), so a decompression bomb costs no more memory
+// than a plain page.
+func scanBody(resp *http.Response, s *tagScan, maxBytes int, sniff bool) {
 	orig := resp.Body
 	rec := &scanRecorder{r: orig}
 	src, codings, err := enforce.DecodeBody(resp.Header, rec, maxBytes)
 	if err == nil {
-		// ParseHead fails only when reading fails.
-		var h robottag.Head
-		h, err = robottag.ParseHead(io.LimitReader(src, int64(maxBytes)), metaTDMReservation, metaTDMPolicy)
-		s.Meta, s.Named = h.Robots, h.Named
+		err = scanHead(src, s, maxBytes, sniff) // fails only when reading fails
 	}
 	s.Scanned = len(rec.buf)
 	var rest io.Reader = orig
@@ -158,24 +160,12 @@ func scanBody(resp *http.Response, s *tagScan, maxBytes int) {
 		s.NotScanned = "reading the body failed: " + rec.err.Error()
 		// The client gets the coded bytes read before the error, which
 		// the decoder may not have shown the scan in full.
-		s.Undecodable = err != nil && len(codings) > 0
+		s.Incomplete = err != nil && len(codings) > 0
 	case err != nil:
-		s.Undecodable = true
+		s.Incomplete = true
 		s.NotScanned = "body cannot be decoded: " + err.Error()
 	}
 	resp.Body = &tagBody{Reader: io.MultiReader(bytes.NewReader(rec.buf), rest), orig: orig, scan: s}
-}
-
-// isHTML reports whether resp's Content-Type is text/html.
-func isHTML(resp *http.Response) bool {
-	ct := resp.Header.Get("Content-Type")
-	// Only a value that starts with "text/html" can be; skip the parse
-	// (which allocates) for every other forwarded response.
-	if t := strings.TrimSpace(ct); len(t) < len("text/html") || !strings.EqualFold(t[:len("text/html")], "text/html") {
-		return false
-	}
-	mt, _, err := mime.ParseMediaType(ct)
-	return err == nil && mt == "text/html"
 }
 
 // hasBody reports whether resp may have a body to scan.

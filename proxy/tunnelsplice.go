@@ -1,7 +1,6 @@
 package proxy
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -10,11 +9,6 @@ import (
 
 	"github.com/elazarl/goproxy"
 )
-
-// tlsRecordHead is how many bytes of a TLS ClientHello spliceTunnel reads
-// before deciding: the record header (content type, version, length) and
-// the handshake message type.
-const tlsRecordHead = 6
 
 // tunnelAction is the ConnectAction of a tunnel-mode CONNECT that was
 // decided open at host level for st: spliceTunnel to target, the
@@ -57,21 +51,20 @@ func (s *Server) spliceTunnel(r *http.Request, client net.Conn, ctx *goproxy.Pro
 	go s.checkAndSplice(r, st, client, upstream, addr)
 }
 
-// checkAndSplice reads the client's first bytes inside the tunnel to addr and
-// splices client and upstream when they begin a TLS ClientHello; it
-// refuses and closes both otherwise.
+// checkAndSplice reads the client's first bytes inside the tunnel to addr
+// and splices client and upstream when they are a TLS ClientHello for
+// addr's host ([readTunnelHello]); it refuses and closes both otherwise.
 func (s *Server) checkAndSplice(r *http.Request, st *requestState, client, upstream net.Conn, addr string) {
-	head := make([]byte, tlsRecordHead)
-	n, err := io.ReadFull(client, head)
-	if err != nil || !isClientHello(head) {
+	hc := readTunnelHello(client, addr, s.cfg.Client.HeaderTimeout, s.cfg.Client.IdleTimeout)
+	if hc.reason != "" {
 		_ = upstream.Close()
-		if n > 0 { // a client that sent nothing (or left) is not refused: nothing went through
-			s.refuseTunnel(r, st, client, head[:n], err, addr)
+		if len(hc.first) > 0 { // a client that sent nothing (or left) is not refused: nothing went through
+			s.refuseTunnel(r, st, client, hc, addr)
 		}
 		_ = client.Close()
 		return
 	}
-	if _, err := upstream.Write(head); err != nil {
+	if _, err := upstream.Write(hc.first); err != nil {
 		_ = upstream.Close()
 		_ = client.Close()
 		return
@@ -79,35 +72,43 @@ func (s *Server) checkAndSplice(r *http.Request, st *requestState, client, upstr
 	splice(client, upstream)
 }
 
-// isClientHello reports whether head, the first bytes inside a tunnel,
-// begins a TLS record carrying a ClientHello: content type handshake
-// (22), protocol major version 3, and handshake type client_hello (1).
-func isClientHello(head []byte) bool {
-	return len(head) == tlsRecordHead && head[0] == 22 && head[1] == 3 && head[5] == 1
-}
-
-// refuseTunnel audits the refusal of the tunnel st opened, whose client
-// sent first (read up to err) what is not a TLS ClientHello, and answers
-// it with the refusal: a client that sent a plain HTTP request reads it
-// as the answer to that request.
-func (s *Server) refuseTunnel(r *http.Request, st *requestState, client net.Conn, first []byte, err error, addr string) {
+// refuseTunnel audits the refusal hc of the tunnel st opened, whose
+// client sent first what may not go through, and answers it: with a TLS
+// alert when it began a TLS handshake, and otherwise with the refusal, which a
+// client that sent a plain HTTP request reads as the answer to it.
+func (s *Server) refuseTunnel(r *http.Request, st *requestState, client net.Conn, hc helloCheck, addr string) {
 	d := st.Decision
-	d.Allowed, d.Reason, d.Agent = false, ReasonTunnelNotTLS, st.Agent
+	d.Allowed, d.Reason, d.Agent = false, hc.reason, st.Agent
 	if d.URL == "" {
 		d.URL = "https://" + addr
 	}
-	what := "do not begin a TLS handshake"
-	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) {
-		what += " (" + err.Error() + ")"
+	d.Detail = "tunnel mode: " + hc.detail
+	if !hc.tls {
+		d.Detail = fmt.Sprintf("tunnel mode: the first bytes inside the CONNECT tunnel (%q) %s; "+
+			"tunnel mode decides hosts only and cannot check the paths of plain HTTP inside a tunnel, so the tunnel was closed "+
+			"(send http:// URLs to the proxy as proxy requests, or use https.mode mitm)", quoteHead(hc.first), hc.detail)
 	}
-	d.Detail = fmt.Sprintf("tunnel mode: the first bytes inside the CONNECT tunnel (%q) %s; "+
-		"tunnel mode decides hosts only and cannot check the paths of plain HTTP inside a tunnel, so the tunnel was closed "+
-		"(send http:// URLs to the proxy as proxy requests, or use https.mode mitm)", first, what)
-	if resp := s.settle(r, st, refuse(d)); resp != nil {
+	resp := s.settle(r, st, refuse(d))
+	switch {
+	case resp == nil:
+	case hc.tls:
+		_ = resp.Body.Close()
+		_, _ = client.Write(alertAccessDenied)
+	default:
 		_ = resp.Write(client)
 		_ = resp.Body.Close()
 	}
 	lingerClose(client, s.cfg.Client.HeaderTimeout)
+}
+
+// quoteHead is the start of first, the bytes a refused tunnel began
+// with, as the audit quotes them.
+func quoteHead(first []byte) []byte {
+	const max = 64
+	if len(first) > max {
+		return first[:max]
+	}
+	return first
 }
 
 // lingerMax bounds what [lingerClose] reads and discards.

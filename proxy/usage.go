@@ -9,6 +9,7 @@ import (
 	"github.com/elazarl/goproxy"
 
 	"github.com/robotsgate/robotsgate/enforce"
+	"github.com/robotsgate/robotsgate/internal/config"
 	"github.com/robotsgate/robotsgate/proxy/audit"
 	"github.com/robotsgate/robotsgate/robots"
 	"github.com/robotsgate/robotsgate/robots/aipref"
@@ -60,7 +61,7 @@ func (u usageStep) onResponse(resp *http.Response, ctx *goproxy.ProxyCtx, st *re
 		return resp, outcome{}
 	}
 	resp.Header.Set(HeaderUsage, prefs.String())
-	blocked := fromResp.Prefs().Disallows(st.Purposes)
+	blocked := fromResp.Prefs().Disallows(st.Purposes) | unreadableBlocked(&fromResp, st)
 	useBlocked := !respUse.Level.Permits(st.ContentUse)
 	if blocked == 0 && !useBlocked {
 		return resp, outcome{}
@@ -126,7 +127,9 @@ func responseUsage(resp *http.Response, agent string) (v enforce.Usage, use robo
 func holdHeader(v *enforce.Usage, ps aipref.Prefs, src robots.UsageSource, label string, vals []string) string {
 	rule := cleanRule(label + strings.Join(vals, ", "))
 	for p := aipref.Purpose(0); p < aipref.NumPurposes; p++ {
-		v.Hold(p, robots.UsageStatement{Pref: ps.Get(p), Source: src, Rule: rule})
+		if ps.Get(p) != aipref.Unknown || ps.Unparsed().Has(p) { // an unreadable statement is stated unknown
+			v.Hold(p, robots.UsageStatement{Pref: ps.Get(p), Source: src, Rule: rule})
+		}
 	}
 	return rule
 }
@@ -184,8 +187,7 @@ func responseUsageDecision(req *http.Request, st *requestState, v *enforce.Usage
 	for p := aipref.Purpose(0); p < aipref.NumPurposes; p++ {
 		// The response's statement shows where it is more restrictive than
 		// robots.txt's, or states one where robots.txt states none.
-		if v[p].Pref != aipref.Unknown && aipref.Combine(v[p].Pref, d.Usage[p].Pref) != d.Usage[p].Pref ||
-			d.Usage[p].Pref == aipref.Unknown {
+		if robots.StatementRank(v[p]) > robots.StatementRank(d.Usage[p]) {
 			d.Usage[p] = v[p]
 		}
 	}
@@ -198,9 +200,30 @@ func responseUsageDecision(req *http.Request, st *requestState, v *enforce.Usage
 		} else {
 			d.Detail += "; "
 		}
-		d.Detail += "purpose " + p.String() + " disallowed by the response"
+		if v[p].Pref == aipref.Disallowed {
+			d.Detail += "purpose " + p.String() + " disallowed by the response"
+		} else {
+			d.Detail += "purpose " + p.String() + ": the response's statement names it but cannot be read, and usage.unknown is deny"
+		}
 	}
 	return d
+}
+
+// unreadableBlocked returns the purposes st declared that the response's
+// usage v states unknown because its statement cannot be read
+// ("Content-Signal: ai-train=no;"), when usage.unknown is deny: such a
+// statement binds as an unknown preference, not as silence.
+func unreadableBlocked(v *enforce.Usage, st *requestState) aipref.Set {
+	if st.Live == nil || st.Live.cfg.Usage.Unknown != config.UsageUnknownDeny {
+		return 0
+	}
+	var out aipref.Set
+	for p := aipref.Purpose(0); p < aipref.NumPurposes; p++ {
+		if st.Purposes.Has(p) && v[p].Pref == aipref.Unknown && v[p].Source != robots.UsageNone {
+			out |= aipref.SetOf(p)
+		}
+	}
+	return out
 }
 
 // usageOf returns the usage preferences of d to show

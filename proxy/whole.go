@@ -20,8 +20,9 @@ import (
 // scan cannot decode would show it nothing at all.
 
 // HeaderUnscanned is the header robotsgate adds, when its response steps
-// only annotate, to an HTML response whose body the scan could not
-// decode, saying why. A value the origin sent itself is removed.
+// only annotate, to an HTML response whose head the scan could not read
+// whole (a coding or an encoding it does not decode, a head longer than
+// max_scan_bytes), saying why. A value the origin sent itself is removed.
 const HeaderUnscanned = "X-Robotsgate-Unscanned"
 
 // rangeHeaders are the request headers, as canonical keys, that ask for
@@ -40,7 +41,7 @@ var scanAcceptEncoding = []string{"gzip", "x-gzip", "deflate", "identity"}
 // Accept-Encoding the client sent to the codings the scan decodes
 // ([narrowAcceptEncoding]). On the response side it refuses (403, reason response-unscannable) what would
 // still pass unscanned: a partial response of a document the scan would
-// read, and an HTML body it could not decode. When the response steps
+// read, and an HTML body whose head it could not read whole. When the response steps
 // only annotate, requests are left alone and an undecodable HTML body is
 // marked with [HeaderUnscanned].
 type wholeStep struct {
@@ -95,7 +96,7 @@ func (w wholeStep) onResponse(resp *http.Response, ctx *goproxy.ProxyCtx, st *re
 	resp.Header.Del(HeaderUnscanned)
 	if !w.enforcing(st) {
 		if w.scanning || st.Purposes != 0 {
-			if scan := bodyScan(resp); scan != nil && scan.Undecodable {
+			if scan := bodyScan(resp); scan != nil && scan.Incomplete {
 				resp.Header.Set(HeaderUnscanned, cleanRule(scan.NotScanned))
 			}
 		}
@@ -104,7 +105,7 @@ func (w wholeStep) onResponse(resp *http.Response, ctx *goproxy.ProxyCtx, st *re
 	why := ""
 	if isPartial(resp) {
 		why = "partial response (" + strconv.Itoa(resp.StatusCode) + ", " + typeOf(resp) + "): response enforcement reads whole documents only"
-	} else if scan := bodyScan(resp); scan != nil && scan.Undecodable {
+	} else if scan := bodyScan(resp); scan != nil && scan.Incomplete {
 		why = "meta not scanned: " + scan.NotScanned
 	}
 	if why == "" {
@@ -157,7 +158,7 @@ func isPartial(resp *http.Response) bool {
 		return false
 	}
 	mt := typeOf(resp)
-	return mt == "text/html" || mt == "unknown type"
+	return mt == "text/html" || mt == "application/xhtml+xml" || mt == "unknown type"
 }
 
 // typeOf is resp's media type, "unknown type" when it has none or one

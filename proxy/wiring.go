@@ -16,6 +16,7 @@ import (
 	"github.com/robotsgate/robotsgate/internal/config"
 	"github.com/robotsgate/robotsgate/proxy/admin"
 	"github.com/robotsgate/robotsgate/proxy/signing"
+	"github.com/robotsgate/robotsgate/proxy/status"
 	"github.com/robotsgate/robotsgate/robots/aipref"
 )
 
@@ -72,6 +73,7 @@ func (s *Server) adminRoutes() {
 		Ready:      s.ready,
 		Directory:  signing.DirectoryHandler(s.directoryKeys, s.clock.Now),
 		Now:        s.clock.Now,
+		Status:     status.Handler(s.board, s.statusInfo), // (statuspage.go)
 	})
 	if s.cfg.AdminListen == "" {
 		s.mux.Handle("/", s.admin)

@@ -63,12 +63,17 @@ func (s UsageSource) String() string {
 
 // UsageStatement is the usage preference robots.txt states for one purpose
 // on one URL.
+//
+// A Pref unknown with a Source is stated: the line names the purpose but
+// its preference cannot be read ("Content-Signal: ai-train=no;"). It is
+// not completed from another line, and binds as unknown preferences do
+// (usage.unknown).
 type UsageStatement struct {
 	Pref   aipref.Pref
-	Source UsageSource // UsageNone when Pref is unknown
+	Source UsageSource // UsageNone when no line states a preference
 	// Rule is the deciding line as written, for example
 	// "Content-Usage: /ai-ok/ train-ai=y" (comment and surrounding white
-	// space removed); "" when Pref is unknown. When several lines
+	// space removed); "" when no line states one. When several lines
 	// combine, it is the first that states the winning preference.
 	Rule string
 	Line int // the 1-based line number of Rule; 0 when none
@@ -227,10 +232,14 @@ type usageStmt struct {
 	useFrom *usageLine
 }
 
+// A purpose the line names without a readable preference
+// ([aipref.Prefs.Unparsed]) is stated unknown: it comes from the line
+// too, so that it is not completed from another line.
 func newStmt(prefs aipref.Prefs, ln *usageLine) usageStmt {
 	var s usageStmt
 	for i := range s.from {
-		if s.pref[i] = prefs.Get(aipref.Purpose(i)); s.pref[i] != aipref.Unknown {
+		p := aipref.Purpose(i)
+		if s.pref[i] = prefs.Get(p); s.pref[i] != aipref.Unknown || prefs.Unparsed().Has(p) {
 			s.from[i] = ln
 		}
 	}
@@ -240,13 +249,14 @@ func newStmt(prefs aipref.Prefs, ln *usageLine) usageStmt {
 	return s
 }
 
-// add combines o into s by the vocabulary's rule (content-use levels: the
-// lower wins); a line already deciding a purpose keeps deciding it unless
-// o's preference is more restrictive.
+// add combines o into s by the vocabulary's rule, an unknown that a line
+// states ranking between disallowed and allowed ([stmtRank]; content-use
+// levels: the lower wins); a line already deciding a purpose keeps
+// deciding it unless o's preference is more restrictive.
 func (s *usageStmt) add(o *usageStmt) {
 	for i := range s.pref {
-		if c := aipref.Combine(s.pref[i], o.pref[i]); c != s.pref[i] {
-			s.pref[i], s.from[i] = c, o.from[i]
+		if stmtRank(o.pref[i], o.from[i]) > stmtRank(s.pref[i], s.from[i]) {
+			s.pref[i], s.from[i] = o.pref[i], o.from[i]
 		}
 	}
 	if c := aipref.CombineUse(s.use, o.use); c != s.use {

@@ -234,3 +234,33 @@ func (g *usageGroup) memSize() int64 {
 	}
 	return alloc(unsafe.Sizeof(*g)) + allocSlice(g.usage) + allocSlice(g.signals) + allocSlice(g.file)
 }
+
+// stmtRank orders a preference by restriction: disallowed, then unknown
+// stated by a line (from), then allowed, then none stated.
+func stmtRank(p aipref.Pref, from *usageLine) int {
+	return StatementRank(UsageStatement{Pref: p, Source: sourceOf(from)})
+}
+
+// sourceOf is the source of ln, [UsageNone] for nil.
+func sourceOf(ln *usageLine) UsageSource {
+	if ln == nil {
+		return UsageNone
+	}
+	return ln.src
+}
+
+// StatementRank orders usage statements by restriction, for combining
+// them (the most restrictive wins): 3 disallowed, 2 unknown but stated by
+// a source (a statement that names the purpose and cannot be read), 1
+// allowed, 0 none stated.
+func StatementRank(v UsageStatement) int {
+	switch {
+	case v.Pref == aipref.Disallowed:
+		return 3
+	case v.Pref == aipref.Unknown && v.Source != UsageNone:
+		return 2
+	case v.Pref == aipref.Allowed:
+		return 1
+	}
+	return 0
+}

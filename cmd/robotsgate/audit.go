@@ -7,13 +7,17 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
+	"github.com/robotsgate/robotsgate/internal/config"
+	"github.com/robotsgate/robotsgate/proxy"
+	"github.com/robotsgate/robotsgate/proxy/audit"
 	"github.com/robotsgate/robotsgate/proxy/audit/query"
 )
 
-const auditUsage = "usage: robotsgate audit [-origin O] [-since T] [-until T] [-reason R] [-decision D] [-agent A] [-user U] [-url PREFIX] [-json | -summary] [-f] [FILE...]"
+const auditUsage = "usage: robotsgate audit [-origin O] [-since T] [-until T] [-reason R] [-decision D] [-kind K] [-agent A] [-user U] [-url PREFIX] [-json | -summary] [-f] [FILE...]"
 
 // auditEnv is what "robotsgate audit" takes from its caller besides the
 // arguments: the clock of -since/-until durations and how often -f
@@ -85,6 +89,7 @@ func parseAuditFlags(args []string, now time.Time, stdout, stderr io.Writer) (au
 	until := fs.String("until", "", "only records before `T` (as -since)")
 	reasons := fs.String("reason", "", "only records with one of these comma-separated `reasons` (disallowed, robots-unreachable, ...)")
 	decisions := fs.String("decision", "", "only records with one of these comma-separated `decisions` (allowed, blocked, reported)")
+	kinds := fs.String("kind", query.KindRequest, "only records of these comma-separated `kinds`: request (decisions on requests), config-reload (configuration reloads), or all")
 	fs.StringVar(&fl.filter.Agent, "agent", "", "only records decided for this `agent` (case-insensitive)")
 	fs.StringVar(&fl.filter.User, "user", "", "only records of requests sent by this proxy `user` (credentials)")
 	fs.StringVar(&fl.filter.URLPrefix, "url", "", "only records whose URL starts with `PREFIX`")
@@ -100,7 +105,7 @@ func parseAuditFlags(args []string, now time.Time, stdout, stderr io.Writer) (au
 			fs.PrintDefaults()
 			return fl, 0
 		}
-		return fl, auditFail(stderr, 2, "%v (%s)", err, auditUsage)
+		return fl, auditFail(stderr, 2, "%v (%s)", config.FlagHint(fs, err), auditUsage)
 	}
 	fl.files = fs.Args()
 	var err error
@@ -110,18 +115,41 @@ func parseAuditFlags(args []string, now time.Time, stdout, stderr io.Writer) (au
 	if fl.filter.Until, err = parseWhen(*until, now); err != nil {
 		return fl, auditFail(stderr, 2, "-until: %v", err)
 	}
-	fl.filter.Reasons, fl.filter.Decisions = splitList(*reasons), splitList(*decisions)
+	fl.filter.Reasons, fl.filter.Decisions, fl.filter.Kinds = splitList(*reasons), splitList(*decisions), splitList(*kinds)
+	if slices.Contains(fl.filter.Kinds, "all") {
+		fl.filter.Kinds = nil
+	}
 	if err := checkAuditFlags(fl); err != nil {
 		return fl, auditFail(stderr, 2, "%v (%s)", err, auditUsage)
 	}
 	return fl, -1
 }
 
-// checkAuditFlags checks the combinations of flags.
+// auditKinds are the values of -kind.
+var auditKinds = []string{query.KindRequest, audit.KindConfigReload, "all"}
+
+// auditReasons are the values of -reason: every reason of a request's
+// record, and the results of a configuration reload.
+func auditReasons() []string {
+	return slices.Concat(proxy.ReasonNames(), []string{proxy.ReloadOK, proxy.ReloadInvalid})
+}
+
+// checkAuditFlags checks the values and combinations of flags.
 func checkAuditFlags(fl auditFlags) error {
 	for _, d := range fl.filter.Decisions {
 		if d != "allowed" && d != "blocked" && d != "reported" {
 			return fmt.Errorf("-decision: %q is not one of allowed, blocked, reported", d)
+		}
+	}
+	for _, k := range fl.filter.Kinds {
+		if !slices.Contains(auditKinds, k) {
+			return fmt.Errorf("-kind: %q is not one of %s", k, strings.Join(auditKinds, ", "))
+		}
+	}
+	known := auditReasons()
+	for _, r := range fl.filter.Reasons {
+		if !slices.Contains(known, r) {
+			return fmt.Errorf("-reason: %q is not a reason robotsgate records%s (reasons: %s)", r, config.Suggest(r, known), strings.Join(known, ", "))
 		}
 	}
 	for _, f := range fl.files {

@@ -129,6 +129,8 @@ func (o *auditOutput) emit(f *query.Fields, line []byte) error {
 	case o.fl.asJSON:
 		o.w.Write(line)
 		o.w.WriteByte('\n')
+	case f.Kind != "": // not a request (a configuration reload): its kind where the decision goes
+		o.row(shortTime(f.Time), f.Kind, f.Reason, "-", "-", "-")
 	default:
 		o.row(shortTime(f.Time), f.Decision, f.Reason, f.Agent, f.URL, ruleText(f))
 	}
@@ -224,7 +226,11 @@ func newAuditSummary() *auditSummary {
 }
 
 func (s *auditSummary) add(f *query.Fields) {
-	s.byReason[[2]string{f.Origin, f.Reason}]++
+	origin := f.Origin
+	if f.Kind != "" { // a configuration reload has no origin
+		origin = "(" + f.Kind + ")"
+	}
+	s.byReason[[2]string{origin, f.Reason}]++
 	if f.Rule != "" {
 		s.byRule[ruleKey{f.Origin, f.Rule, f.Line}]++
 	}

@@ -173,7 +173,7 @@ func TestAuditUsageErrors(t *testing.T) {
 	}{
 		{[]string{"-decision", "denied", path}, `-decision: "denied" is not one of allowed, blocked, reported`},
 		{[]string{"-since", "yesterday", path}, `-since: "yesterday" is neither a duration`},
-		{[]string{"-origin", "https://x.test/path", path}, `-origin: origin "https://x.test/path": want only scheme, host and port`},
+		{[]string{"-origin", "ftp://x.test/path", path}, `-origin: origin "ftp://x.test/path": want http or https`},
 		{[]string{"-f", "-"}, "-f follows one audit file, not standard input"},
 		{[]string{"-f", "-summary", path}, "-f and -summary cannot be combined"},
 		{[]string{path, "-json"}, `flags must precede files: "-json" comes after a file`},

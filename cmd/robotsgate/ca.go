@@ -40,7 +40,12 @@ func runCAEnv(args []string, env func(string) string, stdout, stderr io.Writer) 
 		return 0
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "robotsgate ca: %v\n", err)
+		hint := "" // ca's own flag, which serve's flags do not know
+		if _, name, ok := strings.Cut(err.Error(), "not defined: -"); ok && !strings.Contains(name, "did you mean") &&
+			config.Suggest(strings.TrimPrefix(name, "-"), []string{"pem"}) != "" {
+			hint = " (did you mean -pem?)"
+		}
+		fmt.Fprintf(stderr, "robotsgate ca: %v%s\n", err, hint)
 		return 2
 	}
 	ca, info, err := mitm.LoadOrCreateCA(cfg.HTTPS.DataDir, cfg.HTTPS.CACert, cfg.HTTPS.CAKey, nil)

@@ -16,7 +16,7 @@ import (
 	"github.com/robotsgate/robotsgate/robots/aipref"
 )
 
-const checkUsage = "usage: robotsgate check -robots FILE -agent NAME [-purpose LIST] [-content-use LEVEL] [-config FILE] [-tdmrep FILE] [-json] URL... | robotsgate check -tdmrep FILE [-json] URL..."
+const checkUsage = "usage: robotsgate check -robots FILE -agent NAME [-purpose LIST] [-content-use LEVEL] [-config FILE] [-tdmrep FILE] [-json] URL... | robotsgate check -tdmrep FILE [-json] URL... | robotsgate check -fetch [flags] [URL...] (the live robots.txt files, fetched as the proxy does: check -fetch -h)"
 
 // runCheck implements "robotsgate check": it reads a robots.txt and prints,
 // for each URL, whether the crawler named by -agent may fetch it, decided
@@ -34,7 +34,7 @@ func runCheck(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("check", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	file := fs.String("robots", "", "robots.txt `FILE` to read; - reads standard input")
-	agent := fs.String("agent", "", "product token `NAME` of the crawler, compared whole and case-insensitively")
+	agent := fs.String("agent", "", "the crawler: its product token `NAME`, or a whole User-Agent, read as the proxy reads one (\"Mozilla/5.0 (compatible; MJ12bot/v1.4.8)\" is MJ12bot)")
 	asJSON := fs.Bool("json", false, "print one JSON object per URL")
 	tdmFile := fs.String("tdmrep", "", "tdmrep.json `FILE` to check the URLs against (W3C TDMRep; alone, or with -robots)")
 	confFile := fs.String("config", "", "YAML configuration `FILE` whose per-site exceptions (sites:) apply, as in the proxy")
@@ -49,15 +49,16 @@ func runCheck(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			fmt.Fprintln(stdout, checkUsage)
 			fs.SetOutput(stdout)
 			fs.PrintDefaults()
+			fmt.Fprintln(stdout, "  -fetch\n    \tfetch each origin's robots.txt as the proxy does, instead of reading -robots (its flags: check -fetch -h)")
 			return 0
 		}
-		return fail("%v (%s)", err, checkUsage)
+		return fail("%v (%s)", config.FlagHint(fs, err), checkUsage)
 	}
 	switch {
 	case *file == "" && *tdmFile != "" && fs.NArg() > 0:
 		return checkTDMRep(*tdmFile, fs.Args(), *asJSON, stdin, stdout, stderr) // check_tdmrep.go
 	case *file == "":
-		return fail("-robots is required (%s)", checkUsage)
+		return fail("-robots is required, or -fetch to fetch the live robots.txt files (%s)", checkUsage)
 	case *agent == "":
 		return fail("-agent is required (%s)", checkUsage)
 	case fs.NArg() == 0:
@@ -78,8 +79,9 @@ func runCheck(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail("%v", err)
 	}
-	checkNotes(stderr, len(body), *agent)
-	status, err := writeVerdicts(stdout, robots.Parse(body), *agent, fs.Args(), pol, sites, *asJSON)
+	token := robots.CrawlerToken(*agent) // as the proxy reads a User-Agent
+	checkNotes(stderr, len(body), *agent, token)
+	status, err := writeVerdicts(stdout, robots.Parse(body), token, fs.Args(), pol, sites, *asJSON)
 	if err != nil {
 		return fail("write: %v", err)
 	}
@@ -126,15 +128,18 @@ func flagAfterURL(urls []string) error {
 	return nil
 }
 
-// checkNotes writes the notes of a robots.txt of size bytes and an agent
-// on stderr: a file larger than [robots.Parse] reads, an agent that is not
-// a product token.
-func checkNotes(stderr io.Writer, size int, agent string) {
+// checkNotes writes the notes of a robots.txt of size bytes and of the
+// -agent value agent, read as token, on stderr: a file larger than
+// [robots.Parse] reads, an agent read as another token or as none.
+func checkNotes(stderr io.Writer, size int, agent, token string) {
 	if size > robots.DefaultMaxBytes {
 		fmt.Fprintf(stderr, "robotsgate check: note: the robots.txt is larger than %d bytes; only the lines within them are parsed\n", robots.DefaultMaxBytes)
 	}
-	if !robots.ValidAgent(agent) {
-		fmt.Fprintf(stderr, "robotsgate check: note: -agent %q is not a product token ([A-Za-z0-9_-]+), so only the * group can apply to it (product token: %q)\n", agent, robots.ProductToken(agent))
+	switch {
+	case token == "":
+		fmt.Fprintf(stderr, "robotsgate check: note: -agent %q names no crawler (a browser's User-Agent, or no product token [A-Za-z0-9_-]+), so only the * group applies, as in the proxy\n", agent)
+	case token != agent:
+		fmt.Fprintf(stderr, "robotsgate check: note: -agent %q is read as a User-Agent, as the proxy reads one: agent %s\n", agent, token)
 	}
 }
 

@@ -58,11 +58,18 @@ func TestRunCheck(t *testing.T) {
 			wantOut:  "disallowed http://example.com/a  (Disallow: /, line 6)\n",
 		},
 		{
-			name:       "full user-agent string is not tokenised",
-			args:       []string{"-robots", file, "-agent", "MJ12bot/1.4", "http://example.com/a"},
-			wantCode:   0,
-			wantOut:    "allowed http://example.com/a\n",
-			wantErrSub: `note: -agent "MJ12bot/1.4" is not a product token`,
+			name:       "a whole User-Agent is read as the proxy reads one",
+			args:       []string{"-robots", file, "-agent", "Mozilla/5.0 (compatible; MJ12bot/v1.4.8; http://mj12bot.com/)", "http://example.com/a"},
+			wantCode:   1,
+			wantOut:    "disallowed http://example.com/a  (Disallow: /, line 6)\n",
+			wantErrSub: `is read as a User-Agent, as the proxy reads one: agent MJ12bot`,
+		},
+		{
+			name:       "a browser's User-Agent names no crawler",
+			args:       []string{"-robots", file, "-agent", "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0 Safari/537.36", "http://example.com/private/x"},
+			wantCode:   1,
+			wantOut:    "disallowed http://example.com/private/x  (Disallow: /private, line 2)\n",
+			wantErrSub: `names no crawler`,
 		},
 		{
 			name:       "robots.txt over the parse limit",

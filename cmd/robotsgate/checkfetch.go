@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -22,7 +23,7 @@ import (
 	"github.com/robotsgate/robotsgate/robots/aipref"
 )
 
-const checkFetchUsage = "usage: robotsgate check -fetch [-config FILE] [-agent NAME] [-purpose LIST|none] [-content-use LEVEL|none] [-json] [-parallel N] [URL...] (no URL: one per line on standard input)"
+const checkFetchUsage = "usage: robotsgate check -fetch [-config FILE] [-agent NAME] [-purpose LIST|none] [-content-use LEVEL|none] [-upstream-roots FILES] [-json] [-parallel N] [URL...] (no URL: one per line on standard input)"
 
 // checkFetchParallel is how many URLs "check -fetch" decides at once by
 // default.
@@ -107,6 +108,7 @@ func parseCheckFetch(args []string, env func(string) string, stdin io.Reader, st
 	useName := fs.String("content-use", "", "content use `LEVEL` ("+aipref.UseList+"), or none (default: the configured content_use)")
 	fs.BoolVar(&fl.asJSON, "json", false, "print one JSON object per URL, as GET /v1/decision answers")
 	fs.IntVar(&fl.parallel, "parallel", checkFetchParallel, "how many URLs to decide at once")
+	roots := fs.String("upstream-roots", "", "comma-separated PEM `FILES` of root CAs trusted for origins' certificates, besides the system's (as serve's -upstream-roots, https.upstream_roots)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fmt.Fprintln(stdout, checkFetchUsage)
@@ -114,23 +116,20 @@ func parseCheckFetch(args []string, env func(string) string, stdin io.Reader, st
 			fs.PrintDefaults()
 			return fl, 0
 		}
-		return fl, checkFetchFail(stderr, "%v (%s)", err, checkFetchUsage)
+		return fl, checkFetchFail(stderr, "%v (%s)", config.FlagHint(fs, err), checkFetchUsage)
 	}
 	var cargs []string
 	if *configFile != "" {
 		cargs = []string{"-config", *configFile}
 	}
+	if *roots != "" {
+		cargs = append(cargs, "-upstream-roots", *roots)
+	}
 	cfg, err := config.Load(cargs, env)
 	if err != nil {
 		return fl, checkFetchFail(stderr, "%v", err)
 	}
-	fl.cfg, fl.agent, fl.purposes, fl.use = cfg, cfg.Agent, cfg.Purposes, cfg.ContentUse
-	if *agent != "" {
-		fl.agent = *agent
-		if strings.ContainsAny(fl.agent, "/ ();") { // a whole User-Agent value, as the proxy reads one
-			fl.agent = robots.CrawlerToken(fl.agent)
-		}
-	}
+	fl.cfg, fl.agent, fl.purposes, fl.use = cfg, fetchAgent(*agent, cfg.Agent, stderr), cfg.Purposes, cfg.ContentUse
 	if fl.purposes, err = checkPurposes(*purposeList, fl.purposes); err != nil {
 		return fl, checkFetchFail(stderr, "-purpose: %v", err)
 	}
@@ -147,7 +146,7 @@ func parseCheckFetch(args []string, env func(string) string, stdin io.Reader, st
 		return fl, checkFetchFail(stderr, "%v", err)
 	}
 	switch {
-	case fl.agent == "":
+	case fl.agent == "" && *agent == "":
 		return fl, checkFetchFail(stderr, "no agent: give -agent or configure agent (%s)", checkFetchUsage)
 	case len(fl.urls) == 0:
 		return fl, checkFetchFail(stderr, "no URL given (%s)", checkFetchUsage)
@@ -155,6 +154,20 @@ func parseCheckFetch(args []string, env func(string) string, stdin io.Reader, st
 		return fl, checkFetchFail(stderr, "-parallel must be at least 1")
 	}
 	return fl, -1
+}
+
+// fetchAgent is the agent of "check -fetch": the -agent value v read as
+// the proxy reads a User-Agent (a token, or a whole User-Agent; a note
+// when it names no crawler), else the configured agent.
+func fetchAgent(v, configured string, stderr io.Writer) string {
+	if v == "" {
+		return configured
+	}
+	agent := robots.CrawlerToken(v)
+	if agent == "" {
+		fmt.Fprintf(stderr, "robotsgate check: note: -agent %q names no crawler (a browser's User-Agent, or no product token), so only the * group applies, as in the proxy\n", v)
+	}
+	return agent
 }
 
 // checkPurposes parses -purpose: "" keeps configured, "none" is none.
@@ -271,7 +284,7 @@ func (vp *verdictPrinter) print(ds []enforce.Decision) error {
 // finish prints the summary (on stderr with -json) and returns the exit
 // status: 1 when a URL was refused.
 func (vp *verdictPrinter) finish(stderr io.Writer) int {
-	sum := fetchSummary(vp.n, len(vp.origins), vp.refused, vp.fl.agent)
+	sum := fetchSummary(vp.n, len(vp.origins), vp.refused, cmp.Or(vp.fl.agent, "*"))
 	if vp.fl.asJSON {
 		fmt.Fprint(stderr, sum)
 	} else {
@@ -296,6 +309,10 @@ func fetchLine(d *enforce.Decision) string {
 			r += fmt.Sprintf(", line %d", d.Line)
 		}
 		why = append(why, r)
+	}
+	if d.Reason == enforce.ReasonOriginUnreachable && d.RobotsErrKind == enforce.FetchTLSUntrusted {
+		// What the proxy's 502 says, and this command's own flag.
+		why = append(why, proxy.Explain(*d)+" (here: -upstream-roots FILE)")
 	}
 	if d.Detail != "" {
 		why = append(why, d.Detail)

@@ -195,8 +195,14 @@ func TestCheckFetchUpstreamRoots(t *testing.T) {
 	defer o.Close()
 	pemFile := testsupport.WriteFile(t, "origin.pem", string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: o.Certificate().Raw})))
 	code, out, _ := runCheckFetchTest(t, nil, "", "-agent", "RootsBot", o.URL+"/private/x")
-	if code != 1 || !strings.HasPrefix(out, "origin-unreachable "+o.URL+"/private/x") || !strings.Contains(out, "certificate") {
-		t.Errorf("without upstream_roots: exit %d, %q", code, out)
+	if code != 1 || !strings.HasPrefix(out, "origin-unreachable "+o.URL+"/private/x") || !strings.Contains(out, "certificate") ||
+		!strings.Contains(out, "add its root CA to https.upstream_roots") || !strings.Contains(out, "-upstream-roots FILE") {
+		t.Errorf("without upstream_roots: exit %d, %q; want the proxy's explanation", code, out)
+	}
+	// The flag, as serve's.
+	code, out, errOut := runCheckFetchTest(t, nil, "", "-agent", "RootsBot", "-upstream-roots", pemFile, o.URL+"/private/x")
+	if code != 1 || !strings.HasPrefix(out, "disallowed         "+o.URL+"/private/x  (Disallow: /private, line 2)") {
+		t.Errorf("with -upstream-roots: exit %d, %q %q", code, out, errOut)
 	}
 	code, out, _ = runCheckFetchTest(t, map[string]string{"ROBOTSGATE_UPSTREAM_ROOTS": pemFile}, "", "-agent", "RootsBot", o.URL+"/private/x")
 	if code != 1 || !strings.HasPrefix(out, "disallowed         "+o.URL+"/private/x  (Disallow: /private, line 2)") {

@@ -1,7 +1,7 @@
 package main
 
 import (
-	"fmt"
+	"strings"
 
 	"github.com/robotsgate/robotsgate/enforce/redisfleet"
 	"github.com/robotsgate/robotsgate/internal/config"
@@ -17,8 +17,23 @@ func loadConfig(args []string, env func(string) string) (config.Config, error) {
 	}
 	if cfg.Cache != "memory" {
 		if err := redisfleet.ValidateRedisURL(cfg.Cache); err != nil {
-			return config.Config{}, fmt.Errorf("config: cache: %w", err)
+			return config.Config{}, cacheURLError{err}
 		}
 	}
 	return cfg, nil
 }
+
+// cacheURLError is the error of a bad cache URL as the operator reads it:
+// about the setting, without the Go package prefixes of the Redis layer's
+// error.
+type cacheURLError struct{ err error }
+
+func (e cacheURLError) Error() string {
+	msg := e.err.Error()
+	for _, p := range []string{"enforce: ", "redisfleet: ", "redis: "} {
+		msg = strings.TrimPrefix(msg, p)
+	}
+	return "config: cache: " + msg
+}
+
+func (e cacheURLError) Unwrap() error { return e.err }

@@ -13,6 +13,8 @@ import (
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/robotsgate/robotsgate/enforce/redisfleet"
 )
 
 // metricName matches the name of a robotsgate metric where the code
@@ -24,8 +26,10 @@ var metricsRow = regexp.MustCompile("^\\| `(robotsgate_[a-z0-9_]+)` \\|")
 
 type fakeRedisHealth struct{}
 
-func (fakeRedisHealth) Healthy() bool     { return true }
-func (fakeRedisHealth) Fallbacks() uint64 { return 0 }
+func (fakeRedisHealth) Healthy() bool                 { return true }
+func (fakeRedisHealth) Fallbacks() uint64             { return 0 }
+func (fakeRedisHealth) Switches() (uint64, uint64)    { return 0, 0 }
+func (fakeRedisHealth) Topology() redisfleet.Topology { return redisfleet.Standalone }
 
 // exposedMetrics returns the names of the robotsgate_* metrics that the
 // /metrics of a real robotsgate exposes after a refused and an allowed

@@ -12,6 +12,8 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+
+	"github.com/robotsgate/robotsgate/internal/config"
 )
 
 // chain is the chain robotsgate's rules live in, in the nat table (the
@@ -40,11 +42,14 @@ var families = []family{
 	{"IPv6", "ip6tables-restore", "ip6tables-save", "::1/128"},
 }
 
+// iptablesUsage is the usage line of "robotsgate iptables".
+const iptablesUsage = "usage: robotsgate iptables [-apply | -remove] [-ports 80,443|all] [-uid N] [-to-port N] [-skip-dst CIDRs] [-ipv6=false]"
+
 // runIPTables prints, applies or removes the redirect rules of the
 // transparent listener (docs/transparent.md).
 func runIPTables(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("iptables", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs.SetOutput(io.Discard)
 	var o iptablesOpts
 	fs.BoolVar(&o.apply, "apply", false, "apply the rules (root or CAP_NET_ADMIN); default: print them")
 	fs.BoolVar(&o.remove, "remove", false, "remove the rules")
@@ -55,12 +60,16 @@ func runIPTables(args []string, stdout, stderr io.Writer) int {
 	fs.BoolVar(&o.ipv6, "ipv6", true, "also write the IPv6 rules (skipped on a host without IPv6)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintln(stdout, iptablesUsage)
+			fs.SetOutput(stdout)
+			fs.PrintDefaults()
 			return 0
 		}
+		fmt.Fprintf(stderr, "robotsgate iptables: %v (%s)\n", config.FlagHint(fs, err), iptablesUsage)
 		return 2
 	}
 	if fs.NArg() > 0 || (o.apply && o.remove) {
-		fmt.Fprintln(stderr, "robotsgate iptables: usage: robotsgate iptables [-apply | -remove] [-ports 80,443|all] [-uid N] [-to-port N] [-skip-dst CIDRs]")
+		fmt.Fprintln(stderr, "robotsgate iptables: "+iptablesUsage)
 		return 2
 	}
 	if err := o.run(stdout); err != nil {

@@ -6,6 +6,7 @@
 //	robotsgate [serve] [flags]   run the proxy (default; 127.0.0.1:9309)
 //	robotsgate check [flags]     test URLs against a robots.txt
 //	robotsgate audit [flags]     query the audit log
+//	robotsgate reload [flags]    make the configured instance reload its configuration
 //	robotsgate ca [flags]        show or create the MITM CA certificate
 //	robotsgate health [flags]    exit 0 if the configured robotsgate answers /healthz
 //	robotsgate signing ...       Web Bot Auth keys: generate FILE, directory
@@ -77,6 +78,8 @@ func run(ctx context.Context, args []string, env func(string) string, stdin io.R
 		return runAudit(ctx, args[1:], env, stdin, stdout, stderr, auditEnv{now: time.Now})
 	case "ca":
 		return runCA(args[1:], stdout, stderr)
+	case "reload": // ask one instance to reload its configuration (reloadcmd.go)
+		return runReload(ctx, args[1:], env, stdout, stderr)
 	case "health": // the container HEALTHCHECK (health.go)
 		return runHealth(ctx, args[1:], env, stdout, stderr)
 	case "iptables": // the transparent listener's redirect rules (iptables.go)
@@ -84,12 +87,20 @@ func run(ctx context.Context, args []string, env func(string) string, stdin io.R
 	case "signing": // Web Bot Auth keys and key directory (signing.go)
 		return runSigning(args[1:], env, stdout, stderr)
 	case "version":
+		switch {
+		case len(args) > 1 && isHelp(args[1]):
+			fmt.Fprintln(stdout, "usage: robotsgate version (prints the version, commit and Go version; takes no flags)")
+			return 0
+		case len(args) > 1:
+			fmt.Fprintf(stderr, "robotsgate version: unexpected argument %q: version takes no flags or arguments\n", args[1])
+			return 2
+		}
 		return runVersion(stdout)
 	case "help":
 		usage(stdout)
 		return 0
 	default:
-		fmt.Fprintf(stderr, "robotsgate: unknown command %q (want serve, check, audit, ca, health, iptables, signing or version; -h for help)\n", args[0])
+		fmt.Fprintf(stderr, "robotsgate: unknown command %q (want serve, check, audit, reload, ca, health, iptables, signing or version; -h for help)\n", args[0])
 		return 2
 	}
 }
@@ -110,6 +121,7 @@ Usage:
   robotsgate [serve] [flags]   run the proxy (default; listens on 127.0.0.1:9309)
   robotsgate check [flags]     test URLs against a robots.txt (-fetch: the live robots.txt files)
   robotsgate audit [flags]     query the audit log (blocked URLs of an origin, counts, -f to follow)
+  robotsgate reload [flags]    make the configured instance read its configuration again (admin API)
   robotsgate ca [flags]        show or create the MITM CA certificate
   robotsgate health [flags]    exit 0 if the configured robotsgate answers /healthz (container HEALTHCHECK)
   robotsgate iptables [flags]  print (or -apply, -remove) the rules of the transparent sidecar

@@ -164,7 +164,8 @@ func (a *app) build(ctx context.Context, stdout io.Writer) error {
 		a.log.Warn().Err(err).Msg("audit metrics not exported")
 	}
 	a.srv, err = proxy.New(cfg, proxy.Deps{Enforcer: enf, Auditor: a.auditor, Log: a.log, Transport: tr,
-		PolicyTransport: ptr, Metrics: metrics, Pacer: st.pacer, Pauses: st.pauses, Load: a.reloadConfig, FetchSigner: fetchSig})
+		PolicyTransport: ptr, Metrics: metrics, Pacer: st.pacer, Pauses: st.pauses, Load: a.reloadConfig, FetchSigner: fetchSig,
+		CacheStatus: st.status})
 	return err
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/robotsgate/robotsgate/enforce/redisfleet"
 	"github.com/robotsgate/robotsgate/internal/config"
 	"github.com/robotsgate/robotsgate/proxy/metrics"
+	"github.com/robotsgate/robotsgate/proxy/status"
 )
 
 // cacheState is the robots.txt cache that cache names and the politeness
@@ -68,4 +69,15 @@ func (c *cacheState) close(context.Context) int {
 		}
 	}
 	return 0
+}
+
+// status is the cache's state for the status page: the in-process
+// cache's size and evictions, and with Redis whether it is reachable.
+func (c *cacheState) status() status.Cache {
+	s := status.Cache{Entries: c.local.Len(), Bytes: c.local.Bytes(), Evictions: c.local.Evictions()}
+	if h, ok := c.store.(redisHealth); ok {
+		up := h.Healthy()
+		s.RedisHealthy = &up
+	}
+	return s
 }

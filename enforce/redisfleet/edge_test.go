@@ -34,7 +34,7 @@ func TestRedisUndecodableEntryReplaced(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			o := newRedisOrigin(t, redisTestRobots)
-			key := defaultPrefix + "robots:" + o.origin(t)
+			key := testKeys.robots(o.origin(t))
 			if err := c.Set(context.Background(), key, junk, 0).Err(); err != nil {
 				t.Fatal(err)
 			}
@@ -77,7 +77,7 @@ func TestRedisWrongTypeKeyIsBadEntry(t *testing.T) {
 	} {
 		t.Run(fmt.Sprint(i), func(t *testing.T) {
 			o := newRedisOrigin(t, redisTestRobots)
-			key := defaultPrefix + "robots:" + o.origin(t)
+			key := testKeys.robots(o.origin(t))
 			if err := make(key); err != nil {
 				t.Fatal(err)
 			}
@@ -126,7 +126,7 @@ func TestRedisSetReplacesBadEntry(t *testing.T) {
 	for name, put := range bad {
 		t.Run(name, func(t *testing.T) {
 			origin := "http://" + strings.ReplaceAll(name, " ", "-") + ".test"
-			key := defaultPrefix + "robots:" + origin
+			key := testKeys.robots(origin)
 			if err := put(key); err != nil {
 				t.Fatal(err)
 			}

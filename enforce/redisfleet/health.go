@@ -38,8 +38,10 @@ type redisHealth struct {
 
 	up        atomic.Bool
 	fallbacks atomic.Uint64
-	slow      atomic.Int32 // consecutive timed-out calls while up
-	onUp      func()       // run (in its own goroutine) after each recovery
+	toLocal   atomic.Uint64 // switches from Redis to the local fallbacks
+	toFleet   atomic.Uint64 // switches back to Redis
+	slow      atomic.Int32  // consecutive timed-out calls while up
+	onUp      func()        // run (in its own goroutine) after each recovery
 
 	mu         sync.Mutex
 	upCh       chan struct{} // closed while up; replaced when going down
@@ -122,6 +124,7 @@ func (h *redisHealth) fail(_ context.Context, op string, err error) {
 		return // closing
 	}
 	h.up.Store(false)
+	h.toLocal.Add(1)
 	h.slow.Store(0)
 	h.upCh = make(chan struct{})
 	now := time.Now()
@@ -173,6 +176,7 @@ func (h *redisHealth) probe() {
 			continue
 		}
 		h.up.Store(true)
+		h.toFleet.Add(1)
 		close(h.upCh)
 		h.log.Info().Str("redis", h.addr).Int64("down_for_ms", time.Since(h.downSince).Milliseconds()).
 			Uint64("fallbacks", h.fallbacks.Load()-h.atLog).

@@ -74,7 +74,7 @@ func TestRedisOutageFallbackAndRecovery(t *testing.T) {
 	// once more, fleet-wide, and stored in Redis.
 	check("redis back", o2, "/two", false)
 	redisWaitFor(t, "the entry to reach the restarted Redis", func() bool {
-		n, err := c.Exists(ctx, defaultPrefix+"robots:"+o2.origin(t)).Result()
+		n, err := c.Exists(ctx, testKeys.robots(o2.origin(t))).Result()
 		return err == nil && n == 1
 	})
 	// The pause recorded during the outage is not forgotten: this
@@ -92,7 +92,7 @@ func TestRedisOutageFallbackAndRecovery(t *testing.T) {
 	if _, ok, err := r.pacer.Reserve(ctx, "http://after.test", time.Second, time.Minute); !ok || err != nil {
 		t.Fatalf("reserve after recovery: %v %v", ok, err)
 	}
-	if n, err := c.Exists(ctx, defaultPrefix+"pace:http://after.test").Result(); err != nil || n != 1 {
+	if n, err := c.Exists(ctx, testKeys.pace("http://after.test")).Result(); err != nil || n != 1 {
 		t.Fatalf("pacing not back in Redis: %d %v", n, err)
 	}
 }

@@ -25,7 +25,7 @@ func TestRedisFleetSingleFetch(t *testing.T) {
 	clock := enforcetest.NewClock(redisT0)
 	o := newRedisOrigin(t, redisTestRobots)
 	c := redisClient(t, srv)
-	lockKey := defaultPrefix + "lock:" + o.origin(t)
+	lockKey := testKeys.lock(o.origin(t))
 
 	// Hold the first fetch until its lock is visible in Redis and every
 	// request has been started, so that the others really contend.
@@ -87,7 +87,7 @@ func TestRedisCrashedLockHolder(t *testing.T) {
 	o := newRedisOrigin(t, redisTestRobots)
 	c := redisClient(t, srv)
 	ctx := context.Background()
-	lockKey := defaultPrefix + "lock:" + o.origin(t)
+	lockKey := testKeys.lock(o.origin(t))
 	const lockTTL = 300 * time.Millisecond
 	if err := c.Set(ctx, lockKey, "crashed-holder", lockTTL).Err(); err != nil {
 		t.Fatal(err)
@@ -175,7 +175,7 @@ func TestRedisWaiterFallbackKeepsFleetEntry(t *testing.T) {
 	t.Cleanup(o.Close)
 	originURL = o.URL
 	// The holder's lock, held throughout.
-	if err := redisClient(t, srv).Set(ctx, defaultPrefix+"lock:"+originURL, "holder", time.Minute).Err(); err != nil {
+	if err := redisClient(t, srv).Set(ctx, testKeys.lock(originURL), "holder", time.Minute).Err(); err != nil {
 		t.Fatal(err)
 	}
 	r := newTestRedis(t, srv, clock, nil)
@@ -194,7 +194,7 @@ func TestRedisWaiterFallbackKeepsFleetEntry(t *testing.T) {
 	if !d.Allowed || d.RobotsStatus != enforce.StatusOK {
 		t.Fatalf("waiter's decision: %+v; want the holder's good entry", d)
 	}
-	raw, err := redisClient(t, srv).Get(ctx, defaultPrefix+"robots:"+originURL).Result()
+	raw, err := redisClient(t, srv).Get(ctx, testKeys.robots(originURL)).Result()
 	if err != nil {
 		t.Fatal(err)
 	}

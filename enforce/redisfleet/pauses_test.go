@@ -57,7 +57,7 @@ func TestRedisPauses(t *testing.T) {
 		t.Fatal(err)
 	}
 	pausedUntil(b, time.Time{})
-	n, err := redisClient(t, srv).Exists(ctx, defaultPrefix+"pause:"+origin).Result()
+	n, err := redisClient(t, srv).Exists(ctx, testKeys.pause(origin)).Result()
 	if err != nil || n != 0 {
 		t.Fatalf("pause key after Resume: %d %v", n, err)
 	}
@@ -117,7 +117,7 @@ func TestRedisPauseStreakFleetWide(t *testing.T) {
 		t.Fatalf("503 after the 2xx: %v %v, want 30s", u, ok)
 	}
 	// The stored record carries since|until|streak.
-	v, err := redisClient(t, srv).Get(ctx, defaultPrefix+"pause:"+origin).Result()
+	v, err := redisClient(t, srv).Get(ctx, testKeys.pause(origin)).Result()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,13 +8,12 @@ import (
 	"fmt"
 	"github.com/robotsgate/robotsgate/enforce"
 	"github.com/robotsgate/robotsgate/enforce/politeness"
-	"net/url"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/patrickmn/go-cache"
 	"github.com/redis/go-redis/v9"
-	"github.com/redis/go-redis/v9/maintnotifications"
 	"github.com/rs/zerolog"
 )
 
@@ -83,11 +82,12 @@ type Options struct {
 //
 // A Redis is safe for concurrent use. Close it when done.
 type Redis struct {
-	client *redis.Client
-	opts   Options
-	keys   redisKeys
-	health *redisHealth
-	id     string // this instance, in published messages
+	client   redis.UniversalClient
+	topology Topology
+	opts     Options
+	keys     redisKeys
+	health   *redisHealth
+	id       string // this instance, in published messages
 
 	store  *redisStore
 	pacer  *redisPacer
@@ -107,40 +107,29 @@ type Redis struct {
 // starts in fallback mode (local state, logged) and switches to Redis
 // when it answers. ctx bounds the initial PING.
 func New(ctx context.Context, rawURL string, opts Options) (*Redis, error) {
-	if err := ValidateRedisURL(rawURL); err != nil {
+	target, err := parseRedisURL(rawURL)
+	if err != nil {
 		return nil, err
 	}
-	ro, err := redis.ParseURL(rawURL)
-	if err != nil {
-		return nil, fmt.Errorf("enforce: redis URL: %w", err)
-	}
 	if opts.MaxBytes <= 0 || opts.Local == nil {
-		return nil, errors.New("enforce: redis: Options.MaxBytes and Options.Local are required")
+		return nil, errors.New("redis: Options.MaxBytes and Options.Local are required")
+	}
+	if strings.ContainsAny(opts.Prefix, "{}") {
+		return nil, errors.New("redis: Options.Prefix must not hold { or } (the keys' hash tags)")
 	}
 	opts = opts.withDefaults()
-
-	// Every call carries its own short deadline (opts.Timeout); the
-	// client must honour it and must not retry dials for seconds.
-	ro.ContextTimeoutEnabled = true
-	ro.DialTimeout = max(opts.Timeout, time.Second)
-	ro.DialerRetries = 1
-	ro.ReadTimeout = max(opts.Timeout, time.Second)
-	ro.WriteTimeout = ro.ReadTimeout
-	ro.MaxRetries = 1
-	ro.DisableIdentity = true
-	ro.MaintNotificationsConfig = &maintnotifications.Config{Mode: maintnotifications.ModeDisabled}
+	client, addr := target.newClient(opts.Timeout)
 
 	r := &Redis{
-		client: redis.NewClient(ro),
-		opts:   opts,
-		keys:   redisKeys{prefix: opts.Prefix},
-		id:     newToken(),
+		client:   client,
+		topology: target.topology,
+		opts:     opts,
+		keys:     redisKeys{prefix: opts.Prefix},
+		id:       newToken(),
 	}
 	rctx, cancel := context.WithCancel(context.Background())
 	r.cancel = cancel
-	r.health = newRedisHealth(rctx, &r.wg, opts, ro.Addr, func(ctx context.Context) error {
-		return r.client.Ping(ctx).Err()
-	})
+	r.health = newRedisHealth(rctx, &r.wg, opts, addr, r.ping)
 	r.store = newRedisStore(r)
 	r.pacer = &redisPacer{r: r, local: politeness.NewMemoryPacer(opts.Clock)}
 	r.pauses = newRedisPauses(r)
@@ -148,7 +137,13 @@ func New(ctx context.Context, rawURL string, opts Options) (*Redis, error) {
 	r.health.onUp = func() { r.pauses.flush(rctx) }
 
 	pctx, pcancel := context.WithTimeout(ctx, max(opts.Timeout, time.Second))
-	err = r.client.Ping(pctx).Err()
+	err = r.ping(pctx)
+	if err == nil && r.topology == Cluster {
+		// The first keyed command makes the cluster client load the
+		// server's command table (a large reply); loaded now, it does
+		// not hold up the first requests past their short deadline.
+		err = r.client.Exists(pctx, r.keys.robots("-")).Err()
+	}
 	pcancel()
 	if err != nil {
 		r.health.fail(ctx, "connect", err)
@@ -181,40 +176,6 @@ func (r *Redis) sweepL1(ctx context.Context) {
 			}
 		}
 	}
-}
-
-// ValidateRedisURL reports whether rawURL is a usable Redis URL
-// (redis:// or rediss://, with a host, an optional numeric database).
-// Its errors never contain the URL's password.
-func ValidateRedisURL(rawURL string) error {
-	u, err := url.Parse(rawURL)
-	if err != nil {
-		return errors.New("enforce: redis URL is not a URL (redis://[user:password@]host[:port][/db])")
-	}
-	shown := u.Redacted()
-	if u.Scheme != "redis" && u.Scheme != "rediss" {
-		return fmt.Errorf("enforce: redis URL %q: scheme must be redis:// or rediss://", shown)
-	}
-	if u.Hostname() == "" {
-		return fmt.Errorf("enforce: redis URL %q: no host", shown)
-	}
-	if _, err := redis.ParseURL(rawURL); err != nil {
-		return fmt.Errorf("enforce: redis URL %q: invalid (redis://[user:password@]host[:port][/db])", shown)
-	}
-	return nil
-}
-
-// RedactCacheURL returns rawURL with its password replaced by "xxxxx",
-// for logs; a value that is not a URL (such as "memory") is returned as is.
-func RedactCacheURL(rawURL string) string {
-	u, err := url.Parse(rawURL)
-	if err != nil || u.Scheme == "" {
-		if err != nil {
-			return "(invalid URL)"
-		}
-		return rawURL
-	}
-	return u.Redacted()
 }
 
 // SetRedisClientLog sends go-redis's own log lines (dial failures and
@@ -250,6 +211,12 @@ func (r *Redis) Healthy() bool { return r.health.up.Load() }
 // it as a counter.
 func (r *Redis) Fallbacks() uint64 { return r.health.fallbacks.Load() }
 
+// Switches returns how many times this replica switched from Redis to
+// its local fallbacks (toLocal) and back (toFleet), since New.
+func (r *Redis) Switches() (toLocal, toFleet uint64) {
+	return r.health.toLocal.Load(), r.health.toFleet.Load()
+}
+
 // Close stops the background work (probing, subscription) and closes the
 // connections to Redis. The Store, Pacer and Pauses must not be used
 // afterwards.
@@ -261,7 +228,7 @@ func (r *Redis) Close() error {
 	err := r.client.Close()
 	r.wg.Wait()
 	if err != nil && !errors.Is(err, redis.ErrClosed) {
-		return fmt.Errorf("enforce: closing redis: %w", err)
+		return fmt.Errorf("closing redis: %w", err)
 	}
 	return nil
 }
@@ -315,17 +282,65 @@ func (r *Redis) call(ctx context.Context, op string, fn func(ctx context.Context
 	return true
 }
 
-// redisKeys names robotsgate's Redis keys and channel.
+// redisKeys names robotsgate's Redis keys and channel. Every key of one
+// origin carries the same hash tag, the origin in braces
+// ("<prefix>{https://example.com}:robots"), so that in a Redis Cluster
+// all of them live in one slot and a script never touches two slots. A
+// Store key longer than its origin (the TDMRep key, "<origin>/.well-known/tdmrep.json",
+// or a key naming an address, enforce.StoreKey) keeps its origin's tag
+// and adds the rest after the kind.
 type redisKeys struct{ prefix string }
 
-func (k redisKeys) robots(origin string) string { return k.prefix + "robots:" + origin }
-func (k redisKeys) lock(origin string) string   { return k.prefix + "lock:" + origin }
-func (k redisKeys) pace(origin string) string   { return k.prefix + "pace:" + origin }
-func (k redisKeys) pause(origin string) string  { return k.prefix + "pause:" + origin }
+func (k redisKeys) robots(key string) string { return k.tagged(key, "robots") }
+func (k redisKeys) lock(key string) string   { return k.tagged(key, "lock") }
+func (k redisKeys) pace(origin string) string {
+	return k.tagged(origin, "pace")
+}
+func (k redisKeys) pause(origin string) string { return k.tagged(origin, "pause") }
+
+// tagged returns "<prefix>{<origin of key>}:<kind><rest of key>".
+func (k redisKeys) tagged(key, kind string) string {
+	tag := originOf(key)
+	return k.prefix + "{" + tag + "}:" + kind + strings.TrimPrefix(key, tag)
+}
+
+// originOf returns the origin ("scheme://host[:port]") a Store key
+// starts with: the key up to the first character after "://" that an
+// origin's host and port never hold, such as the "/" of the TDMRep key
+// or the separator of an address the key adds (enforce.StoreKey). It is
+// the whole key when it has no "://", and "-" for an empty key, since an
+// empty hash tag would not count as one.
+func originOf(key string) string {
+	if key == "" {
+		return "-"
+	}
+	_, after, ok := strings.Cut(key, "://")
+	if !ok {
+		return key
+	}
+	if i := strings.IndexFunc(after, notInAuthority); i >= 0 {
+		return key[:len(key)-len(after)+i]
+	}
+	return key
+}
+
+// notInAuthority reports whether r cannot appear in a canonical origin's
+// host and port (ASCII letters and digits, "-", ".", "_", "~", "%", ":",
+// and the brackets of an IPv6 literal).
+func notInAuthority(r rune) bool {
+	switch {
+	case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9':
+		return false
+	}
+	return !strings.ContainsRune("-._~%:[]", r)
+}
 
 // events is the channel on which replicas announce that an origin's
 // robots.txt entry or pause changed; the message is
-// "<kind> <replica id> <origin>" (see [Redis.event]).
+// "<kind> <replica id> <origin>" (see [Redis.event]). It is a classic
+// Pub/Sub channel: in a Redis Cluster every PUBLISH is relayed to every
+// node (see docs/redis.md for the cost), and a subscriber may listen on
+// any node.
 func (k redisKeys) events() string { return k.prefix + "events" }
 
 // newToken returns a random 128-bit hex string.

@@ -152,3 +152,7 @@ func TestValidateRedisURL(t *testing.T) {
 		}
 	}
 }
+
+// testKeys names the keys of the default prefix, as a Redis of these
+// tests writes them.
+var testKeys = redisKeys{prefix: defaultPrefix}

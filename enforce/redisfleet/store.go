@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha1"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"github.com/robotsgate/robotsgate/enforce"
@@ -15,10 +14,10 @@ import (
 )
 
 // redisStore is the [enforce.Store] shared by a fleet of robotsgate processes. An
-// entry is kept in Redis under "<prefix>robots:<origin>" as JSON of the
-// fetched bodies and fetch metadata (never a compiled form: it is parsed
-// again locally on load, so a newer parser never reads a stale compiled
-// form), with the Redis key's lifetime set to keep.
+// entry is kept in Redis under "<prefix>{<origin>}:robots" as the fetched
+// bodies and fetch metadata, compressed (see codec.go; never a compiled
+// form: it is parsed again locally on load, so a newer parser never reads
+// a stale compiled form), with the Redis key's lifetime set to keep.
 //
 // In front of Redis sits a short in-process L1 cache (Options.L1TTL)
 // so that a hot origin costs no Redis round trip per request. Replicas
@@ -137,28 +136,27 @@ func (s *redisStore) dropBad(ctx context.Context, origin, sum string, why error)
 
 // redisSetEntry stores the entry ARGV[1] at KEYS[1] (kept ARGV[2] ms; 0:
 // no expiry) unless what is stored is better: an entry fetched later
-// (its fetched_ms > ARGV[3]), or, when the new entry is unreachable with
+// (its fetched ms > ARGV[3]), or, when the new entry is unreachable with
 // no good copy (ARGV[4] = "1") and ARGV[5] consecutive failures, a [enforce.StatusOK]
 // entry or an entry holding a good copy that the new one does not
 // continue (as many failures or more). An entry that does continue the
 // stored one (Enforcer.next carries the good copy over, and counts one
-// more failure) is always stored. What is stored is replaced without
-// comparing when it is not an entry of version ARGV[6] with a result
-// status (robotsgate could not decode it), or is a key of another type.
-// It returns 1 when it stored the entry.
+// more failure) is always stored. The script reads only the stored
+// entry's header (see codec.go; ARGV[6] is its version): what is stored
+// is replaced without comparing when it has no such header (robotsgate
+// could not decode it), or is a key of another type. It returns 1 when
+// it stored the entry.
 var redisSetEntry = redis.NewScript(`
 local t = redis.call('TYPE', KEYS[1])['ok']
 if t ~= 'none' and t ~= 'string' then redis.call('DEL', KEYS[1]) end
-local cur = redis.call('GET', KEYS[1])
-if cur then
-  local ok, d = pcall(cjson.decode, cur)
-  if ok and type(d) == 'table' and tonumber(d['v']) == tonumber(ARGV[6]) and type(d['result']) == 'table'
-      and type(d['result']['status']) == 'string' and d['result']['status'] ~= '' then
-    if (tonumber(d['fetched_ms']) or 0) > tonumber(ARGV[3]) then return 0 end
+local cur = redis.call('GETRANGE', KEYS[1], 0, 63)
+if cur and cur ~= '' then
+  local v, fms, st, good, fails = string.match(cur, '^(%d+)|(%d+)|(%a)|([01])|(%d+)|')
+  if v == ARGV[6] then
+    if tonumber(fms) > tonumber(ARGV[3]) then return 0 end
     if ARGV[4] == '1' then
-      local res = d['result']
-      if res['status'] == 'ok' then return 0 end
-      if type(d['good']) == 'table' and tonumber(ARGV[5]) <= (tonumber(d['failures']) or 0) then return 0 end
+      if st == 'o' then return 0 end
+      if good == '1' and tonumber(ARGV[5]) <= tonumber(fails) then return 0 end
     end
   end
 end
@@ -212,7 +210,7 @@ func (s *redisStore) Set(ctx context.Context, origin string, e *enforce.Entry, k
 	var stored int64
 	ok := s.r.call(ctx, "set", func(ctx context.Context) (err error) {
 		stored, err = redisSetEntry.Run(ctx, s.r.client, []string{s.r.keys.robots(origin)},
-			data, keep.Milliseconds(), e.FetchedAt.UnixMilli(), noGood, e.Failures, redisEntryVersion).Int64()
+			data, keep.Milliseconds(), e.FetchedAt.UnixMilli(), noGood, e.Failures, entryVersion).Int64()
 		return err
 	})
 	if ok && stored == 0 {
@@ -258,96 +256,16 @@ func (s *redisStore) Healthy() bool { return s.r.Healthy() }
 // [Redis.Fallbacks]).
 func (s *redisStore) Fallbacks() uint64 { return s.r.Fallbacks() }
 
+// Switches returns the switches between Redis and the local fallbacks
+// (see [Redis.Switches]).
+func (s *redisStore) Switches() (toLocal, toFleet uint64) { return s.r.Switches() }
+
+// Topology returns how Redis is reached (see [Redis.Topology]).
+func (s *redisStore) Topology() Topology { return s.r.topology }
+
 // dropL1 forgets origin's L1 copy (another replica changed the entry).
 func (s *redisStore) dropL1(origin string) {
 	if s.l1 != nil {
 		s.l1.Delete(origin)
 	}
-}
-
-// redisEntryVersion is the version of the stored JSON form. Readers treat
-// entries of another version as missing (the origin is fetched again).
-const redisEntryVersion = 1
-
-// redisEntry is the stored form of an [enforce.Entry]: everything but Parsed.
-type redisEntry struct {
-	V                int          `json:"v"`
-	Origin           string       `json:"origin"`
-	Result           redisResult  `json:"result"`
-	FetchedAt        time.Time    `json:"fetched_at"`
-	FetchedMS        int64        `json:"fetched_ms"` // FetchedAt in Unix ms, for redisSetEntry
-	Expires          time.Time    `json:"expires"`
-	Good             *redisResult `json:"good,omitempty"`
-	GoodAt           time.Time    `json:"good_at,omitzero"`
-	Failures         int          `json:"failures,omitempty"`
-	UnreachableSince time.Time    `json:"unreachable_since,omitzero"`
-}
-
-// redisResult is the stored form of a [enforce.FetchResult].
-type redisResult struct {
-	Status     enforce.Status `json:"status"`
-	HTTPStatus int            `json:"http_status,omitempty"`
-	Body       []byte         `json:"body,omitempty"` // base64 in JSON
-	Truncated  bool           `json:"truncated,omitempty"`
-	MaxAgeNS   int64          `json:"max_age_ns,omitempty"`
-	HasMaxAge  bool           `json:"has_max_age,omitempty"`
-	FinalURL   string         `json:"final_url,omitempty"`
-	Err        string         `json:"err,omitempty"`
-	ErrKind    string         `json:"err_kind,omitempty"`
-}
-
-func toRedisResult(r enforce.FetchResult) redisResult {
-	return redisResult{
-		Status: r.Status, HTTPStatus: r.HTTPStatus, Body: r.Body, Truncated: r.Truncated,
-		MaxAgeNS: int64(r.MaxAge), HasMaxAge: r.HasMaxAge,
-		FinalURL: r.FinalURL, Err: r.Err, ErrKind: string(r.ErrKind),
-	}
-}
-
-func (r redisResult) fetchResult() enforce.FetchResult {
-	return enforce.FetchResult{
-		Status: r.Status, HTTPStatus: r.HTTPStatus, Body: r.Body, Truncated: r.Truncated,
-		MaxAge: time.Duration(r.MaxAgeNS), HasMaxAge: r.HasMaxAge,
-		FinalURL: r.FinalURL, Err: r.Err, ErrKind: enforce.FetchErrorKind(r.ErrKind),
-	}
-}
-
-// encodeRedisEntry returns the stored form of e.
-func encodeRedisEntry(e *enforce.Entry) ([]byte, error) {
-	w := redisEntry{
-		V: redisEntryVersion, Origin: e.Origin, Result: toRedisResult(e.Result),
-		FetchedAt: e.FetchedAt, FetchedMS: e.FetchedAt.UnixMilli(), Expires: e.Expires, GoodAt: e.GoodAt,
-		Failures: e.Failures, UnreachableSince: e.UnreachableSince,
-	}
-	if e.Good != nil {
-		g := toRedisResult(*e.Good)
-		w.Good = &g
-	}
-	return json.Marshal(&w)
-}
-
-// decodeRedisEntry returns the [enforce.Entry] stored as data, with Parsed rebuilt
-// from its bodies (parsing at most maxBytes).
-func decodeRedisEntry(data []byte, maxBytes int) (*enforce.Entry, error) {
-	var w redisEntry
-	if err := json.Unmarshal(data, &w); err != nil {
-		return nil, fmt.Errorf("decode robots.txt entry: %w", err)
-	}
-	if w.V != redisEntryVersion {
-		return nil, fmt.Errorf("decode robots.txt entry: version %d, want %d", w.V, redisEntryVersion)
-	}
-	if w.Result.Status == "" {
-		return nil, errors.New("decode robots.txt entry: no result status")
-	}
-	e := &enforce.Entry{
-		Origin: w.Origin, Result: w.Result.fetchResult(),
-		FetchedAt: w.FetchedAt, Expires: w.Expires, GoodAt: w.GoodAt,
-		Failures: w.Failures, UnreachableSince: w.UnreachableSince,
-	}
-	if w.Good != nil {
-		g := w.Good.fetchResult()
-		e.Good = &g
-	}
-	e.Rebuild(maxBytes)
-	return e, nil
 }

@@ -17,10 +17,10 @@ func TestRedisEntryFieldsCovered(t *testing.T) {
 	// Entry: 8 stored fields + Parsed, TDM and TDMErr (rebuilt by
 	// Entry.Rebuild). FetchResult: 9 fields.
 	if n := reflect.TypeFor[enforce.Entry]().NumField(); n != 11 {
-		t.Errorf("enforce.Entry has %d fields, redisEntry stores 8 (+Parsed, TDM, TDMErr): update redis_store.go and this test", n)
+		t.Errorf("enforce.Entry has %d fields, the stored form (codec.go) holds 8 (+Parsed, TDM, TDMErr): update codec.go and this test", n)
 	}
 	if n := reflect.TypeFor[enforce.FetchResult]().NumField(); n != 9 {
-		t.Errorf("enforce.FetchResult has %d fields, redisResult stores 9: update store.go and this test", n)
+		t.Errorf("enforce.FetchResult has %d fields, the stored form holds 9: update codec.go and this test", n)
 	}
 }
 
@@ -85,7 +85,7 @@ func TestRedisStoreRoundTrip(t *testing.T) {
 	}
 
 	// The stored form is the body, not a compiled form.
-	raw, err := redisClient(t, srv).Get(ctx, defaultPrefix+"robots:http://a.test").Result()
+	raw, err := redisClient(t, srv).Get(ctx, testKeys.robots("http://a.test")).Result()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,7 +105,7 @@ func TestRedisStoreRoundTrip(t *testing.T) {
 	}
 
 	// An undecodable value is a miss, not a panic or an error.
-	if err := redisClient(t, srv).Set(ctx, defaultPrefix+"robots:http://junk.test", "{not json", 0).Err(); err != nil {
+	if err := redisClient(t, srv).Set(ctx, testKeys.robots("http://junk.test"), "{not json", 0).Err(); err != nil {
 		t.Fatal(err)
 	}
 	if _, ok := b.Get(ctx, "http://junk.test"); ok {
@@ -121,7 +121,7 @@ func TestRedisStoreTTL(t *testing.T) {
 	e := &enforce.Entry{Origin: "http://ttl.test", Result: enforce.FetchResult{Status: enforce.StatusUnavailable, HTTPStatus: 404}}
 
 	s.Set(ctx, e.Origin, e, time.Hour)
-	ttl, err := c.PTTL(ctx, defaultPrefix+"robots:"+e.Origin).Result()
+	ttl, err := c.PTTL(ctx, testKeys.robots(e.Origin)).Result()
 	if err != nil || ttl <= 59*time.Minute || ttl > time.Hour {
 		t.Fatalf("PTTL after Set(keep=1h) = %v, %v; want (59m, 1h]", ttl, err)
 	}
@@ -131,7 +131,7 @@ func TestRedisStoreTTL(t *testing.T) {
 		t.Fatal("entry missing right after Set")
 	}
 	redisWaitFor(t, "the Redis key to expire", func() bool {
-		n, err := c.Exists(ctx, defaultPrefix+"robots:"+e.Origin).Result()
+		n, err := c.Exists(ctx, testKeys.robots(e.Origin)).Result()
 		return err == nil && n == 0
 	})
 	if _, ok := s.Get(ctx, e.Origin); ok {
@@ -181,7 +181,7 @@ func TestRedisSetKeepsBetterEntry(t *testing.T) {
 	const origin = "http://cas.test"
 	stored := func() *enforce.Entry {
 		t.Helper()
-		raw, err := c.Get(ctx, defaultPrefix+"robots:"+origin).Result()
+		raw, err := c.Get(ctx, testKeys.robots(origin)).Result()
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -65,7 +65,7 @@ func TestRedisFleetTDMRepSingleFetch(t *testing.T) {
 	}))
 	t.Cleanup(o.Close)
 	c := redisClient(t, srv)
-	lockKey := defaultPrefix + "lock:" + enforce.TDMKey(o.URL)
+	lockKey := testKeys.lock(enforce.TDMKey(o.URL))
 
 	var es []*enforce.Enforcer
 	for range 3 {

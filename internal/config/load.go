@@ -21,7 +21,7 @@ func Load(args []string, env func(string) string) (Config, error) {
 		if errors.Is(err, flag.ErrHelp) {
 			return Config{}, err
 		}
-		return Config{}, fmt.Errorf("flags: %w", err)
+		return Config{}, fmt.Errorf("flags: %w", FlagHint(fs, err))
 	}
 	if fs.NArg() > 0 {
 		return Config{}, fmt.Errorf("flags: unexpected argument %q", fs.Arg(0))

@@ -60,7 +60,7 @@ func topOptions() []option {
 		{"client.max_header_bytes", "", "a request head (request line and headers) longer than this many bytes is answered 431, in plain HTTP and inside CONNECT sessions alike; 4096 to 16777216", func(c *Config) any { return &c.Client.MaxHeaderBytes }},
 		{"client.header_timeout", "", "bound of reading one request head, in plain HTTP and inside CONNECT sessions (where it also bounds the TLS handshake); the connection is closed", func(c *Config) any { return &c.Client.HeaderTimeout }},
 		{"client.idle_timeout", "", "silence allowed on a client connection between requests, and inside a CONNECT session while a request body or response goes through", func(c *Config) any { return &c.Client.IdleTimeout }},
-		{"cache", "cache", "robots.txt `cache`: memory (per process) or redis://host:port/db (shared by a fleet)", func(c *Config) any { return &c.Cache }},
+		{"cache", "cache", "robots.txt `cache`: memory (per process), or shared by a fleet: redis://host:port/db, redis-sentinel://host:port,…/master, redis-cluster://host:port,… (rediss… for TLS)", func(c *Config) any { return &c.Cache }},
 		{"sites", "", "per-site exceptions, YAML only: a list of {match, policy, note, crawl_delay, purposes}; match is an origin (https://partner.example), a host (slow.example) or *.domain; policy deny never fetches (403 site-denied), policy allow (note required) forwards what robots.txt refuses (audited, reason site-exception); crawl_delay is a floor on robots.txt's; purposes replace the declared ones; the most specific match wins, deny at equal specificity (see docs/configuration-reload.md)", func(c *Config) any { return &c.Sites }},
 	}
 }

@@ -1,6 +1,8 @@
 package config
 
 import (
+	"flag"
+	"fmt"
 	"strings"
 )
 
@@ -68,4 +70,42 @@ func keyDistance(a, b string) int {
 		prev, cur = cur, prev
 	}
 	return prev[len(y)]
+}
+
+// Suggest returns " (did you mean "c"?)" for the candidate c closest to
+// word by the edit distance of keys (case and - for _ are near misses),
+// "" when none is close: for mistyped flags and values, as [suggestKey]
+// does for YAML keys.
+func Suggest(word string, candidates []string) string {
+	if best := closest(word, candidates); best != "" {
+		return ` (did you mean "` + best + `"?)`
+	}
+	return ""
+}
+
+// closest returns the candidate nearest to word, "" when none is close.
+func closest(word string, candidates []string) string {
+	best, bestDist := "", len(word)/3+2
+	for _, c := range candidates {
+		if d := keyDistance(word, c); d < bestDist {
+			best, bestDist = c, d
+		}
+	}
+	return best
+}
+
+// FlagHint returns err, the error of parsing the flags of fs, with " (did you mean
+// -name?)" when it is about a flag fs does not define and fs defines a
+// close one.
+func FlagHint(fs *flag.FlagSet, err error) error {
+	name, ok := strings.CutPrefix(err.Error(), "flag provided but not defined: -")
+	if !ok {
+		return err
+	}
+	var names []string
+	fs.VisitAll(func(f *flag.Flag) { names = append(names, f.Name) })
+	if best := closest(strings.TrimPrefix(name, "-"), names); best != "" {
+		return fmt.Errorf("%w (did you mean -%s?)", err, best)
+	}
+	return err
 }

@@ -110,8 +110,10 @@ func (c *Config) validateProxy() error {
 	if c.ShutdownTimeout <= 0 {
 		return errorf("shutdown_timeout", "%v is not positive", c.ShutdownTimeout)
 	}
-	if c.Cache != "memory" && !strings.HasPrefix(c.Cache, "redis://") && !strings.HasPrefix(c.Cache, "rediss://") {
-		return errorf("cache", `neither "memory" nor a redis:// or rediss:// URL`)
+	if c.Cache != "memory" && !strings.HasPrefix(c.Cache, "redis://") && !strings.HasPrefix(c.Cache, "rediss://") &&
+		!strings.HasPrefix(c.Cache, "redis-sentinel://") && !strings.HasPrefix(c.Cache, "rediss-sentinel://") &&
+		!strings.HasPrefix(c.Cache, "redis-cluster://") && !strings.HasPrefix(c.Cache, "rediss-cluster://") {
+		return errorf("cache", `neither "memory" nor a redis://, rediss://, redis-sentinel://, rediss-sentinel://, redis-cluster:// or rediss-cluster:// URL`)
 	}
 	return nil
 }

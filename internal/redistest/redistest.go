@@ -25,6 +25,10 @@ type Server struct {
 	t    testing.TB
 	bin  string
 	port int
+	// args returns the command line of the server (default: a plain
+	// server on port, without persistence); dir is its working directory.
+	args func(port int, dir string) []string
+	dir  string
 
 	mu   sync.Mutex
 	cmd  *exec.Cmd
@@ -36,9 +40,13 @@ type Server struct {
 // shutdown with t.Cleanup. It skips the test, with a message saying how to
 // get the binary, when redis-server is not installed, and fails it instead
 // when the environment sets ROBOTSGATE_REQUIRE_REDIS (as .ci/run does).
-func Start(t testing.TB) *Server {
+func Start(t testing.TB) *Server { return startServer(t, nil) }
+
+// lookBin returns the path of redis-server, or skips (fails, with
+// ROBOTSGATE_REQUIRE_REDIS) the test.
+func lookBin(t testing.TB) string {
 	t.Helper()
-	bin, err := exec.LookPath("redis-server")
+	bin, err := exec.LookPath(serverBin())
 	if err != nil {
 		const msg = "redis-server not found in PATH: install it (Debian: apt-get install redis-server; .ci/run does) to run the Redis tests"
 		if os.Getenv("ROBOTSGATE_REQUIRE_REDIS") != "" {
@@ -46,9 +54,35 @@ func Start(t testing.TB) *Server {
 		}
 		t.Skip(msg)
 	}
-	s := &Server{t: t, bin: bin}
+	return bin
+}
+
+// serverBin returns the server binary the tests run: redis-server, or
+// the one ROBOTSGATE_REDIS_SERVER names (valkey-server, say; its client
+// then comes from ROBOTSGATE_REDIS_CLI, default redis-cli).
+func serverBin() string {
+	if b := os.Getenv("ROBOTSGATE_REDIS_SERVER"); b != "" {
+		return b
+	}
+	return "redis-server"
+}
+
+// cliBin returns the command-line client the cluster set-up runs.
+func cliBin() string {
+	if b := os.Getenv("ROBOTSGATE_REDIS_CLI"); b != "" {
+		return b
+	}
+	return "redis-cli"
+}
+
+// startServer starts a redis-server with the command line args returns
+// (nil: a plain server), on a free port.
+func startServer(t testing.TB, args func(port int, dir string) []string) *Server {
+	t.Helper()
+	s := &Server{t: t, bin: lookBin(t), args: args, dir: t.TempDir()}
 	var last error
 	for range 5 { // another process may grab the free port between probe and start
+		var err error
 		s.port, err = freePort()
 		if err != nil {
 			t.Fatalf("redistest: %v", err)
@@ -101,12 +135,15 @@ func (s *Server) start() error {
 
 func (s *Server) startLocked() error {
 	out := new(bytes.Buffer)
-	cmd := exec.Command(s.bin,
-		"--port", strconv.Itoa(s.port), "--bind", "127.0.0.1",
-		"--save", "", "--appendonly", "no", "--protected-mode", "yes")
+	args := []string{"--port", strconv.Itoa(s.port), "--bind", "127.0.0.1",
+		"--save", "", "--appendonly", "no", "--protected-mode", "yes"}
+	if s.args != nil {
+		args = s.args(s.port, s.dir)
+	}
+	cmd := exec.Command(s.bin, args...)
 	cmd.Stdout = out
 	cmd.Stderr = out
-	cmd.Dir = s.t.TempDir()
+	cmd.Dir = s.dir
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("start %s: %w", s.bin, err)
 	}

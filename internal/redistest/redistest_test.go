@@ -24,3 +24,17 @@ func TestStartRefusesAnotherServersPort(t *testing.T) {
 		t.Fatalf("first server: %v", err)
 	}
 }
+
+// TestSentinelAndClusterStart: a Sentinel set names its primary, and a
+// Cluster has three primaries, all answering.
+func TestSentinelAndClusterStart(t *testing.T) {
+	t.Parallel()
+	s := StartSentinel(t)
+	if got := s.PrimaryAddr(); got != s.Primary.Addr() {
+		t.Fatalf("sentinels give primary %q, want %q", got, s.Primary.Addr())
+	}
+	c := StartCluster(t)
+	if n := len(c.Primaries()); n != 3 {
+		t.Fatalf("%d primaries, want 3", n)
+	}
+}

@@ -9,7 +9,6 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/json"
-	"errors"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -17,6 +16,7 @@ import (
 	"time"
 
 	"github.com/robotsgate/robotsgate/enforce"
+	"github.com/robotsgate/robotsgate/proxy/status"
 	"github.com/robotsgate/robotsgate/robots"
 	"github.com/robotsgate/robotsgate/robots/aipref"
 )
@@ -70,6 +70,12 @@ type Config struct {
 	Ready func() error
 	// Now is the clock for ages; nil means [time.Now].
 	Now func() time.Time
+	// Status serves the live status page ([status.Handler]) at
+	// [status.PagePath] and its assets, data and event stream; nil: 404.
+	// When a token is configured, the page requires it even on loopback
+	// (as a bearer token, or as the password of HTTP basic
+	// authentication, which a browser asks for).
+	Status http.Handler
 	// Directory serves the Web Bot Auth key directory at
 	// /.well-known/http-message-signatures-directory, to anyone (it is
 	// public); nil: 404.
@@ -89,6 +95,7 @@ const directoryPath = "/.well-known/http-message-signatures-directory"
 //	GET    /v1/robots?origin=ORIGIN        the cached robots.txt state (JSON); &fetch=1 fetches it when absent or stale
 //	DELETE /v1/robots?origin=ORIGIN        forget the cached robots.txt (needs the token; 403 when none is configured)
 //	POST   /v1/reload                      read the configuration again (needs the token; 403 when none is configured)
+//	GET    /                               the live status page (Config.Status), with /v1/status and /v1/events
 type Admin struct {
 	cfg   Config
 	token [sha256.Size]byte
@@ -127,17 +134,27 @@ func New(cfg Config) *Admin {
 	a.mux.HandleFunc("GET /v1/robots", a.robotsGet)
 	a.mux.HandleFunc("DELETE /v1/robots", a.robotsDelete)
 	a.mux.HandleFunc("POST /v1/reload", a.reload)
+	if cfg.Status != nil {
+		a.mux.Handle("GET /{$}", cfg.Status)
+		a.mux.Handle("GET "+status.AssetsPath, cfg.Status)
+		a.mux.Handle("GET "+status.DataPath, cfg.Status)
+		a.mux.Handle("GET "+status.EventsPath, cfg.Status)
+	}
 	if cfg.Directory != nil {
 		a.mux.Handle("GET "+directoryPath, cfg.Directory)
 	}
 	a.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		if allow, ok := adminAllow(r.URL.Path); ok {
+		allow, ok := adminAllow(r.URL.Path)
+		if cfg.Status != nil && status.IsPath(r.URL.Path) {
+			allow, ok = "GET, HEAD", true
+		}
+		if ok {
 			w.Header().Set("Allow", allow)
 			writeJSON(w, http.StatusMethodNotAllowed, jsonError{Error: r.Method + " " + r.URL.Path + ": method not allowed (allowed: " + allow + ")"})
 			return
 		}
-		writeJSON(w, http.StatusNotFound, jsonError{Error: "robotsgate admin: no such endpoint (try /healthz, /readyz, /metrics, /v1/decision, /v1/robots); " +
-			"to use robotsgate as a proxy, set HTTP_PROXY/HTTPS_PROXY to this address"})
+		writeJSON(w, http.StatusNotFound, jsonError{Error: "robotsgate admin: no such endpoint (try /, the status page, or /healthz, /readyz, /metrics, /v1/decision, /v1/robots); " +
+			"to use robotsgate as a proxy, set http_proxy/https_proxy (lower case: curl and wget read no other) to this address"})
 	})
 	return a
 }
@@ -153,9 +170,11 @@ func (a *Admin) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	open := r.URL.Path == "/healthz" || r.URL.Path == "/readyz" || r.URL.Path == directoryPath
-	need := a.cfg.Token != "" && (changes || (a.cfg.Protect && !open))
+	page := a.cfg.Status != nil && status.IsPath(r.URL.Path) // live decisions: never without the token
+	need := a.cfg.Token != "" && (changes || page || (a.cfg.Protect && !open))
 	if need && !a.authorized(r.Header.Get("Authorization")) {
-		w.Header().Set("WWW-Authenticate", `Bearer realm="robotsgate-admin"`)
+		w.Header().Add("WWW-Authenticate", `Bearer realm="robotsgate-admin"`)
+		w.Header().Add("WWW-Authenticate", `Basic realm="robotsgate-admin", charset="UTF-8"`)
 		writeJSON(w, http.StatusUnauthorized, jsonError{Error: "admin API: missing or wrong bearer token"})
 		return
 	}
@@ -163,10 +182,22 @@ func (a *Admin) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // authorized reports whether h is "Bearer <token>" with the right token,
-// comparing digests in constant time.
+// or HTTP basic authentication with it as the password (any user name:
+// what a browser sends for the status page), comparing digests in
+// constant time.
 func (a *Admin) authorized(h string) bool {
 	scheme, tok, ok := strings.Cut(strings.TrimSpace(h), " ")
-	if !ok || !strings.EqualFold(scheme, "Bearer") {
+	switch {
+	case !ok:
+		return false
+	case strings.EqualFold(scheme, "Basic"):
+		r := http.Request{Header: http.Header{"Authorization": {"Basic " + strings.TrimSpace(tok)}}}
+		if _, pw, ok := r.BasicAuth(); ok {
+			tok = pw
+		} else {
+			return false
+		}
+	case !strings.EqualFold(scheme, "Bearer"):
 		return false
 	}
 	sum := sha256.Sum256([]byte(strings.TrimSpace(tok)))
@@ -244,10 +275,7 @@ func (a *Admin) decision(w http.ResponseWriter, r *http.Request) {
 		agent, purposes, use = a.cfg.Defaults()
 	}
 	if q.Has("agent") {
-		agent = q.Get("agent")
-		if strings.ContainsAny(agent, "/ ();") { // a whole User-Agent value: decided as the proxy decides one
-			agent = robots.CrawlerToken(agent)
-		}
+		agent = robots.CrawlerToken(q.Get("agent")) // a token, or a whole User-Agent, read as the proxy reads one
 	}
 	if q.Has("purpose") {
 		// As the proxy's purposes header: a list, or "none" for no purposes.
@@ -360,62 +388,4 @@ func newEntryJSON(e *enforce.Entry, now time.Time) EntryJSON {
 		}
 	}
 	return j
-}
-
-// originParam returns the normalised origin of the query's origin
-// parameter, which may be an origin or any URL of it.
-func originParam(r *http.Request) (string, error) {
-	raw := r.URL.Query().Get("origin")
-	if raw == "" {
-		return "", errors.New("origin: missing query parameter (e.g. ?origin=https://example.com)")
-	}
-	u, err := url.Parse(raw)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return "", errors.New("origin: want scheme://host[:port], e.g. https://example.com")
-	}
-	o, err := enforce.Origin(u)
-	if err != nil {
-		return "", errors.New("origin: want scheme://host[:port], e.g. https://example.com")
-	}
-	return o, nil
-}
-
-func (a *Admin) robotsGet(w http.ResponseWriter, r *http.Request) {
-	origin, err := originParam(r)
-	if err != nil {
-		writeJSON(w, http.StatusBadRequest, jsonError{Error: err.Error()})
-		return
-	}
-	var e *enforce.Entry
-	if fetch, _ := strconv.ParseBool(r.URL.Query().Get("fetch")); fetch {
-		if e, err = a.cfg.Cache.Entry(r.Context(), origin); err != nil {
-			writeJSON(w, http.StatusGatewayTimeout, jsonError{Error: "fetching " + origin + "/robots.txt: " + err.Error()})
-			return
-		}
-	} else {
-		var ok bool
-		if e, ok = a.cfg.Cache.Cached(r.Context(), origin); !ok {
-			writeJSON(w, http.StatusNotFound, jsonError{Error: origin + "/robots.txt is not cached (add &fetch=1 to fetch it)"})
-			return
-		}
-	}
-	writeJSON(w, http.StatusOK, newEntryJSON(e, a.cfg.Now()))
-}
-
-// purgeJSON is the answer of DELETE /v1/robots.
-type purgeJSON struct {
-	Origin    string `json:"origin"`
-	Purged    bool   `json:"purged"`     // always true: the entry is gone
-	WasCached bool   `json:"was_cached"` // an entry existed
-}
-
-func (a *Admin) robotsDelete(w http.ResponseWriter, r *http.Request) {
-	origin, err := originParam(r)
-	if err != nil {
-		writeJSON(w, http.StatusBadRequest, jsonError{Error: err.Error()})
-		return
-	}
-	_, was := a.cfg.Cache.Cached(r.Context(), origin)
-	a.cfg.Cache.Purge(r.Context(), origin)
-	writeJSON(w, http.StatusOK, purgeJSON{Origin: origin, Purged: true, WasCached: was})
 }

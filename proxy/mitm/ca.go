@@ -70,16 +70,6 @@ type CAInfo struct {
 	NotAfter time.Time
 }
 
-// defaultDataDir returns the data directory used when https.data_dir is
-// empty: os.UserConfigDir()/robotsgate (e.g. ~/.config/robotsgate).
-func defaultDataDir() (string, error) {
-	dir, err := os.UserConfigDir()
-	if err != nil {
-		return "", fmt.Errorf("https.data_dir is not set and the user config directory is unknown (%w); set https.data_dir (flag -data-dir)", err)
-	}
-	return filepath.Join(dir, "robotsgate"), nil
-}
-
 // LoadOrCreateCA returns the CA robotsgate signs leaf certificates with.
 //
 // When certFile and keyFile are both set they name a custom CA (PEM
@@ -114,7 +104,8 @@ func LoadOrCreateCA(dir, certFile, keyFile string, now func() time.Time) (*tls.C
 		if err != nil {
 			return nil, CAInfo{}, err
 		}
-		dir = d
+		ca, info, err := loadOrCreateGeneratedCA(d, now())
+		return ca, info, defaultDirError(err, d) // (datadir.go)
 	}
 	return loadOrCreateGeneratedCA(dir, now())
 }

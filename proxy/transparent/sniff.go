@@ -2,7 +2,6 @@ package transparent
 
 import (
 	"bytes"
-	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -94,22 +93,16 @@ func quote(b []byte) string {
 	return strconv.QuoteToASCII(string(b))
 }
 
-// sniffTLS reads the ClientHello with crypto/tls itself, which stops
-// after parsing it: every byte it read stays in rec for the real
-// handshake, and nothing is written to the client.
+// sniffTLS reads the ClientHello with crypto/tls itself ([readHello]),
+// which stops after parsing it: every byte it read stays in rec for the
+// real handshake, and nothing is written to the client.
 func sniffTLS(rec *recorder) (Kind, string, string) {
-	var sni string
-	seen := false
 	rec.rewind()
-	srv := tls.Server(rec, &tls.Config{GetConfigForClient: func(h *tls.ClientHelloInfo) (*tls.Config, error) {
-		sni, seen = h.ServerName, true
-		return nil, errHelloRead
-	}})
-	err := srv.Handshake()
-	if !seen {
+	h, err := readHello(rec)
+	if err != nil {
 		return KindOther, "", "a TLS record that is not a readable ClientHello: " + err.Error()
 	}
-	return KindTLS, sni, ""
+	return KindTLS, h.ServerName, ""
 }
 
 // recorder is the connection as Sniff reads it: every byte read is kept

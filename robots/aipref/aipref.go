@@ -200,7 +200,17 @@ func purposeByName(name string) (Purpose, bool) {
 type Prefs struct {
 	v   [NumPurposes]Pref
 	use Use
+	// unparsed is the purposes the statement names but cannot be read
+	// for: unknown, yet stated (see [Prefs.Unparsed]).
+	unparsed Set
 }
+
+// Unparsed returns the purposes ps names without a preference that can
+// be read (a Content Signals element such as "ai-train=no;" or
+// `ai-train="no"`): their preference is unknown, but stated, so it must
+// not be taken for silence and completed from another statement. A
+// purpose ps disallows is never in it.
+func (ps Prefs) Unparsed() Set { return ps.unparsed }
 
 // Get returns the preference for p (Unknown for a value out of range).
 func (ps Prefs) Get(p Purpose) Pref {
@@ -229,10 +239,19 @@ func (ps Prefs) WithUse(u Use) Prefs {
 
 // Combine combines two statements purpose by purpose with Combine, and
 // their content-use levels with [CombineUse].
+//
+// A purpose either leaves unparsed ([Prefs.Unparsed]) stays unknown and
+// unparsed unless the other disallows it: an unreadable statement may
+// have meant no, so it outranks an allow.
 func (ps Prefs) Combine(o Prefs) Prefs {
+	unparsed := ps.unparsed | o.unparsed
 	for i := range ps.v {
 		ps.v[i] = Combine(ps.v[i], o.v[i])
+		if unparsed.Has(Purpose(i)) && ps.v[i] == Allowed {
+			ps.v[i] = Unknown
+		}
 	}
+	ps.unparsed = unparsed &^ ps.Disallows(unparsed)
 	ps.use = CombineUse(ps.use, o.use)
 	return ps
 }
@@ -248,7 +267,8 @@ func (ps Prefs) Disallows(s Set) Set {
 	return out
 }
 
-// IsZero reports whether every preference of ps is unknown.
+// IsZero reports whether every preference of ps is unknown and none is
+// stated ([Prefs.Unparsed]).
 func (ps Prefs) IsZero() bool { return ps == Prefs{} }
 
 // String formats the known preferences in the vocabulary's serialisation,

@@ -139,3 +139,39 @@ func TestBinds(t *testing.T) {
 		t.Errorf("header lines = %q", got)
 	}
 }
+
+// TestContentSignalUnparsed: a Content Signals element that names a
+// signal but cannot be read leaves it unknown and stated (Unparsed),
+// never silent; a disallow in the same statement outranks it, and
+// combining keeps it over an allow.
+func TestContentSignalUnparsed(t *testing.T) {
+	for in, want := range map[string]Set{
+		"ai-train=no;":             SetOf(TrainAI),
+		"search=yes;ai-train=no":   SetOf(TrainAI, Search),
+		`ai-train="no"`:            SetOf(TrainAI),
+		"ai-train":                 SetOf(TrainAI),
+		"ai-train=no ai-input=no":  SetOf(TrainAI, AIInput),
+		"use=reference;search=no":  SetOf(Search),
+		"research=maybe":           0,
+		"ai-training=no":           0,
+		"search=yes, ai-train=no,": 0,
+		"ai-train=no, ai-train=n":  0, // disallowed
+	} {
+		ps := ParseContentSignal(in)
+		if ps.Unparsed() != want {
+			t.Errorf("%q: unparsed %v, want %v", in, ps.Unparsed(), want)
+		}
+		for p := Purpose(0); p < NumPurposes; p++ {
+			if want.Has(p) && ps.Get(p) != Unknown {
+				t.Errorf("%q: %v is %v, want unknown", in, p, ps.Get(p))
+			}
+		}
+	}
+	ps := ParseContentSignalHeader([]string{"ai-train=yes", "ai-train=no;"})
+	if ps.Get(TrainAI) != Unknown || !ps.Unparsed().Has(TrainAI) || ps.IsZero() {
+		t.Errorf("an allow combined with an unreadable statement: %v, unparsed %v", ps.Get(TrainAI), ps.Unparsed())
+	}
+	if ps := ParseContentSignalHeader([]string{"ai-train=no", "ai-train=no;"}); ps.Get(TrainAI) != Disallowed || ps.Unparsed() != 0 {
+		t.Errorf("a disallow combined with an unreadable statement: %v, unparsed %v", ps.Get(TrainAI), ps.Unparsed())
+	}
+}

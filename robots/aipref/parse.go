@@ -68,47 +68,95 @@ func dictPref(d *httpsfv.Dictionary, key string) Pref {
 // separated by ',', a signal and its value by the first '=', white space
 // (SP, HTAB) around each is ignored, and names and values are compared
 // ASCII case-insensitively ("AI-Train = No" disallows training). A signal
-// left out, an element without '=', and any value other than yes/no
-// (quoted, "y", empty, with parameters) give no preference; other names
-// are ignored. A signal given several times counts with its last value,
-// as in the vocabulary's Dictionary.
+// left out gives no preference; other names are ignored, and so are empty
+// elements. A signal given several times counts with its last value, as
+// in the vocabulary's Dictionary.
+//
+// An element that is not a known signal with the value yes or no (a value
+// quoted, "y", empty or with parameters, "ai-train=no;", elements joined by
+// ';' or a space, a missing '=') leaves every signal it names, wherever
+// in the element, unknown and [Prefs.Unparsed]: the site said something
+// about those purposes that cannot be read, which is not silence. Only a
+// disallow of the same signal in the same statement outranks it.
 //
 // The content-use key "use" takes "immediate", "reference" or "full"
 // (compared likewise); given several times, the most restrictive valid
 // value counts (it is a ceiling), and any other value is ignored.
 func ParseContentSignal(s string) Prefs {
 	var ps Prefs
+	var bad Set
 	for s != "" {
 		var item string
 		item, s, _ = strings.Cut(s, ",")
+		if trimWS(item) == "" {
+			continue
+		}
 		k, v, ok := strings.Cut(item, "=")
-		if !ok {
-			continue
-		}
-		var p Purpose
-		switch k = trimWS(k); {
-		case foldEq(k, "use"):
-			ps.use = CombineUse(ps.use, signalUse(trimWS(v)))
-			continue
-		case foldEq(k, "ai-train"):
-			p = TrainAI
-		case foldEq(k, "search"):
-			p = Search
-		case foldEq(k, "ai-input"):
-			p = AIInput
-		default:
-			continue
-		}
-		switch v = trimWS(v); {
-		case foldEq(v, "yes"):
+		k, v = trimWS(k), trimWS(v)
+		p, known := signalPurpose(k)
+		switch {
+		case ok && foldEq(k, "use"):
+			u := signalUse(v)
+			ps.use = CombineUse(ps.use, u)
+			if u == UseUnknown {
+				bad |= namedSignals(v)
+			}
+		case ok && known && foldEq(v, "yes"):
 			ps.v[p] = Allowed
-		case foldEq(v, "no"):
+		case ok && known && foldEq(v, "no"):
 			ps.v[p] = Disallowed
 		default:
+			bad |= namedSignals(item)
+		}
+	}
+	for p := Purpose(0); p < NumPurposes; p++ {
+		if bad.Has(p) && ps.v[p] == Allowed {
 			ps.v[p] = Unknown
 		}
 	}
+	ps.unparsed = bad &^ ps.Disallows(bad)
 	return ps
+}
+
+// signalPurpose returns the purpose of the Content Signals name k (ASCII
+// case-insensitive), and whether it is one.
+func signalPurpose(k string) (Purpose, bool) {
+	for _, sg := range signalNames {
+		if foldEq(k, sg.name) {
+			return sg.p, true
+		}
+	}
+	return 0, false
+}
+
+// signalNames are the Content Signals names of the purposes.
+var signalNames = [...]struct {
+	name string
+	p    Purpose
+}{{"ai-train", TrainAI}, {"search", Search}, {"ai-input", AIInput}}
+
+// namedSignals returns the purposes whose Content Signals name s holds as
+// a word of its own (ASCII case-insensitive; not inside a longer name
+// such as "research" or "ai-training").
+func namedSignals(s string) Set {
+	var out Set
+	for i := 0; i < len(s); i++ {
+		if i > 0 && isNameByte(s[i-1]) {
+			continue
+		}
+		for _, sg := range signalNames {
+			end := i + len(sg.name)
+			if end <= len(s) && foldEq(s[i:end], sg.name) && (end == len(s) || !isNameByte(s[end])) {
+				out |= SetOf(sg.p)
+			}
+		}
+	}
+	return out
+}
+
+// isNameByte reports whether c may be part of a signal name.
+func isNameByte(c byte) bool {
+	return c == '-' || c == '_' || '0' <= c && c <= '9' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z'
 }
 
 // ParseContentSignalHeader parses the field lines of an HTTP

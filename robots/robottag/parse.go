@@ -3,6 +3,7 @@
 package robottag
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -232,6 +233,12 @@ type Head struct {
 	// Named maps each name [ParseHead] was asked for (lower case) to the
 	// content of the first <meta> element of that name, when there is one.
 	Named map[string]string
+	// Ended says that the head ended before the input did: at </head> or
+	// <body>, or, as the HTML parser ends it, at the first start tag or
+	// text that a head cannot hold (meta elements after it are still
+	// read, up to </head> or <body>). When it is false, the input ended
+	// inside the head: a caller that bounded the input saw only part of it.
+	Ended bool
 }
 
 // ParseHead is [ParseMetaRobots] that also returns the content of the
@@ -241,8 +248,10 @@ type Head struct {
 func ParseHead(r io.Reader, names ...string) (Head, error) {
 	z := html.NewTokenizer(r)
 	var h Head
+	rawText := false // the token before was the start tag of a raw-text element
 	for {
-		switch z.Next() {
+		tt := z.Next()
+		switch tt {
 		case html.ErrorToken:
 			err := z.Err()
 			if errors.Is(err, io.EOF) {
@@ -251,12 +260,18 @@ func ParseHead(r io.Reader, names ...string) (Head, error) {
 			return h, fmt.Errorf("robottag: reading HTML for meta robots: %w", err)
 		case html.EndTagToken:
 			if rawTagIs(z.Raw(), "</head") {
+				h.Ended = true
 				return h, nil
+			}
+		case html.TextToken:
+			if !rawText && len(bytes.TrimLeft(z.Raw(), " \t\n\f\r")) > 0 {
+				h.Ended = true // text ends a head
 			}
 		case html.StartTagToken, html.SelfClosingTagToken:
 			// Raw avoids TagName's copy of every tag name.
 			switch raw := z.Raw(); {
 			case rawTagIs(raw, "<body"):
+				h.Ended = true
 				return h, nil
 			case rawTagIs(raw, "<meta"):
 				if _, hasAttr := z.TagName(); hasAttr {
@@ -264,9 +279,37 @@ func ParseHead(r io.Reader, names ...string) (Head, error) {
 					h.Robots = metaDirectives(name, content, h.Robots)
 					h.name(names, name, content)
 				}
+			default:
+				name, _ := z.TagName()
+				h.Ended = h.Ended || !inHead(string(name))
+				rawText = tt == html.StartTagToken && isRawText(string(name))
+				continue
 			}
 		}
+		rawText = false
 	}
+}
+
+// inHead reports whether an element name (lower case) may stand in a
+// head: the start tags the HTML parser's "in head" insertion mode keeps
+// there (any other ends the head).
+func inHead(name string) bool {
+	switch name {
+	case "html", "head", "base", "basefont", "bgsound", "link", "meta", "title",
+		"noscript", "noframes", "style", "script", "template":
+		return true
+	}
+	return false
+}
+
+// isRawText reports whether the tokenizer reads the content of an
+// element name (lower case) as text, not markup.
+func isRawText(name string) bool {
+	switch name {
+	case "iframe", "noembed", "noframes", "noscript", "plaintext", "script", "style", "textarea", "title", "xmp":
+		return true
+	}
+	return false
 }
 
 // name records content under name when name is one of names and has no

@@ -272,3 +272,25 @@ func FuzzParseTags(f *testing.F) {
 		_ = forAgent(append(ds, ms...), "Mandelbot")
 	})
 }
+
+// TestParseHeadEnded: Ended tells a head that ended (explicitly, or as
+// the HTML parser ends it at the first start tag or text a head cannot
+// hold) from input that stopped inside the head.
+func TestParseHeadEnded(t *testing.T) {
+	for doc, want := range map[string]bool{
+		"<html><head><title>t</title></head>":                 true,
+		"<html><head><title>t</title><body>":                  true,
+		"<title>t</title><p>text":                             true,
+		"<head><meta charset=utf-8>text":                      true,
+		"<html><head><title>a <p> title</title>":              false,
+		"<html><head><script>if (a < b) { x() }</script>":     false,
+		"<html><head>\n  <link rel=x>\n  <!-- comment -->\n ": false,
+		"<html><head><meta name=robots content=noindex":       false,
+		"<html><head><style>p { color: red }</style><div>":    true,
+	} {
+		h, err := ParseHead(strings.NewReader(doc))
+		if err != nil || h.Ended != want {
+			t.Errorf("%q: ended %v (%v), want %v", doc, h.Ended, err, want)
+		}
+	}
+}

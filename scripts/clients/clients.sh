@@ -328,3 +328,38 @@ run_headless() {
     browser_checks "$m"
   done
 }
+
+# The admin listener's status page (docs/production.md#status-page) in
+# headless Chromium driven by Playwright, against a robotsgate of its own
+# with an admin token: refused without the token, loads without console
+# errors with it, and shows a request refused through the proxy within 2 s.
+run_statuspage() {
+  command -v chromium >/dev/null || { skip "status page" "no chromium"; return; }
+  [ -d "$HERE/node/node_modules/playwright-core" ] || { skip "status page" "run 'npm ci' in scripts/clients/node"; return; }
+  RAN+=("status page")
+  local dir=$WORK/statuspage token
+  token=$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')
+  mkdir -p "$dir"
+  cat >"$dir/robotsgate.yaml" <<YAML
+listen: 127.0.0.1:0
+admin_listen: 127.0.0.1:0
+audit_log: $dir/audit.jsonl
+log_format: json
+https:
+  data_dir: $dir/data
+YAML
+  ROBOTSGATE_ADMIN_TOKEN=$token "$WORK/robotsgate" -config "$dir/robotsgate.yaml" 2>"$dir/robotsgate.log" &
+  PIDS+=($!)
+  local listen= admin= _
+  for _ in $(seq 300); do
+    listen=$(sed -n 's/.*"listen":"\([0-9.]*:[0-9]*\)".*/\1/p' "$dir/robotsgate.log" | head -n 1)
+    admin=$(sed -n 's/.*"admin_listen":"\([0-9.]*:[0-9]*\)".*/\1/p' "$dir/robotsgate.log" | head -n 1)
+    [ -n "$listen" ] && [ -n "$admin" ] && break
+    sleep 0.1
+  done
+  [ -n "$listen" ] && [ -n "$admin" ] || { fail "status page: robotsgate did not start: $(tail -n 3 "$dir/robotsgate.log")"; return; }
+  expect "status page: refused without the token, no console error, a refusal shown within 2 s" \
+    "no-token 401 no-token-page refused page 200 live proxy 403 shown within-2s console-errors 0" \
+    "${NOPROXYENV[@]}" ADMIN_URL="http://$admin" ADMIN_TOKEN="$token" PROXY_URL="http://$listen" \
+    REFUSE_URL="$H/private/statuspage" node "$HERE/node/statuspage.mjs"
+}

@@ -14,6 +14,7 @@ var errMalformed = errors.New("not a JSON object")
 // Fields are the values of one audit record that queries filter on and
 // print. The record's other fields stay in its line.
 type Fields struct {
+	Kind     string // "" for a request's decision, else the record's kind ("config-reload")
 	Time     string // RFC 3339, as written
 	Decision string
 	Reason   string
@@ -38,6 +39,7 @@ const (
 	fRule
 	fLine
 	fUser
+	fKind
 	numFields
 )
 
@@ -63,6 +65,8 @@ func keyField(key []byte) (field, bool) {
 		return fLine, true
 	case "user":
 		return fUser, true
+	case "kind":
+		return fKind, true
 	}
 	return 0, false
 }
@@ -179,7 +183,7 @@ func (r *rawFields) fields(f *Fields, intern interner, brief bool) error {
 	}
 	*f = Fields{Time: str(fTime, nil), Decision: str(fDecision, intern), Reason: str(fReason, intern),
 		Origin: str(fOrigin, intern), URL: str(fURL, nil), Agent: str(fAgent, intern),
-		Rule: str(fRule, intern)}
+		Rule: str(fRule, intern), Kind: str(fKind, intern)}
 	f.Line, errs[fLine] = r.number(fLine)
 	for _, err := range errs {
 		if err != nil {

@@ -6,10 +6,7 @@ package query
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
-	"net/url"
-	"strings"
 	"time"
 
 	"github.com/robotsgate/robotsgate/enforce"
@@ -17,10 +14,11 @@ import (
 
 // Filter selects audit records. A zero field selects every record.
 type Filter struct {
-	// Origin is an origin ("https://example.com:8443") or a host with an
-	// optional port ("example.com", "[::1]:8080"), which matches it
-	// under both http and https. Either is compared in the canonical
-	// form of [enforce.Origin], in which records name origins.
+	// Origin is an origin ("https://example.com:8443"), any URL of it, or
+	// a host with an optional port ("example.com", "[::1]:8080"), which
+	// matches it under both http and https ([enforce.OriginsOf], as the
+	// admin API reads one). Either is compared in the canonical form of
+	// [enforce.Origin], in which records name origins.
 	Origin string
 	// Since and Until bound the record's time: Since <= time < Until.
 	Since, Until time.Time
@@ -35,7 +33,15 @@ type Filter struct {
 	// User selects records of requests sent by this proxy user (the
 	// record's "user", compared exactly).
 	User string
+	// Kinds selects records of these kinds: [KindRequest] for the
+	// decisions on requests (records without a kind), or a record kind
+	// ("config-reload").
+	Kinds []string
 }
+
+// KindRequest selects, in [Filter.Kinds], the records of decisions on
+// requests: those without a "kind".
+const KindRequest = "request"
 
 // matcher is a compiled Filter.
 type matcher struct {
@@ -73,27 +79,14 @@ func compile(f Filter) (*matcher, error) {
 	return m, nil
 }
 
-// compileOrigin canonicalises the origin or host o: a host names its
-// origin under http and under https.
+// compileOrigin canonicalises o as [enforce.OriginsOf] reads it: a host
+// names its origin under http and under https.
 func (m *matcher) compileOrigin(o string) error {
-	schemes := []string{""}
-	if !strings.Contains(o, "://") {
-		schemes = []string{"http://", "https://"}
+	origins, err := enforce.OriginsOf(o)
+	if err != nil {
+		return err
 	}
-	for _, scheme := range schemes {
-		u, err := url.Parse(scheme + o)
-		if err == nil && (u.Path != "" && u.Path != "/" || u.RawQuery != "" || u.Fragment != "" || u.User != nil) {
-			err = errors.New("want only scheme, host and port")
-		}
-		var canon string
-		if err == nil {
-			canon, err = enforce.Origin(u)
-		}
-		if err != nil {
-			return fmt.Errorf("origin %q: %w", o, err)
-		}
-		m.origins = append(m.origins, canon)
-	}
+	m.origins = origins
 	m.addNeedles(m.origins, `"`, `"`)
 	return nil
 }
@@ -143,6 +136,15 @@ func (m *matcher) match(raw *rawFields) (bool, error) {
 		}
 		v, err := raw.text(c.fd)
 		if err != nil || !oneOf(v, c.set) {
+			return false, err
+		}
+	}
+	if len(m.f.Kinds) > 0 {
+		v, err := raw.text(fKind)
+		if len(v) == 0 {
+			v = []byte(KindRequest)
+		}
+		if err != nil || !oneOf(v, m.f.Kinds) {
 			return false, err
 		}
 	}

@@ -112,10 +112,14 @@ func TestScanFilters(t *testing.T) {
 }
 
 func TestScanBadOrigin(t *testing.T) {
-	for _, o := range []string{"https://", "https://example.com/path", "http://h:99999", "https://user@h"} {
+	for _, o := range []string{"https://", "ftp://example.com", "http://h:99999", "https://user@h"} {
 		if _, err := query.NewScanner(query.Filter{Origin: o}); err == nil {
 			t.Errorf("origin %q: no error", o)
 		}
+	}
+	// Any URL of an origin names it, as /v1/robots?origin= reads one.
+	if _, err := query.NewScanner(query.Filter{Origin: "https://example.com/path?q"}); err != nil {
+		t.Errorf("a URL of the origin: %v", err)
 	}
 }
 

@@ -1,0 +1,32 @@
+package mitm
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+)
+
+// defaultDataDir returns the data directory used when https.data_dir is
+// empty: os.UserConfigDir()/robotsgate (e.g. ~/.config/robotsgate).
+func defaultDataDir() (string, error) {
+	dir, err := os.UserConfigDir()
+	if err != nil {
+		return "", fmt.Errorf("https.data_dir is not set and the user config directory is unknown (%w); set https.data_dir (flag -data-dir)", err)
+	}
+	return filepath.Join(dir, "robotsgate"), nil
+}
+
+// defaultDirError returns err, the error of the CA in the default data
+// directory dir, saying which setting fixes it when dir is not writable:
+// typically a uid without a home of its own that kept another user's
+// HOME (setpriv --reuid, sudo -u without -H, a container's USER).
+func defaultDirError(err error, dir string) error {
+	if !errors.Is(err, fs.ErrPermission) {
+		return err
+	}
+	return fmt.Errorf("%w; https.data_dir is not set and the default %s (from $HOME) is not writable by uid %d: "+
+		"pass -data-dir DIR (or ROBOTSGATE_DATA_DIR, https.data_dir) naming a directory this user may write, "+
+		"or give it a HOME of its own", err, dir, os.Getuid())
+}
