@@ -7,6 +7,7 @@ import (
 
 	"github.com/robotsgate/robotsgate/robots"
 	"github.com/robotsgate/robotsgate/robots/aipref"
+	"github.com/robotsgate/robotsgate/robots/tdmrep"
 )
 
 // hostileSpellingFile is a ~500 KiB robots.txt of wildcard rules whose
@@ -59,5 +60,33 @@ func BenchmarkDecideRulesHostileSpellings(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		RulesVerdict(r, "mybot", path, pol)
+	}
+}
+
+// BenchmarkTDMRepHostileSpellings decides, as a request does, a 16 KiB
+// path that has every spelling the enforcer tries against a tdmrep.json
+// of tdmrep.MaxRules rules like those of a report ("*" and a long run of
+// one octet, then digits), none of which matches.
+func BenchmarkTDMRepHostileSpellings(b *testing.B) {
+	var sb strings.Builder
+	sb.WriteString("[")
+	for i := range tdmrep.MaxRules {
+		if i > 0 {
+			sb.WriteString(",")
+		}
+		sb.WriteString(`{"location":"*` + strings.Repeat("a", 16) + strconv.Itoa(100000 + i)[1:] + `","tdm-reservation":1}`)
+	}
+	sb.WriteString("]")
+	f, err := tdmrep.Parse([]byte(sb.String()))
+	if err != nil {
+		b.Fatal(err)
+	}
+	path := "/;x/a/./%5C" + strings.Repeat("a", 16<<10-20) + "987654321"
+	if v, _ := DecideTDMRep(f, path); v.Reserved() {
+		b.Fatalf("the crafted path is reserved: %+v", v)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		DecideTDMRep(f, path)
 	}
 }

@@ -61,6 +61,7 @@ func eventOf(client, method string, d enforce.Decision, auditAs string, status i
 		Site:             d.Site,
 		SiteNote:         d.SiteNote,
 		TDM:              auditTDM(&d),
+		License:          auditLicense(&d),
 	}
 	auditContentUse(&e, &d)
 	return e
@@ -93,6 +94,8 @@ type decisionFields struct {
 	Site     string   `json:"site,omitempty"`
 	SiteNote string   `json:"site_note,omitempty"`
 	TDM      *tdmJSON `json:"tdm,omitempty"` // TDMRep (tdmrep.go)
+	// License is the RSL license verdict (license.go).
+	License *licenseJSON `json:"license,omitempty"`
 }
 
 // newDecisionFields converts d.
@@ -119,6 +122,7 @@ func newDecisionFields(d enforce.Decision) decisionFields {
 		Site:            d.Site,
 		SiteNote:        d.SiteNote,
 		TDM:             tdmOf(&d),
+		License:         licenseOf(&d),
 	}
 }
 
@@ -247,7 +251,7 @@ func retrySeconds(d time.Duration) int {
 // Retry-After when d has one, on h.
 func setDecisionHeaders(h http.Header, d enforce.Decision) {
 	h.Set(HeaderDecision, string(d.Reason))
-	h.Set(HeaderAgent, agentName(d.Agent))
+	h.Set(HeaderAgent, withoutControl(agentName(d.Agent), -1))
 	if rh := ruleHeader(d); rh != "" {
 		h.Set(HeaderRule, rh)
 	}
@@ -322,6 +326,7 @@ func refusalText(b refusalBody) string {
 	usageText(&sb, b.Purposes, b.Usage)
 	contentUseText(&sb, b.ContentUseShown)
 	tdmText(&sb, b.TDM)
+	licenseText(&sb, b.License)
 	if rb := b.Robots; rb != nil {
 		fmt.Fprintf(&sb, "robots:   %s: %s", rb.URL, rb.Status)
 		if rb.HTTPStatus != 0 {

@@ -31,6 +31,7 @@ type live struct {
 	response []responseStep
 	robots   *robotsStep     // the robots step, also of tunnel mode and /v1/decision
 	tdm      *tdmStep        // TDMRep (tdmrep.go), also of /v1/decision
+	lic      *licenseStep    // RSL licenses (license.go), also of /v1/decision
 	ports    map[string]bool // https.allowed_ports
 	// access is the access control (client networks, credentials) around
 	// the rest of the handler chain ([Server.inner]); acl is its rules.

@@ -123,14 +123,16 @@ func (s *Server) newSteps(l *live) error {
 	l.robots = &robotsStep{enf: s.enf, maxURLBytes: cfg.MaxURLBytes, agents: l.agents, report: cfg.Mode == config.ModeReport,
 		auditAll: cfg.Audit == config.AuditAll, log: s.log, sites: cfg.Sites, unknownDeny: cfg.Usage.Unknown == config.UsageUnknownDeny}
 	tdm := newTDMStep(cfg, s.enf)                                                                                           // (tdmrep.go)
+	lic := newLicenseStep(cfg, s.enf)                                                                                       // (license.go)
 	pc := &pacing{polite: pol, metrics: s.metrics, life: s.life, maxConcurrency: cfg.Politeness.MaxConcurrency, log: s.log} // (pacing.go)
 	whole := newWholeStep(cfg)                                                                                              // (whole.go)
 	tags := newRobotTagStep(cfg.RobotTags, cfg.Mode)                                                                        // (robottags.go)
 	usage := &usageStep{enforce: cfg.Usage.Response == config.UsageResponseEnforce && cfg.Mode != config.ModeReport}        // (usage.go)
-	l.tdm = &tdm
+	l.tdm, l.lic = &tdm, &lic
 	l.request = []requestStep{
 		l.robots, // robotsStep.onRequest: site exceptions, robots.txt decision: 403, or let through
 		l.tdm,    // tdmStep.onRequest: tdmrep.json reserves the URL: 403 tdm-reserved, or audit
+		l.lic,    // licenseStep.onRequest: RSL license prohibits a purpose or needs a token: 403 license-*, or audit
 		pc,       // pacing.onRequest: paused origin → 503, crawl-delay wait or 429
 		&whole,   // wholeStep.onRequest: while a response step enforces, no Range, Accept-Encoding the scan decodes
 	}
@@ -140,6 +142,7 @@ func (s *Server) newSteps(l *live) error {
 		&tags,  // robotTagStep.onResponse: X-Robots-Tag / meta robots: annotate, or 403
 		usage,  // usageStep.onResponse: Content-Usage / noai: X-Robotsgate-Usage, or 403
 		l.tdm,  // tdmStep.onResponse: tdm-reservation header / meta: X-Robotsgate-TDM, or 403
+		l.lic,  // licenseStep.onResponse: X-Robotsgate-License
 	}
 	return nil
 }

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/robotsgate/robotsgate/enforce"
+	"github.com/robotsgate/robotsgate/internal/safetext"
 	"github.com/robotsgate/robotsgate/proxy/audit"
 )
 
@@ -151,10 +152,13 @@ func refuseResponse(r *http.Request, status int, d enforce.Decision, psError str
 	}
 	body := newRefusalBody(status, d, fallback)
 	var text, ctype string
+	// Rules, URLs and agents come from origins and clients: their unsafe
+	// characters are escaped, as "\u009b" in JSON (the same string once
+	// decoded) and "\u009b" in text.
 	if wantsJSON(r) {
-		text, ctype = marshalJSON(body), "application/json"
+		text, ctype = string(safetext.JSON([]byte(marshalJSON(body)))), "application/json"
 	} else {
-		text, ctype = refusalText(body), "text/plain; charset=utf-8"
+		text, ctype = safetext.EscapeLines(refusalText(body)), "text/plain; charset=utf-8"
 	}
 	h := make(http.Header)
 	h.Set("Content-Type", ctype)

@@ -27,7 +27,12 @@ type ReloadResult struct {
 	// start ([config.RestartOnly]).
 	Changed      []string `json:"changed"`
 	NeedsRestart []string `json:"needs_restart,omitempty"`
-	Source       string   `json:"source"` // what asked for it: "SIGHUP" or "POST /v1/reload"
+	// RemovedDenies are the patterns of the sites: denies in force before
+	// the reload and not after it.
+	RemovedDenies []string `json:"removed_denies,omitempty"`
+	Source        string   `json:"source"` // what asked for it: "SIGHUP" or "POST /v1/reload"
+	// The number of denies in force before and after, for the log.
+	deniesBefore, deniesAfter int
 }
 
 // Results of a reload ([ReloadResult.Result], and the result label of
@@ -39,6 +44,11 @@ const (
 
 // errNoLoader is the error of a reload on a Server given no [Deps.Load].
 var errNoLoader = errors.New("this robotsgate cannot reload its configuration (no loader)")
+
+// errEmptyFile is the error of a reload whose configuration file holds no
+// setting, without reload_allow_empty.
+var errEmptyFile = errors.New("the configuration file holds no setting (empty, or caught while it was rewritten): refused, the running configuration is kept; " +
+	"replace the file atomically (write a new file, then rename it over the old), or set reload_allow_empty (flag or environment) to apply an empty file")
 
 // Reload reads the configuration again ([Deps.Load]) and puts the settings
 // that may change at run time in force for the requests that start from
@@ -75,6 +85,9 @@ func (s *Server) Reload(source string) (ReloadResult, error) {
 // apply puts the run-time settings of cfg in force, filling in res.
 func (s *Server) apply(cfg config.Config, res *ReloadResult) error {
 	old := s.live.Load()
+	if cfg.EmptyFile() && !cfg.ReloadAllowEmpty {
+		return errEmptyFile
+	}
 	merged := config.WithRestartOnly(cfg, s.cfg)
 	if err := merged.Validate(); err != nil {
 		return fmt.Errorf("config: %w (with the settings that need a restart kept as they run)", err)
@@ -84,8 +97,39 @@ func (s *Server) apply(cfg config.Config, res *ReloadResult) error {
 		return err
 	}
 	res.Changed, res.NeedsRestart = config.Changes(old.cfg, cfg)
+	res.RemovedDenies = removedDenies(old.cfg.Sites, merged.Sites)
+	res.deniesBefore, res.deniesAfter = countDenies(old.cfg.Sites), countDenies(merged.Sites)
 	s.live.Store(l)
 	return nil
+}
+
+// removedDenies returns the patterns of the denies of before that after
+// lacks.
+func removedDenies(before, after []config.Site) []string {
+	kept := make(map[string]bool)
+	for _, st := range after {
+		if st.Policy == config.SitePolicyDeny {
+			kept[st.Origin+"|"+st.Host+"|"+st.Domain] = true
+		}
+	}
+	var gone []string
+	for _, st := range before {
+		if st.Policy == config.SitePolicyDeny && !kept[st.Origin+"|"+st.Host+"|"+st.Domain] {
+			gone = append(gone, st.Match)
+		}
+	}
+	return gone
+}
+
+// countDenies returns the number of denies of sites.
+func countDenies(sites []config.Site) int {
+	n := 0
+	for _, st := range sites {
+		if st.Policy == config.SitePolicyDeny {
+			n++
+		}
+	}
+	return n
 }
 
 // recordReload logs and audits the reload res.
@@ -96,12 +140,20 @@ func (s *Server) recordReload(res ReloadResult) {
 			ev = ev.Strs("needs_restart", res.NeedsRestart)
 		}
 		ev.Msg("configuration reloaded")
+		if n := len(res.RemovedDenies); n > 0 {
+			s.log.Warn().Str("source", res.Source).Int("denies_removed", n).Int("denies_before", res.deniesBefore).
+				Int("denies_after", res.deniesAfter).Strs("removed", res.RemovedDenies).
+				Msg("the reload removed site denies: requests to those sites are no longer refused")
+		}
 	} else {
 		s.log.Error().Str("source", res.Source).Str("error", res.Error).Msg("configuration reload refused; the running configuration is kept")
 	}
 	detail := "changed: " + strings.Join(res.Changed, ",")
 	if len(res.NeedsRestart) > 0 {
 		detail += "; needs a restart: " + strings.Join(res.NeedsRestart, ",")
+	}
+	if len(res.RemovedDenies) > 0 {
+		detail += "; site denies removed: " + strings.Join(res.RemovedDenies, ",")
 	}
 	if res.Error != "" {
 		detail = res.Error

@@ -202,7 +202,8 @@ func (s *Server) decideQuiet(ctx context.Context, u *url.URL, agent string, purp
 	if d.Reason == ReasonSiteDenied {
 		return d
 	}
-	return l.tdm.decide(ctx, u, purposes, d) // TDMRep (tdmrep.go)
+	d = l.tdm.decide(ctx, u, purposes, d)    // TDMRep (tdmrep.go)
+	return l.lic.decide(ctx, u, purposes, d) // RSL licenses (license.go)
 }
 
 // DecideWithSites is the decision a request for u would get from the

@@ -199,7 +199,7 @@ func tdmHeader(v tdmrep.Verdict, unknown bool) string {
 		s += "; source=" + v.Source.String()
 	}
 	if v.Policy != "" {
-		s += `; policy="` + strings.ReplaceAll(v.Policy, `"`, "%22") + `"`
+		s += `; policy="` + strings.ReplaceAll(withoutControl(v.Policy, -1), `"`, "%22") + `"`
 	}
 	return s
 }

@@ -24,6 +24,9 @@ type pathSet struct {
 	// work is the number of octets searched directly so far; past
 	// [directBudget] the decision indexes the path and searches no more.
 	work int
+	// tried counts the patterns considered and the segments of those
+	// looked for in the path's index, for tests of the work bounds.
+	tried int
 }
 
 // lazyIndex is the [occIndex] of a decision, from the file's pool once
@@ -37,6 +40,13 @@ type lazyIndex struct {
 // the pool: the scratch of longer ones is left to the garbage collector.
 const pooledPath = 64 << 10
 
+// index builds the index of p, whose filter f has not scanned p yet,
+// setting the keys found in found as the scan would.
+func (lz *lazyIndex) index(p []byte, f *segFilter, found []uint64) {
+	lz.ix = lz.fi.pool.Get().(*occIndex)
+	lz.ix.buildFound(p, f, found)
+}
+
 // release returns the index, if any, to the pool.
 func (lz *lazyIndex) release() {
 	if lz.ix != nil && lz.ix.n <= pooledPath {
@@ -48,8 +58,10 @@ func (lz *lazyIndex) release() {
 // mayMatch reports whether m can match the path: false when the pattern
 // has a wildcard and an octet or a key (a literal segment) the path lacks.
 // The octet set costs O(len(path)) once per decision, the keys one pass
-// of the [segFilter]; both spare searching the path for such patterns.
-func (ps *pathSet) mayMatch(m *matcher) bool {
+// of the [segFilter]; both spare searching the path for such patterns. A
+// file whose index is eager (see [fileIndex]) indexes a long path in that
+// pass, into lz.
+func (ps *pathSet) mayMatch(m *matcher, lz *lazyIndex) bool {
 	if len(m.ends) < 2 {
 		return true // a prefix comparison is cheaper
 	}
@@ -67,7 +79,11 @@ func (ps *pathSet) mayMatch(m *matcher) bool {
 	if !ps.scanned {
 		ps.scanned = true
 		clear(ps.found)
-		f.scan(ps.p, ps.found)
+		if lz.ix == nil && lz.fi != nil && lz.fi.eager > 0 && len(ps.p) >= lz.fi.eager {
+			lz.index(ps.p, f, ps.found) // in the same pass of the automaton
+		} else {
+			f.scan(ps.p, ps.found)
+		}
 	}
 	for _, id := range f.ids[m.kfrom:m.kto] {
 		if ps.found[id>>6]&(1<<(id&63)) == 0 {
@@ -82,7 +98,8 @@ func (ps *pathSet) mayMatch(m *matcher) bool {
 // octets, it indexes the path (see [occIndex]), after which a pattern costs
 // O(segments·log len(path)) whatever the file.
 func (ps *pathSet) matches(m *matcher, lz *lazyIndex) bool {
-	if !ps.mayMatch(m) {
+	ps.tried++
+	if !ps.mayMatch(m, lz) {
 		return false
 	}
 	if len(m.ends) < 2 {
@@ -97,6 +114,7 @@ func (ps *pathSet) matches(m *matcher, lz *lazyIndex) bool {
 		lz.ix.build(ps.p, f)
 	}
 	if lz.ix != nil {
+		ps.tried += len(m.ends)
 		if ok, indexed := m.matchIndexed(ps.p, lz.ix, f); indexed {
 			return ok
 		}

@@ -12,6 +12,10 @@ type fileIndex struct {
 	segs   *segFilter
 	pool   sync.Pool // of *occIndex
 	budget int       // directBudget; tests lower it
+	// eager is the length of path from which the first scan of the
+	// filter also indexes the path (0: never): one pass of the automaton
+	// then serves both.
+	eager int
 }
 
 // index builds the [fileIndex] of r, which all its groups share, from its
@@ -73,12 +77,16 @@ type occIndex struct {
 }
 
 // build indexes p; f may be nil.
-func (x *occIndex) build(p []byte, f *segFilter) {
+func (x *occIndex) build(p []byte, f *segFilter) { x.buildFound(p, f, nil) }
+
+// buildFound is build that also sets in found, when not nil, the keys of
+// f that occur in p, as [segFilter.scan] does, in the same pass.
+func (x *occIndex) buildFound(p []byte, f *segFilter, found []uint64) {
 	x.n = len(p)
 	x.wmBuilt = false
 	var count [257]int32
 	for _, c := range p {
-		count[c+1]++
+		count[int(c)+1]++ // int: octet 255 too
 	}
 	for c := 1; c < 257; c++ {
 		count[c] += count[c-1]
@@ -93,7 +101,7 @@ func (x *occIndex) build(p []byte, f *segFilter) {
 	if f == nil {
 		return
 	}
-	f.scanLongest(p, x)
+	f.scanLongest(p, x, found)
 	x.sortByKey(int32(f.nkeys))
 }
 

@@ -403,8 +403,9 @@ func (f *segFilter) numberKeys() {
 }
 
 // scanLongest appends to x, for each position of p where a key ends, the
-// preorder number of the longest such key and the position.
-func (f *segFilter) scanLongest(p []byte, x *occIndex) {
+// preorder number of the longest such key and the position; with found
+// not nil, it also does what scan does, in the same pass.
+func (f *segFilter) scanLongest(p []byte, x *occIndex, found []uint64) {
 	s := int32(0)
 	for i, c := range p {
 		s = f.step(s, c)
@@ -412,6 +413,15 @@ func (f *segFilter) scanLongest(p []byte, x *occIndex) {
 		if o > 0 {
 			x.keyed = append(x.keyed, f.pre[f.keyID(o)])
 			x.ends = append(x.ends, int32(i))
+		}
+		for found != nil && o > 0 { // as scan
+			id := f.keyID(o)
+			w, b := id>>6, uint64(1)<<(id&63)
+			if found[w]&b != 0 {
+				break
+			}
+			found[w] |= b
+			o = f.dict[o]
 		}
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/robotsgate/robotsgate/internal/config"
+	"github.com/robotsgate/robotsgate/internal/safetext"
 	"github.com/robotsgate/robotsgate/proxy/audit/query"
 )
 
@@ -127,7 +128,7 @@ func (o *auditOutput) emit(f *query.Fields, line []byte) error {
 		o.sum.add(f)
 		return nil
 	case o.fl.asJSON:
-		o.w.Write(line)
+		o.w.Write(safetext.JSON(line)) // a hand-edited line may hold raw controls
 		o.w.WriteByte('\n')
 	case f.Kind != "": // not a request (a configuration reload): its kind where the decision goes
 		o.row(shortTime(f.Time), f.Kind, f.Reason, "-", "-", "-")
@@ -164,17 +165,11 @@ func (o *auditOutput) row(cols ...string) {
 	}
 }
 
-// printable replaces the control characters of s (which a URL, or a rule
+// printable escapes the control characters of s (which a URL, or a rule
 // of a hostile robots.txt, may hold after JSON decoding: a terminal
-// escape sequence, a tab that would break the columns) with "?".
-func printable(s string) string {
-	return strings.Map(func(r rune) rune {
-		if r < 0x20 || r == 0x7f || (r >= 0x80 && r <= 0x9f) {
-			return '?'
-		}
-		return r
-	}, s)
-}
+// escape sequence, a bidi control, a tab that would break the columns),
+// see [safetext.Escape].
+func printable(s string) string { return safetext.Escape(s) }
 
 // end writes what is held: the rows of the table not yet aligned, and
 // the buffer.
@@ -271,7 +266,7 @@ func (s *auditSummary) rows(top int) ([]reasonCount, []ruleCount) {
 func (s *auditSummary) write(w io.Writer, asJSON bool, top int, st query.Stats, files int) {
 	reasons, rules := s.rows(top)
 	if asJSON {
-		enc := json.NewEncoder(w)
+		enc := json.NewEncoder(safetext.Writer(w))
 		enc.SetEscapeHTML(false)
 		_ = enc.Encode(struct {
 			Matched  int64         `json:"matched"`

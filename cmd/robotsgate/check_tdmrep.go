@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/robotsgate/robotsgate/enforce"
+	"github.com/robotsgate/robotsgate/internal/safetext"
 	"github.com/robotsgate/robotsgate/robots"
 	"github.com/robotsgate/robotsgate/robots/tdmrep"
 )
@@ -40,7 +41,7 @@ func checkTDMRep(file string, urls []string, asJSON bool, stdin io.Reader, stdou
 	for _, p := range f.Problems {
 		fmt.Fprintf(stderr, "robotsgate check: note: tdmrep.json %s\n", p)
 	}
-	enc := json.NewEncoder(stdout)
+	enc := json.NewEncoder(safetext.Writer(stdout))
 	enc.SetEscapeHTML(false)
 	status := 0
 	for _, u := range urls {
@@ -52,7 +53,7 @@ func checkTDMRep(file string, urls []string, asJSON bool, stdin io.Reader, stdou
 			err = enc.Encode(tdmCheckResult{URL: u, Reservation: v.Reservation.String(), Reserved: v.Reserved(),
 				Rule: v.Rule, Policy: v.Policy, Via: via})
 		} else {
-			_, err = io.WriteString(stdout, tdmCheckLine(u, v, via))
+			_, err = io.WriteString(stdout, printable(tdmCheckLine(u, v, via))+"\n")
 		}
 		if err != nil {
 			return fail("write: %v", err)
@@ -86,7 +87,7 @@ func tdmCheckLine(u string, v tdmrep.Verdict, via string) string {
 	if v.Policy != "" {
 		why = append(why, "tdm-policy: "+v.Policy)
 	}
-	return word + " " + u + "  (" + strings.Join(why, "; ") + ")\n"
+	return word + " " + u + "  (" + strings.Join(why, "; ") + ")"
 }
 
 // readTDMRep reads the tdmrep.json named by file ("-" for stdin), up to

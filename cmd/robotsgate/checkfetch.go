@@ -18,6 +18,7 @@ import (
 
 	"github.com/robotsgate/robotsgate/enforce"
 	"github.com/robotsgate/robotsgate/internal/config"
+	"github.com/robotsgate/robotsgate/internal/safetext"
 	"github.com/robotsgate/robotsgate/proxy"
 	"github.com/robotsgate/robotsgate/robots"
 	"github.com/robotsgate/robotsgate/robots/aipref"
@@ -257,7 +258,7 @@ type verdictPrinter struct {
 
 func newVerdictPrinter(fl checkFetchFlags, stdout io.Writer) *verdictPrinter {
 	w := bufio.NewWriter(stdout)
-	enc := json.NewEncoder(w)
+	enc := json.NewEncoder(safetext.Writer(w))
 	enc.SetEscapeHTML(false)
 	return &verdictPrinter{fl: fl, w: w, enc: enc, refused: map[string]int{}, origins: map[string]bool{}}
 }

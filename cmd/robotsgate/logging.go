@@ -9,6 +9,7 @@ import (
 	"github.com/mattn/go-isatty"
 	"github.com/rs/zerolog"
 
+	"github.com/robotsgate/robotsgate/internal/safetext"
 	"github.com/robotsgate/robotsgate/proxy"
 )
 
@@ -34,7 +35,12 @@ func newLogger(level, format string, w io.Writer) (zerolog.Logger, error) {
 	if console {
 		cw := proxy.ConsoleWriter(w, false) // escapes CR/LF in messages too (log injection)
 		cw.TimeFormat = time.TimeOnly
+		// Field values zerolog does not quote (arrays, objects) are
+		// written as JSON, C1 and bidi controls raw.
+		cw.FormatFieldValue = func(i any) string { return safetext.Escape(fmt.Sprintf("%s", i)) }
 		w = cw
+	} else {
+		w = safetext.Writer(w) // zerolog writes C1 and bidi controls raw
 	}
 	return zerolog.New(w).Level(lvl).With().Timestamp().Logger(), nil
 }

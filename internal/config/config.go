@@ -60,6 +60,7 @@ type Config struct {
 	RobotTags  RobotTagsConfig
 	Usage      UsageConfig
 	TDMRep     TDMRepConfig
+	License    LicenseConfig // RSL licenses (license.go)
 	Signing    SigningConfig // Web Bot Auth request signatures (signing.go)
 	Auth       AuthConfig
 	// Transparent is the listener of redirected connections (transparent
@@ -67,7 +68,19 @@ type Config struct {
 	Transparent TransparentConfig
 	// Sites are the per-site exceptions (sites.go), in file order.
 	Sites []Site
+	// ReloadAllowEmpty lets a reload apply a configuration file that
+	// holds no setting; otherwise such a reload is refused, as a file
+	// caught while it is rewritten.
+	ReloadAllowEmpty bool
+
+	// emptyFile: the configuration file, read by Load, held no setting.
+	emptyFile bool
 }
+
+// EmptyFile reports whether the configuration file Load read held no
+// setting (it was empty, or only comments): a file caught between being
+// truncated and written again reads so. False without a file.
+func (c *Config) EmptyFile() bool { return c.emptyFile }
 
 // TransparentConfig is the transparent listener: connections the kernel
 // redirected to robotsgate (iptables REDIRECT) from clients without proxy
@@ -190,6 +203,7 @@ func Default() Config {
 			Mode:     TDMRepReport,
 			Purposes: defaultTDMPurposes(),
 		},
+		License: LicenseConfig{Mode: LicenseReport},
 		Signing: defaultSigning(),
 		RobotTags: RobotTagsConfig{
 			Mode:         RobotTagsAnnotate,

@@ -5,7 +5,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 )
 
 // Load builds the configuration from, by precedence, flags > environment
@@ -14,6 +13,11 @@ import (
 // empty value counts as unset. It returns [flag.ErrHelp] for -h. Errors are
 // single lines naming where the bad value came from.
 func Load(args []string, env func(string) string) (Config, error) {
+	return LoadWith(args, env, FileReader{})
+}
+
+// LoadWith is Load with the configuration file read by fr.
+func LoadWith(args []string, env func(string) string, fr FileReader) (Config, error) {
 	var given []flagValue
 	var path string
 	fs := newFlagSet(&given, &path)
@@ -34,7 +38,7 @@ func Load(args []string, env func(string) string) (Config, error) {
 
 	cfg := Default()
 	if path != "" {
-		if err := loadFile(&cfg, path); err != nil {
+		if err := loadFile(&cfg, path, fr); err != nil {
 			return Config{}, err
 		}
 	}
@@ -98,9 +102,10 @@ func PrintFlags(w io.Writer) {
 	fs.PrintDefaults()
 }
 
-// loadFile decodes the YAML file at path over cfg (yaml.go).
-func loadFile(cfg *Config, path string) error {
-	b, err := os.ReadFile(path)
+// loadFile decodes the YAML file at path, read whole by fr, over cfg
+// (yaml.go).
+func loadFile(cfg *Config, path string, fr FileReader) error {
+	b, err := fr.readStable(path)
 	if err != nil {
 		return fmt.Errorf("config file: %w", err)
 	}

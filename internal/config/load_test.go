@@ -133,7 +133,7 @@ func TestExampleConfigLoadsAndIsComplete(t *testing.T) {
 	}
 	// Decoded over a zero Config, the file must reproduce every default.
 	var fromFile Config
-	if err := loadFile(&fromFile, exampleConfig); err != nil {
+	if err := loadFile(&fromFile, exampleConfig, FileReader{}); err != nil {
 		t.Fatal(err)
 	}
 	def := Default()

@@ -44,7 +44,9 @@ var configFlag = option{flag: "config", help: "YAML configuration `file` (see co
 // options returns every setting, in the order -h and the docs list them.
 // To add one, add a field to Config, its default to Default and a line
 // to [topOptions] or [sectionOptions].
-func options() []option { return append(topOptions(), sectionOptions()...) }
+func options() []option {
+	return append(append(topOptions(), sectionOptions()...), licenseOptions()...)
+}
 
 // topOptions are the options outside any section.
 func topOptions() []option {
@@ -67,6 +69,7 @@ func topOptions() []option {
 		{"log_format", "log-format", "operator log `format` on stderr: auto (console on a terminal, else JSON), json or console", func(c *Config) any { return &c.LogFormat }, atRestart},
 		{"upstream_proxy", "upstream-proxy", "forward through this proxy `URL` (http:// or https://); empty = direct (HTTP(S)_PROXY is ignored)", func(c *Config) any { return &c.UpstreamProxy }, atRestart},
 		{"max_url_bytes", "max-url-bytes", "request URLs (scheme, userinfo, host, path and query, percent-encoded) longer than this many `bytes` are answered 414 URI Too Long, audited, never decided; 1024 to 1048576", func(c *Config) any { return &c.MaxURLBytes }, atReload},
+		{"reload_allow_empty", "reload-allow-empty", "let a reload (SIGHUP, POST /v1/reload) apply a configuration file that holds no setting (empty, or only comments); otherwise it is refused as a file caught mid-write. Set by flag or environment: an empty file cannot set it", func(c *Config) any { return &c.ReloadAllowEmpty }, atReload},
 		{"shutdown_timeout", "shutdown-timeout", "bound (`duration`) for in-flight requests at SIGINT/SIGTERM", func(c *Config) any { return &c.ShutdownTimeout }, atRestart},
 		{"client.max_header_bytes", "", "a request head (request line and headers) longer than this many bytes is answered 431, in plain HTTP and inside CONNECT sessions alike; 4096 to 16777216", func(c *Config) any { return &c.Client.MaxHeaderBytes }, atRestart},
 		{"client.header_timeout", "", "bound of reading one request head, in plain HTTP and inside CONNECT sessions (where it also bounds the TLS handshake); the connection is closed", func(c *Config) any { return &c.Client.HeaderTimeout }, atRestart},

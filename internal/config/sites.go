@@ -61,7 +61,8 @@ func SiteFor(sites []Site, origin string) (Site, bool) {
 	host := hostOfOrigin(origin)
 	var best Site
 	bestKind, bestLen := SiteKind(0), 0
-	for _, s := range sites {
+	for i := range sites {
+		s := &sites[i]
 		kind, n := s.matches(origin, host)
 		if kind == 0 {
 			continue
@@ -69,15 +70,16 @@ func SiteFor(sites []Site, origin string) (Site, bool) {
 		better := kind > bestKind || (kind == bestKind && n > bestLen)
 		tie := kind == bestKind && n == bestLen && s.Policy == SitePolicyDeny
 		if better || tie {
-			best, bestKind, bestLen = s, kind, n
+			best, bestKind, bestLen = *s, kind, n
 		}
 	}
 	return best, bestKind != 0
 }
 
 // matches returns the kind of s's pattern and its length when it covers
-// origin (of host host), else 0.
-func (s Site) matches(origin, host string) (SiteKind, int) {
+// origin (of host host), else 0. It allocates nothing: [SiteFor] asks
+// every entry of sites: for each request.
+func (s *Site) matches(origin, host string) (SiteKind, int) {
 	switch {
 	case s.Origin != "":
 		if s.Origin == origin {
@@ -88,8 +90,8 @@ func (s Site) matches(origin, host string) (SiteKind, int) {
 			return SiteHost, len(s.Host)
 		}
 	case s.Domain != "":
-		if strings.HasSuffix(host, "."+s.Domain) {
-			return SiteDomain, len(s.Domain)
+		if d := s.Domain; len(host) > len(d) && host[len(host)-len(d)-1] == '.' && strings.HasSuffix(host, d) {
+			return SiteDomain, len(d)
 		}
 	}
 	return 0, 0

@@ -19,12 +19,15 @@ func decodeYAML(cfg *Config, b []byte) error {
 	var doc yaml.Node
 	if err := yaml.NewDecoder(bytes.NewReader(b)).Decode(&doc); err != nil {
 		if errors.Is(err, io.EOF) {
-			return nil // empty file
+			cfg.emptyFile = true // no document: empty, or only comments
+			return nil
 		}
 		return errors.New(yamlError(err))
 	}
 	var errs []string
-	if len(doc.Content) > 0 {
+	if len(doc.Content) == 0 || isNull(doc.Content[0]) || doc.Content[0].Kind == yaml.MappingNode && len(doc.Content[0].Content) == 0 {
+		cfg.emptyFile = true
+	} else {
 		decodeMapping(cfg, doc.Content[0], "", &errs)
 	}
 	if len(errs) > 0 {

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/robotsgate/robotsgate/enforce"
+	"github.com/robotsgate/robotsgate/internal/safetext"
 	"github.com/robotsgate/robotsgate/proxy/status"
 	"github.com/robotsgate/robotsgate/robots"
 	"github.com/robotsgate/robotsgate/robots/aipref"
@@ -211,7 +212,7 @@ func writeJSON(w http.ResponseWriter, code int, v any) {
 	if err := enc.Encode(v); err != nil {
 		code, b = http.StatusInternalServerError, []byte("{\"error\":\"encoding the answer failed\"}\n")
 	} else {
-		b = buf.Bytes()
+		b = safetext.JSON(buf.Bytes()) // rules and URLs from origins, printed by curl on a terminal
 	}
 	h := w.Header()
 	h.Set("Content-Type", "application/json")

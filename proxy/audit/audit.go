@@ -18,6 +18,7 @@ import (
 	"gopkg.in/natefinch/lumberjack.v2"
 
 	"github.com/robotsgate/robotsgate/enforce"
+	"github.com/robotsgate/robotsgate/internal/safetext"
 )
 
 // Audit decisions, the value of [Event.Decision].
@@ -117,18 +118,25 @@ func New(w io.WriteCloser) *Auditor {
 
 // errWriter remembers the error of the last Write so that Record can
 // return it (zerolog itself only reports write errors to a global hook).
+// It writes each line with its unsafe characters escaped
+// ([safetext.JSON]): zerolog writes C1 and bidi controls raw, which the
+// audit line's readers (a terminal, robotsgate audit) must not get.
 type errWriter struct {
 	w   io.Writer
 	err error
 }
 
 func (e *errWriter) Write(p []byte) (int, error) {
-	n, err := e.w.Write(p)
-	if err == nil && n < len(p) {
+	q := safetext.JSON(p)
+	n, err := e.w.Write(q)
+	if err == nil && n < len(q) {
 		err = io.ErrShortWrite
 	}
 	e.err = err
-	return n, err
+	if err != nil {
+		return min(n, len(p)), err
+	}
+	return len(p), nil
 }
 
 // Record writes e as one JSON line. It returns an error when the line
@@ -232,6 +240,10 @@ func usageFields(ev *zerolog.Event, e *Event) {
 	if t := e.TDM; t != nil {
 		ev.Dict("tdm", zerolog.Dict().Str("reservation", t.Reservation).Str("source", t.Source).
 			Str("rule", t.Rule).Str("policy", t.Policy).Str("file", t.File))
+	}
+	if l := e.License; l != nil {
+		ev.Dict("license", zerolog.Dict().Str("state", l.State).Str("use", l.Use).Str("license", l.License).
+			Str("content", l.Content).Str("server", l.Server).Str("token", l.Token).Str("note", l.Note))
 	}
 }
 

@@ -47,3 +47,23 @@ func BenchmarkTypicalFile(b *testing.B) {
 		f.Match("/directory-b/images/2024/photo.jpg?size=large")
 	}
 }
+
+// BenchmarkHostileCases matches the 16 KiB paths of hostileCases against
+// their files of MaxRules rules built to make one match as costly as
+// possible; "work" is the matcher's count of what it examined, and
+// "cpu-ns/op" the CPU time of one match (on Linux), which other load on
+// the machine does not inflate as it does ns/op.
+func BenchmarkHostileCases(b *testing.B) {
+	for _, hc := range hostileCases() {
+		b.Run(hc.name, func(b *testing.B) {
+			f, err := Parse(hc.body)
+			if err != nil {
+				b.Fatal(err)
+			}
+			_, work := f.matchWork(hc.path)
+			b.ReportAllocs()
+			cpuPerOp(b, func() { f.Match(hc.path) })
+			b.ReportMetric(float64(work), "work")
+		})
+	}
+}

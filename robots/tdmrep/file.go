@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/robotsgate/robotsgate/robots"
 )
 
 // MaxRules is the most rules a File holds. A file with more is refused
@@ -25,9 +27,8 @@ var ErrInvalid = errors.New("tdmrep: tdmrep.json is not a JSON array of rules")
 
 // Rule is one rule of a tdmrep.json.
 type Rule struct {
-	// Location is the pattern as written; pattern its canonical form.
+	// Location is the pattern as written.
 	Location string
-	pattern  pattern
 	// Reservation is the rule's tdm-reservation: Unset when it is
 	// missing or not 1 or 0 (a protocol error).
 	Reservation Reservation
@@ -52,7 +53,10 @@ type File struct {
 	// Problems lists what Parse skipped or read as a protocol error, for
 	// offline checks.
 	Problems []string
-	size     int64
+	// match holds the rules' locations in canonical form, in order, each
+	// pattern number that of its rule in Rules.
+	match *robots.FirstMatch
+	size  int64
 }
 
 // MemSize estimates the heap f holds.
@@ -89,6 +93,7 @@ func Parse(body []byte) (*File, error) {
 		return nil, fmt.Errorf("%w: %d rules, at most %d are read", ErrTooManyRules, len(raws), MaxRules)
 	}
 	f := &File{Rules: make([]Rule, 0, len(raws))}
+	pats := make([]robots.Segments, 0, len(raws))
 	f.size = 64 + int64(len(raws))*96
 	for i, raw := range raws {
 		n := i + 1
@@ -102,7 +107,7 @@ func Parse(body []byte) (*File, error) {
 			f.Problems = append(f.Problems, fmt.Sprintf("rule %d: no string \"location\", skipped", n))
 			continue
 		}
-		r := Rule{Location: loc, pattern: canonicalPattern(loc), N: n}
+		r := Rule{Location: loc, N: n}
 		r.Reservation = ruleReservation(obj["tdm-reservation"])
 		if r.Reservation == Unset {
 			f.Problems = append(f.Problems, fmt.Sprintf("rule %d: \"tdm-reservation\" missing or not 1 or 0 (protocol error: unset)", n))
@@ -113,9 +118,12 @@ func Parse(body []byte) (*File, error) {
 			}
 			r.Policy = strings.TrimSpace(r.Policy)
 		}
-		f.size += int64(2*len(r.Location)+len(r.Policy)) + 24*int64(len(r.pattern.segs))
+		f.size += int64(len(r.Location) + len(r.Policy))
 		f.Rules = append(f.Rules, r)
+		pats = append(pats, canonicalPattern(loc))
 	}
+	f.match = robots.NewFirstMatch(pats)
+	f.size += f.match.MemSize()
 	return f, nil
 }
 
@@ -146,18 +154,24 @@ func ruleReservation(raw json.RawMessage) Reservation {
 // Match returns the first rule of f whose location matches path (the
 // URL's path and query, as sent), nil when none does (the reservation is
 // then unset). Matching is case-sensitive, on the canonical
-// percent-encoding of both (see canonical).
+// percent-encoding of both (see canonical). Its cost is bounded as that
+// of a robots.txt decision ([robots.FirstMatch]), whatever the rules.
 func (f *File) Match(path string) *Rule {
-	if f == nil {
-		return nil
+	r, _ := f.matchWork(path)
+	return r
+}
+
+// matchWork is Match with the count of the work it did (see
+// [robots.FirstMatch]), for tests of its bound.
+func (f *File) matchWork(path string) (*Rule, int) {
+	if f == nil || f.match == nil {
+		return nil, 0
 	}
-	p := canonicalPath(path)
-	for i := range f.Rules {
-		if matchPattern(f.Rules[i].pattern, p) {
-			return &f.Rules[i]
-		}
+	i, work := f.match.IndexWork(canonicalPath(path))
+	if i < 0 {
+		return nil, work
 	}
-	return nil
+	return &f.Rules[i], work
 }
 
 // Decide returns the file's verdict for path: the first matching rule's

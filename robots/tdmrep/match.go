@@ -1,6 +1,10 @@
 package tdmrep
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/robotsgate/robotsgate/robots"
+)
 
 // Patterns and paths are compared in one canonical percent-encoding, as
 // the protocol says: a percent-encoded unreserved character (ALPHA,
@@ -16,15 +20,9 @@ import "strings"
 
 const hexDigits = "0123456789ABCDEF"
 
-// pattern is a location in canonical form: the literal runs between its
-// wildcards, and whether it ends with '$'.
-type pattern struct {
-	segs     []string // len(segs)-1 wildcards; segs[0] is a prefix
-	anchored bool
-}
-
-// canonicalPattern returns location's canonical form.
-func canonicalPattern(location string) pattern {
+// canonicalPattern returns location's canonical form: the literal runs
+// between its wildcards, and whether it ends with '$'.
+func canonicalPattern(location string) robots.Segments {
 	anchored := strings.HasSuffix(location, "$")
 	if anchored {
 		location = location[:len(location)-1]
@@ -33,7 +31,7 @@ func canonicalPattern(location string) pattern {
 	for i, p := range parts {
 		parts[i] = canonical(p)
 	}
-	return pattern{segs: parts, anchored: anchored}
+	return robots.Segments{Segs: parts, Anchored: anchored}
 }
 
 // canonicalPath returns the canonical form of a URL's path and query.
@@ -109,34 +107,4 @@ func unreserved(c byte) bool {
 // reserved character (RFC 3986 §2.2-2.3).
 func uriRaw(c byte) bool {
 	return unreserved(c) || strings.IndexByte(":/?#[]@!$&'()*+,;=", c) >= 0
-}
-
-// matchPattern reports whether p matches the canonical path s: its
-// first run is a prefix of s, its other runs follow in order with any
-// characters between them, and an anchored pattern ends where s ends.
-// Taking each run at its leftmost place is enough for patterns whose
-// only operator is '*'; each run is found with [strings.Index], so a
-// match costs about len(s) per run, never len(s) times len(p).
-func matchPattern(p pattern, s string) bool {
-	first := p.segs[0]
-	if !strings.HasPrefix(s, first) {
-		return false
-	}
-	if len(p.segs) == 1 {
-		return !p.anchored || len(s) == len(first)
-	}
-	pos := len(first)
-	last := len(p.segs) - 1
-	for _, seg := range p.segs[1:last] {
-		i := strings.Index(s[pos:], seg)
-		if i < 0 {
-			return false
-		}
-		pos += i + len(seg)
-	}
-	tail := p.segs[last]
-	if p.anchored {
-		return len(s)-pos >= len(tail) && strings.HasSuffix(s, tail)
-	}
-	return strings.Contains(s[pos:], tail)
 }

@@ -1,10 +1,13 @@
 package tdmrep
 
 import (
+	"encoding/json"
 	"errors"
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/robotsgate/robotsgate/robots"
 )
 
 func TestMatch(t *testing.T) {
@@ -39,22 +42,35 @@ func TestMatch(t *testing.T) {
 		{"/a$b", "/a$b", true}, // '$' inside a pattern is literal
 	} {
 		if got := matchPattern(canonicalPattern(tc.loc), canonicalPath(tc.path)); got != tc.want {
+			t.Errorf("reference: location %q, path %q: %v, want %v", tc.loc, tc.path, got, tc.want)
+		}
+		if got := oneRule(tc.loc).Match(tc.path) != nil; got != tc.want {
 			t.Errorf("location %q, path %q: %v, want %v", tc.loc, tc.path, got, tc.want)
 		}
 	}
 }
 
 // refMatch is matchPattern as a regular expression, for comparison.
-func refMatch(p pattern, s string) bool {
-	parts := make([]string, len(p.segs))
-	for i, seg := range p.segs {
+func refMatch(p robots.Segments, s string) bool {
+	parts := make([]string, len(p.Segs))
+	for i, seg := range p.Segs {
 		parts[i] = regexp.QuoteMeta(seg)
 	}
 	re := "^" + strings.Join(parts, ".*")
-	if p.anchored {
+	if p.Anchored {
 		re += "$"
 	}
 	return regexp.MustCompile("(?s)" + re).MatchString(s)
+}
+
+// oneRule is a file of one rule, location loc.
+func oneRule(loc string) *File {
+	q, _ := json.Marshal(loc)
+	f, err := Parse([]byte(`[{"location":` + string(q) + `,"tdm-reservation":1}]`))
+	if err != nil {
+		panic(err)
+	}
+	return f
 }
 
 func FuzzMatch(f *testing.F) {
@@ -66,8 +82,12 @@ func FuzzMatch(f *testing.F) {
 			return
 		}
 		p, s := canonicalPattern(loc), canonicalPath(path)
-		if got, want := matchPattern(p, s), refMatch(p, s); got != want {
-			t.Fatalf("location %q path %q: %v, reference %v", loc, path, got, want)
+		want := refMatch(p, s)
+		if got := matchPattern(p, s); got != want {
+			t.Fatalf("location %q path %q: %v, regexp %v", loc, path, got, want)
+		}
+		if got := oneRule(loc).Match(path) != nil; got != want {
+			t.Fatalf("File.Match: location %q path %q: %v, regexp %v", loc, path, got, want)
 		}
 	})
 }

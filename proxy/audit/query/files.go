@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -84,18 +85,63 @@ func Open(path string) (io.ReadCloser, error) {
 }
 
 // Decompress returns r, decompressed when it starts as a gzip stream
-// does.
+// does. A gzip stream may decompress to at most [gzipSlack] bytes plus
+// [gzipRatio] times the bytes read of it; reading past that fails with
+// [ErrGzipBomb], so that a small crafted file cannot keep a scan busy
+// for minutes.
 func Decompress(r io.Reader) (io.Reader, error) {
 	br := bufio.NewReaderSize(r, readBufferBytes)
 	magic, err := br.Peek(2)
 	if err != nil || magic[0] != 0x1f || magic[1] != 0x8b {
 		return br, nil // too short to be gzip, or not gzip
 	}
-	zr, err := gzip.NewReader(br)
+	in := &countingReader{r: br}
+	zr, err := gzip.NewReader(in)
 	if err != nil {
 		return nil, fmt.Errorf("gzip: %w", err)
 	}
-	return zr, nil
+	return &boundedGzip{zr: zr, in: in}, nil
+}
+
+// [gzipRatio] and [gzipSlack] bound what a gzip stream may decompress to:
+// audit lines compress about ten times, a crafted stream a thousand.
+const (
+	gzipRatio = 100
+	gzipSlack = 16 << 20
+)
+
+// ErrGzipBomb is returned (wrapped) when a gzip stream decompresses to
+// more than its bound.
+var ErrGzipBomb = errors.New("gzip stream decompresses to more than " + strconv.Itoa(gzipRatio) +
+	" times its size (and 16 MiB): not an audit file (decompression bomb?), the rest is not read")
+
+// countingReader counts the bytes read through it.
+type countingReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
+}
+
+// boundedGzip is a gzip stream whose decompressed size is bounded by the
+// compressed bytes read.
+type boundedGzip struct {
+	zr  *gzip.Reader
+	in  *countingReader
+	out int64
+}
+
+func (b *boundedGzip) Read(p []byte) (int, error) {
+	n, err := b.zr.Read(p)
+	b.out += int64(n)
+	if b.out > gzipSlack+gzipRatio*b.in.n {
+		return n, ErrGzipBomb
+	}
+	return n, err
 }
 
 type readCloser struct {
