@@ -43,6 +43,9 @@ type Hooks struct {
 	// TDMFetched is Fetched for the origin's /.well-known/tdmrep.json
 	// (origin is then the entry's key).
 	TDMFetched func(origin string, r FetchResult, took time.Duration)
+	// LicenseFetched is Fetched for an RSL license document (origin is
+	// then the entry's key, [LicenseKey]).
+	LicenseFetched func(origin string, r FetchResult, took time.Duration)
 	// CacheLookup is called once per Decide that needs the origin's
 	// rules: hit reports whether a fresh entry was cached (an expired
 	// copy served while it is re-fetched is a miss). Quiet decisions and
@@ -226,6 +229,9 @@ func (e *Enforcer) fetchAndStore(ctx context.Context, st Store, origin string) *
 	if isTDMKey(origin) {
 		f = e.hooks.TDMFetched
 	}
+	if isLicenseKey(origin) {
+		f = e.hooks.LicenseFetched
+	}
 	if f != nil {
 		f(origin, r, took)
 	}
@@ -277,14 +283,15 @@ func (e *Enforcer) next(origin string, prev *Entry, r FetchResult, now time.Time
 		en.Good, en.GoodAt, en.Parsed = &good, prev.FetchedAt, prev.Parsed
 	case prev.Good != nil && prev.Parsed != nil:
 		en.Good, en.GoodAt, en.Parsed = prev.Good, prev.GoodAt, prev.Parsed
-	case prev.Result.Status == StatusOK && isTDMKey(origin):
+	case prev.Result.Status == StatusOK && isFileKey(origin):
 		good := prev.Result
 		en.Good, en.GoodAt = &good, prev.FetchedAt
-	case prev.Good != nil && isTDMKey(origin):
+	case prev.Good != nil && isFileKey(origin):
 		en.Good, en.GoodAt = prev.Good, prev.GoodAt
 	}
-	if en.Good != nil && isTDMKey(origin) {
+	if en.Good != nil && isFileKey(origin) {
 		en.TDM, en.TDMErr = prev.TDM, prev.TDMErr
+		en.License, en.LicenseErr = prev.License, prev.LicenseErr
 	}
 	return en
 }

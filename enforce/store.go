@@ -129,7 +129,7 @@ func entryCost(e *Entry) int64 {
 	if e.Good != nil {
 		n += allocSize(unsafe.Sizeof(*e.Good)) + resultCost(e.Good, e.Parsed)
 	}
-	return n + e.Parsed.MemSize() + e.TDM.MemSize()
+	return n + e.Parsed.MemSize() + e.TDM.MemSize() + e.License.MemSize()
 }
 
 // resultCost is what r holds besides itself: its strings and its body,

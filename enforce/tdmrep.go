@@ -78,6 +78,9 @@ func IsTDMRepFile(u *url.URL, method string) bool {
 // ([FetchPinOf]).
 func (e *Enforcer) fetch(ctx context.Context, key string) FetchResult {
 	ctx, file := withFetchPin(ctx, key)
+	if isLicenseKey(file) {
+		return e.fetchLicense(ctx, file)
+	}
 	if !isTDMKey(file) {
 		return e.fetcher.Fetch(ctx, file)
 	}
@@ -90,6 +93,9 @@ func (e *Enforcer) fetch(ctx context.Context, key string) FetchResult {
 
 // fileOf names the file a Store key stands for, in logs.
 func fileOf(key string) string {
+	if isLicenseKey(key) {
+		return "license document"
+	}
 	if isTDMKey(key) {
 		return "tdmrep.json"
 	}

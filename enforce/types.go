@@ -19,6 +19,7 @@ import (
 
 	"github.com/robotsgate/robotsgate/robots"
 	"github.com/robotsgate/robotsgate/robots/aipref"
+	"github.com/robotsgate/robotsgate/robots/rsl"
 	"github.com/robotsgate/robotsgate/robots/tdmrep"
 )
 
@@ -106,15 +107,25 @@ type Entry struct {
 	// Rebuild sets both.
 	TDM    *tdmrep.File
 	TDMErr error
+
+	// License is, for the entry of an RSL license document ([LicenseKey]),
+	// the document in force; LicenseErr why its body gives none. Rebuild
+	// sets both.
+	License    *rsl.Document
+	LicenseErr error
 }
 
 // Rebuild sets e.Parsed from the stored bodies, reading at most maxBytes
-// of them (maxBytes <= 0 means [robots.DefaultMaxBytes]): from Result.Body
-// when Result is [StatusOK], else from Good.Body when Good is set; nil
+// of them (maxBytes <= 0 means [robots.DefaultMaxBytes]): from the body of
+// Result when it is [StatusOK], else from that of Good when Good is set; nil
 // otherwise. Stores that serialise entries (every field but Parsed)
 // call it once on a loaded entry, before handing it out: entries are
 // shared and must not change afterwards.
 func (e *Entry) Rebuild(maxBytes int) {
+	if isLicenseKey(e.Origin) {
+		e.rebuildLicense()
+		return
+	}
 	if isTDMKey(e.Origin) {
 		e.rebuildTDM()
 		return
@@ -278,6 +289,9 @@ type Decision struct {
 	// TDM is the TDMRep verdict of the URL ([Enforcer.TDMRep], and the
 	// response's header and meta); zero when TDMRep was not consulted.
 	TDM TDMVerdict
+	// License is the verdict of the site's RSL licenses
+	// ([Enforcer.Licenses]); zero when they were not consulted.
+	License LicenseVerdict
 
 	// CrawlDelay is the Crawl-delay of the group that applied (as parsed,
 	// not clamped); 0 when the group states none or no robots.txt is in

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -18,10 +19,25 @@ import (
 	"github.com/robotsgate/robotsgate/proxy/audit"
 )
 
+// countingListener counts the connections it accepts.
+type countingListener struct {
+	net.Listener
+	n *atomic.Int64
+}
+
+func (l countingListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err == nil {
+		l.n.Add(1)
+	}
+	return c, err
+}
+
 // broadOrigins starts n origins, each on a loopback address of its own
 // (127.1.a.b, an ephemeral port) and serving a robots.txt of the realistic
-// mix, and returns one page URL per origin (one in 25 disallowed).
-func broadOrigins(b *testing.B, n int) []string {
+// mix, and returns one page URL per origin (one in 25 disallowed); accepts
+// counts the connections they accept.
+func broadOrigins(b *testing.B, n int, accepts *atomic.Int64) []string {
 	b.Helper()
 	page := []byte("broad crawl page\n")
 	srv := &http.Server{ReadHeaderTimeout: 10 * time.Second, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -39,7 +55,7 @@ func broadOrigins(b *testing.B, n int) []string {
 		if err != nil {
 			b.Fatal(err)
 		}
-		go srv.Serve(l)
+		go srv.Serve(countingListener{Listener: l, n: accepts})
 		p := "/page"
 		if i%25 == 24 {
 			p = strings.TrimSuffix(robotsmix.Blocked, "/") + "/page"
@@ -55,7 +71,8 @@ func benchNewOrigins(b *testing.B, h http.Handler) {
 	if b.N > 6000 {
 		b.Skip("at most 6000 origins (file descriptors): use -benchtime Nx")
 	}
-	urls := broadOrigins(b, b.N)
+	var accepts atomic.Int64
+	urls := broadOrigins(b, b.N, &accepts)
 	next := make(chan string, len(urls))
 	for _, u := range urls {
 		next <- u
@@ -81,6 +98,8 @@ func benchNewOrigins(b *testing.B, h http.Handler) {
 	for range 16 {
 		<-done
 	}
+	b.StopTimer()
+	b.ReportMetric(float64(accepts.Load())/float64(b.N), "conns/origin")
 }
 
 // BenchmarkBroadRobotsgate is the full robotsgate Server, default settings,

@@ -60,6 +60,7 @@ func eventOf(client, method string, d enforce.Decision, auditAs string, status i
 		Site:             d.Site,
 		SiteNote:         d.SiteNote,
 		TDM:              auditTDM(&d),
+		License:          auditLicense(&d),
 	}
 	auditContentUse(&e, &d)
 	return e
@@ -92,6 +93,8 @@ type decisionFields struct {
 	Site     string   `json:"site,omitempty"`
 	SiteNote string   `json:"site_note,omitempty"`
 	TDM      *tdmJSON `json:"tdm,omitempty"` // TDMRep (tdmrep.go)
+	// License is the RSL license verdict (license.go).
+	License *licenseJSON `json:"license,omitempty"`
 }
 
 // newDecisionFields converts d.
@@ -118,6 +121,7 @@ func newDecisionFields(d enforce.Decision) decisionFields {
 		Site:            d.Site,
 		SiteNote:        d.SiteNote,
 		TDM:             tdmOf(&d),
+		License:         licenseOf(&d),
 	}
 }
 
@@ -321,6 +325,7 @@ func refusalText(b refusalBody) string {
 	usageText(&sb, b.Purposes, b.Usage)
 	contentUseText(&sb, b.ContentUseShown)
 	tdmText(&sb, b.TDM)
+	licenseText(&sb, b.License)
 	if rb := b.Robots; rb != nil {
 		fmt.Fprintf(&sb, "robots:   %s: %s", rb.URL, rb.Status)
 		if rb.HTTPStatus != 0 {

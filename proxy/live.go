@@ -32,6 +32,7 @@ type live struct {
 	usage  *usageStep
 	whole  *wholeStep
 	tdm    *tdmStep        // TDMRep (tdmrep.go)
+	lic    *licenseStep    // RSL licenses (license.go)
 	ports  map[string]bool // https.allowed_ports
 	// access is the access control (client networks, credentials) around
 	// the rest of the handler chain ([Server.inner]); acl is its rules.
@@ -63,6 +64,8 @@ func (s *Server) newLive(cfg config.Config) (*live, error) {
 	l.usage = &usageStep{enforce: cfg.Usage.Response == config.UsageResponseEnforce && cfg.Mode != config.ModeReport}
 	tdm := newTDMStep(&cfg, s.enf)
 	l.tdm = &tdm
+	lic := newLicenseStep(&cfg, s.enf)
+	l.lic = &lic
 	for _, p := range cfg.HTTPS.AllowedPorts { // validated: never empty
 		l.ports[strconv.Itoa(p)] = true
 	}
@@ -123,6 +126,8 @@ func (lr liveResponse) onResponse(resp *http.Response, ctx *goproxy.ProxyCtx, st
 type liveSteps struct {
 	decide, tdm, pacing, whole                  requestStep
 	pacingResp, wholeResp, tags, usage, tdmResp responseStep
+	lic                                         requestStep  // RSL licenses (license.go)
+	licResp                                     responseStep // X-Robotsgate-License (license.go)
 }
 
 func (s *Server) liveSteps() liveSteps {
@@ -136,6 +141,8 @@ func (s *Server) liveSteps() liveSteps {
 		usage:      liveResponse{s, func(l *live) responseStep { return l.usage }},
 		tdm:        liveRequest{s, func(l *live) requestStep { return l.tdm }},
 		tdmResp:    liveResponse{s, func(l *live) responseStep { return l.tdm }},
+		lic:        liveRequest{s, func(l *live) requestStep { return l.lic }},
+		licResp:    liveResponse{s, func(l *live) responseStep { return l.lic }},
 	}
 }
 

@@ -65,6 +65,7 @@ func (s *Server) install() error {
 		hopStrip{},                   // hop-by-hop request headers
 		ls.decide,                    // site exceptions, robots.txt decision: 403, or let through (robotsstep.go, sites.go)
 		ls.tdm,                       // tdmrep.json reserves the URL: 403 tdm-reserved, or audit (tdmrep.go)
+		ls.lic,                       // RSL license prohibits a purpose or needs a token: 403 license-*, or audit (license.go)
 		ls.pacing,                    // paused origin → 503, crawl-delay wait or 429 (pacing.go)
 		ls.whole,                     // enforcing response steps: no Range, Accept-Encoding the scan decodes (whole.go)
 		signStep{s: s},               // Web Bot Auth signature, once nothing can refuse the request any more (signstep.go)
@@ -81,6 +82,7 @@ func (s *Server) install() error {
 		ls.tags,                     // X-Robots-Tag / meta robots: annotate, or 403 (robottags.go)
 		ls.usage,                    // Content-Usage / noai: X-Robotsgate-Usage, or 403 (usage.go)
 		ls.tdmResp,                  // tdm-reservation header / meta: X-Robotsgate-TDM, or 403 (tdmrep.go)
+		ls.licResp,                  // X-Robotsgate-License (license.go)
 		inflight,                    // decisions, upstream errors, in-flight
 		finish{},                    // report-mode headers, streaming
 		http10{},                    // HTTP/1.0 clients inside MITM sessions (forward.go); last

@@ -133,6 +133,8 @@ type Server struct {
 	board       *status.Board       // the status page's records and counts (statuspage.go)
 	cacheStatus func() status.Cache // Deps.CacheStatus
 	fetchSig    *signing.Holder     // the Signer of robotsgate's own fetches (signstep.go)
+
+	handoff *handoff // policy connections parked for proxied requests; nil when none are (handoff.go)
 }
 
 // New returns a Server for cfg, which must be valid (Config.Validate).
@@ -296,5 +298,8 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	}
 	cancel()
 	s.tr.CloseIdleConnections()
+	if s.handoff != nil {
+		s.handoff.closeAll()
+	}
 	return errors.Join(errs...)
 }

@@ -77,7 +77,8 @@ func (s *Server) decideQuiet(ctx context.Context, u *url.URL, agent string, purp
 	if hasSite {
 		d = applySite(d, site)
 	}
-	return l.tdm.decide(ctx, u, purposes, d) // TDMRep (tdmrep.go)
+	d = l.tdm.decide(ctx, u, purposes, d)    // TDMRep (tdmrep.go)
+	return l.lic.decide(ctx, u, purposes, d) // RSL licenses (license.go)
 }
 
 // DecideWithSites is the decision a request for u would get from the

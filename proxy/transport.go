@@ -83,7 +83,7 @@ const policyWriteBuffer = 1 << 10
 // it did not expect) can only desynchronise a connection of the proxied
 // pool; a policy fetch never takes one.
 //
-// Its connections are not reused, not even among policy fetches: each
+// Its connections are not reused among policy fetches: each
 // origin's robots.txt is fetched once per cache lifetime, so a kept
 // connection would almost never serve a second fetch, while a broad crawl
 // (many origins, one fetch each) would fill a pool with idle sockets. One
@@ -92,7 +92,9 @@ const policyWriteBuffer = 1 << 10
 // guarded ([writeFirstConn]) so that one delivering bytes before its
 // request was written (before its TLS handshake began, for https) fails
 // the fetch (robots-unreachable) instead of answering it. HTTP/2 is not
-// used, for the same reason.
+// used, for the same reason. A Server may hand a plain-HTTP fetch's
+// connection that ended cleanly, one way, to a proxied request
+// (handoff.go).
 //
 // It shares the rest with [NewTransport]: no proxy from the environment
 // unless cfg.UpstreamProxy names one, the timeouts, and the upstream
@@ -188,6 +190,10 @@ func EnforceConfig(cfg config.Config, tr http.RoundTripper, store enforce.Store,
 //     the same self-refusing, pinned dialer; the loop record; outermost,
 //     the pin of an address-keyed fetch ([pinPolicyFetch]).
 //
+// Without an upstream proxy, innermost on proxied requests, the take of
+// a connection a plain-HTTP policy fetch left clean ([handoff.dialer]),
+// and the policy transport's "http" fetches exchanged by [firstExchange].
+//
 // Outermost on both, a failed dial to a pinned address is recorded so
 // that the name's next request picks another address ([addrPins.failed]).
 func (s *Server) installTransports() {
@@ -209,6 +215,11 @@ func (s *Server) installTransports() {
 		s.pins = newAddrPins(&s.self) // (pins.go)
 	}
 	dial := orDefault(s.tr.DialContext, dialKeepAlive)
+	handOff := s.pins != nil && s.ptr != nil && s.ptr.Proxy == nil && canHandOff
+	if handOff {
+		s.handoff = newHandoff()
+		dial = s.handoff.dialer(dial) // (handoff.go)
+	}
 	dial = s.conns.wrap(dial)
 	dial = s.self.Dialer(dial)
 	dial = s.recordOutbound(dial)
@@ -221,6 +232,26 @@ func (s *Server) installTransports() {
 		pdial = s.self.Dialer(pdial)
 		pdial = s.recordOutbound(pdial)
 		s.ptr.DialContext = pinPolicyFetch(&s.self, s.noteFailures(pdial))
+	}
+	if handOff {
+		s.exchangeFirst()
+	}
+}
+
+// exchangeFirst makes the policy transport exchange its plain-HTTP
+// fetches itself, so that a connection whose response ended cleanly is
+// handed to the transport of proxied requests (firstexchange.go).
+func (s *Server) exchangeFirst() {
+	defer func() {
+		if recover() != nil { // "http" registered already: a transport shared by two Servers
+			s.log.Warn().Msg("policy transport shared: its connections are not handed to proxied requests")
+		}
+	}()
+	s.ptr.RegisterProtocol("http", &firstExchange{dial: s.ptr.DialContext, lot: s.handoff})
+	for _, c := range s.handoff.collectors() {
+		if err := s.metrics.Registry().Register(c); err != nil {
+			s.log.Warn().Err(err).Msg("handed-off connection metrics not exported")
+		}
 	}
 }
 
@@ -335,6 +366,9 @@ type writeFirstConn struct {
 	wrote atomic.Bool
 }
 
+// NetConn returns the connection guarded.
+func (c *writeFirstConn) NetConn() net.Conn { return c.Conn }
+
 func (c *writeFirstConn) Write(p []byte) (int, error) {
 	c.wrote.Store(true) // before the bytes can reach the peer
 	return c.Conn.Write(p)
@@ -367,6 +401,10 @@ func (s *Server) roundTrip(req *http.Request) (*http.Response, error) {
 		if out.Host == "" {
 			out.Host = req.URL.Host
 		}
+	}
+	if s.handoff != nil && req.URL.Scheme == "http" {
+		// Plain HTTP may take the connection of its robots.txt (handoff.go).
+		out = out.WithContext(withHandoff(out.Context()))
 	}
 	resp, err := s.tr.RoundTrip(traced(out))
 	if resp != nil {

@@ -59,7 +59,7 @@ func (r *Robots) memSize(sets []*usageSet) int64 {
 	// the parts are in r.written, their records in r.crs.
 	n := alloc(unsafe.Sizeof(*r)) + alloc(uintptr(len(r.text))) + allocSlice(r.crs) + allocSlice(r.written) +
 		allocSlice(r.agents) + allocSlice(r.groups) + allocSlice(r.gparts) + allocSlice(r.byAgent) +
-		allocSlice(r.sitemaps) + allocSlice(r.extensions) + allocSlice(r.lines)
+		allocSlice(r.sitemaps) + allocSlice(r.extensions) + allocSlice(r.lines) + allocSlice(r.licenses)
 	for i := range r.written {
 		n += r.written[i].part.memSize()
 	}

@@ -27,6 +27,7 @@ const (
 	keyCrawlDelay
 	keyContentUsage  // Content-Usage (draft-ietf-aipref-attach)
 	keyContentSignal // Content-Signal (Content Signals)
+	keyLicense       // License (RSL 1.0, license.go)
 )
 
 // parseStats counts what Parse recognised; used by tests.
@@ -180,7 +181,7 @@ func (p *parser) line(num int, b []byte) {
 	kind := classify(key)
 	st := &p.r.stats
 	// Google's parser counts usage lines as unknown too.
-	if kind == keyUnknown || kind == keyCrawlDelay || kind == keyContentUsage || kind == keyContentSignal {
+	if kind == keyUnknown || kind == keyCrawlDelay || kind == keyContentUsage || kind == keyContentSignal || kind == keyLicense {
 		st.unknown++
 	} else {
 		st.directives++
@@ -206,6 +207,10 @@ func (p *parser) line(num int, b []byte) {
 		if p.crawlDelayLine(value) {
 			return
 		}
+		p.r.extensions = append(p.r.extensions, Extension{Key: p.str(key), Value: p.str(value), Line: num})
+	case keyLicense:
+		// Kept for display as well; never ends a run of user-agent lines.
+		p.licenseLine(value)
 		p.r.extensions = append(p.r.extensions, Extension{Key: p.str(key), Value: p.str(value), Line: num})
 	case keyContentUsage, keyContentSignal:
 		// Kept for display as well. Usage lines never end a run of
@@ -323,7 +328,7 @@ func classify(key []byte) keyKind {
 	// Every name of a kind starts with the same letter: the first octet
 	// rules out the others.
 	switch key[0] | 0x20 {
-	case 'u', 'a', 'd', 's', 'c':
+	case 'u', 'a', 'd', 's', 'c', 'l':
 	default:
 		return keyUnknown
 	}
@@ -344,6 +349,8 @@ func classify(key []byte) keyKind {
 		return keyContentUsage
 	case len(key) == len("content-signal") && hasPrefixFold(key, "content-signal"):
 		return keyContentSignal
+	case len(key) == len("license") && hasPrefixFold(key, "license"):
+		return keyLicense
 	}
 	return keyUnknown
 }
@@ -378,6 +385,7 @@ func parseDelay(v []byte) (time.Duration, bool) {
 func (p *parser) finish() {
 	toks, lists, global := p.tokens()
 	parts := p.buildParts()
+	p.licenseGroups()
 	p.merge(toks, lists, global, parts)
 	p.r.usage = p.groupUsage(nil) // for agents no group applies to
 	if len(p.r.crs) > 0 {

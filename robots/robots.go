@@ -84,6 +84,11 @@ type Robots struct {
 	stats      parseStats
 	global     uint32 // 1 + the index into groups of the merged "*" group; 0 when none
 	cr         bool   // the text has a CR (see [Robots.lineAt])
+
+	// licenses are the License lines (license.go); licensesCut says the
+	// file has more than it keeps.
+	licenses    []licenseLine
+	licensesCut bool
 }
 
 // globalGroup returns the merged "*" group of r, or nil.

@@ -17,7 +17,7 @@ import (
 	"github.com/robotsgate/robotsgate/robots/aipref"
 )
 
-const checkUsage = "usage: robotsgate check -robots FILE -agent NAME [-purpose LIST] [-content-use LEVEL] [-config FILE] [-tdmrep FILE] [-json] URL... | robotsgate check -tdmrep FILE [-json] URL... | robotsgate check -fetch [flags] [URL...] (the live robots.txt files, fetched as the proxy does: check -fetch -h)"
+const checkUsage = "usage: robotsgate check -robots FILE -agent NAME [-purpose LIST] [-content-use LEVEL] [-config FILE] [-tdmrep FILE] [-json] URL... | robotsgate check -tdmrep FILE [-json] URL... | robotsgate check -license FILE -purpose LIST [-json] URL... | robotsgate check -fetch [flags] [URL...] (the live robots.txt files, fetched as the proxy does: check -fetch -h)"
 
 // runCheck implements "robotsgate check": it reads a robots.txt and prints,
 // for each URL, whether the crawler named by -agent may fetch it, decided
@@ -38,6 +38,7 @@ func runCheck(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	agent := fs.String("agent", "", "the crawler: its product token `NAME`, or a whole User-Agent, read as the proxy reads one (\"Mozilla/5.0 (compatible; MJ12bot/v1.4.8)\" is MJ12bot)")
 	asJSON := fs.Bool("json", false, "print one JSON object per URL")
 	tdmFile := fs.String("tdmrep", "", "tdmrep.json `FILE` to check the URLs against (W3C TDMRep; alone, or with -robots)")
+	licFile := fs.String("license", "", "RSL license `FILE` to check the URLs against for the -purpose uses (alone, or with -robots)")
 	confFile := fs.String("config", "", "YAML configuration `FILE` whose per-site exceptions (sites:) apply, as in the proxy")
 	purposeList := fs.String("purpose", "", "comma-separated `LIST` of the crawler's purposes ("+aipref.PurposeList+"): a URL whose usage preferences disallow one is disallowed")
 	useName := fs.String("content-use", "", "the crawler's content use, `LEVEL` "+aipref.UseList+": a URL whose Content-Signal use= is lower is disallowed")
@@ -58,6 +59,8 @@ func runCheck(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	switch {
 	case *file == "" && *tdmFile != "" && fs.NArg() > 0:
 		return checkTDMRep(*tdmFile, fs.Args(), *asJSON, stdin, stdout, stderr) // check_tdmrep.go
+	case *file == "" && *licFile != "" && fs.NArg() > 0:
+		return checkLicense(*licFile, *purposeList, fs.Args(), *asJSON, stdin, stdout, stderr) // check_license.go
 	case *file == "":
 		return fail("-robots is required, or -fetch to fetch the live robots.txt files (%s)", checkUsage)
 	case *agent == "":
@@ -86,10 +89,7 @@ func runCheck(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail("write: %v", err)
 	}
-	if *tdmFile != "" {
-		status = max(status, checkTDMRep(*tdmFile, fs.Args(), *asJSON, stdin, stdout, stderr))
-	}
-	return status
+	return max(status, checkFiles(*tdmFile, *licFile, *purposeList, fs.Args(), *asJSON, stdin, stdout, stderr))
 }
 
 // writeVerdicts writes the verdict of r for agent and pol, with the per-site

@@ -10,7 +10,7 @@ import (
 )
 
 // newClient returns go-redis's client for the target's topology (a
-// Client, a FailoverClient or a ClusterClient, behind one interface) and
+// [redis.Client], a failover client or a [redis.ClusterClient], behind one interface) and
 // the address shown in logs. Every call carries its own short deadline
 // (timeout); the client honours it, retries once and never dials for
 // seconds.

@@ -34,7 +34,7 @@ import (
 const entryVersion = "2"
 
 // entryDict is the DEFLATE preset dictionary. It is part of the stored
-// format: changing it requires a new entryVersion. The most common
+// format: changing it requires a new [entryVersion]. The most common
 // strings come last (DEFLATE codes near matches with fewer bits).
 const entryDict = "# robots.txt\n# See http://www.robotstxt.org/robotstxt.html\n" +
 	"User-agent: Googlebot-Image\nUser-agent: Mediapartners-Google\nUser-agent: AdsBot-Google\n" +

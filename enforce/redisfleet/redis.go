@@ -287,7 +287,7 @@ func (r *Redis) call(ctx context.Context, op string, fn func(ctx context.Context
 // ("<prefix>{https://example.com}:robots"), so that in a Redis Cluster
 // all of them live in one slot and a script never touches two slots. A
 // Store key longer than its origin (the TDMRep key, "<origin>/.well-known/tdmrep.json",
-// or a key naming an address, enforce.StoreKey) keeps its origin's tag
+// or a key naming an address, [enforce.StoreKey]) keeps its origin's tag
 // and adds the rest after the kind.
 type redisKeys struct{ prefix string }
 
@@ -307,7 +307,7 @@ func (k redisKeys) tagged(key, kind string) string {
 // originOf returns the origin ("scheme://host[:port]") a Store key
 // starts with: the key up to the first character after "://" that an
 // origin's host and port never hold, such as the "/" of the TDMRep key
-// or the separator of an address the key adds (enforce.StoreKey). It is
+// or the separator of an address the key adds ([enforce.StoreKey]). It is
 // the whole key when it has no "://", and "-" for an empty key, since an
 // empty hash tag would not count as one.
 func originOf(key string) string {

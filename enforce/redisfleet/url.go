@@ -196,7 +196,7 @@ func splitMultiHost(rest string, defPort int) (multiHost, error) {
 // ValidateRedisURL reports whether rawURL is a usable cache URL:
 // redis:// or rediss:// (one server), redis-sentinel:// or
 // rediss-sentinel:// (a Sentinel-managed primary), redis-cluster:// or
-// rediss-cluster:// (a Redis Cluster). Its error (a *urlError) says why and
+// rediss-cluster:// (a Redis Cluster). Its error (a *[urlError]) says why and
 // never contains a password of the URL.
 func ValidateRedisURL(rawURL string) error {
 	_, err := parseRedisURL(rawURL)

@@ -60,6 +60,7 @@ type Config struct {
 	RobotTags  RobotTagsConfig
 	Usage      UsageConfig
 	TDMRep     TDMRepConfig
+	License    LicenseConfig // RSL licenses (license.go)
 	Signing    SigningConfig // Web Bot Auth request signatures (signing.go)
 	Auth       AuthConfig
 	// Transparent is the listener of redirected connections (transparent
@@ -202,6 +203,7 @@ func Default() Config {
 			Mode:     TDMRepReport,
 			Purposes: defaultTDMPurposes(),
 		},
+		License: LicenseConfig{Mode: LicenseReport},
 		Signing: defaultSigning(),
 		RobotTags: RobotTagsConfig{
 			Mode:         RobotTagsAnnotate,

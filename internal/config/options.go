@@ -33,7 +33,9 @@ var configFlag = option{flag: "config", help: "YAML configuration `file` (see co
 // options returns every setting, in the order -h and the docs list them.
 // To add one, add a field to Config, its default to Default and a line
 // to [topOptions] or [sectionOptions].
-func options() []option { return append(topOptions(), sectionOptions()...) }
+func options() []option {
+	return append(append(topOptions(), sectionOptions()...), licenseOptions()...)
+}
 
 // topOptions are the options outside any section.
 func topOptions() []option {

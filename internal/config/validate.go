@@ -27,7 +27,7 @@ const (
 func (c *Config) Validate() error {
 	for _, check := range []func() error{
 		c.validateProxy, c.validateRobots, c.validateUpstream, c.validateAccess, c.validateAdmin, c.validateExposure,
-		c.validateHTTPS, c.validatePoliteness, c.validateRobotTags, c.validateUsage, c.validateSites, c.validateTDMRep,
+		c.validateHTTPS, c.validatePoliteness, c.validateRobotTags, c.validateUsage, c.validateSites, c.validateTDMRep, c.validateLicense,
 		c.validateSigning,
 	} {
 		if err := check(); err != nil {

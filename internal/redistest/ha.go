@@ -27,7 +27,7 @@ type SentinelSet struct {
 	Sentinels []*Server
 }
 
-// StartSentinel starts a SentinelSet and waits until the replica is in
+// StartSentinel starts a [SentinelSet] and waits until the replica is in
 // sync and every sentinel knows the replica and the other sentinels, so
 // that a failover can happen. It skips like Start.
 func StartSentinel(t testing.TB) *SentinelSet {
@@ -202,7 +202,7 @@ func clusterInfo(addr string) string {
 }
 
 // WaitFor polls cond every 20 ms until it holds, failing the test after
-// haWait.
+// [haWait].
 func WaitFor(t testing.TB, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(haWait)

@@ -29,12 +29,12 @@ type SigRequest struct {
 	Header    http.Header
 }
 
-// SigRequestOf is the SigRequest of r as a server received it.
+// SigRequestOf is the [SigRequest] of r as a server received it.
 func SigRequestOf(r *http.Request, scheme string) SigRequest {
 	return SigRequest{Method: r.Method, Scheme: scheme, Authority: r.Host, Target: r.RequestURI, Header: r.Header}
 }
 
-// VerifiedSig is what VerifyWebBotAuth found.
+// VerifiedSig is what [VerifyWebBotAuth] found.
 type VerifiedSig struct {
 	Label  string
 	KeyID  string

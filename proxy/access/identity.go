@@ -27,6 +27,9 @@ type Identity struct {
 	// HasContentUse; it replaces the configured one.
 	ContentUse    aipref.Use
 	HasContentUse bool
+	// License is the user's license.mode (off, report or enforce), ""
+	// for the configured one.
+	License string
 	// SigningKey is the file of the user's Ed25519 key that signs its
 	// requests, "" for signing.key; SignatureAgent the URL of its key
 	// directory, "" for signing.agent (Web Bot Auth, proxy/signing).
@@ -52,7 +55,8 @@ func withIdentity(ctx context.Context, id Identity) context.Context {
 // into its credential and its Identity. The credential is "user:password"
 // up to the first space or tab; after it come fields separated by spaces
 // or tabs, each "agent=TOKEN", "purposes=LIST" (LIST as for -purpose,
-// or "none") or "content_use=LEVEL" (as for -content-use), each at most
+// or "none"), "content_use=LEVEL" (as for -content-use) or
+// "license=MODE" (as for -license), each at most
 // once. A password therefore cannot contain a
 // space or a tab in this file. Errors never quote the password, nor a
 // field's text (which is part of the password when a password with a
@@ -65,8 +69,8 @@ func parseCredentialLine(line string) (cred string, id Identity, err error) {
 	for i, f := range strings.Fields(rest) {
 		key, val, ok := strings.Cut(f, "=")
 		switch {
-		case !ok || key != "agent" && key != "purposes" && key != "content_use" && !signingField(key):
-			return "", Identity{}, fmt.Errorf("field %d after the credentials is not agent=TOKEN, purposes=LIST, content_use=LEVEL, signing_key=FILE or signature_agent=URL "+
+		case !ok || key != "agent" && key != "purposes" && key != "content_use" && key != "license" && !signingField(key):
+			return "", Identity{}, fmt.Errorf("field %d after the credentials is not agent=TOKEN, purposes=LIST, content_use=LEVEL, license=MODE, signing_key=FILE or signature_agent=URL "+
 				"(a password in the credentials file cannot contain spaces or tabs)", i+1)
 		case seen[key]:
 			return "", Identity{}, fmt.Errorf("%s= given twice", key)
@@ -77,6 +81,13 @@ func parseCredentialLine(line string) (cred string, id Identity, err error) {
 				return "", Identity{}, errors.New("agent= is not a product token (letters, digits, '_' and '-' only, e.g. MyBot)")
 			}
 			id.Agent = val
+			continue
+		}
+		if key == "license" {
+			if val != "off" && val != "report" && val != "enforce" {
+				return "", Identity{}, errors.New("license= is not a license mode: allowed values are off, report, enforce")
+			}
+			id.License = val
 			continue
 		}
 		if signingField(key) {

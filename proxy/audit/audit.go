@@ -241,6 +241,10 @@ func usageFields(ev *zerolog.Event, e *Event) {
 		ev.Dict("tdm", zerolog.Dict().Str("reservation", t.Reservation).Str("source", t.Source).
 			Str("rule", t.Rule).Str("policy", t.Policy).Str("file", t.File))
 	}
+	if l := e.License; l != nil {
+		ev.Dict("license", zerolog.Dict().Str("state", l.State).Str("use", l.Use).Str("license", l.License).
+			Str("content", l.Content).Str("server", l.Server).Str("token", l.Token).Str("note", l.Note))
+	}
 }
 
 // robotsFields writes the fields of the robots.txt copy e's decision

@@ -81,6 +81,21 @@ type Event struct {
 	// made after); "" for a request refused before it left, or not
 	// signed.
 	SignedKeyID string
+	// License is the verdict of the site's RSL licenses, nil when they
+	// were not consulted.
+	License *License
+}
+
+// License is an RSL license verdict in an audit record. It never holds
+// a license token.
+type License struct {
+	State   string // none, permitted, required, prohibited or unknown
+	Use     string // the RSL usage that decided, e.g. ai-train
+	License string // the license document that decided
+	Content string // the url of its <content> that decided
+	Server  string // the License Server whose token a required use needs
+	Token   string // sent (configured), client (the client's own), missing, http (never sent in clear text); "" when none is needed
+	Note    string // why a document gave no terms
 }
 
 // TDM is a TDMRep verdict in an audit record.

@@ -56,6 +56,8 @@ type Metrics struct {
 	// tdm holds robotsgate_tdmrep_verdicts_total by source and
 	// reservation (tdmrep.go).
 	tdm [4][4]prometheus.Counter
+	// license holds the RSL license metrics (license.go).
+	license licenseMetrics
 	// signed holds robotsgate_signatures_total by kind and result (signing.go).
 	signed [2][3]prometheus.Counter
 
@@ -78,6 +80,7 @@ func New(known map[enforce.Reason]bool) *Metrics {
 	m := &Metrics{reg: prometheus.NewRegistry()}
 	m.reg.MustRegister(m.requestCollectors()...)
 	m.reg.MustRegister(m.robotsCollectors()...)
+	m.reg.MustRegister(m.licenseCollectors()...)
 	m.reloads = newReloads()
 	m.reg.MustRegister(m.newUsageCounters(), m.reloads, m.newTDMCounters(), m.newSigningCounters(),
 		collectors.NewGoCollector(),
@@ -214,6 +217,7 @@ func (m *Metrics) Decision(d enforce.Decision) {
 	}
 	m.usageVerdicts(&d)
 	m.tdmVerdict(&d)
+	m.licenseVerdict(&d)
 	i := 0
 	if d.Allowed {
 		i = 1
@@ -365,7 +369,7 @@ func (m *Metrics) EnforceHooks() enforce.Hooks {
 	if m == nil {
 		return enforce.Hooks{}
 	}
-	return enforce.Hooks{Fetched: m.RobotsFetched, TDMFetched: m.TDMRepFetched, CacheLookup: m.CacheLookup}
+	return enforce.Hooks{Fetched: m.RobotsFetched, TDMFetched: m.TDMRepFetched, LicenseFetched: m.LicenseFetched, CacheLookup: m.CacheLookup}
 }
 
 // contentUseLabel is the purpose label of the content-use verdicts:

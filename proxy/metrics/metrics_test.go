@@ -19,6 +19,7 @@ func TestMetricsPrivateRegistries(t *testing.T) {
 	a.RobotsFetched("http://x", enforce.FetchResult{HTTPStatus: 503}, 20*time.Millisecond)
 	a.RobotsFetched("http://x", enforce.FetchResult{HTTPStatus: 0}, time.Second)
 	a.TDMRepFetched("http://x", enforce.FetchResult{HTTPStatus: 404}, time.Second)
+	a.EnforceHooks().LicenseFetched("http://x/l.xml#rsl-license", enforce.FetchResult{HTTPStatus: 200}, time.Second)
 	a.SetPausedOrigins(3)
 	a.QueueEntered()
 	a.RequestStarted()
@@ -32,6 +33,7 @@ func TestMetricsPrivateRegistries(t *testing.T) {
 		`robotsgate_robots_fetches_total{status_class="error"}`:                   1,
 		`robotsgate_robots_fetch_duration_seconds_count`:                          2,
 		`robotsgate_tdmrep_fetches_total{status_class="4xx"}`:                     1,
+		`robotsgate_license_fetches_total{status_class="2xx"}`:                    1,
 		`robotsgate_robots_fetches_total{status_class="4xx"}`:                     0,
 		`robotsgate_robots_fetch_duration_seconds_sum`:                            1.02,
 		`robotsgate_paused_origins`:                                               3,

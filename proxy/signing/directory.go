@@ -23,7 +23,7 @@ const (
 )
 
 // Lifetimes of a served directory: verifiers may cache it for
-// directoryMaxAge, and its signatures expire after directoryTTL, well
+// [directoryMaxAge], and its signatures expire after [directoryTTL], well
 // beyond that.
 const (
 	directoryMaxAge = time.Hour

@@ -65,7 +65,7 @@ func LoadKey(path string) (*Key, error) {
 }
 
 // LoadPublishedKey reads a key to publish in the directory: a private key
-// as LoadKey reads it (and as strictly protected), or a public one (PEM
+// as [LoadKey] reads it (and as strictly protected), or a public one (PEM
 // "PUBLIC KEY" or a JWK without "d").
 func LoadPublishedKey(path string) (*Key, error) { return loadKeyFile(path) }
 

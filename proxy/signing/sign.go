@@ -23,7 +23,7 @@ const Tag = "web-bot-auth"
 // @authority and the Signature-Agent member, which it always covers.
 var ExtraComponents = []string{"@method", "@path", "@query", "@target-uri"}
 
-// MaxExpires bounds Options.Expires: the draft recommends signatures that
+// MaxExpires bounds [Options.Expires]: the draft recommends signatures that
 // expire no more than 24 hours after they are created.
 const MaxExpires = 24 * time.Hour
 

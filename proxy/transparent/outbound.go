@@ -76,6 +76,9 @@ type outConn struct {
 	once sync.Once
 }
 
+// NetConn returns the connection recorded.
+func (c *outConn) NetConn() net.Conn { return c.Conn }
+
 func (c *outConn) Close() error {
 	c.once.Do(func() { c.o.m.Delete(c.ends) })
 	return c.Conn.Close()

@@ -1,0 +1,331 @@
+package enforce
+
+import (
+	"context"
+	"errors"
+	"net/netip"
+	"net/url"
+	"strings"
+	"sync"
+
+	"github.com/robotsgate/robotsgate/robots/aipref"
+	"github.com/robotsgate/robotsgate/robots/rsl"
+)
+
+// RSL licenses: the documents a robots.txt's License lines name are
+// fetched, cached, coordinated across a fleet and kept while unreachable
+// exactly as robots.txt is, in the same Store under the key
+// LicenseKey(url), by the same Fetcher (which must also be a
+// FileFetcher; HTTPFetcher is).
+
+// Reasons of license decisions.
+const (
+	// ReasonLicenseProhibited: the site's RSL license prohibits a
+	// declared purpose for the URL (or permits only other uses).
+	ReasonLicenseProhibited Reason = "license-prohibited"
+	// ReasonLicenseRequired: the license grants the declared purposes
+	// only with a license token (a License Server, a paid license), and
+	// none is configured for its server.
+	ReasonLicenseRequired Reason = "license-required"
+	// ReasonLicenseUnknown: a license document could not be read, so the
+	// terms are not known, and usage.unknown is deny.
+	ReasonLicenseUnknown Reason = "license-unknown"
+)
+
+// maxLicenseDocs is the most license documents one decision reads; a
+// robots.txt naming more for a crawler makes its terms unknown.
+const maxLicenseDocs = 8
+
+// licenseSuffix ends the Store key of a license document; license URLs
+// have no fragment, so no robots.txt or tdmrep.json key ends so.
+const licenseSuffix = "#rsl-license"
+
+// licenseAccept is the Accept header of license fetches.
+const licenseAccept = "application/rsl+xml, application/xml;q=0.9, text/xml;q=0.9, */*;q=0.1"
+
+// LicenseKey is the Store key of the license document at u (an absolute
+// URL without fragment, as robots keeps a License line).
+func LicenseKey(u string) string { return u + licenseSuffix }
+
+// isLicenseKey reports whether a Store key is a [LicenseKey] (with or
+// without an address, see [licenseStoreKey]).
+func isLicenseKey(key string) bool { return strings.Contains(key, licenseSuffix) }
+
+// licenseStoreKey is the Store key of the license document lu for a
+// request to origin sent to addr: a document on origin itself is read as
+// served at addr, as its robots.txt is (address.go); one on another host
+// is fetched wherever its name resolves.
+func licenseStoreKey(lu, origin string, addr netip.Addr) string {
+	key := LicenseKey(lu)
+	if !addr.IsValid() {
+		return key
+	}
+	if o, ok := canonicalOrigin(lu); !ok || o != origin || StoreKey(origin, addr) == origin {
+		return key
+	}
+	return key + keySep + addr.Unmap().WithZone("").String()
+}
+
+// isFileKey reports whether a Store key names a policy file other than
+// robots.txt (tdmrep.json, a license document).
+func isFileKey(key string) bool { return isTDMKey(key) || isLicenseKey(key) }
+
+// fetchLicense fetches the license document of a [LicenseKey].
+func (e *Enforcer) fetchLicense(ctx context.Context, key string) FetchResult {
+	raw := strings.TrimSuffix(key, licenseSuffix)
+	u, err := url.Parse(raw)
+	ff, ok := e.fetcher.(FileFetcher)
+	switch {
+	case !ok:
+		return FetchResult{Status: StatusUnavailable, Err: "the fetcher cannot fetch license documents", ErrKind: FetchOther}
+	case err != nil || u.Host == "":
+		return FetchResult{Status: StatusUnreachable, FinalURL: raw, Err: "bad license URL", ErrKind: FetchBadURL}
+	}
+	origin := strings.ToLower(u.Scheme) + "://" + u.Host
+	return ff.FetchFile(ctx, origin, u.RequestURI(), licenseAccept)
+}
+
+// rebuildLicense sets e.License and e.LicenseErr from the body in force,
+// with the origins of its full-URL contents in canonical spelling.
+func (e *Entry) rebuildLicense() {
+	e.License, e.LicenseErr = nil, nil
+	r := &e.Result
+	if r.Status != StatusOK {
+		r = e.Good
+	}
+	if r == nil {
+		return
+	}
+	if r.Truncated {
+		e.LicenseErr = errors.New("the license document is longer than robots.max_bytes")
+		return
+	}
+	e.License, e.LicenseErr = rsl.Parse(r.Body)
+	if e.License == nil {
+		return
+	}
+	for i := range e.License.Contents {
+		c := &e.License.Contents[i]
+		if c.Origin == "" {
+			continue
+		}
+		if o, ok := canonicalOrigin(c.Origin); ok {
+			c.Origin = o
+		}
+	}
+}
+
+// canonicalOrigin returns the origin of the absolute URL raw in the
+// spelling of [Origin].
+func canonicalOrigin(raw string) (string, bool) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "", false
+	}
+	o, err := Origin(u)
+	return o, err == nil
+}
+
+// LicenseUses maps declared purposes to RSL usage tokens: train-ai to
+// ai-train, ai-input and ai-use to ai-input, search to search.
+func LicenseUses(p aipref.Set) rsl.Uses {
+	var u rsl.Uses
+	if p.Has(aipref.TrainAI) {
+		u |= rsl.UseAITrain
+	}
+	if p.Has(aipref.AIInput) || p.Has(aipref.AIUse) {
+		u |= rsl.UseAIInput
+	}
+	if p.Has(aipref.Search) {
+		u |= rsl.UseSearch
+	}
+	return u
+}
+
+// LicenseVerdict is what the RSL licenses of a site say about one URL
+// for a crawler's declared purposes.
+type LicenseVerdict struct {
+	rsl.Verdict
+	// Checked: licenses were consulted (the robots.txt in force names
+	// some for the crawler, and it declared a purpose).
+	Checked bool
+	// Unknown: a license document could not be read (Note says why), so
+	// the terms are not known; a prohibition read from another document
+	// still decides.
+	Unknown bool
+	// License is the document that decided (or could not be read);
+	// Licenses every document consulted.
+	License  string
+	Licenses []string
+	// TokenServer is the canonical origin of the License Server whose
+	// token a Required verdict needs: the content's server, or the
+	// license document's origin when it names none.
+	TokenServer string
+	// Note says why a document gives no terms, "" when all did.
+	Note string
+	// Via names the spelling of the path that was prohibited, "" for the
+	// path as sent.
+	Via string
+	// Token says how a Required verdict's token was provided: "sent"
+	// (configured, added by the proxy), "client" (the client's own
+	// Authorization), "missing", "http" (configured, but the request is
+	// plain http); set by the proxy.
+	Token string
+}
+
+// Licenses returns the verdict of the RSL licenses that robots.txt's
+// License lines name for agent ([robots.Robots.Licenses]) on u, for
+// the uses of purposes ([LicenseUses]), fetching the documents that are
+// not cached fresh. No purpose, no License line or a request for
+// /robots.txt itself: not checked.
+func (e *Enforcer) Licenses(ctx context.Context, u *url.URL, method, agent string, purposes aipref.Set) LicenseVerdict {
+	uses := LicenseUses(purposes)
+	origin, err := Origin(u)
+	if uses == 0 || err != nil || isRobotsTxt(u, method) {
+		return LicenseVerdict{}
+	}
+	ren, ok := e.store.Get(ctx, StoreKey(origin, addressOf(ctx)))
+	if !ok { // evicted since the robots.txt decision: fetched again
+		if ren, err = e.Entry(ctx, origin); err != nil {
+			return LicenseVerdict{Checked: true, Unknown: true, Note: "robots.txt not available: " + err.Error()}
+		}
+	}
+	if ren.Parsed == nil {
+		return LicenseVerdict{}
+	}
+	urls, complete := ren.Parsed.Licenses(agent)
+	if len(urls) == 0 && complete || isLicenseDoc(u, method, origin, urls) {
+		return LicenseVerdict{}
+	}
+	v := LicenseVerdict{Checked: true, Licenses: urls}
+	if !complete || len(urls) > maxLicenseDocs {
+		v.Unknown, v.Note = true, "robots.txt names more license documents than robotsgate reads"
+		v.Licenses = urls[:min(len(urls), maxLicenseDocs)]
+		return v
+	}
+	path := requestPath(u)
+	docs, notes := e.licenseDocs(ctx, urls, origin)
+	unreadable := ""
+	for i, lu := range urls {
+		doc, note := docs[i], notes[i]
+		if doc == nil {
+			if !v.Unknown {
+				v.Unknown, v.Note, unreadable = true, note, lu
+			}
+			continue
+		}
+		dv, via := DecideLicense(doc, origin, path, uses)
+		if dv.State > v.State {
+			v.Verdict, v.Via, v.License = dv, via, lu
+		}
+	}
+	switch {
+	case v.State == rsl.Required:
+		v.TokenServer = tokenServer(v.Server, v.License)
+	case v.Unknown && v.State != rsl.Prohibited:
+		v.License = unreadable // what decided is that it could not be read
+	}
+	return v
+}
+
+// requestPath is u's path and query as sent.
+func requestPath(u *url.URL) string {
+	if u.Opaque != "" {
+		return strings.TrimPrefix(u.String(), u.Scheme+":")
+	}
+	return u.RequestURI()
+}
+
+// DecideLicense is doc's verdict for path (path and query) on origin, for uses: when the path as
+// sent is not prohibited, another spelling origins may read as the same
+// path (see spellings) that is prohibited decides, and via names it.
+func DecideLicense(doc *rsl.Document, origin, path string, uses rsl.Uses) (rsl.Verdict, string) {
+	v := doc.Decide(origin, path, uses)
+	if v.State == rsl.Prohibited || !needsSpellings(path) {
+		return v, ""
+	}
+	for _, sp := range spellings(path) {
+		if sv := doc.Decide(origin, sp.path, uses); sv.State == rsl.Prohibited {
+			return sv, "the normalised path " + shown(sp.path) + " (" + sp.how + ")"
+		}
+	}
+	return v, ""
+}
+
+// tokenServer is the canonical origin of server, or of the license
+// document lic when server is "" or not a URL.
+func tokenServer(server, lic string) string {
+	if o, ok := canonicalOrigin(server); ok && server != "" {
+		return o
+	}
+	o, _ := canonicalOrigin(lic)
+	return o
+}
+
+// licenseDocs returns the documents at urls, fetched at the same time
+// (one slow license server delays a decision by one fetch timeout, not
+// by one per document), with the notes of those that give none.
+func (e *Enforcer) licenseDocs(ctx context.Context, urls []string, origin string) ([]*rsl.Document, []string) {
+	docs, notes := make([]*rsl.Document, len(urls)), make([]string, len(urls))
+	addr := addressOf(ctx)
+	if len(urls) == 1 {
+		docs[0], notes[0] = e.licenseDoc(ctx, urls[0], licenseStoreKey(urls[0], origin, addr))
+		return docs, notes
+	}
+	var wg sync.WaitGroup
+	for i, lu := range urls {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			docs[i], notes[i] = e.licenseDoc(ctx, lu, licenseStoreKey(lu, origin, addr))
+		}()
+	}
+	wg.Wait()
+	return docs, notes
+}
+
+// licenseDoc returns the document at lu (Store key key) in force,
+// fetching it when no fresh copy is cached; nil and why when there is
+// none.
+func (e *Enforcer) licenseDoc(ctx context.Context, lu, key string) (*rsl.Document, string) {
+	en, ok := e.store.Get(ctx, key)
+	if !ok || !e.clock.Now().Before(en.Expires) {
+		got, err := e.refresh(ctx, key)
+		if err != nil && en == nil {
+			return nil, "license " + lu + " unreachable: " + err.Error()
+		}
+		if err == nil {
+			en = got
+		}
+	}
+	r := &en.Result
+	switch {
+	case en.License != nil:
+		return en.License, ""
+	case en.LicenseErr != nil:
+		return nil, "license " + lu + ": " + en.LicenseErr.Error()
+	case r.Status == StatusUnavailable:
+		return nil, "license " + lu + " unavailable" + paren(r.Err)
+	}
+	return nil, "license " + lu + " unreachable" + paren(r.Err)
+}
+
+// isLicenseDoc reports whether a request of method for u (on origin)
+// fetches one of the license documents urls: a GET or HEAD of one is
+// never decided by licenses, so that a crawler can read the terms it
+// must obey.
+func isLicenseDoc(u *url.URL, method, origin string, urls []string) bool {
+	if method != "" && method != "GET" && method != "HEAD" {
+		return false
+	}
+	for _, lu := range urls {
+		l, err := url.Parse(lu)
+		if err != nil {
+			continue
+		}
+		if o, err := Origin(l); err == nil && o == origin && l.RequestURI() == u.RequestURI() {
+			return true
+		}
+	}
+	return false
+}
