@@ -22,7 +22,7 @@ type RealFile struct {
 // named by ROBOTSGATE_ROBOTS_CORPUS, else testdata/robots-corpus.tar.gz
 // beside this file (third-party data, built locally: testdata/README.md
 // says how). Tests of any package read it through here. Without it the
-// error wraps fs.ErrNotExist, on which tests skip.
+// error wraps [fs.ErrNotExist], on which tests skip.
 func RealWorld() ([]RealFile, error) {
 	path := os.Getenv("ROBOTSGATE_ROBOTS_CORPUS")
 	if path == "" {
