@@ -80,6 +80,9 @@ func authority(u *url.URL, scheme string) (string, error) {
 	if (port == "80" && scheme == "http") || (port == "443" && scheme == "https") {
 		return host, nil
 	}
+	if h := u.Host; len(h) == len(host)+1+len(port) && h[:len(host)] == host && h[len(host)] == ':' && h[len(host)+1:] == port {
+		return h, nil // already in canonical form: no new string
+	}
 	return host + ":" + port, nil
 }
 

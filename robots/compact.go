@@ -19,9 +19,15 @@ import (
 // [plainPattern]; by compiling it otherwise), and compiles the part when
 // they are not.
 
-// compactMax is the number of rules above which a part is compiled: a
-// compact part tries its rules one by one.
-const compactMax = 2048
+// compactMax is the number of rules above which a part is compiled.
+const compactMax = 1 << 15
+
+// compactSmall is the number of rules above which the compact parts of a
+// merged group are compiled unless there is one: a part of more records
+// than [ptableMin] finds its plain records by a hash, a smaller one tries
+// its records one by one after a [cindex], and a decision tries every
+// part of its group.
+const compactSmall = 2048
 
 // compactWild is the number of rules with a wildcard above which a part
 // is compiled: each such rule may search the whole path, which the
@@ -95,7 +101,9 @@ func (p *parser) initCompact(pt *part, g *srcGroup) bool {
 	crs := r.crs[from:]
 	sortCrules(crs)
 	*pt = part{from: uint32(from), to: uint32(len(r.crs))}
-	if cix := newCindex(src, crs); cix != nil {
+	if len(crs) > ptableMin {
+		pt.partX = &partX{tab: newPtable(src, crs)}
+	} else if cix := newCindex(src, crs); cix != nil {
 		pt.partX = &partX{cix: cix}
 	}
 	return true

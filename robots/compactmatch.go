@@ -78,6 +78,12 @@ func (c *crule) beatsBest(best *matcher) bool {
 // record of highest precedence that matches p and beats best, or -1.
 func (pt *part) firstCompact(r *Robots, p []byte, best *matcher) int {
 	crs, src := r.crs[pt.from:pt.to], r.text
+	if pt.partX != nil && pt.tab != nil {
+		if i := pt.tab.first(src, crs, p); i >= 0 && crs[i].beatsBest(best) {
+			return i
+		}
+		return -1
+	}
 	if pt.partX == nil || pt.cix == nil {
 		for i := range crs {
 			c := &crs[i]

@@ -180,7 +180,8 @@ type part struct {
 
 // partX is what a part holds besides its records, when it holds anything.
 type partX struct {
-	cix           *cindex // a compact part's, nil for a small one
+	cix           *cindex // a compact part's, nil for a small or a large one
+	tab           *ptable // a large compact part's (see [ptableMin]), else nil
 	*compiledPart         // nil for a compact part
 }
 

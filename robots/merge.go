@@ -64,9 +64,10 @@ func (p *parser) buildParts() []*part {
 func (p *parser) compileLarge(sets [][]int, parts []*part) {
 	r := p.r
 	for _, srcs := range sets {
-		n, wild := 0, 0
+		n, wild, ncompact := 0, 0, 0
 		for _, s := range srcs {
 			if pt := parts[s]; pt.compact() {
+				ncompact++
 				n += int(pt.to - pt.from)
 				for _, c := range r.crs[pt.from:pt.to] {
 					if c.flags()&crWild != 0 {
@@ -75,7 +76,7 @@ func (p *parser) compileLarge(sets [][]int, parts []*part) {
 				}
 			}
 		}
-		if n <= compactMax && wild <= compactWild {
+		if wild <= compactWild && (n <= compactSmall || ncompact == 1) {
 			continue
 		}
 		for _, s := range srcs {

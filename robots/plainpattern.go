@@ -83,8 +83,8 @@ func sortCrules(crs []crule) {
 	}
 }
 
-// sortIdxBits is the number of bits of a record's index in [sortCrules]: a
-// compact part has at most 2*[compactMax] records.
+// sortIdxBits is the number of bits of a record's index in [sortCrules]:
+// a part of more records is sorted by comparison.
 const sortIdxBits = 12
 
 // sortKey returns the key of c in the order of [crule.before]: the higher

@@ -1,0 +1,155 @@
+package robots
+
+import (
+	"errors"
+	"io/fs"
+	"math/rand"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/robotsgate/robotsgate/internal/robotsmix"
+)
+
+// TestRealWorldCompactMatchesCompiled decides paths of each file of the
+// real-world corpus with the file parsed as usual and with every group
+// compiled: the two forms agree.
+func TestRealWorldCompactMatchesCompiled(t *testing.T) {
+	files := realWorld(t)
+	agents := []string{"Googlebot", "bingbot", "GPTBot", "AdsBot-Google", "anybot"}
+	for _, f := range files {
+		r, c := Parse(f.Body), parseCompiled(f.Body)
+		for _, path := range corpusPaths(r) {
+			for _, a := range agents {
+				if d, dc := r.MatchPath(a, path), c.MatchPath(a, path); d != dc {
+					t.Fatalf("%s: %s %q: compact %+v, compiled %+v", f.Host, a, path, d, dc)
+				}
+			}
+		}
+	}
+}
+
+// corpusPaths returns paths to decide for r: each rule's pattern as a
+// path, extended and cut.
+func corpusPaths(r *Robots) []string {
+	paths := []string{"/", "/index.html", "/a/b?c=d"}
+	for _, g := range r.Groups() {
+		for _, rl := range g.Rules {
+			p := strings.ReplaceAll(strings.TrimSuffix(rl.Pattern, "$"), "*", "x")
+			paths = append(paths, p, p+"/index.htm", p[:len(p)/2])
+		}
+	}
+	return paths
+}
+
+// TestLargeCompactMatchesCompiled checks that a compact part too large
+// to try its records one by one (a ptable finds them) decides as the
+// compiled form: thousands of rules over a small alphabet, so that
+// patterns are prefixes of each other, with Allow and Disallow of the
+// same pattern, '$', directory Allows and a few wildcards.
+func TestLargeCompactMatchesCompiled(t *testing.T) {
+	rng := rand.New(rand.NewSource(7))
+	word := func(n int) string {
+		b := make([]byte, n)
+		for i := range b {
+			b[i] = "ab/c"[rng.Intn(4)]
+		}
+		return string(b)
+	}
+	for round := 0; round < 4; round++ {
+		var sb strings.Builder
+		sb.WriteString("User-agent: bot\n")
+		for i := 0; i < 3000+rng.Intn(2000); i++ {
+			p := "/" + word(1+rng.Intn(9))
+			switch rng.Intn(20) {
+			case 0:
+				p += "$"
+			case 1:
+				p += "/index.html"
+			case 2:
+				if i%40 == 0 {
+					p += "*" + word(1+rng.Intn(2))
+				}
+			}
+			kind := []string{"Allow: ", "Disallow: "}[rng.Intn(2)]
+			sb.WriteString(kind + p + "\n")
+		}
+		body := []byte(sb.String())
+		r, c := Parse(body), parseCompiled(body)
+		if pt := &r.written[0].part; !pt.compact() || pt.tab == nil {
+			t.Fatal("the group is not a compact part with a ptable")
+		}
+		for i := 0; i < 20000; i++ {
+			path := "/" + word(rng.Intn(14))
+			if d, dc := r.MatchPath("bot", path), c.MatchPath("bot", path); d != dc {
+				t.Fatalf("%q: compact %+v, compiled %+v", path, d, dc)
+			}
+		}
+	}
+}
+
+// BenchmarkParseRealWorld parses every file of the real-world corpus
+// and reports the live heap, the charge (MemSize) and the body per file.
+func BenchmarkParseRealWorld(b *testing.B) {
+	files := realWorld(b)
+	var body int64
+	for _, f := range files {
+		body += int64(len(f.Body))
+	}
+	n := float64(len(files))
+	b.ReportAllocs()
+	for range b.N {
+		var m0, m1 runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&m0)
+		keep := make([]*Robots, len(files))
+		var size int64
+		for i, f := range files {
+			keep[i] = Parse(f.Body)
+			size += keep[i].MemSize()
+		}
+		runtime.GC()
+		runtime.ReadMemStats(&m1)
+		heap := float64(m1.HeapAlloc) - float64(m0.HeapAlloc)
+		b.ReportMetric(heap/n, "heapB/file")
+		b.ReportMetric(float64(size)/n, "chargedB/file")
+		b.ReportMetric(float64(body)/n, "bodyB/file")
+		runtime.KeepAlive(keep)
+	}
+}
+
+// BenchmarkDecideLargePlain decides a 16 KiB path against a ~500 KiB
+// file of one group of plain rules of a thousand distinct lengths, each
+// a prefix of the path but for its last octet: the costliest lookup of a
+// large compact part (one hash per length).
+func BenchmarkDecideLargePlain(b *testing.B) {
+	var sb strings.Builder
+	sb.WriteString("User-agent: *\n")
+	for n := 1; sb.Len() < DefaultMaxBytes-2000; n++ {
+		sb.WriteString("Disallow: /" + strings.Repeat("a", n%1000) + "b\n")
+	}
+	r := Parse([]byte(sb.String()))
+	path := "/" + strings.Repeat("a", 16<<10)
+	if d := r.MatchPath("bot", path); !d.Allowed {
+		b.Fatalf("matched line %d", d.Rule.Line)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		r.MatchPath("bot", path)
+	}
+}
+
+// realWorld returns the real-world corpus (robotsmix.RealWorld), and
+// skips when it was not built (internal/robotsmix/testdata/README.md).
+func realWorld(t testing.TB) []robotsmix.RealFile {
+	t.Helper()
+	files, err := robotsmix.RealWorld()
+	if errors.Is(err, fs.ErrNotExist) {
+		t.Skipf("no real-world corpus: %v", err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return files
+}
