@@ -117,13 +117,23 @@ type Verdict struct {
 // for every use in uses. Every <content> that covers the URL binds (the
 // most restrictive combination wins, so a narrower <content> never
 // widens what a broader one grants); within one <content>, a use is
-// granted when one of its licenses grants it. The cost is bounded by
-// [maxContents] matches of RFC 9309 patterns.
+// granted when one of its licenses grants it. The url patterns are
+// matched all at once, as a robots.txt decision matches a group's rules
+// ([robots.FirstMatch]): the cost is bounded whatever the patterns.
 func (d *Document) Decide(origin, path string, uses Uses) Verdict {
+	v, _ := d.decideWork(origin, path, uses)
+	return v
+}
+
+// decideWork is Decide with the count of the matching work it did (see
+// [robots.FirstMatch.AllWork]), for tests of its bound.
+func (d *Document) decideWork(origin, path string, uses Uses) (Verdict, int) {
 	var v Verdict
-	for i := range d.Contents {
+	var buf [16]int
+	covering, work := d.covering(path, buf[:0])
+	for _, i := range covering {
 		c := &d.Contents[i]
-		if !c.covers(origin, path) {
+		if c.Origin != "" && c.Origin != origin {
 			continue
 		}
 		if v.State == None {
@@ -146,7 +156,7 @@ func (d *Document) Decide(origin, path string, uses Uses) Verdict {
 			}
 		}
 	}
-	return v
+	return v, work
 }
 
 // decide returns what c says about the use x, and the payment type of
@@ -180,31 +190,52 @@ func (c *Content) decide(x Uses) (State, string) {
 	return Permitted, ""
 }
 
-// covers reports whether c's url covers the URL of origin and path.
-func (c *Content) covers(origin, path string) bool {
-	if c.Origin != "" && c.Origin != origin {
-		return false
+// covering appends to dst the indexes, in document order, of the
+// contents whose url pattern matches path (path and query, as sent),
+// whatever their origin, with the count of the matching work. As the
+// rules of a robots.txt, the patterns never cover /robots.txt itself
+// (RFC 9309 §2.2.2).
+func (d *Document) covering(path string, dst []int) ([]int, int) {
+	if d.match == nil {
+		return dst, 0
 	}
-	return c.m.match(path)
-}
-
-// matcher matches a url pattern with robots' RFC 9309 matcher: a
-// one-rule robots.txt whose Disallow is the pattern.
-type matcher struct{ r *robots.Robots }
-
-// match reports whether path (path and query) matches.
-func (m matcher) match(path string) bool {
-	return m.r != nil && !m.r.MatchPath("*", path).Allowed
+	p := robots.CanonicalPath(path)
+	if p == "/robots.txt" {
+		return dst, len(path)
+	}
+	dst, work := d.match.AllWork(p, dst)
+	return dst, work + len(path)
 }
 
 // maxPattern is the longest url pattern read; a longer one is read as
 // "/" (the whole site), which can only narrow what is granted.
 const maxPattern = 8 << 10
 
-// compile sets c's Origin, Pattern and matcher from its URL.
-func (c *Content) compile() {
-	c.Origin, c.Pattern = splitURL(c.URL)
-	c.m = matcher{r: robots.Parse([]byte("User-agent: *\nDisallow: " + c.Pattern + "\n"))}
+// compile sets the Origin and Pattern of d's contents from their URLs,
+// and compiles the patterns into one matcher.
+func (d *Document) compile() {
+	pats := make([]string, len(d.Contents))
+	for i := range d.Contents {
+		c := &d.Contents[i]
+		c.Origin, c.Pattern = splitURL(c.URL)
+		pats[i] = rulePattern(c.Pattern)
+	}
+	d.match = robots.NewPatternMatch(pats)
+}
+
+// rulePattern is the pattern of the rule "Disallow: " + pattern as
+// robots.txt's parser keeps it. A pattern up to [maxPattern] octets is
+// kept whole; a longer one, which splitURL's escapes can make, may be cut
+// as a robots.txt line is.
+func rulePattern(pattern string) string {
+	if len(pattern) <= maxPattern {
+		return pattern
+	}
+	r := robots.Parse([]byte("User-agent: *\nDisallow: " + pattern + "\n"))
+	if gs := r.Groups(); len(gs) == 1 && len(gs[0].Rules) == 1 {
+		return gs[0].Rules[0].Pattern
+	}
+	return "/"
 }
 
 // splitURL splits a <content url> into the origin it is bound to ("" for
@@ -260,10 +291,10 @@ func (d *Document) MemSize() int64 {
 	if d == nil {
 		return 0
 	}
-	n := int64(64 + 16*len(d.Notes))
+	n := int64(64+16*len(d.Notes)) + d.match.MemSize()
 	for i := range d.Contents {
 		c := &d.Contents[i]
-		n += 160 + int64(len(c.URL)+len(c.Origin)+len(c.Pattern)+len(c.Server)) + c.m.r.MemSize()
+		n += 160 + int64(len(c.URL)+len(c.Origin)+len(c.Pattern)+len(c.Server))
 		for _, l := range c.Licenses {
 			n += 96 + int64(len(l.Payment))
 			for _, s := range l.Conditions {

@@ -20,6 +20,8 @@ import (
 	"io"
 	"strconv"
 	"strings"
+
+	"github.com/robotsgate/robotsgate/robots"
 )
 
 // Namespace is the XML namespace of RSL documents; a document is
@@ -64,6 +66,8 @@ type Document struct {
 	// the RSL namespace, a <permits> of an unknown type); they never
 	// make a term more permissive.
 	Notes []string
+	// match matches the url patterns of Contents, in order.
+	match *robots.FirstMatch
 }
 
 // Content is one <content> element.
@@ -79,7 +83,6 @@ type Content struct {
 	// a license token is needed even when the license is free.
 	Server   string
 	Licenses []License
-	m        matcher
 }
 
 // License is one <license> element: a set of terms.
@@ -115,9 +118,7 @@ func Parse(body []byte) (*Document, error) {
 	if !p.isRSL {
 		return nil, ErrNotRSL
 	}
-	for i := range p.doc.Contents {
-		p.doc.Contents[i].compile()
-	}
+	p.doc.compile()
 	return p.doc, nil
 }
 
