@@ -2,6 +2,7 @@ package robots
 
 import (
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -30,6 +31,16 @@ func latin1(s string) string {
 // refFirstIndex is FirstMatch.Index done with one regular expression per
 // pattern, in order.
 func refFirstIndex(pats []Segments, path string) int {
+	if all := refAll(pats, path); len(all) > 0 {
+		return all[0]
+	}
+	return -1
+}
+
+// refAll is FirstMatch.AllWork done with one regular expression per
+// pattern.
+func refAll(pats []Segments, path string) []int {
+	var all []int
 	for i, s := range pats {
 		parts := make([]string, len(s.Segs))
 		for k, seg := range s.Segs {
@@ -40,30 +51,37 @@ func refFirstIndex(pats []Segments, path string) int {
 			re += "$"
 		}
 		if regexp.MustCompile(re).MatchString(latin1(path)) {
-			return i
+			all = append(all, i)
 		}
 	}
-	return -1
+	return all
 }
 
 // firstMatchCheck compares FirstMatch with the reference on pats and
 // path, searching the path directly and through its index.
 func firstMatchCheck(t *testing.T, pats []Segments, path string) {
 	t.Helper()
-	want := refFirstIndex(pats, path)
+	all := refAll(pats, path)
+	want := -1
+	if len(all) > 0 {
+		want = all[0]
+	}
+	check := func(how string, f *FirstMatch) {
+		t.Helper()
+		if got := f.Index(path); got != want {
+			t.Fatalf("%s: patterns %+v path %q: %d, reference %d", how, pats, path, got, want)
+		}
+		if got, _ := f.AllWork(path, nil); !slices.Equal(got, all) {
+			t.Fatalf("%s: patterns %+v path %q: all %v, reference %v", how, pats, path, got, all)
+		}
+	}
 	f := NewFirstMatch(pats)
-	if got := f.Index(path); got != want {
-		t.Fatalf("patterns %+v path %q: %d, reference %d", pats, path, got, want)
-	}
+	check("direct", f)
 	f.idx.budget = 0 // index the path at once
-	if got := f.Index(path); got != want {
-		t.Fatalf("indexed: patterns %+v path %q: %d, reference %d", pats, path, got, want)
-	}
+	check("indexed", f)
 	f = NewFirstMatch(pats)
 	f.idx.eager = 1 // index the path in the filter's scan
-	if got := f.Index(path); got != want {
-		t.Fatalf("indexed eagerly: patterns %+v path %q: %d, reference %d", pats, path, got, want)
-	}
+	check("indexed eagerly", f)
 }
 
 func TestFirstMatch(t *testing.T) {
@@ -79,7 +97,8 @@ func TestFirstMatch(t *testing.T) {
 	for i := range 40 {
 		many = append(many, segmentsOf("/x"+strconv.Itoa(i)+"*ab*cd"+strconv.Itoa(i%7)))
 	}
-	many = append(many, segmentsOf("*ab*cd3$"), segmentsOf("/x1*ab"), segmentsOf("$"), segmentsOf("*$"), segmentsOf("a*"))
+	many = append(many, segmentsOf("*ab*cd3$"), segmentsOf("/x1*ab"), segmentsOf("$"), segmentsOf("*$"), segmentsOf("a*"),
+		segmentsOf("/x1*ab"), segmentsOf("*ab*cd3$"), segmentsOf("/x10*ab*cd3"))
 	for _, path := range []string{"/x10abcd3", "/x1ab", "/x1abcd3", "/yabcd3", "", "abc", "/x3" + strings.Repeat("ab", 300) + "cd3"} {
 		firstMatchCheck(t, many, path)
 	}
@@ -106,4 +125,28 @@ func FuzzFirstMatch(f *testing.F) {
 		}
 		firstMatchCheck(t, ss, path)
 	})
+}
+
+// TestNewPatternMatch checks that robots.txt patterns as written match
+// [CanonicalPath] of a path as a rule of [Parse] matches the path.
+func TestNewPatternMatch(t *testing.T) {
+	pats := []string{"/a", "/a$", "*%2A*", "/%61*b$", "/\u00e9", "*", "$", "/a*$", "/x%2Fy", "/a b", "", "/%24", "/q?x=*"}
+	paths := []string{"", "/", "a", "/a", "/ab", "/*x", "/%2A", "/%61xb", "/axb", "/\u00e9", "/%C3%A9", "/x/y", "/x%2fy",
+		"/a%20b", "/a b", "/$", "/%24", "/q?x=1", "/robots.txt"}
+	f := NewPatternMatch(pats)
+	for _, p := range paths {
+		got, _ := f.AllWork(CanonicalPath(p), nil)
+		var want []int
+		for i, pat := range pats {
+			if pat != "" && !Parse([]byte("User-agent: *\nDisallow: "+pat+"\n")).MatchPath("*", p).Allowed {
+				want = append(want, i)
+			}
+		}
+		if p == "/robots.txt" {
+			want = []int{5} // "*", which Robots.MatchPath never applies to /robots.txt
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("path %q: %v, robots.txt rules %v", p, got, want)
+		}
+	}
 }
