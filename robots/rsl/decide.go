@@ -225,7 +225,7 @@ func (d *Document) compile() {
 
 // rulePattern is the pattern of the rule "Disallow: " + pattern as
 // robots.txt's parser keeps it. A pattern up to [maxPattern] octets is
-// kept whole; a longer one, which splitURL's escapes can make, may be cut
+// kept whole; a longer one, which [splitURL]'s escapes can make, may be cut
 // as a robots.txt line is.
 func rulePattern(pattern string) string {
 	if len(pattern) <= maxPattern {
