@@ -6,7 +6,6 @@ import (
 	"compress/gzip"
 	"crypto/tls"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -148,12 +147,8 @@ func TestForwardAddsNoHeaders(t *testing.T) {
 // server closes it, and returns the response head and the rest.
 func rawExchange(t *testing.T, addr, req string) (head, body string) {
 	t.Helper()
-	c, err := net.DialTimeout("tcp", addr, 5*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := dialRaw(t, addr)
 	defer c.Close()
-	c.SetDeadline(time.Now().Add(testTimeout))
 	io.WriteString(c, req)
 	return splitResponse(t, c)
 }

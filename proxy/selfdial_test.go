@@ -1,16 +1,13 @@
 package proxy
 
 import (
-	"bufio"
 	"context"
 	"errors"
-	"io"
 	"net"
 	"net/http"
 	"net/netip"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/robotsgate/robotsgate/enforce"
 	"github.com/robotsgate/robotsgate/internal/config"
@@ -21,22 +18,7 @@ import (
 // response with its body read. Go's client would normalise target.
 func rawProxyGet(t *testing.T, addr, target, host string) (*http.Response, string) {
 	t.Helper()
-	c, err := net.DialTimeout("tcp", addr, 5*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	c.SetDeadline(time.Now().Add(testTimeout))
-	if _, err := io.WriteString(c, "GET "+target+" HTTP/1.1\r\nHost: "+host+"\r\nUser-Agent: TestBot/1.0\r\nConnection: close\r\n\r\n"); err != nil {
-		t.Fatal(err)
-	}
-	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
-	if err != nil {
-		t.Fatalf("GET %.60s: %v", target, err) // target may be kilobytes long
-	}
-	b, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	return resp, string(b)
+	return rawRoundTrip(t, addr, "GET "+target+" HTTP/1.1\r\nHost: "+host+"\r\nUser-Agent: TestBot/1.0\r\nConnection: close\r\n\r\n")
 }
 
 // selfSpellings are spellings of robotsgate's loopback address with port
