@@ -159,15 +159,7 @@ func TestUsageContentUseThroughProxy(t *testing.T) {
 		c.Usage.Response = config.UsageResponseEnforce
 	})
 	c := p.client(nil)
-	resp, body := get(t, c, ref.URL+"/x", "Accept", "application/json")
-	if resp.StatusCode != http.StatusForbidden || resp.Header.Get(HeaderDecision) != "usage-disallowed" ||
-		resp.Header.Get(HeaderRule) != "Content-Signal: search=yes,ai-train=no,use=reference; line 2" {
-		t.Fatalf("use=reference: %d %v %s", resp.StatusCode, resp.Header, body)
-	}
-	var j refusalBody
-	if err := json.Unmarshal([]byte(body), &j); err != nil {
-		t.Fatal(err)
-	}
+	j, body := getUsageRefusal(t, c, ref.URL+"/x", "Content-Signal: search=yes,ai-train=no,use=reference; line 2")
 	if j.Detail != "content use full is above the site's level reference" || j.ContentUse != "full" || !j.ContentUseDisallowed ||
 		j.SiteUse == nil || *j.SiteUse != (enforce.SiteUseShown{Level: "reference", Source: "content-signal", Rule: "Content-Signal: search=yes,ai-train=no,use=reference", Line: 2}) {
 		t.Fatalf("use=reference JSON body: %s", body)
@@ -185,7 +177,7 @@ func TestUsageContentUseThroughProxy(t *testing.T) {
 		su["level"] != "reference" || su["line"] != 2.0 || rec["line"] != 2.0 {
 		t.Fatalf("audit record: %v", rec)
 	}
-	resp, body = get(t, c, full.URL+"/x")
+	resp, body := get(t, c, full.URL+"/x")
 	if resp.StatusCode != 200 || body != "hello from /x" || resp.Header.Get(HeaderUsage) != "train-ai=n, search=y, use=full" {
 		t.Fatalf("use=full: %d %q %v", resp.StatusCode, body, resp.Header)
 	}
