@@ -10,7 +10,6 @@ import (
 	"net/url"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/robotsgate/robotsgate/enforce"
 	"github.com/robotsgate/robotsgate/internal/config"
@@ -176,21 +175,9 @@ func TestMITMMisdirectedHost(t *testing.T) {
 // does not carry the URL's credentials.
 func TestForwardingFailureLogRedacted(t *testing.T) {
 	p := startOpsProxy(t, func(c *config.Config) { c.Mode = config.ModeReport }) // forward although robots.txt is unreachable
-	c, err := net.DialTimeout("tcp", p.addr, 5*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	c.SetDeadline(time.Now().Add(testTimeout))
 	// Port 1 on loopback: nothing listens, forwarding fails.
-	io.WriteString(c, "GET http://user:hunter2@127.0.0.1:1/x HTTP/1.1\r\nHost: 127.0.0.1:1\r\nUser-Agent: TestBot/1.0\r\n\r\n")
-	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusBadGateway {
-		t.Fatalf("%d, want 502", resp.StatusCode)
+	if st := rawStatus(t, dialDeadline(t, p.addr), "GET http://user:hunter2@127.0.0.1:1/x HTTP/1.1\r\nHost: 127.0.0.1:1\r\nUser-Agent: TestBot/1.0\r\n\r\n"); st != http.StatusBadGateway {
+		t.Fatalf("%d, want 502", st)
 	}
 	logs := p.logs.String()
 	if !strings.Contains(logs, "forwarding failed") || !strings.Contains(logs, "127.0.0.1:1/x") {
