@@ -2,8 +2,6 @@ package proxy
 
 import (
 	"bufio"
-	"bytes"
-	"compress/gzip"
 	"crypto/tls"
 	"io"
 	"net/http"
@@ -55,20 +53,12 @@ func (o *headerOrigin) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		w.Header().Set("Content-Encoding", "gzip")
-		w.Write(gzipped(headerOriginGzipText))
+		w.Write(encodeGzip(headerOriginGzipText))
 	case "/tagged":
 		w.Header().Set("X-Robots-Tag", "noindex")
 		io.WriteString(w, "tagged page")
 		w.(http.Flusher).Flush()
 	}
-}
-
-func gzipped(s string) []byte {
-	var b bytes.Buffer
-	zw := gzip.NewWriter(&b)
-	io.WriteString(zw, s)
-	zw.Close()
-	return b.Bytes()
 }
 
 // last returns the header and Close flag of the last page request.
@@ -119,7 +109,7 @@ func TestForwardAddsNoHeaders(t *testing.T) {
 	}
 	head, body := rawExchange(t, h.addr, "GET "+plain.URL+"/gzip HTTP/1.1\r\nHost: "+host+"\r\nAccept-Encoding: gzip\r\nConnection: close\r\n\r\n")
 	checkNoAddedHeaders(t, "plain with Accept-Encoding", o, true)
-	if !strings.Contains(head, "Content-Encoding: gzip") || body != string(gzipped(headerOriginGzipText)) {
+	if !strings.Contains(head, "Content-Encoding: gzip") || body != string(encodeGzip(headerOriginGzipText)) {
 		t.Errorf("gzip body not passed as sent: %q %q", head, body)
 	}
 
