@@ -92,6 +92,12 @@ func startHTTPSProxy(t testing.TB, cfg config.Config) *httpsProxy {
 	t.Helper()
 	ab := &memAudit{}
 	srv, addr := startServer(t, cfg, enforce.Config{}, Deps{Auditor: audit.New(ab)})
+	return newHTTPSProxy(t, srv, addr, ab)
+}
+
+// newHTTPSProxy returns the httpsProxy of srv, serving at addr and
+// auditing to ab (nil: not kept); p.ca trusts srv's CA, if it has one.
+func newHTTPSProxy(t testing.TB, srv *Server, addr string, ab *memAudit) *httpsProxy {
 	p := &httpsProxy{srv: srv, url: &url.URL{Scheme: "http", Host: addr}, audit: ab}
 	t.Cleanup(func() { // before the Server shuts down
 		for _, c := range p.clients {

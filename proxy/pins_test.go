@@ -3,7 +3,6 @@ package proxy
 import (
 	"bufio"
 	"context"
-	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
@@ -11,7 +10,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
-	"net/url"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -357,16 +355,8 @@ func TestPinnedNameOverTLS(t *testing.T) {
 		t.Fatal(err)
 	}
 	srv.self.Lookup = dns.lookup
-	p := &httpsProxy{srv: srv, url: &url.URL{Scheme: "http", Host: serveLoopback(t, srv)}}
-	t.Cleanup(func() {
-		for _, c := range p.clients {
-			c.CloseIdleConnections()
-		}
-	})
-	ca, _ := srv.ca()
-	roots := x509.NewCertPool()
-	roots.AddCert(ca.Leaf)
-	c := p.client(roots)
+	p := newHTTPSProxy(t, srv, serveLoopback(t, srv), nil)
+	c := p.client(p.ca)
 	for _, path := range []string{"/a", "/b", "/private/c"} {
 		resp, err := c.Get("https://example.com:" + port + path)
 		if err != nil {
