@@ -256,6 +256,18 @@ func quietTLSServer(h http.Handler) *httptest.Server {
 	return s
 }
 
+// startTestServer starts h on loopback, over TLS (quietTLSServer) when
+// tlsOn; the server is closed when the test ends.
+func startTestServer(t testing.TB, h http.Handler, tlsOn bool) *httptest.Server {
+	s := httptest.NewServer
+	if tlsOn {
+		s = quietTLSServer
+	}
+	o := s(h)
+	t.Cleanup(o.Close)
+	return o
+}
+
 // quietLog is a logger that discards what it is given.
 func quietLog() *log.Logger { return log.New(io.Discard, "", 0) }
 

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
@@ -37,12 +36,7 @@ func newSignalOrigin(t *testing.T, robots string, tls bool) *tlsOrigin {
 		}
 		o.serve(w, r)
 	})
-	if tls {
-		o.Server = quietTLSServer(h)
-	} else {
-		o.Server = httptest.NewServer(h)
-	}
-	t.Cleanup(o.Close)
+	o.Server = startTestServer(t, h, tls)
 	return o
 }
 
