@@ -1,10 +1,7 @@
 package proxy
 
 import (
-	"bufio"
 	"context"
-	"crypto/tls"
-	"io"
 	"net"
 	"net/http"
 	"net/url"
@@ -133,21 +130,7 @@ func TestMITMMisdirectedHost(t *testing.T) {
 	if resp.StatusCode != 200 {
 		t.Fatalf("CONNECT %s: %d", target, resp.StatusCode)
 	}
-	tc := tls.Client(c, &tls.Config{RootCAs: p.ca, ServerName: "127.0.0.1"})
-	br := bufio.NewReader(tc)
-	send := func(host, path string) (*http.Response, string) {
-		t.Helper()
-		if _, err := io.WriteString(tc, "GET "+path+" HTTP/1.1\r\nHost: "+host+"\r\nUser-Agent: TestBot/1.0\r\n\r\n"); err != nil {
-			t.Fatal(err)
-		}
-		resp, err := http.ReadResponse(br, nil)
-		if err != nil {
-			t.Fatalf("GET %s (Host %s): %v", path, host, err)
-		}
-		b, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		return resp, string(b)
-	}
+	send := sessionSender(t, c, p.ca)
 
 	// The CONNECT's own host works, with or without the default port ...
 	if resp, body := send(target, "/a"); resp.StatusCode != 200 || body != "hello from /a" {
