@@ -87,6 +87,13 @@ func checkNoAddedHeaders(t *testing.T, what string, o *headerOrigin, accept bool
 	}
 }
 
+// startHeaderOrigin starts a headerOrigin over plain HTTP and a proxy
+// harness.
+func startHeaderOrigin(t *testing.T) (*headerOrigin, *httptest.Server, *harness) {
+	o := &headerOrigin{}
+	return o, startTestServer(t, o, false), newHarness(t, harnessOpts{})
+}
+
 // TestForwardAddsNoHeaders: a request leaves with the client's headers
 // only, in plain HTTP and inside an MITM session: no
 // "User-Agent: Go-http-client/1.1", no "Accept-Encoding: gzip" (which the
@@ -95,10 +102,7 @@ func checkNoAddedHeaders(t *testing.T, what string, o *headerOrigin, accept bool
 // Accept-Encoding passes, and the encoded body reaches it as sent. Before
 // the fix the origin saw Go's User-Agent.
 func TestForwardAddsNoHeaders(t *testing.T) {
-	o := &headerOrigin{}
-	plain := httptest.NewServer(o)
-	t.Cleanup(plain.Close)
-	h := newHarness(t, harnessOpts{})
+	o, plain, h := startHeaderOrigin(t)
 	host := strings.TrimPrefix(plain.URL, "http://")
 	for _, proto := range []string{"HTTP/1.1", "HTTP/1.0"} {
 		head, body := rawExchange(t, h.addr, "GET "+plain.URL+"/len "+proto+"\r\nHost: "+host+"\r\nConnection: close\r\n\r\n")
@@ -238,10 +242,7 @@ func TestMITMHTTP10(t *testing.T) {
 // TestPlainHTTP10: net/http answers a plain proxied HTTP/1.0 request
 // without chunking and closes the connection, also for a streamed body.
 func TestPlainHTTP10(t *testing.T) {
-	o := &headerOrigin{}
-	plain := httptest.NewServer(o)
-	t.Cleanup(plain.Close)
-	h := newHarness(t, harnessOpts{})
+	_, plain, h := startHeaderOrigin(t)
 	host := strings.TrimPrefix(plain.URL, "http://")
 	head, body := rawExchange(t, h.addr, "GET "+plain.URL+"/stream HTTP/1.0\r\nHost: "+host+"\r\n\r\n")
 	if !strings.HasPrefix(head, "HTTP/1.0 200") || strings.Contains(strings.ToLower(head), "chunked") || body != "part1part2" {
