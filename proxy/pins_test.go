@@ -48,6 +48,22 @@ func (o *addrOrigin) count(path string) int {
 	return o.hits[path]
 }
 
+// checkVictimKept fails the test unless the victim's robots.txt (fetched
+// once) decided /private/b, which never reached the victim, and /public,
+// requested of the victim, never reached the attacker.
+func checkVictimKept(t *testing.T, victim, attacker *addrOrigin) {
+	t.Helper()
+	if n := victim.count("/private/b"); n != 0 {
+		t.Errorf("the victim got /private/b %d times: the attacker's robots.txt decided it", n)
+	}
+	if n := victim.count("/robots.txt"); n != 1 {
+		t.Errorf("the victim's robots.txt fetched %d times, want 1", n)
+	}
+	if n := attacker.count("/public"); n != 0 {
+		t.Errorf("a request for the victim reached the attacker %d times", n)
+	}
+}
+
 // twoOrigins starts the attacker's origin on 127.0.0.1 and the victim's on
 // 127.0.0.2, on one port, and returns them and the port.
 func twoOrigins(t *testing.T) (attacker, victim *addrOrigin, port string) {
@@ -236,15 +252,7 @@ func TestOneNameSeveralAddressesRobotsPerAddress(t *testing.T) {
 	if resp, _ := h.get(t, base+"/private/b"); resp.StatusCode != http.StatusForbidden {
 		t.Errorf("GET /private/b after the move: %d, want 403 (the victim's robots.txt)", resp.StatusCode)
 	}
-	if n := victim.count("/private/b"); n != 0 {
-		t.Errorf("the victim got /private/b %d times", n)
-	}
-	if n := victim.count("/robots.txt"); n != 1 {
-		t.Errorf("the victim's robots.txt fetched %d times, want 1", n)
-	}
-	if n := attacker.count("/public"); n != 0 {
-		t.Errorf("a request pinned to the victim reached the attacker %d times", n)
-	}
+	checkVictimKept(t, victim, attacker)
 }
 
 // redirectedHarness is a dnsHarness with two transparent listeners, the
@@ -317,15 +325,7 @@ func TestTransparentOneNameSeveralAddresses(t *testing.T) {
 	if code, _ := redirectedGet(t, addrs[1], host, "/private/b"); code != http.StatusForbidden {
 		t.Errorf("GET /private/b to the victim's address: %d, want 403", code)
 	}
-	if n := victim.count("/private/b"); n != 0 {
-		t.Errorf("the victim got /private/b %d times: the attacker's robots.txt decided it", n)
-	}
-	if n := attacker.count("/public"); n != 0 {
-		t.Errorf("a request to the victim's address was sent to the attacker %d times", n)
-	}
-	if n := victim.count("/robots.txt"); n != 1 {
-		t.Errorf("the victim's robots.txt fetched %d times, want 1", n)
-	}
+	checkVictimKept(t, victim, attacker)
 }
 
 // TestPinnedNameOverTLS: a name pinned to an address is dialled there
