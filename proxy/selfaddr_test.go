@@ -92,16 +92,21 @@ func TestSelfRequestRefused(t *testing.T) {
 	}
 }
 
+// reportTunnelToAdmin configures report mode and tunnel mode with the
+// admin port among https.allowed_ports: without the self-request check a
+// CONNECT to the admin port would open a raw tunnel to it.
+func reportTunnelToAdmin(c *config.Config, adminPort int) {
+	c.Mode = config.ModeReport
+	c.HTTPS.Mode = config.HTTPSModeTunnel
+	c.Agent = "TestBot"
+	c.HTTPS.AllowedPorts = []int{443, adminPort}
+}
+
 // TestSelfConnectRefused: a CONNECT to robotsgate's own admin port is
 // refused even when https.allowed_ports lets that port through and in
 // report mode (which would otherwise open a raw tunnel to the admin API).
 func TestSelfConnectRefused(t *testing.T) {
-	p := startSelfProxy(t, func(c *config.Config, adminPort int) {
-		c.Mode = config.ModeReport
-		c.HTTPS.Mode = config.HTTPSModeTunnel
-		c.Agent = "TestBot"
-		c.HTTPS.AllowedPorts = []int{443, adminPort}
-	})
+	p := startSelfProxy(t, reportTunnelToAdmin)
 	resp, c, _ := rawConnect(t, p.addr, p.adminAddr, "User-Agent: TestBot/1.0")
 	defer c.Close()
 	if resp.StatusCode != http.StatusForbidden || resp.Header.Get(HeaderDecision) != string(ReasonSelfRequest) {

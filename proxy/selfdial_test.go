@@ -10,7 +10,6 @@ import (
 	"testing"
 
 	"github.com/robotsgate/robotsgate/enforce"
-	"github.com/robotsgate/robotsgate/internal/config"
 )
 
 // rawProxyGet sends the raw request line "GET target HTTP/1.1" (with
@@ -82,12 +81,7 @@ func TestSelfRequestSpellings(t *testing.T) {
 // fix "0<port>" was refused only as a port outside the allow-list, and
 // the IPv4 shorthands were not recognised.
 func TestSelfConnectSpellings(t *testing.T) {
-	p := startSelfProxy(t, func(c *config.Config, adminPort int) {
-		c.Mode = config.ModeReport
-		c.HTTPS.Mode = config.HTTPSModeTunnel
-		c.Agent = "TestBot"
-		c.HTTPS.AllowedPorts = []int{443, adminPort}
-	})
+	p := startSelfProxy(t, reportTunnelToAdmin)
 	_, adminPort, _ := net.SplitHostPort(p.adminAddr)
 	for _, hp := range selfSpellings(adminPort) {
 		resp, c, _ := rawConnect(t, p.addr, hp, "User-Agent: TestBot/1.0")
