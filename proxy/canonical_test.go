@@ -1,9 +1,6 @@
 package proxy
 
 import (
-	"bufio"
-	"crypto/tls"
-	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -140,26 +137,12 @@ func TestMITMCanonicalSpellings(t *testing.T) {
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("CONNECT: %d %q", resp.StatusCode, body)
 	}
-	tc := tls.Client(c, &tls.Config{RootCAs: p.ca, ServerName: "127.0.0.1"})
-	br := bufio.NewReader(tc)
-	send := func(host, path string) *http.Response {
-		t.Helper()
-		if _, err := io.WriteString(tc, "GET "+path+" HTTP/1.1\r\nHost: "+host+"\r\nUser-Agent: TestBot/1.0\r\n\r\n"); err != nil {
-			t.Fatal(err)
-		}
-		resp, err := http.ReadResponse(br, nil)
-		if err != nil {
-			t.Fatalf("GET %s (Host %s): %v", path, host, err)
-		}
-		io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
-		return resp
-	}
+	send := sessionSender(t, c, p.ca)
 	for _, host := range []string{"[::ffff:7f00:1]", "127.0.0.1", "[::FFFF:127.0.0.1]"} {
-		if resp := send(host+":"+port, "/a"); resp.StatusCode != http.StatusOK {
+		if resp, _ := send(host+":"+port, "/a"); resp.StatusCode != http.StatusOK {
 			t.Errorf("Host %s: %d %s, want 200", host, resp.StatusCode, resp.Header.Get(HeaderDecision))
 		}
-		if resp := send(host+":0"+port, "/private"); resp.StatusCode != http.StatusForbidden {
+		if resp, _ := send(host+":0"+port, "/private"); resp.StatusCode != http.StatusForbidden {
 			t.Errorf("Host %s: /private %d, want 403", host, resp.StatusCode)
 		}
 	}

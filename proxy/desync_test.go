@@ -107,6 +107,31 @@ func (o *desyncOrigin) hitsOf(path string) int {
 	return o.hits[path]
 }
 
+// smuggleGet sends, through the proxy at addr, an allowed GET /page to o
+// whose body is a request (GET /smuggled) that o answers late on the same
+// connection; the test fails unless the GET is answered 200.
+func (o *desyncOrigin) smuggleGet(t *testing.T, addr string) {
+	t.Helper()
+	smuggled := "GET /smuggled HTTP/1.1\r\nHost: " + o.ln.Addr().String() + "\r\n\r\n"
+	req := fmt.Sprintf("GET http://%s/page HTTP/1.1\r\nHost: %s\r\nUser-Agent: TestBot/1.0\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s",
+		o.ln.Addr(), o.ln.Addr(), len(smuggled), smuggled)
+	if resp, body := rawRoundTrip(t, addr, req); resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET /page with a smuggled body: %d %q", resp.StatusCode, body)
+	}
+}
+
+// checkRefetched fails the test if the refused /private reached o, or if
+// o did not see exactly two requests for the policy file at path.
+func (o *desyncOrigin) checkRefetched(t *testing.T, path string) {
+	t.Helper()
+	if n := o.hitsOf("/private"); n != 0 {
+		t.Errorf("the refused /private reached the origin %d time(s)", n)
+	}
+	if n := o.hitsOf(path); n != 2 {
+		t.Errorf("%d %s requests reached the origin, want 2", n, path)
+	}
+}
+
 // TestRobotsFetchNotPoisonedByDesync: a client smuggles a request in the
 // body of an allowed GET to an origin that ignores the body; the origin
 // answers the smuggled request late, on the same keep-alive connection.
@@ -124,12 +149,7 @@ func TestRobotsFetchNotPoisonedByDesync(t *testing.T) {
 	}})
 	base := "http://" + o.ln.Addr().String()
 
-	smuggled := "GET /smuggled HTTP/1.1\r\nHost: " + o.ln.Addr().String() + "\r\n\r\n"
-	req := fmt.Sprintf("GET %s/page HTTP/1.1\r\nHost: %s\r\nUser-Agent: TestBot/1.0\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s",
-		base, o.ln.Addr(), len(smuggled), smuggled)
-	if resp, body := rawRoundTrip(t, h.addr, req); resp.StatusCode != http.StatusOK {
-		t.Fatalf("GET /page with a smuggled body: %d %q", resp.StatusCode, body)
-	}
+	o.smuggleGet(t, h.addr)
 	if n := o.hitsOf("/robots.txt"); n != 1 {
 		t.Fatalf("%d robots.txt fetches before the cache expired, want 1", n)
 	}
@@ -139,12 +159,7 @@ func TestRobotsFetchNotPoisonedByDesync(t *testing.T) {
 	if resp.StatusCode != http.StatusForbidden || !strings.Contains(body, "Disallow: /private") {
 		t.Errorf("GET /private after the desync: %d %q, want 403 by Disallow: /private", resp.StatusCode, body)
 	}
-	if n := o.hitsOf("/private"); n != 0 {
-		t.Errorf("the disallowed /private reached the origin %d time(s)", n)
-	}
-	if n := o.hitsOf("/robots.txt"); n != 2 {
-		t.Errorf("%d robots.txt requests reached the origin, want 2", n)
-	}
+	o.checkRefetched(t, "/robots.txt")
 }
 
 // TestPolicyConnRefusesEarlyBytes: on a policy-file connection, bytes

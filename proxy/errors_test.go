@@ -19,18 +19,14 @@ import (
 // and returns the response with its body read.
 func rawRoundTrip(t *testing.T, addr, req string) (*http.Response, string) {
 	t.Helper()
-	c, err := net.DialTimeout("tcp", addr, 5*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := dialRaw(t, addr)
 	defer c.Close()
-	c.SetDeadline(time.Now().Add(testTimeout))
 	if _, err := io.WriteString(c, req); err != nil {
 		t.Fatal(err)
 	}
 	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
 	if err != nil {
-		t.Fatalf("%q: %v", req, err)
+		t.Fatalf("%.80q: %v", req, err) // req may be kilobytes long
 	}
 	b, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()

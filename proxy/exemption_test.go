@@ -4,13 +4,11 @@ import (
 	"bufio"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/robotsgate/robotsgate/enforce"
 )
@@ -85,12 +83,8 @@ func TestRobotsTxtExemptionExact(t *testing.T) {
 // the status of the answer.
 func rawMethod(t *testing.T, addr, method, target, host string) int {
 	t.Helper()
-	c, err := net.DialTimeout("tcp", addr, 5*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := dialRaw(t, addr)
 	defer c.Close()
-	c.SetDeadline(time.Now().Add(testTimeout))
 	fmt.Fprintf(c, "%s %s HTTP/1.1\r\nHost: %s\r\nUser-Agent: TestBot/1.0\r\nContent-Length: 0\r\nConnection: close\r\n\r\n", method, target, host)
 	resp, err := http.ReadResponse(bufio.NewReader(c), &http.Request{Method: method})
 	if err != nil {

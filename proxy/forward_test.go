@@ -1,14 +1,12 @@
 package proxy
 
 import (
-	"bufio"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/robotsgate/robotsgate/enforce"
 )
@@ -17,37 +15,11 @@ import (
 // the origin has sent reaches the client before the origin sends the rest
 // (copyBody flushes pieces that do not end the body).
 func TestKnownLengthBodyStreamed(t *testing.T) {
-	firstSeen := make(chan struct{})
-	o := newOrigin(t, robotsBody(privateRobots), func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Length", "13")
-		io.WriteString(w, "first\n")
-		w.(http.Flusher).Flush()
-		select {
-		case <-firstSeen:
-		case <-time.After(testTimeout):
+	checkStreamed(t, "/known", "13", func(resp *http.Response) {
+		if resp.ContentLength != 13 || len(resp.TransferEncoding) != 0 {
+			t.Fatalf("ContentLength %d, TransferEncoding %q; want 13 and none", resp.ContentLength, resp.TransferEncoding)
 		}
-		io.WriteString(w, "second\n")
 	})
-	h := newHarness(t, harnessOpts{})
-	req, _ := http.NewRequest(http.MethodGet, o.URL+"/known", nil)
-	resp, err := h.client.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	if resp.ContentLength != 13 || len(resp.TransferEncoding) != 0 {
-		t.Fatalf("ContentLength %d, TransferEncoding %q; want 13 and none", resp.ContentLength, resp.TransferEncoding)
-	}
-	br := bufio.NewReader(resp.Body)
-	line, err := br.ReadString('\n')
-	if err != nil || line != "first\n" {
-		t.Fatalf("first piece: %q, %v", line, err)
-	}
-	close(firstSeen)
-	rest, err := io.ReadAll(br)
-	if err != nil || string(rest) != "second\n" {
-		t.Fatalf("rest: %q, %v", rest, err)
-	}
 }
 
 // readFromRecorder is a ResponseWriter that counts the calls of its

@@ -164,15 +164,24 @@ func serveLoopback(t testing.TB, srv *Server) string {
 	return ln.Addr().String()
 }
 
-// rawConnect sends CONNECT target to the proxy at addr, with the extra
-// header lines given ("Name: value"), and returns the response (its body
-// unread), the connection (closed when the test ends) and its reader.
-func rawConnect(t testing.TB, addr, target string, headers ...string) (*http.Response, net.Conn, *bufio.Reader) {
+// dialRaw opens a TCP connection to addr (the proxy) for a raw-bytes
+// exchange, with a deadline of testTimeout; the caller closes it.
+func dialRaw(t testing.TB, addr string) net.Conn {
 	t.Helper()
 	c, err := net.DialTimeout("tcp", addr, 5*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
+	c.SetDeadline(time.Now().Add(testTimeout))
+	return c
+}
+
+// rawConnect sends CONNECT target to the proxy at addr, with the extra
+// header lines given ("Name: value"), and returns the response (its body
+// unread), the connection (closed when the test ends) and its reader.
+func rawConnect(t testing.TB, addr, target string, headers ...string) (*http.Response, net.Conn, *bufio.Reader) {
+	t.Helper()
+	c := dialRaw(t, addr)
 	t.Cleanup(func() { c.Close() })
 	c.SetDeadline(time.Now().Add(2 * testTimeout))
 	var req strings.Builder
@@ -245,6 +254,18 @@ func quietTLSServer(h http.Handler) *httptest.Server {
 	s.Config.ErrorLog = quietLog()
 	s.StartTLS()
 	return s
+}
+
+// startTestServer starts h on loopback, over TLS (quietTLSServer) when
+// tlsOn; the server is closed when the test ends.
+func startTestServer(t testing.TB, h http.Handler, tlsOn bool) *httptest.Server {
+	s := httptest.NewServer
+	if tlsOn {
+		s = quietTLSServer
+	}
+	o := s(h)
+	t.Cleanup(o.Close)
+	return o
 }
 
 // quietLog is a logger that discards what it is given.

@@ -2,11 +2,8 @@ package proxy
 
 import (
 	"bufio"
-	"bytes"
-	"compress/gzip"
 	"crypto/tls"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -56,20 +53,12 @@ func (o *headerOrigin) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		w.Header().Set("Content-Encoding", "gzip")
-		w.Write(gzipped(headerOriginGzipText))
+		w.Write(encodeGzip(headerOriginGzipText))
 	case "/tagged":
 		w.Header().Set("X-Robots-Tag", "noindex")
 		io.WriteString(w, "tagged page")
 		w.(http.Flusher).Flush()
 	}
-}
-
-func gzipped(s string) []byte {
-	var b bytes.Buffer
-	zw := gzip.NewWriter(&b)
-	io.WriteString(zw, s)
-	zw.Close()
-	return b.Bytes()
 }
 
 // last returns the header and Close flag of the last page request.
@@ -98,6 +87,13 @@ func checkNoAddedHeaders(t *testing.T, what string, o *headerOrigin, accept bool
 	}
 }
 
+// startHeaderOrigin starts a headerOrigin over plain HTTP and a proxy
+// harness.
+func startHeaderOrigin(t *testing.T) (*headerOrigin, *httptest.Server, *harness) {
+	o := &headerOrigin{}
+	return o, startTestServer(t, o, false), newHarness(t, harnessOpts{})
+}
+
 // TestForwardAddsNoHeaders: a request leaves with the client's headers
 // only, in plain HTTP and inside an MITM session: no
 // "User-Agent: Go-http-client/1.1", no "Accept-Encoding: gzip" (which the
@@ -106,10 +102,7 @@ func checkNoAddedHeaders(t *testing.T, what string, o *headerOrigin, accept bool
 // Accept-Encoding passes, and the encoded body reaches it as sent. Before
 // the fix the origin saw Go's User-Agent.
 func TestForwardAddsNoHeaders(t *testing.T) {
-	o := &headerOrigin{}
-	plain := httptest.NewServer(o)
-	t.Cleanup(plain.Close)
-	h := newHarness(t, harnessOpts{})
+	o, plain, h := startHeaderOrigin(t)
 	host := strings.TrimPrefix(plain.URL, "http://")
 	for _, proto := range []string{"HTTP/1.1", "HTTP/1.0"} {
 		head, body := rawExchange(t, h.addr, "GET "+plain.URL+"/len "+proto+"\r\nHost: "+host+"\r\nConnection: close\r\n\r\n")
@@ -120,7 +113,7 @@ func TestForwardAddsNoHeaders(t *testing.T) {
 	}
 	head, body := rawExchange(t, h.addr, "GET "+plain.URL+"/gzip HTTP/1.1\r\nHost: "+host+"\r\nAccept-Encoding: gzip\r\nConnection: close\r\n\r\n")
 	checkNoAddedHeaders(t, "plain with Accept-Encoding", o, true)
-	if !strings.Contains(head, "Content-Encoding: gzip") || body != string(gzipped(headerOriginGzipText)) {
+	if !strings.Contains(head, "Content-Encoding: gzip") || body != string(encodeGzip(headerOriginGzipText)) {
 		t.Errorf("gzip body not passed as sent: %q %q", head, body)
 	}
 
@@ -148,12 +141,8 @@ func TestForwardAddsNoHeaders(t *testing.T) {
 // server closes it, and returns the response head and the rest.
 func rawExchange(t *testing.T, addr, req string) (head, body string) {
 	t.Helper()
-	c, err := net.DialTimeout("tcp", addr, 5*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := dialRaw(t, addr)
 	defer c.Close()
-	c.SetDeadline(time.Now().Add(testTimeout))
 	io.WriteString(c, req)
 	return splitResponse(t, c)
 }
@@ -253,10 +242,7 @@ func TestMITMHTTP10(t *testing.T) {
 // TestPlainHTTP10: net/http answers a plain proxied HTTP/1.0 request
 // without chunking and closes the connection, also for a streamed body.
 func TestPlainHTTP10(t *testing.T) {
-	o := &headerOrigin{}
-	plain := httptest.NewServer(o)
-	t.Cleanup(plain.Close)
-	h := newHarness(t, harnessOpts{})
+	_, plain, h := startHeaderOrigin(t)
 	host := strings.TrimPrefix(plain.URL, "http://")
 	head, body := rawExchange(t, h.addr, "GET "+plain.URL+"/stream HTTP/1.0\r\nHost: "+host+"\r\n\r\n")
 	if !strings.HasPrefix(head, "HTTP/1.0 200") || strings.Contains(strings.ToLower(head), "chunked") || body != "part1part2" {

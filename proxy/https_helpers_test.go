@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"bufio"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -92,6 +93,12 @@ func startHTTPSProxy(t testing.TB, cfg config.Config) *httpsProxy {
 	t.Helper()
 	ab := &memAudit{}
 	srv, addr := startServer(t, cfg, enforce.Config{}, Deps{Auditor: audit.New(ab)})
+	return newHTTPSProxy(t, srv, addr, ab)
+}
+
+// newHTTPSProxy returns the httpsProxy of srv, serving at addr and
+// auditing to ab (nil: not kept); p.ca trusts srv's CA, if it has one.
+func newHTTPSProxy(t testing.TB, srv *Server, addr string, ab *memAudit) *httpsProxy {
 	p := &httpsProxy{srv: srv, url: &url.URL{Scheme: "http", Host: addr}, audit: ab}
 	t.Cleanup(func() { // before the Server shuts down
 		for _, c := range p.clients {
@@ -104,6 +111,28 @@ func startHTTPSProxy(t testing.TB, cfg config.Config) *httpsProxy {
 		p.info = info
 	}
 	return p
+}
+
+// sessionSender starts TLS (trusting roots, for the server name
+// 127.0.0.1) on c, a CONNECT tunnel through the proxy, and returns a
+// function that sends GET path with Host host inside the session and
+// returns the response with its body read.
+func sessionSender(t *testing.T, c net.Conn, roots *x509.CertPool) func(host, path string) (*http.Response, string) {
+	tc := tls.Client(c, &tls.Config{RootCAs: roots, ServerName: "127.0.0.1"})
+	br := bufio.NewReader(tc)
+	return func(host, path string) (*http.Response, string) {
+		t.Helper()
+		if _, err := io.WriteString(tc, "GET "+path+" HTTP/1.1\r\nHost: "+host+"\r\nUser-Agent: TestBot/1.0\r\n\r\n"); err != nil {
+			t.Fatal(err)
+		}
+		resp, err := http.ReadResponse(br, nil)
+		if err != nil {
+			t.Fatalf("GET %s (Host %s): %v", path, host, err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		return resp, string(b)
+	}
 }
 
 // client returns an HTTP client using the proxy and trusting roots.

@@ -3,7 +3,6 @@ package proxy
 import (
 	"bufio"
 	"context"
-	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
@@ -11,7 +10,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
-	"net/url"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -48,6 +46,22 @@ func (o *addrOrigin) count(path string) int {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	return o.hits[path]
+}
+
+// checkVictimKept fails the test unless the victim's robots.txt (fetched
+// once) decided /private/b, which never reached the victim, and /public,
+// requested of the victim, never reached the attacker.
+func checkVictimKept(t *testing.T, victim, attacker *addrOrigin) {
+	t.Helper()
+	if n := victim.count("/private/b"); n != 0 {
+		t.Errorf("the victim got /private/b %d times: the attacker's robots.txt decided it", n)
+	}
+	if n := victim.count("/robots.txt"); n != 1 {
+		t.Errorf("the victim's robots.txt fetched %d times, want 1", n)
+	}
+	if n := attacker.count("/public"); n != 0 {
+		t.Errorf("a request for the victim reached the attacker %d times", n)
+	}
 }
 
 // twoOrigins starts the attacker's origin on 127.0.0.1 and the victim's on
@@ -238,15 +252,7 @@ func TestOneNameSeveralAddressesRobotsPerAddress(t *testing.T) {
 	if resp, _ := h.get(t, base+"/private/b"); resp.StatusCode != http.StatusForbidden {
 		t.Errorf("GET /private/b after the move: %d, want 403 (the victim's robots.txt)", resp.StatusCode)
 	}
-	if n := victim.count("/private/b"); n != 0 {
-		t.Errorf("the victim got /private/b %d times", n)
-	}
-	if n := victim.count("/robots.txt"); n != 1 {
-		t.Errorf("the victim's robots.txt fetched %d times, want 1", n)
-	}
-	if n := attacker.count("/public"); n != 0 {
-		t.Errorf("a request pinned to the victim reached the attacker %d times", n)
-	}
+	checkVictimKept(t, victim, attacker)
 }
 
 // redirectedHarness is a dnsHarness with two transparent listeners, the
@@ -319,15 +325,7 @@ func TestTransparentOneNameSeveralAddresses(t *testing.T) {
 	if code, _ := redirectedGet(t, addrs[1], host, "/private/b"); code != http.StatusForbidden {
 		t.Errorf("GET /private/b to the victim's address: %d, want 403", code)
 	}
-	if n := victim.count("/private/b"); n != 0 {
-		t.Errorf("the victim got /private/b %d times: the attacker's robots.txt decided it", n)
-	}
-	if n := attacker.count("/public"); n != 0 {
-		t.Errorf("a request to the victim's address was sent to the attacker %d times", n)
-	}
-	if n := victim.count("/robots.txt"); n != 1 {
-		t.Errorf("the victim's robots.txt fetched %d times, want 1", n)
-	}
+	checkVictimKept(t, victim, attacker)
 }
 
 // TestPinnedNameOverTLS: a name pinned to an address is dialled there
@@ -357,16 +355,8 @@ func TestPinnedNameOverTLS(t *testing.T) {
 		t.Fatal(err)
 	}
 	srv.self.Lookup = dns.lookup
-	p := &httpsProxy{srv: srv, url: &url.URL{Scheme: "http", Host: serveLoopback(t, srv)}}
-	t.Cleanup(func() {
-		for _, c := range p.clients {
-			c.CloseIdleConnections()
-		}
-	})
-	ca, _ := srv.ca()
-	roots := x509.NewCertPool()
-	roots.AddCert(ca.Leaf)
-	c := p.client(roots)
+	p := newHTTPSProxy(t, srv, serveLoopback(t, srv), nil)
+	c := p.client(p.ca)
 	for _, path := range []string{"/a", "/b", "/private/c"} {
 		resp, err := c.Get("https://example.com:" + port + path)
 		if err != nil {

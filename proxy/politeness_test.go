@@ -1,10 +1,8 @@
 package proxy
 
 import (
-	"crypto/x509"
 	"io"
 	"net/http"
-	"net/url"
 	"strings"
 	"sync"
 	"testing"
@@ -367,16 +365,8 @@ func TestPoliteMITMPacingAndPause(t *testing.T) {
 	cfg := mitmConfig(t, o)
 	ab := &memAudit{}
 	srv, addr := startServer(t, cfg, enforce.Config{Clock: clk}, Deps{Auditor: audit.New(ab), Clock: clk})
-	p := &httpsProxy{srv: srv, url: &url.URL{Scheme: "http", Host: addr}, audit: ab}
-	t.Cleanup(func() {
-		for _, c := range p.clients {
-			c.CloseIdleConnections()
-		}
-	})
-	ca, _ := srv.ca()
-	roots := x509.NewCertPool()
-	roots.AddCert(ca.Leaf)
-	c := p.client(roots)
+	p := newHTTPSProxy(t, srv, addr, ab)
+	c := p.client(p.ca)
 
 	if resp, body := get(t, c, o.URL+"/a"); resp.StatusCode != 200 {
 		t.Fatalf("/a: %d %s", resp.StatusCode, body)

@@ -15,15 +15,21 @@ import (
 
 // benchServe drives h (a proxy handler) with GETs for origin paths,
 // in-process (no client connection), measuring the proxy's own cost plus
-// one loopback round trip to the origin.
-func benchServe(b *testing.B, h http.Handler, urls []string) {
+// one loopback round trip to the origin. Unless worker is nil, each
+// parallel worker calls it once for the function that readies each of its
+// requests.
+func benchServe(b *testing.B, h http.Handler, urls []string, worker func() func(*http.Request) *http.Request) {
 	b.Helper()
 	b.ReportAllocs()
 	b.ResetTimer()
 	b.RunParallel(func(pb *testing.PB) {
+		ready := func(r *http.Request) *http.Request { return r }
+		if worker != nil {
+			ready = worker()
+		}
 		i := 0
 		for pb.Next() {
-			r := httptest.NewRequest(http.MethodGet, urls[i%len(urls)], nil)
+			r := ready(httptest.NewRequest(http.MethodGet, urls[i%len(urls)], nil))
 			r.Header.Set("User-Agent", "BenchBot/1.0")
 			w := httptest.NewRecorder()
 			h.ServeHTTP(w, r)
@@ -79,7 +85,7 @@ func BenchmarkRobotsgate(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			benchServe(b, srv, benchURLs(o, mix.paths))
+			benchServe(b, srv, benchURLs(o, mix.paths), nil)
 		})
 	}
 }
@@ -93,7 +99,7 @@ func BenchmarkBareGoproxy(b *testing.B) {
 			tr.DisableCompression = true
 			p := goproxy.NewProxyHttpServer()
 			p.Tr, p.ConnectDial, p.KeepAcceptEncoding = tr, nil, true
-			benchServe(b, p, benchURLs(o, mix.paths))
+			benchServe(b, p, benchURLs(o, mix.paths), nil)
 		})
 	}
 }

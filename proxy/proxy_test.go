@@ -71,12 +71,23 @@ func TestAllowedPassesBodyIntact(t *testing.T) {
 }
 
 func TestResponseStreamedNotBuffered(t *testing.T) {
+	checkStreamed(t, "/stream", "", nil)
+}
+
+// checkStreamed gets path from an origin that sends "first\n" and, only
+// after the client has read it, "second\n" (with Content-Length length
+// unless it is empty): a proxy that buffers whole bodies never delivers
+// the rest. checkHead, unless nil, checks the response before the body
+// is read.
+func checkStreamed(t *testing.T, path, length string, checkHead func(*http.Response)) {
+	t.Helper()
 	firstSeen := make(chan struct{})
 	o := newOrigin(t, robotsBody(privateRobots), func(w http.ResponseWriter, r *http.Request) {
+		if length != "" {
+			w.Header().Set("Content-Length", length)
+		}
 		io.WriteString(w, "first\n")
 		w.(http.Flusher).Flush()
-		// The rest comes only after the client has read the first chunk:
-		// a proxy that buffers whole bodies never delivers it.
 		select {
 		case <-firstSeen:
 		case <-time.After(testTimeout):
@@ -84,21 +95,24 @@ func TestResponseStreamedNotBuffered(t *testing.T) {
 		io.WriteString(w, "second\n")
 	})
 	h := newHarness(t, harnessOpts{})
-	req, _ := http.NewRequest(http.MethodGet, o.URL+"/stream", nil)
+	req, _ := http.NewRequest(http.MethodGet, o.URL+path, nil)
 	resp, err := h.client.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
+	if checkHead != nil {
+		checkHead(resp)
+	}
 	br := bufio.NewReader(resp.Body)
 	line, err := br.ReadString('\n')
 	if err != nil || line != "first\n" {
-		t.Fatalf("first chunk: %q, %v", line, err)
+		t.Fatalf("first piece: %q, %v", line, err)
 	}
 	close(firstSeen)
-	rest, _ := io.ReadAll(br)
-	if string(rest) != "second\n" {
-		t.Fatalf("rest: %q", rest)
+	rest, err := io.ReadAll(br)
+	if err != nil || string(rest) != "second\n" {
+		t.Fatalf("rest: %q, %v", rest, err)
 	}
 }
 

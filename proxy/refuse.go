@@ -56,6 +56,23 @@ func note(auditAs string, d enforce.Decision) outcome {
 	return outcome{auditAs: auditAs, d: d}
 }
 
+// onResponseVerdict is the outcome of a response step whose check found
+// resp breaks d: refused with header (resp's body closed) when enforcing,
+// otherwise audited as reported with resp's status while resp goes on.
+func onResponseVerdict(resp *http.Response, d enforce.Decision, enforcing bool, header http.Header) (*http.Response, outcome) {
+	if !enforcing {
+		o := note(audit.DecisionReported, d)
+		o.status = resp.StatusCode
+		return resp, o
+	}
+	if resp.Body != nil {
+		resp.Body.Close()
+	}
+	o := refuse(d)
+	o.header = header
+	return resp, o
+}
+
 // settle carries out the outcome o of a step for the request r with state
 // st: it writes the audit record, marks the state and returns
 // robotsgate's answer (nil when the request goes on). Decisions on a

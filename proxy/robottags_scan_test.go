@@ -2,7 +2,6 @@ package proxy
 
 import (
 	"bytes"
-	"compress/gzip"
 	"errors"
 	"io"
 	"net/http"
@@ -19,24 +18,21 @@ import (
 // the client reads the bytes the origin sent; a body the scan cannot
 // decode is marked so, its headers still counting.
 func TestScanRobotTagsCompressed(t *testing.T) {
-	var zb bytes.Buffer
-	zw := gzip.NewWriter(&zb)
-	io.WriteString(zw, noindexPage)
-	zw.Close()
-	resp, _ := tagResp(200, "text/html", zb.String(), "Content-Encoding", "gzip")
+	zb := encodeGzip(noindexPage)
+	resp, _ := tagResp(200, "text/html", string(zb), "Content-Encoding", "gzip")
 	_, ev := applyRobotTags(resp.Request, resp, "", tagsCfg("enforce"))
 	if ev == nil || !ev.Refused || len(ev.Meta) == 0 {
 		t.Fatalf("a gzip body with meta noindex was not refused: %+v", ev)
 	}
-	resp, _ = tagResp(200, "text/html", zb.String(), "Content-Encoding", "gzip")
+	resp, _ = tagResp(200, "text/html", string(zb), "Content-Encoding", "gzip")
 	if s := scanRobotTags(resp, tagsCfg("annotate")); len(s.Meta) == 0 || s.Incomplete {
 		t.Errorf("gzip scan: %+v", s)
 	}
-	if b, _ := io.ReadAll(resp.Body); !bytes.Equal(b, zb.Bytes()) {
+	if b, _ := io.ReadAll(resp.Body); !bytes.Equal(b, zb) {
 		t.Error("the client did not get the gzip bytes as sent")
 	}
 	// X-Robots-Tag still counts on compressed responses.
-	resp, _ = tagResp(200, "text/html", zb.String(), "Content-Encoding", "br", "X-Robots-Tag", "noindex")
+	resp, _ = tagResp(200, "text/html", string(zb), "Content-Encoding", "br", "X-Robots-Tag", "noindex")
 	if _, ev := applyRobotTags(resp.Request, resp, "", tagsCfg("annotate")); ev == nil || !ev.Incomplete {
 		t.Error("X-Robots-Tag on a br response ignored, or its body not marked undecodable")
 	}

@@ -1,16 +1,12 @@
 package proxy
 
 import (
-	"bufio"
 	"context"
-	"crypto/tls"
-	"io"
 	"net"
 	"net/http"
 	"net/url"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/robotsgate/robotsgate/enforce"
 	"github.com/robotsgate/robotsgate/internal/config"
@@ -96,16 +92,21 @@ func TestSelfRequestRefused(t *testing.T) {
 	}
 }
 
+// reportTunnelToAdmin configures report mode and tunnel mode with the
+// admin port among https.allowed_ports: without the self-request check a
+// CONNECT to the admin port would open a raw tunnel to it.
+func reportTunnelToAdmin(c *config.Config, adminPort int) {
+	c.Mode = config.ModeReport
+	c.HTTPS.Mode = config.HTTPSModeTunnel
+	c.Agent = "TestBot"
+	c.HTTPS.AllowedPorts = []int{443, adminPort}
+}
+
 // TestSelfConnectRefused: a CONNECT to robotsgate's own admin port is
 // refused even when https.allowed_ports lets that port through and in
 // report mode (which would otherwise open a raw tunnel to the admin API).
 func TestSelfConnectRefused(t *testing.T) {
-	p := startSelfProxy(t, func(c *config.Config, adminPort int) {
-		c.Mode = config.ModeReport
-		c.HTTPS.Mode = config.HTTPSModeTunnel
-		c.Agent = "TestBot"
-		c.HTTPS.AllowedPorts = []int{443, adminPort}
-	})
+	p := startSelfProxy(t, reportTunnelToAdmin)
 	resp, c, _ := rawConnect(t, p.addr, p.adminAddr, "User-Agent: TestBot/1.0")
 	defer c.Close()
 	if resp.StatusCode != http.StatusForbidden || resp.Header.Get(HeaderDecision) != string(ReasonSelfRequest) {
@@ -134,21 +135,7 @@ func TestMITMMisdirectedHost(t *testing.T) {
 	if resp.StatusCode != 200 {
 		t.Fatalf("CONNECT %s: %d", target, resp.StatusCode)
 	}
-	tc := tls.Client(c, &tls.Config{RootCAs: p.ca, ServerName: "127.0.0.1"})
-	br := bufio.NewReader(tc)
-	send := func(host, path string) (*http.Response, string) {
-		t.Helper()
-		if _, err := io.WriteString(tc, "GET "+path+" HTTP/1.1\r\nHost: "+host+"\r\nUser-Agent: TestBot/1.0\r\n\r\n"); err != nil {
-			t.Fatal(err)
-		}
-		resp, err := http.ReadResponse(br, nil)
-		if err != nil {
-			t.Fatalf("GET %s (Host %s): %v", path, host, err)
-		}
-		b, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		return resp, string(b)
-	}
+	send := sessionSender(t, c, p.ca)
 
 	// The CONNECT's own host works, with or without the default port ...
 	if resp, body := send(target, "/a"); resp.StatusCode != 200 || body != "hello from /a" {
@@ -176,21 +163,9 @@ func TestMITMMisdirectedHost(t *testing.T) {
 // does not carry the URL's credentials.
 func TestForwardingFailureLogRedacted(t *testing.T) {
 	p := startOpsProxy(t, func(c *config.Config) { c.Mode = config.ModeReport }) // forward although robots.txt is unreachable
-	c, err := net.DialTimeout("tcp", p.addr, 5*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	c.SetDeadline(time.Now().Add(testTimeout))
 	// Port 1 on loopback: nothing listens, forwarding fails.
-	io.WriteString(c, "GET http://user:hunter2@127.0.0.1:1/x HTTP/1.1\r\nHost: 127.0.0.1:1\r\nUser-Agent: TestBot/1.0\r\n\r\n")
-	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusBadGateway {
-		t.Fatalf("%d, want 502", resp.StatusCode)
+	if st := rawStatus(t, dialDeadline(t, p.addr), "GET http://user:hunter2@127.0.0.1:1/x HTTP/1.1\r\nHost: 127.0.0.1:1\r\nUser-Agent: TestBot/1.0\r\n\r\n"); st != http.StatusBadGateway {
+		t.Fatalf("%d, want 502", st)
 	}
 	logs := p.logs.String()
 	if !strings.Contains(logs, "forwarding failed") || !strings.Contains(logs, "127.0.0.1:1/x") {

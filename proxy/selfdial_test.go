@@ -1,19 +1,15 @@
 package proxy
 
 import (
-	"bufio"
 	"context"
 	"errors"
-	"io"
 	"net"
 	"net/http"
 	"net/netip"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/robotsgate/robotsgate/enforce"
-	"github.com/robotsgate/robotsgate/internal/config"
 )
 
 // rawProxyGet sends the raw request line "GET target HTTP/1.1" (with
@@ -21,22 +17,7 @@ import (
 // response with its body read. Go's client would normalise target.
 func rawProxyGet(t *testing.T, addr, target, host string) (*http.Response, string) {
 	t.Helper()
-	c, err := net.DialTimeout("tcp", addr, 5*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	c.SetDeadline(time.Now().Add(testTimeout))
-	if _, err := io.WriteString(c, "GET "+target+" HTTP/1.1\r\nHost: "+host+"\r\nUser-Agent: TestBot/1.0\r\nConnection: close\r\n\r\n"); err != nil {
-		t.Fatal(err)
-	}
-	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
-	if err != nil {
-		t.Fatalf("GET %.60s: %v", target, err) // target may be kilobytes long
-	}
-	b, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	return resp, string(b)
+	return rawRoundTrip(t, addr, "GET "+target+" HTTP/1.1\r\nHost: "+host+"\r\nUser-Agent: TestBot/1.0\r\nConnection: close\r\n\r\n")
 }
 
 // selfSpellings are spellings of robotsgate's loopback address with port
@@ -100,12 +81,7 @@ func TestSelfRequestSpellings(t *testing.T) {
 // fix "0<port>" was refused only as a port outside the allow-list, and
 // the IPv4 shorthands were not recognised.
 func TestSelfConnectSpellings(t *testing.T) {
-	p := startSelfProxy(t, func(c *config.Config, adminPort int) {
-		c.Mode = config.ModeReport
-		c.HTTPS.Mode = config.HTTPSModeTunnel
-		c.Agent = "TestBot"
-		c.HTTPS.AllowedPorts = []int{443, adminPort}
-	})
+	p := startSelfProxy(t, reportTunnelToAdmin)
 	_, adminPort, _ := net.SplitHostPort(p.adminAddr)
 	for _, hp := range selfSpellings(adminPort) {
 		resp, c, _ := rawConnect(t, p.addr, hp, "User-Agent: TestBot/1.0")

@@ -52,12 +52,7 @@ func newSigOrigin(t *testing.T, tlsOn bool, robotsTxt string) *sigOrigin {
 		}
 		io.WriteString(w, "page "+r.URL.Path)
 	})
-	if tlsOn {
-		o.Server = quietTLSServer(h)
-	} else {
-		o.Server = httptest.NewServer(h)
-	}
-	t.Cleanup(o.Close)
+	o.Server = startTestServer(t, h, tlsOn)
 	return o
 }
 

@@ -4,11 +4,9 @@ import (
 	"bufio"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/robotsgate/robotsgate/enforce"
 )
@@ -18,12 +16,8 @@ import (
 // returns the status and body of the answer.
 func rawGet(t *testing.T, addr, target, host string) (int, string) {
 	t.Helper()
-	c, err := net.DialTimeout("tcp", addr, 5*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := dialRaw(t, addr)
 	defer c.Close()
-	c.SetDeadline(time.Now().Add(testTimeout))
 	fmt.Fprintf(c, "GET %s HTTP/1.1\r\nHost: %s\r\nUser-Agent: TestBot/1.0\r\nConnection: close\r\n\r\n", target, host)
 	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
 	if err != nil {

@@ -1,8 +1,6 @@
 package proxy
 
 import (
-	"bytes"
-	"compress/gzip"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -66,13 +64,10 @@ func TestStaleCopyIsReported(t *testing.T) {
 // clients undecoded; a robots.txt the origin sends gzip-compressed,
 // unasked, must still be decoded and enforced.
 func TestGzipRobotsTxtThroughProxy(t *testing.T) {
-	var gz bytes.Buffer
-	zw := gzip.NewWriter(&gz)
-	io.WriteString(zw, privateRobots)
-	zw.Close()
+	gz := encodeGzip(privateRobots)
 	o := newOrigin(t, func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Encoding", "gzip")
-		w.Write(gz.Bytes())
+		w.Write(gz)
 	}, nil)
 	h := newHarness(t, harnessOpts{})
 	if resp, body := h.get(t, o.URL+"/private/x"); resp.StatusCode != 403 || resp.Header.Get(HeaderDecision) != "disallowed" {

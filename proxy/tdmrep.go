@@ -136,18 +136,11 @@ func (t tdmStep) onResponse(resp *http.Response, ctx *goproxy.ProxyCtx, st *requ
 		return resp, outcome{} // the file's reservation was decided (and audited) before the request
 	}
 	d := tdmDecision(st.Decision, enforce.ReasonTDMReserved, v)
-	if !t.enforce || t.report {
+	enforcing := t.enforce && !t.report
+	if !enforcing {
 		st.Decision.TDM = v
-		o := note(audit.DecisionReported, d)
-		o.status = resp.StatusCode
-		return resp, o
 	}
-	if resp.Body != nil {
-		resp.Body.Close()
-	}
-	o := refuse(d)
-	o.header = http.Header{HeaderTDM: {tdmHeader(v.Verdict, false)}}
-	return resp, o
+	return onResponseVerdict(resp, d, enforcing, http.Header{HeaderTDM: {tdmHeader(v.Verdict, false)}})
 }
 
 // responseTDM returns the TDMRep verdict in force after resp: prev (the

@@ -4,7 +4,6 @@ import (
 	"context"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"net/netip"
 	"strings"
 	"testing"
@@ -34,21 +33,12 @@ func BenchmarkTransparent(b *testing.B) {
 			host := strings.TrimPrefix(o.URL, "http://")
 			dst := netip.MustParseAddrPort(host)
 			h := srv.life.wrap(http.HandlerFunc(srv.serveRedirected))
-			b.ReportAllocs()
-			b.ResetTimer()
-			b.RunParallel(func(pb *testing.PB) {
+			benchServe(b, h, mix.paths, func() func(*http.Request) *http.Request {
 				ctx := context.WithValue(context.Background(), redirectedKey{}, &redirected{dst: dst})
-				i := 0
-				for pb.Next() {
-					r := httptest.NewRequest(http.MethodGet, mix.paths[i%len(mix.paths)], nil).WithContext(ctx)
+				return func(r *http.Request) *http.Request {
+					r = r.WithContext(ctx)
 					r.Host = host
-					r.Header.Set("User-Agent", "BenchBot/1.0")
-					w := httptest.NewRecorder()
-					h.ServeHTTP(w, r)
-					if w.Code != 200 && w.Code != 403 {
-						b.Fatalf("status %d", w.Code)
-					}
-					i++
+					return r
 				}
 			})
 		})

@@ -51,14 +51,8 @@ func TestTransparentNotRedirected(t *testing.T) {
 	addr := startTransparent(t, h)
 	c := dialDeadline(t, addr)
 	host := strings.TrimPrefix(o.URL, "http://")
-	io.WriteString(c, "GET /page HTTP/1.1\r\nHost: "+host+"\r\n\r\n")
-	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusForbidden {
-		t.Fatalf("status %d, want 403 not-redirected", resp.StatusCode)
+	if st := rawStatus(t, c, "GET /page HTTP/1.1\r\nHost: "+host+"\r\n\r\n"); st != http.StatusForbidden {
+		t.Fatalf("status %d, want 403 not-redirected", st)
 	}
 	if !strings.Contains(h.audit.String(), `"reason":"not-redirected"`) {
 		t.Errorf("audit: %s", h.audit.String())
@@ -118,14 +112,8 @@ func TestTransparentClientLimits(t *testing.T) {
 	}})
 	addr := startTransparent(t, h)
 	c := dialDeadline(t, addr)
-	io.WriteString(c, "GET / HTTP/1.1\r\nHost: origin.test\r\nX-Big: "+strings.Repeat("a", 64<<10)+"\r\n\r\n")
-	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusRequestHeaderFieldsTooLarge {
-		t.Errorf("oversized head: %d, want 431", resp.StatusCode)
+	if st := rawStatus(t, c, "GET / HTTP/1.1\r\nHost: origin.test\r\nX-Big: "+strings.Repeat("a", 64<<10)+"\r\n\r\n"); st != http.StatusRequestHeaderFieldsTooLarge {
+		t.Errorf("oversized head: %d, want 431", st)
 	}
 
 	slow := dialDeadline(t, addr)
@@ -221,11 +209,20 @@ func TestTransparentOpaqueTarget(t *testing.T) {
 // deadline; the connection is closed when the test ends.
 func dialDeadline(t *testing.T, addr string) net.Conn {
 	t.Helper()
-	c, err := net.Dial("tcp", addr)
+	c := dialRaw(t, addr)
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// rawStatus writes req on c and returns the status of the answer (its
+// body unread).
+func rawStatus(t *testing.T, c net.Conn, req string) int {
+	t.Helper()
+	io.WriteString(c, req)
+	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { c.Close() })
-	c.SetDeadline(time.Now().Add(testTimeout))
-	return c
+	resp.Body.Close()
+	return resp.StatusCode
 }

@@ -67,17 +67,7 @@ func (u usageStep) onResponse(resp *http.Response, ctx *goproxy.ProxyCtx, st *re
 	if useBlocked {
 		responseUseRefusal(&d, st.ContentUse, respUse, blocked == 0)
 	}
-	if !u.enforce {
-		o := note(audit.DecisionReported, d)
-		o.status = resp.StatusCode
-		return resp, o
-	}
-	if resp.Body != nil {
-		resp.Body.Close()
-	}
-	o := refuse(d)
-	o.header = http.Header{HeaderUsage: {prefs.String()}}
-	return resp, o
+	return onResponseVerdict(resp, d, u.enforce, http.Header{HeaderUsage: {prefs.String()}})
 }
 
 // responseUsage returns the usage preferences resp binds a crawler to

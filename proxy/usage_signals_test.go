@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
@@ -37,12 +36,7 @@ func newSignalOrigin(t *testing.T, robots string, tls bool) *tlsOrigin {
 		}
 		o.serve(w, r)
 	})
-	if tls {
-		o.Server = quietTLSServer(h)
-	} else {
-		o.Server = httptest.NewServer(h)
-	}
-	t.Cleanup(o.Close)
+	o.Server = startTestServer(t, h, tls)
 	return o
 }
 
@@ -159,15 +153,7 @@ func TestUsageContentUseThroughProxy(t *testing.T) {
 		c.Usage.Response = config.UsageResponseEnforce
 	})
 	c := p.client(nil)
-	resp, body := get(t, c, ref.URL+"/x", "Accept", "application/json")
-	if resp.StatusCode != http.StatusForbidden || resp.Header.Get(HeaderDecision) != "usage-disallowed" ||
-		resp.Header.Get(HeaderRule) != "Content-Signal: search=yes,ai-train=no,use=reference; line 2" {
-		t.Fatalf("use=reference: %d %v %s", resp.StatusCode, resp.Header, body)
-	}
-	var j refusalBody
-	if err := json.Unmarshal([]byte(body), &j); err != nil {
-		t.Fatal(err)
-	}
+	j, body := getUsageRefusal(t, c, ref.URL+"/x", "Content-Signal: search=yes,ai-train=no,use=reference; line 2")
 	if j.Detail != "content use full is above the site's level reference" || j.ContentUse != "full" || !j.ContentUseDisallowed ||
 		j.SiteUse == nil || *j.SiteUse != (enforce.SiteUseShown{Level: "reference", Source: "content-signal", Rule: "Content-Signal: search=yes,ai-train=no,use=reference", Line: 2}) {
 		t.Fatalf("use=reference JSON body: %s", body)
@@ -185,7 +171,7 @@ func TestUsageContentUseThroughProxy(t *testing.T) {
 		su["level"] != "reference" || su["line"] != 2.0 || rec["line"] != 2.0 {
 		t.Fatalf("audit record: %v", rec)
 	}
-	resp, body = get(t, c, full.URL+"/x")
+	resp, body := get(t, c, full.URL+"/x")
 	if resp.StatusCode != 200 || body != "hello from /x" || resp.Header.Get(HeaderUsage) != "train-ai=n, search=y, use=full" {
 		t.Fatalf("use=full: %d %q %v", resp.StatusCode, body, resp.Header)
 	}

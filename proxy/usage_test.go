@@ -110,6 +110,23 @@ func usageField(rec map[string]any, purpose string) map[string]any {
 	return v
 }
 
+// getUsageRefusal gets u with c, asking for the JSON refusal; the test
+// fails unless the answer is a 403 usage-disallowed refusal by rule (the
+// X-Robotsgate-Rule value). It returns the decoded refusal and the body.
+func getUsageRefusal(t *testing.T, c *http.Client, u, rule string) (refusalBody, string) {
+	t.Helper()
+	resp, body := get(t, c, u, "Accept", "application/json")
+	if resp.StatusCode != http.StatusForbidden || resp.Header.Get(HeaderDecision) != "usage-disallowed" ||
+		resp.Header.Get(HeaderRule) != rule {
+		t.Fatalf("%s: %d %v %s", u, resp.StatusCode, resp.Header, body)
+	}
+	var j refusalBody
+	if err := json.Unmarshal([]byte(body), &j); err != nil {
+		t.Fatal(err)
+	}
+	return j, body
+}
+
 // TestUsageAttachExampleThroughProxy: the attach draft's example, for a
 // crawler declaring train-ai.
 func TestUsageAttachExampleThroughProxy(t *testing.T) {
@@ -117,15 +134,7 @@ func TestUsageAttachExampleThroughProxy(t *testing.T) {
 	p := startUsageProxy(t, func(c *config.Config) { c.Purposes = aipref.SetOf(aipref.TrainAI) })
 	c := p.client(nil)
 
-	resp, body := get(t, c, o.URL+"/test", "Accept", "application/json")
-	if resp.StatusCode != http.StatusForbidden || resp.Header.Get(HeaderDecision) != "usage-disallowed" ||
-		resp.Header.Get(HeaderRule) != "Content-Usage: train-ai=n; line 4" {
-		t.Fatalf("/test: %d %v %s", resp.StatusCode, resp.Header, body)
-	}
-	var j refusalBody
-	if err := json.Unmarshal([]byte(body), &j); err != nil {
-		t.Fatal(err)
-	}
+	j, body := getUsageRefusal(t, c, o.URL+"/test", "Content-Usage: train-ai=n; line 4")
 	tu := j.Usage["train-ai"]
 	if j.Decision != "blocked" || j.Reason != "usage-disallowed" || j.Rule != "Content-Usage: train-ai=n" || j.Line != 4 || j.Detail != "purpose train-ai disallowed" ||
 		strings.Join(j.Purposes, ",") != "train-ai" || strings.Join(j.UsageDisallowed, ",") != "train-ai" ||
@@ -154,7 +163,7 @@ func TestUsageAttachExampleThroughProxy(t *testing.T) {
 		t.Fatalf("audit usage: %v", rec["usage"])
 	}
 
-	resp, body = get(t, c, o.URL+"/ai-ok/test")
+	resp, body := get(t, c, o.URL+"/ai-ok/test")
 	if resp.StatusCode != 200 || body != "origin body /ai-ok/test" || resp.Header.Get(HeaderUsage) != "train-ai=y" {
 		t.Fatalf("/ai-ok/test: %d %q usage %q", resp.StatusCode, body, resp.Header.Get(HeaderUsage))
 	}

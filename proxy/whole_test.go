@@ -91,28 +91,28 @@ func (o *wholeOrigin) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-func encodeGzip(s string) []byte {
+// encodeWith returns s compressed by the writer newW makes.
+func encodeWith(s string, newW func(io.Writer) io.WriteCloser) []byte {
 	var b bytes.Buffer
-	w := gzip.NewWriter(&b)
+	w := newW(&b)
 	io.WriteString(w, s)
 	w.Close()
 	return b.Bytes()
+}
+
+func encodeGzip(s string) []byte {
+	return encodeWith(s, func(w io.Writer) io.WriteCloser { return gzip.NewWriter(w) })
 }
 
 func encodeZlib(s string) []byte {
-	var b bytes.Buffer
-	w := zlib.NewWriter(&b)
-	io.WriteString(w, s)
-	w.Close()
-	return b.Bytes()
+	return encodeWith(s, func(w io.Writer) io.WriteCloser { return zlib.NewWriter(w) })
 }
 
 func encodeFlate(s string) []byte {
-	var b bytes.Buffer
-	w, _ := flate.NewWriter(&b, flate.BestSpeed)
-	io.WriteString(w, s)
-	w.Close()
-	return b.Bytes()
+	return encodeWith(s, func(w io.Writer) io.WriteCloser {
+		fw, _ := flate.NewWriter(w, flate.BestSpeed)
+		return fw
+	})
 }
 
 // wholeRig is a proxy (plain HTTP or MITM) in front of a wholeOrigin.

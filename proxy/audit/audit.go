@@ -331,17 +331,7 @@ func (n nopCloser) Sync() error {
 func usageDict(us []Usage) *zerolog.Event {
 	d := zerolog.Dict()
 	for _, u := range us {
-		v := zerolog.Dict().Str("pref", u.Pref)
-		if u.Source != "" {
-			v.Str("source", u.Source)
-		}
-		if u.Rule != "" {
-			v.Str("rule", u.Rule)
-		}
-		if u.Line > 0 {
-			v.Int("line", u.Line)
-		}
-		d.Dict(u.Purpose, v)
+		d.Dict(u.Purpose, withRule(zerolog.Dict().Str("pref", u.Pref), u.Source, u.Rule, u.Line))
 	}
 	return d
 }
@@ -349,15 +339,20 @@ func usageDict(us []Usage) *zerolog.Event {
 // siteUseDict is the "site_use" object of an audit record, as
 // /v1/decision and refusal bodies show it.
 func siteUseDict(su *SiteUse) *zerolog.Event {
-	d := zerolog.Dict().Str("level", su.Level)
-	if su.Source != "" {
-		d.Str("source", su.Source)
+	return withRule(zerolog.Dict().Str("level", su.Level), su.Source, su.Rule, su.Line)
+}
+
+// withRule adds to d where a value came from: its source, rule and line,
+// each only when set.
+func withRule(d *zerolog.Event, source, rule string, line int) *zerolog.Event {
+	if source != "" {
+		d.Str("source", source)
 	}
-	if su.Rule != "" {
-		d.Str("rule", su.Rule)
+	if rule != "" {
+		d.Str("rule", rule)
 	}
-	if su.Line > 0 {
-		d.Int("line", su.Line)
+	if line > 0 {
+		d.Int("line", line)
 	}
 	return d
 }
