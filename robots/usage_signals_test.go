@@ -1,10 +1,6 @@
 package robots
 
-import (
-	"testing"
-
-	"github.com/robotsgate/robotsgate/robots/aipref"
-)
+import "testing"
 
 func TestUsageSignalsPrefCases(t *testing.T) {
 	for _, c := range loadUsageFile(t, "usage_signals_cases.json").Prefs {
@@ -24,13 +20,7 @@ func TestUsageSignalsRobotsCases(t *testing.T) {
 		t.Run(c.Name, func(t *testing.T) {
 			r := Parse([]byte(c.Robots))
 			for _, ck := range c.Checks {
-				d, u := r.MatchUsage(c.Agent, ck.Path)
-				if d != r.MatchPath(c.Agent, ck.Path) || d.Allowed != ck.Crawl {
-					t.Errorf("%s: decision %+v, want crawl %v (source: %s)", ck.Path, d, ck.Crawl, c.Source)
-				}
-				for p := aipref.Purpose(0); p < aipref.NumPurposes; p++ {
-					checkUsageFor(t, ck.Path, p, u, ck.Usage[p.String()], c.Source)
-				}
+				u := checkMatchUsage(t, r, c.Agent, ck.Path, ck.Crawl, ck.Usage, c.Source)
 				uv := u.Use()
 				if uv.Level.String() != ck.Use.Level || uv.Line != ck.Use.Line || (uv.Line != 0) != (uv.Source == ContentSignal) {
 					t.Errorf("%s: use %q line %d (%q), want %q line %d (source: %s)", ck.Path, uv.Level, uv.Line, uv.Rule, ck.Use.Level, ck.Use.Line, c.Source)

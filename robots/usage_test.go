@@ -80,14 +80,26 @@ func checkPrefLetters(t *testing.T, got aipref.Prefs, want map[string]string, fo
 	}
 }
 
-// checkUsageFor compares u.For(p) with want for one purpose.
-func checkUsageFor(t *testing.T, path string, p aipref.Purpose, u Usage, want usageWant, source string) {
+// checkMatchUsage decides path for agent with r.MatchUsage, checks that
+// its decision is MatchPath's and allows crawling as crawl says and that
+// each purpose's statement is usage's, and returns the usage.
+func checkMatchUsage(t *testing.T, r *Robots, agent, path string, crawl bool, usage map[string]usageWant, source string) Usage {
 	t.Helper()
-	got := u.For(p)
-	if prefLetter(got.Pref) != want.Pref || got.Source.String() != want.Source || got.Line != want.Line {
-		t.Errorf("%s %s: got %s from %q line %d (%q), want %q from %q line %d (source: %s)",
-			path, p, prefLetter(got.Pref), got.Source, got.Line, got.Rule, want.Pref, want.Source, want.Line, source)
+	d, u := r.MatchUsage(agent, path)
+	if want := r.MatchPath(agent, path); d != want {
+		t.Errorf("%s: MatchUsage decision %+v, MatchPath %+v", path, d, want)
 	}
+	if d.Allowed != crawl {
+		t.Errorf("%s: crawl = %v, want %v (source: %s)", path, d.Allowed, crawl, source)
+	}
+	for p := aipref.Purpose(0); p < aipref.NumPurposes; p++ {
+		got, want := u.For(p), usage[p.String()]
+		if prefLetter(got.Pref) != want.Pref || got.Source.String() != want.Source || got.Line != want.Line {
+			t.Errorf("%s %s: got %s from %q line %d (%q), want %q from %q line %d (source: %s)",
+				path, p, prefLetter(got.Pref), got.Source, got.Line, got.Rule, want.Pref, want.Source, want.Line, source)
+		}
+	}
+	return u
 }
 
 // prefLetter is the notation of the JSON file: "y", "n", or "" for unknown.
@@ -125,15 +137,8 @@ func TestUsageRobotsCases(t *testing.T) {
 		t.Run(c.Name, func(t *testing.T) {
 			r := Parse([]byte(c.Robots))
 			for _, ck := range c.Checks {
-				d, u := r.MatchUsage(c.Agent, ck.Path)
-				if want := r.MatchPath(c.Agent, ck.Path); d != want {
-					t.Errorf("%s: MatchUsage decision %+v, MatchPath %+v", ck.Path, d, want)
-				}
-				if d.Allowed != ck.Crawl {
-					t.Errorf("%s: crawl = %v, want %v (source: %s)", ck.Path, d.Allowed, ck.Crawl, c.Source)
-				}
+				u := checkMatchUsage(t, r, c.Agent, ck.Path, ck.Crawl, ck.Usage, c.Source)
 				for p := aipref.Purpose(0); p < aipref.NumPurposes; p++ {
-					checkUsageFor(t, ck.Path, p, u, ck.Usage[p.String()], c.Source)
 					got := u.For(p)
 					if (got.Rule == "") != (got.Source == UsageNone) ||
 						got.Source != UsageNone && !strings.HasPrefix(strings.ToLower(got.Rule), got.Source.String()+":") {
