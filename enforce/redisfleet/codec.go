@@ -242,7 +242,7 @@ func (d *reader) uint() uint64 { return readVarint(d, binary.Uvarint) }
 
 func (d *reader) int() int64 { return readVarint(d, binary.Varint) }
 
-// readVarint reads one number with read (binary.Uvarint or binary.Varint).
+// readVarint reads one number with read ([binary.Uvarint] or [binary.Varint]).
 func readVarint[T uint64 | int64](d *reader, read func([]byte) (T, int)) T {
 	v, n := read(d.b)
 	if n <= 0 {
