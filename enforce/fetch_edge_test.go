@@ -7,6 +7,7 @@ import (
 	"compress/zlib"
 	"context"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -16,32 +17,35 @@ import (
 	"time"
 )
 
-// gzipped returns b gzip-compressed.
-func gzipped(b []byte) []byte {
+// compressed returns b written through the writer newWriter makes.
+func compressed(b []byte, newWriter func(io.Writer) io.WriteCloser) []byte {
 	var buf bytes.Buffer
-	zw, _ := gzip.NewWriterLevel(&buf, gzip.BestCompression)
+	zw := newWriter(&buf)
 	zw.Write(b)
 	zw.Close()
 	return buf.Bytes()
 }
 
+// gzipped returns b gzip-compressed.
+func gzipped(b []byte) []byte {
+	return compressed(b, func(w io.Writer) io.WriteCloser {
+		zw, _ := gzip.NewWriterLevel(w, gzip.BestCompression)
+		return zw
+	})
+}
+
 // zlibbed returns b zlib-wrapped (HTTP's "deflate").
 func zlibbed(b []byte) []byte {
-	var buf bytes.Buffer
-	zw := zlib.NewWriter(&buf)
-	zw.Write(b)
-	zw.Close()
-	return buf.Bytes()
+	return compressed(b, func(w io.Writer) io.WriteCloser { return zlib.NewWriter(w) })
 }
 
 // rawDeflated returns b as a raw deflate stream (what some servers send
 // as "deflate").
 func rawDeflated(b []byte) []byte {
-	var buf bytes.Buffer
-	zw, _ := flate.NewWriter(&buf, flate.BestCompression)
-	zw.Write(b)
-	zw.Close()
-	return buf.Bytes()
+	return compressed(b, func(w io.Writer) io.WriteCloser {
+		zw, _ := flate.NewWriter(w, flate.BestCompression)
+		return zw
+	})
 }
 
 // serveBytes returns a handler answering 200 with body and the given

@@ -19,9 +19,28 @@ import (
 // counting its fetches.
 type licenseEnv struct {
 	*env
+	servedFile
+}
+
+// servedFile is a file an origin serves with the status in status (0:
+// 200) and the body in body, counting its fetches.
+type servedFile struct {
 	status  atomic.Int64
 	body    atomic.Pointer[string]
 	fetches atomic.Int64
+}
+
+// serve counts a fetch and writes the status, then contentType when not
+// "", then the body.
+func (f *servedFile) serve(w http.ResponseWriter, contentType string) {
+	f.fetches.Add(1)
+	if s := f.status.Load(); s != 0 {
+		w.WriteHeader(int(s))
+	}
+	if contentType != "" {
+		w.Header().Set("Content-Type", contentType)
+	}
+	io.WriteString(w, *f.body.Load())
 }
 
 func newLicenseEnv(t *testing.T, body string) *licenseEnv {
@@ -33,12 +52,7 @@ func newLicenseEnv(t *testing.T, body string) *licenseEnv {
 		case "/robots.txt":
 			io.WriteString(w, "License: http://"+r.Host+"/license.xml\nUser-agent: *\nDisallow: /private\n")
 		case "/license.xml":
-			v.fetches.Add(1)
-			if s := v.status.Load(); s != 0 {
-				w.WriteHeader(int(s))
-			}
-			w.Header().Set("Content-Type", "text/plain") // identified by namespace, not media type
-			io.WriteString(w, *v.body.Load())
+			v.serve(w, "text/plain") // identified by namespace, not media type
 		}
 	}, Config{})
 	return v

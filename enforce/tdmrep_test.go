@@ -15,9 +15,7 @@ import (
 // status (0: 200) and the body in body, counting its fetches.
 type tdmEnv struct {
 	*env
-	status  atomic.Int64
-	body    atomic.Pointer[string]
-	fetches atomic.Int64
+	servedFile
 }
 
 func newTDMEnv(t *testing.T, body string) *tdmEnv {
@@ -29,11 +27,7 @@ func newTDMEnv(t *testing.T, body string) *tdmEnv {
 			io.WriteString(w, "User-agent: *\nAllow: /\n")
 			return
 		}
-		v.fetches.Add(1)
-		if s := v.status.Load(); s != 0 {
-			w.WriteHeader(int(s))
-		}
-		io.WriteString(w, *v.body.Load())
+		v.serve(w, "")
 	}, Config{})
 	return v
 }

@@ -4,6 +4,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/robotsgate/robotsgate/internal/testsupport"
 )
 
 // hostilePathLen is the length of the crafted paths: the proxy's default
@@ -168,7 +170,7 @@ func BenchmarkDecideHostile(b *testing.B) {
 			}
 			b.ReportAllocs()
 			b.ResetTimer()
-			cpuPerOp(b, func() { r.MatchPath("bot", bc.path) })
+			testsupport.CPUPerOp(b, func() { r.MatchPath("bot", bc.path) })
 		})
 	}
 }

@@ -99,14 +99,7 @@ func TestOccIndexNext(t *testing.T) {
 // small alphabet, rules with nested keys, anchors and several groups.
 func TestIndexedDecisions(t *testing.T) {
 	rng := rand.New(rand.NewPCG(9, 10))
-	const alphabet = "ab/%*$"
-	word := func(n int) string {
-		b := make([]byte, n)
-		for i := range b {
-			b[i] = alphabet[rng.IntN(len(alphabet)-2)]
-		}
-		return string(b)
-	}
+	word := ruleWords(rng)
 	for round := 0; round < 30; round++ {
 		var sb strings.Builder
 		var rules []Rule
@@ -116,18 +109,7 @@ func TestIndexedDecisions(t *testing.T) {
 				sb.WriteString("User-agent: bot\n")
 				line++
 			}
-			var pat strings.Builder
-			pat.WriteString("/*"[rng.IntN(2):][:1])
-			for k := 0; k < 1+rng.IntN(4); k++ {
-				if k > 0 {
-					pat.WriteByte('*')
-				}
-				pat.WriteString(word(1 + rng.IntN(5)))
-			}
-			if rng.IntN(4) == 0 {
-				pat.WriteByte('$')
-			}
-			r := Rule{Allow: rng.IntN(2) == 0, Pattern: pat.String()}
+			r := randomRule(rng, "/*"[rng.IntN(2):][:1], 4, 5, word)
 			sb.WriteString(r.String() + "\n")
 			line++
 			r.Line = line
@@ -140,12 +122,7 @@ func TestIndexedDecisions(t *testing.T) {
 			for len(path) < rng.IntN(300) {
 				path += word(rng.IntN(6)) + strings.Repeat("b", rng.IntN(60))
 			}
-			d := robots.MatchPath("bot", path)
-			wantAllowed, wantLine := refDecide(rules, path)
-			if d.Allowed != wantAllowed || d.Rule.Line != wantLine {
-				t.Fatalf("path %q: got allowed=%v line %d (%s), reference allowed=%v line %d\n%s",
-					path, d.Allowed, d.Rule.Line, d.Rule, wantAllowed, wantLine, sb.String())
-			}
+			checkRefDecision(t, robots, rules, path, sb.String())
 		}
 	}
 }

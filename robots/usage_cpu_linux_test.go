@@ -5,6 +5,8 @@ package robots
 import (
 	"runtime"
 	"testing"
+
+	"github.com/robotsgate/robotsgate/internal/testsupport"
 )
 
 // BenchmarkUsageOverhead reports, as the metric "ratio", the CPU time of
@@ -31,20 +33,20 @@ func usageOverhead(b *testing.B, plain, usage *Robots) {
 	var tPlain, tUsage int64
 	b.ReportAllocs()
 	for b.Loop() {
-		t0 := threadCPU(b)
+		t0 := testsupport.ThreadCPU(b)
 		for range batch {
 			for _, c := range benchDecideCases {
 				plain.MatchPath(c.agent, c.path)
 			}
 		}
-		t1 := threadCPU(b)
+		t1 := testsupport.ThreadCPU(b)
 		for range batch {
 			for _, c := range benchDecideCases {
 				usage.MatchUsage(c.agent, c.path)
 			}
 		}
 		tPlain += t1 - t0
-		tUsage += threadCPU(b) - t1
+		tUsage += testsupport.ThreadCPU(b) - t1
 	}
 	n := float64(b.N * batch * len(benchDecideCases))
 	b.ReportMetric(float64(tUsage)/float64(tPlain), "ratio")

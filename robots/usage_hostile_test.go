@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/robotsgate/robotsgate/internal/testsupport"
 	"github.com/robotsgate/robotsgate/robots/aipref"
 )
 
@@ -68,7 +69,7 @@ func BenchmarkDecideUsageHostile(b *testing.B) {
 			checkNoUsage(b, bc.name, r, bc.path)
 			b.ReportAllocs()
 			b.ResetTimer()
-			cpuPerOp(b, func() { r.MatchUsage("bot", bc.path) })
+			testsupport.CPUPerOp(b, func() { r.MatchUsage("bot", bc.path) })
 		})
 	}
 }

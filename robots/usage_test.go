@@ -9,40 +9,97 @@ import (
 	"github.com/robotsgate/robotsgate/robots/aipref"
 )
 
-// usageCases mirrors testdata/usage_cases.json.
-type usageCases struct {
+// usageCaseFile mirrors testdata/usage_cases.json and
+// testdata/usage_signals_cases.json (the latter adds the use= fields).
+type usageCaseFile struct {
 	Prefs []struct {
-		Name, Source, Format, Input string
-		Header                      []string
-		Want                        map[string]string
+		Name, Source, Format, Input, Use string
+		Header                           []string
+		Want                             map[string]string
 	}
 	Robots []struct {
 		Name, Source, Robots, Agent string
 		Checks                      []struct {
 			Path  string
 			Crawl bool
-			Usage map[string]struct {
-				Pref, Source string
-				Line         int
+			Usage map[string]usageWant
+			Use   struct {
+				Level string
+				Line  int
 			}
 		}
 	}
 }
 
-func loadUsageCases(t *testing.T) usageCases {
+// usageWant is one purpose's expected statement in a case file.
+type usageWant struct {
+	Pref, Source string
+	Line         int
+}
+
+func loadUsageFile(t *testing.T, name string) usageCaseFile {
 	t.Helper()
-	b, err := os.ReadFile("testdata/usage_cases.json")
+	b, err := os.ReadFile("testdata/" + name)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var uc usageCases
+	var uc usageCaseFile
 	if err := json.Unmarshal(b, &uc); err != nil {
 		t.Fatal(err)
 	}
 	if len(uc.Prefs) == 0 || len(uc.Robots) == 0 {
-		t.Fatal("usage_cases.json: no cases")
+		t.Fatalf("%s: no cases", name)
 	}
 	return uc
+}
+
+// parsePrefCase parses a prefs case's input with the parser its format names.
+func parsePrefCase(t *testing.T, format, input string, header []string) aipref.Prefs {
+	t.Helper()
+	switch {
+	case format == "content-signal-header":
+		return aipref.ParseContentSignalHeader(header)
+	case format == "content-signal":
+		return aipref.ParseContentSignal(input)
+	case format == "vocab" && header != nil:
+		return aipref.ParseHeader(header)
+	case format == "vocab":
+		return aipref.Parse(input)
+	}
+	t.Fatalf("unknown format %q", format)
+	return aipref.Prefs{}
+}
+
+// checkPrefLetters compares every purpose of got with want (y/n/"").
+func checkPrefLetters(t *testing.T, got aipref.Prefs, want map[string]string, format, input, source string) {
+	t.Helper()
+	for p := aipref.Purpose(0); p < aipref.NumPurposes; p++ {
+		if g, w := prefLetter(got.Get(p)), want[p.String()]; g != w {
+			t.Errorf("%s %q: %s = %q, want %q (source: %s)", format, input, p, g, w, source)
+		}
+	}
+}
+
+// checkMatchUsage decides path for agent with r.MatchUsage, checks that
+// its decision is MatchPath's and allows crawling as crawl says and that
+// each purpose's statement is usage's, and returns the usage.
+func checkMatchUsage(t *testing.T, r *Robots, agent, path string, crawl bool, usage map[string]usageWant, source string) Usage {
+	t.Helper()
+	d, u := r.MatchUsage(agent, path)
+	if want := r.MatchPath(agent, path); d != want {
+		t.Errorf("%s: MatchUsage decision %+v, MatchPath %+v", path, d, want)
+	}
+	if d.Allowed != crawl {
+		t.Errorf("%s: crawl = %v, want %v (source: %s)", path, d.Allowed, crawl, source)
+	}
+	for p := aipref.Purpose(0); p < aipref.NumPurposes; p++ {
+		got, want := u.For(p), usage[p.String()]
+		if prefLetter(got.Pref) != want.Pref || got.Source.String() != want.Source || got.Line != want.Line {
+			t.Errorf("%s %s: got %s from %q line %d (%q), want %q from %q line %d (source: %s)",
+				path, p, prefLetter(got.Pref), got.Source, got.Line, got.Rule, want.Pref, want.Source, want.Line, source)
+		}
+	}
+	return u
 }
 
 // prefLetter is the notation of the JSON file: "y", "n", or "" for unknown.
@@ -66,47 +123,23 @@ func checkPurposes(t *testing.T, want map[string]string) {
 }
 
 func TestUsagePrefCases(t *testing.T) {
-	for _, c := range loadUsageCases(t).Prefs {
+	for _, c := range loadUsageFile(t, "usage_cases.json").Prefs {
 		t.Run(c.Name, func(t *testing.T) {
 			checkPurposes(t, c.Want)
-			var got aipref.Prefs
-			switch {
-			case c.Format == "content-signal":
-				got = aipref.ParseContentSignal(c.Input)
-			case c.Header != nil:
-				got = aipref.ParseHeader(c.Header)
-			case c.Format == "vocab":
-				got = aipref.Parse(c.Input)
-			default:
-				t.Fatalf("unknown format %q", c.Format)
-			}
-			for p := aipref.Purpose(0); p < aipref.NumPurposes; p++ {
-				if g, w := prefLetter(got.Get(p)), c.Want[p.String()]; g != w {
-					t.Errorf("%s %q: %s = %q, want %q (source: %s)", c.Format, c.Input, p, g, w, c.Source)
-				}
-			}
+			got := parsePrefCase(t, c.Format, c.Input, c.Header)
+			checkPrefLetters(t, got, c.Want, c.Format, c.Input, c.Source)
 		})
 	}
 }
 
 func TestUsageRobotsCases(t *testing.T) {
-	for _, c := range loadUsageCases(t).Robots {
+	for _, c := range loadUsageFile(t, "usage_cases.json").Robots {
 		t.Run(c.Name, func(t *testing.T) {
 			r := Parse([]byte(c.Robots))
 			for _, ck := range c.Checks {
-				d, u := r.MatchUsage(c.Agent, ck.Path)
-				if want := r.MatchPath(c.Agent, ck.Path); d != want {
-					t.Errorf("%s: MatchUsage decision %+v, MatchPath %+v", ck.Path, d, want)
-				}
-				if d.Allowed != ck.Crawl {
-					t.Errorf("%s: crawl = %v, want %v (source: %s)", ck.Path, d.Allowed, ck.Crawl, c.Source)
-				}
+				u := checkMatchUsage(t, r, c.Agent, ck.Path, ck.Crawl, ck.Usage, c.Source)
 				for p := aipref.Purpose(0); p < aipref.NumPurposes; p++ {
-					got, want := u.For(p), ck.Usage[p.String()]
-					if prefLetter(got.Pref) != want.Pref || got.Source.String() != want.Source || got.Line != want.Line {
-						t.Errorf("%s %s: got %s from %q line %d (%q), want %q from %q line %d (source: %s)",
-							ck.Path, p, prefLetter(got.Pref), got.Source, got.Line, got.Rule, want.Pref, want.Source, want.Line, c.Source)
-					}
+					got := u.For(p)
 					if (got.Rule == "") != (got.Source == UsageNone) ||
 						got.Source != UsageNone && !strings.HasPrefix(strings.ToLower(got.Rule), got.Source.String()+":") {
 						t.Errorf("%s %s: rule %q does not fit source %q", ck.Path, p, got.Rule, got.Source)
@@ -120,10 +153,7 @@ func TestUsageRobotsCases(t *testing.T) {
 	}
 }
 
-func prefsOf(m map[string]struct {
-	Pref, Source string
-	Line         int
-}) aipref.Prefs {
+func prefsOf(m map[string]usageWant) aipref.Prefs {
 	var ps aipref.Prefs
 	for p := aipref.Purpose(0); p < aipref.NumPurposes; p++ {
 		switch m[p.String()].Pref {

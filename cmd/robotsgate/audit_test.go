@@ -24,14 +24,7 @@ func auditFixture(t *testing.T) (path, a, b string) {
 	ob, _ := newTestOrigin(t, nil)
 	path = filepath.Join(t.TempDir(), "audit.log")
 	r := startServe(t, []string{"-audit-log", path, "-agent", "AuditBot"}, nil)
-	for _, u := range []string{oa.URL + "/private/1", ob.URL + "/private/x", oa.URL + "/private/2", oa.URL + "/public"} {
-		resp, err := r.client.Get(u)
-		if err != nil {
-			t.Fatal(err)
-		}
-		io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
-	}
+	r.getAll(t, oa.URL+"/private/1", ob.URL+"/private/x", oa.URL+"/private/2", oa.URL+"/public")
 	if code := r.stop(t); code != 0 {
 		t.Fatalf("serve exit %d: %s", code, r.stderr)
 	}

@@ -40,22 +40,31 @@ func TestCheckLicense(t *testing.T) {
 			"-license", file, "https://p.com/articles/1"}, "", 1, []string{"allowed https://p.com/articles/1", "prohibited https://p.com/articles/1"}, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			var out, errb bytes.Buffer
-			code := runCheck(tc.args, strings.NewReader(tc.stdin), &out, &errb)
-			if code != tc.wantCode {
-				t.Fatalf("exit %d, want %d\nstdout: %s\nstderr: %s", code, tc.wantCode, out.String(), errb.String())
-			}
-			rest := out.String()
-			for _, w := range tc.wantOut {
-				i := strings.Index(rest, w)
-				if i < 0 {
-					t.Fatalf("stdout lacks %q (in order):\n%s", w, out.String())
-				}
-				rest = rest[i+len(w):]
-			}
-			if tc.wantErr != "" && !strings.Contains(errb.String(), tc.wantErr) {
-				t.Fatalf("stderr lacks %q: %s", tc.wantErr, errb.String())
+			errb := runCheckInOrder(t, tc.args, tc.stdin, tc.wantCode, tc.wantOut)
+			if tc.wantErr != "" && !strings.Contains(errb, tc.wantErr) {
+				t.Fatalf("stderr lacks %q: %s", tc.wantErr, errb)
 			}
 		})
 	}
+}
+
+// runCheckInOrder runs the check subcommand on args with stdin, checks its
+// exit code and that stdout holds each of wantOut in order, and returns
+// stderr.
+func runCheckInOrder(t *testing.T, args []string, stdin string, wantCode int, wantOut []string) string {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := runCheck(args, strings.NewReader(stdin), &out, &errb)
+	if code != wantCode {
+		t.Fatalf("exit %d, want %d\nstdout: %s\nstderr: %s", code, wantCode, out.String(), errb.String())
+	}
+	rest := out.String()
+	for _, w := range wantOut {
+		i := strings.Index(rest, w)
+		if i < 0 {
+			t.Fatalf("stdout lacks %q (in order):\n%s", w, out.String())
+		}
+		rest = rest[i+len(w):]
+	}
+	return errb.String()
 }

@@ -40,21 +40,9 @@ func TestCheckTDMRep(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			var out, errb bytes.Buffer
-			code := runCheck(tc.args, strings.NewReader(tc.stdin), &out, &errb)
-			if code != tc.wantCode {
-				t.Fatalf("exit %d, want %d\nstdout: %s\nstderr: %s", code, tc.wantCode, out.String(), errb.String())
-			}
-			rest := out.String()
-			for _, w := range tc.wantOut {
-				i := strings.Index(rest, w)
-				if i < 0 {
-					t.Fatalf("stdout lacks %q (in order):\n%s", w, out.String())
-				}
-				rest = rest[i+len(w):]
-			}
-			if (tc.wantErr == "") != (errb.Len() == 0) || !strings.Contains(errb.String(), tc.wantErr) {
-				t.Fatalf("stderr %q, want %q", errb.String(), tc.wantErr)
+			errb := runCheckInOrder(t, tc.args, tc.stdin, tc.wantCode, tc.wantOut)
+			if (tc.wantErr == "") != (errb == "") || !strings.Contains(errb, tc.wantErr) {
+				t.Fatalf("stderr %q, want %q", errb, tc.wantErr)
 			}
 		})
 	}

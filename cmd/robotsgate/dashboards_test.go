@@ -7,8 +7,6 @@ package main
 
 import (
 	"encoding/json"
-	"io"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -37,24 +35,8 @@ func scrapeRobotsgate(t *testing.T) exposed {
 	redis := redistest.Start(t)
 	origin, _ := newTestOrigin(t, nil)
 	r := startServe(t, []string{"-cache", redis.URL(0), "-audit-log", filepath.Join(t.TempDir(), "audit.jsonl")}, nil)
-	for _, u := range []string{origin.URL + "/page", origin.URL + "/private/x"} {
-		resp, err := r.client.Get(u)
-		if err != nil {
-			t.Fatal(err)
-		}
-		io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
-	}
-	resp, err := http.Get("http://" + r.addr.String() + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil || resp.StatusCode != http.StatusOK {
-		t.Fatalf("/metrics: %d %v", resp.StatusCode, err)
-	}
-	return parseExposition(t, string(b))
+	r.getAll(t, origin.URL+"/page", origin.URL+"/private/x")
+	return parseExposition(t, r.metrics(t))
 }
 
 // parseExposition reads the sample lines of the Prometheus text format.

@@ -2,9 +2,7 @@ package main
 
 import (
 	"bufio"
-	"io"
 	"io/fs"
-	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -40,20 +38,8 @@ func exposedMetrics(t *testing.T) map[string]bool {
 	names := map[string]bool{}
 	origin, _ := newTestOrigin(t, nil)
 	r := startServe(t, []string{"-audit-log", filepath.Join(t.TempDir(), "audit.log"), "-agent", "MetricsBot", "-purpose", "train-ai"}, nil)
-	for _, u := range []string{origin.URL + "/private", origin.URL + "/public"} {
-		resp, err := r.client.Get(u)
-		if err != nil {
-			t.Fatal(err)
-		}
-		io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
-	}
-	resp, err := http.Get("http://" + r.addr.String() + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	sc := bufio.NewScanner(resp.Body)
+	r.getAll(t, origin.URL+"/private", origin.URL+"/public")
+	sc := bufio.NewScanner(strings.NewReader(r.metrics(t)))
 	for sc.Scan() {
 		if f := strings.Fields(sc.Text()); len(f) >= 3 && f[0] == "#" && f[1] == "TYPE" && strings.HasPrefix(f[2], "robotsgate_") {
 			names[f[2]] = true

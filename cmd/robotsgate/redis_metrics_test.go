@@ -1,8 +1,6 @@
 package main
 
 import (
-	"io"
-	"net/http"
 	"testing"
 
 	"github.com/robotsgate/robotsgate/internal/redistest"
@@ -17,20 +15,8 @@ func TestRedisCacheEntriesMetric(t *testing.T) {
 	originA, _ := newTestOrigin(t, nil)
 	originB, _ := newTestOrigin(t, nil)
 	r := startServe(t, []string{"-cache", srv.URL(0), "-audit-log", "-"}, nil)
-	for _, u := range []string{originA.URL + "/private/x", originB.URL + "/page"} {
-		resp, err := r.client.Get(u)
-		if err != nil {
-			t.Fatal(err)
-		}
-		io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
-	}
-	resp, err := http.Get("http://" + r.addr.String() + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
+	r.getAll(t, originA.URL+"/private/x", originB.URL+"/page")
+	b := r.metrics(t)
 	if testsupport.MetricValue(t, string(b), "robotsgate_robots_cache_entries") != 2 {
 		t.Fatalf("metrics after two origins' robots.txt were cached:\n%s", b)
 	}

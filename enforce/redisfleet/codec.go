@@ -238,18 +238,13 @@ func (d *reader) fail(what string) {
 	d.b = nil
 }
 
-func (d *reader) uint() uint64 {
-	v, n := binary.Uvarint(d.b)
-	if n <= 0 {
-		d.fail("number")
-		return 0
-	}
-	d.b = d.b[n:]
-	return v
-}
+func (d *reader) uint() uint64 { return readVarint(d, binary.Uvarint) }
 
-func (d *reader) int() int64 {
-	v, n := binary.Varint(d.b)
+func (d *reader) int() int64 { return readVarint(d, binary.Varint) }
+
+// readVarint reads one number with read ([binary.Uvarint] or [binary.Varint]).
+func readVarint[T uint64 | int64](d *reader, read func([]byte) (T, int)) T {
+	v, n := read(d.b)
 	if n <= 0 {
 		d.fail("number")
 		return 0

@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -29,14 +28,7 @@ func TestLicenseEntryRoundTrip(t *testing.T) {
 		{Origin: key, Result: enforce.FetchResult{Status: enforce.StatusUnreachable, HTTPStatus: 503},
 			Good: &enforce.FetchResult{Status: enforce.StatusOK, HTTPStatus: 200, Body: body}, Failures: 1},
 	} {
-		raw, err := encodeRedisEntry(e)
-		if err != nil {
-			t.Fatal(err)
-		}
-		got, err := decodeRedisEntry(raw, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
+		got := roundTrip(t, e)
 		if got.Parsed != nil || got.TDM != nil || got.License == nil || got.LicenseErr != nil {
 			t.Fatalf("decoded: %+v", got)
 		}
@@ -65,28 +57,12 @@ func TestRedisFleetLicenseSingleFetch(t *testing.T) {
 		}
 	}))
 	t.Cleanup(o.Close)
-	var es []*enforce.Enforcer
-	for range 3 {
-		es = append(es, newRedisEnforcer(t, newTestRedis(t, srv, clock, nil), clock))
-	}
 	const n = 12
-	var wg sync.WaitGroup
-	results := make([]enforce.LicenseVerdict, n)
-	for i := range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			path := "/private"
-			if i%2 == 1 {
-				path = "/public"
-			}
-			u, _ := url.Parse(o.URL + path)
-			e := es[i%len(es)]
-			e.Decide(context.Background(), u, "", enforce.DecideOptions{})
-			results[i] = e.Licenses(context.Background(), u, "GET", "", aipref.SetOf(aipref.TrainAI))
-		}()
-	}
-	wg.Wait()
+	results := decideOnReplicas(t, srv, clock, n, func(e *enforce.Enforcer, path string) enforce.LicenseVerdict {
+		u, _ := url.Parse(o.URL + path)
+		e.Decide(context.Background(), u, "", enforce.DecideOptions{})
+		return e.Licenses(context.Background(), u, "GET", "", aipref.SetOf(aipref.TrainAI))
+	})()
 	if got := fetches.Load(); got != 1 {
 		t.Fatalf("%d license fetches for %d decisions over 3 replicas, want 1", got, n)
 	}

@@ -36,34 +36,16 @@ func TestRedisFleetSingleFetch(t *testing.T) {
 	hit := func() { <-release }
 	o.onHit.Store(&hit)
 
-	var es []*enforce.Enforcer
-	for range 3 {
-		es = append(es, newRedisEnforcer(t, newTestRedis(t, srv, clock, nil), clock))
-	}
 	const n = 64
-	var wg sync.WaitGroup
-	var started sync.WaitGroup
-	started.Add(n)
-	results := make([]enforce.Decision, n)
-	for i := range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			started.Done()
-			path := "/private"
-			if i%2 == 1 {
-				path = "/public"
-			}
-			results[i] = es[i%len(es)].Decide(context.Background(), o.url(t, path), "", enforce.DecideOptions{})
-		}()
-	}
-	started.Wait()
+	wait := decideOnReplicas(t, srv, clock, n, func(e *enforce.Enforcer, path string) enforce.Decision {
+		return e.Decide(context.Background(), o.url(t, path), "", enforce.DecideOptions{})
+	})
 	redisWaitFor(t, "the fetch lock", func() bool {
 		n, err := c.Exists(context.Background(), lockKey).Result()
 		return err == nil && n == 1
 	})
 	open()
-	wg.Wait()
+	results := wait()
 
 	if got := o.robots.Load(); got != 1 {
 		t.Fatalf("%d robots.txt fetches for %d requests over 3 replicas, want 1", got, n)

@@ -26,14 +26,7 @@ func TestTDMRepEntryRoundTrip(t *testing.T) {
 		{Origin: enforce.TDMKey("https://example.com"), Result: enforce.FetchResult{Status: enforce.StatusUnreachable, HTTPStatus: 503},
 			Good: &enforce.FetchResult{Status: enforce.StatusOK, HTTPStatus: 200, Body: body}, Failures: 1},
 	} {
-		raw, err := encodeRedisEntry(e)
-		if err != nil {
-			t.Fatal(err)
-		}
-		got, err := decodeRedisEntry(raw, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
+		got := roundTrip(t, e)
 		if got.Parsed != nil || got.TDM == nil || got.TDMErr != nil {
 			t.Fatalf("decoded: %+v", got)
 		}
@@ -67,31 +60,17 @@ func TestRedisFleetTDMRepSingleFetch(t *testing.T) {
 	c := redisClient(t, srv)
 	lockKey := testKeys.lock(enforce.TDMKey(o.URL))
 
-	var es []*enforce.Enforcer
-	for range 3 {
-		es = append(es, newRedisEnforcer(t, newTestRedis(t, srv, clock, nil), clock))
-	}
 	const n = 16
-	var wg sync.WaitGroup
-	results := make([]enforce.TDMVerdict, n)
-	for i := range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			path := "/private"
-			if i%2 == 1 {
-				path = "/public"
-			}
-			u, _ := url.Parse(o.URL + path)
-			results[i] = es[i%len(es)].TDMRep(context.Background(), u, "GET")
-		}()
-	}
+	wait := decideOnReplicas(t, srv, clock, n, func(e *enforce.Enforcer, path string) enforce.TDMVerdict {
+		u, _ := url.Parse(o.URL + path)
+		return e.TDMRep(context.Background(), u, "GET")
+	})
 	redisWaitFor(t, "the fetch lock", func() bool {
 		n, err := c.Exists(context.Background(), lockKey).Result()
 		return err == nil && n == 1
 	})
 	open()
-	wg.Wait()
+	results := wait()
 	if got := fetches.Load(); got != 1 {
 		t.Fatalf("%d tdmrep.json fetches for %d decisions over 3 replicas, want 1", got, n)
 	}

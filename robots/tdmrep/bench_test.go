@@ -4,6 +4,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/robotsgate/robotsgate/internal/testsupport"
 )
 
 // BenchmarkHostileFile decides a 16 KiB path (max_url_bytes) against a
@@ -62,7 +64,7 @@ func BenchmarkHostileCases(b *testing.B) {
 			}
 			_, work := f.matchWork(hc.path)
 			b.ReportAllocs()
-			cpuPerOp(b, func() { f.Match(hc.path) })
+			testsupport.CPUPerOp(b, func() { f.Match(hc.path) })
 			b.ReportMetric(float64(work), "work")
 		})
 	}
