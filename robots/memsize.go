@@ -57,7 +57,7 @@ func allocStrings(ss []string) int64 {
 func (r *Robots) memSize(sets []*usageSet) int64 {
 	// The strings of rules, agents, sitemaps and extensions share r.text;
 	// the parts are in r.written, their records in r.crs.
-	n := alloc(unsafe.Sizeof(*r)) + alloc(uintptr(len(r.text))) + allocSlice(r.crs) + allocSlice(r.written) +
+	n := alloc(unsafe.Sizeof(*r)) + alloc(uintptr(len(r.text))) + allocSlice(r.crs) + allocSlice(r.canon) + alloc(uintptr(len(r.ctext))) + allocSlice(r.written) +
 		allocSlice(r.agents) + allocSlice(r.groups) + allocSlice(r.gparts) + allocSlice(r.byAgent) +
 		allocSlice(r.sitemaps) + allocSlice(r.extensions) + allocSlice(r.lines) + allocSlice(r.licenses)
 	for i := range r.written {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io/fs"
 	"math/rand"
+	"reflect"
 	"runtime"
 	"strings"
 	"testing"
@@ -152,4 +153,51 @@ func realWorld(t testing.TB) []robotsmix.RealFile {
 		t.Fatal(err)
 	}
 	return files
+}
+
+// TestCanonCompactMatchesCompiled checks that compact parts whose
+// patterns are not canonical as written (matched from their canonical
+// text, see canonRec) decide as the compiled form and list the same
+// rules: patterns with spaces, escapes of either case, non-ASCII octets,
+// '|', escaped '*' and '$', wildcards, '$' and directory Allows.
+func TestCanonCompactMatchesCompiled(t *testing.T) {
+	rng := rand.New(rand.NewSource(11))
+	atoms := []string{"a", "b", "/", " ", "%20", "%2f", "%2F", "%41", "é", "%C3%A9", "%c3%a9", "|", "{", "\\",
+		"%2A", "%24", "*", "%", "%zz", "?", "=", "~", "%7e", "/index.html"}
+	word := func(n int) string {
+		var sb strings.Builder
+		for range n {
+			sb.WriteString(atoms[rng.Intn(len(atoms))])
+		}
+		return sb.String()
+	}
+	canon := 0
+	for round := 0; round < 300; round++ {
+		var sb strings.Builder
+		sb.WriteString("User-agent: bot\n")
+		for i := 0; i < 1+rng.Intn(60); i++ {
+			p := "/" + word(rng.Intn(6))
+			if rng.Intn(8) == 0 {
+				p += "$"
+			}
+			sb.WriteString([]string{"Allow: ", "Disallow: "}[rng.Intn(2)] + p + "\n")
+		}
+		body := []byte(sb.String())
+		r, c := Parse(body), parseCompiled(body)
+		if r.written[0].part.compact() {
+			canon += len(r.canon)
+		}
+		if g, gc := r.Groups(), c.Groups(); !reflect.DeepEqual(g, gc) {
+			t.Fatalf("%q: groups differ: compact %+v, compiled %+v", body, g, gc)
+		}
+		for i := 0; i < 300; i++ {
+			path := "/" + word(rng.Intn(7))
+			if d, dc := r.MatchPath("bot", path), c.MatchPath("bot", path); d != dc {
+				t.Fatalf("%q %q: compact %+v, compiled %+v", body, path, d, dc)
+			}
+		}
+	}
+	if canon == 0 {
+		t.Fatal("no compact part matched from a canonical text")
+	}
 }

@@ -68,13 +68,15 @@ const DefaultMaxBytes = 500 << 10
 // (gparts). A file has fewer than 2^32 user-agent lines, so uint32
 // indexes suffice.
 type Robots struct {
-	text       string    // the body parsed; the strings below share it
-	crs        []crule   // the records of the compact parts, part by part
-	written    []written // the groups as written that name an agent, in file order
-	agents     []span    // the agents of written, group by group
-	groups     []merged  // merged groups, in order of first appearance
-	gparts     []uint32  // the indexes into written of each merged group's parts
-	byAgent    []entry   // sorted by product token compared case-insensitively (foldCompare)
+	text       string     // the body parsed; the strings below share it
+	crs        []crule    // the records of the compact parts, part by part
+	canon      []canonRec // the records of crs matched from a canonical text, by offset
+	ctext      string     // their canonical texts
+	written    []written  // the groups as written that name an agent, in file order
+	agents     []span     // the agents of written, group by group
+	groups     []merged   // merged groups, in order of first appearance
+	gparts     []uint32   // the indexes into written of each merged group's parts
+	byAgent    []entry    // sorted by product token compared case-insensitively (foldCompare)
 	sitemaps   []string
 	extensions []Extension
 	lines      []uint32    // line checkpoints of a long text (see [Robots.lineAt])
