@@ -103,11 +103,11 @@ func (p *parser) initCompact(pt *part, g *srcGroup) bool {
 		}
 		r.crs = append(r.crs, d)
 	}
-	if wild > compactWild {
+	crs := r.crs[from:]
+	if wild > compactWild && len(crs) > ptableMin {
 		p.undoCompact(from, canons, ctext)
 		return false
 	}
-	crs := r.crs[from:]
 	sortCrules(crs)
 	*pt = part{from: uint32(from), to: uint32(len(r.crs))}
 	r.ctext = stringOf(p.cbuf)
@@ -115,6 +115,9 @@ func (p *parser) initCompact(pt *part, g *srcGroup) bool {
 		pt.partX = &partX{tab: newPtable(r, crs)}
 	} else if cix := newCindex(r, crs); cix != nil {
 		pt.partX = &partX{cix: cix}
+	}
+	if wild > compactWild {
+		pt.key()
 	}
 	return true
 }

@@ -76,8 +76,8 @@ func (c *crule) beatsBest(best *matcher) bool {
 
 // firstCompact is firstMatch for a compact part of r: the index of the
 // record of highest precedence that matches p and beats best, or -1.
-func (pt *part) firstCompact(r *Robots, p []byte, best *matcher) int {
-	crs := r.crs[pt.from:pt.to]
+func (pt *part) firstCompact(r *Robots, ps *pathSet, lz *lazyIndex, best *matcher) int {
+	crs, p := r.crs[pt.from:pt.to], ps.p
 	if pt.partX != nil && pt.tab != nil {
 		if i := pt.tab.first(r, crs, p); i >= 0 && crs[i].beatsBest(best) {
 			return i
@@ -90,7 +90,7 @@ func (pt *part) firstCompact(r *Robots, p []byte, best *matcher) int {
 			if !c.beatsBest(best) {
 				return -1
 			}
-			if r.crMatch(c, p) {
+			if pt.recMatch(r, i, ps, lz) {
 				return i
 			}
 		}
@@ -115,7 +115,7 @@ func (pt *part) firstCompact(r *Robots, p []byte, best *matcher) int {
 		if !c.beatsBest(best) {
 			return -1
 		}
-		if r.crMatch(c, p) {
+		if pt.recMatch(r, int(i), ps, lz) {
 			return int(i)
 		}
 	}

@@ -72,7 +72,13 @@ func (ps *pathSet) mayMatch(m *matcher, lz *lazyIndex) bool {
 	if !m.need.within(&ps.set) {
 		return false
 	}
-	if m.kfrom == m.kto || ps.found == nil {
+	return ps.keysFound(m.kfrom, m.kto, lz)
+}
+
+// keysFound reports whether the keys ids[kfrom:kto] of the file's
+// [segFilter] all occur in the path; the first call scans the path.
+func (ps *pathSet) keysFound(kfrom, kto int32, lz *lazyIndex) bool {
+	if kfrom == kto || ps.found == nil {
 		return true
 	}
 	f := ps.fi.segs
@@ -85,7 +91,7 @@ func (ps *pathSet) mayMatch(m *matcher, lz *lazyIndex) bool {
 			f.scan(ps.p, ps.found)
 		}
 	}
-	for _, id := range f.ids[m.kfrom:m.kto] {
+	for _, id := range f.ids[kfrom:kto] {
 		if ps.found[id>>6]&(1<<(id&63)) == 0 {
 			return false
 		}
@@ -255,7 +261,7 @@ func (r *Robots) matchWith(g *merged, ps *pathSet, lz *lazyIndex) (Rule, bool) {
 		// Among equals the earlier part wins, so only a strictly better
 		// match replaces best.
 		if pt.compact() {
-			if i := pt.firstCompact(r, ps.p, best); i >= 0 {
+			if i := pt.firstCompact(r, ps, lz, best); i >= 0 {
 				c := &r.crs[int(pt.from)+i]
 				won = matcher{prio: int(c.prio), allow: c.flags()&crAllow != 0}
 				best, from, rec = &won, pt, i

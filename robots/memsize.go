@@ -83,7 +83,7 @@ func (pt *part) memSize() int64 {
 		return 0
 	}
 	n := alloc(unsafe.Sizeof(*pt.partX))
-	n += pt.tab.memSize()
+	n += pt.tab.memSize() + allocSlice(pt.kfrom)
 	if ix := pt.cix; ix != nil {
 		n += alloc(unsafe.Sizeof(*ix)) + allocSlice(ix.keys) + allocSlice(ix.from) + allocSlice(ix.ids)
 	}

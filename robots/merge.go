@@ -76,8 +76,10 @@ func (p *parser) compileLarge(sets [][]int, parts []*part) {
 				}
 			}
 		}
-		if wild <= compactWild && (n <= compactSmall || ncompact == 1) {
-			continue
+		if n <= compactSmall || ncompact == 1 {
+			if wild <= compactWild || p.keyParts(srcs, parts) {
+				continue
+			}
 		}
 		for _, s := range srcs {
 			if pt := parts[s]; pt.compact() {
@@ -103,6 +105,30 @@ func (p *parser) compileLarge(sets [][]int, parts []*part) {
 		}
 	}
 	r.crs = crs
+}
+
+// keyParts makes the compact parts of srcs with a wildcard record keyed,
+// and reports whether it could: not when one has more than [ptableMin]
+// records.
+func (p *parser) keyParts(srcs []int, parts []*part) bool {
+	for _, s := range srcs {
+		if pt := parts[s]; pt.compact() && pt.to-pt.from > ptableMin {
+			return false
+		}
+	}
+	for _, s := range srcs {
+		pt := parts[s]
+		if !pt.compact() {
+			continue
+		}
+		for _, c := range p.r.crs[pt.from:pt.to] {
+			if c.flags()&crWild != 0 {
+				pt.key()
+				break
+			}
+		}
+	}
+	return true
 }
 
 // newMerged sets r.groups and r.gparts to the merged groups of sets (each

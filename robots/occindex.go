@@ -32,12 +32,12 @@ func (r *Robots) index(parts []*part, sets []*usageSet) {
 	defer func() { r.size = r.memSize(sets) }()
 	compiled := len(all) > len(parts)
 	for _, pt := range parts {
-		compiled = compiled || pt != nil && !pt.compact()
+		compiled = compiled || pt != nil && (!pt.compact() || pt.keyed())
 	}
 	if !compiled {
 		return // compact parts need no index
 	}
-	fi := &fileIndex{segs: newFileFilter(all), budget: directBudget}
+	fi := &fileIndex{segs: newFileFilter(r, all), budget: directBudget}
 	fi.pool.New = func() any { return new(occIndex) }
 	r.idx = fi
 }

@@ -300,61 +300,82 @@ func (f *segFilter) scan(p []byte, found []uint64) {
 
 // newFileFilter gives each wildcard matcher of parts its keys: its literal
 // segments after the first that are 2 octets or more (the octet filter
-// covers shorter ones), all of which a path it matches contains. It returns
-// the automaton of the keys of all parts, or nil (and no keys) when fewer
-// than [segFilterMin] matchers have one.
-func newFileFilter(parts []*part) *segFilter {
-	type keyed struct {
-		m   *matcher
-		id  int32
-		key []byte
-	}
-	var ks []keyed
+// covers shorter ones), all of which a path it matches contains; and so
+// each wildcard record of the keyed compact parts of r (nil for none). It
+// returns the automaton of the keys of all parts, or nil (and no keys)
+// when fewer than [segFilterMin] matchers and records have one.
+func newFileFilter(r *Robots, parts []*part) *segFilter {
 	n := 0
 	for _, pt := range parts {
-		if pt == nil || pt.compact() {
-			continue
-		}
-		for i := range pt.matchers {
-			m := &pt.matchers[i]
-			had := len(ks)
-			for k := 1; k < len(m.ends); k++ {
-				if s := m.seg(k); len(s) >= 2 {
-					ks = append(ks, keyed{m: m, key: s})
+		switch {
+		case pt == nil:
+		case pt.keyed():
+			for _, c := range r.crs[pt.from:pt.to] {
+				if c.flags()&crWild != 0 && eachKey(r.crText(&c), c.flags()&crAnchored != 0, nil) > 0 {
+					n++
 				}
 			}
-			if len(ks) > had {
-				n++
+		case !pt.compact():
+			for i := range pt.matchers {
+				if pt.matchers[i].numKeys() > 0 {
+					n++
+				}
 			}
 		}
 	}
 	if n < segFilterMin {
 		return nil
 	}
-	// Each matcher's ids, one after the other in the order of ks (matcher
-	// order, then segment order); a matcher's segments may share a key.
-	ids := make([]int32, len(ks))
-	for i := range ks {
-		k := &ks[i]
-		if k.m.kto == 0 {
-			k.m.kfrom, k.m.kto = int32(i), int32(i)
+	// The keys in the order of the matchers and records, segment by
+	// segment; a key's position there is its place in ids.
+	var ks [][]byte
+	add := func(key []byte) { ks = append(ks, key) }
+	for _, pt := range parts {
+		switch {
+		case pt == nil:
+		case pt.keyed():
+			pt.recordKeys(r, len(ks), add)
+		case !pt.compact():
+			for i := range pt.matchers {
+				m := &pt.matchers[i]
+				m.kfrom = int32(len(ks))
+				for k := 1; k < len(m.ends); k++ {
+					if s := m.seg(k); len(s) >= 2 {
+						add(s)
+					}
+				}
+				m.kto = int32(len(ks))
+			}
 		}
-		k.m.kto++
-		k.id = int32(i) // position in ids, until sorted
 	}
-	sort.Slice(ks, func(i, j int) bool { return bytes.Compare(ks[i].key, ks[j].key) < 0 })
+	order := make([]int32, len(ks))
+	for i := range order {
+		order[i] = int32(i)
+	}
+	sort.Slice(order, func(i, j int) bool { return bytes.Compare(ks[order[i]], ks[order[j]]) < 0 })
+	ids := make([]int32, len(ks))
 	keys := make([][]byte, 0, len(ks))
-	for i := range ks {
-		k := &ks[i]
-		if len(keys) == 0 || !bytes.Equal(keys[len(keys)-1], k.key) {
-			keys = append(keys, k.key)
+	for _, o := range order {
+		if len(keys) == 0 || !bytes.Equal(keys[len(keys)-1], ks[o]) {
+			keys = append(keys, ks[o])
 		}
-		ids[k.id] = int32(len(keys) - 1)
+		ids[o] = int32(len(keys) - 1)
 	}
 	f := newSegFilter(keys)
 	f.ids = ids
 	f.numberKeys()
 	return f
+}
+
+// numKeys returns the number of keys of m (see [newFileFilter]).
+func (m *matcher) numKeys() int {
+	n := 0
+	for k := 1; k < len(m.ends); k++ {
+		if len(m.seg(k)) >= 2 {
+			n++
+		}
+	}
+	return n
 }
 
 // numberKeys sets pre and size.

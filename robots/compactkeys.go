@@ -1,0 +1,148 @@
+package robots
+
+import "bytes"
+
+// A compact part with many wildcard records (more than [compactWild],
+// at most [ptableMin] records) is keyed rather than compiled: its
+// records stay in the file's text, and the keys of its wildcard records
+// (their literal segments after the first of 2 octets or more, as a
+// matcher's) join the file's [segFilter]. A decision then treats such a
+// record as [pathSet.matches] treats a matcher: skipped when a key is
+// absent from the path, searched directly within the file's budget, then
+// in the path's [occIndex]; so its work is bounded as the compiled form's
+// is, at a few bytes a record instead of a matcher's couple of hundred.
+
+// keyRange returns the range of the file filter's ids of the keys of
+// record i of pt, a keyed part.
+func (pt *part) keyRange(i int) (int32, int32) {
+	if pt.kfrom == nil {
+		return 0, 0
+	}
+	return pt.kfrom[i], pt.kfrom[i+1]
+}
+
+// key makes pt, a compact part of at most [ptableMin] records, keyed.
+func (pt *part) key() {
+	if pt.partX == nil {
+		pt.partX = &partX{}
+	}
+	pt.isKeyed = true
+}
+
+// keyed reports whether pt is a keyed compact part.
+func (pt *part) keyed() bool { return pt.partX != nil && pt.isKeyed && pt.compiledPart == nil }
+
+// recMatch reports whether record i of pt, a compact part of r, matches
+// the path of ps.
+func (pt *part) recMatch(r *Robots, i int, ps *pathSet, lz *lazyIndex) bool {
+	c := &r.crs[int(pt.from)+i]
+	if c.flags()&crWild == 0 || !pt.keyed() {
+		return r.crMatch(c, ps.p)
+	}
+	text := r.crText(c)
+	first := text
+	if j := bytes.IndexByte(bytesOf(text), '*'); j >= 0 {
+		first = text[:j]
+	}
+	if !bytes.HasPrefix(ps.p, bytesOf(first)) {
+		return false // before the filter, which scans the path
+	}
+	kfrom, kto := pt.keyRange(i)
+	return ps.matchesText(text, c.flags()&crAnchored != 0, kfrom, kto, lz)
+}
+
+// matchesText is [pathSet.matches] for the segments of a pattern text as
+// written (without its final '$'), which has a wildcard, and whose keys
+// are ids[kfrom:kto] of the file's [segFilter].
+func (ps *pathSet) matchesText(text string, anchored bool, kfrom, kto int32, lz *lazyIndex) bool {
+	ps.tried++
+	if !ps.keysFound(kfrom, kto, lz) {
+		return false
+	}
+	var f *segFilter
+	if lz.fi != nil {
+		f = lz.fi.segs
+	}
+	if lz.ix == nil && lz.fi != nil && ps.work >= lz.fi.budget {
+		lz.ix = lz.fi.pool.Get().(*occIndex)
+		lz.ix.build(ps.p, f)
+	}
+	if lz.ix != nil {
+		var ids []int32
+		if f != nil {
+			ids = f.ids[kfrom:kto]
+		}
+		ps.tried += 1 + len(ids)
+		if ok, indexed := matchIndexedText(text, anchored, ps.p, lz.ix, f, ids); indexed {
+			return ok
+		}
+	}
+	ps.work += len(ps.p)
+	return matchSegments(text, anchored, ps.p)
+}
+
+// matchIndexedText is [matcher.matchIndexed] for the segments of a
+// pattern text, whose keys' ids are ids.
+func matchIndexedText(text string, anchored bool, p []byte, x *occIndex, f *segFilter, ids []int32) (ok, indexed bool) {
+	it := segIter{s: text, anchored: anchored, first: true}
+	first, _ := it.next()
+	if !bytes.HasPrefix(p, bytesOf(first)) {
+		return false, true
+	}
+	pos := len(first)
+	seg, more := it.next()
+	for more {
+		next, after := it.next()
+		if !after && anchored {
+			return len(p)-pos >= len(seg) && bytes.HasSuffix(p, bytesOf(seg)), true
+		}
+		var id int32
+		if len(seg) >= 2 {
+			if f == nil || len(ids) == 0 {
+				return false, false
+			}
+			id, ids = ids[0], ids[1:]
+		}
+		i := x.next(p, bytesOf(seg), id, f, pos)
+		if i < 0 {
+			return false, true
+		}
+		pos = i + len(seg)
+		seg, more = next, after
+	}
+	return true, true
+}
+
+// recordKeys calls add with each key of the wildcard records of pt, a
+// keyed compact part of r, record by record, and sets the records' ranges
+// of keys (ids of the keys in the order added, numbered from base).
+func (pt *part) recordKeys(r *Robots, base int, add func(key []byte)) int {
+	crs := r.crs[pt.from:pt.to]
+	pt.kfrom = make([]int32, len(crs)+1)
+	n := base
+	for i := range crs {
+		pt.kfrom[i] = int32(n)
+		if c := &crs[i]; c.flags()&crWild != 0 {
+			n += eachKey(r.crText(c), c.flags()&crAnchored != 0, add)
+		}
+	}
+	pt.kfrom[len(crs)] = int32(n)
+	return n - base
+}
+
+// eachKey calls add, when not nil, with each key of the segments of text,
+// and returns their number.
+func eachKey(text string, anchored bool, add func(key []byte)) int {
+	it := segIter{s: text, anchored: anchored, first: true}
+	it.next()
+	n := 0
+	for seg, ok := it.next(); ok; seg, ok = it.next() {
+		if len(seg) >= 2 {
+			if add != nil {
+				add(bytesOf(seg))
+			}
+			n++
+		}
+	}
+	return n
+}
