@@ -91,6 +91,9 @@ func matchIndexedText(text string, anchored bool, p []byte, x *occIndex, f *segF
 	}
 	pos := len(first)
 	seg, more := it.next()
+	if !more {
+		return !anchored || len(p) == pos, true
+	}
 	for more {
 		next, after := it.next()
 		if !after && anchored {

@@ -1,0 +1,134 @@
+package robots
+
+import (
+	"math/rand"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// keyedBody returns a file of groups naming "bot", of rules from rule,
+// with ngroups groups of n rules each.
+func keyedBody(ngroups, n int, rule func(g, i int) string) []byte {
+	var sb strings.Builder
+	for g := 0; g < ngroups; g++ {
+		sb.WriteString("User-agent: bot\n")
+		for i := 0; i < n; i++ {
+			sb.WriteString(rule(g, i) + "\n")
+		}
+	}
+	return []byte(sb.String())
+}
+
+// TestKeyedCompactMatchesCompiled checks that compact parts keyed into
+// the file's segment filter (more wildcard records than a compact part
+// tries one by one) decide as the compiled form, searching the path
+// directly or indexing it at once: one group or several merged, with
+// plain and wildcard rules, '$', directory Allows and patterns not
+// canonical as written.
+func TestKeyedCompactMatchesCompiled(t *testing.T) {
+	rng := rand.New(rand.NewSource(5))
+	atoms := []string{"a", "b", "ab", "ba", "/", "?", "=", "aab", " ", "%61", "é", "/index.html"}
+	word := func(n int) string {
+		var sb strings.Builder
+		for range n {
+			sb.WriteString(atoms[rng.Intn(len(atoms))])
+		}
+		return sb.String()
+	}
+	rule := func(g, i int) string {
+		p := "/" + word(rng.Intn(3))
+		for k := rng.Intn(4); k > 0; k-- {
+			p += "*" + word(1+rng.Intn(3))
+		}
+		if rng.Intn(6) == 0 {
+			p += "$"
+		}
+		return []string{"Allow: ", "Disallow: "}[rng.Intn(2)] + p
+	}
+	for round := 0; round < 12; round++ {
+		ngroups := 1 + round%3
+		body := keyedBody(ngroups, (compactWild+60)/ngroups*(1+round%2), rule)
+		r, c := Parse(body), parseCompiled(body)
+		for i := range r.written {
+			if pt := &r.written[i].part; !pt.keyed() {
+				t.Fatalf("round %d: part %d is not keyed (compact %v)", round, i, pt.compact())
+			}
+		}
+		for i := 0; i < 2000; i++ {
+			path := "/" + word(rng.Intn(12))
+			dc := c.MatchPath("bot", path)
+			r.idx.budget = directBudget
+			if d := r.MatchPath("bot", path); d != dc {
+				t.Fatalf("round %d, %q: keyed %+v, compiled %+v", round, path, d, dc)
+			}
+			r.idx.budget = 0
+			if d := r.MatchPath("bot", path); d != dc {
+				t.Fatalf("round %d, %q, indexed: keyed %+v, compiled %+v", round, path, d, dc)
+			}
+		}
+	}
+}
+
+// decideWork decides path (canonical) for agent against r as MatchPath
+// does, and returns the rule and the work of the decision: the octets
+// searched directly, the patterns and segments tried, and a pass over the
+// path for the filter's scan and for the index.
+func decideWork(r *Robots, agent, path string) (Rule, bool, int) {
+	g, _ := r.lookup(agent)
+	ps := pathSet{p: []byte(path), fi: r.idx}
+	if r.idx != nil && r.idx.segs != nil {
+		ps.found = make([]uint64, (r.idx.segs.nkeys+63)>>6)
+	}
+	lz := lazyIndex{fi: r.idx}
+	rule, ok := r.matchWith(g, &ps, &lz)
+	work := ps.work + ps.tried
+	if ps.scanned {
+		work += len(path)
+	}
+	if lz.ix != nil {
+		work += len(path)
+	}
+	lz.release()
+	return rule, ok, work
+}
+
+// keyedHostile returns a file of one keyed compact part of as many
+// wildcard records as it may have, each of whose keys the path holds,
+// in the wrong order, and that path.
+func keyedHostile() ([]byte, string) {
+	toks := hostileTokens(2000)
+	var sb strings.Builder
+	sb.WriteString("/")
+	for _, t := range toks {
+		sb.WriteString("q" + t)
+	}
+	path := padPath(sb.String(), "q")
+	body := keyedBody(1, ptableMin, func(_, i int) string {
+		j := 1 + i%200
+		return "Disallow: /*q" + toks[j] + "*q" + toks[i%j] + "*q" + strconv.Itoa(i/200)
+	})
+	return body, path
+}
+
+// TestKeyedCompactBoundedWork checks, by the count of work of a decision
+// (not a clock), that a keyed compact part whose records all pass the
+// filter costs what the compiled form costs: a direct search of the path
+// per record only until the file's budget is spent, then lookups in the
+// path's index.
+func TestKeyedCompactBoundedWork(t *testing.T) {
+	body, path := keyedHostile()
+	r, c := Parse(body), parseCompiled(body)
+	if !r.written[0].part.keyed() {
+		t.Fatal("the part is not keyed")
+	}
+	rule, ok, work := decideWork(r, "bot", path)
+	crule, cok, cwork := decideWork(c, "bot", path)
+	if rule != crule || ok != cok {
+		t.Fatalf("keyed %+v %v, compiled %+v %v", rule, ok, crule, cok)
+	}
+	t.Logf("work %d, compiled %d", work, cwork)
+	if limit := directBudget + 4*len(path) + 16*ptableMin; work > limit || work > 2*cwork {
+		t.Fatalf("work %d, compiled %d, limit %d", work, cwork, limit)
+	}
+}
