@@ -56,7 +56,7 @@ func (pt *part) recMatch(r *Robots, i int, ps *pathSet, lz *lazyIndex) bool {
 // are ids[kfrom:kto] of the file's [segFilter].
 func (ps *pathSet) matchesText(text string, anchored bool, kfrom, kto int32, lz *lazyIndex) bool {
 	ps.tried++
-	if !ps.keysFound(kfrom, kto, lz) {
+	if ps.over || !ps.keysFound(kfrom, kto, lz) {
 		return false
 	}
 	var f *segFilter
@@ -64,6 +64,10 @@ func (ps *pathSet) matchesText(text string, anchored bool, kfrom, kto int32, lz 
 		f = lz.fi.segs
 	}
 	if lz.ix == nil && lz.fi != nil && ps.work >= lz.fi.budget {
+		if lz.fi.lazy {
+			ps.over = true
+			return false
+		}
 		lz.ix = lz.fi.pool.Get().(*occIndex)
 		lz.ix.build(ps.p, f)
 	}
@@ -116,21 +120,13 @@ func matchIndexedText(text string, anchored bool, p []byte, x *occIndex, f *segF
 	return true, true
 }
 
-// recordKeys calls add with each key of the wildcard records of pt, a
-// keyed compact part of r, record by record, and sets the records' ranges
-// of keys (ids of the keys in the order added, numbered from base).
-func (pt *part) recordKeys(r *Robots, base int, add func(key []byte)) int {
-	crs := r.crs[pt.from:pt.to]
-	pt.kfrom = make([]int32, len(crs)+1)
-	n := base
-	for i := range crs {
-		pt.kfrom[i] = int32(n)
-		if c := &crs[i]; c.flags()&crWild != 0 {
-			n += eachKey(r.crText(c), c.flags()&crAnchored != 0, add)
-		}
+// recordKeys calls add, when not nil, with each key of record c of r,
+// and returns their number: none for a record without a wildcard.
+func recordKeys(r *Robots, c *crule, add func(key []byte)) int {
+	if c.flags()&crWild == 0 {
+		return 0
 	}
-	pt.kfrom[len(crs)] = int32(n)
-	return n - base
+	return eachKey(r.crText(c), c.flags()&crAnchored != 0, add)
 }
 
 // eachKey calls add, when not nil, with each key of the segments of text,

@@ -50,6 +50,9 @@ func TestKeyedCompactMatchesCompiled(t *testing.T) {
 		ngroups := 1 + round%3
 		body := keyedBody(ngroups, (compactWild+60)/ngroups*(1+round%2), rule)
 		r, c := Parse(body), parseCompiled(body)
+		if !r.idx.lazy {
+			t.Fatalf("round %d: the file keeps a filter", round)
+		}
 		for i := range r.written {
 			if pt := &r.written[i].part; !pt.keyed() {
 				t.Fatalf("round %d: part %d is not keyed (compact %v)", round, i, pt.compact())
@@ -61,6 +64,9 @@ func TestKeyedCompactMatchesCompiled(t *testing.T) {
 			r.idx.budget = directBudget
 			if d := r.MatchPath("bot", path); d != dc {
 				t.Fatalf("round %d, %q: keyed %+v, compiled %+v", round, path, d, dc)
+			}
+			if i%8 != 0 {
+				continue // below: each decision builds a filter
 			}
 			r.idx.budget = 0
 			if d := r.MatchPath("bot", path); d != dc {
@@ -75,12 +81,18 @@ func TestKeyedCompactMatchesCompiled(t *testing.T) {
 // searched directly, the patterns and segments tried, and a pass over the
 // path for the filter's scan and for the index.
 func decideWork(r *Robots, agent, path string) (Rule, bool, int) {
+	return decideWorkIn(r, r.idx, agent, path)
+}
+
+// decideWorkIn is decideWork with the file index fi, started over as
+// matchIn does when fi is lazy and the budget is spent.
+func decideWorkIn(r *Robots, fi *fileIndex, agent, path string) (Rule, bool, int) {
 	g, _ := r.lookup(agent)
-	ps := pathSet{p: []byte(path), fi: r.idx}
-	if r.idx != nil && r.idx.segs != nil {
-		ps.found = make([]uint64, (r.idx.segs.nkeys+63)>>6)
+	ps := pathSet{p: []byte(path), fi: fi}
+	if fi != nil && fi.segs != nil {
+		ps.found = make([]uint64, (fi.segs.nkeys+63)>>6)
 	}
-	lz := lazyIndex{fi: r.idx}
+	lz := lazyIndex{fi: fi}
 	rule, ok := r.matchWith(g, &ps, &lz)
 	work := ps.work + ps.tried
 	if ps.scanned {
@@ -90,13 +102,19 @@ func decideWork(r *Robots, agent, path string) (Rule, bool, int) {
 		work += len(path)
 	}
 	lz.release()
+	if ps.over {
+		// Building the filter costs about a pass over its keys.
+		x := fi.indexed(r)
+		rule, ok, w := decideWorkIn(r, x, agent, path)
+		return rule, ok, work + w + len(x.segs.label)
+	}
 	return rule, ok, work
 }
 
-// keyedHostile returns a file of one keyed compact part of as many
-// wildcard records as it may have, each of whose keys the path holds,
-// in the wrong order, and that path.
-func keyedHostile() ([]byte, string) {
+// keyedHostile returns a file of one keyed compact part of n wildcard
+// records, each of whose keys the path holds, in the wrong order, and
+// that path.
+func keyedHostile(n int) ([]byte, string) {
 	toks := hostileTokens(2000)
 	var sb strings.Builder
 	sb.WriteString("/")
@@ -104,7 +122,7 @@ func keyedHostile() ([]byte, string) {
 		sb.WriteString("q" + t)
 	}
 	path := padPath(sb.String(), "q")
-	body := keyedBody(1, ptableMin, func(_, i int) string {
+	body := keyedBody(1, n, func(_, i int) string {
 		j := 1 + i%200
 		return "Disallow: /*q" + toks[j] + "*q" + toks[i%j] + "*q" + strconv.Itoa(i/200)
 	})
@@ -116,19 +134,24 @@ func keyedHostile() ([]byte, string) {
 // filter costs what the compiled form costs: a direct search of the path
 // per record only until the file's budget is spent, then lookups in the
 // path's index.
+//
+// With as many records as a keyed part may have, the file keeps its
+// filter; with fewer, whose keys are smaller than [lazyKeyBytes], it
+// keeps none, and the decision builds one once past the budget.
 func TestKeyedCompactBoundedWork(t *testing.T) {
-	body, path := keyedHostile()
-	r, c := Parse(body), parseCompiled(body)
-	if !r.written[0].part.keyed() {
-		t.Fatal("the part is not keyed")
-	}
-	rule, ok, work := decideWork(r, "bot", path)
-	crule, cok, cwork := decideWork(c, "bot", path)
-	if rule != crule || ok != cok {
-		t.Fatalf("keyed %+v %v, compiled %+v %v", rule, ok, crule, cok)
-	}
-	t.Logf("work %d, compiled %d", work, cwork)
-	if limit := directBudget + 4*len(path) + 16*ptableMin; work > limit || work > 2*cwork {
-		t.Fatalf("work %d, compiled %d, limit %d", work, cwork, limit)
+	for _, n := range []int{ptableMin, 1500} {
+		body, path := keyedHostile(n)
+		r, c := Parse(body), parseCompiled(body)
+		if !r.written[0].part.keyed() || r.idx.lazy != (n < ptableMin) {
+			t.Fatalf("%d records: keyed %v, lazy %v", n, r.written[0].part.keyed(), r.idx.lazy)
+		}
+		rule, ok, work := decideWork(r, "bot", path)
+		crule, cok, cwork := decideWork(c, "bot", path)
+		if rule != crule || ok != cok {
+			t.Fatalf("%d records: keyed %+v %v, compiled %+v %v", n, rule, ok, crule, cok)
+		}
+		if limit := directBudget + 4*len(path) + 16*ptableMin + lazyKeyBytes; work > limit || work > 2*cwork {
+			t.Fatalf("%d records: work %d, compiled %d, limit %d", n, work, cwork, limit)
+		}
 	}
 }

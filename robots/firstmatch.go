@@ -96,6 +96,7 @@ func newFirstMatch(n int, compileAt func(i int) matcher) *FirstMatch {
 	if len(cp.matchers) > indexMin {
 		cp.index = newMatchIndex(cp.matchers)
 	}
+	assignKeys(nil, []*part{&f.pt})
 	f.idx = &fileIndex{segs: newFileFilter(nil, []*part{&f.pt}), budget: directBudget, eager: eagerPath}
 	f.idx.pool.New = func() any { return new(occIndex) }
 	f.size = alloc(unsafe.Sizeof(*f)) + f.pt.memSize() + alloc(unsafe.Sizeof(*f.idx)) + f.idx.segs.memSize() +

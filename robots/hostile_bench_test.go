@@ -138,8 +138,12 @@ func moreHostileCases(toks []string) []hostileCase {
 	cs = append(cs, hostileCase{"compact-near-miss", []byte(near.String()), padPath("/", "a")})
 	// As many wildcard records as a keyed compact part keeps, each of
 	// whose keys the path holds in the wrong order.
-	keyedBody, keyedPath := keyedHostile()
+	keyedBody, keyedPath := keyedHostile(ptableMin)
 	cs = append(cs, hostileCase{"keyed-wrong-order", keyedBody, keyedPath})
+	// The same, small enough that the file keeps no filter: a decision
+	// builds one past the budget.
+	lazyBody, lazyPath := keyedHostile(1500)
+	cs = append(cs, hostileCase{"keyed-lazy-wrong-order", lazyBody, lazyPath})
 	cs = append(cs, hostileCase{"fan-out", shortRulesRobots(DefaultMaxBytes, func(i int) string {
 		return "*" + fan[i%len(fan)] + "*z"
 	}), padPath("/z", strings.Repeat("a", 40)+"~")})

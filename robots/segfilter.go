@@ -298,56 +298,92 @@ func (f *segFilter) scan(p []byte, found []uint64) {
 	}
 }
 
-// newFileFilter gives each wildcard matcher of parts its keys: its literal
-// segments after the first that are 2 octets or more (the octet filter
-// covers shorter ones), all of which a path it matches contains; and so
-// each wildcard record of the keyed compact parts of r (nil for none). It
-// returns the automaton of the keys of all parts, or nil (and no keys)
-// when fewer than [segFilterMin] matchers and records have one.
-func newFileFilter(r *Robots, parts []*part) *segFilter {
+// The keys of a wildcard matcher are its literal segments after the
+// first that are 2 octets or more (the octet filter covers shorter ones),
+// all of which a path it matches contains; and so are those of a
+// wildcard record of a keyed compact part. The keys of a file are those
+// of its parts in order, matcher by matcher and record by record,
+// segment by segment: [assignKeys] gives each matcher and record the
+// range of its keys in that order, where the filter's ids are.
+
+// assignKeys sets the ranges of the keys of the matchers of parts and of
+// the records of their keyed compact parts (of r, nil for none), and
+// returns the number of those with a key and the size of all keys.
+func assignKeys(r *Robots, parts []*part) (owners, size int) {
 	n := 0
 	for _, pt := range parts {
 		switch {
 		case pt == nil:
 		case pt.keyed():
-			for _, c := range r.crs[pt.from:pt.to] {
-				if c.flags()&crWild != 0 && eachKey(r.crText(&c), c.flags()&crAnchored != 0, nil) > 0 {
-					n++
-				}
+			crs := r.crs[pt.from:pt.to]
+			pt.kfrom = make([]int32, len(crs)+1)
+			for i := range crs {
+				pt.kfrom[i] = int32(n)
+				k := recordKeys(r, &crs[i], func(key []byte) { size += len(key) })
+				n += k
+				owners += min(k, 1)
 			}
+			pt.kfrom[len(crs)] = int32(n)
 		case !pt.compact():
 			for i := range pt.matchers {
-				if pt.matchers[i].numKeys() > 0 {
-					n++
-				}
+				m := &pt.matchers[i]
+				m.kfrom = int32(n)
+				k := m.eachKey(func(key []byte) { size += len(key) })
+				n += k
+				owners += min(k, 1)
+				m.kto = int32(n)
 			}
 		}
 	}
-	if n < segFilterMin {
-		return nil
-	}
-	// The keys in the order of the matchers and records, segment by
-	// segment; a key's position there is its place in ids.
-	var ks [][]byte
-	add := func(key []byte) { ks = append(ks, key) }
+	return owners, size
+}
+
+// fileKeys calls add with the keys of parts (of r) in order.
+func fileKeys(r *Robots, parts []*part, add func(key []byte)) {
 	for _, pt := range parts {
 		switch {
 		case pt == nil:
 		case pt.keyed():
-			pt.recordKeys(r, len(ks), add)
+			for i := range r.crs[pt.from:pt.to] {
+				recordKeys(r, &r.crs[int(pt.from)+i], add)
+			}
 		case !pt.compact():
 			for i := range pt.matchers {
-				m := &pt.matchers[i]
-				m.kfrom = int32(len(ks))
-				for k := 1; k < len(m.ends); k++ {
-					if s := m.seg(k); len(s) >= 2 {
-						add(s)
-					}
-				}
-				m.kto = int32(len(ks))
+				pt.matchers[i].eachKey(add)
 			}
 		}
 	}
+}
+
+// newFileFilter returns the automaton of the keys of parts (of r, nil
+// when none is keyed), whose ranges [assignKeys] has set, or nil when
+// fewer than [segFilterMin] matchers and records have a key. It only
+// reads the parts: a decision may build one for itself.
+func newFileFilter(r *Robots, parts []*part) *segFilter {
+	owners := 0
+	for _, pt := range parts {
+		switch {
+		case pt == nil:
+		case pt.keyed():
+			for i := range pt.kfrom[:len(pt.kfrom)-1] {
+				if pt.kfrom[i+1] > pt.kfrom[i] {
+					owners++
+				}
+			}
+		case !pt.compact():
+			for i := range pt.matchers {
+				if m := &pt.matchers[i]; m.kto > m.kfrom {
+					owners++
+				}
+			}
+		}
+	}
+	if owners < segFilterMin {
+		return nil
+	}
+	// A key's position in ks is its place in ids.
+	var ks [][]byte
+	fileKeys(r, parts, func(key []byte) { ks = append(ks, key) })
 	order := make([]int32, len(ks))
 	for i := range order {
 		order[i] = int32(i)
@@ -367,11 +403,15 @@ func newFileFilter(r *Robots, parts []*part) *segFilter {
 	return f
 }
 
-// numKeys returns the number of keys of m (see [newFileFilter]).
-func (m *matcher) numKeys() int {
+// eachKey calls add, when not nil, with each key of m, and returns their
+// number.
+func (m *matcher) eachKey(add func(key []byte)) int {
 	n := 0
 	for k := 1; k < len(m.ends); k++ {
-		if len(m.seg(k)) >= 2 {
+		if s := m.seg(k); len(s) >= 2 {
+			if add != nil {
+				add(s)
+			}
 			n++
 		}
 	}
