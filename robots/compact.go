@@ -74,7 +74,7 @@ func (p *parser) initCompact(pt *part, g *srcGroup) bool {
 	if end-first > compactMax || len(src) >= crMaxText {
 		return false
 	}
-	from, wild := len(r.crs), 0
+	from, wild, wtext := len(r.crs), 0, 0
 	canons, ctext := len(r.canon), len(p.cbuf)
 	for i := first; i < end; i++ {
 		rl, off := p.ruleAt(i)
@@ -87,7 +87,7 @@ func (p *parser) initCompact(pt *part, g *srcGroup) bool {
 			return false
 		}
 		if cr.flags()&crWild != 0 {
-			wild++
+			wild, wtext = wild+1, wtext+int(cr.n)
 		}
 		r.crs = append(r.crs, cr)
 		if p.rules[i].flags&srcDir == 0 {
@@ -104,7 +104,7 @@ func (p *parser) initCompact(pt *part, g *srcGroup) bool {
 		r.crs = append(r.crs, d)
 	}
 	crs := r.crs[from:]
-	if wild > compactWild && len(crs) > ptableMin {
+	if wild > compactWild && (len(crs) > ptableMin || wtext > keyedText) {
 		p.undoCompact(from, canons, ctext)
 		return false
 	}

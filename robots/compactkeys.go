@@ -3,7 +3,8 @@ package robots
 import "bytes"
 
 // A compact part with many wildcard records (more than [compactWild],
-// at most [ptableMin] records) is keyed rather than compiled: its
+// at most [ptableMin] records and [keyedText] octets of wildcard
+// patterns) is keyed rather than compiled: its
 // records stay in the file's text, and the keys of its wildcard records
 // (their literal segments after the first of 2 octets or more, as a
 // matcher's) join the file's [segFilter]. A decision then treats such a
@@ -11,6 +12,13 @@ import "bytes"
 // absent from the path, searched directly within the file's budget, then
 // in the path's [occIndex]; so its work is bounded as the compiled form's
 // is, at a few bytes a record instead of a matcher's couple of hundred.
+
+// keyedText is the size of the wildcard patterns of a part, or of the
+// compact parts of a merged group, above which they are compiled rather
+// than keyed: a keyed part has no octet filter, and the few decisions
+// that exhaust the direct budget on a file without a filter build one
+// (see [fileIndex.lazy]); both cost in proportion to this size.
+const keyedText = 32 << 10
 
 // keyRange returns the range of the file filter's ids of the keys of
 // record i of pt, a keyed part.

@@ -111,10 +111,12 @@ func decideWorkIn(r *Robots, fi *fileIndex, agent, path string) (Rule, bool, int
 	return rule, ok, work
 }
 
-// keyedHostile returns a file of one keyed compact part of n wildcard
-// records, each of whose keys the path holds, in the wrong order, and
-// that path.
-func keyedHostile(n int) ([]byte, string) {
+// keyedHostile returns a file of one keyed compact part of as many
+// wildcard records as it may have, each of whose keys the path holds, in
+// the wrong order, and that path; with twice set, the same group for
+// another agent follows, so that the file's keys are too many for it to
+// be without a filter.
+func keyedHostile(twice bool) ([]byte, string) {
 	toks := hostileTokens(2000)
 	var sb strings.Builder
 	sb.WriteString("/")
@@ -122,10 +124,13 @@ func keyedHostile(n int) ([]byte, string) {
 		sb.WriteString("q" + t)
 	}
 	path := padPath(sb.String(), "q")
-	body := keyedBody(1, n, func(_, i int) string {
+	body := keyedBody(1, ptableMin, func(_, i int) string {
 		j := 1 + i%200
 		return "Disallow: /*q" + toks[j] + "*q" + toks[i%j] + "*q" + strconv.Itoa(i/200)
 	})
+	if twice {
+		body = append(body, strings.Replace(string(body), "User-agent: bot", "User-agent: other", 1)...)
+	}
 	return body, path
 }
 
@@ -135,23 +140,22 @@ func keyedHostile(n int) ([]byte, string) {
 // per record only until the file's budget is spent, then lookups in the
 // path's index.
 //
-// With as many records as a keyed part may have, the file keeps its
-// filter; with fewer, whose keys are smaller than [lazyKeyBytes], it
-// keeps none, and the decision builds one once past the budget.
+// A file of one such part keeps no filter, and the decision builds one
+// once past the budget; a file of two keeps one.
 func TestKeyedCompactBoundedWork(t *testing.T) {
-	for _, n := range []int{ptableMin, 1500} {
-		body, path := keyedHostile(n)
+	for _, twice := range []bool{false, true} {
+		body, path := keyedHostile(twice)
 		r, c := Parse(body), parseCompiled(body)
-		if !r.written[0].part.keyed() || r.idx.lazy != (n < ptableMin) {
-			t.Fatalf("%d records: keyed %v, lazy %v", n, r.written[0].part.keyed(), r.idx.lazy)
+		if !r.written[0].part.keyed() || r.idx.lazy == twice {
+			t.Fatalf("twice %v: keyed %v, lazy %v", twice, r.written[0].part.keyed(), r.idx.lazy)
 		}
 		rule, ok, work := decideWork(r, "bot", path)
 		crule, cok, cwork := decideWork(c, "bot", path)
 		if rule != crule || ok != cok {
-			t.Fatalf("%d records: keyed %+v %v, compiled %+v %v", n, rule, ok, crule, cok)
+			t.Fatalf("twice %v: keyed %+v %v, compiled %+v %v", twice, rule, ok, crule, cok)
 		}
 		if limit := directBudget + 4*len(path) + 16*ptableMin + lazyKeyBytes; work > limit || work > 2*cwork {
-			t.Fatalf("%d records: work %d, compiled %d, limit %d", n, work, cwork, limit)
+			t.Fatalf("twice %v: work %d, compiled %d, limit %d", twice, work, cwork, limit)
 		}
 	}
 }

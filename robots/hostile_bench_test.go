@@ -138,12 +138,12 @@ func moreHostileCases(toks []string) []hostileCase {
 	cs = append(cs, hostileCase{"compact-near-miss", []byte(near.String()), padPath("/", "a")})
 	// As many wildcard records as a keyed compact part keeps, each of
 	// whose keys the path holds in the wrong order.
-	keyedBody, keyedPath := keyedHostile(ptableMin)
-	cs = append(cs, hostileCase{"keyed-wrong-order", keyedBody, keyedPath})
-	// The same, small enough that the file keeps no filter: a decision
-	// builds one past the budget.
-	lazyBody, lazyPath := keyedHostile(1500)
+	// The file keeps no filter: the decision builds one past the budget.
+	lazyBody, lazyPath := keyedHostile(false)
 	cs = append(cs, hostileCase{"keyed-lazy-wrong-order", lazyBody, lazyPath})
+	// The same group twice, for two agents: the file keeps a filter.
+	keyedBody, keyedPath := keyedHostile(true)
+	cs = append(cs, hostileCase{"keyed-wrong-order", keyedBody, keyedPath})
 	cs = append(cs, hostileCase{"fan-out", shortRulesRobots(DefaultMaxBytes, func(i int) string {
 		return "*" + fan[i%len(fan)] + "*z"
 	}), padPath("/z", strings.Repeat("a", 40)+"~")})

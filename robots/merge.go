@@ -109,12 +109,26 @@ func (p *parser) compileLarge(sets [][]int, parts []*part) {
 
 // keyParts makes the compact parts of srcs with a wildcard record keyed,
 // and reports whether it could: not when one has more than [ptableMin]
-// records.
+// records, or when their wildcard records have more than [keyedText]
+// octets.
 func (p *parser) keyParts(srcs []int, parts []*part) bool {
+	text := 0
 	for _, s := range srcs {
-		if pt := parts[s]; pt.compact() && pt.to-pt.from > ptableMin {
+		pt := parts[s]
+		if !pt.compact() {
+			continue
+		}
+		if pt.to-pt.from > ptableMin {
 			return false
 		}
+		for _, c := range p.r.crs[pt.from:pt.to] {
+			if c.flags()&crWild != 0 {
+				text += int(c.n)
+			}
+		}
+	}
+	if text > keyedText {
+		return false
 	}
 	for _, s := range srcs {
 		pt := parts[s]

@@ -58,7 +58,7 @@ func (r *Robots) index(parts []*part, sets []*usageSet) {
 // search their path directly for more than the budget build one for
 // themselves (see [fileIndex.indexed]), which costs about as much as that
 // search.
-const lazyKeyBytes = 16 << 10
+const lazyKeyBytes = keyedText
 
 // indexed returns a file index of the keyed parts of r, whose file index
 // fi is lazy: with its [segFilter], and a budget of 0, so that a decision
