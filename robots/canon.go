@@ -9,14 +9,20 @@ import (
 // non-ASCII octet, an escape of an unreserved character... Their compiled
 // segments differ from the text, so a compact record cannot be matched
 // from the text as written. Such a record keeps instead its canonical
-// text in a side table of its file ([Robots.canon], the texts one after
-// the other in [Robots.ctext]): the text of its compiled segments joined
-// by '*'. Its offset still points to the pattern as written, which gives
+// text in a side table of its file ([canonTable]): the text of its
+// compiled segments joined by '*'. Its offset still points to the pattern as written, which gives
 // its line, its order among equals and the rule a decision reports.
 
+// canonTable is the side table of a file's records flagged [crCanon]:
+// their entries, in the order of (off, dir), which identifies a record,
+// and their canonical texts one after the other.
+type canonTable struct {
+	recs []canonRec
+	text string
+}
+
 // canonRec locates the canonical text of a record flagged [crCanon]:
-// ctext[coff:][:n] of its file, n being the record's. The records of a
-// file's canon are in the order of (off, dir), which identifies a record.
+// text[coff:][:n] of its file's canonTable, n being the record's.
 type canonRec struct {
 	off  uint32 // the record's offset in the text, as crule.off
 	coff uint32
@@ -30,21 +36,21 @@ func (r *Robots) crText(c *crule) string {
 	if c.flags()&crCanon == 0 {
 		return r.text[c.off():][:c.n]
 	}
-	return r.ctext[r.canonOf(c).coff:][:c.n]
+	return r.cx.text[r.canonOf(c).coff:][:c.n]
 }
 
-// canonOf returns the entry of r.canon of record c, which is flagged
+// canonOf returns the entry of the side table of record c, which is flagged
 // [crCanon].
-func (r *Robots) canonOf(c *crule) *canonRec { return &r.canon[r.canonOfIndex(c)] }
+func (r *Robots) canonOf(c *crule) *canonRec { return &r.cx.recs[r.canonOfIndex(c)] }
 
-// canonOfIndex returns the index into r.canon of the entry of record c,
+// canonOfIndex returns the index into r.cx.recs of the entry of record c,
 // which is flagged [crCanon].
 func (r *Robots) canonOfIndex(c *crule) int {
 	off, dir := uint32(c.off()), c.flags()&crDir != 0
-	lo, hi := 0, len(r.canon)
+	lo, hi := 0, len(r.cx.recs)
 	for lo < hi {
 		m := int(uint(lo+hi) >> 1)
-		e := &r.canon[m]
+		e := &r.cx.recs[m]
 		if e.off < off || e.off == off && !e.dir && dir {
 			lo = m + 1
 		} else {
@@ -93,7 +99,11 @@ func (p *parser) canonCrule(off int, rl Rule, pattern string, dir bool) (crule, 
 		p.cbuf = p.cbuf[:from]
 		return cr, false
 	}
-	r.canon = append(r.canon, canonRec{off: uint32(off), coff: uint32(from), wn: uint16(len(rl.Pattern)), dir: dir})
+	if r.cx == nil {
+		r.cx = &canonTable{}
+	}
+	r.cx.recs = append(r.cx.recs, canonRec{off: uint32(off), coff: uint32(from), wn: uint16(len(rl.Pattern)), dir: dir})
+	r.cx.text = stringOf(p.cbuf)
 	return cr, true
 }
 
@@ -101,15 +111,28 @@ func (p *parser) canonCrule(off int, rl Rule, pattern string, dir bool) (crule, 
 // file's records and side table, which had crs, canons and ctext of them.
 func (p *parser) undoCompact(crs, canons, ctext int) {
 	p.r.crs = p.r.crs[:crs]
-	p.r.canon = p.r.canon[:canons]
+	if p.r.cx != nil {
+		p.r.cx.recs = p.r.cx.recs[:canons]
+	}
 	p.cbuf = p.cbuf[:ctext]
+}
+
+// numCanon returns the number of entries of r's side table.
+func (r *Robots) numCanon() int {
+	if r.cx == nil {
+		return 0
+	}
+	return len(r.cx.recs)
 }
 
 // finishCanon gives r its side table and canonical texts in arrays of
 // their size, without the entries of the parts compiled since.
 func (p *parser) finishCanon() {
 	r := p.r
-	n := make([]int, len(r.canon)) // the length of each entry's text, -1 for one dropped
+	if r.cx == nil {
+		return
+	}
+	n := make([]int, len(r.cx.recs)) // the length of each entry's text, -1 for one dropped
 	for i := range n {
 		n[i] = -1
 	}
@@ -121,19 +144,19 @@ func (p *parser) finishCanon() {
 		}
 	}
 	if kept == 0 {
-		r.canon, r.ctext = nil, ""
+		r.cx = nil
 		return
 	}
 	canon := make([]canonRec, 0, kept)
 	text := make([]byte, 0, len(p.cbuf))
-	for i, e := range r.canon {
+	for i, e := range r.cx.recs {
 		if n[i] >= 0 {
 			text = append(text, p.cbuf[e.coff:][:n[i]]...)
 			e.coff = uint32(len(text) - n[i])
 			canon = append(canon, e)
 		}
 	}
-	r.canon, r.ctext = canon, string(text)
+	r.cx = &canonTable{recs: canon, text: string(text)}
 }
 
 // stringOf returns the bytes of b as a string without copying them: b

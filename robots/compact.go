@@ -75,7 +75,7 @@ func (p *parser) initCompact(pt *part, g *srcGroup) bool {
 		return false
 	}
 	from, wild, wtext := len(r.crs), 0, 0
-	canons, ctext := len(r.canon), len(p.cbuf)
+	canons, ctext := r.numCanon(), len(p.cbuf)
 	for i := first; i < end; i++ {
 		rl, off := p.ruleAt(i)
 		cr, plain, ok := newCrule(off, rl, &p.sc)
@@ -110,7 +110,6 @@ func (p *parser) initCompact(pt *part, g *srcGroup) bool {
 	}
 	sortCrules(crs)
 	*pt = part{from: uint32(from), to: uint32(len(r.crs))}
-	r.ctext = stringOf(p.cbuf)
 	if len(crs) > ptableMin {
 		pt.partX = &partX{tab: newPtable(r, crs)}
 	} else if cix := newCindex(r, crs); cix != nil {

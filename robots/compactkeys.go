@@ -20,13 +20,20 @@ import "bytes"
 // (see [fileIndex.lazy]); both cost in proportion to this size.
 const keyedText = 32 << 10
 
+// recKeys are the ranges of the keys of the records of a keyed part:
+// kfrom[i]:kfrom[i+1] is the range of record i in the file's order of
+// keys (see [assignKeys]).
+type recKeys struct {
+	kfrom []int32
+}
+
 // keyRange returns the range of the file filter's ids of the keys of
 // record i of pt, a keyed part.
 func (pt *part) keyRange(i int) (int32, int32) {
-	if pt.kfrom == nil {
+	if pt.keys.kfrom == nil {
 		return 0, 0
 	}
-	return pt.kfrom[i], pt.kfrom[i+1]
+	return pt.keys.kfrom[i], pt.keys.kfrom[i+1]
 }
 
 // key makes pt, a compact part of at most [ptableMin] records, keyed.
@@ -34,11 +41,11 @@ func (pt *part) key() {
 	if pt.partX == nil {
 		pt.partX = &partX{}
 	}
-	pt.isKeyed = true
+	pt.keys = &recKeys{}
 }
 
 // keyed reports whether pt is a keyed compact part.
-func (pt *part) keyed() bool { return pt.partX != nil && pt.isKeyed && pt.compiledPart == nil }
+func (pt *part) keyed() bool { return pt.partX != nil && pt.keys != nil && pt.compiledPart == nil }
 
 // recMatch reports whether record i of pt, a compact part of r, matches
 // the path of ps.

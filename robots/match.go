@@ -180,13 +180,10 @@ type part struct {
 
 // partX is what a part holds besides its records, when it holds anything.
 type partX struct {
-	cix     *cindex // a compact part's, nil for a small or a large one
-	tab     *ptable // a large compact part's (see [ptableMin]), else nil
-	isKeyed bool    // a keyed compact part (see [part.keyed])
-	// kfrom[i]:kfrom[i+1] is the range of the file filter's ids of the
-	// keys of record i of a keyed part; nil when the file has no filter.
-	kfrom         []int32
-	*compiledPart // nil for a compact part
+	cix           *cindex  // a compact part's, nil for a small or a large one
+	tab           *ptable  // a large compact part's (see [ptableMin]), else nil
+	keys          *recKeys // a keyed compact part's (see [part.keyed]), else nil
+	*compiledPart          // nil for a compact part
 }
 
 // compact reports whether pt is compact rather than compiled.

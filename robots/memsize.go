@@ -57,7 +57,7 @@ func allocStrings(ss []string) int64 {
 func (r *Robots) memSize(sets []*usageSet) int64 {
 	// The strings of rules, agents, sitemaps and extensions share r.text;
 	// the parts are in r.written, their records in r.crs.
-	n := alloc(unsafe.Sizeof(*r)) + alloc(uintptr(len(r.text))) + allocSlice(r.crs) + allocSlice(r.canon) + alloc(uintptr(len(r.ctext))) + allocSlice(r.written) +
+	n := alloc(unsafe.Sizeof(*r)) + alloc(uintptr(len(r.text))) + allocSlice(r.crs) + r.cx.memSize() + allocSlice(r.written) +
 		allocSlice(r.agents) + allocSlice(r.groups) + allocSlice(r.gparts) + allocSlice(r.byAgent) +
 		allocSlice(r.sitemaps) + allocSlice(r.extensions) + allocSlice(r.lines) + allocSlice(r.licenses)
 	for i := range r.written {
@@ -83,7 +83,10 @@ func (pt *part) memSize() int64 {
 		return 0
 	}
 	n := alloc(unsafe.Sizeof(*pt.partX))
-	n += pt.tab.memSize() + allocSlice(pt.kfrom)
+	n += pt.tab.memSize()
+	if pt.keys != nil {
+		n += alloc(unsafe.Sizeof(*pt.keys)) + allocSlice(pt.keys.kfrom)
+	}
 	if ix := pt.cix; ix != nil {
 		n += alloc(unsafe.Sizeof(*ix)) + allocSlice(ix.keys) + allocSlice(ix.from) + allocSlice(ix.ids)
 	}
@@ -110,4 +113,12 @@ func (f *segFilter) memSize() int64 {
 		allocSlice(f.label) + allocSlice(f.hasChild) + allocSlice(f.ends) + allocSlice(f.rank) +
 		allocSlice(f.wide) + allocSlice(f.wideRank) + allocSlice(f.wideFrom) + allocSlice(f.kids) +
 		allocSlice(f.ids) + allocSlice(f.pre) + allocSlice(f.size)
+}
+
+// memSize returns what t holds; 0 for nil.
+func (t *canonTable) memSize() int64 {
+	if t == nil {
+		return 0
+	}
+	return alloc(unsafe.Sizeof(*t)) + allocSlice(t.recs) + alloc(uintptr(len(t.text)))
 }

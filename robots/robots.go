@@ -68,15 +68,14 @@ const DefaultMaxBytes = 500 << 10
 // (gparts). A file has fewer than 2^32 user-agent lines, so uint32
 // indexes suffice.
 type Robots struct {
-	text       string     // the body parsed; the strings below share it
-	crs        []crule    // the records of the compact parts, part by part
-	canon      []canonRec // the records of crs matched from a canonical text, by offset
-	ctext      string     // their canonical texts
-	written    []written  // the groups as written that name an agent, in file order
-	agents     []span     // the agents of written, group by group
-	groups     []merged   // merged groups, in order of first appearance
-	gparts     []uint32   // the indexes into written of each merged group's parts
-	byAgent    []entry    // sorted by product token compared case-insensitively (foldCompare)
+	text       string      // the body parsed; the strings below share it
+	crs        []crule     // the records of the compact parts, part by part
+	cx         *canonTable // the records of crs matched from a canonical text; nil when none
+	written    []written   // the groups as written that name an agent, in file order
+	agents     []span      // the agents of written, group by group
+	groups     []merged    // merged groups, in order of first appearance
+	gparts     []uint32    // the indexes into written of each merged group's parts
+	byAgent    []entry     // sorted by product token compared case-insensitively (foldCompare)
 	sitemaps   []string
 	extensions []Extension
 	lines      []uint32    // line checkpoints of a long text (see [Robots.lineAt])
@@ -86,11 +85,11 @@ type Robots struct {
 	stats      parseStats
 	global     uint32 // 1 + the index into groups of the merged "*" group; 0 when none
 	cr         bool   // the text has a CR (see [Robots.lineAt])
-
-	// licenses are the License lines (license.go); licensesCut says the
-	// file has more than it keeps.
-	licenses    []licenseLine
+	// licensesCut says the file has more License lines than it keeps.
 	licensesCut bool
+
+	// licenses are the License lines (license.go).
+	licenses []licenseLine
 }
 
 // globalGroup returns the merged "*" group of r, or nil.

@@ -316,14 +316,15 @@ func assignKeys(r *Robots, parts []*part) (owners, size int) {
 		case pt == nil:
 		case pt.keyed():
 			crs := r.crs[pt.from:pt.to]
-			pt.kfrom = make([]int32, len(crs)+1)
+			kfrom := make([]int32, len(crs)+1)
 			for i := range crs {
-				pt.kfrom[i] = int32(n)
+				kfrom[i] = int32(n)
 				k := recordKeys(r, &crs[i], func(key []byte) { size += len(key) })
 				n += k
 				owners += min(k, 1)
 			}
-			pt.kfrom[len(crs)] = int32(n)
+			kfrom[len(crs)] = int32(n)
+			pt.keys.kfrom = kfrom
 		case !pt.compact():
 			for i := range pt.matchers {
 				m := &pt.matchers[i]
@@ -365,8 +366,9 @@ func newFileFilter(r *Robots, parts []*part) *segFilter {
 		switch {
 		case pt == nil:
 		case pt.keyed():
-			for i := range pt.kfrom[:len(pt.kfrom)-1] {
-				if pt.kfrom[i+1] > pt.kfrom[i] {
+			kfrom := pt.keys.kfrom
+			for i := range kfrom[:len(kfrom)-1] {
+				if kfrom[i+1] > kfrom[i] {
 					owners++
 				}
 			}
