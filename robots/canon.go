@@ -33,11 +33,14 @@ type canonRec struct {
 // crText returns the text of record c, of a compact part of r, from
 // which it is matched: the pattern as written, or its canonical text.
 func (r *Robots) crText(c *crule) string {
-	if c.flags()&crCanon == 0 {
-		return r.text[c.off():][:c.n]
+	if c.flags()&crCanon != 0 {
+		return r.canonText(c)
 	}
-	return r.cx.text[r.canonOf(c).coff:][:c.n]
+	return r.text[c.off():][:c.n]
 }
+
+// canonText returns the canonical text of record c, flagged [crCanon].
+func (r *Robots) canonText(c *crule) string { return r.cx.text[r.canonOf(c).coff:][:c.n] }
 
 // canonOf returns the entry of the side table of record c, which is flagged
 // [crCanon].

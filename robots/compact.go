@@ -260,7 +260,10 @@ func (r *Robots) crMatch(c *crule, p []byte) bool {
 	if c.flags()&crEmpty != 0 {
 		return false
 	}
-	text := r.crText(c)
+	text := r.text[c.off():][:c.n] // r.crText, inlined
+	if c.flags()&crCanon != 0 {
+		text = r.canonText(c)
+	}
 	anchored := c.flags()&crAnchored != 0
 	if c.flags()&crWild == 0 {
 		if !bytes.HasPrefix(p, bytesOf(text)) {

@@ -47,13 +47,9 @@ func (pt *part) key() {
 // keyed reports whether pt is a keyed compact part.
 func (pt *part) keyed() bool { return pt.partX != nil && pt.keys != nil && pt.compiledPart == nil }
 
-// recMatch reports whether record i of pt, a compact part of r, matches
-// the path of ps.
-func (pt *part) recMatch(r *Robots, i int, ps *pathSet, lz *lazyIndex) bool {
-	c := &r.crs[int(pt.from)+i]
-	if c.flags()&crWild == 0 || !pt.keyed() {
-		return r.crMatch(c, ps.p)
-	}
+// keyedMatch reports whether c, record i of pt, a keyed compact part of
+// r, with a wildcard, matches the path of ps.
+func (pt *part) keyedMatch(r *Robots, c *crule, i int, ps *pathSet, lz *lazyIndex) bool {
 	text := r.crText(c)
 	first := text
 	if j := bytes.IndexByte(bytesOf(text), '*'); j >= 0 {

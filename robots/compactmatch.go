@@ -77,7 +77,7 @@ func (c *crule) beatsBest(best *matcher) bool {
 // firstCompact is firstMatch for a compact part of r: the index of the
 // record of highest precedence that matches p and beats best, or -1.
 func (pt *part) firstCompact(r *Robots, ps *pathSet, lz *lazyIndex, best *matcher) int {
-	crs, p := r.crs[pt.from:pt.to], ps.p
+	crs, p, kd := r.crs[pt.from:pt.to], ps.p, pt.keyed()
 	if pt.partX != nil && pt.tab != nil {
 		if i := pt.tab.first(r, crs, p); i >= 0 && crs[i].beatsBest(best) {
 			return i
@@ -90,7 +90,7 @@ func (pt *part) firstCompact(r *Robots, ps *pathSet, lz *lazyIndex, best *matche
 			if !c.beatsBest(best) {
 				return -1
 			}
-			if pt.recMatch(r, i, ps, lz) {
+			if kd && c.flags()&crWild != 0 && pt.keyedMatch(r, c, i, ps, lz) || (!kd || c.flags()&crWild == 0) && r.crMatch(c, p) {
 				return i
 			}
 		}
@@ -115,7 +115,7 @@ func (pt *part) firstCompact(r *Robots, ps *pathSet, lz *lazyIndex, best *matche
 		if !c.beatsBest(best) {
 			return -1
 		}
-		if pt.recMatch(r, int(i), ps, lz) {
+		if kd && c.flags()&crWild != 0 && pt.keyedMatch(r, c, int(i), ps, lz) || (!kd || c.flags()&crWild == 0) && r.crMatch(c, p) {
 			return int(i)
 		}
 	}
