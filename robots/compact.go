@@ -260,9 +260,11 @@ func (r *Robots) crMatch(c *crule, p []byte) bool {
 	if c.flags()&crEmpty != 0 {
 		return false
 	}
-	text := r.text[c.off():][:c.n] // r.crText, inlined
+	var text string // r.crText, inlined
 	if c.flags()&crCanon != 0 {
 		text = r.canonText(c)
+	} else {
+		text = r.text[c.off():][:c.n]
 	}
 	anchored := c.flags()&crAnchored != 0
 	if c.flags()&crWild == 0 {
