@@ -1,9 +1,11 @@
 package robots
 
 import (
+	"fmt"
 	"math/rand"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -157,5 +159,42 @@ func TestKeyedCompactBoundedWork(t *testing.T) {
 		if limit := directBudget + 4*len(path) + 16*ptableMin + lazyKeyBytes; work > limit || work > 2*cwork {
 			t.Fatalf("twice %v: work %d, compiled %d, limit %d", twice, work, cwork, limit)
 		}
+	}
+}
+
+// TestKeyedLazyConcurrent decides, from several goroutines at once, paths
+// that spend the budget of a file without a filter, so that decisions
+// build filters and share them through the file's pool (run with -race):
+// each decides as the compiled form.
+func TestKeyedLazyConcurrent(t *testing.T) {
+	body, path := keyedHostile(false)
+	r, c := Parse(body), parseCompiled(body)
+	if !r.idx.lazy {
+		t.Fatal("the file keeps a filter")
+	}
+	paths := []string{path, path[:len(path)/2] + "q" + hostileTokens(2)[1] + "qq0", "/short"}
+	want := make([]Match, len(paths))
+	for i, p := range paths {
+		want[i] = c.MatchPath("bot", p)
+	}
+	var wg sync.WaitGroup
+	errs := make(chan string, 8)
+	for g := 0; g < 4; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for k := 0; k < 6; k++ {
+				i := (g + k) % len(paths)
+				if d := r.MatchPath("bot", paths[i]); d != want[i] {
+					errs <- fmt.Sprintf("path %d: %+v, compiled %+v", i, d, want[i])
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Error(e)
 	}
 }

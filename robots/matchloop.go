@@ -227,7 +227,9 @@ func (r *Robots) matchIn(fi *fileIndex, g *merged, p []byte) (Rule, bool) {
 	ps := pathSet{p: p, fi: fi}
 	rule, ok := r.matchSet(fi, g, &ps)
 	if ps.over {
-		return r.matchIn(fi.indexed(r), g, p)
+		x := fi.indexed(r)
+		rule, ok = r.matchIn(x, g, p)
+		fi.built.Put(x)
 	}
 	return rule, ok
 }

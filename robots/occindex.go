@@ -19,6 +19,9 @@ type fileIndex struct {
 	// lazy: the file has keyed compact parts only, and no filter; a
 	// decision past the budget starts over with [fileIndex.indexed].
 	lazy bool
+	// built holds the file indexes with a filter that such decisions
+	// built, for the next: the pool drops them when the heap is collected.
+	built sync.Pool
 }
 
 // index builds the [fileIndex] of r, which all its groups share, from its
@@ -62,8 +65,11 @@ const lazyKeyBytes = keyedText
 
 // indexed returns a file index of the keyed parts of r, whose file index
 // fi is lazy: with its [segFilter], and a budget of 0, so that a decision
-// indexes its path at once.
+// indexes its path at once. The caller puts it back into fi.built.
 func (fi *fileIndex) indexed(r *Robots) *fileIndex {
+	if x, ok := fi.built.Get().(*fileIndex); ok {
+		return x
+	}
 	parts := make([]*part, len(r.written))
 	for i := range r.written {
 		parts[i] = &r.written[i].part

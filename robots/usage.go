@@ -168,7 +168,9 @@ func (r *Robots) matchWithUsage(agent, path string, rulesOnly bool) (d Match, u 
 		if !ps.over {
 			return d, u
 		}
-		d, u, fi = Match{}, Usage{}, fi.indexed(r) // start over, indexed
+		x := fi.indexed(r)
+		defer fi.built.Put(x)
+		d, u, fi = Match{}, Usage{}, x // start over, indexed
 	}
 	switch {
 	case fi == nil || fi.segs == nil:
