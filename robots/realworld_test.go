@@ -14,7 +14,8 @@ import (
 
 // TestRealWorldCompactMatchesCompiled decides paths of each file of the
 // real-world corpus with the file parsed as usual and with every group
-// compiled: the two forms agree.
+// compiled: the two forms agree, and so they do for a file with keyed
+// parts when its decisions index the path at once.
 func TestRealWorldCompactMatchesCompiled(t *testing.T) {
 	files := realWorld(t)
 	agents := []string{"Googlebot", "bingbot", "GPTBot", "AdsBot-Google", "anybot"}
@@ -25,6 +26,17 @@ func TestRealWorldCompactMatchesCompiled(t *testing.T) {
 				if d, dc := r.MatchPath(a, path), c.MatchPath(a, path); d != dc {
 					t.Fatalf("%s: %s %q: compact %+v, compiled %+v", f.Host, a, path, d, dc)
 				}
+			}
+		}
+		if r.idx == nil {
+			continue
+		}
+		// Keyed parts, with the path indexed at once (a file without a
+		// filter builds one).
+		r.idx.budget = 0
+		for i, path := range corpusPaths(r) {
+			if a := agents[i%len(agents)]; r.MatchPath(a, path) != c.MatchPath(a, path) {
+				t.Fatalf("%s: %s %q indexed: compact %+v, compiled %+v", f.Host, a, path, r.MatchPath(a, path), c.MatchPath(a, path))
 			}
 		}
 	}
