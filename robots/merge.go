@@ -162,9 +162,6 @@ func (p *parser) newMerged(sets [][]int) {
 		for _, s := range srcs {
 			sg := &p.src[s]
 			r.gparts = append(r.gparts, sg.written)
-			if sg.hasDelay && sg.delay > g.delay {
-				g.delay = sg.delay
-			}
 		}
 		g.to = uint32(len(r.gparts))
 		g.usage = p.groupUsage(srcs)

@@ -135,13 +135,21 @@ type written struct {
 // which thousands of agents each name a different combination of large
 // groups stays linear.
 type merged struct {
-	from, to uint32 // its groups as written are Robots.gparts[from:to], in file order
-	delay    time.Duration
+	from, to uint32      // its groups as written are Robots.gparts[from:to], in file order
 	usage    *usageGroup // usage preferences of its parts; nil when none
 }
 
 // parts returns the indexes into r.written of g's parts.
 func (r *Robots) parts(g *merged) []uint32 { return r.gparts[g.from:g.to] }
+
+// delay returns the Crawl-delay of g: the largest of its parts'.
+func (r *Robots) delay(g *merged) time.Duration {
+	var d time.Duration
+	for _, w := range r.parts(g) {
+		d = max(d, r.written[w].delay)
+	}
+	return d
+}
 
 // agentsOf returns the agents of the group as written w.
 func (r *Robots) agentsOf(w *written) []string {
@@ -225,7 +233,7 @@ func (r *Robots) group(m *merged) *Group {
 	for _, w := range r.parts(m) {
 		rules = r.written[w].part.appendRules(r, rules, &lc)
 	}
-	return &Group{Agents: r.mergedAgents(m), Rules: rules, CrawlDelay: m.delay}
+	return &Group{Agents: r.mergedAgents(m), Rules: rules, CrawlDelay: r.delay(m)}
 }
 
 // Match is the outcome of matching a URL against a robots.txt.
@@ -320,7 +328,7 @@ func (r *Robots) CrawlDelay(agent string) time.Duration {
 	if m == nil {
 		return 0
 	}
-	return m.delay
+	return r.delay(m)
 }
 
 // Groups returns the groups as written, in file order, each with the
