@@ -198,3 +198,34 @@ func TestKeyedLazyConcurrent(t *testing.T) {
 		t.Error(e)
 	}
 }
+
+// TestKeyedBesideCompiled checks a file with a keyed part and a compiled
+// one (a pattern whose canonical segment holds a '*'): the file keeps
+// one filter for both, and both agents decide as in the compiled form.
+func TestKeyedBesideCompiled(t *testing.T) {
+	rng := rand.New(rand.NewSource(3))
+	word := func() string { return []string{"ab", "ba", "a", "b/", "?a="}[rng.Intn(5)] }
+	rule := func(_, _ int) string {
+		return []string{"Allow: /", "Disallow: /"}[rng.Intn(2)] + word() + "*" + word() + "*" + word()
+	}
+	body := keyedBody(1, compactWild+40, rule)
+	body = append(body, "User-agent: other\nDisallow: /z%2A*q\n"...)
+	for i := 0; i < 40; i++ {
+		body = append(body, rule(0, i)+"\n"...)
+	}
+	r, c := Parse(body), parseCompiled(body)
+	if !r.written[0].part.keyed() || r.written[1].part.compact() || r.idx.segs == nil || r.idx.lazy {
+		t.Fatalf("keyed %v, compiled %v, filter %v", r.written[0].part.keyed(), !r.written[1].part.compact(), r.idx.segs != nil)
+	}
+	for i := 0; i < 3000; i++ {
+		path := "/"
+		for k := rng.Intn(8); k > 0; k-- {
+			path += word()
+		}
+		agent := []string{"bot", "other"}[i%2]
+		r.idx.budget = []int{directBudget, 0}[i/2%2]
+		if d, dc := r.MatchPath(agent, path), c.MatchPath(agent, path); d != dc {
+			t.Fatalf("%s %q (budget %d): %+v, compiled %+v", agent, path, r.idx.budget, d, dc)
+		}
+	}
+}
