@@ -1,7 +1,6 @@
 package proxy
 
 import (
-	"fmt"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -295,31 +294,35 @@ func ruleHeader(d enforce.Decision) string {
 // refusalText is the plain-text body of a refusal.
 func refusalText(b refusalBody) string {
 	var sb strings.Builder
-	fmt.Fprintf(&sb, "%s\n\n", b.Error)
-	fmt.Fprintf(&sb, "url:      %s\n", b.URL)
-	fmt.Fprintf(&sb, "agent:    %s", b.Agent)
+	sb.Grow(512)
+	w := func(parts ...string) {
+		for _, p := range parts {
+			sb.WriteString(p)
+		}
+	}
+	w(b.Error, "\n\nurl:      ", b.URL, "\nagent:    ", b.Agent)
 	if b.Agent == "*" {
 		sb.WriteString(" (no agent known: only the * group applies)")
 	}
 	sb.WriteString("\n")
 	if b.Group != "" {
-		fmt.Fprintf(&sb, "group:    user-agent: %s\n", b.Group)
+		w("group:    user-agent: ", b.Group, "\n")
 	}
 	if b.Rule != "" {
-		fmt.Fprintf(&sb, "rule:     %s", b.Rule)
+		w("rule:     ", b.Rule)
 		if b.Line > 0 {
-			fmt.Fprintf(&sb, " (line %d)", b.Line)
+			w(" (line ", strconv.Itoa(b.Line), ")")
 		}
 		sb.WriteString("\n")
 	}
-	fmt.Fprintf(&sb, "reason:   %s: %s\n", b.Reason, b.Explanation)
+	w("reason:   ", b.Reason, ": ", b.Explanation, "\n")
 	if b.Detail != "" {
-		fmt.Fprintf(&sb, "detail:   %s\n", b.Detail)
+		w("detail:   ", b.Detail, "\n")
 	}
 	if b.Site != "" {
-		fmt.Fprintf(&sb, "site:     %s", b.Site)
+		w("site:     ", b.Site)
 		if b.SiteNote != "" {
-			fmt.Fprintf(&sb, " (%s)", b.SiteNote)
+			w(" (", b.SiteNote, ")")
 		}
 		sb.WriteString("\n")
 	}
@@ -328,18 +331,18 @@ func refusalText(b refusalBody) string {
 	tdmText(&sb, b.TDM)
 	licenseText(&sb, b.License)
 	if rb := b.Robots; rb != nil {
-		fmt.Fprintf(&sb, "robots:   %s: %s", rb.URL, rb.Status)
+		w("robots:   ", rb.URL, ": ", rb.Status)
 		if rb.HTTPStatus != 0 {
-			fmt.Fprintf(&sb, ", HTTP %d", rb.HTTPStatus)
+			w(", HTTP ", strconv.Itoa(rb.HTTPStatus))
 		}
-		fmt.Fprintf(&sb, ", fetched %s ago", time.Duration(rb.AgeS*float64(time.Second)).Round(time.Second))
+		w(", fetched ", time.Duration(rb.AgeS*float64(time.Second)).Round(time.Second).String(), " ago")
 		if rb.Stale {
-			sb.WriteString(" (" + staleText(rb.StaleReason) + ")")
+			w(" (", staleText(rb.StaleReason), ")")
 		}
 		sb.WriteString("\n")
 	}
 	if b.RetryAfterS > 0 {
-		fmt.Fprintf(&sb, "retry:    after %d s\n", b.RetryAfterS)
+		w("retry:    after ", strconv.Itoa(b.RetryAfterS), " s\n")
 	}
 	return sb.String()
 }

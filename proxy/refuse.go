@@ -3,7 +3,6 @@ package proxy
 import (
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"mime"
 	"net/http"
@@ -177,9 +176,9 @@ func refuseResponse(r *http.Request, status int, d enforce.Decision, psError str
 	} else {
 		text, ctype = safetext.EscapeLines(refusalText(body)), "text/plain; charset=utf-8"
 	}
-	h := make(http.Header)
-	h.Set("Content-Type", ctype)
-	h.Set("X-Content-Type-Options", "nosniff")
+	h := make(http.Header, 8)
+	h["Content-Type"] = []string{ctype}
+	h["X-Content-Type-Options"] = []string{"nosniff"}
 	setDecisionHeaders(h, d)
 	details := string(d.Reason) + ": " + body.Explanation
 	if body.Detail != "" && !untrustedCert(d) { // that explanation says more, whole, than the detail's start
@@ -221,10 +220,10 @@ func wantsJSON(r *http.Request) bool {
 // (given Content-Length and Cache-Control: no-store here) and body text,
 // which a HEAD request does not get.
 func newResponse(r *http.Request, status int, h http.Header, text string) *http.Response {
-	h.Set("Content-Length", strconv.Itoa(len(text)))
-	h.Set("Cache-Control", "no-store")
+	h["Content-Length"] = []string{strconv.Itoa(len(text))}
+	h["Cache-Control"] = []string{"no-store"}
 	resp := &http.Response{
-		Status:        fmt.Sprintf("%d %s", status, http.StatusText(status)),
+		Status:        strconv.Itoa(status) + " " + http.StatusText(status),
 		StatusCode:    status,
 		Proto:         "HTTP/1.1",
 		ProtoMajor:    1,
