@@ -164,8 +164,11 @@ func (s *Server) requestHook(r *http.Request, ctx *goproxy.ProxyCtx) (*http.Requ
 	st := stateOf(ctx)
 	for _, list := range [...][]requestStep{s.steps.request, s.settings(st).request, s.steps.lastRequest} {
 		for _, step := range list {
-			if answer := s.settle(ctx.Req, st, step.onRequest(ctx.Req, ctx, st)); answer != nil {
-				return ctx.Req, answer
+			o := step.onRequest(ctx.Req, ctx, st)
+			if o.settles() {
+				if answer := s.settle(ctx.Req, st, o); answer != nil {
+					return ctx.Req, answer
+				}
 			}
 		}
 	}
@@ -192,6 +195,9 @@ func (s *Server) walkResponse(list []responseStep, resp *http.Response, ctx *gop
 		}
 		var o outcome
 		resp, o = step.onResponse(resp, ctx, st)
+		if !o.settles() {
+			continue
+		}
 		if answer := s.settle(ctx.Req, st, o); answer != nil {
 			resp = answer
 		}

@@ -43,6 +43,11 @@ type outcome struct {
 	gone string
 }
 
+// settles reports whether [Server.settle] has anything to do for o: an
+// answer or an audit record. The zero outcome of most steps skips the
+// call (and the copy of o it takes).
+func (o *outcome) settles() bool { return o.gone != "" || o.auditAs != "" }
+
 // refuse is the outcome of refusing the request because of d, with the
 // status of d's reason ([refusalStatus]).
 func refuse(d enforce.Decision) outcome {
