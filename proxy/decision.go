@@ -300,27 +300,36 @@ func refusalText(b refusalBody) string {
 			sb.WriteString(p)
 		}
 	}
-	w(b.Error, "\n\nurl:      ", b.URL, "\nagent:    ", b.Agent)
+	w(b.Error, "\n\n")
+	sb.WriteString("url:      ")
+	w(b.URL, "\n")
+	sb.WriteString("agent:    ")
+	sb.WriteString(b.Agent)
 	if b.Agent == "*" {
 		sb.WriteString(" (no agent known: only the * group applies)")
 	}
 	sb.WriteString("\n")
 	if b.Group != "" {
-		w("group:    user-agent: ", b.Group, "\n")
+		sb.WriteString("group:    user-agent: ")
+		w(b.Group, "\n")
 	}
 	if b.Rule != "" {
-		w("rule:     ", b.Rule)
+		sb.WriteString("rule:     ")
+		w(b.Rule)
 		if b.Line > 0 {
 			w(" (line ", strconv.Itoa(b.Line), ")")
 		}
 		sb.WriteString("\n")
 	}
-	w("reason:   ", b.Reason, ": ", b.Explanation, "\n")
+	sb.WriteString("reason:   ")
+	w(b.Reason, ": ", b.Explanation, "\n")
 	if b.Detail != "" {
-		w("detail:   ", b.Detail, "\n")
+		sb.WriteString("detail:   ")
+		w(b.Detail, "\n")
 	}
 	if b.Site != "" {
-		w("site:     ", b.Site)
+		sb.WriteString("site:     ")
+		w(b.Site)
 		if b.SiteNote != "" {
 			w(" (", b.SiteNote, ")")
 		}
@@ -330,21 +339,31 @@ func refusalText(b refusalBody) string {
 	contentUseText(&sb, b.ContentUseShown)
 	tdmText(&sb, b.TDM)
 	licenseText(&sb, b.License)
-	if rb := b.Robots; rb != nil {
-		w("robots:   ", rb.URL, ": ", rb.Status)
-		if rb.HTTPStatus != 0 {
-			w(", HTTP ", strconv.Itoa(rb.HTTPStatus))
-		}
-		w(", fetched ", time.Duration(rb.AgeS*float64(time.Second)).Round(time.Second).String(), " ago")
-		if rb.Stale {
-			w(" (", staleText(rb.StaleReason), ")")
-		}
-		sb.WriteString("\n")
+	if b.Robots != nil {
+		robotsText(&sb, b.Robots)
 	}
 	if b.RetryAfterS > 0 {
-		w("retry:    after ", strconv.Itoa(b.RetryAfterS), " s\n")
+		sb.WriteString("retry:    after ")
+		w(strconv.Itoa(b.RetryAfterS), " s\n")
 	}
 	return sb.String()
+}
+
+// robotsText writes the robots line of a refusal's text body: which
+// robots.txt decided, its state and age.
+func robotsText(sb *strings.Builder, rb *robotsJSON) {
+	sb.WriteString("robots:   ")
+	for _, p := range []string{rb.URL, ": ", rb.Status} {
+		sb.WriteString(p)
+	}
+	if rb.HTTPStatus != 0 {
+		sb.WriteString(", HTTP " + strconv.Itoa(rb.HTTPStatus))
+	}
+	sb.WriteString(", fetched " + time.Duration(rb.AgeS*float64(time.Second)).Round(time.Second).String() + " ago")
+	if rb.Stale {
+		sb.WriteString(" (" + staleText(rb.StaleReason) + ")")
+	}
+	sb.WriteString("\n")
 }
 
 // staleText says in words why a stale robots.txt copy decided.
