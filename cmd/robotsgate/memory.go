@@ -51,10 +51,9 @@ func applyMemoryLimit(cfg config.Config, env func(string) string, log zerolog.Lo
 
 // gcPercent is the GOGC serve sets when a memory limit is in force and
 // the operator did not set GOGC. The live heap of a proxy serving a warm
-// cache of a few origins is a few MiB, and at the runtime's default of
-// 100 the collector would run every few MiB of garbage, that is every few
-// hundred requests, each cycle scanning every connection's goroutine
-// stacks. A higher percentage lets the heap grow to several times the
+// cache of a few origins is small, and at the runtime's default of 100
+// the collector would run after every few MiB of garbage, each cycle
+// scanning every connection's goroutine stacks. A higher percentage lets the heap grow to several times the
 // live data between cycles; the memory limit, not GOGC, then bounds it:
 // the heap never outgrows robots.max_cache_mb plus the allowance, and the
 // collector runs as often as before once the cache nears its budget.
