@@ -157,6 +157,7 @@ func (ci *connInfo) requestRead(ctx context.Context) uint64 {
 	if c == nil {
 		return 0
 	}
+	_ = c.flushHeld() // a pipelined request, read ahead: the last response goes first
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.heads++
