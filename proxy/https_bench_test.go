@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -19,8 +20,11 @@ import (
 // (robots decision inside TLS, warm robots.txt cache) next to a bare
 // goproxy MITM of the same version with the same outbound transport
 // settings, CA and certificate cache. keepalive reuses the client's
-// connection (the per-request cost); newconn opens a new CONNECT and TLS
-// session per request (handshake cost, leaf certificate from the cache).
+// connection (the per-request cost); mixed does too, cycling through the
+// load script's eight paths of which three are under /private (refused
+// 403 by robotsgate, forwarded by the bare goproxy); newconn opens a new
+// CONNECT and TLS session per request (handshake cost, leaf certificate
+// from the cache).
 //
 //	go test ./proxy/ -run '^$' -bench HTTPSMITM -benchtime 1000x -count 3
 func BenchmarkHTTPSMITM(b *testing.B) {
@@ -58,16 +62,25 @@ func BenchmarkHTTPSMITM(b *testing.B) {
 		name string
 		p    *httpsProxy
 	}{{"goproxy", bareProxy}, {"robotsgate", rg}} {
-		for _, mode := range []string{"keepalive", "newconn"} {
+		for _, mode := range []string{"keepalive", "mixed", "newconn"} {
 			b.Run(p.name+"/"+mode, func(b *testing.B) {
 				c := p.p.client(rg.ca)
 				c.Transport.(*http.Transport).DisableKeepAlives = mode == "newconn"
 				defer c.Transport.(*http.Transport).CloseIdleConnections()
-				benchGet(b, c, origin.URL+"/public/page") // warm: robots.txt, leaf certificate
+				paths := []string{"/public/page"}
+				if mode == "mixed" {
+					paths = mixedPaths
+				}
+				benchGet(b, c, origin.URL+"/public/page", 200) // warm: robots.txt, leaf certificate
 				cpu0 := processCPU()
 				n := 0
 				for b.Loop() {
-					benchGet(b, c, origin.URL+"/public/page")
+					path := paths[n%len(paths)]
+					want := 200
+					if p.name == "robotsgate" && strings.HasPrefix(path, "/private") {
+						want = http.StatusForbidden
+					}
+					benchGet(b, c, origin.URL+path, want)
 					n++
 				}
 				// CPU of the whole process (client, proxy and origin alike in
@@ -78,14 +91,20 @@ func BenchmarkHTTPSMITM(b *testing.B) {
 	}
 }
 
-func benchGet(b *testing.B, c *http.Client, u string) {
+// mixedPaths are the paths of the load script's mixed load
+// (scripts/loadtest/mitmload); robots.txt "Disallow: /private" refuses
+// three of them.
+var mixedPaths = []string{"/", "/page/1", "/a/b/c?x=1", "/news/2026/11/22/story.html", "/img/logo.png",
+	"/private/secret", "/files/report.pdf", "/private/open/doc"}
+
+func benchGet(b *testing.B, c *http.Client, u string, want int) {
 	resp, err := c.Get(u)
 	if err != nil {
 		b.Fatal(err)
 	}
 	io.Copy(io.Discard, resp.Body)
 	resp.Body.Close()
-	if resp.StatusCode != 200 {
+	if resp.StatusCode != want {
 		b.Fatalf("status %d", resp.StatusCode)
 	}
 }
