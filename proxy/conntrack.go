@@ -248,6 +248,14 @@ type hijackedConn struct {
 	sniffed   bool            // the session's first byte was seen
 	tls       bool            // and it began a TLS handshake
 
+	// The request being served, counted as running in life until
+	// endServed (sessionread.go).
+	counting     atomic.Bool // a request is counted in life
+	life         *lifetime
+	cancelServed context.CancelCauseFunc // ends the request's context
+	stopHard     func() bool             // unregisters hardStop from life's hard context
+	hardDone     bool                    // Shutdown's deadline has passed
+
 	// A response head held back for its body's first record (sessionwrite.go).
 	wmu     sync.Mutex // guards w and the writes
 	w       heldWrite
@@ -259,6 +267,11 @@ type hijackedConn struct {
 func (c *hijackedConn) Read(p []byte) (int, error) {
 	if err := c.flushHeld(); err != nil {
 		return 0, err
+	}
+	if c.counting.Load() { // the response may have been written: the request ends
+		c.mu.Lock()
+		c.endServed(false)
+		c.mu.Unlock()
 	}
 	if c.ended.Load() {
 		return 0, io.EOF
@@ -322,6 +335,12 @@ func (c *hijackedConn) active(read bool) {
 // Close closes the connection and stops tracking it.
 func (c *hijackedConn) Close() error {
 	_ = c.flushHeld()
+	c.mu.Lock()
+	c.endServed(true)
+	if c.stopHard != nil {
+		c.stopHard()
+	}
+	c.mu.Unlock()
 	err := c.Conn.Close()
 	c.once.Do(func() { c.t.remove(c) })
 	if errors.Is(err, net.ErrClosed) {

@@ -57,7 +57,7 @@ var errHeadTooLarge = errors.New("request head inside a CONNECT session larger t
 // [headSlack]). When the pipeline received the request ([connInfo.requestRead]),
 // the session is in [phaseBody]: its body is read and its response written,
 // bounded by idleTimeout of silence as before. Once the response is written
-// ([connInfo.responseWritten]) the session is in [phaseIdle]: the client has
+// ([hijackedConn.endServed]) the session is in [phaseIdle]: the client has
 // idleTimeout to begin its next request, whose first byte starts a new
 // phaseHead. Bytes sent to the client never extend a head's deadline.
 type sessionPhase uint8
@@ -83,7 +83,7 @@ func (c *hijackedConn) received(b []byte) error {
 		c.sniffed, c.tls = true, b[0] == tlsHandshakeRecord
 	}
 	if c.phase == phaseBody && c.served.Err() != nil {
-		c.phase = phaseIdle // written: responseWritten may not have run yet
+		c.phase = phaseIdle // written: endServed may not have run yet
 	}
 	switch c.phase {
 	case phaseBody:
@@ -149,41 +149,73 @@ func (c *hijackedConn) setReadDeadline(now time.Time, d time.Duration) {
 }
 
 // requestRead tells the session's connection that the pipeline received
-// a request, which is served until ctx ends: its body and response are
-// bounded by idleTimeout of silence, no longer by the head's deadline and
-// size. It returns the request's number for responseWritten.
-func (ci *connInfo) requestRead(ctx context.Context) uint64 {
+// a request, which is served until served (goproxy's context of the
+// request) ends: its body and response are bounded by idleTimeout of
+// silence, no longer by the head's deadline and size. Until then the
+// request counts as running in life, and when life's hard context ends
+// first, cancel (that of the request's own context) ends it with its
+// cause. It reports false, having done nothing, when the connection is
+// not tracked.
+//
+// The end of served is noticed where the session goes on after the
+// response was written, in the goroutine that wrote it: its next read
+// from the connection, its next request (read ahead), or Close
+// ([hijackedConn.endServed]).
+func (ci *connInfo) requestRead(served context.Context, cancel context.CancelCauseFunc, life *lifetime) bool {
+	if ci == nil {
+		return false
+	}
 	c := ci.conn.Load()
 	if c == nil {
-		return 0
+		return false
 	}
 	_ = c.flushHeld() // a pipelined request, read ahead: the last response goes first
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.endServed(false)     // the last request's, unless a read already ended it
+	if c.stopHard == nil { // once per session
+		c.stopHard = context.AfterFunc(life.hard, c.hardStop)
+	}
+	life.enter()
+	c.life, c.cancelServed = life, cancel
+	c.counting.Store(true)
+	if c.hardDone {
+		cancel(context.Cause(life.hard))
+	}
 	c.heads++
-	c.phase, c.served = phaseBody, ctx
+	c.phase, c.served = phaseBody, served
 	c.extended = time.Now()
 	c.setReadDeadline(c.extended, c.t.limits.idleTimeout)
-	return c.heads
+	return true
 }
 
-// responseWritten tells the session's connection that the response to
-// request n was written (its context ended): the client has idleTimeout
-// to begin the next. It does nothing when the next request was already
-// received (pipelined) or its first bytes read: received sees the end
-// of the request's context at once, this call comes from a goroutine.
-func (ci *connInfo) responseWritten(n uint64) {
-	c := ci.conn.Load()
-	if c == nil {
+// endServed ends the request requestRead counted once its response was
+// written (served ended), or at once with force: it no longer counts as
+// running, and the client has idleTimeout to begin the next request
+// unless its first bytes were already read. Called with c.mu held.
+func (c *hijackedConn) endServed(force bool) {
+	if !c.counting.Load() || (!force && c.served.Err() == nil) {
 		return
 	}
+	c.counting.Store(false)
+	c.cancelServed = nil
+	c.life.leave()
+	if c.phase == phaseBody {
+		c.phase = phaseIdle
+		c.setReadDeadline(time.Now(), c.t.limits.idleTimeout)
+	}
+}
+
+// hardStop runs when Shutdown's deadline has passed (the lifetime's hard
+// context ended): it cancels the context of the request being served,
+// and of any the session still receives.
+func (c *hijackedConn) hardStop() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.heads != n || c.phase != phaseBody {
-		return
+	c.hardDone = true
+	if c.cancelServed != nil {
+		c.cancelServed(context.Cause(c.life.hard))
 	}
-	c.phase = phaseIdle
-	c.setReadDeadline(time.Now(), c.t.limits.idleTimeout)
 }
 
 // boundBody returns next with the body of every plain-HTTP request bounded
