@@ -250,11 +250,11 @@ type hijackedConn struct {
 
 	// The request being served, counted as running in life until
 	// endServed (sessionread.go).
-	counting     atomic.Bool // a request is counted in life
-	life         *lifetime
-	cancelServed context.CancelCauseFunc // ends the request's context
-	stopHard     func() bool             // unregisters hardStop from life's hard context
-	hardDone     bool                    // Shutdown's deadline has passed
+	counting      atomic.Bool // a request is counted in life
+	life          *lifetime
+	cancelServed  context.CancelCauseFunc // ends the request's context
+	sessionCtx    context.Context         // the parent of the requests' contexts
+	endSessionCtx context.CancelCauseFunc // ends sessionCtx
 
 	// A response head held back for its body's first record (sessionwrite.go).
 	wmu     sync.Mutex // guards w and the writes
@@ -337,8 +337,8 @@ func (c *hijackedConn) Close() error {
 	_ = c.flushHeld()
 	c.mu.Lock()
 	c.endServed(true)
-	if c.stopHard != nil {
-		c.stopHard()
+	if c.endSessionCtx != nil {
+		c.endSessionCtx(context.Canceled)
 	}
 	c.mu.Unlock()
 	err := c.Conn.Close()

@@ -129,20 +129,20 @@ func (l *lifetime) wrap(h http.Handler) http.Handler {
 // them, and net/http cancels their context when Shutdown closes their
 // connection.
 //
-// The request's new context is a child of goproxy's, which ends it when
-// the response was written. On a tracked connection the session's
-// connection does the rest ([connInfo.requestRead]): it counts the
-// request until then, and cancels the context at Shutdown's deadline,
-// registered once per session, not once per request; no goroutine runs
-// per request. Elsewhere (an untracked connection) a watch per request
-// does the same (trackAlone).
+// On a tracked connection the session's connection does this
+// ([connInfo.requestRead]), with no goroutine and no registration with
+// goproxy's context or the hard one per request. Elsewhere (an untracked
+// connection) the request's context is a child of goproxy's, and a watch
+// per request does the rest (trackAlone).
 func (s *Server) track(r *http.Request, ctx *goproxy.ProxyCtx) *http.Request {
 	sess, inMITM := ctx.UserData.(*session) // the CONNECT's (enter creates the request's state next)
 	if !inMITM {
 		return r
 	}
-	rctx, cancel := context.WithCancelCause(r.Context())
-	if !sess.Conn.requestRead(r.Context(), cancel, s.life) { // connInfo.requestRead: the head's limits no longer apply
+	rctx, ok := sess.Conn.requestRead(r.Context(), s.life) // connInfo.requestRead: the head's limits no longer apply
+	if !ok {
+		var cancel context.CancelCauseFunc
+		rctx, cancel = context.WithCancelCause(r.Context())
 		s.life.trackAlone(rctx, cancel)
 	}
 	r = r.WithContext(rctx)

@@ -151,70 +151,62 @@ func (c *hijackedConn) setReadDeadline(now time.Time, d time.Duration) {
 // requestRead tells the session's connection that the pipeline received
 // a request, which is served until served (goproxy's context of the
 // request) ends: its body and response are bounded by idleTimeout of
-// silence, no longer by the head's deadline and size. Until then the
-// request counts as running in life, and when life's hard context ends
-// first, cancel (that of the request's own context) ends it with its
-// cause. It reports false, having done nothing, when the connection is
-// not tracked.
+// silence, no longer by the head's deadline and size. It returns the
+// context of the request: it ends when served does (just after), and at
+// Shutdown's deadline (life's hard context ends) with its cause. Until
+// the request ends it counts as running in life. It reports false,
+// having done nothing, when the connection is not tracked.
 //
 // The end of served is noticed where the session goes on after the
 // response was written, in the goroutine that wrote it: its next read
 // from the connection, its next request (read ahead), or Close
-// ([hijackedConn.endServed]).
-func (ci *connInfo) requestRead(served context.Context, cancel context.CancelCauseFunc, life *lifetime) bool {
+// ([hijackedConn.endServed]). The contexts of a session's requests are
+// children of one context of the session, a child of life's hard
+// context: one registration with the hard context per session, not one
+// per request, and none with goproxy's context.
+func (ci *connInfo) requestRead(served context.Context, life *lifetime) (context.Context, bool) {
 	if ci == nil {
-		return false
+		return nil, false
 	}
 	c := ci.conn.Load()
 	if c == nil {
-		return false
+		return nil, false
 	}
 	_ = c.flushHeld() // a pipelined request, read ahead: the last response goes first
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.endServed(false)     // the last request's, unless a read already ended it
-	if c.stopHard == nil { // once per session
-		c.stopHard = context.AfterFunc(life.hard, c.hardStop)
+	c.endServed(false) // the last request's, unless a read already ended it
+	if c.sessionCtx == nil {
+		c.sessionCtx, c.endSessionCtx = context.WithCancelCause(life.hard)
 	}
 	life.enter()
-	c.life, c.cancelServed = life, cancel
+	var ctx context.Context
+	ctx, c.cancelServed = context.WithCancelCause(c.sessionCtx)
+	c.life = life
 	c.counting.Store(true)
-	if c.hardDone {
-		cancel(context.Cause(life.hard))
-	}
 	c.heads++
 	c.phase, c.served = phaseBody, served
 	c.extended = time.Now()
 	c.setReadDeadline(c.extended, c.t.limits.idleTimeout)
-	return true
+	return ctx, true
 }
 
 // endServed ends the request requestRead counted once its response was
-// written (served ended), or at once with force: it no longer counts as
-// running, and the client has idleTimeout to begin the next request
-// unless its first bytes were already read. Called with c.mu held.
+// written (served ended), or at once with force: its context ends, it no
+// longer counts as running, and the client has idleTimeout to begin the
+// next request unless its first bytes were already read. Called with c.mu
+// held.
 func (c *hijackedConn) endServed(force bool) {
 	if !c.counting.Load() || (!force && c.served.Err() == nil) {
 		return
 	}
 	c.counting.Store(false)
+	c.cancelServed(context.Canceled)
 	c.cancelServed = nil
 	c.life.leave()
 	if c.phase == phaseBody {
 		c.phase = phaseIdle
 		c.setReadDeadline(time.Now(), c.t.limits.idleTimeout)
-	}
-}
-
-// hardStop runs when Shutdown's deadline has passed (the lifetime's hard
-// context ended): it cancels the context of the request being served,
-// and of any the session still receives.
-func (c *hijackedConn) hardStop() {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.hardDone = true
-	if c.cancelServed != nil {
-		c.cancelServed(context.Cause(c.life.hard))
 	}
 }
 
