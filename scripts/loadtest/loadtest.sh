@@ -8,6 +8,9 @@
 #   CACHE=redis://127.0.0.1:6379/0 scripts/loadtest/loadtest.sh   # robotsgate on a running Redis
 #   MITM=0 scripts/loadtest/loadtest.sh     # skip the HTTPS (MITM) part
 #   TRANSPARENT=0 scripts/loadtest/loadtest.sh   # skip the transparent-listener rows
+#   RG_BEFORE=/path/to/other/tree scripts/loadtest/loadtest.sh
+#       # also measure the robotsgate built from another tree (rows robotsgate-before),
+#       # in the same rounds, for before/after figures side by side
 #
 # Plain HTTP: wrk through robotsgate, a bare goproxy forwarder and squid.
 # HTTPS: wrk cannot send CONNECT, so scripts/loadtest/mitmload (Go, keep-alive
@@ -72,6 +75,10 @@ trap cleanup EXIT
 
 echo "building..." >&2
 go build -o "$work/robotsgate" ./cmd/robotsgate
+if [ -n "${RG_BEFORE:-}" ]; then
+  (cd "$RG_BEFORE" && go build -o "$work/robotsgate-before" ./cmd/robotsgate)
+  echo "before: $(cd "$RG_BEFORE" && git rev-parse --short HEAD 2>/dev/null || echo "$RG_BEFORE")" >&2
+fi
 go build -o "$work/bareproxy" ./scripts/loadtest/bareproxy
 go build -o "$work/origin" ./scripts/loadtest/origin
 go build -o "$work/mitmload" ./scripts/loadtest/mitmload
@@ -142,6 +149,16 @@ taskset -c "$PROXY_CPU" "${asrg[@]}" "$work/robotsgate" serve -listen 127.0.0.1:
   -log-level warn -data-dir "$work/data" -upstream-roots "$work/origin.pem" -allowed-ports "$tls_ports" \
   ${CACHE:+-cache "$CACHE"} >"$work/robotsgate.out" 2>&1 &
 rg=$!; pids+=("$rg")
+rgb=""
+if [ -n "${RG_BEFORE:-}" ]; then
+  wait_port 127.0.0.1:19309 # the CA exists from here on: both share it
+  taskset -c "$PROXY_CPU" "${asrg[@]}" "$work/robotsgate-before" serve -listen 127.0.0.1:19319 \
+    -audit-log "$work/audit-before.log" -log-level warn -data-dir "$work/data" \
+    -upstream-roots "$work/origin.pem" -allowed-ports "$tls_ports" \
+    ${CACHE:+-cache "$CACHE"} >"$work/robotsgate-before.out" 2>&1 &
+  rgb=$!; pids+=("$rgb")
+  wait_port 127.0.0.1:19319 || rgb=""
+fi
 taskset -c "$PROXY_CPU" "$work/bareproxy" -listen 127.0.0.1:19310 &
 bare=$!; pids+=("$bare")
 wait_port 127.0.0.1:19309
@@ -192,6 +209,7 @@ intercepted() {
 for mix in 0 1; do
   for _ in $(seq 1 "$REPS"); do
     run load_wrk robotsgate "$rg" 127.0.0.1:19309 $mix
+    if [ -n "$rgb" ]; then run load_wrk robotsgate-before "$rgb" 127.0.0.1:19319 $mix; fi
     transparent load_wrk_direct robotsgate-transp $mix
     run load_wrk bare-goproxy "$bare" 127.0.0.1:19310 $mix
     if [ -n "$squid_pid" ]; then run load_wrk squid "$squid_pid" 127.0.0.1:19311 $mix; fi
@@ -202,6 +220,7 @@ if [ "$MITM" != 0 ]; then
   for mix in 0 1; do
     for _ in $(seq 1 "$REPS"); do
       run load_mitm robotsgate-mitm "$rg" 127.0.0.1:19309 $mix
+      if [ -n "$rgb" ]; then run load_mitm robotsgate-before-mitm "$rgb" 127.0.0.1:19319 $mix; fi
       transparent load_mitm_direct robotsgate-transp-mitm $mix
       run load_mitm bare-goproxy-mitm "$bare_mitm" 127.0.0.1:19312 $mix
     done
