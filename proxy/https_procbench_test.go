@@ -32,13 +32,17 @@ import (
 // (allocs/op and B/op are theirs).
 //
 //	go test ./proxy/ -run '^$' -bench HTTPSMITMProxyCPU -benchtime 3000x -count 3
+//
+// With ROBOTSGATE_MITM_BENCH_PROFILE set to a directory, each child
+// writes its CPU profile there (kind-mode.cpu; the test binary is the
+// one for go tool pprof).
 func BenchmarkHTTPSMITMProxyCPU(b *testing.B) {
 	origin := newTLSOrigin(b, "User-agent: *\nDisallow: /private\n")
 	roots := writeCertPEM(b, origin.Certificate())
 	for _, kind := range []string{"goproxy", "robotsgate"} {
 		for _, mode := range []string{"keepalive", "mixed"} {
 			b.Run(kind+"/"+mode, func(b *testing.B) {
-				child := startBenchChild(b, kind, origin.port(b), roots)
+				child := startBenchChild(b, kind+"-"+mode, origin.port(b), roots)
 				// 16 clients on 2 CPUs, each with its session open (CONNECT,
 				// TLS) before the count starts.
 				b.SetParallelism(8)
@@ -110,10 +114,16 @@ func (c benchChild) stats(b *testing.B) [3]int64 {
 // port and roots: "kind port roots".
 const childEnv = "ROBOTSGATE_MITM_BENCH_CHILD"
 
-// startBenchChild runs kind (goproxy or robotsgate) in a child process,
-// for the origin on port whose certificate roots trusts, until b ends.
-func startBenchChild(b *testing.B, kind string, port int, roots string) benchChild {
-	cmd := exec.Command(os.Args[0], "-test.run=^TestHTTPSMITMBenchChild$", "-test.count=1")
+// startBenchChild runs name's proxy (goproxy-… or robotsgate-…) in a
+// child process, for the origin on port whose certificate roots trusts,
+// until b ends.
+func startBenchChild(b *testing.B, name string, port int, roots string) benchChild {
+	kind, _, _ := strings.Cut(name, "-")
+	args := []string{"-test.run=^TestHTTPSMITMBenchChild$", "-test.count=1"}
+	if dir := os.Getenv("ROBOTSGATE_MITM_BENCH_PROFILE"); dir != "" {
+		args = append(args, "-test.cpuprofile="+filepath.Join(dir, name+".cpu"))
+	}
+	cmd := exec.Command(os.Args[0], args...)
 	cmd.Env = append(os.Environ(), childEnv+"="+kind+" "+strconv.Itoa(port)+" "+roots)
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
