@@ -172,7 +172,7 @@ func (ci *connInfo) requestRead(served context.Context, life *lifetime) (context
 	if c == nil {
 		return nil, false
 	}
-	_ = c.flushHeld() // a pipelined request, read ahead: the last response goes first
+	c.nextResponse() // a pipelined request, read ahead: the last response goes first
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.endServed(false) // the last request's, unless a read already ended it

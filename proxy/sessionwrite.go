@@ -97,6 +97,15 @@ func (c *hijackedConn) write(p []byte) (int, error) {
 	return int(n) - held, err
 }
 
+// nextResponse sends a write held back, if any, and forgets a hold that
+// saw no write: a new request is about to be served.
+func (c *hijackedConn) nextResponse() {
+	_ = c.flushHeld()
+	c.wmu.Lock()
+	c.w.hold = false
+	c.wmu.Unlock()
+}
+
 // flushHeld sends a write held back, if any.
 func (c *hijackedConn) flushHeld() error {
 	if !c.holding.Load() {
