@@ -74,9 +74,10 @@ func (s *Server) install() error {
 			// (live.response, [Server.newSteps]): pacing, whole, robot tags, usage, TDMRep
 		},
 		lastResponse: []responseStep{
-			inflight, // decisions, upstream errors, in-flight
-			finish{}, // report-mode headers, streaming
-			http10{}, // HTTP/1.0 clients inside MITM sessions (forward.go); last
+			inflight,   // decisions, upstream errors, in-flight
+			finish{},   // report-mode headers, streaming
+			holdHead{}, // a response with a body inside an MITM session: head and body in one write (sessionwrite.go)
+			http10{},   // HTTP/1.0 clients inside MITM sessions (forward.go); last
 		},
 	}
 	// enter counts the request for Shutdown and creates its state: it is
