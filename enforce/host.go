@@ -75,7 +75,9 @@ func CanonicalHost(host string) (string, error) {
 		if err != nil || !ip.Is4() {
 			return "", hostErr(name, "a number that is not a dotted-quad IPv4 address (IPv4 shorthands are refused)")
 		}
-		return ip.String(), nil
+		// ParseAddr takes only four decimal octets without leading
+		// zeros: name is already the address's canonical text.
+		return name, nil
 	}
 	return name, nil
 }

@@ -247,11 +247,32 @@ type hijackedConn struct {
 	served    context.Context // the context of the request being served, in phaseBody
 	sniffed   bool            // the session's first byte was seen
 	tls       bool            // and it began a TLS handshake
+
+	// The request being served, counted as running in life until
+	// endServed (sessionread.go).
+	counting      atomic.Bool // a request is counted in life
+	life          *lifetime
+	cancelServed  context.CancelCauseFunc // ends the request's context
+	sessionCtx    context.Context         // the parent of the requests' contexts
+	endSessionCtx context.CancelCauseFunc // ends sessionCtx
+
+	// A response head held back for its body's first record (sessionwrite.go).
+	wmu     sync.Mutex // guards w and the writes
+	w       heldWrite
+	holding atomic.Bool // w holds a write
 }
 
 // Read reads from the connection; receiving bytes keeps it alive. After
 // endSession, it reports end of file.
 func (c *hijackedConn) Read(p []byte) (int, error) {
+	if err := c.flushHeld(); err != nil {
+		return 0, err
+	}
+	if c.counting.Load() { // the response may have been written: the request ends
+		c.mu.Lock()
+		c.endServed(false)
+		c.mu.Unlock()
+	}
 	if c.ended.Load() {
 		return 0, io.EOF
 	}
@@ -283,7 +304,7 @@ func (c *hijackedConn) Read(p []byte) (int, error) {
 // bytes, sending bytes keeps it alive too (a download through a tunnel,
 // a long response streamed to an MITM client).
 func (c *hijackedConn) Write(p []byte) (int, error) {
-	n, err := c.Conn.Write(p)
+	n, err := c.write(p) // or held back (sessionwrite.go)
 	if n > 0 && c.sending() {
 		c.active(false)
 	}
@@ -313,6 +334,13 @@ func (c *hijackedConn) active(read bool) {
 
 // Close closes the connection and stops tracking it.
 func (c *hijackedConn) Close() error {
+	_ = c.flushHeld()
+	c.mu.Lock()
+	c.endServed(true)
+	if c.endSessionCtx != nil {
+		c.endSessionCtx(context.Canceled)
+	}
+	c.mu.Unlock()
 	err := c.Conn.Close()
 	c.once.Do(func() { c.t.remove(c) })
 	if errors.Is(err, net.ErrClosed) {

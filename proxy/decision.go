@@ -1,7 +1,6 @@
 package proxy
 
 import (
-	"fmt"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -295,31 +294,44 @@ func ruleHeader(d enforce.Decision) string {
 // refusalText is the plain-text body of a refusal.
 func refusalText(b refusalBody) string {
 	var sb strings.Builder
-	fmt.Fprintf(&sb, "%s\n\n", b.Error)
-	fmt.Fprintf(&sb, "url:      %s\n", b.URL)
-	fmt.Fprintf(&sb, "agent:    %s", b.Agent)
+	sb.Grow(512)
+	w := func(parts ...string) {
+		for _, p := range parts {
+			sb.WriteString(p)
+		}
+	}
+	w(b.Error, "\n\n")
+	sb.WriteString("url:      ")
+	w(b.URL, "\n")
+	sb.WriteString("agent:    ")
+	sb.WriteString(b.Agent)
 	if b.Agent == "*" {
 		sb.WriteString(" (no agent known: only the * group applies)")
 	}
 	sb.WriteString("\n")
 	if b.Group != "" {
-		fmt.Fprintf(&sb, "group:    user-agent: %s\n", b.Group)
+		sb.WriteString("group:    user-agent: ")
+		w(b.Group, "\n")
 	}
 	if b.Rule != "" {
-		fmt.Fprintf(&sb, "rule:     %s", b.Rule)
+		sb.WriteString("rule:     ")
+		w(b.Rule)
 		if b.Line > 0 {
-			fmt.Fprintf(&sb, " (line %d)", b.Line)
+			w(" (line ", strconv.Itoa(b.Line), ")")
 		}
 		sb.WriteString("\n")
 	}
-	fmt.Fprintf(&sb, "reason:   %s: %s\n", b.Reason, b.Explanation)
+	sb.WriteString("reason:   ")
+	w(b.Reason, ": ", b.Explanation, "\n")
 	if b.Detail != "" {
-		fmt.Fprintf(&sb, "detail:   %s\n", b.Detail)
+		sb.WriteString("detail:   ")
+		w(b.Detail, "\n")
 	}
 	if b.Site != "" {
-		fmt.Fprintf(&sb, "site:     %s", b.Site)
+		sb.WriteString("site:     ")
+		w(b.Site)
 		if b.SiteNote != "" {
-			fmt.Fprintf(&sb, " (%s)", b.SiteNote)
+			w(" (", b.SiteNote, ")")
 		}
 		sb.WriteString("\n")
 	}
@@ -327,21 +339,31 @@ func refusalText(b refusalBody) string {
 	contentUseText(&sb, b.ContentUseShown)
 	tdmText(&sb, b.TDM)
 	licenseText(&sb, b.License)
-	if rb := b.Robots; rb != nil {
-		fmt.Fprintf(&sb, "robots:   %s: %s", rb.URL, rb.Status)
-		if rb.HTTPStatus != 0 {
-			fmt.Fprintf(&sb, ", HTTP %d", rb.HTTPStatus)
-		}
-		fmt.Fprintf(&sb, ", fetched %s ago", time.Duration(rb.AgeS*float64(time.Second)).Round(time.Second))
-		if rb.Stale {
-			sb.WriteString(" (" + staleText(rb.StaleReason) + ")")
-		}
-		sb.WriteString("\n")
+	if b.Robots != nil {
+		robotsText(&sb, b.Robots)
 	}
 	if b.RetryAfterS > 0 {
-		fmt.Fprintf(&sb, "retry:    after %d s\n", b.RetryAfterS)
+		sb.WriteString("retry:    after ")
+		w(strconv.Itoa(b.RetryAfterS), " s\n")
 	}
 	return sb.String()
+}
+
+// robotsText writes the robots line of a refusal's text body: which
+// robots.txt decided, its state and age.
+func robotsText(sb *strings.Builder, rb *robotsJSON) {
+	sb.WriteString("robots:   ")
+	for _, p := range []string{rb.URL, ": ", rb.Status} {
+		sb.WriteString(p)
+	}
+	if rb.HTTPStatus != 0 {
+		sb.WriteString(", HTTP " + strconv.Itoa(rb.HTTPStatus))
+	}
+	sb.WriteString(", fetched " + time.Duration(rb.AgeS*float64(time.Second)).Round(time.Second).String() + " ago")
+	if rb.Stale {
+		sb.WriteString(" (" + staleText(rb.StaleReason) + ")")
+	}
+	sb.WriteString("\n")
 }
 
 // staleText says in words why a stale robots.txt copy decided.

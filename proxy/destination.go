@@ -3,6 +3,7 @@ package proxy
 import (
 	"net/http"
 	"strconv"
+	"strings"
 
 	"github.com/elazarl/goproxy"
 
@@ -36,13 +37,12 @@ type destination struct {
 func (dst destination) onRequest(r *http.Request, ctx *goproxy.ProxyCtx, st *requestState) outcome {
 	host, port, portOK := selfaddr.DestHostPort(r.URL.Host, r.URL.Scheme)
 	if sess := st.Session; sess != nil {
-		target := selfaddr.JoinHostPort(host, port)
-		hdr := target
+		hh, hp, hok := host, port, true
 		if r.Host != "" {
-			hh, hp, hok := selfaddr.DestHostPort(r.Host, r.URL.Scheme)
-			hdr, portOK = selfaddr.JoinHostPort(hh, hp), portOK && hok
+			hh, hp, hok = selfaddr.DestHostPort(r.Host, r.URL.Scheme)
 		}
-		if !portOK || target != sess.Target || hdr != sess.Target {
+		if !portOK || !hok || !isHostPort(sess.Target, host, port) || !isHostPort(sess.Target, hh, hp) {
+			hdr := selfaddr.JoinHostPort(hh, hp)
 			d := enforce.Decision{Reason: ReasonMisdirected, URL: enforce.RedactedURL(r.URL), Agent: sess.Agent,
 				Detail: "the request names " + strconv.Quote(hdr) + " inside a CONNECT to " + strconv.Quote(sess.Target) +
 					": send requests for another host through their own CONNECT"}
@@ -78,4 +78,22 @@ func (dst destination) pin(r *http.Request, host string, port uint16) (*selfaddr
 		return dst.self.Check(r.Context(), host, port)
 	}
 	return dst.pins.pin(r.Context(), host, port)
+}
+
+// isHostPort reports whether s is [selfaddr.JoinHostPort] of host and
+// port, without building that string.
+func isHostPort(s, host string, port uint16) bool {
+	if strings.IndexByte(host, ':') >= 0 { // an IPv6 address, bracketed, then the port
+		if len(s) < len(host)+2 || s[0] != '[' || s[1:1+len(host)] != host || s[1+len(host)] != ']' {
+			return false
+		}
+		s = s[len(host)+2:]
+	} else {
+		if !strings.HasPrefix(s, host) {
+			return false
+		}
+		s = s[len(host):]
+	}
+	var digits [5]byte
+	return len(s) > 1 && s[0] == ':' && s[1:] == string(strconv.AppendUint(digits[:0], uint64(port), 10))
 }

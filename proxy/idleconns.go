@@ -152,9 +152,10 @@ func tracedConn(conn net.Conn) *trackedConn {
 	return c
 }
 
-// traced returns req with a trace that reports to the tracked
-// connection it is sent on.
-func traced(req *http.Request) *http.Request {
+// traced returns req with the context ctx (req's own, or one made from
+// it) and a trace that reports to the tracked connection it is sent on:
+// one copy of req for both.
+func traced(ctx context.Context, req *http.Request) *http.Request {
 	var c *trackedConn
 	trace := &httptrace.ClientTrace{
 		GotConn: func(info httptrace.GotConnInfo) {
@@ -168,7 +169,7 @@ func traced(req *http.Request) *http.Request {
 			}
 		},
 	}
-	return req.WithContext(httptrace.WithClientTrace(req.Context(), trace))
+	return req.WithContext(httptrace.WithClientTrace(ctx, trace))
 }
 
 // collectors returns the metrics of t.

@@ -129,36 +129,36 @@ func (l *lifetime) wrap(h http.Handler) http.Handler {
 // them, and net/http cancels their context when Shutdown closes their
 // connection.
 //
-// The request's new context is a child of the hard context itself, not
-// of goproxy's: goproxy's MITM request contexts carry no values (they
-// come from [http.ReadRequest]), and one registration with each parent is
-// all the request costs (three allocations less than a child of goproxy's
-// context that also watches the hard one). The new context ends
-// when goproxy's does (just after it, from the AfterFunc that also
-// uncounts the request), or at Shutdown's deadline with its cause.
+// On a tracked connection the session's connection does this
+// ([connInfo.requestRead]), with no goroutine and no registration with
+// goproxy's context or the hard one per request. Elsewhere (an untracked
+// connection) the request's context is a child of goproxy's, and a watch
+// per request does the rest (trackAlone).
 func (s *Server) track(r *http.Request, ctx *goproxy.ProxyCtx) *http.Request {
 	sess, inMITM := ctx.UserData.(*session) // the CONNECT's (enter creates the request's state next)
 	if !inMITM {
 		return r
 	}
-	l := s.life
-	l.enter()
-	ci := sess.Conn
-	var n uint64
-	if ci != nil {
-		n = ci.requestRead(r.Context()) // connInfo.requestRead: the head's limits no longer apply
+	rctx, ok := sess.Conn.requestRead(r.Context(), s.life) // connInfo.requestRead: the head's limits no longer apply
+	if !ok {
+		var cancel context.CancelCauseFunc
+		rctx, cancel = context.WithCancelCause(r.Context())
+		s.life.trackAlone(rctx, cancel)
 	}
-	rctx, cancel := context.WithCancelCause(l.hard)
-	context.AfterFunc(r.Context(), func() {
-		cancel(context.Canceled)
-		if ci != nil {
-			ci.responseWritten(n)
-		}
-		l.leave()
-	})
 	r = r.WithContext(rctx)
 	ctx.Req = r
 	return r
+}
+
+// trackAlone counts the request of context ctx (cancel ends it) as
+// running until ctx ends, and ends it at Shutdown's deadline.
+func (l *lifetime) trackAlone(ctx context.Context, cancel context.CancelCauseFunc) {
+	l.enter()
+	stop := context.AfterFunc(l.hard, func() { cancel(context.Cause(l.hard)) })
+	context.AfterFunc(ctx, func() {
+		stop()
+		l.leave()
+	})
 }
 
 // untilShutdown returns a context that ends with parent or when Shutdown

@@ -74,9 +74,10 @@ func (s *Server) install() error {
 			// (live.response, [Server.newSteps]): pacing, whole, robot tags, usage, TDMRep
 		},
 		lastResponse: []responseStep{
-			inflight, // decisions, upstream errors, in-flight
-			finish{}, // report-mode headers, streaming
-			http10{}, // HTTP/1.0 clients inside MITM sessions (forward.go); last
+			inflight,   // decisions, upstream errors, in-flight
+			finish{},   // report-mode headers, streaming
+			holdHead{}, // a response with a body inside an MITM session: head and body in one write (sessionwrite.go)
+			http10{},   // HTTP/1.0 clients inside MITM sessions (forward.go); last
 		},
 	}
 	// enter counts the request for Shutdown and creates its state: it is
@@ -164,8 +165,11 @@ func (s *Server) requestHook(r *http.Request, ctx *goproxy.ProxyCtx) (*http.Requ
 	st := stateOf(ctx)
 	for _, list := range [...][]requestStep{s.steps.request, s.settings(st).request, s.steps.lastRequest} {
 		for _, step := range list {
-			if answer := s.settle(ctx.Req, st, step.onRequest(ctx.Req, ctx, st)); answer != nil {
-				return ctx.Req, answer
+			o := step.onRequest(ctx.Req, ctx, st)
+			if o.settles() {
+				if answer := s.settle(ctx.Req, st, o); answer != nil {
+					return ctx.Req, answer
+				}
 			}
 		}
 	}
@@ -192,6 +196,9 @@ func (s *Server) walkResponse(list []responseStep, resp *http.Response, ctx *gop
 		}
 		var o outcome
 		resp, o = step.onResponse(resp, ctx, st)
+		if !o.settles() {
+			continue
+		}
 		if answer := s.settle(ctx.Req, st, o); answer != nil {
 			resp = answer
 		}

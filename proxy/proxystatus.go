@@ -5,8 +5,7 @@ import (
 	"io"
 	"net"
 	"net/http"
-
-	"github.com/dunglas/httpsfv"
+	"strings"
 
 	"github.com/robotsgate/robotsgate/enforce"
 	"github.com/robotsgate/robotsgate/proxy/selfaddr"
@@ -91,16 +90,60 @@ func forwardErrorType(err error) string {
 // field (so that quotes and backslashes are escaped; bytes a structured
 // string cannot hold become '?').
 func setProxyStatus(h http.Header, errType, details string) {
-	item := httpsfv.NewItem(httpsfv.Token("robotsgate"))
-	item.Params.Add("error", httpsfv.Token(errType))
-	if details = sfString(details); details != "" {
-		item.Params.Add("details", details)
+	h[HeaderProxyStatus] = []string{proxyStatusValue(errType, details)}
+}
+
+// proxyStatusValue is the Proxy-Status field value naming robotsgate with
+// the error type errType (an RFC 9651 token) and, unless empty, details
+// (made an RFC 9651 string by [sfString]): what httpsfv.Marshal writes for
+// that one-item list, written directly since every refusal carries one.
+func proxyStatusValue(errType, details string) string {
+	if !sfToken(errType) { // cannot happen with the ps* types; say so rather than drop the header
+		return "robotsgate; error=" + errType
 	}
-	v, err := httpsfv.Marshal(httpsfv.List{item})
-	if err != nil { // cannot happen with sfString's output; say so rather than drop the header
-		v = "robotsgate; error=" + errType
+	details = sfString(details)
+	var b strings.Builder
+	b.Grow(len("robotsgate;error=;details=\"\"") + len(errType) + len(details) + 8)
+	b.WriteString("robotsgate;error=")
+	b.WriteString(errType)
+	if details != "" {
+		b.WriteString(`;details="`)
+		for i := 0; i < len(details); i++ {
+			if c := details[i]; c == '"' || c == '\\' {
+				b.WriteByte('\\')
+			}
+			b.WriteByte(details[i])
+		}
+		b.WriteByte('"')
 	}
-	h.Set(HeaderProxyStatus, v)
+	return b.String()
+}
+
+// printableASCII reports whether s holds only printable ASCII (space to
+// tilde).
+func printableASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < 0x20 || s[i] >= 0x7f {
+			return false
+		}
+	}
+	return true
+}
+
+// sfToken reports whether s is an RFC 9651 token: ALPHA or "*" first,
+// then tchar, ":" or "/".
+func sfToken(s string) bool {
+	if s == "" || !(s[0] == '*' || ('a' <= s[0] && s[0] <= 'z') || ('A' <= s[0] && s[0] <= 'Z')) {
+		return false
+	}
+	for i := 1; i < len(s); i++ {
+		c := s[i]
+		alnum := ('a' <= c && c <= 'z') || ('A' <= c && c <= 'Z') || ('0' <= c && c <= '9')
+		if !alnum && !strings.ContainsRune("!#$%&'*+-.^_`|~:/", rune(c)) {
+			return false
+		}
+	}
+	return true
 }
 
 // maxDetails bounds the details parameter of Proxy-Status.
@@ -109,6 +152,9 @@ const maxDetails = 300
 // sfString makes s an RFC 9651 string's content: printable ASCII only,
 // at most [maxDetails] bytes.
 func sfString(s string) string {
+	if len(s) <= maxDetails && printableASCII(s) {
+		return s
+	}
 	b := []byte(s)
 	if len(b) > maxDetails {
 		b = append(b[:maxDetails-3], "..."...)

@@ -3,7 +3,6 @@ package proxy
 import (
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"mime"
 	"net/http"
@@ -29,7 +28,10 @@ type outcome struct {
 	// status is the status of the refusal, or, for an audited decision
 	// that lets the request go on, the origin's status when known.
 	status int
-	d      enforce.Decision // the decision: reason, detail, Retry-After, ...
+	// d is the decision (reason, detail, Retry-After, ...); nil only in
+	// an outcome that goes on or a gone one. A pointer keeps the outcome,
+	// returned by every step, small; an outcome's copy shares it.
+	d *enforce.Decision
 	// auditDetail is added to the audit record's detail (not to the answer).
 	auditDetail string
 	// err is, for an upstream failure ([upstreamOutcome]), the forwarding
@@ -44,16 +46,21 @@ type outcome struct {
 	gone string
 }
 
+// settles reports whether [Server.settle] has anything to do for o: an
+// answer or an audit record. The zero outcome of most steps skips the
+// call (and the copy of o it takes).
+func (o *outcome) settles() bool { return o.gone != "" || o.auditAs != "" }
+
 // refuse is the outcome of refusing the request because of d, with the
 // status of d's reason ([refusalStatus]).
 func refuse(d enforce.Decision) outcome {
-	return outcome{auditAs: audit.DecisionBlocked, status: refusalStatus(d), d: d}
+	return outcome{auditAs: audit.DecisionBlocked, status: refusalStatus(d), d: &d}
 }
 
 // note is the outcome of auditing d as auditAs (an audit decision) while
 // the request goes on.
 func note(auditAs string, d enforce.Decision) outcome {
-	return outcome{auditAs: auditAs, d: d}
+	return outcome{auditAs: auditAs, d: &d}
 }
 
 // onResponseVerdict is the outcome of a response step whose check found
@@ -91,19 +98,19 @@ func (s *Server) settle(r *http.Request, st *requestState, o outcome) *http.Resp
 	}
 	connect := r.Method == http.MethodConnect
 	if connect {
-		s.metrics.Decision(o.d)
+		s.metrics.Decision(*o.d)
 	}
 	var resp *http.Response
 	status := o.status
 	if o.auditAs == audit.DecisionBlocked {
 		st.Answered = true
 		if o.err == nil { // an upstream failure leaves the robots decision counted, and counts as an upstream error
-			st.Decision, st.Decided = o.d, true
+			st.Decision, st.Decided = *o.d, true
 		}
 		resp = answer(r, o, connect)
 		status = resp.StatusCode
 	}
-	e := eventOf(r.RemoteAddr, r.Method, o.d, o.auditAs, status)
+	e := eventOf(r.RemoteAddr, r.Method, *o.d, o.auditAs, status)
 	e.Detail += o.auditDetail
 	if st.RangeRemoved {
 		e.Detail += "; Range removed from the request"
@@ -131,7 +138,7 @@ const (
 
 // answer is robotsgate's answer to r refused by o.
 func answer(r *http.Request, o outcome, connect bool) *http.Response {
-	resp := refuseResponse(r, o.status, o.d, proxyStatusError(o.d, o.err))
+	resp := refuseResponse(r, o.status, *o.d, proxyStatusError(*o.d, o.err))
 	for k, v := range o.header {
 		resp.Header[k] = v
 	}
@@ -177,9 +184,9 @@ func refuseResponse(r *http.Request, status int, d enforce.Decision, psError str
 	} else {
 		text, ctype = safetext.EscapeLines(refusalText(body)), "text/plain; charset=utf-8"
 	}
-	h := make(http.Header)
-	h.Set("Content-Type", ctype)
-	h.Set("X-Content-Type-Options", "nosniff")
+	h := make(http.Header, 8)
+	h["Content-Type"] = []string{ctype}
+	h["X-Content-Type-Options"] = []string{"nosniff"}
 	setDecisionHeaders(h, d)
 	details := string(d.Reason) + ": " + body.Explanation
 	if body.Detail != "" && !untrustedCert(d) { // that explanation says more, whole, than the detail's start
@@ -221,10 +228,10 @@ func wantsJSON(r *http.Request) bool {
 // (given Content-Length and Cache-Control: no-store here) and body text,
 // which a HEAD request does not get.
 func newResponse(r *http.Request, status int, h http.Header, text string) *http.Response {
-	h.Set("Content-Length", strconv.Itoa(len(text)))
-	h.Set("Cache-Control", "no-store")
+	h["Content-Length"] = []string{strconv.Itoa(len(text))}
+	h["Cache-Control"] = []string{"no-store"}
 	resp := &http.Response{
-		Status:        fmt.Sprintf("%d %s", status, http.StatusText(status)),
+		Status:        strconv.Itoa(status) + " " + http.StatusText(status),
 		StatusCode:    status,
 		Proto:         "HTTP/1.1",
 		ProtoMajor:    1,
@@ -253,5 +260,5 @@ func upstreamOutcome(r *http.Request, agent string, err error) outcome {
 	}
 	d := enforce.Decision{Reason: ReasonUpstreamError, URL: enforce.RedactedURL(r.URL), Origin: origin, Agent: agent,
 		Detail: "forwarding to " + name + " failed: " + enforce.RedactURLsIn(explainUpstreamTLS(r.URL.Host, err).Error())}
-	return outcome{auditAs: audit.DecisionBlocked, status: status, d: d, err: err}
+	return outcome{auditAs: audit.DecisionBlocked, status: status, d: &d, err: err}
 }

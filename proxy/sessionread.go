@@ -57,7 +57,7 @@ var errHeadTooLarge = errors.New("request head inside a CONNECT session larger t
 // [headSlack]). When the pipeline received the request ([connInfo.requestRead]),
 // the session is in [phaseBody]: its body is read and its response written,
 // bounded by idleTimeout of silence as before. Once the response is written
-// ([connInfo.responseWritten]) the session is in [phaseIdle]: the client has
+// ([hijackedConn.endServed]) the session is in [phaseIdle]: the client has
 // idleTimeout to begin its next request, whose first byte starts a new
 // phaseHead. Bytes sent to the client never extend a head's deadline.
 type sessionPhase uint8
@@ -83,7 +83,7 @@ func (c *hijackedConn) received(b []byte) error {
 		c.sniffed, c.tls = true, b[0] == tlsHandshakeRecord
 	}
 	if c.phase == phaseBody && c.served.Err() != nil {
-		c.phase = phaseIdle // written: responseWritten may not have run yet
+		c.phase = phaseIdle // written: endServed may not have run yet
 	}
 	switch c.phase {
 	case phaseBody:
@@ -149,40 +149,65 @@ func (c *hijackedConn) setReadDeadline(now time.Time, d time.Duration) {
 }
 
 // requestRead tells the session's connection that the pipeline received
-// a request, which is served until ctx ends: its body and response are
-// bounded by idleTimeout of silence, no longer by the head's deadline and
-// size. It returns the request's number for responseWritten.
-func (ci *connInfo) requestRead(ctx context.Context) uint64 {
+// a request, which is served until served (goproxy's context of the
+// request) ends: its body and response are bounded by idleTimeout of
+// silence, no longer by the head's deadline and size. It returns the
+// context of the request: it ends when served does (just after), and at
+// Shutdown's deadline (life's hard context ends) with its cause. Until
+// the request ends it counts as running in life. It reports false,
+// having done nothing, when the connection is not tracked.
+//
+// The end of served is noticed where the session goes on after the
+// response was written, in the goroutine that wrote it: its next read
+// from the connection, its next request (read ahead), or Close
+// ([hijackedConn.endServed]). The contexts of a session's requests are
+// children of one context of the session, a child of life's hard
+// context: one registration with the hard context per session, not one
+// per request, and none with goproxy's context.
+func (ci *connInfo) requestRead(served context.Context, life *lifetime) (context.Context, bool) {
+	if ci == nil {
+		return nil, false
+	}
 	c := ci.conn.Load()
 	if c == nil {
-		return 0
+		return nil, false
 	}
+	c.nextResponse() // a pipelined request, read ahead: the last response goes first
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.endServed(false) // the last request's, unless a read already ended it
+	if c.sessionCtx == nil {
+		c.sessionCtx, c.endSessionCtx = context.WithCancelCause(life.hard)
+	}
+	life.enter()
+	var ctx context.Context
+	ctx, c.cancelServed = context.WithCancelCause(c.sessionCtx)
+	c.life = life
+	c.counting.Store(true)
 	c.heads++
-	c.phase, c.served = phaseBody, ctx
+	c.phase, c.served = phaseBody, served
 	c.extended = time.Now()
 	c.setReadDeadline(c.extended, c.t.limits.idleTimeout)
-	return c.heads
+	return ctx, true
 }
 
-// responseWritten tells the session's connection that the response to
-// request n was written (its context ended): the client has idleTimeout
-// to begin the next. It does nothing when the next request was already
-// received (pipelined) or its first bytes read: received sees the end
-// of the request's context at once, this call comes from a goroutine.
-func (ci *connInfo) responseWritten(n uint64) {
-	c := ci.conn.Load()
-	if c == nil {
+// endServed ends the request requestRead counted once its response was
+// written (served ended), or at once with force: its context ends, it no
+// longer counts as running, and the client has idleTimeout to begin the
+// next request unless its first bytes were already read. Called with c.mu
+// held.
+func (c *hijackedConn) endServed(force bool) {
+	if !c.counting.Load() || (!force && c.served.Err() == nil) {
 		return
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.heads != n || c.phase != phaseBody {
-		return
+	c.counting.Store(false)
+	c.cancelServed(context.Canceled)
+	c.cancelServed = nil
+	c.life.leave()
+	if c.phase == phaseBody {
+		c.phase = phaseIdle
+		c.setReadDeadline(time.Now(), c.t.limits.idleTimeout)
 	}
-	c.phase = phaseIdle
-	c.setReadDeadline(time.Now(), c.t.limits.idleTimeout)
 }
 
 // boundBody returns next with the body of every plain-HTTP request bounded

@@ -178,7 +178,7 @@ func (s *Server) closeRefused(c net.Conn, method string, rd *redirected, o *outc
 	r := &http.Request{Method: method, URL: &url.URL{Scheme: "tcp", Host: strings.TrimPrefix(o.d.URL, "tcp://")},
 		Header: make(http.Header), RemoteAddr: c.RemoteAddr().String(), Host: o.d.URL}
 	if method != http.MethodConnect { // settle counts the decisions of CONNECTs only
-		s.metrics.Decision(o.d)
+		s.metrics.Decision(*o.d)
 	}
 	st := newRequestState(r, nil, nil)
 	st.Redirected = rd
@@ -229,7 +229,9 @@ func writeResponse(w http.ResponseWriter, resp *http.Response) {
 func checkRedirected(self *selfaddr.Set, r *http.Request, ctx *goproxy.ProxyCtx, rd *redirected, host string, port uint16, portOK bool) outcome {
 	if rd.refusal != nil {
 		o := *rd.refusal
-		o.d.URL = enforce.RedactedURL(r.URL)
+		d := *o.d // rd.refusal is the connection's: its decision is not changed
+		d.URL = enforce.RedactedURL(r.URL)
+		o.d = &d
 		return o
 	}
 	if !portOK || host != rd.vhost || port != rd.vport {

@@ -401,11 +401,12 @@ func (s *Server) roundTrip(req *http.Request) (*http.Response, error) {
 			out.Host = req.URL.Host
 		}
 	}
+	ctx := out.Context()
 	if s.handoff != nil && req.URL.Scheme == "http" {
 		// Plain HTTP may take the connection of its robots.txt (handoff.go).
-		out = out.WithContext(withHandoff(out.Context()))
+		ctx = withHandoff(ctx)
 	}
-	resp, err := s.tr.RoundTrip(traced(out))
+	resp, err := s.tr.RoundTrip(traced(ctx, out))
 	if resp != nil {
 		resp.Request = req
 	}

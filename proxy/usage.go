@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/elazarl/goproxy"
 
@@ -149,7 +150,13 @@ func scannedTags(resp *http.Response) *tagScan {
 
 // isImage reports whether resp's media type is image/*.
 func isImage(resp *http.Response) bool {
-	mt, _, err := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	ct := resp.Header.Get("Content-Type")
+	if v := strings.TrimLeft(ct, " \t\n\v\f\r"); v == "" || (v[0] < utf8.RuneSelf && v[0]|0x20 != 'i') {
+		// No media type, or one whose first letter (ASCII, which no
+		// lower-casing turns into an "i") is not image's: not image/*.
+		return false
+	}
+	mt, _, err := mime.ParseMediaType(ct)
 	return err == nil && strings.HasPrefix(mt, "image/")
 }
 

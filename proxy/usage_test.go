@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"mime"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -384,5 +385,21 @@ func TestAdminDecisionPurpose(t *testing.T) {
 	}
 	if code, m := ask("&purpose=training"); code != http.StatusBadRequest || !strings.Contains(m["error"].(string), "train-ai, search, ai-input") {
 		t.Fatalf("bad purpose: %d %v", code, m)
+	}
+}
+
+// TestIsImageMatchesMediaType: isImage's shortcut for media types that
+// cannot be an image's agrees with parsing them, for spellings that
+// lower-casing and trimming change.
+func TestIsImageMatchesMediaType(t *testing.T) {
+	for _, ct := range []string{"", " ", "image/png", "IMAGE/PNG", " \t image/gif; q=1", "Image/webp", "\u0130MAGE/png",
+		"\u00a0image/png", "text/html", "application/json", ";image/png", "image", "images/png", "i", "imagex/png",
+		"\u212amage/png", "\x85image/png"} {
+		mt, _, err := mime.ParseMediaType(ct)
+		want := err == nil && strings.HasPrefix(mt, "image/")
+		resp := &http.Response{Header: http.Header{"Content-Type": {ct}}}
+		if got := isImage(resp); got != want {
+			t.Errorf("isImage(%q) = %v, want %v", ct, got, want)
+		}
 	}
 }

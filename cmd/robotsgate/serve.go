@@ -47,6 +47,7 @@ func runServe(ctx context.Context, args []string, env func(string) string, stdou
 		return fail(stderr, 2, err)
 	}
 	applyMemoryLimit(cfg, env, a.log) // memory.go
+	applyGCPercent(env, a.log)        // memory.go, once the limit is in force
 	return a.run(ctx, ready)
 }
 

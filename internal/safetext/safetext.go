@@ -130,7 +130,13 @@ func Replace(s string, repl rune) string {
 // EscapeLines is Escape for a text of several lines: its line feeds are
 // kept.
 func EscapeLines(s string) string {
-	if clean(strings.ReplaceAll(s, "\n", "")) {
+	ok := true
+	for l := range strings.SplitSeq(s, "\n") { // each line as Escape sees it below, without a copy
+		if ok = clean(l); !ok {
+			break
+		}
+	}
+	if ok {
 		return s
 	}
 	lines := strings.Split(s, "\n")

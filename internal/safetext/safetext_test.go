@@ -100,3 +100,15 @@ func FuzzJSON(f *testing.F) {
 		}
 	})
 }
+
+// TestEscapeLinesSplitSequence: a byte sequence that a line feed splits
+// is checked line by line, as it is escaped: "\xc3\n\xa9" is two
+// invalid bytes, not the "é" the two would spell without the line feed.
+func TestEscapeLinesSplitSequence(t *testing.T) {
+	if got := EscapeLines("a\xc3\n\xa9b"); got != `a\xc3`+"\n"+`\xa9b` {
+		t.Errorf("EscapeLines = %q", got)
+	}
+	if s := "clean\nlines é\n"; EscapeLines(s) != s {
+		t.Errorf("EscapeLines changed clean text: %q", EscapeLines(s))
+	}
+}
