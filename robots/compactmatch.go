@@ -90,7 +90,11 @@ func (pt *part) firstCompact(r *Robots, ps *pathSet, lz *lazyIndex, best *matche
 			if !c.beatsBest(best) {
 				return -1
 			}
-			if kd && c.flags()&crWild != 0 && pt.keyedMatch(r, c, i, ps, lz) || (!kd || c.flags()&crWild == 0) && r.crMatch(c, p) {
+			if c.flags()&crWild != 0 && kd {
+				if pt.keyedMatch(r, c, i, ps, lz) {
+					return i
+				}
+			} else if r.crMatch(c, p) {
 				return i
 			}
 		}
@@ -115,7 +119,11 @@ func (pt *part) firstCompact(r *Robots, ps *pathSet, lz *lazyIndex, best *matche
 		if !c.beatsBest(best) {
 			return -1
 		}
-		if kd && c.flags()&crWild != 0 && pt.keyedMatch(r, c, int(i), ps, lz) || (!kd || c.flags()&crWild == 0) && r.crMatch(c, p) {
+		if c.flags()&crWild != 0 && kd {
+			if pt.keyedMatch(r, c, int(i), ps, lz) {
+				return int(i)
+			}
+		} else if r.crMatch(c, p) {
 			return int(i)
 		}
 	}
