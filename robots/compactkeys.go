@@ -11,7 +11,7 @@ import "bytes"
 // record as [pathSet.matches] treats a matcher: skipped when a key is
 // absent from the path, searched directly within the file's budget, then
 // in the path's [occIndex]; so its work is bounded as the compiled form's
-// is, at a few bytes a record instead of a matcher's couple of hundred.
+// is, at a few bytes a record rather than a compiled matcher's arrays.
 
 // keyedText is the size of the wildcard patterns of a part, or of the
 // compact parts of a merged group, above which they are compiled rather
