@@ -4,14 +4,15 @@ import "bytes"
 
 // A compact part with many wildcard records (more than [compactWild],
 // at most [ptableMin] records and [keyedText] octets of wildcard
-// patterns) is keyed rather than compiled: its
-// records stay in the file's text, and the keys of its wildcard records
-// (their literal segments after the first of 2 octets or more, as a
-// matcher's) join the file's [segFilter]. A decision then treats such a
-// record as [pathSet.matches] treats a matcher: skipped when a key is
-// absent from the path, searched directly within the file's budget, then
-// in the path's [occIndex]; so its work is bounded as the compiled form's
-// is, at a few bytes a record rather than a compiled matcher's arrays.
+// patterns) is keyed rather than compiled: its records stay in the
+// file's text, and the keys of its wildcard records (their literal
+// segments after the first of 2 octets or more, as a matcher's) join the
+// file's [segFilter], or the one a decision builds when the file keeps
+// none (see [fileIndex.lazy]). A decision then treats such a record as
+// [pathSet.matches] treats a matcher: skipped when a key is absent from
+// the path, searched directly within the file's budget, then in the
+// path's [occIndex]; so its work is bounded as the compiled form's is,
+// at a few bytes a record rather than a compiled matcher's arrays.
 
 // keyedText is the size of the wildcard patterns of a part, or of the
 // compact parts of a merged group, above which they are compiled rather
