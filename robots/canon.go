@@ -22,7 +22,7 @@ type canonTable struct {
 }
 
 // canonRec locates the canonical text of a record flagged [crCanon]:
-// text[coff:][:n] of its file's canonTable, n being the record's.
+// text[coff:][:n] of its file's [canonTable], n being the record's.
 type canonRec struct {
 	off  uint32 // the record's offset in the text, as crule.off
 	coff uint32

@@ -28,7 +28,7 @@ func (r *Robots) Body() []byte {
 
 // alloc returns what an allocation of n bytes takes: the allocator
 // rounds small objects up to a multiple of 16 bytes, larger ones up to
-// its next size class (sizeClasses), and those above the largest class
+// its next size class ([sizeClasses]), and those above the largest class
 // up to a multiple of its 8 KiB pages. A large one is counted at least
 // n + n/16, a margin for what the estimate leaves out.
 func alloc(n uintptr) int64 {
