@@ -86,7 +86,7 @@ func (x *firstExchange) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		return nil, err
 	}
-	k, keyed := newHandoffKey(host, conn.RemoteAddr().String())
+	k, keyed := handoffKeyOf(host, conn.RemoteAddr())
 	resp.Body = &exchangeBody{body: resp.Body, br: br, conn: conn, stop: stop, lot: x.lot, key: k,
 		reusable: keyed && resp.ProtoAtLeast(1, 1) && !resp.Close && resp.StatusCode >= 200}
 	return resp, nil
@@ -96,11 +96,7 @@ func (x *firstExchange) RoundTrip(req *http.Request) (*http.Response, error) {
 // ones skipped) through a buffer it returns, the header bounded in size
 // and time.
 func exchange(conn net.Conn, req *http.Request) (*http.Response, *bufio.Reader, error) {
-	bw := bufio.NewWriterSize(conn, policyWriteBuffer)
-	if err := req.Write(bw); err != nil {
-		return nil, nil, err
-	}
-	if err := bw.Flush(); err != nil {
+	if err := writeRequest(conn, req); err != nil {
 		return nil, nil, err
 	}
 	lim := &headerLimit{r: conn, n: maxPolicyHeaderBytes}
@@ -128,6 +124,23 @@ func exchange(conn net.Conn, req *http.Request) (*http.Response, *bufio.Reader, 
 		lim.n = -1
 		return resp, br, nil
 	}
+}
+
+// policyWriters holds the write buffers of [writeRequest], each used for
+// one request's write and flush and then put back.
+var policyWriters = sync.Pool{New: func() any { return bufio.NewWriterSize(nil, policyWriteBuffer) }}
+
+// writeRequest writes req on conn through a pooled buffer, flushed.
+func writeRequest(conn net.Conn, req *http.Request) error {
+	bw := policyWriters.Get().(*bufio.Writer)
+	bw.Reset(conn)
+	err := req.Write(bw)
+	if err == nil {
+		err = bw.Flush()
+	}
+	bw.Reset(nil) // no reference to conn or unflushed bytes stays in the pool
+	policyWriters.Put(bw)
+	return err
 }
 
 // headerLimit reads from r at most n bytes (n < 0: no limit), then fails.

@@ -53,7 +53,20 @@ func newHandoffKey(host, addr string) (handoffKey, bool) {
 	if err != nil {
 		return handoffKey{}, false
 	}
-	return handoffKey{host: host, addr: netip.AddrPortFrom(ap.Addr().Unmap().WithZone(""), ap.Port())}, true
+	return keyOf(host, ap), true
+}
+
+// handoffKeyOf returns the key of a connection for host connected to
+// addr, as [newHandoffKey] does, without formatting a TCP address.
+func handoffKeyOf(host string, addr net.Addr) (handoffKey, bool) {
+	if ta, ok := addr.(*net.TCPAddr); ok {
+		return keyOf(host, ta.AddrPort()), true
+	}
+	return newHandoffKey(host, addr.String())
+}
+
+func keyOf(host string, ap netip.AddrPort) handoffKey {
+	return handoffKey{host: host, addr: netip.AddrPortFrom(ap.Addr().Unmap().WithZone(""), ap.Port())}
 }
 
 // handoff holds the parked connections. It is safe for concurrent use.
