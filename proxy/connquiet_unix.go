@@ -5,6 +5,7 @@ package proxy
 import (
 	"errors"
 	"net"
+	"sync"
 	"syscall"
 )
 
@@ -24,12 +25,30 @@ func connQuiet(c net.Conn) bool {
 	if err != nil {
 		return false
 	}
-	var buf [1]byte
-	var rerr error
-	err = rc.Read(func(fd uintptr) bool {
-		// Go's sockets are non-blocking: an empty socket answers EAGAIN.
-		_, _, rerr = syscall.Recvfrom(int(fd), buf[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
-		return true // never wait for the socket to become readable
-	})
+	p := peeks.Get().(*peek)
+	err = rc.Read(p.fn)
+	rerr := p.err
+	p.err = nil
+	peeks.Put(p) // rc.Read has returned: p.fn no longer runs
 	return err == nil && (errors.Is(rerr, syscall.EAGAIN) || errors.Is(rerr, syscall.EWOULDBLOCK))
+}
+
+// peek is the socket peek of [connQuiet] with its buffer and result, its
+// function bound once so that a peek allocates nothing.
+type peek struct {
+	buf [1]byte
+	err error
+	fn  func(fd uintptr) bool
+}
+
+var peeks = sync.Pool{New: func() any {
+	p := new(peek)
+	p.fn = p.read
+	return p
+}}
+
+func (p *peek) read(fd uintptr) bool {
+	// Go's sockets are non-blocking: an empty socket answers EAGAIN.
+	_, _, p.err = syscall.Recvfrom(int(fd), p.buf[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
+	return true // never wait for the socket to become readable
 }
