@@ -91,11 +91,7 @@ func (f *HTTPFetcher) FetchFile(ctx context.Context, origin, path, accept string
 		// A malformed origin cannot be fetched now or later.
 		return FetchResult{Status: StatusUnreachable, FinalURL: target, Err: fmt.Sprintf("bad %s URL: %v", fileOf(target), err), ErrKind: FetchBadURL}
 	}
-	if f.UserAgent != "" {
-		req.Header.Set("User-Agent", f.UserAgent)
-	}
-	req.Header.Set("Accept", accept)
-	req.Header.Set("Accept-Encoding", acceptEncoding)
+	req.Header = fetchHeader(f.UserAgent, accept)
 
 	tooMany := false
 	client := &http.Client{
@@ -138,6 +134,20 @@ func (f *HTTPFetcher) FetchFile(ctx context.Context, origin, path, accept string
 	// Let the connection be reused if little is left to read.
 	_, _ = io.CopyN(io.Discard, resp.Body, 4<<10)
 	return r
+}
+
+// fetchHeader returns the header of a policy-file request: its three
+// values share one array, each slice capped at its one value so that an
+// added value copies instead of overwriting its neighbour.
+func fetchHeader(userAgent, accept string) http.Header {
+	v := [...]string{accept, acceptEncoding, userAgent}
+	h := make(http.Header, 3)
+	h["Accept"] = v[0:1:1]
+	h["Accept-Encoding"] = v[1:2:2]
+	if userAgent != "" {
+		h["User-Agent"] = v[2:3:3]
+	}
+	return h
 }
 
 // classify returns the Status of a response that is not 2xx, and why.
