@@ -86,6 +86,8 @@ func (f *HTTPFetcher) FetchFile(ctx context.Context, origin, path, accept string
 	}
 	maxRedirects := max(f.MaxRedirects, 0)
 	target := origin + path
+	ctx, cancel := f.bound(ctx)
+	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, target, nil)
 	if err != nil {
 		// A malformed origin cannot be fetched now or later.
@@ -96,7 +98,6 @@ func (f *HTTPFetcher) FetchFile(ctx context.Context, origin, path, accept string
 	tooMany := false
 	client := &http.Client{
 		Transport: f.transport(),
-		Timeout:   max(f.Timeout, 0),
 		CheckRedirect: func(req *http.Request, via []*http.Request) error {
 			if s := req.URL.Scheme; s != "http" && s != "https" {
 				return fmt.Errorf("%w: %s", errRedirectScheme, RedactedURL(req.URL))
@@ -134,6 +135,17 @@ func (f *HTTPFetcher) FetchFile(ctx context.Context, origin, path, accept string
 	// Let the connection be reused if little is left to read.
 	_, _ = io.CopyN(io.Discard, resp.Body, 4<<10)
 	return r
+}
+
+// bound returns ctx with the deadline of [HTTPFetcher.Timeout], if any.
+// The context's deadline, not the client's Timeout, bounds the fetch, its
+// body read included: the same bound without the client's own timer and
+// goroutine.
+func (f *HTTPFetcher) bound(ctx context.Context) (context.Context, context.CancelFunc) {
+	if f.Timeout <= 0 {
+		return ctx, func() {}
+	}
+	return context.WithTimeout(ctx, f.Timeout)
 }
 
 // fetchHeader returns the header of a policy-file request: its three
