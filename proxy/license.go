@@ -67,7 +67,12 @@ func (l licenseStep) onRequest(r *http.Request, _ *goproxy.ProxyCtx, st *request
 	if mode == config.LicenseOff || !st.Decided || st.Answered || (r.URL.Scheme != "http" && r.URL.Scheme != "https") {
 		return outcome{}
 	}
-	v := l.enf.Licenses(r.Context(), r.URL, r.Method, st.Decision.Agent, st.Purposes)
+	var v enforce.LicenseVerdict
+	if origin := st.Decision.Origin; origin != "" { // the robots decision's, made for r.URL: not worked out again
+		v = l.enf.LicensesOf(r.Context(), r.URL, origin, r.Method, st.Decision.Agent, st.Purposes)
+	} else {
+		v = l.enf.Licenses(r.Context(), r.URL, r.Method, st.Decision.Agent, st.Purposes)
+	}
 	if !v.Checked {
 		return outcome{}
 	}
