@@ -56,7 +56,7 @@ func newLicenseStep(cfg *config.Config, enf *enforce.Enforcer) licenseStep {
 // modeOf is the license mode of the request of st: its user's, else the
 // configured one.
 func (l licenseStep) modeOf(st *requestState) config.LicenseMode {
-	if m := config.LicenseMode(st.Identity.License); m != "" {
+	if m := config.LicenseMode(st.identity().License); m != "" {
 		return m
 	}
 	return l.mode

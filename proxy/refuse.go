@@ -120,7 +120,7 @@ func (s *Server) settle(r *http.Request, st *requestState, o outcome) *http.Resp
 	e.AgentOverrideRefused = st.OverrideRefused
 	e.PurposesOverrideRefused = st.PurposesRefused
 	identify(r, st)
-	e.User, e.Listener = st.Identity.User, listenerProxy
+	e.User, e.Listener = st.identity().User, listenerProxy
 	e.SignedKeyID = s.signedKeyID(st, o) // (signstep.go)
 	if st.Redirected != nil {
 		e.Listener = listenerTransparent
