@@ -83,7 +83,7 @@ func (dst destination) pin(r *http.Request, host string, port uint16) (*selfaddr
 // isHostPort reports whether s is [selfaddr.JoinHostPort] of host and
 // port, without building that string.
 func isHostPort(s, host string, port uint16) bool {
-	if strings.IndexByte(host, ':') >= 0 { // an IPv6 address: [host]:port
+	if strings.IndexByte(host, ':') >= 0 { // an IPv6 address, bracketed, then the port
 		if len(s) < len(host)+2 || s[0] != '[' || s[1:1+len(host)] != host || s[1+len(host)] != ']' {
 			return false
 		}
