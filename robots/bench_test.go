@@ -4,6 +4,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/robotsgate/robotsgate/internal/testsupport"
 )
 
 // realisticRobots is a ~50-rule robots.txt in the style of a large site.
@@ -93,7 +95,8 @@ func BenchmarkParse(b *testing.B) {
 	}
 }
 
-// BenchmarkDecide matches typical URLs against the realistic robots.txt.
+// BenchmarkDecide matches typical URLs against the realistic robots.txt,
+// reporting the thread's CPU per decision too.
 func BenchmarkDecide(b *testing.B) {
 	r := Parse([]byte(realisticRobots))
 	for _, bc := range []struct{ name, agent, url string }{
@@ -104,9 +107,7 @@ func BenchmarkDecide(b *testing.B) {
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			b.ReportAllocs()
-			for b.Loop() {
-				r.Match(bc.agent, bc.url)
-			}
+			testsupport.CPUPerOp(b, func() { r.Match(bc.agent, bc.url) })
 		})
 	}
 }

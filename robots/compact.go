@@ -16,8 +16,9 @@ import (
 // segments as written. Its decisions are those of the compiled form:
 // [parser.initCompact] checks, rule by rule, that the segments read from the
 // text are the compiled ones (at once for a plain pattern, see
-// [plainPattern]; by compiling it otherwise), and compiles the part when
-// they are not.
+// [plainPattern]; by compiling it otherwise). A record whose segments are
+// not is matched from its canonical text, kept aside (see [canonRec]);
+// the part is compiled only when that cannot be either.
 
 // compactMax is the number of rules above which a part is compiled.
 const compactMax = 1 << 15
@@ -45,7 +46,7 @@ type crule struct {
 }
 
 // crBits is the number of bits of crule.of that hold flags.
-const crBits = 5
+const crBits = 6
 
 // crMaxText is the length of a text from which parts are compiled: the
 // offsets of a compact part's records must fit in crule.of.
@@ -60,6 +61,7 @@ const (
 	crWild           // the pattern has a '*'
 	crDir            // the directory of an Allow of ".../index.htm...": text[off:off+n] + "$"
 	crEmpty          // an empty pattern: never matches
+	crCanon          // matched from its canonical text (see [canonRec]), n its length
 )
 
 // initCompact makes pt the compact part of the group as written g, its
@@ -72,16 +74,20 @@ func (p *parser) initCompact(pt *part, g *srcGroup) bool {
 	if end-first > compactMax || len(src) >= crMaxText {
 		return false
 	}
-	from, wild := len(r.crs), 0
+	from, wild, wtext := len(r.crs), 0, 0
+	canons, ctext := r.numCanon(), len(p.cbuf)
 	for i := first; i < end; i++ {
 		rl, off := p.ruleAt(i)
 		cr, plain, ok := newCrule(off, rl, &p.sc)
 		if !ok {
-			r.crs = r.crs[:from]
+			cr, ok = p.canonCrule(off, rl, rl.Pattern, false)
+		}
+		if !ok {
+			p.undoCompact(from, canons, ctext)
 			return false
 		}
 		if cr.flags()&crWild != 0 {
-			wild++
+			wild, wtext = wild+1, wtext+int(cr.n)
 		}
 		r.crs = append(r.crs, cr)
 		if p.rules[i].flags&srcDir == 0 {
@@ -89,22 +95,28 @@ func (p *parser) initCompact(pt *part, g *srcGroup) bool {
 		}
 		d, ok := dirCrule(src, cr, rl.Pattern, plain)
 		if !ok {
-			r.crs = r.crs[:from]
+			d, ok = p.canonCrule(off, rl, rl.Pattern[:lastSlash(rl.Pattern)+1]+"$", true)
+		}
+		if !ok {
+			p.undoCompact(from, canons, ctext)
 			return false
 		}
 		r.crs = append(r.crs, d)
 	}
-	if wild > compactWild {
-		r.crs = r.crs[:from]
+	crs := r.crs[from:]
+	if wild > compactWild && (len(crs) > ptableMin || wtext > keyedText) {
+		p.undoCompact(from, canons, ctext)
 		return false
 	}
-	crs := r.crs[from:]
 	sortCrules(crs)
 	*pt = part{from: uint32(from), to: uint32(len(r.crs))}
 	if len(crs) > ptableMin {
-		pt.partX = &partX{tab: newPtable(src, crs)}
-	} else if cix := newCindex(src, crs); cix != nil {
+		pt.partX = &partX{tab: newPtable(r, crs)}
+	} else if cix := newCindex(r, crs); cix != nil {
 		pt.partX = &partX{cix: cix}
+	}
+	if wild > compactWild {
+		pt.key()
 	}
 	return true
 }
@@ -242,13 +254,18 @@ func (c *crule) before(o *crule) bool {
 	return c.flags()&crDir == 0 && o.flags()&crDir != 0
 }
 
-// match reports whether the record, of a part whose text is src, matches
-// the canonical path p, as its compiled matcher would.
-func (c *crule) match(src string, p []byte) bool {
+// crMatch reports whether record c, of a compact part of r, matches the
+// canonical path p, as its compiled matcher would.
+func (r *Robots) crMatch(c *crule, p []byte) bool {
 	if c.flags()&crEmpty != 0 {
 		return false
 	}
-	text := src[c.off():][:c.n]
+	var text string // r.crText, inlined
+	if c.flags()&crCanon != 0 {
+		text = r.canonText(c)
+	} else {
+		text = r.text[c.off():][:c.n]
+	}
 	anchored := c.flags()&crAnchored != 0
 	if c.flags()&crWild == 0 {
 		if !bytes.HasPrefix(p, bytesOf(text)) {
@@ -310,7 +327,9 @@ func (pt *part) crRule(r *Robots, i int) (Rule, int) {
 		}
 	}
 	n := int(c.n)
-	if c.flags()&crAnchored != 0 {
+	if c.flags()&crCanon != 0 {
+		n = int(r.canonOf(c).wn)
+	} else if c.flags()&crAnchored != 0 {
 		n++
 	}
 	return Rule{Allow: c.flags()&crAllow != 0, Pattern: r.text[c.off():][:n]}, c.off()

@@ -23,13 +23,13 @@ type cindex struct {
 
 // newCindex returns the cindex of crs, or nil when it has too few or too
 // many records.
-func newCindex(src string, crs []crule) *cindex {
+func newCindex(r *Robots, crs []crule) *cindex {
 	if len(crs) < cindexMin || len(crs) > math.MaxUint16 {
 		return nil
 	}
 	var count [256]int
 	key := func(c *crule) int {
-		if t := src[c.off():][:c.n]; c.flags()&crEmpty == 0 && len(t) >= 2 && t[0] == '/' && t[1] != '*' {
+		if t := r.crText(c); c.flags()&crEmpty == 0 && len(t) >= 2 && t[0] == '/' && t[1] != '*' {
 			return int(t[1])
 		}
 		return -1
@@ -76,10 +76,10 @@ func (c *crule) beatsBest(best *matcher) bool {
 
 // firstCompact is firstMatch for a compact part of r: the index of the
 // record of highest precedence that matches p and beats best, or -1.
-func (pt *part) firstCompact(r *Robots, p []byte, best *matcher) int {
-	crs, src := r.crs[pt.from:pt.to], r.text
+func (pt *part) firstCompact(r *Robots, ps *pathSet, lz *lazyIndex, best *matcher) int {
+	crs, p, kd := r.crs[pt.from:pt.to], ps.p, pt.keyed()
 	if pt.partX != nil && pt.tab != nil {
-		if i := pt.tab.first(src, crs, p); i >= 0 && crs[i].beatsBest(best) {
+		if i := pt.tab.first(r, crs, p); i >= 0 && crs[i].beatsBest(best) {
 			return i
 		}
 		return -1
@@ -90,7 +90,11 @@ func (pt *part) firstCompact(r *Robots, p []byte, best *matcher) int {
 			if !c.beatsBest(best) {
 				return -1
 			}
-			if c.match(src, p) {
+			if c.flags()&crWild != 0 && kd {
+				if pt.keyedMatch(r, c, i, ps, lz) {
+					return i
+				}
+			} else if r.crMatch(c, p) {
 				return i
 			}
 		}
@@ -115,7 +119,11 @@ func (pt *part) firstCompact(r *Robots, p []byte, best *matcher) int {
 		if !c.beatsBest(best) {
 			return -1
 		}
-		if c.match(src, p) {
+		if c.flags()&crWild != 0 && kd {
+			if pt.keyedMatch(r, c, int(i), ps, lz) {
+				return int(i)
+			}
+		} else if r.crMatch(c, p) {
 			return int(i)
 		}
 	}
@@ -131,7 +139,7 @@ func (pt *part) compactUniversal(r *Robots) int {
 	crs := r.crs[pt.from:pt.to]
 	for i := range crs {
 		c := &crs[i]
-		if c.flags()&(crAllow|crAnchored|crEmpty) == 0 && int(c.prio) > best && isUniversal(r.text[c.off():][:c.n]) {
+		if c.flags()&(crAllow|crAnchored|crEmpty) == 0 && int(c.prio) > best && isUniversal(r.crText(c)) {
 			best = int(c.prio)
 		}
 	}
@@ -145,7 +153,7 @@ func (pt *part) compactAllowFrom(r *Robots, prio int) bool {
 	for i := range crs {
 		c := &crs[i]
 		if c.flags()&crAllow != 0 && c.flags()&crEmpty == 0 && int(c.prio) >= prio {
-			if t := r.text[c.off():][:c.n]; t == "" || t[0] == '/' || t[0] == '*' {
+			if t := r.crText(c); t == "" || t[0] == '/' || t[0] == '*' {
 				return true
 			}
 		}

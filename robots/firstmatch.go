@@ -96,7 +96,8 @@ func newFirstMatch(n int, compileAt func(i int) matcher) *FirstMatch {
 	if len(cp.matchers) > indexMin {
 		cp.index = newMatchIndex(cp.matchers)
 	}
-	f.idx = &fileIndex{segs: newFileFilter([]*part{&f.pt}), budget: directBudget, eager: eagerPath}
+	assignKeys(nil, []*part{&f.pt})
+	f.idx = &fileIndex{segs: newFileFilter(nil, []*part{&f.pt}), budget: directBudget, eager: eagerPath}
 	f.idx.pool.New = func() any { return new(occIndex) }
 	f.size = alloc(unsafe.Sizeof(*f)) + f.pt.memSize() + alloc(unsafe.Sizeof(*f.idx)) + f.idx.segs.memSize() +
 		int64(n-len(cp.matchers))*8

@@ -199,6 +199,7 @@ func FuzzDecide(f *testing.F) {
 	f.Add("D/robots.txt", "/robots.txt", byte(0))
 	f.Add("D/*ab*x\nA/*bz\nW", "/ab/xabzq?xz", byte(4))
 	f.Add("D/x*ab\nA*a?\nW", "/xa?ab", byte(1))
+	f.Add("D/*ab*x\nA/*bz\nA/a*b?z$\nK", "/ab/xabzq?xz", byte(4))
 	f.Fuzz(func(t *testing.T, rulesText, path string, split byte) {
 		if len(rulesText) > 600 || len(path) > 200 {
 			return
@@ -210,18 +211,8 @@ func FuzzDecide(f *testing.F) {
 			}
 			rules = append(rules, Rule{Allow: l[0] == 'A', Pattern: sanitizeRule(l[1:])})
 		}
-		// Pad to more than indexMin rules so that the index is used too,
-		// or with wildcard rules so that the segFilter is.
-		if len(rules) > 0 && rulesText[len(rulesText)-1] == 'I' {
-			for len(rules) <= indexMin {
-				rules = append(rules, Rule{Pattern: "/zz-never-" + strings.Repeat("q", len(rules)) + "$"})
-			}
-		}
-		if len(rules) > 0 && rulesText[len(rulesText)-1] == 'W' {
-			for i := 0; len(rules) < 3*segFilterMin; i++ {
-				key := string([]byte{"ab/x"[i%4], "abz?"[i/4%4], "bq"[i/16%2]})[:2+i/32%2]
-				rules = append(rules, Rule{Allow: i%3 == 0, Pattern: "*" + key + "*z" + "$"[:i%2]})
-			}
+		if len(rules) > 0 {
+			rules = padRules(rules, rulesText[len(rulesText)-1])
 		}
 		// Rule i goes to group (i+split>>2)%ng; group g comes after the
 		// groups before it, so the file keeps the rules' relative order
@@ -268,6 +259,7 @@ func FuzzDecide(f *testing.F) {
 			t.Fatalf("robots.txt:\n%s\npath %q: got allowed=%v line %d, reference allowed=%v line %d",
 				sb.String(), path, d.Allowed, d.Rule.Line, wantAllowed, wantLine)
 		}
+		checkIndexedAtOnce(t, robots, func() Match { return robots.MatchPath("bot", path) }, d)
 		// The compiled form decides alike, and so it does with the path
 		// indexed from the first pattern on, as a long decision does.
 		compiled := parseCompiled([]byte(sb.String()))
@@ -294,6 +286,39 @@ func FuzzDecide(f *testing.F) {
 
 // FuzzParse parses arbitrary bytes and checks that nothing panics and the
 // results are consistent.
+//
+// padRules pads rules to more than indexMin rules when last is 'I', so
+// that the index is used too, or with wildcard rules so that the
+// segFilter is ('W') or that the bot's compact parts are keyed ('K').
+func padRules(rules []Rule, last byte) []Rule {
+	n := map[byte]int{'I': indexMin + 1, 'W': 3 * segFilterMin, 'K': compactWild + 3*segFilterMin}[last]
+	for i := 0; len(rules) < n; i++ {
+		if last == 'I' {
+			rules = append(rules, Rule{Pattern: "/zz-never-" + strings.Repeat("q", len(rules)) + "$"})
+			continue
+		}
+		key := string([]byte{"ab/x"[i%4], "abz?"[i/4%4], "bq"[i/16%2]})[:2+i/32%2]
+		rules = append(rules, Rule{Allow: i%3 == 0, Pattern: "*" + key + "*z" + "$"[:i%2]})
+	}
+	return rules
+}
+
+// checkIndexedAtOnce checks that r, parsed as usual, decides as d with
+// decide when a decision indexes the path at once: for a file that
+// keeps no filter, a decision that builds one and starts over.
+func checkIndexedAtOnce(t *testing.T, r *Robots, decide func() Match, d Match) {
+	t.Helper()
+	if r.idx == nil {
+		return
+	}
+	budget := r.idx.budget
+	r.idx.budget = 0
+	defer func() { r.idx.budget = budget }()
+	if di := decide(); di != d {
+		t.Fatalf("indexed at once %+v, as usual %+v", di, d)
+	}
+}
+
 func FuzzParse(f *testing.F) {
 	f.Add([]byte(realisticRobots), "Googlebot", "https://www.example.com/account/1/settings")
 	f.Add([]byte("\xEF\xBBUser-agent: *\rDisallow: /a\r\n\r\nAllow /a/b"), "x", "/a")
@@ -308,6 +333,7 @@ func FuzzParse(f *testing.F) {
 		if dc := c.Match(agent, rawURL); dc != d {
 			t.Fatalf("compiled %+v, compact %+v", dc, d)
 		}
+		checkIndexedAtOnce(t, r, func() Match { return r.Match(agent, rawURL) }, d)
 		if gc := c.Group(agent); !reflect.DeepEqual(gc, g) {
 			t.Fatalf("compiled group %+v, compact %+v", gc, g)
 		}

@@ -136,6 +136,14 @@ func moreHostileCases(toks []string) []hostileCase {
 		near.WriteString("Disallow: /*" + strings.Repeat("a", 20+i%40) + "b" + strconv.Itoa(i) + "\n")
 	}
 	cs = append(cs, hostileCase{"compact-near-miss", []byte(near.String()), padPath("/", "a")})
+	// As many wildcard records as a keyed compact part keeps, each of
+	// whose keys the path holds in the wrong order.
+	// The file keeps no filter: the decision builds one past the budget.
+	lazyBody, lazyPath := keyedHostile(false)
+	cs = append(cs, hostileCase{"keyed-lazy-wrong-order", lazyBody, lazyPath})
+	// The same group twice, for two agents: the file keeps a filter.
+	keyedBody, keyedPath := keyedHostile(true)
+	cs = append(cs, hostileCase{"keyed-wrong-order", keyedBody, keyedPath})
 	cs = append(cs, hostileCase{"fan-out", shortRulesRobots(DefaultMaxBytes, func(i int) string {
 		return "*" + fan[i%len(fan)] + "*z"
 	}), padPath("/z", strings.Repeat("a", 40)+"~")})

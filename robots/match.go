@@ -180,9 +180,10 @@ type part struct {
 
 // partX is what a part holds besides its records, when it holds anything.
 type partX struct {
-	cix           *cindex // a compact part's, nil for a small or a large one
-	tab           *ptable // a large compact part's (see [ptableMin]), else nil
-	*compiledPart         // nil for a compact part
+	cix           *cindex  // a compact part's, nil for a small or a large one
+	tab           *ptable  // a large compact part's (see [ptableMin]), else nil
+	keys          *recKeys // a keyed compact part's (see [part.keyed]), else nil
+	*compiledPart          // nil for a compact part
 }
 
 // compact reports whether pt is compact rather than compiled.

@@ -27,6 +27,9 @@ type pathSet struct {
 	// tried counts the patterns considered and the segments of those
 	// looked for in the path's index, for tests of the work bounds.
 	tried int
+	// over: the file's index is lazy and the budget was spent; the
+	// decision found nothing and must start over (see [fileIndex.lazy]).
+	over bool
 }
 
 // lazyIndex is the [occIndex] of a decision, from the file's pool once
@@ -72,7 +75,13 @@ func (ps *pathSet) mayMatch(m *matcher, lz *lazyIndex) bool {
 	if !m.need.within(&ps.set) {
 		return false
 	}
-	if m.kfrom == m.kto || ps.found == nil {
+	return ps.keysFound(m.kfrom, m.kto, lz)
+}
+
+// keysFound reports whether the keys ids[kfrom:kto] of the file's
+// [segFilter] all occur in the path; the first call scans the path.
+func (ps *pathSet) keysFound(kfrom, kto int32, lz *lazyIndex) bool {
+	if kfrom == kto || ps.found == nil {
 		return true
 	}
 	f := ps.fi.segs
@@ -85,7 +94,7 @@ func (ps *pathSet) mayMatch(m *matcher, lz *lazyIndex) bool {
 			f.scan(ps.p, ps.found)
 		}
 	}
-	for _, id := range f.ids[m.kfrom:m.kto] {
+	for _, id := range f.ids[kfrom:kto] {
 		if ps.found[id>>6]&(1<<(id&63)) == 0 {
 			return false
 		}
@@ -205,40 +214,49 @@ func (pt *part) firstMatch(ps *pathSet, lz *lazyIndex, best *matcher) *matcher {
 
 // match returns the rule of highest precedence of all parts of g, a
 // group of r, that matches the canonical path p, and whether there is one.
-func (r *Robots) match(g *merged, p []byte) (Rule, bool) {
-	if r.idx != nil && r.idx.segs != nil {
-		if r.idx.segs.nkeys <= maxKeys {
-			return r.matchFiltered(g, p)
+func (r *Robots) match(g *merged, p []byte) (Rule, bool) { return r.matchIn(r.idx, g, p) }
+
+// matchIn is match with the file index fi.
+func (r *Robots) matchIn(fi *fileIndex, g *merged, p []byte) (Rule, bool) {
+	if fi != nil && fi.segs != nil {
+		if fi.segs.nkeys <= maxKeys {
+			return r.matchFiltered(fi, g, p)
 		}
-		return r.matchPooled(g, p)
+		return r.matchPooled(fi, g, p)
 	}
-	ps := pathSet{p: p, fi: r.idx}
-	return r.matchSet(g, &ps)
+	ps := pathSet{p: p, fi: fi}
+	rule, ok := r.matchSet(fi, g, &ps)
+	if ps.over {
+		x := fi.indexed(r)
+		rule, ok = r.matchIn(x, g, p)
+		fi.built.Put(x)
+	}
+	return rule, ok
 }
 
 // matchFiltered is match for a file with a [segFilter]: it keeps the set of
 // keys found on its stack, which only such files pay to clear.
-func (r *Robots) matchFiltered(g *merged, p []byte) (Rule, bool) {
+func (r *Robots) matchFiltered(fi *fileIndex, g *merged, p []byte) (Rule, bool) {
 	var found [maxKeys / 64]uint64
-	ps := pathSet{p: p, fi: r.idx, found: found[:(r.idx.segs.nkeys+63)>>6]}
-	return r.matchSet(g, &ps)
+	ps := pathSet{p: p, fi: fi, found: found[:(fi.segs.nkeys+63)>>6]}
+	return r.matchSet(fi, g, &ps)
 }
 
 // matchPooled is match for a file with more keys than fit on the stack.
-func (r *Robots) matchPooled(g *merged, p []byte) (Rule, bool) {
-	x := r.idx.pool.Get().(*occIndex)
-	defer r.idx.pool.Put(x)
-	words := (r.idx.segs.nkeys + 63) >> 6
+func (r *Robots) matchPooled(fi *fileIndex, g *merged, p []byte) (Rule, bool) {
+	x := fi.pool.Get().(*occIndex)
+	defer fi.pool.Put(x)
+	words := (fi.segs.nkeys + 63) >> 6
 	if cap(x.found) < words {
 		x.found = make([]uint64, words)
 	}
-	ps := pathSet{p: p, fi: r.idx, found: x.found[:words]}
-	return r.matchSet(g, &ps)
+	ps := pathSet{p: p, fi: fi, found: x.found[:words]}
+	return r.matchSet(fi, g, &ps)
 }
 
 // matchSet is match with the path's [pathSet].
-func (r *Robots) matchSet(g *merged, ps *pathSet) (Rule, bool) {
-	lz := lazyIndex{fi: r.idx}
+func (r *Robots) matchSet(fi *fileIndex, g *merged, ps *pathSet) (Rule, bool) {
+	lz := lazyIndex{fi: fi}
 	defer lz.release()
 	return r.matchWith(g, ps, &lz)
 }
@@ -255,7 +273,7 @@ func (r *Robots) matchWith(g *merged, ps *pathSet, lz *lazyIndex) (Rule, bool) {
 		// Among equals the earlier part wins, so only a strictly better
 		// match replaces best.
 		if pt.compact() {
-			if i := pt.firstCompact(r, ps.p, best); i >= 0 {
+			if i := pt.firstCompact(r, ps, lz, best); i >= 0 {
 				c := &r.crs[int(pt.from)+i]
 				won = matcher{prio: int(c.prio), allow: c.flags()&crAllow != 0}
 				best, from, rec = &won, pt, i

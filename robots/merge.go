@@ -76,8 +76,10 @@ func (p *parser) compileLarge(sets [][]int, parts []*part) {
 				}
 			}
 		}
-		if wild <= compactWild && (n <= compactSmall || ncompact == 1) {
-			continue
+		if n <= compactSmall || ncompact == 1 {
+			if wild <= compactWild || p.keyParts(srcs, parts) {
+				continue
+			}
 		}
 		for _, s := range srcs {
 			if pt := parts[s]; pt.compact() {
@@ -105,6 +107,44 @@ func (p *parser) compileLarge(sets [][]int, parts []*part) {
 	r.crs = crs
 }
 
+// keyParts makes the compact parts of srcs with a wildcard record keyed,
+// and reports whether it could: not when one has more than [ptableMin]
+// records, or when their wildcard records have more than [keyedText]
+// octets.
+func (p *parser) keyParts(srcs []int, parts []*part) bool {
+	text := 0
+	for _, s := range srcs {
+		pt := parts[s]
+		if !pt.compact() {
+			continue
+		}
+		if pt.to-pt.from > ptableMin {
+			return false
+		}
+		for _, c := range p.r.crs[pt.from:pt.to] {
+			if c.flags()&crWild != 0 {
+				text += int(c.n)
+			}
+		}
+	}
+	if text > keyedText {
+		return false
+	}
+	for _, s := range srcs {
+		pt := parts[s]
+		if !pt.compact() {
+			continue
+		}
+		for _, c := range p.r.crs[pt.from:pt.to] {
+			if c.flags()&crWild != 0 {
+				pt.key()
+				break
+			}
+		}
+	}
+	return true
+}
+
 // newMerged sets r.groups and r.gparts to the merged groups of sets (each
 // a set of groups as written), their parts the indexes into r.written of
 // the groups' parts.
@@ -122,9 +162,6 @@ func (p *parser) newMerged(sets [][]int) {
 		for _, s := range srcs {
 			sg := &p.src[s]
 			r.gparts = append(r.gparts, sg.written)
-			if sg.hasDelay && sg.delay > g.delay {
-				g.delay = sg.delay
-			}
 		}
 		g.to = uint32(len(r.gparts))
 		g.usage = p.groupUsage(srcs)

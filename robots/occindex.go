@@ -16,6 +16,12 @@ type fileIndex struct {
 	// filter also indexes the path (0: never): one pass of the automaton
 	// then serves both.
 	eager int
+	// lazy: the file has keyed compact parts only, and no filter; a
+	// decision past the budget starts over with [fileIndex.indexed].
+	lazy bool
+	// built holds the file indexes with a filter that such decisions
+	// built, for the next: the pool drops them when the heap is collected.
+	built sync.Pool
 }
 
 // index builds the [fileIndex] of r, which all its groups share, from its
@@ -30,16 +36,47 @@ func (r *Robots) index(parts []*part, sets []*usageSet) {
 		}
 	}
 	defer func() { r.size = r.memSize(sets) }()
-	compiled := len(all) > len(parts)
+	compiled, keyed := len(all) > len(parts), false
 	for _, pt := range parts {
 		compiled = compiled || pt != nil && !pt.compact()
+		keyed = keyed || pt != nil && pt.keyed()
 	}
-	if !compiled {
+	if !compiled && !keyed {
 		return // compact parts need no index
 	}
-	fi := &fileIndex{segs: newFileFilter(all), budget: directBudget}
+	fi := &fileIndex{budget: directBudget}
 	fi.pool.New = func() any { return new(occIndex) }
+	if owners, size := assignKeys(r, all); owners >= segFilterMin {
+		if compiled || size > lazyKeyBytes {
+			fi.segs = newFileFilter(r, all)
+		} else {
+			fi.lazy = true
+		}
+	}
 	r.idx = fi
+}
+
+// lazyKeyBytes is the size of the keys of a file of compact parts only
+// up to which the file keeps no [segFilter]: the few decisions that
+// search their path directly for more than the budget build one for
+// themselves (see [fileIndex.indexed]), which costs about as much as that
+// search.
+const lazyKeyBytes = keyedText
+
+// indexed returns a file index of the keyed parts of r, whose file index
+// fi is lazy: with its [segFilter], and a budget of 0, so that a decision
+// indexes its path at once. The caller puts it back into fi.built.
+func (fi *fileIndex) indexed(r *Robots) *fileIndex {
+	if x, ok := fi.built.Get().(*fileIndex); ok {
+		return x
+	}
+	parts := make([]*part, len(r.written))
+	for i := range r.written {
+		parts[i] = &r.written[i].part
+	}
+	x := &fileIndex{segs: newFileFilter(r, parts)}
+	x.pool.New = func() any { return new(occIndex) }
+	return x
 }
 
 // directBudget is how many octets of path a decision searches directly

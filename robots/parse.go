@@ -86,6 +86,7 @@ type parser struct {
 	end      int
 	compiled bool    // compile every part
 	sc       matcher // scratch of the compiled patterns of compact parts
+	cbuf     []byte  // the canonical texts of compact records (see [canonRec])
 	src      []srcGroup
 	agents   []span    // the agents of all groups, group by group
 	rules    []srcRule // the rules of all groups, group by group
@@ -387,6 +388,7 @@ func (p *parser) finish() {
 	parts := p.buildParts()
 	p.licenseGroups()
 	p.merge(toks, lists, global, parts)
+	p.finishCanon()
 	p.r.usage = p.groupUsage(nil) // for agents no group applies to
 	if len(p.r.crs) > 0 {
 		p.r.lines = lineTable(p.text)

@@ -24,9 +24,8 @@ type ptable struct {
 	wild  []uint32 // the indexes of the records with a wildcard, ascending
 }
 
-// newPtable returns the ptable of crs, the records of a part whose text
-// is src.
-func newPtable(src string, crs []crule) *ptable {
+// newPtable returns the ptable of crs, the records of a compact part of r.
+func newPtable(r *Robots, crs []crule) *ptable {
 	t := &ptable{seed: maphash.MakeSeed()}
 	nplain, nwild := 0, 0
 	lens := make([]uint16, 0, len(crs))
@@ -59,7 +58,7 @@ func newPtable(src string, crs []crule) *ptable {
 		if c.flags()&(crEmpty|crWild) != 0 {
 			continue
 		}
-		h := uint32(maphash.String(t.seed, src[c.off():][:c.n])) & mask
+		h := uint32(maphash.String(t.seed, r.crText(c))) & mask
 		for t.slots[h] != 0 {
 			h = (h + 1) & mask
 		}
@@ -68,9 +67,10 @@ func newPtable(src string, crs []crule) *ptable {
 	return t
 }
 
-// first returns the index of the record of crs (in precedence order,
-// their text src) of highest precedence that matches the path p, or -1.
-func (t *ptable) first(src string, crs []crule, p []byte) int {
+// first returns the index of the record of crs (in precedence order, the
+// records of a compact part of r) of highest precedence that matches the
+// path p, or -1.
+func (t *ptable) first(r *Robots, crs []crule, p []byte) int {
 	best := len(crs)
 	mask := uint32(len(t.slots) - 1)
 	for _, n := range t.lens {
@@ -78,7 +78,7 @@ func (t *ptable) first(src string, crs []crule, p []byte) int {
 			break
 		}
 		for h := uint32(maphash.Bytes(t.seed, p[:n])) & mask; t.slots[h] != 0; h = (h + 1) & mask {
-			if k := int(t.slots[h] - 1); k < best && crs[k].n == n && crs[k].match(src, p) {
+			if k := int(t.slots[h] - 1); k < best && crs[k].n == n && r.crMatch(&crs[k], p) {
 				best = k
 			}
 		}
@@ -87,7 +87,7 @@ func (t *ptable) first(src string, crs []crule, p []byte) int {
 		if int(k) >= best {
 			break
 		}
-		if crs[k].match(src, p) {
+		if r.crMatch(&crs[k], p) {
 			best = int(k)
 			break
 		}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io/fs"
 	"math/rand"
+	"reflect"
 	"runtime"
 	"strings"
 	"testing"
@@ -13,7 +14,8 @@ import (
 
 // TestRealWorldCompactMatchesCompiled decides paths of each file of the
 // real-world corpus with the file parsed as usual and with every group
-// compiled: the two forms agree.
+// compiled: the two forms agree, and so they do for a file with keyed
+// parts when its decisions index the path at once.
 func TestRealWorldCompactMatchesCompiled(t *testing.T) {
 	files := realWorld(t)
 	agents := []string{"Googlebot", "bingbot", "GPTBot", "AdsBot-Google", "anybot"}
@@ -24,6 +26,17 @@ func TestRealWorldCompactMatchesCompiled(t *testing.T) {
 				if d, dc := r.MatchPath(a, path), c.MatchPath(a, path); d != dc {
 					t.Fatalf("%s: %s %q: compact %+v, compiled %+v", f.Host, a, path, d, dc)
 				}
+			}
+		}
+		if r.idx == nil {
+			continue
+		}
+		// Keyed parts, with the path indexed at once (a file without a
+		// filter builds one).
+		r.idx.budget = 0
+		for i, path := range corpusPaths(r) {
+			if a := agents[i%len(agents)]; r.MatchPath(a, path) != c.MatchPath(a, path) {
+				t.Fatalf("%s: %s %q indexed: compact %+v, compiled %+v", f.Host, a, path, r.MatchPath(a, path), c.MatchPath(a, path))
 			}
 		}
 	}
@@ -152,4 +165,51 @@ func realWorld(t testing.TB) []robotsmix.RealFile {
 		t.Fatal(err)
 	}
 	return files
+}
+
+// TestCanonCompactMatchesCompiled checks that compact parts whose
+// patterns are not canonical as written (matched from their canonical
+// text, see canonRec) decide as the compiled form and list the same
+// rules: patterns with spaces, escapes of either case, non-ASCII octets,
+// '|', escaped '*' and '$', wildcards, '$' and directory Allows.
+func TestCanonCompactMatchesCompiled(t *testing.T) {
+	rng := rand.New(rand.NewSource(11))
+	atoms := []string{"a", "b", "/", " ", "%20", "%2f", "%2F", "%41", "é", "%C3%A9", "%c3%a9", "|", "{", "\\",
+		"%2A", "%24", "*", "%", "%zz", "?", "=", "~", "%7e", "/index.html"}
+	word := func(n int) string {
+		var sb strings.Builder
+		for range n {
+			sb.WriteString(atoms[rng.Intn(len(atoms))])
+		}
+		return sb.String()
+	}
+	canon := 0
+	for round := 0; round < 300; round++ {
+		var sb strings.Builder
+		sb.WriteString("User-agent: bot\n")
+		for i := 0; i < 1+rng.Intn(60); i++ {
+			p := "/" + word(rng.Intn(6))
+			if rng.Intn(8) == 0 {
+				p += "$"
+			}
+			sb.WriteString([]string{"Allow: ", "Disallow: "}[rng.Intn(2)] + p + "\n")
+		}
+		body := []byte(sb.String())
+		r, c := Parse(body), parseCompiled(body)
+		if r.written[0].part.compact() {
+			canon += r.numCanon()
+		}
+		if g, gc := r.Groups(), c.Groups(); !reflect.DeepEqual(g, gc) {
+			t.Fatalf("%q: groups differ: compact %+v, compiled %+v", body, g, gc)
+		}
+		for i := 0; i < 300; i++ {
+			path := "/" + word(rng.Intn(7))
+			if d, dc := r.MatchPath("bot", path), c.MatchPath("bot", path); d != dc {
+				t.Fatalf("%q %q: compact %+v, compiled %+v", body, path, d, dc)
+			}
+		}
+	}
+	if canon == 0 {
+		t.Fatal("no compact part matched from a canonical text")
+	}
 }

@@ -68,13 +68,14 @@ const DefaultMaxBytes = 500 << 10
 // (gparts). A file has fewer than 2^32 user-agent lines, so uint32
 // indexes suffice.
 type Robots struct {
-	text       string    // the body parsed; the strings below share it
-	crs        []crule   // the records of the compact parts, part by part
-	written    []written // the groups as written that name an agent, in file order
-	agents     []span    // the agents of written, group by group
-	groups     []merged  // merged groups, in order of first appearance
-	gparts     []uint32  // the indexes into written of each merged group's parts
-	byAgent    []entry   // sorted by product token compared case-insensitively (foldCompare)
+	text       string      // the body parsed; the strings below share it
+	crs        []crule     // the records of the compact parts, part by part
+	cx         *canonTable // the records of crs matched from a canonical text; nil when none
+	written    []written   // the groups as written that name an agent, in file order
+	agents     []span      // the agents of written, group by group
+	groups     []merged    // merged groups, in order of first appearance
+	gparts     []uint32    // the indexes into written of each merged group's parts
+	byAgent    []entry     // sorted by product token compared case-insensitively (foldCompare)
 	sitemaps   []string
 	extensions []Extension
 	lines      []uint32    // line checkpoints of a long text (see [Robots.lineAt])
@@ -84,11 +85,11 @@ type Robots struct {
 	stats      parseStats
 	global     uint32 // 1 + the index into groups of the merged "*" group; 0 when none
 	cr         bool   // the text has a CR (see [Robots.lineAt])
-
-	// licenses are the License lines (license.go); licensesCut says the
-	// file has more than it keeps.
-	licenses    []licenseLine
+	// licensesCut says the file has more License lines than it keeps.
 	licensesCut bool
+
+	// licenses are the License lines (license.go).
+	licenses []licenseLine
 }
 
 // globalGroup returns the merged "*" group of r, or nil.
@@ -134,13 +135,21 @@ type written struct {
 // which thousands of agents each name a different combination of large
 // groups stays linear.
 type merged struct {
-	from, to uint32 // its groups as written are Robots.gparts[from:to], in file order
-	delay    time.Duration
+	from, to uint32      // its groups as written are Robots.gparts[from:to], in file order
 	usage    *usageGroup // usage preferences of its parts; nil when none
 }
 
 // parts returns the indexes into r.written of g's parts.
 func (r *Robots) parts(g *merged) []uint32 { return r.gparts[g.from:g.to] }
+
+// delay returns the Crawl-delay of g: the largest of its parts'.
+func (r *Robots) delay(g *merged) time.Duration {
+	var d time.Duration
+	for _, w := range r.parts(g) {
+		d = max(d, r.written[w].delay)
+	}
+	return d
+}
 
 // agentsOf returns the agents of the group as written w.
 func (r *Robots) agentsOf(w *written) []string {
@@ -224,7 +233,7 @@ func (r *Robots) group(m *merged) *Group {
 	for _, w := range r.parts(m) {
 		rules = r.written[w].part.appendRules(r, rules, &lc)
 	}
-	return &Group{Agents: r.mergedAgents(m), Rules: rules, CrawlDelay: m.delay}
+	return &Group{Agents: r.mergedAgents(m), Rules: rules, CrawlDelay: r.delay(m)}
 }
 
 // Match is the outcome of matching a URL against a robots.txt.
@@ -319,7 +328,7 @@ func (r *Robots) CrawlDelay(agent string) time.Duration {
 	if m == nil {
 		return 0
 	}
-	return m.delay
+	return r.delay(m)
 }
 
 // Groups returns the groups as written, in file order, each with the

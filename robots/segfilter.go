@@ -1,10 +1,6 @@
 package robots
 
-import (
-	"bytes"
-	"math/bits"
-	"sort"
-)
+import "math/bits"
 
 // segFilterMin is the number of wildcard matchers with a key (see
 // [newFileFilter]) from which an indexed part gets a [segFilter]; fewer
@@ -296,65 +292,6 @@ func (f *segFilter) scan(p []byte, found []uint64) {
 			o = f.dict[o]
 		}
 	}
-}
-
-// newFileFilter gives each wildcard matcher of parts its keys: its literal
-// segments after the first that are 2 octets or more (the octet filter
-// covers shorter ones), all of which a path it matches contains. It returns
-// the automaton of the keys of all parts, or nil (and no keys) when fewer
-// than [segFilterMin] matchers have one.
-func newFileFilter(parts []*part) *segFilter {
-	type keyed struct {
-		m   *matcher
-		id  int32
-		key []byte
-	}
-	var ks []keyed
-	n := 0
-	for _, pt := range parts {
-		if pt == nil || pt.compact() {
-			continue
-		}
-		for i := range pt.matchers {
-			m := &pt.matchers[i]
-			had := len(ks)
-			for k := 1; k < len(m.ends); k++ {
-				if s := m.seg(k); len(s) >= 2 {
-					ks = append(ks, keyed{m: m, key: s})
-				}
-			}
-			if len(ks) > had {
-				n++
-			}
-		}
-	}
-	if n < segFilterMin {
-		return nil
-	}
-	// Each matcher's ids, one after the other in the order of ks (matcher
-	// order, then segment order); a matcher's segments may share a key.
-	ids := make([]int32, len(ks))
-	for i := range ks {
-		k := &ks[i]
-		if k.m.kto == 0 {
-			k.m.kfrom, k.m.kto = int32(i), int32(i)
-		}
-		k.m.kto++
-		k.id = int32(i) // position in ids, until sorted
-	}
-	sort.Slice(ks, func(i, j int) bool { return bytes.Compare(ks[i].key, ks[j].key) < 0 })
-	keys := make([][]byte, 0, len(ks))
-	for i := range ks {
-		k := &ks[i]
-		if len(keys) == 0 || !bytes.Equal(keys[len(keys)-1], k.key) {
-			keys = append(keys, k.key)
-		}
-		ids[k.id] = int32(len(keys) - 1)
-	}
-	f := newSegFilter(keys)
-	f.ids = ids
-	f.numberKeys()
-	return f
 }
 
 // numberKeys sets pre and size.

@@ -162,6 +162,16 @@ func (r *Robots) matchWithUsage(agent, path string, rulesOnly bool) (d Match, u 
 	slash := len(path) == 0 || path[0] != '/'
 	var buf [stackPath]byte
 	p := canonPath(&buf, path, slash)
+	if fi != nil && fi.lazy {
+		ps := pathSet{p: p, fi: fi, rulesOnly: rulesOnly}
+		r.lookupUsage(g, tok, ug, fi, &ps, &d, &u)
+		if !ps.over {
+			return d, u
+		}
+		x := fi.indexed(r)
+		defer fi.built.Put(x)
+		d, u, fi = Match{}, Usage{}, x // start over, indexed
+	}
 	switch {
 	case fi == nil || fi.segs == nil:
 		ps := pathSet{p: p, fi: fi, rulesOnly: rulesOnly}
