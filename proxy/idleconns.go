@@ -173,7 +173,7 @@ func traced(ctx context.Context, req *http.Request, handoff bool) *http.Request 
 // connTrace is the trace of one forwarded request ([traced]) and, unless
 // its parent context has a trace already, the request's context: its
 // parent's, which also answers the trace to [httptrace.ContextClientTrace]
-// and the handoff mark to the dialer, as httptrace.WithClientTrace and
+// and the handoff mark to the dialer, as [httptrace.WithClientTrace] and
 // [withHandoff] would with a context each.
 type connTrace struct {
 	context.Context
@@ -208,7 +208,7 @@ func (t *connTrace) putIdleConn(err error) {
 
 // clientTraceKey is the key under which httptrace keeps a request's
 // trace in its context (nil if it could not be learnt: [traced] then
-// uses httptrace.WithClientTrace). It is found by asking a context that
+// uses [httptrace.WithClientTrace]). It is found by asking a context that
 // notes the key it is asked for; it is never changed after.
 var clientTraceKey = func() any {
 	p := &keyProbe{Context: context.Background()}
