@@ -179,11 +179,21 @@ type LicenseVerdict struct {
 // not cached fresh. No purpose, no License line or a request for
 // /robots.txt itself: not checked.
 func (e *Enforcer) Licenses(ctx context.Context, u *url.URL, method, agent string, purposes aipref.Set) LicenseVerdict {
-	uses := LicenseUses(purposes)
 	origin, err := Origin(u)
-	if uses == 0 || err != nil || isRobotsTxt(u, method) {
+	if err != nil {
 		return LicenseVerdict{}
 	}
+	return e.LicensesOf(ctx, u, origin, method, agent, purposes)
+}
+
+// LicensesOf is [Enforcer.Licenses] for a caller that has u's origin
+// ([Origin]) already, origin.
+func (e *Enforcer) LicensesOf(ctx context.Context, u *url.URL, origin, method, agent string, purposes aipref.Set) LicenseVerdict {
+	uses := LicenseUses(purposes)
+	if uses == 0 || isRobotsTxt(u, method) {
+		return LicenseVerdict{}
+	}
+	var err error
 	ren, ok := e.store.Get(ctx, StoreKey(origin, addressOf(ctx)))
 	if !ok { // evicted since the robots.txt decision: fetched again
 		if ren, err = e.Entry(ctx, origin); err != nil {

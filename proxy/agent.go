@@ -74,8 +74,8 @@ func (a *agents) agentFor(r *http.Request, st *requestState) string {
 	sess := st.Session
 	identify(r, st)
 	configured := a.configured
-	if st.Identity.Agent != "" { // the user's agent is authoritative like the configured one
-		configured = st.Identity.Agent
+	if id := st.identity(); id.Agent != "" { // the user's agent is authoritative like the configured one
+		configured = id.Agent
 	}
 	if v, ok := a.override(r); ok {
 		tok := robots.CrawlerToken(v)
@@ -119,9 +119,10 @@ func identify(r *http.Request, st *requestState) {
 	}
 	st.Identified = true
 	if id, ok := access.IdentityFrom(r.Context()); ok {
-		st.Identity = id
+		st.Identity = new(access.Identity) // not &id: id would be allocated for every request
+		*st.Identity = id
 	} else if st.Session != nil {
-		st.Identity = st.Session.Identity
+		st.Identity = &st.Session.Identity // the session's is never changed
 	}
 }
 
@@ -137,12 +138,13 @@ func identify(r *http.Request, st *requestState) {
 func (a *agents) declare(r *http.Request, st *requestState) (o outcome, ok bool) {
 	identify(r, st)
 	st.ContentUse = a.contentUse
-	if st.Identity.HasContentUse {
-		st.ContentUse = st.Identity.ContentUse
+	id := st.identity()
+	if id.HasContentUse {
+		st.ContentUse = id.ContentUse
 	}
 	set := a.purposes
-	if st.Identity.HasPurposes {
-		set = st.Identity.Purposes
+	if id.HasPurposes {
+		set = id.Purposes
 	}
 	sess := st.Session
 	if a.purposeHeader != "" {

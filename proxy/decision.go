@@ -199,6 +199,9 @@ func newRefusalBody(status int, d enforce.Decision, fallbackURL string) refusalB
 // headline is the first line of a refusal with status of d: what
 // happened, in a few words.
 func headline(status int, d enforce.Decision) string {
+	if status == http.StatusForbidden && !explainedReason(d.Reason) { // most refusals: no string to build
+		return "robotsgate: forbidden by robots policy"
+	}
 	h := "robotsgate: " + strings.ToLower(http.StatusText(status))
 	switch d.Reason {
 	case ReasonPortForbidden:
@@ -216,6 +219,12 @@ func headline(status int, d enforce.Decision) string {
 		return h + ": the origin " + originName(d) + " could not be reached"
 	}
 	return h + " by robots policy"
+}
+
+// explainedReason reports whether [headline] says more for reason than
+// that the robots policy refused.
+func explainedReason(reason enforce.Reason) bool {
+	return reason == ReasonPortForbidden || reason == ReasonUpstreamError || reason == enforce.ReasonOriginUnreachable
 }
 
 // untrustedCert reports whether d refused a request because the origin's
@@ -247,15 +256,15 @@ func retrySeconds(d time.Duration) int {
 }
 
 // setDecisionHeaders sets the X-Robotsgate-* headers of d, and
-// Retry-After when d has one, on h.
-func setDecisionHeaders(h http.Header, d enforce.Decision) {
-	h.Set(HeaderDecision, string(d.Reason))
-	h.Set(HeaderAgent, withoutControl(agentName(d.Agent), -1))
+// Retry-After when d has one, with hs.
+func setDecisionHeaders(hs *headerSetter, d enforce.Decision) {
+	hs.set(HeaderDecision, string(d.Reason))
+	hs.set(HeaderAgent, withoutControl(agentName(d.Agent), -1))
 	if rh := ruleHeader(d); rh != "" {
-		h.Set(HeaderRule, rh)
+		hs.set(HeaderRule, rh)
 	}
 	if retry := retrySeconds(d.RetryAfter); retry > 0 {
-		h.Set("Retry-After", strconv.Itoa(retry))
+		hs.set("Retry-After", strconv.Itoa(retry))
 	}
 }
 

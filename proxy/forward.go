@@ -90,10 +90,18 @@ func (t *forwardTripper) RoundTrip(req *http.Request, ctx *goproxy.ProxyCtx) (*h
 		return resp, err
 	}
 	var scan *tagScan
+	var cb *copyBody
 	if tags := t.s.settings(stateOf(ctx)).cfg.RobotTags; tags.Mode != config.RobotTagsOff || stateOf(ctx).Purposes != 0 { // meta noai (usage.go)
-		scan = scanRobotTags(resp, tags) // robottags.go
+		// The scan is kept in the body's wrapper when there will be one:
+		// one allocation for both.
+		var into *tagScan
+		if wrappable(resp) {
+			cb = &copyBody{}
+			into = &cb.ownScan
+		}
+		scan = scanRobotTagsInto(resp, tags, into) // robottags.go
 	}
-	if b := t.s.wrapBody(resp, scan); b != nil {
+	if b := t.s.wrapBody(resp, scan, cb); b != nil {
 		stateOf(ctx).Body = b
 	}
 	return resp, err
@@ -116,21 +124,35 @@ type copyBody struct {
 	io.ReadCloser
 	scan *tagScan
 	bufs *sync.Pool // of *[]byte, copyBufSize long
+	// ownScan holds the scan when it was made for this wrapper
+	// ([forwardTripper.RoundTrip]); scan points to it then.
+	ownScan tagScan
 }
 
-// wrapBody replaces resp.Body by a *[copyBody] holding scan and returns it;
-// it returns nil and leaves resp alone when resp has no body, or a body
-// that must keep its own type: the [io.ReadWriter] of a 101 Switching
-// Protocols response (WebSocket), which goproxy looks for.
-func (s *Server) wrapBody(resp *http.Response, scan *tagScan) *copyBody {
+// wrappable reports whether [Server.wrapBody] wraps resp's body: not
+// when resp has no body, or a body that must keep its own type: the
+// [io.ReadWriter] of a 101 Switching Protocols response (WebSocket),
+// which goproxy looks for.
+func wrappable(resp *http.Response) bool {
 	b := resp.Body
 	if b == nil || b == http.NoBody || resp.StatusCode == http.StatusSwitchingProtocols {
+		return false
+	}
+	_, w := b.(io.Writer)
+	return !w
+}
+
+// wrapBody replaces resp.Body by a *[copyBody] holding scan and returns it
+// (cb, when not nil, filled in; else a new one); it returns nil and leaves
+// resp alone when its body is not [wrappable].
+func (s *Server) wrapBody(resp *http.Response, scan *tagScan, cb *copyBody) *copyBody {
+	if !wrappable(resp) {
 		return nil
 	}
-	if _, ok := b.(io.Writer); ok {
-		return nil
+	if cb == nil {
+		cb = new(copyBody)
 	}
-	cb := &copyBody{ReadCloser: b, scan: scan, bufs: &s.copyBufs}
+	cb.ReadCloser, cb.scan, cb.bufs = resp.Body, scan, &s.copyBufs
 	resp.Body = cb
 	return cb
 }

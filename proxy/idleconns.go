@@ -154,22 +154,77 @@ func tracedConn(conn net.Conn) *trackedConn {
 
 // traced returns req with the context ctx (req's own, or one made from
 // it) and a trace that reports to the tracked connection it is sent on:
-// one copy of req for both.
-func traced(ctx context.Context, req *http.Request) *http.Request {
-	var c *trackedConn
-	trace := &httptrace.ClientTrace{
-		GotConn: func(info httptrace.GotConnInfo) {
-			if c = tracedConn(info.Conn); c != nil {
-				c.taken()
-			}
-		},
-		PutIdleConn: func(err error) {
-			if c != nil && err == nil {
-				c.putIdle()
-			}
-		},
+// one copy of req for both. With handoff, the request may take a parked
+// connection ([withHandoff]).
+func traced(ctx context.Context, req *http.Request, handoff bool) *http.Request {
+	if clientTraceKey == nil || httptrace.ContextClientTrace(ctx) != nil { // a trace to compose with: httptrace's way
+		if handoff {
+			ctx = withHandoff(ctx)
+		}
+		t := &connTrace{}
+		t.trace = httptrace.ClientTrace{GotConn: t.gotConn, PutIdleConn: t.putIdleConn}
+		return req.WithContext(httptrace.WithClientTrace(ctx, &t.trace))
 	}
-	return req.WithContext(httptrace.WithClientTrace(ctx, trace))
+	t := &connTrace{Context: ctx, handoff: handoff}
+	t.trace = httptrace.ClientTrace{GotConn: t.gotConn, PutIdleConn: t.putIdleConn}
+	return req.WithContext(t)
+}
+
+// connTrace is the trace of one forwarded request ([traced]) and, unless
+// its parent context has a trace already, the request's context: its
+// parent's, which also answers the trace to [httptrace.ContextClientTrace]
+// and the handoff mark to the dialer, as [httptrace.WithClientTrace] and
+// [withHandoff] would with a context each.
+type connTrace struct {
+	context.Context
+	trace   httptrace.ClientTrace
+	c       *trackedConn // the connection the request got, when tracked
+	handoff bool
+}
+
+func (t *connTrace) Value(key any) any {
+	switch key {
+	case clientTraceKey:
+		return &t.trace
+	case handoffOKKey{}:
+		if t.handoff {
+			return true
+		}
+	}
+	return t.Context.Value(key)
+}
+
+func (t *connTrace) gotConn(info httptrace.GotConnInfo) {
+	if t.c = tracedConn(info.Conn); t.c != nil {
+		t.c.taken()
+	}
+}
+
+func (t *connTrace) putIdleConn(err error) {
+	if t.c != nil && err == nil {
+		t.c.putIdle()
+	}
+}
+
+// clientTraceKey is the key under which httptrace keeps a request's
+// trace in its context (nil if it could not be learnt: [traced] then
+// uses [httptrace.WithClientTrace]). It is found by asking a context that
+// notes the key it is asked for; it is never changed after.
+var clientTraceKey = func() any {
+	p := &keyProbe{Context: context.Background()}
+	httptrace.ContextClientTrace(p)
+	return p.key
+}()
+
+// keyProbe is a context that notes the last key it was asked for.
+type keyProbe struct {
+	context.Context
+	key any
+}
+
+func (p *keyProbe) Value(key any) any {
+	p.key = key
+	return nil
 }
 
 // collectors returns the metrics of t.

@@ -1,10 +1,12 @@
 package proxy
 
 import (
+	"context"
 	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/http/httptrace"
 	"strings"
 	"sync"
 	"testing"
@@ -111,5 +113,44 @@ func TestTrackedConnKeepsReusedConnections(t *testing.T) {
 	c2.closeIfIdle(c2.gen, c2.io.Load())
 	if !c2.closed || tr.closed.Load() != 1 || tr.open.Load() != 1 || tr.idle.Load() != 1 {
 		t.Fatalf("idle connection not closed: closed %v, counts %d closed %d open %d idle", c2.closed, tr.closed.Load(), tr.open.Load(), tr.idle.Load())
+	}
+}
+
+// TestTracedContext: the context traced gives a forwarded request answers
+// httptrace's key with its trace, the handoff mark only when asked, its
+// parent's values and cancellation; a trace already in the parent is
+// composed with, not hidden.
+func TestTracedContext(t *testing.T) {
+	if clientTraceKey == nil {
+		t.Fatal("httptrace's context key was not learnt")
+	}
+	type key struct{}
+	parent, cancel := context.WithCancel(context.WithValue(context.Background(), key{}, "v"))
+	req := httptest.NewRequest(http.MethodGet, "http://a.test/", nil)
+	for _, handoff := range []bool{false, true} {
+		ctx := traced(parent, req, handoff).Context()
+		if tr := httptrace.ContextClientTrace(ctx); tr == nil || tr.GotConn == nil || tr.PutIdleConn == nil {
+			t.Fatalf("no trace in the context: %v", tr)
+		}
+		if ok, _ := ctx.Value(handoffOKKey{}).(bool); ok != handoff {
+			t.Errorf("handoff mark %v, want %v", ok, handoff)
+		}
+		if ctx.Value(key{}) != "v" {
+			t.Errorf("parent's value lost")
+		}
+	}
+	ctx := traced(parent, req, false).Context()
+	cancel()
+	<-ctx.Done()
+	if ctx.Err() != context.Canceled {
+		t.Errorf("Err = %v", ctx.Err())
+	}
+
+	var theirs bool
+	outer := httptrace.WithClientTrace(context.Background(), &httptrace.ClientTrace{GotConn: func(httptrace.GotConnInfo) { theirs = true }})
+	tr := httptrace.ContextClientTrace(traced(outer, req, true).Context())
+	tr.GotConn(httptrace.GotConnInfo{})
+	if !theirs {
+		t.Errorf("the parent's trace was not composed with")
 	}
 }

@@ -56,7 +56,7 @@ func newLicenseStep(cfg *config.Config, enf *enforce.Enforcer) licenseStep {
 // modeOf is the license mode of the request of st: its user's, else the
 // configured one.
 func (l licenseStep) modeOf(st *requestState) config.LicenseMode {
-	if m := config.LicenseMode(st.Identity.License); m != "" {
+	if m := config.LicenseMode(st.identity().License); m != "" {
 		return m
 	}
 	return l.mode
@@ -67,7 +67,12 @@ func (l licenseStep) onRequest(r *http.Request, _ *goproxy.ProxyCtx, st *request
 	if mode == config.LicenseOff || !st.Decided || st.Answered || (r.URL.Scheme != "http" && r.URL.Scheme != "https") {
 		return outcome{}
 	}
-	v := l.enf.Licenses(r.Context(), r.URL, r.Method, st.Decision.Agent, st.Purposes)
+	var v enforce.LicenseVerdict
+	if origin := st.Decision.Origin; origin != "" { // the robots decision's, made for r.URL: not worked out again
+		v = l.enf.LicensesOf(r.Context(), r.URL, origin, r.Method, st.Decision.Agent, st.Purposes)
+	} else {
+		v = l.enf.Licenses(r.Context(), r.URL, r.Method, st.Decision.Agent, st.Purposes)
+	}
 	if !v.Checked {
 		return outcome{}
 	}

@@ -3,7 +3,6 @@ package proxy
 import (
 	"encoding/json"
 	"errors"
-	"io"
 	"mime"
 	"net/http"
 	"strconv"
@@ -121,7 +120,7 @@ func (s *Server) settle(r *http.Request, st *requestState, o outcome) *http.Resp
 	e.AgentOverrideRefused = st.OverrideRefused
 	e.PurposesOverrideRefused = st.PurposesRefused
 	identify(r, st)
-	e.User, e.Listener = st.Identity.User, listenerProxy
+	e.User, e.Listener = st.identity().User, listenerProxy
 	e.SignedKeyID = s.signedKeyID(st, o) // (signstep.go)
 	if st.Redirected != nil {
 		e.Listener = listenerTransparent
@@ -171,7 +170,7 @@ func (s *Server) record(e audit.Event) {
 // and Proxy-Status with the RFC 9209 error type psError.
 func refuseResponse(r *http.Request, status int, d enforce.Decision, psError string) *http.Response {
 	fallback := ""
-	if r.URL != nil {
+	if d.URL == "" && r.URL != nil { // shown only when d has no URL
 		fallback = enforce.RedactedURL(r.URL)
 	}
 	body := newRefusalBody(status, d, fallback)
@@ -184,16 +183,39 @@ func refuseResponse(r *http.Request, status int, d enforce.Decision, psError str
 	} else {
 		text, ctype = safetext.EscapeLines(refusalText(body)), "text/plain; charset=utf-8"
 	}
-	h := make(http.Header, 8)
-	h["Content-Type"] = []string{ctype}
-	h["X-Content-Type-Options"] = []string{"nosniff"}
-	setDecisionHeaders(h, d)
+	hs := newHeaderSetter(make(http.Header, 8), 10)
+	hs.set("Content-Type", ctype)
+	hs.set("X-Content-Type-Options", "nosniff")
+	setDecisionHeaders(hs, d)
 	details := string(d.Reason) + ": " + body.Explanation
 	if body.Detail != "" && !untrustedCert(d) { // that explanation says more, whole, than the detail's start
 		details = string(d.Reason) + ": " + body.Detail
 	}
-	setProxyStatus(h, psError, details)
-	return newResponse(r, status, h, text)
+	hs.set(HeaderProxyStatus, proxyStatusValue(psError, details))
+	return newResponseOf(r, status, hs, text)
+}
+
+// headerSetter sets the headers of one of robotsgate's answers, each
+// value a slice of length and capacity one cut from one backing array,
+// so that an answer's headers cost one allocation rather than one each
+// (an Add to such a value copies it, as to any other). Keys are given
+// canonical.
+type headerSetter struct {
+	h    http.Header
+	vals []string
+}
+
+// newHeaderSetter returns a setter of h's values with room for n of them
+// in its first array.
+func newHeaderSetter(h http.Header, n int) *headerSetter {
+	return &headerSetter{h: h, vals: make([]string, 0, n)}
+}
+
+// set sets key's value to v alone.
+func (hs *headerSetter) set(key, v string) {
+	hs.vals = append(hs.vals, v)
+	n := len(hs.vals)
+	hs.h[key] = hs.vals[n-1 : n : n]
 }
 
 // marshalJSON is v as indented JSON with a final newline, without
@@ -228,23 +250,59 @@ func wantsJSON(r *http.Request) bool {
 // (given Content-Length and Cache-Control: no-store here) and body text,
 // which a HEAD request does not get.
 func newResponse(r *http.Request, status int, h http.Header, text string) *http.Response {
-	h["Content-Length"] = []string{strconv.Itoa(len(text))}
-	h["Cache-Control"] = []string{"no-store"}
-	resp := &http.Response{
-		Status:        strconv.Itoa(status) + " " + http.StatusText(status),
+	return newResponseOf(r, status, newHeaderSetter(h, 2), text)
+}
+
+// newResponseOf is [newResponse] with the header's values set by hs.
+func newResponseOf(r *http.Request, status int, hs *headerSetter, text string) *http.Response {
+	hs.set("Content-Length", strconv.Itoa(len(text)))
+	hs.set("Cache-Control", "no-store")
+	a := &ownAnswer{resp: http.Response{
+		Status:        statusLine(status),
 		StatusCode:    status,
 		Proto:         "HTTP/1.1",
 		ProtoMajor:    1,
 		ProtoMinor:    1,
-		Header:        h,
-		Body:          io.NopCloser(strings.NewReader(text)),
+		Header:        hs.h,
 		ContentLength: int64(len(text)),
 		Request:       r,
-	}
+	}}
+	a.body.Reset(text)
+	a.resp.Body = &a.body
 	if r.Method == http.MethodHead {
-		resp.Body = http.NoBody
+		a.resp.Body = http.NoBody
 	}
-	return resp
+	return &a.resp
+}
+
+// ownAnswer is one of robotsgate's answers and its body, allocated
+// together.
+type ownAnswer struct {
+	resp http.Response
+	body textBody
+}
+
+// textBody is the body of an answer: a string, closed for nothing.
+type textBody struct{ strings.Reader }
+
+func (*textBody) Close() error { return nil }
+
+// statusLine is status's code and text as a response's Status says them,
+// without building the string for the statuses robotsgate answers with.
+func statusLine(status int) string {
+	switch status {
+	case http.StatusForbidden:
+		return "403 Forbidden"
+	case http.StatusTooManyRequests:
+		return "429 Too Many Requests"
+	case http.StatusBadGateway:
+		return "502 Bad Gateway"
+	case http.StatusServiceUnavailable:
+		return "503 Service Unavailable"
+	case http.StatusGatewayTimeout:
+		return "504 Gateway Timeout"
+	}
+	return strconv.Itoa(status) + " " + http.StatusText(status)
 }
 
 // upstreamOutcome is the outcome of a request whose forwarding failed

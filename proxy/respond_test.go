@@ -109,3 +109,32 @@ func TestRefusalKeepsClientConnection(t *testing.T) {
 		t.Errorf("origin saw %d requests, want 1", o.hits.Load())
 	}
 }
+
+// The statuses statusLine spells out are those net/http would build, and
+// a value of a refusal's headers grows on its own when added to.
+func TestAnswerStatusLineAndHeaders(t *testing.T) {
+	for code := 100; code < 600; code++ {
+		if got, want := statusLine(code), strconv.Itoa(code)+" "+http.StatusText(code); got != want {
+			t.Errorf("statusLine(%d) = %q, want %q", code, got, want)
+		}
+	}
+	for _, d := range []enforce.Decision{{Reason: enforce.ReasonDisallowed}, {Reason: ReasonUpstreamError, Origin: "http://a.test"}} {
+		if got, want := headline(http.StatusForbidden, d), "robotsgate: "+strings.ToLower(http.StatusText(403)); !strings.HasPrefix(got, want) {
+			t.Errorf("headline(403, %s) = %q", d.Reason, got)
+		}
+	}
+	r := httptest.NewRequest(http.MethodGet, "http://a.test/x", nil)
+	resp := refuseResponse(r, http.StatusForbidden, enforce.Decision{Reason: enforce.ReasonDisallowed, Rule: "Disallow: /x", Line: 2}, psDenied)
+	resp.Header.Add(HeaderDecision, "second")
+	if got := resp.Header.Values(HeaderDecision); len(got) != 2 || got[0] != "disallowed" {
+		t.Errorf("%s after Add: %q", HeaderDecision, got)
+	}
+	if got := resp.Header.Get(HeaderAgent); got != "*" {
+		t.Errorf("%s after an Add to another header: %q", HeaderAgent, got)
+	}
+	for k := range resp.Header {
+		if k != http.CanonicalHeaderKey(k) {
+			t.Errorf("header key %q is not canonical", k)
+		}
+	}
+}

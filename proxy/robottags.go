@@ -123,10 +123,20 @@ func (e errReader) Read([]byte) (int, error) { return 0, e.err }
 // origin sent. A body the scan cannot decode (br, zstd, a corrupt
 // stream, ...) is Undecodable.
 func scanRobotTags(resp *http.Response, cfg config.RobotTagsConfig) *tagScan {
+	return scanRobotTagsInto(resp, cfg, nil)
+}
+
+// scanRobotTagsInto is [scanRobotTags] with the result written to into
+// (nil: a new one) unless resp was scanned before.
+func scanRobotTagsInto(resp *http.Response, cfg config.RobotTagsConfig, into *tagScan) *tagScan {
 	if s := bodyScan(resp); s != nil {
 		return s
 	}
-	s := &tagScan{Header: robottag.ParseXRobotsTag(resp.Header.Values("X-Robots-Tag"))}
+	if into == nil {
+		into = new(tagScan)
+	}
+	*into = tagScan{Header: robottag.ParseXRobotsTag(resp.Header.Values("X-Robots-Tag"))}
+	s := into
 	kind := docKindOf(resp.Header)
 	if kind == docOther || !hasBody(resp) || resp.StatusCode/100 != 2 {
 		return s

@@ -29,7 +29,7 @@ func (p signStep) onRequest(r *http.Request, _ *goproxy.ProxyCtx, st *requestSta
 		return outcome{}
 	}
 	identify(r, st)
-	signer := sg.forIdentity(st.Identity)
+	signer := sg.forIdentity(st.identity())
 	if signer == nil {
 		return outcome{}
 	}
@@ -217,7 +217,7 @@ func (s *Server) signedKeyID(st *requestState, o outcome) string {
 	if st.SignedKeyID != "" || o.auditAs == audit.DecisionBlocked {
 		return st.SignedKeyID
 	}
-	if signer := s.settings(st).signers.forIdentity(st.Identity); signer != nil {
+	if signer := s.settings(st).signers.forIdentity(st.identity()); signer != nil {
 		return signer.KeyID()
 	}
 	return ""

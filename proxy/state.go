@@ -20,6 +20,9 @@ import (
 // response hooks in goproxy's ctx.UserData. What a CONNECT shares with
 // the requests of its MITM session is their [session].
 type requestState struct {
+	// (The fields are in an order that leaves little padding: the state
+	// is made for every request, and 1 016 bytes or less take the
+	// allocator's 1 024-byte class.)
 	Start  time.Time // when robotsgate received the request
 	Client string    // client address
 	Agent  string    // the agent decided for ("" = only "*")
@@ -27,41 +30,47 @@ type requestState struct {
 	// (Config.AgentHeader), "" when none; for a CONNECT, the requests
 	// inside its MITM session inherit it through their [session] (agentFor).
 	AgentOverride string
-	// Overridden says that an override header was honoured (AgentOverride
-	// may then be "": only "*" applies).
-	Overridden bool
 	// OverrideRefused is the value of an override header refused because
 	// an agent is configured (agentFor), for the audit record; requests
 	// inside an MITM session inherit the CONNECT's.
 	OverrideRefused string
-
 	// Identity is the authenticated user's (credentials file), inherited
-	// by the requests inside a CONNECT's MITM session; set by identify.
-	Identity   access.Identity
+	// by the requests inside a CONNECT's MITM session; set by identify
+	// (Identified says it ran), nil for none (read it with identity):
+	// most requests have none.
+	Identity *access.Identity
+	// Grant is what the access control admitted the request with; a
+	// CONNECT's stays with its MITM session ([readmit.onRequest]).
+	Grant access.Grant
+	// Overridden says that an override header was honoured (AgentOverride
+	// may then be "": only "*" applies).
+	Overridden bool
 	Identified bool
 	// Purposes are the declared purposes the request is decided for
 	// (declare). PurposesOverride is those of an honoured purposes
 	// header (PurposesOverridden), inherited inside an MITM session;
 	// PurposesRefused the value of a refused one, for the audit record.
+	// ContentUse is the declared content use the request is decided for
+	// (declare): the user's, else the configured one.
 	Purposes           aipref.Set
 	PurposesOverride   aipref.Set
 	PurposesOverridden bool
-	PurposesRefused    string
-	// ContentUse is the declared content use the request is decided for
-	// (declare): the user's, else the configured one.
-	ContentUse aipref.Use
+	ContentUse         aipref.Use
 
-	Decision enforce.Decision // the robots.txt decision, valid when Decided
-	Decided  bool
+	// Decided says that Decision holds the robots.txt decision.
+	Decided bool
 	// RangeRemoved says that [wholeStep] removed the request's Range headers:
 	// the audit records of its response say so.
 	RangeRemoved bool
+	// Answered is set when a request hook answered the request itself
+	// (a refusal); the origin saw nothing.
+	Answered        bool
+	PurposesRefused string
+
+	Decision enforce.Decision // the robots.txt decision, valid when Decided
 	// SignedKeyID is the keyid of the signature [signStep] added, "" when
 	// the request was not signed.
 	SignedKeyID string
-	// Answered is set when a request hook answered the request itself
-	// (a refusal); the origin saw nothing.
-	Answered bool
 
 	// Permit is the politeness admission of a forwarded request (nil when
 	// [pacing.onRequest] did not admit it); it is released when the
@@ -71,9 +80,6 @@ type requestState struct {
 	// Live is the settings the request is served with: those current
 	// when it entered (live.go).
 	Live *live
-	// Grant is what the access control admitted the request with; a
-	// CONNECT's stays with its MITM session ([readmit.onRequest]).
-	Grant access.Grant
 
 	// Session is, for a request inside an MITM session, what its CONNECT
 	// shares with it; nil outside one.
@@ -126,7 +132,7 @@ func newSession(st *requestState, target string, ci *connInfo) *session {
 	return &session{Client: st.Client, Grant: st.Grant, Agent: st.Agent,
 		AgentOverride: st.AgentOverride, Overridden: st.Overridden, OverrideRefused: st.OverrideRefused,
 		PurposesOverride: st.PurposesOverride, PurposesOverridden: st.PurposesOverridden, PurposesRefused: st.PurposesRefused,
-		Identity: st.Identity, Target: target, Redirected: st.Redirected, Conn: ci}
+		Identity: st.identity(), Target: target, Redirected: st.Redirected, Conn: ci}
 }
 
 // newRequestState starts the state of r (nil for none), served with the
@@ -144,6 +150,15 @@ func newRequestState(r *http.Request, sess *session, l *live) *requestState {
 		st.Redirected = sess.Redirected
 	}
 	return st
+}
+
+// identity is the user the request authenticated as (identify), the
+// zero Identity for none.
+func (st *requestState) identity() access.Identity {
+	if st.Identity == nil {
+		return access.Identity{}
+	}
+	return *st.Identity
 }
 
 // stateOf returns ctx's request state, creating it if [Server.enter] did

@@ -401,12 +401,9 @@ func (s *Server) roundTrip(req *http.Request) (*http.Response, error) {
 			out.Host = req.URL.Host
 		}
 	}
-	ctx := out.Context()
-	if s.handoff != nil && req.URL.Scheme == "http" {
-		// Plain HTTP may take the connection of its robots.txt (handoff.go).
-		ctx = withHandoff(ctx)
-	}
-	resp, err := s.tr.RoundTrip(traced(ctx, out))
+	// Plain HTTP may take the connection of its robots.txt (handoff.go).
+	handoff := s.handoff != nil && req.URL.Scheme == "http"
+	resp, err := s.tr.RoundTrip(traced(out.Context(), out, handoff))
 	if resp != nil {
 		resp.Request = req
 	}
