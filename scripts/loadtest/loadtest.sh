@@ -43,6 +43,7 @@ ORIGIN_BASE=${ORIGIN_BASE:-18000}
 ORIGINS=16
 TLS_BASE=${TLS_BASE:-18500}
 MITM=${MITM:-1}
+PLAIN=${PLAIN:-1} # PLAIN=0: the MITM rows only
 MITM_CONNS=${MITM_CONNS:-16}
 PROXY_CPU=${PROXY_CPU:-0}
 LOAD_CPU=${LOAD_CPU:-1}
@@ -207,6 +208,7 @@ intercepted() {
   [ "$code" = 403 ] || { echo "loadtest: the redirect did not reach robotsgate (status $code)" >&2; return 1; }
 }
 for mix in 0 1; do
+  [ "$PLAIN" != 0 ] || break
   for _ in $(seq 1 "$REPS"); do
     run load_wrk robotsgate "$rg" 127.0.0.1:19309 $mix
     if [ -n "$rgb" ]; then run load_wrk robotsgate-before "$rgb" 127.0.0.1:19319 $mix; fi
