@@ -97,12 +97,17 @@ func startBareMITM(tb testing.TB, cfg config.Config, ca *tls.Certificate) *https
 // how many it sent. Paths under /private are answered 403 by robotsgate
 // (refusing).
 func benchLoop(b *testing.B, c *http.Client, base string, mixed, refusing bool) int {
+	return benchRequests(b, b.Loop, c, base, mixed, refusing)
+}
+
+// benchRequests is benchLoop with next saying whether to send one more.
+func benchRequests(b *testing.B, next func() bool, c *http.Client, base string, mixed, refusing bool) int {
 	paths := []string{"/public/page"}
 	if mixed {
 		paths = mixedPaths
 	}
 	n := 0
-	for b.Loop() {
+	for next() {
 		path := paths[n%len(paths)]
 		want := 200
 		if refusing && strings.HasPrefix(path, "/private") {

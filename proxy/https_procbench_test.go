@@ -71,21 +71,7 @@ func BenchmarkHTTPSMITMProxyCPU(b *testing.B) {
 
 // benchParallel is benchLoop for one of b's parallel clients.
 func benchParallel(b *testing.B, pb *testing.PB, c *http.Client, base string, mixed, refusing bool) int {
-	paths := []string{"/public/page"}
-	if mixed {
-		paths = mixedPaths
-	}
-	n := 0
-	for pb.Next() {
-		path := paths[n%len(paths)]
-		want := 200
-		if refusing && strings.HasPrefix(path, "/private") {
-			want = http.StatusForbidden
-		}
-		benchGet(b, c, base+path, want)
-		n++
-	}
-	return n
+	return benchRequests(b, pb.Next, c, base, mixed, refusing)
 }
 
 // benchChild is a proxy running in a child process.
