@@ -36,12 +36,15 @@ func (holdHead) onResponse(resp *http.Response, ctx *goproxy.ProxyCtx, st *reque
 }
 
 // bodyFollows reports whether [http.Response.Write] of resp, the answer
-// to r, writes something after the head: a body, or the end of a chunked
-// one. A body of length zero, or one that turns out empty, does not; the
-// held head then leaves at the session's next read.
+// to r, writes a body of known, non-zero length after the head. A body of
+// unknown length (chunked, or read to the connection's end) may be a
+// stream whose first bytes come much later, so its head is not held: the
+// client sees the head as soon as the origin sends it. A body that turns
+// out shorter than announced leaves the held head to the session's next
+// read.
 func bodyFollows(r *http.Request, resp *http.Response) bool {
 	switch {
-	case resp == nil || r == nil || resp.Body == nil || resp.Body == http.NoBody || resp.ContentLength == 0:
+	case resp == nil || r == nil || resp.Body == nil || resp.Body == http.NoBody || resp.ContentLength <= 0:
 		return false
 	case r.Method == http.MethodHead || (resp.Request != nil && resp.Request.Method == http.MethodHead):
 		return false
