@@ -124,6 +124,10 @@ type copyBody struct {
 	io.ReadCloser
 	scan *tagScan
 	bufs *sync.Pool // of *[]byte, copyBufSize long
+	// stream is set for a body of unknown length: its first bytes may come
+	// much later than the header (an event stream, a long poll), so the
+	// header is flushed before the body is first read.
+	stream bool
 	// ownScan holds the scan when it was made for this wrapper
 	// ([forwardTripper.RoundTrip]); scan points to it then.
 	ownScan tagScan
@@ -153,6 +157,7 @@ func (s *Server) wrapBody(resp *http.Response, scan *tagScan, cb *copyBody) *cop
 		cb = new(copyBody)
 	}
 	cb.ReadCloser, cb.scan, cb.bufs = resp.Body, scan, &s.copyBufs
+	cb.stream = resp.ContentLength < 0
 	resp.Body = cb
 	return cb
 }
@@ -164,7 +169,10 @@ func (s *Server) wrapBody(resp *http.Response, scan *tagScan, cb *copyBody) *cop
 // arrives, as it did when copied straight to the connection. The last
 // piece (which the transport returns together with io.EOF for a body of
 // known length) is not flushed: the server sends it with the header, or
-// when the handler returns.
+// when the handler returns. A body of unknown length has the header
+// flushed before its first read, so that the client is not left without
+// the header while the origin withholds the body (through goproxy's
+// flushing writer, which is no [http.Flusher], by an empty write).
 func (b *copyBody) WriteTo(w io.Writer) (int64, error) {
 	bufp, _ := b.bufs.Get().(*[]byte)
 	if bufp == nil {
@@ -174,6 +182,13 @@ func (b *copyBody) WriteTo(w io.Writer) (int64, error) {
 	defer b.bufs.Put(bufp)
 	buf := *bufp
 	flusher, _ := w.(http.Flusher)
+	if b.stream {
+		if flusher != nil {
+			flusher.Flush()
+		} else if _, err := w.Write(nil); err != nil { // goproxy's flushing writer flushes after any write
+			return 0, err
+		}
+	}
 	var n int64
 	for {
 		nr, rerr := b.ReadCloser.Read(buf)
