@@ -217,7 +217,7 @@ func (e *Enforcer) describe(d *Decision, en *Entry, now time.Time, decide bool) 
 		return nil
 	}
 	// Unreachable (or an entry without rules).
-	if !en.UnreachableSince.IsZero() && now.Sub(en.UnreachableSince) > e.window {
+	if !en.UnreachableSince.IsZero() && now.Sub(en.UnreachableSince) > e.window && !refusedDestination(en.Result) {
 		if decide {
 			d.Allowed, d.Reason = true, ReasonRobotsUnavailable
 			d.Detail = "robots.txt unreachable for longer than " + e.window.String() +
@@ -247,6 +247,12 @@ func unreachable(d *Decision, en *Entry, now time.Time) {
 	if wait := en.Expires.Sub(now); wait > 0 {
 		d.RetryAfter = wait
 		retry = "; robots.txt is tried again in " + wait.Round(time.Second).String()
+	}
+	if refusedDestination(en.Result) {
+		d.Reason = ReasonDestinationPrivate
+		d.Detail = "robots.txt led to an address robotsgate may not connect to" + paren(en.Result.Err) +
+			": all URLs disallowed" + retry
+		return
 	}
 	if en.Result.ErrKind.NotReached() && onOrigin(en.Result.FinalURL, KeyOrigin(en.Origin)) {
 		d.Reason = ReasonOriginUnreachable

@@ -75,6 +75,8 @@ func errorKind(err error) FetchErrorKind {
 		recHdr   tls.RecordHeaderError
 	)
 	switch {
+	case errors.Is(err, ErrDestinationPrivate):
+		return FetchDestinationPrivate
 	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &ne) && ne.Timeout():
 		return FetchTimeout
 	case errors.As(err, &dns):

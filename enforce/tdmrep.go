@@ -194,7 +194,7 @@ func (e *Enforcer) tdmFile(en *Entry, v *TDMVerdict) *tdmrep.File {
 		v.FileNote = "no tdmrep.json" + paren(r.Err)
 		return nil
 	case r.Status == StatusUnreachable && en.Good == nil:
-		if !en.UnreachableSince.IsZero() && now.Sub(en.UnreachableSince) > e.window {
+		if !en.UnreachableSince.IsZero() && now.Sub(en.UnreachableSince) > e.window && !refusedDestination(en.Result) {
 			v.FileNote = "tdmrep.json unreachable for longer than " + e.window.String() + paren(r.Err) + ": treated as absent"
 			return nil
 		}

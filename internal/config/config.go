@@ -63,6 +63,7 @@ type Config struct {
 	License    LicenseConfig // RSL licenses (license.go)
 	Signing    SigningConfig // Web Bot Auth request signatures (signing.go)
 	Auth       AuthConfig
+	Egress     EgressConfig // destination addresses reached (egress.go)
 	// Transparent is the listener of redirected connections (transparent
 	// sidecar).
 	Transparent TransparentConfig
