@@ -125,9 +125,10 @@ func (s *Server) handleConnect(host string, ctx *goproxy.ProxyCtx) (*goproxy.Con
 		d := enforce.Decision{Reason: ReasonSelfRequest, URL: u.String(), Origin: origin, Agent: st.Agent,
 			Detail: "the CONNECT target " + target + " is robotsgate itself; its admin API is not reachable through the proxy"}
 		return s.connectAction(ctx, st, refuse(d), nil), host
-	} else if pin != nil && st.Redirected == nil { // a tunnel dials exactly the address checked, decided by its robots.txt
-		r = r.WithContext(withPin(r.Context(), pin))
-		ctx.Req = r
+	} else if pinned, refused := connectEgress(r, st, u, hostname, pin); refused != nil { // (egressdial.go)
+		return s.connectAction(ctx, st, *refused, nil), host
+	} else {
+		r, ctx.Req = pinned, pinned
 	}
 	if !l.ports[strconv.Itoa(int(port))] {
 		d := enforce.Decision{Reason: ReasonPortForbidden, URL: u.String(), Origin: origin, Agent: st.Agent,

@@ -8,6 +8,7 @@ import (
 	"github.com/elazarl/goproxy"
 
 	"github.com/robotsgate/robotsgate/enforce"
+	"github.com/robotsgate/robotsgate/proxy/egress"
 	"github.com/robotsgate/robotsgate/proxy/selfaddr"
 )
 
@@ -34,6 +35,14 @@ type destination struct {
 	pins *addrPins // nil with an upstream proxy, which resolves names itself
 }
 
+// egressOf returns the egress policy a request of st is decided under.
+func egressOf(st *requestState) *egress.Policy {
+	if st.Live == nil {
+		return nil
+	}
+	return st.Live.egress
+}
+
 func (dst destination) onRequest(r *http.Request, ctx *goproxy.ProxyCtx, st *requestState) outcome {
 	host, port, portOK := selfaddr.DestHostPort(r.URL.Host, r.URL.Scheme)
 	if sess := st.Session; sess != nil {
@@ -49,8 +58,12 @@ func (dst destination) onRequest(r *http.Request, ctx *goproxy.ProxyCtx, st *req
 			return refuse(d)
 		}
 	}
-	if rd := st.Redirected; rd != nil { // a redirected connection (transparent.go)
-		return checkRedirected(dst.self, r, ctx, rd, host, port, portOK)
+	if rd := st.Redirected; rd != nil { // a redirected connection (transparent.go), its destination checked (connRefusal)
+		o := checkRedirected(dst.self, r, ctx, rd, host, port, portOK)
+		if o.d == nil && egressOf(st) != nil && egressOf(st).Check(rd.dst.Addr()).Public {
+			ctx.Req = ctx.Req.WithContext(withPublicOrigin(ctx.Req.Context()))
+		}
+		return o
 	}
 	if !portOK {
 		return outcome{} // not dialable: the dialer refuses it (selfaddr.Set.Dialer), enforce calls it an invalid URL
@@ -64,8 +77,19 @@ func (dst destination) onRequest(r *http.Request, ctx *goproxy.ProxyCtx, st *req
 		}
 		return refuse(d)
 	}
+	ip := pin.Addr()
+	if !ip.IsValid() {
+		ip = literalIP(host) // not pinned: an IP literal, or a name an upstream proxy resolves
+	}
+	rctx, refused := checkDestination(r.Context(), egressOf(st), r.URL, host, ip) // 403 destination-private (egressdial.go)
+	if refused != nil {
+		return *refused
+	}
 	if pin != nil { // dial exactly the addresses just checked
-		ctx.Req = r.WithContext(withPin(r.Context(), pin))
+		rctx = withPin(rctx, pin)
+	}
+	if rctx != r.Context() {
+		ctx.Req = r.WithContext(rctx)
 	}
 	return outcome{}
 }

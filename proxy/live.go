@@ -11,6 +11,7 @@ import (
 	"github.com/robotsgate/robotsgate/enforce/politeness"
 	"github.com/robotsgate/robotsgate/internal/config"
 	"github.com/robotsgate/robotsgate/proxy/access"
+	"github.com/robotsgate/robotsgate/proxy/egress"
 )
 
 // live is what a reload replaces: the settings of the per-request steps,
@@ -39,12 +40,14 @@ type live struct {
 	acl    *access.Access
 	// signers sign forwarded requests; nil when nothing signs (signstep.go).
 	signers *signers
+	// egress is the egress policy: the destinations connected to (egressdial.go).
+	egress *egress.Policy
 }
 
 // newLive builds the settings of cfg: it reads the credentials file, and
 // fails (leaving the running settings alone) when it cannot.
 func (s *Server) newLive(cfg config.Config) (*live, error) {
-	l := &live{cfg: cfg, ports: make(map[string]bool)}
+	l := &live{cfg: cfg, ports: make(map[string]bool), egress: newEgressPolicy(cfg)}
 	l.agents = newAgents(cfg.Agent, cfg.AgentHeader, cfg.AllowAgentOverride).withPurposes(cfg.Purposes, cfg.Usage.PurposeHeader)
 	l.agents.contentUse = cfg.ContentUse
 	if err := s.newSteps(l); err != nil {

@@ -78,7 +78,7 @@ func forwardErrorType(err error) string {
 		return psTerminated // closed before any part of the response arrived
 	case k == enforce.FetchTimeout && !(errors.As(err, &op) && op.Op == "dial"):
 		return psResponseTimeout
-	case errors.Is(err, selfaddr.ErrSelfDial):
+	case errors.Is(err, selfaddr.ErrSelfDial), errors.Is(err, enforce.ErrDestinationPrivate):
 		return psIPProhibited
 	default:
 		return kindErrorType(k)

@@ -144,6 +144,8 @@ var reasons = []reasonRow{
 		explanation: "the operator of this robotsgate denies every request to this site (a per-site exception in sites:)"},
 	{reason: ReasonSelfRequest, status: http.StatusForbidden, proxyStatus: psDenied,
 		explanation: "the destination is robotsgate itself (its proxy or admin address), which is not reachable through the proxy"},
+	{reason: enforce.ReasonDestinationPrivate, status: http.StatusForbidden, proxyStatus: psIPProhibited,
+		explanation: "the destination address, or one its robots.txt led to, is link-local, cloud metadata or private (egress.private, egress.allow_cidrs, egress.deny_cidrs), and robotsgate does not connect to it"},
 	{reason: ReasonMisdirected, status: http.StatusMisdirectedRequest, proxyStatus: psRequestError,
 		explanation: "inside an HTTPS session a request must name the host and port of its CONNECT"},
 	{reason: ReasonAccessRevoked, status: http.StatusForbidden, proxyStatus: psDenied,

@@ -318,5 +318,9 @@ func upstreamOutcome(r *http.Request, agent string, err error) outcome {
 	}
 	d := enforce.Decision{Reason: ReasonUpstreamError, URL: enforce.RedactedURL(r.URL), Origin: origin, Agent: agent,
 		Detail: "forwarding to " + name + " failed: " + enforce.RedactURLsIn(explainUpstreamTLS(r.URL.Host, err).Error())}
+	if errors.Is(err, enforce.ErrDestinationPrivate) { // the dialer's egress check (egressdial.go)
+		d.Reason, status = enforce.ReasonDestinationPrivate, statusOf(enforce.ReasonDestinationPrivate, false)
+		d.Detail = "not forwarded to " + name + ": " + enforce.RedactURLsIn(err.Error())
+	}
 	return outcome{auditAs: audit.DecisionBlocked, status: status, d: &d, err: err}
 }

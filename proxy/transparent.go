@@ -135,7 +135,8 @@ func (s *Server) acceptRedirected(c net.Conn, q *transparent.Queue) {
 // connRefusal is the refusal of every request on the connection c to
 // dst, whose original destination could not be read when derr is not
 // nil: c was not redirected, is robotsgate's own outbound connection
-// come back (a loop), or is addressed to robotsgate itself. It is nil for
+// come back (a loop), is addressed to robotsgate itself, or to an
+// address the egress policy forbids. It is nil for
 // a connection that may go on.
 func (s *Server) connRefusal(c net.Conn, dst netip.AddrPort, derr error) *outcome {
 	local, _ := netip.ParseAddrPort(c.LocalAddr().String())
@@ -159,6 +160,10 @@ func (s *Server) connRefusal(c net.Conn, dst netip.AddrPort, derr error) *outcom
 	if _, self := s.self.Check(context.Background(), dst.Addr().String(), dst.Port()); self {
 		return refusalOf(ReasonSelfRequest, dst,
 			"the original destination "+dst.String()+" is robotsgate itself; its admin API is not reachable through the proxy")
+	}
+	if why := egressRefusal(s.egressPolicy(), dst.Addr(), false); why != "" { // (egressdial.go)
+		return refusalOf(enforce.ReasonDestinationPrivate, dst, "the original destination "+dst.String()+" is "+why+
+			": robotsgate does not connect to it (egress.private, egress.allow_cidrs, egress.deny_cidrs)")
 	}
 	return nil
 }

@@ -180,13 +180,14 @@ func EnforceConfig(cfg config.Config, tr http.RoundTripper, store enforce.Store,
 // dialer wrappers, from the network outwards:
 //
 //   - proxied requests: the transport's dialer; the connection counter of
-//     the idle pool (idleconns.go); the dialer that refuses robotsgate's
+//     the idle pool (idleconns.go); the egress policy's check of the
+//     address dialled ([Server.egressDial], without an upstream proxy); the dialer that refuses robotsgate's
 //     own addresses and connects only to the addresses a request was
 //     pinned to ([selfaddr.Set.Dialer]); the record of outbound
 //     connections that recognises a redirect loop (with a transparent
 //     listener); TLS to the pinned name over all of it ([dialTLS]);
 //   - policy fetches: the transport's guarded dialer ([NewPolicyTransport]);
-//     the same self-refusing, pinned dialer; the loop record; outermost,
+//     the egress check, stricter for a public origin's fetches; the same self-refusing, pinned dialer; the loop record; outermost,
 //     the pin of an address-keyed fetch ([pinPolicyFetch]).
 //
 // Without an upstream proxy, innermost on proxied requests, the take of
@@ -220,6 +221,9 @@ func (s *Server) installTransports() {
 		dial = s.handoff.dialer(dial) // (handoff.go)
 	}
 	dial = s.conns.wrap(dial)
+	if s.pins != nil { // with an upstream proxy, every dial is to it
+		dial = s.egressDial(dial, false) // (egressdial.go)
+	}
 	dial = s.self.Dialer(dial)
 	dial = s.recordOutbound(dial)
 	s.tr.DialContext = s.noteFailures(dial)
@@ -228,6 +232,9 @@ func (s *Server) installTransports() {
 	}
 	if s.ptr != nil {
 		pdial := orDefault(s.ptr.DialContext, -1)
+		if s.pins != nil {
+			pdial = s.egressDial(pdial, true)
+		}
 		pdial = s.self.Dialer(pdial)
 		pdial = s.recordOutbound(pdial)
 		s.ptr.DialContext = pinPolicyFetch(&s.self, s.noteFailures(pdial))
