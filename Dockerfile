@@ -48,6 +48,7 @@ COPY --from=build --chown=65532:65532 /out/data /data
 COPY --from=build --chown=65532:65532 /out/log /var/log/robotsgate
 USER 65532:65532
 ENV ROBOTSGATE_LISTEN=0.0.0.0:9309 \
+    ROBOTSGATE_EGRESS_PRIVATE=deny \
     ROBOTSGATE_DATA_DIR=/data \
     ROBOTSGATE_AUDIT_LOG=/var/log/robotsgate/audit.jsonl \
     ROBOTSGATE_AUDIT_MAX_SIZE_MB=100 \
