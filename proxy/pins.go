@@ -190,14 +190,21 @@ func withPin(ctx context.Context, pin *selfaddr.Pin) context.Context {
 
 // pinnedContext returns ctx with the address a proxied request for u
 // would be pinned to, for a decision the admin API shows: the same
-// policy files decide it.
+// policy files decide it, fetched as for that request (public ones
+// from public addresses only, egressdial.go).
 func (s *Server) pinnedContext(ctx context.Context, u *url.URL) context.Context {
 	host, port, ok := selfaddr.DestHostPort(u.Host, u.Scheme)
-	if s.pins == nil || !ok {
+	if !ok {
 		return ctx
 	}
-	if pin, _ := s.pins.pin(ctx, host, port); pin != nil {
-		return withPin(ctx, pin)
+	ip := literalIP(host)
+	if s.pins != nil {
+		if pin, _ := s.pins.pin(ctx, host, port); pin != nil {
+			ctx, ip = withPin(ctx, pin), pin.Addr()
+		}
+	}
+	if ip.IsValid() && s.egressPolicy().Check(ip).Public {
+		ctx = withPublicOrigin(ctx)
 	}
 	return ctx
 }
