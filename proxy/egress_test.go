@@ -247,3 +247,42 @@ func TestEgressPublicOriginFetches(t *testing.T) {
 		t.Errorf("loopback origin on a loopback proxy: %d %q", resp.StatusCode, body)
 	}
 }
+
+// TestEgressTransparentDestination: a redirected connection whose
+// original destination the egress policy forbids is refused for every
+// request on it (connRefusal), whatever its Host or SNI says.
+func TestEgressTransparentDestination(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	c, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	for _, tc := range []struct {
+		name string
+		open bool
+		dst  string
+		want string // "" = not refused
+	}{
+		{"metadata on loopback listen", false, "169.254.169.254:80", "destination-private"},
+		{"mapped metadata on loopback listen", false, "[::ffff:169.254.169.254]:443", "destination-private"},
+		{"rfc1918 on loopback listen", false, "10.0.0.5:80", ""},
+		{"rfc1918 on open listen", true, "10.0.0.5:80", "destination-private"},
+		{"public on open listen", true, "93.184.215.14:443", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h, _ := egressHarness(t, tc.open, func(c *config.Config) { c.Transparent.Listen = "127.0.0.1:0" }, nil)
+			o := h.srv.connRefusal(c, netip.MustParseAddrPort(tc.dst), nil)
+			switch {
+			case tc.want == "" && o != nil:
+				t.Errorf("refused: %+v", *o.d)
+			case tc.want != "" && (o == nil || string(o.d.Reason) != tc.want):
+				t.Errorf("got %+v, want %s", o, tc.want)
+			}
+		})
+	}
+}
