@@ -139,7 +139,7 @@ func (p *addrPins) failed(host string, addr netip.Addr) {
 func (p *addrPins) noteFailures(dial selfaddr.DialFunc) selfaddr.DialFunc {
 	return func(ctx context.Context, network, addr string) (net.Conn, error) {
 		c, err := dial(ctx, network, addr)
-		if err != nil && ctx.Err() == nil && !errors.Is(err, selfaddr.ErrSelfDial) {
+		if err != nil && ctx.Err() == nil && !errors.Is(err, selfaddr.ErrSelfDial) && !errors.Is(err, enforce.ErrDestinationPrivate) {
 			host, _, _ := net.SplitHostPort(addr)
 			if pin := selfaddr.PinFrom(ctx); pin.Addr().IsValid() && (host == pin.Host() || host == pin.PoolHost()) {
 				p.failed(pin.Host(), pin.Addr())
