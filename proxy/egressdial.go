@@ -83,8 +83,12 @@ func checkDestination(ctx context.Context, pol *egress.Policy, u *url.URL, host 
 		}
 		return ctx, nil
 	}
+	what := host + " is"
+	if literalIP(host) != ip {
+		what += " " + ip.String() + ","
+	}
 	d := enforce.Decision{Reason: enforce.ReasonDestinationPrivate, URL: enforce.RedactedURL(u),
-		Detail: "the destination " + host + " is " + ip.String() + ", " + v.Why + ": robotsgate does not connect to it (egress.private, egress.allow_cidrs, egress.deny_cidrs)"}
+		Detail: "the destination " + what + " " + v.Why + ": robotsgate does not connect to it (egress.private, egress.allow_cidrs, egress.deny_cidrs)"}
 	if o, err := enforce.Origin(u); err == nil {
 		d.Origin = o
 	}
