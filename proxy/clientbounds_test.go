@@ -90,3 +90,18 @@ func TestHugeAgentsIdleStreamBounded(t *testing.T) {
 		t.Errorf("audit log of %d bytes for %d records", l, n)
 	}
 }
+
+// TestHugePurposeHeaderQuotedShort: an honoured purposes header naming
+// an unknown purpose of almost 1 MB is refused 400 invalid-purpose with
+// the purpose quoted short, in the answer and the audit record.
+func TestHugePurposeHeaderQuotedShort(t *testing.T) {
+	o := newOrigin(t, robotsBody(privateRobots), nil)
+	h := newHarness(t, harnessOpts{config: func(c *config.Config) { c.AllowAgentOverride = true }})
+	resp, body := h.get(t, o.URL+"/public", "X-Robots-Purpose", hugeAgent)
+	if resp.StatusCode != http.StatusBadRequest || resp.Header.Get(HeaderDecision) != string(ReasonInvalidPurpose) {
+		t.Fatalf("status %d decision %q, want 400 invalid-purpose", resp.StatusCode, resp.Header.Get(HeaderDecision))
+	}
+	if len(body) > 4<<10 || len(h.audit.String()) > 4<<10 {
+		t.Errorf("answer of %d bytes, audit log of %d: the header is copied", len(body), len(h.audit.String()))
+	}
+}
