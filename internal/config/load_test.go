@@ -253,7 +253,7 @@ func TestAgentOptions(t *testing.T) {
 		}
 	}
 	long := strings.Repeat("A", robots.MaxAgentBytes+1)
-	if _, err := Load([]string{"-agent", long}, testsupport.EnvMap(nil)); err == nil || !strings.Contains(err.Error(), "more than 128") {
+	if _, err := Load([]string{"-agent", long}, testsupport.EnvMap(nil)); err == nil || !strings.Contains(err.Error(), "at most 128 bytes") {
 		t.Errorf("-agent of %d bytes: %v, want it refused", len(long), err)
 	}
 	cfg, err := Load(nil, testsupport.EnvMap(nil))
