@@ -237,16 +237,12 @@ type Subscriber struct {
 	gone    chan struct{} // closed when the Board dropped the stream
 }
 
-// Items is the stream's records; call Took for each one received.
+// Items is the stream's records; call took for each one received.
 func (s *Subscriber) Items() <-chan Item { return s.ch }
 
-// Took says that the stream took it from Items: its bytes are no longer
+// took says that the stream took it from Items: its bytes are no longer
 // held for the stream.
-func (s *Subscriber) Took(it *Item) { s.held.Add(-it.size()) }
-
-// Gone is closed when the Board dropped the stream, because it held its
-// byte budget of records it had not sent: its handler ends it.
-func (s *Subscriber) Gone() <-chan struct{} { return s.gone }
+func (s *Subscriber) took(it *Item) { s.held.Add(-it.size()) }
 
 // Dropped returns how many records the stream lost since the last call,
 // and resets the count.

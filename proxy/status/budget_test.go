@@ -24,19 +24,19 @@ func TestBoardBoundedInBytes(t *testing.T) {
 		b.Publish(e)
 		for len(reading.Items()) > 0 {
 			it := <-reading.Items()
-			reading.Took(&it)
+			reading.took(&it)
 		}
 		if held := idle.held.Load(); held > subscriberBudget {
 			t.Fatalf("after %d records the idle stream holds %d bytes, more than %d", i+1, held, subscriberBudget)
 		}
 	}
 	select {
-	case <-idle.Gone():
+	case <-idle.gone:
 	default:
 		t.Error("the idle stream was not dropped")
 	}
 	select {
-	case <-reading.Gone():
+	case <-reading.gone:
 		t.Error("the reading stream was dropped")
 	default:
 	}
