@@ -155,7 +155,7 @@ func (a *agents) declare(r *http.Request, st *requestState) (o outcome, ok bool)
 			switch {
 			case a.allowOverride && err != nil:
 				d := enforce.Decision{Reason: ReasonInvalidPurpose, URL: enforce.RedactedURL(r.URL), Agent: st.Agent, Purposes: set,
-					Detail: a.purposeHeader + ": " + err.Error()}
+					Detail: a.purposeHeader + ": " + cutTo(err.Error(), maxRefusedOverride)}
 				d.Origin, _ = enforce.Origin(r.URL)
 				return refuse(d), false
 			case a.allowOverride:

@@ -93,6 +93,10 @@ func (s *Server) handleConnect(host string, ctx *goproxy.ProxyCtx) (*goproxy.Con
 	// its refusal, which their audit records then carry (agentFor).
 	l := s.settings(st)
 	st.Agent = l.agents.agentFor(r, st)
+	if o, ok := agentTooLong(r, st.Agent); !ok { // refused undecided (agentlimit.go)
+		st.Agent = ""
+		return s.connectAction(ctx, st, o, nil), host
+	}
 	if o, ok := l.agents.declare(r, st); !ok { // purposes, inherited inside the session (agent.go)
 		return s.connectAction(ctx, st, o, nil), host
 	}

@@ -40,6 +40,10 @@ const (
 	ReasonAccessRevoked enforce.Reason = "access-revoked" // a reload revoked the access an MITM session's CONNECT was admitted with
 	ReasonShuttingDown  enforce.Reason = "shutting-down"  // robotsgate shut down while the request waited for its crawl-delay slot
 	ReasonURLTooLong    enforce.Reason = "url-too-long"   // the URL is longer than max_url_bytes: answered 414 undecided
+	// ReasonAgentTooLong: the robots agent the client names (its
+	// User-Agent's crawler token, or an override header) is longer than
+	// robotsgate accepts; answered 431 undecided.
+	ReasonAgentTooLong  enforce.Reason = "agent-too-long"
 	ReasonUpstreamError enforce.Reason = "upstream-error" // forwarding failed: no response from the origin (502/504)
 	// ReasonInvalidPurpose: the request's purposes header, which the
 	// operator lets clients use, names an unknown purpose; answered 400.
@@ -140,6 +144,8 @@ var reasons = []reasonRow{
 		explanation: "the purposes header names an unknown purpose (allowed values are train-ai, search, ai-input, or none)"},
 	{reason: ReasonURLTooLong, status: http.StatusRequestURITooLong, proxyStatus: psRequestError,
 		explanation: "the URL is longer than max_url_bytes, too long to decide at a bounded cost, so it was refused without a robots.txt decision"},
+	{reason: ReasonAgentTooLong, status: http.StatusRequestHeaderFieldsTooLarge, proxyStatus: psRequestError,
+		explanation: "the agent the request names (its User-Agent's crawler token, or an agent override header) is longer than 128 bytes, longer than any product token, so it was refused without a robots.txt decision"},
 	{reason: ReasonSiteDenied, status: http.StatusForbidden, proxyStatus: psDenied,
 		explanation: "the operator of this robotsgate denies every request to this site (a per-site exception in sites:)"},
 	{reason: ReasonSelfRequest, status: http.StatusForbidden, proxyStatus: psDenied,

@@ -156,6 +156,7 @@ func (s *Server) record(e audit.Event) {
 	if e.Mode == "" {
 		e.Mode = string(s.live.Load().cfg.Mode)
 	}
+	boundClientFields(&e) // (clientbounds.go)
 	if err := s.audit.Record(e); err != nil {
 		s.log.Error().Err(err).Str("url", e.URL).Str("decision", e.Decision).Msg("audit record not written")
 	}

@@ -59,6 +59,9 @@ func (rs robotsStep) onRequest(r *http.Request, _ *goproxy.ProxyCtx, st *request
 	if rs.agents.header != "" {
 		r.Header.Del(rs.agents.header)
 	}
+	if o, ok := agentTooLong(r, agent); !ok { // refused undecided (agentlimit.go)
+		return o
+	}
 	st.Agent = agent
 	if o, ok := rs.agents.declare(r, st); !ok { // purposes: the user's, the configured ones or the header's (agent.go)
 		return o

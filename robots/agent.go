@@ -30,6 +30,12 @@ func ProductToken(userAgent string) string {
 	return userAgent[:i]
 }
 
+// MaxAgentBytes bounds the agents robotsgate accepts: the configured
+// one, a user's, and the one a request names (its User-Agent's crawler
+// token, an override header), which is refused when longer. Product
+// tokens are short words; the bound is far above them.
+const MaxAgentBytes = 128
+
 // ValidAgent reports whether agent is a product token as robotsgate reads
 // one everywhere: non-empty and made only of [A-Za-z0-9_-]. That is RFC
 // 9309 §2.2.1's [A-Za-z_-] plus digits, the same characters [ProductToken],

@@ -73,9 +73,18 @@ func runAudit(ctx context.Context, args []string, env func(string) string, stdin
 		code = auditFail(stderr, 1, "%v", err)
 	}
 	if st := sc.Stats(); st.Malformed > 0 {
-		fmt.Fprintf(stderr, "robotsgate audit: %d malformed line(s) skipped (first: %s)\n", st.Malformed, st.FirstMalformed)
+		fmt.Fprintf(stderr, "robotsgate audit: %s (first: %s)\n", malformedText(st), st.FirstMalformed)
 	}
 	return code
+}
+
+// malformedText says how many malformed lines were skipped, and where.
+func malformedText(st query.Stats) string {
+	more := ""
+	if st.Malformed > int64(len(st.MalformedAt)) {
+		more = ", ..."
+	}
+	return fmt.Sprintf("%d malformed line(s) skipped: %s%s", st.Malformed, strings.Join(st.MalformedAt, ", "), more)
 }
 
 // parseAuditFlags parses args; code is -1 when the command is to run,

@@ -274,10 +274,17 @@ func (s *auditSummary) write(w io.Writer, asJSON bool, top int, st query.Stats, 
 			Files    int           `json:"files"`
 			ByReason []reasonCount `json:"by_origin_reason"`
 			TopRules []ruleCount   `json:"top_rules"`
-		}{st.Matched, st.Lines, files, reasons, rules})
+			// Malformed lines were skipped; MalformedAt names the first ones.
+			Malformed   int64    `json:"malformed"`
+			MalformedAt []string `json:"malformed_lines,omitempty"`
+		}{st.Matched, st.Lines, files, reasons, rules, st.Malformed, st.MalformedAt})
 		return
 	}
-	fmt.Fprintf(w, "%d matching records (%d lines read in %d %s)\n\n", st.Matched, st.Lines, files, plural(files, "file", "files"))
+	fmt.Fprintf(w, "%d matching records (%d lines read in %d %s)\n", st.Matched, st.Lines, files, plural(files, "file", "files"))
+	if st.Malformed > 0 {
+		fmt.Fprintf(w, "%s\n", printable(malformedText(st)))
+	}
+	fmt.Fprintln(w)
 	fmt.Fprintf(w, "%-7s  %-18s  %s\n", "COUNT", "REASON", "ORIGIN")
 	for _, r := range reasons {
 		fmt.Fprintf(w, "%7d  %-18s  %s\n", r.Count, printable(r.Reason), printable(r.Origin))

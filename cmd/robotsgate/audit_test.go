@@ -70,7 +70,7 @@ func TestAuditLastHourOfOrigin(t *testing.T) {
 			t.Errorf("row %d %q, want %s blocked by Disallow: /private (line 2)", i, l, u)
 		}
 	}
-	if !strings.Contains(errOut, "1 malformed line(s) skipped (first: "+path+":5: ") {
+	if !strings.Contains(errOut, "1 malformed line(s) skipped: "+path+":5 (first: "+path+":5: ") {
 		t.Errorf("stderr %q, want the malformed line counted and named", errOut)
 	}
 

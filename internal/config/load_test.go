@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/robotsgate/robotsgate/internal/testsupport"
+	"github.com/robotsgate/robotsgate/robots"
 	"gopkg.in/yaml.v3"
 )
 
@@ -250,6 +251,10 @@ func TestAgentOptions(t *testing.T) {
 		if _, err := Load([]string{"-config", file}, testsupport.EnvMap(nil)); err != nil {
 			t.Errorf("agent: %s in YAML: %v", agent, err)
 		}
+	}
+	long := strings.Repeat("A", robots.MaxAgentBytes+1)
+	if _, err := Load([]string{"-agent", long}, testsupport.EnvMap(nil)); err == nil || !strings.Contains(err.Error(), "at most 128 bytes") {
+		t.Errorf("-agent of %d bytes: %v, want it refused", len(long), err)
 	}
 	cfg, err := Load(nil, testsupport.EnvMap(nil))
 	if err != nil || cfg.AllowAgentOverride {

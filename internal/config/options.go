@@ -54,7 +54,7 @@ func topOptions() []option {
 		{"listen", "listen", "proxy address `host:port`; beyond loopback it needs auth credentials and auth.allow_cidrs, or auth.allow_open, and admin_token unless admin_listen is on loopback", func(c *Config) any { return &c.Listen }, atRestart},
 		{"admin_listen", "admin-listen", "separate admin API address `host:port`; empty = on the proxy port", func(c *Config) any { return &c.AdminListen }, atRestart},
 		{"admin_token", "admin-token", "bearer `token` of the admin API, required when it is reachable beyond loopback (prefer the environment variable)", func(c *Config) any { return &c.AdminToken }, atRestart},
-		{"agent", "agent", "robots agent (product `token`, e.g. MJ12bot) for every request; empty = from each request's User-Agent", func(c *Config) any { return &c.Agent }, atReload},
+		{"agent", "agent", "robots agent (product `token`, e.g. MJ12bot) for every request; empty = from each request's User-Agent; at most 128 bytes, and a request naming a longer one is refused 431", func(c *Config) any { return &c.Agent }, atReload},
 		{"agent_header", "agent-header", "request `header` that overrides the agent per request (stripped before forwarding); - disables", func(c *Config) any { return &c.AgentHeader }, atReload},
 		{"allow_agent_override", "allow-agent-override", "let the agent override header replace a configured agent (otherwise it is stripped, ignored and audited)", func(c *Config) any { return &c.AllowAgentOverride }, atReload},
 		{"purposes", "purpose", "what the crawlers use content for: comma-separated `purposes` among train-ai, search, ai-input, ai-use; a URL whose usage preferences disallow one is refused; empty = preferences reported, never enforced", func(c *Config) any { return &c.Purposes }, atReload},

@@ -66,8 +66,9 @@ func (c *Config) validateProxy() error {
 			return err
 		}
 	}
-	if c.Agent != "" && !robots.ValidAgent(c.Agent) {
-		return errorf("agent", "%q is not a product token (letters, digits, '_' and '-' only, e.g. MyBot or MJ12bot)", c.Agent)
+	if c.Agent != "" && (!robots.ValidAgent(c.Agent) || len(c.Agent) > robots.MaxAgentBytes) {
+		return errorf("agent", "%q is not a product token of at most %d bytes (letters, digits, '_' and '-' only, e.g. MyBot or MJ12bot)",
+			c.Agent, robots.MaxAgentBytes)
 	}
 	if c.AgentHeader != "" && c.AgentHeader != "-" && !isHeaderName(c.AgentHeader) {
 		return errorf("agent_header", "%q is not a header name (or \"-\" to disable)", c.AgentHeader)

@@ -80,6 +80,9 @@ func parseCredentialLine(line string) (cred string, id Identity, err error) {
 			if !robots.ValidAgent(val) {
 				return "", Identity{}, errors.New("agent= is not a product token (letters, digits, '_' and '-' only, e.g. MyBot)")
 			}
+			if len(val) > robots.MaxAgentBytes {
+				return "", Identity{}, fmt.Errorf("agent= is longer than %d bytes", robots.MaxAgentBytes)
+			}
 			id.Agent = val
 			continue
 		}

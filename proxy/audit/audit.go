@@ -18,7 +18,6 @@ import (
 	"gopkg.in/natefinch/lumberjack.v2"
 
 	"github.com/robotsgate/robotsgate/enforce"
-	"github.com/robotsgate/robotsgate/internal/safetext"
 )
 
 // Audit decisions, the value of [Event.Decision].
@@ -112,31 +111,9 @@ func (a *Auditor) stalled() (time.Duration, bool) {
 func New(w io.WriteCloser) *Auditor {
 	a := &Auditor{w: w, turn: make(chan struct{}, 1), dead: make(chan struct{}), drained: make(chan struct{})}
 	a.ew.w = w
+	a.ew.open = endsOpen(w)
 	a.log = zerolog.New(&a.ew)
 	return a
-}
-
-// errWriter remembers the error of the last Write so that Record can
-// return it (zerolog itself only reports write errors to a global hook).
-// It writes each line with its unsafe characters escaped
-// ([safetext.JSON]): zerolog writes C1 and bidi controls raw, which the
-// audit line's readers (a terminal, robotsgate audit) must not get.
-type errWriter struct {
-	w   io.Writer
-	err error
-}
-
-func (e *errWriter) Write(p []byte) (int, error) {
-	q := safetext.JSON(p)
-	n, err := e.w.Write(q)
-	if err == nil && n < len(q) {
-		err = io.ErrShortWrite
-	}
-	e.err = err
-	if err != nil {
-		return min(n, len(p)), err
-	}
-	return len(p), nil
 }
 
 // Record writes e as one JSON line. It returns an error when the line
@@ -202,7 +179,11 @@ func (a *Auditor) encode(e Event) error {
 	a.writeStart.Store(0)
 	if err := a.ew.err; err != nil {
 		a.lastErr.Store(&errorBox{err})
-		return fmt.Errorf("audit: write: %w", err)
+		if a.ew.undone {
+			return fmt.Errorf("audit: write: %w (record lost; nothing of it is left in the log)", err)
+		}
+		return fmt.Errorf("audit: write: %w (record lost; its start is left in the log as a line of its own, "+
+			"ended before the next record)", err)
 	}
 	a.lastErr.Store(nil)
 	return nil

@@ -35,38 +35,14 @@ const (
 	// subscriberBuffer is how many records a slow event stream may fall
 	// behind before it loses them.
 	subscriberBuffer = 256
+	// recentBudget bounds the bytes of the last records a Board keeps
+	// (Item.size): the oldest go first when a new one would exceed it.
+	recentBudget = 128 << 10
+	// subscriberBudget bounds the bytes of the records an event stream
+	// has not sent yet: a stream that would hold more is dropped (it
+	// does not read), before it holds them.
+	subscriberBudget = 256 << 10
 )
-
-// Item is one audit record as the page shows it.
-type Item struct {
-	Time     time.Time `json:"time"`
-	Kind     string    `json:"kind,omitempty"` // "" for a request's decision, else e.g. "config-reload"
-	Decision string    `json:"decision,omitempty"`
-	Reason   string    `json:"reason"`
-	URL      string    `json:"url,omitempty"`
-	Origin   string    `json:"origin,omitempty"`
-	Agent    string    `json:"agent,omitempty"`
-	Rule     string    `json:"rule,omitempty"`
-	Line     int       `json:"line,omitempty"`
-	Status   int       `json:"status,omitempty"`
-	Listener string    `json:"listener,omitempty"`
-	User     string    `json:"user,omitempty"`
-	Detail   string    `json:"detail,omitempty"`
-}
-
-// itemOf is the Item of e, timed now when e has no time.
-func itemOf(e *audit.Event, now time.Time) Item {
-	t := e.Time
-	if t.IsZero() {
-		t = now
-	}
-	it := Item{Time: t.UTC(), Kind: e.Kind, Decision: e.Decision, Reason: e.Reason, URL: e.URL, Origin: e.Origin,
-		Agent: e.Agent, Rule: e.Rule, Line: e.Line, Status: e.Status, Listener: e.Listener, User: e.User}
-	if e.Kind != "" {
-		it.Detail = e.Detail
-	}
-	return it
-}
 
 // refused reports whether it counts as a refusal: a request's decision
 // that was blocked, or would have been (report mode).
@@ -85,6 +61,8 @@ type Board struct {
 	origins map[string]int64
 	recent  [recentItems]Item // a ring; next is the slot of the next item
 	next    int
+	kept    int   // items in recent, the newest kept
+	keptB   int64 // their bytes (Item.size), at most recentBudget
 	seen    int64 // items published
 	refused int64 // refusals published
 
@@ -118,20 +96,43 @@ func (b *Board) Publish(e audit.Event) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.seen++
-	b.recent[b.next] = it
-	b.next = (b.next + 1) % recentItems
+	b.keep(it)
 	if it.refused() {
 		b.refused++
 		b.countMinute(&it)
 		b.countOrigin(it.Origin)
 	}
+	size := it.size()
 	for s := range b.subs {
+		if s.held.Load()+size > subscriberBudget {
+			// It does not read: dropped before it holds more.
+			delete(b.subs, s)
+			close(s.gone)
+			continue
+		}
 		select {
 		case s.ch <- it:
+			s.held.Add(size)
 		default:
 			s.dropped.Add(1)
 		}
 	}
+}
+
+// keep keeps it among the recent items, forgetting the oldest ones
+// beyond recentItems or recentBudget; b.mu is held.
+func (b *Board) keep(it Item) {
+	size := it.size()
+	for b.kept > 0 && (b.kept == recentItems || b.keptB+size > recentBudget) {
+		old := &b.recent[(b.next-b.kept+recentItems)%recentItems]
+		b.keptB -= old.size()
+		*old = Item{}
+		b.kept--
+	}
+	b.recent[b.next] = it
+	b.next = (b.next + 1) % recentItems
+	b.kept++
+	b.keptB += size
 }
 
 // countMinute counts the refusal it in its minute; b.mu is held.
@@ -186,6 +187,9 @@ type Snapshot struct {
 	PerMinute []MinuteCounts `json:"refusals_per_minute"`
 	Top       []OriginCount  `json:"top_refused_origins"`
 	Recent    []Item         `json:"recent"` // newest last
+	// HeldBytes is what the Board holds of records (Item.size): the
+	// recent ones, and those its event streams have not sent yet.
+	HeldBytes int64 `json:"held_bytes"`
 }
 
 // Snapshot returns the counts of the last [Minutes] minutes (oldest
@@ -195,7 +199,10 @@ func (b *Board) Snapshot(top int) Snapshot {
 	now := b.now().UTC()
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	s := Snapshot{Now: now, Records: b.seen, Refusals: b.refused}
+	s := Snapshot{Now: now, Records: b.seen, Refusals: b.refused, HeldBytes: b.keptB}
+	for sub := range b.subs {
+		s.HeldBytes += sub.held.Load()
+	}
 	cur := now.Unix() / 60
 	for n := cur - Minutes + 1; n <= cur; n++ {
 		mc := MinuteCounts{Minute: time.Unix(n*60, 0).UTC(), ByReason: map[string]int64{}}
@@ -226,10 +233,16 @@ func (b *Board) Snapshot(top int) Snapshot {
 type Subscriber struct {
 	ch      chan Item
 	dropped atomic.Int64
+	held    atomic.Int64  // bytes of the records in ch (Item.size)
+	gone    chan struct{} // closed when the Board dropped the stream
 }
 
-// Items is the stream's records.
+// Items is the stream's records; call took for each one received.
 func (s *Subscriber) Items() <-chan Item { return s.ch }
+
+// took says that the stream took it from Items: its bytes are no longer
+// held for the stream.
+func (s *Subscriber) took(it *Item) { s.held.Add(-it.size()) }
 
 // Dropped returns how many records the stream lost since the last call,
 // and resets the count.
@@ -243,7 +256,7 @@ func (b *Board) Subscribe() (s *Subscriber, ok bool) {
 	if len(b.subs) >= maxSubscribers || b.isClosed() {
 		return nil, false
 	}
-	s = &Subscriber{ch: make(chan Item, subscriberBuffer)}
+	s = &Subscriber{ch: make(chan Item, subscriberBuffer), gone: make(chan struct{})}
 	b.subs[s] = struct{}{}
 	return s, true
 }

@@ -141,11 +141,14 @@ func stream(w http.ResponseWriter, r *http.Request, b *Board) {
 			return
 		case <-b.Done():
 			return
+		case <-s.gone: // it held its byte budget unsent: it does not read
+			return
 		case <-tick.C:
 			if !send(func(w io.Writer) error { _, err := io.WriteString(w, ": keep-alive\n\n"); return err }) {
 				return
 			}
 		case it := <-s.Items():
+			s.took(&it)
 			if !send(func(w io.Writer) error { return writeEvent(w, &it, s.Dropped()) }) {
 				return
 			}

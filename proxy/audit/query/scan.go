@@ -23,7 +23,14 @@ type Stats struct {
 	Malformed int64 // lines that are no audit record (skipped)
 	// FirstMalformed names the first malformed line ("file:line: why").
 	FirstMalformed string
+	// MalformedAt names the first [MaxMalformedListed] malformed lines
+	// ("file:line").
+	MalformedAt []string
 }
+
+// MaxMalformedListed bounds how many malformed lines [Stats.MalformedAt]
+// names.
+const MaxMalformedListed = 20
 
 // Emit receives a matching record: its fields and its line (without the
 // newline; valid only during the call). An error stops the scan and is
@@ -160,6 +167,9 @@ func (s *Scanner) line(line []byte, name string, emit Emit) error {
 // malformed counts a malformed line.
 func (s *Scanner) malformed(name string, why error) {
 	s.stats.Malformed++
+	if len(s.stats.MalformedAt) < MaxMalformedListed {
+		s.stats.MalformedAt = append(s.stats.MalformedAt, fmt.Sprintf("%s:%d", name, s.lineNo))
+	}
 	if s.stats.FirstMalformed == "" {
 		s.stats.FirstMalformed = fmt.Sprintf("%s:%d: %v", name, s.lineNo, why)
 	}
