@@ -332,7 +332,9 @@ run_headless() {
 # The admin listener's status page (docs/production.md#status-page) in
 # headless Chromium driven by Playwright, against a robotsgate of its own
 # with an admin token: refused without the token, loads without console
-# errors with it, and shows a request refused through the proxy within 2 s.
+# errors with it, shows the refusals made between its snapshot and its
+# stream, has a time axis and a readable maximum on its chart, and shows a
+# request refused through the proxy within 2 s.
 run_statuspage() {
   command -v chromium >/dev/null || { skip "status page" "no chromium"; return; }
   [ -d "$HERE/node/node_modules/playwright-core" ] || { skip "status page" "run 'npm ci' in scripts/clients/node"; return; }
@@ -358,8 +360,8 @@ YAML
     sleep 0.1
   done
   [ -n "$listen" ] && [ -n "$admin" ] || { fail "status page: robotsgate did not start: $(tail -n 3 "$dir/robotsgate.log")"; return; }
-  expect "status page: refused without the token, no console error, a refusal shown within 2 s" \
-    "no-token 401 no-token-page refused page 200 live proxy 403 shown within-2s console-errors 0" \
+  expect "status page: refused without the token, no console error, refusals before the stream opened shown, chart axes, a refusal shown within 2 s" \
+    "no-token 401 no-token-page refused page 200 live early 5/5 chart axis max-label proxy 403 shown within-2s console-errors 0" \
     "${NOPROXYENV[@]}" ADMIN_URL="http://$admin" ADMIN_TOKEN="$token" PROXY_URL="http://$listen" \
     REFUSE_URL="$H/private/statuspage" node "$HERE/node/statuspage.mjs"
 }
