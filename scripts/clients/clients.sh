@@ -204,6 +204,55 @@ run_node() {
     node "$js" fetch-builtin "$H$PROBE"
 }
 
+# crawlee_audits URL...: per URL, how many audit records robotsgate wrote
+# for it since the line count in $WORK/crawlee.mark.
+crawlee_audits() {
+  local u
+  for u in "$@"; do
+    tail -n +"$(($(cat "$WORK/crawlee.mark") + 1))" "$WORK/audit.jsonl" | grep -cF "\"url\":\"$u\""
+  done
+}
+
+# run_crawlee: examples/crawlee (Crawlee's HttpCrawler, robotsgate.mjs's
+# options) crawls the HTTP and HTTPS origins from / (following links,
+# /private/secret among them) plus a disallowed start URL each and the
+# origin's own 403: every page 200, each refused URL refused and audited
+# exactly once, counted in its stats, the agent it names (X-Robots-Agent)
+# in every audit record, the origin's 403 still retried as a block. Then
+# the pitfall: Crawlee's defaults ask for a refused URL 4 times.
+run_crawlee() {
+  command -v node >/dev/null || { skip crawlee "node not installed"; return; }
+  local dir=$ROOT/examples/crawlee got want refused
+  [ -d "$dir/node_modules/@crawlee/http" ] || { skip crawlee "run 'npm ci' in examples/crawlee"; return; }
+  RAN+=(crawlee)
+  refused=("$H/private/crawlee/1" "$H/private/secret" "$S/private/crawlee/1" "$S/private/secret")
+  wc -l <"$WORK/audit.jsonl" >"$WORK/crawlee.mark"
+  (cd "$dir" && timeout 300 "${NOPROXYENV[@]}" PROXY_URL="$P" NODE_EXTRA_CA_CERTS="$CA" node crawl.mjs --follow \
+    --agent crawleebot --stats "$WORK/crawlee.stats" "$H/" "$S/" "$H/private/crawlee/1" "$S/private/crawlee/1" \
+    "$H/forbidden") >"$WORK/crawlee.out" 2>"$WORK/crawlee.log"
+  got=$(LC_ALL=C sort "$WORK/crawlee.out")
+  want=$( (for o in "$H" "$S"; do printf '200 %s\n' "$o/" "$o/page/1" "$o/page/2" "$o/page/3" "$o/page/4" "$o/page/5"; done
+    printf 'refused disallowed %s\n' "${refused[@]}"; printf 'failed %s\n' "$H/forbidden") | LC_ALL=C sort)
+  if [ "$got" = "$want" ]; then
+    PASSED+=("crawlee http+https crawl")
+    echo "ok    crawlee: 12 pages 200, 4 URLs refused by robotsgate, the origin's own 403 failed as a block"
+  else
+    fail "crawlee crawl: got [$(echo "$got" | tr '\n' ';')] want [$(echo "$want" | tr '\n' ';')]; log: $(grep -v '^ ' "$WORK/crawlee.log" | tail -n 3)"
+  fi
+  expect "crawlee: each refused URL audited once (http, http, https, https)" "1 1 1 1" crawlee_audits "${refused[@]}"
+  expect "crawlee: refusals in its stats" '{"robotsgate/forbidden":4,"robotsgate/reason/disallowed":4}' cat "$WORK/crawlee.stats"
+  expect "crawlee: the agent of its audit records (X-Robots-Agent)" "crawleebot" \
+    bash -c 'tail -n +"$(($(cat "$1") + 1))" "$2" | sed -n "s/.*\"agent\":\"\([^\"]*\)\".*/\1/p" | sort -u' agents \
+    "$WORK/crawlee.mark" "$WORK/audit.jsonl"
+  expect "crawlee: the origin's own 403 retried as a block (1 + 3 retries)" 4 crawlee_audits "$H/forbidden"
+  expect "crawlee: robotsgate.mjs unit tests" "# fail 0" bash -c 'cd "$1" && node --test test/ 2>&1 | grep "^# fail"' unit "$dir"
+  wc -l <"$WORK/audit.jsonl" >"$WORK/crawlee.mark"
+  (cd "$dir" && timeout 300 "${NOPROXYENV[@]}" PROXY_URL="$P" node crawl.mjs --crawlee-defaults "$H/private/crawlee/defaults") \
+    >/dev/null 2>>"$WORK/crawlee.log"
+  fact "Crawlee's defaults retry a refusal as a block: one refused URL audited 4 times" 4 \
+    crawlee_audits "$H/private/crawlee/defaults"
+}
+
 run_java() {
   if ! command -v java >/dev/null || ! command -v keytool >/dev/null || ! command -v javac >/dev/null; then
     skip java "no JDK (java, javac, keytool)"
