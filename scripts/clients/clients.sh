@@ -116,6 +116,13 @@ scrapy_stats() {
 for k, v in sorted(json.load(open(sys.argv[1])).items()): print(f"{k}={v}")' "$1"
 }
 
+# scrapy_connect_check URL: the audit records of URL (a CONNECT's) since
+# the scrapy-connect mark, then the stats of that crawl.
+scrapy_connect_check() {
+  audits_since "$WORK/scrapy-connect.mark" "$1"
+  scrapy_stats "$WORK/scrapy-connect.stats"
+}
+
 # run_scrapy: examples/scrapy through robotsgate over HTTP and HTTPS. Its
 # RobotsgateRefusalMiddleware drops robotsgate's refusals (IgnoreRequest,
 # counted in the robotsgate/ stats), while the origin's own 403 (/forbidden)
@@ -137,8 +144,24 @@ run_scrapy() {
   fi
   expect "scrapy: robotsgate's refusals in the stats" "robotsgate/forbidden=2 robotsgate/reason/disallowed=2" \
     scrapy_stats "$WORK/scrapy-pairs.stats"
-  # The middleware's unit tests (report mode, 429, the origin's own 403).
-  expect "scrapy: RobotsgateRefusalMiddleware unit tests" "OK" bash -c \
+  # A CONNECT robotsgate refuses (port 1 is outside https.allowed_ports):
+  # RobotsgateConnectRefusalMiddleware drops it at once (audited once,
+  # counted); Scrapy's defaults retry it (3 CONNECTs audited).
+  local connect=https://127.0.0.1:1
+  wc -l <"$WORK/audit.jsonl" >"$WORK/scrapy-connect.mark"
+  (cd "$ROOT/examples/scrapy" && timeout 300 "${PROXYENV[@]}" "$SCRAPY_PY" -m scrapy crawl pages -L WARNING \
+    -a urls="$connect/scrapy-connect" -a stats="$WORK/scrapy-connect.stats" -O "$WORK/scrapy-connect.jl") \
+    >"$WORK/scrapy-connect.log" 2>&1
+  expect "scrapy: a refused CONNECT audited once, in the stats" \
+    "1 robotsgate/connect/403=1 robotsgate/forbidden=1" scrapy_connect_check "$connect"
+  wc -l <"$WORK/audit.jsonl" >"$WORK/scrapy-connect.mark"
+  mkdir -p "$WORK/scrapy-defaults"
+  (cd "$WORK/scrapy-defaults" && timeout 300 "${PROXYENV[@]}" "$SCRAPY_PY" -m scrapy runspider -L WARNING \
+    "$ROOT/examples/scrapy/politecrawl/spiders/pages.py" -a urls="$connect/scrapy-connect-defaults" \
+    -O "$WORK/scrapy-connect-defaults.jl") >>"$WORK/scrapy-connect.log" 2>&1
+  fact "Scrapy's defaults retry a refused CONNECT: 3 audited" 3 audits_since "$WORK/scrapy-connect.mark" "$connect"
+  # The middlewares' unit tests (report mode, 429, the origin's own 403, a refused CONNECT).
+  expect "scrapy: the middlewares' unit tests" "OK" bash -c \
     'cd "$1" && "$2" -m unittest discover -s tests -t . 2>&1 | tail -n 1' unit "$ROOT/examples/scrapy" "$SCRAPY_PY"
 }
 
@@ -204,14 +227,18 @@ run_node() {
     node "$js" fetch-builtin "$H$PROBE"
 }
 
-# crawlee_audits URL...: per URL, how many audit records robotsgate wrote
-# for it since the line count in $WORK/crawlee.mark.
-crawlee_audits() {
-  local u
+# audits_since MARK URL...: per URL, how many audit records robotsgate
+# wrote for it since the audit log had the line count in file MARK.
+audits_since() {
+  local mark=$1 u
+  shift
   for u in "$@"; do
-    tail -n +"$(($(cat "$WORK/crawlee.mark") + 1))" "$WORK/audit.jsonl" | grep -cF "\"url\":\"$u\""
+    tail -n +"$(($(cat "$mark") + 1))" "$WORK/audit.jsonl" | grep -cF "\"url\":\"$u\""
   done
 }
+
+# crawlee_audits URL...: audits_since the crawlee mark.
+crawlee_audits() { audits_since "$WORK/crawlee.mark" "$@"; }
 
 # run_crawlee: examples/crawlee (Crawlee's HttpCrawler, robotsgate.mjs's
 # options) crawls the HTTP and HTTPS origins from / (following links,
