@@ -148,18 +148,30 @@ func (s *Server) recordReload(res ReloadResult) {
 	} else {
 		s.log.Error().Str("source", res.Source).Str("error", res.Error).Msg("configuration reload refused; the running configuration is kept")
 	}
-	detail := "changed: " + strings.Join(res.Changed, ",")
-	if len(res.NeedsRestart) > 0 {
-		detail += "; needs a restart: " + strings.Join(res.NeedsRestart, ",")
-	}
-	if len(res.RemovedDenies) > 0 {
-		detail += "; site denies removed: " + strings.Join(res.RemovedDenies, ",")
-	}
-	if res.Error != "" {
-		detail = res.Error
-	}
-	s.record(audit.Event{Kind: audit.KindConfigReload, Reason: res.Result, Method: res.Source, Detail: detail,
+	s.record(audit.Event{Kind: audit.KindConfigReload, Reason: res.Result, Method: res.Source, Detail: reloadDetail(&res),
 		Mode: string(s.live.Load().cfg.Mode)})
+}
+
+// reloadDetail is the detail of the reload's audit record: its error, or
+// what changed, what needs a restart and which site denies went, or "no
+// change" when the file said what was running.
+func reloadDetail(res *ReloadResult) string {
+	if res.Error != "" {
+		return res.Error
+	}
+	var parts []string
+	for _, p := range []struct {
+		label string
+		keys  []string
+	}{{"changed: ", res.Changed}, {"needs a restart: ", res.NeedsRestart}, {"site denies removed: ", res.RemovedDenies}} {
+		if len(p.keys) > 0 {
+			parts = append(parts, p.label+strings.Join(p.keys, ","))
+		}
+	}
+	if len(parts) == 0 {
+		return "no change"
+	}
+	return strings.Join(parts, "; ")
 }
 
 // oneLine joins the lines of s with "; ".

@@ -144,3 +144,41 @@ func TestReloadValidatesWithRestartSettings(t *testing.T) {
 		t.Fatalf("reload: %+v %v, want refused with the credentials kept", res, err)
 	}
 }
+
+// TestReloadNothingChanged: a reload of the running configuration is
+// audited (and shown on the status page) as "no change", not as an empty
+// list; the other details name what changed.
+func TestReloadNothingChanged(t *testing.T) {
+	src := &swappable{}
+	h := newHarness(t, harnessOpts{load: src.load})
+	src.set(h.srv.live.Load().cfg, nil)
+	if res, err := h.srv.Reload("test"); err != nil || len(res.Changed) != 0 {
+		t.Fatalf("reload of the running configuration: %+v %v", res, err)
+	}
+	var got []string
+	for _, rec := range h.audit.Records(t) {
+		if rec["kind"] == "config-reload" {
+			got = append(got, rec["detail"].(string))
+		}
+	}
+	if strings.Join(got, "|") != "no change" {
+		t.Errorf("audited reload details: %q, want [no change]", got)
+	}
+	for _, tc := range []struct {
+		name string
+		res  ReloadResult
+		want string
+	}{
+		{"changed", ReloadResult{Changed: []string{"agent", "sites"}}, "changed: agent,sites"},
+		{"restart only", ReloadResult{NeedsRestart: []string{"listen"}}, "needs a restart: listen"},
+		{"all", ReloadResult{Changed: []string{"sites"}, NeedsRestart: []string{"listen"}, RemovedDenies: []string{"a.example"}},
+			"changed: sites; needs a restart: listen; site denies removed: a.example"},
+		{"error", ReloadResult{Error: "broken", Changed: []string{"agent"}}, "broken"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := reloadDetail(&tc.res); got != tc.want {
+				t.Errorf("detail %q, want %q", got, tc.want)
+			}
+		})
+	}
+}

@@ -63,7 +63,7 @@ type Board struct {
 	next    int
 	kept    int   // items in recent, the newest kept
 	keptB   int64 // their bytes (Item.size), at most recentBudget
-	seen    int64 // items published
+	seen    int64 // items published: the Seq of the last one
 	refused int64 // refusals published
 
 	done      chan struct{}
@@ -96,6 +96,7 @@ func (b *Board) Publish(e audit.Event) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.seen++
+	it.Seq = b.seen
 	b.keep(it)
 	if it.refused() {
 		b.refused++
@@ -182,6 +183,7 @@ type OriginCount struct {
 // Snapshot is what a Board holds at one time.
 type Snapshot struct {
 	Now       time.Time      `json:"now"`
+	Seq       int64          `json:"seq"`      // the Seq of the last record published: a stream opened after it misses nothing
 	Records   int64          `json:"records"`  // records published since start
 	Refusals  int64          `json:"refusals"` // refusals among them
 	PerMinute []MinuteCounts `json:"refusals_per_minute"`
@@ -199,7 +201,7 @@ func (b *Board) Snapshot(top int) Snapshot {
 	now := b.now().UTC()
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	s := Snapshot{Now: now, Records: b.seen, Refusals: b.refused, HeldBytes: b.keptB}
+	s := Snapshot{Now: now, Seq: b.seen, Records: b.seen, Refusals: b.refused, HeldBytes: b.keptB}
 	for sub := range b.subs {
 		s.HeldBytes += sub.held.Load()
 	}
@@ -248,17 +250,54 @@ func (s *Subscriber) took(it *Item) { s.held.Add(-it.size()) }
 // and resets the count.
 func (s *Subscriber) Dropped() int64 { return s.dropped.Swap(0) }
 
-// Subscribe opens a stream; ok is false when [maxSubscribers] are open
-// already or the Board is closed.
-func (b *Board) Subscribe() (s *Subscriber, ok bool) {
+// Subscribe opens a stream of the records published from now on; ok is
+// false when [maxSubscribers] are open already or the Board is closed.
+func (b *Board) Subscribe() (s *Subscriber, ok bool) { return b.subscribe(-1) }
+
+// subscribe opens a stream that starts after the position after (a
+// Snapshot's Seq, or the last Seq a stream delivered): the records
+// published since then that the Board still holds come first, in order,
+// and those it no longer holds are counted as dropped. A negative after
+// starts from now; one beyond the last record (a position of an earlier
+// process) starts from the first record held.
+func (b *Board) subscribe(after int64) (s *Subscriber, ok bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if len(b.subs) >= maxSubscribers || b.isClosed() {
 		return nil, false
 	}
 	s = &Subscriber{ch: make(chan Item, subscriberBuffer), gone: make(chan struct{})}
+	if after >= 0 {
+		if after > b.seen {
+			after = 0
+		}
+		b.replay(s, after)
+	}
 	b.subs[s] = struct{}{}
 	return s, true
+}
+
+// replay puts the records after the position after that the ring still
+// holds into s, oldest first, and counts the others as dropped; b.mu is
+// held.
+func (b *Board) replay(s *Subscriber, after int64) {
+	sent := int64(0)
+	for i := range recentItems {
+		it := b.recent[(b.next+i)%recentItems]
+		if it.Seq <= after {
+			continue
+		}
+		if s.held.Load()+it.size() > subscriberBudget {
+			break
+		}
+		select {
+		case s.ch <- it:
+			s.held.Add(it.size())
+			sent++
+		default:
+		}
+	}
+	s.dropped.Add(b.seen - after - sent)
 }
 
 // Unsubscribe closes the stream s.

@@ -65,9 +65,10 @@ const writeTimeout = 10 * time.Second
 
 // Handler serves the page, its assets, its data (GET /v1/status: the
 // Snapshot and info's Info) and its event stream (GET /v1/events:
-// server-sent events "decision", one per record, and "dropped", the
-// number of records a stream that fell behind lost). Access control is
-// the caller's.
+// server-sent events "decision", one per record with its Seq as the
+// event's id, and "dropped", the number of records a stream that fell
+// behind lost; ?since=SEQ or a Last-Event-ID header resumes after that
+// position, see [Board.subscribe]). Access control is the caller's.
 func Handler(b *Board, info func() Info) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) { asset(w, "page/index.html", "text/html; charset=utf-8") })
@@ -114,7 +115,12 @@ func asset(w http.ResponseWriter, name, ctype string) {
 // stream serves one event stream until the client goes, the Board closes
 // or a write is stuck for [writeTimeout].
 func stream(w http.ResponseWriter, r *http.Request, b *Board) {
-	s, ok := b.Subscribe()
+	after, err := resumeAfter(r)
+	if err != nil {
+		http.Error(w, "robotsgate admin: "+err.Error(), http.StatusBadRequest)
+		return
+	}
+	s, ok := b.subscribe(after)
 	if !ok {
 		http.Error(w, "robotsgate admin: too many status pages open (or shutting down)", http.StatusServiceUnavailable)
 		return
@@ -131,6 +137,9 @@ func stream(w http.ResponseWriter, r *http.Request, b *Board) {
 		return write(w) == nil && rc.Flush() == nil
 	}
 	if !send(func(w io.Writer) error { _, err := io.WriteString(w, ": robotsgate status\n\n"); return err }) {
+		return
+	}
+	if n := s.Dropped(); n > 0 && !send(func(w io.Writer) error { return writeDropped(w, n) }) {
 		return
 	}
 	tick := time.NewTicker(keepAlive)
@@ -160,7 +169,7 @@ func stream(w http.ResponseWriter, r *http.Request, b *Board) {
 // "dropped" event when the stream lost records before it.
 func writeEvent(w io.Writer, it *Item, dropped int64) error {
 	if dropped > 0 {
-		if _, err := fmt.Fprintf(w, "event: dropped\ndata: %d\n\n", dropped); err != nil {
+		if err := writeDropped(w, dropped); err != nil {
 			return err
 		}
 	}
@@ -168,6 +177,31 @@ func writeEvent(w io.Writer, it *Item, dropped int64) error {
 	if err != nil {
 		return err
 	}
-	_, err = fmt.Fprintf(w, "event: decision\ndata: %s\n\n", data)
+	_, err = fmt.Fprintf(w, "id: %d\nevent: decision\ndata: %s\n\n", it.Seq, data)
 	return err
+}
+
+// writeDropped writes a "dropped" event: n records the stream lost.
+func writeDropped(w io.Writer, n int64) error {
+	_, err := fmt.Fprintf(w, "event: dropped\ndata: %d\n\n", n)
+	return err
+}
+
+// resumeAfter is the position a stream resumes after: the Last-Event-ID
+// header an EventSource sends when it reconnects, else the since
+// parameter the page opens the stream with (its snapshot's Seq), else -1
+// (from now on).
+func resumeAfter(r *http.Request) (int64, error) {
+	name, v := "Last-Event-ID", r.Header.Get("Last-Event-ID")
+	if v == "" {
+		name, v = "since", r.URL.Query().Get("since")
+	}
+	if v == "" {
+		return -1, nil
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n < 0 {
+		return 0, fmt.Errorf("%s must be a record position (a whole number, 0 or more), not %q", name, v)
+	}
+	return n, nil
 }

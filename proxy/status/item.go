@@ -23,6 +23,9 @@ const (
 
 // Item is one audit record as the page shows it.
 type Item struct {
+	// Seq is the record's position: 1 for the first record published,
+	// one more for each after it. A stream resumes after a position.
+	Seq      int64     `json:"seq"`
 	Time     time.Time `json:"time"`
 	Kind     string    `json:"kind,omitempty"` // "" for a request's decision, else e.g. "config-reload"
 	Decision string    `json:"decision,omitempty"`

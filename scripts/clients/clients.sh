@@ -116,6 +116,13 @@ scrapy_stats() {
 for k, v in sorted(json.load(open(sys.argv[1])).items()): print(f"{k}={v}")' "$1"
 }
 
+# scrapy_connect_check URL: the audit records of URL (a CONNECT's) since
+# the scrapy-connect mark, then the stats of that crawl.
+scrapy_connect_check() {
+  audits_since "$WORK/scrapy-connect.mark" "$1"
+  scrapy_stats "$WORK/scrapy-connect.stats"
+}
+
 # run_scrapy: examples/scrapy through robotsgate over HTTP and HTTPS. Its
 # RobotsgateRefusalMiddleware drops robotsgate's refusals (IgnoreRequest,
 # counted in the robotsgate/ stats), while the origin's own 403 (/forbidden)
@@ -137,8 +144,24 @@ run_scrapy() {
   fi
   expect "scrapy: robotsgate's refusals in the stats" "robotsgate/forbidden=2 robotsgate/reason/disallowed=2" \
     scrapy_stats "$WORK/scrapy-pairs.stats"
-  # The middleware's unit tests (report mode, 429, the origin's own 403).
-  expect "scrapy: RobotsgateRefusalMiddleware unit tests" "OK" bash -c \
+  # A CONNECT robotsgate refuses (port 1 is outside https.allowed_ports):
+  # RobotsgateConnectRefusalMiddleware drops it at once (audited once,
+  # counted); Scrapy's defaults retry it (3 CONNECTs audited).
+  local connect=https://127.0.0.1:1
+  wc -l <"$WORK/audit.jsonl" >"$WORK/scrapy-connect.mark"
+  (cd "$ROOT/examples/scrapy" && timeout 300 "${PROXYENV[@]}" "$SCRAPY_PY" -m scrapy crawl pages -L WARNING \
+    -a urls="$connect/scrapy-connect" -a stats="$WORK/scrapy-connect.stats" -O "$WORK/scrapy-connect.jl") \
+    >"$WORK/scrapy-connect.log" 2>&1
+  expect "scrapy: a refused CONNECT audited once, in the stats" \
+    "1 robotsgate/connect/403=1 robotsgate/forbidden=1" scrapy_connect_check "$connect"
+  wc -l <"$WORK/audit.jsonl" >"$WORK/scrapy-connect.mark"
+  mkdir -p "$WORK/scrapy-defaults"
+  (cd "$WORK/scrapy-defaults" && timeout 300 "${PROXYENV[@]}" "$SCRAPY_PY" -m scrapy runspider -L WARNING \
+    "$ROOT/examples/scrapy/politecrawl/spiders/pages.py" -a urls="$connect/scrapy-connect-defaults" \
+    -O "$WORK/scrapy-connect-defaults.jl") >>"$WORK/scrapy-connect.log" 2>&1
+  fact "Scrapy's defaults retry a refused CONNECT: 3 audited" 3 audits_since "$WORK/scrapy-connect.mark" "$connect"
+  # The middlewares' unit tests (report mode, 429, the origin's own 403, a refused CONNECT).
+  expect "scrapy: the middlewares' unit tests" "OK" bash -c \
     'cd "$1" && "$2" -m unittest discover -s tests -t . 2>&1 | tail -n 1' unit "$ROOT/examples/scrapy" "$SCRAPY_PY"
 }
 
@@ -202,6 +225,59 @@ run_node() {
   connect_ua node-https-proxy-agent env PROXY_URL="$CP" node "$js" https-proxy-agent "https://localhost:$HTTPS_PORT/"
   fact "node's built-in fetch ignores proxy variables" 200 "${NOPROXYENV[@]}" http_proxy="$P" HTTP_PROXY="$P" \
     node "$js" fetch-builtin "$H$PROBE"
+}
+
+# audits_since MARK URL...: per URL, how many audit records robotsgate
+# wrote for it since the audit log had the line count in file MARK.
+audits_since() {
+  local mark=$1 u
+  shift
+  for u in "$@"; do
+    tail -n +"$(($(cat "$mark") + 1))" "$WORK/audit.jsonl" | grep -cF "\"url\":\"$u\""
+  done
+}
+
+# crawlee_audits URL...: audits_since the crawlee mark.
+crawlee_audits() { audits_since "$WORK/crawlee.mark" "$@"; }
+
+# run_crawlee: examples/crawlee (Crawlee's HttpCrawler, robotsgate.mjs's
+# options) crawls the HTTP and HTTPS origins from / (following links,
+# /private/secret among them) plus a disallowed start URL each and the
+# origin's own 403: every page 200, each refused URL refused and audited
+# exactly once, counted in its stats, the agent it names (X-Robots-Agent)
+# in every audit record, the origin's 403 still retried as a block. Then
+# the pitfall: Crawlee's defaults ask for a refused URL 4 times.
+run_crawlee() {
+  command -v node >/dev/null || { skip crawlee "node not installed"; return; }
+  local dir=$ROOT/examples/crawlee got want refused
+  [ -d "$dir/node_modules/@crawlee/http" ] || { skip crawlee "run 'npm ci' in examples/crawlee"; return; }
+  RAN+=(crawlee)
+  refused=("$H/private/crawlee/1" "$H/private/secret" "$S/private/crawlee/1" "$S/private/secret")
+  wc -l <"$WORK/audit.jsonl" >"$WORK/crawlee.mark"
+  (cd "$dir" && timeout 300 "${NOPROXYENV[@]}" PROXY_URL="$P" NODE_EXTRA_CA_CERTS="$CA" node crawl.mjs --follow \
+    --agent crawleebot --stats "$WORK/crawlee.stats" "$H/" "$S/" "$H/private/crawlee/1" "$S/private/crawlee/1" \
+    "$H/forbidden") >"$WORK/crawlee.out" 2>"$WORK/crawlee.log"
+  got=$(LC_ALL=C sort "$WORK/crawlee.out")
+  want=$( (for o in "$H" "$S"; do printf '200 %s\n' "$o/" "$o/page/1" "$o/page/2" "$o/page/3" "$o/page/4" "$o/page/5"; done
+    printf 'refused disallowed %s\n' "${refused[@]}"; printf 'failed %s\n' "$H/forbidden") | LC_ALL=C sort)
+  if [ "$got" = "$want" ]; then
+    PASSED+=("crawlee http+https crawl")
+    echo "ok    crawlee: 12 pages 200, 4 URLs refused by robotsgate, the origin's own 403 failed as a block"
+  else
+    fail "crawlee crawl: got [$(echo "$got" | tr '\n' ';')] want [$(echo "$want" | tr '\n' ';')]; log: $(grep -v '^ ' "$WORK/crawlee.log" | tail -n 3)"
+  fi
+  expect "crawlee: each refused URL audited once (http, http, https, https)" "1 1 1 1" crawlee_audits "${refused[@]}"
+  expect "crawlee: refusals in its stats" '{"robotsgate/forbidden":4,"robotsgate/reason/disallowed":4}' cat "$WORK/crawlee.stats"
+  expect "crawlee: the agent of its audit records (X-Robots-Agent)" "crawleebot" \
+    bash -c 'tail -n +"$(($(cat "$1") + 1))" "$2" | sed -n "s/.*\"agent\":\"\([^\"]*\)\".*/\1/p" | sort -u' agents \
+    "$WORK/crawlee.mark" "$WORK/audit.jsonl"
+  expect "crawlee: the origin's own 403 retried as a block (1 + 3 retries)" 4 crawlee_audits "$H/forbidden"
+  expect "crawlee: robotsgate.mjs unit tests" "# fail 0" bash -c 'cd "$1" && node --test test/ 2>&1 | grep "^# fail"' unit "$dir"
+  wc -l <"$WORK/audit.jsonl" >"$WORK/crawlee.mark"
+  (cd "$dir" && timeout 300 "${NOPROXYENV[@]}" PROXY_URL="$P" node crawl.mjs --crawlee-defaults "$H/private/crawlee/defaults") \
+    >/dev/null 2>>"$WORK/crawlee.log"
+  fact "Crawlee's defaults retry a refusal as a block: one refused URL audited 4 times" 4 \
+    crawlee_audits "$H/private/crawlee/defaults"
 }
 
 run_java() {
@@ -332,7 +408,9 @@ run_headless() {
 # The admin listener's status page (docs/production.md#status-page) in
 # headless Chromium driven by Playwright, against a robotsgate of its own
 # with an admin token: refused without the token, loads without console
-# errors with it, and shows a request refused through the proxy within 2 s.
+# errors with it, shows the refusals made between its snapshot and its
+# stream, has a time axis and a readable maximum on its chart, and shows a
+# request refused through the proxy within 2 s.
 run_statuspage() {
   command -v chromium >/dev/null || { skip "status page" "no chromium"; return; }
   [ -d "$HERE/node/node_modules/playwright-core" ] || { skip "status page" "run 'npm ci' in scripts/clients/node"; return; }
@@ -358,8 +436,8 @@ YAML
     sleep 0.1
   done
   [ -n "$listen" ] && [ -n "$admin" ] || { fail "status page: robotsgate did not start: $(tail -n 3 "$dir/robotsgate.log")"; return; }
-  expect "status page: refused without the token, no console error, a refusal shown within 2 s" \
-    "no-token 401 no-token-page refused page 200 live proxy 403 shown within-2s console-errors 0" \
+  expect "status page: refused without the token, no console error, refusals before the stream opened shown, chart axes, a refusal shown within 2 s" \
+    "no-token 401 no-token-page refused page 200 live early 5/5 chart axis max-label proxy 403 shown within-2s console-errors 0" \
     "${NOPROXYENV[@]}" ADMIN_URL="http://$admin" ADMIN_TOKEN="$token" PROXY_URL="http://$listen" \
     REFUSE_URL="$H/private/statuspage" node "$HERE/node/statuspage.mjs"
 }

@@ -7,9 +7,10 @@
 # the pitfalls the table states, loads a page whose stylesheet is
 # disallowed in headless Chromium (alone, and driven by Playwright and
 # Puppeteer), opens the admin status page in headless Chromium (refused
-# without the token, no console error, a refusal shown within 2 s), and runs
-# examples/scrapy against an origin
-# with a Crawl-delay. Prints what ran and what was skipped; exits 1 on any
+# without the token, no console error, refusals shown, also those made
+# before its stream opened), runs examples/scrapy against an origin
+# with a Crawl-delay, and crawls the origins with examples/crawlee (each
+# refused URL audited once). Prints what ran and what was skipped; exits 1 on any
 # failure.
 #
 #   scripts/clients/run.sh            (needs go; every other client is optional)
@@ -121,7 +122,7 @@ SPKI=$("$WORK/robotsgate" ca -config "$WORK/robotsgate.yaml" | sed -n 's/^  spki
 [ -n "$SPKI" ] || fail "robotsgate ca printed no 'spki:' line"
 
 # CLIENTS=... runs only those rows (e.g. CLIENTS="chromium headless").
-for c in ${CLIENTS:-curl wget python scrapy go node chromium headless statuspage java scrapy_politeness}; do
+for c in ${CLIENTS:-curl wget python scrapy go node crawlee chromium headless statuspage java scrapy_politeness}; do
   t=$SECONDS
   "run_$c"
   echo "      ($c: $((SECONDS - t)) s)"

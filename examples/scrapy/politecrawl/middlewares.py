@@ -14,11 +14,18 @@ past RETRY_AFTER_TIMES / RETRY_AFTER_MAX, go on to RetryMiddleware.
 
 RobotsgateRefusalMiddleware: a robotsgate refusal becomes IgnoreRequest,
 with stats robotsgate/forbidden and robotsgate/reason/<reason>.
+
+RobotsgateConnectRefusalMiddleware: a CONNECT that robotsgate refused (a
+TunnelError with status 403) becomes IgnoreRequest instead of being
+retried.
 """
+
+import re
 
 from datetime import datetime, timezone
 from email.utils import parsedate_to_datetime
 
+from scrapy.core.downloader.handlers.http11 import TunnelError
 from scrapy.exceptions import IgnoreRequest
 from twisted.internet.task import deferLater
 
@@ -109,3 +116,43 @@ class RobotsgateRefusalMiddleware:
         self.stats.inc_value(f"robotsgate/reason/{reason}", spider=spider)
         spider.logger.debug("Forbidden by robotsgate (%s, %d): %s", reason, response.status, request.url)
         raise IgnoreRequest(f"Forbidden by robotsgate ({reason}): {request.url}")
+
+
+class RobotsgateConnectRefusalMiddleware:
+    """Turn a refused CONNECT into IgnoreRequest instead of three tries.
+
+    When robotsgate refuses an HTTPS request's CONNECT (a port outside
+    https.allowed_ports, a denied site, a disallowed host in tunnel mode),
+    Scrapy sees no response, only a TunnelError ("Could not open CONNECT
+    tunnel with proxy ... [{'status': 403, ...}]"), which RetryMiddleware
+    retries like a network error: the URL is asked for, refused and
+    audited 3 times. RETRY_HTTP_CODES does not apply (there is no
+    response), and Scrapy 2.8 has no setting for the exceptions it
+    retries. This middleware drops a TunnelError with status 403, counted
+    as robotsgate/forbidden and robotsgate/connect/403; robotsgate's audit
+    log and the answer's Proxy-Status header (which Scrapy does not show)
+    have the reason. Any other TunnelError is left to RetryMiddleware.
+
+    Its process_exception must run before RetryMiddleware's (550): give
+    it a priority above 550, such as 555.
+    """
+
+    status = re.compile(r"'status': (\d+)")
+
+    def __init__(self, stats):
+        self.stats = stats
+
+    @classmethod
+    def from_crawler(cls, crawler):
+        return cls(crawler.stats)
+
+    def process_exception(self, request, exception, spider):
+        if not isinstance(exception, TunnelError):
+            return None
+        m = self.status.search(str(exception))
+        if not m or m.group(1) != "403":
+            return None
+        self.stats.inc_value("robotsgate/forbidden", spider=spider)
+        self.stats.inc_value("robotsgate/connect/403", spider=spider)
+        spider.logger.debug("CONNECT refused by robotsgate (403): %s", request.url)
+        raise IgnoreRequest(f"CONNECT refused by robotsgate (403; its audit log has the reason): {request.url}")

@@ -39,8 +39,13 @@ DOWNLOAD_TIMEOUT = 180
 # IgnoreRequest, counted as robotsgate/forbidden and
 # robotsgate/reason/<reason>; the origin's own 403 reaches the spider. It
 # runs after RetryMiddleware, so only the final answer is dropped.
+#
+# A CONNECT robotsgate refused (TunnelError, status 403) becomes
+# IgnoreRequest before RetryMiddleware would try it twice more (its
+# process_exception runs first: priority above 550).
 DOWNLOADER_MIDDLEWARES = {
     "politecrawl.middlewares.RetryAfterMiddleware": 560,
+    "politecrawl.middlewares.RobotsgateConnectRefusalMiddleware": 555,
     "politecrawl.middlewares.RobotsgateRefusalMiddleware": 540,
 }
 RETRY_AFTER_TIMES = 5

@@ -13,7 +13,9 @@ from scrapy.http import HtmlResponse, Request
 from scrapy.spiders import Spider
 from scrapy.utils.test import get_crawler
 
-from politecrawl.middlewares import RobotsgateRefusalMiddleware
+from scrapy.core.downloader.handlers.http11 import TunnelError
+
+from politecrawl.middlewares import RobotsgateConnectRefusalMiddleware, RobotsgateRefusalMiddleware
 
 
 class RobotsgateRefusalMiddlewareTest(unittest.TestCase):
@@ -51,6 +53,28 @@ class RobotsgateRefusalMiddlewareTest(unittest.TestCase):
             resp = self.respond(status, headers)
             self.assertEqual(resp.status, status)
         self.assertEqual(self.stats(), {})
+
+
+class RobotsgateConnectRefusalMiddlewareTest(unittest.TestCase):
+    def setUp(self):
+        self.crawler = get_crawler(Spider)
+        self.spider = self.crawler._create_spider("t")
+        self.mw = RobotsgateConnectRefusalMiddleware.from_crawler(self.crawler)
+        self.request = Request("https://example.com:8443/x")
+
+    def test_refused_connect_is_ignored_and_counted(self):
+        err = TunnelError("Could not open CONNECT tunnel with proxy 127.0.0.1:9309 [{'status': 403, 'reason': b'Forbidden'}]")
+        with self.assertRaises(IgnoreRequest):
+            self.mw.process_exception(self.request, err, self.spider)
+        stats = {k: v for k, v in self.crawler.stats.get_stats().items() if k.startswith("robotsgate/")}
+        self.assertEqual(stats, {"robotsgate/forbidden": 1, "robotsgate/connect/403": 1})
+
+    def test_other_failures_are_left_to_retry(self):
+        for err in [
+            TunnelError("Could not open CONNECT tunnel with proxy 127.0.0.1:9309 [{'status': 502, 'reason': b'Bad Gateway'}]"),
+            TimeoutError("timed out"),
+        ]:
+            self.assertIsNone(self.mw.process_exception(self.request, err, self.spider))
 
 
 if __name__ == "__main__":

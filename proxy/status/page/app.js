@@ -45,7 +45,15 @@ function row(it) {
   return tr;
 }
 
+// lastSeq is the position of the last record shown: the stream resumes
+// after it, and a record at or before it is not shown twice.
+let lastSeq = -1;
+
 function addRecord(it) {
+  if (typeof it.seq === 'number' && it.seq > 0) {
+    if (it.seq <= lastSeq) return;
+    lastSeq = it.seq;
+  }
   const body = document.querySelector('#events tbody');
   body.prepend(row(it));
   while (body.rows.length > maxRows) body.deleteRow(body.rows.length - 1);
@@ -56,11 +64,31 @@ function fillList(dl, pairs) {
   for (const [k, v] of pairs) dl.append(el('dt', k), el('dd', v));
 }
 
+// Chart geometry, in the SVG's own units (its width is the element's
+// width in pixels, so that text is never stretched): a band at the top
+// for the maximum's label, the bars, then the time axis.
+const chartH = 180;
+const labelBand = 18;
+const axisBand = 20;
+
+function svgEl(tag, attrs, text) {
+  const e = document.createElementNS(svgNS, tag);
+  for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, String(v));
+  if (text !== undefined) e.textContent = String(text);
+  return e;
+}
+
+let lastPerMinute = [];
+
 function drawChart(perMinute) {
+  lastPerMinute = perMinute;
   const svg = document.getElementById('chart');
   svg.replaceChildren();
-  const w = 720 / Math.max(perMinute.length, 1);
-  const h = 150;
+  const width = Math.max(svg.clientWidth || 720, 240);
+  svg.setAttribute('viewBox', `0 0 ${width} ${chartH}`);
+  const w = width / Math.max(perMinute.length, 1);
+  const base = chartH - axisBand;
+  const h = base - labelBand;
   let max = 1;
   const reasons = new Set();
   for (const m of perMinute) {
@@ -69,28 +97,16 @@ function drawChart(perMinute) {
     max = Math.max(max, total);
   }
   perMinute.forEach((m, i) => {
-    let y = 158;
+    let y = base;
     for (const [r, c] of Object.entries(m.by_reason).sort()) {
       const bh = (c / max) * h;
       y -= bh;
-      const rect = document.createElementNS(svgNS, 'rect');
-      rect.setAttribute('x', String(i * w + 1));
-      rect.setAttribute('y', String(y));
-      rect.setAttribute('width', String(Math.max(w - 2, 1)));
-      rect.setAttribute('height', String(bh));
-      rect.setAttribute('fill', colorOf(r));
-      const title = document.createElementNS(svgNS, 'title');
-      title.textContent = `${shortTime(m.minute).slice(0, 5)} ${r}: ${c}`;
-      rect.append(title);
+      const rect = svgEl('rect', { x: i * w + 1, y, width: Math.max(w - 2, 1), height: bh, fill: colorOf(r) });
+      rect.append(svgEl('title', {}, `${shortTime(m.minute).slice(0, 5)} ${r}: ${c}`));
       svg.append(rect);
     }
   });
-  const label = document.createElementNS(svgNS, 'text');
-  label.setAttribute('x', '4');
-  label.setAttribute('y', '12');
-  label.setAttribute('font-size', '11');
-  label.textContent = `max ${max}/min`;
-  svg.append(label);
+  drawAxes(svg, perMinute, width, w, base, max);
   const legend = document.getElementById('legend');
   legend.replaceChildren();
   for (const r of [...reasons].sort()) {
@@ -100,6 +116,23 @@ function drawChart(perMinute) {
     li.append(sw, document.createTextNode(r));
     legend.append(li);
   }
+}
+
+// drawAxes draws the maximum's line and label above the bars, and the
+// time axis below them: a tick and an HH:MM label (UTC) every ten
+// minutes.
+function drawAxes(svg, perMinute, width, w, base, max) {
+  svg.append(svgEl('line', { x1: 0, x2: width, y1: labelBand, y2: labelBand, class: 'grid' }));
+  svg.append(svgEl('text', { x: 4, y: labelBand - 5, class: 'max' }, `max ${max}/min`));
+  svg.append(svgEl('line', { x1: 0, x2: width, y1: base, y2: base, class: 'axis' }));
+  perMinute.forEach((m, i) => {
+    const t = new Date(m.minute);
+    if (isNaN(t) || t.getUTCMinutes() % 10 !== 0) return;
+    const x = i * w + w / 2;
+    svg.append(svgEl('line', { x1: x, x2: x, y1: base, y2: base + 4, class: 'axis' }));
+    const anchor = x < 20 ? 'start' : (x > width - 20 ? 'end' : 'middle');
+    svg.append(svgEl('text', { x, y: chartH - 5, 'text-anchor': anchor, class: 'tick' }, shortTime(m.minute).slice(0, 5)));
+  });
 }
 
 function render(s, first) {
@@ -117,7 +150,10 @@ function render(s, first) {
   fillList(document.getElementById('cache'), cache);
   fillList(document.getElementById('config'), (s.config || []).map((kv) => [kv.key, kv.value]));
   document.getElementById('totals').textContent = `(${s.records} records, ${s.refusals} refusals since start)`;
-  if (first) for (const it of s.recent || []) addRecord(it);
+  if (first) {
+    for (const it of s.recent || []) addRecord(it);
+    if (typeof s.seq === 'number') lastSeq = Math.max(lastSeq, s.seq);
+  }
 }
 
 async function refresh(first) {
@@ -130,9 +166,13 @@ async function refresh(first) {
   }
 }
 
+// connect opens the stream after the snapshot's position, so that no
+// record written between the snapshot and the stream is missed (the
+// server replays those it still holds, and counts the others as
+// dropped). When it reconnects, the browser sends the last event's id.
 function connect() {
   const conn = document.getElementById('conn');
-  const es = new EventSource('/v1/events');
+  const es = new EventSource(lastSeq >= 0 ? `/v1/events?since=${lastSeq}` : '/v1/events');
   es.addEventListener('open', () => { conn.textContent = 'live'; conn.className = 'conn live'; });
   es.addEventListener('error', () => { conn.textContent = 'reconnecting…'; conn.className = 'conn'; });
   es.addEventListener('decision', (ev) => addRecord(JSON.parse(ev.data)));
@@ -146,4 +186,5 @@ document.addEventListener('DOMContentLoaded', async () => {
   await refresh(true);
   connect();
   setInterval(() => refresh(false), 5000);
+  window.addEventListener('resize', () => drawChart(lastPerMinute));
 });
