@@ -175,6 +175,9 @@ func scanBody(resp *http.Response, s *tagScan, maxBytes int, sniff bool) {
 		s.Incomplete = true
 		s.NotScanned = "body cannot be decoded: " + err.Error()
 	}
+	if why := unreadableCharset(headerCharsets(resp.Header)); why != "" && rec.err == nil && !s.Incomplete {
+		s.Incomplete, s.NotScanned = true, why // scancharset.go
+	}
 	resp.Body = &tagBody{Reader: io.MultiReader(bytes.NewReader(rec.buf), rest), orig: orig, scan: s}
 }
 

@@ -242,6 +242,11 @@ type Head struct {
 	// read, up to </head> or <body>). When it is false, the input ended
 	// inside the head: a caller that bounded the input saw only part of it.
 	Ended bool
+	// Charsets are the character encodings the head's meta elements
+	// declare (<meta charset>, <meta http-equiv="Content-Type"
+	// content="...; charset=...">), lower case, each once, in order, at
+	// most [maxCharsets] of them.
+	Charsets []string
 }
 
 // ParseHead is [ParseMetaRobots] that also returns the content of the
@@ -278,9 +283,10 @@ func ParseHead(r io.Reader, names ...string) (Head, error) {
 				return h, nil
 			case rawTagIs(raw, "<meta"):
 				if _, hasAttr := z.TagName(); hasAttr {
-					name, content := metaAttrs(z)
-					h.Robots = metaDirectives(name, content, h.Robots)
-					h.name(names, name, content)
+					m := metaAttrs(z) // meta.go
+					h.Robots = metaDirectives(m.name, m.content, h.Robots)
+					h.name(names, m.name, m.content)
+					h.charsets(m)
 				}
 			default:
 				name, _ := z.TagName()
@@ -349,28 +355,6 @@ func rawTagIs(raw []byte, prefix string) bool {
 		return true
 	}
 	return false
-}
-
-// metaAttrs returns the name (trimmed, lower case) and content
-// attributes of the meta element z is on.
-func metaAttrs(z *html.Tokenizer) (name, content string) {
-	var hasName, hasContent bool
-	for more := true; more; {
-		var k, v []byte
-		k, v, more = z.TagAttr()
-		// The first occurrence of a duplicated attribute wins, as in HTML.
-		switch string(k) {
-		case "name":
-			if !hasName {
-				name, hasName = string(v), true
-			}
-		case "content":
-			if !hasContent {
-				content, hasContent = string(v), true
-			}
-		}
-	}
-	return strings.ToLower(strings.TrimSpace(name)), content
 }
 
 // metaDirectives appends the directives of a meta element of name (as
