@@ -74,9 +74,14 @@ func (t *forwardTripper) RoundTrip(req *http.Request, ctx *goproxy.ProxyCtx) (*h
 	// decided, and answers it on the connection: reused, the answer would
 	// reach the next client to take it. After a body, the connection is
 	// closed (Connection: close), never pooled.
-	if closeAfter := req.ContentLength != 0; req.Close != closeAfter {
+	//
+	// A chunked request's trailer section is never forwarded
+	// ([dropTrailer]): the transport sends the fields of req.Trailer after
+	// the body, where the header's stripping never sees them.
+	if closeAfter := req.ContentLength != 0; req.Close != closeAfter || req.Trailer != nil {
 		out := *req
 		out.Close = closeAfter
+		dropTrailer(&out)
 		req = &out
 	}
 	var resp *http.Response

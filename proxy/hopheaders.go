@@ -44,6 +44,21 @@ func removeHopByHop(h http.Header) {
 	}
 }
 
+// dropTrailer removes the trailer section of a request about to be
+// sent, the one copy of it the transport reads: net/http's server fills
+// req.Trailer (the fields a Trailer header declares, and every other
+// field of the section with them) as the body ends, and the transport
+// writes the fields of the map it was given after the body and declares
+// them in a Trailer header of its own. A client's trailer could carry
+// what the header's stripping removes (Proxy-Authorization, fields its
+// Connection names, X-Robots-* overrides, a second Host), and no request
+// robotsgate forwards needs one, so the section is dropped whole rather
+// than filtered field by field. The map is replaced, not emptied: the
+// server still writes the client's fields into it while the body is read.
+func dropTrailer(req *http.Request) {
+	req.Trailer = nil
+}
+
 // isWebSocketUpgrade reports whether h asks for (or, on a 101, accepts)
 // a WebSocket upgrade: the one upgrade goproxy relays.
 func isWebSocketUpgrade(h http.Header) bool {

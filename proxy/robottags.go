@@ -107,7 +107,7 @@ type errReader struct{ err error }
 func (e errReader) Read([]byte) (int, error) { return 0, e.err }
 
 // scanRobotTags returns what resp's robot tags say: its X-Robots-Tag
-// headers always, and, for a 2xx HTML response (text/html,
+// headers always, and, for a final ([tagsApply]) HTML response (text/html,
 // application/xhtml+xml, or a body without a usable Content-Type that
 // sniffs as HTML: [docKindOf]), the meta elements in the first
 // cfg.MaxScanBytes of its text (less when the head ends earlier;
@@ -138,7 +138,7 @@ func scanRobotTagsInto(resp *http.Response, cfg config.RobotTagsConfig, into *ta
 	*into = tagScan{Header: robottag.ParseXRobotsTag(resp.Header.Values("X-Robots-Tag"))}
 	s := into
 	kind := docKindOf(resp.Header)
-	if kind == docOther || !hasBody(resp) || resp.StatusCode/100 != 2 {
+	if kind == docOther || !hasBody(resp) || !tagsApply(resp.StatusCode) {
 		return s
 	}
 	if cfg.MaxScanBytes <= 0 {
@@ -175,8 +175,20 @@ func scanBody(resp *http.Response, s *tagScan, maxBytes int, sniff bool) {
 		s.Incomplete = true
 		s.NotScanned = "body cannot be decoded: " + err.Error()
 	}
+	if why := unreadableCharset(headerCharsets(resp.Header)); why != "" && rec.err == nil && !s.Incomplete {
+		s.Incomplete, s.NotScanned = true, why // scancharset.go
+	}
 	resp.Body = &tagBody{Reader: io.MultiReader(bytes.NewReader(rec.buf), rest), orig: orig, scan: s}
 }
+
+// tagsApply reports whether the robot tags of a response of status code
+// count: those of every final response the crawler receives, not only of
+// a 2xx. An error page or a redirect is a document the crawler gets and
+// may keep as much as a 200; a 304's X-Robots-Tag updates the headers of
+// the cached page it revalidates (RFC 9111 section 4.3.4), so a noindex
+// there applies to that page. Only an interim 1xx (101, whose connection
+// is relayed) carries none.
+func tagsApply(code int) bool { return code >= http.StatusOK }
 
 // hasBody reports whether resp may have a body to scan.
 func hasBody(resp *http.Response) bool {
@@ -192,9 +204,9 @@ func hasBody(resp *http.Response) bool {
 // robotTagOutcome is the outcome of the robot tags of a forwarded response to
 // req, for the crawler whose product token is agent.
 //
-// It acts only on 2xx responses (an error page or a redirect is not
-// content a crawler keeps) and only in modes annotate and enforce (any
-// mode other than off and enforce is treated as annotate). It reads the
+// It acts on every final response ([tagsApply]) and only in modes
+// annotate and enforce (any mode other than off and enforce is treated as
+// annotate). It reads the
 // response's robot tags ([scanRobotTags], unless an earlier step already
 // did) and asks [robottag.Verdict] whether they say "do not keep" for
 // agent, with cfg.Deny (nil means [robottag.DefaultDeny]). When they do
@@ -207,7 +219,7 @@ func hasBody(resp *http.Response) bool {
 //
 // ev then describes what was found.
 func robotTagOutcome(req *http.Request, resp *http.Response, agent string, cfg config.RobotTagsConfig) (ev *tagEvent, o outcome) {
-	if cfg.Mode == config.RobotTagsOff || resp == nil || resp.StatusCode/100 != 2 {
+	if cfg.Mode == config.RobotTagsOff || resp == nil || !tagsApply(resp.StatusCode) {
 		return nil, outcome{}
 	}
 	s := scanRobotTags(resp, cfg)

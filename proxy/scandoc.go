@@ -125,7 +125,9 @@ func scanHead(src io.Reader, s *tagScan, maxBytes int, sniff bool) error {
 	}
 	h, err := robottag.ParseHead(text, metaTDMReservation, metaTDMPolicy)
 	s.Meta, s.Named = h.Robots, h.Named
-	if err == nil && !h.Ended && window.N == 0 {
+	if why := unreadableCharset(h.Charsets); why != "" { // scancharset.go
+		s.Incomplete, s.NotScanned = true, why
+	} else if err == nil && !h.Ended && window.N == 0 {
 		s.Incomplete = true
 		s.NotScanned = "the head goes on past robot_tags.max_scan_bytes (" + strconv.Itoa(maxBytes) + " bytes)"
 	}

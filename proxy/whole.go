@@ -90,11 +90,17 @@ func (w wholeStep) onRequest(r *http.Request, _ *goproxy.ProxyCtx, st *requestSt
 }
 
 func (w wholeStep) onResponse(resp *http.Response, ctx *goproxy.ProxyCtx, st *requestState) (*http.Response, outcome) {
-	if resp.StatusCode/100 != 2 {
+	if !tagsApply(resp.StatusCode) {
 		return resp, outcome{}
 	}
 	resp.Header.Del(HeaderUnscanned)
-	if !w.enforcing(st) {
+	enforcing := w.enforcing(st)
+	if resp.StatusCode/100 != 2 {
+		// Robot tags count on every final response (robottags.go); the
+		// usage and TDMRep steps read 2xx bodies only.
+		enforcing = w.scansBodies && w.tags
+	}
+	if !enforcing {
 		if w.scanning || st.Purposes != 0 {
 			if scan := bodyScan(resp); scan != nil && scan.Incomplete {
 				resp.Header.Set(HeaderUnscanned, cleanRule(scan.NotScanned))

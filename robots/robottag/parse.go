@@ -72,7 +72,9 @@ func startsWithDirective(s string) bool {
 // response (http.Header.Values("X-Robots-Tag")).
 //
 // Each value is a comma-separated list of directives, compared
-// case-insensitively. A token of the form "agent: directive" restricts
+// case-insensitively; semicolons separate as commas do, quotes are
+// ignored, and a name made of several words counts each known
+// directive among them (lenient.go). A token of the form "agent: directive" restricts
 // that directive, and every following one in the same header value up to
 // the next agent prefix, to the named agent, as in
 // "googlebot: noindex, nofollow". A token "head: rest" is an agent prefix
@@ -96,9 +98,9 @@ func ParseXRobotsTag(values []string) []Directive {
 // not (meta content, whose agent is the element's name).
 func parseList(ds []Directive, list string, agents bool) []Directive {
 	agent := ""
-	parts := strings.Split(list, ",")
+	parts := splitList(list)
 	for i := 0; i < len(parts); i++ {
-		tok := strings.TrimSpace(parts[i])
+		tok := unquote(strings.TrimSpace(parts[i]))
 		var d Directive
 		var ok bool
 		if agents {
@@ -116,7 +118,7 @@ func parseList(ds []Directive, list string, agents bool) []Directive {
 			i++
 			d.Value += ", " + strings.TrimSpace(parts[i])
 		}
-		ds = append(ds, d)
+		ds = appendWords(ds, d) // lenient.go
 	}
 	return ds
 }
@@ -207,8 +209,9 @@ func isNotAgentMetaName(name string) bool {
 //
 // It uses [html.Tokenizer], not a full parse: every meta element before the
 // first </head> or <body> tag counts (HTML lets a document omit the <head>
-// start tag), and meta elements inside raw-text elements (<script>,
-// <noscript>, <title>, ...) or comments do not. Attribute names and the
+// start tag), those inside <noscript> included (crawlers parse with
+// scripting disabled), and meta elements inside raw-text elements
+// (<script>, <title>, <style>, ...) or comments do not. Attribute names and the
 // name attribute's value are case-insensitive; a name other than "robots"
 // that looks like a product token (letters, digits, '_', '-') is an
 // agent and is stored lower-cased in [Directive.Agent], but only when its
@@ -239,6 +242,11 @@ type Head struct {
 	// read, up to </head> or <body>). When it is false, the input ended
 	// inside the head: a caller that bounded the input saw only part of it.
 	Ended bool
+	// Charsets are the character encodings the head's meta elements
+	// declare (<meta charset>, <meta http-equiv="Content-Type"
+	// content="...; charset=...">), lower case, each once, in order, at
+	// most [maxCharsets] of them.
+	Charsets []string
 }
 
 // ParseHead is [ParseMetaRobots] that also returns the content of the
@@ -275,14 +283,20 @@ func ParseHead(r io.Reader, names ...string) (Head, error) {
 				return h, nil
 			case rawTagIs(raw, "<meta"):
 				if _, hasAttr := z.TagName(); hasAttr {
-					name, content := metaAttrs(z)
-					h.Robots = metaDirectives(name, content, h.Robots)
-					h.name(names, name, content)
+					m := metaAttrs(z) // meta.go
+					h.Robots = metaDirectives(m.name, m.content, h.Robots)
+					h.name(names, m.name, m.content)
+					h.charsets(m)
 				}
 			default:
 				name, _ := z.TagName()
 				h.Ended = h.Ended || !inHead(string(name))
 				rawText = tt == html.StartTagToken && isRawText(string(name))
+				if tt == html.StartTagToken && string(name) == "noscript" {
+					// Crawlers parse with scripting disabled: the
+					// content of <noscript> is markup, its metas count.
+					z.NextIsNotRawText()
+				}
 				continue
 			}
 		}
@@ -303,10 +317,11 @@ func inHead(name string) bool {
 }
 
 // isRawText reports whether the tokenizer reads the content of an
-// element name (lower case) as text, not markup.
+// element name (lower case) as text, not markup: not <noscript>'s, which
+// a parser with scripting disabled reads as markup.
 func isRawText(name string) bool {
 	switch name {
-	case "iframe", "noembed", "noframes", "noscript", "plaintext", "script", "style", "textarea", "title", "xmp":
+	case "iframe", "noembed", "noframes", "plaintext", "script", "style", "textarea", "title", "xmp":
 		return true
 	}
 	return false
@@ -340,28 +355,6 @@ func rawTagIs(raw []byte, prefix string) bool {
 		return true
 	}
 	return false
-}
-
-// metaAttrs returns the name (trimmed, lower case) and content
-// attributes of the meta element z is on.
-func metaAttrs(z *html.Tokenizer) (name, content string) {
-	var hasName, hasContent bool
-	for more := true; more; {
-		var k, v []byte
-		k, v, more = z.TagAttr()
-		// The first occurrence of a duplicated attribute wins, as in HTML.
-		switch string(k) {
-		case "name":
-			if !hasName {
-				name, hasName = string(v), true
-			}
-		case "content":
-			if !hasContent {
-				content, hasContent = string(v), true
-			}
-		}
-	}
-	return strings.ToLower(strings.TrimSpace(name)), content
 }
 
 // metaDirectives appends the directives of a meta element of name (as
