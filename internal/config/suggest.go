@@ -41,7 +41,7 @@ func suggestKey(prefix, k string) string {
 	return ""
 }
 
-// suggestNested is suggestKey for the unknown key k of the section prefix
+// suggestNested is [suggestKey] for the unknown key k of the section prefix
 // whose value is v: a mapping whose keys, joined to k by '_', name a
 // setting is suggested as that setting ("admin: {hosts: ...}" is
 // admin_hosts).

@@ -61,7 +61,7 @@ func (a *Admin) foreignHost(r *http.Request) string {
 
 // knownHost reports whether hostport (a Host value) names this listener:
 // localhost, a loopback address, the local address of r's connection, or
-// a name of Config.Hosts, with any valid port or none.
+// a name of [Config.Hosts], with any valid port or none.
 func (a *Admin) knownHost(r *http.Request, hostport string) bool {
 	canon, _ := splitHost(hostport)
 	if canon == "" {
