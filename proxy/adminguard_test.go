@@ -152,6 +152,8 @@ func TestAdminCrossSiteStateChange(t *testing.T) {
 				{"reload basic same origin", "POST /v1/reload HTTP/1.1\nHost: " + addr + "\nAuthorization: " + basic + "\nOrigin: http://" + addr + "\nSec-Fetch-Site: same-origin", 401},
 				{"purge basic", "DELETE /v1/robots?origin=http%3A%2F%2Fexample.test HTTP/1.1\nHost: " + addr + "\nAuthorization: " + basic, 401},
 				{"status page basic", "GET /v1/status HTTP/1.1\nHost: " + addr + "\nAuthorization: " + basic, 200},
+				{"decision fetched by another site", "GET /v1/decision?url=http%3A%2F%2F127.0.0.1%3A1%2F HTTP/1.1\nHost: " + addr + "\nSec-Fetch-Site: cross-site\nSec-Fetch-Mode: no-cors", 403},
+				{"status page linked from another site", "GET / HTTP/1.1\nHost: " + addr + "\nAuthorization: " + basic + "\nSec-Fetch-Site: cross-site\nSec-Fetch-Mode: navigate", 200},
 				{"reload bearer", "POST /v1/reload HTTP/1.1\nHost: " + addr + "\nAuthorization: Bearer " + token, 200},
 				{"reload bearer own origin", "POST /v1/reload HTTP/1.1\nHost: " + addr + "\nAuthorization: Bearer " + token + "\nOrigin: http://" + addr + "\nSec-Fetch-Site: same-origin", 200},
 			} {

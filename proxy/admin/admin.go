@@ -174,7 +174,7 @@ func (a *Admin) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	if why := crossSite(r); why != "" && changesState(r) {
+	if why := crossSite(r); why != "" && !hostFree(r.URL.Path) {
 		writeJSON(w, http.StatusForbidden, jsonError{Error: why})
 		return
 	}

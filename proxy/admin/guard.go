@@ -29,7 +29,8 @@ import (
 // the cookies and basic credentials it holds for it. A request that
 // changes state (any method but GET and HEAD) is refused with 403 when
 // its Sec-Fetch-Site says cross-site or same-site, or its Origin is not
-// this listener's own (http://Host). And basic credentials, which a
+// this listener's own (http://Host); so is a read another site's page
+// fetches (not a navigation). And basic credentials, which a
 // browser caches and sends by itself, are accepted only for GET of the
 // status page and its streams (authorized); a state change needs the
 // bearer token.
@@ -100,12 +101,24 @@ func changesState(r *http.Request) bool {
 	return r.Method != http.MethodGet && r.Method != http.MethodHead
 }
 
-// crossSite returns why the state change r comes from another site, ""
-// when it does not: Sec-Fetch-Site cross-site or same-site, or an Origin
-// other than this listener's own (http://Host, compared as hosts are).
+// crossSite returns why r, sent by a page of another site, is refused;
+// "" when it is not. A state change is refused when Sec-Fetch-Site is
+// cross-site or same-site, or its Origin is not this listener's own
+// (http://Host, compared as hosts are). A read is refused when another
+// site's page fetches it (Sec-Fetch-Site cross-site or same-site, and not
+// a navigation): it could make robotsgate fetch policy files
+// (/v1/decision, /v1/robots?fetch=1); following a link to the status
+// page is a navigation, and stays open.
 func crossSite(r *http.Request) string {
-	switch site := strings.ToLower(strings.TrimSpace(r.Header.Get("Sec-Fetch-Site"))); site {
-	case "cross-site", "same-site":
+	site := strings.ToLower(strings.TrimSpace(r.Header.Get("Sec-Fetch-Site")))
+	other := site == "cross-site" || site == "same-site"
+	if !changesState(r) {
+		if other && !strings.EqualFold(strings.TrimSpace(r.Header.Get("Sec-Fetch-Mode")), "navigate") {
+			return "admin API: a request from another site's page (Sec-Fetch-Site: " + site + ") is refused; open the admin address itself"
+		}
+		return ""
+	}
+	if other {
 		return "admin API: " + r.Method + " from another site (Sec-Fetch-Site: " + site + ") is refused"
 	}
 	origins := r.Header.Values("Origin")
