@@ -169,7 +169,8 @@ type LicenseVerdict struct {
 	// Token says how a Required verdict's token was provided: "sent"
 	// (configured, added by the proxy), "client" (the client's own
 	// Authorization), "missing", "http" (configured, but the request is
-	// plain http); set by the proxy.
+	// plain http), "tunnel" (configured, but the proxy cannot add it
+	// inside a tunnel); set by the proxy.
 	Token string
 }
 
@@ -193,6 +194,32 @@ func (e *Enforcer) LicensesOf(ctx context.Context, u *url.URL, origin, method, a
 	if uses == 0 || isRobotsTxt(u, method) {
 		return LicenseVerdict{}
 	}
+	path := requestPath(u)
+	return e.licenses(ctx, origin, agent, func(urls []string) bool { return isLicenseDoc(u, method, origin, urls) },
+		func(doc *rsl.Document) (rsl.Verdict, string) { return DecideLicense(doc, origin, path, uses) })
+}
+
+// LicensesSite returns the verdict of the RSL licenses that robots.txt
+// names for agent on every URL of u's origin alike, for the uses of
+// purposes: the documents' contents that cover the whole site
+// ([rsl.Document.DecideAll]); Unknown when a document cannot be read, as
+// for one URL. It is the decision of a caller that sees only the host
+// (tunnel mode).
+func (e *Enforcer) LicensesSite(ctx context.Context, u *url.URL, agent string, purposes aipref.Set) LicenseVerdict {
+	origin, err := Origin(u)
+	uses := LicenseUses(purposes)
+	if err != nil || uses == 0 {
+		return LicenseVerdict{}
+	}
+	return e.licenses(ctx, origin, agent, func([]string) bool { return false },
+		func(doc *rsl.Document) (rsl.Verdict, string) { return doc.DecideAll(origin, uses), "" })
+}
+
+// licenses is the verdict of the license documents robots.txt names for
+// agent on origin, each decided by decide; exempt says, given their
+// URLs, that the request is not decided by them (it reads one).
+func (e *Enforcer) licenses(ctx context.Context, origin, agent string, exempt func([]string) bool,
+	decide func(*rsl.Document) (rsl.Verdict, string)) LicenseVerdict {
 	var err error
 	ren, ok := e.store.Get(ctx, StoreKey(origin, addressOf(ctx)))
 	if !ok { // evicted since the robots.txt decision: fetched again
@@ -204,7 +231,7 @@ func (e *Enforcer) LicensesOf(ctx context.Context, u *url.URL, origin, method, a
 		return LicenseVerdict{}
 	}
 	urls, complete := ren.Parsed.Licenses(agent)
-	if len(urls) == 0 && complete || isLicenseDoc(u, method, origin, urls) {
+	if len(urls) == 0 && complete || exempt(urls) {
 		return LicenseVerdict{}
 	}
 	v := LicenseVerdict{Checked: true, Licenses: urls}
@@ -213,7 +240,6 @@ func (e *Enforcer) LicensesOf(ctx context.Context, u *url.URL, origin, method, a
 		v.Licenses = urls[:min(len(urls), maxLicenseDocs)]
 		return v
 	}
-	path := requestPath(u)
 	docs, notes := e.licenseDocs(ctx, urls, origin)
 	unreadable := ""
 	for i, lu := range urls {
@@ -224,7 +250,7 @@ func (e *Enforcer) LicensesOf(ctx context.Context, u *url.URL, origin, method, a
 			}
 			continue
 		}
-		dv, via := DecideLicense(doc, origin, path, uses)
+		dv, via := decide(doc)
 		if dv.State > v.State {
 			v.Verdict, v.Via, v.License = dv, via, lu
 		}

@@ -138,21 +138,7 @@ func (e *Enforcer) TDMRep(ctx context.Context, u *url.URL, method string) TDMVer
 	if err != nil || IsTDMRepFile(u, method) || isRobotsTxt(u, method) {
 		return TDMVerdict{}
 	}
-	v := TDMVerdict{Checked: true, FileURL: TDMKey(origin)}
-	key := TDMKey(StoreKey(origin, addressOf(ctx))) // as served where the request goes (address.go)
-	en, ok := e.store.Get(ctx, key)
-	if !ok || !e.clock.Now().Before(en.Expires) {
-		got, err := e.refresh(ctx, key)
-		if err != nil && en == nil {
-			v.Unknown, v.FileStatus, v.FileNote = true, StatusUnreachable, err.Error()
-			return v
-		}
-		if err == nil {
-			en = got
-		}
-	}
-	v.FileStatus, v.FileHTTPStatus = en.Result.Status, en.Result.HTTPStatus
-	file := e.tdmFile(en, &v)
+	v, file := e.tdmRules(ctx, origin)
 	if file == nil {
 		return v
 	}
@@ -164,6 +150,45 @@ func (e *Enforcer) TDMRep(ctx context.Context, u *url.URL, method string) TDMVer
 	}
 	v.Verdict, v.Via = DecideTDMRep(file, path)
 	return v
+}
+
+// TDMRepSite returns the TDMRep verdict tdmrep.json gives every URL of
+// u's origin alike ([tdmrep.File.DecideAll]): reserved only when every
+// path is, by a rule that matches every path; Unknown when the file
+// cannot be read, as for one URL. It is the decision of a caller that
+// sees only the host (tunnel mode).
+func (e *Enforcer) TDMRepSite(ctx context.Context, u *url.URL) TDMVerdict {
+	origin, err := Origin(u)
+	if err != nil {
+		return TDMVerdict{}
+	}
+	v, file := e.tdmRules(ctx, origin)
+	if file != nil {
+		v.Verdict = file.DecideAll()
+	}
+	return v
+}
+
+// tdmRules returns the verdict of origin's tdmrep.json before any rule
+// is matched (Checked, the file's status, why it gives no rules) and its
+// rules in force, nil when there are none; the file is fetched when no
+// fresh copy is cached.
+func (e *Enforcer) tdmRules(ctx context.Context, origin string) (TDMVerdict, *tdmrep.File) {
+	v := TDMVerdict{Checked: true, FileURL: TDMKey(origin)}
+	key := TDMKey(StoreKey(origin, addressOf(ctx))) // as served where the request goes (address.go)
+	en, ok := e.store.Get(ctx, key)
+	if !ok || !e.clock.Now().Before(en.Expires) {
+		got, err := e.refresh(ctx, key)
+		if err != nil && en == nil {
+			v.Unknown, v.FileStatus, v.FileNote = true, StatusUnreachable, err.Error()
+			return v, nil
+		}
+		if err == nil {
+			en = got
+		}
+	}
+	v.FileStatus, v.FileHTTPStatus = en.Result.Status, en.Result.HTTPStatus
+	return v, e.tdmFile(en, &v)
 }
 
 // DecideTDMRep returns the verdict of the tdmrep.json f for path (path

@@ -164,8 +164,10 @@ func (s *Server) startMITM(ctx *goproxy.ProxyCtx, st *requestState, target strin
 
 // tunnel decides a CONNECT in tunnel mode at host level: refused when the
 // origin's robots.txt is unreachable or disallows every path for the
-// agent; otherwise the tunnel opens and an audit record says that paths
-// inside it are not enforced. Report mode audits but never refuses.
+// agent, or when its tdmrep.json or RSL licenses cover every URL of the
+// site against the declared purposes ([Server.tunnelPolicies]);
+// otherwise the tunnel opens and an audit record says that paths inside
+// it are not enforced. Report mode audits but never refuses.
 func (s *Server) tunnel(ctx *goproxy.ProxyCtx, st *requestState, u *url.URL) outcome {
 	l := s.settings(st)
 	o := enforce.DecideOptions{Purposes: st.Purposes, ContentUse: st.ContentUse}
@@ -174,6 +176,11 @@ func (s *Server) tunnel(ctx *goproxy.ProxyCtx, st *requestState, u *url.URL) out
 	})
 	st.Purposes = purposes
 	st.Decision, st.Decided = d, true
+	if d.Allowed && d.Reason != ReasonSiteException { // TDMRep and licenses on the whole site (tunnelpolicy.go)
+		if o, refused := s.tunnelPolicies(ctx.Req.Context(), l, st, u); refused {
+			return o
+		}
+	}
 	switch {
 	case d.Allowed:
 		return note(audit.DecisionAllowed, d)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -54,6 +55,14 @@ func (s *Server) adminRoutes() {
 	if s.cfg.AdminListen != "" {
 		protect = !config.IsLoopbackAddr(s.cfg.AdminListen)
 	}
+	listen := s.cfg.Listen
+	if s.cfg.AdminListen != "" {
+		listen = s.cfg.AdminListen
+	}
+	hosts := append([]string{}, s.cfg.AdminHosts...) // and the listener's configured host
+	if h, _, err := net.SplitHostPort(listen); err == nil && h != "" {
+		hosts = append(hosts, h)
+	}
 	s.admin = admin.New(admin.Config{
 		Cache: adminCache{s}, // per address (pins.go)
 		DecisionAnswer: func(ctx context.Context, u *url.URL, agent string, purposes aipref.Set, use aipref.Use) any {
@@ -66,6 +75,7 @@ func (s *Server) adminRoutes() {
 		Reload:    func() (any, error) { return s.Reload("POST /v1/reload") },
 		Metrics:   s.metrics.Handler(),
 		Token:     s.cfg.AdminToken,
+		Hosts:     hosts, // besides localhost and the connection's address (proxy/admin/guard.go)
 		Protect:   protect,
 		Ready:     s.ready,
 		Directory: signing.DirectoryHandler(s.directoryKeys, s.clock.Now),

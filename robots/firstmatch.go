@@ -27,7 +27,17 @@ type FirstMatch struct {
 	// same maps the number of a pattern kept to those of the later
 	// patterns identical to it, which are left out (nil when none is).
 	same map[int][]int
+	// reach holds, for each pattern number, which paths that start with
+	// "/" it can match: [reachNone], [reachSome] or [reachEvery].
+	reach []uint8
 }
+
+// What a pattern of a [FirstMatch] can match ([FirstMatch.reach]).
+const (
+	reachNone  uint8 = iota // no path that starts with "/"
+	reachSome               // some
+	reachEvery              // every one ("/", "/*", "*" and the like)
+)
 
 // eagerPath is the eager length of the index of a [FirstMatch] (see
 // [fileIndex]): a path this long costs, if its patterns are hostile, more
@@ -79,9 +89,16 @@ func newFirstMatch(n int, compileAt func(i int) matcher) *FirstMatch {
 	cp := &compiledPart{matchers: make([]matcher, 0, n)}
 	f.pt.partX = &partX{compiledPart: cp}
 	seen := make(map[string]int, n)
+	f.reach = make([]uint8, n)
 	var key []byte
 	for i := range n {
 		m := compileAt(i)
+		switch {
+		case m.universal():
+			f.reach[i] = reachEvery
+		case m.canMatch():
+			f.reach[i] = reachSome
+		}
 		key = m.appendKey(key[:0])
 		if first, dup := seen[string(key)]; dup {
 			if f.same == nil {
@@ -100,8 +117,22 @@ func newFirstMatch(n int, compileAt func(i int) matcher) *FirstMatch {
 	f.idx = &fileIndex{segs: newFileFilter(nil, []*part{&f.pt}), budget: directBudget, eager: eagerPath}
 	f.idx.pool.New = func() any { return new(occIndex) }
 	f.size = alloc(unsafe.Sizeof(*f)) + f.pt.memSize() + alloc(unsafe.Sizeof(*f.idx)) + f.idx.segs.memSize() +
-		int64(n-len(cp.matchers))*8
+		int64(n-len(cp.matchers))*8 + int64(n)
 	return f
+}
+
+// MatchesEvery reports whether pattern number i (in the order given to
+// [NewFirstMatch]) matches every path that starts with "/": its only
+// literal is at most one leading "/" and it is not anchored ("/", "/*",
+// "*"). It is how a caller tells that a rule covers a whole site.
+func (f *FirstMatch) MatchesEvery(i int) bool {
+	return f != nil && i >= 0 && i < len(f.reach) && f.reach[i] == reachEvery
+}
+
+// MatchesSome reports whether pattern number i can match some path that
+// starts with "/" (its first literal is empty or starts with "/").
+func (f *FirstMatch) MatchesSome(i int) bool {
+	return f != nil && i >= 0 && i < len(f.reach) && f.reach[i] != reachNone
 }
 
 // CanonicalPath returns path (path, params and query, as sent) in the

@@ -40,7 +40,7 @@ func (c *Config) validateAdmin() error {
 	if strings.ContainsAny(c.AdminToken, " \t\r\n") {
 		return errorf("admin_token", "must not contain spaces or line breaks")
 	}
-	return nil
+	return c.validateAdminHosts()
 }
 
 // validateExposure checks what a listener beyond loopback requires and

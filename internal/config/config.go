@@ -23,6 +23,10 @@ type Config struct {
 	Listen      string // proxy address host:port
 	AdminListen string // separate admin address; "" = admin on the proxy port
 	AdminToken  string // bearer token of the admin API
+	// AdminHosts are the names (or addresses) besides the admin
+	// listener's own address and localhost that a request to the admin
+	// API may give as its Host (admin_hosts.go).
+	AdminHosts []string
 
 	Agent              string // robots agent (product token) for every request; "" = from User-Agent
 	AgentHeader        string // per-request override header; "-" disables

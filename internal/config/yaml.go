@@ -63,7 +63,7 @@ func decodeMapping(cfg *Config, n *yaml.Node, prefix string, errs *[]string) {
 		} else if isSection(key) {
 			decodeMapping(cfg, v, key+".", errs)
 		} else {
-			*errs = append(*errs, fmt.Sprintf("line %d: unknown key %q%s", k.Line, k.Value, suggestKey(prefix, k.Value)))
+			*errs = append(*errs, fmt.Sprintf("line %d: unknown key %q%s", k.Line, k.Value, suggestNested(prefix, k.Value, v)))
 		}
 	}
 }

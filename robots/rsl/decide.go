@@ -128,9 +128,31 @@ func (d *Document) Decide(origin, path string, uses Uses) Verdict {
 // decideWork is Decide with the count of the matching work it did (see
 // [robots.FirstMatch.AllWork]), for tests of its bound.
 func (d *Document) decideWork(origin, path string, uses Uses) (Verdict, int) {
-	var v Verdict
 	var buf [16]int
 	covering, work := d.covering(path, buf[:0])
+	return d.decideContents(covering, origin, uses), work
+}
+
+// DecideAll returns what d says about every URL of origin alike for
+// uses: the verdict of the contents whose url pattern matches every path
+// ("/", "/*", "*"; [robots.FirstMatch.MatchesEvery]), bound to origin or
+// to no origin. Since every covering content binds, each URL of the site
+// is at least as restricted as this verdict says (a narrower content can
+// only restrict it further); None when no content covers the whole site.
+func (d *Document) DecideAll(origin string, uses Uses) Verdict {
+	var every []int
+	for i := range d.Contents {
+		if d.match.MatchesEvery(i) {
+			every = append(every, i)
+		}
+	}
+	return d.decideContents(every, origin, uses)
+}
+
+// decideContents is the verdict of the contents of d numbered covering
+// (in document order) on origin for uses: the most restrictive.
+func (d *Document) decideContents(covering []int, origin string, uses Uses) Verdict {
+	var v Verdict
 	for _, i := range covering {
 		c := &d.Contents[i]
 		if c.Origin != "" && c.Origin != origin {
@@ -156,7 +178,7 @@ func (d *Document) decideWork(origin, path string, uses Uses) (Verdict, int) {
 			}
 		}
 	}
-	return v, work
+	return v
 }
 
 // decide returns what c says about the use x, and the payment type of

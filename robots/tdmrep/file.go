@@ -187,3 +187,37 @@ func (f *File) Decide(path string) Verdict {
 	}
 	return v
 }
+
+// DecideAll returns the verdict the file gives every path alike, when it
+// does so by a rule whose location matches every path ("*", "/", "/*";
+// [robots.FirstMatch.MatchesEvery]): that rule's, provided every earlier
+// rule that can match some path has the same reservation (the first
+// match wins, so an earlier rule of another reservation makes paths
+// differ). Otherwise the verdict is unset: paths are not all decided
+// alike, and only a decision per path can tell them apart.
+func (f *File) DecideAll() Verdict {
+	if f == nil || f.match == nil {
+		return Verdict{}
+	}
+	var first *Rule
+	for i := range f.Rules {
+		if !f.match.MatchesSome(i) {
+			continue
+		}
+		r := &f.Rules[i]
+		if first == nil {
+			first = r
+		}
+		if r.Reservation != first.Reservation {
+			return Verdict{}
+		}
+		if f.match.MatchesEvery(i) {
+			v := Verdict{Reservation: r.Reservation, Source: SourceFile, Rule: r.String()}
+			if r.Reservation == Reserved {
+				v.Policy = r.Policy
+			}
+			return v
+		}
+	}
+	return Verdict{}
+}
