@@ -188,7 +188,7 @@ func writeDropped(w io.Writer, n int64) error {
 }
 
 // resumeAfter is the position a stream resumes after: the Last-Event-ID
-// header an EventSource sends when it reconnects, else the since
+// header a browser's event source sends when it reconnects, else the since
 // parameter the page opens the stream with (its snapshot's Seq), else -1
 // (from now on).
 func resumeAfter(r *http.Request) (int64, error) {
