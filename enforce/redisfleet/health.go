@@ -170,12 +170,19 @@ func (h *redisHealth) logStillDownLocked(n uint64) {
 }
 
 // noteErrLocked records err as the last error, and whether it says the
-// setting cannot work.
+// setting cannot work. While down, a problem that was not there before
+// is logged at once (going down logs its own line).
 func (h *redisHealth) noteErrLocked(err error) {
 	h.lastErr = err
+	was := h.problem
 	h.problem = ""
 	if h.describe != nil {
 		h.problem = h.describe(err)
+	}
+	if h.problem != "" && was == "" && !h.up.Load() {
+		h.lastLog = time.Now()
+		h.log.Error().Str("redis", h.addr).Dur("down_for", h.lastLog.Sub(h.downSince)).
+			Msg("redis setting cannot work: " + h.problem + "; fleet state: local only")
 	}
 }
 
