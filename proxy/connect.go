@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"path/filepath"
 	"strconv"
 	"time"
 
@@ -52,11 +53,12 @@ func (s *Server) installHTTPS() error {
 		leafConfig := mitm.TLSConfig(ca, h.certs, nil)
 		h.mitm = &goproxy.ConnectAction{Action: goproxy.ConnectMitm,
 			TLSConfig: func(host string, _ *goproxy.ProxyCtx) (*tls.Config, error) { return leafConfig(host) }}
-		ev := s.log.Info().Str("ca_cert", info.CertFile).Str("fingerprint", info.Fingerprint)
 		if info.Created {
-			ev.Msg("created robotsgate's CA: clients must trust it for HTTPS (run `robotsgate ca`)")
+			s.log.Warn().Str("ca_cert", info.CertFile).Str("fingerprint", info.Fingerprint).
+				Msg("created a new CA in " + filepath.Dir(info.CertFile) + ": every HTTPS client must trust its certificate " +
+					info.CertFile + " (`robotsgate ca` says how); a CA made before, elsewhere, is not this one")
 		} else {
-			ev.Msg("HTTPS interception with CA")
+			s.log.Info().Str("ca_cert", info.CertFile).Str("fingerprint", info.Fingerprint).Msg("HTTPS interception with CA")
 		}
 		if left := time.Until(info.NotAfter); left < caExpiryWarning {
 			s.log.Warn().Str("ca_cert", info.CertFile).Time("not_after", info.NotAfter).
