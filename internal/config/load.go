@@ -18,6 +18,18 @@ func Load(args []string, env func(string) string) (Config, error) {
 
 // LoadWith is Load with the configuration file read by fr.
 func LoadWith(args []string, env func(string) string, fr FileReader) (Config, error) {
+	return loadWith(args, env, fr, false)
+}
+
+// LoadKeys is Load for a command that only reads the signing keys
+// ("robotsgate signing directory"): signing.agent, which only signed
+// requests need, may be empty.
+func LoadKeys(args []string, env func(string) string) (Config, error) {
+	return loadWith(args, env, FileReader{}, true)
+}
+
+// loadWith is LoadWith; keysOnly waives signing.agent.
+func loadWith(args []string, env func(string) string, fr FileReader, keysOnly bool) (Config, error) {
 	var given []flagValue
 	var path string
 	fs := newFlagSet(&given, &path)
@@ -54,7 +66,10 @@ func LoadWith(args []string, env func(string) string, fr FileReader) (Config, er
 			return Config{}, fmt.Errorf("flag -%s (%s): %w", g.opt.flag, g.opt.key, err)
 		}
 	}
-	if err := cfg.Validate(); err != nil {
+	cfg.keysOnly = keysOnly
+	err := cfg.Validate()
+	cfg.keysOnly = false
+	if err != nil {
 		return Config{}, fmt.Errorf("config: %w", err)
 	}
 	return cfg, nil
