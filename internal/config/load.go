@@ -18,18 +18,30 @@ func Load(args []string, env func(string) string) (Config, error) {
 
 // LoadWith is Load with the configuration file read by fr.
 func LoadWith(args []string, env func(string) string, fr FileReader) (Config, error) {
-	return loadWith(args, env, fr, false)
+	return loadWith(args, env, fr, loadMode{})
 }
 
 // LoadKeys is Load for a command that only reads the signing keys
 // ("robotsgate signing directory"): signing.agent, which only signed
 // requests need, may be empty.
 func LoadKeys(args []string, env func(string) string) (Config, error) {
-	return loadWith(args, env, FileReader{}, true)
+	return loadWith(args, env, FileReader{}, loadMode{keysOnly: true})
 }
 
-// loadWith is LoadWith; keysOnly waives signing.agent.
-func loadWith(args []string, env func(string) string, fr FileReader, keysOnly bool) (Config, error) {
+// LoadWithoutFile is Load without the configuration file that -config or
+// ROBOTSGATE_CONFIG names: the defaults, the environment and the flags.
+// "robotsgate reload" reads the admin address and token so when the file
+// is invalid, to ask the running instance all the same.
+func LoadWithoutFile(args []string, env func(string) string) (Config, error) {
+	return loadWith(args, env, FileReader{}, loadMode{noFile: true})
+}
+
+// loadMode is how loadWith loads: keysOnly waives signing.agent, noFile
+// skips the configuration file.
+type loadMode struct{ keysOnly, noFile bool }
+
+// loadWith is LoadWith as mode says.
+func loadWith(args []string, env func(string) string, fr FileReader, mode loadMode) (Config, error) {
 	var given []flagValue
 	var path string
 	fs := newFlagSet(&given, &path)
@@ -49,7 +61,7 @@ func loadWith(args []string, env func(string) string, fr FileReader, keysOnly bo
 	}
 
 	cfg := Default()
-	if path != "" {
+	if path != "" && !mode.noFile {
 		if err := loadFile(&cfg, path, fr); err != nil {
 			return Config{}, err
 		}
@@ -66,7 +78,7 @@ func loadWith(args []string, env func(string) string, fr FileReader, keysOnly bo
 			return Config{}, fmt.Errorf("flag -%s (%s): %w", g.opt.flag, g.opt.key, err)
 		}
 	}
-	cfg.keysOnly = keysOnly
+	cfg.keysOnly = mode.keysOnly
 	err := cfg.Validate()
 	cfg.keysOnly = false
 	if err != nil {
