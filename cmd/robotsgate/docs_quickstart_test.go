@@ -31,7 +31,6 @@ func TestDocsNoBackgroundGoRun(t *testing.T) {
 	}
 }
 
-
 // fencedBlocks returns the fenced code blocks of md, each as its lines.
 func fencedBlocks(md string) [][]string {
 	var blocks [][]string
