@@ -55,13 +55,13 @@ func (t *redisTarget) cannotWork(err error) string {
 	case strings.Contains(err.Error(), "called without any password configured"):
 		return w + " has no password set, but the cache URL gives one: remove it from the URL or set it on the server; " + fixHint
 	case redis.HasErrorPrefix(err, "DB index is out of range"):
-		return fmt.Sprintf("%s has no database %d (its `databases` setting is lower): use a smaller database number; %s", w, t.db(), fixHint)
+		return fmt.Sprintf("%s has no database %d (its 'databases' setting is lower): use a smaller database number; %s", w, t.db(), fixHint)
 	case strings.Contains(err.Error(), "cluster support disabled"):
 		return w + " is not a Redis Cluster node (cluster support disabled): use redis:// (one server) or redis-sentinel:// instead of redis-cluster://; " + fixHint
 	case t.topology != Cluster && (redis.HasErrorPrefix(err, "MOVED") || redis.HasErrorPrefix(err, "ASK ")):
 		return w + " is a Redis Cluster node that sends keys to other nodes (MOVED): use redis-cluster:// with the cluster's nodes; " + fixHint
 	case t.topology == Sentinel && errors.Is(err, redis.Nil) && strings.Contains(err.Error(), "sentinel"):
-		return fmt.Sprintf("the sentinels at %s answered but know no master named %q: use the name of their `sentinel monitor` line; %s",
+		return fmt.Sprintf("the sentinels at %s answered but know no master named %q: use the name of their 'sentinel monitor' line; %s",
 			strings.Join(t.failover.SentinelAddrs, ","), t.failover.MasterName, fixHint)
 	}
 	return ""
@@ -142,7 +142,7 @@ func checkSentinels(ctx context.Context, t *redisTarget) error {
 		case err == nil:
 			return nil
 		case errors.Is(err, redis.Nil):
-			problem = fmt.Sprintf("the sentinel at %s answered but knows no master named %q: use the name of its `sentinel monitor` line; %s", addr, o.MasterName, fixHint)
+			problem = fmt.Sprintf("the sentinel at %s answered but knows no master named %q: use the name of its 'sentinel monitor' line; %s", addr, o.MasterName, fixHint)
 		case redis.HasErrorPrefix(err, "unknown command"):
 			problem = fmt.Sprintf("the server at %s is not a sentinel (it does not know the SENTINEL command): list the sentinels' addresses in redis-sentinel://, or use redis:// for one server; %s", addr, fixHint)
 		case redis.HasErrorPrefix(err, "WRONGPASS"), redis.HasErrorPrefix(err, "NOAUTH"):
