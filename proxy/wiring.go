@@ -87,8 +87,10 @@ func (s *Server) adminRoutes() {
 	}
 }
 
-// ready is /readyz: the Server has a listener and the audit log is
-// writable.
+// ready is /readyz: the Server has a listener, the audit log is
+// writable, and the cache setting can work (a Redis that refuses it
+// leaves this replica on local state: not ready; a Redis outage does
+// not).
 func (s *Server) ready() error {
 	s.mu.Lock()
 	listening, down := len(s.servers) > 0, s.shutdown
@@ -98,6 +100,11 @@ func (s *Server) ready() error {
 		return errors.New("shutting down")
 	case !listening:
 		return errors.New("not listening yet")
+	}
+	if s.cacheStatus != nil {
+		if p := s.cacheStatus().Problem; p != "" {
+			return errors.New("cache: " + p + " (fleet state: local only)")
+		}
 	}
 	return s.audit.Ready()
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os"
 	"strings"
 	"time"
 
@@ -45,6 +46,9 @@ func runServe(ctx context.Context, args []string, env func(string) string, stdou
 	}
 	if err != nil {
 		return fail(stderr, 2, err)
+	}
+	for _, w := range config.UnknownEnv(os.Environ()) { // a misspelled ROBOTSGATE_* variable
+		a.log.Warn().Msg(w)
 	}
 	applyMemoryLimit(cfg, env, a.log) // memory.go
 	applyGCPercent(env, a.log)        // memory.go, once the limit is in force

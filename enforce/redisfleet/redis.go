@@ -102,10 +102,13 @@ type Redis struct {
 
 // New connects to the Redis database at rawURL
 // ("redis://[user:password@]host[:port][/db]", or "rediss://" for TLS)
-// and returns the fleet-wide Store, Pacer and Pauses on it. It fails only
-// for an unusable URL: when Redis does not answer at start, the Redis
-// starts in fallback mode (local state, logged) and switches to Redis
-// when it answers. ctx bounds the initial PING.
+// and returns the fleet-wide Store, Pacer and Pauses on it. It fails for
+// an unusable URL and for a setting that cannot work, which the servers
+// that answered say at once (setup.go: an unknown master name, a missing
+// database, the wrong topology, refused credentials, a certificate that
+// does not verify). When Redis does not answer at start, the Redis starts
+// in fallback mode (local state, logged) and switches to Redis when it
+// answers. ctx bounds the initial checks.
 func New(ctx context.Context, rawURL string, opts Options) (*Redis, error) {
 	target, err := parseRedisURL(rawURL)
 	if err != nil {
@@ -136,17 +139,14 @@ func New(ctx context.Context, rawURL string, opts Options) (*Redis, error) {
 	// Pauses recorded during an outage reach the fleet when Redis returns.
 	r.health.onUp = func() { r.pauses.flush(rctx) }
 
+	r.health.describe = target.cannotWork
 	pctx, pcancel := context.WithTimeout(ctx, max(opts.Timeout, time.Second))
-	err = r.ping(pctx)
-	if err == nil && r.topology == Cluster {
-		// The first keyed command makes the cluster client load the
-		// server's command table (a large reply); loaded now, it does
-		// not hold up the first requests past their short deadline.
-		err = r.client.Exists(pctx, r.keys.robots("-")).Err()
-	}
+	err = r.checkStart(pctx, target) // setup.go
 	pcancel()
 	if err != nil {
-		r.health.fail(ctx, "connect", err)
+		cancel()
+		_ = client.Close()
+		return nil, err
 	}
 	r.wg.Add(2)
 	go r.subscribe(rctx)
@@ -201,6 +201,15 @@ func (r *Redis) Pacer() politeness.Pacer { return r.pacer }
 
 // Pauses returns the fleet-wide Pauses.
 func (r *Redis) Pauses() politeness.Pauses { return r.pauses }
+
+// Problem returns why the Redis setting cannot work, as the servers
+// last said (a refused password, an unknown master name…), while that
+// keeps Redis out of use; "" otherwise, and during an ordinary outage.
+func (r *Redis) Problem() string {
+	r.health.mu.Lock()
+	defer r.health.mu.Unlock()
+	return r.health.problem
+}
 
 // Healthy reports whether Redis is in use (true) or the local fallbacks
 // answer because Redis failed or was slow (false).

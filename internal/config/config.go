@@ -80,6 +80,10 @@ type Config struct {
 
 	// emptyFile: the configuration file, read by Load, held no setting.
 	emptyFile bool
+
+	// keysOnly is set while a configuration loaded by [LoadKeys] is
+	// validated: signing.agent may be empty.
+	keysOnly bool
 }
 
 // EmptyFile reports whether the configuration file Load read held no

@@ -102,7 +102,7 @@ func sectionOptions() []option {
 
 		{"https.mode", "https", "CONNECT handling `mode`: mitm (decrypt with robotsgate's CA, enforce paths) or tunnel (host only)", func(c *Config) any { return (*string)(&c.HTTPS.Mode) }, atRestart},
 		{"https.allowed_ports", "allowed-ports", "comma-separated `ports` CONNECT may reach, e.g. 443,8443", func(c *Config) any { return &c.HTTPS.AllowedPorts }, atReload},
-		{"https.data_dir", "data-dir", "`dir`ectory of the generated CA; empty = robotsgate/ under the user's config dir", func(c *Config) any { return &c.HTTPS.DataDir }, atRestart},
+		{"https.data_dir", "data-dir", "`dir`ectory of the generated CA (only its last directory is created: a missing parent is an error); empty = robotsgate/ under the user's config dir", func(c *Config) any { return &c.HTTPS.DataDir }, atRestart},
 		{"https.ca_cert", "ca-cert", "custom MITM CA certificate `file` (PEM) instead of the generated CA; needs ca_key", func(c *Config) any { return &c.HTTPS.CACert }, atRestart},
 		{"https.ca_key", "ca-key", "private key `file` (PEM, mode 0600) of ca_cert", func(c *Config) any { return &c.HTTPS.CAKey }, atRestart},
 		{"https.upstream_roots", "upstream-roots", "comma-separated PEM `files` of extra roots trusted for upstream TLS, besides the system roots", func(c *Config) any { return &c.HTTPS.UpstreamRoots }, atRestart},
@@ -136,7 +136,7 @@ func sectionOptions() []option {
 		{"transparent.listen", "transparent-listen", "transparent listener `host:port` for connections redirected by the robotsgate iptables rules (clients without proxy settings); [::]:15001 takes IPv4 and IPv6; empty = off", func(c *Config) any { return &c.Transparent.Listen }, atRestart},
 
 		{"auth.credentials", "", "\"user:password\" pairs accepted in Proxy-Authorization: Basic", func(c *Config) any { return &c.Auth.Credentials }, atReload},
-		{"auth.credentials_file", "credentials-file", "`file` of user:password lines (blank lines and # comments skipped): clients must send Proxy-Authorization: Basic", func(c *Config) any { return &c.Auth.CredentialsFile }, atReload},
+		{"auth.credentials_file", "credentials-file", "`file` of user:password lines (blank lines and # comments skipped; refused when group or others can read it: chmod 600): clients must send Proxy-Authorization: Basic", func(c *Config) any { return &c.Auth.CredentialsFile }, atReload},
 		{"auth.allow_cidrs", "allow-cidrs", "comma-separated client networks (CIDRs or addresses) allowed to use the proxy; empty = any", func(c *Config) any { return &c.Auth.AllowCIDRs }, atReload},
 		{"auth.allow_open", "allow-open", "waive the requirement that a non-loopback listen address has both credentials and allow_cidrs (configured ones still apply)", func(c *Config) any { return &c.Auth.AllowOpen }, atReload},
 	}
