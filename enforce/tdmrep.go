@@ -103,7 +103,7 @@ func (e *Enforcer) TDMRep(ctx context.Context, u *url.URL, method string) TDMVer
 		return TDMVerdict{}
 	}
 	key := TDMKey(origin, addressOf(ctx)) // as served where the request goes (address.go)
-	v := TDMVerdict{Checked: true, FileURL: origin + tdmrep.WellKnownPath}
+	v := TDMVerdict{Checked: true, FileURL: key.URL()}
 	en, ok := e.store.Get(ctx, key)
 	if !ok || !e.clock.Now().Before(en.Expires) {
 		got, err := e.refresh(ctx, key)
