@@ -180,8 +180,8 @@ func (s *redisStore) holdAndFetch(ctx context.Context, key enforce.Key, lock, to
 	return fetch(ctx, s)
 }
 
-// watch registers interest in announcements about name (an origin, or a
-// Store key's string form): the returned channel is closed at the next
+// watch registers interest in announcements about the entry whose Store
+// key's string form is name: the returned channel is closed at the next
 // one. unwatch must be called when done.
 func (r *Redis) watch(name string) (woken <-chan struct{}, unwatch func()) {
 	ch := make(chan struct{})
