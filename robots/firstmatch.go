@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"slices"
 	"unsafe"
+
+	"github.com/robotsgate/robotsgate/robots/heapsize"
 )
 
 // FirstMatch matches a path against a list of wildcard patterns in which
@@ -99,7 +101,7 @@ func newFirstMatch(n int, compileAt func(i int) matcher) *FirstMatch {
 	assignKeys(nil, []*part{&f.pt})
 	f.idx = &fileIndex{segs: newFileFilter(nil, []*part{&f.pt}), budget: directBudget, eager: eagerPath}
 	f.idx.pool.New = func() any { return new(occIndex) }
-	f.size = alloc(unsafe.Sizeof(*f)) + f.pt.memSize() + alloc(unsafe.Sizeof(*f.idx)) + f.idx.segs.memSize() +
+	f.size = heapsize.Alloc(unsafe.Sizeof(*f)) + f.pt.memSize() + heapsize.Alloc(unsafe.Sizeof(*f.idx)) + f.idx.segs.memSize() +
 		int64(n-len(cp.matchers))*8
 	return f
 }

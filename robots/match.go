@@ -404,14 +404,3 @@ func (r *Robots) matchAgentPath(agent, path string, slash bool) Match {
 	}
 	return Match{Allowed: true, Group: tok}
 }
-
-// cruleCmp orders records as [crule.before] does, for a stable sort.
-func cruleCmp(a, b crule) int {
-	switch {
-	case a.before(&b):
-		return -1
-	case b.before(&a):
-		return 1
-	}
-	return 0
-}

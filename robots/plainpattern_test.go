@@ -104,3 +104,14 @@ func TestSortCrules(t *testing.T) {
 		}
 	}
 }
+
+// cruleCmp orders records as [crule.before] does, for a stable sort.
+func cruleCmp(a, b crule) int {
+	switch {
+	case a.before(&b):
+		return -1
+	case b.before(&a):
+		return 1
+	}
+	return 0
+}

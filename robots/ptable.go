@@ -4,6 +4,8 @@ import (
 	"hash/maphash"
 	"slices"
 	"unsafe"
+
+	"github.com/robotsgate/robotsgate/robots/heapsize"
 )
 
 // ptableMin is the number of records from which a compact part finds
@@ -103,5 +105,5 @@ func (t *ptable) memSize() int64 {
 	if t == nil {
 		return 0
 	}
-	return alloc(unsafe.Sizeof(*t)) + allocSlice(t.slots) + allocSlice(t.lens) + allocSlice(t.wild)
+	return heapsize.Alloc(unsafe.Sizeof(*t)) + heapsize.Slice(t.slots) + heapsize.Slice(t.lens) + heapsize.Slice(t.wild)
 }

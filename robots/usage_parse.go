@@ -5,6 +5,7 @@ import (
 	"unsafe"
 
 	"github.com/robotsgate/robotsgate/robots/aipref"
+	"github.com/robotsgate/robotsgate/robots/heapsize"
 )
 
 // usageRule is one Content-Usage or Content-Signal line as parsed.
@@ -155,7 +156,7 @@ func newUsageSet(rules []usageRule) *usageSet {
 	}
 	s := &usageSet{}
 	for i := range rules {
-		s.lines += alloc(unsafe.Sizeof(*rules[i].line)) + alloc(uintptr(len(rules[i].line.text)))
+		s.lines += heapsize.Alloc(unsafe.Sizeof(*rules[i].line)) + heapsize.Alloc(uintptr(len(rules[i].line.text)))
 	}
 	var (
 		paths    []Rule
@@ -219,7 +220,7 @@ func (p *parser) usageSets() []*usageSet {
 
 // memSize returns what s holds: its compiled paths, statements and lines.
 func (s *usageSet) memSize() int64 {
-	n := alloc(unsafe.Sizeof(*s)) + allocSlice(s.stmts) + s.lines
+	n := heapsize.Alloc(unsafe.Sizeof(*s)) + heapsize.Slice(s.stmts) + s.lines
 	if s.paths != nil {
 		n += s.paths.memSize()
 	}
@@ -232,7 +233,7 @@ func (g *usageGroup) memSize() int64 {
 	if g == nil {
 		return 0
 	}
-	return alloc(unsafe.Sizeof(*g)) + allocSlice(g.usage) + allocSlice(g.signals) + allocSlice(g.file)
+	return heapsize.Alloc(unsafe.Sizeof(*g)) + heapsize.Slice(g.usage) + heapsize.Slice(g.signals) + heapsize.Slice(g.file)
 }
 
 // stmtRank orders a preference by restriction: disallowed, then unknown
