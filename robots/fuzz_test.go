@@ -266,8 +266,8 @@ func FuzzDecide(f *testing.F) {
 		if dc := compiled.MatchPath("bot", path); dc != d {
 			t.Fatalf("path %q compiled: %+v, compact %+v\n%s", path, dc, d, sb.String())
 		}
-		if compiled.idx != nil {
-			compiled.idx.budget = 0
+		if compiled.ix.Form().Indexed {
+			compiled.ix.SetBudget(0)
 			if di := compiled.MatchPath("bot", path); di != d {
 				t.Fatalf("path %q indexed: %+v, direct %+v\n%s", path, di, d, sb.String())
 			}
@@ -308,12 +308,11 @@ func padRules(rules []Rule, last byte) []Rule {
 // keeps no filter, a decision that builds one and starts over.
 func checkIndexedAtOnce(t *testing.T, r *Robots, decide func() Match, d Match) {
 	t.Helper()
-	if r.idx == nil {
+	if !r.ix.Form().Indexed {
 		return
 	}
-	budget := r.idx.budget
-	r.idx.budget = 0
-	defer func() { r.idx.budget = budget }()
+	budget := r.ix.SetBudget(0)
+	defer r.ix.SetBudget(budget)
 	if di := decide(); di != d {
 		t.Fatalf("indexed at once %+v, as usual %+v", di, d)
 	}
