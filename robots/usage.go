@@ -250,9 +250,9 @@ func (s *usageStmt) add(o *usageStmt) {
 // file's Content-Signal lines).
 type usageSet struct {
 	paths *index.Paths // one rule per distinct path; nil when no line has a path
-	stmts []usageStmt // the combined statement of each rule of paths
-	root  usageStmt   // the lines without a path, combined
-	lines int64       // what its usageLines hold (see MemSize)
+	stmts []usageStmt  // the combined statement of each rule of paths
+	root  usageStmt    // the lines without a path, combined
+	lines int64        // what its usageLines hold (see MemSize)
 }
 
 // usageGroup is the usage lines that apply to one merged group.

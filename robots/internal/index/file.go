@@ -59,9 +59,9 @@ type File struct {
 type Builder struct {
 	r        *File
 	text     string
-	compiled bool     // compile every part
-	sc       matcher  // scratch of the compiled patterns of compact parts
-	cbuf     []byte   // the canonical texts of compact records (see [canonRec])
+	compiled bool    // compile every part
+	sc       matcher // scratch of the compiled patterns of compact parts
+	cbuf     []byte  // the canonical texts of compact records (see [canonRec])
 	rules    []srcRule
 	wide     []int       // the offsets and lines of rules when the text is too long for srcRule
 	ranges   [][2]uint32 // the rules of each group as written
