@@ -5,7 +5,8 @@ import "github.com/robotsgate/robotsgate/robots/internal/index"
 // matchAgentPath matches path (with a "/" prepended when slash is set)
 // against the group for agent: /robots.txt is always allowed, a path no
 // group applies to is allowed, else the group's longest match decides
-// (the engine's answer, see package index and [refDecide]).
+// (the engine's answer, see package index, which the reference matcher
+// of the package's tests states plainly).
 func (r *Robots) matchAgentPath(agent, path string, slash bool) Match {
 	g, tok := r.lookup(agent)
 	var buf [index.StackPath]byte

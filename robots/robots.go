@@ -122,7 +122,7 @@ type entry struct {
 }
 
 // written is one group as written in the file; its rules are part
-// number i of Robots.ix, i its index into Robots.written.
+// number i of [Robots.ix], i its index into [Robots.written].
 type written struct {
 	agents [2]uint32 // Robots.agents[agents[0]:agents[1]]: tokens and "*" as written, duplicates removed
 	delay  time.Duration

@@ -130,7 +130,7 @@ func (pt *part) firstCompact(r *File, ps *pathSet, lz *lazyIndex, best *matcher)
 	return -1
 }
 
-// compactUniversal returns, for allowsNothing, the highest precedence of
+// compactUniversal returns, for [File.AllowsNothing], the highest precedence of
 // a Disallow of pt, a compact part of r, matching every path, or -1 when
 // none does; whether an Allow outranks it is [part.compactAllowFrom]'s
 // answer.

@@ -28,7 +28,7 @@
 //     lines (the usage lines) with the same engine, sharing what a
 //     decision learnt about its path;
 //   - [FirstMatch] matches a list of patterns in which the first wins;
-//   - [CanonPath] and [AppendCanon] put a path in the canonical
+//   - [CanonPath] and [CanonicalPath] put a path in the canonical
 //     percent-encoding patterns are compared in.
 package index
 

@@ -212,7 +212,7 @@ func (pt *part) firstMatch(ps *pathSet, lz *lazyIndex, best *matcher) *matcher {
 
 // Match returns the rule of highest precedence of the group made of the
 // parts gparts (indexes of the groups as written, in file order) that
-// matches the canonical path p (see [AppendCanon]; it starts with '/'),
+// matches the canonical path p (see [CanonPath]; it starts with '/'),
 // and whether there is one: the longest pattern, Allow over Disallow
 // among equals, else the earlier rule. It allocates nothing but, for
 // paths past its direct budget, scratch space from a pool.

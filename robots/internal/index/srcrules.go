@@ -12,7 +12,7 @@ import (
 
 // srcRule is an Allow or Disallow line as written: its pattern is the
 // text's text[off:][:n], written on line line. A text too long for the
-// offsets and lines to fit keeps them in Builder.wide instead.
+// offsets and lines to fit keeps them in [Builder.wide] instead.
 type srcRule struct {
 	off   uint32
 	line  uint32
@@ -26,7 +26,7 @@ const (
 )
 
 // srcMaxText is the length from which a text keeps the offsets and lines
-// of its rules in Builder.wide: a line number is at most the length plus 1.
+// of its rules in [Builder.wide]: a line number is at most the length plus 1.
 const srcMaxText = math.MaxUint32 - 1
 
 // srcBytesPerRule is the density of rules for which presize makes room
