@@ -22,8 +22,11 @@
 //   - [NewBuilder], [Builder.AddRule], [Builder.Group], [Builder.Parts],
 //     [Builder.CompileLarge] and [Builder.Finish] compile a file's rules;
 //   - [File.Match] finds the longest match of a group for a path,
-//     [File.Rules] lists a group's rules, [File.AllowsNothing] tells
-//     whether a group closes the whole site;
+//     [File.AppendRules] lists a group's rules, [File.AllowsNothing]
+//     tells whether a group closes the whole site;
+//   - [File.Form], [File.SetBudget] and [File.MatchWork] show the tests
+//     of package robots how a file holds its rules and what a decision
+//     costs;
 //   - [CompilePaths], [Search] and [Scratch] match the paths of other
 //     lines (the usage lines) with the same engine, sharing what a
 //     decision learnt about its path;
