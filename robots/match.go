@@ -2,6 +2,11 @@ package robots
 
 import "github.com/robotsgate/robotsgate/robots/internal/index"
 
+// A decision, as RFC 9309 states it: the path /robots.txt is always
+// allowed; a crawler no group applies to may fetch anything; otherwise
+// the longest matching pattern of its group decides, Allow winning a tie.
+// The engine of package index finds that pattern.
+
 // matchAgentPath matches path (with a "/" prepended when slash is set)
 // against the group for agent: /robots.txt is always allowed, a path no
 // group applies to is allowed, else the group's longest match decides

@@ -7,6 +7,11 @@ import (
 	"github.com/robotsgate/robotsgate/robots/heapsize"
 )
 
+// A decision that matches more than a group's rules (the usage lines'
+// paths too) shares one search of its path: the paths of those lines are
+// compiled as rules are ([CompilePaths]) and matched within the search
+// ([Search.Longest]), so the path is scanned and indexed at most once.
+
 // Paths is the compiled paths of a set of lines other than Allow and
 // Disallow (a group's Content-Usage lines, say): patterns matched as
 // theirs are, and filtered and indexed with the file's rules (see
