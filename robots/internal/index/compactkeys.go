@@ -1,4 +1,4 @@
-package robots
+package index
 
 import "bytes"
 
@@ -50,7 +50,7 @@ func (pt *part) keyed() bool { return pt.partX != nil && pt.keys != nil && pt.co
 
 // keyedMatch reports whether c, record i of pt, a keyed compact part of
 // r, with a wildcard, matches the path of ps.
-func (pt *part) keyedMatch(r *Robots, c *crule, i int, ps *pathSet, lz *lazyIndex) bool {
+func (pt *part) keyedMatch(r *File, c *crule, i int, ps *pathSet, lz *lazyIndex) bool {
 	text := r.crText(c)
 	first := text
 	if j := bytes.IndexByte(bytesOf(text), '*'); j >= 0 {
@@ -134,7 +134,7 @@ func matchIndexedText(text string, anchored bool, p []byte, x *occIndex, f *segF
 
 // recordKeys calls add, when not nil, with each key of record c of r,
 // and returns their number: none for a record without a wildcard.
-func recordKeys(r *Robots, c *crule, add func(key []byte)) int {
+func recordKeys(r *File, c *crule, add func(key []byte)) int {
 	if c.flags()&crWild == 0 {
 		return 0
 	}

@@ -1,4 +1,4 @@
-package robots
+package index
 
 import (
 	"math"
@@ -32,7 +32,7 @@ type canonRec struct {
 
 // crText returns the text of record c, of a compact part of r, from
 // which it is matched: the pattern as written, or its canonical text.
-func (r *Robots) crText(c *crule) string {
+func (r *File) crText(c *crule) string {
 	if c.flags()&crCanon != 0 {
 		return r.canonText(c)
 	}
@@ -40,15 +40,15 @@ func (r *Robots) crText(c *crule) string {
 }
 
 // canonText returns the canonical text of record c, flagged [crCanon].
-func (r *Robots) canonText(c *crule) string { return r.cx.text[r.canonOf(c).coff:][:c.n] }
+func (r *File) canonText(c *crule) string { return r.cx.text[r.canonOf(c).coff:][:c.n] }
 
 // canonOf returns the entry of the side table of record c, which is flagged
 // [crCanon].
-func (r *Robots) canonOf(c *crule) *canonRec { return &r.cx.recs[r.canonOfIndex(c)] }
+func (r *File) canonOf(c *crule) *canonRec { return &r.cx.recs[r.canonOfIndex(c)] }
 
 // canonOfIndex returns the index into r.cx.recs of the entry of record c,
 // which is flagged [crCanon].
-func (r *Robots) canonOfIndex(c *crule) int {
+func (r *File) canonOfIndex(c *crule) int {
 	off, dir := uint32(c.off()), c.flags()&crDir != 0
 	lo, hi := 0, len(r.cx.recs)
 	for lo < hi {
@@ -69,7 +69,7 @@ func (r *Robots) canonOfIndex(c *crule) int {
 // with its '$'), and whether its compiled form can be read from that
 // text: not when a segment holds a '*' (written "%2A"), or when the text
 // is too long for a record.
-func (p *parser) canonCrule(off int, rl Rule, pattern string, dir bool) (crule, bool) {
+func (p *Builder) canonCrule(off int, rl Rule, pattern string, dir bool) (crule, bool) {
 	r := p.r
 	m := compileInto(pattern, rl.Allow, 0, &p.sc)
 	cr := crule{of: uint32(off)<<crBits | uint32(crCanon)}
@@ -112,7 +112,7 @@ func (p *parser) canonCrule(off int, rl Rule, pattern string, dir bool) (crule, 
 
 // undoCompact drops what a part that could not be compact added to the
 // file's records and side table, which had crs, canons and ctext of them.
-func (p *parser) undoCompact(crs, canons, ctext int) {
+func (p *Builder) undoCompact(crs, canons, ctext int) {
 	p.r.crs = p.r.crs[:crs]
 	if p.r.cx != nil {
 		p.r.cx.recs = p.r.cx.recs[:canons]
@@ -121,7 +121,7 @@ func (p *parser) undoCompact(crs, canons, ctext int) {
 }
 
 // numCanon returns the number of entries of r's side table.
-func (r *Robots) numCanon() int {
+func (r *File) numCanon() int {
 	if r.cx == nil {
 		return 0
 	}
@@ -130,7 +130,7 @@ func (r *Robots) numCanon() int {
 
 // finishCanon gives r its side table and canonical texts in arrays of
 // their size, without the entries of the parts compiled since.
-func (p *parser) finishCanon() {
+func (p *Builder) finishCanon() {
 	r := p.r
 	if r.cx == nil {
 		return

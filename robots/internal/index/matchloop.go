@@ -1,4 +1,4 @@
-package robots
+package index
 
 import "bytes"
 
@@ -19,8 +19,6 @@ type pathSet struct {
 	// [segFilter]); scanned reports whether it is filled.
 	found   []uint64
 	scanned bool
-	// rulesOnly: no implicit allowance of /robots.txt (MatchUsageRules).
-	rulesOnly bool
 	// work is the number of octets searched directly so far; past
 	// [directBudget] the decision indexes the path and searches no more.
 	work int
@@ -212,23 +210,27 @@ func (pt *part) firstMatch(ps *pathSet, lz *lazyIndex, best *matcher) *matcher {
 	return nil
 }
 
-// match returns the rule of highest precedence of all parts of g, a
-// group of r, that matches the canonical path p, and whether there is one.
-func (r *Robots) match(g *merged, p []byte) (Rule, bool) { return r.matchIn(r.idx, g, p) }
+// Match returns the rule of highest precedence of the group made of the
+// parts gparts (indexes of the groups as written, in file order) that
+// matches the canonical path p (see [CanonPath]; it starts with '/'),
+// and whether there is one: the longest pattern, Allow over Disallow
+// among equals, else the earlier rule. It allocates nothing but, for
+// paths past its direct budget, scratch space from a pool.
+func (r *File) Match(gparts []uint32, p []byte) (Rule, bool) { return r.matchIn(r.idx, gparts, p) }
 
 // matchIn is match with the file index fi.
-func (r *Robots) matchIn(fi *fileIndex, g *merged, p []byte) (Rule, bool) {
+func (r *File) matchIn(fi *fileIndex, gparts []uint32, p []byte) (Rule, bool) {
 	if fi != nil && fi.segs != nil {
 		if fi.segs.nkeys <= maxKeys {
-			return r.matchFiltered(fi, g, p)
+			return r.matchFiltered(fi, gparts, p)
 		}
-		return r.matchPooled(fi, g, p)
+		return r.matchPooled(fi, gparts, p)
 	}
 	ps := pathSet{p: p, fi: fi}
-	rule, ok := r.matchSet(fi, g, &ps)
+	rule, ok := r.matchSet(fi, gparts, &ps)
 	if ps.over {
 		x := fi.indexed(r)
-		rule, ok = r.matchIn(x, g, p)
+		rule, ok = r.matchIn(x, gparts, p)
 		fi.built.Put(x)
 	}
 	return rule, ok
@@ -236,14 +238,14 @@ func (r *Robots) matchIn(fi *fileIndex, g *merged, p []byte) (Rule, bool) {
 
 // matchFiltered is match for a file with a [segFilter]: it keeps the set of
 // keys found on its stack, which only such files pay to clear.
-func (r *Robots) matchFiltered(fi *fileIndex, g *merged, p []byte) (Rule, bool) {
+func (r *File) matchFiltered(fi *fileIndex, gparts []uint32, p []byte) (Rule, bool) {
 	var found [maxKeys / 64]uint64
 	ps := pathSet{p: p, fi: fi, found: found[:(fi.segs.nkeys+63)>>6]}
-	return r.matchSet(fi, g, &ps)
+	return r.matchSet(fi, gparts, &ps)
 }
 
 // matchPooled is match for a file with more keys than fit on the stack.
-func (r *Robots) matchPooled(fi *fileIndex, g *merged, p []byte) (Rule, bool) {
+func (r *File) matchPooled(fi *fileIndex, gparts []uint32, p []byte) (Rule, bool) {
 	x := fi.pool.Get().(*occIndex)
 	defer fi.pool.Put(x)
 	words := (fi.segs.nkeys + 63) >> 6
@@ -251,25 +253,25 @@ func (r *Robots) matchPooled(fi *fileIndex, g *merged, p []byte) (Rule, bool) {
 		x.found = make([]uint64, words)
 	}
 	ps := pathSet{p: p, fi: fi, found: x.found[:words]}
-	return r.matchSet(fi, g, &ps)
+	return r.matchSet(fi, gparts, &ps)
 }
 
 // matchSet is match with the path's [pathSet].
-func (r *Robots) matchSet(fi *fileIndex, g *merged, ps *pathSet) (Rule, bool) {
+func (r *File) matchSet(fi *fileIndex, gparts []uint32, ps *pathSet) (Rule, bool) {
 	lz := lazyIndex{fi: fi}
 	defer lz.release()
-	return r.matchWith(g, ps, &lz)
+	return r.matchWith(gparts, ps, &lz)
 }
 
 // matchWith is matchSet with the decision's [lazyIndex], which the usage
 // lines of the decision share.
-func (r *Robots) matchWith(g *merged, ps *pathSet, lz *lazyIndex) (Rule, bool) {
+func (r *File) matchWith(gparts []uint32, ps *pathSet, lz *lazyIndex) (Rule, bool) {
 	var best *matcher
 	var won matcher // best, for a compact part's record
 	var from *part  // the part of best
 	rec := -1       // the index of best in from's records, for a compact part
-	for _, w := range r.parts(g) {
-		pt := &r.written[w].part
+	for _, w := range gparts {
+		pt := &r.parts[w]
 		// Among equals the earlier part wins, so only a strictly better
 		// match replaces best.
 		if pt.compact() {

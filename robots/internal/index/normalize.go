@@ -1,4 +1,4 @@
-package robots
+package index
 
 // Patterns and paths are compared in one canonical percent-encoding, which
 // implements RFC 9309 §2.2.2 and the equivalences of its Figures 4 and 6.

@@ -1,4 +1,4 @@
-package robots
+package index
 
 import (
 	"bytes"
@@ -25,17 +25,14 @@ type fileIndex struct {
 }
 
 // index builds the [fileIndex] of r, which all its groups share, from its
-// parts (nil for the groups that name no agent) and the paths of its
-// usage sets: usage paths are filtered and indexed as Allow and Disallow
-// patterns are.
-func (r *Robots) index(parts []*part, sets []*usageSet) {
+// parts (nil for the groups that name no agent) and the parts of the
+// paths of its usage lines: usage paths are filtered and indexed as Allow
+// and Disallow patterns are.
+func (r *File) index(parts []*part, paths []*Paths) {
 	all := parts[:len(parts):len(parts)]
-	for _, s := range sets {
-		if s.paths != nil {
-			all = append(all, s.paths)
-		}
+	for _, s := range paths {
+		all = append(all, &s.pt)
 	}
-	defer func() { r.size = r.memSize(sets) }()
 	compiled, keyed := len(all) > len(parts), false
 	for _, pt := range parts {
 		compiled = compiled || pt != nil && !pt.compact()
@@ -66,13 +63,13 @@ const lazyKeyBytes = keyedText
 // indexed returns a file index of the keyed parts of r, whose file index
 // fi is lazy: with its [segFilter], and a budget of 0, so that a decision
 // indexes its path at once. The caller puts it back into fi.built.
-func (fi *fileIndex) indexed(r *Robots) *fileIndex {
+func (fi *fileIndex) indexed(r *File) *fileIndex {
 	if x, ok := fi.built.Get().(*fileIndex); ok {
 		return x
 	}
-	parts := make([]*part, len(r.written))
-	for i := range r.written {
-		parts[i] = &r.written[i].part
+	parts := make([]*part, len(r.parts))
+	for i := range r.parts {
+		parts[i] = &r.parts[i]
 	}
 	x := &fileIndex{segs: newFileFilter(r, parts)}
 	x.pool.New = func() any { return new(occIndex) }

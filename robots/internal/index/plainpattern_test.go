@@ -1,4 +1,4 @@
-package robots
+package index
 
 import (
 	"math/rand"
@@ -103,4 +103,15 @@ func TestSortCrules(t *testing.T) {
 			t.Fatalf("%d records: sortCrules differs from the stable sort", n)
 		}
 	}
+}
+
+// cruleCmp orders records as [crule.before] does, for a stable sort.
+func cruleCmp(a, b crule) int {
+	switch {
+	case a.before(&b):
+		return -1
+	case b.before(&a):
+		return 1
+	}
+	return 0
 }

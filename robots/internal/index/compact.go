@@ -1,4 +1,4 @@
-package robots
+package index
 
 import (
 	"bytes"
@@ -14,7 +14,7 @@ import (
 // matched from there: a prefix comparison per rule, and for the few
 // wildcard rules the greedy search of matcher.match over the pattern's
 // segments as written. Its decisions are those of the compiled form:
-// [parser.initCompact] checks, rule by rule, that the segments read from the
+// [Builder.initCompact] checks, rule by rule, that the segments read from the
 // text are the compiled ones (at once for a plain pattern, see
 // [plainPattern]; by compiling it otherwise). A record whose segments are
 // not is matched from its canonical text, kept aside (see [canonRec]);
@@ -38,7 +38,7 @@ const compactWild = 128
 // crule is one rule of a compact part: its pattern is the file's
 // text[off:off+n] (without the final '$' of an anchored pattern), of
 // holds off shifted left by [crBits] and the flags. The rule's line is
-// counted from its offset when a caller needs it (see [Robots.lineAt]).
+// counted from its offset when a caller needs it (see [File.lineAt]).
 type crule struct {
 	of   uint32
 	n    uint16
@@ -64,13 +64,13 @@ const (
 	crCanon          // matched from its canonical text (see [canonRec]), n its length
 )
 
-// initCompact makes pt the compact part of the group as written g, its
+// initCompact makes pt the compact part of the group as written k, its
 // records appended to the file's, and reports whether it could: a part
 // that must be compiled is left as it is, and the file's records as they
 // were.
-func (p *parser) initCompact(pt *part, g *srcGroup) bool {
+func (p *Builder) initCompact(pt *part, k int) bool {
 	src, r := p.text, p.r
-	first, end := g.ruleRange()
+	first, end := p.ruleRange(k)
 	if end-first > compactMax || len(src) >= crMaxText {
 		return false
 	}
@@ -256,7 +256,7 @@ func (c *crule) before(o *crule) bool {
 
 // crMatch reports whether record c, of a compact part of r, matches the
 // canonical path p, as its compiled matcher would.
-func (r *Robots) crMatch(c *crule, p []byte) bool {
+func (r *File) crMatch(c *crule, p []byte) bool {
 	if c.flags()&crEmpty != 0 {
 		return false
 	}
@@ -314,8 +314,8 @@ func matchSegments(text string, anchored bool, p []byte) bool {
 
 // crRule returns the rule of record i of compact part pt of r, but for
 // its line, and the offset of its pattern in r.text, from which
-// [Robots.lineAt] counts the line.
-func (pt *part) crRule(r *Robots, i int) (Rule, int) {
+// [File.lineAt] counts the line.
+func (pt *part) crRule(r *File, i int) (Rule, int) {
 	crs := r.crs[pt.from:pt.to]
 	c := &crs[i]
 	if c.flags()&crDir != 0 {
@@ -337,7 +337,7 @@ func (pt *part) crRule(r *Robots, i int) (Rule, int) {
 
 // appendRules appends the rules of pt, a part of r, in file order, to
 // dst; lc counts the lines of a compact part's rules.
-func (pt *part) appendRules(r *Robots, dst []Rule, lc *lineCursor) []Rule {
+func (pt *part) appendRules(r *File, dst []Rule, lc *lineCursor) []Rule {
 	if !pt.compact() {
 		return append(dst, pt.rules...)
 	}
@@ -358,7 +358,7 @@ func (pt *part) appendRules(r *Robots, dst []Rule, lc *lineCursor) []Rule {
 }
 
 // numRules returns the number of rules of pt, a part of r.
-func (pt *part) numRules(r *Robots) int {
+func (pt *part) numRules(r *File) int {
 	if !pt.compact() {
 		return len(pt.rules)
 	}

@@ -1,4 +1,4 @@
-package robots
+package index
 
 import "strings"
 
@@ -48,7 +48,7 @@ func countBreaks(text string, from, to int, cr bool) int {
 
 // lineAt returns the 1-based number of the line that holds offset off of
 // r.text, for offsets of compact parts' records.
-func (r *Robots) lineAt(off int) int {
+func (r *File) lineAt(off int) int {
 	from, n := 0, 0
 	if k := off / lineStep; k > 0 {
 		from, n = k*lineStep, int(r.lines[k-1])
@@ -59,7 +59,7 @@ func (r *Robots) lineAt(off int) int {
 // lineCursor counts the lines of increasing offsets of r.text, each from
 // the one before.
 type lineCursor struct {
-	r    *Robots
+	r    *File
 	off  int
 	line int // the line of off; 0 before the first count
 }

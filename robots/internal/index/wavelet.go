@@ -1,4 +1,4 @@
-package robots
+package index
 
 import "math/bits"
 

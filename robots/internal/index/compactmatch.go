@@ -1,4 +1,4 @@
-package robots
+package index
 
 import (
 	"math"
@@ -23,7 +23,7 @@ type cindex struct {
 
 // newCindex returns the cindex of crs, or nil when it has too few or too
 // many records.
-func newCindex(r *Robots, crs []crule) *cindex {
+func newCindex(r *File, crs []crule) *cindex {
 	if len(crs) < cindexMin || len(crs) > math.MaxUint16 {
 		return nil
 	}
@@ -76,7 +76,7 @@ func (c *crule) beatsBest(best *matcher) bool {
 
 // firstCompact is firstMatch for a compact part of r: the index of the
 // record of highest precedence that matches p and beats best, or -1.
-func (pt *part) firstCompact(r *Robots, ps *pathSet, lz *lazyIndex, best *matcher) int {
+func (pt *part) firstCompact(r *File, ps *pathSet, lz *lazyIndex, best *matcher) int {
 	crs, p, kd := r.crs[pt.from:pt.to], ps.p, pt.keyed()
 	if pt.partX != nil && pt.tab != nil {
 		if i := pt.tab.first(r, crs, p); i >= 0 && crs[i].beatsBest(best) {
@@ -130,11 +130,11 @@ func (pt *part) firstCompact(r *Robots, ps *pathSet, lz *lazyIndex, best *matche
 	return -1
 }
 
-// compactUniversal returns, for allowsNothing, the highest precedence of
+// compactUniversal returns, for [File.AllowsNothing], the highest precedence of
 // a Disallow of pt, a compact part of r, matching every path, or -1 when
 // none does; whether an Allow outranks it is [part.compactAllowFrom]'s
 // answer.
-func (pt *part) compactUniversal(r *Robots) int {
+func (pt *part) compactUniversal(r *File) int {
 	best := -1
 	crs := r.crs[pt.from:pt.to]
 	for i := range crs {
@@ -148,7 +148,7 @@ func (pt *part) compactUniversal(r *Robots) int {
 
 // compactAllowFrom reports whether an Allow of pt, a compact part of r,
 // that can match some path has a precedence of at least prio.
-func (pt *part) compactAllowFrom(r *Robots, prio int) bool {
+func (pt *part) compactAllowFrom(r *File, prio int) bool {
 	crs := r.crs[pt.from:pt.to]
 	for i := range crs {
 		c := &crs[i]
@@ -177,13 +177,13 @@ func isUniversal(t string) bool {
 	return true
 }
 
-// allowsNothing reports whether a Disallow rule of g, a group of r,
-// matches every path and no Allow rule that could match some path takes
-// precedence over it.
-func (g *merged) allowsNothing(r *Robots) bool {
+// AllowsNothing reports whether a Disallow rule of the group made of
+// the parts gparts (indexes of the groups as written) matches every path
+// and no Allow rule that could match some path takes precedence over it.
+func (r *File) AllowsNothing(gparts []uint32) bool {
 	best := -1
-	for _, w := range r.parts(g) {
-		pt := &r.written[w].part
+	for _, w := range gparts {
+		pt := &r.parts[w]
 		if pt.compact() {
 			best = max(best, pt.compactUniversal(r))
 			continue
@@ -197,8 +197,8 @@ func (g *merged) allowsNothing(r *Robots) bool {
 	if best < 0 {
 		return false
 	}
-	for _, w := range r.parts(g) {
-		pt := &r.written[w].part
+	for _, w := range gparts {
+		pt := &r.parts[w]
 		if pt.compact() {
 			if pt.compactAllowFrom(r, best) {
 				return false

@@ -1,4 +1,4 @@
-package robots
+package index
 
 import (
 	"bytes"
@@ -16,7 +16,7 @@ import (
 // assignKeys sets the ranges of the keys of the matchers of parts and of
 // the records of their keyed compact parts (of r, nil for none), and
 // returns the number of those with a key and the size of all keys.
-func assignKeys(r *Robots, parts []*part) (owners, size int) {
+func assignKeys(r *File, parts []*part) (owners, size int) {
 	n := 0
 	for _, pt := range parts {
 		switch {
@@ -47,7 +47,7 @@ func assignKeys(r *Robots, parts []*part) (owners, size int) {
 }
 
 // fileKeys calls add with the keys of parts (of r) in order.
-func fileKeys(r *Robots, parts []*part, add func(key []byte)) {
+func fileKeys(r *File, parts []*part, add func(key []byte)) {
 	for _, pt := range parts {
 		switch {
 		case pt == nil:
@@ -67,7 +67,7 @@ func fileKeys(r *Robots, parts []*part, add func(key []byte)) {
 // when none is keyed), whose ranges [assignKeys] has set, or nil when
 // fewer than [segFilterMin] matchers and records have a key. It only
 // reads the parts: a decision may build one for itself.
-func newFileFilter(r *Robots, parts []*part) *segFilter {
+func newFileFilter(r *File, parts []*part) *segFilter {
 	owners := 0
 	for _, pt := range parts {
 		switch {

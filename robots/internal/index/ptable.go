@@ -1,9 +1,11 @@
-package robots
+package index
 
 import (
 	"hash/maphash"
 	"slices"
 	"unsafe"
+
+	"github.com/robotsgate/robotsgate/robots/heapsize"
 )
 
 // ptableMin is the number of records from which a compact part finds
@@ -25,7 +27,7 @@ type ptable struct {
 }
 
 // newPtable returns the ptable of crs, the records of a compact part of r.
-func newPtable(r *Robots, crs []crule) *ptable {
+func newPtable(r *File, crs []crule) *ptable {
 	t := &ptable{seed: maphash.MakeSeed()}
 	nplain, nwild := 0, 0
 	lens := make([]uint16, 0, len(crs))
@@ -70,7 +72,7 @@ func newPtable(r *Robots, crs []crule) *ptable {
 // first returns the index of the record of crs (in precedence order, the
 // records of a compact part of r) of highest precedence that matches the
 // path p, or -1.
-func (t *ptable) first(r *Robots, crs []crule, p []byte) int {
+func (t *ptable) first(r *File, crs []crule, p []byte) int {
 	best := len(crs)
 	mask := uint32(len(t.slots) - 1)
 	for _, n := range t.lens {
@@ -103,5 +105,5 @@ func (t *ptable) memSize() int64 {
 	if t == nil {
 		return 0
 	}
-	return alloc(unsafe.Sizeof(*t)) + allocSlice(t.slots) + allocSlice(t.lens) + allocSlice(t.wild)
+	return heapsize.Alloc(unsafe.Sizeof(*t)) + heapsize.Slice(t.slots) + heapsize.Slice(t.lens) + heapsize.Slice(t.wild)
 }
