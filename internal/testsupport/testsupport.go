@@ -2,8 +2,9 @@
 // packages share: an in-memory audit and log [Sink], reading a Prometheus
 // exposition ([Exposition], [MetricValue]), writing a certificate and its
 // key ([WriteCert]), configuration inputs ([EnvMap], [WriteFile]), a
-// file's permissions ([AssertMode]), polling for a condition ([WaitFor])
-// and, on unix, filling a pipe ([FillPipe]).
+// file's permissions ([AssertMode]), polling for a condition ([WaitFor]),
+// on unix, filling a pipe ([FillPipe]), and the crafted url patterns of
+// the matchers' bounded-work tests ([HostileShapes]).
 //
 // It sits beside [github.com/robotsgate/robotsgate/internal/redistest] and
 // [github.com/robotsgate/robotsgate/internal/confdirtest] and, like them,
