@@ -37,19 +37,36 @@ func LetterTokens(n int) []string {
 	return toks
 }
 
-// HostileShape is one shape of crafted pattern: Pattern(i) is the i-th
-// pattern of a document, and Path a path of [HostilePathLen] octets that
-// none of them matches, built so that each pattern costs as much as it
-// can.
-type HostileShape struct {
-	Name    string
-	Pattern func(i int) string
-	Path    string
+// HostileCase is a crafted document and a path of [HostilePathLen]
+// octets that none of its patterns matches, built so that each pattern
+// costs as much as it can.
+type HostileCase struct {
+	Name string
+	Body []byte
+	Path string
 }
 
-// HostileShapes returns the shapes that a document of url patterns is
+// HostileCases returns the crafted cases, each document made by doc from
+// its patterns: pattern(0), pattern(1), ... as many as it holds.
+func HostileCases(doc func(pattern func(i int) string) []byte) []HostileCase {
+	var cs []HostileCase
+	for _, sh := range hostileShapes() {
+		cs = append(cs, HostileCase{sh.name, doc(sh.pattern), sh.path})
+	}
+	return cs
+}
+
+// hostileShape is one shape of crafted pattern: pattern(i) is the i-th
+// pattern of a document, and path the path none of them matches.
+type hostileShape struct {
+	name    string
+	pattern func(i int) string
+	path    string
+}
+
+// hostileShapes returns the shapes that a document of url patterns is
 // crafted from.
-func HostileShapes() []HostileShape {
+func hostileShapes() []hostileShape {
 	toks := LetterTokens(400)
 	var order strings.Builder
 	order.WriteString("/")
@@ -59,7 +76,7 @@ func HostileShapes() []HostileShape {
 	orderPath := PadPath(order.String(), "q")
 	digits := PadPath("/", "a")[:HostilePathLen-10] + "9876543210"
 	run := func(i int) string { return "*" + strings.Repeat("a", 16) + Pad5(i) }
-	return []HostileShape{
+	return []hostileShape{
 		// The shape of the report: a long run of one octet, then digits
 		// the path lacks.
 		{"run-digits", run, PadPath("/", "a")},

@@ -4,7 +4,7 @@
 // key ([WriteCert]), configuration inputs ([EnvMap], [WriteFile]), a
 // file's permissions ([AssertMode]), polling for a condition ([WaitFor]),
 // on unix, filling a pipe ([FillPipe]), and the crafted url patterns of
-// the matchers' bounded-work tests ([HostileShapes]).
+// the matchers' bounded-work tests ([HostileCases]).
 //
 // It sits beside [github.com/robotsgate/robotsgate/internal/redistest] and
 // [github.com/robotsgate/robotsgate/internal/confdirtest] and, like them,

@@ -16,15 +16,6 @@ import (
 // default, the most a license fetch reads unless raised.
 const hostileBytes = 500 << 10
 
-// hostileCase is a document of up to maxContents contents within
-// hostileBytes, and a path none of its patterns matches, built so that
-// each pattern costs as much as it can.
-type hostileCase struct {
-	name string
-	body []byte
-	path string
-}
-
 // hostileContents returns a document of contents url(0), url(1), ... as
 // long as it fits in hostileBytes and maxContents.
 func hostileContents(url func(i int) string) []byte {
@@ -41,20 +32,22 @@ func hostileContents(url func(i int) string) []byte {
 	return []byte(sb.String())
 }
 
-// hostileCases are the crafted pattern shapes as documents, and the long
-// patterns of hostileDoc.
-func hostileCases() []hostileCase {
-	var cs []hostileCase
-	for _, sh := range testsupport.HostileShapes() {
-		cs = append(cs, hostileCase{sh.Name, hostileContents(sh.Pattern), sh.Path})
-	}
-	return append(cs,
-		hostileCase{"long-star-a", hostileContents(func(i int) string {
-			return "/" + strings.Repeat("*a", 950) + strconv.Itoa(i) + "$"
-		}), "/" + strings.Repeat("ab", 8000) + "c"},
-		hostileCase{"long-a-star-b", hostileContents(func(i int) string {
-			return "/" + strings.Repeat("a*b*", 475) + strconv.Itoa(i) + "$"
-		}), "/" + strings.Repeat("ab", 8000) + "c"},
+// hostileCases are the crafted pattern shapes as documents of up to
+// maxContents contents within hostileBytes, and the long patterns of
+// hostileDoc.
+func hostileCases() []testsupport.HostileCase {
+	longPath := "/" + strings.Repeat("ab", 8000) + "c"
+	return append(testsupport.HostileCases(hostileContents),
+		testsupport.HostileCase{
+			Name: "long-star-a",
+			Body: hostileContents(func(i int) string { return "/" + strings.Repeat("*a", 950) + strconv.Itoa(i) + "$" }),
+			Path: longPath,
+		},
+		testsupport.HostileCase{
+			Name: "long-a-star-b",
+			Body: hostileContents(func(i int) string { return "/" + strings.Repeat("a*b*", 475) + strconv.Itoa(i) + "$" }),
+			Path: longPath,
+		},
 	)
 }
 
@@ -64,19 +57,19 @@ func hostileCases() []hostileCase {
 // path.
 func TestHostileDocBoundedWork(t *testing.T) {
 	for _, hc := range hostileCases() {
-		d, err := Parse(hc.body)
+		d, err := Parse(hc.Body)
 		if err != nil {
-			t.Fatalf("%s: %v", hc.name, err)
+			t.Fatalf("%s: %v", hc.Name, err)
 		}
 		if len(d.Contents) < 200 {
-			t.Fatalf("%s: only %d contents", hc.name, len(d.Contents))
+			t.Fatalf("%s: only %d contents", hc.Name, len(d.Contents))
 		}
-		v, work := d.decideWork(siteOrigin, hc.path, UseAITrain|UseSearch)
+		v, work := d.decideWork(siteOrigin, hc.Path, UseAITrain|UseSearch)
 		if v.State != None {
-			t.Fatalf("%s: %v by %s", hc.name, v.State, v.Content)
+			t.Fatalf("%s: %v by %s", hc.Name, v.State, v.Content)
 		}
-		if limit := testsupport.HostileWork(hc.body, hc.path); work > limit {
-			t.Errorf("%s (%d contents): %d octets examined, more than %d", hc.name, len(d.Contents), work, limit)
+		if limit := testsupport.HostileWork(hc.Body, hc.Path); work > limit {
+			t.Errorf("%s (%d contents): %d octets examined, more than %d", hc.Name, len(d.Contents), work, limit)
 		}
 	}
 }
@@ -88,14 +81,14 @@ func TestHostileDocBoundedWork(t *testing.T) {
 // inflate as it does ns/op.
 func BenchmarkDecideHostileCases(b *testing.B) {
 	for _, hc := range hostileCases() {
-		b.Run(hc.name, func(b *testing.B) {
-			d, err := Parse(hc.body)
+		b.Run(hc.Name, func(b *testing.B) {
+			d, err := Parse(hc.Body)
 			if err != nil {
 				b.Fatal(err)
 			}
-			_, work := d.decideWork(siteOrigin, hc.path, UseAITrain|UseSearch)
+			_, work := d.decideWork(siteOrigin, hc.Path, UseAITrain|UseSearch)
 			b.ReportAllocs()
-			testsupport.CPUPerOp(b, func() { d.Decide(siteOrigin, hc.path, UseAITrain|UseSearch) })
+			testsupport.CPUPerOp(b, func() { d.Decide(siteOrigin, hc.Path, UseAITrain|UseSearch) })
 			b.ReportMetric(float64(work), "work")
 			b.ReportMetric(float64(len(d.Contents)), "contents")
 		})

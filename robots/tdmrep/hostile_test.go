@@ -13,15 +13,6 @@ import (
 // every case holds MaxRules rules.
 const hostileBytes = 1 << 20
 
-// hostileCase is a tdmrep.json of up to MaxRules rules within
-// hostileBytes, and a path none of its rules matches, built so that each
-// rule costs as much as it can.
-type hostileCase struct {
-	name string
-	body []byte
-	path string
-}
-
 // hostileFile returns a tdmrep.json of rules location(0), location(1), ...
 // as long as it fits in hostileBytes and MaxRules.
 func hostileFile(location func(i int) string) []byte {
@@ -42,13 +33,10 @@ func hostileFile(location func(i int) string) []byte {
 	return []byte(sb.String())
 }
 
-// hostileCases are the crafted rule shapes as tdmrep.json files.
-func hostileCases() []hostileCase {
-	var cs []hostileCase
-	for _, sh := range testsupport.HostileShapes() {
-		cs = append(cs, hostileCase{sh.Name, hostileFile(sh.Pattern), sh.Path})
-	}
-	return cs
+// hostileCases are the crafted rule shapes as tdmrep.json files of up
+// to MaxRules rules within hostileBytes.
+func hostileCases() []testsupport.HostileCase {
+	return testsupport.HostileCases(hostileFile)
 }
 
 // TestHostileFileBoundedWork matches the crafted paths against the
@@ -56,16 +44,16 @@ func hostileCases() []hostileCase {
 // examined (not a clock), that no rule makes it search the whole path.
 func TestHostileFileBoundedWork(t *testing.T) {
 	for _, hc := range hostileCases() {
-		f, err := Parse(hc.body)
+		f, err := Parse(hc.Body)
 		if err != nil {
-			t.Fatalf("%s: %v", hc.name, err)
+			t.Fatalf("%s: %v", hc.Name, err)
 		}
-		r, work := f.matchWork(hc.path)
+		r, work := f.matchWork(hc.Path)
 		if r != nil {
-			t.Fatalf("%s: matched %s", hc.name, r)
+			t.Fatalf("%s: matched %s", hc.Name, r)
 		}
-		if limit := testsupport.HostileWork(hc.body, hc.path); work > limit {
-			t.Errorf("%s (%d rules): %d octets examined, more than %d", hc.name, len(f.Rules), work, limit)
+		if limit := testsupport.HostileWork(hc.Body, hc.Path); work > limit {
+			t.Errorf("%s (%d rules): %d octets examined, more than %d", hc.Name, len(f.Rules), work, limit)
 		}
 	}
 }
