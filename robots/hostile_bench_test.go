@@ -39,12 +39,7 @@ func hostileCases() []hostileCase {
 	// for the second fails only at the end of the path, which is full of
 	// 'q's that start a near match.
 	toks := hostileTokens(2000)
-	var sb strings.Builder
-	sb.WriteString("/")
-	for _, t := range toks {
-		sb.WriteString("q" + t)
-	}
-	orderPath := testsupport.PadPath(sb.String(), "q")
+	orderPath := testsupport.OrderPath(toks)
 	cs = append(cs, hostileCase{"wrong-order", shortRulesRobots(DefaultMaxBytes, func(i int) string {
 		j := 1 + i%200
 		k := (i / 200) % j

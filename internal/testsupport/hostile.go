@@ -37,6 +37,19 @@ func LetterTokens(n int) []string {
 	return toks
 }
 
+// OrderPath returns the path of the tokens toks each after a 'q', in
+// their order, padded with 'q's to [HostilePathLen] octets: a pattern
+// that asks for two of them in the other order fails only at its end,
+// after a near match at every 'q'.
+func OrderPath(toks []string) string {
+	var sb strings.Builder
+	sb.WriteString("/")
+	for _, t := range toks {
+		sb.WriteString("q" + t)
+	}
+	return PadPath(sb.String(), "q")
+}
+
 // HostileCase is a crafted document and a path of [HostilePathLen]
 // octets that none of its patterns matches, built so that each pattern
 // costs as much as it can.
@@ -68,12 +81,7 @@ type hostileShape struct {
 // crafted from.
 func hostileShapes() []hostileShape {
 	toks := LetterTokens(400)
-	var order strings.Builder
-	order.WriteString("/")
-	for _, t := range toks {
-		order.WriteString("q" + t)
-	}
-	orderPath := PadPath(order.String(), "q")
+	orderPath := OrderPath(toks)
 	digits := PadPath("/", "a")[:HostilePathLen-10] + "9876543210"
 	run := func(i int) string { return "*" + strings.Repeat("a", 16) + Pad5(i) }
 	return []hostileShape{
