@@ -109,9 +109,7 @@ func parseAuditFlags(args []string, now time.Time, stdout, stderr io.Writer) (au
 	fs.StringVar(&fl.config, "config", "", "configuration `file` whose audit_log is read when no FILE is given")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintln(stdout, auditUsage)
-			fs.SetOutput(stdout)
-			fs.PrintDefaults()
+			printHelp(stdout, auditUsage, fs)
 			return fl, 0
 		}
 		return fl, auditFail(stderr, 2, "%v (%s)", config.FlagHint(fs, err), auditUsage)

@@ -48,9 +48,7 @@ func runCheck(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintln(stdout, checkUsage)
-			fs.SetOutput(stdout)
-			fs.PrintDefaults()
+			printHelp(stdout, checkUsage, fs)
 			fmt.Fprintln(stdout, "  -fetch\n    \tfetch each origin's robots.txt as the proxy does, instead of reading -robots (its flags: check -fetch -h)")
 			return 0
 		}
