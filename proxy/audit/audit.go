@@ -173,6 +173,7 @@ func (a *Auditor) encode(e Event) error {
 	}
 	str("detail", e.Detail)
 	usageFields(ev, &e)
+	volumeFields(ev, &e) // (volume.go)
 	a.ew.err = nil
 	a.writeStart.Store(max(a.now().UnixNano(), 1))
 	ev.Send()
