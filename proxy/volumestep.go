@@ -27,7 +27,8 @@ func (s volumeStep) onResponse(resp *http.Response, ctx *goproxy.ProxyCtx, st *r
 		o.Origin, _ = enforce.Origin(ctx.Req.URL)
 	}
 	switch {
-	case ctx.Req.Method == http.MethodHead || resp.Body == nil || resp.Body == http.NoBody:
+	case ctx.Req.Method == http.MethodHead || resp.Body == nil || resp.Body == http.NoBody || resp.StatusCode < 200:
+		// no body, or a protocol switch whose body goproxy needs as it is
 	case resp.ContentLength >= 0:
 		o.Bytes = resp.ContentLength
 	default:
