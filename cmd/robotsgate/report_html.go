@@ -4,6 +4,7 @@ import (
 	"html/template"
 	"io"
 	"strconv"
+	"strings"
 )
 
 // The crawl report's HTML form: one self-contained page (inline CSS and
@@ -123,7 +124,7 @@ func writeReportHTML(w io.Writer, rep crawlReport, top int) error {
 }
 
 var reportTemplate = template.Must(template.New("report").Funcs(template.FuncMap{
-	"name": func(r originRow) string { return rowName(&r) }, "bytes": byteText, "list": countList,
+	"name": func(r originRow) string { return rowName(&r) }, "bytes": byteText, "commaList": func(m map[string]int64) string { return strings.ReplaceAll(countList(m), ";", ", ") },
 	"status": func(r originRow, c string) int64 { return r.Status[c] }, "refusals": func(r originRow) int64 { return r.refusals() },
 	"sorted": sortedByCount, "barW": func() int { return chartLabelW + chartBarW + 200 },
 	"barEnd": func(b chartBar) int {

@@ -18,8 +18,9 @@ th:first-child, td:first-child { text-align: left; }
 td.list { text-align: left; font-size: .9em; }
 .meta { color: #555; }
 svg text { font: 12px system-ui, sans-serif; fill: #1d232b; }
-.s1xx { fill: #9aa5b1; } .s2xx { fill: #2f9e44; } .s3xx { fill: #1c7ed6; }
-.s4xx { fill: #f08c00; } .s5xx { fill: #e03131; } .sother { fill: #868e96; } .refused { fill: #c2255c; }
+.s1xx { fill: #9aa5b1; background: #9aa5b1; } .s2xx { fill: #2f9e44; background: #2f9e44; }
+.s3xx { fill: #1c7ed6; background: #1c7ed6; } .s4xx { fill: #f08c00; background: #f08c00; }
+.s5xx { fill: #e03131; background: #e03131; } .sother { fill: #868e96; background: #868e96; } .refused { fill: #c2255c; }
 .legend span { display: inline-block; width: .9em; height: .9em; margin: 0 .3em 0 1em; vertical-align: middle; }
 code { font-size: .85em; word-break: break-all; }
 </style>
@@ -53,7 +54,7 @@ code { font-size: .85em; word-break: break-all; }
 <h2>Sites that opted out, and of what</h2>
 {{if .OptOuts}}<table id="opt-outs"><thead><tr><th>origin</th><th>opt-outs seen (decisions)</th></tr></thead><tbody>
 {{- range .OptOuts}}
-<tr><td>{{name .}}</td><td class="list">{{list .OptOuts}}</td></tr>
+<tr><td>{{name .}}</td><td class="list">{{commaList .OptOuts}}</td></tr>
 {{- end}}
 </tbody></table>
 <p class="meta">robots:disallow: robots.txt disallowed the URL; usage:PURPOSE: Content-Usage or Content-Signal disallowed the purpose;
@@ -70,10 +71,10 @@ license:STATE: the site's RSL license prohibited the use or required a license.<
 </html>
 {{define "chart"}}<svg id="{{.ID}}" role="img" aria-label="{{.Title}}" width="{{barW}}" height="{{.Height}}" viewBox="0 0 {{barW}} {{.Height}}" xmlns="http://www.w3.org/2000/svg">
 <title>{{.Title}}</title>
-{{- range .Bars}}
-<g><text x="0" y="{{.Y}}" dy="14">{{.Label}}</text>
-{{- range .Segs}}<rect x="{{.X}}" y="{{.Y}}" width="{{.W}}" height="18" class="{{.Class}}"><title>{{.Title}}</title></rect>{{end}}
-<text x="{{barEnd .}}" y="{{.Y}}" dy="14">{{.Value}}</text></g>
+{{- range $b := .Bars}}
+<g><text x="0" y="{{$b.Y}}" dy="14">{{$b.Label}}</text>
+{{- range $b.Segs}}<rect x="{{.X}}" y="{{$b.Y}}" width="{{.W}}" height="18" class="{{.Class}}"><title>{{.Title}}</title></rect>{{end}}
+<text x="{{barEnd $b}}" y="{{$b.Y}}" dy="14">{{$b.Value}}</text></g>
 {{- end}}
 </svg>{{end}}
 `
