@@ -62,7 +62,7 @@ func ParseAmount(s string) (Amount, error) {
 	return Amount{Currency: cur, Units: units}, nil
 }
 
-// MustParseAmount is ParseAmount for constants known to be valid; it
+// MustParseAmount is [ParseAmount] for constants known to be valid; it
 // panics on an error.
 func MustParseAmount(s string) Amount {
 	a, err := ParseAmount(s)

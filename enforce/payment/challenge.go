@@ -36,18 +36,18 @@ const (
 // Challenge is a classified 402.
 type Challenge struct {
 	Kind ChallengeKind
-	// Price is the crawler-price quote (ChallengePrice).
+	// Price is the crawler-price quote ([ChallengePrice]).
 	Price Amount
-	// Err says why a crawler-price did not parse (ChallengeBadPrice).
+	// Err says why a crawler-price did not parse ([ChallengeBadPrice]).
 	Err error
-	// Scheme is the scheme of an unsupported challenge (SchemeX402,
-	// SchemePayment or SchemeLicense); Quote its amount as the origin
+	// Scheme is the scheme of an unsupported challenge ([SchemeX402],
+	// [SchemePayment] or [SchemeLicense]); Quote its amount as the origin
 	// wrote it, where readable ("" when not), cut to a bounded length.
 	Scheme, Quote string
 }
 
-// maxQuoteLen bounds the quoted amount an audit record carries;
-// maxX402Header bounds the PAYMENT-REQUIRED header decoded.
+// [maxQuoteLen] bounds the quoted amount an audit record carries;
+// [maxX402Header] bounds the PAYMENT-REQUIRED header decoded.
 const (
 	maxQuoteLen   = 128
 	maxX402Header = 16 << 10
@@ -82,7 +82,7 @@ func Classify(h http.Header) Challenge {
 	return Challenge{}
 }
 
-// bound cuts s to maxQuoteLen bytes and drops control characters.
+// bound cuts s to [maxQuoteLen] bytes and drops control characters.
 func bound(s string) string {
 	s = strings.Map(func(r rune) rune {
 		if r < ' ' || r == 0x7f {

@@ -98,7 +98,7 @@ const maxCodeLen = 64
 // ParseError reads the crawler-error header of a response: the code (as
 // sent, trimmed and cut to a bounded length, for the audit record) and
 // what to do. A code outside the contract, or none, is [ActionNone]. The
-// code decides, whatever status it came with (an InternalError on a 503
+// code decides, whatever status it came with (a [CodeInternalError] on a 503
 // still backs off). Codes are matched exactly, as the contract spells
 // them.
 func ParseError(h http.Header) (ErrorCode, Action) {

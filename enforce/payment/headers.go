@@ -33,7 +33,7 @@ var ErrNoHeader = errors.New("header absent")
 func ParsePrice(h http.Header) (Amount, error) { return parseAmountHeader(h, HeaderPrice) }
 
 // ParseCharged reads the crawler-charged header of a response, as
-// ParsePrice does.
+// [ParsePrice] does.
 func ParseCharged(h http.Header) (Amount, error) { return parseAmountHeader(h, HeaderCharged) }
 
 // parseAmountHeader reads the single Amount of header name in h. The
@@ -56,7 +56,7 @@ func parseAmountHeader(h http.Header, name string) (Amount, error) {
 
 // SetExactPrice makes h carry crawler-exact-price: a and no
 // crawler-max-price (an origin answers a request with both 400
-// ConflictingPriceHeaders).
+// [CodeConflictingPriceHeaders]).
 func SetExactPrice(h http.Header, a Amount) {
 	StripPriceHeaders(h)
 	h.Set(HeaderExactPrice, a.String())

@@ -10,7 +10,7 @@ import (
 	"github.com/robotsgate/robotsgate/enforce"
 )
 
-// maxMemoryQuotes bounds the quoting origins a MemoryWallet remembers.
+// maxMemoryQuotes bounds the quoting origins a [MemoryWallet] remembers.
 const maxMemoryQuotes = 1 << 16
 
 // MemoryWallet is the Wallet of one replica (no Redis): budgets hold
@@ -50,7 +50,7 @@ type memQuote struct {
 	until time.Time
 }
 
-// NewMemoryWallet returns an empty MemoryWallet reading time from clock
+// NewMemoryWallet returns an empty [MemoryWallet] reading time from clock
 // (nil: the system clock); reservations expire after ttl (<= 0:
 // [DefaultReservationTTL]).
 func NewMemoryWallet(clock enforce.Clock, ttl time.Duration) *MemoryWallet {
@@ -212,7 +212,7 @@ func (mc *memCounter) reserved(now time.Time) int64 {
 	return n
 }
 
-// QueryCounter returns the counter a SpendQuery names; a query without
+// QueryCounter returns the counter a [SpendQuery] names; a query without
 // a time is about now.
 func QueryCounter(q SpendQuery, now time.Time) Counter {
 	if q.At.IsZero() {

@@ -38,7 +38,7 @@ var (
 )
 
 // BudgetError is a refusal by one budget; it matches
-// [ErrBudgetExhausted] with errors.Is.
+// [ErrBudgetExhausted] with [errors.Is].
 type BudgetError struct {
 	Counter Counter
 }
@@ -47,7 +47,7 @@ func (e *BudgetError) Error() string {
 	return fmt.Sprintf("%s budget %s (%s) exhausted", e.Counter.Budget, e.Counter.Key, e.Counter.Name)
 }
 
-// Is makes a BudgetError match ErrBudgetExhausted.
+// Is makes a [BudgetError] match [ErrBudgetExhausted].
 func (e *BudgetError) Is(target error) bool { return target == ErrBudgetExhausted }
 
 // Request is one payment a request asks for.
@@ -104,18 +104,18 @@ type Wallet interface {
 	// Reserve checks the request's price against its max_price and every
 	// budget of its currency (spent + reserved + amount <= limit) and, when
 	// all allow it, holds the amount until Settle, Release or expiry.
-	// Errors: ErrOverCap, a *BudgetError (ErrBudgetExhausted),
-	// ErrUnavailable.
+	// Errors: [ErrOverCap], a *[BudgetError] ([ErrBudgetExhausted]),
+	// [ErrUnavailable].
 	Reserve(ctx context.Context, req Request) (Reservation, error)
 	// Settle records the charged amount as spent and ends the
 	// reservation. The charge is recorded even when it differs from the
-	// reservation (Settlement.Over when it is more).
+	// reservation ([Settlement.Over] when it is more).
 	Settle(ctx context.Context, res Reservation, charged Amount) (Settlement, error)
 	// Release ends the reservation without spending.
 	Release(ctx context.Context, res Reservation) error
 	// Spent returns a counter's totals.
 	Spent(ctx context.Context, q SpendQuery) (Spend, error)
-	// Remember notes that origin quoted price, for DefaultQuoteTTL (the
+	// Remember notes that origin quoted price, for [DefaultQuoteTTL] (the
 	// latest quote wins); Quoted returns it, so later requests to the
 	// origin can carry crawler-max-price up front.
 	Remember(ctx context.Context, origin string, price Amount) error
@@ -123,7 +123,7 @@ type Wallet interface {
 }
 
 // CheckCap checks the price of req against its max_price: nil, or an
-// error matching ErrOverCap. Wallets call it first.
+// error matching [ErrOverCap]. Wallets call it first.
 func CheckCap(req Request) error {
 	p := req.Policy.MaxPrice
 	if req.Amount.IsZero() || req.Amount.Units < 0 || req.Amount.Units > MaxUnits {

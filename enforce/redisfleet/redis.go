@@ -80,7 +80,7 @@ type Options struct {
 // Redis is robotsgate's optional fleet-wide layer: a robots.txt Store
 // with fleet-wide single fetch (Store), a crawl-delay Pacer
 // (Pacer), a Pauses (Pauses) and a payment Wallet (Wallet; it does
-// not fall back: see redisWallet), all on one Redis database and
+// not fall back: see [redisWallet]), all on one Redis database and
 // all falling back to process-local implementations while Redis is down
 // or slow. Requests never fail because of Redis: a failed or slow call is
 // answered locally; a failed connection (or three slow calls in a row)

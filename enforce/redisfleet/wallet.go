@@ -78,7 +78,7 @@ const redisMarkerKeep = time.Hour
 // counter and holds the amount, atomically, so budgets hold across
 // replicas. All payment keys share one hash tag, so that the counters
 // of a fleet, an identity and an origin that one Reserve touches live in
-// one Cluster slot. Reservations expire after the TTL (Options.ReservationTTL):
+// one Cluster slot. Reservations expire after the TTL ([Options.ReservationTTL]):
 // the script drops expired holdings before it sums them.
 //
 // While Redis is down nothing is paid (Reserve fails with
@@ -105,7 +105,7 @@ func (k redisKeys) payKey(kind, name string) string {
 // quote returns the key of an origin's remembered quote.
 func (k redisKeys) quote(origin string) string { return k.tagged(origin, "quote") }
 
-// Reserve implements payment.Wallet.
+// Reserve implements [payment.Wallet].
 func (w *redisWallet) Reserve(ctx context.Context, req payment.Request) (payment.Reservation, error) {
 	if err := payment.CheckCap(req); err != nil {
 		return payment.Reservation{}, err
@@ -142,7 +142,7 @@ func member(res payment.Reservation) string {
 	return res.ID + "|" + strconv.FormatInt(res.Request.Amount.Units, 10)
 }
 
-// Settle implements payment.Wallet.
+// Settle implements [payment.Wallet].
 func (w *redisWallet) Settle(ctx context.Context, res payment.Reservation, charged payment.Amount) (payment.Settlement, error) {
 	if err := payment.CheckCharge(res, charged); err != nil {
 		return payment.Settlement{}, err
@@ -154,7 +154,7 @@ func (w *redisWallet) Settle(ctx context.Context, res payment.Reservation, charg
 	return payment.Settlement{Charged: charged, Over: payment.IsOver(res, charged), Duplicate: !done}, nil
 }
 
-// Release implements payment.Wallet.
+// Release implements [payment.Wallet].
 func (w *redisWallet) Release(ctx context.Context, res payment.Reservation) error {
 	if res.ID == "" {
 		return errors.New("releasing no reservation")
@@ -165,7 +165,7 @@ func (w *redisWallet) Release(ctx context.Context, res payment.Reservation) erro
 	return nil
 }
 
-// end runs redisWalletEnd for res, adding charged to the spent totals of
+// end runs [redisWalletEnd] for res, adding charged to the spent totals of
 // spend; it reports whether the reservation was still open.
 func (w *redisWallet) end(ctx context.Context, res payment.Reservation, charged payment.Amount, spend []payment.Counter) (bool, error) {
 	now := w.r.opts.Clock.Now()
@@ -190,7 +190,7 @@ func (w *redisWallet) end(ctx context.Context, res payment.Reservation, charged 
 	return n == 1, nil
 }
 
-// Spent implements payment.Wallet.
+// Spent implements [payment.Wallet].
 func (w *redisWallet) Spent(ctx context.Context, q payment.SpendQuery) (payment.Spend, error) {
 	now := w.r.opts.Clock.Now()
 	c := payment.QueryCounter(q, now)
@@ -211,7 +211,7 @@ func (w *redisWallet) Spent(ctx context.Context, q payment.SpendQuery) (payment.
 		Reserved: payment.Amount{Currency: q.Currency, Units: v[1]}}, nil
 }
 
-// Remember implements payment.Wallet.
+// Remember implements [payment.Wallet].
 func (w *redisWallet) Remember(ctx context.Context, origin string, price payment.Amount) error {
 	until := w.r.opts.Clock.Now().Add(payment.DefaultQuoteTTL).UnixMilli()
 	ok := w.r.call(ctx, "payment remember", func(ctx context.Context) error {
@@ -224,7 +224,7 @@ func (w *redisWallet) Remember(ctx context.Context, origin string, price payment
 	return nil
 }
 
-// Quoted implements payment.Wallet. An unreadable, missing or expired
+// Quoted implements [payment.Wallet]. An unreadable, missing or expired
 // quote (by the caller's clock: "price|until", Unix ms), or Redis down,
 // is "none".
 func (w *redisWallet) Quoted(ctx context.Context, origin string) (payment.Amount, bool) {

@@ -15,7 +15,7 @@ import (
 type PaymentConfig struct {
 	Mode PaymentMode // off | report | pay
 	// MaxPrice is the most one request may cost; zero = none (nothing
-	// is paid). Required with PaymentPay.
+	// is paid). Required with [PaymentPay].
 	MaxPrice payment.Amount
 	// Budgets cap the sums per period (fleet, identity, origin).
 	Budgets []payment.Budget
