@@ -180,15 +180,16 @@ func (w *MemoryWallet) counter(c Counter) *memCounter {
 	return mc
 }
 
-// prune drops counters past their retention and ended reservations past
-// their expiry. w.mu is held.
+// prune drops counters past their retention or holding nothing, and
+// ended reservations past their expiry, at most every memPruneEvery.
+// w.mu is held.
 func (w *MemoryWallet) prune(now time.Time) {
 	if now.Sub(w.pruned) < memPruneEvery {
 		return
 	}
 	w.pruned = now
 	for id, mc := range w.counters {
-		if now.After(mc.end.Add(SpentRetention)) {
+		if now.After(mc.end.Add(SpentRetention)) || (mc.spent == 0 && mc.reserved(now) == 0) {
 			delete(w.counters, id)
 		}
 	}

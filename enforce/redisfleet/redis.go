@@ -141,7 +141,7 @@ func New(ctx context.Context, rawURL string, opts Options) (*Redis, error) {
 	r.store = newRedisStore(r)
 	r.pacer = &redisPacer{r: r, local: politeness.NewMemoryPacer(opts.Clock)}
 	r.pauses = newRedisPauses(r)
-	r.wallet = &redisWallet{r: r, ttl: opts.ReservationTTL}
+	r.wallet = newRedisWallet(r)
 	// Pauses recorded during an outage reach the fleet when Redis returns.
 	r.health.onUp = func() { r.pauses.flush(rctx) }
 
@@ -178,7 +178,7 @@ func (r *Redis) sweepL1(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			for _, c := range []*cache.Cache{r.store.l1, r.pauses.l1} {
+			for _, c := range []*cache.Cache{r.store.l1, r.pauses.l1, r.wallet.l1} {
 				if c != nil {
 					c.DeleteExpired()
 				}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/patrickmn/go-cache"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/robotsgate/robotsgate/enforce/payment"
@@ -89,9 +90,30 @@ const redisMarkerKeep = time.Hour
 // Remembered quotes live under the origin's own tag
 // ("<prefix>{<origin>}:quote", the wire form and, after "|", the end of
 // its life in Unix ms), for [payment.DefaultQuoteTTL].
+//
+// Quoted runs for every request, so its answers (a quote or none) are
+// kept in process memory for Options.L1TTL: another replica's new quote
+// is seen up to that much later, this replica's own at once.
 type redisWallet struct {
 	r   *Redis
 	ttl time.Duration
+	l1  *cache.Cache // origin -> walletQuote; nil when disabled
+}
+
+// walletQuote is a remembered quote and the end of its life (Unix ms;
+// 0: no quote).
+type walletQuote struct {
+	price payment.Amount
+	until int64
+}
+
+// newRedisWallet returns the wallet of r.
+func newRedisWallet(r *Redis) *redisWallet {
+	w := &redisWallet{r: r, ttl: r.opts.ReservationTTL}
+	if r.opts.L1TTL > 0 {
+		w.l1 = cache.New(r.opts.L1TTL, 0) // swept by Redis.sweepL1
+	}
+	return w
 }
 
 // Wallet returns the fleet-wide payment Wallet.
@@ -214,6 +236,9 @@ func (w *redisWallet) Spent(ctx context.Context, q payment.SpendQuery) (payment.
 // Remember implements [payment.Wallet].
 func (w *redisWallet) Remember(ctx context.Context, origin string, price payment.Amount) error {
 	until := w.r.opts.Clock.Now().Add(payment.DefaultQuoteTTL).UnixMilli()
+	if w.l1 != nil {
+		w.l1.SetDefault(origin, walletQuote{price: price, until: until})
+	}
 	ok := w.r.call(ctx, "payment remember", func(ctx context.Context) error {
 		return w.r.client.Set(ctx, w.r.keys.quote(origin), price.String()+"|"+strconv.FormatInt(until, 10),
 			payment.DefaultQuoteTTL+redisPaceKeepMargin).Err()
@@ -228,6 +253,30 @@ func (w *redisWallet) Remember(ctx context.Context, origin string, price payment
 // quote (by the caller's clock: "price|until", Unix ms), or Redis down,
 // is "none".
 func (w *redisWallet) Quoted(ctx context.Context, origin string) (payment.Amount, bool) {
+	q, ok := walletQuote{}, false
+	if w.l1 != nil {
+		var v any
+		if v, ok = w.l1.Get(origin); ok {
+			q = v.(walletQuote)
+		}
+	}
+	if !ok {
+		if q, ok = w.readQuote(ctx, origin); !ok {
+			return payment.Amount{}, false
+		}
+		if w.l1 != nil {
+			w.l1.SetDefault(origin, q)
+		}
+	}
+	if q.until <= w.r.opts.Clock.Now().UnixMilli() {
+		return payment.Amount{}, false
+	}
+	return q.price, true
+}
+
+// readQuote reads origin's quote from Redis; false when Redis failed
+// (a missing or unreadable quote is the zero walletQuote).
+func (w *redisWallet) readQuote(ctx context.Context, origin string) (walletQuote, bool) {
 	var v string
 	ok := w.r.call(ctx, "payment quoted", func(ctx context.Context) error {
 		var err error
@@ -237,11 +286,14 @@ func (w *redisWallet) Quoted(ctx context.Context, origin string) (payment.Amount
 		}
 		return err
 	})
-	price, until, found := strings.Cut(v, "|")
-	ms, err := strconv.ParseInt(until, 10, 64)
-	if !ok || !found || err != nil || ms <= w.r.opts.Clock.Now().UnixMilli() {
-		return payment.Amount{}, false
+	if !ok {
+		return walletQuote{}, false
 	}
-	a, err := payment.ParseAmount(price)
-	return a, err == nil
+	price, until, _ := strings.Cut(v, "|")
+	ms, err := strconv.ParseInt(until, 10, 64)
+	a, perr := payment.ParseAmount(price)
+	if err != nil || perr != nil {
+		return walletQuote{}, true
+	}
+	return walletQuote{price: a, until: ms}, true
 }
