@@ -92,3 +92,23 @@ func TestPaymentValidation(t *testing.T) {
 		})
 	}
 }
+
+// TestPaymentReloadable: a reload applies a changed cap and budgets at
+// once (none of them waits for a restart).
+func TestPaymentReloadable(t *testing.T) {
+	old, err := loadPaymentYAML(t, "payment: {mode: report, max_price: USD 0.02}", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	next, err := loadPaymentYAML(t, "payment: {mode: report, max_price: USD 0.01, budgets: [{scope: fleet, period: day, limit: USD 1}]}", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	applied, restart := Changes(old, next)
+	if strings.Join(applied, ",") != "payment.max_price,payment.budgets" || len(restart) != 0 {
+		t.Fatalf("applied %v, restart %v", applied, restart)
+	}
+	if got := WithRestartOnly(next, old).Payment.MaxPrice.String(); got != "USD 0.01" {
+		t.Fatalf("max_price after the reload: %s", got)
+	}
+}
