@@ -181,7 +181,7 @@ func (w *MemoryWallet) counter(c Counter) *memCounter {
 }
 
 // prune drops counters past their retention or holding nothing, and
-// ended reservations past their expiry, at most every memPruneEvery.
+// ended reservations past their expiry, at most every [memPruneEvery].
 // w.mu is held.
 func (w *MemoryWallet) prune(now time.Time) {
 	if now.Sub(w.pruned) < memPruneEvery {

@@ -275,7 +275,7 @@ func (w *redisWallet) Quoted(ctx context.Context, origin string) (payment.Amount
 }
 
 // readQuote reads origin's quote from Redis; false when Redis failed
-// (a missing or unreadable quote is the zero walletQuote).
+// (a missing or unreadable quote is the zero [walletQuote]).
 func (w *redisWallet) readQuote(ctx context.Context, origin string) (walletQuote, bool) {
 	var v string
 	ok := w.r.call(ctx, "payment quoted", func(ctx context.Context) error {
