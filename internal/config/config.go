@@ -67,7 +67,8 @@ type Config struct {
 	License    LicenseConfig // RSL licenses (license.go)
 	Signing    SigningConfig // Web Bot Auth request signatures (signing.go)
 	Auth       AuthConfig
-	Egress     EgressConfig // destination addresses reached (egress.go)
+	Egress     EgressConfig  // destination addresses reached (egress.go)
+	Payment    PaymentConfig // HTTP 402 pay-per-crawl (payment.go)
 	// Transparent is the listener of redirected connections (transparent
 	// sidecar).
 	Transparent TransparentConfig
@@ -213,6 +214,7 @@ func Default() Config {
 			Purposes: defaultTDMPurposes(),
 		},
 		License: LicenseConfig{Mode: LicenseReport},
+		Payment: PaymentConfig{Mode: PaymentOff},
 		Signing: defaultSigning(),
 		RobotTags: RobotTagsConfig{
 			Mode:         RobotTagsAnnotate,

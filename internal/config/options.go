@@ -45,7 +45,7 @@ var configFlag = option{flag: "config", help: "YAML configuration `file` (see co
 // To add one, add a field to Config, its default to Default and a line
 // to [topOptions] or [sectionOptions].
 func options() []option {
-	return append(append(append(topOptions(), sectionOptions()...), licenseOptions()...), egressOptions()...)
+	return append(append(append(append(topOptions(), sectionOptions()...), licenseOptions()...), egressOptions()...), paymentOptions()...)
 }
 
 // topOptions are the options outside any section.
