@@ -45,8 +45,12 @@ type auditFlags struct {
 // printing the records appended to the live file until ctx ends. A
 // malformed line is skipped and counted: their number and the first one
 // go to stderr. Exit status: 0, 1 when a file cannot be read, 2 for a
-// usage error.
+// usage error. With -verify it checks the files' hash chain instead
+// (runAuditVerify).
 func runAudit(ctx context.Context, args []string, env func(string) string, stdin io.Reader, stdout, stderr io.Writer, ae auditEnv) int {
+	if isAuditVerify(args) {
+		return runAuditVerify(args, env, stdout, stderr) // audit_verify.go
+	}
 	fl, code := parseAuditFlags(args, ae.now(), stdout, stderr)
 	if code >= 0 {
 		return code
@@ -107,6 +111,7 @@ func parseAuditFlags(args []string, now time.Time, stdout, stderr io.Writer) (au
 	fs.IntVar(&fl.top, "top", 10, "how many rules -summary lists")
 	fs.BoolVar(&fl.follow, "f", false, "after the files, print records as they are appended to the live file, until interrupted")
 	fs.StringVar(&fl.config, "config", "", "configuration `file` whose audit_log is read when no FILE is given")
+	fs.Bool("verify", false, "check the hash chain and digest signatures of the files instead (robotsgate audit -verify -h)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fmt.Fprintln(stdout, auditUsage)

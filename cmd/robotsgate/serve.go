@@ -139,6 +139,9 @@ func (a *app) build(ctx context.Context, stdout io.Writer) error {
 	}
 	a.auditor = audit.New(aw)
 	a.push(func(ctx context.Context) int { return closeAudit(ctx, a.auditor, a.log) })
+	if err := enableDigests(a.auditor, cfg, a.log); err != nil { // audit_verify.go
+		return err
+	}
 	tr, err := proxy.NewTransport(cfg)
 	if err != nil {
 		return err
