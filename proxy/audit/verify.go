@@ -228,10 +228,13 @@ func (v *verifier) link(at pos, f *chainFields) bool {
 // jump notes that the record at at has seq, beyond the one expected:
 // records were removed, unless the next record is the one expected.
 func (v *verifier) jump(at pos, seq uint64) {
-	detail := fmt.Sprintf("seq %d to %d are missing before this record (the last one before it: %s)", v.lastSeq+1, seq-1, v.lastAt)
+	missing := fmt.Sprintf("seq %d to %d are", v.lastSeq+1, seq-1)
+	if seq-1 == v.lastSeq+1 {
+		missing = fmt.Sprintf("seq %d is", seq-1)
+	}
+	detail := fmt.Sprintf("%s missing before this record (the last one before it: %s)", missing, v.lastAt)
 	if at.line == 1 && at.file != v.lastAt.file {
-		detail = fmt.Sprintf("seq %d to %d are missing: the end of %s was cut off (truncated) or the file before this one is missing",
-			v.lastSeq+1, seq-1, v.lastAt.file)
+		detail = fmt.Sprintf("%s missing: the end of %s was cut off (truncated) or the file before this one is missing", missing, v.lastAt.file)
 	}
 	v.pending = &Problem{File: at.file, Line: at.line, Kind: ProblemRemoved, Detail: detail}
 	v.pendingAt, v.pendingSeq, v.expect = at, seq, v.lastSeq+1
