@@ -75,6 +75,9 @@ func TestVerifyUntouched(t *testing.T) {
 	if err != nil || len(files) != 2 {
 		t.Fatalf("files %v, %v: want a rotated file and the live one", files, err)
 	}
+	if b, err := os.ReadFile(files[0]); err != nil || !strings.Contains(lastLine(b), `"reason":"rotation"`) {
+		t.Fatalf("the rotated file does not end with its digest: %q %v", lastLine(b), err)
+	}
 	gzipFile(t, files[0])
 	writeLog(t, path, Rotation{MaxSizeMB: 1}, s, 10, "") // restart after the rotated file was compressed
 	if files, err = query.Files(path); err != nil || !strings.HasSuffix(files[0], ".gz") {
@@ -278,4 +281,10 @@ func TestChainSkipsLostRecord(t *testing.T) {
 	if rep.Problem != nil || rep.Records != 6 || len(rep.Skipped) != 2 || len(rep.Restarts) != 0 {
 		t.Fatalf("report %+v (problem %v)", rep, rep.Problem)
 	}
+}
+
+// lastLine returns the last line of b, without its newline.
+func lastLine(b []byte) string {
+	lines := strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
+	return lines[len(lines)-1]
 }
