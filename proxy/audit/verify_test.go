@@ -164,16 +164,46 @@ func TestVerifyNamesTampering(t *testing.T) {
 	if len(lines) != 22 || !strings.Contains(lines[10], KindDigest) || !strings.Contains(lines[21], KindDigest) {
 		t.Fatalf("log: %d lines\n%s", len(lines), orig)
 	}
+	for _, tc := range tamperings(orig, lines, s) {
+		t.Run(tc.name, func(t *testing.T) {
+			p := filepath.Join(t.TempDir(), "audit.jsonl")
+			if err := os.WriteFile(p, []byte(tc.log), 0o640); err != nil {
+				t.Fatal(err)
+			}
+			rep, err := Verify([]string{p}, tc.keys)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if pr := rep.Problem; pr == nil || pr.Kind != tc.kind || pr.Line != tc.line || pr.File != p {
+				t.Fatalf("problem %v, want %s at line %d", pr, tc.kind, tc.line)
+			}
+		})
+	}
+	t.Run("untouched", func(t *testing.T) {
+		rep, err := Verify([]string{path}, s.keys())
+		if err != nil || rep.Problem != nil || rep.Signed != 2 || rep.Records != 22 {
+			t.Fatalf("%+v %v", rep, err)
+		}
+	})
+}
+
+// tampering is a change to an untouched log, and the Problem Verify must
+// find with keys: its kind and line.
+type tampering struct {
+	name string
+	log  string
+	keys map[string]ed25519.PublicKey
+	kind string
+	line int64
+}
+
+// tamperings returns the changes TestVerifyNamesTampering makes to the
+// log orig (its lines, newlines included) signed by s.
+func tamperings(orig []byte, lines []string, s testSigner) []tampering {
 	edit := func(f func(l []string) []string) string {
 		return strings.Join(f(append([]string(nil), lines...)), "")
 	}
-	tests := []struct {
-		name string
-		log  string
-		keys map[string]ed25519.PublicKey
-		kind string
-		line int64
-	}{
+	return []tampering{
 		{"edit one byte", edit(func(l []string) []string { l[4] = strings.Replace(l[4], "a.test/5", "a.test/6", 1); return l }),
 			s.keys(), ProblemChanged, 5},
 		{"edit one byte so that it is no record", edit(func(l []string) []string { l[4] = strings.Replace(l[4], "{", "[", 1); return l }),
@@ -198,27 +228,6 @@ func TestVerifyNamesTampering(t *testing.T) {
 		}), s.keys(), ProblemSignature, 11},
 		{"digest signed by another key", string(orig), newTestSigner("k2", 2).keys(), ProblemSignature, 11},
 	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			p := filepath.Join(t.TempDir(), "audit.jsonl")
-			if err := os.WriteFile(p, []byte(tc.log), 0o640); err != nil {
-				t.Fatal(err)
-			}
-			rep, err := Verify([]string{p}, tc.keys)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if pr := rep.Problem; pr == nil || pr.Kind != tc.kind || pr.Line != tc.line || pr.File != p {
-				t.Fatalf("problem %v, want %s at line %d", pr, tc.kind, tc.line)
-			}
-		})
-	}
-	t.Run("untouched", func(t *testing.T) {
-		rep, err := Verify([]string{path}, s.keys())
-		if err != nil || rep.Problem != nil || rep.Signed != 2 || rep.Records != 22 {
-			t.Fatalf("%+v %v", rep, err)
-		}
-	})
 }
 
 // TestVerifyRotatedFileCutOff: the last records of a rotated file were
