@@ -249,8 +249,10 @@ func (v *verifier) digest(at pos, line []byte) {
 		v.fail(at, ProblemChanged, "a digest record that cannot be read: %v", err)
 		return
 	}
-	if v.counting && d.Count != v.since {
-		v.fail(at, ProblemRemoved, "the digest attests %d records since the previous one, %d are there", d.Count, v.since)
+	// A digest counts the records since the previous one its process
+	// wrote: after a crash, fewer than the files hold since the last one.
+	if v.counting && d.Count > v.since {
+		v.fail(at, ProblemRemoved, "the digest attests %d records since the previous one, only %d are there", d.Count, v.since)
 		return
 	}
 	v.since, v.counting = 0, true

@@ -297,3 +297,36 @@ func lastLine(b []byte) string {
 	lines := strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
 	return lines[len(lines)-1]
 }
+
+// TestVerifyAfterCrash: robotsgate stops without its closing digest (a
+// crash) after an interval digest and three more records; the next
+// run's digest counts only its own records. The log verifies.
+func TestVerifyAfterCrash(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "audit.jsonl")
+	w, err := Open(path, Rotation{}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { w.Close() })
+	a := New(w)
+	a.EnableDigests(Digests{})
+	for i, u := range []string{"1", "2", "digest", "3", "4", "5"} {
+		if u == "digest" {
+			err = a.Digest()
+		} else {
+			err = a.Record(Event{URL: "http://a.test/" + u, Decision: DecisionBlocked})
+		}
+		if err != nil {
+			t.Fatal(i, err)
+		}
+	}
+	// No Close: the process died.
+	writeLog(t, path, Rotation{}, nil, 2, "")
+	rep, err := Verify([]string{path}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Problem != nil || rep.Records != 9 || rep.Digests != 2 {
+		t.Fatalf("report %+v (problem %v)", rep, rep.Problem)
+	}
+}
