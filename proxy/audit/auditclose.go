@@ -164,7 +164,7 @@ func (a *Auditor) abandon(ctx context.Context, during string) error {
 func (a *Auditor) closeDigest(closeFn func() error) error {
 	var err error
 	if a.digests {
-		if _, err = a.writeDigest(DigestClose); err != nil {
+		if _, err = a.writeDigest(digestClose); err != nil {
 			err = fmt.Errorf("audit: closing digest: %w", err)
 		}
 	}

@@ -24,9 +24,9 @@ const KindDigest = "audit-digest"
 
 // Digest reasons: why a digest was written.
 const (
-	DigestInterval = "interval"
-	DigestRotation = "rotation"
-	DigestClose    = "close"
+	digestInterval = "interval"
+	digestRotation = "rotation"
+	digestClose    = "close"
 )
 
 // Signer signs digests: an Ed25519 private key.
@@ -46,9 +46,9 @@ type Digests struct {
 	Signer Signer
 }
 
-// DigestRecord is a digest's fields as they are in its record; the
-// signature covers [DigestRecord.Message].
-type DigestRecord struct {
+// digestRecord is a digest's fields as they are in its record; the
+// signature covers [digestRecord.Message].
+type digestRecord struct {
 	Time   string `json:"time"`
 	Reason string `json:"reason"`
 	Seq    uint64 `json:"seq"`
@@ -63,7 +63,7 @@ type DigestRecord struct {
 
 // Message returns the bytes a digest's signature covers: every field but
 // the signature, one per line, after a version line.
-func (d *DigestRecord) Message() []byte {
+func (d *digestRecord) Message() []byte {
 	return fmt.Appendf(nil, "robotsgate-audit-digest-v1\ntime=%s\nreason=%s\nseq=%d\nprev=%s\ncount=%d\nfrom=%s\nto=%s\nfile=%s\nkeyid=%s\n",
 		d.Time, d.Reason, d.Seq, d.Prev, d.Count, d.From, d.To, d.File, d.KeyID)
 }
@@ -82,7 +82,7 @@ func (a *Auditor) EnableDigests(d Digests) {
 		for {
 			select {
 			case <-t.C:
-				_ = a.Digest() // a failure is counted and reported by Ready
+				_ = a.intervalDigest() // a failure is counted and reported by Ready
 			case <-a.stop:
 				return
 			}
@@ -90,9 +90,9 @@ func (a *Auditor) EnableDigests(d Digests) {
 	}()
 }
 
-// Digest writes a digest now (reason interval) when records were written
+// intervalDigest writes a digest now (reason interval) when records were written
 // since the previous one. It waits for its turn like Record.
-func (a *Auditor) Digest() error {
+func (a *Auditor) intervalDigest() error {
 	if !a.begin() {
 		return ErrClosed
 	}
@@ -106,7 +106,7 @@ func (a *Auditor) Digest() error {
 		<-a.turn
 		return a.finish(errAuditAbandoned, nil)
 	}
-	wrote, err := a.writeDigest(DigestInterval)
+	wrote, err := a.writeDigest(digestInterval)
 	<-a.turn
 	if !wrote && err == nil {
 		e = nil // nothing to attest: nothing written
@@ -121,7 +121,7 @@ func (a *Auditor) writeDigest(reason string) (bool, error) {
 	if c.count == 0 {
 		return false, nil
 	}
-	d := DigestRecord{
+	d := digestRecord{
 		Time: a.now().UTC().Format(time.RFC3339Nano), Reason: reason, Seq: c.seq + 1, Prev: string(c.prevText),
 		Count: c.count, From: c.from.UTC().Format(time.RFC3339Nano), To: c.to.UTC().Format(time.RFC3339Nano), File: a.file,
 	}
@@ -154,7 +154,7 @@ func (a *Auditor) maybeRotate() {
 	if a.lj == nil || !a.digests || a.ew.max <= 0 || a.ew.size < a.ew.max-min(rotateAhead, a.ew.max/4) {
 		return
 	}
-	if _, err := a.writeDigest(DigestRotation); err != nil {
+	if _, err := a.writeDigest(digestRotation); err != nil {
 		return // the next write tries again
 	}
 	if err := a.lj.Rotate(); err != nil {

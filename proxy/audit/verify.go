@@ -22,19 +22,19 @@ import (
 
 // Problem kinds: what [Verify] found wrong.
 const (
-	ProblemChanged   = "changed"   // a record's bytes differ from those the next record's prev hashed
-	ProblemRemoved   = "removed"   // records are missing (seq jumps), a file's end among them
-	ProblemReordered = "reordered" // a record comes before one it followed
-	ProblemInserted  = "inserted"  // a line that is not of the chain stands in it
-	ProblemTruncated = "truncated" // a file ends inside a record
-	ProblemSignature = "signature" // a digest's signature does not hold
+	problemChanged   = "changed"   // a record's bytes differ from those the next record's prev hashed
+	problemRemoved   = "removed"   // records are missing (seq jumps), a file's end among them
+	problemReordered = "reordered" // a record comes before one it followed
+	problemInserted  = "inserted"  // a line that is not of the chain stands in it
+	problemTruncated = "truncated" // a file ends inside a record
+	problemSignature = "signature" // a digest's signature does not hold
 )
 
 // Problem is the first sign of tampering [Verify] found: where, and what.
 type Problem struct {
 	File   string
 	Line   int64
-	Kind   string // a Problem kind: ProblemChanged, ...
+	Kind   string // changed, removed, reordered, inserted, truncated or signature
 	Detail string
 }
 
@@ -142,7 +142,7 @@ func (v *verifier) file(name string) error {
 // line verifies one line.
 func (v *verifier) line(at pos, line []byte, complete bool) {
 	if !complete {
-		v.fail(at, ProblemTruncated, "the file ends inside a record: it was cut off (or a write was cut short by a crash)")
+		v.fail(at, problemTruncated, "the file ends inside a record: it was cut off (or a write was cut short by a crash)")
 		return
 	}
 	var f chainFields
@@ -153,7 +153,7 @@ func (v *verifier) line(at pos, line []byte, complete bool) {
 	}
 	if f.Seq == 0 {
 		if v.started {
-			v.fail(at, ProblemInserted, "a record without chain fields (seq, prev) after the chain began: inserted, or its chain fields removed")
+			v.fail(at, problemInserted, "a record without chain fields (seq, prev) after the chain began: inserted, or its chain fields removed")
 			return
 		}
 		v.rep.Unchained++
@@ -189,7 +189,7 @@ func (v *verifier) fail(at pos, kind, format string, a ...any) {
 func (v *verifier) link(at pos, f *chainFields) bool {
 	if v.pending != nil {
 		if f.Seq == v.expect {
-			v.fail(v.pendingAt, ProblemReordered, "this record (seq %d) comes before the one it follows (%s, seq %d): records were swapped or moved",
+			v.fail(v.pendingAt, problemReordered, "this record (seq %d) comes before the one it follows (%s, seq %d): records were swapped or moved",
 				v.pendingSeq, at, f.Seq)
 		} else {
 			v.rep.Problem = v.pending
@@ -202,7 +202,7 @@ func (v *verifier) link(at pos, f *chainFields) bool {
 		v.started, v.rep.FirstSeq = true, f.Seq
 		v.counting = f.Prev == encodeHash(genesis)
 		if v.haveLast && f.Prev != last && !v.counting {
-			v.fail(v.lastAt, ProblemChanged, "the first chained record (%s) does not link to it", at)
+			v.fail(v.lastAt, problemChanged, "the first chained record (%s) does not link to it", at)
 			return false
 		}
 	case f.Seq == 1 && f.Prev == encodeHash(genesis):
@@ -210,16 +210,16 @@ func (v *verifier) link(at pos, f *chainFields) bool {
 		v.counting, v.since = true, 0
 	case f.Seq == v.lastSeq+1 && f.Prev == last:
 	case f.Seq == v.lastSeq+1:
-		v.fail(v.lastAt, ProblemChanged, "its bytes are not those the next record (%s) links to (prev)", at)
+		v.fail(v.lastAt, problemChanged, "its bytes are not those the next record (%s) links to (prev)", at)
 		return false
 	case f.Seq == v.lastSeq+2 && len(v.skipped) > 0:
-		v.fail(v.skipped[0], ProblemChanged, "it is no longer a record (seq %d): the next record (%s) links to what it was", f.Seq-1, at)
+		v.fail(v.skipped[0], problemChanged, "it is no longer a record (seq %d): the next record (%s) links to what it was", f.Seq-1, at)
 		return false
 	case f.Seq > v.lastSeq+1:
 		v.jump(at, f.Seq)
 		return false
 	default:
-		v.fail(at, ProblemReordered, "seq %d follows seq %d (%s): records were moved or duplicated", f.Seq, v.lastSeq, v.lastAt)
+		v.fail(at, problemReordered, "seq %d follows seq %d (%s): records were moved or duplicated", f.Seq, v.lastSeq, v.lastAt)
 		return false
 	}
 	return true
@@ -236,7 +236,7 @@ func (v *verifier) jump(at pos, seq uint64) {
 	if at.line == 1 && at.file != v.lastAt.file {
 		detail = fmt.Sprintf("%s missing: the end of %s was cut off (truncated) or the file before this one is missing", missing, v.lastAt.file)
 	}
-	v.pending = &Problem{File: at.file, Line: at.line, Kind: ProblemRemoved, Detail: detail}
+	v.pending = &Problem{File: at.file, Line: at.line, Kind: problemRemoved, Detail: detail}
 	v.pendingAt, v.pendingSeq, v.expect = at, seq, v.lastSeq+1
 }
 
@@ -244,22 +244,22 @@ func (v *verifier) jump(at pos, seq uint64) {
 // attests, and its signature.
 func (v *verifier) digest(at pos, line []byte) {
 	v.rep.Digests++
-	var d DigestRecord
+	var d digestRecord
 	if err := json.Unmarshal(line, &d); err != nil {
-		v.fail(at, ProblemChanged, "a digest record that cannot be read: %v", err)
+		v.fail(at, problemChanged, "a digest record that cannot be read: %v", err)
 		return
 	}
 	// A digest counts the records since the previous one its process
 	// wrote: after a crash, fewer than the files hold since the last one.
 	if v.counting && d.Count > v.since {
-		v.fail(at, ProblemRemoved, "the digest attests %d records since the previous one, only %d are there", d.Count, v.since)
+		v.fail(at, problemRemoved, "the digest attests %d records since the previous one, only %d are there", d.Count, v.since)
 		return
 	}
 	v.since, v.counting = 0, true
 	if d.Sig == "" {
 		v.rep.Unsigned++
 		if len(v.keys) > 0 {
-			v.fail(at, ProblemSignature, "the digest is unsigned, but keys to check signatures were given")
+			v.fail(at, problemSignature, "the digest is unsigned, but keys to check signatures were given")
 		}
 		return
 	}
@@ -271,9 +271,9 @@ func (v *verifier) digest(at pos, line []byte) {
 	sig, err := base64.RawStdEncoding.DecodeString(d.Sig)
 	switch {
 	case !ok:
-		v.fail(at, ProblemSignature, "the digest is signed by key %s, which is not among the keys given", d.KeyID)
+		v.fail(at, problemSignature, "the digest is signed by key %s, which is not among the keys given", d.KeyID)
 	case err != nil || !ed25519.Verify(key, d.Message(), sig):
-		v.fail(at, ProblemSignature, "the digest's signature does not hold (key %s): the digest was changed, or signed by another key", d.KeyID)
+		v.fail(at, problemSignature, "the digest's signature does not hold (key %s): the digest was changed, or signed by another key", d.KeyID)
 	default:
 		v.rep.Signed++
 		if !slices.Contains(v.rep.KeyIDs, d.KeyID) {

@@ -50,7 +50,7 @@ func writeLog(t *testing.T, path string, rot Rotation, s Signer, n int, pad stri
 		}
 		for _, d := range digestAt {
 			if d == i {
-				if err := a.Digest(); err != nil {
+				if err := a.intervalDigest(); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -205,18 +205,18 @@ func tamperings(orig []byte, lines []string, s testSigner) []tampering {
 	}
 	return []tampering{
 		{"edit one byte", edit(func(l []string) []string { l[4] = strings.Replace(l[4], "a.test/5", "a.test/6", 1); return l }),
-			s.keys(), ProblemChanged, 5},
+			s.keys(), problemChanged, 5},
 		{"edit one byte so that it is no record", edit(func(l []string) []string { l[4] = strings.Replace(l[4], "{", "[", 1); return l }),
-			s.keys(), ProblemChanged, 5},
-		{"delete a line", edit(func(l []string) []string { return append(l[:4], l[5:]...) }), s.keys(), ProblemRemoved, 5},
-		{"delete the last records", edit(func(l []string) []string { return append(l[:15], l[21]) }), s.keys(), ProblemRemoved, 16},
-		{"truncate the file", string(orig[:len(orig)-len(lines[21])-30]), s.keys(), ProblemTruncated, 21},
-		{"swap two lines", edit(func(l []string) []string { l[4], l[5] = l[5], l[4]; return l }), s.keys(), ProblemReordered, 5},
+			s.keys(), problemChanged, 5},
+		{"delete a line", edit(func(l []string) []string { return append(l[:4], l[5:]...) }), s.keys(), problemRemoved, 5},
+		{"delete the last records", edit(func(l []string) []string { return append(l[:15], l[21]) }), s.keys(), problemRemoved, 16},
+		{"truncate the file", string(orig[:len(orig)-len(lines[21])-30]), s.keys(), problemTruncated, 21},
+		{"swap two lines", edit(func(l []string) []string { l[4], l[5] = l[5], l[4]; return l }), s.keys(), problemReordered, 5},
 		{"duplicate a line", edit(func(l []string) []string { return append(l[:5], append([]string{l[2]}, l[5:]...)...) }),
-			s.keys(), ProblemReordered, 6},
+			s.keys(), problemReordered, 6},
 		{"insert an unchained record", edit(func(l []string) []string {
 			return append(l[:3], append([]string{`{"time":"2026-05-01T12:00:00Z","url":"http://a.test/x"}` + "\n"}, l[3:]...)...)
-		}), s.keys(), ProblemInserted, 4},
+		}), s.keys(), problemInserted, 4},
 		{"bad digest signature", edit(func(l []string) []string {
 			i := strings.Index(l[10], `"sig":"`) + len(`"sig":"`)
 			c := byte('A')
@@ -225,8 +225,8 @@ func tamperings(orig []byte, lines []string, s testSigner) []tampering {
 			}
 			l[10] = l[10][:i] + string(c) + l[10][i+1:]
 			return l
-		}), s.keys(), ProblemSignature, 11},
-		{"digest signed by another key", string(orig), newTestSigner("k2", 2).keys(), ProblemSignature, 11},
+		}), s.keys(), problemSignature, 11},
+		{"digest signed by another key", string(orig), newTestSigner("k2", 2).keys(), problemSignature, 11},
 	}
 }
 
@@ -248,7 +248,7 @@ func TestVerifyRotatedFileCutOff(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if pr := rep.Problem; pr == nil || pr.Kind != ProblemRemoved || pr.File != c || pr.Line != 1 || !strings.Contains(pr.Detail, "a.jsonl") {
+	if pr := rep.Problem; pr == nil || pr.Kind != problemRemoved || pr.File != c || pr.Line != 1 || !strings.Contains(pr.Detail, "a.jsonl") {
 		t.Fatalf("problem %v", pr)
 	}
 }
@@ -312,7 +312,7 @@ func TestVerifyAfterCrash(t *testing.T) {
 	a.EnableDigests(Digests{})
 	for i, u := range []string{"1", "2", "digest", "3", "4", "5"} {
 		if u == "digest" {
-			err = a.Digest()
+			err = a.intervalDigest()
 		} else {
 			err = a.Record(Event{URL: "http://a.test/" + u, Decision: DecisionBlocked})
 		}
