@@ -7,6 +7,9 @@
 #     -e ROBOTSGATE_ADMIN_TOKEN="$(openssl rand -hex 16)" \
 #     -v "$PWD/credentials:/run/secrets/robotsgate-credentials:ro" robotsgate
 #
+# The credentials file must be mode 0600 (or 0400) and owned by 65532, the
+# image's user: robotsgate refuses one that group or others can read.
+#
 # Settings are environment variables (ROBOTSGATE_<FLAG>), so that
 # `robotsgate health` (the HEALTHCHECK) reads the same configuration as
 # serve. A container listens beyond loopback: robotsgate refuses to start

@@ -89,7 +89,7 @@ func (e *Enforcer) decideURL(ctx context.Context, u *url.URL, agent string, o De
 	d := Decision{Origin: origin, URL: RedactedURL(u), Agent: agent, Purposes: o.Purposes, ContentUse: o.ContentUse}
 	now := e.clock.Now()
 
-	key := StoreKey(origin, addressOf(ctx)) // as served where the request goes (address.go)
+	key := RobotsKey(origin, addressOf(ctx)) // as served where the request goes (address.go)
 	if isRobotsTxt(u, o.Method) {
 		d.Allowed, d.Reason = true, ReasonRobotsTxt
 		if en, ok := e.store.Get(ctx, key); ok {
@@ -237,6 +237,11 @@ func (e *Enforcer) describe(d *Decision, en *Entry, now time.Time, decide bool) 
 	return nil
 }
 
+// RetryClause ends the Detail of a refusal for an unreachable robots.txt,
+// followed by how long until it is fetched again: words for a running
+// proxy, which a one-shot command ("check -fetch") replaces.
+const RetryClause = "; robots.txt is tried again in "
+
 // unreachable fills d with the refusal of an origin whose robots.txt the
 // entry en says could not be fetched: [ReasonOriginUnreachable] when the
 // origin itself was not reached, [ReasonRobotsUnreachable] otherwise, with when
@@ -246,7 +251,7 @@ func unreachable(d *Decision, en *Entry, now time.Time) {
 	retry := ""
 	if wait := en.Expires.Sub(now); wait > 0 {
 		d.RetryAfter = wait
-		retry = "; robots.txt is tried again in " + wait.Round(time.Second).String()
+		retry = RetryClause + wait.Round(time.Second).String()
 	}
 	if refusedDestination(en.Result) {
 		d.Reason = ReasonDestinationPrivate
@@ -254,7 +259,7 @@ func unreachable(d *Decision, en *Entry, now time.Time) {
 			": all URLs disallowed" + retry
 		return
 	}
-	if en.Result.ErrKind.NotReached() && onOrigin(en.Result.FinalURL, KeyOrigin(en.Origin)) {
+	if en.Result.ErrKind.NotReached() && onOrigin(en.Result.FinalURL, en.Key.Origin()) {
 		d.Reason = ReasonOriginUnreachable
 		d.Detail = "the origin could not be reached to fetch its robots.txt" + paren(en.Result.Err) +
 			": the request is not forwarded" + retry

@@ -228,7 +228,7 @@ func TestAdminReadiness(t *testing.T) {
 	// A Server that does not listen yet is not ready.
 	rec := httptest.NewRecorder()
 	a := admin.New(admin.Config{Ready: func() error { return errors.New("not listening yet") }})
-	a.ServeHTTP(rec, httptest.NewRequest("GET", "/readyz", nil))
+	a.ServeHTTP(rec, httptest.NewRequest("GET", "http://localhost/readyz", nil))
 	if rec.Code != http.StatusServiceUnavailable {
 		t.Errorf("readyz before listening: %d", rec.Code)
 	}

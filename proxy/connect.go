@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"path/filepath"
 	"strconv"
 	"time"
 
@@ -52,22 +53,6 @@ func (s *Server) installHTTPS() error {
 		leafConfig := mitm.TLSConfig(ca, h.certs, nil)
 		h.mitm = &goproxy.ConnectAction{Action: goproxy.ConnectMitm,
 			TLSConfig: func(host string, _ *goproxy.ProxyCtx) (*tls.Config, error) { return leafConfig(host) }}
-		ev := s.log.Info().Str("ca_cert", info.CertFile).Str("fingerprint", info.Fingerprint)
-		if info.Created {
-			ev.Msg("created robotsgate's CA: clients must trust it for HTTPS (run `robotsgate ca`)")
-		} else {
-			ev.Msg("HTTPS interception with CA")
-		}
-		if left := time.Until(info.NotAfter); left < caExpiryWarning {
-			s.log.Warn().Str("ca_cert", info.CertFile).Time("not_after", info.NotAfter).
-				Msg("the CA certificate expires soon: replace it (delete both CA files to generate a new one) and re-distribute it to clients")
-		}
-	}
-	if h.mode == config.HTTPSModeTunnel && s.cfg.Agent == "" {
-		// Many clients send no User-Agent on CONNECT: their tunnels are
-		// decided by the "*" group only.
-		s.log.Warn().Msg("https.mode is tunnel and no agent is configured: clients that send no User-Agent on CONNECT " +
-			"(most do not) are decided by the robots.txt \"*\" group only; set agent to your crawler's product token")
 	}
 	s.https = h
 	s.proxy.OnRequest().HandleConnectFunc(s.handleConnect)
@@ -76,6 +61,33 @@ func (s *Server) installHTTPS() error {
 
 // ca returns the CA robotsgate signs leaf certificates with (nil in tunnel
 // mode) and where it lives.
+// logHTTPS logs the HTTPS set-up: tunnel mode without an agent, the CA
+// in use (a warning when it was just created, which names its directory
+// and the certificate that clients must trust).
+func (s *Server) logHTTPS() {
+	if s.https.mode == config.HTTPSModeTunnel && s.cfg.Agent == "" {
+		// Many clients send no User-Agent on CONNECT: their tunnels are
+		// decided by the "*" group only.
+		s.log.Warn().Msg("https.mode is tunnel and no agent is configured: clients that send no User-Agent on CONNECT " +
+			"(most do not) are decided by the robots.txt \"*\" group only; set agent to your crawler's product token")
+	}
+	info := s.https.caInfo
+	switch {
+	case s.https.ca == nil:
+		return
+	case info.Created:
+		s.log.Warn().Str("ca_cert", info.CertFile).Str("fingerprint", info.Fingerprint).
+			Msg("created a new CA in " + filepath.Dir(info.CertFile) + ": every HTTPS client must trust its certificate " +
+				info.CertFile + " (`robotsgate ca` says how); a CA made before, elsewhere, is not this one")
+	default:
+		s.log.Info().Str("ca_cert", info.CertFile).Str("fingerprint", info.Fingerprint).Msg("HTTPS interception with CA")
+	}
+	if left := time.Until(info.NotAfter); left < caExpiryWarning {
+		s.log.Warn().Str("ca_cert", info.CertFile).Time("not_after", info.NotAfter).
+			Msg("the CA certificate expires soon: replace it (delete both CA files to generate a new one) and re-distribute it to clients")
+	}
+}
+
 func (s *Server) ca() (*tls.Certificate, mitm.CAInfo) {
 	if s.https == nil {
 		return nil, mitm.CAInfo{}
@@ -164,8 +176,10 @@ func (s *Server) startMITM(ctx *goproxy.ProxyCtx, st *requestState, target strin
 
 // tunnel decides a CONNECT in tunnel mode at host level: refused when the
 // origin's robots.txt is unreachable or disallows every path for the
-// agent; otherwise the tunnel opens and an audit record says that paths
-// inside it are not enforced. Report mode audits but never refuses.
+// agent, or when its tdmrep.json or RSL licenses cover every URL of the
+// site against the declared purposes ([Server.tunnelPolicies]);
+// otherwise the tunnel opens and an audit record says that paths inside
+// it are not enforced. Report mode audits but never refuses.
 func (s *Server) tunnel(ctx *goproxy.ProxyCtx, st *requestState, u *url.URL) outcome {
 	l := s.settings(st)
 	o := enforce.DecideOptions{Purposes: st.Purposes, ContentUse: st.ContentUse}
@@ -174,6 +188,11 @@ func (s *Server) tunnel(ctx *goproxy.ProxyCtx, st *requestState, u *url.URL) out
 	})
 	st.Purposes = purposes
 	st.Decision, st.Decided = d, true
+	if d.Allowed && d.Reason != ReasonSiteException { // TDMRep and licenses on the whole site (tunnelpolicy.go)
+		if o, refused := s.tunnelPolicies(ctx.Req.Context(), l, st, u); refused {
+			return o
+		}
+	}
 	switch {
 	case d.Allowed:
 		return note(audit.DecisionAllowed, d)

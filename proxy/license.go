@@ -125,7 +125,7 @@ func licenseReason(v enforce.LicenseVerdict, deny bool) enforce.Reason {
 	switch {
 	case v.State == rsl.Prohibited:
 		return enforce.ReasonLicenseProhibited
-	case v.State == rsl.Required && (v.Token == "missing" || v.Token == "http"):
+	case v.State == rsl.Required && (v.Token == "missing" || v.Token == "http" || v.Token == "tunnel"):
 		return enforce.ReasonLicenseRequired
 	case v.Unknown && deny:
 		return enforce.ReasonLicenseUnknown
@@ -190,9 +190,12 @@ func licenseDecision(d enforce.Decision, reason enforce.Reason) enforce.Decision
 		if v.Payment != "" {
 			d.Detail += " (payment: " + v.Payment + ")"
 		}
-		if v.Token == "http" {
+		switch v.Token {
+		case "http":
 			d.Detail += ", which robotsgate sends only over https"
-		} else {
+		case "tunnel":
+			d.Detail += ", which robotsgate cannot add inside a tunnel (https.mode tunnel)"
+		default:
 			d.Detail += ", and license.tokens holds none for it"
 		}
 	default:

@@ -65,7 +65,8 @@ func (s *Server) newLive(cfg config.Config) (*live, error) {
 	if l.signers, err = newSigners(&cfg, a.Identities(), s.clock.Now); err != nil {
 		return nil, err
 	}
-	s.signFetches(&cfg, l.signers) // robotsgate's own fetches: the keys of the settings about to be in force (signstep.go)
+	s.warnTunnelGaps(&cfg, a.Identities()) // what tunnel mode cannot check (tunnelpolicy.go)
+	s.signFetches(&cfg, l.signers)         // robotsgate's own fetches: the keys of the settings about to be in force (signstep.go)
 	if a.RequiresCredentials() || a.Networks() > 0 {
 		s.log.Info().Bool("credentials", a.RequiresCredentials()).Int("allow_cidrs", a.Networks()).Msg("proxy access control on")
 	}

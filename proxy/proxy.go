@@ -202,6 +202,7 @@ func New(cfg config.Config, deps Deps) (*Server, error) {
 	if err := s.install(); err != nil {
 		return nil, err
 	}
+	s.logHTTPS() // once every setting is accepted: a refused start is one line (connect.go)
 	return s, nil
 }
 

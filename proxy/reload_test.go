@@ -106,7 +106,7 @@ func TestReloadInvalidKeepsRunning(t *testing.T) {
 	}
 	// POST /v1/reload answers the same, 422 when refused.
 	src.set(config.Config{}, errors.New("broken"))
-	req := httptest.NewRequest(http.MethodPost, "/v1/reload", nil)
+	req := httptest.NewRequest(http.MethodPost, "http://localhost/v1/reload", nil)
 	req.Header.Set("Authorization", "Bearer tok")
 	w := httptest.NewRecorder()
 	h.srv.admin.ServeHTTP(w, req)

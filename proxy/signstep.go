@@ -199,6 +199,11 @@ func NewFetchSigner(cfg config.Config) (*signing.Holder, error) {
 // signing.key identity and signing.publish, as the admin listener serves
 // it: for "robotsgate signing directory".
 func SigningDirectory(cfg config.Config) ([]byte, error) {
+	if cfg.Signing.Agent == "" && cfg.Signing.Key != "" {
+		// Public keys only: signing.agent, which names where the
+		// directory is, plays no part in it.
+		cfg.Signing.Agent = "https://signing-directory.invalid"
+	}
 	sg, err := newSigners(&cfg, nil, time.Now)
 	if err != nil {
 		return nil, err

@@ -139,13 +139,13 @@ func TestSiteAllowForwardsDisallowed(t *testing.T) {
 	}
 	// /v1/decision shows the same.
 	w := httptest.NewRecorder()
-	h.srv.admin.ServeHTTP(w, httptest.NewRequest("GET", "/v1/decision?url="+url.QueryEscape(u)+"&agent=TestBot", nil))
+	h.srv.admin.ServeHTTP(w, httptest.NewRequest("GET", "http://localhost/v1/decision?url="+url.QueryEscape(u)+"&agent=TestBot", nil))
 	var d decisionJSON
 	if err := json.Unmarshal(w.Body.Bytes(), &d); err != nil || !d.Allowed || d.Reason != string(ReasonSiteException) || d.SiteNote == "" {
 		t.Errorf("/v1/decision: %v %s", err, w.Body)
 	}
 	w = httptest.NewRecorder()
-	h.srv.admin.ServeHTTP(w, httptest.NewRequest("GET", "/v1/decision?url="+url.QueryEscape("http://x.partner.test/"), nil))
+	h.srv.admin.ServeHTTP(w, httptest.NewRequest("GET", "http://localhost/v1/decision?url="+url.QueryEscape("http://x.partner.test/"), nil))
 	if err := json.Unmarshal(w.Body.Bytes(), &d); err != nil || d.Allowed || d.Reason != string(ReasonSiteDenied) || d.Site != "*.partner.test" {
 		t.Errorf("/v1/decision of a denied site: %v %s", err, w.Body)
 	}

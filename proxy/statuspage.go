@@ -25,7 +25,21 @@ func (s *Server) statusInfo() status.Info {
 	if c.Mode == "" {
 		c.Mode = CacheMode(cfg.Cache)
 	}
-	return status.Info{Cache: c, Config: configSummary(cfg)}
+	return status.Info{Cache: c, Config: append(configSummary(cfg), fleetState(c)...)}
+}
+
+// fleetState is the summary's line on the fleet-wide state, with Redis:
+// shared by the replicas, or local only (and why).
+func fleetState(c status.Cache) []status.Setting {
+	switch {
+	case c.RedisHealthy == nil:
+		return nil
+	case *c.RedisHealthy:
+		return []status.Setting{{Key: "fleet state", Value: "fleet-wide (Redis)"}}
+	case c.Problem != "":
+		return []status.Setting{{Key: "fleet state", Value: "local only: " + c.Problem}}
+	}
+	return []status.Setting{{Key: "fleet state", Value: "local only: Redis does not answer (probed until it does)"}}
 }
 
 // CacheMode describes the cache setting without its credentials:

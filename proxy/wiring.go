@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -54,6 +55,14 @@ func (s *Server) adminRoutes() {
 	if s.cfg.AdminListen != "" {
 		protect = !config.IsLoopbackAddr(s.cfg.AdminListen)
 	}
+	listen := s.cfg.Listen
+	if s.cfg.AdminListen != "" {
+		listen = s.cfg.AdminListen
+	}
+	hosts := append([]string{}, s.cfg.AdminHosts...) // and the listener's configured host
+	if h, _, err := net.SplitHostPort(listen); err == nil && h != "" {
+		hosts = append(hosts, h)
+	}
 	s.admin = admin.New(admin.Config{
 		Cache: adminCache{s}, // per address (pins.go)
 		DecisionAnswer: func(ctx context.Context, u *url.URL, agent string, purposes aipref.Set, use aipref.Use) any {
@@ -66,6 +75,7 @@ func (s *Server) adminRoutes() {
 		Reload:    func() (any, error) { return s.Reload("POST /v1/reload") },
 		Metrics:   s.metrics.Handler(),
 		Token:     s.cfg.AdminToken,
+		Hosts:     hosts, // besides localhost and the connection's address (proxy/admin/guard.go)
 		Protect:   protect,
 		Ready:     s.ready,
 		Directory: signing.DirectoryHandler(s.directoryKeys, s.clock.Now),
@@ -77,8 +87,10 @@ func (s *Server) adminRoutes() {
 	}
 }
 
-// ready is /readyz: the Server has a listener and the audit log is
-// writable.
+// ready is /readyz: the Server has a listener, the audit log is
+// writable, and the cache setting can work (a Redis that refuses it
+// leaves this replica on local state: not ready; a Redis outage does
+// not).
 func (s *Server) ready() error {
 	s.mu.Lock()
 	listening, down := len(s.servers) > 0, s.shutdown
@@ -88,6 +100,11 @@ func (s *Server) ready() error {
 		return errors.New("shutting down")
 	case !listening:
 		return errors.New("not listening yet")
+	}
+	if s.cacheStatus != nil {
+		if p := s.cacheStatus().Problem; p != "" {
+			return errors.New("cache: " + p + " (fleet state: local only)")
+		}
 	}
 	return s.audit.Ready()
 }

@@ -242,8 +242,13 @@ func decideOne(ctx context.Context, enf *enforce.Enforcer, raw string, fl checkF
 		return enforce.Decision{Reason: enforce.ReasonInvalidURL, URL: raw, Agent: fl.agent, Purposes: fl.purposes, ContentUse: fl.use, Detail: err.Error()}
 	}
 	// The operator's per-site exceptions (sites:) apply as in the proxy.
-	return proxy.DecideWithSites(ctx, enf, fl.cfg.Sites, u, fl.agent, enforce.DecideOptions{Purposes: fl.purposes, ContentUse: fl.use, Quiet: true,
+	d := proxy.DecideWithSites(ctx, enf, fl.cfg.Sites, u, fl.agent, enforce.DecideOptions{Purposes: fl.purposes, ContentUse: fl.use, Quiet: true,
 		UnknownDeny: fl.cfg.Usage.Unknown == config.UsageUnknownDeny})
+	// This command fetches once: a running proxy's retry does not apply.
+	if detail, _, ok := strings.Cut(d.Detail, enforce.RetryClause); ok {
+		d.Detail = detail + "; this command fetches robots.txt once: run it again later to retry"
+	}
+	return d
 }
 
 // verdictPrinter prints verdicts and counts them for the summary.

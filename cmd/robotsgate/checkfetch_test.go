@@ -120,6 +120,10 @@ func TestCheckFetchVerdicts(t *testing.T) {
 			t.Errorf("line %d:\n got %q\nwant %q...", i, lines[i], want[i])
 		}
 	}
+	// A one-shot command does not promise a retry.
+	if strings.Contains(out, "tried again") || !strings.Contains(out, "this command fetches robots.txt once: run it again later") {
+		t.Errorf("the unreachable verdicts speak of a running proxy's retry:\n%s", out)
+	}
 	for _, o := range []*fetchOrigin{a, down} {
 		if n := o.fetches.Load(); n != 1 {
 			t.Errorf("robots.txt of %s fetched %d times, want once", o.URL, n)

@@ -294,8 +294,9 @@ func TestHTTPSDocOneDataDir(t *testing.T) {
 	dataDir := regexp.MustCompile(`-data-dir[= ](\S+)`)
 	dirs := map[string]bool{}
 	commands := 0
+	runs := regexp.MustCompile(`(^|\s)(\./robotsgate|go run \./cmd/robotsgate)\s`)
 	for _, line := range code {
-		if !strings.Contains(line, "./cmd/robotsgate") {
+		if !runs.MatchString(line) {
 			continue
 		}
 		commands++

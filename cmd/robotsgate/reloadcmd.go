@@ -10,6 +10,8 @@ import (
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/robotsgate/robotsgate/internal/config"
 )
 
 // reloadTimeout bounds "robotsgate reload": a reload reads and validates
@@ -22,9 +24,11 @@ Asks the robotsgate configured by the same flags, environment and file
 (its admin address: admin_listen, else listen) to read its configuration
 again: POST /v1/reload with the admin token (admin_token, best given as
 ROBOTSGATE_ADMIN_TOKEN). Only that instance reloads, unlike a SIGHUP to
-every process of the name. Exit status: 0 when the new configuration is
-in force, 1 when it was refused (the running one is kept) or the instance
-could not be asked, 2 for a usage error.`
+every process of the name. A file that does not load is sent to the
+instance all the same (found with the flags and environment alone).
+Exit status: 0 when the new configuration is in force, 1 when it was
+refused (the running one is kept) or the instance could not be asked, 2
+for a usage error.`
 
 // reloadAnswer is the part of POST /v1/reload's answer printed.
 type reloadAnswer struct {
@@ -42,7 +46,7 @@ func runReload(ctx context.Context, args []string, env func(string) string, stdo
 		return 0
 	}
 	if err != nil {
-		return fail(stderr, 2, err)
+		return reloadInvalid(ctx, args, env, err, stdout, stderr)
 	}
 	if cfg.AdminToken == "" {
 		return fail(stderr, 2, errors.New("reload: no admin token: set ROBOTSGATE_ADMIN_TOKEN (or admin_token) to the token the instance runs with"))
@@ -64,6 +68,33 @@ func runReload(ctx context.Context, args []string, env func(string) string, stdo
 		line += "; needs a restart: " + strings.Join(ans.NeedsRestart, ", ")
 	}
 	fmt.Fprintln(stdout, printable(line))
+	return 0
+}
+
+// reloadInvalid is "robotsgate reload" when the configuration does not
+// load (invalid): the instance, found with the flags and environment
+// alone, is asked all the same, since it reads its own file and says
+// what it makes of it; the reload is refused (exit 1) unless it takes
+// it. Flags or an environment that are invalid without the file are a
+// usage error (exit 2).
+func reloadInvalid(ctx context.Context, args []string, env func(string) string, cerr error, stdout, stderr io.Writer) int {
+	base, err := config.LoadWithoutFile(args, env)
+	if err != nil {
+		return fail(stderr, 2, cerr)
+	}
+	addr := base.AdminListen
+	if addr == "" {
+		addr = base.Listen
+	}
+	target, err := probeAddr(addr) // health.go
+	if base.AdminToken == "" || err != nil {
+		return fail(stderr, 1, fmt.Errorf("reload refused: %w (the running instance was not asked: no admin token or address outside the file)", cerr))
+	}
+	ans, err := postReload(ctx, "http://"+target+"/v1/reload", base.AdminToken)
+	if err != nil {
+		return fail(stderr, 1, err)
+	}
+	fmt.Fprintln(stdout, printable("reloaded: changed "+orNone(ans.Changed)))
 	return 0
 }
 

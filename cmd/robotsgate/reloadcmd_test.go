@@ -35,10 +35,20 @@ func TestReloadCommand(t *testing.T) {
 	if err := os.WriteFile(conf, []byte("agent: SecondBot\nmode: sometimes\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	// The command itself loads the file first: a bad one is a usage error
-	// before anything is asked.
-	if code, _, errOut := reload(env); code != 2 || !strings.Contains(errOut, "mode") {
+	// A bad file: the instance is asked all the same, refuses it, and the
+	// command says so in one line, exit 1 (as documented).
+	if code, _, errOut := reload(env); code != 1 || !strings.Contains(errOut, "reload refused, the running configuration is kept") ||
+		!strings.Contains(errOut, "mode") || strings.Count(errOut, "\n") != 1 {
 		t.Errorf("reload of a bad file: exit %d, stderr %q", code, errOut)
+	}
+	if !strings.Contains(r.stderr.String(), "sometimes") {
+		t.Errorf("the instance was not asked to reload the bad file:\n%s", r.stderr)
+	}
+	// Flags that are invalid whatever the file says are a usage error.
+	var out, errOut bytes.Buffer
+	if code := run(context.Background(), []string{"reload", "-config", conf, "-listen", r.addr.String(), "-mode", "never"},
+		testsupport.EnvMap(env), strings.NewReader(""), &out, &errOut); code != 2 {
+		t.Errorf("reload with a bad flag: exit %d, stderr %q", code, errOut.String())
 	}
 	if err := os.WriteFile(conf, []byte("agent: ThirdBot\n"), 0o600); err != nil {
 		t.Fatal(err)

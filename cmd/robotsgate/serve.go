@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os"
 	"strings"
 	"time"
 
@@ -45,6 +46,9 @@ func runServe(ctx context.Context, args []string, env func(string) string, stdou
 	}
 	if err != nil {
 		return fail(stderr, 2, err)
+	}
+	for _, w := range config.UnknownEnv(os.Environ()) { // a misspelled ROBOTSGATE_* variable
+		a.log.Warn().Msg(w)
 	}
 	applyMemoryLimit(cfg, env, a.log) // memory.go
 	applyGCPercent(env, a.log)        // memory.go, once the limit is in force
@@ -167,7 +171,10 @@ func (a *app) build(ctx context.Context, stdout io.Writer) error {
 	a.srv, err = proxy.New(cfg, proxy.Deps{Enforcer: enf, Auditor: a.auditor, Log: a.log, Transport: tr,
 		PolicyTransport: ptr, Metrics: metrics, Pacer: st.pacer, Pauses: st.pauses, Load: a.reloadConfig, FetchSigner: fetchSig,
 		CacheStatus: st.status, Volume: a.startVolume()})
-	return err
+	if err != nil {
+		return err
+	}
+	return enableDigests(a.auditor, cfg, a.log) // audit_verify.go; after proxy.New, which names a bad signing.key first
 }
 
 // listen binds addr, the value of the setting key, and pushes its close;

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/robotsgate/robotsgate/internal/config"
 	"github.com/robotsgate/robotsgate/proxy"
 	"github.com/robotsgate/robotsgate/proxy/signing"
 )
@@ -35,8 +36,8 @@ func runSigning(args []string, env func(string) string, stdout, stderr io.Writer
 		}
 		fmt.Fprintf(stdout, "wrote %s (Ed25519, mode 0600); keyid %s\n", args[1], k.ID())
 		return 0
-	case "directory":
-		cfg, err := loadConfig(args[1:], env)
+	case "directory": // public keys only: no Signature-Agent needed
+		cfg, err := config.LoadKeys(args[1:], env)
 		if errors.Is(err, flag.ErrHelp) {
 			signingUsage(stdout)
 			return 0

@@ -54,6 +54,37 @@ func TestSigningGenerateAndDirectory(t *testing.T) {
 	}
 }
 
+// TestSigningDirectoryWithoutAgent: the directory holds public keys
+// only, so "signing directory -signing-key k.pem" runs without
+// -signature-agent and prints the same keys as with it; serve still
+// needs the agent.
+func TestSigningDirectoryWithoutAgent(t *testing.T) {
+	key := filepath.Join(t.TempDir(), "k.pem")
+	var out, errb bytes.Buffer
+	if code := run(stopped(), []string{"signing", "generate", key}, testsupport.EnvMap(nil), nil, &out, &errb); code != 0 {
+		t.Fatalf("generate: exit %d: %s", code, errb.String())
+	}
+	dirOf := func(args ...string) string {
+		t.Helper()
+		out.Reset()
+		errb.Reset()
+		if code := run(stopped(), append([]string{"signing", "directory", "-signing-key", key}, args...), testsupport.EnvMap(nil), nil, &out, &errb); code != 0 {
+			t.Fatalf("signing directory %q: exit %d: %s", args, code, errb.String())
+		}
+		return out.String()
+	}
+	without, with := dirOf(), dirOf("-signature-agent", "https://crawler.example/d")
+	if without != with || !strings.Contains(without, `"kty":"OKP"`) {
+		t.Fatalf("without -signature-agent: %s; with: %s", without, with)
+	}
+	errb.Reset()
+	code := runServe(stopped(), []string{"-listen", "127.0.0.1:0", "-audit-log", "-", "-data-dir", t.TempDir(), "-signing-key", key},
+		testsupport.EnvMap(nil), &out, &errb, nil)
+	if code != 2 || !strings.Contains(errb.String(), "signing.agent: empty") {
+		t.Fatalf("serve without -signature-agent: exit %d, %q", code, errb.String())
+	}
+}
+
 // TestServeRefusesReadableSigningKey: serve refuses a signing key
 // readable by others, naming the setting, the file and the fix.
 func TestServeRefusesReadableSigningKey(t *testing.T) {

@@ -139,3 +139,26 @@ func TestShutdownLogNamesItsUnit(t *testing.T) {
 		t.Errorf("shutdown record %v; want timeout_ms 1500 and no bare timeout\n%s", rec, r.stderr)
 	}
 }
+
+// TestServeWarnsUnknownEnv: a misspelled ROBOTSGATE_ variable in the
+// process environment is a warning with the closest setting's variable;
+// the tests' own variables are not.
+func TestServeWarnsUnknownEnv(t *testing.T) {
+	t.Setenv("ROBOTSGATE_LISEN", "127.0.0.1:1")
+	t.Setenv("ROBOTSGATE_REQUIRE_REDIS", "1")
+	var stdout, stderr bytes.Buffer
+	args := []string{"-listen", "127.0.0.1:0", "-audit-log", "-", "-data-dir", t.TempDir(), "-log-format", "json"}
+	if code := runServe(stopped(), args, testsupport.EnvMap(nil), &stdout, &stderr, nil); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	want := `"message":"unknown environment variable ROBOTSGATE_LISEN is ignored (did you mean ROBOTSGATE_LISTEN?)"`
+	var line string
+	for l := range strings.SplitSeq(stderr.String(), "\n") {
+		if strings.Contains(l, "ROBOTSGATE_LISEN") {
+			line = l
+		}
+	}
+	if !strings.HasPrefix(line, `{"level":"warn",`) || !strings.Contains(line, want) || strings.Contains(stderr.String(), "ROBOTSGATE_REQUIRE_REDIS") {
+		t.Fatalf("stderr lacks %s (or warns about ROBOTSGATE_REQUIRE_REDIS):\n%s", want, stderr.String())
+	}
+}

@@ -79,5 +79,8 @@ func (c *cacheState) status() status.Cache {
 		up := h.Healthy()
 		s.RedisHealthy = &up
 	}
+	if c.redis != nil {
+		s.Problem = c.redis.Problem()
+	}
 	return s
 }

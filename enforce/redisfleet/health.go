@@ -42,12 +42,16 @@ type redisHealth struct {
 	toFleet   atomic.Uint64 // switches back to Redis
 	slow      atomic.Int32  // consecutive timed-out calls while up
 	onUp      func()        // run (in its own goroutine) after each recovery
+	// describe words an error that no retry mends ("" for any other):
+	// the setting cannot work (setup.go).
+	describe func(error) string
 
 	mu         sync.Mutex
 	upCh       chan struct{} // closed while up; replaced when going down
 	downSince  time.Time
 	lastLog    time.Time
 	lastErr    error
+	problem    string    // describe(lastErr) while down
 	atLog      uint64    // fallbacks at the last log line
 	lastKeyLog time.Time // last WRONGTYPE log line
 }
@@ -115,7 +119,7 @@ func (h *redisHealth) fail(_ context.Context, op string, err error) {
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	h.lastErr = err
+	h.noteErrLocked(err)
 	if !h.up.Load() {
 		h.logStillDownLocked(n)
 		return
@@ -129,8 +133,13 @@ func (h *redisHealth) fail(_ context.Context, op string, err error) {
 	h.upCh = make(chan struct{})
 	now := time.Now()
 	h.downSince, h.lastLog, h.atLog = now, now, n
-	h.log.Warn().Err(err).Str("redis", h.addr).Str("op", op).
-		Msg("redis unavailable: using local robots.txt cache, pacing and pauses until it answers again")
+	if h.problem != "" {
+		h.log.Error().Str("redis", h.addr).Str("op", op).
+			Msg("redis setting cannot work: " + h.problem + "; fleet state: local only (robots.txt cache, pacing and pauses of this replica alone)")
+	} else {
+		h.log.Warn().Err(err).Str("redis", h.addr).Str("op", op).
+			Msg("redis unavailable: using local robots.txt cache, pacing and pauses until it answers again")
+	}
 	h.wg.Add(1)
 	go h.probe()
 }
@@ -148,10 +157,33 @@ func (h *redisHealth) logStillDownLocked(n uint64) {
 	if h.up.Load() || now.Sub(h.lastLog) < h.every {
 		return
 	}
+	if h.problem != "" {
+		h.log.Error().Str("redis", h.addr).Dur("down_for", now.Sub(h.downSince)).Uint64("fallbacks", n-h.atLog).
+			Msg("redis setting still cannot work: " + h.problem + "; fleet state: local only")
+		h.lastLog, h.atLog = now, n
+		return
+	}
 	h.log.Warn().AnErr("last_error", h.lastErr).Str("redis", h.addr).
 		Dur("down_for", now.Sub(h.downSince)).Uint64("fallbacks", n-h.atLog).
 		Msg("redis still unavailable: answering locally")
 	h.lastLog, h.atLog = now, n
+}
+
+// noteErrLocked records err as the last error, and whether it says the
+// setting cannot work. While down, a problem that was not there before
+// is logged at once (going down logs its own line).
+func (h *redisHealth) noteErrLocked(err error) {
+	h.lastErr = err
+	was := h.problem
+	h.problem = ""
+	if h.describe != nil {
+		h.problem = h.describe(err)
+	}
+	if h.problem != "" && was == "" && !h.up.Load() {
+		h.lastLog = time.Now()
+		h.log.Error().Str("redis", h.addr).Dur("down_for", h.lastLog.Sub(h.downSince)).
+			Msg("redis setting cannot work: " + h.problem + "; fleet state: local only")
+	}
 }
 
 // probe PINGs Redis every retry interval until it answers (marking it up)
@@ -171,10 +203,14 @@ func (h *redisHealth) probe() {
 		cancel()
 		h.mu.Lock()
 		if err != nil {
-			h.lastErr = err
+			h.noteErrLocked(err)
+			if h.problem != "" {
+				h.logStillDownLocked(h.fallbacks.Load())
+			}
 			h.mu.Unlock()
 			continue
 		}
+		h.problem = ""
 		h.up.Store(true)
 		h.toFleet.Add(1)
 		close(h.upCh)

@@ -7,9 +7,11 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 )
 
-// validateAccess checks the auth: section and the audit rotation keys.
+// validateAccess checks the auth: section and the audit rotation and
+// digest keys.
 func (c *Config) validateAccess() error {
 	for i, cr := range c.Auth.Credentials {
 		if err := CheckCredential(cr); err != nil {
@@ -23,6 +25,10 @@ func (c *Config) validateAccess() error {
 		return errorf("audit_max_backups", "%d is negative", c.AuditMaxBackups)
 	case c.AuditMaxAgeDays < 0:
 		return errorf("audit_max_age_days", "%d is negative", c.AuditMaxAgeDays)
+	case c.AuditDigestInterval < 0:
+		return errorf("audit_digest_interval", "%v is negative", c.AuditDigestInterval)
+	case c.AuditDigestInterval > 0 && c.AuditDigestInterval < time.Second:
+		return errorf("audit_digest_interval", "%v is shorter than 1s", c.AuditDigestInterval)
 	case c.AuditMaxSizeMB > 0 && (c.AuditLog == "" || c.AuditLog == "-"):
 		return errorf("audit_max_size_mb", "rotation needs audit_log to be a file path")
 	}
@@ -40,7 +46,7 @@ func (c *Config) validateAdmin() error {
 	if strings.ContainsAny(c.AdminToken, " \t\r\n") {
 		return errorf("admin_token", "must not contain spaces or line breaks")
 	}
-	return nil
+	return c.validateAdminHosts()
 }
 
 // validateExposure checks what a listener beyond loopback requires and

@@ -23,6 +23,10 @@ type Config struct {
 	Listen      string // proxy address host:port
 	AdminListen string // separate admin address; "" = admin on the proxy port
 	AdminToken  string // bearer token of the admin API
+	// AdminHosts are the names (or addresses) besides the admin
+	// listener's own address and localhost that a request to the admin
+	// API may give as its Host (admin_hosts.go).
+	AdminHosts []string
 
 	Agent              string // robots agent (product token) for every request; "" = from User-Agent
 	AgentHeader        string // per-request override header; "-" disables
@@ -42,6 +46,12 @@ type Config struct {
 	AuditMaxSizeMB  int    // rotate at this size; 0 = never
 	AuditMaxBackups int    // rotated files kept; 0 = all
 	AuditMaxAgeDays int    // rotated files older than this are removed; 0 = never
+	// AuditDigestInterval is the interval between signed digest records
+	// in the audit log; 0 = only at rotation and shutdown.
+	AuditDigestInterval time.Duration
+	// AuditKey is the Ed25519 private key file that signs the digests;
+	// "" = signing.key's, unsigned when that is empty too.
+	AuditKey string
 
 	LogLevel  string // debug | info | warn | error
 	LogFormat string // auto | json | console
@@ -63,7 +73,8 @@ type Config struct {
 	License    LicenseConfig // RSL licenses (license.go)
 	Signing    SigningConfig // Web Bot Auth request signatures (signing.go)
 	Auth       AuthConfig
-	Egress     EgressConfig // destination addresses reached (egress.go)
+	Egress     EgressConfig  // destination addresses reached (egress.go)
+	Payment    PaymentConfig // HTTP 402 pay-per-crawl (payment.go)
 	// Transparent is the listener of redirected connections (transparent
 	// sidecar).
 	Transparent TransparentConfig
@@ -81,6 +92,10 @@ type Config struct {
 
 	// emptyFile: the configuration file, read by Load, held no setting.
 	emptyFile bool
+
+	// keysOnly is set while a configuration loaded by [LoadKeys] is
+	// validated: signing.agent may be empty.
+	keysOnly bool
 }
 
 // EmptyFile reports whether the configuration file Load read held no
@@ -183,6 +198,9 @@ func Default() Config {
 			IdleTimeout:    120 * time.Second,
 		},
 		Robots: defaultRobots(),
+
+		AuditDigestInterval: 5 * time.Minute,
+
 		Upstream: UpstreamConfig{
 			MaxIdleConns:        256,
 			MaxIdleConnsPerHost: 64,
@@ -210,6 +228,7 @@ func Default() Config {
 			Purposes: defaultTDMPurposes(),
 		},
 		License: LicenseConfig{Mode: LicenseReport},
+		Payment: PaymentConfig{Mode: PaymentOff},
 		Signing: defaultSigning(),
 		RobotTags: RobotTagsConfig{
 			Mode:         RobotTagsAnnotate,

@@ -78,7 +78,11 @@ is an error naming it, its line and the closest known key
 it comes from: durations are Go durations (` + "`30s`, `5m`, `24h`" + `), booleans
 ` + "`true`" + ` or ` + "`false`" + `, lists are YAML sequences in the file and
 comma-separated in flags and the environment (` + "`-allowed-ports 443,8443`" + `).
-An empty environment variable counts as unset.
+An empty environment variable counts as unset. A variable that starts with
+` + "`ROBOTSGATE_`" + ` but names no setting is ignored with a warning in serve's log, naming the closest
+setting's variable (` + "`unknown environment variable ROBOTSGATE_LISEN is ignored (did you mean ROBOTSGATE_LISTEN?)`" + `);
+the variables of the tests and CI (` + "`ROBOTSGATE_REQUIRE_REDIS`" + `, ` + "`ROBOTSGATE_REQUIRE_NETNS`" + `,
+` + "`ROBOTSGATE_REQUIRE_NODE`" + `, ` + "`ROBOTSGATE_ROBOTS_CORPUS`" + ` and the others the tests read) are not warned about.
 
 Every problem is reported before robotsgate listens, as one line naming
 the YAML key, the flag and the environment variable, and serve exits 2.

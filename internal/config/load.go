@@ -18,6 +18,30 @@ func Load(args []string, env func(string) string) (Config, error) {
 
 // LoadWith is Load with the configuration file read by fr.
 func LoadWith(args []string, env func(string) string, fr FileReader) (Config, error) {
+	return loadWith(args, env, fr, loadMode{})
+}
+
+// LoadKeys is Load for a command that only reads the signing keys
+// ("robotsgate signing directory"): signing.agent, which only signed
+// requests need, may be empty.
+func LoadKeys(args []string, env func(string) string) (Config, error) {
+	return loadWith(args, env, FileReader{}, loadMode{keysOnly: true})
+}
+
+// LoadWithoutFile is Load without the configuration file that -config or
+// ROBOTSGATE_CONFIG names: the defaults, the environment and the flags.
+// "robotsgate reload" reads the admin address and token so when the file
+// is invalid, to ask the running instance all the same.
+func LoadWithoutFile(args []string, env func(string) string) (Config, error) {
+	return loadWith(args, env, FileReader{}, loadMode{noFile: true})
+}
+
+// loadMode is how [loadWith] loads: keysOnly waives signing.agent, noFile
+// skips the configuration file.
+type loadMode struct{ keysOnly, noFile bool }
+
+// loadWith is [LoadWith] as mode says.
+func loadWith(args []string, env func(string) string, fr FileReader, mode loadMode) (Config, error) {
 	var given []flagValue
 	var path string
 	fs := newFlagSet(&given, &path)
@@ -37,7 +61,7 @@ func LoadWith(args []string, env func(string) string, fr FileReader) (Config, er
 	}
 
 	cfg := Default()
-	if path != "" {
+	if path != "" && !mode.noFile {
 		if err := loadFile(&cfg, path, fr); err != nil {
 			return Config{}, err
 		}
@@ -54,7 +78,10 @@ func LoadWith(args []string, env func(string) string, fr FileReader) (Config, er
 			return Config{}, fmt.Errorf("flag -%s (%s): %w", g.opt.flag, g.opt.key, err)
 		}
 	}
-	if err := cfg.Validate(); err != nil {
+	cfg.keysOnly = mode.keysOnly
+	err := cfg.Validate()
+	cfg.keysOnly = false
+	if err != nil {
 		return Config{}, fmt.Errorf("config: %w", err)
 	}
 	return cfg, nil

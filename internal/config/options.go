@@ -45,7 +45,7 @@ var configFlag = option{flag: "config", help: "YAML configuration `file` (see co
 // To add one, add a field to Config, its default to Default and a line
 // to [topOptions] or [sectionOptions].
 func options() []option {
-	return append(append(append(append(topOptions(), sectionOptions()...), licenseOptions()...), egressOptions()...), crawlerOptions()...)
+	return append(append(append(append(append(topOptions(), sectionOptions()...), licenseOptions()...), egressOptions()...), paymentOptions()...), crawlerOptions()...)
 }
 
 // topOptions are the options outside any section.
@@ -55,6 +55,7 @@ func topOptions() []option {
 		{"admin_listen", "admin-listen", "separate admin API address `host:port`; empty = on the proxy port", func(c *Config) any { return &c.AdminListen }, atRestart},
 		{"admin_token", "admin-token", "bearer `token` of the admin API, required when it is reachable beyond loopback (prefer the environment variable)", func(c *Config) any { return &c.AdminToken }, atRestart},
 		{"agent", "agent", "robots agent (product `token`, e.g. MJ12bot) for every request; empty = from each request's User-Agent; at most 128 bytes, and a request naming a longer one is refused 431", func(c *Config) any { return &c.Agent }, atReload},
+		{"admin_hosts", "admin-hosts", "comma-separated host `names` (or addresses, without port) the admin API answers as Host besides its listener's own address and localhost: a request naming another host gets 421 (DNS rebinding); list the names clients reach it by, e.g. a Prometheus target's", func(c *Config) any { return &c.AdminHosts }, atRestart},
 		{"agent_header", "agent-header", "request `header` that overrides the agent per request (stripped before forwarding); - disables", func(c *Config) any { return &c.AgentHeader }, atReload},
 		{"allow_agent_override", "allow-agent-override", "let the agent override header replace a configured agent (otherwise it is stripped, ignored and audited)", func(c *Config) any { return &c.AllowAgentOverride }, atReload},
 		{"purposes", "purpose", "what the crawlers use content for: comma-separated `purposes` among train-ai, search, ai-input, ai-use; a URL whose usage preferences disallow one is refused; empty = preferences reported, never enforced", func(c *Config) any { return &c.Purposes }, atReload},
@@ -65,6 +66,8 @@ func topOptions() []option {
 		{"audit_max_size_mb", "audit-max-size-mb", "rotate the audit file at this size in `MB`; 0 = never", func(c *Config) any { return &c.AuditMaxSizeMB }, atRestart},
 		{"audit_max_backups", "audit-max-backups", "rotated audit files kept; 0 = all", func(c *Config) any { return &c.AuditMaxBackups }, atRestart},
 		{"audit_max_age_days", "audit-max-age-days", "rotated audit files older than this many days are removed; 0 = never", func(c *Config) any { return &c.AuditMaxAgeDays }, atRestart},
+		{"audit_digest_interval", "audit-digest-interval", "interval (`duration`) between the signed digest records of the audit log's hash chain; 0 = only at rotation and shutdown (see docs/audit.md)", func(c *Config) any { return &c.AuditDigestInterval }, atRestart},
+		{"audit_key", "audit-key", "Ed25519 private key `file` (PEM PKCS#8 or JWK, mode 0600) that signs the audit digests; empty = signing.key's; digests are unsigned when both are empty", func(c *Config) any { return &c.AuditKey }, atRestart},
 		{"audit_volume_interval", "audit-volume-interval", "the crawl report's volume records (per origin and identity: requests and bytes by status class, refusals by reason, opt-outs seen) are written every `duration`, and at shutdown; at least 10s; 0 = none", func(c *Config) any { return &c.Volume.Interval }, atRestart},
 		{"audit_volume_max_origins", "", "origins (with their identity) counted separately per interval; the rest fold into one volume record without an origin", func(c *Config) any { return &c.Volume.MaxOrigins }, atRestart},
 		{"log_level", "log-level", "operator log `level`: debug, info, warn or error", func(c *Config) any { return &c.LogLevel }, atRestart},
@@ -103,7 +106,7 @@ func sectionOptions() []option {
 
 		{"https.mode", "https", "CONNECT handling `mode`: mitm (decrypt with robotsgate's CA, enforce paths) or tunnel (host only)", func(c *Config) any { return (*string)(&c.HTTPS.Mode) }, atRestart},
 		{"https.allowed_ports", "allowed-ports", "comma-separated `ports` CONNECT may reach, e.g. 443,8443", func(c *Config) any { return &c.HTTPS.AllowedPorts }, atReload},
-		{"https.data_dir", "data-dir", "`dir`ectory of the generated CA; empty = robotsgate/ under the user's config dir", func(c *Config) any { return &c.HTTPS.DataDir }, atRestart},
+		{"https.data_dir", "data-dir", "`dir`ectory of the generated CA (only its last directory is created: a missing parent is an error); empty = robotsgate/ under the user's config dir", func(c *Config) any { return &c.HTTPS.DataDir }, atRestart},
 		{"https.ca_cert", "ca-cert", "custom MITM CA certificate `file` (PEM) instead of the generated CA; needs ca_key", func(c *Config) any { return &c.HTTPS.CACert }, atRestart},
 		{"https.ca_key", "ca-key", "private key `file` (PEM, mode 0600) of ca_cert", func(c *Config) any { return &c.HTTPS.CAKey }, atRestart},
 		{"https.upstream_roots", "upstream-roots", "comma-separated PEM `files` of extra roots trusted for upstream TLS, besides the system roots", func(c *Config) any { return &c.HTTPS.UpstreamRoots }, atRestart},
@@ -137,7 +140,7 @@ func sectionOptions() []option {
 		{"transparent.listen", "transparent-listen", "transparent listener `host:port` for connections redirected by the robotsgate iptables rules (clients without proxy settings); [::]:15001 takes IPv4 and IPv6; empty = off", func(c *Config) any { return &c.Transparent.Listen }, atRestart},
 
 		{"auth.credentials", "", "\"user:password\" pairs accepted in Proxy-Authorization: Basic", func(c *Config) any { return &c.Auth.Credentials }, atReload},
-		{"auth.credentials_file", "credentials-file", "`file` of user:password lines (blank lines and # comments skipped): clients must send Proxy-Authorization: Basic", func(c *Config) any { return &c.Auth.CredentialsFile }, atReload},
+		{"auth.credentials_file", "credentials-file", "`file` of user:password lines (blank lines and # comments skipped; refused when group or others can read it: chmod 600): clients must send Proxy-Authorization: Basic", func(c *Config) any { return &c.Auth.CredentialsFile }, atReload},
 		{"auth.allow_cidrs", "allow-cidrs", "comma-separated client networks (CIDRs or addresses) allowed to use the proxy; empty = any", func(c *Config) any { return &c.Auth.AllowCIDRs }, atReload},
 		{"auth.allow_open", "allow-open", "waive the requirement that a non-loopback listen address has both credentials and allow_cidrs (configured ones still apply)", func(c *Config) any { return &c.Auth.AllowOpen }, atReload},
 	}

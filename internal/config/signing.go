@@ -71,7 +71,7 @@ func (c *Config) validateSigning() error {
 			return errorf("signing.agent", "%v", err)
 		}
 	}
-	if s.Key != "" && s.Agent == "" {
+	if s.Key != "" && s.Agent == "" && !c.keysOnly {
 		return errorf("signing.agent", "empty, but signing.key is set: a signed request names where its key directory is (https://…)")
 	}
 	if len(s.Publish) > 0 && s.Key == "" {

@@ -3,7 +3,10 @@ package config
 import (
 	"flag"
 	"fmt"
+	"strconv"
 	"strings"
+
+	"gopkg.in/yaml.v3"
 )
 
 // suggestKey returns " (did you mean ...?)" for the unknown YAML key k
@@ -36,6 +39,23 @@ func suggestKey(prefix, k string) string {
 		}
 	}
 	return ""
+}
+
+// suggestNested is [suggestKey] for the unknown key k of the section prefix
+// whose value is v: a mapping whose keys, joined to k by '_', name a
+// setting is suggested as that setting ("admin: {hosts: ...}" is
+// admin_hosts).
+func suggestNested(prefix, k string, v *yaml.Node) string {
+	if v != nil && v.Kind == yaml.MappingNode {
+		for i := 0; i+1 < len(v.Content); i += 2 {
+			if key := prefix + k + "_" + v.Content[i].Value; v.Content[i].Value != "" {
+				if _, ok := optionByKey(key); ok {
+					return " (did you mean " + strconv.Quote(key) + "?)"
+				}
+			}
+		}
+	}
+	return suggestKey(prefix, k)
 }
 
 // yamlPath shows the dotted key as nested YAML: "robots: {ttl: ...}".

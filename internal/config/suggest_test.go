@@ -21,6 +21,9 @@ func TestUnknownYAMLKeySuggests(t *testing.T) {
 		{"robot:\n  ttl: 1h\n", `unknown key "robot" (did you mean "robots"?)`},
 		{"https:\n  upstream_root: [a.pem]\n", `unknown key "upstream_root" (did you mean "upstream_roots"?)`},
 		{"max_redirects: 3\n", `unknown key "max_redirects" (did you mean robots.max_redirects, i.e. robots: {max_redirects: ...}?)`},
+		{"admin:\n  hosts: [robotsgate]\n", `line 1: unknown key "admin" (did you mean "admin_hosts"?)`},
+		{"admin.hosts: [robotsgate]\n", `unknown key "admin.hosts" (did you mean "admin_hosts"?)`},
+		{"admin_host: [robotsgate]\n", `unknown key "admin_host" (did you mean "admin_hosts"?)`},
 		{"completely_unrelated_thing: 1\n", `unknown key "completely_unrelated_thing"`},
 	} {
 		_, err := Load([]string{"-config", testsupport.WriteFile(t, "c.yaml", tc.yaml)}, func(string) string { return "" })

@@ -71,8 +71,19 @@ func TestValidateOpenProxy(t *testing.T) {
 		{"negative rotation", func(c *Config) { c.AuditLog = "/x/a.log"; c.AuditMaxSizeMB = -1 }, "audit_max_size_mb"},
 		{"negative backups", func(c *Config) { c.AuditMaxBackups = -1 }, "audit_max_backups"},
 		{"negative age", func(c *Config) { c.AuditMaxAgeDays = -1 }, "audit_max_age_days"},
+		{"negative digest interval", func(c *Config) { c.AuditDigestInterval = -time.Second }, "audit_digest_interval"},
+		{"sub-second digest interval", func(c *Config) { c.AuditDigestInterval = time.Millisecond }, "audit_digest_interval"},
 		{"rotating stdout", func(c *Config) { c.AuditMaxSizeMB = 10 }, "file path"},
 		{"token with newline", func(c *Config) { c.AdminToken = "a\nb" }, "admin_token"},
+		{"admin hosts", func(c *Config) {
+			c.AdminHosts = []string{"robotsgate", "Crawler.Example.", "10.0.0.5", "::1", "[fe80::1]"}
+		}, ""},
+		{"admin host with port", func(c *Config) { c.AdminHosts = []string{"robotsgate:9310"} }, "admin_hosts[0]: \"robotsgate:9310\" has a port"},
+		{"admin host ipv6 with port", func(c *Config) { c.AdminHosts = []string{"ok", "[::1]:9310"} }, "admin_hosts[1]"},
+		{"admin host URL", func(c *Config) { c.AdminHosts = []string{"http://robotsgate"} }, "admin_hosts[0]"},
+		{"admin host wildcard", func(c *Config) { c.AdminHosts = []string{"*.example"} }, "admin_hosts[0]"},
+		{"admin host empty", func(c *Config) { c.AdminHosts = []string{""} }, "admin_hosts[0]: empty"},
+		{"admin host shorthand", func(c *Config) { c.AdminHosts = []string{"127.1"} }, "admin_hosts[0]"},
 	} {
 		c := Default()
 		tc.mutate(&c)

@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/robotsgate/robotsgate/enforce/payment"
 )
 
 // decodeYAML sets the options that the YAML document b names, strictly:
@@ -63,7 +65,7 @@ func decodeMapping(cfg *Config, n *yaml.Node, prefix string, errs *[]string) {
 		} else if isSection(key) {
 			decodeMapping(cfg, v, key+".", errs)
 		} else {
-			*errs = append(*errs, fmt.Sprintf("line %d: unknown key %q%s", k.Line, k.Value, suggestKey(prefix, k.Value)))
+			*errs = append(*errs, fmt.Sprintf("line %d: unknown key %q%s", k.Line, k.Value, suggestNested(prefix, k.Value, v)))
 		}
 	}
 }
@@ -86,6 +88,11 @@ func decodeValue(cfg *Config, o option, n *yaml.Node) error {
 	if p, ok := o.field(cfg).(*[]Site); ok { // a list of mappings (sites.go)
 		sites, err := decodeSites(n)
 		*p = sites
+		return err
+	}
+	if p, ok := o.field(cfg).(*[]payment.Budget); ok { // a list of mappings (payment.go)
+		budgets, err := decodeBudgets(n)
+		*p = budgets
 		return err
 	}
 	if isNull(n) && !o.isList() {

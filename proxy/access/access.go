@@ -10,10 +10,12 @@ import (
 	"crypto/subtle"
 	"encoding/base64"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/netip"
 	"os"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -63,9 +65,9 @@ func New(cfg Options) (*Access, error) {
 		a.ids = append(a.ids, Identity{User: user})
 	}
 	if cfg.CredentialsFile != "" {
-		b, err := os.ReadFile(cfg.CredentialsFile)
+		b, err := readCredentialsFile(cfg.CredentialsFile)
 		if err != nil {
-			return nil, fmt.Errorf("auth.credentials_file: %w", err)
+			return nil, err
 		}
 		sc := bufio.NewScanner(bytes.NewReader(b))
 		for n := 1; sc.Scan(); n++ {
@@ -276,4 +278,29 @@ func writeRefusal(w http.ResponseWriter, code int, msg string) {
 	h.Set("Connection", "close")
 	w.WriteHeader(code)
 	_, _ = w.Write([]byte(msg))
+}
+
+// readCredentialsFile reads the credentials file, which group or others
+// must not be able to read: its passwords are in plain text, and like the
+// private keys it is refused rather than its mode fixed silently, since
+// it may already have been copied.
+func readCredentialsFile(name string) ([]byte, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, fmt.Errorf("auth.credentials_file: %w", err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("auth.credentials_file: %w", err)
+	}
+	if perm := fi.Mode().Perm(); runtime.GOOS != "windows" && perm&0o077 != 0 {
+		return nil, fmt.Errorf("auth.credentials_file %s has mode %04o: group or others can read its plain-text passwords; "+
+			"run `chmod 600 %s` (and change the passwords if others had access)", name, perm, name)
+	}
+	b, err := io.ReadAll(f)
+	if err != nil {
+		return nil, fmt.Errorf("auth.credentials_file %s: %w", name, err)
+	}
+	return b, nil
 }

@@ -7,6 +7,7 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -144,5 +145,62 @@ func TestCredentialSigningFields(t *testing.T) {
 		if _, err := id(bad); err == nil || strings.Contains(err.Error(), "alice.example") {
 			t.Errorf("%q: %v (want an error that does not quote the field)", bad, err)
 		}
+	}
+}
+
+// TestCredentialsFileModeRefused: a credentials file that group or others
+// can read is refused with the chmod to run; 0600 and 0400 are accepted.
+func TestCredentialsFileModeRefused(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("mode bits do not describe Windows ACLs")
+	}
+	for _, tc := range []struct {
+		name string
+		mode os.FileMode
+		ok   bool
+	}{
+		{"0600", 0o600, true},
+		{"0400", 0o400, true},
+		{"0640 group-readable", 0o640, false},
+		{"0644 world-readable", 0o644, false},
+		{"0604 world-readable only", 0o604, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := filepath.Join(t.TempDir(), "creds")
+			if err := os.WriteFile(f, []byte("crawler:s3cret\n"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Chmod(f, tc.mode); err != nil {
+				t.Fatal(err)
+			}
+			_, err := New(Options{CredentialsFile: f})
+			if tc.ok != (err == nil) {
+				t.Fatalf("mode %04o: err %v, want ok=%v", tc.mode, err, tc.ok)
+			}
+			if !tc.ok && (!strings.Contains(err.Error(), "chmod 600 "+f) || strings.Contains(err.Error(), "s3cret")) {
+				t.Fatalf("error does not give the chmod (or shows the password): %v", err)
+			}
+		})
+	}
+}
+
+func TestCredentialPaymentFields(t *testing.T) {
+	_, got, err := parseCredentialLine("alice:pw payment=pay payment_max_price=USD:0.002")
+	if err != nil || got.Payment != "pay" || got.PaymentMaxPrice.String() != "USD 0.002" {
+		t.Errorf("%+v, %v", got, err)
+	}
+	for _, bad := range []string{
+		"alice:pw payment=paid",
+		"alice:pw payment=",
+		"alice:pw payment_max_price=USD0.01",
+		"alice:pw payment_max_price=USD:-1",
+		"alice:pw payment_max_price=0.01",
+		"alice:pw payment=pay payment=off",
+	} {
+		t.Run(bad, func(t *testing.T) {
+			if _, _, err := parseCredentialLine(bad); err == nil {
+				t.Errorf("%q: no error", bad)
+			}
+		})
 	}
 }

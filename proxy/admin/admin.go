@@ -69,6 +69,12 @@ type Config struct {
 	// (as a bearer token, or as the password of HTTP basic
 	// authentication, which a browser asks for).
 	Status http.Handler
+	// Hosts are the host names (or addresses), besides localhost, the
+	// loopback addresses and the local address of a request's
+	// connection, that a request may give as its Host (the listener's
+	// configured host, admin_hosts), in any spelling [config.AdminHost]
+	// accepts; any other Host is answered 421 (guard.go).
+	Hosts []string
 	// Directory serves the Web Bot Auth key directory at
 	// /.well-known/http-message-signatures-directory, to anyone (it is
 	// public); nil: 404.
@@ -93,6 +99,7 @@ type Admin struct {
 	cfg   Config
 	token [sha256.Size]byte
 	mux   *http.ServeMux
+	hosts map[string]bool // Config.Hosts, canonical (guard.go)
 }
 
 // adminAllow returns the methods of the admin endpoint path, for 405
@@ -116,7 +123,12 @@ func New(cfg Config) *Admin {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	a := &Admin{cfg: cfg, mux: http.NewServeMux()}
+	a := &Admin{cfg: cfg, mux: http.NewServeMux(), hosts: map[string]bool{}}
+	for _, h := range cfg.Hosts {
+		if canon, _ := splitHost(h); canon != "" && !unspecified(canon) {
+			a.hosts[canon] = true
+		}
+	}
 	if cfg.Token != "" {
 		a.token = sha256.Sum256([]byte(cfg.Token))
 	}
@@ -152,9 +164,20 @@ func New(cfg Config) *Admin {
 	return a
 }
 
-// ServeHTTP implements [http.Handler]: it checks the bearer token, then
-// routes.
+// ServeHTTP implements [http.Handler]: it answers only a Host naming
+// this listener and refuses state changes from other sites (guard.go),
+// checks the token, then routes.
 func (a *Admin) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if !hostFree(r.URL.Path) {
+		if why := a.foreignHost(r); why != "" {
+			writeJSON(w, http.StatusMisdirectedRequest, jsonError{Error: why})
+			return
+		}
+	}
+	if why := crossSite(r); why != "" && !hostFree(r.URL.Path) {
+		writeJSON(w, http.StatusForbidden, jsonError{Error: why})
+		return
+	}
 	changes := r.Method == http.MethodDelete || (r.Method == http.MethodPost && r.URL.Path == "/v1/reload")
 	if changes && a.cfg.Token == "" {
 		// Purging robots.txt or reloading changes what is enforced: never
@@ -165,25 +188,31 @@ func (a *Admin) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	open := r.URL.Path == "/healthz" || r.URL.Path == "/readyz" || r.URL.Path == directoryPath
 	page := a.cfg.Status != nil && status.IsPath(r.URL.Path) // live decisions: never without the token
 	need := a.cfg.Token != "" && (changes || page || (a.cfg.Protect && !open))
-	if need && !a.authorized(r.Header.Get("Authorization")) {
+	basic := page && !changesState(r) // what a browser sends by itself: the page and its streams only
+	if need && !a.authorized(r.Header.Get("Authorization"), basic) {
 		w.Header().Add("WWW-Authenticate", `Bearer realm="robotsgate-admin"`)
-		w.Header().Add("WWW-Authenticate", `Basic realm="robotsgate-admin", charset="UTF-8"`)
-		writeJSON(w, http.StatusUnauthorized, jsonError{Error: "admin API: missing or wrong bearer token"})
+		msg := "admin API: missing or wrong bearer token"
+		if basic {
+			w.Header().Add("WWW-Authenticate", `Basic realm="robotsgate-admin", charset="UTF-8"`)
+		} else {
+			msg += " (basic credentials are accepted for the status page only)"
+		}
+		writeJSON(w, http.StatusUnauthorized, jsonError{Error: msg})
 		return
 	}
 	a.mux.ServeHTTP(w, r)
 }
 
 // authorized reports whether h is "Bearer <token>" with the right token,
-// or HTTP basic authentication with it as the password (any user name:
-// what a browser sends for the status page), comparing digests in
-// constant time.
-func (a *Admin) authorized(h string) bool {
+// or, when basic is set, HTTP basic authentication with it as the
+// password (any user name: what a browser sends for the status page),
+// comparing digests in constant time.
+func (a *Admin) authorized(h string, basic bool) bool {
 	scheme, tok, ok := strings.Cut(strings.TrimSpace(h), " ")
 	switch {
 	case !ok:
 		return false
-	case strings.EqualFold(scheme, "Basic"):
+	case basic && strings.EqualFold(scheme, "Basic"):
 		r := http.Request{Header: http.Header{"Authorization": {"Basic " + strings.TrimSpace(tok)}}}
 		if _, pw, ok := r.BasicAuth(); ok {
 			tok = pw
@@ -352,8 +381,8 @@ type RuleJSON struct {
 // newEntryJSON converts e as seen at now.
 func newEntryJSON(e *enforce.Entry, now time.Time) EntryJSON {
 	j := EntryJSON{
-		Origin:     e.Origin,
-		URL:        e.Origin + "/robots.txt",
+		Origin:     e.Key.Origin(),
+		URL:        e.Key.URL(),
 		Status:     string(e.Result.Status),
 		HTTPStatus: e.Result.HTTPStatus,
 		FinalURL:   e.Result.FinalURL,

@@ -14,8 +14,14 @@ func TestAdminTokenCompare(t *testing.T) {
 		"abc":          false,
 		"":             false,
 	} {
-		if got := a.authorized(h); got != want {
-			t.Errorf("authorized(%q) = %v, want %v", h, got, want)
+		for _, basic := range []bool{false, true} {
+			if got := a.authorized(h, basic); got != want {
+				t.Errorf("authorized(%q, %v) = %v, want %v", h, basic, got, want)
+			}
 		}
+	}
+	// "x:abc": the token as a basic password, for the status page only.
+	if !a.authorized("Basic eDphYmM=", true) || a.authorized("Basic eDphYmM=", false) {
+		t.Error("basic credentials: accepted only where basic is allowed")
 	}
 }

@@ -19,7 +19,7 @@ const (
 	// Public: a global unicast address.
 	Public Class = iota
 	// Private: loopback, RFC 1918, CGNAT, ULA, unspecified, 0.0.0.0/8,
-	// and the other non-global ranges listed in privateRanges; refused
+	// and the other non-global ranges listed in [privateRanges]; refused
 	// unless egress.private is allow.
 	Private
 	// Metadata: link-local and cloud metadata addresses; refused unless
@@ -39,7 +39,7 @@ func (c Class) String() string {
 }
 
 // metadataRanges are always refused unless allowed explicitly: they are
-// checked before privateRanges, which contain some of them.
+// checked before [privateRanges], which contain some of them.
 var metadataRanges = prefixes(
 	"169.254.0.0/16",     // IPv4 link-local, cloud metadata 169.254.169.254
 	"100.100.100.200/32", // Alibaba Cloud metadata (inside CGNAT)
@@ -67,7 +67,7 @@ var privateRanges = prefixes(
 	"ff00::/8",       // multicast
 )
 
-// nat64, sixToFour and compat are the IPv6 spellings that carry an IPv4
+// nat64, [sixToFour] and compat are the IPv6 spellings that carry an IPv4
 // address a gateway or stack may route to: the well-known NAT64 prefix
 // (last 32 bits), 6to4 (bits 16 to 47) and the deprecated IPv4-compatible
 // addresses (last 32 bits).

@@ -77,7 +77,9 @@ type CAInfo struct {
 // CA certificate, currently valid at now(), whose public key matches the
 // key. Setting only one of them is an error.
 //
-// Otherwise the CA lives in dir ([defaultDataDir] when dir is ""): it is
+// Otherwise the CA lives in dir ([defaultDataDir] when dir is ""; of a
+// dir given, only the last directory is created, so that a mistyped path
+// is an error rather than a new CA): it is
 // loaded from CAKeyFileName if that file exists and created there
 // otherwise (ECDSA P-256, valid for [caValidityYears]). Creation is atomic: the
 // private file is written to a temporary file and linked into place only
@@ -104,10 +106,10 @@ func LoadOrCreateCA(dir, certFile, keyFile string, now func() time.Time) (*tls.C
 		if err != nil {
 			return nil, CAInfo{}, err
 		}
-		ca, info, err := loadOrCreateGeneratedCA(d, now())
+		ca, info, err := loadOrCreateGeneratedCA(d, now(), os.MkdirAll)
 		return ca, info, defaultDirError(err, d) // (datadir.go)
 	}
-	return loadOrCreateGeneratedCA(dir, now())
+	return loadOrCreateGeneratedCA(dir, now(), makeLastDir) // (datadir.go)
 }
 
 func loadCustomCA(certFile, keyFile string, now time.Time) (*tls.Certificate, CAInfo, error) {
@@ -129,12 +131,14 @@ func loadCustomCA(certFile, keyFile string, now time.Time) (*tls.Certificate, CA
 	return ca, describeCA(ca, certFile, keyFile, false, false), nil
 }
 
-func loadOrCreateGeneratedCA(dir string, now time.Time) (*tls.Certificate, CAInfo, error) {
+// loadOrCreateGeneratedCA loads the CA in dir, or creates it there, dir
+// made by mkdir first.
+func loadOrCreateGeneratedCA(dir string, now time.Time, mkdir func(string, os.FileMode) error) (*tls.Certificate, CAInfo, error) {
 	keyFile := filepath.Join(dir, CAKeyFileName)
 	certFile := filepath.Join(dir, CACertFileName)
 	created := false
 	if _, err := os.Stat(keyFile); errors.Is(err, fs.ErrNotExist) {
-		if err := os.MkdirAll(dir, 0o700); err != nil {
+		if err := mkdir(dir, 0o700); err != nil {
 			return nil, CAInfo{}, fmt.Errorf("https.data_dir %s: %w", dir, err)
 		}
 		pemBytes, err := newCAPEM(now)

@@ -30,3 +30,18 @@ func defaultDirError(err error, dir string) error {
 		"pass -data-dir DIR (or ROBOTSGATE_DATA_DIR, https.data_dir) naming a directory this user may write, "+
 		"or give it a HOME of its own", err, dir, os.Getuid())
 }
+
+// makeLastDir creates dir, a data directory given in the settings, but
+// not its parents: a missing parent is more likely a mistyped path than a
+// place to create a new CA, which no client trusts yet.
+func makeLastDir(dir string, perm os.FileMode) error {
+	err := os.Mkdir(dir, perm)
+	switch {
+	case err == nil, errors.Is(err, fs.ErrExist):
+		return nil
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("its parent directory %s does not exist: correct the path (flag -data-dir, env ROBOTSGATE_DATA_DIR) "+
+			"or create the parent first (robotsgate creates only the last directory)", filepath.Dir(filepath.Clean(dir)))
+	}
+	return err
+}

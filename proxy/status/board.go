@@ -36,7 +36,7 @@ const (
 	// behind before it loses them.
 	subscriberBuffer = 256
 	// recentBudget bounds the bytes of the last records a Board keeps
-	// (Item.size): the oldest go first when a new one would exceed it.
+	// ([Item.size]): the oldest go first when a new one would exceed it.
 	recentBudget = 128 << 10
 	// subscriberBudget bounds the bytes of the records an event stream
 	// has not sent yet: a stream that would hold more is dropped (it
@@ -121,7 +121,7 @@ func (b *Board) Publish(e audit.Event) {
 }
 
 // keep keeps it among the recent items, forgetting the oldest ones
-// beyond recentItems or recentBudget; b.mu is held.
+// beyond [recentItems] or [recentBudget]; b.mu is held.
 func (b *Board) keep(it Item) {
 	size := it.size()
 	for b.kept > 0 && (b.kept == recentItems || b.keptB+size > recentBudget) {
@@ -189,7 +189,7 @@ type Snapshot struct {
 	PerMinute []MinuteCounts `json:"refusals_per_minute"`
 	Top       []OriginCount  `json:"top_refused_origins"`
 	Recent    []Item         `json:"recent"` // newest last
-	// HeldBytes is what the Board holds of records (Item.size): the
+	// HeldBytes is what the Board holds of records ([Item.size]): the
 	// recent ones, and those its event streams have not sent yet.
 	HeldBytes int64 `json:"held_bytes"`
 }

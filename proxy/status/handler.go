@@ -40,9 +40,13 @@ type Cache struct {
 	// RedisHealthy is whether the Redis layer reaches Redis; nil in
 	// memory.
 	RedisHealthy *bool `json:"redis_healthy,omitempty"`
-	Entries      int   `json:"entries"`   // entries in this process's cache
-	Bytes        int64 `json:"bytes"`     // their memory, as charged against robots.max_cache_mb
-	Evictions    int64 `json:"evictions"` // entries evicted to stay within the bounds
+	// Problem is why the Redis setting cannot work (a refused password,
+	// an unknown master…) while that keeps this replica on local state;
+	// "" otherwise.
+	Problem   string `json:"problem,omitempty"`
+	Entries   int    `json:"entries"`   // entries in this process's cache
+	Bytes     int64  `json:"bytes"`     // their memory, as charged against robots.max_cache_mb
+	Evictions int64  `json:"evictions"` // entries evicted to stay within the bounds
 }
 
 // Setting is one line of the configuration's summary: a setting's key
@@ -188,7 +192,7 @@ func writeDropped(w io.Writer, n int64) error {
 }
 
 // resumeAfter is the position a stream resumes after: the Last-Event-ID
-// header an EventSource sends when it reconnects, else the since
+// header a browser's event source sends when it reconnects, else the since
 // parameter the page opens the stream with (its snapshot's Seq), else -1
 // (from now on).
 func resumeAfter(r *http.Request) (int64, error) {

@@ -3,8 +3,10 @@ package rsl
 import (
 	"net/url"
 	"strings"
+	"unsafe"
 
 	"github.com/robotsgate/robotsgate/robots"
+	"github.com/robotsgate/robotsgate/robots/heapsize"
 )
 
 // Uses is a set of RSL usage tokens (the usage vocabulary of RSL 1.0).
@@ -128,9 +130,31 @@ func (d *Document) Decide(origin, path string, uses Uses) Verdict {
 // decideWork is Decide with the count of the matching work it did (see
 // [robots.FirstMatch.AllWork]), for tests of its bound.
 func (d *Document) decideWork(origin, path string, uses Uses) (Verdict, int) {
-	var v Verdict
 	var buf [16]int
 	covering, work := d.covering(path, buf[:0])
+	return d.decideContents(covering, origin, uses), work
+}
+
+// DecideAll returns what d says about every URL of origin alike for
+// uses: the verdict of the contents whose url pattern matches every path
+// ("/", "/*", "*"; [robots.FirstMatch.MatchesEvery]), bound to origin or
+// to no origin. Since every covering content binds, each URL of the site
+// is at least as restricted as this verdict says (a narrower content can
+// only restrict it further); None when no content covers the whole site.
+func (d *Document) DecideAll(origin string, uses Uses) Verdict {
+	var every []int
+	for i := range d.Contents {
+		if d.match.MatchesEvery(i) {
+			every = append(every, i)
+		}
+	}
+	return d.decideContents(every, origin, uses)
+}
+
+// decideContents is the verdict of the contents of d numbered covering
+// (in document order) on origin for uses: the most restrictive.
+func (d *Document) decideContents(covering []int, origin string, uses Uses) Verdict {
+	var v Verdict
 	for _, i := range covering {
 		c := &d.Contents[i]
 		if c.Origin != "" && c.Origin != origin {
@@ -156,7 +180,7 @@ func (d *Document) decideWork(origin, path string, uses Uses) (Verdict, int) {
 			}
 		}
 	}
-	return v, work
+	return v
 }
 
 // decide returns what c says about the use x, and the payment type of
@@ -291,15 +315,13 @@ func (d *Document) MemSize() int64 {
 	if d == nil {
 		return 0
 	}
-	n := int64(64+16*len(d.Notes)) + d.match.MemSize()
+	n := heapsize.Alloc(unsafe.Sizeof(*d)) + heapsize.Strings(d.Notes) + heapsize.Slice(d.Contents) + d.match.MemSize()
 	for i := range d.Contents {
 		c := &d.Contents[i]
-		n += 160 + int64(len(c.URL)+len(c.Origin)+len(c.Pattern)+len(c.Server))
+		n += heapsize.String(c.URL) + heapsize.String(c.Origin) + heapsize.String(c.Pattern) +
+			heapsize.String(c.Server) + heapsize.Slice(c.Licenses)
 		for _, l := range c.Licenses {
-			n += 96 + int64(len(l.Payment))
-			for _, s := range l.Conditions {
-				n += 16 + int64(len(s))
-			}
+			n += heapsize.String(l.Payment) + heapsize.Strings(l.Conditions)
 		}
 	}
 	return n
