@@ -132,9 +132,8 @@ func (a *Aggregator) Note(e *audit.Event) {
 	if a == nil || e.Kind != "" || e.Origin == "" {
 		return
 	}
-	outs := optOuts(e)
 	refused := e.Decision == audit.DecisionBlocked
-	if !refused && len(outs) == 0 {
+	if !refused && !eachOptOut(e, nil) {
 		return
 	}
 	a.mu.Lock()
@@ -147,9 +146,7 @@ func (a *Aggregator) Note(e *audit.Event) {
 			c.status[classOf(e.Status)]++
 		}
 	}
-	for _, o := range outs {
-		bump(&c.optOuts, o)
-	}
+	eachOptOut(e, func(o string) { bump(&c.optOuts, o) })
 }
 
 // bump adds one to (*m)[k], making the map when needed.
@@ -160,27 +157,35 @@ func bump(m *map[string]int64, k string) {
 	(*m)[k]++
 }
 
-// optOuts lists the opt-outs e's decision saw.
-func optOuts(e *audit.Event) []string {
-	var out []string
+// eachOptOut calls f (when not nil) with each opt-out e's decision saw,
+// and reports whether there was one. It builds no list: most decisions
+// see one opt-out or none.
+func eachOptOut(e *audit.Event, f func(string)) bool {
+	seen := false
+	see := func(o string) {
+		seen = true
+		if f != nil {
+			f(o)
+		}
+	}
 	if e.Reason == "disallowed" || e.Reason == "site-exception" {
-		out = append(out, "robots:disallow")
+		see("robots:disallow")
 	}
 	for _, u := range e.Usage {
 		if u.Pref == "disallowed" {
-			out = append(out, "usage:"+u.Purpose)
+			see("usage:" + u.Purpose)
 		}
 	}
 	if e.ContentUseDisallowed && e.SiteUse != nil {
-		out = append(out, "content-use:"+e.SiteUse.Level)
+		see("content-use:" + e.SiteUse.Level)
 	}
 	if e.TDM != nil && e.TDM.Reservation == "1" {
-		out = append(out, "tdm:reserved")
+		see("tdm:reserved")
 	}
 	if l := e.License; l != nil && (l.State == "prohibited" || l.State == "required") {
-		out = append(out, "license:"+strings.TrimSuffix(l.State+":"+l.Use, ":"))
+		see("license:" + strings.TrimSuffix(l.State+":"+l.Use, ":"))
 	}
-	return out
+	return seen
 }
 
 // Flush writes the interval's records, ending it now: one per key, in
