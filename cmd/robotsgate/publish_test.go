@@ -67,36 +67,7 @@ func TestPublish(t *testing.T) {
 	}
 	cards := map[string]string{"signature-agent-card.json": "ExampleBot", "signature-agent-card-bob.json": "BobBot"}
 	for name, token := range cards {
-		t.Run(name, func(t *testing.T) {
-			var card map[string]any
-			b, err := os.ReadFile(filepath.Join(out, name))
-			if err != nil || json.Unmarshal(b, &card) != nil {
-				t.Fatalf("%v: %s", err, b)
-			}
-			if card["rfc9309-product-token"] != token || card["client_name"] != "Example <b>Crawler</b> & Co" ||
-				card["client_uri"] != "https://crawler.example/bot" || card["purpose"] == nil {
-				t.Errorf("card %s", b)
-			}
-			if c, _ := card["contacts"].([]any); len(c) != 1 || c[0] != "ops@crawler.example" {
-				t.Errorf("contacts %v", card["contacts"])
-			}
-			jwks, _ := card["jwks_uri"].(string)
-			u, err := url.Parse(jwks)
-			if err != nil || u.Scheme != "https" {
-				t.Fatalf("jwks_uri %q", jwks)
-			}
-			dir, err := os.ReadFile(filepath.Join(out, u.Host, filepath.FromSlash(u.Path)))
-			if err != nil {
-				t.Fatalf("no key directory where jwks_uri %s points: %v", jwks, err)
-			}
-			var set struct{ Keys []map[string]string }
-			if err := json.Unmarshal(dir, &set); err != nil || len(set.Keys) == 0 || set.Keys[0]["kty"] != "OKP" || set.Keys[0]["d"] != "" {
-				t.Errorf("directory %s: %v", dir, err)
-			}
-			if name == "signature-agent-card.json" && !bytes.Equal(bytes.TrimSpace(dir), adminDir) {
-				t.Errorf("directory %s, the admin listener serves %s", dir, adminDir)
-			}
-		})
+		t.Run(name, func(t *testing.T) { checkCard(t, out, name, token, adminDir) })
 	}
 	page, err := os.ReadFile(filepath.Join(out, "index.html"))
 	if err != nil {
@@ -134,5 +105,40 @@ func TestPublishWithoutSigning(t *testing.T) {
 	stderr.Reset()
 	if code := run(stopped(), []string{"publish"}, testsupport.EnvMap(nil), nil, &stdout, &stderr); code != 2 || !strings.Contains(stderr.String(), "-out DIR is required") {
 		t.Errorf("without -out: exit %d, %q", code, stderr.String())
+	}
+}
+
+// checkCard checks the Signature Agent Card name under out: its fields,
+// and the key directory where its jwks_uri points (for the configured
+// identity, the one the admin listener serves: adminDir).
+func checkCard(t *testing.T, out, name, token string, adminDir []byte) {
+	t.Helper()
+	var card map[string]any
+	b, err := os.ReadFile(filepath.Join(out, name))
+	if err != nil || json.Unmarshal(b, &card) != nil {
+		t.Fatalf("%v: %s", err, b)
+	}
+	if card["rfc9309-product-token"] != token || card["client_name"] != "Example <b>Crawler</b> & Co" ||
+		card["client_uri"] != "https://crawler.example/bot" || card["purpose"] == nil {
+		t.Errorf("card %s", b)
+	}
+	if c, _ := card["contacts"].([]any); len(c) != 1 || c[0] != "ops@crawler.example" {
+		t.Errorf("contacts %v", card["contacts"])
+	}
+	jwks, _ := card["jwks_uri"].(string)
+	u, err := url.Parse(jwks)
+	if err != nil || u.Scheme != "https" {
+		t.Fatalf("jwks_uri %q", jwks)
+	}
+	dir, err := os.ReadFile(filepath.Join(out, u.Host, filepath.FromSlash(u.Path)))
+	if err != nil {
+		t.Fatalf("no key directory where jwks_uri %s points: %v", jwks, err)
+	}
+	var set struct{ Keys []map[string]string }
+	if err := json.Unmarshal(dir, &set); err != nil || len(set.Keys) == 0 || set.Keys[0]["kty"] != "OKP" || set.Keys[0]["d"] != "" {
+		t.Errorf("directory %s: %v", dir, err)
+	}
+	if name == "signature-agent-card.json" && !bytes.Equal(bytes.TrimSpace(dir), adminDir) {
+		t.Errorf("directory %s, the admin listener serves %s", dir, adminDir)
 	}
 }

@@ -109,26 +109,7 @@ func TestReportOfARealRun(t *testing.T) {
 		if code != 0 {
 			t.Fatalf("exit %d: %s", code, errs)
 		}
-		rows, err := csv.NewReader(strings.NewReader(out)).ReadAll()
-		if err != nil || len(rows) != 3 {
-			t.Fatalf("%v: %q", err, out)
-		}
-		col := map[string]int{}
-		for i, h := range rows[0] {
-			col[h] = i
-		}
-		for _, row := range rows[1:] {
-			s := sums[row[col["origin"]]]
-			if s == nil {
-				t.Fatalf("row of an unknown origin: %q", row)
-			}
-			want := map[string]int64{"requests": s.Requests, "bytes": s.Bytes, "2xx": s.Status["2xx"], "4xx": s.Status["4xx"], "refused": s.Refused["disallowed"]}
-			for k, n := range want {
-				if row[col[k]] != strconv.FormatInt(n, 10) {
-					t.Errorf("%s %s: %s, records %d", row[0], k, row[col[k]], n)
-				}
-			}
-		}
+		checkReportCSV(t, out, sums)
 	})
 	t.Run("table", func(t *testing.T) {
 		code, out, _ := runReportTest(t, path)
@@ -250,5 +231,31 @@ func TestReportUsageErrors(t *testing.T) {
 				t.Errorf("exit %d, %q; want 2 and %q", code, errs, c.want)
 			}
 		})
+	}
+}
+
+// checkReportCSV checks that the CSV report out has one row per origin of
+// sums, with its counts.
+func checkReportCSV(t *testing.T, out string, sums map[string]*audit.Volume) {
+	t.Helper()
+	rows, err := csv.NewReader(strings.NewReader(out)).ReadAll()
+	if err != nil || len(rows) != len(sums)+1 {
+		t.Fatalf("%v: %q", err, out)
+	}
+	col := map[string]int{}
+	for i, h := range rows[0] {
+		col[h] = i
+	}
+	for _, row := range rows[1:] {
+		s := sums[row[col["origin"]]]
+		if s == nil {
+			t.Fatalf("row of an unknown origin: %q", row)
+		}
+		want := map[string]int64{"requests": s.Requests, "bytes": s.Bytes, "2xx": s.Status["2xx"], "4xx": s.Status["4xx"], "refused": s.Refused["disallowed"]}
+		for k, n := range want {
+			if row[col[k]] != strconv.FormatInt(n, 10) {
+				t.Errorf("%s %s: %s, records %d", row[0], k, row[col[k]], n)
+			}
+		}
 	}
 }
