@@ -46,7 +46,7 @@ type auditFlags struct {
 // malformed line is skipped and counted: their number and the first one
 // go to stderr. Exit status: 0, 1 when a file cannot be read, 2 for a
 // usage error. With -verify it checks the files' hash chain instead
-// (runAuditVerify).
+// ([runAuditVerify]).
 func runAudit(ctx context.Context, args []string, env func(string) string, stdin io.Reader, stdout, stderr io.Writer, ae auditEnv) int {
 	if isAuditVerify(args) {
 		return runAuditVerify(args, env, stdout, stderr) // audit_verify.go
