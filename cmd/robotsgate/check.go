@@ -264,7 +264,7 @@ func readInput(file, what string, stdin io.Reader) ([]byte, error) {
 	return b, nil
 }
 
-// readWhole is readInput for a document that the proxy does not decide
+// readWhole is [readInput] for a document that the proxy does not decide
 // by when it is larger than it reads: such a file is an error, which says
 // what is then unknown.
 func readWhole(file, what, unknown string, stdin io.Reader) ([]byte, error) {
