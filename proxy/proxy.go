@@ -28,6 +28,7 @@ import (
 	"github.com/robotsgate/robotsgate/enforce/politeness"
 	"github.com/robotsgate/robotsgate/internal/config"
 	"github.com/robotsgate/robotsgate/proxy/audit"
+	"github.com/robotsgate/robotsgate/proxy/conns"
 	"github.com/robotsgate/robotsgate/proxy/metrics"
 	"github.com/robotsgate/robotsgate/proxy/selfaddr"
 	"github.com/robotsgate/robotsgate/proxy/signing"
@@ -131,7 +132,7 @@ type Server struct {
 	fwd      forwardTrippers // the round trippers forward installs (forward.go)
 	steps    steps           // the steps of every request, around its settings' (pipeline.go)
 
-	life *lifetime // shutdown contexts and running handlers (lifetime.go)
+	life *conns.Lifetime // shutdown contexts and running handlers (conns/lifetime.go)
 
 	board       *status.Board       // the status page's records and counts (statuspage.go)
 	cacheStatus func() status.Cache // Deps.CacheStatus
@@ -157,7 +158,7 @@ func New(cfg config.Config, deps Deps) (*Server, error) {
 		ptr:   deps.PolicyTransport,
 		clock: deps.Clock,
 		mux:   http.NewServeMux(),
-		life:  newLifetime(),
+		life:  conns.NewLifetime(),
 		pacer: deps.Pacer,
 		slots: politeness.NewSlots(),
 
@@ -233,7 +234,7 @@ func (s *Server) ServeAdmin(ln net.Listener) error { return s.serve(ln, s.admin)
 
 // clientServer is an [http.Server] of robotsgate's clients with handler h
 // and the client limits ([config.ClientConfig]), which CONNECT sessions
-// apply too ([hijackTracker]). There is no write or whole-request read
+// apply too ([conns.HijackTracker]). There is no write or whole-request read
 // timeout: proxied bodies may stream for as long as the origin sends
 // them, and net/http's ReadTimeout would cancel them.
 func (s *Server) clientServer(h http.Handler) *http.Server {
@@ -291,7 +292,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	s.shutdown = true
 	servers := s.servers
 	s.mu.Unlock()
-	s.life.stopWaits(errShuttingDown)
+	s.life.StopWaits()
 	s.board.Close() // the status page's event streams never go idle
 
 	var wg sync.WaitGroup
@@ -307,13 +308,13 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		}()
 	}
 	wg.Wait()
-	errs = append(errs, s.https.hijacks.shutdown(ctx)) // MITM sessions and tunnels (conntrack.go)
+	errs = append(errs, s.https.hijacks.Shutdown(ctx)) // MITM sessions and tunnels (conns/conntrack.go)
 	if ctx.Err() != nil {
-		s.life.stopHard(errShuttingDown)
+		s.life.StopHard()
 	}
-	gctx, cancel := context.WithTimeout(context.Background(), s.life.grace)
-	if n := s.life.wait(gctx); n > 0 {
-		errs = append(errs, fmt.Errorf("%d request handler(s) still running %v after the connections were closed: their audit records may be lost", n, s.life.grace))
+	gctx, cancel := context.WithTimeout(context.Background(), s.life.Grace)
+	if n := s.life.Wait(gctx); n > 0 {
+		errs = append(errs, fmt.Errorf("%d request handler(s) still running %v after the connections were closed: their audit records may be lost", n, s.life.Grace))
 	}
 	cancel()
 	s.tr.CloseIdleConnections()

@@ -18,6 +18,7 @@ import (
 	"github.com/elazarl/goproxy"
 
 	"github.com/robotsgate/robotsgate/enforce"
+	"github.com/robotsgate/robotsgate/proxy/conns"
 	"github.com/robotsgate/robotsgate/proxy/selfaddr"
 	"github.com/robotsgate/robotsgate/proxy/transparent"
 )
@@ -73,7 +74,7 @@ func (s *Server) ServeTransparent(ln net.Listener) error {
 	q := transparent.NewQueue(ln)
 	// The proxy listener's client limits (Server.clientServer), its body bound
 	// (the handler chain of Server.installAround) and its running-handler count.
-	srv := s.clientServer(s.life.wrap(clientLimitsOf(s.cfg.Client).boundBody(http.HandlerFunc(s.serveRedirected))))
+	srv := s.clientServer(s.life.Wrap(conns.LimitsOf(s.cfg.Client).BoundBody(http.HandlerFunc(s.serveRedirected))))
 	srv.ConnContext = func(ctx context.Context, c net.Conn) context.Context {
 		if rc, ok := c.(*redirectedConn); ok {
 			return context.WithValue(ctx, redirectedKey{}, rc.rd)
@@ -97,9 +98,9 @@ func (s *Server) ServeTransparent(ln net.Listener) error {
 // It counts as a running handler until then, and Shutdown ends its wait
 // for the first bytes.
 func (s *Server) acceptRedirected(c net.Conn, q *transparent.Queue) {
-	s.life.enter()
-	defer s.life.leave()
-	stop := context.AfterFunc(s.life.waits, func() { c.Close() })
+	s.life.Enter()
+	defer s.life.Leave()
+	stop := context.AfterFunc(s.life.Waits(), func() { c.Close() })
 	dst, derr := s.originalDst(c)
 	tc, err := transparent.Sniff(c, dst, sniffTimeout)
 	stop()
@@ -285,7 +286,7 @@ func (s *Server) serveRedirectedTLS(tc *transparent.Conn, rd *redirected) {
 		Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1, Header: make(http.Header),
 		RemoteAddr: tc.RemoteAddr().String()}).WithContext(ctx)
 	tc.DiscardUntilRead()
-	s.life.wrap(s.https.hijacks.wrap(s.proxy)).ServeHTTP(&hijackWriter{conn: tc}, r)
+	s.life.Wrap(s.https.hijacks.Wrap(s.proxy)).ServeHTTP(&hijackWriter{conn: tc}, r)
 }
 
 // hijackWriter is the ResponseWriter of a CONNECT made up for a

@@ -111,3 +111,7 @@ func (d *deadlineReader) Read(p []byte) (int, error) {
 	}
 	return d.r.Read(p)
 }
+
+// aLongTimeAgo is a read deadline that has passed: it makes a blocked
+// Read return at once.
+var aLongTimeAgo = time.Unix(1, 0)

@@ -28,7 +28,7 @@ func (s *Server) tunnelAction(st *requestState, target string) *goproxy.ConnectA
 // else (plain HTTP sent inside the tunnel, which tunnel mode cannot
 // decide per path) is refused through [Server.settle] and the connection
 // closed: the origin sees none of it. The client connection is tracked
-// (conntrack.go), which bounds the wait for the first bytes by
+// (conns/conntrack.go), which bounds the wait for the first bytes by
 // client.header_timeout and lets Shutdown close the tunnel.
 func (s *Server) spliceTunnel(r *http.Request, client net.Conn, ctx *goproxy.ProxyCtx, st *requestState, addr string) {
 	upstream, err := s.dialTunnel(ctx, addr)
@@ -183,4 +183,9 @@ func pipe(dst, src net.Conn) {
 	}
 	_ = dh.CloseWrite()
 	_ = sh.CloseRead()
+}
+
+type halfCloser interface {
+	CloseRead() error
+	CloseWrite() error
 }

@@ -1,4 +1,4 @@
-package proxy
+package conns
 
 import (
 	"bufio"
@@ -22,7 +22,7 @@ import (
 func echoConnect(done chan<- string) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if strings.HasPrefix(r.Host, "mitm") {
-			connInfoFrom(r.Context()).mitm.Store(true)
+			InfoFrom(r.Context()).mitm.Store(true)
 		}
 		c, _, err := w.(http.Hijacker).Hijack()
 		if err != nil {
@@ -65,15 +65,15 @@ func dialConnect(t *testing.T, addr, target string) (net.Conn, *bufio.Reader) {
 }
 
 func TestConnTrackerShutdown(t *testing.T) {
-	tr := newHijackTracker(clientLimits{headerTimeout: 30 * time.Second, idleTimeout: 120 * time.Second})
+	tr := NewHijackTracker(Limits{headerTimeout: 30 * time.Second, idleTimeout: 120 * time.Second})
 	done := make(chan string, 4)
-	srv := httptest.NewServer(tr.wrap(echoConnect(done)))
+	srv := httptest.NewServer(tr.Wrap(echoConnect(done)))
 	defer srv.Close()
 	addr := srv.Listener.Addr().String()
 
 	mitm, mitmR := dialConnect(t, addr, "mitm.test:443")
 	tunnel, tunnelR := dialConnect(t, addr, "tunnel.test:443")
-	if n := tr.active(); n != 2 {
+	if n := tr.Active(); n != 2 {
 		t.Fatalf("tracking %d connections, want 2", n)
 	}
 
@@ -86,7 +86,7 @@ func TestConnTrackerShutdown(t *testing.T) {
 	}
 
 	res := make(chan error, 1)
-	go func() { res <- tr.shutdown(ctx) }()
+	go func() { res <- tr.Shutdown(ctx) }()
 
 	// The idle MITM session is ended by the drain, and the tunnel (idle
 	// here) is closed: shutdown does not wait for it, as an opaque tunnel
@@ -115,7 +115,7 @@ func TestConnTrackerShutdown(t *testing.T) {
 	case <-time.After(testTimeout):
 		t.Fatal("shutdown still waiting after every connection ended")
 	}
-	if n := tr.active(); n != 0 {
+	if n := tr.Active(); n != 0 {
 		t.Fatalf("%d connections still tracked", n)
 	}
 }
@@ -135,10 +135,10 @@ func TestConnTrackerSilentClientClosed(t *testing.T) {
 		{"mitm silent after CONNECT", 50 * time.Millisecond, time.Hour, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			tr := newHijackTracker(clientLimits{headerTimeout: 30 * time.Second, idleTimeout: 120 * time.Second})
+			tr := NewHijackTracker(Limits{headerTimeout: 30 * time.Second, idleTimeout: 120 * time.Second})
 			tr.limits.headerTimeout, tr.limits.idleTimeout = tc.handshake, tc.idle
 			done := make(chan string, 1)
-			srv := httptest.NewServer(tr.wrap(echoConnect(done)))
+			srv := httptest.NewServer(tr.Wrap(echoConnect(done)))
 			defer srv.Close()
 			target := "tunnel.test:443"
 			if strings.HasPrefix(tc.name, "mitm") {
@@ -163,19 +163,19 @@ func TestConnTrackerSilentClientClosed(t *testing.T) {
 			case <-time.After(testTimeout):
 				t.Fatal("the handler did not end")
 			}
-			testsupport.WaitFor(t, "connection untracked", func() bool { return tr.active() == 0 })
+			testsupport.WaitFor(t, "connection untracked", func() bool { return tr.Active() == 0 })
 		})
 	}
 }
 
 func TestConnTrackerShutdownDeadline(t *testing.T) {
-	tr := newHijackTracker(clientLimits{headerTimeout: 30 * time.Second, idleTimeout: 120 * time.Second})
+	tr := NewHijackTracker(Limits{headerTimeout: 30 * time.Second, idleTimeout: 120 * time.Second})
 	done := make(chan string, 4)
 	// An MITM session busy with a request: it reads nothing until hold
 	// is closed, so the drain cannot end it.
 	hold := make(chan struct{})
-	srv := httptest.NewServer(tr.wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		connInfoFrom(r.Context()).mitm.Store(true)
+	srv := httptest.NewServer(tr.Wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		InfoFrom(r.Context()).mitm.Store(true)
 		c, _, err := w.(http.Hijacker).Hijack()
 		if err != nil {
 			panic(err)
@@ -196,7 +196,7 @@ func TestConnTrackerShutdownDeadline(t *testing.T) {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel() // the shutdown bound has passed
-	err := tr.shutdown(ctx)
+	err := tr.Shutdown(ctx)
 	if err == nil || !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), "closed 1 CONNECT") {
 		t.Fatalf("shutdown past its deadline: %v", err)
 	}
@@ -205,11 +205,11 @@ func TestConnTrackerShutdownDeadline(t *testing.T) {
 	}
 	close(hold)
 	<-done
-	if n := tr.active(); n != 0 {
+	if n := tr.Active(); n != 0 {
 		t.Fatalf("%d connections still tracked", n)
 	}
 	// Nothing tracked: shutdown returns nil at once.
-	if err := newHijackTracker(clientLimits{headerTimeout: 30 * time.Second, idleTimeout: 120 * time.Second}).shutdown(ctx); err != nil {
+	if err := NewHijackTracker(Limits{headerTimeout: 30 * time.Second, idleTimeout: 120 * time.Second}).Shutdown(ctx); err != nil {
 		t.Fatal(err)
 	}
 }
