@@ -142,7 +142,7 @@ func (s *Server) handleConnect(host string, ctx *goproxy.ProxyCtx) (*goproxy.Con
 		d := enforce.Decision{Reason: ReasonSelfRequest, URL: u.String(), Origin: origin, Agent: st.Agent,
 			Detail: "the CONNECT target " + target + " is robotsgate itself; its admin API is not reachable through the proxy"}
 		return s.connectAction(ctx, st, refuse(d), nil), host
-	} else if pinned, refused := connectEgress(r, st, u, hostname, pin); refused != nil { // (egressdial.go)
+	} else if pinned, refused := connectEgress(r, st, u, hostname, pin); refused != nil { // (egressdial.go, upstream/egressdial.go)
 		return s.connectAction(ctx, st, *refused, nil), host
 	} else {
 		r, ctx.Req = pinned, pinned

@@ -34,6 +34,7 @@ import (
 	"github.com/robotsgate/robotsgate/proxy/signing"
 	"github.com/robotsgate/robotsgate/proxy/status"
 	"github.com/robotsgate/robotsgate/proxy/transparent"
+	"github.com/robotsgate/robotsgate/proxy/upstream"
 )
 
 // Deps are the collaborators a Server uses. The caller owns them: it
@@ -86,9 +87,9 @@ type Server struct {
 	audit *audit.Auditor
 	log   zerolog.Logger
 	tr    *http.Transport
-	conns *connTracker    // of tr's connections (idleconns.go)
-	ptr   *http.Transport // the policy transport, nil when none was given
-	pins  *addrPins       // the address each name is pinned to; nil with an upstream proxy (pins.go)
+	conns *upstream.ConnTracker // of tr's connections (upstream/idleconns.go)
+	ptr   *http.Transport       // the policy transport, nil when none was given
+	pins  *upstream.AddrPins    // the address each name is pinned to; nil with an upstream proxy (upstream/pins.go)
 	clock enforce.Clock
 
 	// live holds the settings a reload replaces (live.go); cfg keeps
@@ -138,7 +139,7 @@ type Server struct {
 	cacheStatus func() status.Cache // Deps.CacheStatus
 	fetchSig    *signing.Holder     // the Signer of robotsgate's own fetches (signstep.go)
 
-	handoff *handoff // policy connections parked for proxied requests; nil when none are (handoff.go)
+	handoff *upstream.Handoff // policy connections parked for proxied requests; nil when none are (upstream/handoff.go)
 }
 
 // New returns a Server for cfg, which must be valid (Config.Validate).
@@ -319,7 +320,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	cancel()
 	s.tr.CloseIdleConnections()
 	if s.handoff != nil {
-		s.handoff.closeAll()
+		s.handoff.CloseAll()
 	}
 	return errors.Join(errs...)
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/robotsgate/robotsgate/proxy/conns"
 	"github.com/robotsgate/robotsgate/proxy/selfaddr"
 	"github.com/robotsgate/robotsgate/proxy/transparent"
+	"github.com/robotsgate/robotsgate/proxy/upstream"
 )
 
 // The transparent listener: connections the kernel redirected to
@@ -162,7 +163,7 @@ func (s *Server) connRefusal(c net.Conn, dst netip.AddrPort, derr error) *outcom
 		return refusalOf(ReasonSelfRequest, dst,
 			"the original destination "+dst.String()+" is robotsgate itself; its admin API is not reachable through the proxy")
 	}
-	if why := egressRefusal(s.egressPolicy(), dst.Addr(), false); why != "" { // (egressdial.go)
+	if why := upstream.EgressRefusal(s.egressPolicy(), dst.Addr(), false); why != "" { // (upstream/egressdial.go)
 		return refusalOf(enforce.ReasonDestinationPrivate, dst, "the original destination "+dst.String()+" is "+why+
 			": robotsgate does not connect to it (egress.private, egress.allow_cidrs, egress.deny_cidrs)")
 	}
@@ -253,7 +254,7 @@ func checkRedirected(self *selfaddr.Set, r *http.Request, ctx *goproxy.ProxyCtx,
 		}
 		rd.vhost, rd.vport, rd.pin = host, port, selfaddr.PinTo(host, port, rd.dst.Addr())
 	}
-	ctx.Req = r.WithContext(withPin(r.Context(), rd.pin)) // its policy files are the destination's (pins.go)
+	ctx.Req = r.WithContext(upstream.WithPin(r.Context(), rd.pin)) // its policy files are the destination's (upstream/pins.go)
 	return outcome{}
 }
 
@@ -281,7 +282,7 @@ func (s *Server) serveRedirectedTLS(tc *transparent.Conn, rd *redirected) {
 	}
 	rd.vhost, rd.vport, rd.pin = host, rd.dst.Port(), selfaddr.PinTo(host, rd.dst.Port(), rd.dst.Addr())
 	ctx := context.WithValue(context.Background(), redirectedKey{}, rd)
-	ctx = withPin(ctx, rd.pin) // a tunnel dials the original destination, decided by its robots.txt
+	ctx = upstream.WithPin(ctx, rd.pin) // a tunnel dials the original destination, decided by its robots.txt
 	r := (&http.Request{Method: http.MethodConnect, URL: &url.URL{Host: target}, Host: target, RequestURI: target,
 		Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1, Header: make(http.Header),
 		RemoteAddr: tc.RemoteAddr().String()}).WithContext(ctx)

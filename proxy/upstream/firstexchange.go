@@ -1,4 +1,4 @@
-package proxy
+package upstream
 
 import (
 	"bufio"
@@ -30,7 +30,7 @@ import (
 //   - its body was read to its end, as its framing (Content-Length or
 //     chunked) delimits it, before the fetch's deadline;
 //   - nothing follows it: nothing left in the buffer, nothing waiting on
-//     the socket (connQuiet).
+//     the socket (Quiet).
 //
 // Anything else closes the connection, as before. HTTPS fetches and
 // fetches through an upstream proxy take the transport's usual path
@@ -48,15 +48,24 @@ const max1xx = 5
 // within [responseHeaderTimeout].
 var errHeaderTimeout = fmt.Errorf("timeout awaiting response headers: %w", os.ErrDeadlineExceeded)
 
-// firstExchange is the policy transport's round tripper for "http" URLs
+// FirstExchange is the policy transport's round tripper for "http" URLs
 // ([http.Transport.RegisterProtocol]).
-type firstExchange struct {
+type FirstExchange struct {
 	dial selfaddr.DialFunc // the policy transport's
-	lot  *handoff
+	lot  *Handoff
 }
 
-func (x *firstExchange) RoundTrip(req *http.Request) (*http.Response, error) {
-	if !canHandOff || req.Method != http.MethodGet || req.URL.Scheme != "http" || req.Close || req.Body != nil && req.Body != http.NoBody {
+// NewFirstExchange returns the round tripper that exchanges plain-HTTP
+// policy fetches on connections of dial, the policy transport's, and
+// parks those that ended cleanly in lot.
+func NewFirstExchange(dial selfaddr.DialFunc, lot *Handoff) *FirstExchange {
+	return &FirstExchange{dial: dial, lot: lot}
+}
+
+// RoundTrip exchanges req on a fresh connection, or leaves it to the
+// transport ([http.ErrSkipAltProtocol]).
+func (x *FirstExchange) RoundTrip(req *http.Request) (*http.Response, error) {
+	if !CanHandOff || req.Method != http.MethodGet || req.URL.Scheme != "http" || req.Close || req.Body != nil && req.Body != http.NoBody {
 		return nil, http.ErrSkipAltProtocol
 	}
 	ctx := req.Context()
@@ -69,7 +78,7 @@ func (x *firstExchange) RoundTrip(req *http.Request) (*http.Response, error) {
 	if err != nil {
 		return nil, err
 	}
-	if !connQuiet(conn) { // bytes before the request: not an answer
+	if !Quiet(conn) { // bytes before the request: not an answer
 		conn.Close()
 		return nil, errEarlyResponse
 	}
@@ -164,14 +173,14 @@ func (l *headerLimit) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// exchangeBody is the body of a response read by [firstExchange]: at its
+// exchangeBody is the body of a response read by [FirstExchange]: at its
 // clean end the connection is parked, otherwise closed.
 type exchangeBody struct {
 	body     io.ReadCloser
 	br       *bufio.Reader
 	conn     net.Conn
 	stop     func() bool // stops the context's abort; false once it ran
-	lot      *handoff
+	lot      *Handoff
 	key      handoffKey
 	reusable bool
 
@@ -203,7 +212,7 @@ func (b *exchangeBody) finish(eof bool) {
 	}
 	b.done = true
 	aborted := !b.stop()
-	if eof && b.reusable && !aborted && b.br.Buffered() == 0 && connQuiet(b.conn) && b.conn.SetDeadline(time.Time{}) == nil {
+	if eof && b.reusable && !aborted && b.br.Buffered() == 0 && Quiet(b.conn) && b.conn.SetDeadline(time.Time{}) == nil {
 		b.lot.park(b.key, b.conn)
 		return
 	}
