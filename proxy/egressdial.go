@@ -21,7 +21,7 @@ import (
 // the address it connects to ([upstream.EgressDial]), which resolves a name itself
 // and dials only the addresses it checked: no resolution between the
 // check and the dial can lead elsewhere. Policy fetches for a public
-// origin (withPublicOrigin) connect to public addresses only, whatever
+// origin ([upstream.WithPublicOrigin]) connect to public addresses only, whatever
 // egress.private says: a site cannot make robotsgate fetch from the
 // crawler's own network through a redirect or a License line.
 

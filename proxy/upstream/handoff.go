@@ -208,7 +208,7 @@ func rawConn(c net.Conn) net.Conn {
 func (h *Handoff) Taken() int64 { return h.taken.Load() }
 
 // SetParkLifetime sets how long a connection parked from now on waits for
-// its request (parkLifetime unless set).
+// its request ([parkLifetime] unless set).
 func (h *Handoff) SetParkLifetime(d time.Duration) { h.ttl.Store(int64(d)) }
 
 // Parked returns the connections parked now.

@@ -62,7 +62,7 @@ func NewAddrPins(self *selfaddr.Set) *AddrPins {
 	return &AddrPins{self: self, now: time.Now, m: make(map[string]hostPin)}
 }
 
-// SetClock makes p read the time from now (time.Now unless set); call it
+// SetClock makes p read the time from now ([time.Now] unless set); call it
 // before p is used.
 func (p *AddrPins) SetClock(now func() time.Time) { p.now = now }
 
