@@ -94,7 +94,7 @@ type Redis struct {
 	pauses *redisPauses
 
 	waitMu  sync.Mutex
-	waiters map[string]map[chan struct{}]struct{} // Once waiters by origin
+	waiters map[string]map[chan struct{}]struct{} // Once waiters by the Store key's string form
 
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
@@ -294,10 +294,11 @@ func (r *Redis) call(ctx context.Context, op string, fn func(ctx context.Context
 // redisKeys names robotsgate's Redis keys and channel. Every key of one
 // origin carries the same hash tag, the origin in braces
 // ("<prefix>{https://example.com}:robots"), so that in a Redis Cluster
-// all of them live in one slot and a script never touches two slots. A
-// Store key longer than its origin (the TDMRep key, "<origin>/.well-known/tdmrep.json",
-// or a key naming an address, [enforce.StoreKey]) keeps its origin's tag
-// and adds the rest after the kind.
+// all of them live in one slot and a script never touches two slots. The
+// names are made of a Store key's string form ([enforce.Key.String]): one
+// longer than its origin (a tdmrep.json key, "<origin>/.well-known/tdmrep.json",
+// a license document's, or a key naming an address) keeps its origin's
+// tag and adds the rest after the kind.
 type redisKeys struct{ prefix string }
 
 func (k redisKeys) robots(key string) string { return k.tagged(key, "robots") }
@@ -316,7 +317,7 @@ func (k redisKeys) tagged(key, kind string) string {
 // originOf returns the origin ("scheme://host[:port]") a Store key
 // starts with: the key up to the first character after "://" that an
 // origin's host and port never hold, such as the "/" of the TDMRep key
-// or the separator of an address the key adds ([enforce.StoreKey]). It is
+// or the separator of an address the key adds ([enforce.Key.String]). It is
 // the whole key when it has no "://", and "-" for an empty key, since an
 // empty hash tag would not count as one.
 func originOf(key string) string {
