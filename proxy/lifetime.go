@@ -11,11 +11,11 @@ import (
 // (the count and the contexts Shutdown ends: [conns.Lifetime]).
 
 // track counts a request as running; enter runs it first. A request inside an MITM session
-// does not pass through wrap, and its context (rooted in
+// does not pass through [conns.Lifetime.Wrap], and its context (rooted in
 // [context.Background]) ends with neither the client's connection nor
 // Shutdown: track counts it as running until goproxy ends that context
 // (after the response was written), and makes the context end at
-// Shutdown's deadline too. Plain-HTTP requests need neither: wrap counts
+// Shutdown's deadline too. Plain-HTTP requests need neither: Wrap counts
 // them, and net/http cancels their context when Shutdown closes their
 // connection.
 //
