@@ -10,8 +10,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
+	"github.com/robotsgate/robotsgate/internal/testsupport"
 	"github.com/robotsgate/robotsgate/proxy/upstream"
 )
 
@@ -222,7 +222,7 @@ func TestHandoffClosedParkedConnFallsBack(t *testing.T) {
 	o.mu.Lock()
 	o.open[0].Close() // the origin closes the idle connection
 	o.mu.Unlock()
-	waitFor(t, "the origin's close reaches the parked connection", func() bool { return !upstream.Quiet(parked[0]) })
+	testsupport.WaitFor(t, "the origin's close reaches the parked connection", func() bool { return !upstream.Quiet(parked[0]) })
 	resp, body := h.get(t, u+"/page")
 	if resp.StatusCode != 200 || body != "page /page" {
 		t.Fatalf("/page: got %d %q", resp.StatusCode, body)
@@ -245,17 +245,5 @@ func TestHandoffAfterRedirect(t *testing.T) {
 	got := o.paths()
 	if len(got) != 2 || strings.Join(got[0], " ") != "/robots.txt" || strings.Join(got[1], " ") != "/robots2.txt /page" {
 		t.Fatalf("connections and their requests: %q, want [[/robots.txt] [/robots2.txt /page]]", got)
-	}
-}
-
-// waitFor polls cond until it holds, failing after testTimeout.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(testTimeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting: %s", what)
-		}
-		time.Sleep(time.Millisecond)
 	}
 }

@@ -52,7 +52,7 @@ func echoConnect(done chan<- string) http.Handler {
 // checks that it echoes.
 func dialConnect(t *testing.T, addr, target string) (net.Conn, *bufio.Reader) {
 	t.Helper()
-	resp, c, br := rawConnect(t, addr, target)
+	resp, c, br := testsupport.RawConnect(t, addr, target)
 	if resp.StatusCode != 200 {
 		t.Fatalf("CONNECT %s: %s", target, resp.Status)
 	}
@@ -103,7 +103,7 @@ func TestConnTrackerShutdown(t *testing.T) {
 		select {
 		case h := <-done:
 			ended[h] = true
-		case <-time.After(testTimeout):
+		case <-time.After(testsupport.WaitTimeout):
 			t.Fatalf("connections ended: %v, want both", ended)
 		}
 	}
@@ -112,7 +112,7 @@ func TestConnTrackerShutdown(t *testing.T) {
 		if err != nil {
 			t.Fatalf("shutdown: %v", err)
 		}
-	case <-time.After(testTimeout):
+	case <-time.After(testsupport.WaitTimeout):
 		t.Fatal("shutdown still waiting after every connection ended")
 	}
 	if n := tr.Active(); n != 0 {
@@ -123,7 +123,7 @@ func TestConnTrackerShutdown(t *testing.T) {
 // TestConnTrackerSilentClientClosed: a hijacked connection whose client
 // sends nothing after the CONNECT (handshakeTimeout), or goes silent after
 // some traffic (idleTimeout), is closed by the proxy rather than held
-// forever. The timeouts are tiny here; the client waits up to testTimeout.
+// forever. The timeouts are tiny here; the client waits up to testsupport.WaitTimeout.
 func TestConnTrackerSilentClientClosed(t *testing.T) {
 	for _, tc := range []struct {
 		name            string
@@ -144,7 +144,7 @@ func TestConnTrackerSilentClientClosed(t *testing.T) {
 			if strings.HasPrefix(tc.name, "mitm") {
 				target = "mitm.test:443"
 			}
-			resp, c, br := rawConnect(t, srv.Listener.Addr().String(), target)
+			resp, c, br := testsupport.RawConnect(t, srv.Listener.Addr().String(), target)
 			if resp.StatusCode != 200 {
 				t.Fatalf("CONNECT: %s", resp.Status)
 			}
@@ -154,13 +154,13 @@ func TestConnTrackerSilentClientClosed(t *testing.T) {
 					t.Fatalf("echo: %q %v", line, err)
 				}
 			}
-			c.SetReadDeadline(time.Now().Add(testTimeout))
+			c.SetReadDeadline(time.Now().Add(testsupport.WaitTimeout))
 			if _, err := br.ReadString('\n'); !errors.Is(err, io.EOF) {
 				t.Fatalf("silent client's read: %v, want EOF (closed by the proxy)", err)
 			}
 			select {
 			case <-done:
-			case <-time.After(testTimeout):
+			case <-time.After(testsupport.WaitTimeout):
 				t.Fatal("the handler did not end")
 			}
 			testsupport.WaitFor(t, "connection untracked", func() bool { return tr.Active() == 0 })
@@ -189,7 +189,7 @@ func TestConnTrackerShutdownDeadline(t *testing.T) {
 		}()
 	})))
 	defer srv.Close()
-	resp, _, br := rawConnect(t, srv.Listener.Addr().String(), "mitm.test:443")
+	resp, _, br := testsupport.RawConnect(t, srv.Listener.Addr().String(), "mitm.test:443")
 	if resp.StatusCode != 200 {
 		t.Fatal(resp.Status)
 	}

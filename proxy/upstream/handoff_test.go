@@ -3,7 +3,8 @@ package upstream
 import (
 	"net"
 	"testing"
-	"time"
+
+	"github.com/robotsgate/robotsgate/internal/testsupport"
 )
 
 // TestHandoffTakeChecksConn: take hands a quiet parked connection once,
@@ -39,20 +40,8 @@ func TestHandoffTakeChecksConn(t *testing.T) {
 	c, s := pair()
 	lot.park(k, c)
 	s.Write([]byte("x"))
-	waitFor(t, "the byte arrives", func() bool { return !Quiet(c) })
+	testsupport.WaitFor(t, "the byte arrives", func() bool { return !Quiet(c) })
 	if got := lot.take(k); got != nil {
 		t.Fatalf("take of a connection with a byte waiting: %v, want nil", got)
-	}
-}
-
-// waitFor polls cond until it holds, failing after testTimeout.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(testTimeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting: %s", what)
-		}
-		time.Sleep(time.Millisecond)
 	}
 }
