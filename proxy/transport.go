@@ -81,7 +81,7 @@ func EnforceConfig(cfg config.Config, tr http.RoundTripper, store enforce.Store,
 //
 // Without an upstream proxy, innermost on proxied requests, the take of
 // a connection a plain-HTTP policy fetch left clean ([upstream.Handoff.Dialer]),
-// and the policy transport's "http" fetches exchanged by [upstream.FirstExchange].
+// and the policy transport's "http" fetches exchanged by [upstream.NewFirstExchange].
 //
 // Outermost on both, a failed dial to a pinned address is recorded so
 // that the name's next request picks another address ([upstream.AddrPins.NoteFailures]).

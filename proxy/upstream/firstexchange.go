@@ -48,9 +48,9 @@ const max1xx = 5
 // within [responseHeaderTimeout].
 var errHeaderTimeout = fmt.Errorf("timeout awaiting response headers: %w", os.ErrDeadlineExceeded)
 
-// FirstExchange is the policy transport's round tripper for "http" URLs
+// firstExchange is the policy transport's round tripper for "http" URLs
 // ([http.Transport.RegisterProtocol]).
-type FirstExchange struct {
+type firstExchange struct {
 	dial selfaddr.DialFunc // the policy transport's
 	lot  *Handoff
 }
@@ -58,13 +58,13 @@ type FirstExchange struct {
 // NewFirstExchange returns the round tripper that exchanges plain-HTTP
 // policy fetches on connections of dial, the policy transport's, and
 // parks those that ended cleanly in lot.
-func NewFirstExchange(dial selfaddr.DialFunc, lot *Handoff) *FirstExchange {
-	return &FirstExchange{dial: dial, lot: lot}
+func NewFirstExchange(dial selfaddr.DialFunc, lot *Handoff) http.RoundTripper {
+	return &firstExchange{dial: dial, lot: lot}
 }
 
 // RoundTrip exchanges req on a fresh connection, or leaves it to the
 // transport ([http.ErrSkipAltProtocol]).
-func (x *FirstExchange) RoundTrip(req *http.Request) (*http.Response, error) {
+func (x *firstExchange) RoundTrip(req *http.Request) (*http.Response, error) {
 	if !CanHandOff || req.Method != http.MethodGet || req.URL.Scheme != "http" || req.Close || req.Body != nil && req.Body != http.NoBody {
 		return nil, http.ErrSkipAltProtocol
 	}
@@ -173,7 +173,7 @@ func (l *headerLimit) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// exchangeBody is the body of a response read by [FirstExchange]: at its
+// exchangeBody is the body of a response read by [firstExchange]: at its
 // clean end the connection is parked, otherwise closed.
 type exchangeBody struct {
 	body     io.ReadCloser
