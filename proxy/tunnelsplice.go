@@ -48,28 +48,9 @@ func (s *Server) spliceTunnel(r *http.Request, client net.Conn, ctx *goproxy.Pro
 		_ = up.Close()
 		return
 	}
-	go s.checkAndSplice(r, st, client, up, addr)
-}
-
-// checkAndSplice reads the client's first bytes inside the tunnel to addr
-// and splices client and up when they are a TLS ClientHello for
-// addr's host ([upstream.ReadTunnelHello]); it refuses and closes both otherwise.
-func (s *Server) checkAndSplice(r *http.Request, st *requestState, client, up net.Conn, addr string) {
-	hc := upstream.ReadTunnelHello(client, addr, s.cfg.Client.HeaderTimeout, s.cfg.Client.IdleTimeout)
-	if hc.Refused != upstream.HelloOK {
-		_ = up.Close()
-		if len(hc.First) > 0 { // a client that sent nothing (or left) is not refused: nothing went through
-			s.refuseTunnel(r, st, client, hc, addr)
-		}
-		_ = client.Close()
-		return
-	}
-	if _, err := up.Write(hc.First); err != nil {
-		_ = up.Close()
-		_ = client.Close()
-		return
-	}
-	upstream.Splice(client, up)
+	go upstream.CheckAndSplice(client, up, addr, s.cfg.Client.HeaderTimeout, s.cfg.Client.IdleTimeout, func(hc upstream.HelloCheck) {
+		s.refuseTunnel(r, st, client, hc, addr)
+	})
 }
 
 // refuseTunnel audits the refusal hc of the tunnel st opened, whose

@@ -6,9 +6,9 @@ import (
 	"time"
 )
 
-// The bytes of an open tunnel: the client and the CONNECT target spliced
-// (Splice), or a refused tunnel's client connection closed without a
-// reset (LingerClose).
+// The bytes of an open tunnel: its first bytes checked, then the client
+// and the CONNECT target spliced (CheckAndSplice, Splice), or a refused
+// tunnel's client connection closed without a reset (LingerClose).
 
 // lingerMax bounds what [LingerClose] reads and discards.
 const lingerMax = 64 << 10
@@ -25,6 +25,31 @@ func LingerClose(c net.Conn, wait time.Duration) {
 	_ = hc.CloseWrite()
 	_ = c.SetReadDeadline(time.Now().Add(wait))
 	_, _ = io.Copy(io.Discard, io.LimitReader(c, lingerMax))
+}
+
+// CheckAndSplice reads the client's first bytes inside the tunnel to
+// target (host:port as enforce keys it) within wait ([ReadTunnelHello]),
+// and splices client and up when they are a TLS ClientHello for target's
+// host, the tunnel then bounded by idle of silence. Otherwise it closes
+// up, has refuse answer the client when it sent anything (one that sent
+// nothing, or left, is not refused: nothing went through), and closes
+// client.
+func CheckAndSplice(client, up net.Conn, target string, wait, idle time.Duration, refuse func(HelloCheck)) {
+	hc := ReadTunnelHello(client, target, wait, idle)
+	if hc.Refused != HelloOK {
+		_ = up.Close()
+		if len(hc.First) > 0 {
+			refuse(hc)
+		}
+		_ = client.Close()
+		return
+	}
+	if _, err := up.Write(hc.First); err != nil {
+		_ = up.Close()
+		_ = client.Close()
+		return
+	}
+	Splice(client, up)
 }
 
 // Splice copies bytes both ways between a and b until both directions
