@@ -12,8 +12,8 @@ import (
 	"unsafe"
 
 	"github.com/patrickmn/go-cache"
-
 	"github.com/robotsgate/robotsgate/robots"
+	"github.com/robotsgate/robotsgate/robots/heapsize"
 )
 
 // MemoryStore is the in-process Store: a github.com/patrickmn/go-cache
@@ -124,10 +124,10 @@ func entryCost(e *Entry) int64 {
 	if e == nil {
 		return 0
 	}
-	n := allocSize(unsafe.Sizeof(*e)) + allocSize(unsafe.Sizeof(memItem{})) + mapSlot +
+	n := heapsize.Alloc(unsafe.Sizeof(*e)) + heapsize.Alloc(unsafe.Sizeof(memItem{})) + mapSlot +
 		keyCost(e.Key) + resultCost(&e.Result, e.Parsed)
 	if e.Good != nil {
-		n += allocSize(unsafe.Sizeof(*e.Good)) + resultCost(e.Good, e.Parsed)
+		n += heapsize.Alloc(unsafe.Sizeof(*e.Good)) + resultCost(e.Good, e.Parsed)
 	}
 	return n + e.Parsed.MemSize() + e.TDM.MemSize() + e.License.MemSize()
 }
@@ -136,9 +136,9 @@ func entryCost(e *Entry) int64 {
 // store keeps it under (the origin itself for a robots.txt key without
 // address).
 func keyCost(k Key) int64 {
-	n := allocSize(uintptr(len(k.origin))) + allocSize(uintptr(len(k.url)))
+	n := heapsize.Alloc(uintptr(len(k.origin))) + heapsize.Alloc(uintptr(len(k.url)))
 	if k.doc != DocRobots || k.addr.IsValid() {
-		n += allocSize(uintptr(len(k.String())))
+		n += heapsize.Alloc(uintptr(len(k.String())))
 	}
 	return n
 }
@@ -146,26 +146,13 @@ func keyCost(k Key) int64 {
 // resultCost is what r holds besides itself: its strings and its body,
 // unless p shares the body.
 func resultCost(r *FetchResult, p *robots.Robots) int64 {
-	n := allocSize(uintptr(len(r.FinalURL))) + allocSize(uintptr(len(r.Err)))
+	n := heapsize.Alloc(uintptr(len(r.FinalURL))) + heapsize.Alloc(uintptr(len(r.Err)))
 	if b := r.Body; len(b) > 0 {
 		if pb := p.Body(); len(pb) == 0 || &pb[0] != &b[0] {
-			n += allocSize(uintptr(cap(b)))
+			n += heapsize.Alloc(uintptr(cap(b)))
 		}
 	}
 	return n
-}
-
-// allocSize is what an allocation of n bytes takes, rounded up as the
-// allocator's size classes do (to 16 bytes for small objects, by up to an
-// eighth for larger ones).
-func allocSize(n uintptr) int64 {
-	switch {
-	case n == 0:
-		return 0
-	case n <= 128:
-		return int64((n + 15) &^ 15)
-	}
-	return int64(n + n/16)
 }
 
 // Get returns key's entry, if one is kept and its keep has not

@@ -12,6 +12,7 @@ import (
 
 	"github.com/robotsgate/robotsgate/internal/testsupport"
 	"github.com/robotsgate/robotsgate/robots"
+	"github.com/robotsgate/robotsgate/robots/heapsize"
 )
 
 func TestMemoryStoreByteBound(t *testing.T) {
@@ -57,7 +58,7 @@ func TestMemoryStoreByteBound(t *testing.T) {
 	}
 	// The cost of a failure entry counts its good copy.
 	bare := entryCost(&Entry{Result: FetchResult{Status: StatusUnreachable}, Good: &FetchResult{}})
-	if c := entryCost(&Entry{Result: FetchResult{Status: StatusUnreachable}, Good: &FetchResult{Body: big}}); c != bare+allocSize(uintptr(len(big))) {
+	if c := entryCost(&Entry{Result: FetchResult{Status: StatusUnreachable}, Good: &FetchResult{Body: big}}); c != bare+heapsize.Alloc(uintptr(len(big))) {
 		t.Errorf("entryCost of a stale copy = %d", c)
 	}
 }
