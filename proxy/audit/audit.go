@@ -144,21 +144,7 @@ func (a *Auditor) Record(e Event) error {
 	if e.Time.IsZero() {
 		e.Time = time.Now()
 	}
-	if !a.begin() {
-		return ErrClosed
-	}
-	select {
-	case a.turn <- struct{}{}:
-	case <-a.dead:
-		return a.finish(errAuditAbandoned, nil)
-	}
-	if !a.startWrite(&e) { // both were ready and the turn won
-		<-a.turn
-		return a.finish(errAuditAbandoned, nil)
-	}
-	err := a.encode(e)
-	<-a.turn
-	return a.finish(err, &e)
+	return a.inTurn(&e, func() (bool, error) { return true, a.encode(e) })
 }
 
 // encode writes e as one JSON line; the caller holds the turn.

@@ -19,6 +19,31 @@ func (a *Auditor) begin() bool {
 	return true
 }
 
+// inTurn writes the record e with write in its turn: it counts e in flight
+// (ErrClosed once Close has begun), waits for the turn unless CloseContext
+// gives up first, and ends with [Auditor.finish]. write reports whether it
+// wrote a line; when it wrote none and did not fail, nothing is counted.
+func (a *Auditor) inTurn(e *Event, write func() (bool, error)) error {
+	if !a.begin() {
+		return ErrClosed
+	}
+	select {
+	case a.turn <- struct{}{}:
+	case <-a.dead:
+		return a.finish(errAuditAbandoned, nil)
+	}
+	if !a.startWrite(e) { // both were ready and the turn won
+		<-a.turn
+		return a.finish(errAuditAbandoned, nil)
+	}
+	wrote, err := write()
+	<-a.turn
+	if !wrote && err == nil {
+		e = nil // nothing to attest: nothing written
+	}
+	return a.finish(err, e)
+}
+
 // startWrite notes e as the record being written, unless CloseContext
 // gave up (then it returns false: e must not be written).
 func (a *Auditor) startWrite(e *Event) bool {

@@ -93,25 +93,7 @@ func (a *Auditor) EnableDigests(d Digests) {
 // intervalDigest writes a digest now (reason interval) when records were written
 // since the previous one. It waits for its turn like Record.
 func (a *Auditor) intervalDigest() error {
-	if !a.begin() {
-		return ErrClosed
-	}
-	select {
-	case a.turn <- struct{}{}:
-	case <-a.dead:
-		return a.finish(errAuditAbandoned, nil)
-	}
-	e := &Event{Kind: KindDigest}
-	if !a.startWrite(e) {
-		<-a.turn
-		return a.finish(errAuditAbandoned, nil)
-	}
-	wrote, err := a.writeDigest(digestInterval)
-	<-a.turn
-	if !wrote && err == nil {
-		e = nil // nothing to attest: nothing written
-	}
-	return a.finish(err, e)
+	return a.inTurn(&Event{Kind: KindDigest}, func() (bool, error) { return a.writeDigest(digestInterval) })
 }
 
 // writeDigest writes a digest record for the records since the last one,
