@@ -8,7 +8,6 @@ import (
 	"crypto"
 	"crypto/ecdsa"
 	"crypto/ed25519"
-	"crypto/elliptic"
 	"crypto/rand"
 	"crypto/rsa"
 	"crypto/sha256"
@@ -20,7 +19,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"math/big"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -117,12 +115,9 @@ func loadCustomCA(certFile, keyFile string, now time.Time) (*tls.Certificate, CA
 	if err != nil {
 		return nil, CAInfo{}, fmt.Errorf("https.ca_cert: %w", err)
 	}
-	if err := checkKeyMode(keyFile); err != nil {
-		return nil, CAInfo{}, err
-	}
-	keyPEM, err := os.ReadFile(keyFile)
+	keyPEM, err := readKeyFile(keyFile, "https.ca_key")
 	if err != nil {
-		return nil, CAInfo{}, fmt.Errorf("https.ca_key: %w", err)
+		return nil, CAInfo{}, err
 	}
 	ca, err := parseCA(certPEM, keyPEM, certFile, keyFile, now)
 	if err != nil {
@@ -153,12 +148,9 @@ func loadOrCreateGeneratedCA(dir string, now time.Time, mkdir func(string, os.Fi
 		return nil, CAInfo{}, fmt.Errorf("https.data_dir %s: %w", dir, err)
 	}
 
-	if err := checkKeyMode(keyFile); err != nil {
-		return nil, CAInfo{}, err
-	}
-	data, err := os.ReadFile(keyFile)
+	data, err := readKeyFile(keyFile, "CA key file")
 	if err != nil {
-		return nil, CAInfo{}, fmt.Errorf("CA key file: %w", err)
+		return nil, CAInfo{}, err
 	}
 	ca, err := parseCA(data, data, keyFile, keyFile, now)
 	if err != nil {
@@ -176,13 +168,9 @@ func loadOrCreateGeneratedCA(dir string, now time.Time, mkdir func(string, os.Fi
 // newCAPEM generates an ECDSA P-256 CA and returns its key and certificate
 // as PEM, key first.
 func newCAPEM(now time.Time) ([]byte, error) {
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	key, serial, err := newKeySerial("CA")
 	if err != nil {
-		return nil, fmt.Errorf("generating the CA key: %w", err)
-	}
-	serial, err := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 127))
-	if err != nil {
-		return nil, fmt.Errorf("generating the CA serial: %w", err)
+		return nil, err
 	}
 	spki, err := x509.MarshalPKIXPublicKey(&key.PublicKey)
 	if err != nil {
@@ -303,6 +291,19 @@ func parsePrivateKey(b *pem.Block) (crypto.Signer, error) {
 	default:
 		return nil, fmt.Errorf("unsupported private key type %T", k)
 	}
+}
+
+// readKeyFile reads a private key file once checkKeyMode accepts it;
+// what names the file in a read error.
+func readKeyFile(keyFile, what string) ([]byte, error) {
+	if err := checkKeyMode(keyFile); err != nil {
+		return nil, err
+	}
+	data, err := os.ReadFile(keyFile)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	return data, nil
 }
 
 // checkKeyMode refuses a private key file that group or others may read.

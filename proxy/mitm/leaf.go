@@ -59,13 +59,9 @@ func signLeaf(ca *tls.Certificate, name string, now time.Time) (*tls.Certificate
 			return nil, fmt.Errorf("parsing the CA certificate: %w", err)
 		}
 	}
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	key, serial, err := newKeySerial("leaf")
 	if err != nil {
-		return nil, fmt.Errorf("generating a leaf key: %w", err)
-	}
-	serial, err := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 127))
-	if err != nil {
-		return nil, fmt.Errorf("generating a serial number: %w", err)
+		return nil, err
 	}
 	tmpl := &x509.Certificate{
 		SerialNumber:          serial,
@@ -90,4 +86,18 @@ func signLeaf(ca *tls.Certificate, name string, now time.Time) (*tls.Certificate
 		return nil, fmt.Errorf("parsing the leaf certificate: %w", err)
 	}
 	return &tls.Certificate{Certificate: append([][]byte{der}, ca.Certificate...), PrivateKey: key, Leaf: leaf}, nil
+}
+
+// newKeySerial generates an ECDSA P-256 key and a random 127-bit serial
+// number for a new certificate; what names the certificate in errors.
+func newKeySerial(what string) (*ecdsa.PrivateKey, *big.Int, error) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, nil, fmt.Errorf("generating the %s key: %w", what, err)
+	}
+	serial, err := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 127))
+	if err != nil {
+		return nil, nil, fmt.Errorf("generating the %s serial: %w", what, err)
+	}
+	return key, serial, nil
 }
