@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"strings"
 	"testing"
-	"time"
 )
 
 // TestSessionResponsesPipelined: inside an MITM session, and in plain
@@ -91,51 +90,5 @@ func checkPipelined(t *testing.T, conn io.Writer, br *bufio.Reader, host string)
 		if err != nil || resp.StatusCode != r.status || (r.body != "*" && string(b) != r.body) || (r.body == "*" && len(b) == 0) {
 			t.Fatalf("%s %s (Host %s): %d %q (%v), want %d %q", r.method, r.path, host, resp.StatusCode, b, err, r.status, r.body)
 		}
-	}
-}
-
-// TestStreamedHeadNotHeld: inside an MITM session the head of a response
-// of unknown length reaches the client while its origin still withholds
-// the body (a stream, a long poll): only a body of known length takes the
-// head with it. The origin sends its body once the client has the head,
-// or after a long fallback, which fails the test.
-func TestStreamedHeadNotHeld(t *testing.T) {
-	release := make(chan struct{})
-	byFallback := make(chan bool, 1)
-	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/robots.txt" {
-			io.WriteString(w, "User-agent: *\nDisallow: /private\n")
-			return
-		}
-		w.Header().Set("Content-Type", "text/event-stream")
-		w.WriteHeader(http.StatusOK)
-		w.(http.Flusher).Flush()
-		select {
-		case <-release:
-			byFallback <- false
-		case <-time.After(20 * time.Second):
-			byFallback <- true
-		}
-		io.WriteString(w, "data: late\n\n")
-	})
-	o := &tlsOrigin{Server: quietTLSServer(h)}
-	t.Cleanup(o.Close)
-	p := startHTTPSProxy(t, mitmConfig(t, o))
-	target := strings.TrimPrefix(o.URL, "https://")
-	c, _ := plainSession(t, p, target)
-	tc := tls.Client(c, &tls.Config{RootCAs: p.ca, ServerName: "127.0.0.1"})
-	br := bufio.NewReader(tc)
-	io.WriteString(tc, "GET /stream HTTP/1.1\r\nHost: "+target+"\r\n\r\n")
-	resp, err := http.ReadResponse(br, nil)
-	close(release)
-	if err != nil {
-		t.Fatalf("reading the head: %v", err)
-	}
-	defer resp.Body.Close()
-	if <-byFallback {
-		t.Fatal("the head reached the client only after the origin sent the body")
-	}
-	if b, err := io.ReadAll(io.LimitReader(resp.Body, 12)); err != nil || string(b) != "data: late\n\n" {
-		t.Fatalf("body %q, %v", b, err)
 	}
 }
