@@ -1,9 +1,12 @@
 package proxy
 
 import (
+	"context"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
+	"strings"
 	"testing"
 
 	"github.com/elazarl/goproxy"
@@ -74,20 +77,29 @@ func benchURLs(o *httptest.Server, paths []string) []string {
 	return urls
 }
 
+// benchServer builds the robotsgate Server of the benchmarks from cfg,
+// HTTPS tunnelled, its audit records discarded; withVolume turns the
+// volume records on, as serve runs by default.
+func benchServer(b *testing.B, cfg config.Config, withVolume bool) *Server {
+	cfg.HTTPS.Mode = config.HTTPSModeTunnel
+	deps := Deps{Auditor: audit.New(nopCloser{io.Discard})}
+	if withVolume {
+		deps.Volume = volume.New(deps.Auditor, nil, 10000)
+	}
+	srv, err := buildServer(b, cfg, enforce.Config{}, deps)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return srv
+}
+
 // BenchmarkRobotsgate is the full robotsgate Server (warm cache) on each
 // URL mix; compare with BenchmarkBareGoproxy.
 func BenchmarkRobotsgate(b *testing.B) {
 	for _, mix := range benchMixes {
 		b.Run(mix.name, func(b *testing.B) {
 			o := benchOrigin(b)
-			cfg := testConfig(b)
-			cfg.HTTPS.Mode = config.HTTPSModeTunnel
-			aud := audit.New(nopCloser{io.Discard})
-			// the volume records on, as serve runs by default
-			srv, err := buildServer(b, cfg, enforce.Config{}, Deps{Auditor: aud, Volume: volume.New(aud, nil, 10000)})
-			if err != nil {
-				b.Fatal(err)
-			}
+			srv := benchServer(b, testConfig(b), true)
 			benchServe(b, srv, benchURLs(o, mix.paths), nil)
 		})
 	}
@@ -103,6 +115,34 @@ func BenchmarkBareGoproxy(b *testing.B) {
 			p := goproxy.NewProxyHttpServer()
 			p.Tr, p.ConnectDial, p.KeepAcceptEncoding = tr, nil, true
 			benchServe(b, p, benchURLs(o, mix.paths), nil)
+		})
+	}
+}
+
+// BenchmarkTransparent is BenchmarkRobotsgate's requests as the
+// transparent listener's http.Server hands them on: origin-form, on a
+// connection (one per parallel worker) whose original destination is the
+// origin. Compare with BenchmarkRobotsgate; the connection's own cost
+// (original destination, sniffing) is paid once per connection, not per
+// request, and is not included.
+func BenchmarkTransparent(b *testing.B) {
+	for _, mix := range benchMixes {
+		b.Run(mix.name, func(b *testing.B) {
+			o := benchOrigin(b)
+			cfg := testConfig(b)
+			cfg.Transparent.Listen = "127.0.0.1:0"
+			srv := benchServer(b, cfg, false)
+			host := strings.TrimPrefix(o.URL, "http://")
+			dst := netip.MustParseAddrPort(host)
+			h := srv.life.Wrap(http.HandlerFunc(srv.serveRedirected))
+			benchServe(b, h, mix.paths, func() func(*http.Request) *http.Request {
+				ctx := context.WithValue(context.Background(), redirectedKey{}, &redirected{dst: dst})
+				return func(r *http.Request) *http.Request {
+					r = r.WithContext(ctx)
+					r.Host = host
+					return r
+				}
+			})
 		})
 	}
 }
