@@ -8,6 +8,7 @@ import (
 	"github.com/elazarl/goproxy"
 
 	"github.com/robotsgate/robotsgate/enforce"
+	"github.com/robotsgate/robotsgate/proxy/answer"
 	"github.com/robotsgate/robotsgate/proxy/egress"
 	"github.com/robotsgate/robotsgate/proxy/selfaddr"
 )
@@ -52,7 +53,7 @@ func (dst destination) onRequest(r *http.Request, ctx *goproxy.ProxyCtx, st *req
 		}
 		if !portOK || !hok || !isHostPort(sess.Target, host, port) || !isHostPort(sess.Target, hh, hp) {
 			hdr := selfaddr.JoinHostPort(hh, hp)
-			d := enforce.Decision{Reason: ReasonMisdirected, URL: enforce.RedactedURL(r.URL), Agent: sess.Agent,
+			d := enforce.Decision{Reason: answer.ReasonMisdirected, URL: enforce.RedactedURL(r.URL), Agent: sess.Agent,
 				Detail: "the request names " + strconv.Quote(hdr) + " inside a CONNECT to " + strconv.Quote(sess.Target) +
 					": send requests for another host through their own CONNECT"}
 			return refuse(d)
@@ -70,7 +71,7 @@ func (dst destination) onRequest(r *http.Request, ctx *goproxy.ProxyCtx, st *req
 	}
 	pin, self := dst.pin(r, host, port)
 	if self {
-		d := enforce.Decision{Reason: ReasonSelfRequest, URL: enforce.RedactedURL(r.URL),
+		d := enforce.Decision{Reason: answer.ReasonSelfRequest, URL: enforce.RedactedURL(r.URL),
 			Detail: "the destination " + selfaddr.JoinHostPort(host, port) + " is robotsgate itself; its admin API is not reachable through the proxy"}
 		if o, err := enforce.Origin(r.URL); err == nil {
 			d.Origin = o

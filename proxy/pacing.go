@@ -10,6 +10,7 @@ import (
 
 	"github.com/robotsgate/robotsgate/enforce"
 	"github.com/robotsgate/robotsgate/enforce/politeness"
+	"github.com/robotsgate/robotsgate/proxy/answer"
 	"github.com/robotsgate/robotsgate/proxy/audit"
 	"github.com/robotsgate/robotsgate/proxy/metrics"
 )
@@ -137,7 +138,7 @@ func (pc pacing) onResponse(resp *http.Response, ctx *goproxy.ProxyCtx, st *requ
 // nothing.
 func shutdownRefusal(d enforce.Decision) outcome {
 	d.Allowed = false
-	d.Reason = ReasonShuttingDown
+	d.Reason = answer.ReasonShuttingDown
 	d.Rule, d.Line = "", 0
 	d.RetryAfter = time.Second
 	d.Detail = "robotsgate is shutting down: the request was waiting for its crawl-delay slot and was not forwarded"

@@ -10,6 +10,7 @@ import (
 	"github.com/robotsgate/robotsgate/enforce"
 	"github.com/robotsgate/robotsgate/internal/config"
 	"github.com/robotsgate/robotsgate/proxy/admin"
+	"github.com/robotsgate/robotsgate/proxy/answer"
 	"github.com/robotsgate/robotsgate/proxy/metrics"
 )
 
@@ -262,7 +263,7 @@ func (finish) onResponse(resp *http.Response, _ *goproxy.ProxyCtx, st *requestSt
 		resp.Header.Set("Transfer-Encoding", "chunked")
 	}
 	if resp != nil && st.Decided && !st.Decision.Allowed && !st.Answered {
-		setReportHeaders(resp.Header, st.Decision)
+		answer.SetReportHeaders(resp.Header, st.Decision)
 	}
 	return resp, outcome{}
 }

@@ -27,6 +27,7 @@ import (
 	"github.com/robotsgate/robotsgate/enforce"
 	"github.com/robotsgate/robotsgate/enforce/politeness"
 	"github.com/robotsgate/robotsgate/internal/config"
+	"github.com/robotsgate/robotsgate/proxy/answer"
 	"github.com/robotsgate/robotsgate/proxy/audit"
 	"github.com/robotsgate/robotsgate/proxy/metrics"
 	"github.com/robotsgate/robotsgate/proxy/selfaddr"
@@ -322,3 +323,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	}
 	return errors.Join(errs...)
 }
+
+// NewMetrics returns the metrics of a Server, with the decision counters
+// of every reason a Server decides with created at 0.
+func NewMetrics() *metrics.Metrics { return metrics.New(answer.KnownReasons()) }

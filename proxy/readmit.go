@@ -7,6 +7,7 @@ import (
 	"github.com/elazarl/goproxy"
 
 	"github.com/robotsgate/robotsgate/enforce"
+	"github.com/robotsgate/robotsgate/proxy/answer"
 )
 
 // readmit re-applies the access control to each request of an MITM
@@ -36,7 +37,7 @@ func (readmit) onRequest(r *http.Request, _ *goproxy.ProxyCtx, st *requestState)
 	if code == http.StatusForbidden {
 		why = "its client address is no longer in auth.allow_cidrs"
 	}
-	d := enforce.Decision{Reason: ReasonAccessRevoked, URL: enforce.RedactedURL(r.URL), Agent: sess.Agent,
+	d := enforce.Decision{Reason: answer.ReasonAccessRevoked, URL: enforce.RedactedURL(r.URL), Agent: sess.Agent,
 		Detail: "the configuration was reloaded since this session's CONNECT, and " + why + ": open a new CONNECT"}
 	if o, err := enforce.Origin(r.URL); err == nil {
 		d.Origin = o

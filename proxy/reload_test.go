@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/robotsgate/robotsgate/internal/config"
+	"github.com/robotsgate/robotsgate/proxy/answer"
 )
 
 // swappable is a configuration source (Deps.Load) a test replaces.
@@ -61,10 +62,10 @@ func TestReloadInFlightUntouched(t *testing.T) {
 		t.Fatalf("reload: %+v %v", res, err)
 	}
 	close(release)
-	if r := <-out; r.status != 200 || r.header.Get(HeaderIndex) == "" {
+	if r := <-out; r.status != 200 || r.header.Get(answer.HeaderIndex) == "" {
 		t.Fatalf("in-flight request: %d %v, want 200 annotated (the settings it started with)", r.status, r.header)
 	}
-	if resp, _ := h.get(t, o.URL+"/b"); resp.StatusCode != http.StatusForbidden || resp.Header.Get(HeaderDecision) != string(ReasonRobotTag) {
+	if resp, _ := h.get(t, o.URL+"/b"); resp.StatusCode != http.StatusForbidden || resp.Header.Get(answer.HeaderDecision) != string(answer.ReasonRobotTag) {
 		t.Fatalf("request after the reload: %d %v, want 403 robot-tag", resp.StatusCode, resp.Header)
 	}
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/robotsgate/robotsgate/enforce"
 	"github.com/robotsgate/robotsgate/internal/config"
+	"github.com/robotsgate/robotsgate/proxy/answer"
 	"github.com/robotsgate/robotsgate/proxy/audit"
 	"github.com/robotsgate/robotsgate/robots/robottag"
 )
@@ -69,7 +70,7 @@ func (ev *tagEvent) detail() string {
 	if ev.NotScanned != "" {
 		sb.WriteString("; meta not scanned: " + ev.NotScanned)
 	}
-	return boundedLine(sb.String(), maxTagDetail)
+	return answer.BoundedLine(sb.String(), maxTagDetail)
 }
 
 // tagBody is a response body whose first bytes were read to scan for
@@ -212,10 +213,10 @@ func hasBody(resp *http.Response) bool {
 // agent, with cfg.Deny (nil means [robottag.DefaultDeny]). When they do
 // not, ev is nil and the outcome is zero. When they do:
 //
-//   - annotate: resp gets HeaderIndex listing the matched deny entries,
+//   - annotate: resp gets answer.HeaderIndex listing the matched deny entries,
 //     its body intact, and the outcome audits it as reported;
 //   - enforce: resp's body is closed unread (beyond the scan) and the
-//     outcome is a 403 refusal (reason robot-tag) carrying HeaderIndex.
+//     outcome is a 403 refusal (reason robot-tag) carrying answer.HeaderIndex.
 //
 // ev then describes what was found.
 func robotTagOutcome(req *http.Request, resp *http.Response, agent string, cfg config.RobotTagsConfig) (ev *tagEvent, o outcome) {
@@ -236,7 +237,7 @@ func robotTagOutcome(req *http.Request, resp *http.Response, agent string, cfg c
 	index := strings.Join(matched, ", ")
 	d := tagDecision(req, agent, ev)
 	if cfg.Mode != config.RobotTagsEnforce {
-		resp.Header.Set(HeaderIndex, index)
+		resp.Header.Set(answer.HeaderIndex, index)
 		o = note(audit.DecisionReported, d)
 		o.status = resp.StatusCode
 		return ev, o
@@ -246,13 +247,13 @@ func robotTagOutcome(req *http.Request, resp *http.Response, agent string, cfg c
 		resp.Body.Close()
 	}
 	o = refuse(d)
-	o.header = http.Header{HeaderIndex: {index}}
+	o.header = http.Header{answer.HeaderIndex: {index}}
 	return ev, o
 }
 
 // tagDecision is the refusal of req by robot tags described by ev.
 func tagDecision(req *http.Request, agent string, ev *tagEvent) enforce.Decision {
-	d := enforce.Decision{Reason: ReasonRobotTag, Agent: agent, Detail: ev.detail()}
+	d := enforce.Decision{Reason: answer.ReasonRobotTag, Agent: agent, Detail: ev.detail()}
 	if req != nil && req.URL != nil {
 		d.URL = enforce.RedactedURL(req.URL)
 		d.Origin, _ = enforce.Origin(req.URL)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/robotsgate/robotsgate/internal/config"
 	"github.com/robotsgate/robotsgate/proxy/access"
+	"github.com/robotsgate/robotsgate/proxy/answer"
 	"github.com/robotsgate/robotsgate/proxy/audit"
 	"github.com/robotsgate/robotsgate/proxy/signing"
 )
@@ -41,7 +42,7 @@ func (p signStep) onRequest(r *http.Request, _ *goproxy.ProxyCtx, st *requestSta
 		if res == signing.ResultSkipped {
 			ev = p.s.log.Debug()
 		}
-		ev.Str("url", escapeControl(r.URL.Redacted())).Str("result", res).Err(err).Msg("request forwarded unsigned")
+		ev.Str("url", answer.EscapeControl(r.URL.Redacted())).Str("result", res).Err(err).Msg("request forwarded unsigned")
 		return outcome{}
 	}
 	st.SignedKeyID = signer.KeyID()

@@ -10,6 +10,7 @@ import (
 
 	"github.com/robotsgate/robotsgate/enforce"
 	"github.com/robotsgate/robotsgate/internal/config"
+	"github.com/robotsgate/robotsgate/proxy/answer"
 	"github.com/robotsgate/robotsgate/proxy/audit"
 	"github.com/robotsgate/robotsgate/robots/aipref"
 	"github.com/robotsgate/robotsgate/robots/tdmrep"
@@ -74,7 +75,7 @@ func (t tdmStep) onRequest(r *http.Request, _ *goproxy.ProxyCtx, st *requestStat
 	v.Rule, v.Policy = cleanRule(v.Rule), cleanRule(v.Policy) // from the origin's file
 	st.Decision.TDM = v
 	switch {
-	case st.Decision.Reason == ReasonSiteException: // the operator's written permission: annotated only
+	case st.Decision.Reason == answer.ReasonSiteException: // the operator's written permission: annotated only
 	case v.Reserved():
 		return t.verdict(st, tdmDecision(st.Decision, enforce.ReasonTDMReserved, v), http.Header{HeaderTDM: {tdmHeader(v.Verdict, v.Unknown)}})
 	case v.Unknown && t.deny && t.enforce:
@@ -94,7 +95,7 @@ func (t tdmStep) decide(ctx context.Context, u *url.URL, purposes aipref.Set, d 
 	v := t.enf.TDMRep(ctx, u, http.MethodGet)
 	d.TDM = v
 	switch {
-	case !t.enforce, d.Reason == ReasonSiteException:
+	case !t.enforce, d.Reason == answer.ReasonSiteException:
 	case v.Reserved():
 		return tdmDecision(d, enforce.ReasonTDMReserved, v)
 	case v.Unknown && t.deny:
@@ -131,7 +132,7 @@ func (t tdmStep) onResponse(resp *http.Response, ctx *goproxy.ProxyCtx, st *requ
 	if v.Reservation != tdmrep.Unset || v.Unknown {
 		resp.Header.Set(HeaderTDM, tdmHeader(v.Verdict, v.Unknown && v.Source == tdmrep.SourceNone))
 	}
-	if !v.Reserved() || v.Source == tdmrep.SourceFile || st.Decision.TDM.Reserved() || st.Decision.Reason == ReasonSiteException {
+	if !v.Reserved() || v.Source == tdmrep.SourceFile || st.Decision.TDM.Reserved() || st.Decision.Reason == answer.ReasonSiteException {
 		st.Decision.TDM = v
 		return resp, outcome{} // the file's reservation was decided (and audited) before the request
 	}
@@ -192,71 +193,7 @@ func tdmHeader(v tdmrep.Verdict, unknown bool) string {
 		s += "; source=" + v.Source.String()
 	}
 	if v.Policy != "" {
-		s += `; policy="` + strings.ReplaceAll(withoutControl(v.Policy, -1), `"`, "%22") + `"`
+		s += `; policy="` + strings.ReplaceAll(answer.WithoutControl(v.Policy, -1), `"`, "%22") + `"`
 	}
 	return s
-}
-
-// tdmJSON is a TDMRep verdict as answers show it.
-type tdmJSON struct {
-	Reservation string `json:"reservation"` // 1, 0, unset or unknown
-	Source      string `json:"source,omitempty"`
-	Rule        string `json:"rule,omitempty"`
-	Policy      string `json:"policy,omitempty"` // the tdm-policy URL
-	File        string `json:"file,omitempty"`   // the tdmrep.json consulted
-	FileStatus  string `json:"file_status,omitempty"`
-	FileNote    string `json:"file_note,omitempty"`
-}
-
-// tdmOf is d's TDMRep verdict to show, nil when TDMRep was not consulted.
-func tdmOf(d *enforce.Decision) *tdmJSON {
-	v := &d.TDM
-	if !v.Checked {
-		return nil
-	}
-	j := &tdmJSON{Reservation: v.Reservation.String(), Source: v.Source.String(), Rule: v.Rule, Policy: v.Policy,
-		File: v.FileURL, FileStatus: string(v.FileStatus), FileNote: v.FileNote}
-	if v.Unknown && v.Source == tdmrep.SourceNone {
-		j.Reservation = "unknown"
-	}
-	return j
-}
-
-// auditTDM is tdmOf(d) for an audit record.
-func auditTDM(d *enforce.Decision) *audit.TDM {
-	j := tdmOf(d)
-	if j == nil {
-		return nil
-	}
-	file := j.File
-	if j.FileStatus != "" {
-		file += " (" + j.FileStatus
-		if j.FileNote != "" {
-			file += ": " + j.FileNote
-		}
-		file += ")"
-	}
-	return &audit.TDM{Reservation: j.Reservation, Source: j.Source, Rule: j.Rule, Policy: j.Policy, File: file}
-}
-
-// tdmText writes the TDMRep lines of a plain-text refusal.
-func tdmText(sb *strings.Builder, j *tdmJSON) {
-	if j == nil {
-		return
-	}
-	sb.WriteString("tdm:      reservation " + j.Reservation)
-	if j.Source != "" {
-		sb.WriteString(" (" + j.Source + ")")
-	}
-	sb.WriteString("\n")
-	if j.Policy != "" {
-		sb.WriteString("tdm-policy: " + j.Policy + "\n")
-	}
-	if j.File != "" {
-		sb.WriteString("tdmrep:   " + j.File)
-		if j.FileStatus != "" {
-			sb.WriteString(": " + j.FileStatus)
-		}
-		sb.WriteString("\n")
-	}
 }

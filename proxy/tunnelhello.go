@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/robotsgate/robotsgate/enforce"
+	"github.com/robotsgate/robotsgate/proxy/answer"
 	"github.com/robotsgate/robotsgate/proxy/transparent"
 )
 
@@ -52,7 +53,7 @@ func examineHello(r io.Reader, target string) helloCheck {
 		if !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) {
 			what += " (" + err.Error() + ")"
 		}
-		return helloCheck{first: first, reason: ReasonTunnelNotTLS, detail: what}
+		return helloCheck{first: first, reason: answer.ReasonTunnelNotTLS, detail: what}
 	}
 	reason, detail := checkHello(h, target)
 	return helloCheck{first: first, reason: reason, detail: detail, tls: true}
@@ -71,22 +72,22 @@ func checkHello(h transparent.Hello, target string) (enforce.Reason, string) {
 	}
 	want, err := enforce.CanonicalHost(host)
 	if err != nil {
-		return ReasonTunnelServerName, "the CONNECT target " + strconv.Quote(target) + " has no canonical host"
+		return answer.ReasonTunnelServerName, "the CONNECT target " + strconv.Quote(target) + " has no canonical host"
 	}
 	ech := " (outer name " + strconv.Quote(h.ServerName) + ")"
 	switch {
 	case h.ECH:
-		return ReasonTunnelECH, "the ClientHello inside the tunnel to " + target + " encrypts the server name it is for (ECH)" + ech +
+		return answer.ReasonTunnelECH, "the ClientHello inside the tunnel to " + target + " encrypts the server name it is for (ECH)" + ech +
 			"; the server serves the name inside, which tunnel mode cannot read or check, so the tunnel was closed (use https.mode mitm)"
 	case h.ServerName == "" && isIPLiteral(want):
 		return "", ""
 	case h.ServerName == "":
-		return ReasonTunnelServerName, "the ClientHello inside the tunnel to " + target + " names no server (SNI): the server would pick a site of its own, " +
+		return answer.ReasonTunnelServerName, "the ClientHello inside the tunnel to " + target + " names no server (SNI): the server would pick a site of its own, " +
 			"not necessarily the one decided, so the tunnel was closed"
 	}
 	got, err := enforce.CanonicalHost(h.ServerName)
 	if err != nil || got != want {
-		return ReasonTunnelServerName, "the ClientHello inside the tunnel to " + target + " names the server " + strconv.Quote(h.ServerName) +
+		return answer.ReasonTunnelServerName, "the ClientHello inside the tunnel to " + target + " names the server " + strconv.Quote(h.ServerName) +
 			", not the CONNECT target: only the host decided may be reached through the tunnel, so it was closed (CONNECT to that host instead)"
 	}
 	return "", ""

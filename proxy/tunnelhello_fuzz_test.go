@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/robotsgate/robotsgate/enforce"
+	"github.com/robotsgate/robotsgate/proxy/answer"
 	"github.com/robotsgate/robotsgate/proxy/transparent"
 )
 
@@ -44,7 +45,7 @@ func FuzzTunnelHello(f *testing.F) {
 		}
 		switch hc.reason {
 		case "":
-		case ReasonTunnelNotTLS, ReasonTunnelServerName, ReasonTunnelECH:
+		case answer.ReasonTunnelNotTLS, answer.ReasonTunnelServerName, answer.ReasonTunnelECH:
 			return
 		default:
 			t.Fatalf("reason %q", hc.reason)
@@ -115,12 +116,12 @@ func TestExamineHello(t *testing.T) {
 		{"one byte per read", named, "OPEN.test.:443", 1, ""},
 		{"one byte per record", fragmented(named, 1), "open.test:443", 4096, ""},
 		{"followed by more", append(bytes.Clone(named), "more"...), "open.test:443", 4096, ""},
-		{"another name", named, "closed.test:443", 4096, ReasonTunnelServerName},
+		{"another name", named, "closed.test:443", 4096, answer.ReasonTunnelServerName},
 		{"no name, IP literal", none, "127.0.0.1:443", 4096, ""},
 		{"no name, IPv6 literal", none, "[::1]:443", 4096, ""},
-		{"no name, name", none, "open.test:443", 4096, ReasonTunnelServerName},
-		{"truncated", named[:len(named)-1], "open.test:443", 4096, ReasonTunnelNotTLS},
-		{"fake header", []byte("\x16\x03\x01\x00\x40\x01GET /private HTTP/1.1\r\n\r\n"), "open.test:443", 4096, ReasonTunnelNotTLS},
+		{"no name, name", none, "open.test:443", 4096, answer.ReasonTunnelServerName},
+		{"truncated", named[:len(named)-1], "open.test:443", 4096, answer.ReasonTunnelNotTLS},
+		{"fake header", []byte("\x16\x03\x01\x00\x40\x01GET /private HTTP/1.1\r\n\r\n"), "open.test:443", 4096, answer.ReasonTunnelNotTLS},
 	} {
 		hc := examineHello(&chunkReader{data: tt.data, n: tt.chunk}, tt.target)
 		if hc.reason != tt.want {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/robotsgate/robotsgate/enforce"
 	"github.com/robotsgate/robotsgate/internal/config"
+	"github.com/robotsgate/robotsgate/proxy/answer"
 	"github.com/robotsgate/robotsgate/robots/aipref"
 )
 
@@ -146,7 +147,7 @@ func unscannableDecision(req *http.Request, st *requestState, why string) enforc
 			d.Origin, _ = enforce.Origin(req.URL)
 		}
 	}
-	d.Allowed, d.Reason = false, ReasonResponseUnscannable
+	d.Allowed, d.Reason = false, answer.ReasonResponseUnscannable
 	d.Rule, d.Line, d.Detail = "", 0, cleanRule(why)
 	return d
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/robotsgate/robotsgate/enforce"
 	"github.com/robotsgate/robotsgate/internal/config"
 	"github.com/robotsgate/robotsgate/proxy/admin"
+	"github.com/robotsgate/robotsgate/proxy/answer"
 	"github.com/robotsgate/robotsgate/proxy/signing"
 	"github.com/robotsgate/robotsgate/proxy/status"
 	"github.com/robotsgate/robotsgate/robots/aipref"
@@ -41,7 +42,7 @@ func (s *Server) accessDenied(r *http.Request, status int) {
 		if r.URL != nil && r.URL.Host != "" {
 			target = r.URL.Host
 		}
-		e.Str("client", r.RemoteAddr).Str("method", r.Method).Str("target", escapeControl(target)).
+		e.Str("client", r.RemoteAddr).Str("method", r.Method).Str("target", answer.EscapeControl(target)).
 			Int("status", status).Msg("proxy access denied: " + why)
 	}
 }
@@ -66,7 +67,7 @@ func (s *Server) adminRoutes() {
 	s.admin = admin.New(admin.Config{
 		Cache: adminCache{s}, // per address (pins.go)
 		DecisionAnswer: func(ctx context.Context, u *url.URL, agent string, purposes aipref.Set, use aipref.Use) any {
-			return newDecisionJSON(s.decideQuiet(s.pinnedContext(ctx, u), u, agent, purposes, use)) // (robotsstep.go, pins.go)
+			return answer.NewDecisionJSON(s.decideQuiet(s.pinnedContext(ctx, u), u, agent, purposes, use)) // (robotsstep.go, pins.go)
 		},
 		Defaults: func() (string, aipref.Set, aipref.Use) {
 			cfg := &s.live.Load().cfg
@@ -245,7 +246,7 @@ func ConsoleWriter(w io.Writer, noColor bool) zerolog.ConsoleWriter {
 			if i == nil {
 				return ""
 			}
-			return escapeControl(fmt.Sprint(i))
+			return answer.EscapeControl(fmt.Sprint(i))
 		},
 	}
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/robotsgate/robotsgate/internal/config"
 	"github.com/robotsgate/robotsgate/proxy"
+	"github.com/robotsgate/robotsgate/proxy/answer"
 	"github.com/robotsgate/robotsgate/proxy/audit"
 	"github.com/robotsgate/robotsgate/proxy/audit/query"
 )
@@ -140,7 +141,7 @@ var auditKinds = []string{query.KindRequest, audit.KindConfigReload, "all"}
 // auditReasons are the values of -reason: every reason of a request's
 // record, and the results of a configuration reload.
 func auditReasons() []string {
-	return slices.Concat(proxy.ReasonNames(), []string{proxy.ReloadOK, proxy.ReloadInvalid})
+	return slices.Concat(answer.ReasonNames(), []string{proxy.ReloadOK, proxy.ReloadInvalid})
 }
 
 // checkAuditFlags checks the values and combinations of flags.
