@@ -123,7 +123,7 @@ func identify(r *http.Request, st *requestState) {
 		st.Identity = new(access.Identity) // not &id: id would be allocated for every request
 		*st.Identity = id
 	} else if st.Session != nil {
-		st.Identity = &st.Session.Identity // the session's is never changed
+		st.Identity = st.Session.Identity // the session's is never changed
 	}
 }
 

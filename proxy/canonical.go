@@ -23,6 +23,9 @@ import (
 // name holds, empty labels, an IPv4 shorthand) is refused with 400
 // invalid-host and never fetched. Other URLs (no host, a bad port, a
 // scheme that is not http or https) are left to the later steps.
+//
+// State: reads the caller (Agent, for its refusal); writes nothing
+// ([requestState]).
 type canonicalDest struct{}
 
 func (canonicalDest) onRequest(r *http.Request, _ *goproxy.ProxyCtx, st *requestState) outcome {

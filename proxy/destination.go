@@ -31,6 +31,9 @@ import (
 // Both are audited as blocked. A request that goes on is pinned to the
 // address it will be sent to (pins.go; on the transparent listener, its
 // original destination), whose policy files decide it.
+//
+// State: reads the via (Session, Redirected) and Live; writes nothing
+// ([requestState]).
 type destination struct {
 	self *selfaddr.Set
 	pins *addrPins // nil with an upstream proxy, which resolves names itself

@@ -28,6 +28,9 @@ const copyBufSize = 32 << 10
 // The two usual round trippers (goproxy's transport for plain HTTP, and
 // [mitmTripper] inside MITM sessions) are wrapped by values built once per
 // Server, not by a closure per request.
+//
+// State: reads nothing (it picks the transport from the request); writes
+// nothing ([requestState]).
 type forwardTrippers struct {
 	s           *Server
 	plain, mitm forwardTripper
@@ -241,6 +244,8 @@ const closeDelimited = "close-delimited"
 //
 // The status line stays HTTP/1.1, as goproxy writes it: RFC 9110 section
 // 2.5 has a server answer with the highest minor version it supports.
+//
+// State: reads the via (Session); writes nothing ([requestState]).
 type http10 struct{}
 
 func (http10) onResponse(resp *http.Response, ctx *goproxy.ProxyCtx, st *requestState) (*http.Response, outcome) {

@@ -68,6 +68,8 @@ func isWebSocketUpgrade(h http.Header) bool {
 
 // hopStrip is the step that removes hop-by-hop headers, from the request
 // and from the response.
+//
+// State: reads and writes nothing ([requestState]).
 type hopStrip struct{}
 
 // onRequest removes hop-by-hop headers before the request is decided and

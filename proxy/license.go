@@ -38,6 +38,9 @@ import (
 const HeaderLicense = "X-Robotsgate-License"
 
 // licenseStep is the RSL license step, on both sides of the pipeline.
+//
+// State: reads the verdict (Purposes, Decision, Decided) and Live; writes
+// the verdict (Decision, Answered through settle) ([requestState]).
 type licenseStep struct {
 	enf    *enforce.Enforcer
 	mode   config.LicenseMode

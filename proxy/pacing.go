@@ -35,6 +35,9 @@ import (
 //
 // The permit is released when the request is over (its context ends,
 // after the response body was copied), which frees a concurrency slot.
+//
+// State: reads the verdict (Decision, Decided); writes Permit and the
+// verdict (Decision, Answered through settle) ([requestState]).
 type pacing struct {
 	polite         *politeness.Politeness
 	metrics        *metrics.Metrics

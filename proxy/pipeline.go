@@ -226,6 +226,9 @@ func (s *Server) enter(r *http.Request, ctx *goproxy.ProxyCtx) (*http.Request, *
 // upstreamFailure is the first response step: it answers a request whose
 // forwarding failed with a 502 (504 on timeouts) that names the origin
 // and the error ([upstreamOutcome]), instead of goproxy's bare 500.
+//
+// State: reads the caller (Agent) and the verdict (Answered); writes the
+// verdict (Answered through settle) ([requestState]).
 type upstreamFailure struct{ log zerolog.Logger }
 
 func (u upstreamFailure) onResponse(resp *http.Response, ctx *goproxy.ProxyCtx, st *requestState) (*http.Response, outcome) {
@@ -251,6 +254,9 @@ func forwardFailed(log zerolog.Logger, r *http.Request, st *requestState, err er
 // finish is the response step that marks forwarded responses that report
 // mode let through although they would have been blocked, and makes
 // bodies of unknown length stream to the client as they arrive.
+//
+// State: reads the verdict (Decision, Decided, Answered); writes nothing
+// ([requestState]).
 type finish struct{}
 
 func (finish) onResponse(resp *http.Response, _ *goproxy.ProxyCtx, st *requestState) (*http.Response, outcome) {
@@ -273,6 +279,9 @@ func (finish) onResponse(resp *http.Response, _ *goproxy.ProxyCtx, st *requestSt
 // count there, which every request's response side reaches. In flight
 // thus means "between arrival and response headers": deciding, waiting
 // for a crawl-delay slot or for the origin.
+//
+// State: reads the verdict (Decision, Decided); writes nothing
+// ([requestState]).
 type inflight struct{ m *metrics.Metrics }
 
 func (f inflight) onRequest(*http.Request, *goproxy.ProxyCtx, *requestState) outcome {

@@ -22,6 +22,9 @@ import (
 //
 // Sessions of the transparent listener were never admitted by the
 // access control (it applies to the proxy port), and are left alone.
+//
+// State: reads the via (Session, and through it the CONNECT's caller) and
+// Live; writes the verdict (Answered through settle) ([requestState]).
 type readmit struct{}
 
 func (readmit) onRequest(r *http.Request, _ *goproxy.ProxyCtx, st *requestState) outcome {

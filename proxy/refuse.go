@@ -81,6 +81,8 @@ func onResponseVerdict(resp *http.Response, d enforce.Decision, enforcing bool, 
 // robotsgate's answer (nil when the request goes on). Decisions on a
 // CONNECT are counted in the metrics here, since a CONNECT does not reach
 // the response step that counts the others ([inflight.onResponse]).
+// State: reads the caller, the verdict and the via; writes the verdict
+// (Answered, Decision, Decided).
 func (s *Server) settle(r *http.Request, st *requestState, o outcome) *http.Response {
 	if o.gone != "" {
 		st.Answered = true

@@ -34,6 +34,10 @@ import (
 // refusals, refused agent overrides and, with audit: all, every decision
 // are audited. A client's own GET or HEAD of /robots.txt (spelled so) is
 // always allowed.
+//
+// State: reads and writes the caller (Agent, overrides, Identity: agentFor,
+// declare) and the verdict (Purposes, ContentUse, Decision, Decided)
+// ([requestState]).
 type robotsStep struct {
 	enf         *enforce.Enforcer
 	maxURLBytes int // longer URLs are answered 414 undecided

@@ -267,6 +267,9 @@ func tagDecision(req *http.Request, agent string, ev *tagEvent) enforce.Decision
 // robot-tag; decision reported when forwarded, blocked when refused). As
 // every step of the settings' response list, it sees only the origin's
 // responses ([fromOrigin]), never robotsgate's own.
+//
+// State: reads the caller (Agent) and the verdict (Decision); writes the
+// verdict (Answered through settle) ([requestState]).
 type robotTagStep struct{ cfg config.RobotTagsConfig }
 
 // newRobotTagStep is the robot-tag step of cfg in mode (Config.Mode). In

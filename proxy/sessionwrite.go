@@ -23,6 +23,8 @@ import (
 // holdHead is a response step, before the last: when the response it lets goproxy
 // write inside an MITM session has a body, it has the session's
 // connection hold the head back for the body's first record.
+//
+// State: reads the via (Session); writes nothing ([requestState]).
 type holdHead struct{}
 
 func (holdHead) onResponse(resp *http.Response, ctx *goproxy.ProxyCtx, st *requestState) (*http.Response, outcome) {

@@ -22,6 +22,9 @@ import (
 // forwarded (Web Bot Auth, proxy/signing), after every step that may
 // refuse it: a refused request is never signed. The key is the user's
 // (credentials file signing_key=), else signing.key; none: unsigned.
+//
+// State: reads the caller (Identity) and Live; writes the verdict
+// (SignedKeyID) ([requestState]).
 type signStep struct{ s *Server }
 
 func (p signStep) onRequest(r *http.Request, _ *goproxy.ProxyCtx, st *requestState) outcome {

@@ -42,6 +42,9 @@ const (
 )
 
 // tdmStep is the TDMRep step, on both sides of the pipeline.
+//
+// State: reads the verdict (Purposes, Decision, Decided); writes the
+// verdict (Decision, Answered through settle) ([requestState]).
 type tdmStep struct {
 	enf      *enforce.Enforcer
 	on       bool       // tdmrep.mode is not off

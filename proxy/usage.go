@@ -43,6 +43,10 @@ const maxUsageRule = 256
 // or, with usage.response enforce outside report mode, refuses the
 // response with 403 usage-disallowed. Responses robotsgate generated
 // are left alone: it sees only the origin's ([fromOrigin]).
+//
+// State: reads the caller (Agent), the verdict (Purposes, ContentUse,
+// Decision, Decided) and Live; writes the verdict (Answered through settle)
+// ([requestState]).
 type usageStep struct{ enforce bool }
 
 func (u usageStep) onResponse(resp *http.Response, ctx *goproxy.ProxyCtx, st *requestState) (*http.Response, outcome) {

@@ -45,6 +45,9 @@ var scanAcceptEncoding = []string{"gzip", "x-gzip", "deflate", "identity"}
 // read, and an HTML body whose head it could not read whole. When the response steps
 // only annotate, requests are left alone and an undecodable HTML body is
 // marked with [HeaderUnscanned].
+//
+// State: reads the caller (Agent) and the verdict (Purposes, Decision,
+// Decided); writes the verdict (RangeRemoved) ([requestState]).
 type wholeStep struct {
 	tags, usage bool       // robot_tags enforce; usage.response enforce (both outside report mode)
 	tdm         aipref.Set // tdmrep.purposes when tdmrep.mode is enforce (outside report mode)
