@@ -7,8 +7,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/elazarl/goproxy"
-
 	"github.com/robotsgate/robotsgate/enforce"
 	"github.com/robotsgate/robotsgate/proxy/selfaddr"
 )
@@ -28,7 +26,7 @@ import (
 // ([requestState]).
 type canonicalDest struct{}
 
-func (canonicalDest) onRequest(r *http.Request, _ *goproxy.ProxyCtx, st *requestState) outcome {
+func (canonicalDest) onRequest(r *http.Request, st *requestState) outcome {
 	if r.URL.Scheme != "http" && r.URL.Scheme != "https" {
 		return outcome{}
 	}

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"net/http"
 	"net/url"
 	"path/filepath"
 	"strconv"
@@ -238,29 +237,6 @@ func (s *Server) connectAction(ctx *goproxy.ProxyCtx, st *requestState, o outcom
 		return goproxy.RejectConnect
 	}
 	return ok
-}
-
-// mitmTripper is the round tripper of the requests inside an MITM session:
-// mitmRoundTrip. A named type (rather than a [goproxy.RoundTripperFunc]) so
-// that forward recognizes it.
-type mitmTripper struct{ s *Server }
-
-// RoundTrip is s.mitmRoundTrip.
-func (t mitmTripper) RoundTrip(req *http.Request, ctx *goproxy.ProxyCtx) (*http.Response, error) {
-	return t.s.mitmRoundTrip(req, ctx)
-}
-
-// mitmRoundTrip forwards one request from inside an MITM session. When
-// forwarding fails it answers 502 (504 on timeouts) saying why, rather
-// than leaving goproxy to drop the connection without a response; an
-// upstream certificate that fails verification is named as such.
-func (s *Server) mitmRoundTrip(req *http.Request, ctx *goproxy.ProxyCtx) (*http.Response, error) {
-	resp, err := s.roundTrip(req) // pinned, traced (transport.go)
-	if err == nil {
-		return resp, nil
-	}
-	ctx.Error = err
-	return s.settle(req, stateOf(ctx), forwardFailed(s.log, req, stateOf(ctx), err)), nil
 }
 
 // explainUpstreamTLS wraps a certificate verification error with what it

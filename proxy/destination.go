@@ -5,8 +5,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/elazarl/goproxy"
-
 	"github.com/robotsgate/robotsgate/enforce"
 	"github.com/robotsgate/robotsgate/proxy/answer"
 	"github.com/robotsgate/robotsgate/proxy/egress"
@@ -47,7 +45,7 @@ func egressOf(st *requestState) *egress.Policy {
 	return st.Live.egress
 }
 
-func (dst destination) onRequest(r *http.Request, ctx *goproxy.ProxyCtx, st *requestState) outcome {
+func (dst destination) onRequest(r *http.Request, st *requestState) outcome {
 	host, port, portOK := selfaddr.DestHostPort(r.URL.Host, r.URL.Scheme)
 	if sess := st.Session; sess != nil {
 		hh, hp, hok := host, port, true
@@ -63,9 +61,9 @@ func (dst destination) onRequest(r *http.Request, ctx *goproxy.ProxyCtx, st *req
 		}
 	}
 	if rd := st.Redirected; rd != nil { // a redirected connection (transparent.go), its destination checked (connRefusal)
-		o := checkRedirected(dst.self, r, ctx, rd, host, port, portOK)
+		o := checkRedirected(dst.self, r, st, rd, host, port, portOK)
 		if o.d == nil && egressOf(st) != nil && egressOf(st).Check(rd.dst.Addr()).Public {
-			ctx.Req = ctx.Req.WithContext(withPublicOrigin(ctx.Req.Context()))
+			st.Req = st.Req.WithContext(withPublicOrigin(st.Req.Context()))
 		}
 		return o
 	}
@@ -93,7 +91,7 @@ func (dst destination) onRequest(r *http.Request, ctx *goproxy.ProxyCtx, st *req
 		rctx = withPin(rctx, pin)
 	}
 	if rctx != r.Context() {
-		ctx.Req = r.WithContext(rctx)
+		st.Req = r.WithContext(rctx)
 	}
 	return outcome{}
 }

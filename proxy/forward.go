@@ -6,8 +6,6 @@ import (
 	"net/http"
 	"sync"
 
-	"github.com/elazarl/goproxy"
-
 	"github.com/robotsgate/robotsgate/internal/config"
 )
 
@@ -16,8 +14,9 @@ import (
 const copyBufSize = 32 << 10
 
 // forwardTrippers is the last request step, for requests about to be
-// forwarded (onRequest):
-// it wraps the request's round tripper so that, as the response arrives
+// forwarded: onRequest keeps the client's User-Agent as it was sent, and
+// the hook adapter then has [forwardTrippers.tripperFor] (engine.go) wrap
+// the request's round tripper so that, as the response arrives
 // and before goproxy takes hold of its body, robot tags are scanned
 // ([scanRobotTags], when robot_tags is on) and the body is wrapped in a
 // *[copyBody]. A body replaced later, in a response hook, would make goproxy
@@ -29,8 +28,8 @@ const copyBufSize = 32 << 10
 // [mitmTripper] inside MITM sessions) are wrapped by values built once per
 // Server, not by a closure per request.
 //
-// State: reads nothing (it picks the transport from the request); writes
-// nothing ([requestState]).
+// State: reads and writes nothing; the round tripper it installs writes
+// Body ([requestState]).
 type forwardTrippers struct {
 	s           *Server
 	plain, mitm forwardTripper
@@ -42,64 +41,46 @@ func (f *forwardTrippers) init(s *Server) {
 	f.mitm = forwardTripper{s: s, next: mitmTripper{s: s}}
 }
 
-func (f *forwardTrippers) onRequest(r *http.Request, ctx *goproxy.ProxyCtx, _ *requestState) outcome {
+func (f *forwardTrippers) onRequest(r *http.Request, _ *requestState) outcome {
 	// The request leaves with the headers the client sent: Go's transport
 	// adds "User-Agent: Go-http-client/1.1" unless the header is present,
 	// and leaves it out when its value is empty.
 	if _, ok := r.Header["User-Agent"]; !ok {
 		r.Header["User-Agent"] = []string{""}
 	}
-	switch next := ctx.RoundTripper.(type) { // the MITM session's, or nil for goproxy's transport
-	case nil:
-		ctx.RoundTripper = &f.plain
-	case mitmTripper:
-		ctx.RoundTripper = &f.mitm
-	default:
-		ctx.RoundTripper = &forwardTripper{s: f.s, next: next}
-	}
 	return outcome{}
 }
 
-// forwardTripper is the round tripper [forwardTrippers] installs: next (or, when
-// next is nil, goproxy's transport) followed by the robot-tag scan and
-// the body wrapping.
-type forwardTripper struct {
-	s    *Server
-	next goproxy.RoundTripper // nil: ctx.Proxy.Tr
-}
-
-// RoundTrip forwards req and prepares the response for goproxy.
-func (t *forwardTripper) RoundTrip(req *http.Request, ctx *goproxy.ProxyCtx) (*http.Response, error) {
-	// The client's connection (an HTTP/1.0 client, Connection: close)
-	// is not the origin's: the upstream connection is kept, unless the
-	// request has a body. An origin that ignores a body it did not expect
-	// ("CL.0") reads that body as the next request, which robotsgate never
-	// decided, and answers it on the connection: reused, the answer would
-	// reach the next client to take it. After a body, the connection is
-	// closed (Connection: close), never pooled.
-	//
-	// A chunked request's trailer section is never forwarded
-	// ([dropTrailer]): the transport sends the fields of req.Trailer after
-	// the body, where the header's stripping never sees them.
+// forwardable is req as it is forwarded. The client's connection (an
+// HTTP/1.0 client, Connection: close) is not the origin's: the upstream
+// connection is kept, unless the request has a body. An origin that
+// ignores a body it did not expect ("CL.0") reads that body as the next
+// request, which robotsgate never decided, and answers it on the
+// connection: reused, the answer would reach the next client to take it.
+// After a body, the connection is closed (Connection: close), never
+// pooled.
+//
+// A chunked request's trailer section is never forwarded
+// ([dropTrailer]): the transport sends the fields of req.Trailer after
+// the body, where the header's stripping never sees them.
+func forwardable(req *http.Request) *http.Request {
 	if closeAfter := req.ContentLength != 0; req.Close != closeAfter || req.Trailer != nil {
 		out := *req
 		out.Close = closeAfter
 		dropTrailer(&out)
 		req = &out
 	}
-	var resp *http.Response
-	var err error
-	if t.next != nil {
-		resp, err = t.next.RoundTrip(req, ctx)
-	} else {
-		resp, err = t.s.roundTrip(req) // pinned, traced (transport.go)
-	}
-	if err != nil || resp == nil || ctx.Error != nil {
-		return resp, err
-	}
+	return req
+}
+
+// received prepares the origin's response resp to the request of st for
+// goproxy, before goproxy takes hold of its body: robot tags are scanned
+// (when robot_tags or declared purposes need them) and the body wrapped
+// in a *[copyBody], kept in st.Body.
+func (s *Server) received(resp *http.Response, st *requestState) {
 	var scan *tagScan
 	var cb *copyBody
-	if tags := t.s.settings(stateOf(ctx)).cfg.RobotTags; tags.Mode != config.RobotTagsOff || stateOf(ctx).Purposes != 0 { // meta noai (usage.go)
+	if tags := s.settings(st).cfg.RobotTags; tags.Mode != config.RobotTagsOff || st.Purposes != 0 { // meta noai (usage.go)
 		// The scan is kept in the body's wrapper when there will be one:
 		// one allocation for both.
 		var into *tagScan
@@ -109,10 +90,9 @@ func (t *forwardTripper) RoundTrip(req *http.Request, ctx *goproxy.ProxyCtx) (*h
 		}
 		scan = scanRobotTagsInto(resp, tags, into) // robottags.go
 	}
-	if b := t.s.wrapBody(resp, scan, cb); b != nil {
-		stateOf(ctx).Body = b
+	if b := s.wrapBody(resp, scan, cb); b != nil {
+		st.Body = b
 	}
-	return resp, err
 }
 
 // copyBody is a forwarded response's body. It implements [io.WriterTo], so
@@ -248,8 +228,8 @@ const closeDelimited = "close-delimited"
 // State: reads the via (Session); writes nothing ([requestState]).
 type http10 struct{}
 
-func (http10) onResponse(resp *http.Response, ctx *goproxy.ProxyCtx, st *requestState) (*http.Response, outcome) {
-	r := ctx.Req
+func (http10) onResponse(resp *http.Response, st *requestState) (*http.Response, outcome) {
+	r := st.Req
 	sess := st.Session
 	if resp == nil || r == nil || r.ProtoAtLeast(1, 1) || sess == nil {
 		return resp, outcome{}

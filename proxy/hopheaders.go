@@ -5,7 +5,6 @@ import (
 	"net/textproto"
 	"strings"
 
-	"github.com/elazarl/goproxy"
 	"golang.org/x/net/http/httpguts"
 )
 
@@ -77,7 +76,7 @@ type hopStrip struct{}
 // WebSocket upgrade (Connection: Upgrade, Upgrade: websocket), which
 // goproxy relays; other upgrades (h2c, ...) are dropped, so the origin answers
 // plain HTTP/1.1.
-func (hopStrip) onRequest(r *http.Request, _ *goproxy.ProxyCtx, _ *requestState) outcome {
+func (hopStrip) onRequest(r *http.Request, _ *requestState) outcome {
 	h := r.Header
 	ws := isWebSocketUpgrade(h)
 	var upgrade string
@@ -102,7 +101,7 @@ func (hopStrip) onRequest(r *http.Request, _ *goproxy.ProxyCtx, _ *requestState)
 // client; a 101 WebSocket handshake keeps Connection and Upgrade, which
 // goproxy needs to relay it. Transfer-Encoding is set again later (finish)
 // when the body is streamed.
-func (hopStrip) onResponse(resp *http.Response, _ *goproxy.ProxyCtx, _ *requestState) (*http.Response, outcome) {
+func (hopStrip) onResponse(resp *http.Response, _ *requestState) (*http.Response, outcome) {
 	if resp == nil {
 		return nil, outcome{}
 	}

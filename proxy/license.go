@@ -6,8 +6,6 @@ import (
 	"net/url"
 	"strings"
 
-	"github.com/elazarl/goproxy"
-
 	"github.com/robotsgate/robotsgate/enforce"
 	"github.com/robotsgate/robotsgate/internal/config"
 	"github.com/robotsgate/robotsgate/proxy/answer"
@@ -66,7 +64,7 @@ func (l licenseStep) modeOf(st *requestState) config.LicenseMode {
 	return l.mode
 }
 
-func (l licenseStep) onRequest(r *http.Request, _ *goproxy.ProxyCtx, st *requestState) outcome {
+func (l licenseStep) onRequest(r *http.Request, st *requestState) outcome {
 	mode := l.modeOf(st)
 	if mode == config.LicenseOff || !st.Decided || st.Answered || (r.URL.Scheme != "http" && r.URL.Scheme != "https") {
 		return outcome{}
@@ -162,7 +160,7 @@ func (l licenseStep) decide(ctx context.Context, u *url.URL, purposes aipref.Set
 	return d
 }
 
-func (l licenseStep) onResponse(resp *http.Response, ctx *goproxy.ProxyCtx, st *requestState) (*http.Response, outcome) {
+func (l licenseStep) onResponse(resp *http.Response, st *requestState) (*http.Response, outcome) {
 	resp.Header.Del(HeaderLicense) // also with license.mode off: never the origin's
 	if v := st.Decision.License; st.Decided && v.Checked {
 		resp.Header.Set(HeaderLicense, licenseHeader(v))

@@ -5,7 +5,6 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/elazarl/goproxy"
 	"github.com/rs/zerolog"
 
 	"github.com/robotsgate/robotsgate/enforce"
@@ -46,7 +45,7 @@ type pacing struct {
 	log            zerolog.Logger
 }
 
-func (pc pacing) onRequest(r *http.Request, _ *goproxy.ProxyCtx, st *requestState) outcome {
+func (pc pacing) onRequest(r *http.Request, st *requestState) outcome {
 	if !st.Decided || st.Answered || st.Decision.Origin == "" {
 		return outcome{}
 	}
@@ -122,11 +121,11 @@ func politenessRefusal(st *requestState, admitted bool, ref *politeness.Refusal)
 // pause the origin, honouring Retry-After; a 2xx ends a pause). Answers
 // robotsgate made itself, including 502/504 for failed forwarding, are
 // not the origin's and are not observed.
-func (pc pacing) onResponse(resp *http.Response, ctx *goproxy.ProxyCtx, st *requestState) (*http.Response, outcome) {
+func (pc pacing) onResponse(resp *http.Response, st *requestState) (*http.Response, outcome) {
 	if st.Permit == nil {
 		return resp, outcome{}
 	}
-	until, paused := pc.polite.Observe(context.WithoutCancel(ctx.Req.Context()), st.Permit.Origin,
+	until, paused := pc.polite.Observe(context.WithoutCancel(st.Req.Context()), st.Permit.Origin,
 		resp.StatusCode, resp.Header.Get("Retry-After"), st.Permit.Admitted)
 	if paused {
 		pc.log.Info().Str("origin", st.Permit.Origin).Int("status", resp.StatusCode).

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"net/http"
 
-	"github.com/elazarl/goproxy"
 	"github.com/rs/zerolog"
 
 	"github.com/robotsgate/robotsgate/enforce"
@@ -21,18 +20,19 @@ import (
 // answers, then pass every response step in order. Steps never build
 // audit records or answers: they return an outcome, which settle
 // (refuse.go) carries out. Per-request state is a *requestState in
-// ctx.UserData (stateOf, state.go).
+// goproxy's ctx.UserData; the adapters between goproxy and the steps are
+// engine.go's.
 
-// requestStep is one step of the request side. A step that replaces the
-// request (another context) sets ctx.Req to the new one.
+// requestStep is one step of the request side. r is st.Req; a step that
+// replaces the request (another context) sets st.Req to the new one.
 type requestStep interface {
-	onRequest(r *http.Request, ctx *goproxy.ProxyCtx, st *requestState) outcome
+	onRequest(r *http.Request, st *requestState) outcome
 }
 
 // responseStep is one step of the response side. resp is never nil
 // after [upstreamFailure.onResponse], the first step.
 type responseStep interface {
-	onResponse(resp *http.Response, ctx *goproxy.ProxyCtx, st *requestState) (*http.Response, outcome)
+	onResponse(resp *http.Response, st *requestState) (*http.Response, outcome)
 }
 
 // ServeHTTP handles one client request: proxied ones (absolute URL or
@@ -81,11 +81,7 @@ func (s *Server) install() error {
 			http10{},   // HTTP/1.0 clients inside MITM sessions (forward.go); last
 		},
 	}
-	// enter counts the request for Shutdown and creates its state: it is
-	// not a step, every step needs what it does.
-	p.OnRequest().DoFunc(s.enter)
-	p.OnRequest().DoFunc(s.requestHook)
-	p.OnResponse().DoFunc(s.responseHook)
+	s.hook(p) // the steps' adapters to goproxy's hooks (engine.go)
 
 	if err := s.installAround(p); err != nil {
 		return err
@@ -158,71 +154,6 @@ type steps struct {
 	lastResponse []responseStep // after the settings' steps
 }
 
-// requestHook runs the request steps in order, each with the request's
-// state, and carries out each outcome; the first that answers the
-// request ends the walk, and its answer is the response.
-func (s *Server) requestHook(r *http.Request, ctx *goproxy.ProxyCtx) (*http.Request, *http.Response) {
-	ctx.Req = r
-	st := stateOf(ctx)
-	for _, list := range [...][]requestStep{s.steps.request, s.settings(st).request, s.steps.lastRequest} {
-		for _, step := range list {
-			o := step.onRequest(ctx.Req, ctx, st)
-			if o.settles() {
-				if answer := s.settle(ctx.Req, st, o); answer != nil {
-					return ctx.Req, answer
-				}
-			}
-		}
-	}
-	return ctx.Req, nil
-}
-
-// responseHook runs the response steps in order, each with the request's
-// state, and carries out each outcome; a refusal replaces the response.
-// The steps of the request's settings see only a response from the
-// origin ([fromOrigin]).
-func (s *Server) responseHook(resp *http.Response, ctx *goproxy.ProxyCtx) *http.Response {
-	st := stateOf(ctx)
-	resp = s.walkResponse(s.steps.response, resp, ctx, st, false)
-	resp = s.walkResponse(s.settings(st).response, resp, ctx, st, true)
-	return s.walkResponse(s.steps.lastResponse, resp, ctx, st, false)
-}
-
-// walkResponse runs the response steps list on resp; with originOnly, it
-// stops at the first response that is not the origin's.
-func (s *Server) walkResponse(list []responseStep, resp *http.Response, ctx *goproxy.ProxyCtx, st *requestState, originOnly bool) *http.Response {
-	for _, step := range list {
-		if originOnly && !fromOrigin(resp, ctx, st) {
-			return resp
-		}
-		var o outcome
-		resp, o = step.onResponse(resp, ctx, st)
-		if !o.settles() {
-			continue
-		}
-		if answer := s.settle(ctx.Req, st, o); answer != nil {
-			resp = answer
-		}
-	}
-	return resp
-}
-
-// fromOrigin reports whether resp is the origin's answer to the request:
-// not robotsgate's own (a refusal, or the answer to a failed forward).
-func fromOrigin(resp *http.Response, ctx *goproxy.ProxyCtx, st *requestState) bool {
-	return resp != nil && ctx.Error == nil && !st.Answered
-}
-
-// enter is the first request hook: it counts the request as running
-// (track) and starts its state. A request inside an MITM session finds
-// its CONNECT's [session] in ctx.UserData, and its state keeps it.
-func (s *Server) enter(r *http.Request, ctx *goproxy.ProxyCtx) (*http.Request, *http.Response) {
-	r = s.track(r, ctx)
-	sess, _ := ctx.UserData.(*session)
-	ctx.UserData = newRequestState(r, sess, s.live.Load())
-	return r, nil
-}
-
 // upstreamFailure is the first response step: it answers a request whose
 // forwarding failed with a 502 (504 on timeouts) that names the origin
 // and the error ([upstreamOutcome]), instead of goproxy's bare 500.
@@ -231,15 +162,15 @@ func (s *Server) enter(r *http.Request, ctx *goproxy.ProxyCtx) (*http.Request, *
 // verdict (Answered through settle) ([requestState]).
 type upstreamFailure struct{ log zerolog.Logger }
 
-func (u upstreamFailure) onResponse(resp *http.Response, ctx *goproxy.ProxyCtx, st *requestState) (*http.Response, outcome) {
+func (u upstreamFailure) onResponse(resp *http.Response, st *requestState) (*http.Response, outcome) {
 	if resp != nil {
 		return resp, outcome{}
 	}
-	err := ctx.Error
+	err := st.Err
 	if err == nil {
 		err = errors.New("no response")
 	}
-	return nil, forwardFailed(u.log, ctx.Req, st, err)
+	return nil, forwardFailed(u.log, st.Req, st, err)
 }
 
 // forwardFailed logs, at warn, that forwarding r failed with err, and
@@ -259,7 +190,7 @@ func forwardFailed(log zerolog.Logger, r *http.Request, st *requestState, err er
 // ([requestState]).
 type finish struct{}
 
-func (finish) onResponse(resp *http.Response, _ *goproxy.ProxyCtx, st *requestState) (*http.Response, outcome) {
+func (finish) onResponse(resp *http.Response, st *requestState) (*http.Response, outcome) {
 	if resp != nil && resp.ContentLength < 0 && resp.Body != nil && resp.Body != http.NoBody {
 		// goproxy flushes after every write only when the response header
 		// says chunked; Go's client moves that into resp.TransferEncoding,
@@ -284,17 +215,17 @@ func (finish) onResponse(resp *http.Response, _ *goproxy.ProxyCtx, st *requestSt
 // ([requestState]).
 type inflight struct{ m *metrics.Metrics }
 
-func (f inflight) onRequest(*http.Request, *goproxy.ProxyCtx, *requestState) outcome {
+func (f inflight) onRequest(*http.Request, *requestState) outcome {
 	f.m.RequestStarted()
 	return outcome{}
 }
 
-func (f inflight) onResponse(resp *http.Response, ctx *goproxy.ProxyCtx, st *requestState) (*http.Response, outcome) {
+func (f inflight) onResponse(resp *http.Response, st *requestState) (*http.Response, outcome) {
 	f.m.RequestDone()
 	if st.Decided {
 		f.m.Decision(st.Decision)
 	}
-	if ctx.Error != nil {
+	if st.Err != nil {
 		f.m.UpstreamError()
 	}
 	return resp, outcome{}

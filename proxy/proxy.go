@@ -21,7 +21,6 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/elazarl/goproxy"
 	"github.com/rs/zerolog"
 
 	"github.com/robotsgate/robotsgate/enforce"
@@ -81,7 +80,7 @@ type Deps struct {
 // (and ServeAdmin), stop it with Shutdown.
 type Server struct {
 	cfg   config.Config
-	proxy *goproxy.ProxyHttpServer
+	proxy *goproxyServer
 	enf   *enforce.Enforcer
 	audit *audit.Auditor
 	log   zerolog.Logger
@@ -199,30 +198,6 @@ func New(cfg config.Config, deps Deps) (*Server, error) {
 	}
 	s.logHTTPS() // once every setting is accepted: a refused start is one line (connect.go)
 	return s, nil
-}
-
-// newGoproxy returns the goproxy server of s: quiet, forwarding with
-// s.tr, dialing CONNECT targets directly unless an upstream proxy is
-// configured, and passing Accept-Encoding through untouched.
-func (s *Server) newGoproxy() *goproxy.ProxyHttpServer {
-	p := goproxy.NewProxyHttpServer()
-	p.Verbose = false
-	p.Logger = goproxyLogger{log: s.log}
-	p.Tr = s.tr
-	// NewProxyHttpServer reads HTTPS_PROXY into ConnectDial: a sidecar
-	// whose environment points at itself would loop. Dial directly unless
-	// an upstream proxy is configured on purpose.
-	p.ConnectDial = nil
-	if s.cfg.UpstreamProxy != nil {
-		p.ConnectDial = p.NewConnectDialToProxy(s.cfg.UpstreamProxy.String())
-	}
-	// Pass the client's Accept-Encoding through untouched, and keep the
-	// transport from adding gzip and decoding on its own: bytes reach the
-	// client as the origin sent them.
-	p.KeepAcceptEncoding = true
-	s.tr.DisableCompression = true
-	p.NonproxyHandler = s.mux
-	return p
 }
 
 // Serve accepts proxy connections on ln until Shutdown. It returns nil

@@ -4,8 +4,6 @@ import (
 	"context"
 	"net/http"
 
-	"github.com/elazarl/goproxy"
-
 	"github.com/robotsgate/robotsgate/enforce"
 	"github.com/robotsgate/robotsgate/proxy/answer"
 )
@@ -27,7 +25,7 @@ import (
 // Live; writes the verdict (Answered through settle) ([requestState]).
 type readmit struct{}
 
-func (readmit) onRequest(r *http.Request, _ *goproxy.ProxyCtx, st *requestState) outcome {
+func (readmit) onRequest(r *http.Request, st *requestState) outcome {
 	sess := st.Session
 	if sess == nil || sess.Redirected != nil || st.Live == nil {
 		return outcome{}

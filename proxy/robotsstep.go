@@ -6,7 +6,6 @@ import (
 
 	"net/url"
 
-	"github.com/elazarl/goproxy"
 	"github.com/rs/zerolog"
 
 	"github.com/robotsgate/robotsgate/enforce"
@@ -59,7 +58,7 @@ func (rs *robotsStep) decide(u *url.URL, agent string, o enforce.DecideOptions,
 	return siteDecision(rs.sites, u, agent, o, decide)
 }
 
-func (rs robotsStep) onRequest(r *http.Request, _ *goproxy.ProxyCtx, st *requestState) outcome {
+func (rs robotsStep) onRequest(r *http.Request, st *requestState) outcome {
 	agent := rs.agents.agentFor(r, st)
 	if rs.agents.header != "" {
 		r.Header.Del(rs.agents.header)

@@ -7,8 +7,6 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/elazarl/goproxy"
-
 	"github.com/robotsgate/robotsgate/enforce"
 	"github.com/robotsgate/robotsgate/internal/config"
 	"github.com/robotsgate/robotsgate/proxy/answer"
@@ -282,10 +280,10 @@ func newRobotTagStep(cfg config.RobotTagsConfig, mode config.Mode) robotTagStep 
 	return robotTagStep{cfg: cfg}
 }
 
-func (t robotTagStep) onResponse(resp *http.Response, ctx *goproxy.ProxyCtx, st *requestState) (*http.Response, outcome) {
+func (t robotTagStep) onResponse(resp *http.Response, st *requestState) (*http.Response, outcome) {
 	if t.cfg.Mode == config.RobotTagsOff {
 		return resp, outcome{}
 	}
-	_, o := robotTagOutcome(ctx.Req, resp, st.Agent, t.cfg)
+	_, o := robotTagOutcome(st.Req, resp, st.Agent, t.cfg)
 	return resp, o
 }

@@ -3,8 +3,6 @@ package proxy
 import (
 	"net"
 	"net/http"
-
-	"github.com/elazarl/goproxy"
 )
 
 // Response writes inside an MITM session. goproxy's MITM loop writes a
@@ -27,8 +25,8 @@ import (
 // State: reads the via (Session); writes nothing ([requestState]).
 type holdHead struct{}
 
-func (holdHead) onResponse(resp *http.Response, ctx *goproxy.ProxyCtx, st *requestState) (*http.Response, outcome) {
-	if st.Session == nil || st.Session.Conn == nil || !bodyFollows(ctx.Req, resp) {
+func (holdHead) onResponse(resp *http.Response, st *requestState) (*http.Response, outcome) {
+	if st.Session == nil || st.Session.Conn == nil || !bodyFollows(st.Req, resp) {
 		return resp, outcome{}
 	}
 	if c := st.Session.Conn.conn.Load(); c != nil {

@@ -9,8 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/elazarl/goproxy"
-
 	"github.com/robotsgate/robotsgate/internal/config"
 	"github.com/robotsgate/robotsgate/proxy/access"
 	"github.com/robotsgate/robotsgate/proxy/answer"
@@ -27,7 +25,7 @@ import (
 // (SignedKeyID) ([requestState]).
 type signStep struct{ s *Server }
 
-func (p signStep) onRequest(r *http.Request, _ *goproxy.ProxyCtx, st *requestState) outcome {
+func (p signStep) onRequest(r *http.Request, st *requestState) outcome {
 	sg := p.s.settings(st).signers
 	if sg == nil {
 		return outcome{}

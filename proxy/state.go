@@ -2,9 +2,6 @@ package proxy
 
 import (
 	"net/http"
-	"time"
-
-	"github.com/elazarl/goproxy"
 
 	"github.com/robotsgate/robotsgate/enforce"
 	"github.com/robotsgate/robotsgate/enforce/politeness"
@@ -13,7 +10,7 @@ import (
 )
 
 // The state of a request, carried from its request steps to its
-// response steps in goproxy's ctx.UserData ([stateOf]), and the
+// response steps (in goproxy's ctx.UserData: [stateOf], engine.go), and the
 // [session] a CONNECT shares with the requests of its MITM session.
 
 // requestState is one request's state, carried from request hooks to
@@ -27,7 +24,14 @@ type requestState struct {
 	// (The fields are in an order that leaves little padding: the state
 	// is made for every request, and 1 016 bytes or less take the
 	// allocator's 1 024-byte class; TestRequestStateSize checks it.)
-	Start time.Time // when robotsgate received the request
+	// Req is the request as the steps see it: a request step that
+	// replaces it (another context) sets Req to the new one, which the
+	// hook adapter hands to goproxy (engine.go); the response steps see
+	// the request goproxy forwarded.
+	Req *http.Request
+	// Err is the forwarding error goproxy reported, for the response
+	// steps; nil when the origin answered, or before forwarding.
+	Err error
 	caller
 	verdict
 	via
@@ -150,7 +154,7 @@ func newSession(st *requestState, target string, ci *connInfo) *session {
 // connection has that connection in its context (transparent.go), a
 // request inside a session the session's.
 func newRequestState(r *http.Request, sess *session, l *live) *requestState {
-	st := &requestState{Start: time.Now(), via: via{Session: sess}, Live: l}
+	st := &requestState{Req: r, via: via{Session: sess}, Live: l}
 	if r != nil {
 		st.Client, st.Grant = r.RemoteAddr, access.GrantFrom(r.Context())
 		st.Redirected, _ = r.Context().Value(redirectedKey{}).(*redirected)
@@ -168,16 +172,4 @@ func (st *requestState) identity() access.Identity {
 		return access.Identity{}
 	}
 	return *st.Identity
-}
-
-// stateOf returns ctx's request state, creating it if [Server.enter] did
-// not run (a CONNECT).
-func stateOf(ctx *goproxy.ProxyCtx) *requestState {
-	if st, ok := ctx.UserData.(*requestState); ok {
-		return st
-	}
-	sess, _ := ctx.UserData.(*session)
-	st := newRequestState(ctx.Req, sess, nil)
-	ctx.UserData = st
-	return st
 }

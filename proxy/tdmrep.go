@@ -6,8 +6,6 @@ import (
 	"net/url"
 	"strings"
 
-	"github.com/elazarl/goproxy"
-
 	"github.com/robotsgate/robotsgate/enforce"
 	"github.com/robotsgate/robotsgate/internal/config"
 	"github.com/robotsgate/robotsgate/proxy/answer"
@@ -67,7 +65,7 @@ func (t tdmStep) binds(st *requestState) bool {
 	return t.on && st.Purposes&t.purposes != 0
 }
 
-func (t tdmStep) onRequest(r *http.Request, _ *goproxy.ProxyCtx, st *requestState) outcome {
+func (t tdmStep) onRequest(r *http.Request, st *requestState) outcome {
 	if !t.binds(st) || !st.Decided || st.Answered || (r.URL.Scheme != "http" && r.URL.Scheme != "https") {
 		return outcome{}
 	}
@@ -124,7 +122,7 @@ func (t tdmStep) verdict(st *requestState, d enforce.Decision, h http.Header) ou
 	return o
 }
 
-func (t tdmStep) onResponse(resp *http.Response, ctx *goproxy.ProxyCtx, st *requestState) (*http.Response, outcome) {
+func (t tdmStep) onResponse(resp *http.Response, st *requestState) (*http.Response, outcome) {
 	resp.Header.Del(HeaderTDM) // also with tdmrep.mode off: never the origin's
 	if !t.binds(st) || !st.Decided || resp.StatusCode/100 != 2 {
 		return resp, outcome{}

@@ -15,8 +15,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/elazarl/goproxy"
-
 	"github.com/robotsgate/robotsgate/enforce"
 	"github.com/robotsgate/robotsgate/proxy/answer"
 	"github.com/robotsgate/robotsgate/proxy/selfaddr"
@@ -232,7 +230,7 @@ func writeResponse(w http.ResponseWriter, resp *http.Response) {
 // not resolve to its address, or is not that address); otherwise the
 // request is pinned to the original destination, whatever the name
 // resolves to when it is dialled.
-func checkRedirected(self *selfaddr.Set, r *http.Request, ctx *goproxy.ProxyCtx, rd *redirected, host string, port uint16, portOK bool) outcome {
+func checkRedirected(self *selfaddr.Set, r *http.Request, st *requestState, rd *redirected, host string, port uint16, portOK bool) outcome {
 	if rd.refusal != nil {
 		o := *rd.refusal
 		d := *o.d // rd.refusal is the connection's: its decision is not changed
@@ -253,7 +251,7 @@ func checkRedirected(self *selfaddr.Set, r *http.Request, ctx *goproxy.ProxyCtx,
 		}
 		rd.vhost, rd.vport, rd.pin = host, port, selfaddr.PinTo(host, port, rd.dst.Addr())
 	}
-	ctx.Req = r.WithContext(withPin(r.Context(), rd.pin)) // its policy files are the destination's (pins.go)
+	st.Req = r.WithContext(withPin(r.Context(), rd.pin)) // its policy files are the destination's (pins.go)
 	return outcome{}
 }
 

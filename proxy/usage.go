@@ -6,8 +6,6 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/elazarl/goproxy"
-
 	"github.com/robotsgate/robotsgate/enforce"
 	"github.com/robotsgate/robotsgate/internal/config"
 	"github.com/robotsgate/robotsgate/proxy/answer"
@@ -49,7 +47,7 @@ const maxUsageRule = 256
 // ([requestState]).
 type usageStep struct{ enforce bool }
 
-func (u usageStep) onResponse(resp *http.Response, ctx *goproxy.ProxyCtx, st *requestState) (*http.Response, outcome) {
+func (u usageStep) onResponse(resp *http.Response, st *requestState) (*http.Response, outcome) {
 	resp.Header.Del(HeaderUsage)
 	var fromRobots enforce.Usage
 	var siteUse aipref.Use
@@ -67,7 +65,7 @@ func (u usageStep) onResponse(resp *http.Response, ctx *goproxy.ProxyCtx, st *re
 	if blocked == 0 && !useBlocked {
 		return resp, outcome{}
 	}
-	d := responseUsageDecision(ctx.Req, st, &fromResp, blocked)
+	d := responseUsageDecision(st.Req, st, &fromResp, blocked)
 	if useBlocked {
 		responseUseRefusal(&d, st.ContentUse, respUse, blocked == 0)
 	}

@@ -6,8 +6,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/elazarl/goproxy"
-
 	"github.com/robotsgate/robotsgate/enforce"
 	"github.com/robotsgate/robotsgate/internal/config"
 	"github.com/robotsgate/robotsgate/proxy/answer"
@@ -79,7 +77,7 @@ func (w wholeStep) enforcing(st *requestState) bool {
 	return w.scansBodies && (w.tags || w.usage && st.Purposes != 0 || st.Purposes&w.tdm != 0)
 }
 
-func (w wholeStep) onRequest(r *http.Request, _ *goproxy.ProxyCtx, st *requestState) outcome {
+func (w wholeStep) onRequest(r *http.Request, st *requestState) outcome {
 	if !w.enforcing(st) {
 		return outcome{}
 	}
@@ -93,7 +91,7 @@ func (w wholeStep) onRequest(r *http.Request, _ *goproxy.ProxyCtx, st *requestSt
 	return outcome{}
 }
 
-func (w wholeStep) onResponse(resp *http.Response, ctx *goproxy.ProxyCtx, st *requestState) (*http.Response, outcome) {
+func (w wholeStep) onResponse(resp *http.Response, st *requestState) (*http.Response, outcome) {
 	if !tagsApply(resp.StatusCode) {
 		return resp, outcome{}
 	}
@@ -124,7 +122,7 @@ func (w wholeStep) onResponse(resp *http.Response, ctx *goproxy.ProxyCtx, st *re
 	if resp.Body != nil {
 		resp.Body.Close()
 	}
-	return resp, refuse(unscannableDecision(ctx.Req, st, why))
+	return resp, refuse(unscannableDecision(st.Req, st, why))
 }
 
 // bodyScan is the robot-tag scan the round trip made of resp's body
