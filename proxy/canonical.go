@@ -11,7 +11,7 @@ import (
 	"github.com/robotsgate/robotsgate/proxy/selfaddr"
 )
 
-// canonicalDest is the first deciding step: it rewrites the destination
+// canonicalStep is the first deciding step: it rewrites the destination
 // of a request (its URL's host and port, and its Host header) to the one
 // spelling enforce keys every per-origin state on ([enforce.Authority]),
 // so that what robotsgate decides, paces and pauses is exactly what the
@@ -24,9 +24,9 @@ import (
 //
 // State: reads the caller (Agent, for its refusal); writes nothing
 // ([requestState]).
-type canonicalDest struct{}
+type canonicalStep struct{}
 
-func (canonicalDest) onRequest(r *http.Request, st *requestState) outcome {
+func (canonicalStep) onRequest(r *http.Request, st *requestState) outcome {
 	if r.URL.Scheme != "http" && r.URL.Scheme != "https" {
 		return outcome{}
 	}

@@ -133,7 +133,7 @@ func (s *Server) handleConnect(host string, ctx *goproxy.ProxyCtx) (*goproxy.Con
 	origin, _ := enforce.Origin(u)
 
 	// the admin API is not reachable through the proxy (proxy/selfaddr)
-	dst := destination{self: &s.self}
+	dst := destinationStep{self: &s.self}
 	if st.Redirected == nil { // a redirected one is pinned to its original destination (transparent.go)
 		dst.pins = s.pins
 	}

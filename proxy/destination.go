@@ -16,7 +16,7 @@ import (
 // itself is refused (403 self-request). The dialer's own check of the
 // addresses it connects to is [Server.installTransports].
 
-// destination is the step that refuses, whatever the mode:
+// destinationStep is the step that refuses, whatever the mode:
 //   - with 421 Misdirected Request, a request inside an MITM session whose
 //     host:port is not the one its CONNECT named (goproxy builds the URL
 //     from the inner Host header, which would bypass https.allowed_ports
@@ -32,7 +32,7 @@ import (
 //
 // State: reads the via (Session, Redirected) and Live; writes nothing
 // ([requestState]).
-type destination struct {
+type destinationStep struct {
 	self *selfaddr.Set
 	pins *addrPins // nil with an upstream proxy, which resolves names itself
 }
@@ -45,7 +45,7 @@ func egressOf(st *requestState) *egress.Policy {
 	return st.Live.egress
 }
 
-func (dst destination) onRequest(r *http.Request, st *requestState) outcome {
+func (dst destinationStep) onRequest(r *http.Request, st *requestState) outcome {
 	host, port, portOK := selfaddr.DestHostPort(r.URL.Host, r.URL.Scheme)
 	if sess := st.Session; sess != nil {
 		hh, hp, hok := host, port, true
@@ -99,7 +99,7 @@ func (dst destination) onRequest(r *http.Request, st *requestState) outcome {
 // pin returns the pin of a request r to host:port (pins.go), or, with an
 // upstream proxy, the addresses checked when the port is one robotsgate
 // listens on; self reports that the destination is robotsgate itself.
-func (dst destination) pin(r *http.Request, host string, port uint16) (*selfaddr.Pin, bool) {
+func (dst destinationStep) pin(r *http.Request, host string, port uint16) (*selfaddr.Pin, bool) {
 	if dst.pins == nil {
 		return dst.self.Check(r.Context(), host, port)
 	}

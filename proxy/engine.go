@@ -17,7 +17,7 @@ import (
 //   - Request hooks run in registration order and the first non-nil
 //     response ends them; response hooks also run for robotsgate's own
 //     answers, and get resp == nil with ctx.Error set when forwarding
-//     failed (otherwise goproxy answers 500 itself: upstreamFailure
+//     failed (otherwise goproxy answers 500 itself: upstreamFailureStep
 //     answers first).
 //   - ctx.UserData lives from the first request hook to the last
 //     response hook; inside an MITM session each request's ctx starts
@@ -26,7 +26,7 @@ import (
 //     a response body set in the round trip is forwarded as is, one
 //     replaced in a response hook loses Content-Length and is chunked.
 //   - The MITM loop writes a response's head and body in two writes (the
-//     head through a flushing writer: holdHead, sessionwrite.go) and
+//     head through a flushing writer: holdHeadStep, sessionwrite.go) and
 //     chunks a body of unknown length; it sets no deadline on a
 //     connection after hijacking it (the session's limits are robotsgate's).
 //   - NewProxyHttpServer reads HTTPS_PROXY into ConnectDial and sets
@@ -78,7 +78,7 @@ func (s *Server) requestHook(r *http.Request, ctx *goproxy.ProxyCtx) (*http.Requ
 		}
 	}
 	ctx.Req = st.Req
-	ctx.RoundTripper = s.fwd.tripperFor(ctx.RoundTripper) // (forwardTrippers, forward.go)
+	ctx.RoundTripper = s.fwd.tripperFor(ctx.RoundTripper) // (forwardStep, forward.go)
 	return st.Req, nil
 }
 
@@ -132,7 +132,7 @@ func (s *Server) enter(r *http.Request, ctx *goproxy.ProxyCtx) (*http.Request, *
 // tripperFor is the round tripper that forwards a request whose round
 // tripper was next: the MITM session's ([mitmTripper]), or nil for
 // goproxy's transport.
-func (f *forwardTrippers) tripperFor(next goproxy.RoundTripper) goproxy.RoundTripper {
+func (f *forwardStep) tripperFor(next goproxy.RoundTripper) goproxy.RoundTripper {
 	switch next.(type) {
 	case nil:
 		return &f.plain
@@ -142,7 +142,7 @@ func (f *forwardTrippers) tripperFor(next goproxy.RoundTripper) goproxy.RoundTri
 	return &forwardTripper{s: f.s, next: next}
 }
 
-// forwardTripper is the round tripper [forwardTrippers] installs: next (or, when
+// forwardTripper is the round tripper [forwardStep] installs: next (or, when
 // next is nil, goproxy's transport) followed by the robot-tag scan and
 // the body wrapping.
 type forwardTripper struct {

@@ -1,7 +1,6 @@
 package proxy
 
 import (
-	"context"
 	"io"
 	"net/http"
 	"sync"
@@ -13,9 +12,9 @@ import (
 // through, as [io.Copy]'s.
 const copyBufSize = 32 << 10
 
-// forwardTrippers is the last request step, for requests about to be
+// forwardStep is the last request step, for requests about to be
 // forwarded: onRequest keeps the client's User-Agent as it was sent, and
-// the hook adapter then has [forwardTrippers.tripperFor] (engine.go) wrap
+// the hook adapter then has [forwardStep.tripperFor] (engine.go) wrap
 // the request's round tripper so that, as the response arrives
 // and before goproxy takes hold of its body, robot tags are scanned
 // ([scanRobotTags], when robot_tags is on) and the body is wrapped in a
@@ -30,18 +29,18 @@ const copyBufSize = 32 << 10
 //
 // State: reads and writes nothing; the round tripper it installs writes
 // Body ([requestState]).
-type forwardTrippers struct {
+type forwardStep struct {
 	s           *Server
 	plain, mitm forwardTripper
 }
 
-func (f *forwardTrippers) init(s *Server) {
+func (f *forwardStep) init(s *Server) {
 	f.s = s
 	f.plain = forwardTripper{s: s}
 	f.mitm = forwardTripper{s: s, next: mitmTripper{s: s}}
 }
 
-func (f *forwardTrippers) onRequest(r *http.Request, _ *requestState) outcome {
+func (f *forwardStep) onRequest(r *http.Request, _ *requestState) outcome {
 	// The request leaves with the headers the client sent: Go's transport
 	// adds "User-Agent: Go-http-client/1.1" unless the header is present,
 	// and leaves it out when its value is empty.
@@ -200,67 +199,4 @@ func (b *copyBody) WriteTo(w io.Writer) (int64, error) {
 			return n, rerr
 		}
 	}
-}
-
-// closeDelimited is the placeholder Content-Length header value http10
-// sets on a response of unknown length to an HTTP/1.0 client inside an
-// MITM session. goproxy's MITM loop chunks every response whose length
-// is unknown unless a Content-Length header is present; [http.Response]'s
-// Write never sends that header from the map (it writes the length
-// from ContentLength, here none), and ends the body by closing.
-const closeDelimited = "close-delimited"
-
-// http10 is the last response step: it answers an HTTP/1.0 client inside
-// an MITM session in HTTP/1.0 terms, which goproxy's MITM loop does not
-// (it chunks bodies of unknown length and keeps every connection open).
-// net/http does this itself for plain HTTP requests.
-//
-//   - The body is never chunked: it goes with its Content-Length when the
-//     length is known, and otherwise until the connection closes.
-//   - The connection stays open only when the client asked for keep-alive
-//     and the length is known (the answer then says Connection:
-//     keep-alive); otherwise the answer says Connection: close and the
-//     session ends once it is written (connInfo.endSession).
-//
-// The status line stays HTTP/1.1, as goproxy writes it: RFC 9110 section
-// 2.5 has a server answer with the highest minor version it supports.
-//
-// State: reads the via (Session); writes nothing ([requestState]).
-type http10 struct{}
-
-func (http10) onResponse(resp *http.Response, st *requestState) (*http.Response, outcome) {
-	r := st.Req
-	sess := st.Session
-	if resp == nil || r == nil || r.ProtoAtLeast(1, 1) || sess == nil {
-		return resp, outcome{}
-	}
-	bodyless := r.Method == http.MethodHead || resp.Body == nil || resp.Body == http.NoBody ||
-		(resp.StatusCode >= 100 && resp.StatusCode <= 199) || resp.StatusCode == http.StatusNoContent ||
-		resp.StatusCode == http.StatusNotModified
-	if !bodyless && st.Body != nil && resp.Body != st.Body {
-		// A hook replaced the forwarded response (a robot-tag refusal):
-		// goproxy would chunk a body other than the round trip's, so the
-		// new one travels inside the round trip's.
-		st.Body.ReadCloser, st.Body.scan = resp.Body, nil
-		resp.Body = st.Body
-	}
-	// No chunking for an HTTP/1.0 client: not the origin's (which
-	// http.Response.Write would repeat), nor the header finish sets for
-	// streaming.
-	resp.TransferEncoding = nil
-	resp.Header.Del("Transfer-Encoding")
-	unknown := !bodyless && resp.ContentLength < 0
-	if unknown {
-		resp.Header.Set("Content-Length", closeDelimited)
-	}
-	if !r.Close && !unknown {
-		resp.Close = false
-		resp.Header.Set("Connection", "keep-alive")
-		return resp, outcome{}
-	}
-	resp.Close = true
-	if sess.Conn != nil {
-		context.AfterFunc(r.Context(), sess.Conn.endSession) // once the response is written
-	}
-	return resp, outcome{}
 }

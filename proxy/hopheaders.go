@@ -65,18 +65,18 @@ func isWebSocketUpgrade(h http.Header) bool {
 		httpguts.HeaderValuesContainsToken(h["Upgrade"], "websocket")
 }
 
-// hopStrip is the step that removes hop-by-hop headers, from the request
+// hopHeadersStep is the step that removes hop-by-hop headers, from the request
 // and from the response.
 //
 // State: reads and writes nothing ([requestState]).
-type hopStrip struct{}
+type hopHeadersStep struct{}
 
 // onRequest removes hop-by-hop headers before the request is decided and
 // forwarded. Like [httputil.ReverseProxy] it keeps "TE: trailers" and a
 // WebSocket upgrade (Connection: Upgrade, Upgrade: websocket), which
 // goproxy relays; other upgrades (h2c, ...) are dropped, so the origin answers
 // plain HTTP/1.1.
-func (hopStrip) onRequest(r *http.Request, _ *requestState) outcome {
+func (hopHeadersStep) onRequest(r *http.Request, _ *requestState) outcome {
 	h := r.Header
 	ws := isWebSocketUpgrade(h)
 	var upgrade string
@@ -101,7 +101,7 @@ func (hopStrip) onRequest(r *http.Request, _ *requestState) outcome {
 // client; a 101 WebSocket handshake keeps Connection and Upgrade, which
 // goproxy needs to relay it. Transfer-Encoding is set again later (finish)
 // when the body is streamed.
-func (hopStrip) onResponse(resp *http.Response, _ *requestState) (*http.Response, outcome) {
+func (hopHeadersStep) onResponse(resp *http.Response, _ *requestState) (*http.Response, outcome) {
 	if resp == nil {
 		return nil, outcome{}
 	}

@@ -124,8 +124,8 @@ func BenchmarkRequestHeaderHooks(b *testing.B) {
 				r.Header = base.Header.Clone()
 				st := &requestState{Req: &r} // enter made it
 				if hooks {
-					destination{self: &s.self}.onRequest(&r, st)
-					hopStrip{}.onRequest(&r, st)
+					destinationStep{self: &s.self}.onRequest(&r, st)
+					hopHeadersStep{}.onRequest(&r, st)
 				}
 			}
 		})

@@ -18,7 +18,7 @@ import (
 // pauses after 503/429) around package politeness, and its refusals
 // (429 crawl-delay-wait, 503 origin-paused, 503 shutting-down).
 
-// pacing is the politeness step. It runs after the robots.txt
+// pacingStep is the politeness step. It runs after the robots.txt
 // decision, for requests about to be forwarded: a paused origin is
 // answered with 503 and Retry-After, and a request whose crawl-delay wait
 // would be too long with 429 and Retry-After; both are audited (reasons
@@ -37,7 +37,7 @@ import (
 //
 // State: reads the verdict (Decision, Decided); writes Permit and the
 // verdict (Decision, Answered through settle) ([requestState]).
-type pacing struct {
+type pacingStep struct {
 	polite         *politeness.Politeness
 	metrics        *metrics.Metrics
 	life           *lifetime
@@ -45,7 +45,7 @@ type pacing struct {
 	log            zerolog.Logger
 }
 
-func (pc pacing) onRequest(r *http.Request, st *requestState) outcome {
+func (pc pacingStep) onRequest(r *http.Request, st *requestState) outcome {
 	if !st.Decided || st.Answered || st.Decision.Origin == "" {
 		return outcome{}
 	}
@@ -117,11 +117,11 @@ func politenessRefusal(st *requestState, admitted bool, ref *politeness.Refusal)
 }
 
 // onResponse is the politeness response step: it tells the policy
-// how the origin answered a request that [pacing.onRequest] admitted (503 and 429
+// how the origin answered a request that [pacingStep.onRequest] admitted (503 and 429
 // pause the origin, honouring Retry-After; a 2xx ends a pause). Answers
 // robotsgate made itself, including 502/504 for failed forwarding, are
 // not the origin's and are not observed.
-func (pc pacing) onResponse(resp *http.Response, st *requestState) (*http.Response, outcome) {
+func (pc pacingStep) onResponse(resp *http.Response, st *requestState) (*http.Response, outcome) {
 	if st.Permit == nil {
 		return resp, outcome{}
 	}

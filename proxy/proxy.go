@@ -127,15 +127,15 @@ type Server struct {
 	// [transparent.OriginalDst] (tests inject their own).
 	originalDst func(net.Conn) (netip.AddrPort, error)
 
-	copyBufs sync.Pool       // *[]byte buffers that forwarded bodies are copied through (forward.go)
-	fwd      forwardTrippers // the round trippers forward installs (forward.go)
-	steps    steps           // the steps of every request, around its settings' (pipeline.go)
+	copyBufs sync.Pool   // *[]byte buffers that forwarded bodies are copied through (forward.go)
+	fwd      forwardStep // the round trippers forward installs (forward.go)
+	steps    steps       // the steps of every request, around its settings' (pipeline.go)
 
 	life *lifetime // shutdown contexts and running handlers (lifetime.go)
 
 	board       *status.Board       // the status page's records and counts (statuspage.go)
 	cacheStatus func() status.Cache // Deps.CacheStatus
-	fetchSig    *signing.Holder     // the Signer of robotsgate's own fetches (signstep.go)
+	fetchSig    *signing.Holder     // the Signer of robotsgate's own fetches (sign.go)
 
 	handoff *handoff // policy connections parked for proxied requests; nil when none are (handoff.go)
 }

@@ -8,7 +8,7 @@ import (
 	"github.com/robotsgate/robotsgate/proxy/answer"
 )
 
-// readmit re-applies the access control to each request of an MITM
+// readmitStep re-applies the access control to each request of an MITM
 // session. The requests inside a session carry no credentials of their
 // own: the CONNECT was admitted, and its [access.Grant] stays with the
 // session. When the settings a request enters with (those of the last
@@ -23,9 +23,9 @@ import (
 //
 // State: reads the via (Session, and through it the CONNECT's caller) and
 // Live; writes the verdict (Answered through settle) ([requestState]).
-type readmit struct{}
+type readmitStep struct{}
 
-func (readmit) onRequest(r *http.Request, st *requestState) outcome {
+func (readmitStep) onRequest(r *http.Request, st *requestState) outcome {
 	sess := st.Session
 	if sess == nil || sess.Redirected != nil || st.Live == nil {
 		return outcome{}

@@ -80,7 +80,7 @@ func onResponseVerdict(resp *http.Response, d enforce.Decision, enforcing bool, 
 // st: it writes the audit record, marks the state and returns
 // robotsgate's answer (nil when the request goes on). Decisions on a
 // CONNECT are counted in the metrics here, since a CONNECT does not reach
-// the response step that counts the others ([inflight.onResponse]).
+// the response step that counts the others ([inflightStep.onResponse]).
 // State: reads the caller, the verdict and the via; writes the verdict
 // (Answered, Decision, Decided).
 func (s *Server) settle(r *http.Request, st *requestState, o outcome) *http.Response {
@@ -120,7 +120,7 @@ func (s *Server) settle(r *http.Request, st *requestState, o outcome) *http.Resp
 	e.PurposesOverrideRefused = st.PurposesRefused
 	identify(r, st)
 	e.User, e.Listener = st.identity().User, listenerProxy
-	e.SignedKeyID = s.signedKeyID(st, o) // (signstep.go)
+	e.SignedKeyID = s.signedKeyID(st, o) // (sign.go)
 	if st.Redirected != nil {
 		e.Listener = listenerTransparent
 	}

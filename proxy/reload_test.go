@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/robotsgate/robotsgate/internal/config"
+	"github.com/robotsgate/robotsgate/proxy/admin"
 	"github.com/robotsgate/robotsgate/proxy/answer"
 )
 
@@ -170,11 +171,11 @@ func TestReloadNothingChanged(t *testing.T) {
 		res  ReloadResult
 		want string
 	}{
-		{"changed", ReloadResult{Changed: []string{"agent", "sites"}}, "changed: agent,sites"},
-		{"restart only", ReloadResult{NeedsRestart: []string{"listen"}}, "needs a restart: listen"},
-		{"all", ReloadResult{Changed: []string{"sites"}, NeedsRestart: []string{"listen"}, RemovedDenies: []string{"a.example"}},
+		{"changed", ReloadResult{ReloadResult: admin.ReloadResult{Changed: []string{"agent", "sites"}}}, "changed: agent,sites"},
+		{"restart only", ReloadResult{ReloadResult: admin.ReloadResult{NeedsRestart: []string{"listen"}}}, "needs a restart: listen"},
+		{"all", ReloadResult{ReloadResult: admin.ReloadResult{Changed: []string{"sites"}, NeedsRestart: []string{"listen"}, RemovedDenies: []string{"a.example"}}},
 			"changed: sites; needs a restart: listen; site denies removed: a.example"},
-		{"error", ReloadResult{Error: "broken", Changed: []string{"agent"}}, "broken"},
+		{"error", ReloadResult{ReloadResult: admin.ReloadResult{Error: "broken", Changed: []string{"agent"}}}, "broken"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := reloadDetail(&tc.res); got != tc.want {

@@ -38,7 +38,7 @@ type tagScan struct {
 	Incomplete bool
 }
 
-// tagEvent is what [robotTagStep.onResponse] found and did with a response whose
+// tagEvent is what [robotTagsStep.onResponse] found and did with a response whose
 // robot tags say it must not be kept.
 type tagEvent struct {
 	tagScan
@@ -259,7 +259,7 @@ func tagDecision(req *http.Request, agent string, ev *tagEvent) enforce.Decision
 	return d
 }
 
-// robotTagStep is the robot-tag response step ([robotTagOutcome]): in
+// robotTagsStep is the robot-tag response step ([robotTagOutcome]): in
 // annotate mode it marks forwarded responses that say "do not keep", in
 // enforce mode it refuses them with a 403; both are audited (reason
 // robot-tag; decision reported when forwarded, blocked when refused). As
@@ -268,19 +268,19 @@ func tagDecision(req *http.Request, agent string, ev *tagEvent) enforce.Decision
 //
 // State: reads the caller (Agent) and the verdict (Decision); writes the
 // verdict (Answered through settle) ([requestState]).
-type robotTagStep struct{ cfg config.RobotTagsConfig }
+type robotTagsStep struct{ cfg config.RobotTagsConfig }
 
 // newRobotTagStep is the robot-tag step of cfg in mode (Config.Mode). In
 // report mode robot_tags enforce only annotates, as nothing is refused in
 // report mode.
-func newRobotTagStep(cfg config.RobotTagsConfig, mode config.Mode) robotTagStep {
+func newRobotTagStep(cfg config.RobotTagsConfig, mode config.Mode) robotTagsStep {
 	if mode == config.ModeReport && cfg.Mode == config.RobotTagsEnforce {
 		cfg.Mode = config.RobotTagsAnnotate
 	}
-	return robotTagStep{cfg: cfg}
+	return robotTagsStep{cfg: cfg}
 }
 
-func (t robotTagStep) onResponse(resp *http.Response, st *requestState) (*http.Response, outcome) {
+func (t robotTagsStep) onResponse(resp *http.Response, st *requestState) (*http.Response, outcome) {
 	if t.cfg.Mode == config.RobotTagsOff {
 		return resp, outcome{}
 	}

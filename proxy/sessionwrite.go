@@ -2,7 +2,6 @@ package proxy
 
 import (
 	"net"
-	"net/http"
 )
 
 // Response writes inside an MITM session. goproxy's MITM loop writes a
@@ -17,42 +16,6 @@ import (
 //
 // A held write never waits for the client: reading from the connection,
 // receiving the next request, or closing the connection sends it first.
-
-// holdHead is a response step, before the last: when the response it lets goproxy
-// write inside an MITM session has a body, it has the session's
-// connection hold the head back for the body's first record.
-//
-// State: reads the via (Session); writes nothing ([requestState]).
-type holdHead struct{}
-
-func (holdHead) onResponse(resp *http.Response, st *requestState) (*http.Response, outcome) {
-	if st.Session == nil || st.Session.Conn == nil || !bodyFollows(st.Req, resp) {
-		return resp, outcome{}
-	}
-	if c := st.Session.Conn.conn.Load(); c != nil {
-		c.holdNext()
-	}
-	return resp, outcome{}
-}
-
-// bodyFollows reports whether [http.Response.Write] of resp, the answer
-// to r, writes a body of known, non-zero length after the head. A body of
-// unknown length (chunked, or read to the connection's end) may be a
-// stream whose first bytes come much later, so its head is not held: the
-// client sees the head as soon as the origin sends it. A body that turns
-// out shorter than announced leaves the held head to the session's next
-// read.
-func bodyFollows(r *http.Request, resp *http.Response) bool {
-	switch {
-	case resp == nil || r == nil || resp.Body == nil || resp.Body == http.NoBody || resp.ContentLength <= 0:
-		return false
-	case r.Method == http.MethodHead || (resp.Request != nil && resp.Request.Method == http.MethodHead):
-		return false
-	case resp.StatusCode < 200 || resp.StatusCode == http.StatusNoContent || resp.StatusCode == http.StatusNotModified:
-		return false
-	}
-	return true
-}
 
 // heldWrite is the write a [hijackedConn] holds back: the head of a
 // response, sent with the next write.

@@ -37,7 +37,7 @@ type requestState struct {
 	via
 
 	// Permit is the politeness admission of a forwarded request (nil when
-	// [pacing.onRequest] did not admit it); it is released when the
+	// [pacingStep.onRequest] did not admit it); it is released when the
 	// request ends.
 	Permit *politeness.Permit
 
@@ -76,7 +76,7 @@ type caller struct {
 	// most requests have none. It is never changed once set.
 	Identity *access.Identity
 	// Grant is what the access control admitted the request with; a
-	// CONNECT's stays with its MITM session ([readmit.onRequest]).
+	// CONNECT's stays with its MITM session ([readmitStep.onRequest]).
 	Grant access.Grant
 	// PurposesOverride is the purposes of an honoured purposes header
 	// (PurposesOverridden), inherited inside an MITM session (declare).
@@ -131,7 +131,7 @@ type session struct {
 	caller
 	// Target is the CONNECT's canonical "host:port" (lower-case host);
 	// requests inside the session must name the same
-	// ([destination.onRequest]).
+	// ([destinationStep.onRequest]).
 	Target string
 	// Redirected is the redirected TLS connection the CONNECT was made
 	// up for (transparent.go), nil for a CONNECT on the proxy listener.

@@ -15,7 +15,7 @@ import (
 )
 
 // The W3C TDM Reservation Protocol in the proxy. For a request whose
-// declared purposes meet tdmrep.purposes, tdmStep decides before the
+// declared purposes meet tdmrep.purposes, tdmrepStep decides before the
 // request leaves by the origin's /.well-known/tdmrep.json
 // (enforce.Enforcer.TDMRep), and after the response by its tdm-reservation
 // / tdm-policy header fields and <meta name="tdm-reservation|tdm-policy">
@@ -39,11 +39,11 @@ const (
 	metaTDMPolicy      = "tdm-policy"
 )
 
-// tdmStep is the TDMRep step, on both sides of the pipeline.
+// tdmrepStep is the TDMRep step, on both sides of the pipeline.
 //
 // State: reads the verdict (Purposes, Decision, Decided); writes the
 // verdict (Decision, Answered through settle) ([requestState]).
-type tdmStep struct {
+type tdmrepStep struct {
 	enf      *enforce.Enforcer
 	on       bool       // tdmrep.mode is not off
 	enforce  bool       // tdmrep.mode enforce: reserved URLs are refusals
@@ -53,19 +53,19 @@ type tdmStep struct {
 }
 
 // newTDMStep is the TDMRep step of cfg.
-func newTDMStep(cfg *config.Config, enf *enforce.Enforcer) tdmStep {
-	return tdmStep{
+func newTDMStep(cfg *config.Config, enf *enforce.Enforcer) tdmrepStep {
+	return tdmrepStep{
 		enf: enf, on: cfg.TDMRep.Mode != config.TDMRepOff, enforce: cfg.TDMRep.Mode == config.TDMRepEnforce,
 		report: cfg.Mode == config.ModeReport, deny: cfg.Usage.Unknown == "deny", purposes: cfg.TDMRep.Purposes,
 	}
 }
 
 // binds reports whether TDMRep applies to the request of st.
-func (t tdmStep) binds(st *requestState) bool {
+func (t tdmrepStep) binds(st *requestState) bool {
 	return t.on && st.Purposes&t.purposes != 0
 }
 
-func (t tdmStep) onRequest(r *http.Request, st *requestState) outcome {
+func (t tdmrepStep) onRequest(r *http.Request, st *requestState) outcome {
 	if !t.binds(st) || !st.Decided || st.Answered || (r.URL.Scheme != "http" && r.URL.Scheme != "https") {
 		return outcome{}
 	}
@@ -89,7 +89,7 @@ func (t tdmStep) onRequest(r *http.Request, st *requestState) outcome {
 // purposes, the TDMRep verdict of tdmrep.json, as /v1/decision shows it:
 // a URL tdmrep.json reserves is refused (tdm-reserved) when tdmrep.mode
 // is enforce, else only described.
-func (t tdmStep) decide(ctx context.Context, u *url.URL, purposes aipref.Set, d enforce.Decision) enforce.Decision {
+func (t tdmrepStep) decide(ctx context.Context, u *url.URL, purposes aipref.Set, d enforce.Decision) enforce.Decision {
 	if !t.on || purposes&t.purposes == 0 || !d.Allowed {
 		return d
 	}
@@ -107,7 +107,7 @@ func (t tdmStep) decide(ctx context.Context, u *url.URL, purposes aipref.Set, d 
 
 // verdict is the outcome of d, a TDMRep refusal of the request of st
 // before it leaves: a 403 in enforce mode, else audited as reported.
-func (t tdmStep) verdict(st *requestState, d enforce.Decision, h http.Header) outcome {
+func (t tdmrepStep) verdict(st *requestState, d enforce.Decision, h http.Header) outcome {
 	if !t.enforce {
 		return note(audit.DecisionReported, d)
 	}
@@ -122,7 +122,7 @@ func (t tdmStep) verdict(st *requestState, d enforce.Decision, h http.Header) ou
 	return o
 }
 
-func (t tdmStep) onResponse(resp *http.Response, st *requestState) (*http.Response, outcome) {
+func (t tdmrepStep) onResponse(resp *http.Response, st *requestState) (*http.Response, outcome) {
 	resp.Header.Del(HeaderTDM) // also with tdmrep.mode off: never the origin's
 	if !t.binds(st) || !st.Decided || resp.StatusCode/100 != 2 {
 		return resp, outcome{}

@@ -66,14 +66,17 @@ func (s *Server) adminRoutes() {
 	}
 	s.admin = admin.New(admin.Config{
 		Cache: adminCache{s}, // per address (pins.go)
-		DecisionAnswer: func(ctx context.Context, u *url.URL, agent string, purposes aipref.Set, use aipref.Use) any {
-			return answer.NewDecisionJSON(s.decideQuiet(s.pinnedContext(ctx, u), u, agent, purposes, use)) // (robotsstep.go, pins.go)
+		DecisionAnswer: func(ctx context.Context, u *url.URL, agent string, purposes aipref.Set, use aipref.Use) answer.DecisionJSON {
+			return answer.NewDecisionJSON(s.decideQuiet(s.pinnedContext(ctx, u), u, agent, purposes, use)) // (robots.go, pins.go)
 		},
 		Defaults: func() (string, aipref.Set, aipref.Use) {
 			cfg := &s.live.Load().cfg
 			return cfg.Agent, cfg.Purposes, cfg.ContentUse
 		},
-		Reload:    func() (any, error) { return s.Reload("POST /v1/reload") },
+		Reload: func() (admin.ReloadResult, error) {
+			res, err := s.Reload("POST /v1/reload")
+			return res.ReloadResult, err
+		},
 		Metrics:   s.metrics.Handler(),
 		Token:     s.cfg.AdminToken,
 		Hosts:     hosts, // besides localhost and the connection's address (proxy/admin/guard.go)

@@ -281,7 +281,7 @@ func (vp *verdictPrinter) print(ds []enforce.Decision) error {
 			vp.origins[d.Origin] = true
 		}
 		if vp.fl.asJSON {
-			_ = vp.enc.Encode(answer.DecisionAnswer(*d))
+			_ = vp.enc.Encode(answer.NewDecisionJSON(*d))
 		} else {
 			vp.w.WriteString(fetchLine(d))
 		}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/robotsgate/robotsgate/enforce"
 	"github.com/robotsgate/robotsgate/internal/safetext"
+	"github.com/robotsgate/robotsgate/proxy/answer"
 	"github.com/robotsgate/robotsgate/proxy/status"
 	"github.com/robotsgate/robotsgate/robots"
 	"github.com/robotsgate/robotsgate/robots/aipref"
@@ -39,7 +40,7 @@ type Config struct {
 	// purposes are the declared purposes: the configured ones, or the
 	// query's purpose parameter; use the declared content use: the
 	// configured one, or the query's content_use parameter.
-	DecisionAnswer func(ctx context.Context, u *url.URL, agent string, purposes aipref.Set, use aipref.Use) any
+	DecisionAnswer func(ctx context.Context, u *url.URL, agent string, purposes aipref.Set, use aipref.Use) answer.DecisionJSON
 	Metrics        http.Handler // served at /metrics; nil: 404
 	// Token is the bearer token of the admin API ("" = none). DELETE
 	// (purge) always requires it: without a token it is refused with 403.
@@ -54,10 +55,10 @@ type Config struct {
 	// parameter. nil: none.
 	Defaults func() (agent string, purposes aipref.Set, use aipref.Use)
 	// Reload reloads the configuration for POST /v1/reload (always with
-	// the token: 403 when none is configured): result is the JSON answer,
-	// err non-nil when the new configuration was refused (answered 422
-	// with result). nil: 404.
-	Reload func() (result any, err error)
+	// the token: 403 when none is configured): result is the answer, err
+	// non-nil when the new configuration was refused (answered 422 with
+	// result). nil: 404.
+	Reload func() (result ReloadResult, err error)
 	// Ready reports whether robotsgate is ready to serve (listening, audit
 	// log writable); nil means always ready.
 	Ready func() error
@@ -338,6 +339,23 @@ func (a *Admin) reload(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, res)
+}
+
+// ReloadResult is what a reload did: the answer of POST /v1/reload.
+type ReloadResult struct {
+	// Result is "ok" (the new settings are in force for new requests) or
+	// "invalid" (the running settings are kept; Error says why).
+	Result string `json:"result"`
+	Error  string `json:"error,omitempty"`
+	// Changed are the keys whose new values are in force; NeedsRestart
+	// those whose change was not applied: they take effect at the next
+	// start (config.RestartOnly).
+	Changed      []string `json:"changed"`
+	NeedsRestart []string `json:"needs_restart,omitempty"`
+	// RemovedDenies are the patterns of the sites: denies in force before
+	// the reload and not after it.
+	RemovedDenies []string `json:"removed_denies,omitempty"`
+	Source        string   `json:"source"` // what asked for it: "SIGHUP" or "POST /v1/reload"
 }
 
 // EntryJSON is the answer of GET /v1/robots: an origin's cached

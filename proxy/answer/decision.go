@@ -146,15 +146,12 @@ type RobotsJSON struct {
 	StaleReason string `json:"stale_reason,omitempty"`
 }
 
-// NewDecisionJSON converts d.
+// NewDecisionJSON converts d: d as GET /v1/decision answers it (and
+// "robotsgate check -fetch -json" prints it).
 func NewDecisionJSON(d enforce.Decision) DecisionJSON {
 	return DecisionJSON{Allowed: d.Allowed, decisionFields: newDecisionFields(d),
 		CrawlDelayS: d.CrawlDelay.Seconds(), RetryAfterS: d.RetryAfter.Seconds()}
 }
-
-// DecisionAnswer is d as GET /v1/decision answers it (a value to encode
-// as JSON), for "robotsgate check -fetch -json".
-func DecisionAnswer(d enforce.Decision) any { return NewDecisionJSON(d) }
 
 // newRobotsJSON describes the robots.txt copy d used; nil when d did not
 // consult robots.txt. 403 bodies ([newRefusalBody]) carry it too.

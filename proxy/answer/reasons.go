@@ -62,7 +62,7 @@ const (
 	ReasonNoSNI               enforce.Reason = "no-sni"               // a ClientHello without a server name: closed, never spliced
 )
 
-// Reasons of the operator's per-site exceptions (the sites: setting, robotsstep.go).
+// Reasons of the operator's per-site exceptions (the sites: setting, robots.go).
 const (
 	// ReasonSiteDenied: a deny exception covers the site; nothing was
 	// fetched from it, not even robots.txt.
