@@ -241,7 +241,7 @@ type goproxyWarning struct {
 	client        bool
 }
 
-// goproxyWarnings are the warning formats of goproxy that goproxyLogger
+// goproxyWarnings are the warning formats of goproxy that [goproxyLogger]
 // rewords: the one list of them (TestGoproxyWarningsExist checks each
 // against the pinned goproxy module's source).
 func goproxyWarnings() [10]goproxyWarning {
@@ -269,7 +269,7 @@ func goproxyWarningOf(format string) (goproxyWarning, bool) {
 	return goproxyWarning{}, false
 }
 
-// Printf implements goproxy.Logger.
+// Printf implements [goproxy.Logger].
 func (l goproxyLogger) Printf(format string, v ...any) {
 	if w, ok := goproxyWarningOf(strings.TrimSuffix(strings.TrimPrefix(format, "[%03d] WARN: "), "\n")); ok &&
 		strings.HasPrefix(format, "[%03d] WARN: ") && len(v) > 1 {

@@ -14,7 +14,7 @@ import (
 // hopHeaders are the hop-by-hop headers, as canonical keys (RFC 9110 section 7.6.1, and
 // RFC 2616 section 13.5.1 for compatibility) that a proxy must not
 // forward, as net/http/httputil.ReverseProxy removes them. goproxy's
-// RemoveProxyHeaders removes only Connection and the Proxy-* ones.
+// own removal of proxy headers drops only Connection and the Proxy-* ones.
 var hopHeaders = []string{
 	"Connection",
 	"Proxy-Connection", // non-standard, sent by libcurl

@@ -349,7 +349,7 @@ type ReloadResult struct {
 	Error  string `json:"error,omitempty"`
 	// Changed are the keys whose new values are in force; NeedsRestart
 	// those whose change was not applied: they take effect at the next
-	// start (config.RestartOnly).
+	// start (the restart-only settings).
 	Changed      []string `json:"changed"`
 	NeedsRestart []string `json:"needs_restart,omitempty"`
 	// RemovedDenies are the patterns of the sites: denies in force before

@@ -34,7 +34,7 @@ const (
 // Event is the audit record of the decision d on the request from
 // client with method: auditAs is [audit.DecisionAllowed], DecisionBlocked
 // or DecisionReported, status what the client got or the origin answered
-// (0 when neither applies). Mode is filled in by [Server.record].
+// (0 when neither applies). Mode is filled in when the record is written.
 func Event(client, method string, d enforce.Decision, auditAs string, status int) audit.Event {
 	e := audit.Event{
 		Client:           client,
