@@ -88,7 +88,7 @@ func TestDecidePerAddress(t *testing.T) {
 			t.Errorf("fetch %d: %q, want %q", i, f.calls[i], want[i])
 		}
 	}
-	if en, ok := e.Cached(at("192.0.2.2"), "http://multi.test"); !ok || KeyOrigin(en.Origin) != "http://multi.test" {
+	if en, ok := e.Cached(at("192.0.2.2"), "http://multi.test"); !ok || en.Key.Origin() != "http://multi.test" {
 		t.Errorf("Cached at 192.0.2.2: %v %v", en, ok)
 	}
 	e.Purge(at("192.0.2.2"), "http://multi.test")
@@ -100,10 +100,10 @@ func TestDecidePerAddress(t *testing.T) {
 	}
 }
 
-// TestStoreKey: the key of an address is the origin's own for an IP
-// literal origin at that address, and splits back into origin and
-// address, tdmrep.json keys included.
-func TestStoreKey(t *testing.T) {
+// TestRobotsKey: the key of an address is the origin's own for an IP
+// literal origin at that address; the key keeps its origin and address,
+// and its fetch is pinned to that address, tdmrep.json keys included.
+func TestRobotsKey(t *testing.T) {
 	a := netip.MustParseAddr("2001:db8::1")
 	for _, c := range []struct {
 		origin string
@@ -118,18 +118,15 @@ func TestStoreKey(t *testing.T) {
 		{"http://[2001:db8::1]", a, "http://[2001:db8::1]"},
 		{"http://[2001:db8::1]", netip.MustParseAddr("192.0.2.1"), "http://[2001:db8::1]|192.0.2.1"},
 	} {
-		k := StoreKey(c.origin, c.addr)
-		if k != c.want {
-			t.Errorf("StoreKey(%s, %v) = %q, want %q", c.origin, c.addr, k, c.want)
+		k := RobotsKey(c.origin, c.addr)
+		if k.String() != c.want {
+			t.Errorf("RobotsKey(%s, %v) = %q, want %q", c.origin, c.addr, k, c.want)
 		}
-		for _, key := range []string{k, TDMKey(k)} {
-			o, ad := splitKey(key)
-			wantO := c.origin
-			if key != k {
-				wantO = TDMKey(c.origin)
-			}
-			if o != wantO || (k != c.origin) != ad.IsValid() {
-				t.Errorf("splitKey(%q) = %q %v", key, o, ad)
+		for _, key := range []Key{k, TDMKey(c.origin, c.addr)} {
+			pin, pinned := FetchPinOf(withFetchPin(context.Background(), key))
+			if key.Origin() != c.origin || (c.want != c.origin) != key.Addr().IsValid() ||
+				pinned != key.Addr().IsValid() || (pinned && pin.Addr != key.Addr()) {
+				t.Errorf("%s: origin %q, address %v, pin %+v %v", key, key.Origin(), key.Addr(), pin, pinned)
 			}
 		}
 	}

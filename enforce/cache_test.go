@@ -96,7 +96,7 @@ func TestEntry(t *testing.T) {
 		t.Fatal("cached before any fetch")
 	}
 	en, err := v.e.Entry(ctx, v.o.srv.URL)
-	if err != nil || en.Result.Status != StatusOK || en.Parsed == nil || en.Origin != v.o.srv.URL ||
+	if err != nil || en.Result.Status != StatusOK || en.Parsed == nil || en.Key != robotsKey(v.o.srv.URL) ||
 		!en.Expires.Equal(t0.Add(10*time.Minute)) || en.Result.MaxAge != 10*time.Minute {
 		t.Fatalf("Entry = %+v, %v", en, err)
 	}

@@ -3,6 +3,7 @@ package enforce
 import (
 	"context"
 	"net/http"
+	"net/netip"
 	"testing"
 	"time"
 )
@@ -41,6 +42,10 @@ func filled(cfg Config) Config {
 
 // newTestStore returns a MemoryStore with robotsgate's default bounds.
 func newTestStore() *MemoryStore { return NewMemoryStore(testMaxEntries, testCacheBytes) }
+
+// robotsKey is the key of origin's robots.txt fetched wherever its name
+// resolves.
+func robotsKey(origin string) Key { return RobotsKey(origin, netip.Addr{}) }
 
 // TestConfigRequired: enforce holds no defaults; a setting left zero is an
 // error, not a silent second default.

@@ -89,7 +89,7 @@ func (e *Enforcer) decideURL(ctx context.Context, u *url.URL, agent string, o De
 	d := Decision{Origin: origin, URL: RedactedURL(u), Agent: agent, Purposes: o.Purposes, ContentUse: o.ContentUse}
 	now := e.clock.Now()
 
-	key := StoreKey(origin, addressOf(ctx)) // as served where the request goes (address.go)
+	key := RobotsKey(origin, addressOf(ctx)) // as served where the request goes (address.go)
 	if isRobotsTxt(u, o.Method) {
 		d.Allowed, d.Reason = true, ReasonRobotsTxt
 		if en, ok := e.store.Get(ctx, key); ok {
@@ -259,7 +259,7 @@ func unreachable(d *Decision, en *Entry, now time.Time) {
 			": all URLs disallowed" + retry
 		return
 	}
-	if en.Result.ErrKind.NotReached() && onOrigin(en.Result.FinalURL, KeyOrigin(en.Origin)) {
+	if en.Result.ErrKind.NotReached() && onOrigin(en.Result.FinalURL, en.Key.Origin()) {
 		d.Reason = ReasonOriginUnreachable
 		d.Detail = "the origin could not be reached to fetch its robots.txt" + paren(en.Result.Err) +
 			": the request is not forwarded" + retry

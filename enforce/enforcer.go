@@ -34,14 +34,13 @@ type Config struct {
 // safe for concurrent use.
 type Hooks struct {
 	// Fetched is called after each robots.txt fetch this process made,
-	// with its result and how long it took (on the real clock).
+	// with the origin, the result and how long it took (on the real
+	// clock).
 	Fetched func(origin string, r FetchResult, took time.Duration)
-	// TDMFetched is Fetched for the origin's /.well-known/tdmrep.json
-	// (origin is then the entry's key).
+	// TDMFetched is Fetched for an origin's /.well-known/tdmrep.json.
 	TDMFetched func(origin string, r FetchResult, took time.Duration)
-	// LicenseFetched is Fetched for an RSL license document (origin is
-	// then the entry's key, [LicenseKey]).
-	LicenseFetched func(origin string, r FetchResult, took time.Duration)
+	// LicenseFetched is Fetched for an RSL license document, with its URL.
+	LicenseFetched func(url string, r FetchResult, took time.Duration)
 	// CacheLookup is called once per Decide that needs the origin's
 	// rules: hit reports whether a fresh entry was cached (an expired
 	// copy served while it is re-fetched is a miss). Quiet decisions and
@@ -70,9 +69,9 @@ type Enforcer struct {
 	group singleflight.Group
 
 	mu           sync.Mutex
-	revalidating map[string]struct{} // origins being re-fetched in the background
-	closed       bool                // Close was called: no new revalidation starts
-	background   sync.WaitGroup      // the revalidations under way
+	revalidating map[Key]struct{} // entries being re-fetched in the background
+	closed       bool             // Close was called: no new revalidation starts
+	background   sync.WaitGroup   // the revalidations under way
 }
 
 // New returns an Enforcer, or an error if cfg is unusable.
@@ -113,7 +112,7 @@ func New(cfg Config) (*Enforcer, error) {
 		retryMax:     cfg.RetryMax,
 		fetchTimeout: cfg.FetchTimeout,
 		maxBytes:     cfg.MaxBytes,
-		revalidating: make(map[string]struct{}),
+		revalidating: make(map[Key]struct{}),
 	}
 	if e.minTTL > e.ttl {
 		return nil, fmt.Errorf("enforce: Config.MinTTL (%v) exceeds TTL (%v)", e.minTTL, e.ttl)
@@ -138,7 +137,7 @@ func New(cfg Config) (*Enforcer, error) {
 // With an address in ctx ([WithAddress]), it is the entry of the copy
 // fetched from that address.
 func (e *Enforcer) Entry(ctx context.Context, origin string) (*Entry, error) {
-	key := StoreKey(origin, addressOf(ctx))
+	key := RobotsKey(origin, addressOf(ctx))
 	en, ok := e.store.Get(ctx, key)
 	if ok && e.clock.Now().Before(en.Expires) {
 		return en, nil
@@ -149,44 +148,45 @@ func (e *Enforcer) Entry(ctx context.Context, origin string) (*Entry, error) {
 // Cached returns origin's entry without fetching, fresh or not: the one
 // fetched from the address of ctx ([WithAddress]) when it names one.
 func (e *Enforcer) Cached(ctx context.Context, origin string) (*Entry, bool) {
-	return e.store.Get(ctx, StoreKey(origin, addressOf(ctx)))
+	return e.store.Get(ctx, RobotsKey(origin, addressOf(ctx)))
 }
 
 // Purge forgets origin's robots.txt (the copy fetched from the address of
 // ctx, [WithAddress], when it names one); the next request fetches it
 // again. A fetch already under way is not interrupted.
 func (e *Enforcer) Purge(ctx context.Context, origin string) {
-	e.store.Delete(ctx, StoreKey(origin, addressOf(ctx)))
+	e.store.Delete(ctx, RobotsKey(origin, addressOf(ctx)))
 }
 
-// refresh returns a fresh entry for origin, fetching it once for all
+// refresh returns a fresh entry for key, fetching it once for all
 // concurrent callers. The fetch runs detached from ctx, bounded by
 // [FetchTimeout]; the caller stops waiting when ctx ends.
-func (e *Enforcer) refresh(ctx context.Context, origin string) (*Entry, error) {
+func (e *Enforcer) refresh(ctx context.Context, key Key) (*Entry, error) {
 	detached := context.WithoutCancel(ctx)
-	ch := e.group.DoChan(origin, func() (v any, err error) {
+	name := key.String() // the single flight's and the logs' name of the entry
+	ch := e.group.DoChan(name, func() (v any, err error) {
 		defer func() {
 			// A panic here would crash the process (singleflight
 			// re-panics on a new goroutine): make it an error.
 			if p := recover(); p != nil {
-				err = fmt.Errorf("enforce: internal error fetching %s/robots.txt: %v", origin, p)
-				e.log.Error().Str("origin", origin).Interface("panic", p).Msg("robots.txt fetch panicked")
+				err = fmt.Errorf("enforce: internal error fetching %s/robots.txt: %v", name, p)
+				e.log.Error().Str("origin", name).Interface("panic", p).Msg("robots.txt fetch panicked")
 			}
 		}()
 		fctx, cancel := context.WithTimeout(detached, e.fetchTimeout)
 		defer cancel()
 		if e.coord != nil {
-			en, err := e.coord.Once(fctx, origin, func(ctx context.Context, st Store) *Entry {
-				return e.fetchAndStore(ctx, st, origin)
+			en, err := e.coord.Once(fctx, key, func(ctx context.Context, st Store) *Entry {
+				return e.fetchAndStore(ctx, st, key)
 			})
 			if err == nil && en != nil {
 				return en, nil
 			}
 			if err != nil && !errors.Is(err, ErrCoordinatorUnavailable) { // outages are logged by the Coordinator
-				e.log.Warn().Err(err).Str("origin", origin).Msg("robots.txt fetch coordination failed; fetching locally")
+				e.log.Warn().Err(err).Str("origin", name).Msg("robots.txt fetch coordination failed; fetching locally")
 			}
 		}
-		return e.fetchAndStore(fctx, e.store, origin), nil
+		return e.fetchAndStore(fctx, e.store, key), nil
 	})
 	select {
 	case r := <-ch:
@@ -195,20 +195,20 @@ func (e *Enforcer) refresh(ctx context.Context, origin string) (*Entry, error) {
 		}
 		return r.Val.(*Entry), nil
 	case <-ctx.Done():
-		return nil, fmt.Errorf("waiting for %s/robots.txt: %w", origin, context.Cause(ctx))
+		return nil, fmt.Errorf("waiting for %s/robots.txt: %w", name, context.Cause(ctx))
 	}
 }
 
-// fetchAndStore returns origin's entry from st if it is fresh
+// fetchAndStore returns key's entry from st if it is fresh
 // (someone else just fetched it), else fetches it, stores the new entry
 // in st and returns it. It is the fetch function given to [Coordinator.Once].
-func (e *Enforcer) fetchAndStore(ctx context.Context, st Store, origin string) *Entry {
-	prev, ok := st.Get(ctx, origin)
+func (e *Enforcer) fetchAndStore(ctx context.Context, st Store, key Key) *Entry {
+	prev, ok := st.Get(ctx, key)
 	if ok && e.clock.Now().Before(prev.Expires) {
 		return prev
 	}
 	start := time.Now()
-	r := e.fetch(ctx, origin)
+	r := e.fetch(ctx, key)
 	took := time.Since(start)
 	if r.Status == "" {
 		r.Status = StatusUnreachable
@@ -219,18 +219,9 @@ func (e *Enforcer) fetchAndStore(ctx context.Context, st Store, origin string) *
 			r.ErrKind = FetchOther
 		}
 	}
-	f := e.hooks.Fetched
-	if isTDMKey(origin) {
-		f = e.hooks.TDMFetched
-	}
-	if isLicenseKey(origin) {
-		f = e.hooks.LicenseFetched
-	}
-	if f != nil {
-		f(origin, r, took)
-	}
+	e.fetched(key, r, took)
 	now := e.clock.Now()
-	en := e.next(origin, prev, r, now)
+	en := e.next(key, prev, r, now)
 	e.logFetch(en, took)
 	// A 4xx entry has nothing to serve once expired; the others keep
 	// their good copy or their unreachable streak for the window.
@@ -238,14 +229,28 @@ func (e *Enforcer) fetchAndStore(ctx context.Context, st Store, origin string) *
 	if en.Result.Status != StatusUnavailable {
 		keep += e.window
 	}
-	st.Set(ctx, origin, en, keep)
+	st.Set(ctx, key, en, keep)
 	return en
+}
+
+// fetched reports a fetch of key's document to its hook.
+func (e *Enforcer) fetched(key Key, r FetchResult, took time.Duration) {
+	f, name := e.hooks.Fetched, key.Origin()
+	switch key.Doc() {
+	case DocTDMRep:
+		f = e.hooks.TDMFetched
+	case DocLicense:
+		f, name = e.hooks.LicenseFetched, key.URL()
+	}
+	if f != nil {
+		f(name, r, took)
+	}
 }
 
 // next returns the entry that follows prev (nil when none) after a fetch
 // that got r at now.
-func (e *Enforcer) next(origin string, prev *Entry, r FetchResult, now time.Time) *Entry {
-	en := &Entry{Origin: origin, Result: r, FetchedAt: now}
+func (e *Enforcer) next(key Key, prev *Entry, r FetchResult, now time.Time) *Entry {
+	en := &Entry{Key: key, Result: r, FetchedAt: now}
 	switch r.Status {
 	case StatusOK, StatusUnavailable:
 		ttl := e.ttl
@@ -270,6 +275,7 @@ func (e *Enforcer) next(origin string, prev *Entry, r FetchResult, now time.Time
 	if now.Sub(en.UnreachableSince) > e.window {
 		return en // treated as unavailable: the old copy is dropped
 	}
+	file := key.Doc() != DocRobots // a policy file other than robots.txt, which Parsed never holds
 	switch {
 	case prev == nil:
 	case prev.Result.Status == StatusOK && prev.Parsed != nil:
@@ -277,13 +283,13 @@ func (e *Enforcer) next(origin string, prev *Entry, r FetchResult, now time.Time
 		en.Good, en.GoodAt, en.Parsed = &good, prev.FetchedAt, prev.Parsed
 	case prev.Good != nil && prev.Parsed != nil:
 		en.Good, en.GoodAt, en.Parsed = prev.Good, prev.GoodAt, prev.Parsed
-	case prev.Result.Status == StatusOK && isFileKey(origin):
+	case prev.Result.Status == StatusOK && file:
 		good := prev.Result
 		en.Good, en.GoodAt = &good, prev.FetchedAt
-	case prev.Good != nil && isFileKey(origin):
+	case prev.Good != nil && file:
 		en.Good, en.GoodAt = prev.Good, prev.GoodAt
 	}
-	if en.Good != nil && isFileKey(origin) {
+	if en.Good != nil && file {
 		en.TDM, en.TDMErr = prev.TDM, prev.TDMErr
 		en.License, en.LicenseErr = prev.License, prev.LicenseErr
 	}
@@ -305,17 +311,17 @@ func (e *Enforcer) logFetch(en *Entry, took time.Duration) {
 	r := &en.Result
 	switch r.Status {
 	case StatusUnreachable:
-		ev := e.log.Warn().Str("origin", en.Origin).Int("http_status", r.HTTPStatus).
+		ev := e.log.Warn().Str("origin", en.Key.String()).Int("http_status", r.HTTPStatus).
 			Str("error", r.Err).Str("error_kind", string(r.ErrKind)).Int("failures", en.Failures).
 			Time("unreachable_since", en.UnreachableSince).Int64("retry_in_ms", en.Expires.Sub(en.FetchedAt).Milliseconds()).
 			Bool("stale_copy", en.Good != nil).Int64("took_ms", took.Milliseconds())
-		ev.Msg(fileOf(en.Origin) + " unreachable")
+		ev.Msg(en.Key.Doc().String() + " unreachable")
 	case StatusUnavailable:
-		e.log.Debug().Str("origin", en.Origin).Int("http_status", r.HTTPStatus).Str("error", r.Err).
+		e.log.Debug().Str("origin", en.Key.String()).Int("http_status", r.HTTPStatus).Str("error", r.Err).
 			Msg("robots.txt unavailable: all URLs allowed")
 	default:
 		if r.Truncated {
-			e.log.Info().Str("origin", en.Origin).Int("max_bytes", e.maxBytes).
+			e.log.Info().Str("origin", en.Key.String()).Int("max_bytes", e.maxBytes).
 				Msg("robots.txt longer than the limit: the rest is ignored")
 		}
 	}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/robotsgate/robotsgate/robots"
+	"github.com/robotsgate/robotsgate/robots/tdmrep"
 )
 
 // HTTPFetcher is the Fetcher that GETs origin + "/robots.txt" over HTTP
@@ -68,6 +69,34 @@ type HTTPFetcher struct {
 
 // errRedirectScheme refuses a redirect to a URL that is not http or https.
 var errRedirectScheme = errors.New("redirect to a scheme other than http and https")
+
+// fetch fetches the document key names, from the key's address when it
+// has one ([FetchPinOf]): the one place that dispatches on the kind of
+// document.
+func (e *Enforcer) fetch(ctx context.Context, key Key) FetchResult {
+	ctx = withFetchPin(ctx, key)
+	switch key.Doc() {
+	case DocTDMRep:
+		ff, ok := e.fetcher.(FileFetcher)
+		if !ok {
+			return FetchResult{Status: StatusUnavailable, Err: "the fetcher cannot fetch tdmrep.json", ErrKind: FetchOther}
+		}
+		return ff.FetchFile(ctx, key.Origin(), tdmrep.WellKnownPath, tdmAccept)
+	case DocLicense:
+		return e.fetchLicense(ctx, key.URL())
+	}
+	return e.fetcher.Fetch(ctx, key.Origin())
+}
+
+// fileOf names the policy file at target (a URL) in messages: the last
+// segment of its path ("robots.txt", "tdmrep.json").
+func fileOf(target string) string {
+	target, _, _ = strings.Cut(target, "?")
+	if i := strings.LastIndexByte(target, '/'); i >= 0 && i < len(target)-1 && strings.Contains(target[:i], "://") {
+		return target[i+1:]
+	}
+	return "policy file"
+}
 
 // Fetch fetches origin's robots.txt ("scheme://host[:port]", as returned
 // by Origin). It never returns an empty Status.

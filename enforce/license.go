@@ -3,7 +3,6 @@ package enforce
 import (
 	"context"
 	"errors"
-	"net/netip"
 	"net/url"
 	"strings"
 	"sync"
@@ -14,9 +13,8 @@ import (
 
 // RSL licenses: the documents a robots.txt's License lines name are
 // fetched, cached, coordinated across a fleet and kept while unreachable
-// exactly as robots.txt is, in the same Store under the key
-// LicenseKey(url), by the same Fetcher (which must also be a
-// FileFetcher; HTTPFetcher is).
+// exactly as robots.txt is, in the same Store under their [LicenseKey],
+// by the same Fetcher (which must also be a FileFetcher; HTTPFetcher is).
 
 // Reasons of license decisions.
 const (
@@ -36,43 +34,11 @@ const (
 // robots.txt naming more for a crawler makes its terms unknown.
 const maxLicenseDocs = 8
 
-// licenseSuffix ends the Store key of a license document; license URLs
-// have no fragment, so no robots.txt or tdmrep.json key ends so.
-const licenseSuffix = "#rsl-license"
-
 // licenseAccept is the Accept header of license fetches.
 const licenseAccept = "application/rsl+xml, application/xml;q=0.9, text/xml;q=0.9, */*;q=0.1"
 
-// LicenseKey is the Store key of the license document at u (an absolute
-// URL without fragment, as robots keeps a License line).
-func LicenseKey(u string) string { return u + licenseSuffix }
-
-// isLicenseKey reports whether a Store key is a [LicenseKey] (with or
-// without an address, see [licenseStoreKey]).
-func isLicenseKey(key string) bool { return strings.Contains(key, licenseSuffix) }
-
-// licenseStoreKey is the Store key of the license document lu for a
-// request to origin sent to addr: a document on origin itself is read as
-// served at addr, as its robots.txt is (address.go); one on another host
-// is fetched wherever its name resolves.
-func licenseStoreKey(lu, origin string, addr netip.Addr) string {
-	key := LicenseKey(lu)
-	if !addr.IsValid() {
-		return key
-	}
-	if o, ok := canonicalOrigin(lu); !ok || o != origin || StoreKey(origin, addr) == origin {
-		return key
-	}
-	return key + keySep + addr.Unmap().WithZone("").String()
-}
-
-// isFileKey reports whether a Store key names a policy file other than
-// robots.txt (tdmrep.json, a license document).
-func isFileKey(key string) bool { return isTDMKey(key) || isLicenseKey(key) }
-
-// fetchLicense fetches the license document of a [LicenseKey].
-func (e *Enforcer) fetchLicense(ctx context.Context, key string) FetchResult {
-	raw := strings.TrimSuffix(key, licenseSuffix)
+// fetchLicense fetches the license document at raw (a [LicenseKey]'s URL).
+func (e *Enforcer) fetchLicense(ctx context.Context, raw string) FetchResult {
 	u, err := url.Parse(raw)
 	ff, ok := e.fetcher.(FileFetcher)
 	switch {
@@ -221,7 +187,7 @@ func (e *Enforcer) LicensesSite(ctx context.Context, u *url.URL, agent string, p
 func (e *Enforcer) licenses(ctx context.Context, origin, agent string, exempt func([]string) bool,
 	decide func(*rsl.Document) (rsl.Verdict, string)) LicenseVerdict {
 	var err error
-	ren, ok := e.store.Get(ctx, StoreKey(origin, addressOf(ctx)))
+	ren, ok := e.store.Get(ctx, RobotsKey(origin, addressOf(ctx)))
 	if !ok { // evicted since the robots.txt decision: fetched again
 		if ren, err = e.Entry(ctx, origin); err != nil {
 			return LicenseVerdict{Checked: true, Unknown: true, Note: "robots.txt not available: " + err.Error()}
@@ -305,7 +271,7 @@ func (e *Enforcer) licenseDocs(ctx context.Context, urls []string, origin string
 	docs, notes := make([]*rsl.Document, len(urls)), make([]string, len(urls))
 	addr := addressOf(ctx)
 	if len(urls) == 1 {
-		docs[0], notes[0] = e.licenseDoc(ctx, urls[0], licenseStoreKey(urls[0], origin, addr))
+		docs[0], notes[0] = e.licenseDoc(ctx, urls[0], licenseKeyAt(urls[0], origin, addr))
 		return docs, notes
 	}
 	var wg sync.WaitGroup
@@ -313,17 +279,17 @@ func (e *Enforcer) licenseDocs(ctx context.Context, urls []string, origin string
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			docs[i], notes[i] = e.licenseDoc(ctx, lu, licenseStoreKey(lu, origin, addr))
+			docs[i], notes[i] = e.licenseDoc(ctx, lu, licenseKeyAt(lu, origin, addr))
 		}()
 	}
 	wg.Wait()
 	return docs, notes
 }
 
-// licenseDoc returns the document at lu (Store key key) in force,
+// licenseDoc returns the document at lu (whose key is key) in force,
 // fetching it when no fresh copy is cached; nil and why when there is
 // none.
-func (e *Enforcer) licenseDoc(ctx context.Context, lu, key string) (*rsl.Document, string) {
+func (e *Enforcer) licenseDoc(ctx context.Context, lu string, key Key) (*rsl.Document, string) {
 	en, ok := e.store.Get(ctx, key)
 	if !ok || !e.clock.Now().Before(en.Expires) {
 		got, err := e.refresh(ctx, key)

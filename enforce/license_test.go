@@ -180,10 +180,10 @@ func TestLicensesSeveralDocuments(t *testing.T) {
 	}
 }
 
-// TestLicenseStoreKey: a license on the request's own origin is read as
+// TestLicenseKeyAt: a license on the request's own origin is read as
 // served at the request's address, as robots.txt is; one on another host
-// is not pinned; the key splits back into its document and address.
-func TestLicenseStoreKey(t *testing.T) {
+// is not pinned; the key keeps its document's URL and address.
+func TestLicenseKeyAt(t *testing.T) {
 	addr := netip.MustParseAddr("192.0.2.1")
 	for _, tc := range []struct{ lu, origin, want string }{
 		{"https://example.com/l.xml", "https://example.com", "https://example.com/l.xml#rsl-license|192.0.2.1"},
@@ -191,17 +191,16 @@ func TestLicenseStoreKey(t *testing.T) {
 		{"https://other.example/l.xml", "https://example.com", "https://other.example/l.xml#rsl-license"},
 		{"http://192.0.2.1/l.xml", "http://192.0.2.1", "http://192.0.2.1/l.xml#rsl-license"},
 	} {
-		key := licenseStoreKey(tc.lu, tc.origin, addr)
-		if key != tc.want || !isLicenseKey(key) || isTDMKey(key) {
-			t.Errorf("licenseStoreKey(%s, %s) = %q, want %q", tc.lu, tc.origin, key, tc.want)
+		key := licenseKeyAt(tc.lu, tc.origin, addr)
+		if key.String() != tc.want || key.Doc() != DocLicense {
+			t.Errorf("licenseKeyAt(%s, %s) = %q, want %q", tc.lu, tc.origin, key, tc.want)
 		}
-		ctx, file := withFetchPin(context.Background(), key)
-		pin, pinned := FetchPinOf(ctx)
-		if file != LicenseKey(tc.lu) || pinned != strings.Contains(tc.want, "|") || (pinned && (pin.Addr != addr || pin.Host != "example.com")) {
-			t.Errorf("%s: file %q, pin %+v %v", key, file, pin, pinned)
+		pin, pinned := FetchPinOf(withFetchPin(context.Background(), key))
+		if key.URL() != tc.lu || pinned != strings.Contains(tc.want, "|") || (pinned && (pin.Addr != addr || pin.Host != "example.com")) {
+			t.Errorf("%s: URL %q, pin %+v %v", key, key.URL(), pin, pinned)
 		}
 	}
-	if key := licenseStoreKey("https://example.com/l.xml", "https://example.com", netip.Addr{}); key != "https://example.com/l.xml#rsl-license" {
+	if key := licenseKeyAt("https://example.com/l.xml", "https://example.com", netip.Addr{}); key.String() != "https://example.com/l.xml#rsl-license" {
 		t.Errorf("no address: %q", key)
 	}
 }

@@ -108,7 +108,7 @@ type coordStore struct {
 	fail  bool
 }
 
-func (s *coordStore) Once(ctx context.Context, origin string, fetch func(context.Context, Store) *Entry) (*Entry, error) {
+func (s *coordStore) Once(ctx context.Context, key Key, fetch func(context.Context, Store) *Entry) (*Entry, error) {
 	s.calls.Add(1)
 	if s.fail {
 		return nil, errors.New("redis down")

@@ -23,14 +23,14 @@ func (e *Enforcer) servableStale(en *Entry, now time.Time) bool {
 	return false
 }
 
-// revalidate starts a background re-fetch of origin, unless one started
+// revalidate starts a background re-fetch of key's entry, unless one started
 // by revalidate is under way or Close was called. It shares the single flight of refresh.
-func (e *Enforcer) revalidate(ctx context.Context, origin string) {
+func (e *Enforcer) revalidate(ctx context.Context, key Key) {
 	e.mu.Lock()
-	_, busy := e.revalidating[origin]
+	_, busy := e.revalidating[key]
 	start := !busy && !e.closed
 	if start {
-		e.revalidating[origin] = struct{}{}
+		e.revalidating[key] = struct{}{}
 		e.background.Add(1)
 	}
 	e.mu.Unlock()
@@ -42,11 +42,11 @@ func (e *Enforcer) revalidate(ctx context.Context, origin string) {
 		defer e.background.Done()
 		defer func() {
 			e.mu.Lock()
-			delete(e.revalidating, origin)
+			delete(e.revalidating, key)
 			e.mu.Unlock()
 		}()
 		// A failure is stored as the entry's result; nothing else to do.
-		_, _ = e.refresh(detached, origin)
+		_, _ = e.refresh(detached, key)
 	}()
 }
 

@@ -143,12 +143,12 @@ type closeStore struct {
 	sets   atomic.Int64
 }
 
-func (s *closeStore) Set(ctx context.Context, origin string, e *Entry, keep time.Duration) {
+func (s *closeStore) Set(ctx context.Context, key Key, e *Entry, keep time.Duration) {
 	if s.closed.Load() {
-		s.t.Errorf("Set(%s) after Close returned", origin)
+		s.t.Errorf("Set(%s) after Close returned", key)
 	}
 	s.sets.Add(1)
-	s.MemoryStore.Set(ctx, origin, e, keep)
+	s.MemoryStore.Set(ctx, key, e, keep)
 }
 
 // TestCloseWaitsForRevalidation: Close waits for a background

@@ -12,12 +12,12 @@ import (
 	"unsafe"
 
 	"github.com/patrickmn/go-cache"
-
 	"github.com/robotsgate/robotsgate/robots"
+	"github.com/robotsgate/robotsgate/robots/heapsize"
 )
 
 // MemoryStore is the in-process Store: a github.com/patrickmn/go-cache
-// cache of entries keyed by origin, bounded in number and in estimated
+// cache of entries keyed by [Key.String], bounded in number and in estimated
 // memory, that forgets each entry once its keep has passed. It is safe
 // for concurrent use.
 //
@@ -62,7 +62,7 @@ type MemoryStore struct {
 	max      int
 	maxBytes int64
 
-	c *cache.Cache // origin → *memItem; no janitor
+	c *cache.Cache // Key.String() → *memItem; no janitor
 
 	// bytes is the sum of the cost of the items in c. It is lowered by
 	// c's OnEvicted (Delete, DeleteExpired), which takes no lock, and by
@@ -77,11 +77,11 @@ type MemoryStore struct {
 	epoch      atomic.Uint64 // incremented by each Set
 	evictions  atomic.Int64
 	refetches  atomic.Int64
-	ghosts     []uint64 // hashes of evicted origins, by hash; guarded by wmu
+	ghosts     []uint64 // hashes of evicted keys, by hash; guarded by wmu
 	ghostsSeed maphash.Seed
 }
 
-// memItem is one origin's entry in a [MemoryStore].
+// memItem is one entry in a [MemoryStore].
 type memItem struct {
 	e    *Entry
 	cost int64
@@ -124,43 +124,41 @@ func entryCost(e *Entry) int64 {
 	if e == nil {
 		return 0
 	}
-	n := allocSize(unsafe.Sizeof(*e)) + allocSize(unsafe.Sizeof(memItem{})) + mapSlot +
-		allocSize(uintptr(len(e.Origin))) + resultCost(&e.Result, e.Parsed)
+	n := heapsize.Alloc(unsafe.Sizeof(*e)) + heapsize.Alloc(unsafe.Sizeof(memItem{})) + mapSlot +
+		keyCost(e.Key) + resultCost(&e.Result, e.Parsed)
 	if e.Good != nil {
-		n += allocSize(unsafe.Sizeof(*e.Good)) + resultCost(e.Good, e.Parsed)
+		n += heapsize.Alloc(unsafe.Sizeof(*e.Good)) + resultCost(e.Good, e.Parsed)
 	}
 	return n + e.Parsed.MemSize() + e.TDM.MemSize() + e.License.MemSize()
+}
+
+// keyCost is what k holds besides itself, and the string form the
+// store keeps it under (the origin itself for a robots.txt key without
+// address).
+func keyCost(k Key) int64 {
+	n := heapsize.Alloc(uintptr(len(k.origin))) + heapsize.Alloc(uintptr(len(k.url)))
+	if k.doc != DocRobots || k.addr.IsValid() {
+		n += heapsize.Alloc(uintptr(len(k.String())))
+	}
+	return n
 }
 
 // resultCost is what r holds besides itself: its strings and its body,
 // unless p shares the body.
 func resultCost(r *FetchResult, p *robots.Robots) int64 {
-	n := allocSize(uintptr(len(r.FinalURL))) + allocSize(uintptr(len(r.Err)))
+	n := heapsize.Alloc(uintptr(len(r.FinalURL))) + heapsize.Alloc(uintptr(len(r.Err)))
 	if b := r.Body; len(b) > 0 {
 		if pb := p.Body(); len(pb) == 0 || &pb[0] != &b[0] {
-			n += allocSize(uintptr(cap(b)))
+			n += heapsize.Alloc(uintptr(cap(b)))
 		}
 	}
 	return n
 }
 
-// allocSize is what an allocation of n bytes takes, rounded up as the
-// allocator's size classes do (to 16 bytes for small objects, by up to an
-// eighth for larger ones).
-func allocSize(n uintptr) int64 {
-	switch {
-	case n == 0:
-		return 0
-	case n <= 128:
-		return int64((n + 15) &^ 15)
-	}
-	return int64(n + n/16)
-}
-
-// Get returns origin's entry, if one is kept and its keep has not
+// Get returns key's entry, if one is kept and its keep has not
 // passed.
-func (s *MemoryStore) Get(_ context.Context, origin string) (*Entry, bool) {
-	v, ok := s.c.Get(origin)
+func (s *MemoryStore) Get(_ context.Context, key Key) (*Entry, bool) {
+	v, ok := s.c.Get(key.String())
 	if !ok {
 		return nil, false
 	}
@@ -171,11 +169,12 @@ func (s *MemoryStore) Get(_ context.Context, origin string) (*Entry, bool) {
 	return it.e, it.e != nil
 }
 
-// Set stores e for origin and keeps it for keep; keep <= 0 keeps it until
+// Set stores e for key and keeps it for keep; keep <= 0 keeps it until
 // it is deleted, replaced or evicted. Then, if the store exceeds a bound,
 // it drops the expired entries and evicts those least recently used (see
 // [MemoryStore]); e itself is never evicted by its own Set.
-func (s *MemoryStore) Set(_ context.Context, origin string, e *Entry, keep time.Duration) {
+func (s *MemoryStore) Set(_ context.Context, key Key, e *Entry, keep time.Duration) {
+	name := key.String()
 	d := keep
 	if d <= 0 {
 		d = cache.NoExpiration
@@ -184,21 +183,21 @@ func (s *MemoryStore) Set(_ context.Context, origin string, e *Entry, keep time.
 	it.used.Store(s.epoch.Add(1))
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
-	old, live := s.c.Get(origin)
+	old, live := s.c.Get(name)
 	if !live {
-		s.noteRefetch(origin)
+		s.noteRefetch(name)
 		// An expired item may still be there, hidden from Get: deleting
 		// it has OnEvicted uncharge it. A no-op when there is none.
-		s.c.Delete(origin)
+		s.c.Delete(name)
 	}
-	s.c.Set(origin, it, d)
+	s.c.Set(name, it, d)
 	s.bytes.Add(it.cost)
 	if live {
 		s.bytes.Add(-old.(*memItem).cost)
 	}
 	now := time.Now()
 	if s.c.ItemCount() > s.max || s.bytes.Load() > s.maxBytes {
-		s.shrink(origin, now)
+		s.shrink(name, now)
 	} else if now.Sub(s.lastSweep) >= sweepEvery {
 		s.sweep(now)
 	}
@@ -211,17 +210,17 @@ func (s *MemoryStore) sweep(now time.Time) {
 }
 
 // shrink brings the store back under its bounds, sparing newest (the
-// origin just stored); s.wmu is held. OnEvicted takes no lock, so
-// calling c.Delete here cannot deadlock.
+// string form of the key just stored); s.wmu is held. OnEvicted takes no
+// lock, so calling c.Delete here cannot deadlock.
 func (s *MemoryStore) shrink(newest string, now time.Time) {
 	s.sweep(now)
 	if s.c.ItemCount() <= s.max && s.bytes.Load() <= s.maxBytes {
 		return
 	}
 	type victim struct {
-		origin string
-		used   uint64
-		exp    int64 // UnixNano; math.MaxInt64: kept until deleted
+		name string
+		used uint64
+		exp  int64 // UnixNano; math.MaxInt64: kept until deleted
 	}
 	items := s.c.Items()
 	vs := make([]victim, 0, len(items))
@@ -243,9 +242,9 @@ func (s *MemoryStore) shrink(newest string, now time.Time) {
 		if n <= lowN && s.bytes.Load() <= lowBytes {
 			break
 		}
-		s.c.Delete(v.origin)
+		s.c.Delete(v.name)
 		s.evictions.Add(1)
-		s.noteEvicted(v.origin)
+		s.noteEvicted(v.name)
 		n--
 	}
 	if s.c.ItemCount() > s.max {
@@ -254,22 +253,23 @@ func (s *MemoryStore) shrink(newest string, now time.Time) {
 	}
 }
 
-// noteEvicted remembers that origin was evicted; s.wmu is held.
-func (s *MemoryStore) noteEvicted(origin string) {
+// noteEvicted remembers that the key named name was evicted; s.wmu is
+// held.
+func (s *MemoryStore) noteEvicted(name string) {
 	if s.ghosts == nil {
 		s.ghosts = make([]uint64, ghostSlots)
 	}
-	h := maphash.String(s.ghostsSeed, origin) | 1 // 0 marks a free slot
+	h := maphash.String(s.ghostsSeed, name) | 1 // 0 marks a free slot
 	s.ghosts[h%ghostSlots] = h
 }
 
-// noteRefetch counts a refetch when origin, about to be stored, was
-// evicted; s.wmu is held.
-func (s *MemoryStore) noteRefetch(origin string) {
+// noteRefetch counts a refetch when the key named name, about to be
+// stored, was evicted; s.wmu is held.
+func (s *MemoryStore) noteRefetch(name string) {
 	if s.ghosts == nil {
 		return
 	}
-	h := maphash.String(s.ghostsSeed, origin) | 1
+	h := maphash.String(s.ghostsSeed, name) | 1
 	if s.ghosts[h%ghostSlots] == h {
 		s.ghosts[h%ghostSlots] = 0
 		s.refetches.Add(1)
@@ -284,11 +284,11 @@ func (s *MemoryStore) Evictions() int64 { return s.evictions.Load() }
 // whose entry had been evicted: robots.txt fetches the bounds caused.
 func (s *MemoryStore) Refetches() int64 { return s.refetches.Load() }
 
-// Delete forgets origin's entry.
-func (s *MemoryStore) Delete(_ context.Context, origin string) {
+// Delete forgets key's entry.
+func (s *MemoryStore) Delete(_ context.Context, key Key) {
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
-	s.c.Delete(origin)
+	s.c.Delete(key.String())
 }
 
 // Bytes returns the sum of the [entryCost] of the entries kept (expired

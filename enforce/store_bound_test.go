@@ -12,6 +12,7 @@ import (
 
 	"github.com/robotsgate/robotsgate/internal/testsupport"
 	"github.com/robotsgate/robotsgate/robots"
+	"github.com/robotsgate/robotsgate/robots/heapsize"
 )
 
 func TestMemoryStoreByteBound(t *testing.T) {
@@ -23,7 +24,7 @@ func TestMemoryStoreByteBound(t *testing.T) {
 	const budget = 20 << 20
 	s := NewMemoryStore(1000, budget)
 	for i := 0; i < 100; i++ {
-		s.Set(ctx, "http://h"+strconv.Itoa(i)+".evil.example", entry(), time.Hour)
+		s.Set(ctx, robotsKey("http://h"+strconv.Itoa(i)+".evil.example"), entry(), time.Hour)
 		if s.Bytes() > budget {
 			t.Fatalf("%d bytes charged after %d origins, bound %d", s.Bytes(), i+1, budget)
 		}
@@ -33,31 +34,31 @@ func TestMemoryStoreByteBound(t *testing.T) {
 	if max := int(budget / cost); s.Len() < 1 || s.Len() > max || s.Bytes() != int64(s.Len())*cost {
 		t.Errorf("%d entries kept, %d bytes charged, want at most %d of %d", s.Len(), s.Bytes(), max, cost)
 	}
-	if _, ok := s.Get(ctx, "http://h99.evil.example"); !ok {
+	if _, ok := s.Get(ctx, robotsKey("http://h99.evil.example")); !ok {
 		t.Error("newest entry evicted")
 	}
 	// Replacing and deleting keep the account right.
 	n := int64(s.Len())
-	s.Set(ctx, "http://h99.evil.example", &Entry{}, 0)
+	s.Set(ctx, robotsKey("http://h99.evil.example"), &Entry{}, 0)
 	if want := (n-1)*cost + entryCost(&Entry{}); s.Bytes() != want {
 		t.Errorf("after replacing: %d bytes, want %d", s.Bytes(), want)
 	}
 	for i := 0; i < 100; i++ {
-		s.Delete(ctx, "http://h"+strconv.Itoa(i)+".evil.example")
+		s.Delete(ctx, robotsKey("http://h"+strconv.Itoa(i)+".evil.example"))
 	}
 	if s.Bytes() != 0 || s.Len() != 0 {
 		t.Errorf("empty store: %d bytes, %d entries", s.Bytes(), s.Len())
 	}
 	// An entry larger than the whole bound is still kept (the newest).
 	s = NewMemoryStore(10, 1)
-	s.Set(ctx, "a", entry(), 0)
-	s.Set(ctx, "b", entry(), 0)
-	if _, ok := s.Get(ctx, "b"); !ok || s.Len() != 1 {
+	s.Set(ctx, robotsKey("a"), entry(), 0)
+	s.Set(ctx, robotsKey("b"), entry(), 0)
+	if _, ok := s.Get(ctx, robotsKey("b")); !ok || s.Len() != 1 {
 		t.Errorf("newest entry not kept alone: len %d", s.Len())
 	}
 	// The cost of a failure entry counts its good copy.
 	bare := entryCost(&Entry{Result: FetchResult{Status: StatusUnreachable}, Good: &FetchResult{}})
-	if c := entryCost(&Entry{Result: FetchResult{Status: StatusUnreachable}, Good: &FetchResult{Body: big}}); c != bare+allocSize(uintptr(len(big))) {
+	if c := entryCost(&Entry{Result: FetchResult{Status: StatusUnreachable}, Good: &FetchResult{Body: big}}); c != bare+heapsize.Alloc(uintptr(len(big))) {
 		t.Errorf("entryCost of a stale copy = %d", c)
 	}
 }
@@ -81,7 +82,7 @@ func TestEntryCostCoversMemory(t *testing.T) {
 		for i := 0; i < n; i++ {
 			o := "http://h" + strconv.Itoa(i) + ".example"
 			r := FetchResult{Status: StatusOK, HTTPStatus: 200, Body: []byte(body), FinalURL: o + "/robots.txt"}
-			s.Set(context.Background(), o, e.next(o, nil, r, t0), time.Hour)
+			s.Set(context.Background(), robotsKey(o), e.next(robotsKey(o), nil, r, t0), time.Hour)
 		}
 		runtime.GC()
 		runtime.ReadMemStats(&m1)
@@ -112,8 +113,8 @@ func TestMemoryStoreAccountingExact(t *testing.T) {
 		}
 	}
 	set := func(o string, bodyLen int, keep time.Duration) {
-		e := &Entry{Origin: o, Result: FetchResult{Status: StatusOK, Body: make([]byte, bodyLen)}}
-		s.Set(ctx, o, e, keep)
+		e := &Entry{Key: robotsKey(o), Result: FetchResult{Status: StatusOK, Body: make([]byte, bodyLen)}}
+		s.Set(ctx, robotsKey(o), e, keep)
 		want[o] = entryCost(e)
 	}
 	for i, o := range []string{"a", "b", "c", "d"} {
@@ -123,35 +124,35 @@ func TestMemoryStoreAccountingExact(t *testing.T) {
 	set("a", 5000, time.Hour)
 	set("d", 0, 0)
 	check("replaced")
-	s.Set(ctx, "nil", nil, time.Hour)
+	s.Set(ctx, robotsKey("nil"), nil, time.Hour)
 	want["nil"] = 0
-	if _, ok := s.Get(ctx, "nil"); ok {
+	if _, ok := s.Get(ctx, robotsKey("nil")); ok {
 		t.Error("nil entry served")
 	}
 	check("nil entry")
-	s.Delete(ctx, "c")
-	s.Delete(ctx, "missing")
+	s.Delete(ctx, robotsKey("c"))
+	s.Delete(ctx, robotsKey("missing"))
 	delete(want, "c")
 	check("deleted")
 
 	// Replacing an expired entry that go-cache still holds (hidden from
 	// Get) uncharges it.
 	set("x", 300, time.Millisecond)
-	testsupport.WaitFor(t, "_, ok := s.Get(ctx, \"x\"); return !ok", func() bool { _, ok := s.Get(ctx, "x"); return !ok })
+	testsupport.WaitFor(t, "_, ok := s.Get(ctx, \"x\"); return !ok", func() bool { _, ok := s.Get(ctx, robotsKey("x")); return !ok })
 	check("expired, not swept")
 	set("x", 7, time.Hour)
 	check("expired entry replaced")
 
 	// The sweep of expired entries uncharges them.
 	set("y", 900, time.Millisecond)
-	testsupport.WaitFor(t, "_, ok := s.Get(ctx, \"y\"); return !ok", func() bool { _, ok := s.Get(ctx, "y"); return !ok })
+	testsupport.WaitFor(t, "_, ok := s.Get(ctx, \"y\"); return !ok", func() bool { _, ok := s.Get(ctx, robotsKey("y")); return !ok })
 	s.lastSweep = time.Now().Add(-sweepEvery)
 	set("z", 1, time.Hour)
 	delete(want, "y")
 	check("swept")
 
 	for o := range want {
-		s.Delete(ctx, o)
+		s.Delete(ctx, robotsKey(o))
 	}
 	if s.Bytes() != 0 || s.Len() != 0 {
 		t.Errorf("all deleted: %d bytes, %d entries", s.Bytes(), s.Len())
@@ -189,13 +190,13 @@ func TestMemoryStoreConcurrent(t *testing.T) {
 					case i%7 == 0:
 						keep = 0
 					}
-					s.Set(ctx, o, &Entry{Origin: o, Result: FetchResult{Body: make([]byte, i%8*100)}}, keep)
+					s.Set(ctx, robotsKey(o), &Entry{Key: robotsKey(o), Result: FetchResult{Body: make([]byte, i%8*100)}}, keep)
 				case 2:
-					s.Delete(ctx, o)
+					s.Delete(ctx, robotsKey(o))
 				default:
-					if e, ok := s.Get(ctx, o); ok && e.Origin != o {
+					if e, ok := s.Get(ctx, robotsKey(o)); ok && e.Key != robotsKey(o) {
 						select {
-						case bad <- fmt.Sprintf("Get(%s) returned %s's entry", o, e.Origin):
+						case bad <- fmt.Sprintf("Get(%s) returned %s's entry", o, e.Key):
 						default:
 						}
 					}
@@ -218,7 +219,7 @@ func TestMemoryStoreConcurrent(t *testing.T) {
 		t.Errorf("%d entries, %d bytes; bounds %d, %d", s.Len(), s.Bytes(), max, maxBytes)
 	}
 	for _, o := range keys {
-		s.Delete(ctx, o)
+		s.Delete(ctx, robotsKey(o))
 	}
 	if s.Bytes() != 0 || s.Len() != 0 {
 		t.Errorf("all deleted: %d bytes, %d entries", s.Bytes(), s.Len())
@@ -232,7 +233,7 @@ func TestMemoryStoreStartsNoGoroutine(t *testing.T) {
 	stores := make([]*MemoryStore, 100)
 	for i := range stores {
 		stores[i] = newTestStore()
-		stores[i].Set(context.Background(), "a", &Entry{}, time.Hour)
+		stores[i].Set(context.Background(), robotsKey("a"), &Entry{}, time.Hour)
 	}
 	if n := runtime.NumGoroutine(); n >= n0+len(stores)/2 {
 		t.Errorf("%d goroutines after creating %d stores, %d before", n, len(stores), n0)
@@ -246,12 +247,12 @@ func BenchmarkMemoryStoreGetParallel(b *testing.B) {
 	s := newTestStore()
 	for i := 0; i < 1000; i++ {
 		o := "http://h" + strconv.Itoa(i) + ".example"
-		s.Set(ctx, o, &Entry{Origin: o}, time.Hour)
+		s.Set(ctx, robotsKey(o), &Entry{Key: robotsKey(o)}, time.Hour)
 	}
 	b.ReportAllocs()
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
-			if _, ok := s.Get(ctx, "http://h42.example"); !ok {
+			if _, ok := s.Get(ctx, robotsKey("http://h42.example")); !ok {
 				b.Error("miss")
 				return
 			}

@@ -57,7 +57,7 @@ func TestStoreHeapWithinBudget(t *testing.T) {
 		for i := 0; i < 20; i++ {
 			o := "http://h" + strconv.Itoa(i) + ".evil.example"
 			r := FetchResult{Status: StatusOK, HTTPStatus: 200, Body: append([]byte(nil), body...), FinalURL: o + "/robots.txt"}
-			s.Set(context.Background(), o, e.next(o, nil, r, t0), time.Hour)
+			s.Set(context.Background(), robotsKey(o), e.next(robotsKey(o), nil, r, t0), time.Hour)
 		}
 		runtime.GC()
 		runtime.ReadMemStats(&m1)

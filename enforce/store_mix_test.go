@@ -42,7 +42,7 @@ func fillWith(t testing.TB, s *MemoryStore, n int, file func(i int, host string)
 		}
 		bodies += int64(len(body))
 		r := FetchResult{Status: StatusOK, HTTPStatus: 200, Body: body, FinalURL: o + "/robots.txt"}
-		s.Set(context.Background(), o, e.next(o, nil, r, now), 24*time.Hour)
+		s.Set(context.Background(), robotsKey(o), e.next(robotsKey(o), nil, r, now), 24*time.Hour)
 	}
 	return bodies
 }

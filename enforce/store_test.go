@@ -16,35 +16,35 @@ import (
 func TestMemoryStoreEvictsLeastRecentlyUsed(t *testing.T) {
 	ctx := context.Background()
 	s := NewMemoryStore(3, testCacheBytes)
-	s.Set(ctx, "b", &Entry{Origin: "b"}, time.Minute)
-	s.Set(ctx, "a", &Entry{Origin: "a"}, time.Hour)
-	s.Set(ctx, "c", &Entry{Origin: "c"}, 0)
-	s.Get(ctx, "b") // read: b is now used more recently than a
-	s.Set(ctx, "d", &Entry{Origin: "d"}, 2*time.Hour)
-	if _, ok := s.Get(ctx, "a"); ok {
+	s.Set(ctx, robotsKey("b"), &Entry{Key: robotsKey("b")}, time.Minute)
+	s.Set(ctx, robotsKey("a"), &Entry{Key: robotsKey("a")}, time.Hour)
+	s.Set(ctx, robotsKey("c"), &Entry{Key: robotsKey("c")}, 0)
+	s.Get(ctx, robotsKey("b")) // read: b is now used more recently than a
+	s.Set(ctx, robotsKey("d"), &Entry{Key: robotsKey("d")}, 2*time.Hour)
+	if _, ok := s.Get(ctx, robotsKey("a")); ok {
 		t.Error("a kept: the entry least recently used was not evicted")
 	}
 	if s.Evictions() != 1 {
 		t.Errorf("%d evictions counted, want 1", s.Evictions())
 	}
 	for _, o := range []string{"b", "c", "d"} {
-		if e, ok := s.Get(ctx, o); !ok || e.Origin != o {
+		if e, ok := s.Get(ctx, robotsKey(o)); !ok || e.Key != robotsKey(o) {
 			t.Errorf("%s evicted", o)
 		}
 	}
 	// Replacing an entry does not evict.
-	s.Set(ctx, "a", &Entry{Origin: "a2"}, time.Hour)
-	if e, ok := s.Get(ctx, "a"); !ok || e.Origin != "a2" || s.Len() != 3 {
+	s.Set(ctx, robotsKey("a"), &Entry{Key: robotsKey("a2")}, time.Hour)
+	if e, ok := s.Get(ctx, robotsKey("a")); !ok || e.Key != robotsKey("a2") || s.Len() != 3 {
 		t.Errorf("replace: %+v %v len %d", e, ok, s.Len())
 	}
-	s.Delete(ctx, "a")
-	if _, ok := s.Get(ctx, "a"); ok || s.Len() != 2 {
+	s.Delete(ctx, robotsKey("a"))
+	if _, ok := s.Get(ctx, robotsKey("a")); ok || s.Len() != 2 {
 		t.Errorf("after Delete: len %d", s.Len())
 	}
 	// The newest entry is kept even when it is the soonest to expire.
-	s.Set(ctx, "e", &Entry{Origin: "e"}, time.Minute)
-	s.Set(ctx, "f", &Entry{Origin: "f"}, time.Second)
-	if _, ok := s.Get(ctx, "f"); !ok || s.Len() != 3 {
+	s.Set(ctx, robotsKey("e"), &Entry{Key: robotsKey("e")}, time.Minute)
+	s.Set(ctx, robotsKey("f"), &Entry{Key: robotsKey("f")}, time.Second)
+	if _, ok := s.Get(ctx, robotsKey("f")); !ok || s.Len() != 3 {
 		t.Errorf("newest entry evicted by its own Set (len %d)", s.Len())
 	}
 }
@@ -55,18 +55,18 @@ func TestMemoryStoreEvictsInBatches(t *testing.T) {
 	ctx := context.Background()
 	s := NewMemoryStore(16, testCacheBytes)
 	for i := 16; i >= 1; i-- { // stored in an order unrelated to the keep
-		s.Set(ctx, strconv.Itoa(i), &Entry{}, time.Duration(i)*time.Hour)
+		s.Set(ctx, robotsKey(strconv.Itoa(i)), &Entry{}, time.Duration(i)*time.Hour)
 	}
-	s.Set(ctx, "new", &Entry{}, time.Minute)
+	s.Set(ctx, robotsKey("new"), &Entry{}, time.Minute)
 	if s.Len() != 14 {
 		t.Fatalf("len %d after an overflow of a store of 16, want 14", s.Len())
 	}
 	for i := 1; i <= 16; i++ {
-		if _, ok := s.Get(ctx, strconv.Itoa(i)); ok != (i < 14) {
+		if _, ok := s.Get(ctx, robotsKey(strconv.Itoa(i))); ok != (i < 14) {
 			t.Errorf("entry stored %d-th from last: present %v", i, ok)
 		}
 	}
-	if _, ok := s.Get(ctx, "new"); !ok {
+	if _, ok := s.Get(ctx, robotsKey("new")); !ok {
 		t.Error("newest entry evicted")
 	}
 	if s.Bytes() != 14*entryCost(&Entry{}) {
@@ -82,10 +82,10 @@ func TestMemoryStoreKeepsWhatIsUsed(t *testing.T) {
 	ctx := context.Background()
 	const max = 16
 	s := NewMemoryStore(max, testCacheBytes)
-	s.Set(ctx, "hot", &Entry{Origin: "hot"}, time.Minute) // the soonest to expire
+	s.Set(ctx, robotsKey("hot"), &Entry{Key: robotsKey("hot")}, time.Minute) // the soonest to expire
 	for i := 0; i < 20*max; i++ {
-		s.Set(ctx, "once"+strconv.Itoa(i), &Entry{}, time.Hour)
-		if _, ok := s.Get(ctx, "hot"); !ok {
+		s.Set(ctx, robotsKey("once"+strconv.Itoa(i)), &Entry{}, time.Hour)
+		if _, ok := s.Get(ctx, robotsKey("hot")); !ok {
 			t.Fatalf("the origin in use was evicted after %d others", i+1)
 		}
 	}
@@ -98,8 +98,8 @@ func TestMemoryStoreKeepsWhatIsUsed(t *testing.T) {
 	// An origin evicted long ago, fetched again. The table of evicted
 	// origins is hashed with a random seed: pick one whose slot no other
 	// evicted origin shares, so that the count cannot depend on the seed.
-	s.Set(ctx, evictedAlone(t, s, 20*max), &Entry{}, time.Hour)
-	s.Set(ctx, "never-seen", &Entry{}, time.Hour)
+	s.Set(ctx, robotsKey(evictedAlone(t, s, 20*max)), &Entry{}, time.Hour)
+	s.Set(ctx, robotsKey("never-seen"), &Entry{}, time.Hour)
 	if s.Refetches() != 1 {
 		t.Errorf("%d refetches counted, want 1", s.Refetches())
 	}
@@ -134,7 +134,7 @@ func TestMemoryStoreBoundedUnderManyOrigins(t *testing.T) {
 	const max = 100
 	s := NewMemoryStore(max, testCacheBytes)
 	for i := 0; i < 50*max; i++ { // a broad crawl, or wildcard subdomains
-		s.Set(ctx, "http://h"+strconv.Itoa(i)+".example", &Entry{}, time.Hour)
+		s.Set(ctx, robotsKey("http://h"+strconv.Itoa(i)+".example"), &Entry{}, time.Hour)
 		if s.Len() > max {
 			t.Fatalf("%d entries after %d origins, bound %d", s.Len(), i+1, max)
 		}
@@ -150,18 +150,18 @@ func TestMemoryStoreBoundedUnderManyOrigins(t *testing.T) {
 func TestMemoryStoreKeep(t *testing.T) {
 	ctx := context.Background()
 	s := NewMemoryStore(2, testCacheBytes)
-	s.Set(ctx, "short", &Entry{}, time.Millisecond)
-	s.Set(ctx, "long", &Entry{}, time.Hour)
-	testsupport.WaitFor(t, "_, ok := s.Get(ctx, \"short\"); return !ok", func() bool { _, ok := s.Get(ctx, "short"); return !ok })
-	if _, ok := s.Get(ctx, "long"); !ok {
+	s.Set(ctx, robotsKey("short"), &Entry{}, time.Millisecond)
+	s.Set(ctx, robotsKey("long"), &Entry{}, time.Hour)
+	testsupport.WaitFor(t, "_, ok := s.Get(ctx, \"short\"); return !ok", func() bool { _, ok := s.Get(ctx, robotsKey("short")); return !ok })
+	if _, ok := s.Get(ctx, robotsKey("long")); !ok {
 		t.Error("entry dropped before its keep")
 	}
 	if s.Len() != 2 {
 		t.Errorf("len %d: the expired entry is swept by a Set, not by Get", s.Len())
 	}
 	// An expired entry goes before a live one is evicted.
-	s.Set(ctx, "y", &Entry{}, 0)
-	if _, ok := s.Get(ctx, "long"); !ok || s.Len() != 2 || s.Bytes() != 2*entryCost(&Entry{}) {
+	s.Set(ctx, robotsKey("y"), &Entry{}, 0)
+	if _, ok := s.Get(ctx, robotsKey("long")); !ok || s.Len() != 2 || s.Bytes() != 2*entryCost(&Entry{}) {
 		t.Errorf("live entry evicted although an expired one was there (len %d, %d bytes)", s.Len(), s.Bytes())
 	}
 }
@@ -171,14 +171,14 @@ func TestMemoryStoreSweepsExpired(t *testing.T) {
 	// sweepEvery has passed since the last sweep.
 	ctx := context.Background()
 	s := NewMemoryStore(10, testCacheBytes)
-	s.Set(ctx, "a", &Entry{}, time.Millisecond)
-	testsupport.WaitFor(t, "_, ok := s.Get(ctx, \"a\"); return !ok", func() bool { _, ok := s.Get(ctx, "a"); return !ok })
-	s.Set(ctx, "b", &Entry{}, time.Hour) // within sweepEvery: no sweep
+	s.Set(ctx, robotsKey("a"), &Entry{}, time.Millisecond)
+	testsupport.WaitFor(t, "_, ok := s.Get(ctx, \"a\"); return !ok", func() bool { _, ok := s.Get(ctx, robotsKey("a")); return !ok })
+	s.Set(ctx, robotsKey("b"), &Entry{}, time.Hour) // within sweepEvery: no sweep
 	if s.Len() != 2 {
 		t.Fatalf("len %d, want 2 (swept too early)", s.Len())
 	}
 	s.lastSweep = time.Now().Add(-sweepEvery)
-	s.Set(ctx, "c", &Entry{}, time.Hour)
+	s.Set(ctx, robotsKey("c"), &Entry{}, time.Hour)
 	if s.Len() != 2 || s.Bytes() != 2*entryCost(&Entry{}) {
 		t.Errorf("after a sweep: len %d, %d bytes", s.Len(), s.Bytes())
 	}
@@ -191,11 +191,11 @@ type keepRecorder struct {
 	keep map[string]time.Duration
 }
 
-func (r *keepRecorder) Set(ctx context.Context, origin string, e *Entry, keep time.Duration) {
+func (r *keepRecorder) Set(ctx context.Context, key Key, e *Entry, keep time.Duration) {
 	r.mu.Lock()
-	r.keep[origin] = keep
+	r.keep[key.String()] = keep
 	r.mu.Unlock()
-	r.MemoryStore.Set(ctx, origin, e, keep)
+	r.MemoryStore.Set(ctx, key, e, keep)
 }
 
 func TestEnforcerStoreKeep(t *testing.T) {

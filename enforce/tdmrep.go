@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"net/url"
-	"strings"
 
 	"github.com/robotsgate/robotsgate/robots"
 	"github.com/robotsgate/robotsgate/robots/tdmrep"
@@ -12,7 +11,7 @@ import (
 
 // TDMRep: an origin's /.well-known/tdmrep.json is fetched, cached,
 // coordinated across a fleet and kept while unreachable exactly as its
-// robots.txt is, in the same Store under the key TDMKey(origin), by the
+// robots.txt is, in the same Store under its [TDMKey], by the
 // same Fetcher (which must also be a FileFetcher; HTTPFetcher is).
 
 // ReasonTDMReserved: TDMRep reserves the URL's TDM rights (tdm-reservation
@@ -34,12 +33,6 @@ type FileFetcher interface {
 
 // tdmAccept is the Accept header of tdmrep.json fetches.
 const tdmAccept = "application/json, */*;q=0.1"
-
-// TDMKey is the Store key of origin's tdmrep.json.
-func TDMKey(origin string) string { return origin + tdmrep.WellKnownPath }
-
-// isTDMKey reports whether a Store key is a TDMKey.
-func isTDMKey(key string) bool { return strings.HasSuffix(key, tdmrep.WellKnownPath) }
 
 // TDMVerdict is the TDMRep verdict of one URL.
 type TDMVerdict struct {
@@ -71,35 +64,6 @@ func IsTDMRepFile(u *url.URL, method string) bool {
 		return false
 	}
 	return u.Opaque == "" && u.Path == tdmrep.WellKnownPath && u.RawPath == "" && u.RawQuery == "" && !u.ForceQuery
-}
-
-// fetch fetches the file a Store key names: tdmrep.json for a TDMKey,
-// robots.txt otherwise; from the key's address when it has one
-// ([FetchPinOf]).
-func (e *Enforcer) fetch(ctx context.Context, key string) FetchResult {
-	ctx, file := withFetchPin(ctx, key)
-	if isLicenseKey(file) {
-		return e.fetchLicense(ctx, file)
-	}
-	if !isTDMKey(file) {
-		return e.fetcher.Fetch(ctx, file)
-	}
-	ff, ok := e.fetcher.(FileFetcher)
-	if !ok {
-		return FetchResult{Status: StatusUnavailable, Err: "the fetcher cannot fetch tdmrep.json", ErrKind: FetchOther}
-	}
-	return ff.FetchFile(ctx, strings.TrimSuffix(file, tdmrep.WellKnownPath), tdmrep.WellKnownPath, tdmAccept)
-}
-
-// fileOf names the file a Store key stands for, in logs.
-func fileOf(key string) string {
-	if isLicenseKey(key) {
-		return "license document"
-	}
-	if isTDMKey(key) {
-		return "tdmrep.json"
-	}
-	return "robots.txt"
 }
 
 // rebuildTDM sets e.TDM and e.TDMErr from the body in force.
@@ -174,8 +138,8 @@ func (e *Enforcer) TDMRepSite(ctx context.Context, u *url.URL) TDMVerdict {
 // rules in force, nil when there are none; the file is fetched when no
 // fresh copy is cached.
 func (e *Enforcer) tdmRules(ctx context.Context, origin string) (TDMVerdict, *tdmrep.File) {
-	v := TDMVerdict{Checked: true, FileURL: TDMKey(origin)}
-	key := TDMKey(StoreKey(origin, addressOf(ctx))) // as served where the request goes (address.go)
+	key := TDMKey(origin, addressOf(ctx)) // as served where the request goes (address.go)
+	v := TDMVerdict{Checked: true, FileURL: key.URL()}
 	en, ok := e.store.Get(ctx, key)
 	if !ok || !e.clock.Now().Before(en.Expires) {
 		got, err := e.refresh(ctx, key)

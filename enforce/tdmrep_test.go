@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"net/netip"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -144,7 +145,7 @@ func TestTDMRepBodies(t *testing.T) {
 // entries do), and its memory cost counts them.
 func TestTDMEntryRebuild(t *testing.T) {
 	body := []byte(`[{"location": "/a/", "tdm-reservation": 1}]`)
-	en := &Entry{Origin: TDMKey("https://example.com"), Result: FetchResult{Status: StatusOK, Body: body}}
+	en := &Entry{Key: TDMKey("https://example.com", netip.Addr{}), Result: FetchResult{Status: StatusOK, Body: body}}
 	en.Rebuild(1 << 20)
 	if en.Parsed != nil || en.TDM == nil || en.TDMErr != nil || en.TDM.Match("/a/b") == nil {
 		t.Fatalf("%+v", en)
@@ -154,7 +155,7 @@ func TestTDMEntryRebuild(t *testing.T) {
 	if entryCost(en) <= entryCost(&without) {
 		t.Fatalf("cost %d does not count the rules (%d without them)", entryCost(en), entryCost(&without))
 	}
-	robotsEntry := &Entry{Origin: "https://example.com", Result: FetchResult{Status: StatusOK, Body: []byte("User-agent: *\nDisallow: /\n")}}
+	robotsEntry := &Entry{Key: robotsKey("https://example.com"), Result: FetchResult{Status: StatusOK, Body: []byte("User-agent: *\nDisallow: /\n")}}
 	robotsEntry.Rebuild(1 << 20)
 	if robotsEntry.Parsed == nil || robotsEntry.TDM != nil {
 		t.Fatalf("robots entry: %+v", robotsEntry)

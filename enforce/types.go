@@ -73,10 +73,12 @@ type Fetcher interface {
 	Fetch(ctx context.Context, origin string) FetchResult
 }
 
-// Entry is the cached state of one origin's robots.txt. Entries are
-// immutable once stored: a change makes a new Entry.
+// Entry is the cached state of one policy document: an origin's
+// robots.txt, or the tdmrep.json or license document Key names. Entries
+// are immutable once stored: a change makes a new Entry.
 type Entry struct {
-	Origin string
+	// Key names the document (and is the key the entry is stored under).
+	Key Key
 	// Result is the latest fetch result.
 	Result FetchResult
 	// FetchedAt is when Result was fetched.
@@ -101,14 +103,14 @@ type Entry struct {
 	// the bodies and rebuild Parsed with Rebuild on load.
 	Parsed *robots.Robots
 
-	// TDM is, for the entry of an origin's tdmrep.json (TDMKey), its
+	// TDM is, for the entry of an origin's tdmrep.json ([DocTDMRep]), its
 	// rules in force, from the same body as Parsed would be; TDMErr why
 	// that body gives none ([tdmrep.ErrInvalid], [tdmrep.ErrTooManyRules]).
 	// Rebuild sets both.
 	TDM    *tdmrep.File
 	TDMErr error
 
-	// License is, for the entry of an RSL license document ([LicenseKey]),
+	// License is, for the entry of an RSL license document ([DocLicense]),
 	// the document in force; LicenseErr why its body gives none. Rebuild
 	// sets both.
 	License    *rsl.Document
@@ -122,11 +124,11 @@ type Entry struct {
 // call it once on a loaded entry, before handing it out: entries are
 // shared and must not change afterwards.
 func (e *Entry) Rebuild(maxBytes int) {
-	if isLicenseKey(e.Origin) {
+	switch e.Key.Doc() {
+	case DocLicense:
 		e.rebuildLicense()
 		return
-	}
-	if isTDMKey(e.Origin) {
+	case DocTDMRep:
 		e.rebuildTDM()
 		return
 	}
@@ -152,19 +154,19 @@ func parseShared(r *FetchResult, maxBytes int) *robots.Robots {
 }
 
 // Coordinator is implemented by Stores shared by several processes: Once runs fetch in at most one
-// process at a time per origin and lets the others wait for (and return) its stored result.
+// process at a time per key and lets the others wait for (and return) its stored result.
 //
 // The Enforcer calls Once from inside its per-process single flight, so
-// each process calls it at most once per origin at a time. The fetch
+// each process calls it at most once per key at a time. The fetch
 // function it passes first re-reads the Store and returns a fresh entry
 // found there without fetching; otherwise it fetches, stores the new
 // entry ([Store.Set]) and returns it. So an implementation that merely
-// serialises calls per origin across the fleet (a lock held while fetch
+// serialises calls per key across the fleet (a lock held while fetch
 // runs) is correct, and so is one that lets the holder call fetch and
 // the others return the entry it stored. Once must honour ctx. When Once
 // returns an error the Enforcer fetches locally instead.
 type Coordinator interface {
-	Once(ctx context.Context, origin string, fetch func(ctx context.Context, st Store) *Entry) (*Entry, error)
+	Once(ctx context.Context, key Key, fetch func(ctx context.Context, st Store) *Entry) (*Entry, error)
 }
 
 // ErrCoordinatorUnavailable is returned (wrapped) by a Coordinator's Once
@@ -172,16 +174,17 @@ type Coordinator interface {
 // without logging each time: the Coordinator reports the outage itself.
 var ErrCoordinatorUnavailable = errors.New("enforce: shared fetch coordination unavailable")
 
-// Store keeps Entries by origin. Implementations must be safe for
-// concurrent use. An entry must be kept at least until keep has passed
+// Store keeps Entries by [Key]. Implementations must be safe for
+// concurrent use; those that keep entries under a string keep them
+// under [Key.String], whose form is the one place a key is spelled. An entry must be kept at least until keep has passed
 // (longer than Expires, so a stale copy can serve while an origin is
 // unreachable), except that a Store bounded in size may evict entries
 // earlier ([MemoryStore] drops those least recently used): the evicted
-// origin's robots.txt is then fetched again.
+// document is then fetched again.
 type Store interface {
-	Get(ctx context.Context, origin string) (*Entry, bool)
-	Set(ctx context.Context, origin string, e *Entry, keep time.Duration)
-	Delete(ctx context.Context, origin string)
+	Get(ctx context.Context, key Key) (*Entry, bool)
+	Set(ctx context.Context, key Key, e *Entry, keep time.Duration)
+	Delete(ctx context.Context, key Key)
 }
 
 // Reason says why a Decision went the way it did. enforce defines the

@@ -247,13 +247,12 @@ func (c adminCache) Entry(ctx context.Context, origin string) (*enforce.Entry, e
 	if as := c.addrs(ctx, origin); len(as) > 0 {
 		ctx = enforce.WithAddress(ctx, as[0])
 	}
-	return shownEntry(c.s.enf.Entry(ctx, origin))
+	return c.s.enf.Entry(ctx, origin)
 }
 
 func (c adminCache) Cached(ctx context.Context, origin string) (*enforce.Entry, bool) {
 	for _, a := range c.addrs(ctx, origin) {
 		if en, ok := c.s.enf.Cached(enforce.WithAddress(ctx, a), origin); ok {
-			en, _ = shownEntry(en, nil)
 			return en, true
 		}
 	}
@@ -265,15 +264,4 @@ func (c adminCache) Purge(ctx context.Context, origin string) {
 		c.s.enf.Purge(enforce.WithAddress(ctx, a), origin)
 	}
 	c.s.enf.Purge(ctx, origin)
-}
-
-// shownEntry returns a copy of en named by its origin alone (its Store
-// key also names the address it was fetched from).
-func shownEntry(en *enforce.Entry, err error) (*enforce.Entry, error) {
-	if en == nil || err != nil {
-		return en, err
-	}
-	cp := *en
-	cp.Origin = enforce.KeyOrigin(en.Origin)
-	return &cp, nil
 }

@@ -70,9 +70,10 @@ func (s *Server) install() error {
 		},
 		lastResponse: []responseStep{
 			inflight,       // decisions, upstream errors, in-flight
+			s.vol,          // volumeStep: requests, status classes and bytes per origin, for the crawl report (volume.go)
 			finishStep{},   // report-mode headers, streaming
-			holdHeadStep{}, // a response with a body inside an MITM session: head and body in one write (sessionwrite.go)
-			http10Step{},   // HTTP/1.0 clients inside MITM sessions (forward.go); last
+			holdHeadStep{}, // a response with a body inside an MITM session: head and body in one write (holdhead.go)
+			http10Step{},   // HTTP/1.0 clients inside MITM sessions (http10.go); last
 		},
 	}
 	s.hook(p) // the steps' adapters to goproxy's hooks (engine.go)

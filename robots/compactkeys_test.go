@@ -52,65 +52,30 @@ func TestKeyedCompactMatchesCompiled(t *testing.T) {
 		ngroups := 1 + round%3
 		body := keyedBody(ngroups, (compactWild+60)/ngroups*(1+round%2), rule)
 		r, c := Parse(body), parseCompiled(body)
-		if !r.idx.lazy {
+		if !r.ix.Form().Lazy {
 			t.Fatalf("round %d: the file keeps a filter", round)
 		}
-		for i := range r.written {
-			if pt := &r.written[i].part; !pt.keyed() {
-				t.Fatalf("round %d: part %d is not keyed (compact %v)", round, i, pt.compact())
+		for i, pt := range r.ix.Form().Parts {
+			if !pt.Keyed {
+				t.Fatalf("round %d: part %d is not keyed (compact %v)", round, i, pt.Compact)
 			}
 		}
 		for i := 0; i < 2000; i++ {
 			path := "/" + word(rng.Intn(12))
 			dc := c.MatchPath("bot", path)
-			r.idx.budget = directBudget
+			r.ix.SetBudget(directBudget)
 			if d := r.MatchPath("bot", path); d != dc {
 				t.Fatalf("round %d, %q: keyed %+v, compiled %+v", round, path, d, dc)
 			}
 			if i%8 != 0 {
 				continue // below: each decision builds a filter
 			}
-			r.idx.budget = 0
+			r.ix.SetBudget(0)
 			if d := r.MatchPath("bot", path); d != dc {
 				t.Fatalf("round %d, %q, indexed: keyed %+v, compiled %+v", round, path, d, dc)
 			}
 		}
 	}
-}
-
-// decideWork decides path (canonical) for agent against r as MatchPath
-// does, and returns the rule and the work of the decision: the octets
-// searched directly, the patterns and segments tried, and a pass over the
-// path for the filter's scan and for the index.
-func decideWork(r *Robots, agent, path string) (Rule, bool, int) {
-	return decideWorkIn(r, r.idx, agent, path)
-}
-
-// decideWorkIn is decideWork with the file index fi, started over as
-// matchIn does when fi is lazy and the budget is spent.
-func decideWorkIn(r *Robots, fi *fileIndex, agent, path string) (Rule, bool, int) {
-	g, _ := r.lookup(agent)
-	ps := pathSet{p: []byte(path), fi: fi}
-	if fi != nil && fi.segs != nil {
-		ps.found = make([]uint64, (fi.segs.nkeys+63)>>6)
-	}
-	lz := lazyIndex{fi: fi}
-	rule, ok := r.matchWith(g, &ps, &lz)
-	work := ps.work + ps.tried
-	if ps.scanned {
-		work += len(path)
-	}
-	if lz.ix != nil {
-		work += len(path)
-	}
-	lz.release()
-	if ps.over {
-		// Building the filter costs about a pass over its keys.
-		x := fi.indexed(r)
-		rule, ok, w := decideWorkIn(r, x, agent, path)
-		return rule, ok, work + w + len(x.segs.label)
-	}
-	return rule, ok, work
 }
 
 // keyedHostile returns a file of one keyed compact part of as many
@@ -148,8 +113,8 @@ func TestKeyedCompactBoundedWork(t *testing.T) {
 	for _, twice := range []bool{false, true} {
 		body, path := keyedHostile(twice)
 		r, c := Parse(body), parseCompiled(body)
-		if !r.written[0].part.keyed() || r.idx.lazy == twice {
-			t.Fatalf("twice %v: keyed %v, lazy %v", twice, r.written[0].part.keyed(), r.idx.lazy)
+		if !r.ix.Form().Parts[0].Keyed || r.ix.Form().Lazy == twice {
+			t.Fatalf("twice %v: keyed %v, lazy %v", twice, r.ix.Form().Parts[0].Keyed, r.ix.Form().Lazy)
 		}
 		rule, ok, work := decideWork(r, "bot", path)
 		crule, cok, cwork := decideWork(c, "bot", path)
@@ -169,7 +134,7 @@ func TestKeyedCompactBoundedWork(t *testing.T) {
 func TestKeyedLazyConcurrent(t *testing.T) {
 	body, path := keyedHostile(false)
 	r, c := Parse(body), parseCompiled(body)
-	if !r.idx.lazy {
+	if !r.ix.Form().Lazy {
 		t.Fatal("the file keeps a filter")
 	}
 	paths := []string{path, path[:len(path)/2] + "q" + hostileTokens(2)[1] + "qq0", "/short"}
@@ -214,8 +179,8 @@ func TestKeyedBesideCompiled(t *testing.T) {
 		body = append(body, rule(0, i)+"\n"...)
 	}
 	r, c := Parse(body), parseCompiled(body)
-	if !r.written[0].part.keyed() || r.written[1].part.compact() || r.idx.segs == nil || r.idx.lazy {
-		t.Fatalf("keyed %v, compiled %v, filter %v", r.written[0].part.keyed(), !r.written[1].part.compact(), r.idx.segs != nil)
+	if !r.ix.Form().Parts[0].Keyed || r.ix.Form().Parts[1].Compact || !r.ix.Form().Filter || r.ix.Form().Lazy {
+		t.Fatalf("keyed %v, compiled %v, filter %v", r.ix.Form().Parts[0].Keyed, !r.ix.Form().Parts[1].Compact, r.ix.Form().Filter)
 	}
 	for i := 0; i < 3000; i++ {
 		path := "/"
@@ -223,9 +188,10 @@ func TestKeyedBesideCompiled(t *testing.T) {
 			path += word()
 		}
 		agent := []string{"bot", "other"}[i%2]
-		r.idx.budget = []int{directBudget, 0}[i/2%2]
+		budget := []int{directBudget, 0}[i/2%2]
+		r.ix.SetBudget(budget)
 		if d, dc := r.MatchPath(agent, path), c.MatchPath(agent, path); d != dc {
-			t.Fatalf("%s %q (budget %d): %+v, compiled %+v", agent, path, r.idx.budget, d, dc)
+			t.Fatalf("%s %q (budget %d): %+v, compiled %+v", agent, path, budget, d, dc)
 		}
 	}
 }

@@ -7,169 +7,6 @@ import (
 	"testing"
 )
 
-// The reference matcher below is deliberately simple: it canonicalises
-// pattern and path with its own code (decode every %XX, then write each
-// octet back by the RFC 9309 §2.2.2 rules spelt out with the RFC 3986
-// character lists: an escaped octet literally when unreserved or '*' or
-// '$', else as %XX; a literal octet as is when a URI may hold it, else as
-// %XX), and matches with a textbook dynamic-programming glob over the
-// canonical strings, with no segment splitting, early exits or index.
-
-// refTok is one token of a pattern: the wildcard or one canonical
-// character.
-type refTok struct {
-	wild bool
-	lit  string // canonical text of one octet
-}
-
-const (
-	refUnreserved = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~"
-	refReserved   = ":/?#[]@!$&'()*+,;="
-)
-
-// refOctets returns the octets of s, whether each was given as an escape,
-// and whether each is a literal '*' (the wildcard, in a pattern).
-func refOctets(s string) (octs []byte, escaped, literalStar []bool) {
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		esc := false
-		if c == '%' && i+2 < len(s) && strings.ContainsRune("0123456789abcdefABCDEF", rune(s[i+1])) &&
-			strings.ContainsRune("0123456789abcdefABCDEF", rune(s[i+2])) {
-			var v byte
-			for _, h := range s[i+1 : i+3] {
-				v <<= 4
-				switch {
-				case h >= '0' && h <= '9':
-					v |= byte(h - '0')
-				case h >= 'a' && h <= 'f':
-					v |= byte(h-'a') + 10
-				default:
-					v |= byte(h-'A') + 10
-				}
-			}
-			c, esc = v, true
-			i += 2
-		}
-		octs = append(octs, c)
-		escaped = append(escaped, esc)
-		literalStar = append(literalStar, c == '*' && !esc)
-	}
-	return octs, escaped, literalStar
-}
-
-func refOctetText(c byte, escaped bool) string {
-	literal := c < 0x80 && strings.IndexByte(refUnreserved+refReserved, c) >= 0
-	if escaped {
-		literal = c < 0x80 && strings.IndexByte(refUnreserved+"*$", c) >= 0
-	}
-	if literal {
-		return string(rune(c))
-	}
-	return "%" + strings.ToUpper(string("0123456789abcdef"[c>>4])+string("0123456789abcdef"[c&15]))
-}
-
-func refCanonPath(path string) string {
-	octs, escaped, _ := refOctets(path)
-	var sb strings.Builder
-	for i, c := range octs {
-		sb.WriteString(refOctetText(c, escaped[i]))
-	}
-	return sb.String()
-}
-
-// refMatch reports whether pattern matches path, by the RFC 9309 rules and
-// our canonical encoding.
-func refMatch(pattern, path string) bool {
-	anchored := strings.HasSuffix(pattern, "$")
-	if anchored {
-		pattern = pattern[:len(pattern)-1]
-	}
-	octs, escaped, wild := refOctets(pattern)
-	var pat []refTok
-	for i, c := range octs {
-		if wild[i] {
-			pat = append(pat, refTok{wild: true})
-			continue
-		}
-		for _, b := range []byte(refOctetText(c, escaped[i])) {
-			pat = append(pat, refTok{lit: string(rune(b))})
-		}
-	}
-	text := refCanonPath(path)
-	// ok[i][j]: pat[:i] matches text[:j].
-	ok := make([][]bool, len(pat)+1)
-	for i := range ok {
-		ok[i] = make([]bool, len(text)+1)
-	}
-	ok[0][0] = true
-	for i := 1; i <= len(pat); i++ {
-		for j := 0; j <= len(text); j++ {
-			if pat[i-1].wild {
-				ok[i][j] = ok[i-1][j] || j > 0 && ok[i][j-1]
-			} else {
-				ok[i][j] = j > 0 && ok[i-1][j-1] && text[j-1] == pat[i-1].lit[0]
-			}
-		}
-	}
-	if anchored {
-		return ok[len(pat)][len(text)]
-	}
-	for j := 0; j <= len(text); j++ {
-		if ok[len(pat)][j] {
-			return true
-		}
-	}
-	return false
-}
-
-// refDecide decides path against rules the slow way: every rule is tried,
-// the longest pattern (octets, non-ASCII counted %-encoded) wins, Allow
-// wins ties, the earlier line wins among equals.
-func refDecide(rules []Rule, path string) (allowed bool, line int) {
-	if !strings.HasPrefix(path, "/") {
-		path = "/" + path
-	}
-	if refCanonPath(path) == "/robots.txt" {
-		return true, 0
-	}
-	bestPrio, bestAllow, bestLine := 0, true, 0
-	consider := func(r Rule, pattern string) {
-		if pattern == "" || !refMatch(pattern, path) {
-			return
-		}
-		prio := len(pattern)
-		for i := 0; i < len(pattern); i++ {
-			if pattern[i] >= 0x80 {
-				prio += 2
-			}
-		}
-		if prio > bestPrio || prio == bestPrio && r.Allow && !bestAllow {
-			bestPrio, bestAllow, bestLine = prio, r.Allow, r.Line
-		}
-	}
-	for _, r := range rules {
-		consider(r, r.Pattern)
-		if i := strings.LastIndex(r.Pattern, "/"); r.Allow && i >= 0 && strings.HasPrefix(r.Pattern[i:], "/index.htm") {
-			consider(r, r.Pattern[:i+1]+"$")
-		}
-	}
-	return bestAllow, bestLine
-}
-
-func TestReferenceMatcher(t *testing.T) {
-	for _, tt := range []struct {
-		pattern, path string
-		want          bool
-	}{
-		{"/", "/", true}, {"/a", "/", false}, {"/a*c", "/abbbc", true}, {"/a*c$", "/abcx", false},
-		{"/a%2A", "/a*", true}, {"/a*", "/a", true}, {"*.gif$", "/x.gif", true}, {"/a$b", "/a$b", true},
-	} {
-		if got := refMatch(tt.pattern, tt.path); got != tt.want {
-			t.Errorf("refMatch(%q, %q) = %v", tt.pattern, tt.path, got)
-		}
-	}
-}
-
 // sanitizeRule makes s a value the parser keeps unchanged.
 func sanitizeRule(s string) string {
 	s = strings.Map(func(r rune) rune {
@@ -214,74 +51,88 @@ func FuzzDecide(f *testing.F) {
 		if len(rules) > 0 {
 			rules = padRules(rules, rulesText[len(rulesText)-1])
 		}
-		// Rule i goes to group (i+split>>2)%ng; group g comes after the
-		// groups before it, so the file keeps the rules' relative order
-		// only per group: the reference gets them in file order.
-		ng := 2 + int(split&1)
-		spell := []string{"bot", "BOT", "Bot/1.0 (+https://example.com)"}
-		var sb strings.Builder
-		line := 0
-		write := func(s string) {
-			sb.WriteString(s + "\n")
-			line++
-		}
-		var fileRules []Rule
-		if split&0x40 != 0 {
-			write("User-agent: unrelated\nDisallow: /")
-			line++
-		}
-		for g := 0; g < ng; g++ {
-			write("User-agent: " + spell[g])
-			if g == 1 && split&0x80 != 0 {
-				write("User-agent: other")
-			}
-			n := 0
-			for i, r := range rules {
-				if (i+int(split>>2))%ng != g {
-					continue
-				}
-				write(r.String())
-				r.Line = line
-				fileRules = append(fileRules, r)
-				n++
-			}
-			// Another agent's group between bot's (it would join a
-			// bot group without rules).
-			if n > 0 && split&0x20 != 0 {
-				write("User-agent: unrelated\nDisallow: /")
-				line++
-			}
-		}
-		robots := Parse([]byte(sb.String()))
+		body, fileRules := fuzzFile(rules, split)
+		robots := Parse([]byte(body))
 		d := robots.MatchPath("bot", path)
 		wantAllowed, wantLine := refDecide(fileRules, path)
 		if d.Allowed != wantAllowed || d.Rule.Line != wantLine {
 			t.Fatalf("robots.txt:\n%s\npath %q: got allowed=%v line %d, reference allowed=%v line %d",
-				sb.String(), path, d.Allowed, d.Rule.Line, wantAllowed, wantLine)
+				body, path, d.Allowed, d.Rule.Line, wantAllowed, wantLine)
 		}
 		checkIndexedAtOnce(t, robots, func() Match { return robots.MatchPath("bot", path) }, d)
+		// A decision with usage lines shares its search with them, and
+		// decides alike.
+		if du, _ := robots.MatchUsage("bot", path); du != d {
+			t.Fatalf("MatchUsage(%q) = %+v, MatchPath = %+v\n%s", path, du, d, body)
+		}
 		// The compiled form decides alike, and so it does with the path
 		// indexed from the first pattern on, as a long decision does.
-		compiled := parseCompiled([]byte(sb.String()))
+		compiled := parseCompiled([]byte(body))
 		if dc := compiled.MatchPath("bot", path); dc != d {
-			t.Fatalf("path %q compiled: %+v, compact %+v\n%s", path, dc, d, sb.String())
+			t.Fatalf("path %q compiled: %+v, compact %+v\n%s", path, dc, d, body)
 		}
-		if compiled.idx != nil {
-			compiled.idx.budget = 0
+		if compiled.ix.Form().Indexed {
+			compiled.ix.SetBudget(0)
 			if di := compiled.MatchPath("bot", path); di != d {
-				t.Fatalf("path %q indexed: %+v, direct %+v\n%s", path, di, d, sb.String())
+				t.Fatalf("path %q indexed: %+v, direct %+v\n%s", path, di, d, body)
 			}
 		}
 		if robots.AllowsNothing("bot") && d.Allowed && !(d.Rule.Line == 0 && d.Rule.Pattern == "/robots.txt") {
-			t.Fatalf("AllowsNothing but %q is allowed by line %d:\n%s", path, wantLine, sb.String())
+			t.Fatalf("AllowsNothing but %q is allowed by line %d:\n%s", path, wantLine, body)
 		}
 		// A full URL decides like its path.
 		if path != "" && strings.IndexByte("/?;", path[0]) >= 0 && !strings.Contains(path, "#") {
 			if du := robots.Match("bot", "http://h"+path); du != d {
-				t.Fatalf("Match(http://h%s) = %+v, MatchPath = %+v\n%s", path, du, d, sb.String())
+				t.Fatalf("Match(http://h%s) = %+v, MatchPath = %+v\n%s", path, du, d, body)
 			}
 		}
 	})
+}
+
+// fuzzFile writes rules into a robots.txt for FuzzDecide: rule i goes to
+// one of 2 or 3 groups naming bot (spelled differently) chosen by split,
+// possibly with a group for another agent between them. It returns the
+// file and the rules of bot's groups in file order, with their lines.
+func fuzzFile(rules []Rule, split byte) (string, []Rule) {
+	// Rule i goes to group (i+split>>2)%ng; group g comes after the
+	// groups before it, so the file keeps the rules' relative order
+	// only per group: the reference gets them in file order.
+	ng := 2 + int(split&1)
+	spell := []string{"bot", "BOT", "Bot/1.0 (+https://example.com)"}
+	var sb strings.Builder
+	line := 0
+	write := func(s string) {
+		sb.WriteString(s + "\n")
+		line++
+	}
+	var fileRules []Rule
+	if split&0x40 != 0 {
+		write("User-agent: unrelated\nDisallow: /")
+		line++
+	}
+	for g := 0; g < ng; g++ {
+		write("User-agent: " + spell[g])
+		if g == 1 && split&0x80 != 0 {
+			write("User-agent: other")
+		}
+		n := 0
+		for i, r := range rules {
+			if (i+int(split>>2))%ng != g {
+				continue
+			}
+			write(r.String())
+			r.Line = line
+			fileRules = append(fileRules, r)
+			n++
+		}
+		// Another agent's group between bot's (it would join a
+		// bot group without rules).
+		if n > 0 && split&0x20 != 0 {
+			write("User-agent: unrelated\nDisallow: /")
+			line++
+		}
+	}
+	return sb.String(), fileRules
 }
 
 // FuzzParse parses arbitrary bytes and checks that nothing panics and the
@@ -308,12 +159,11 @@ func padRules(rules []Rule, last byte) []Rule {
 // keeps no filter, a decision that builds one and starts over.
 func checkIndexedAtOnce(t *testing.T, r *Robots, decide func() Match, d Match) {
 	t.Helper()
-	if r.idx == nil {
+	if !r.ix.Form().Indexed {
 		return
 	}
-	budget := r.idx.budget
-	r.idx.budget = 0
-	defer func() { r.idx.budget = budget }()
+	budget := r.ix.SetBudget(0)
+	defer r.ix.SetBudget(budget)
 	if di := decide(); di != d {
 		t.Fatalf("indexed at once %+v, as usual %+v", di, d)
 	}

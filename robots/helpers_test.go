@@ -71,22 +71,6 @@ func TestHelpersPathParamsQuery(t *testing.T) {
 	}
 }
 
-// TestHelpersEscapePattern checks the canonical form of rule values against
-// Google's MaybeEscapePattern expectations: they coincide on every case
-// (our form additionally decodes escapes of unreserved characters and
-// percent-encodes octets a URI may not hold raw).
-func TestHelpersEscapePattern(t *testing.T) {
-	for _, c := range loadHelpers(t).EscapePattern.Cases {
-		if got := string(appendCanon(nil, c.Input)); got != c.Expected {
-			t.Errorf("%s: canonical(%q) = %q, want %q", c.Name, c.Input, got, c.Expected)
-		}
-		m := compile(c.Input, false, 0)
-		if got := string(m.lit); len(m.ends) != 1 || got != c.Expected {
-			t.Errorf("%s: compiled %q = %q (%d segments), want %q", c.Name, c.Input, got, len(m.ends), c.Expected)
-		}
-	}
-}
-
 func TestHelpersValidAgent(t *testing.T) {
 	for _, c := range loadHelpers(t).ValidUserAgent.Cases {
 		in := ""

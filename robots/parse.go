@@ -5,6 +5,8 @@ import (
 	"math"
 	"strconv"
 	"time"
+
+	"github.com/robotsgate/robotsgate/robots/internal/index"
 )
 
 // maxLineLen is the number of bytes of a line that are kept; the rest of a
@@ -60,7 +62,7 @@ func cutAtLineEnd(body []byte, max int) []byte {
 // rules are ranges of the parser's arrays, which all groups share.
 type srcGroup struct {
 	agents   [2]uint32 // parser.agents[agents[0]:agents[1]]: tokens and "*" as written
-	rules    [2]uint32 // parser.rules[rules[0]:rules[1]]
+	rules    [2]uint32 // its rules, as numbered by parser.b
 	delay    time.Duration
 	usage    uint32 // 1 + the index into parser.usage of its usage lines; 0 when none
 	written  uint32 // its index into Robots.written, once built
@@ -74,28 +76,21 @@ type srcGroup struct {
 // agentRange returns the indexes into parser.agents of g's agents.
 func (g *srcGroup) agentRange() (int, int) { return int(g.agents[0]), int(g.agents[1]) }
 
-// ruleRange returns the indexes into parser.rules of g's rules.
-func (g *srcGroup) ruleRange() (int, int) { return int(g.rules[0]), int(g.rules[1]) }
-
 // parser accumulates the lines of one body.
 type parser struct {
 	r *Robots
+	b *index.Builder // the Allow and Disallow lines
 	// text is the body as one string, which every string of r shares;
 	// a slice b of the body starts at text[end-cap(b)].
-	text     string
-	end      int
-	compiled bool    // compile every part
-	sc       matcher // scratch of the compiled patterns of compact parts
-	cbuf     []byte  // the canonical texts of compact records (see [canonRec])
-	src      []srcGroup
-	agents   []span    // the agents of all groups, group by group
-	rules    []srcRule // the rules of all groups, group by group
-	wide     []int     // the offsets and lines of rules when the text is too long for srcRule
-	usage    []usageLines
-	sawRule  bool       // the current group has had an allow or disallow line
-	nul      bool       // the body has a NUL octet
-	hasCR    bool       // the body has a CR
-	file     usageLines // Content-Signal lines before the first user-agent line
+	text    string
+	end     int
+	src     []srcGroup
+	agents  []span // the agents of all groups, group by group
+	usage   []usageLines
+	sawRule bool       // the current group has had an allow or disallow line
+	nul     bool       // the body has a NUL octet
+	hasCR   bool       // the body has a CR
+	file    usageLines // Content-Signal lines before the first user-agent line
 }
 
 // parse builds a Robots from body, which is already cut to the limit.
@@ -104,9 +99,12 @@ func parse(body []byte) *Robots { return parseMode(body, false) }
 // parseMode is parse; with compiled set, every part is compiled (tests
 // compare both forms and inspect the compiled one).
 func parseMode(body []byte, compiled bool) *Robots {
-	p := &parser{r: &Robots{}, text: string(body), end: cap(body), compiled: compiled}
+	p := &parser{r: &Robots{}, text: string(body), end: cap(body)}
 	p.r.text = p.text
-	p.presize(body)
+	p.b = index.NewBuilder(p.text, compiled)
+	n := p.b.Room()
+	p.agents = make([]span, 0, min(n/4+2, 256))
+	p.src = make([]srcGroup, 0, min(n/8+1, 64))
 	// Skip a byte order mark, or the prefix of one, as Google does.
 	i := 0
 	for i < len(body) && i < len(utf8BOM) {
@@ -197,7 +195,8 @@ func (p *parser) line(num int, b []byte) {
 			return // rules before the first user-agent line are ignored
 		}
 		p.sawRule = true
-		p.addRule(kind == keyAllow, p.off(value), len(value), num)
+		p.b.AddRule(kind == keyAllow, p.off(value), len(value), num)
+		p.src[len(p.src)-1].rules[1] = uint32(p.b.NumRules())
 	case keySitemap:
 		if len(value) > 0 {
 			p.r.sitemaps = append(p.r.sitemaps, p.str(value))
@@ -229,7 +228,7 @@ func (p *parser) line(num int, b []byte) {
 func (p *parser) userAgentLine(value []byte) {
 	v := p.str(value)
 	if len(p.src) == 0 || p.sawRule {
-		a, r := uint32(len(p.agents)), uint32(len(p.rules))
+		a, r := uint32(len(p.agents)), uint32(p.b.NumRules())
 		p.src = append(p.src, srcGroup{agents: [2]uint32{a, a}, rules: [2]uint32{r, r}})
 		p.sawRule = false
 	}
@@ -385,14 +384,17 @@ func parseDelay(v []byte) (time.Duration, bool) {
 // compiles their rules.
 func (p *parser) finish() {
 	toks, lists, global := p.tokens()
-	parts := p.buildParts()
+	p.buildParts()
 	p.licenseGroups()
-	p.merge(toks, lists, global, parts)
-	p.finishCanon()
+	p.merge(toks, lists, global)
 	p.r.usage = p.groupUsage(nil) // for agents no group applies to
-	if len(p.r.crs) > 0 {
-		p.r.lines = lineTable(p.text)
-		p.r.cr = p.hasCR
+	sets := p.usageSets()
+	var paths []*index.Paths
+	for _, s := range sets {
+		if s.paths != nil {
+			paths = append(paths, s.paths)
+		}
 	}
-	p.r.index(parts, p.usageSets())
+	p.r.ix = p.b.Finish(paths)
+	p.r.size = p.r.memSize(sets)
 }

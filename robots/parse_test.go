@@ -87,7 +87,7 @@ func TestDuplicateRulesCompiledOnce(t *testing.T) {
 	}
 	r := parseCompiled([]byte(sb.String()))
 	// "/%7Ex" and "/~x" compile alike but differ in precedence: both kept.
-	if n := len(r.written[r.parts(r.globalGroup())[0]].part.matchers); n != 4 {
+	if n := r.ix.Form().Parts[r.parts(r.globalGroup())[0]].Matchers; n != 4 {
 		t.Errorf("%d matchers, want 4", n)
 	}
 	if d := r.MatchPath("x", "/aab"); !d.Allowed || d.Rule.Line != 5 {

@@ -28,12 +28,12 @@ func TestRealWorldCompactMatchesCompiled(t *testing.T) {
 				}
 			}
 		}
-		if r.idx == nil {
+		if !r.ix.Form().Indexed {
 			continue
 		}
 		// Keyed parts, with the path indexed at once (a file without a
 		// filter builds one).
-		r.idx.budget = 0
+		r.ix.SetBudget(0)
 		for i, path := range corpusPaths(r) {
 			if a := agents[i%len(agents)]; r.MatchPath(a, path) != c.MatchPath(a, path) {
 				t.Fatalf("%s: %s %q indexed: compact %+v, compiled %+v", f.Host, a, path, r.MatchPath(a, path), c.MatchPath(a, path))
@@ -89,7 +89,7 @@ func TestLargeCompactMatchesCompiled(t *testing.T) {
 		}
 		body := []byte(sb.String())
 		r, c := Parse(body), parseCompiled(body)
-		if pt := &r.written[0].part; !pt.compact() || pt.tab == nil {
+		if pt := r.ix.Form().Parts[0]; !pt.Compact || !pt.Table {
 			t.Fatal("the group is not a compact part with a ptable")
 		}
 		for i := 0; i < 20000; i++ {
@@ -196,8 +196,8 @@ func TestCanonCompactMatchesCompiled(t *testing.T) {
 		}
 		body := []byte(sb.String())
 		r, c := Parse(body), parseCompiled(body)
-		if r.written[0].part.compact() {
-			canon += r.numCanon()
+		if r.ix.Form().Parts[0].Compact {
+			canon += r.ix.Form().Canon
 		}
 		if g, gc := r.Groups(), c.Groups(); !reflect.DeepEqual(g, gc) {
 			t.Fatalf("%q: groups differ: compact %+v, compiled %+v", body, g, gc)

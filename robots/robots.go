@@ -53,6 +53,8 @@ package robots
 import (
 	"slices"
 	"time"
+
+	"github.com/robotsgate/robotsgate/robots/internal/index"
 )
 
 // DefaultMaxBytes is the number of bytes of a robots.txt body that Parse
@@ -62,15 +64,14 @@ const DefaultMaxBytes = 500 << 10
 // Robots is a parsed robots.txt file.
 //
 // The groups live in a few arrays per file, and refer to one another and
-// to the text by index: the records of all compact parts (crs), the
-// groups as written with their parts (written), their agents (agents),
-// the merged groups (groups) and the groups as written each merges
-// (gparts). A file has fewer than 2^32 user-agent lines, so uint32
-// indexes suffice.
+// to the text by index: the groups as written (written), their agents
+// (agents), the merged groups (groups) and the groups as written each
+// merges (gparts), which are also the numbers of their parts in the
+// compiled rules (ix). A file has fewer than 2^32 user-agent lines, so
+// uint32 indexes suffice.
 type Robots struct {
 	text       string      // the body parsed; the strings below share it
-	crs        []crule     // the records of the compact parts, part by part
-	cx         *canonTable // the records of crs matched from a canonical text; nil when none
+	ix         *index.File // the rules of the groups as written, compiled
 	written    []written   // the groups as written that name an agent, in file order
 	agents     []span      // the agents of written, group by group
 	groups     []merged    // merged groups, in order of first appearance
@@ -78,13 +79,10 @@ type Robots struct {
 	byAgent    []entry     // sorted by product token compared case-insensitively (foldCompare)
 	sitemaps   []string
 	extensions []Extension
-	lines      []uint32    // line checkpoints of a long text (see [Robots.lineAt])
 	usage      *usageGroup // usage preferences for agents no group applies to; nil when none
-	idx        *fileIndex  // shared by the decisions of all groups; nil when all parts are compact
 	size       int64       // MemSize
 	stats      parseStats
 	global     uint32 // 1 + the index into groups of the merged "*" group; 0 when none
-	cr         bool   // the text has a CR (see [Robots.lineAt])
 	// licensesCut says the file has more License lines than it keeps.
 	licensesCut bool
 
@@ -123,9 +121,9 @@ type entry struct {
 	group uint32
 }
 
-// written is one group as written in the file.
+// written is one group as written in the file; its rules are part
+// number i of [Robots.ix], i its index into [Robots.written].
 type written struct {
-	part   part
 	agents [2]uint32 // Robots.agents[agents[0]:agents[1]]: tokens and "*" as written, duplicates removed
 	delay  time.Duration
 }
@@ -224,16 +222,21 @@ type Group struct {
 
 // group returns a copy of m as a Group, its rules concatenated.
 func (r *Robots) group(m *merged) *Group {
+	return &Group{Agents: r.mergedAgents(m), Rules: r.rules(nil, r.parts(m)), CrawlDelay: r.delay(m)}
+}
+
+// rules appends to dst the rules of the parts gparts, in order and each
+// in file order.
+func (r *Robots) rules(dst []Rule, gparts []uint32) []Rule {
 	n := 0
-	for _, w := range r.parts(m) {
-		n += r.written[w].part.numRules(r)
+	for _, k := range gparts {
+		n += r.ix.NumRules(k)
 	}
-	rules := make([]Rule, 0, n)
-	lc := lineCursor{r: r}
-	for _, w := range r.parts(m) {
-		rules = r.written[w].part.appendRules(r, rules, &lc)
+	dst = slices.Grow(dst, n)
+	for _, rl := range r.ix.AppendRules(make([]index.Rule, 0, n), gparts) {
+		dst = append(dst, Rule(rl))
 	}
-	return &Group{Agents: r.mergedAgents(m), Rules: rules, CrawlDelay: r.delay(m)}
+	return dst
 }
 
 // Match is the outcome of matching a URL against a robots.txt.
@@ -342,19 +345,18 @@ func (r *Robots) Groups() []*Group {
 	if r == nil || len(r.written) == 0 {
 		return nil
 	}
-	n := 0
-	for i := range r.written {
-		n += r.written[i].part.numRules(r)
+	all := make([]uint32, len(r.written))
+	for i := range all {
+		all[i] = uint32(i)
 	}
 	// One backing array for all rules, so the copy costs a few allocations.
-	all := make([]Rule, 0, n)
+	rules := r.rules(nil, all)
 	gs := make([]*Group, len(r.written))
-	lc := lineCursor{r: r}
 	for i := range r.written {
 		w := &r.written[i]
-		k := len(all)
-		all = w.part.appendRules(r, all, &lc)
-		gs[i] = &Group{Agents: r.agentsOf(w), Rules: all[k:len(all):len(all)], CrawlDelay: w.delay}
+		n := r.ix.NumRules(uint32(i))
+		gs[i] = &Group{Agents: r.agentsOf(w), Rules: rules[:n:n], CrawlDelay: w.delay}
+		rules = rules[n:]
 	}
 	return gs
 }
@@ -387,5 +389,5 @@ func (r *Robots) AllowsNothing(agent string) bool {
 	if m == nil {
 		return false
 	}
-	return m.allowsNothing(r)
+	return r.ix.AllowsNothing(r.parts(m))
 }

@@ -38,7 +38,10 @@ package robots
 // the Content-Usage line applies to a and b alike, as does the Disallow.
 // A disallowed URL has no usage preference (attach draft).
 
-import "github.com/robotsgate/robotsgate/robots/aipref"
+import (
+	"github.com/robotsgate/robotsgate/robots/aipref"
+	"github.com/robotsgate/robotsgate/robots/internal/index"
+)
 
 // UsageSource is the kind of robots.txt line a usage preference comes from.
 type UsageSource uint8
@@ -149,80 +152,49 @@ func (r *Robots) MatchUsageRules(agent, path string) (d Match, u Usage) {
 }
 
 // matchWithUsage is MatchUsage, or MatchUsageRules when rulesOnly is set.
+// The rules and the usage paths share one [index.Search], so the path is
+// scanned and indexed at most once, and the direct searches of both
+// count against one budget.
 func (r *Robots) matchWithUsage(agent, path string, rulesOnly bool) (d Match, u Usage) {
 	g, tok := r.lookup(agent)
 	var ug *usageGroup
-	var fi *fileIndex
+	var ix *index.File
 	if r != nil {
-		ug, fi = r.usage, r.idx
+		ug, ix = r.usage, r.ix
 	}
 	if g != nil {
 		ug = g.usage
 	}
 	slash := len(path) == 0 || path[0] != '/'
-	var buf [stackPath]byte
-	p := canonPath(&buf, path, slash)
-	if fi != nil && fi.lazy {
-		ps := pathSet{p: p, fi: fi, rulesOnly: rulesOnly}
-		r.lookupUsage(g, tok, ug, fi, &ps, &d, &u)
-		if !ps.over {
-			return d, u
-		}
-		x := fi.indexed(r)
-		defer fi.built.Put(x)
-		d, u, fi = Match{}, Usage{}, x // start over, indexed
+	var buf [index.StackPath]byte
+	s, sc := ix.Begin(index.CanonPath(&buf, path, slash))
+	r.lookupUsage(g, tok, ug, &s, &sc, rulesOnly, &d, &u)
+	if s.Restart(&sc) {
+		d, u = Match{}, Usage{}
+		r.lookupUsage(g, tok, ug, &s, &sc, rulesOnly, &d, &u)
 	}
-	switch {
-	case fi == nil || fi.segs == nil:
-		ps := pathSet{p: p, fi: fi, rulesOnly: rulesOnly}
-		r.lookupUsage(g, tok, ug, fi, &ps, &d, &u)
-	case fi.segs.nkeys <= maxKeys:
-		// As matchFiltered: the set of keys found on the stack.
-		var found [maxKeys / 64]uint64
-		ps := pathSet{p: p, fi: fi, found: found[:(fi.segs.nkeys+63)>>6], rulesOnly: rulesOnly}
-		r.lookupUsage(g, tok, ug, fi, &ps, &d, &u)
-	default:
-		r.lookupUsagePooled(g, tok, ug, fi, p, rulesOnly, &d, &u)
-	}
+	sc.End() // matching does not panic: no defer on the hot path
 	return d, u
 }
 
-// lookupUsagePooled is [Robots.lookupUsage] for a file with more keys than fit on
-// the stack (as matchPooled).
-func (r *Robots) lookupUsagePooled(g *merged, tok string, ug *usageGroup, fi *fileIndex, p []byte, rulesOnly bool, d *Match, u *Usage) {
-	x := fi.pool.Get().(*occIndex)
-	defer fi.pool.Put(x)
-	words := (fi.segs.nkeys + 63) >> 6
-	if cap(x.found) < words {
-		x.found = make([]uint64, words)
-	}
-	ps := pathSet{p: p, fi: fi, found: x.found[:words], rulesOnly: rulesOnly}
-	r.lookupUsage(g, tok, ug, fi, &ps, d, u)
-}
-
-// lookupUsage sets *d and *u for the group g of r selected by tok, its usage
-// ug, the file's index fi (ps.fi, passed apart so that ps.p can stay on
-// the stack) and the canonical path ps.p; *d is the Match matchAgentPath
-// returns. The rules and the usage paths share one [lazyIndex], so the path
-// is indexed at most once, and ps.work counts the direct searches of
-// both.
-func (r *Robots) lookupUsage(g *merged, tok string, ug *usageGroup, fi *fileIndex, ps *pathSet, d *Match, u *Usage) {
-	lz := lazyIndex{fi: fi}
+// lookupUsage sets *d and *u for the group g of r selected by tok and its
+// usage ug, by the search s (with its scratch sc) of the canonical path; *d is the Match
+// matchAgentPath returns, but for /robots.txt when rulesOnly is set.
+func (r *Robots) lookupUsage(g *merged, tok string, ug *usageGroup, s *index.Search, sc *index.Scratch, rulesOnly bool, d *Match, u *Usage) {
 	switch {
-	case !ps.rulesOnly && string(ps.p) == "/robots.txt":
+	case !rulesOnly && string(s.Path()) == "/robots.txt":
 		*d = Match{Allowed: true, Rule: Rule{Allow: true, Pattern: "/robots.txt"}, Group: tok}
 	case g == nil:
 		*d = Match{Allowed: true}
 	default:
 		*d = Match{Allowed: true, Group: tok}
-		if rule, ok := r.matchWith(g, ps, &lz); ok {
-			*d = Match{Allowed: rule.Allow, Rule: rule, Group: tok}
+		if rule, ok := s.Match(sc, r.parts(g)); ok {
+			*d = Match{Allowed: rule.Allow, Rule: Rule(rule), Group: tok}
 		}
 	}
 	if d.Allowed && ug != nil {
-		ug.lookup(ps, &lz, u)
+		ug.lookup(s, sc, u)
 	}
-	lz.release() // matching does not panic: no defer on the hot path
 }
 
 // usageLine is one Content-Usage or Content-Signal line.
@@ -277,10 +249,10 @@ func (s *usageStmt) add(o *usageStmt) {
 // usageSet is the usage lines of one kind of one group as written (or the
 // file's Content-Signal lines).
 type usageSet struct {
-	paths *part       // one rule per distinct path; nil when no line has a path
-	stmts []usageStmt // the combined statement of each rule of paths
-	root  usageStmt   // the lines without a path, combined
-	lines int64       // what its usageLines hold (see MemSize)
+	paths *index.Paths // one rule per distinct path; nil when no line has a path
+	stmts []usageStmt  // the combined statement of each rule of paths
+	root  usageStmt    // the lines without a path, combined
+	lines int64        // what its usageLines hold (see MemSize)
 }
 
 // usageGroup is the usage lines that apply to one merged group.
@@ -302,27 +274,27 @@ type usageGroup struct {
 
 // lookup sets *u, zero on entry, to the usage for the canonical path
 // ps.p.
-func (g *usageGroup) lookup(ps *pathSet, lz *lazyIndex, u *Usage) {
+func (g *usageGroup) lookup(s *index.Search, sc *index.Scratch, u *Usage) {
 	if !g.hasPaths {
 		*u = g.fixed
 		return
 	}
-	g.match(ps, lz, u)
+	g.match(s, sc, u)
 }
 
 // match is lookup without the shortcut for groups without paths.
-func (g *usageGroup) match(ps *pathSet, lz *lazyIndex, u *Usage) {
+func (g *usageGroup) match(s *index.Search, sc *index.Scratch, u *Usage) {
 	if g.signalFixed {
-		if cu, ok := matchPaths(g.usage, ps, lz); ok {
+		if cu, ok := matchPaths(g.usage, s, sc); ok {
 			g.fallBack(&cu, u)
 		} else {
 			*u = g.unmatched
 		}
 		return
 	}
-	cu := matchUsage(g.usage, ps, lz)
-	cs := matchUsage(g.signals, ps, lz)
-	cs.fallBack(matchUsage(g.file, ps, lz))
+	cu := matchUsage(g.usage, s, sc)
+	cs := matchUsage(g.signals, s, sc)
+	cs.fallBack(matchUsage(g.file, s, sc))
 	cs.fillSignal(u)
 	cu.fallBack(cs)
 	cu.fill(u)
@@ -378,68 +350,38 @@ func (s *usageStmt) fallBack(o usageStmt) {
 }
 
 // matchUsage returns the combined statement of the longest paths of sets
-// that match ps.p, or of their lines without a path when none does.
-func matchUsage(sets []*usageSet, ps *pathSet, lz *lazyIndex) usageStmt {
-	acc, ok := matchPaths(sets, ps, lz)
+// that match the path of s, or of their lines without a path when none
+// does.
+func matchUsage(sets []*usageSet, s *index.Search, sc *index.Scratch) usageStmt {
+	acc, ok := matchPaths(sets, s, sc)
 	if ok {
 		return acc
 	}
 	if len(sets) == 1 {
 		return sets[0].root
 	}
-	for _, s := range sets {
-		acc.add(&s.root)
+	for _, set := range sets {
+		acc.add(&set.root)
 	}
 	return acc
 }
 
 // matchPaths returns the combined statement of the longest paths of sets
-// that match ps.p, and whether there is one.
-func matchPaths(sets []*usageSet, ps *pathSet, lz *lazyIndex) (usageStmt, bool) {
+// that match the path of s, and whether there is one: every path of that
+// precedence that matches counts.
+func matchPaths(sets []*usageSet, s *index.Search, sc *index.Scratch) (usageStmt, bool) {
 	best := -1
 	var acc usageStmt
-	for _, s := range sets {
-		pt := s.paths
-		if pt == nil {
+	for _, set := range sets {
+		if set.paths == nil {
 			continue
 		}
-		m := pt.firstMatch(ps, lz, nil)
-		if m == nil || m.prio < best {
-			continue
-		}
-		if m.prio > best {
-			best, acc = m.prio, usageStmt{}
-		}
-		// Every path of the same precedence that matches counts: the
-		// matchers are in precedence order, so they follow one another.
-		lo, hi := samePrio(pt.matchers, m.prio)
-		for j := lo; j < hi; j++ {
-			if t := &pt.matchers[j]; t == m || ps.matches(t, lz) {
-				acc.add(&s.stmts[t.rule])
+		s.Longest(sc, set.paths, best, func(prio, rule int) {
+			if prio > best {
+				best, acc = prio, usageStmt{}
 			}
-		}
+			acc.add(&set.stmts[rule])
+		})
 	}
 	return acc, best >= 0
-}
-
-// samePrio returns the range of ms, sorted by decreasing precedence, whose
-// precedence is prio.
-func samePrio(ms []matcher, prio int) (lo, hi int) {
-	a, b := 0, len(ms)
-	for a < b {
-		if h := int(uint(a+b) >> 1); ms[h].prio > prio {
-			a = h + 1
-		} else {
-			b = h
-		}
-	}
-	lo, b = a, len(ms)
-	for a < b {
-		if h := int(uint(a+b) >> 1); ms[h].prio >= prio {
-			a = h + 1
-		} else {
-			b = h
-		}
-	}
-	return lo, a
 }

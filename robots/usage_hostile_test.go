@@ -85,7 +85,7 @@ func TestUsagePathsInFileFilter(t *testing.T) {
 			fmt.Fprintf(&sb, "%s: /*x%d*yy %s\n", key, i, pref)
 		}
 		r := parseCompiled([]byte(sb.String()))
-		if r.idx.segs == nil {
+		if !r.ix.Form().Filter {
 			t.Fatalf("%s: no segFilter", key)
 		}
 		g, _ := r.lookup("bot")
@@ -94,10 +94,8 @@ func TestUsagePathsInFileFilter(t *testing.T) {
 			sets = g.usage.signals
 		}
 		for _, s := range sets {
-			for i := range s.paths.matchers {
-				if m := &s.paths.matchers[i]; m.kto <= m.kfrom {
-					t.Errorf("%s: path %q has no key", key, s.paths.rules[m.rule].Pattern)
-				}
+			if !s.paths.Keyed() {
+				t.Errorf("%s: a path has no key", key)
 			}
 		}
 		_, u := r.MatchUsage("bot", "/ax7byy")
@@ -117,9 +115,9 @@ func TestUsageHostileDecisionsAgree(t *testing.T) {
 		r := parseCompiled(hc.body)
 		checkNoUsage(t, hc.name, r, hc.path)
 		for _, path := range []string{hc.path[:len(hc.path)/3], hc.path[:100]} {
-			r.idx.budget = 1 << 62
+			r.ix.SetBudget(1 << 62)
 			dd, du := r.MatchUsage("bot", path)
-			r.idx.budget = 0
+			r.ix.SetBudget(0)
 			if id, iu := r.MatchUsage("bot", path); id != dd || iu != du {
 				t.Errorf("%s: path of %d octets: indexed %+v %+v, direct %+v %+v", hc.name, len(path), id, iu, dd, du)
 			}
@@ -142,7 +140,7 @@ func TestDecideUsageFilteredDoesNotAllocate(t *testing.T) {
 			i, strings.Repeat("y", 70), i, strings.Repeat("z", 70))
 	}
 	r := parseCompiled([]byte(sb.String()))
-	if r.idx.segs == nil {
+	if !r.ix.Form().Filter {
 		t.Fatal("no segFilter")
 	}
 	long := "/x1/" + strings.Repeat("z", 1500)

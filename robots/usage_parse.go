@@ -5,6 +5,8 @@ import (
 	"unsafe"
 
 	"github.com/robotsgate/robotsgate/robots/aipref"
+	"github.com/robotsgate/robotsgate/robots/heapsize"
+	"github.com/robotsgate/robotsgate/robots/internal/index"
 )
 
 // usageRule is one Content-Usage or Content-Signal line as parsed.
@@ -128,8 +130,8 @@ func (p *parser) groupUsage(srcs []int) *usageGroup {
 	if g.signalFixed {
 		// No set has a path to match: neither the path nor an index
 		// is consulted.
-		g.signal = matchUsage(g.signals, &pathSet{}, &lazyIndex{})
-		g.signal.fallBack(matchUsage(g.file, &pathSet{}, &lazyIndex{}))
+		g.signal = matchUsage(g.signals, nil, nil)
+		g.signal.fallBack(matchUsage(g.file, nil, nil))
 	}
 	if g.signalFixed {
 		var root usageStmt
@@ -139,7 +141,7 @@ func (p *parser) groupUsage(srcs []int) *usageGroup {
 		g.fallBack(&root, &g.unmatched)
 	}
 	if !g.hasPaths {
-		g.match(&pathSet{}, &lazyIndex{}, &g.fixed)
+		g.match(nil, nil, &g.fixed)
 	}
 	return g
 }
@@ -155,12 +157,12 @@ func newUsageSet(rules []usageRule) *usageSet {
 	}
 	s := &usageSet{}
 	for i := range rules {
-		s.lines += alloc(unsafe.Sizeof(*rules[i].line)) + alloc(uintptr(len(rules[i].line.text)))
+		s.lines += heapsize.Alloc(unsafe.Sizeof(*rules[i].line)) + heapsize.Alloc(uintptr(len(rules[i].line.text)))
 	}
 	var (
-		paths    []Rule
-		compiled []matcher
-		byHash   = map[uint64][]int{}
+		paths  []index.Rule
+		byPath = map[string]int{} // the key of each distinct path (index.PatternKey)
+		key    []byte
 	)
 	for i := range rules {
 		u := &rules[i]
@@ -168,26 +170,17 @@ func newUsageSet(rules []usageRule) *usageSet {
 			s.root.add(&u.stmt)
 			continue
 		}
-		m := compile(u.path, false, 0)
-		h := m.hash()
-		same := -1
-		for _, j := range byHash[h] {
-			if compiled[j].same(&m) {
-				same = j
-				break
-			}
-		}
-		if same >= 0 {
+		key = index.PatternKey(key[:0], u.path)
+		if same, ok := byPath[string(key)]; ok {
 			s.stmts[same].add(&u.stmt)
 			continue
 		}
-		byHash[h] = append(byHash[h], len(paths))
-		compiled = append(compiled, m)
-		paths = append(paths, Rule{Pattern: u.path, Line: u.line.line})
+		byPath[string(key)] = len(paths)
+		paths = append(paths, index.Rule{Pattern: u.path, Line: u.line.line})
 		s.stmts = append(s.stmts, u.stmt)
 	}
 	if len(paths) > 0 {
-		s.paths = newPart(paths)
+		s.paths = index.CompilePaths(paths)
 	}
 	return s
 }
@@ -219,10 +212,8 @@ func (p *parser) usageSets() []*usageSet {
 
 // memSize returns what s holds: its compiled paths, statements and lines.
 func (s *usageSet) memSize() int64 {
-	n := alloc(unsafe.Sizeof(*s)) + allocSlice(s.stmts) + s.lines
-	if s.paths != nil {
-		n += s.paths.memSize()
-	}
+	n := heapsize.Alloc(unsafe.Sizeof(*s)) + heapsize.Slice(s.stmts) + s.lines
+	n += s.paths.MemSize()
 	return n
 }
 
@@ -232,7 +223,7 @@ func (g *usageGroup) memSize() int64 {
 	if g == nil {
 		return 0
 	}
-	return alloc(unsafe.Sizeof(*g)) + allocSlice(g.usage) + allocSlice(g.signals) + allocSlice(g.file)
+	return heapsize.Alloc(unsafe.Sizeof(*g)) + heapsize.Slice(g.usage) + heapsize.Slice(g.signals) + heapsize.Slice(g.file)
 }
 
 // stmtRank orders a preference by restriction: disallowed, then unknown

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"strings"
-
 	"github.com/robotsgate/robotsgate/enforce/redisfleet"
 	"github.com/robotsgate/robotsgate/internal/config"
 )
@@ -24,16 +22,10 @@ func loadConfig(args []string, env func(string) string) (config.Config, error) {
 }
 
 // cacheURLError is the error of a bad cache URL as the operator reads it:
-// about the setting, without the Go package prefixes of the Redis layer's
-// error.
+// about the setting (the Redis layer's error names the URL and the
+// reason, and no Go package).
 type cacheURLError struct{ err error }
 
-func (e cacheURLError) Error() string {
-	msg := e.err.Error()
-	for _, p := range []string{"enforce: ", "redisfleet: ", "redis: "} {
-		msg = strings.TrimPrefix(msg, p)
-	}
-	return "config: cache: " + msg
-}
+func (e cacheURLError) Error() string { return "config: cache: " + e.err.Error() }
 
 func (e cacheURLError) Unwrap() error { return e.err }

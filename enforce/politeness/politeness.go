@@ -369,17 +369,6 @@ func (p *Politeness) resume(ctx context.Context, origin string, sent time.Time) 
 	}
 }
 
-// done records the origin's answer to the permitted request (see
-// Observe) and releases the permit. retryAfter is the answer's Retry-After
-// header ("" when absent). It returns what Observe returns.
-func (pm *Permit) done(ctx context.Context, status int, retryAfter string) (time.Time, bool) {
-	if pm == nil || pm.p == nil {
-		return time.Time{}, false
-	}
-	defer pm.Release()
-	return pm.p.Observe(ctx, pm.Origin, status, retryAfter, pm.Admitted)
-}
-
 // Release gives back the permit's concurrency slot, if it holds one.
 func (pm *Permit) Release() {
 	if pm == nil {

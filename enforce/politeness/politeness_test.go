@@ -11,6 +11,18 @@ import (
 
 const origin = "http://a.test"
 
+// done records the origin's answer to the permitted request (see
+// Observe) and releases the permit, as the proxy does. retryAfter is the
+// answer's Retry-After header ("" when absent). It returns what Observe
+// returns.
+func (pm *Permit) done(ctx context.Context, status int, retryAfter string) (time.Time, bool) {
+	if pm == nil || pm.p == nil {
+		return time.Time{}, false
+	}
+	defer pm.Release()
+	return pm.p.Observe(ctx, pm.Origin, status, retryAfter, pm.Admitted)
+}
+
 func newPoliteness(t *testing.T, cfg Config) *Politeness {
 	t.Helper()
 	p, err := New(filled(cfg))

@@ -14,6 +14,13 @@ import (
 // the address shown in logs. Every call carries its own short deadline
 // (timeout); the client honours it, retries once and never dials for
 // seconds.
+//
+// The three option types share no interface, so each block sets the same
+// fields: a change to one is a change to all three. Maintenance
+// notifications (RESP3 push messages announcing a node's move) are turned
+// off for the server and Cluster clients; [redis.FailoverOptions] has no
+// such setting, as go-redis always turns them off for its failover
+// client's connections.
 func (t *redisTarget) newClient(timeout time.Duration) (redis.UniversalClient, string) {
 	dial := max(timeout, time.Second)
 	noMaint := &maintnotifications.Config{Mode: maintnotifications.ModeDisabled}

@@ -20,7 +20,7 @@ import (
 //
 //	"2|<fetched ms>|<status: o, a or u>|<good copy: 0 or 1>|<failures>|" DEFLATE(payload)
 //
-// The payload holds the origin, the result, the four times (nanoseconds;
+// The payload holds the key ([enforce.Key.String]), the result, the four times (nanoseconds;
 // a flag for the zero time), the failure count and the good copy, with
 // uvarint lengths and numbers. DEFLATE (compress/flate) rather than gzip
 // or zlib: the same algorithm without their 10 to 18 bytes of header and
@@ -81,7 +81,7 @@ func encodeRedisEntry(e *enforce.Entry) ([]byte, error) {
 		good = '1'
 	}
 	var p payload
-	p.str(e.Origin)
+	p.str(e.Key.String())
 	p.result(e.Result)
 	for _, t := range []time.Time{e.FetchedAt, e.Expires, e.GoodAt, e.UnreachableSince} {
 		p.time(t)
@@ -133,13 +133,16 @@ func parseEntryHeader(data []byte) (entryHeader, []byte, error) {
 	return h, f[5], nil
 }
 
-// decodeRedisEntry returns the [enforce.Entry] stored as data, with Parsed
-// rebuilt from its bodies (parsing at most maxBytes).
-func decodeRedisEntry(data []byte, maxBytes int) (*enforce.Entry, error) {
+// decodeRedisEntry returns the [enforce.Entry] of key stored as data, with
+// Parsed rebuilt from its bodies (parsing at most maxBytes). The key the
+// payload holds is not read back: the entry is key's, whose kind says how
+// its bodies are parsed.
+func decodeRedisEntry(data []byte, key enforce.Key, maxBytes int) (*enforce.Entry, error) {
 	e, err := decodeEntry(data, maxBytes)
 	if err != nil {
 		return nil, fmt.Errorf("decode robots.txt entry: %w", err)
 	}
+	e.Key = key
 	e.Rebuild(maxBytes)
 	return e, nil
 }
@@ -166,7 +169,8 @@ func decodeEntry(data []byte, maxBytes int) (*enforce.Entry, error) {
 		return nil, fmt.Errorf("payload over %d bytes", limit)
 	}
 	d := reader{b: raw}
-	e := &enforce.Entry{Origin: d.str(), Result: d.result()}
+	_ = d.str() // the key, given by the caller
+	e := &enforce.Entry{Result: d.result()}
 	e.FetchedAt, e.Expires, e.GoodAt, e.UnreachableSince = d.time(), d.time(), d.time(), d.time()
 	e.Failures = int(d.uint())
 	if h.good == '1' {

@@ -24,17 +24,17 @@ import (
 // TestEntryCodecRejectsBadValues: truncated, altered or oversized stored
 // entries are errors (the store then deletes them), never a panic.
 func TestEntryCodecRejectsBadValues(t *testing.T) {
-	e := &enforce.Entry{Origin: "https://a.test", Result: enforce.FetchResult{Status: enforce.StatusOK, HTTPStatus: 200,
+	e := &enforce.Entry{Key: robotsKey("https://a.test"), Result: enforce.FetchResult{Status: enforce.StatusOK, HTTPStatus: 200,
 		Body: []byte(redisTestRobots)}, FetchedAt: redisT0, Expires: redisT0.Add(time.Hour), Failures: 2}
 	good, err := encodeRedisEntry(e)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := decodeRedisEntry(good, testMaxBytes); err != nil {
+	if _, err := decodeRedisEntry(good, e.Key, testMaxBytes); err != nil {
 		t.Fatalf("good entry: %v", err)
 	}
 	for i := range len(good) {
-		if _, err := decodeRedisEntry(good[:i], testMaxBytes); err == nil {
+		if _, err := decodeRedisEntry(good[:i], e.Key, testMaxBytes); err == nil {
 			t.Fatalf("entry cut at %d of %d bytes decoded", i, len(good))
 		}
 	}
@@ -42,7 +42,7 @@ func TestEntryCodecRejectsBadValues(t *testing.T) {
 	// would mislead the compare-and-set).
 	h, z, _ := parseEntryHeader(good)
 	forged := []byte("2|" + strconv.FormatInt(h.fetchedMS+1, 10) + "|o|0|2|")
-	if _, err := decodeRedisEntry(append(forged, z...), testMaxBytes); err == nil {
+	if _, err := decodeRedisEntry(append(forged, z...), e.Key, testMaxBytes); err == nil {
 		t.Fatal("entry with a forged header decoded")
 	}
 	// A payload that inflates past the bound (a DEFLATE bomb).
@@ -51,7 +51,7 @@ func TestEntryCodecRejectsBadValues(t *testing.T) {
 	w, _ := flate.NewWriterDict(&bomb, flate.BestCompression, []byte(entryDict))
 	w.Write(make([]byte, maxPayload(1000)+10))
 	w.Close()
-	if _, err := decodeRedisEntry(bomb.Bytes(), 1000); err == nil || !strings.Contains(err.Error(), "over") {
+	if _, err := decodeRedisEntry(bomb.Bytes(), e.Key, 1000); err == nil || !strings.Contains(err.Error(), "over") {
 		t.Fatalf("bomb: %v, want the payload bound", err)
 	}
 }
@@ -120,7 +120,7 @@ func v1JSON(e *enforce.Entry) []byte {
 		FetchedAt time.Time `json:"fetched_at"`
 		FetchedMS int64     `json:"fetched_ms"`
 		Expires   time.Time `json:"expires"`
-	}{1, e.Origin, result{e.Result.Status, e.Result.HTTPStatus, e.Result.Body, e.Result.FinalURL},
+	}{1, e.Key.String(), result{e.Result.Status, e.Result.HTTPStatus, e.Result.Body, e.Result.FinalURL},
 		e.FetchedAt, e.FetchedAt.UnixMilli(), e.Expires})
 	return b
 }
@@ -139,13 +139,13 @@ func TestEntryMemoryOnCorpus(t *testing.T) {
 	usedBefore := usedMemory(t, c)
 	for name, body := range files {
 		origin := "https://" + name
-		e := &enforce.Entry{Origin: origin, Result: enforce.FetchResult{Status: enforce.StatusOK, HTTPStatus: 200,
+		e := &enforce.Entry{Key: robotsKey(origin), Result: enforce.FetchResult{Status: enforce.StatusOK, HTTPStatus: 200,
 			Body: body, FinalURL: origin + "/robots.txt"}, FetchedAt: redisT0, Expires: redisT0.Add(24 * time.Hour)}
 		data, err := encodeRedisEntry(e)
 		if err != nil {
 			t.Fatal(err)
 		}
-		back, err := decodeRedisEntry(data, testMaxBytes)
+		back, err := decodeRedisEntry(data, e.Key, testMaxBytes)
 		if err != nil || !bytes.Equal(back.Result.Body, body) {
 			t.Fatalf("%s: round trip: %v", name, err)
 		}

@@ -53,7 +53,7 @@ func TestRedisUndecodableEntryReplaced(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if st, err := decodeRedisEntry([]byte(raw), 0); err != nil || st.Result.Status != enforce.StatusOK {
+			if st, err := decodeRedisEntry([]byte(raw), robotsKey(o.origin(t)), 0); err != nil || st.Result.Status != enforce.StatusOK {
 				t.Fatalf("redis entry after the fetch: %v, %v", st, err)
 			}
 			if !r.Healthy() {
@@ -130,14 +130,14 @@ func TestRedisSetReplacesBadEntry(t *testing.T) {
 			if err := put(key); err != nil {
 				t.Fatal(err)
 			}
-			e := &enforce.Entry{Origin: origin, Result: enforce.FetchResult{Status: enforce.StatusOK, HTTPStatus: 200, Body: []byte(redisTestRobots)},
+			e := &enforce.Entry{Key: robotsKey(origin), Result: enforce.FetchResult{Status: enforce.StatusOK, HTTPStatus: 200, Body: []byte(redisTestRobots)},
 				FetchedAt: redisT0, Expires: redisT0.Add(time.Hour)}
-			s.Set(ctx, origin, e, time.Hour)
+			s.Set(ctx, robotsKey(origin), e, time.Hour)
 			raw, err := c.Get(ctx, key).Result()
 			if err != nil {
 				t.Fatal(err)
 			}
-			if st, err := decodeRedisEntry([]byte(raw), 0); err != nil || !st.FetchedAt.Equal(redisT0) {
+			if st, err := decodeRedisEntry([]byte(raw), e.Key, 0); err != nil || !st.FetchedAt.Equal(redisT0) {
 				t.Fatalf("stored after Set: %v, %v", st, err)
 			}
 			if !s.Healthy() {

@@ -24,8 +24,8 @@ func TestLicenseEntryRoundTrip(t *testing.T) {
 	key := enforce.LicenseKey("https://example.com/license.xml")
 	body := []byte(redisLicense)
 	for _, e := range []*enforce.Entry{
-		{Origin: key, Result: enforce.FetchResult{Status: enforce.StatusOK, HTTPStatus: 200, Body: body}},
-		{Origin: key, Result: enforce.FetchResult{Status: enforce.StatusUnreachable, HTTPStatus: 503},
+		{Key: key, Result: enforce.FetchResult{Status: enforce.StatusOK, HTTPStatus: 200, Body: body}},
+		{Key: key, Result: enforce.FetchResult{Status: enforce.StatusUnreachable, HTTPStatus: 503},
 			Good: &enforce.FetchResult{Status: enforce.StatusOK, HTTPStatus: 200, Body: body}, Failures: 1},
 	} {
 		got := roundTrip(t, e)

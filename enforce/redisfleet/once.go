@@ -15,7 +15,7 @@ import (
 var errRedisDown = fmt.Errorf("redis unavailable: %w", enforce.ErrCoordinatorUnavailable)
 
 // redisRelease deletes the lock KEYS[1] if it still holds the token
-// ARGV[1], and announces on channel ARGV[2] that origin ARGV[3] changed
+// ARGV[1], and announces on channel ARGV[2] the change ARGV[3]
 // (waiters wake up and take their turn).
 var redisRelease = redis.NewScript(`
 if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('DEL', KEYS[1]) end
@@ -36,8 +36,9 @@ const (
 )
 
 // Once implements Coordinator: it runs fetch in at most one process of
-// the fleet at a time per origin. It takes the origin's lock
-// ("<prefix>lock:<origin>", SET NX PX LockTTL with a random token), runs
+// the fleet at a time per key. It takes the key's lock
+// ("<prefix>{<origin>}:lock" and the rest of the key, see [redisKeys];
+// SET NX PX LockTTL with a random token), runs
 // fetch while extending the lock every LockTTL/3, then releases it (a
 // compare-and-delete script, so an expired lock taken over by another
 // replica is never released by mistake) and publishes the change. The
@@ -55,13 +56,14 @@ const (
 // A waiter thus answers within 1.8 times its budget at worst. Waiting
 // stops with an error when Redis fails; while Redis is down Once fails at
 // once.
-func (s *redisStore) Once(ctx context.Context, origin string, fetch func(context.Context, enforce.Store) *enforce.Entry) (*enforce.Entry, error) {
+func (s *redisStore) Once(ctx context.Context, key enforce.Key, fetch func(context.Context, enforce.Store) *enforce.Entry) (*enforce.Entry, error) {
 	r := s.r
 	if !r.health.up.Load() {
 		r.health.fallback(ctx)
 		return nil, errRedisDown
 	}
-	key := r.keys.lock(origin)
+	name := key.String()
+	lock := r.keys.lock(name)
 	token := newToken()
 	budget := onceNoDL
 	if dl, ok := ctx.Deadline(); ok {
@@ -70,10 +72,10 @@ func (s *redisStore) Once(ctx context.Context, origin string, fetch func(context
 	giveUp := time.Now().Add(budget * 4 / 5)
 	poll := onceFirstPoll
 	for {
-		woken, unwatch := r.watch(origin)
+		woken, unwatch := r.watch(name)
 		var got bool
 		ok := r.call(ctx, "lock", func(ctx context.Context) (err error) {
-			got, err = r.client.SetNX(ctx, key, token, r.opts.LockTTL).Result()
+			got, err = r.client.SetNX(ctx, lock, token, r.opts.LockTTL).Result()
 			return err
 		})
 		if !ok || got {
@@ -81,12 +83,12 @@ func (s *redisStore) Once(ctx context.Context, origin string, fetch func(context
 		}
 		if !ok {
 			if err := ctx.Err(); err != nil {
-				return nil, fmt.Errorf("enforce: waiting for the fetch lock of %s: %w", origin, err)
+				return nil, fmt.Errorf("waiting for the fetch lock of %s: %w", name, err)
 			}
-			return nil, fmt.Errorf("enforce: fetch lock of %s: %w", origin, errRedisDown)
+			return nil, fmt.Errorf("fetch lock of %s: %w", name, errRedisDown)
 		}
 		if got {
-			return s.holdAndFetch(ctx, origin, key, token, fetch), nil
+			return s.holdAndFetch(ctx, key, lock, token, fetch), nil
 		}
 
 		wait := min(poll, time.Until(giveUp))
@@ -100,10 +102,10 @@ func (s *redisStore) Once(ctx context.Context, origin string, fetch func(context
 		t.Stop()
 		unwatch()
 		if err := ctx.Err(); err != nil {
-			return nil, fmt.Errorf("enforce: waiting for the fetch lock of %s: %w", origin, err)
+			return nil, fmt.Errorf("waiting for the fetch lock of %s: %w", name, err)
 		}
 		if !time.Now().Before(giveUp) {
-			return s.fetchUnlocked(ctx, origin, budget, fetch), nil
+			return s.fetchUnlocked(ctx, key, budget, fetch), nil
 		}
 	}
 }
@@ -116,8 +118,8 @@ func (s *redisStore) Once(ctx context.Context, origin string, fetch func(context
 // this process (the holder's result, when it comes, is the fleet's). If
 // that result is a failure while Redis meanwhile got a fresh entry from
 // the holder, the holder's entry is returned (and cached) instead.
-func (s *redisStore) fetchUnlocked(ctx context.Context, origin string, budget time.Duration, fetch func(context.Context, enforce.Store) *enforce.Entry) *enforce.Entry {
-	s.r.opts.Log.Debug().Str("origin", origin).Int64("budget_ms", budget.Milliseconds()).
+func (s *redisStore) fetchUnlocked(ctx context.Context, key enforce.Key, budget time.Duration, fetch func(context.Context, enforce.Store) *enforce.Entry) *enforce.Entry {
+	s.r.opts.Log.Debug().Str("origin", key.String()).Int64("budget_ms", budget.Milliseconds()).
 		Msg("robots.txt fetch lock still held by another replica: fetching without it, result kept local")
 	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), budget)
 	defer cancel()
@@ -130,25 +132,26 @@ func (s *redisStore) fetchUnlocked(ctx context.Context, origin string, budget ti
 		keep time.Duration
 	)
 	ok := s.r.call(fctx, "get", func(ctx context.Context) (err error) {
-		cur, keep, err = s.getRemote(ctx, origin)
+		cur, keep, err = s.getRemote(ctx, key)
 		return err
 	})
 	if !ok || cur == nil || cur.Result.Status == enforce.StatusUnreachable ||
 		!s.r.opts.Clock.Now().Before(cur.Expires) {
 		return en
 	}
-	s.setLocal(fctx, origin, cur, keep)
+	s.setLocal(fctx, key, cur, keep)
 	return cur
 }
 
-// holdAndFetch runs fetch while holding the lock key (with token),
-// extending it until fetch returns, then releases it and announces the
-// change.
-func (s *redisStore) holdAndFetch(ctx context.Context, origin, key, token string, fetch func(context.Context, enforce.Store) *enforce.Entry) *enforce.Entry {
+// holdAndFetch runs fetch of key's entry while holding the lock (with
+// token), extending it until fetch returns, then releases it and
+// announces the change.
+func (s *redisStore) holdAndFetch(ctx context.Context, key enforce.Key, lock, token string, fetch func(context.Context, enforce.Store) *enforce.Entry) *enforce.Entry {
 	r := s.r
+	name := key.String()
 	// This process's L1 may hold the expired copy that made the Enforcer
 	// refresh: fetch must see what Redis has.
-	s.dropL1(origin)
+	s.dropL1(name)
 
 	stop := make(chan struct{})
 	stopped := make(chan struct{})
@@ -162,7 +165,7 @@ func (s *redisStore) holdAndFetch(ctx context.Context, origin, key, token string
 				return
 			case <-t.C:
 				r.call(context.WithoutCancel(ctx), "lock-extend", func(ctx context.Context) error {
-					return redisExtend.Run(ctx, r.client, []string{key}, token, r.opts.LockTTL.Milliseconds()).Err()
+					return redisExtend.Run(ctx, r.client, []string{lock}, token, r.opts.LockTTL.Milliseconds()).Err()
 				})
 			}
 		}
@@ -171,34 +174,35 @@ func (s *redisStore) holdAndFetch(ctx context.Context, origin, key, token string
 		close(stop)
 		<-stopped
 		r.call(context.WithoutCancel(ctx), "unlock", func(ctx context.Context) error {
-			return redisRelease.Run(ctx, r.client, []string{key}, token, r.keys.events(), r.event(eventRobots, origin)).Err()
+			return redisRelease.Run(ctx, r.client, []string{lock}, token, r.keys.events(), r.event(eventRobots, name)).Err()
 		})
 	}()
 	return fetch(ctx, s)
 }
 
-// watch registers interest in announcements about origin: the returned
-// channel is closed at the next one. unwatch must be called when done.
-func (r *Redis) watch(origin string) (woken <-chan struct{}, unwatch func()) {
+// watch registers interest in announcements about the entry whose Store
+// key's string form is name: the returned channel is closed at the next
+// one. unwatch must be called when done.
+func (r *Redis) watch(name string) (woken <-chan struct{}, unwatch func()) {
 	ch := make(chan struct{})
 	r.waitMu.Lock()
 	if r.waiters == nil {
 		r.waiters = make(map[string]map[chan struct{}]struct{})
 	}
-	set := r.waiters[origin]
+	set := r.waiters[name]
 	if set == nil {
 		set = make(map[chan struct{}]struct{})
-		r.waiters[origin] = set
+		r.waiters[name] = set
 	}
 	set[ch] = struct{}{}
 	r.waitMu.Unlock()
 	return ch, func() {
 		r.waitMu.Lock()
 		defer r.waitMu.Unlock()
-		if set := r.waiters[origin]; set != nil {
+		if set := r.waiters[name]; set != nil {
 			delete(set, ch)
 			if len(set) == 0 {
-				delete(r.waiters, origin)
+				delete(r.waiters, name)
 			}
 		}
 	}
@@ -206,25 +210,26 @@ func (r *Redis) watch(origin string) (woken <-chan struct{}, unwatch func()) {
 
 // Kinds of announcements on the events channel.
 const (
-	eventRobots = "r" // an origin's robots.txt entry was fetched or purged
+	eventRobots = "r" // a Store entry (robots.txt or another policy file) was fetched or purged
 	eventPause  = "p" // an origin was paused or resumed
 )
 
-// event returns the announcement "<kind> <id> <origin>".
-func (r *Redis) event(kind, origin string) string { return kind + " " + r.id + " " + origin }
+// event returns the announcement "<kind> <id> <name>": name is the
+// Store key's string form of a robots.txt change, the origin of a pause.
+func (r *Redis) event(kind, name string) string { return kind + " " + r.id + " " + name }
 
 // handle acts on an announcement: another replica's change drops this
 // process's L1 copy, and a robots.txt change wakes every waiter for the
-// origin.
+// entry.
 func (r *Redis) handle(payload string) {
 	kind, rest, _ := strings.Cut(payload, " ")
-	id, origin, ok := strings.Cut(rest, " ")
+	id, name, ok := strings.Cut(rest, " ")
 	if !ok {
 		return
 	}
 	if kind == eventPause {
 		if id != r.id {
-			r.pauses.dropL1(origin)
+			r.pauses.dropL1(name)
 		}
 		return
 	}
@@ -232,14 +237,14 @@ func (r *Redis) handle(payload string) {
 		return
 	}
 	if id != r.id {
-		r.store.dropL1(origin)
+		r.store.dropL1(name)
 	}
 	r.waitMu.Lock()
 	defer r.waitMu.Unlock()
-	for ch := range r.waiters[origin] {
+	for ch := range r.waiters[name] {
 		close(ch)
 	}
-	delete(r.waiters, origin)
+	delete(r.waiters, name)
 }
 
 // subscribe listens to the events channel while Redis is up, until Close.

@@ -115,15 +115,15 @@ func TestRedisOnceFailsFastWhenDown(t *testing.T) {
 	r := newTestRedis(t, srv, nil, func(o *Options) { o.RetryInterval = time.Hour })
 	srv.Stop()
 	ctx := context.Background()
-	r.store.Set(ctx, "http://x.test", &enforce.Entry{Origin: "http://x.test", Result: enforce.FetchResult{Status: enforce.StatusUnavailable}}, time.Hour)
+	r.store.Set(ctx, robotsKey("http://x.test"), &enforce.Entry{Key: robotsKey("http://x.test"), Result: enforce.FetchResult{Status: enforce.StatusUnavailable}}, time.Hour)
 	redisWaitFor(t, "health to report the outage", func() bool { return !r.Healthy() })
 	calls := 0
-	_, err := r.store.Once(ctx, "http://x.test", func(context.Context, enforce.Store) *enforce.Entry { calls++; return nil })
+	_, err := r.store.Once(ctx, robotsKey("http://x.test"), func(context.Context, enforce.Store) *enforce.Entry { calls++; return nil })
 	if err == nil || calls != 0 {
 		t.Fatalf("Once while down: err %v, fetch ran %d times", err, calls)
 	}
 	// The local copy answers.
-	if e, ok := r.store.Get(ctx, "http://x.test"); !ok || e.Result.Status != enforce.StatusUnavailable {
+	if e, ok := r.store.Get(ctx, robotsKey("http://x.test")); !ok || e.Result.Status != enforce.StatusUnavailable {
 		t.Fatalf("local fallback: %v %v", e, ok)
 	}
 }
@@ -145,10 +145,10 @@ func TestRedisWaiterFallbackKeepsFleetEntry(t *testing.T) {
 		}
 		fetches.Add(1)
 		// Meanwhile, the lock holder stores its good entry.
-		good := &enforce.Entry{Origin: originURL, Result: enforce.FetchResult{Status: enforce.StatusOK, HTTPStatus: 200, Body: []byte(redisTestRobots)},
+		good := &enforce.Entry{Key: robotsKey(originURL), Result: enforce.FetchResult{Status: enforce.StatusOK, HTTPStatus: 200, Body: []byte(redisTestRobots)},
 			FetchedAt: redisT0, Expires: redisT0.Add(time.Hour)}
 		good.Rebuild(0)
-		holder.Set(context.Background(), originURL, good, 2*time.Hour)
+		holder.Set(context.Background(), good.Key, good, 2*time.Hour)
 		// This fetch takes longer than the fifth of the fetch timeout
 		// that a waiter used to have left (it must not time out).
 		time.Sleep(400 * time.Millisecond)
@@ -180,7 +180,7 @@ func TestRedisWaiterFallbackKeepsFleetEntry(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st, err := decodeRedisEntry([]byte(raw), 0); err != nil || st.Result.Status != enforce.StatusOK {
+	if st, err := decodeRedisEntry([]byte(raw), robotsKey(originURL), 0); err != nil || st.Result.Status != enforce.StatusOK {
 		t.Fatalf("redis entry after the waiter's fetch: %+v %v; want the holder's good one", st, err)
 	}
 	// The waiter's own fetch ran to its end (the origin's 503), not into a

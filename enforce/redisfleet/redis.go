@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/robotsgate/robotsgate/enforce"
+	"github.com/robotsgate/robotsgate/enforce/payment"
 	"github.com/robotsgate/robotsgate/enforce/politeness"
 	"strings"
 	"sync"
@@ -64,6 +65,11 @@ type Options struct {
 	// lines; default [defaultLogInterval].
 	LogInterval time.Duration
 
+	// ReservationTTL is how long a payment reservation holds its amount
+	// when it is neither settled nor released (a replica crashed);
+	// default [payment.DefaultReservationTTL].
+	ReservationTTL time.Duration
+
 	// Local is the process-local Store used while Redis is down; required
 	// (cmd/robotsgate passes the bounded MemoryStore it would use without
 	// Redis). The pacer and pauses fall back to a [politeness.MemoryPacer]
@@ -73,7 +79,8 @@ type Options struct {
 
 // Redis is robotsgate's optional fleet-wide layer: a robots.txt Store
 // with fleet-wide single fetch (Store), a crawl-delay Pacer
-// (Pacer) and a Pauses (Pauses), all on one Redis database and
+// (Pacer), a Pauses (Pauses) and a payment Wallet (Wallet; it does
+// not fall back: see [redisWallet]), all on one Redis database and
 // all falling back to process-local implementations while Redis is down
 // or slow. Requests never fail because of Redis: a failed or slow call is
 // answered locally; a failed connection (or three slow calls in a row)
@@ -92,9 +99,10 @@ type Redis struct {
 	store  *redisStore
 	pacer  *redisPacer
 	pauses *redisPauses
+	wallet *redisWallet
 
 	waitMu  sync.Mutex
-	waiters map[string]map[chan struct{}]struct{} // Once waiters by origin
+	waiters map[string]map[chan struct{}]struct{} // Once waiters by the Store key's string form
 
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
@@ -136,6 +144,7 @@ func New(ctx context.Context, rawURL string, opts Options) (*Redis, error) {
 	r.store = newRedisStore(r)
 	r.pacer = &redisPacer{r: r, local: politeness.NewMemoryPacer(opts.Clock)}
 	r.pauses = newRedisPauses(r)
+	r.wallet = newRedisWallet(r)
 	// Pauses recorded during an outage reach the fleet when Redis returns.
 	r.health.onUp = func() { r.pauses.flush(rctx) }
 
@@ -169,7 +178,7 @@ func (r *Redis) sweepL1(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			for _, c := range []*cache.Cache{r.store.l1, r.pauses.l1} {
+			for _, c := range []*cache.Cache{r.store.l1, r.pauses.l1, r.wallet.l1} {
 				if c != nil {
 					c.DeleteExpired()
 				}
@@ -264,6 +273,9 @@ func (o Options) withDefaults() Options {
 	if o.LogInterval <= 0 {
 		o.LogInterval = defaultLogInterval
 	}
+	if o.ReservationTTL <= 0 {
+		o.ReservationTTL = payment.DefaultReservationTTL
+	}
 	return o
 }
 
@@ -294,10 +306,11 @@ func (r *Redis) call(ctx context.Context, op string, fn func(ctx context.Context
 // redisKeys names robotsgate's Redis keys and channel. Every key of one
 // origin carries the same hash tag, the origin in braces
 // ("<prefix>{https://example.com}:robots"), so that in a Redis Cluster
-// all of them live in one slot and a script never touches two slots. A
-// Store key longer than its origin (the TDMRep key, "<origin>/.well-known/tdmrep.json",
-// or a key naming an address, [enforce.StoreKey]) keeps its origin's tag
-// and adds the rest after the kind.
+// all of them live in one slot and a script never touches two slots. The
+// names are made of a Store key's string form ([enforce.Key.String]): one
+// longer than its origin (a tdmrep.json key, "<origin>/.well-known/tdmrep.json",
+// a license document's, or a key naming an address) keeps its origin's
+// tag and adds the rest after the kind.
 type redisKeys struct{ prefix string }
 
 func (k redisKeys) robots(key string) string { return k.tagged(key, "robots") }
@@ -316,7 +329,7 @@ func (k redisKeys) tagged(key, kind string) string {
 // originOf returns the origin ("scheme://host[:port]") a Store key
 // starts with: the key up to the first character after "://" that an
 // origin's host and port never hold, such as the "/" of the TDMRep key
-// or the separator of an address the key adds ([enforce.StoreKey]). It is
+// or the separator of an address the key adds ([enforce.Key.String]). It is
 // the whole key when it has no "://", and "-" for an empty key, since an
 // empty hash tag would not count as one.
 func originOf(key string) string {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"net/url"
 	"strings"
 	"sync/atomic"
@@ -90,6 +91,10 @@ func (o *redisOrigin) url(t testing.TB, path string) *url.URL {
 	}
 	return u
 }
+
+// robotsKey is the key of origin's robots.txt fetched wherever its name
+// resolves.
+func robotsKey(origin string) enforce.Key { return enforce.RobotsKey(origin, netip.Addr{}) }
 
 func (o *redisOrigin) origin(t testing.TB) string {
 	t.Helper()

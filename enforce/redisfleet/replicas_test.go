@@ -47,7 +47,7 @@ func roundTrip(t *testing.T, e *enforce.Entry) *enforce.Entry {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := decodeRedisEntry(raw, 0)
+	got, err := decodeRedisEntry(raw, e.Key, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"encoding/pem"
 	"math/big"
 	"net"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strings"
@@ -20,6 +21,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/robotsgate/robotsgate/enforce"
 	"github.com/robotsgate/robotsgate/internal/redistest"
 )
 
@@ -117,11 +119,11 @@ func TestSettingThatStopsWorkingLater(t *testing.T) {
 		t.Fatal(err)
 	}
 	redisWaitFor(t, "a call to fail", func() bool {
-		_, _ = r.store.Get(ctx, "http://example.com")
+		_, _ = r.store.Get(ctx, enforce.RobotsKey("http://example.com", netip.Addr{}))
 		return !r.Healthy()
 	})
 	for range 50 {
-		_, _ = r.store.Get(ctx, "http://example.com")
+		_, _ = r.store.Get(ctx, enforce.RobotsKey("http://example.com", netip.Addr{}))
 	}
 	if p := r.Problem(); !strings.Contains(p, "requires a password") {
 		t.Fatalf("Problem() = %q", p)

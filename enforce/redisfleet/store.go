@@ -14,7 +14,8 @@ import (
 )
 
 // redisStore is the [enforce.Store] shared by a fleet of robotsgate processes. An
-// entry is kept in Redis under "<prefix>{<origin>}:robots" as the fetched
+// entry is kept in Redis under "<prefix>{<origin>}:robots" (followed by
+// the rest of its key's string form, see [redisKeys]) as the fetched
 // bodies and fetch metadata, compressed (see codec.go; never a compiled
 // form: it is parsed again locally on load, so a newer parser never reads
 // a stale compiled form), with the Redis key's lifetime set to keep.
@@ -41,12 +42,12 @@ func newRedisStore(r *Redis) *redisStore {
 	return s
 }
 
-// Get returns origin's entry: from the L1 cache, else from Redis (the
+// Get returns key's entry: from the L1 cache, else from Redis (the
 // entry is parsed again), else, while Redis is down, from the local
 // store.
-func (s *redisStore) Get(ctx context.Context, origin string) (*enforce.Entry, bool) {
+func (s *redisStore) Get(ctx context.Context, key enforce.Key) (*enforce.Entry, bool) {
 	if s.l1 != nil {
-		if v, ok := s.l1.Get(origin); ok {
+		if v, ok := s.l1.Get(key.String()); ok {
 			return v.(*enforce.Entry), true
 		}
 	}
@@ -55,49 +56,49 @@ func (s *redisStore) Get(ctx context.Context, origin string) (*enforce.Entry, bo
 		keep time.Duration
 	)
 	ok := s.r.call(ctx, "get", func(ctx context.Context) (err error) {
-		e, keep, err = s.getRemote(ctx, origin)
+		e, keep, err = s.getRemote(ctx, key)
 		return err
 	})
 	if !ok {
-		return s.local.Get(ctx, origin)
+		return s.local.Get(ctx, key)
 	}
 	if e == nil {
 		// Redis is the source of truth while it is up: a missing entry
 		// was purged (or Redis lost its data), so forget the local copy.
-		s.local.Delete(ctx, origin)
+		s.local.Delete(ctx, key)
 		return nil, false
 	}
-	s.local.Set(ctx, origin, e, keep)
+	s.local.Set(ctx, key, e, keep)
 	if s.l1 != nil {
-		s.l1.SetDefault(origin, e)
+		s.l1.SetDefault(key.String(), e)
 	}
 	return e, true
 }
 
-// getRemote reads origin's entry and its remaining lifetime from Redis.
+// getRemote reads key's entry and its remaining lifetime from Redis.
 // A missing or undecodable entry is (nil, 0, nil).
-func (s *redisStore) getRemote(ctx context.Context, origin string) (*enforce.Entry, time.Duration, error) {
-	key := s.r.keys.robots(origin)
+func (s *redisStore) getRemote(ctx context.Context, key enforce.Key) (*enforce.Entry, time.Duration, error) {
+	rkey := s.r.keys.robots(key.String())
 	var get *redis.StringCmd
 	var ttl *redis.DurationCmd
 	_, err := s.r.client.Pipelined(ctx, func(p redis.Pipeliner) error {
-		get = p.Get(ctx, key)
-		ttl = p.PTTL(ctx, key)
+		get = p.Get(ctx, rkey)
+		ttl = p.PTTL(ctx, rkey)
 		return nil
 	})
 	if errors.Is(err, redis.Nil) {
 		return nil, 0, nil
 	}
 	if isWrongType(err) {
-		return nil, 0, s.dropBad(ctx, origin, "", err)
+		return nil, 0, s.dropBad(ctx, key, "", err)
 	}
 	if err != nil {
 		return nil, 0, err
 	}
-	e, err := decodeRedisEntry([]byte(get.Val()), s.r.opts.MaxBytes)
+	e, err := decodeRedisEntry([]byte(get.Val()), key, s.r.opts.MaxBytes)
 	if err != nil {
 		sum := sha1.Sum([]byte(get.Val()))
-		return nil, 0, s.dropBad(ctx, origin, hex.EncodeToString(sum[:]), err)
+		return nil, 0, s.dropBad(ctx, key, hex.EncodeToString(sum[:]), err)
 	}
 	keep := ttl.Val()
 	if keep < 0 { // -1: no expiry; -2: gone since GET
@@ -118,18 +119,18 @@ if ARGV[1] ~= '' and redis.sha1hex(redis.call('GET', KEYS[1])) == ARGV[1] then
 end
 return 0`)
 
-// dropBad deletes origin's bad entry in Redis: one that could not be
+// dropBad deletes key's bad entry in Redis: one that could not be
 // decoded (sum: the SHA-1 of what was read, in hex) or a key of another
 // type (sum ""). The entry is then missing, so that the origin's next
 // fetch is stored: left in place, such an entry would be read as missing
 // by every request (one fetch each), while the compare-and-set might
 // defer to its fetch time. why is the reason, for the log.
-func (s *redisStore) dropBad(ctx context.Context, origin, sum string, why error) error {
-	key := s.r.keys.robots(origin)
-	s.r.opts.Log.Warn().Err(why).Str("origin", origin).Str("key", key).
+func (s *redisStore) dropBad(ctx context.Context, key enforce.Key, sum string, why error) error {
+	rkey := s.r.keys.robots(key.String())
+	s.r.opts.Log.Warn().Err(why).Str("origin", key.String()).Str("key", rkey).
 		Msg("bad robots.txt entry in redis (undecodable, or a key of another type): deleted, robots.txt is fetched again")
-	if err := redisDropBad.Run(ctx, s.r.client, []string{key}, sum).Err(); err != nil {
-		return fmt.Errorf("redis: deleting the bad entry %s: %w", key, err)
+	if err := redisDropBad.Run(ctx, s.r.client, []string{rkey}, sum).Err(); err != nil {
+		return fmt.Errorf("redis: deleting the bad entry %s: %w", rkey, err)
 	}
 	return nil
 }
@@ -172,20 +173,20 @@ return 1`)
 // fleet's lock. Reads and deletes go to the Store.
 type localWrites struct{ *redisStore }
 
-// Set stores e for origin in the L1 and local stores only.
-func (w localWrites) Set(ctx context.Context, origin string, e *enforce.Entry, keep time.Duration) {
-	w.setLocal(ctx, origin, e, keep)
+// Set stores e for key in the L1 and local stores only.
+func (w localWrites) Set(ctx context.Context, key enforce.Key, e *enforce.Entry, keep time.Duration) {
+	w.setLocal(ctx, key, e, keep)
 }
 
-// setLocal stores e for origin in the L1 and local stores.
-func (s *redisStore) setLocal(ctx context.Context, origin string, e *enforce.Entry, keep time.Duration) {
-	s.local.Set(ctx, origin, e, keep)
+// setLocal stores e for key in the L1 and local stores.
+func (s *redisStore) setLocal(ctx context.Context, key enforce.Key, e *enforce.Entry, keep time.Duration) {
+	s.local.Set(ctx, key, e, keep)
 	if s.l1 != nil {
-		s.l1.SetDefault(origin, e)
+		s.l1.SetDefault(key.String(), e)
 	}
 }
 
-// Set stores e for origin in the L1 and local stores and, kept for keep
+// Set stores e for key in the L1 and local stores and, kept for keep
 // (keep <= 0: until deleted), in Redis, unless Redis holds a better entry
 // (see [redisSetEntry]): one fetched later, or a good robots.txt that e, a
 // failure that does not carry it as its good copy, would replace. Then
@@ -193,11 +194,12 @@ func (s *redisStore) setLocal(ctx context.Context, origin string, e *enforce.Ent
 // the better entry next. Entries fetched by a replica that gave up
 // waiting for another's fetch (see Once) are written through [localWrites]
 // and kept local only.
-func (s *redisStore) Set(ctx context.Context, origin string, e *enforce.Entry, keep time.Duration) {
-	s.setLocal(ctx, origin, e, keep)
+func (s *redisStore) Set(ctx context.Context, key enforce.Key, e *enforce.Entry, keep time.Duration) {
+	s.setLocal(ctx, key, e, keep)
+	name := key.String()
 	data, err := encodeRedisEntry(e)
 	if err != nil { // cannot happen for the types involved; keep it local
-		s.r.opts.Log.Error().Err(err).Str("origin", origin).Msg("cannot encode robots.txt entry for redis")
+		s.r.opts.Log.Error().Err(err).Str("origin", name).Msg("cannot encode robots.txt entry for redis")
 		return
 	}
 	if keep < 0 {
@@ -209,28 +211,27 @@ func (s *redisStore) Set(ctx context.Context, origin string, e *enforce.Entry, k
 	}
 	var stored int64
 	ok := s.r.call(ctx, "set", func(ctx context.Context) (err error) {
-		stored, err = redisSetEntry.Run(ctx, s.r.client, []string{s.r.keys.robots(origin)},
+		stored, err = redisSetEntry.Run(ctx, s.r.client, []string{s.r.keys.robots(name)},
 			data, keep.Milliseconds(), e.FetchedAt.UnixMilli(), noGood, e.Failures, entryVersion).Int64()
 		return err
 	})
 	if ok && stored == 0 {
-		s.dropL1(origin)
-		s.r.opts.Log.Debug().Str("origin", origin).Str("status", string(e.Result.Status)).
+		s.dropL1(name)
+		s.r.opts.Log.Debug().Str("origin", name).Str("status", string(e.Result.Status)).
 			Msg("redis holds a better robots.txt entry: this fetch result stays local")
 	}
 }
 
-// Delete forgets origin's entry in Redis, locally, and (by a published
+// Delete forgets key's entry in Redis, locally, and (by a published
 // message) in every replica's L1 cache.
-func (s *redisStore) Delete(ctx context.Context, origin string) {
-	s.local.Delete(ctx, origin)
-	if s.l1 != nil {
-		s.l1.Delete(origin)
-	}
+func (s *redisStore) Delete(ctx context.Context, key enforce.Key) {
+	s.local.Delete(ctx, key)
+	name := key.String()
+	s.dropL1(name)
 	s.r.call(ctx, "delete", func(ctx context.Context) error {
 		_, err := s.r.client.Pipelined(ctx, func(p redis.Pipeliner) error {
-			p.Del(ctx, s.r.keys.robots(origin))
-			p.Publish(ctx, s.r.keys.events(), s.r.event(eventRobots, origin))
+			p.Del(ctx, s.r.keys.robots(name))
+			p.Publish(ctx, s.r.keys.events(), s.r.event(eventRobots, name))
 			return nil
 		})
 		return err
@@ -263,9 +264,10 @@ func (s *redisStore) Switches() (toLocal, toFleet uint64) { return s.r.Switches(
 // Topology returns how Redis is reached (see [Redis.Topology]).
 func (s *redisStore) Topology() Topology { return s.r.topology }
 
-// dropL1 forgets origin's L1 copy (another replica changed the entry).
-func (s *redisStore) dropL1(origin string) {
+// dropL1 forgets the L1 copy of the entry whose key's string form is
+// name (another replica changed the entry).
+func (s *redisStore) dropL1(name string) {
 	if s.l1 != nil {
-		s.l1.Delete(origin)
+		s.l1.Delete(name)
 	}
 }

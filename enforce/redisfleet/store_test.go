@@ -34,29 +34,29 @@ func TestRedisStoreRoundTrip(t *testing.T) {
 	good := enforce.FetchResult{Status: enforce.StatusOK, HTTPStatus: 200, Body: []byte(redisTestRobots),
 		MaxAge: 90*time.Minute + 7*time.Nanosecond, HasMaxAge: true, FinalURL: "http://a.test/robots.txt"}
 	entries := []*enforce.Entry{
-		{Origin: "http://a.test", Result: good, FetchedAt: redisT0, Expires: redisT0.Add(24 * time.Hour)},
-		{Origin: "http://b.test", Result: enforce.FetchResult{Status: enforce.StatusUnavailable, HTTPStatus: 404, FinalURL: "http://b.test/robots.txt"},
+		{Key: robotsKey("http://a.test"), Result: good, FetchedAt: redisT0, Expires: redisT0.Add(24 * time.Hour)},
+		{Key: robotsKey("http://b.test"), Result: enforce.FetchResult{Status: enforce.StatusUnavailable, HTTPStatus: 404, FinalURL: "http://b.test/robots.txt"},
 			FetchedAt: redisT0, Expires: redisT0.Add(time.Hour)},
-		{Origin: "http://c.test", Result: enforce.FetchResult{Status: enforce.StatusUnreachable, HTTPStatus: 503, Err: "HTTP 503", ErrKind: enforce.FetchStatus, Truncated: true},
+		{Key: robotsKey("http://c.test"), Result: enforce.FetchResult{Status: enforce.StatusUnreachable, HTTPStatus: 503, Err: "HTTP 503", ErrKind: enforce.FetchStatus, Truncated: true},
 			FetchedAt: redisT0.Add(time.Hour), Expires: redisT0.Add(2 * time.Hour), Good: &good, GoodAt: redisT0,
 			Failures: 3, UnreachableSince: redisT0.Add(30 * time.Minute)},
 	}
 	for _, e := range entries {
 		e.Rebuild(0)
-		a.Set(ctx, e.Origin, e, time.Hour)
+		a.Set(ctx, e.Key, e, time.Hour)
 	}
 	for _, want := range entries {
-		got, ok := b.Get(ctx, want.Origin)
+		got, ok := b.Get(ctx, want.Key)
 		if !ok {
-			t.Fatalf("%s: not found through another replica", want.Origin)
+			t.Fatalf("%s: not found through another replica", want.Key)
 		}
 		if got == want {
-			t.Fatalf("%s: got the same pointer, not a decoded copy", want.Origin)
+			t.Fatalf("%s: got the same pointer, not a decoded copy", want.Key)
 		}
 		g, w := *got, *want
 		if !g.FetchedAt.Equal(w.FetchedAt) || !g.Expires.Equal(w.Expires) || !g.GoodAt.Equal(w.GoodAt) ||
 			!g.UnreachableSince.Equal(w.UnreachableSince) {
-			t.Errorf("%s: times differ: got %+v, want %+v", want.Origin, g, w)
+			t.Errorf("%s: times differ: got %+v, want %+v", want.Key, g, w)
 		}
 		g.FetchedAt, g.Expires, g.GoodAt, g.UnreachableSince = w.FetchedAt, w.Expires, w.GoodAt, w.UnreachableSince
 		g.Parsed, w.Parsed = nil, nil
@@ -64,10 +64,10 @@ func TestRedisStoreRoundTrip(t *testing.T) {
 			g.Result.Body, w.Result.Body = nil, nil
 		}
 		if !reflect.DeepEqual(g, w) {
-			t.Errorf("%s: round trip differs:\n got %+v\nwant %+v", want.Origin, g, w)
+			t.Errorf("%s: round trip differs:\n got %+v\nwant %+v", want.Key, g, w)
 		}
 		if (got.Parsed == nil) != (want.Parsed == nil) {
-			t.Fatalf("%s: Parsed nil = %v, want %v", want.Origin, got.Parsed == nil, want.Parsed == nil)
+			t.Fatalf("%s: Parsed nil = %v, want %v", want.Key, got.Parsed == nil, want.Parsed == nil)
 		}
 		if got.Parsed == nil {
 			continue
@@ -76,11 +76,11 @@ func TestRedisStoreRoundTrip(t *testing.T) {
 			{"", "/"}, {"", "/private"}, {"", "/private/ok"}, {"foobot", "/"}, {"otherbot", "/private/x"},
 		} {
 			if g, w := got.Parsed.MatchPath(c.agent, c.path), want.Parsed.MatchPath(c.agent, c.path); g != w {
-				t.Errorf("%s: decision for %q %s: got %+v, want %+v", want.Origin, c.agent, c.path, g, w)
+				t.Errorf("%s: decision for %q %s: got %+v, want %+v", want.Key, c.agent, c.path, g, w)
 			}
 		}
 		if g, w := got.Parsed.Group("").CrawlDelay, want.Parsed.Group("").CrawlDelay; g != w || g != 2*time.Second {
-			t.Errorf("%s: crawl-delay %v, want %v (2s)", want.Origin, g, w)
+			t.Errorf("%s: crawl-delay %v, want %v (2s)", want.Key, g, w)
 		}
 	}
 
@@ -89,17 +89,17 @@ func TestRedisStoreRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e, err := decodeRedisEntry([]byte(raw), 0)
+	e, err := decodeRedisEntry([]byte(raw), robotsKey("http://a.test"), 0)
 	if err != nil || string(e.Result.Body) != redisTestRobots {
 		t.Fatalf("stored form: %v, body %q", err, e.Result.Body)
 	}
 
 	// Delete reaches Redis and the other replica.
-	b.Delete(ctx, "http://a.test")
-	if _, ok := a.Get(ctx, "http://a.test"); ok {
+	b.Delete(ctx, robotsKey("http://a.test"))
+	if _, ok := a.Get(ctx, robotsKey("http://a.test")); ok {
 		// a's L1 copy is dropped by b's published purge: wait for it.
 		redisWaitFor(t, "purge to reach the other replica's L1", func() bool {
-			_, ok := a.Get(ctx, "http://a.test")
+			_, ok := a.Get(ctx, robotsKey("http://a.test"))
 			return !ok
 		})
 	}
@@ -108,7 +108,7 @@ func TestRedisStoreRoundTrip(t *testing.T) {
 	if err := redisClient(t, srv).Set(ctx, testKeys.robots("http://junk.test"), "{not json", 0).Err(); err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := b.Get(ctx, "http://junk.test"); ok {
+	if _, ok := b.Get(ctx, robotsKey("http://junk.test")); ok {
 		t.Fatal("junk value decoded")
 	}
 }
@@ -118,23 +118,23 @@ func TestRedisStoreTTL(t *testing.T) {
 	s := newTestRedis(t, srv, nil, func(o *Options) { o.L1TTL = -1 }).store
 	c := redisClient(t, srv)
 	ctx := context.Background()
-	e := &enforce.Entry{Origin: "http://ttl.test", Result: enforce.FetchResult{Status: enforce.StatusUnavailable, HTTPStatus: 404}}
+	e := &enforce.Entry{Key: robotsKey("http://ttl.test"), Result: enforce.FetchResult{Status: enforce.StatusUnavailable, HTTPStatus: 404}}
 
-	s.Set(ctx, e.Origin, e, time.Hour)
-	ttl, err := c.PTTL(ctx, testKeys.robots(e.Origin)).Result()
+	s.Set(ctx, e.Key, e, time.Hour)
+	ttl, err := c.PTTL(ctx, testKeys.robots(e.Key.String())).Result()
 	if err != nil || ttl <= 59*time.Minute || ttl > time.Hour {
 		t.Fatalf("PTTL after Set(keep=1h) = %v, %v; want (59m, 1h]", ttl, err)
 	}
 
-	s.Set(ctx, e.Origin, e, 150*time.Millisecond)
-	if _, ok := s.Get(ctx, e.Origin); !ok {
+	s.Set(ctx, e.Key, e, 150*time.Millisecond)
+	if _, ok := s.Get(ctx, e.Key); !ok {
 		t.Fatal("entry missing right after Set")
 	}
 	redisWaitFor(t, "the Redis key to expire", func() bool {
-		n, err := c.Exists(ctx, testKeys.robots(e.Origin)).Result()
+		n, err := c.Exists(ctx, testKeys.robots(e.Key.String())).Result()
 		return err == nil && n == 0
 	})
-	if _, ok := s.Get(ctx, e.Origin); ok {
+	if _, ok := s.Get(ctx, e.Key); ok {
 		t.Fatal("entry still served after its keep expired in Redis")
 	}
 }
@@ -185,53 +185,53 @@ func TestRedisSetKeepsBetterEntry(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		e, err := decodeRedisEntry([]byte(raw), 0)
+		e, err := decodeRedisEntry([]byte(raw), robotsKey(origin), 0)
 		if err != nil {
 			t.Fatal(err)
 		}
 		return e
 	}
 	good := enforce.FetchResult{Status: enforce.StatusOK, HTTPStatus: 200, Body: []byte(redisTestRobots)}
-	ok := &enforce.Entry{Origin: origin, Result: good, FetchedAt: redisT0.Add(time.Second), Expires: redisT0.Add(time.Hour)}
-	a.Set(ctx, origin, ok, 2*time.Hour)
+	ok := &enforce.Entry{Key: robotsKey(origin), Result: good, FetchedAt: redisT0.Add(time.Second), Expires: redisT0.Add(time.Hour)}
+	a.Set(ctx, robotsKey(origin), ok, 2*time.Hour)
 
 	// A failure fetched later, without the good copy (a replica that did
 	// not see it): Redis keeps the good entry, and b reads it next.
-	fail := &enforce.Entry{Origin: origin, Result: enforce.FetchResult{Status: enforce.StatusUnreachable, Err: "timeout"},
+	fail := &enforce.Entry{Key: robotsKey(origin), Result: enforce.FetchResult{Status: enforce.StatusUnreachable, Err: "timeout"},
 		FetchedAt: redisT0.Add(2 * time.Second), Expires: redisT0.Add(time.Minute), Failures: 1,
 		UnreachableSince: redisT0.Add(2 * time.Second)}
-	b.Set(ctx, origin, fail, 2*time.Hour)
+	b.Set(ctx, robotsKey(origin), fail, 2*time.Hour)
 	if e := stored(); e.Result.Status != enforce.StatusOK {
 		t.Fatalf("a failure without the good copy replaced it: %+v", e.Result)
 	}
-	if e, found := b.Get(ctx, origin); !found || e.Result.Status != enforce.StatusOK {
+	if e, found := b.Get(ctx, robotsKey(origin)); !found || e.Result.Status != enforce.StatusOK {
 		t.Fatalf("b after its rejected Set: %+v %v, want redis's good entry", e, found)
 	}
 	// An older entry never replaces a newer one.
-	old := &enforce.Entry{Origin: origin, Result: enforce.FetchResult{Status: enforce.StatusUnavailable, HTTPStatus: 404},
+	old := &enforce.Entry{Key: robotsKey(origin), Result: enforce.FetchResult{Status: enforce.StatusUnavailable, HTTPStatus: 404},
 		FetchedAt: redisT0, Expires: redisT0.Add(time.Hour)}
-	b.Set(ctx, origin, old, 2*time.Hour)
+	b.Set(ctx, robotsKey(origin), old, 2*time.Hour)
 	if e := stored(); e.Result.Status != enforce.StatusOK {
 		t.Fatalf("an older entry replaced a newer one: %+v", e.Result)
 	}
 	// A failure that continues the good entry (carries it) is stored.
 	cont := *fail
 	cont.Good, cont.GoodAt = &good, ok.FetchedAt
-	b.Set(ctx, origin, &cont, 2*time.Hour)
+	b.Set(ctx, robotsKey(origin), &cont, 2*time.Hour)
 	if e := stored(); e.Result.Status != enforce.StatusUnreachable || e.Good == nil {
 		t.Fatalf("the continuing failure was not stored: %+v", e)
 	}
 	// Another failure not building on it (as many failures) is not.
 	other := *fail
 	other.FetchedAt = redisT0.Add(3 * time.Second)
-	a.Set(ctx, origin, &other, 2*time.Hour)
+	a.Set(ctx, robotsKey(origin), &other, 2*time.Hour)
 	if e := stored(); e.Good == nil {
 		t.Fatal("a failure without the good copy replaced one holding it")
 	}
 	// A newer good entry always wins.
 	ok2 := *ok
 	ok2.FetchedAt = redisT0.Add(4 * time.Second)
-	a.Set(ctx, origin, &ok2, 2*time.Hour)
+	a.Set(ctx, robotsKey(origin), &ok2, 2*time.Hour)
 	if e := stored(); e.Result.Status != enforce.StatusOK || !e.FetchedAt.Equal(ok2.FetchedAt) {
 		t.Fatalf("newer good entry not stored: %+v", e)
 	}

@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"net/url"
 	"sync"
 	"sync/atomic"
@@ -22,8 +23,8 @@ import (
 func TestTDMRepEntryRoundTrip(t *testing.T) {
 	body := []byte(`[{"location": "/a/", "tdm-reservation": 1, "tdm-policy": "https://p.example/p"}]`)
 	for _, e := range []*enforce.Entry{
-		{Origin: enforce.TDMKey("https://example.com"), Result: enforce.FetchResult{Status: enforce.StatusOK, HTTPStatus: 200, Body: body}},
-		{Origin: enforce.TDMKey("https://example.com"), Result: enforce.FetchResult{Status: enforce.StatusUnreachable, HTTPStatus: 503},
+		{Key: enforce.TDMKey("https://example.com", netip.Addr{}), Result: enforce.FetchResult{Status: enforce.StatusOK, HTTPStatus: 200, Body: body}},
+		{Key: enforce.TDMKey("https://example.com", netip.Addr{}), Result: enforce.FetchResult{Status: enforce.StatusUnreachable, HTTPStatus: 503},
 			Good: &enforce.FetchResult{Status: enforce.StatusOK, HTTPStatus: 200, Body: body}, Failures: 1},
 	} {
 		got := roundTrip(t, e)
@@ -58,7 +59,7 @@ func TestRedisFleetTDMRepSingleFetch(t *testing.T) {
 	}))
 	t.Cleanup(o.Close)
 	c := redisClient(t, srv)
-	lockKey := testKeys.lock(enforce.TDMKey(o.URL))
+	lockKey := testKeys.lock(enforce.TDMKey(o.URL, netip.Addr{}).String())
 
 	const n = 16
 	wait := decideOnReplicas(t, srv, clock, n, func(e *enforce.Enforcer, path string) enforce.TDMVerdict {

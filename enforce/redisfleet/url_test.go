@@ -109,16 +109,17 @@ func TestKeysShareTheOriginsHashTag(t *testing.T) {
 	k := redisKeys{prefix: defaultPrefix}
 	origin := "https://example.com:8443"
 	want := "robotsgate:{https://example.com:8443}:"
-	pinned := enforce.StoreKey(origin, netip.MustParseAddr("2001:db8::1"))
+	a := netip.MustParseAddr("2001:db8::1")
+	tdm, pinned, pinnedTDM := enforce.TDMKey(origin, netip.Addr{}).String(), enforce.RobotsKey(origin, a).String(), enforce.TDMKey(origin, a).String()
 	for _, key := range []string{k.robots(origin), k.lock(origin), k.pace(origin), k.pause(origin),
-		k.robots(enforce.TDMKey(origin)), k.lock(enforce.TDMKey(origin)),
-		k.robots(pinned), k.lock(pinned), k.robots(enforce.TDMKey(pinned))} {
+		k.robots(tdm), k.lock(tdm),
+		k.robots(pinned), k.lock(pinned), k.robots(pinnedTDM)} {
 		if !strings.HasPrefix(key, want) {
 			t.Errorf("key %q lacks the hash tag %q", key, want)
 		}
 	}
 	seen := map[string]bool{}
-	for _, key := range []string{k.robots(origin), k.robots(enforce.TDMKey(origin)), k.robots(pinned), k.robots(enforce.TDMKey(pinned))} {
+	for _, key := range []string{k.robots(origin), k.robots(tdm), k.robots(pinned), k.robots(pinnedTDM)} {
 		if seen[key] {
 			t.Fatalf("two Store keys share the Redis key %q", key)
 		}

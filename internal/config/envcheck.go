@@ -19,7 +19,7 @@ func toolingEnv() []string {
 		"ROBOTSGATE_ROBOTS_CORPUS", "ROBOTSGATE_REDIS_SERVER", "ROBOTSGATE_REDIS_CLI",
 		"ROBOTSGATE_UPDATE_DOCS", "ROBOTSGATE_TEST_BIN", "ROBOTSGATE_SIGNAL_HELPER",
 		"ROBOTSGATE_NETNS_CHILD", "ROBOTSGATE_MITM_BENCH_CHILD", "ROBOTSGATE_MITM_BENCH_PROFILE",
-		"ROBOTSGATE_BENCH_AUDIT_MB",
+		"ROBOTSGATE_BENCH_AUDIT_MB", "ROBOTSGATE_FULLDISK_CHILD",
 	}
 }
 
@@ -36,7 +36,7 @@ func settingEnv() []string {
 }
 
 // UnknownEnv returns one warning for each variable of environ (as
-// os.Environ gives it, "NAME=value") that starts with ROBOTSGATE_ but
+// [os.Environ] gives it, "NAME=value") that starts with ROBOTSGATE_ but
 // names no setting (nor a variable of the tests and CI), with the
 // closest setting's variable when one is near; sorted by name. An
 // empty variable counts as unset, as for settings.

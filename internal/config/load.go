@@ -36,11 +36,11 @@ func LoadWithoutFile(args []string, env func(string) string) (Config, error) {
 	return loadWith(args, env, FileReader{}, loadMode{noFile: true})
 }
 
-// loadMode is how loadWith loads: keysOnly waives signing.agent, noFile
+// loadMode is how [loadWith] loads: keysOnly waives signing.agent, noFile
 // skips the configuration file.
 type loadMode struct{ keysOnly, noFile bool }
 
-// loadWith is LoadWith as mode says.
+// loadWith is [LoadWith] as mode says.
 func loadWith(args []string, env func(string) string, fr FileReader, mode loadMode) (Config, error) {
 	var given []flagValue
 	var path string

@@ -399,8 +399,8 @@ type RuleJSON struct {
 // newEntryJSON converts e as seen at now.
 func newEntryJSON(e *enforce.Entry, now time.Time) EntryJSON {
 	j := EntryJSON{
-		Origin:     e.Origin,
-		URL:        e.Origin + "/robots.txt",
+		Origin:     e.Key.Origin(),
+		URL:        e.Key.URL(),
 		Status:     string(e.Result.Status),
 		HTTPStatus: e.Result.HTTPStatus,
 		FinalURL:   e.Result.FinalURL,

@@ -3,8 +3,10 @@ package rsl
 import (
 	"net/url"
 	"strings"
+	"unsafe"
 
 	"github.com/robotsgate/robotsgate/robots"
+	"github.com/robotsgate/robotsgate/robots/heapsize"
 )
 
 // Uses is a set of RSL usage tokens (the usage vocabulary of RSL 1.0).
@@ -313,15 +315,13 @@ func (d *Document) MemSize() int64 {
 	if d == nil {
 		return 0
 	}
-	n := int64(64+16*len(d.Notes)) + d.match.MemSize()
+	n := heapsize.Alloc(unsafe.Sizeof(*d)) + heapsize.Strings(d.Notes) + heapsize.Slice(d.Contents) + d.match.MemSize()
 	for i := range d.Contents {
 		c := &d.Contents[i]
-		n += 160 + int64(len(c.URL)+len(c.Origin)+len(c.Pattern)+len(c.Server))
+		n += heapsize.String(c.URL) + heapsize.String(c.Origin) + heapsize.String(c.Pattern) +
+			heapsize.String(c.Server) + heapsize.Slice(c.Licenses)
 		for _, l := range c.Licenses {
-			n += 96 + int64(len(l.Payment))
-			for _, s := range l.Conditions {
-				n += 16 + int64(len(s))
-			}
+			n += heapsize.String(l.Payment) + heapsize.Strings(l.Conditions)
 		}
 	}
 	return n

@@ -7,8 +7,10 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"unsafe"
 
 	"github.com/robotsgate/robotsgate/robots"
+	"github.com/robotsgate/robotsgate/robots/heapsize"
 )
 
 // MaxRules is the most rules a File holds. A file with more is refused
@@ -67,6 +69,16 @@ func (f *File) MemSize() int64 {
 	return f.size
 }
 
+// heapSize estimates the heap f holds: itself, its rules and problems
+// with their strings, and its compiled locations.
+func (f *File) heapSize() int64 {
+	n := heapsize.Alloc(unsafe.Sizeof(*f)) + heapsize.Slice(f.Rules) + heapsize.Strings(f.Problems) + f.match.MemSize()
+	for i := range f.Rules {
+		n += heapsize.String(f.Rules[i].Location) + heapsize.String(f.Rules[i].Policy)
+	}
+	return n
+}
+
 // rawRule is a rule as JSON holds it; fields are decoded one by one so
 // that a wrong type in one field does not lose the others.
 type rawRule map[string]json.RawMessage
@@ -94,7 +106,6 @@ func Parse(body []byte) (*File, error) {
 	}
 	f := &File{Rules: make([]Rule, 0, len(raws))}
 	pats := make([]robots.Segments, 0, len(raws))
-	f.size = 64 + int64(len(raws))*96
 	for i, raw := range raws {
 		n := i + 1
 		var obj rawRule
@@ -118,12 +129,11 @@ func Parse(body []byte) (*File, error) {
 			}
 			r.Policy = strings.TrimSpace(r.Policy)
 		}
-		f.size += int64(len(r.Location) + len(r.Policy))
 		f.Rules = append(f.Rules, r)
 		pats = append(pats, canonicalPattern(loc))
 	}
 	f.match = robots.NewFirstMatch(pats)
-	f.size += f.match.MemSize()
+	f.size = f.heapSize()
 	return f, nil
 }
 
