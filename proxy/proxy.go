@@ -1,13 +1,17 @@
-// Package proxy is robotsgate's HTTP(S) forward proxy: thin wiring of
-// github.com/elazarl/goproxy around package enforce. For every proxied
-// request it asks the Enforcer for a decision, answers refusals itself
-// (the request never leaves), forwards the rest with bodies streamed, and
-// writes audit records.
+// Package proxy is robotsgate's HTTP(S) forward proxy: the Server, its
+// pipeline of steps and the glue of reloads and the transparent listener,
+// on github.com/elazarl/goproxy. For every proxied request its steps ask
+// the Enforcer for a decision; a refusal is answered by robotsgate itself
+// (the request never leaves, the answer is package answer's), the rest is
+// forwarded with bodies streamed, and audit records are written.
 //
 // A Server's steps are listed in one file, pipeline.go: [Server.install]
 // lists those of every request, in order, and [Server.newSteps] those of
-// one configuration, which a reload replaces. A step is a file with its
-// step methods plus one registration line in one of those lists.
+// one configuration, which a reload replaces. A step is a type whose name
+// ends in Step, in the file named after it without that ending (the
+// pacing step in pacing.go), with its step methods, plus one registration
+// line in one of those lists. Steps see net/http types
+// and the request state only; every adapter to goproxy is in engine.go.
 package proxy
 
 import (
