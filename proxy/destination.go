@@ -9,6 +9,7 @@ import (
 	"github.com/robotsgate/robotsgate/proxy/answer"
 	"github.com/robotsgate/robotsgate/proxy/egress"
 	"github.com/robotsgate/robotsgate/proxy/selfaddr"
+	"github.com/robotsgate/robotsgate/proxy/upstream"
 )
 
 // The destination step: a request inside an MITM session must name its
@@ -27,14 +28,14 @@ import (
 //     through the proxy.
 //
 // Both are audited as blocked. A request that goes on is pinned to the
-// address it will be sent to (pins.go; on the transparent listener, its
+// address it will be sent to (upstream/pins.go; on the transparent listener, its
 // original destination), whose policy files decide it.
 //
 // State: reads the via (Session, Redirected) and Live; writes nothing
 // ([requestState]).
 type destinationStep struct {
 	self *selfaddr.Set
-	pins *addrPins // nil with an upstream proxy, which resolves names itself
+	pins *upstream.AddrPins // nil with an upstream proxy, which resolves names itself
 }
 
 // egressOf returns the egress policy a request of st is decided under.
@@ -63,7 +64,7 @@ func (dst destinationStep) onRequest(r *http.Request, st *requestState) outcome 
 	if rd := st.Redirected; rd != nil { // a redirected connection (transparent.go), its destination checked (connRefusal)
 		o := checkRedirected(dst.self, r, st, rd, host, port, portOK)
 		if o.d == nil && egressOf(st) != nil && egressOf(st).Check(rd.dst.Addr()).Public {
-			st.Req = st.Req.WithContext(withPublicOrigin(st.Req.Context()))
+			st.Req = st.Req.WithContext(upstream.WithPublicOrigin(st.Req.Context()))
 		}
 		return o
 	}
@@ -81,14 +82,14 @@ func (dst destinationStep) onRequest(r *http.Request, st *requestState) outcome 
 	}
 	ip := pin.Addr()
 	if !ip.IsValid() {
-		ip = literalIP(host) // not pinned: an IP literal, or a name an upstream proxy resolves
+		ip = upstream.LiteralIP(host) // not pinned: an IP literal, or a name an upstream proxy resolves
 	}
-	rctx, refused := checkDestination(r.Context(), egressOf(st), r.URL, host, ip) // 403 destination-private (egressdial.go)
+	rctx, refused := checkDestination(r.Context(), egressOf(st), r.URL, host, ip) // 403 destination-private (egressdial.go, upstream/egressdial.go)
 	if refused != nil {
 		return *refused
 	}
 	if pin != nil { // dial exactly the addresses just checked
-		rctx = withPin(rctx, pin)
+		rctx = upstream.WithPin(rctx, pin)
 	}
 	if rctx != r.Context() {
 		st.Req = r.WithContext(rctx)
@@ -96,14 +97,14 @@ func (dst destinationStep) onRequest(r *http.Request, st *requestState) outcome 
 	return outcome{}
 }
 
-// pin returns the pin of a request r to host:port (pins.go), or, with an
+// pin returns the pin of a request r to host:port ([upstream.AddrPins.Pin]), or, with an
 // upstream proxy, the addresses checked when the port is one robotsgate
 // listens on; self reports that the destination is robotsgate itself.
 func (dst destinationStep) pin(r *http.Request, host string, port uint16) (*selfaddr.Pin, bool) {
 	if dst.pins == nil {
 		return dst.self.Check(r.Context(), host, port)
 	}
-	return dst.pins.pin(r.Context(), host, port)
+	return dst.pins.Pin(r.Context(), host, port)
 }
 
 // isHostPort reports whether s is [selfaddr.JoinHostPort] of host and

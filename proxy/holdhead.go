@@ -2,7 +2,8 @@ package proxy
 
 import "net/http"
 
-// holdHeadStep is a response step, before the last: when the response it lets goproxy
+// holdHeadStep is a response step, before the last (the held write
+// itself: [conns.Info.HoldNext]): when the response it lets goproxy
 // write inside an MITM session has a body, it has the session's
 // connection hold the head back for the body's first record.
 //
@@ -13,9 +14,7 @@ func (holdHeadStep) onResponse(resp *http.Response, st *requestState) (*http.Res
 	if st.Session == nil || st.Session.Conn == nil || !bodyFollows(st.Req, resp) {
 		return resp, outcome{}
 	}
-	if c := st.Session.Conn.conn.Load(); c != nil {
-		c.holdNext()
-	}
+	st.Session.Conn.HoldNext()
 	return resp, outcome{}
 }
 

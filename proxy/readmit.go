@@ -44,7 +44,7 @@ func (readmitStep) onRequest(r *http.Request, st *requestState) outcome {
 		d.Origin = o
 	}
 	if sess.Conn != nil {
-		context.AfterFunc(r.Context(), sess.Conn.endSession) // once the answer is written
+		context.AfterFunc(r.Context(), sess.Conn.EndSession) // once the answer is written
 	}
 	o := refuse(d)
 	o.close = true

@@ -1,8 +1,6 @@
-package proxy
+package conns
 
-import (
-	"net"
-)
+import "net"
 
 // Response writes inside an MITM session. goproxy's MITM loop writes a
 // response with [http.Response.Write] through a writer that sends the
@@ -11,7 +9,7 @@ import (
 // connection ([hijackedConn]) instead holds the head's record back and
 // sends it together with the body's first record, in one write (writev),
 // as robotsgate's plain-HTTP path sends a response's header with the start
-// of its body ([copyBody]). The client's bytes are the same; the head
+// of its body. The client's bytes are the same; the head
 // leaves when the body's first bytes do.
 //
 // A held write never waits for the client: reading from the connection,
