@@ -128,6 +128,7 @@ type RobotsConfig struct {
 	RetryMax          time.Duration
 	MaxEntries        int
 	MaxCacheMB        int
+	DocumentsMB       int // disk bound of the documents kept; 0 keeps none
 }
 
 // HTTPSConfig is how CONNECT requests are handled.
@@ -236,6 +237,7 @@ func defaultRobots() RobotsConfig {
 		RetryMax:          time.Hour,
 		MaxEntries:        1000000,
 		MaxCacheMB:        512,
+		DocumentsMB:       256,
 	}
 }
 
