@@ -57,3 +57,12 @@ func (e *Enforcer) used(en *Entry) string {
 	}
 	return r.SHA256
 }
+
+// SHA256 returns the hash of e's document in force, "" when there is
+// none.
+func (e *Entry) SHA256() string {
+	if r := e.inForce(); r != nil {
+		return r.SHA256
+	}
+	return ""
+}

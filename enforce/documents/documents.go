@@ -56,8 +56,9 @@ type Store struct {
 	now      func() time.Time
 
 	queue chan job
-	done  chan struct{}
-	seen  sync.Map // hash → time.Time of its last hand-off to the writer
+	stop  chan struct{} // closed by Close
+	done  chan struct{} // closed when the writer has stopped
+	seen  sync.Map      // hash → time.Time of its last hand-off to the writer
 
 	closeOnce sync.Once
 	dropped   atomic.Int64
@@ -78,7 +79,7 @@ func Open(dir string, maxBytes int64, log zerolog.Logger) (*Store, error) {
 		return nil, fmt.Errorf("documents directory: %w", err)
 	}
 	s := &Store{dir: dir, maxBytes: maxBytes, log: log, now: time.Now,
-		queue: make(chan job, queueLen), done: make(chan struct{})}
+		queue: make(chan job, queueLen), stop: make(chan struct{}), done: make(chan struct{})}
 	go s.run()
 	return s, nil
 }
@@ -109,29 +110,47 @@ func (s *Store) Keep(_ enforce.Doc, sum string, body []byte) {
 // because its queue was full.
 func (s *Store) Dropped() int64 { return s.dropped.Load() }
 
-// Close writes the documents queued and stops the writer; Keep must not
-// be called afterwards. It is idempotent.
+// Close writes the documents queued and stops the writer. A Keep after
+// Close is dropped once the queue is full. It is idempotent.
 func (s *Store) Close() {
-	s.closeOnce.Do(func() { close(s.queue) })
+	s.closeOnce.Do(func() { close(s.stop) })
 	<-s.done
 }
 
 // run is the writer: it writes or touches each queued document, then
-// removes the oldest unreferenced ones while over the bound.
+// removes the oldest unreferenced ones while over the bound; once
+// stopped, it writes what is queued and returns.
 func (s *Store) run() {
 	defer close(s.done)
 	s.total = s.measure()
-	for j := range s.queue {
-		n, err := s.write(j)
-		if err != nil {
-			s.log.Warn().Err(err).Str("sha256", j.sha).Msg("cannot keep policy document")
-			s.seen.Delete(j.sha)
-			continue
+	for {
+		select {
+		case j := <-s.queue:
+			s.handle(j)
+		case <-s.stop:
+			for {
+				select {
+				case j := <-s.queue:
+					s.handle(j)
+				default:
+					return
+				}
+			}
 		}
-		s.total += n
-		if s.maxBytes > 0 && s.total > s.maxBytes {
-			s.prune()
-		}
+	}
+}
+
+// handle writes or touches j's document and keeps the bound.
+func (s *Store) handle(j job) {
+	n, err := s.write(j)
+	if err != nil {
+		s.log.Warn().Err(err).Str("sha256", j.sha).Msg("cannot keep policy document")
+		s.seen.Delete(j.sha)
+		return
+	}
+	s.total += n
+	if s.maxBytes > 0 && s.total > s.maxBytes {
+		s.prune()
 	}
 }
 

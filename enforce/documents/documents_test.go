@@ -32,6 +32,8 @@ func TestKeepAndRead(t *testing.T) {
 	s.Keep(enforce.DocRobots, sum(b), []byte(b))
 	s.Keep(enforce.DocRobots, "not-a-hash", []byte("x"))
 	s.Close()
+	s.Keep(enforce.DocRobots, sum("late"), []byte("late")) // after Close: dropped or queued, no panic
+	s.Keep(enforce.DocRobots, sum("late"), []byte("late")) // after Close: no panic
 	t.Run("full hash", func(t *testing.T) {
 		got, body, err := Read(dir, sum(a))
 		if err != nil || got != sum(a) || string(body) != a {
@@ -72,7 +74,7 @@ func TestRetentionOldestUnreferencedFirst(t *testing.T) {
 	dir := t.TempDir()
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	s := &Store{dir: dir, maxBytes: 25, log: zerolog.Nop(), now: func() time.Time { return now },
-		queue: make(chan job, queueLen), done: make(chan struct{})}
+		queue: make(chan job, queueLen)}
 	docs := []string{"0123456789", "abcdefghij", "ABCDEFGHIJ", "klmnopqrst"}
 	ages := []time.Duration{36 * time.Hour, 25 * time.Hour, 23 * time.Hour, 0}
 	start := now
