@@ -23,7 +23,7 @@ func auditFixture(t *testing.T) (path, a, b string) {
 	oa, _ := newTestOrigin(t, nil)
 	ob, _ := newTestOrigin(t, nil)
 	path = filepath.Join(t.TempDir(), "audit.log")
-	r := startServe(t, []string{"-audit-log", path, "-agent", "AuditBot"}, nil)
+	r := startServe(t, []string{"-audit-log", path, "-agent", "AuditBot", "-audit-volume-interval", "0"}, nil) // line numbers below count decisions only
 	r.getAll(t, oa.URL+"/private/1", ob.URL+"/private/x", oa.URL+"/private/2", oa.URL+"/public")
 	if code := r.stop(t); code != 0 {
 		t.Fatalf("serve exit %d: %s", code, r.stderr)
@@ -70,7 +70,7 @@ func TestAuditLastHourOfOrigin(t *testing.T) {
 			t.Errorf("row %d %q, want %s blocked by Disallow: /private (line 2)", i, l, u)
 		}
 	}
-	if !strings.Contains(errOut, "1 malformed line(s) skipped: "+path+":5 (first: "+path+":5: ") {
+	if !strings.Contains(errOut, "1 malformed line(s) skipped: "+path+":6 (first: "+path+":6: ") {
 		t.Errorf("stderr %q, want the malformed line counted and named", errOut)
 	}
 
@@ -89,7 +89,7 @@ func TestAuditLastHourOfOrigin(t *testing.T) {
 	}
 
 	_, out, _ = runAuditTest(t, nil, "-summary", "-since", "1h", path)
-	for _, want := range []string{"3 matching records (5 lines read in 1 file)", "      2  disallowed          " + a, "      1  disallowed          " + b,
+	for _, want := range []string{"3 matching records (6 lines read in 1 file)", "      2  disallowed          " + a, "      1  disallowed          " + b,
 		"      2  Disallow: /private (line 2)               " + a} {
 		if !strings.Contains(out, want) {
 			t.Errorf("summary lacks %q:\n%s", want, out)

@@ -175,8 +175,11 @@ func (a *app) build(ctx context.Context, stdout io.Writer) error {
 	}
 	a.srv, err = proxy.New(cfg, proxy.Deps{Enforcer: enf, Auditor: a.auditor, Log: a.log, Transport: tr,
 		PolicyTransport: ptr, Metrics: metrics, Pacer: st.pacer, Pauses: st.pauses, Load: a.reloadConfig, FetchSigner: fetchSig,
-		CacheStatus: st.status})
-	return err
+		CacheStatus: st.status, Volume: a.startVolume()})
+	if err != nil {
+		return err
+	}
+	return enableDigests(a.auditor, cfg, a.log) // audit_verify.go; after proxy.New, which names a bad signing.key first
 }
 
 // listen binds addr, the value of the setting key, and pushes its close;

@@ -83,6 +83,8 @@ var shapeOnly = map[string][]string{
 	// The request itself, and robotsgate's mode: the audit record.
 	"time": {"audit"}, "client": {"audit"}, "method": {"audit"}, "mode": {"audit"},
 	"listener": {"audit"}, "user": {"audit"},
+	// The audit log's hash chain (docs/audit.md).
+	"seq": {"audit"}, "prev": {"audit"},
 	// The verdict as a boolean: the answers that are not a refusal.
 	"allowed": {"decision", "check", "check-fetch"},
 	// Only what robotsgate answers itself.

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/robotsgate/robotsgate/enforce"
+	"github.com/robotsgate/robotsgate/enforce/payment"
 	"github.com/robotsgate/robotsgate/enforce/politeness"
 	"strings"
 	"sync"
@@ -64,6 +65,11 @@ type Options struct {
 	// lines; default [defaultLogInterval].
 	LogInterval time.Duration
 
+	// ReservationTTL is how long a payment reservation holds its amount
+	// when it is neither settled nor released (a replica crashed);
+	// default [payment.DefaultReservationTTL].
+	ReservationTTL time.Duration
+
 	// Local is the process-local Store used while Redis is down; required
 	// (cmd/robotsgate passes the bounded MemoryStore it would use without
 	// Redis). The pacer and pauses fall back to a [politeness.MemoryPacer]
@@ -73,7 +79,8 @@ type Options struct {
 
 // Redis is robotsgate's optional fleet-wide layer: a robots.txt Store
 // with fleet-wide single fetch (Store), a crawl-delay Pacer
-// (Pacer) and a Pauses (Pauses), all on one Redis database and
+// (Pacer), a Pauses (Pauses) and a payment Wallet (Wallet; it does
+// not fall back: see [redisWallet]), all on one Redis database and
 // all falling back to process-local implementations while Redis is down
 // or slow. Requests never fail because of Redis: a failed or slow call is
 // answered locally; a failed connection (or three slow calls in a row)
@@ -92,6 +99,7 @@ type Redis struct {
 	store  *redisStore
 	pacer  *redisPacer
 	pauses *redisPauses
+	wallet *redisWallet
 
 	waitMu  sync.Mutex
 	waiters map[string]map[chan struct{}]struct{} // Once waiters by the Store key's string form
@@ -136,6 +144,7 @@ func New(ctx context.Context, rawURL string, opts Options) (*Redis, error) {
 	r.store = newRedisStore(r)
 	r.pacer = &redisPacer{r: r, local: politeness.NewMemoryPacer(opts.Clock)}
 	r.pauses = newRedisPauses(r)
+	r.wallet = newRedisWallet(r)
 	// Pauses recorded during an outage reach the fleet when Redis returns.
 	r.health.onUp = func() { r.pauses.flush(rctx) }
 
@@ -169,7 +178,7 @@ func (r *Redis) sweepL1(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			for _, c := range []*cache.Cache{r.store.l1, r.pauses.l1} {
+			for _, c := range []*cache.Cache{r.store.l1, r.pauses.l1, r.wallet.l1} {
 				if c != nil {
 					c.DeleteExpired()
 				}
@@ -263,6 +272,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.LogInterval <= 0 {
 		o.LogInterval = defaultLogInterval
+	}
+	if o.ReservationTTL <= 0 {
+		o.ReservationTTL = payment.DefaultReservationTTL
 	}
 	return o
 }

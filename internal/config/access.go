@@ -7,9 +7,11 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 )
 
-// validateAccess checks the auth: section and the audit rotation keys.
+// validateAccess checks the auth: section and the audit rotation and
+// digest keys.
 func (c *Config) validateAccess() error {
 	for i, cr := range c.Auth.Credentials {
 		if err := CheckCredential(cr); err != nil {
@@ -23,6 +25,10 @@ func (c *Config) validateAccess() error {
 		return errorf("audit_max_backups", "%d is negative", c.AuditMaxBackups)
 	case c.AuditMaxAgeDays < 0:
 		return errorf("audit_max_age_days", "%d is negative", c.AuditMaxAgeDays)
+	case c.AuditDigestInterval < 0:
+		return errorf("audit_digest_interval", "%v is negative", c.AuditDigestInterval)
+	case c.AuditDigestInterval > 0 && c.AuditDigestInterval < time.Second:
+		return errorf("audit_digest_interval", "%v is shorter than 1s", c.AuditDigestInterval)
 	case c.AuditMaxSizeMB > 0 && (c.AuditLog == "" || c.AuditLog == "-"):
 		return errorf("audit_max_size_mb", "rotation needs audit_log to be a file path")
 	}

@@ -46,6 +46,12 @@ type Config struct {
 	AuditMaxSizeMB  int    // rotate at this size; 0 = never
 	AuditMaxBackups int    // rotated files kept; 0 = all
 	AuditMaxAgeDays int    // rotated files older than this are removed; 0 = never
+	// AuditDigestInterval is the interval between signed digest records
+	// in the audit log; 0 = only at rotation and shutdown.
+	AuditDigestInterval time.Duration
+	// AuditKey is the Ed25519 private key file that signs the digests;
+	// "" = signing.key's, unsigned when that is empty too.
+	AuditKey string
 
 	LogLevel  string // debug | info | warn | error
 	LogFormat string // auto | json | console
@@ -67,7 +73,8 @@ type Config struct {
 	License    LicenseConfig // RSL licenses (license.go)
 	Signing    SigningConfig // Web Bot Auth request signatures (signing.go)
 	Auth       AuthConfig
-	Egress     EgressConfig // destination addresses reached (egress.go)
+	Egress     EgressConfig  // destination addresses reached (egress.go)
+	Payment    PaymentConfig // HTTP 402 pay-per-crawl (payment.go)
 	// Transparent is the listener of redirected connections (transparent
 	// sidecar).
 	Transparent TransparentConfig
@@ -77,6 +84,11 @@ type Config struct {
 	// holds no setting; otherwise such a reload is refused, as a file
 	// caught while it is rewritten.
 	ReloadAllowEmpty bool
+
+	// Volume is the crawl report's volume records, Crawler what
+	// robotsgate publish writes about the crawler (crawler.go).
+	Volume  VolumeConfig
+	Crawler CrawlerConfig
 
 	// emptyFile: the configuration file, read by Load, held no setting.
 	emptyFile bool
@@ -187,6 +199,9 @@ func Default() Config {
 			IdleTimeout:    120 * time.Second,
 		},
 		Robots: defaultRobots(),
+
+		AuditDigestInterval: 5 * time.Minute,
+
 		Upstream: UpstreamConfig{
 			MaxIdleConns:        256,
 			MaxIdleConnsPerHost: 64,
@@ -214,12 +229,14 @@ func Default() Config {
 			Purposes: defaultTDMPurposes(),
 		},
 		License: LicenseConfig{Mode: LicenseReport},
+		Payment: PaymentConfig{Mode: PaymentOff},
 		Signing: defaultSigning(),
 		RobotTags: RobotTagsConfig{
 			Mode:         RobotTagsAnnotate,
 			Deny:         robottag.DefaultDeny(),
 			MaxScanBytes: 64 << 10,
 		},
+		Volume: VolumeConfig{Interval: defaultVolumeInterval, MaxOrigins: defaultVolumeMaxOrigins},
 	}
 }
 

@@ -71,6 +71,8 @@ func TestValidateOpenProxy(t *testing.T) {
 		{"negative rotation", func(c *Config) { c.AuditLog = "/x/a.log"; c.AuditMaxSizeMB = -1 }, "audit_max_size_mb"},
 		{"negative backups", func(c *Config) { c.AuditMaxBackups = -1 }, "audit_max_backups"},
 		{"negative age", func(c *Config) { c.AuditMaxAgeDays = -1 }, "audit_max_age_days"},
+		{"negative digest interval", func(c *Config) { c.AuditDigestInterval = -time.Second }, "audit_digest_interval"},
+		{"sub-second digest interval", func(c *Config) { c.AuditDigestInterval = time.Millisecond }, "audit_digest_interval"},
 		{"rotating stdout", func(c *Config) { c.AuditMaxSizeMB = 10 }, "file path"},
 		{"token with newline", func(c *Config) { c.AdminToken = "a\nb" }, "admin_token"},
 		{"admin hosts", func(c *Config) {

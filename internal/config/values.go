@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/robotsgate/robotsgate/enforce/payment"
 	"github.com/robotsgate/robotsgate/robots/aipref"
 )
 
@@ -42,6 +43,13 @@ func (o option) set(c *Config, v string, items []string) error {
 			return errors.New("set sites in the YAML configuration file (a list of mappings)")
 		}
 		*p = nil
+	case *[]payment.Budget:
+		if len(items) > 0 {
+			return errors.New("set payment.budgets in the YAML configuration file (a list of mappings)")
+		}
+		*p = nil
+	case *payment.Amount:
+		return parseInto(p, v, parseAmountSetting)
 	case *aipref.Set:
 		set, err := aipref.ParsePurposes(items)
 		if err != nil {
@@ -119,6 +127,10 @@ func (o option) get(c *Config) string {
 		return p.String()
 	case *[]Site:
 		return joinList(*p, func(s Site) string { return s.Match })
+	case *[]payment.Budget:
+		return joinList(*p, payment.Budget.String)
+	case *payment.Amount:
+		return p.String()
 	case *aipref.Use:
 		return p.String()
 	}
@@ -143,7 +155,7 @@ func (o option) isBool() bool {
 // isList reports whether o takes a list (a YAML sequence).
 func (o option) isList() bool {
 	switch o.field(&Config{}).(type) {
-	case *[]string, *[]int, *[]netip.Prefix, *aipref.Set, *[]Site:
+	case *[]string, *[]int, *[]netip.Prefix, *aipref.Set, *[]Site, *[]payment.Budget:
 		return true
 	}
 	return false

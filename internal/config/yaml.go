@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/robotsgate/robotsgate/enforce/payment"
 )
 
 // decodeYAML sets the options that the YAML document b names, strictly:
@@ -86,6 +88,11 @@ func decodeValue(cfg *Config, o option, n *yaml.Node) error {
 	if p, ok := o.field(cfg).(*[]Site); ok { // a list of mappings (sites.go)
 		sites, err := decodeSites(n)
 		*p = sites
+		return err
+	}
+	if p, ok := o.field(cfg).(*[]payment.Budget); ok { // a list of mappings (payment.go)
+		budgets, err := decodeBudgets(n)
+		*p = budgets
 		return err
 	}
 	if isNull(n) && !o.isList() {

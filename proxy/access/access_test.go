@@ -183,3 +183,24 @@ func TestCredentialsFileModeRefused(t *testing.T) {
 		})
 	}
 }
+
+func TestCredentialPaymentFields(t *testing.T) {
+	_, got, err := parseCredentialLine("alice:pw payment=pay payment_max_price=USD:0.002")
+	if err != nil || got.Payment != "pay" || got.PaymentMaxPrice.String() != "USD 0.002" {
+		t.Errorf("%+v, %v", got, err)
+	}
+	for _, bad := range []string{
+		"alice:pw payment=paid",
+		"alice:pw payment=",
+		"alice:pw payment_max_price=USD0.01",
+		"alice:pw payment_max_price=USD:-1",
+		"alice:pw payment_max_price=0.01",
+		"alice:pw payment=pay payment=off",
+	} {
+		t.Run(bad, func(t *testing.T) {
+			if _, _, err := parseCredentialLine(bad); err == nil {
+				t.Errorf("%q: no error", bad)
+			}
+		})
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/robotsgate/robotsgate/enforce/payment"
 	"github.com/robotsgate/robotsgate/internal/config"
 	"github.com/robotsgate/robotsgate/robots"
 	"github.com/robotsgate/robotsgate/robots/aipref"
@@ -34,6 +35,11 @@ type Identity struct {
 	// requests, "" for signing.key; SignatureAgent the URL of its key
 	// directory, "" for signing.agent (Web Bot Auth, proxy/signing).
 	SigningKey, SignatureAgent string
+	// Payment is the user's payment.mode (off, report or pay), "" for
+	// the configured one; PaymentMaxPrice the user's payment.max_price,
+	// zero for the configured one (docs/payment.md).
+	Payment         string
+	PaymentMaxPrice payment.Amount
 }
 
 // identityKey is the context key of the Identity Wrap attaches.
@@ -56,8 +62,10 @@ func withIdentity(ctx context.Context, id Identity) context.Context {
 // up to the first space or tab; after it come fields separated by spaces
 // or tabs, each "agent=TOKEN", "purposes=LIST" (LIST as for -purpose,
 // or "none"), "content_use=LEVEL" (as for -content-use) or
-// "license=MODE" (as for -license), each at most
-// once. A password therefore cannot contain a
+// "license=MODE" (as for -license), "signing_key=FILE",
+// "signature_agent=URL", "payment=MODE" (as for -payment-mode) or
+// "payment_max_price=CURRENCY:AMOUNT" (as for -payment-max-price, a colon
+// for the space), each at most once. A password therefore cannot contain a
 // space or a tab in this file. Errors never quote the password, nor a
 // field's text (which is part of the password when a password with a
 // space was meant).
@@ -69,8 +77,9 @@ func parseCredentialLine(line string) (cred string, id Identity, err error) {
 	for i, f := range strings.Fields(rest) {
 		key, val, ok := strings.Cut(f, "=")
 		switch {
-		case !ok || key != "agent" && key != "purposes" && key != "content_use" && key != "license" && !signingField(key):
-			return "", Identity{}, fmt.Errorf("field %d after the credentials is not agent=TOKEN, purposes=LIST, content_use=LEVEL, license=MODE, signing_key=FILE or signature_agent=URL "+
+		case !ok || key != "agent" && key != "purposes" && key != "content_use" && key != "license" && !signingField(key) && !paymentField(key):
+			return "", Identity{}, fmt.Errorf("field %d after the credentials is not agent=TOKEN, purposes=LIST, content_use=LEVEL, license=MODE, "+
+				"signing_key=FILE, signature_agent=URL, payment=MODE or payment_max_price=CURRENCY:AMOUNT "+
 				"(a password in the credentials file cannot contain spaces or tabs)", i+1)
 		case seen[key]:
 			return "", Identity{}, fmt.Errorf("%s= given twice", key)
@@ -93,8 +102,8 @@ func parseCredentialLine(line string) (cred string, id Identity, err error) {
 			id.License = val
 			continue
 		}
-		if signingField(key) {
-			if err := id.setSigning(key, val); err != nil {
+		if signingField(key) || paymentField(key) {
+			if err := id.setField(key, val); err != nil {
 				return "", Identity{}, err
 			}
 			continue
@@ -133,9 +142,27 @@ func parseUserPurposes(val string) (aipref.Set, error) {
 // identity.
 func signingField(key string) bool { return key == "signing_key" || key == "signature_agent" }
 
-// setSigning sets the signing field key of id to val.
-func (id *Identity) setSigning(key, val string) error {
-	if key == "signing_key" {
+// paymentField reports whether key is a field of the user's payment
+// settings.
+func paymentField(key string) bool { return key == "payment" || key == "payment_max_price" }
+
+// setField sets the signing or payment field key of id to val.
+func (id *Identity) setField(key, val string) error {
+	switch key {
+	case "payment":
+		if !config.PaymentMode(val).Valid() {
+			return errors.New("payment= is not a payment mode: allowed values are off, report, pay")
+		}
+		id.Payment = val
+		return nil
+	case "payment_max_price":
+		a, err := payment.ParseAmount(strings.Replace(val, ":", " ", 1))
+		if err != nil { // its error would quote the field
+			return errors.New("payment_max_price= is not CURRENCY:AMOUNT (e.g. USD:0.002; the space of the setting's form is a colon here)")
+		}
+		id.PaymentMaxPrice = a
+		return nil
+	case "signing_key":
 		if val == "" {
 			return errors.New("signing_key= is empty (a key file)")
 		}

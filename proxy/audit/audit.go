@@ -59,6 +59,16 @@ type Auditor struct {
 	w    io.WriteCloser
 	ew   errWriter // used by the turn holder only
 	log  zerolog.Logger
+	ch   chain // the hash chain; used by the turn holder only
+
+	// Digests (digest.go): whether they are written, how, the file they
+	// name, the rotated file (nil when not rotated by lumberjack); stop
+	// ends their ticker.
+	digests bool
+	dg      Digests
+	file    string
+	lj      *lumberjack.Logger
+	stop    chan struct{}
 
 	// state is held for bookkeeping only, never across a write.
 	state     sync.Mutex
@@ -108,11 +118,22 @@ func (a *Auditor) stalled() (time.Duration, bool) {
 }
 
 // New returns an Auditor writing to w. Close closes w.
+// It continues the hash chain of the log w writes to (chain.go).
 func New(w io.WriteCloser) *Auditor {
-	a := &Auditor{w: w, turn: make(chan struct{}, 1), dead: make(chan struct{}), drained: make(chan struct{})}
+	a := &Auditor{w: w, turn: make(chan struct{}, 1), dead: make(chan struct{}), drained: make(chan struct{}),
+		stop: make(chan struct{})}
 	a.ew.w = w
 	a.ew.open = endsOpen(w)
 	a.log = zerolog.New(&a.ew)
+	resumeChain(&a.ch, w)
+	a.file = logFile(fileName(w))
+	if lj, ok := w.(*lumberjack.Logger); ok {
+		a.lj = lj
+		a.ew.max = int64(lj.MaxSize) << 20
+		if fi, err := os.Stat(lj.Filename); err == nil {
+			a.ew.size = fi.Size()
+		}
+	}
 	return a
 }
 
@@ -174,6 +195,19 @@ func (a *Auditor) encode(e Event) error {
 	}
 	str("detail", e.Detail)
 	usageFields(ev, &e)
+	volumeFields(ev, &e) // (volume.go)
+	ev.Uint64("seq", a.ch.seq+1).Bytes("prev", a.ch.prevText)
+	if err := a.send(ev); err != nil {
+		return err
+	}
+	a.ch.counted(e.Time)
+	a.maybeRotate()
+	return nil
+}
+
+// send writes the record ev, which carries the chain's next seq and prev,
+// as one line, and makes it the chain's head; the caller holds the turn.
+func (a *Auditor) send(ev *zerolog.Event) error {
 	a.ew.err = nil
 	a.writeStart.Store(max(a.now().UnixNano(), 1))
 	ev.Send()
@@ -187,6 +221,8 @@ func (a *Auditor) encode(e Event) error {
 			"ended before the next record)", err)
 	}
 	a.lastErr.Store(nil)
+	a.ch.seq++
+	a.ch.linkHash(a.ew.sum)
 	return nil
 }
 

@@ -32,7 +32,7 @@ func (a *Auditor) startWrite(e *Event) bool {
 }
 
 // finish ends a Record begun by [Auditor.begin] with the outcome err (of writing
-// e, nil when it was not written) and returns
+// e, nil when it was not written: counted only as failed when err is set) and returns
 // the error for Record. A Record that CloseContext gave up on was counted
 // as lost then: it is not counted again, and it fails even if its write
 // went through after all, as it was not known written when robotsgate
@@ -57,7 +57,9 @@ func (a *Auditor) finish(err error, e *Event) error {
 		a.failed.Add(1)
 		return err
 	}
-	a.written.Add(1)
+	if e != nil {
+		a.written.Add(1)
+	}
 	return nil
 }
 
@@ -98,6 +100,7 @@ func (a *Auditor) CloseContext(ctx context.Context) error {
 	}
 	a.closed = true
 	a.isClosed.Store(true)
+	close(a.stop)
 	if a.inflight == 0 {
 		close(a.drained)
 	}
@@ -112,7 +115,7 @@ func (a *Auditor) CloseContext(ctx context.Context) error {
 		}
 	}
 	done := make(chan error, 1)
-	go func() { done <- a.syncClose() }()
+	go func() { done <- a.closeDigest(a.syncClose) }()
 	select {
 	case err := <-done:
 		return err
@@ -153,4 +156,17 @@ func (a *Auditor) abandon(ctx context.Context, during string) error {
 	}
 	return fmt.Errorf("audit: closing the log: gave up %s (%w): the destination stopped taking writes; "+
 		"%d record(s) under way not written%s", during, context.Cause(ctx), n, blocked)
+}
+
+// closeDigest writes the digest of the records since the last one, then
+// runs closeFn; it joins their errors. Every Record is finished: nobody
+// else takes the turn.
+func (a *Auditor) closeDigest(closeFn func() error) error {
+	var err error
+	if a.digests {
+		if _, err = a.writeDigest(digestClose); err != nil {
+			err = fmt.Errorf("audit: closing digest: %w", err)
+		}
+	}
+	return errors.Join(err, closeFn())
 }

@@ -93,6 +93,9 @@ type Event struct {
 	// License is the verdict of the site's RSL licenses, nil when they
 	// were not consulted.
 	License *License
+
+	// Volume is the body of a [KindVolume] record, nil in every other.
+	Volume *Volume
 }
 
 // License is an RSL license verdict in an audit record. It never holds

@@ -1,6 +1,8 @@
 package audit
 
 import (
+	"bytes"
+	"crypto/sha256"
 	"errors"
 	"io"
 	"os"
@@ -36,6 +38,13 @@ type errWriter struct {
 	// undone says the last failed write left nothing behind: its
 	// fragment was truncated away, or closed with a newline.
 	undone bool
+	// sum is the SHA-256 of the last line written whole, without its
+	// newline: the hash chain's next prev.
+	sum [sha256.Size]byte
+	// size is how many bytes the audit file holds, for a rotated one
+	// (max > 0: lumberjack rotates before a write that would take it past
+	// max).
+	size, max int64
 }
 
 func (e *errWriter) Write(p []byte) (int, error) {
@@ -43,12 +52,21 @@ func (e *errWriter) Write(p []byte) (int, error) {
 	if e.open {
 		q = append([]byte{'\n'}, q...)
 	}
+	if e.max > 0 && e.size+int64(len(q)) > e.max {
+		e.size = 0 // lumberjack rotates first
+	}
 	n, err := e.w.Write(q)
+	e.size += int64(n)
 	if err == nil && n < len(q) {
 		err = io.ErrShortWrite
 	}
 	e.err = err
 	if err == nil {
+		line := bytes.TrimSuffix(q, []byte("\n")) // a zerolog record ends with its newline
+		if e.open {
+			line = line[1:]
+		}
+		e.sum = sha256.Sum256(line)
 		e.open = false
 		return len(p), nil
 	}

@@ -235,3 +235,7 @@ func GenerateKey(path string, rand io.Reader) (*Key, error) {
 	}
 	return newKey(priv), nil
 }
+
+// Sign returns the Ed25519 signature of msg; k must be private. It signs
+// robotsgate's audit digests.
+func (k *Key) Sign(msg []byte) []byte { return ed25519.Sign(k.priv, msg) }
