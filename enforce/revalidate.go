@@ -54,8 +54,11 @@ func setValidators(h http.Header, ctx context.Context) bool {
 	return v.ETag != "" || v.LastModified != ""
 }
 
-// cacheHeaders fills r's caching fields from the response header h.
-func cacheHeaders(r *FetchResult, h http.Header) {
+// cacheHeaders fills r's caching fields from resp's header and, when
+// resp is a 304 to a conditional request, makes r a NotModified result
+// and reports so.
+func cacheHeaders(r *FetchResult, resp *http.Response, conditional bool) bool {
+	h := resp.Header
 	r.MaxAge, r.HasMaxAge = maxAge(h)
 	r.NoCache = noCache(h)
 	if v := h.Get("ETag"); len(v) <= maxValidator {
@@ -64,6 +67,11 @@ func cacheHeaders(r *FetchResult, h http.Header) {
 	if v := h.Get("Last-Modified"); len(v) <= maxValidator {
 		r.LastModified = v
 	}
+	if resp.StatusCode == http.StatusNotModified && conditional {
+		r.Status, r.NotModified = StatusOK, true
+		return true
+	}
+	return false
 }
 
 // noCache reports whether h's Cache-Control says no-store or no-cache.

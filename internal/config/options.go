@@ -99,7 +99,6 @@ func sectionOptions() []option {
 		{"robots.max_entries", "", "origins kept in the in-process robots.txt cache (least recently used evicted)", func(c *Config) any { return &c.Robots.MaxEntries }, atRestart},
 		{"robots.max_cache_mb", "", "memory bound of that cache in MiB, as the heap holds it (about 2.1 × the robots.txt body per origin on a typical mix); also sets the Go memory limit (see docs/production.md)", func(c *Config) any { return &c.Robots.MaxCacheMB }, atRestart},
 		{"robots.documents_mb", "", "disk bound in MiB of the policy documents decisions used, kept under <https.data_dir>/documents (those used within 24h are kept beyond it; see docs/evidence.md); 0 keeps none", func(c *Config) any { return &c.Robots.DocumentsMB }, atRestart},
-
 		{"upstream.max_idle_conns", "", "idle keep-alive connections to origins kept open in all (each costs two goroutines and two buffers); a focused crawl of few origins may raise it to 4096", func(c *Config) any { return &c.Upstream.MaxIdleConns }, atRestart},
 		{"upstream.max_idle_conns_per_host", "", "idle keep-alive connections kept open to one origin; a focused crawl with many parallel connections to one origin should set its connection count (e.g. 256)", func(c *Config) any { return &c.Upstream.MaxIdleConnsPerHost }, atRestart},
 		{"upstream.idle_timeout", "", "an idle keep-alive connection to an origin is closed after this `duration`", func(c *Config) any { return &c.Upstream.IdleTimeout }, atRestart},
