@@ -153,7 +153,7 @@ func (f *HTTPFetcher) FetchFile(ctx context.Context, origin, path, accept string
 	defer resp.Body.Close()
 
 	r := FetchResult{HTTPStatus: resp.StatusCode, FinalURL: RedactedURL(resp.Request.URL)} // a redirect may carry credentials
-	if cacheHeaders(&r, resp, conditional) { // a 304 to a conditional request
+	if cacheHeaders(&r, resp, conditional) {                                               // a 304 to a conditional request
 		return r
 	}
 	if code := resp.StatusCode; code >= 200 && code <= 299 {
