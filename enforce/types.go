@@ -66,7 +66,7 @@ type FetchResult struct {
 	Err        string         // why the fetch failed, "" when it did not
 	ErrKind    FetchErrorKind // the kind of Err, "" when the fetch did not fail
 
-	// ETag and LastModified are the validators of a StatusOK response
+	// ETag and LastModified are the validators of a [StatusOK] response
 	// (revalidate.go); "" when it sent none.
 	ETag         string
 	LastModified string
@@ -74,7 +74,7 @@ type FetchResult struct {
 	// no-cache: it is kept only for the Enforcer's MinTTL.
 	NoCache bool
 	// NotModified is set on a 304 answering a conditional fetch: Status
-	// is StatusOK, there is no Body, and the Enforcer keeps its copy.
+	// is [StatusOK], there is no Body, and the Enforcer keeps its copy.
 	NotModified bool
 	// SHA256 is the lower-case hex SHA-256 of Body, set by the Enforcer
 	// once per fetched body (documents.go); "" when there is no body.
