@@ -77,4 +77,3 @@ func TestDecisionsNameTheirDocuments(t *testing.T) {
 		}
 	})
 }
-
