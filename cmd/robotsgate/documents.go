@@ -27,22 +27,19 @@ func documentsDir(cfg config.Config) (string, error) {
 }
 
 // openDocuments opens the store of policy documents of cfg, nil when
-// robots.documents_mb is 0 or the directory cannot be used (logged: the
-// audit records still carry the hashes).
+// robots.documents_mb is 0 or there is no data directory (logged: the
+// audit records still carry the hashes). It touches no file: the store
+// creates its directory at its first write.
 func openDocuments(cfg config.Config, log zerolog.Logger) *documents.Store {
 	if cfg.Robots.DocumentsMB == 0 {
 		return nil
 	}
 	dir, err := documentsDir(cfg)
-	var s *documents.Store
-	if err == nil {
-		s, err = documents.Open(dir, int64(cfg.Robots.DocumentsMB)<<20, log.With().Str("component", "documents").Logger())
-	}
 	if err != nil {
 		log.Error().Err(err).Msg("policy documents are not kept (robots.documents_mb): audit records still name their hashes")
 		return nil
 	}
-	return s
+	return documents.Open(dir, int64(cfg.Robots.DocumentsMB)<<20, log.With().Str("component", "documents").Logger())
 }
 
 // printDocument is "robotsgate audit -document SHA": it writes the kept

@@ -63,6 +63,7 @@ type Store struct {
 	closeOnce sync.Once
 	dropped   atomic.Int64
 	total     int64 // bytes of the files kept; the writer's alone
+	failed    bool  // a write failed and was logged as an error; the writer's alone
 }
 
 // job is one document for the writer.
@@ -71,17 +72,17 @@ type job struct {
 	body []byte
 }
 
-// Open returns a Store keeping documents under dir (created, with its
-// parent, when missing), at most maxBytes of them beyond those in use
-// (see the package comment), and starts its writer. Close stops it.
-func Open(dir string, maxBytes int64, log zerolog.Logger) (*Store, error) {
-	if err := os.MkdirAll(dir, 0o750); err != nil {
-		return nil, fmt.Errorf("documents directory: %w", err)
-	}
+// Open returns a Store keeping documents under dir, at most maxBytes of
+// them beyond those in use (see the package comment), and starts its
+// writer; Close stops it. Open touches no file: the writer creates dir
+// and its parent (the data directory) at its first write, but not the
+// parent's parent, whose absence is more likely a mistyped path; a
+// failure is logged and the document handed again at its next use.
+func Open(dir string, maxBytes int64, log zerolog.Logger) *Store {
 	s := &Store{dir: dir, maxBytes: maxBytes, log: log, now: time.Now,
 		queue: make(chan job, queueLen), stop: make(chan struct{}), done: make(chan struct{})}
 	go s.run()
-	return s, nil
+	return s
 }
 
 // Keep hands the body of a document of kind doc whose hex SHA-256 is sum
@@ -144,7 +145,11 @@ func (s *Store) run() {
 func (s *Store) handle(j job) {
 	n, err := s.write(j)
 	if err != nil {
-		s.log.Warn().Err(err).Str("sha256", j.sha).Msg("cannot keep policy document")
+		ev := s.log.Debug()
+		if !s.failed { // the first failure for operators; the next ones likely repeat it
+			s.failed, ev = true, s.log.Error()
+		}
+		ev.Err(err).Str("sha256", j.sha).Msg("cannot keep policy document: audit records still name its hash")
 		s.seen.Delete(j.sha)
 		return
 	}
@@ -167,7 +172,7 @@ func (s *Store) write(j job) (n int64, err error) {
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return 0, err
 	}
-	if err := os.MkdirAll(filepath.Dir(p), 0o750); err != nil {
+	if err := s.makeDirs(filepath.Dir(p)); err != nil {
 		return 0, err
 	}
 	f, err := os.CreateTemp(filepath.Dir(p), ".tmp-*")
@@ -187,6 +192,17 @@ func (s *Store) write(j job) (n int64, err error) {
 	}
 	_ = os.Chtimes(p, now, now)
 	return int64(len(j.body)), nil
+}
+
+// makeDirs creates sub, a subdirectory of s.dir, with s.dir and s.dir's
+// parent when missing, but no directory above.
+func (s *Store) makeDirs(sub string) error {
+	for _, d := range []string{filepath.Dir(s.dir), s.dir, sub} {
+		if err := os.Mkdir(d, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
+			return fmt.Errorf("documents directory: %w", err)
+		}
+	}
+	return nil
 }
 
 // validSum reports whether sum is a lower-case hex SHA-256.

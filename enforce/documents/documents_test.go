@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -21,10 +22,7 @@ func sum(b string) string {
 
 func TestKeepAndRead(t *testing.T) {
 	dir := t.TempDir()
-	s, err := Open(dir, 1<<20, zerolog.Nop())
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := Open(dir, 1<<20, zerolog.Nop())
 	a, b := "User-agent: *\nDisallow: /a\n", "User-agent: *\nDisallow: /b\n"
 	for range 3 {
 		s.Keep(enforce.DocRobots, sum(a), []byte(a))
@@ -112,4 +110,28 @@ func TestKeepNeverBlocks(t *testing.T) {
 	if len(s.queue) != 1 {
 		t.Fatal("a dropped document was not handed again")
 	}
+}
+
+// TestDataDirParentNotCreated: the store creates its directory and the
+// data directory, never a missing parent of the data directory.
+func TestDataDirParentNotCreated(t *testing.T) {
+	tmp := t.TempDir()
+	t.Run("data dir created", func(t *testing.T) {
+		dir := filepath.Join(tmp, "data", "documents")
+		s := Open(dir, 1<<20, zerolog.Nop())
+		s.Keep(enforce.DocRobots, sum("a"), []byte("a"))
+		s.Close()
+		if _, err := os.Stat(Path(dir, sum("a"))); err != nil {
+			t.Fatal(err)
+		}
+	})
+	t.Run("missing parent", func(t *testing.T) {
+		dir := filepath.Join(tmp, "missing", "data", "documents")
+		s := Open(dir, 1<<20, zerolog.Nop())
+		s.Keep(enforce.DocRobots, sum("a"), []byte("a"))
+		s.Close()
+		if _, err := os.Stat(filepath.Join(tmp, "missing")); !errors.Is(err, os.ErrNotExist) {
+			t.Fatalf("the missing parent was created: %v", err)
+		}
+	})
 }
