@@ -119,9 +119,7 @@ func parseAuditFlags(args []string, now time.Time, stdout, stderr io.Writer) (au
 	fs.Bool("verify", false, "check the hash chain and digest signatures of the files instead (robotsgate audit -verify -h)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintln(stdout, auditUsage)
-			fs.SetOutput(stdout)
-			fs.PrintDefaults()
+			printHelp(stdout, auditUsage, fs)
 			return fl, 0
 		}
 		return fl, auditFail(stderr, 2, "%v (%s)", config.FlagHint(fs, err), auditUsage)
@@ -134,7 +132,7 @@ func parseAuditFlags(args []string, now time.Time, stdout, stderr io.Writer) (au
 	if fl.filter.Until, err = parseWhen(*until, now); err != nil {
 		return fl, auditFail(stderr, 2, "-until: %v", err)
 	}
-	fl.filter.Reasons, fl.filter.Decisions, fl.filter.Kinds = splitList(*reasons), splitList(*decisions), splitList(*kinds)
+	fl.filter.Reasons, fl.filter.Decisions, fl.filter.Kinds = config.SplitList(*reasons), config.SplitList(*decisions), config.SplitList(*kinds)
 	if slices.Contains(fl.filter.Kinds, "all") {
 		fl.filter.Kinds = nil
 	}
@@ -204,17 +202,6 @@ func parseWhen(v string, now time.Time) (time.Time, error) {
 		return time.Time{}, fmt.Errorf("%q is neither a duration (1h, 30m) nor an RFC 3339 time (2006-01-02T15:04:05Z)", v)
 	}
 	return t, nil
-}
-
-// splitList splits a comma-separated flag value, dropping empty items.
-func splitList(v string) []string {
-	var out []string
-	for _, s := range strings.Split(v, ",") {
-		if s = strings.TrimSpace(s); s != "" {
-			out = append(out, s)
-		}
-	}
-	return out
 }
 
 // auditFail prints one line on stderr and returns code.

@@ -112,9 +112,7 @@ func parseCheckFetch(args []string, env func(string) string, stdin io.Reader, st
 	roots := fs.String("upstream-roots", "", "comma-separated PEM `FILES` of root CAs trusted for origins' certificates, besides the system's (as serve's -upstream-roots, https.upstream_roots)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintln(stdout, checkFetchUsage)
-			fs.SetOutput(stdout)
-			fs.PrintDefaults()
+			printHelp(stdout, checkFetchUsage, fs)
 			return fl, 0
 		}
 		return fl, checkFetchFail(stderr, "%v (%s)", config.FlagHint(fs, err), checkFetchUsage)

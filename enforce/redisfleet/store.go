@@ -51,14 +51,7 @@ func (s *redisStore) Get(ctx context.Context, key enforce.Key) (*enforce.Entry, 
 			return v.(*enforce.Entry), true
 		}
 	}
-	var (
-		e    *enforce.Entry
-		keep time.Duration
-	)
-	ok := s.r.call(ctx, "get", func(ctx context.Context) (err error) {
-		e, keep, err = s.getRemote(ctx, key)
-		return err
-	})
+	e, keep, ok := s.getCall(ctx, key)
 	if !ok {
 		return s.local.Get(ctx, key)
 	}
@@ -73,6 +66,16 @@ func (s *redisStore) Get(ctx context.Context, key enforce.Key) (*enforce.Entry, 
 		s.l1.SetDefault(key.String(), e)
 	}
 	return e, true
+}
+
+// getCall is getRemote as one call (see [Redis.call]): ok is false when
+// Redis is down or the read failed, and the caller answers locally.
+func (s *redisStore) getCall(ctx context.Context, key enforce.Key) (e *enforce.Entry, keep time.Duration, ok bool) {
+	ok = s.r.call(ctx, "get", func(ctx context.Context) (err error) {
+		e, keep, err = s.getRemote(ctx, key)
+		return err
+	})
+	return e, keep, ok
 }
 
 // getRemote reads key's entry and its remaining lifetime from Redis.

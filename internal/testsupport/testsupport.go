@@ -2,8 +2,10 @@
 // packages share: an in-memory audit and log [Sink], reading a Prometheus
 // exposition ([Exposition], [MetricValue]), writing a certificate and its
 // key ([WriteCert]), configuration inputs ([EnvMap], [WriteFile]), a
-// file's permissions ([AssertMode]), polling for a condition ([WaitFor])
-// and, on unix, filling a pipe ([FillPipe]).
+// file's permissions ([AssertMode]), a refused address ([ClosedAddr]),
+// polling for a condition ([WaitFor]), a CONNECT sent by hand
+// ([RawConnect]), on unix, filling a pipe ([FillPipe]), and the crafted
+// url patterns of the matchers' bounded-work tests ([HostileCases]).
 //
 // It sits beside [github.com/robotsgate/robotsgate/internal/redistest] and
 // [github.com/robotsgate/robotsgate/internal/confdirtest] and, like them,
@@ -14,7 +16,9 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -141,6 +145,19 @@ func MetricValue(t testing.TB, exposition, series string) float64 {
 	return -1
 }
 
+// ClosedAddr returns a loopback address (host:port) that nothing listens
+// on: a connection to it is refused.
+func ClosedAddr(t testing.TB) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	return addr
+}
+
 // EnvMap returns an environment lookup function over m, in the shape of
 // [os.Getenv].
 func EnvMap(m map[string]string) func(string) string {
@@ -168,4 +185,33 @@ func AssertMode(t testing.TB, name string, want os.FileMode) {
 	if got := fi.Mode().Perm(); got != want {
 		t.Fatalf("%s has mode %04o, want %04o", name, got, want)
 	}
+}
+
+// RawConnect sends CONNECT target to the proxy at addr, with the extra
+// header lines given ("Name: value"), and returns the response (its body
+// unread), the connection (closed when the test ends, its deadline
+// 2×[WaitTimeout] away) and its reader.
+func RawConnect(t testing.TB, addr, target string, headers ...string) (*http.Response, net.Conn, *bufio.Reader) {
+	t.Helper()
+	c, err := net.DialTimeout("tcp", addr, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	c.SetDeadline(time.Now().Add(2 * WaitTimeout))
+	var req strings.Builder
+	fmt.Fprintf(&req, "CONNECT %s HTTP/1.1\r\nHost: %s\r\n", target, target)
+	for _, h := range headers {
+		req.WriteString(h + "\r\n")
+	}
+	req.WriteString("\r\n")
+	if _, err := io.WriteString(c, req.String()); err != nil {
+		t.Fatal(err)
+	}
+	br := bufio.NewReader(c)
+	resp, err := http.ReadResponse(br, &http.Request{Method: http.MethodConnect})
+	if err != nil {
+		t.Fatalf("CONNECT %s: %v", target, err)
+	}
+	return resp, c, br
 }
