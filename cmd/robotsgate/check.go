@@ -12,7 +12,7 @@ import (
 	"github.com/robotsgate/robotsgate/enforce"
 	"github.com/robotsgate/robotsgate/internal/config"
 	"github.com/robotsgate/robotsgate/internal/safetext"
-	"github.com/robotsgate/robotsgate/proxy"
+	"github.com/robotsgate/robotsgate/proxy/answer"
 	"github.com/robotsgate/robotsgate/robots"
 	"github.com/robotsgate/robotsgate/robots/aipref"
 )
@@ -165,7 +165,7 @@ func checkLine(u string, v *enforce.Verdict, purposes aipref.Set, site config.Si
 	switch v.Reason {
 	case enforce.ReasonAllowed:
 		b.WriteString("allowed ")
-	case enforce.ReasonUsageDisallowed, proxy.ReasonSiteDenied, proxy.ReasonSiteException:
+	case enforce.ReasonUsageDisallowed, answer.ReasonSiteDenied, answer.ReasonSiteException:
 		b.WriteString(string(v.Reason) + " ")
 	default:
 		b.WriteString("disallowed ")

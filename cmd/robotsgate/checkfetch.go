@@ -20,6 +20,7 @@ import (
 	"github.com/robotsgate/robotsgate/internal/config"
 	"github.com/robotsgate/robotsgate/internal/safetext"
 	"github.com/robotsgate/robotsgate/proxy"
+	"github.com/robotsgate/robotsgate/proxy/answer"
 	"github.com/robotsgate/robotsgate/robots"
 	"github.com/robotsgate/robotsgate/robots/aipref"
 )
@@ -278,7 +279,7 @@ func (vp *verdictPrinter) print(ds []enforce.Decision) error {
 			vp.origins[d.Origin] = true
 		}
 		if vp.fl.asJSON {
-			_ = vp.enc.Encode(proxy.DecisionAnswer(*d))
+			_ = vp.enc.Encode(answer.NewDecisionJSON(*d))
 		} else {
 			vp.w.WriteString(fetchLine(d))
 		}
@@ -317,7 +318,7 @@ func fetchLine(d *enforce.Decision) string {
 	}
 	if d.Reason == enforce.ReasonOriginUnreachable && d.RobotsErrKind == enforce.FetchTLSUntrusted {
 		// What the proxy's 502 says, and this command's own flag.
-		why = append(why, proxy.Explain(*d)+" (here: -upstream-roots FILE)")
+		why = append(why, answer.Explain(*d)+" (here: -upstream-roots FILE)")
 	}
 	if d.Detail != "" {
 		why = append(why, d.Detail)

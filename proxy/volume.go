@@ -4,8 +4,6 @@ import (
 	"io"
 	"net/http"
 
-	"github.com/elazarl/goproxy"
-
 	"github.com/robotsgate/robotsgate/enforce"
 	"github.com/robotsgate/robotsgate/proxy/audit/volume"
 )
@@ -15,19 +13,22 @@ import (
 // (proxy/audit/volume): its origin, identity, status and body bytes. A
 // body of unknown length is counted as it is read, when it is closed.
 // Refusals and opt-outs are counted from the audit records ([Server.record]).
+//
+// State: reads the caller (identity: identify) and the request; writes the
+// caller (Identity, Identified) ([requestState]).
 type volumeStep struct{ v *volume.Aggregator }
 
-func (s volumeStep) onResponse(resp *http.Response, ctx *goproxy.ProxyCtx, st *requestState) (*http.Response, outcome) {
-	if s.v == nil || resp == nil || ctx.Req == nil {
+func (s volumeStep) onResponse(resp *http.Response, st *requestState) (*http.Response, outcome) {
+	if s.v == nil || resp == nil || st.Req == nil {
 		return resp, outcome{}
 	}
-	identify(ctx.Req, st)
+	identify(st.Req, st)
 	o := volume.Observation{Origin: st.Decision.Origin, User: st.identity().User, Status: resp.StatusCode}
 	if !st.Decided || o.Origin == "" {
-		o.Origin, _ = enforce.Origin(ctx.Req.URL)
+		o.Origin, _ = enforce.Origin(st.Req.URL)
 	}
 	switch {
-	case ctx.Req.Method == http.MethodHead || resp.Body == nil || resp.Body == http.NoBody || resp.StatusCode < 200:
+	case st.Req.Method == http.MethodHead || resp.Body == nil || resp.Body == http.NoBody || resp.StatusCode < 200:
 		// no body, or a protocol switch whose body goproxy needs as it is
 	case resp.ContentLength >= 0:
 		o.Bytes = resp.ContentLength

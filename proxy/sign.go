@@ -9,10 +9,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/elazarl/goproxy"
-
 	"github.com/robotsgate/robotsgate/internal/config"
 	"github.com/robotsgate/robotsgate/proxy/access"
+	"github.com/robotsgate/robotsgate/proxy/answer"
 	"github.com/robotsgate/robotsgate/proxy/audit"
 	"github.com/robotsgate/robotsgate/proxy/signing"
 )
@@ -21,9 +20,12 @@ import (
 // forwarded (Web Bot Auth, proxy/signing), after every step that may
 // refuse it: a refused request is never signed. The key is the user's
 // (credentials file signing_key=), else signing.key; none: unsigned.
+//
+// State: reads the caller (Identity) and Live; writes the verdict
+// (SignedKeyID) ([requestState]).
 type signStep struct{ s *Server }
 
-func (p signStep) onRequest(r *http.Request, _ *goproxy.ProxyCtx, st *requestState) outcome {
+func (p signStep) onRequest(r *http.Request, st *requestState) outcome {
 	sg := p.s.settings(st).signers
 	if sg == nil {
 		return outcome{}
@@ -41,7 +43,7 @@ func (p signStep) onRequest(r *http.Request, _ *goproxy.ProxyCtx, st *requestSta
 		if res == signing.ResultSkipped {
 			ev = p.s.log.Debug()
 		}
-		ev.Str("url", escapeControl(r.URL.Redacted())).Str("result", res).Err(err).Msg("request forwarded unsigned")
+		ev.Str("url", answer.EscapeControl(r.URL.Redacted())).Str("result", res).Err(err).Msg("request forwarded unsigned")
 		return outcome{}
 	}
 	st.SignedKeyID = signer.KeyID()

@@ -1,4 +1,4 @@
-package proxy
+package answer
 
 import (
 	"errors"
@@ -18,25 +18,25 @@ const HeaderProxyStatus = "Proxy-Status"
 
 // RFC 9209 section 2.3 error types robotsgate answers with.
 const (
-	psDenied          = "http_request_denied"     // a policy refusal: robots.txt, politeness, access, ports
-	psRequestError    = "http_request_error"      // the request itself cannot be served: URL too long, misdirected, no host
-	psInternal        = "proxy_internal_response" // answered locally for robotsgate's own reasons (client gone)
-	psDNS             = "dns_error"
-	psRefused         = "connection_refused"
-	psTerminated      = "connection_terminated"
-	psConnTimeout     = "connection_timeout"
-	psResponseTimeout = "http_response_timeout"
-	psTLSCertificate  = "tls_certificate_error"
-	psTLSProtocol     = "tls_protocol_error"
-	psIPProhibited    = "destination_ip_prohibited"
-	psUnavailable     = "destination_unavailable"
+	PSDenied          = "http_request_denied"     // a policy refusal: robots.txt, politeness, access, ports
+	PSRequestError    = "http_request_error"      // the request itself cannot be served: URL too long, misdirected, no host
+	PSInternal        = "proxy_internal_response" // answered locally for robotsgate's own reasons (client gone)
+	PSDNS             = "dns_error"
+	PSRefused         = "connection_refused"
+	PSTerminated      = "connection_terminated"
+	PSConnTimeout     = "connection_timeout"
+	PSResponseTimeout = "http_response_timeout"
+	PSTLSCertificate  = "tls_certificate_error"
+	PSTLSProtocol     = "tls_protocol_error"
+	PSIPProhibited    = "destination_ip_prohibited"
+	PSUnavailable     = "destination_unavailable"
 )
 
-// proxyStatusError is the RFC 9209 error type of the refusal d: its
+// ProxyStatusError is the RFC 9209 error type of the refusal d: its
 // reason's ([reasons]), or, for a failure to reach the origin, the
 // failure's; err is the forwarding error of an upstream failure, nil for
 // the others.
-func proxyStatusError(d enforce.Decision, err error) string {
+func ProxyStatusError(d enforce.Decision, err error) string {
 	switch {
 	case err != nil:
 		return forwardErrorType(err)
@@ -46,7 +46,7 @@ func proxyStatusError(d enforce.Decision, err error) string {
 	if row, ok := reasonOf(d.Reason); ok && row.proxyStatus != "" {
 		return row.proxyStatus
 	}
-	return psDenied
+	return PSDenied
 }
 
 // kindErrorType maps the kind of a failed robots.txt fetch that never
@@ -54,19 +54,19 @@ func proxyStatusError(d enforce.Decision, err error) string {
 func kindErrorType(k enforce.FetchErrorKind) string {
 	switch k {
 	case enforce.FetchDNS:
-		return psDNS
+		return PSDNS
 	case enforce.FetchRefused:
-		return psRefused
+		return PSRefused
 	case enforce.FetchReset:
-		return psTerminated
+		return PSTerminated
 	case enforce.FetchTimeout:
-		return psConnTimeout
+		return PSConnTimeout
 	case enforce.FetchTLSUntrusted:
-		return psTLSCertificate
+		return PSTLSCertificate
 	case enforce.FetchTLS:
-		return psTLSProtocol
+		return PSTLSProtocol
 	}
-	return psUnavailable
+	return PSUnavailable
 }
 
 // forwardErrorType maps an error of forwarding a request to an RFC 9209
@@ -75,29 +75,29 @@ func forwardErrorType(err error) string {
 	var op *net.OpError
 	switch k := enforce.ErrorKind(err); {
 	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
-		return psTerminated // closed before any part of the response arrived
+		return PSTerminated // closed before any part of the response arrived
 	case k == enforce.FetchTimeout && !(errors.As(err, &op) && op.Op == "dial"):
-		return psResponseTimeout
+		return PSResponseTimeout
 	case errors.Is(err, selfaddr.ErrSelfDial), errors.Is(err, enforce.ErrDestinationPrivate):
-		return psIPProhibited
+		return PSIPProhibited
 	default:
 		return kindErrorType(k)
 	}
 }
 
-// setProxyStatus sets the Proxy-Status header on h: robotsgate, the
+// SetProxyStatus sets the Proxy-Status header on h: robotsgate, the
 // error type errType and details, serialized as an RFC 9651 structured
 // field (so that quotes and backslashes are escaped; bytes a structured
 // string cannot hold become '?').
-func setProxyStatus(h http.Header, errType, details string) {
-	h[HeaderProxyStatus] = []string{proxyStatusValue(errType, details)}
+func SetProxyStatus(h http.Header, errType, details string) {
+	h[HeaderProxyStatus] = []string{ProxyStatusValue(errType, details)}
 }
 
-// proxyStatusValue is the Proxy-Status field value naming robotsgate with
+// ProxyStatusValue is the Proxy-Status field value naming robotsgate with
 // the error type errType (an RFC 9651 token) and, unless empty, details
 // (made an RFC 9651 string by [sfString]): what httpsfv.Marshal writes for
 // that one-item list, written directly since every refusal carries one.
-func proxyStatusValue(errType, details string) string {
+func ProxyStatusValue(errType, details string) string {
 	if !sfToken(errType) { // cannot happen with the ps* types; say so rather than drop the header
 		return "robotsgate; error=" + errType
 	}

@@ -1,4 +1,4 @@
-package proxy
+package answer
 
 import (
 	"strings"
@@ -12,23 +12,23 @@ import (
 // and log lines robotsgate writes: no control character (C0, C1, bidi;
 // see [safetext.Unsafe]), bounded length.
 
-// withoutControl returns s with its unsafe characters (and bytes that are
+// WithoutControl returns s with its unsafe characters (and bytes that are
 // not UTF-8) replaced by repl, or removed when repl is negative.
-func withoutControl(s string, repl rune) string { return safetext.Replace(s, repl) }
+func WithoutControl(s string, repl rune) string { return safetext.Replace(s, repl) }
 
-// boundedLine returns s with its unsafe characters as spaces, cut to max
+// BoundedLine returns s with its unsafe characters as spaces, cut to max
 // bytes (and made valid UTF-8) with "..." appended when longer.
-func boundedLine(s string, max int) string {
-	s = withoutControl(s, ' ')
+func BoundedLine(s string, max int) string {
+	s = WithoutControl(s, ' ')
 	if len(s) > max {
 		s = strings.ToValidUTF8(s[:max], "") + "..."
 	}
 	return s
 }
 
-// truncateUTF8 returns s cut to at most n bytes, not inside a UTF-8
+// TruncateUTF8 returns s cut to at most n bytes, not inside a UTF-8
 // sequence.
-func truncateUTF8(s string, n int) string {
+func TruncateUTF8(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
@@ -38,7 +38,7 @@ func truncateUTF8(s string, n int) string {
 	return s[:n]
 }
 
-// escapeControl returns s with its unsafe characters written as Go
+// EscapeControl returns s with its unsafe characters written as Go
 // escapes ([safetext.Escape]), so that it prints on one line and cannot
 // carry terminal escape sequences.
-func escapeControl(s string) string { return safetext.Escape(s) }
+func EscapeControl(s string) string { return safetext.Escape(s) }

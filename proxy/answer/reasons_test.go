@@ -1,4 +1,4 @@
-package proxy
+package answer
 
 import (
 	"go/ast"
@@ -38,7 +38,7 @@ func declaredReasons(t *testing.T) map[string]string {
 		}
 	}
 	fset := token.NewFileSet()
-	err := filepath.WalkDir("..", func(path string, de fs.DirEntry, err error) error {
+	err := filepath.WalkDir("../..", func(path string, de fs.DirEntry, err error) error {
 		if err != nil || de.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
 			return err
 		}
@@ -95,7 +95,7 @@ func TestReasonsTableComplete(t *testing.T) {
 	}
 	for r, where := range declared {
 		if !rows[enforce.Reason(r)] {
-			t.Errorf("reason %q (%s) has no row in the table of reasons (proxy/reasons.go)", r, where)
+			t.Errorf("reason %q (%s) has no row in the table of reasons (proxy/answer/reasons.go)", r, where)
 		}
 	}
 }
@@ -129,8 +129,8 @@ func TestReasonsStatus(t *testing.T) {
 		{enforce.Decision{Reason: ReasonMisdirected}, http.StatusMisdirectedRequest},
 		{enforce.Decision{Reason: "no-such-reason"}, http.StatusForbidden},
 	} {
-		if got := refusalStatus(c.d); got != c.want {
-			t.Errorf("refusalStatus(%s, %v) = %d, want %d", c.d.Reason, c.d.RobotsErrKind, got, c.want)
+		if got := Status(c.d); got != c.want {
+			t.Errorf("Status(%s, %v) = %d, want %d", c.d.Reason, c.d.RobotsErrKind, got, c.want)
 		}
 	}
 }
@@ -166,7 +166,7 @@ func reasonsMarkdown() string {
 // TestReasonsDoc: the reason table of docs/decisions.md is the table of
 // reasons. ROBOTSGATE_UPDATE_DOCS=1 rewrites it.
 func TestReasonsDoc(t *testing.T) {
-	const path, begin, end = "../docs/decisions.md", "<!-- reasons table: begin (proxy/reasons.go) -->\n", "<!-- reasons table: end -->\n"
+	const path, begin, end = "../../docs/decisions.md", "<!-- reasons table: begin (proxy/answer/reasons.go) -->\n", "<!-- reasons table: end -->\n"
 	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)

@@ -1,4 +1,4 @@
-package proxy
+package answer
 
 import (
 	"errors"
@@ -19,11 +19,11 @@ import (
 func TestForwardErrorSelfDial(t *testing.T) {
 	self := &url.Error{Op: "Get", URL: "http://rebound.example/", Err: &net.OpError{Op: "dial", Net: "tcp",
 		Err: fmt.Errorf("dial 127.0.0.1:9309: %w", selfaddr.ErrSelfDial)}}
-	if got := forwardErrorType(self); got != psIPProhibited {
-		t.Errorf("forwardErrorType(%v) = %s, want %s", self, got, psIPProhibited)
+	if got := forwardErrorType(self); got != PSIPProhibited {
+		t.Errorf("forwardErrorType(%v) = %s, want %s", self, got, PSIPProhibited)
 	}
 	lookalike := errors.New("the origin says: the destination is robotsgate itself")
-	if got := forwardErrorType(lookalike); got == psIPProhibited {
+	if got := forwardErrorType(lookalike); got == PSIPProhibited {
 		t.Errorf("forwardErrorType(%v) = %s: matched by text", lookalike, got)
 	}
 }
@@ -33,8 +33,8 @@ func TestForwardErrorSelfDial(t *testing.T) {
 // quotes, backslashes, control and non-ASCII bytes and over-long ones,
 // and for every error type robotsgate answers with.
 func TestProxyStatusValueMatchesHTTPSFV(t *testing.T) {
-	types := []string{psDenied, psRequestError, psInternal, psDNS, psRefused, psTerminated, psConnTimeout,
-		psResponseTimeout, psTLSCertificate, psTLSProtocol, psIPProhibited, psUnavailable}
+	types := []string{PSDenied, PSRequestError, PSInternal, PSDNS, PSRefused, PSTerminated, PSConnTimeout,
+		PSResponseTimeout, PSTLSCertificate, PSTLSProtocol, PSIPProhibited, PSUnavailable}
 	details := []string{"", "disallowed-by-robots: the rule Disallow: /private applies", `a "quoted" \ back\slash`,
 		"tab\there\x00nul \u009b csi é", strings.Repeat(`"x\`, 200), "   "}
 	for _, ty := range types {
@@ -48,12 +48,12 @@ func TestProxyStatusValueMatchesHTTPSFV(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := proxyStatusValue(ty, d); got != want {
-				t.Errorf("proxyStatusValue(%q, %q) = %q, want %q", ty, d, got, want)
+			if got := ProxyStatusValue(ty, d); got != want {
+				t.Errorf("ProxyStatusValue(%q, %q) = %q, want %q", ty, d, got, want)
 			}
 		}
 	}
-	if got := proxyStatusValue("not a token", "x"); got != "robotsgate; error=not a token" {
+	if got := ProxyStatusValue("not a token", "x"); got != "robotsgate; error=not a token" {
 		t.Errorf("invalid token: %q", got)
 	}
 }

@@ -1,21 +1,17 @@
 package proxy
 
-import (
-	"net/http"
+import "net/http"
 
-	"github.com/elazarl/goproxy"
-)
-
-// The step that has a response's head held back inside an MITM session
-// (the held write itself: [conns.Info.HoldNext]).
-
-// holdHead is a response step, before the last: when the response it lets goproxy
+// holdHeadStep is a response step, before the last (the held write
+// itself: [conns.Info.HoldNext]): when the response it lets goproxy
 // write inside an MITM session has a body, it has the session's
 // connection hold the head back for the body's first record.
-type holdHead struct{}
+//
+// State: reads the via (Session); writes nothing ([requestState]).
+type holdHeadStep struct{}
 
-func (holdHead) onResponse(resp *http.Response, ctx *goproxy.ProxyCtx, st *requestState) (*http.Response, outcome) {
-	if st.Session == nil || st.Session.Conn == nil || !bodyFollows(ctx.Req, resp) {
+func (holdHeadStep) onResponse(resp *http.Response, st *requestState) (*http.Response, outcome) {
+	if st.Session == nil || st.Session.Conn == nil || !bodyFollows(st.Req, resp) {
 		return resp, outcome{}
 	}
 	st.Session.Conn.HoldNext()

@@ -1,4 +1,4 @@
-package proxy
+package answer
 
 import (
 	"net/http"
@@ -6,15 +6,14 @@ import (
 
 	"github.com/robotsgate/robotsgate/enforce"
 	"github.com/robotsgate/robotsgate/enforce/politeness"
-	"github.com/robotsgate/robotsgate/proxy/metrics"
 )
 
 // The table of reasons: every reason a decision of robotsgate can carry
 // (its own, enforce's and politeness's), with what the decision does, the
 // status and RFC 9209 error type of its refusal, its explanation and when
-// it is audited. The metrics' pre-created counters ([knownReasons]), the
+// it is audited. The metrics' pre-created counters ([KnownReasons]), the
 // explanation of a refusal ([explain]), the status of a refusal
-// ([refusalStatus]) and its Proxy-Status error type ([proxyStatusError])
+// ([Status]) and its Proxy-Status error type ([ProxyStatusError])
 // are read from it; the reason table of docs/decisions.md is written from
 // it, and TestReasonsTableComplete checks that every declared reason has
 // a row.
@@ -63,7 +62,7 @@ const (
 	ReasonNoSNI               enforce.Reason = "no-sni"               // a ClientHello without a server name: closed, never spliced
 )
 
-// Reasons of the operator's per-site exceptions (the sites: setting, robotsstep.go).
+// Reasons of the operator's per-site exceptions (the sites: setting, robots.go).
 const (
 	// ReasonSiteDenied: a deny exception covers the site; nothing was
 	// fetched from it, not even robots.txt.
@@ -106,7 +105,7 @@ type reasonRow struct {
 	// not answer in time.
 	status, timeoutStatus int
 	// proxyStatus is the RFC 9209 error type of the refusal; "" when it
-	// is the one of the failure that caused it ([proxyStatusError]).
+	// is the one of the failure that caused it ([ProxyStatusError]).
 	proxyStatus string
 	// explanation says in one sentence why a decision with this reason
 	// was made: the "explanation" of a refusal's body.
@@ -128,77 +127,77 @@ var reasons = []reasonRow{
 		explanation: "tunnel mode opened the CONNECT: the host is open to this agent, but paths inside the tunnel are not checked"},
 	{reason: ReasonSiteException, allows: true, audited: auditAlways,
 		explanation: "an allow exception of the operator (written permission) covers the site: the request was forwarded whatever robots.txt says"},
-	{reason: enforce.ReasonDisallowed, status: http.StatusForbidden, proxyStatus: psDenied,
+	{reason: enforce.ReasonDisallowed, status: http.StatusForbidden, proxyStatus: PSDenied,
 		explanation: "the robots.txt group for this agent disallows this URL"},
-	{reason: enforce.ReasonRobotsUnreachable, status: http.StatusForbidden, proxyStatus: psDenied,
+	{reason: enforce.ReasonRobotsUnreachable, status: http.StatusForbidden, proxyStatus: PSDenied,
 		explanation: "the origin's robots.txt could not be fetched (server error, 429, unreadable answer), so every URL of the origin is disallowed until it can be"},
 	{reason: enforce.ReasonOriginUnreachable, status: http.StatusBadGateway, timeoutStatus: http.StatusGatewayTimeout,
 		explanation: "the origin could not be reached (DNS, connection, TLS or timeout) to fetch its robots.txt, so the request was not forwarded; robots.txt is fetched again soon"},
-	{reason: enforce.ReasonUsageDisallowed, status: http.StatusForbidden, proxyStatus: psDenied,
+	{reason: enforce.ReasonUsageDisallowed, status: http.StatusForbidden, proxyStatus: PSDenied,
 		explanation: "the site's usage preferences disallow a purpose this crawler declared"},
-	{reason: enforce.ReasonInvalidURL, status: http.StatusForbidden, proxyStatus: psDenied,
+	{reason: enforce.ReasonInvalidURL, status: http.StatusForbidden, proxyStatus: PSDenied,
 		explanation: "the URL has no origin (scheme and host) to fetch robots.txt from"},
-	{reason: enforce.ReasonInvalidHost, status: http.StatusBadRequest, proxyStatus: psRequestError,
+	{reason: enforce.ReasonInvalidHost, status: http.StatusBadRequest, proxyStatus: PSRequestError,
 		explanation: "the host has no canonical spelling (invalid IDNA, characters no host name holds, an empty label, or an IPv4 shorthand)"},
-	{reason: ReasonInvalidPurpose, status: http.StatusBadRequest, proxyStatus: psRequestError,
+	{reason: ReasonInvalidPurpose, status: http.StatusBadRequest, proxyStatus: PSRequestError,
 		explanation: "the purposes header names an unknown purpose (allowed values are train-ai, search, ai-input, or none)"},
-	{reason: ReasonURLTooLong, status: http.StatusRequestURITooLong, proxyStatus: psRequestError,
+	{reason: ReasonURLTooLong, status: http.StatusRequestURITooLong, proxyStatus: PSRequestError,
 		explanation: "the URL is longer than max_url_bytes, too long to decide at a bounded cost, so it was refused without a robots.txt decision"},
-	{reason: ReasonAgentTooLong, status: http.StatusRequestHeaderFieldsTooLarge, proxyStatus: psRequestError,
+	{reason: ReasonAgentTooLong, status: http.StatusRequestHeaderFieldsTooLarge, proxyStatus: PSRequestError,
 		explanation: "the agent the request names (its User-Agent's crawler token, or an agent override header) is longer than 128 bytes, longer than any product token, so it was refused without a robots.txt decision"},
-	{reason: ReasonSiteDenied, status: http.StatusForbidden, proxyStatus: psDenied,
+	{reason: ReasonSiteDenied, status: http.StatusForbidden, proxyStatus: PSDenied,
 		explanation: "the operator of this robotsgate denies every request to this site (a per-site exception in sites:)"},
-	{reason: ReasonSelfRequest, status: http.StatusForbidden, proxyStatus: psDenied,
+	{reason: ReasonSelfRequest, status: http.StatusForbidden, proxyStatus: PSDenied,
 		explanation: "the destination is robotsgate itself (its proxy or admin address), which is not reachable through the proxy"},
-	{reason: enforce.ReasonDestinationPrivate, status: http.StatusForbidden, proxyStatus: psIPProhibited,
+	{reason: enforce.ReasonDestinationPrivate, status: http.StatusForbidden, proxyStatus: PSIPProhibited,
 		explanation: "the destination address, or one its robots.txt led to, is link-local, cloud metadata or private (egress.private, egress.allow_cidrs, egress.deny_cidrs), and robotsgate does not connect to it"},
-	{reason: ReasonMisdirected, status: http.StatusMisdirectedRequest, proxyStatus: psRequestError,
+	{reason: ReasonMisdirected, status: http.StatusMisdirectedRequest, proxyStatus: PSRequestError,
 		explanation: "inside an HTTPS session a request must name the host and port of its CONNECT"},
-	{reason: ReasonAccessRevoked, status: http.StatusForbidden, proxyStatus: psDenied,
+	{reason: ReasonAccessRevoked, status: http.StatusForbidden, proxyStatus: PSDenied,
 		explanation: "a configuration reload revoked the proxy access (credentials or client network) this HTTPS session's CONNECT was admitted with; the session ends, and a new CONNECT must authenticate again"},
-	{reason: politeness.ReasonOriginPaused, status: http.StatusServiceUnavailable, proxyStatus: psDenied,
+	{reason: politeness.ReasonOriginPaused, status: http.StatusServiceUnavailable, proxyStatus: PSDenied,
 		explanation: "the origin asked crawlers to back off (503/429); robotsgate holds requests to it until the pause ends"},
-	{reason: politeness.ReasonCrawlDelayWait, status: http.StatusTooManyRequests, proxyStatus: psDenied,
+	{reason: politeness.ReasonCrawlDelayWait, status: http.StatusTooManyRequests, proxyStatus: PSDenied,
 		explanation: "waiting for the origin's crawl-delay would take longer than allowed"},
-	{reason: ReasonShuttingDown, status: http.StatusServiceUnavailable, proxyStatus: psDenied,
+	{reason: ReasonShuttingDown, status: http.StatusServiceUnavailable, proxyStatus: PSDenied,
 		explanation: "robotsgate began shutting down while the request waited for its crawl-delay slot, so it was not forwarded"},
-	{reason: ReasonPortForbidden, status: http.StatusForbidden, proxyStatus: psDenied,
+	{reason: ReasonPortForbidden, status: http.StatusForbidden, proxyStatus: PSDenied,
 		explanation: "CONNECT is allowed only to the ports in https.allowed_ports"},
-	{reason: ReasonSiteDisallowed, status: http.StatusForbidden, proxyStatus: psDenied,
+	{reason: ReasonSiteDisallowed, status: http.StatusForbidden, proxyStatus: PSDenied,
 		explanation: "robots.txt disallows the whole site for this agent"},
-	{reason: ReasonTunnelNotTLS, status: http.StatusForbidden, proxyStatus: psDenied,
+	{reason: ReasonTunnelNotTLS, status: http.StatusForbidden, proxyStatus: PSDenied,
 		explanation: "tunnel mode decides hosts only: inside a CONNECT tunnel only TLS goes through, and plain HTTP, whose paths it cannot check, is refused"},
-	{reason: ReasonTunnelServerName, status: http.StatusForbidden, proxyStatus: psDenied,
+	{reason: ReasonTunnelServerName, status: http.StatusForbidden, proxyStatus: PSDenied,
 		explanation: "tunnel mode: the TLS ClientHello inside the tunnel named another server than the CONNECT target (or none, for a CONNECT to a name), so the tunnel was closed"},
-	{reason: ReasonTunnelECH, status: http.StatusForbidden, proxyStatus: psDenied,
+	{reason: ReasonTunnelECH, status: http.StatusForbidden, proxyStatus: PSDenied,
 		explanation: "tunnel mode: the TLS ClientHello inside the tunnel encrypts the server name it is for (ECH), which robotsgate cannot check, so the tunnel was closed"},
 	{reason: ReasonUpstreamError, status: http.StatusBadGateway, timeoutStatus: http.StatusGatewayTimeout,
 		explanation: "the request was allowed and forwarded, but no response came from the origin"},
-	{reason: enforce.ReasonTDMReserved, status: http.StatusForbidden, proxyStatus: psDenied,
+	{reason: enforce.ReasonTDMReserved, status: http.StatusForbidden, proxyStatus: PSDenied,
 		explanation: "the site reserves its text and data mining rights for this URL (W3C TDMRep), and this crawler declared a mining purpose"},
-	{reason: enforce.ReasonTDMUnknown, status: http.StatusForbidden, proxyStatus: psDenied,
+	{reason: enforce.ReasonTDMUnknown, status: http.StatusForbidden, proxyStatus: PSDenied,
 		explanation: "the site's tdmrep.json could not be read, so whether it reserves text and data mining rights is not known, and usage.unknown is deny"},
-	{reason: enforce.ReasonLicenseProhibited, status: http.StatusForbidden, proxyStatus: psDenied,
+	{reason: enforce.ReasonLicenseProhibited, status: http.StatusForbidden, proxyStatus: PSDenied,
 		explanation: "the site's RSL license does not permit a purpose this crawler declared for this URL"},
-	{reason: enforce.ReasonLicenseRequired, status: http.StatusForbidden, proxyStatus: psDenied,
+	{reason: enforce.ReasonLicenseRequired, status: http.StatusForbidden, proxyStatus: PSDenied,
 		explanation: "the site's RSL license grants the declared purposes only with a license token (a License Server, a paid license), and license.tokens holds none for its server"},
-	{reason: enforce.ReasonLicenseUnknown, status: http.StatusForbidden, proxyStatus: psDenied,
+	{reason: enforce.ReasonLicenseUnknown, status: http.StatusForbidden, proxyStatus: PSDenied,
 		explanation: "a license document the site's robots.txt names could not be read, so its terms are not known, and usage.unknown is deny"},
-	{reason: ReasonRobotTag, status: http.StatusForbidden, proxyStatus: psDenied,
+	{reason: ReasonRobotTag, status: http.StatusForbidden, proxyStatus: PSDenied,
 		explanation: "the response carried a robot tag saying it must not be kept"},
-	{reason: ReasonResponseUnscannable, status: http.StatusForbidden, proxyStatus: psDenied,
+	{reason: ReasonResponseUnscannable, status: http.StatusForbidden, proxyStatus: PSDenied,
 		explanation: "the response could not be read as a whole document (a partial response, or a content coding robotsgate cannot decode), and a robot-tag or usage check that may refuse it needs to read it"},
-	{reason: ReasonDestinationMismatch, status: http.StatusConflict, proxyStatus: psDenied,
+	{reason: ReasonDestinationMismatch, status: http.StatusConflict, proxyStatus: PSDenied,
 		explanation: "on a redirected connection, the Host header or the TLS server name is not the connection's original destination"},
-	{reason: ReasonNotRedirected, status: http.StatusForbidden, proxyStatus: psDenied,
+	{reason: ReasonNotRedirected, status: http.StatusForbidden, proxyStatus: PSDenied,
 		explanation: "the connection reached the transparent listener without being redirected to it, so it has no original destination"},
-	{reason: ReasonRedirectLoop, status: http.StatusLoopDetected, proxyStatus: psDenied,
+	{reason: ReasonRedirectLoop, status: http.StatusLoopDetected, proxyStatus: PSDenied,
 		explanation: "robotsgate's own outbound connection was redirected back to it: the redirect rule must exclude robotsgate's uid"},
-	{reason: ReasonUnknownProtocol, status: http.StatusBadRequest, proxyStatus: psRequestError,
+	{reason: ReasonUnknownProtocol, status: http.StatusBadRequest, proxyStatus: PSRequestError,
 		explanation: "a redirected connection spoke neither HTTP/1.x nor TLS, so robotsgate closed it"},
-	{reason: ReasonNoSNI, status: http.StatusForbidden, proxyStatus: psDenied,
+	{reason: ReasonNoSNI, status: http.StatusForbidden, proxyStatus: PSDenied,
 		explanation: "a redirected TLS connection named no server, so robotsgate cannot decide it and closed it"},
-	{reason: enforce.ReasonClientGone, status: http.StatusServiceUnavailable, proxyStatus: psInternal, audited: auditNever,
+	{reason: enforce.ReasonClientGone, status: http.StatusServiceUnavailable, proxyStatus: PSInternal, audited: auditNever,
 		explanation: "the client went away before robotsgate decided; nothing is audited or counted"},
 }
 
@@ -211,10 +210,10 @@ func reasonOf(r enforce.Reason) (reasonRow, bool) {
 	return reasons[i], true
 }
 
-// knownReasons returns the Reasons whose decision counters are
+// KnownReasons returns the Reasons whose decision counters are
 // pre-created, each with whether its decisions allow the request: every
 // row of the table that is counted (not client-gone).
-func knownReasons() map[enforce.Reason]bool {
+func KnownReasons() map[enforce.Reason]bool {
 	m := make(map[enforce.Reason]bool, len(reasons))
 	for _, row := range reasons {
 		if row.audited != auditNever {
@@ -226,11 +225,11 @@ func knownReasons() map[enforce.Reason]bool {
 
 // explain says in one sentence why d was decided so: its reason's
 // explanation (for an origin whose certificate failed verification, what
-// that means: [untrustedExplanation]), or the reason itself for one the
+// that means: [UntrustedExplanation]), or the reason itself for one the
 // table lacks.
 func explain(d enforce.Decision) string {
 	if d.Reason == enforce.ReasonOriginUnreachable && untrustedCert(d) {
-		return untrustedExplanation
+		return UntrustedExplanation
 	}
 	if row, ok := reasonOf(d.Reason); ok {
 		return row.explanation
@@ -238,16 +237,16 @@ func explain(d enforce.Decision) string {
 	return string(d.Reason)
 }
 
-// refusalStatus is the status of the refusal d: its reason's, or, for a
+// Status is the status of the refusal d: its reason's, or, for a
 // reason with a timeout status, that one when robots.txt's fetch timed
 // out. An unknown reason is refused with 403.
-func refusalStatus(d enforce.Decision) int {
-	return statusOf(d.Reason, d.RobotsErrKind == enforce.FetchTimeout)
+func Status(d enforce.Decision) int {
+	return StatusOf(d.Reason, d.RobotsErrKind == enforce.FetchTimeout)
 }
 
-// statusOf is the status of a refusal with reason r; timedOut says that
+// StatusOf is the status of a refusal with reason r; timedOut says that
 // the origin did not answer in time.
-func statusOf(r enforce.Reason, timedOut bool) int {
+func StatusOf(r enforce.Reason, timedOut bool) int {
 	row, ok := reasonOf(r)
 	switch {
 	case !ok || row.status == 0:
@@ -257,10 +256,6 @@ func statusOf(r enforce.Reason, timedOut bool) int {
 	}
 	return row.status
 }
-
-// NewMetrics returns the metrics of a Server, with the decision counters
-// of every reason a Server decides with created at 0.
-func NewMetrics() *metrics.Metrics { return metrics.New(knownReasons()) }
 
 // ReasonNames returns the name of every reason of the table, sorted:
 // every reason a request's audit record can carry.

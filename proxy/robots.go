@@ -6,11 +6,11 @@ import (
 
 	"net/url"
 
-	"github.com/elazarl/goproxy"
 	"github.com/rs/zerolog"
 
 	"github.com/robotsgate/robotsgate/enforce"
 	"github.com/robotsgate/robotsgate/internal/config"
+	"github.com/robotsgate/robotsgate/proxy/answer"
 	"github.com/robotsgate/robotsgate/proxy/audit"
 	"github.com/robotsgate/robotsgate/robots/aipref"
 )
@@ -33,6 +33,10 @@ import (
 // refusals, refused agent overrides and, with audit: all, every decision
 // are audited. A client's own GET or HEAD of /robots.txt (spelled so) is
 // always allowed.
+//
+// State: reads and writes the caller (Agent, overrides, Identity: agentFor,
+// declare) and the verdict (Purposes, ContentUse, Decision, Decided)
+// ([requestState]).
 type robotsStep struct {
 	enf         *enforce.Enforcer
 	maxURLBytes int // longer URLs are answered 414 undecided
@@ -54,7 +58,7 @@ func (rs *robotsStep) decide(u *url.URL, agent string, o enforce.DecideOptions,
 	return siteDecision(rs.sites, u, agent, o, decide)
 }
 
-func (rs robotsStep) onRequest(r *http.Request, _ *goproxy.ProxyCtx, st *requestState) outcome {
+func (rs robotsStep) onRequest(r *http.Request, st *requestState) outcome {
 	agent := rs.agents.agentFor(r, st)
 	if rs.agents.header != "" {
 		r.Header.Del(rs.agents.header)
@@ -89,7 +93,7 @@ func (rs robotsStep) onRequest(r *http.Request, _ *goproxy.ProxyCtx, st *request
 	}
 	st.Decision, st.Decided = d, true
 	switch {
-	case d.Reason == ReasonSiteException: // written permission: always audited
+	case d.Reason == answer.ReasonSiteException: // written permission: always audited
 		return note(audit.DecisionAllowed, d)
 	case !d.Allowed && !rs.report:
 		return refuse(explainRobots(r.URL.Host, d))
@@ -163,7 +167,7 @@ func siteDecision(sites []config.Site, u *url.URL, agent string, o enforce.Decid
 // siteDenial is the decision on a request to a site a deny exception
 // covers: site-denied, nothing fetched.
 func siteDenial(u *url.URL, agent string, purposes aipref.Set, site config.Site) enforce.Decision {
-	d := enforce.Decision{Reason: ReasonSiteDenied, URL: enforce.RedactedURL(u), Agent: agent, Purposes: purposes,
+	d := enforce.Decision{Reason: answer.ReasonSiteDenied, URL: enforce.RedactedURL(u), Agent: agent, Purposes: purposes,
 		Site: site.Match, SiteNote: site.Note,
 		Detail: "the operator's site exception " + site.Match + " denies every request to this site; robots.txt was not fetched"}
 	d.Origin, _ = enforce.Origin(u)
@@ -189,7 +193,7 @@ func applySite(d enforce.Decision, site config.Site) enforce.Decision {
 		said = "robots.txt refuses the URL (" + why + ")"
 	}
 	d.Detail = said + "; forwarded under the operator's site exception " + site.Match + ": " + site.Note
-	d.Allowed, d.Reason = true, ReasonSiteException
+	d.Allowed, d.Reason = true, answer.ReasonSiteException
 	return d
 }
 
@@ -202,7 +206,7 @@ func (s *Server) decideQuiet(ctx context.Context, u *url.URL, agent string, purp
 	d, purposes := l.robots.decide(u, agent, o, func(o enforce.DecideOptions) enforce.Decision {
 		return s.enf.Decide(ctx, u, agent, o)
 	})
-	if d.Reason == ReasonSiteDenied {
+	if d.Reason == answer.ReasonSiteDenied {
 		return d
 	}
 	d = l.tdm.decide(ctx, u, purposes, d)    // TDMRep (tdmrep.go)

@@ -1,4 +1,4 @@
-package proxy
+package answer
 
 import (
 	"net/http"
@@ -11,10 +11,10 @@ import (
 	"github.com/robotsgate/robotsgate/proxy/audit"
 )
 
-// One decision, four shapes: the audit record (eventOf), the admin API's
-// answer (newDecisionJSON), the body of a refusal (newRefusalBody; both
+// One decision, four shapes: the audit record (Event), the admin API's
+// answer (NewDecisionJSON), the body of a refusal (newRefusalBody; both
 // start from newDecisionFields) and the X-Robotsgate-* headers
-// (setDecisionHeaders, setReportHeaders). All of them are built here, from an
+// (setDecisionHeaders, SetReportHeaders). All of them are built here, from an
 // enforce.Decision, and nowhere else, but for the fields of TDMRep
 // (tdmrep.go) and of content use (contentuse.go), which those files add.
 
@@ -31,11 +31,11 @@ const (
 	HeaderIndex = "X-Robotsgate-Index"
 )
 
-// eventOf is the audit record of the decision d on the request from
+// Event is the audit record of the decision d on the request from
 // client with method: auditAs is [audit.DecisionAllowed], DecisionBlocked
 // or DecisionReported, status what the client got or the origin answered
-// (0 when neither applies). Mode is filled in by [Server.record].
-func eventOf(client, method string, d enforce.Decision, auditAs string, status int) audit.Event {
+// (0 when neither applies). Mode is filled in when the record is written.
+func Event(client, method string, d enforce.Decision, auditAs string, status int) audit.Event {
 	e := audit.Event{
 		Client:           client,
 		Method:           method,
@@ -52,6 +52,9 @@ func eventOf(client, method string, d enforce.Decision, auditAs string, status i
 		RobotsAge:        d.RobotsAge,
 		RobotsStale:      d.RobotsStale,
 		RobotsStaleWhy:   string(d.RobotsStaleReason),
+		RobotsSHA256:     d.RobotsSHA256,
+		TDMRepSHA256:     d.TDM.SHA256,
+		LicenseSHA256:    d.License.SHA256,
 		Status:           status,
 		Detail:           d.Detail,
 		Purposes:         d.Purposes.Names(),
@@ -67,7 +70,7 @@ func eventOf(client, method string, d enforce.Decision, auditAs string, status i
 }
 
 // decisionFields are the fields of a decision that the admin API's
-// answer ([decisionJSON]) and a refusal's body ([refusalBody]) both show.
+// answer ([DecisionJSON]) and a refusal's body ([RefusalBody]) both show.
 type decisionFields struct {
 	// Decision is what robotsgate does with the request in enforce mode:
 	// [audit.DecisionAllowed] or [audit.DecisionBlocked].
@@ -81,7 +84,7 @@ type decisionFields struct {
 	Group       string      `json:"group,omitempty"`
 	Rule        string      `json:"rule,omitempty"`
 	Line        int         `json:"line,omitempty"`
-	Robots      *robotsJSON `json:"robots,omitempty"`
+	Robots      *RobotsJSON `json:"robots,omitempty"`
 	// Purposes are the declared purposes; UsageDisallowed those that
 	// refused the URL; Usage the usage preferences ([usageOf]).
 	Purposes        []string                        `json:"purposes,omitempty"`
@@ -125,17 +128,17 @@ func newDecisionFields(d enforce.Decision) decisionFields {
 	}
 }
 
-// decisionJSON is the answer of GET /v1/decision: the fields a refusal
+// DecisionJSON is the answer of GET /v1/decision: the fields a refusal
 // of robotsgate carries, whether it allows, and its delays.
-type decisionJSON struct {
+type DecisionJSON struct {
 	Allowed bool `json:"allowed"`
 	decisionFields
 	CrawlDelayS float64 `json:"crawl_delay_s,omitempty"`
 	RetryAfterS float64 `json:"retry_after_s,omitempty"`
 }
 
-// robotsJSON describes the robots.txt copy a decision used.
-type robotsJSON struct {
+// RobotsJSON describes the robots.txt copy a decision used.
+type RobotsJSON struct {
 	URL        string    `json:"url"`
 	Status     string    `json:"status"`
 	HTTPStatus int       `json:"http_status,omitempty"`
@@ -146,23 +149,20 @@ type robotsJSON struct {
 	StaleReason string `json:"stale_reason,omitempty"`
 }
 
-// newDecisionJSON converts d.
-func newDecisionJSON(d enforce.Decision) decisionJSON {
-	return decisionJSON{Allowed: d.Allowed, decisionFields: newDecisionFields(d),
+// NewDecisionJSON converts d: d as GET /v1/decision answers it (and
+// "robotsgate check -fetch -json" prints it).
+func NewDecisionJSON(d enforce.Decision) DecisionJSON {
+	return DecisionJSON{Allowed: d.Allowed, decisionFields: newDecisionFields(d),
 		CrawlDelayS: d.CrawlDelay.Seconds(), RetryAfterS: d.RetryAfter.Seconds()}
 }
 
-// DecisionAnswer is d as GET /v1/decision answers it (a value to encode
-// as JSON), for "robotsgate check -fetch -json".
-func DecisionAnswer(d enforce.Decision) any { return newDecisionJSON(d) }
-
 // newRobotsJSON describes the robots.txt copy d used; nil when d did not
 // consult robots.txt. 403 bodies ([newRefusalBody]) carry it too.
-func newRobotsJSON(d enforce.Decision) *robotsJSON {
+func newRobotsJSON(d enforce.Decision) *RobotsJSON {
 	if d.RobotsStatus == "" {
 		return nil
 	}
-	j := &robotsJSON{
+	j := &RobotsJSON{
 		URL:        d.Origin + "/robots.txt",
 		Status:     string(d.RobotsStatus),
 		HTTPStatus: d.RobotsHTTPStatus,
@@ -174,10 +174,10 @@ func newRobotsJSON(d enforce.Decision) *robotsJSON {
 	return j
 }
 
-// refusalBody is the body of a refusal: the decision as the admin API
+// RefusalBody is the body of a refusal: the decision as the admin API
 // shows it ([decisionFields]), with the status, a headline and the whole
 // seconds of Retry-After.
-type refusalBody struct {
+type RefusalBody struct {
 	Error  string `json:"error"`
 	Status int    `json:"status"`
 	decisionFields
@@ -186,8 +186,8 @@ type refusalBody struct {
 
 // newRefusalBody is the body of the refusal of d with status; fallbackURL
 // is the URL shown when d has none.
-func newRefusalBody(status int, d enforce.Decision, fallbackURL string) refusalBody {
-	b := refusalBody{Error: headline(status, d), Status: status, decisionFields: newDecisionFields(d),
+func newRefusalBody(status int, d enforce.Decision, fallbackURL string) RefusalBody {
+	b := RefusalBody{Error: headline(status, d), Status: status, decisionFields: newDecisionFields(d),
 		RetryAfterS: retrySeconds(d.RetryAfter)}
 	b.Decision, b.Explanation = audit.DecisionBlocked, explain(d)
 	if b.URL == "" {
@@ -233,10 +233,10 @@ func untrustedCert(d enforce.Decision) bool {
 	return d.Reason == enforce.ReasonOriginUnreachable && d.RobotsErrKind == enforce.FetchTLSUntrusted
 }
 
-// untrustedExplanation is the explanation of a refusal for an untrusted
+// UntrustedExplanation is the explanation of a refusal for an untrusted
 // origin certificate: the fix first, whole, short enough for
 // Proxy-Status details.
-const untrustedExplanation = "the origin's TLS certificate failed verification (unknown authority, wrong host name or expired), " +
+const UntrustedExplanation = "the origin's TLS certificate failed verification (unknown authority, wrong host name or expired), " +
 	"so neither its robots.txt nor the URL was fetched; if you trust the origin, add its root CA to https.upstream_roots"
 
 // originName is d's origin, or its URL when it has none.
@@ -259,7 +259,7 @@ func retrySeconds(d time.Duration) int {
 // Retry-After when d has one, with hs.
 func setDecisionHeaders(hs *headerSetter, d enforce.Decision) {
 	hs.set(HeaderDecision, string(d.Reason))
-	hs.set(HeaderAgent, withoutControl(agentName(d.Agent), -1))
+	hs.set(HeaderAgent, WithoutControl(agentName(d.Agent), -1))
 	if rh := ruleHeader(d); rh != "" {
 		hs.set(HeaderRule, rh)
 	}
@@ -268,9 +268,9 @@ func setDecisionHeaders(hs *headerSetter, d enforce.Decision) {
 	}
 }
 
-// setReportHeaders marks a forwarded response that report mode let
+// SetReportHeaders marks a forwarded response that report mode let
 // through although d would have refused it.
-func setReportHeaders(h http.Header, d enforce.Decision) {
+func SetReportHeaders(h http.Header, d enforce.Decision) {
 	h.Set(HeaderDecision, "report-only; "+string(d.Reason))
 	if rh := ruleHeader(d); rh != "" {
 		h.Set(HeaderRule, rh)
@@ -297,11 +297,11 @@ func ruleHeader(d enforce.Decision) string {
 	}
 	// Header values must not carry control characters; rules come from a
 	// remote file.
-	return withoutControl(r, -1)
+	return WithoutControl(r, -1)
 }
 
 // refusalText is the plain-text body of a refusal.
-func refusalText(b refusalBody) string {
+func refusalText(b RefusalBody) string {
 	var sb strings.Builder
 	sb.Grow(512)
 	w := func(parts ...string) {
@@ -360,7 +360,7 @@ func refusalText(b refusalBody) string {
 
 // robotsText writes the robots line of a refusal's text body: which
 // robots.txt decided, its state and age.
-func robotsText(sb *strings.Builder, rb *robotsJSON) {
+func robotsText(sb *strings.Builder, rb *RobotsJSON) {
 	sb.WriteString("robots:   ")
 	for _, p := range []string{rb.URL, ": ", rb.Status} {
 		sb.WriteString(p)
