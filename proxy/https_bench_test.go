@@ -32,8 +32,7 @@ import (
 func BenchmarkHTTPSMITM(b *testing.B) {
 	origin := newTLSOrigin(b, "User-agent: *\nDisallow: /private\n")
 	cfg := testConfig(b)
-	cfg.HTTPS.AllowedPorts = []int{origin.port(b)}
-	cfg.HTTPS.UpstreamRoots = []string{writeCertPEM(b, origin.Certificate())}
+	allowOrigin(b, &cfg, origin.Listener.Addr().String(), origin.Certificate())
 	rg := startHTTPSProxy(b, cfg)
 
 	ca, _ := rg.srv.ca()

@@ -14,6 +14,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -158,6 +159,18 @@ func (p *httpsProxy) rawConnect(t *testing.T, target string, extraHeaders ...str
 		body = string(b)
 	}
 	return resp, body, c
+}
+
+// allowOrigin lets cfg CONNECT to the port of addr (host:port) only and
+// trust cert, the origin's certificate.
+func allowOrigin(t testing.TB, cfg *config.Config, addr string, cert *x509.Certificate) {
+	t.Helper()
+	ap, err := netip.ParseAddrPort(addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.HTTPS.AllowedPorts = []int{int(ap.Port())}
+	cfg.HTTPS.UpstreamRoots = []string{writeCertPEM(t, cert)}
 }
 
 // mitmConfig returns a test configuration (audit all) allowing CONNECT

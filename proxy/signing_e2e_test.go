@@ -144,8 +144,7 @@ func TestSigningMITM(t *testing.T) {
 	cfg := testConfig(t)
 	withSigning(&cfg, kp)
 	cfg.Signing.Components = []string{"@target-uri"}
-	cfg.HTTPS.AllowedPorts = []int{int(netip.MustParseAddrPort(o.Listener.Addr().String()).Port())}
-	cfg.HTTPS.UpstreamRoots = []string{writeCertPEM(t, o.Certificate())}
+	allowOrigin(t, &cfg, o.Listener.Addr().String(), o.Certificate())
 	p := startHTTPSProxy(t, cfg)
 	c := p.client(p.ca)
 	if resp, _ := get(t, c, o.URL+"/page"); resp.StatusCode != http.StatusOK {

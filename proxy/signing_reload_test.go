@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
-	"net/netip"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -133,8 +132,7 @@ func TestSigningSessionAfterReload(t *testing.T) {
 	cfg := testConfig(t)
 	cfg.Signing.Agent = testAgent
 	cfg.Auth.CredentialsFile = creds
-	cfg.HTTPS.AllowedPorts = []int{int(netip.MustParseAddrPort(o.Listener.Addr().String()).Port())}
-	cfg.HTTPS.UpstreamRoots = []string{writeCertPEM(t, o.Certificate())}
+	allowOrigin(t, &cfg, o.Listener.Addr().String(), o.Certificate())
 	src := &swappable{}
 	src.set(cfg, nil)
 	srv, addr := startServer(t, cfg, enforce.Config{}, Deps{Load: src.load})

@@ -111,9 +111,7 @@ func tunnelProxy(t *testing.T, o *sniOrigin) (*httpsProxy, string) {
 	cfg := testConfig(t)
 	cfg.Audit = config.AuditAll
 	cfg.HTTPS.Mode = config.HTTPSModeTunnel
-	p, _ := net.LookupPort("tcp", port)
-	cfg.HTTPS.AllowedPorts = []int{p}
-	cfg.HTTPS.UpstreamRoots = []string{writeCertPEM(t, o.cert)}
+	allowOrigin(t, &cfg, o.Listener.Addr().String(), o.cert)
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)
 	}

@@ -88,12 +88,10 @@ func (c *bufferedConn) Read(p []byte) (int, error) { return c.r.Read(p) }
 // goes through. Before, the bytes were spliced and /private was served.
 func TestTunnelModePlainHTTPInside(t *testing.T) {
 	o := newMuxOrigin(t, "User-agent: *\nDisallow: /private\n")
-	port := o.Listener.Addr().(*net.TCPAddr).Port
 	cfg := testConfig(t)
 	cfg.Audit = config.AuditAll
 	cfg.HTTPS.Mode = config.HTTPSModeTunnel
-	cfg.HTTPS.AllowedPorts = []int{port}
-	cfg.HTTPS.UpstreamRoots = []string{writeCertPEM(t, o.cert)}
+	allowOrigin(t, &cfg, o.Listener.Addr().String(), o.cert)
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)
 	}
