@@ -173,6 +173,20 @@ func allowOrigin(t testing.TB, cfg *config.Config, addr string, cert *x509.Certi
 	cfg.HTTPS.UpstreamRoots = []string{writeCertPEM(t, cert)}
 }
 
+// tunnelConfig returns a test configuration (audit all) in tunnel mode
+// allowing CONNECT to addr (host:port) only and trusting cert.
+func tunnelConfig(t *testing.T, addr string, cert *x509.Certificate) config.Config {
+	t.Helper()
+	cfg := testConfig(t)
+	cfg.Audit = config.AuditAll
+	cfg.HTTPS.Mode = config.HTTPSModeTunnel
+	allowOrigin(t, &cfg, addr, cert)
+	if err := cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	return cfg
+}
+
 // mitmConfig returns a test configuration (audit all) allowing CONNECT
 // to origins' ports and trusting their certificates.
 func mitmConfig(t *testing.T, origins ...*tlsOrigin) config.Config {

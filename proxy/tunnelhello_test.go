@@ -20,7 +20,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/robotsgate/robotsgate/internal/config"
 	"github.com/robotsgate/robotsgate/proxy/answer"
 	"github.com/robotsgate/robotsgate/proxy/audit"
 )
@@ -108,14 +107,7 @@ func newECHConfig(t *testing.T, publicName string) (*ecdh.PrivateKey, []byte) {
 func tunnelProxy(t *testing.T, o *sniOrigin) (*httpsProxy, string) {
 	t.Helper()
 	_, port, _ := net.SplitHostPort(o.Listener.Addr().String())
-	cfg := testConfig(t)
-	cfg.Audit = config.AuditAll
-	cfg.HTTPS.Mode = config.HTTPSModeTunnel
-	allowOrigin(t, &cfg, o.Listener.Addr().String(), o.cert)
-	if err := cfg.Validate(); err != nil {
-		t.Fatal(err)
-	}
-	return startHTTPSProxy(t, cfg), port
+	return startHTTPSProxy(t, tunnelConfig(t, o.Listener.Addr().String(), o.cert)), port
 }
 
 // handshakeThrough opens CONNECT target through p and runs a TLS

@@ -88,14 +88,7 @@ func (c *bufferedConn) Read(p []byte) (int, error) { return c.r.Read(p) }
 // goes through. Before, the bytes were spliced and /private was served.
 func TestTunnelModePlainHTTPInside(t *testing.T) {
 	o := newMuxOrigin(t, "User-agent: *\nDisallow: /private\n")
-	cfg := testConfig(t)
-	cfg.Audit = config.AuditAll
-	cfg.HTTPS.Mode = config.HTTPSModeTunnel
-	allowOrigin(t, &cfg, o.Listener.Addr().String(), o.cert)
-	if err := cfg.Validate(); err != nil {
-		t.Fatal(err)
-	}
-	p := startHTTPSProxy(t, cfg)
+	p := startHTTPSProxy(t, tunnelConfig(t, o.Listener.Addr().String(), o.cert))
 	target := o.Listener.Addr().String()
 
 	resp, c, br := rawConnect(t, p.url.Host, target, "User-Agent: TestBot/1.0")
