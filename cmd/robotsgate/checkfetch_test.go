@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"compress/gzip"
 	"context"
 	"encoding/json"
 	"encoding/pem"
@@ -43,11 +42,7 @@ func newFetchOrigin(t *testing.T, status int, body string, gz bool) *fetchOrigin
 		o.mu.Unlock()
 		b := []byte(body)
 		if gz {
-			var buf bytes.Buffer
-			zw := gzip.NewWriter(&buf)
-			zw.Write(b)
-			zw.Close()
-			b = buf.Bytes()
+			b = testsupport.Gzip(b)
 			w.Header().Set("Content-Encoding", "gzip")
 		}
 		w.WriteHeader(status)

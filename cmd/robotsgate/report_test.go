@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"bytes"
-	"compress/gzip"
 	"context"
 	"encoding/csv"
 	"encoding/json"
@@ -144,11 +143,7 @@ func writeVolumeLog(t *testing.T, t0 time.Time) string {
 		fmt.Fprintf(buf, `{"time":%q,"decision":"allowed","origin":"https://big.example","robots_sha256":"%064d"}`+"\n",
 			clock.Now().Format(time.RFC3339Nano), i)
 	}
-	var gz bytes.Buffer
-	zw := gzip.NewWriter(&gz)
-	zw.Write(first.Bytes())
-	zw.Close()
-	for name, b := range map[string][]byte{"audit-2026-01-02T03-04-05.000.log.gz": gz.Bytes(), "audit.log": second.Bytes()} {
+	for name, b := range map[string][]byte{"audit-2026-01-02T03-04-05.000.log.gz": testsupport.Gzip(first.Bytes()), "audit.log": second.Bytes()} {
 		if err := os.WriteFile(filepath.Join(dir, name), b, 0o600); err != nil {
 			t.Fatal(err)
 		}

@@ -1,8 +1,8 @@
 // Package testsupport holds the helpers that the tests of several
 // packages share: an in-memory audit and log [Sink], reading a Prometheus
 // exposition ([Exposition], [MetricValue]), writing a certificate and its
-// key ([WriteCert]), configuration inputs ([EnvMap], [WriteFile]), a
-// file's permissions ([AssertMode]), a refused address ([ClosedAddr]),
+// key ([WriteCert]), configuration inputs ([EnvMap], [WriteFile]),
+// gzip-compressed data ([Gzip]), a file's permissions ([AssertMode]), a refused address ([ClosedAddr]),
 // polling for a condition ([WaitFor]), a CONNECT sent by hand
 // ([RawConnect]), on unix, filling a pipe ([FillPipe]), and the crafted
 // url patterns of the matchers' bounded-work tests ([HostileCases]).
@@ -15,6 +15,7 @@ package testsupport
 import (
 	"bufio"
 	"bytes"
+	"compress/gzip"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -173,6 +174,15 @@ func WriteFile(t testing.TB, name, content string) string {
 		t.Fatal(err)
 	}
 	return p
+}
+
+// Gzip returns b gzip-compressed.
+func Gzip(b []byte) []byte {
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	zw.Write(b)
+	zw.Close()
+	return buf.Bytes()
 }
 
 // AssertMode fails t unless the file name has permission bits want.

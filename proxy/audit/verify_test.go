@@ -2,7 +2,6 @@ package audit
 
 import (
 	"bytes"
-	"compress/gzip"
 	"crypto/ed25519"
 	"fmt"
 	"io"
@@ -12,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/robotsgate/robotsgate/internal/testsupport"
 	"github.com/robotsgate/robotsgate/proxy/audit/query"
 )
 
@@ -135,11 +135,7 @@ func gzipFile(t *testing.T, path string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var z bytes.Buffer
-	zw := gzip.NewWriter(&z)
-	zw.Write(b)
-	zw.Close()
-	if err := os.WriteFile(path+".gz", z.Bytes(), 0o640); err != nil {
+	if err := os.WriteFile(path+".gz", testsupport.Gzip(b), 0o640); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.Remove(path); err != nil {

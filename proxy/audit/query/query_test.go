@@ -1,8 +1,6 @@
 package query_test
 
 import (
-	"bytes"
-	"compress/gzip"
 	"fmt"
 	"net/url"
 	"os"
@@ -13,6 +11,7 @@ import (
 	"time"
 
 	"github.com/robotsgate/robotsgate/enforce"
+	"github.com/robotsgate/robotsgate/internal/testsupport"
 	"github.com/robotsgate/robotsgate/proxy/audit"
 	"github.com/robotsgate/robotsgate/proxy/audit/query"
 )
@@ -187,11 +186,7 @@ func TestFilesRotatedAndCompressed(t *testing.T) {
 	write := func(name, content string, gz bool) {
 		b := []byte(content)
 		if gz {
-			var buf bytes.Buffer
-			zw := gzip.NewWriter(&buf)
-			zw.Write(b)
-			zw.Close()
-			b = buf.Bytes()
+			b = testsupport.Gzip(b)
 		}
 		if err := os.WriteFile(filepath.Join(dir, name), b, 0o600); err != nil {
 			t.Fatal(err)
