@@ -2,11 +2,14 @@ package proxy
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -230,5 +233,112 @@ func TestTTLExpiryAndStaleCopy(t *testing.T) {
 	last := recs[len(recs)-1]
 	if last["robots_stale"] != true || last["robots_status"] != "unreachable" || last["robots_http_status"] != 503.0 {
 		t.Fatalf("stale audit record: %v", last)
+	}
+}
+
+// TestStaleCopyIsReported: a verdict made on an expired copy while it is
+// re-fetched says so in the audit record, the 403 (JSON and text) and
+// the admin API's decision.
+func TestStaleCopyIsReported(t *testing.T) {
+	clock := enforcetest.NewClock(time.Now().Truncate(time.Second))
+	gate := make(chan struct{})
+	var fetched atomic.Bool
+	o := newOrigin(t, func(w http.ResponseWriter, r *http.Request) {
+		if fetched.Swap(true) {
+			<-gate // the re-fetch hangs until the test ends
+		}
+		io.WriteString(w, privateRobots)
+	}, nil)
+	h := newHarness(t, harnessOpts{clock: clock, config: func(c *config.Config) { c.Robots.TTL = time.Hour }})
+	t.Cleanup(func() { close(gate) })
+
+	if resp, _ := h.get(t, o.URL+"/private"); resp.StatusCode != 403 {
+		t.Fatalf("fresh: %d", resp.StatusCode)
+	}
+	clock.Advance(time.Hour)
+	resp, body := h.get(t, o.URL+"/private", "Accept", "application/json")
+	var refused struct {
+		Robots answer.RobotsJSON `json:"robots"`
+	}
+	if resp.StatusCode != 403 || json.Unmarshal([]byte(body), &refused) != nil {
+		t.Fatalf("stale: %d %s", resp.StatusCode, body)
+	}
+	if !refused.Robots.Stale || refused.Robots.StaleReason != "revalidating" {
+		t.Errorf("403 JSON robots = %+v", refused.Robots)
+	}
+	if _, text := h.get(t, o.URL+"/private"); !strings.Contains(text, "re-fetched") {
+		t.Errorf("403 text does not say the copy is stale:\n%s", text)
+	}
+	recs := h.audit.Records(t)
+	last := recs[len(recs)-1]
+	if last["robots_stale"] != true || last["robots_stale_reason"] != "revalidating" || last["robots_status"] != "ok" {
+		t.Errorf("audit record: %v", last)
+	}
+	var d answer.DecisionJSON
+	q := "/v1/decision?url=" + url.QueryEscape(o.URL+"/private")
+	if code, b := adminDo(t, "GET", "http://"+h.addr, q, "", &d); code != 200 || d.Robots == nil ||
+		!d.Robots.Stale || d.Robots.StaleReason != "revalidating" {
+		t.Errorf("decision: %d %s", code, b)
+	}
+}
+
+// TestGzipRobotsTxtThroughProxy: robotsgate's transport passes bodies to
+// clients undecoded; a robots.txt the origin sends gzip-compressed,
+// unasked, must still be decoded and enforced.
+func TestGzipRobotsTxtThroughProxy(t *testing.T) {
+	gz := encodeGzip(privateRobots)
+	o := newOrigin(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Encoding", "gzip")
+		w.Write(gz)
+	}, nil)
+	h := newHarness(t, harnessOpts{})
+	if resp, body := h.get(t, o.URL+"/private/x"); resp.StatusCode != 403 || resp.Header.Get(answer.HeaderDecision) != "disallowed" {
+		t.Fatalf("/private/x: %d %s", resp.StatusCode, body)
+	}
+	if resp, _ := h.get(t, o.URL+"/public"); resp.StatusCode != 200 {
+		t.Fatalf("/public: %d", resp.StatusCode)
+	}
+}
+
+// A client that leaves while robots.txt is being fetched is neither
+// audited as a robots block nor counted as a denial.
+func TestClientGoneWhileFetchingRobots(t *testing.T) {
+	release := make(chan struct{})
+	o := newOrigin(t, func(w http.ResponseWriter, r *http.Request) {
+		<-release
+		io.WriteString(w, privateRobots)
+	}, nil)
+	defer close(release)
+	h := newHarness(t, harnessOpts{config: func(c *config.Config) { c.Audit = config.AuditAll }})
+
+	ctx, cancel := context.WithCancel(context.Background())
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, o.URL+"/public", nil)
+	req.Header.Set("User-Agent", "TestBot/1.0")
+	errc := make(chan error, 1)
+	go func() {
+		resp, err := h.client.Do(req)
+		if err == nil {
+			resp.Body.Close()
+		}
+		errc <- err
+	}()
+	testsupport.WaitFor(t, "the robots.txt fetch", func() bool { return o.robotsHits.Load() == 1 })
+	cancel()
+	if err := <-errc; !errors.Is(err, context.Canceled) {
+		t.Fatalf("client: %v", err)
+	}
+	m := h.srv.metrics
+	testsupport.WaitFor(t, "the request to end", func() bool {
+		return testsupport.MetricValue(t, testsupport.Exposition(m.Handler()), "robotsgate_inflight_requests") == 0
+	})
+	if recs := h.audit.String(); recs != "" {
+		t.Errorf("audited: %s", recs)
+	}
+	exp := testsupport.Exposition(m.Handler())
+	if strings.Contains(exp, "client-gone") || strings.Contains(exp, `robotsgate_decisions_total{decision="blocked",reason="robots-unreachable"} 1`) {
+		t.Errorf("counted as a decision:\n%s", exp)
+	}
+	if o.hits.Load() != 0 {
+		t.Errorf("the request was forwarded")
 	}
 }
