@@ -6,9 +6,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"net/http"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
@@ -24,33 +22,6 @@ import (
 
 // nodeVerifierDir is where verify-signature.mjs and its node_modules are.
 const nodeVerifierDir = "../scripts/clients/node"
-
-// nodeVerifier returns the node binary, or skips the test when node or
-// http-message-sig is missing, unless ROBOTSGATE_REQUIRE_NODE is set
-// (as .ci/run sets it): then the test fails.
-func nodeVerifier(t *testing.T) string {
-	t.Helper()
-	node, err := exec.LookPath("node")
-	why := ""
-	switch {
-	case err != nil:
-		why = "node is not installed"
-	case fileMissing(filepath.Join(nodeVerifierDir, "node_modules", "http-message-sig", "package.json")):
-		why = "http-message-sig is not installed (cd scripts/clients/node && npm ci)"
-	}
-	if why != "" {
-		if os.Getenv("ROBOTSGATE_REQUIRE_NODE") != "" {
-			t.Fatalf("the node verifier cannot run: %s (ROBOTSGATE_REQUIRE_NODE is set)", why)
-		}
-		t.Skipf("the node verifier cannot run: %s; set ROBOTSGATE_REQUIRE_NODE to make this a failure", why)
-	}
-	return node
-}
-
-func fileMissing(p string) bool {
-	_, err := os.Stat(p)
-	return err != nil
-}
 
 // nodeCase is one case of verify-signature.mjs.
 type nodeCase struct {
@@ -106,7 +77,7 @@ func requestCase(r testsupport.SigRequest, label string, pub ed25519.PublicKey) 
 // runNode runs verify-signature.mjs on cases and returns its results.
 func runNode(t *testing.T, cases []nodeCase) []nodeResult {
 	t.Helper()
-	node := nodeVerifier(t)
+	node := testsupport.Node(t, "the node verifier", testsupport.NodeModuleMissing(nodeVerifierDir, "http-message-sig"))
 	in, err := json.Marshal(cases)
 	if err != nil {
 		t.Fatal(err)

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/robotsgate/robotsgate/internal/testsupport"
 )
 
 // reportNodeDir is where reportpage.mjs and its node_modules are.
@@ -18,23 +20,11 @@ const reportNodeDir = "../../scripts/clients/node"
 // .ci/run sets it): then the test fails.
 func browserRunner(t *testing.T) string {
 	t.Helper()
-	node, err := exec.LookPath("node")
-	why := ""
-	switch {
-	case err != nil:
-		why = "node is not installed"
-	case !exists(chromiumPath()):
-		why = "chromium is not installed at " + chromiumPath()
-	case !exists(filepath.Join(reportNodeDir, "node_modules", "playwright-core", "package.json")):
-		why = "playwright-core is not installed (cd scripts/clients/node && npm ci)"
+	chromium := ""
+	if _, err := os.Stat(chromiumPath()); err != nil {
+		chromium = "chromium is not installed at " + chromiumPath()
 	}
-	if why != "" {
-		if os.Getenv("ROBOTSGATE_REQUIRE_NODE") != "" {
-			t.Fatalf("the browser check cannot run: %s (ROBOTSGATE_REQUIRE_NODE is set)", why)
-		}
-		t.Skipf("the browser check cannot run: %s; set ROBOTSGATE_REQUIRE_NODE to make this a failure", why)
-	}
-	return node
+	return testsupport.Node(t, "the browser check", chromium, testsupport.NodeModuleMissing(reportNodeDir, "playwright-core"))
 }
 
 func chromiumPath() string {
@@ -42,11 +32,6 @@ func chromiumPath() string {
 		return p
 	}
 	return "/usr/bin/chromium"
-}
-
-func exists(p string) bool {
-	_, err := os.Stat(p)
-	return err == nil
 }
 
 // TestReportHTMLInChromium opens the HTML crawl report in headless

@@ -2,10 +2,12 @@
 // packages share: an in-memory audit and log [Sink], reading a Prometheus
 // exposition ([Exposition], [MetricValue]), writing a certificate and its
 // key ([WriteCert]), configuration inputs ([EnvMap], [WriteFile]),
-// gzip-compressed data ([Gzip]), a file's permissions ([AssertMode]), a refused address ([ClosedAddr]),
-// polling for a condition ([WaitFor]), a CONNECT sent by hand
-// ([RawConnect]), on unix, filling a pipe ([FillPipe]), and the crafted
-// url patterns of the matchers' bounded-work tests ([HostileCases]).
+// gzip-compressed data ([Gzip]), a file's permissions ([AssertMode]), a
+// refused address ([ClosedAddr]), polling for a condition ([WaitFor]), a
+// CONNECT sent by hand ([RawConnect]), node for the scripts of
+// scripts/clients/node ([Node]), on unix, filling a pipe ([FillPipe]), and
+// the crafted url patterns of the matchers' bounded-work tests
+// ([HostileCases]).
 //
 // It sits beside [github.com/robotsgate/robotsgate/internal/redistest] and
 // [github.com/robotsgate/robotsgate/internal/confdirtest] and, like them,
