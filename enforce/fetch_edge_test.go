@@ -15,6 +15,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/robotsgate/robotsgate/internal/testsupport"
 )
 
 // compressed returns b written through the writer newWriter makes.
@@ -213,27 +215,12 @@ func TestHTTPFetcherRedirectToOtherScheme(t *testing.T) {
 // connection with resp as it is, and returns its origin.
 func rawOrigin(t *testing.T, resp string) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				defer c.Close()
-				buf := make([]byte, 4096)
-				c.SetReadDeadline(time.Now().Add(5 * time.Second))
-				c.Read(buf) // the request; its content does not matter
-				c.Write([]byte(resp))
-			}()
-		}
-	}()
-	return "http://" + ln.Addr().String()
+	return "http://" + testsupport.ServeConns(t, func(c net.Conn) {
+		buf := make([]byte, 4096)
+		c.SetReadDeadline(time.Now().Add(5 * time.Second))
+		c.Read(buf) // the request; its content does not matter
+		c.Write([]byte(resp))
+	})
 }
 
 // TestHTTPFetcherOddStatuses: statuses outside 2xx-5xx, and 1xx as a

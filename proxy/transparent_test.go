@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/robotsgate/robotsgate/internal/config"
+	"github.com/robotsgate/robotsgate/internal/testsupport"
 	"github.com/robotsgate/robotsgate/proxy/answer"
 )
 
@@ -129,45 +130,31 @@ func TestTransparentClientLimits(t *testing.T) {
 // "/": it records each request line and answers 200.
 func lenientOrigin(t *testing.T) (addr string, lines func() []string) {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
 	seen := make(chan string, 16)
-	go func() {
+	addr = testsupport.ServeConns(t, func(c net.Conn) {
+		c.SetDeadline(time.Now().Add(testTimeout))
+		br := bufio.NewReader(c)
 		for {
-			c, err := ln.Accept()
+			line, err := br.ReadString('\n')
 			if err != nil {
 				return
 			}
-			go func() {
-				defer c.Close()
-				c.SetDeadline(time.Now().Add(testTimeout))
-				br := bufio.NewReader(c)
-				for {
-					line, err := br.ReadString('\n')
-					if err != nil {
-						return
-					}
-					target := strings.Fields(line)
-					for { // the rest of the head
-						h, err := br.ReadString('\n')
-						if err != nil || h == "\r\n" {
-							break
-						}
-					}
-					body := "User-agent: *\nDisallow: /private\n"
-					if len(target) > 1 && target[1] != "/robots.txt" {
-						seen <- target[1]
-						body = "secret"
-					}
-					io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: "+strconv.Itoa(len(body))+"\r\n\r\n"+body)
+			target := strings.Fields(line)
+			for { // the rest of the head
+				h, err := br.ReadString('\n')
+				if err != nil || h == "\r\n" {
+					break
 				}
-			}()
+			}
+			body := "User-agent: *\nDisallow: /private\n"
+			if len(target) > 1 && target[1] != "/robots.txt" {
+				seen <- target[1]
+				body = "secret"
+			}
+			io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: "+strconv.Itoa(len(body))+"\r\n\r\n"+body)
 		}
-	}()
-	return ln.Addr().String(), func() []string {
+	})
+	return addr, func() []string {
 		var out []string
 		for {
 			select {

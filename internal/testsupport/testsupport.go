@@ -4,10 +4,10 @@
 // key ([WriteCert]), configuration inputs ([EnvMap], [WriteFile]),
 // gzip-compressed data ([Gzip]), a file's permissions ([AssertMode]), a
 // refused address ([ClosedAddr]), polling for a condition ([WaitFor]), a
-// CONNECT sent by hand ([RawConnect]), node for the scripts of
-// scripts/clients/node ([Node]), on unix, filling a pipe ([FillPipe]), and
-// the crafted url patterns of the matchers' bounded-work tests
-// ([HostileCases]).
+// CONNECT sent by hand ([RawConnect]), a raw TCP server ([ServeConns]),
+// node for the scripts of scripts/clients/node ([Node]), on unix, filling
+// a pipe ([FillPipe]), and the crafted url patterns of the matchers'
+// bounded-work tests ([HostileCases]).
 //
 // It sits beside [github.com/robotsgate/robotsgate/internal/redistest] and
 // [github.com/robotsgate/robotsgate/internal/confdirtest] and, like them,
@@ -197,6 +197,32 @@ func AssertMode(t testing.TB, name string, want os.FileMode) {
 	if got := fi.Mode().Perm(); got != want {
 		t.Fatalf("%s has mode %04o, want %04o", name, got, want)
 	}
+}
+
+// ServeConns starts a TCP server on 127.0.0.1 that runs serve on each
+// connection it accepts, in a goroutine of its own, and closes the
+// connection after; it returns the server's address and stops taking
+// connections when t ends.
+func ServeConns(t testing.TB, serve func(net.Conn)) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				serve(c)
+			}()
+		}
+	}()
+	return ln.Addr().String()
 }
 
 // RawConnect sends CONNECT target to the proxy at addr, with the extra
