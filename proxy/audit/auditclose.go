@@ -20,7 +20,7 @@ func (a *Auditor) begin() bool {
 }
 
 // inTurn writes the record e with write in its turn: it counts e in flight
-// (ErrClosed once Close has begun), waits for the turn unless CloseContext
+// ([ErrClosed] once Close has begun), waits for the turn unless CloseContext
 // gives up first, and ends with [Auditor.finish]. write reports whether it
 // wrote a line; when it wrote none and did not fail, nothing is counted.
 func (a *Auditor) inTurn(e *Event, write func() (bool, error)) error {

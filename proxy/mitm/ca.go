@@ -293,7 +293,7 @@ func parsePrivateKey(b *pem.Block) (crypto.Signer, error) {
 	}
 }
 
-// readKeyFile reads a private key file once checkKeyMode accepts it;
+// readKeyFile reads a private key file once [checkKeyMode] accepts it;
 // what names the file in a read error.
 func readKeyFile(keyFile, what string) ([]byte, error) {
 	if err := checkKeyMode(keyFile); err != nil {
