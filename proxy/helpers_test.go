@@ -317,7 +317,7 @@ func startUntrustedOrigin(t *testing.T, trusted *tlsOrigin) (*tlsOrigin, *httpsP
 	t.Helper()
 	untrusted := &tlsOrigin{robots: "User-agent: *\nAllow: /\n"}
 	untrusted.Server = httptest.NewUnstartedServer(http.HandlerFunc(untrusted.serve))
-	untrusted.TLS = &tls.Config{Certificates: []tls.Certificate{selfSigned(t)}}
+	untrusted.TLS = &tls.Config{Certificates: []tls.Certificate{testsupport.SelfSigned(t, "127.0.0.1")}}
 	untrusted.Config.ErrorLog = quietLog()
 	untrusted.StartTLS()
 	t.Cleanup(untrusted.Close)

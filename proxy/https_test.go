@@ -112,7 +112,7 @@ func TestHTTPSMITMUpstreamFailure502(t *testing.T) {
 	// the origin switches to an untrusted one: the forwarded request fails
 	// verification inside the MITM session and gets a 502, not a dropped
 	// connection.
-	good, bad := selfSigned(t), selfSigned(t)
+	good, bad := testsupport.SelfSigned(t, "127.0.0.1"), testsupport.SelfSigned(t, "127.0.0.1")
 	var cur atomic.Pointer[tls.Certificate]
 	cur.Store(&good)
 	origin := &tlsOrigin{robots: "User-agent: *\nAllow: /\n"}

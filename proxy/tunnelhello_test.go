@@ -3,14 +3,11 @@ package proxy
 import (
 	"bufio"
 	"crypto/ecdh"
-	"crypto/ecdsa"
-	"crypto/elliptic"
 	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/binary"
 	"io"
-	"math/big"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -18,8 +15,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
+	"github.com/robotsgate/robotsgate/internal/testsupport"
 	"github.com/robotsgate/robotsgate/proxy/answer"
 	"github.com/robotsgate/robotsgate/proxy/audit"
 )
@@ -38,20 +35,8 @@ type sniOrigin struct {
 
 func newSNIOrigin(t *testing.T, robotsTxt string) *sniOrigin {
 	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(7), DNSNames: []string{"localhost", "closed.test"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		KeyUsage: x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-		BasicConstraintsValid: true, IsCA: true}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	o := &sniOrigin{}
-	o.cert, _ = x509.ParseCertificate(der)
+	kp := testsupport.SelfSigned(t, "localhost", "closed.test")
+	o := &sniOrigin{cert: kp.Leaf}
 	echKey, echConfig := newECHConfig(t, "public.test")
 	o.echCL = binary.BigEndian.AppendUint16(nil, uint16(len(echConfig)))
 	o.echCL = append(o.echCL, echConfig...)
@@ -59,7 +44,7 @@ func newSNIOrigin(t *testing.T, robotsTxt string) *sniOrigin {
 		io.WriteString(w, map[bool]string{true: robotsTxt, false: "hello from " + r.TLS.ServerName}[r.URL.Path == "/robots.txt"])
 	}))
 	o.Config.ErrorLog = quietLog()
-	o.TLS = &tls.Config{Certificates: []tls.Certificate{{Certificate: [][]byte{der}, PrivateKey: key}},
+	o.TLS = &tls.Config{Certificates: []tls.Certificate{kp},
 		EncryptedClientHelloKeys: []tls.EncryptedClientHelloKey{{Config: echConfig, PrivateKey: echKey.Bytes(), SendAsRetry: true}},
 		GetConfigForClient: func(h *tls.ClientHelloInfo) (*tls.Config, error) {
 			o.mu.Lock()

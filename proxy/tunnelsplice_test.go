@@ -30,7 +30,7 @@ type muxOrigin struct {
 
 func newMuxOrigin(t *testing.T, robotsTxt string) *muxOrigin {
 	t.Helper()
-	kp := selfSigned(t)
+	kp := testsupport.SelfSigned(t, "127.0.0.1")
 	leaf, err := x509.ParseCertificate(kp.Certificate[0])
 	if err != nil {
 		t.Fatal(err)

@@ -2,12 +2,6 @@ package transparent
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/tls"
-	"crypto/x509"
-	"math/big"
 	"net"
 	"net/netip"
 	"testing"
@@ -95,16 +89,4 @@ func TestOriginalDstNotRedirected(t *testing.T) {
 	if err == nil && dst.String() != c.LocalAddr().String() {
 		t.Fatalf("original destination %v of a direct connection to %v", dst, c.LocalAddr())
 	}
-}
-
-func selfSigned(t *testing.T) tls.Certificate {
-	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	now := time.Now()
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), NotBefore: now.Add(-time.Hour), NotAfter: now.Add(time.Hour),
-		DNSNames: []string{"origin.test"}}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}
 }

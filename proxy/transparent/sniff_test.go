@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/robotsgate/robotsgate/internal/testsupport"
 )
 
 // sniffBytes sends first on a loopback connection (then closes it unless
@@ -96,7 +98,7 @@ func TestSniffTLS(t *testing.T) {
 		if err != nil || tc.Kind != KindTLS || tc.SNI != name {
 			t.Fatalf("SNI %q: kind %v, sni %q, %v", name, tc.Kind, tc.SNI, err)
 		}
-		srv := tls.Server(tc, &tls.Config{Certificates: []tls.Certificate{selfSigned(t)}})
+		srv := tls.Server(tc, &tls.Config{Certificates: []tls.Certificate{testsupport.SelfSigned(t, "origin.test")}})
 		if err := srv.Handshake(); err != nil {
 			t.Fatalf("handshake after sniffing: %v", err)
 		}
