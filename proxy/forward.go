@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/robotsgate/robotsgate/internal/config"
+	"github.com/robotsgate/robotsgate/proxy/bodyscan"
 )
 
 // copyBufSize is the size of the buffers that forwarded bodies are copied
@@ -17,7 +18,7 @@ const copyBufSize = 32 << 10
 // the hook adapter then has [forwardStep.tripperFor] (engine.go) wrap
 // the request's round tripper so that, as the response arrives
 // and before goproxy takes hold of its body, robot tags are scanned
-// ([scanRobotTags], when robot_tags is on) and the body is wrapped in a
+// ([bodyscan.RobotTags], when robot_tags is on) and the body is wrapped in a
 // *[copyBody]. A body replaced later, in a response hook, would make goproxy
 // drop Content-Length (and chunk MITM responses); replaced here, it is the
 // body goproxy forwards as is. Requests answered by an earlier request
@@ -87,7 +88,7 @@ func (s *Server) received(resp *http.Response, st *requestState) {
 			cb = &copyBody{}
 			into = &cb.ownScan
 		}
-		scan = scanRobotTagsInto(resp, tags, into) // robottags.go
+		scan = bodyscan.RobotTagsInto(resp, tags, into) // robottags.go
 	}
 	if b := s.wrapBody(resp, scan, cb); b != nil {
 		st.Body = b
@@ -148,6 +149,9 @@ func (s *Server) wrapBody(resp *http.Response, scan *tagScan, cb *copyBody) *cop
 	resp.Body = cb
 	return cb
 }
+
+// TagScan is the robot-tag scan of b's first bytes ([bodyscan.Of]).
+func (b *copyBody) TagScan() *tagScan { return b.scan }
 
 // WriteTo copies the body to w until EOF or an error. When a read ends
 // without reaching the end of the body, what was read is flushed to the
