@@ -17,7 +17,6 @@ import (
 	"github.com/robotsgate/robotsgate/proxy/audit"
 	"github.com/robotsgate/robotsgate/proxy/upstream"
 	"github.com/robotsgate/robotsgate/robots/rsl"
-
 )
 
 // Tunnel mode: a CONNECT decided open at host level is spliced (only a
