@@ -106,7 +106,7 @@ func (s *Server) handleConnect(host string, ctx *goproxy.ProxyCtx) (*goproxy.Con
 	// its refusal, which their audit records then carry (agentFor).
 	l := s.settings(st)
 	st.Agent = l.agents.agentFor(r, st)
-	if o, ok := agentTooLong(r, st.Agent); !ok { // refused undecided (agentlimit.go)
+	if o, ok := agentTooLong(r, st.Agent); !ok { // refused undecided (agent.go)
 		st.Agent = ""
 		return s.connectAction(ctx, st, o, nil), host
 	}

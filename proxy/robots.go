@@ -63,7 +63,7 @@ func (rs robotsStep) onRequest(r *http.Request, st *requestState) outcome {
 	if rs.agents.header != "" {
 		r.Header.Del(rs.agents.header)
 	}
-	if o, ok := agentTooLong(r, agent); !ok { // refused undecided (agentlimit.go)
+	if o, ok := agentTooLong(r, agent); !ok { // refused undecided (agent.go)
 		return o
 	}
 	st.Agent = agent
