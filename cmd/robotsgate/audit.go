@@ -18,7 +18,7 @@ import (
 	"github.com/robotsgate/robotsgate/proxy/audit/query"
 )
 
-const auditUsage = "usage: robotsgate audit [-origin O] [-since T] [-until T] [-reason R] [-decision D] [-kind K] [-agent A] [-user U] [-url PREFIX] [-json | -summary] [-f] [FILE...]"
+const auditUsage = "usage: robotsgate audit [-origin O] [-since T] [-until T] [-reason R] [-decision D] [-kind K] [-agent A] [-user U] [-url PREFIX] [-json | -summary] [-f] [FILE...] | robotsgate audit -document SHA"
 
 // auditEnv is what "robotsgate audit" takes from its caller besides the
 // arguments: the clock of -since/-until durations and how often -f
@@ -36,6 +36,7 @@ type auditFlags struct {
 	top             int
 	config          string
 	files           []string
+	document        string // -document: print this kept policy document (documents.go)
 }
 
 // runAudit implements "robotsgate audit": it reads audit files (each FILE
@@ -55,6 +56,9 @@ func runAudit(ctx context.Context, args []string, env func(string) string, stdin
 	fl, code := parseAuditFlags(args, ae.now(), stdout, stderr)
 	if code >= 0 {
 		return code
+	}
+	if fl.document != "" {
+		return printDocument(ctx, fl, env, stdout, stderr)
 	}
 	files, err := auditFiles(fl, env)
 	if err != nil {
@@ -112,6 +116,7 @@ func parseAuditFlags(args []string, now time.Time, stdout, stderr io.Writer) (au
 	fs.IntVar(&fl.top, "top", 10, "how many rules -summary lists")
 	fs.BoolVar(&fl.follow, "f", false, "after the files, print records as they are appended to the live file, until interrupted")
 	fs.StringVar(&fl.config, "config", "", "configuration `file` whose audit_log is read when no FILE is given")
+	fs.StringVar(&fl.document, "document", "", "print the policy document (robots.txt, tdmrep.json, license) kept under this `SHA`-256, as audit records name it (robots_sha256, ...; a unique prefix of at least 4 digits will do)")
 	fs.Bool("verify", false, "check the hash chain and digest signatures of the files instead (robotsgate audit -verify -h)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {

@@ -376,9 +376,16 @@ type EntryJSON struct {
 	Failures   int       `json:"failures,omitempty"`
 	// GoodFetchedAt is set when a stale good copy is in force because
 	// the latest fetch failed.
-	GoodFetchedAt *time.Time  `json:"good_fetched_at,omitempty"`
-	Groups        []GroupJSON `json:"groups"`
-	Sitemaps      []string    `json:"sitemaps"`
+	GoodFetchedAt *time.Time `json:"good_fetched_at,omitempty"`
+	// SHA256 is the hash of the robots.txt in force ("robotsgate audit
+	// -document" prints it); ETag and LastModified its validators, and
+	// Revalidated says the latest fetch was a 304 that kept it.
+	SHA256       string      `json:"sha256,omitempty"`
+	ETag         string      `json:"etag,omitempty"`
+	LastModified string      `json:"last_modified,omitempty"`
+	Revalidated  bool        `json:"revalidated,omitempty"`
+	Groups       []GroupJSON `json:"groups"`
+	Sitemaps     []string    `json:"sitemaps"`
 }
 
 // GroupJSON is one group of a robots.txt.
@@ -412,12 +419,16 @@ func newEntryJSON(e *enforce.Entry, now time.Time) EntryJSON {
 		AgeS:       now.Sub(e.FetchedAt).Round(time.Millisecond).Seconds(),
 		Fresh:      now.Before(e.Expires),
 		Failures:   e.Failures,
+		SHA256:     e.SHA256(),
 		Groups:     []GroupJSON{},
 		Sitemaps:   []string{},
 	}
 	if e.Good != nil {
 		t := e.GoodAt.UTC()
 		j.GoodFetchedAt = &t
+	}
+	if e.Result.Status == enforce.StatusOK {
+		j.ETag, j.LastModified, j.Revalidated = e.Result.ETag, e.Result.LastModified, e.Result.NotModified
 	}
 	if p := e.Parsed; p != nil {
 		for _, g := range p.Groups() {
