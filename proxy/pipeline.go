@@ -58,7 +58,7 @@ func (s *Server) install() error {
 		request: []requestStep{
 			inflight,                         // in-flight count, ended on the response side
 			readmitStep{},                    // MITM session after a reload: its CONNECT's access revoked → 403, session ended (readmit.go)
-			canonicalStep{},                  // one spelling of host and port, dialed as decided; unmappable → 400 (canonical.go)
+			canonicalStep{},                  // one spelling of host and port, dialed as decided; unmappable → 400 (destination.go)
 			destinationStep{&s.self, s.pins}, // own address → 403, MITM Host ≠ CONNECT target → 421 (destination.go)
 			hopHeadersStep{},                 // hop-by-hop request headers
 			// then the request's settings' steps (live.request, [Server.newSteps]):
@@ -79,8 +79,8 @@ func (s *Server) install() error {
 			inflight,       // decisions, upstream errors, in-flight
 			s.vol,          // volumeStep: requests, status classes and bytes per origin, for the crawl report (volume.go)
 			finishStep{},   // report-mode headers, streaming
-			holdHeadStep{}, // a response with a body inside an MITM session: head and body in one write (holdhead.go)
-			http10Step{},   // HTTP/1.0 clients inside MITM sessions (http10.go); last
+			holdHeadStep{}, // a response with a body inside an MITM session: head and body in one write (forward.go)
+			http10Step{},   // HTTP/1.0 clients inside MITM sessions (forward.go); last
 		},
 	}
 	s.hook(p) // the steps' adapters to goproxy's hooks (engine.go)
@@ -100,7 +100,7 @@ func (s *Server) installAround(p http.Handler) error {
 	h := s.https.hijacks.Wrap(p)                  // hijacked CONNECT connections, for Shutdown
 	h = conns.LimitsOf(s.cfg.Client).BoundBody(h) // plain-HTTP request bodies, bounded as in CONNECT sessions (conns.Limits.BoundBody)
 	s.inner = h
-	// proxy auth / client CIDRs, and every setting a reload changes (live.go):
+	// proxy auth / client CIDRs, and every setting a reload changes (reload.go):
 	l, err := s.newLive(s.cfg)
 	if err != nil {
 		return err

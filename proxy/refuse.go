@@ -176,7 +176,7 @@ func upstreamOutcome(r *http.Request, agent string, err error) outcome {
 	}
 	d := enforce.Decision{Reason: answer.ReasonUpstreamError, URL: enforce.RedactedURL(r.URL), Origin: origin, Agent: agent,
 		Detail: "forwarding to " + name + " failed: " + enforce.RedactURLsIn(explainUpstreamTLS(r.URL.Host, err).Error())}
-	if errors.Is(err, enforce.ErrDestinationPrivate) { // the dialer's egress check (egressdial.go)
+	if errors.Is(err, enforce.ErrDestinationPrivate) { // the dialer's egress check (upstream/egressdial.go)
 		d.Reason, status = enforce.ReasonDestinationPrivate, answer.StatusOf(enforce.ReasonDestinationPrivate, false)
 		d.Detail = "not forwarded to " + name + ": " + enforce.RedactURLsIn(err.Error())
 	}

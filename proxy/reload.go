@@ -203,7 +203,7 @@ type live struct {
 	acl    *access.Access
 	// signers sign forwarded requests; nil when nothing signs (sign.go).
 	signers *signers
-	// egress is the egress policy: the destinations connected to (egressdial.go).
+	// egress is the egress policy: the destinations connected to (transport.go).
 	egress *egress.Policy
 }
 
@@ -228,7 +228,7 @@ func (s *Server) newLive(cfg config.Config) (*live, error) {
 	if l.signers, err = newSigners(&cfg, a.Identities(), s.clock.Now); err != nil {
 		return nil, err
 	}
-	s.warnTunnelGaps(&cfg, a.Identities()) // what tunnel mode cannot check (tunnelpolicy.go)
+	s.warnTunnelGaps(&cfg, a.Identities()) // what tunnel mode cannot check (tunnel.go)
 	s.signFetches(&cfg, l.signers)         // robotsgate's own fetches: the keys of the settings about to be in force (sign.go)
 	if a.RequiresCredentials() || a.Networks() > 0 {
 		s.log.Info().Bool("credentials", a.RequiresCredentials()).Int("allow_cidrs", a.Networks()).Msg("proxy access control on")

@@ -250,7 +250,7 @@ func checkRedirected(self *selfaddr.Set, r *http.Request, st *requestState, rd *
 // original destination (otherwise the connection is refused and closed).
 // The CONNECT's answer is not written: the client never sent one.
 func (s *Server) serveRedirectedTLS(tc *transparent.Conn, rd *redirected) {
-	// The name as the CONNECT path decides and dials it (canonical.go),
+	// The name as the CONNECT path decides and dials it (destination.go),
 	// so that the pin below is the one its dial looks for.
 	host, err := enforce.CanonicalHost(tc.SNI)
 	if err != nil {

@@ -187,7 +187,7 @@ func (s *Server) roundTrip(req *http.Request) (*http.Response, error) {
 // pinnedContext returns ctx with the address a proxied request for u
 // would be pinned to, for a decision the admin API shows: the same
 // policy files decide it, fetched as for that request (public ones
-// from public addresses only, egressdial.go).
+// from public addresses only: the egress checks below).
 func (s *Server) pinnedContext(ctx context.Context, u *url.URL) context.Context {
 	host, port, ok := selfaddr.DestHostPort(u.Host, u.Scheme)
 	if !ok {

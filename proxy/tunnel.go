@@ -25,7 +25,7 @@ import (
 
 // tunnelAction is the ConnectAction of a tunnel-mode CONNECT that was
 // decided open at host level for st: spliceTunnel to target, the
-// host:port as enforce keys it (canonical.go).
+// host:port as enforce keys it (destination.go).
 func (s *Server) tunnelAction(st *requestState, target string) *goproxy.ConnectAction {
 	return &goproxy.ConnectAction{Action: goproxy.ConnectHijack,
 		Hijack: func(r *http.Request, client net.Conn, ctx *goproxy.ProxyCtx) {

@@ -65,9 +65,9 @@ func (s *Server) adminRoutes() {
 		hosts = append(hosts, h)
 	}
 	s.admin = admin.New(admin.Config{
-		Cache: adminCache{s}, // per address (pins.go)
+		Cache: adminCache{s}, // per address (transport.go)
 		DecisionAnswer: func(ctx context.Context, u *url.URL, agent string, purposes aipref.Set, use aipref.Use) answer.DecisionJSON {
-			return answer.NewDecisionJSON(s.decideQuiet(s.pinnedContext(ctx, u), u, agent, purposes, use)) // (robots.go, pins.go)
+			return answer.NewDecisionJSON(s.decideQuiet(s.pinnedContext(ctx, u), u, agent, purposes, use)) // (robots.go, transport.go)
 		},
 		Defaults: func() (string, aipref.Set, aipref.Use) {
 			cfg := &s.live.Load().cfg
@@ -84,7 +84,7 @@ func (s *Server) adminRoutes() {
 		Ready:     s.ready,
 		Directory: signing.DirectoryHandler(s.directoryKeys, s.clock.Now),
 		Now:       s.clock.Now,
-		Status:    status.Handler(s.board, s.statusInfo), // (statuspage.go)
+		Status:    status.Handler(s.board, s.statusInfo), // (wiring.go)
 	})
 	if s.cfg.AdminListen == "" {
 		s.mux.Handle("/", s.admin)
