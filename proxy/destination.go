@@ -14,8 +14,9 @@ import (
 	"github.com/robotsgate/robotsgate/proxy/upstream"
 )
 
-// The destination step: a request inside an MITM session must name its
-// CONNECT's host:port (421 misdirected), and a request to robotsgate
+// Where a request goes: its host and port in their one spelling
+// (canonicalStep, below), and the destination step: a request inside an
+// MITM session must name its CONNECT's host:port (421 misdirected), and a request to robotsgate
 // itself is refused (403 self-request). The dialer's own check of the
 // addresses it connects to is [Server.installTransports].
 

@@ -16,7 +16,8 @@ import (
 // steps, which see net/http types and the request state only. goproxy
 // calls enter, requestHook and responseHook (registered by hook), the
 // round trippers installed per request, and goproxyLogger; the CONNECT
-// handler is connect.go's.
+// handler is connect.go's. A request inside an MITM session is counted
+// as running for Shutdown by track, which enter calls first.
 //
 // The goproxy behaviours robotsgate relies on (checked again at every
 // upgrade of github.com/elazarl/goproxy):

@@ -10,6 +10,10 @@ import (
 	"github.com/robotsgate/robotsgate/proxy/bodyscan"
 )
 
+// Forwarding: the last request step (forwardStep), the pooled copy of a
+// forwarded body (copyBody), and the last response steps, which frame
+// the answer's writing (holdHeadStep, http10Step).
+
 // copyBufSize is the size of the buffers that forwarded bodies are copied
 // through, as [io.Copy]'s.
 const copyBufSize = 32 << 10

@@ -22,7 +22,8 @@ import (
 // audit records or answers: they return an outcome, which settle
 // (refuse.go) carries out. Per-request state is a *requestState in
 // goproxy's ctx.UserData; the adapters between goproxy and the steps are
-// engine.go's.
+// engine.go's. The small steps that frame every request (inflightStep,
+// upstreamFailureStep, finishStep) are here too, with the lists.
 
 // requestStep is one step of the request side. r is st.Req; a step that
 // replaces the request (another context) sets st.Req to the new one.
