@@ -1,4 +1,4 @@
-package proxy
+package status
 
 import (
 	"fmt"
@@ -7,39 +7,29 @@ import (
 	"strings"
 
 	"github.com/robotsgate/robotsgate/internal/config"
-	"github.com/robotsgate/robotsgate/proxy/status"
 )
 
-// The live status page of the admin listener: the Board every audit
-// record is published to after it is written (Server.record), and what
-// the page shows besides (statusInfo): the robots.txt cache and a summary
-// of the configuration in force, without its secrets.
+// The page's summary of the configuration in force: what an operator
+// checks first, without secrets, and the fleet-wide state of the cache.
 
-// statusInfo is the page's cache state and configuration summary.
-func (s *Server) statusInfo() status.Info {
-	cfg := &s.live.Load().cfg
-	var c status.Cache
-	if s.cacheStatus != nil {
-		c = s.cacheStatus()
-	}
-	if c.Mode == "" {
-		c.Mode = CacheMode(cfg.Cache)
-	}
-	return status.Info{Cache: c, Config: append(configSummary(cfg), fleetState(c)...)}
+// Summary is the summary of cfg the page shows ([configSummary]) and the
+// line on the fleet-wide state of cache c ([fleetState]).
+func Summary(cfg *config.Config, c Cache) []Setting {
+	return append(configSummary(cfg), fleetState(c)...)
 }
 
 // fleetState is the summary's line on the fleet-wide state, with Redis:
 // shared by the replicas, or local only (and why).
-func fleetState(c status.Cache) []status.Setting {
+func fleetState(c Cache) []Setting {
 	switch {
 	case c.RedisHealthy == nil:
 		return nil
 	case *c.RedisHealthy:
-		return []status.Setting{{Key: "fleet state", Value: "fleet-wide (Redis)"}}
+		return []Setting{{Key: "fleet state", Value: "fleet-wide (Redis)"}}
 	case c.Problem != "":
-		return []status.Setting{{Key: "fleet state", Value: "local only: " + c.Problem}}
+		return []Setting{{Key: "fleet state", Value: "local only: " + c.Problem}}
 	}
-	return []status.Setting{{Key: "fleet state", Value: "local only: Redis does not answer (probed until it does)"}}
+	return []Setting{{Key: "fleet state", Value: "local only: Redis does not answer (probed until it does)"}}
 }
 
 // CacheMode describes the cache setting without its credentials:
@@ -58,7 +48,7 @@ func CacheMode(cache string) string {
 
 // configSummary is the summary of cfg the status page shows: what an
 // operator checks first, and for secrets only whether they are set.
-func configSummary(cfg *config.Config) []status.Setting {
+func configSummary(cfg *config.Config) []Setting {
 	or := func(v, none string) string {
 		if v == "" {
 			return none
@@ -80,7 +70,7 @@ func configSummary(cfg *config.Config) []status.Setting {
 	if cfg.Auth.AllowOpen {
 		auth += ", allow_open"
 	}
-	return []status.Setting{
+	return []Setting{
 		{Key: "listen", Value: cfg.Listen},
 		{Key: "admin_listen", Value: or(cfg.AdminListen, "the proxy port")},
 		{Key: "transparent.listen", Value: or(cfg.Transparent.Listen, "off")},
