@@ -65,6 +65,9 @@ func (s *Server) newLive(cfg config.Config) (*live, error) {
 	if l.signers, err = newSigners(&cfg, a.Identities(), s.clock.Now); err != nil {
 		return nil, err
 	}
+	if err := checkPaymentIdentities(&cfg, a.Identities()); err != nil { // (payment.go)
+		return nil, err
+	}
 	s.warnTunnelGaps(&cfg, a.Identities()) // what tunnel mode cannot check (tunnelpolicy.go)
 	s.signFetches(&cfg, l.signers)         // robotsgate's own fetches: the keys of the settings about to be in force (signstep.go)
 	if a.RequiresCredentials() || a.Networks() > 0 {

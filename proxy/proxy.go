@@ -25,6 +25,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/robotsgate/robotsgate/enforce"
+	"github.com/robotsgate/robotsgate/enforce/payment"
 	"github.com/robotsgate/robotsgate/enforce/politeness"
 	"github.com/robotsgate/robotsgate/internal/config"
 	"github.com/robotsgate/robotsgate/proxy/audit"
@@ -74,6 +75,10 @@ type Deps struct {
 	// CacheStatus reports the robots.txt cache for the status page; nil
 	// shows only the cache setting.
 	CacheStatus func() status.Cache
+	// Wallet holds the payment budgets (docs/payment.md); nil means a
+	// [payment.MemoryWallet], this process only. Give a Redis one to hold
+	// fleet budgets.
+	Wallet payment.Wallet
 }
 
 // Server is a robotsgate proxy. Create it with New, serve it with Serve
@@ -99,6 +104,7 @@ type Server struct {
 	// pacer, pauses and slots hold the politeness state, kept across
 	// reloads.
 	pacer  politeness.Pacer
+	wallet payment.Wallet // payment budgets (payment.go)
 	pauses politeness.Pauses
 	slots  *politeness.Slots
 	reload reloader // Reload (reload.go)
@@ -178,6 +184,9 @@ func New(cfg config.Config, deps Deps) (*Server, error) {
 	s.board = status.New(s.clock.Now)
 	// robotsgate_paused_origins counts the pauses (pacing.go):
 	s.pauses = countPauses(s.metrics, deps.Pauses)
+	if s.wallet = deps.Wallet; s.wallet == nil { // one for the Server's life: reloads keep the budgets
+		s.wallet = payment.NewMemoryWallet(s.clock, 0)
+	}
 	if s.pacer == nil { // one for the Server's life: reloads keep the slots
 		s.pacer = politeness.NewMemoryPacer(s.clock)
 	}

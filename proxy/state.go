@@ -93,6 +93,9 @@ type requestState struct {
 	// the request was not forwarded), the one goproxy's MITM loop checks
 	// the final response's body against (forward.go).
 	Body *copyBody
+	// Pay is the payment state of a request pay mode may pay for
+	// (payment.go), nil for others.
+	Pay *payState
 }
 
 // session is what the requests inside one CONNECT's MITM session share

@@ -1,0 +1,178 @@
+package proxy
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"sync"
+
+	"github.com/elazarl/goproxy"
+
+	"github.com/robotsgate/robotsgate/enforce"
+	"github.com/robotsgate/robotsgate/enforce/payment"
+	"github.com/robotsgate/robotsgate/enforce/politeness"
+	"github.com/robotsgate/robotsgate/internal/config"
+	"github.com/robotsgate/robotsgate/proxy/access"
+)
+
+// paymentStep is HTTP 402 pay-per-crawl (docs/payment.md), the step
+// around package payment. On the request side (after every step that may
+// refuse the request, before it is signed) it removes the price headers
+// a client set, keeps the request's header for a paid retry, and, for an
+// origin that quoted before, reserves the quoted price and sends it up
+// front as crawler-max-price. On the response side (paymentretry.go) it
+// pays a 402's quote within the caps by retrying the request once,
+// signed, with crawler-exact-price, or passes the 402 through and says
+// why; it audits every exchange (the ledger).
+type paymentStep struct {
+	s      *Server
+	wallet payment.Wallet
+	cfg    config.PaymentConfig
+	polite *politeness.Politeness // InternalError pauses the origin as a 503 does
+}
+
+// Reasons of the payment step's audit records.
+const (
+	ReasonPaid               enforce.Reason = "paid"                // the origin served the request for a payment within the caps
+	ReasonPaymentQuoted      enforce.Reason = "payment-quoted"      // payment.mode report: a quoted 402 passed through
+	ReasonPaymentOverCap     enforce.Reason = "payment-over-cap"    // the price is above max_price (or in another currency)
+	ReasonBudgetExhausted    enforce.Reason = "budget-exhausted"    // a budget would be exceeded
+	ReasonPaymentUnsupported enforce.Reason = "payment-unsupported" // a 402 robotsgate never pays (x402, WWW-Authenticate, a method or path not paid)
+	ReasonPaymentFailed      enforce.Reason = "payment-failed"      // a payment could not be made (wallet down, retry failed, bad price)
+	ReasonPaymentUnconfirmed enforce.Reason = "payment-unconfirmed" // the paid retry's 2xx carried no crawler-charged
+	ReasonPaymentError       enforce.Reason = "payment-error"       // the origin answered with a crawler-error code
+)
+
+// newPaymentStep is the payment step of cfg, on the Server's wallet.
+func newPaymentStep(cfg *config.Config, s *Server, pol *politeness.Politeness) *paymentStep {
+	return &paymentStep{s: s, wallet: s.wallet, cfg: cfg.Payment, polite: pol}
+}
+
+// payTerms are the payment settings of one request: its identity's
+// (credentials file payment=, payment_max_price=) over the global ones.
+type payTerms struct {
+	mode   config.PaymentMode
+	policy payment.Policy
+}
+
+func (p *paymentStep) terms(st *requestState) payTerms {
+	id := st.identity()
+	t := payTerms{mode: p.cfg.Mode, policy: payment.Policy{MaxPrice: p.cfg.MaxPrice, Budgets: p.cfg.Budgets}}
+	if id.Payment != "" {
+		t.mode = config.PaymentMode(id.Payment)
+	}
+	if !id.PaymentMaxPrice.IsZero() {
+		t.policy.MaxPrice = id.PaymentMaxPrice
+	}
+	return t
+}
+
+// payState is the payment state of a request that may be paid for
+// (requestState.Pay): its terms, its header as it was before it was
+// signed (the paid retry is signed afresh), and the reservation it holds.
+type payState struct {
+	terms   payTerms
+	header  http.Header
+	upfront bool // the request carries crawler-max-price from the start
+
+	mu  sync.Mutex
+	res *payment.Reservation // held, nil when none
+}
+
+// hold makes res the reservation ps holds.
+func (ps *payState) hold(res payment.Reservation) {
+	ps.mu.Lock()
+	ps.res = &res
+	ps.mu.Unlock()
+}
+
+// take returns the reservation ps holds (nil when none) and holds none
+// any more: it is settled or released once.
+func (ps *payState) take() *payment.Reservation {
+	ps.mu.Lock()
+	defer ps.mu.Unlock()
+	res := ps.res
+	ps.res = nil
+	return res
+}
+
+// onRequest prepares a request of pay mode: see [paymentStep].
+func (p *paymentStep) onRequest(r *http.Request, _ *goproxy.ProxyCtx, st *requestState) outcome {
+	if st.Answered {
+		return outcome{}
+	}
+	identify(r, st)
+	t := p.terms(st)
+	if t.mode != config.PaymentPay {
+		return outcome{}
+	}
+	payment.StripPriceHeaders(r.Header) // robotsgate is the wallet: a client's own price header would go past it
+	if !payable(r, st) {
+		return outcome{}
+	}
+	ps := &payState{terms: t, header: r.Header.Clone()}
+	st.Pay = ps
+	// Whatever ends the request (a failed forward, a client gone) ends
+	// its reservation; a settled or released one is no longer held.
+	context.AfterFunc(r.Context(), func() { p.release(ps) })
+	price, ok := p.wallet.Quoted(r.Context(), st.Decision.Origin)
+	if !ok {
+		return outcome{}
+	}
+	res, err := p.wallet.Reserve(r.Context(), p.request(st, t, price))
+	if err != nil { // over a cap: sent without a price, the 402 says what it costs, and why it is not paid
+		return outcome{}
+	}
+	p.s.metrics.PaymentReservation("reserved")
+	ps.hold(res)
+	ps.upfront = true
+	payment.SetMaxPrice(r.Header, price)
+	return outcome{}
+}
+
+// payable reports whether robotsgate may pay for r: a GET or HEAD without
+// a body, decided and let through, to a path that is not always free.
+func payable(r *http.Request, st *requestState) bool {
+	return (r.Method == http.MethodGet || r.Method == http.MethodHead) && r.ContentLength == 0 &&
+		st.Decided && st.Decision.Origin != "" && !payment.FreeURL(r.URL)
+}
+
+// request is the payment of price that the request of st asks for.
+func (p *paymentStep) request(st *requestState, t payTerms, price payment.Amount) payment.Request {
+	return payment.Request{Identity: st.identity().User, Origin: st.Decision.Origin, Amount: price, Policy: t.policy}
+}
+
+// release releases the reservation ps holds, if any.
+func (p *paymentStep) release(ps *payState) {
+	res := ps.take()
+	if res == nil {
+		return
+	}
+	p.s.metrics.PaymentReservation("released")
+	if err := p.wallet.Release(context.Background(), *res); err != nil {
+		p.s.log.Warn().Err(err).Str("origin", res.Request.Origin).Msg("payment: releasing a reservation failed; it expires")
+	}
+}
+
+// checkPaymentIdentities refuses a credentials file whose users pay
+// (payment=pay, or the global pay mode) without a signing key or a
+// max_price: origins charge only signed requests, and nothing is paid
+// without a cap.
+func checkPaymentIdentities(cfg *config.Config, ids []access.Identity) error {
+	for _, id := range ids {
+		mode := cfg.Payment.Mode
+		if id.Payment != "" {
+			mode = config.PaymentMode(id.Payment)
+		}
+		if mode != config.PaymentPay {
+			continue
+		}
+		if id.SigningKey == "" && cfg.Signing.Key == "" {
+			return fmt.Errorf("auth.credentials_file: user %q: payment=pay needs a signing key (signing_key= or signing.key): origins charge only signed requests", id.User)
+		}
+		if id.PaymentMaxPrice.IsZero() && cfg.Payment.MaxPrice.IsZero() {
+			return fmt.Errorf("auth.credentials_file: user %q: payment=pay needs a max price (payment_max_price= or payment.max_price)", id.User)
+		}
+	}
+	return nil
+}
