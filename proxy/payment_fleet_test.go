@@ -26,10 +26,9 @@ var walletT0 = time.Date(2026, 12, 6, 12, 0, 0, 0, time.UTC)
 var fleetBudget = payment.Budget{Scope: payment.ScopeFleet, Period: payment.PeriodDay, Limit: payment.MustParseAmount("USD 0.10")}
 
 // redisWallets returns n wallets of replicas sharing the Redis at url.
-func redisWallets(t *testing.T, url string, n int) []payment.Wallet {
+func redisWallets(t *testing.T, clock enforce.Clock, url string, n int) []payment.Wallet {
 	t.Helper()
 	redisfleet.SetRedisClientLog(zerolog.Nop())
-	clock := enforcetest.NewClock(walletT0)
 	ws := make([]payment.Wallet, n)
 	for i := range ws {
 		r, err := redisfleet.New(context.Background(), url, redisfleet.Options{Clock: clock, Log: zerolog.Nop(), Timeout: 2 * time.Second,
@@ -48,12 +47,13 @@ func redisWallets(t *testing.T, url string, n int) []payment.Wallet {
 // 0.10 a day; 30 concurrent distinct URLs, spread over the replicas, give
 // exactly 10 paid 200s and 20 402s marked budget-exhausted, and the
 // origin's charges equal the ledger's sum.
-func payFleet(t *testing.T, wallets []payment.Wallet) {
+func payFleet(t *testing.T, clock enforce.Clock, wallets []payment.Wallet) {
 	k, kp := newSigningKey(t, "wba.pem")
 	o := newPayOrigin(t, k, "USD 0.01")
+	o.now = clock.Now // robotsgate signs at its clock's time
 	proxies := make([]*payProxy, len(wallets))
 	for i, w := range wallets {
-		proxies[i] = newPayProxy(t, kp, "USD 0.02", w, nil, fleetBudget)
+		proxies[i] = newPayProxy(t, kp, "USD 0.02", Deps{Wallet: w, Clock: clock}, nil, fleetBudget)
 	}
 	const n = 30
 	statuses := make([]*http.Response, n)
@@ -87,6 +87,11 @@ func payFleet(t *testing.T, wallets []payment.Wallet) {
 	if paid != 10 || exhausted != 20 || charges != 10 || records != 10 || ledger != charged || charged != 100_000 {
 		t.Fatalf("%d paid, %d budget-exhausted; origin: %d charges of %d; ledger: %d records of %d", paid, exhausted, charges, charged, records, ledger)
 	}
+	for _, p := range proxies { // the status page: today's fleet spend, as the wallet (shared with Redis) says
+		if sp := p.srv.statusInfo().Spend; len(sp) != 1 || sp[0].Spent != "USD 0.1" || sp[0].Budget != "fleet/day USD 0.1" {
+			t.Errorf("status page spend %+v", sp)
+		}
+	}
 	for _, path := range []string{"/robots.txt", "/sitemap.xml"} {
 		get(t, proxies[0].client, o.url+path)
 		for _, r := range o.received(path) {
@@ -99,20 +104,23 @@ func payFleet(t *testing.T, wallets []payment.Wallet) {
 
 // TestPaymentBudgetConcurrent: one replica on its own wallet.
 func TestPaymentBudgetConcurrent(t *testing.T) {
-	payFleet(t, []payment.Wallet{payment.NewMemoryWallet(enforcetest.NewClock(walletT0), 0)})
+	clock := enforcetest.NewClock(walletT0)
+	payFleet(t, clock, []payment.Wallet{payment.NewMemoryWallet(clock, 0)})
 }
 
 // TestPaymentFleetBudgetRedis: two replicas on one Redis hold the fleet
 // budget together.
 func TestPaymentFleetBudgetRedis(t *testing.T) {
 	srv := redistest.Start(t)
-	payFleet(t, redisWallets(t, srv.URL(0), 2))
+	clock := enforcetest.NewClock(walletT0)
+	payFleet(t, clock, redisWallets(t, clock, srv.URL(0), 2))
 }
 
 // TestPaymentFleetBudgetCluster: the same on a Redis Cluster.
 func TestPaymentFleetBudgetCluster(t *testing.T) {
 	cl := redistest.StartCluster(t)
-	payFleet(t, redisWallets(t, cl.URL(), 2))
+	clock := enforcetest.NewClock(walletT0)
+	payFleet(t, clock, redisWallets(t, clock, cl.URL(), 2))
 }
 
 // TestPaymentReloadCap: a reload lowering max_price below the origin's
@@ -120,7 +128,7 @@ func TestPaymentFleetBudgetCluster(t *testing.T) {
 func TestPaymentReloadCap(t *testing.T) {
 	k, kp := newSigningKey(t, "wba.pem")
 	o := newPayOrigin(t, k, "USD 0.01")
-	p := newPayProxy(t, kp, "USD 0.02", nil, nil)
+	p := newPayProxy(t, kp, "USD 0.02", Deps{}, nil)
 	if resp, _ := get(t, p.client, o.url+"/a"); resp.StatusCode != http.StatusOK {
 		t.Fatalf("GET /a: %d", resp.StatusCode)
 	}

@@ -22,7 +22,7 @@ import (
 func TestPaymentPays(t *testing.T) {
 	k, kp := newSigningKey(t, "wba.pem")
 	o := newPayOrigin(t, k, "USD 0.01")
-	p := newPayProxy(t, kp, "USD 0.02", nil, nil)
+	p := newPayProxy(t, kp, "USD 0.02", Deps{}, nil)
 	resp, body := get(t, p.client, o.url+"/a")
 	if resp.StatusCode != http.StatusOK || body != "paid page" {
 		t.Fatalf("GET /a: %d %q", resp.StatusCode, body)
@@ -85,7 +85,7 @@ func TestPaymentNotPaid(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			o := newPayOrigin(t, k, c.price)
-			p := newPayProxy(t, kp, "USD 0.02", nil, func(cfg *config.Config) { cfg.Payment.Mode = config.PaymentMode(c.mode) })
+			p := newPayProxy(t, kp, "USD 0.02", Deps{}, func(cfg *config.Config) { cfg.Payment.Mode = config.PaymentMode(c.mode) })
 			resp, _ := get(t, p.client, o.url+"/a")
 			if resp.StatusCode != http.StatusPaymentRequired || resp.Header.Get(payment.HeaderPrice) != c.price {
 				t.Fatalf("GET /a: %d %v", resp.StatusCode, resp.Header)
@@ -112,7 +112,7 @@ func TestPaymentNotPaid(t *testing.T) {
 			w.WriteHeader(http.StatusPaymentRequired)
 			return true
 		}
-		p := newPayProxy(t, kp, "USD 0.02", nil, nil)
+		p := newPayProxy(t, kp, "USD 0.02", Deps{}, nil)
 		resp, _ := get(t, p.client, o.url+"/a")
 		if resp.StatusCode != http.StatusPaymentRequired || resp.Header.Get(HeaderDecision) != string(ReasonPaymentUnsupported) {
 			t.Fatalf("GET /a: %d %v", resp.StatusCode, resp.Header)
@@ -143,7 +143,7 @@ func TestPaymentErrorCodes(t *testing.T) {
 				crawlerError(w, info.Status, code)
 				return true
 			}
-			p := newPayProxy(t, kp, "USD 0.02", nil, nil, payment.Budget{Scope: payment.ScopeFleet, Period: payment.PeriodDay,
+			p := newPayProxy(t, kp, "USD 0.02", Deps{}, nil, payment.Budget{Scope: payment.ScopeFleet, Period: payment.PeriodDay,
 				Limit: payment.MustParseAmount("USD 0.01")})
 			resp, _ := get(t, p.client, o.url+"/a")
 			if resp.StatusCode != info.Status || resp.Header.Get(payment.HeaderError) != string(code) {
@@ -186,7 +186,7 @@ func TestPaymentErrorCodes(t *testing.T) {
 			}
 			return false
 		})
-		p := newPayProxy(t, kp, "USD 0.02", nil, nil)
+		p := newPayProxy(t, kp, "USD 0.02", Deps{}, nil)
 		if resp, _ := get(t, p.client, o.url+"/a"); resp.StatusCode != http.StatusOK {
 			t.Fatalf("GET /a: %d", resp.StatusCode)
 		}

@@ -31,6 +31,7 @@ type payOrigin struct {
 	url   string
 	key   *signing.Key
 	price payment.Amount
+	now   func() time.Time // the signatures' verification time
 
 	mu      sync.Mutex
 	reqs    []testsupport.SigRequest
@@ -42,7 +43,7 @@ type payOrigin struct {
 
 func newPayOrigin(t *testing.T, key *signing.Key, price string) *payOrigin {
 	t.Helper()
-	o := &payOrigin{key: key, price: payment.MustParseAmount(price)}
+	o := &payOrigin{key: key, price: payment.MustParseAmount(price), now: time.Now}
 	ts := startTestServer(t, http.HandlerFunc(o.serve), false)
 	o.url = ts.URL
 	return o
@@ -111,7 +112,7 @@ func (o *payOrigin) serveCharged(w http.ResponseWriter, price payment.Amount) {
 // checkSignature returns the crawler-error of a priced request whose
 // signature does not verify or does not cover its price header.
 func (o *payOrigin) checkSignature(rq testsupport.SigRequest) payment.ErrorCode {
-	v, err := testsupport.VerifyWebBotAuth(rq, "sig1", o.key.Public(), time.Now())
+	v, err := testsupport.VerifyWebBotAuth(rq, "sig1", o.key.Public(), o.now())
 	if err != nil || !slices.Contains(v.Covers, `"`+payment.PriceHeaderComponent(rq.Header)+`"`) {
 		return payment.CodeInvalidSignature
 	}
@@ -158,9 +159,9 @@ type payProxy struct {
 }
 
 // newPayProxy starts a Server whose payment settings are pay, max_price
-// maxPrice and budgets, signing with keyFile, on wallet (nil: its own);
-// mod changes the configuration further.
-func newPayProxy(t *testing.T, keyFile, maxPrice string, wallet payment.Wallet, mod func(*config.Config), budgets ...payment.Budget) *payProxy {
+// maxPrice and budgets, signing with keyFile, with deps' Wallet and Clock
+// (nil: its own); mod changes the configuration further.
+func newPayProxy(t *testing.T, keyFile, maxPrice string, deps Deps, mod func(*config.Config), budgets ...payment.Budget) *payProxy {
 	t.Helper()
 	cfg := testConfig(t)
 	withSigning(&cfg, keyFile)
@@ -172,7 +173,7 @@ func newPayProxy(t *testing.T, keyFile, maxPrice string, wallet payment.Wallet, 
 		t.Fatalf("config: %v", err)
 	}
 	ma := &memAudit{}
-	srv, err := buildServer(t, cfg, enforce.Config{}, Deps{Auditor: audit.New(ma), Wallet: wallet, Log: zerolog.Nop(),
+	srv, err := buildServer(t, cfg, enforce.Config{}, Deps{Auditor: audit.New(ma), Wallet: deps.Wallet, Clock: deps.Clock, Log: zerolog.Nop(),
 		Load: func() (config.Config, error) { return cfg, nil }})
 	if err != nil {
 		t.Fatal(err)

@@ -25,7 +25,7 @@ func (s *Server) statusInfo() status.Info {
 	if c.Mode == "" {
 		c.Mode = CacheMode(cfg.Cache)
 	}
-	return status.Info{Cache: c, Config: append(configSummary(cfg), fleetState(c)...)}
+	return status.Info{Cache: c, Config: append(configSummary(cfg), fleetState(c)...), Spend: s.spendStatus()} // (paymentstatus.go)
 }
 
 // fleetState is the summary's line on the fleet-wide state, with Redis:
