@@ -75,6 +75,7 @@ func (s *Server) install() error {
 		},
 		lastResponse: []responseStep{
 			inflight,   // decisions, upstream errors, in-flight
+			s.vol,      // volumeStep: requests, status classes and bytes per origin, for the crawl report (volumestep.go)
 			finish{},   // report-mode headers, streaming
 			holdHead{}, // a response with a body inside an MITM session: head and body in one write (sessionwrite.go)
 			http10{},   // HTTP/1.0 clients inside MITM sessions (forward.go); last

@@ -29,6 +29,7 @@ import (
 	"github.com/robotsgate/robotsgate/enforce/politeness"
 	"github.com/robotsgate/robotsgate/internal/config"
 	"github.com/robotsgate/robotsgate/proxy/audit"
+	"github.com/robotsgate/robotsgate/proxy/audit/volume"
 	"github.com/robotsgate/robotsgate/proxy/metrics"
 	"github.com/robotsgate/robotsgate/proxy/selfaddr"
 	"github.com/robotsgate/robotsgate/proxy/signing"
@@ -79,6 +80,9 @@ type Deps struct {
 	// [payment.MemoryWallet], this process only. Give a Redis one to hold
 	// fleet budgets.
 	Wallet payment.Wallet
+	// Volume counts answered requests for the crawl report's volume
+	// records (volumestep.go); nil: none.
+	Volume *volume.Aggregator
 }
 
 // Server is a robotsgate proxy. Create it with New, serve it with Serve
@@ -88,6 +92,7 @@ type Server struct {
 	proxy *goproxy.ProxyHttpServer
 	enf   *enforce.Enforcer
 	audit *audit.Auditor
+	vol   volumeStep // the crawl report's counts (volumestep.go)
 	log   zerolog.Logger
 	tr    *http.Transport
 	conns *connTracker    // of tr's connections (idleconns.go)
@@ -158,6 +163,7 @@ func New(cfg config.Config, deps Deps) (*Server, error) {
 		cfg:   cfg,
 		enf:   deps.Enforcer,
 		audit: deps.Auditor,
+		vol:   volumeStep{deps.Volume},
 		log:   deps.Log,
 		tr:    deps.Transport,
 		ptr:   deps.PolicyTransport,

@@ -11,6 +11,7 @@ import (
 	"github.com/robotsgate/robotsgate/enforce"
 	"github.com/robotsgate/robotsgate/internal/config"
 	"github.com/robotsgate/robotsgate/proxy/audit"
+	"github.com/robotsgate/robotsgate/proxy/audit/volume"
 )
 
 // benchServe drives h (a proxy handler) with GETs for origin paths,
@@ -81,7 +82,9 @@ func BenchmarkRobotsgate(b *testing.B) {
 			o := benchOrigin(b)
 			cfg := testConfig(b)
 			cfg.HTTPS.Mode = config.HTTPSModeTunnel
-			srv, err := buildServer(b, cfg, enforce.Config{}, Deps{Auditor: audit.New(nopCloser{io.Discard})})
+			aud := audit.New(nopCloser{io.Discard})
+			// the volume records on, as serve runs by default
+			srv, err := buildServer(b, cfg, enforce.Config{}, Deps{Auditor: aud, Volume: volume.New(aud, nil, 10000)})
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -160,6 +160,7 @@ func (s *Server) record(e audit.Event) {
 		e.Mode = string(s.live.Load().cfg.Mode)
 	}
 	boundClientFields(&e) // (clientbounds.go)
+	s.vol.v.Note(&e)      // refusals and opt-outs per origin, for the crawl report (volumestep.go)
 	if err := s.audit.Record(e); err != nil {
 		s.log.Error().Err(err).Str("url", e.URL).Str("decision", e.Decision).Msg("audit record not written")
 	}

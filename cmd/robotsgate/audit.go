@@ -46,7 +46,7 @@ type auditFlags struct {
 // malformed line is skipped and counted: their number and the first one
 // go to stderr. Exit status: 0, 1 when a file cannot be read, 2 for a
 // usage error. With -verify it checks the files' hash chain instead
-// (runAuditVerify).
+// ([runAuditVerify]).
 func runAudit(ctx context.Context, args []string, env func(string) string, stdin io.Reader, stdout, stderr io.Writer, ae auditEnv) int {
 	if isAuditVerify(args) {
 		return runAuditVerify(args, env, stdout, stderr) // audit_verify.go
@@ -102,7 +102,7 @@ func parseAuditFlags(args []string, now time.Time, stdout, stderr io.Writer) (au
 	until := fs.String("until", "", "only records before `T` (as -since)")
 	reasons := fs.String("reason", "", "only records with one of these comma-separated `reasons` (disallowed, robots-unreachable, ...)")
 	decisions := fs.String("decision", "", "only records with one of these comma-separated `decisions` (allowed, blocked, reported)")
-	kinds := fs.String("kind", query.KindRequest, "only records of these comma-separated `kinds`: request (decisions on requests), config-reload (configuration reloads), audit-digest (signed digests of the hash chain), or all")
+	kinds := fs.String("kind", query.KindRequest, "only records of these comma-separated `kinds`: request (decisions on requests), config-reload (configuration reloads), audit-digest (signed digests of the hash chain), volume (the crawl report's counts, robotsgate report), or all")
 	fs.StringVar(&fl.filter.Agent, "agent", "", "only records decided for this `agent` (case-insensitive)")
 	fs.StringVar(&fl.filter.User, "user", "", "only records of requests sent by this proxy `user` (credentials)")
 	fs.StringVar(&fl.filter.URLPrefix, "url", "", "only records whose URL starts with `PREFIX`")
@@ -140,7 +140,7 @@ func parseAuditFlags(args []string, now time.Time, stdout, stderr io.Writer) (au
 }
 
 // auditKinds are the values of -kind.
-var auditKinds = []string{query.KindRequest, audit.KindConfigReload, audit.KindDigest, "all"}
+var auditKinds = []string{query.KindRequest, audit.KindConfigReload, audit.KindDigest, audit.KindVolume, "all"}
 
 // auditReasons are the values of -reason: every reason of a request's
 // record, and the results of a configuration reload.

@@ -23,7 +23,7 @@ func auditFixture(t *testing.T) (path, a, b string) {
 	oa, _ := newTestOrigin(t, nil)
 	ob, _ := newTestOrigin(t, nil)
 	path = filepath.Join(t.TempDir(), "audit.log")
-	r := startServe(t, []string{"-audit-log", path, "-agent", "AuditBot"}, nil)
+	r := startServe(t, []string{"-audit-log", path, "-agent", "AuditBot", "-audit-volume-interval", "0"}, nil) // line numbers below count decisions only
 	r.getAll(t, oa.URL+"/private/1", ob.URL+"/private/x", oa.URL+"/private/2", oa.URL+"/public")
 	if code := r.stop(t); code != 0 {
 		t.Fatalf("serve exit %d: %s", code, r.stderr)

@@ -61,7 +61,7 @@ func TestAuditRefusesUnknownValues(t *testing.T) {
 	for args, want := range map[string]string{
 		"-reason dissallowed":     `-reason: "dissallowed" is not a reason robotsgate records (did you mean "disallowed"?) (reasons: `,
 		"-reason disallowed,nope": `"nope" is not a reason`,
-		"-kind reload":            `-kind: "reload" is not one of request, config-reload, audit-digest, all`,
+		"-kind reload":            `-kind: "reload" is not one of request, config-reload, audit-digest, volume, all`,
 		"-orign http://a.example": `flag provided but not defined: -orign (did you mean -origin?)`,
 	} {
 		code, out, errOut := runAuditTest(t, nil, append(strings.Fields(args), p)...)

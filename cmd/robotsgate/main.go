@@ -77,6 +77,10 @@ func run(ctx context.Context, args []string, env func(string) string, stdin io.R
 		return runCheck(args[1:], stdin, stdout, stderr)
 	case "audit":
 		return runAudit(ctx, args[1:], env, stdin, stdout, stderr, auditEnv{now: time.Now})
+	case "report": // the crawl report of the volume records (report.go)
+		return runReport(ctx, args[1:], env, stdin, stdout, stderr, time.Now())
+	case "publish": // the crawler's information page, key directory and agent cards (publish.go)
+		return runPublish(args[1:], env, stdout, stderr)
 	case "ca":
 		return runCA(args[1:], stdout, stderr)
 	case "reload": // ask one instance to reload its configuration (reloadcmd.go)
@@ -101,7 +105,7 @@ func run(ctx context.Context, args []string, env func(string) string, stdin io.R
 		usage(stdout)
 		return 0
 	default:
-		fmt.Fprintf(stderr, "robotsgate: unknown command %q (want serve, check, audit, reload, ca, health, iptables, signing or version; -h for help)\n", args[0])
+		fmt.Fprintf(stderr, "robotsgate: unknown command %q (want serve, check, audit, report, publish, reload, ca, health, iptables, signing or version; -h for help)\n", args[0])
 		return 2
 	}
 }
@@ -122,6 +126,8 @@ Usage:
   robotsgate [serve] [flags]   run the proxy (default; listens on 127.0.0.1:9309)
   robotsgate check [flags]     test URLs against a robots.txt (-fetch: the live robots.txt files)
   robotsgate audit [flags]     query the audit log (blocked URLs of an origin, counts, -f to follow)
+  robotsgate report [flags]    crawl report: volume per origin, refusals, opt-outs (-format table|csv|json|html)
+  robotsgate publish -out DIR  write the crawler information page, key directory and Signature Agent Cards
   robotsgate reload [flags]    make the configured instance read its configuration again (admin API)
   robotsgate ca [flags]        show or create the MITM CA certificate
   robotsgate health [flags]    exit 0 if the configured robotsgate answers /healthz (container HEALTHCHECK)

@@ -116,8 +116,8 @@ func newTestOrigin(t *testing.T, page http.HandlerFunc) (*httptest.Server, *atom
 	return srv, &hits
 }
 
-// readAudit returns the records of the audit file path, its digest
-// records left out.
+// readAudit returns the records of the audit file path, its digest and
+// volume records left out.
 func readAudit(t *testing.T, path string) []map[string]any {
 	t.Helper()
 	b, err := os.ReadFile(path)
@@ -131,7 +131,7 @@ func readAudit(t *testing.T, path string) []map[string]any {
 		if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
 			t.Fatalf("audit line %q: %v", sc.Text(), err)
 		}
-		if m["kind"] == audit.KindDigest {
+		if m["kind"] == audit.KindDigest || m["kind"] == audit.KindVolume { // volume: report_test.go
 			continue
 		}
 		recs = append(recs, m)

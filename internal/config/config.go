@@ -85,6 +85,11 @@ type Config struct {
 	// caught while it is rewritten.
 	ReloadAllowEmpty bool
 
+	// Volume is the crawl report's volume records, Crawler what
+	// robotsgate publish writes about the crawler (crawler.go).
+	Volume  VolumeConfig
+	Crawler CrawlerConfig
+
 	// emptyFile: the configuration file, read by Load, held no setting.
 	emptyFile bool
 
@@ -230,6 +235,7 @@ func Default() Config {
 			Deny:         robottag.DefaultDeny(),
 			MaxScanBytes: 64 << 10,
 		},
+		Volume: VolumeConfig{Interval: defaultVolumeInterval, MaxOrigins: defaultVolumeMaxOrigins},
 	}
 }
 

@@ -45,7 +45,7 @@ var configFlag = option{flag: "config", help: "YAML configuration `file` (see co
 // To add one, add a field to Config, its default to Default and a line
 // to [topOptions] or [sectionOptions].
 func options() []option {
-	return append(append(append(append(topOptions(), sectionOptions()...), licenseOptions()...), egressOptions()...), paymentOptions()...)
+	return append(append(append(append(append(topOptions(), sectionOptions()...), licenseOptions()...), egressOptions()...), paymentOptions()...), crawlerOptions()...)
 }
 
 // topOptions are the options outside any section.
@@ -68,6 +68,8 @@ func topOptions() []option {
 		{"audit_max_age_days", "audit-max-age-days", "rotated audit files older than this many days are removed; 0 = never", func(c *Config) any { return &c.AuditMaxAgeDays }, atRestart},
 		{"audit_digest_interval", "audit-digest-interval", "interval (`duration`) between the signed digest records of the audit log's hash chain; 0 = only at rotation and shutdown (see docs/audit.md)", func(c *Config) any { return &c.AuditDigestInterval }, atRestart},
 		{"audit_key", "audit-key", "Ed25519 private key `file` (PEM PKCS#8 or JWK, mode 0600) that signs the audit digests; empty = signing.key's; digests are unsigned when both are empty", func(c *Config) any { return &c.AuditKey }, atRestart},
+		{"audit_volume_interval", "audit-volume-interval", "the crawl report's volume records (per origin and identity: requests and bytes by status class, refusals by reason, opt-outs seen) are written every `duration`, and at shutdown; at least 10s; 0 = none", func(c *Config) any { return &c.Volume.Interval }, atRestart},
+		{"audit_volume_max_origins", "", "origins (with their identity) counted separately per interval; the rest fold into one volume record without an origin", func(c *Config) any { return &c.Volume.MaxOrigins }, atRestart},
 		{"log_level", "log-level", "operator log `level`: debug, info, warn or error", func(c *Config) any { return &c.LogLevel }, atRestart},
 		{"log_format", "log-format", "operator log `format` on stderr: auto (console on a terminal, else JSON), json or console", func(c *Config) any { return &c.LogFormat }, atRestart},
 		{"upstream_proxy", "upstream-proxy", "forward through this proxy `URL` (http:// or https://); empty = direct (HTTP(S)_PROXY is ignored)", func(c *Config) any { return &c.UpstreamProxy }, atRestart},

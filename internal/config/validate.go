@@ -28,7 +28,7 @@ func (c *Config) Validate() error {
 	for _, check := range []func() error{
 		c.validateProxy, c.validateRobots, c.validateUpstream, c.validateAccess, c.validateAdmin, c.validateExposure,
 		c.validateHTTPS, c.validatePoliteness, c.validateRobotTags, c.validateUsage, c.validateSites, c.validateTDMRep, c.validateLicense,
-		c.validateSigning, c.validateEgress, c.validatePayment,
+		c.validateSigning, c.validateEgress, c.validatePayment, c.validateCrawler,
 	} {
 		if err := check(); err != nil {
 			return err

@@ -87,6 +87,9 @@ type Event struct {
 	// Payment is the 402 pay-per-crawl exchange of the request, nil when
 	// there was none (payment.go).
 	Payment *Payment
+
+	// Volume is the body of a [KindVolume] record, nil in every other.
+	Volume *Volume
 }
 
 // License is an RSL license verdict in an audit record. It never holds

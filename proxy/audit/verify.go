@@ -96,7 +96,7 @@ type chainFields struct {
 // Verify reads the audit files (gzip-compressed or not) in the order
 // given, oldest first, and checks their chain and digests: keys holds the
 // public keys digests may be signed with, by JWK thumbprint; with none,
-// signatures are not checked (Report.Unchecked) but unsigned digests are
+// signatures are not checked ([Report.Unchecked]) but unsigned digests are
 // accepted; with some, an unsigned digest is a Problem. It returns an
 // error only when a file cannot be read.
 func Verify(files []string, keys map[string]ed25519.PublicKey) (*Report, error) {
