@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"net/http"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strings"
@@ -194,6 +195,28 @@ func TestPaymentErrorCodes(t *testing.T) {
 			t.Errorf("ledger sum %d, want 15000", sum)
 		}
 	})
+}
+
+// TestPaymentMITM: inside an MITM session the paid retry goes out
+// through the session's round tripper to the https origin, signed for it.
+func TestPaymentMITM(t *testing.T) {
+	k, kp := newSigningKey(t, "wba.pem")
+	o, ts := newPayOriginOn(t, k, "USD 0.01", true)
+	cfg := testConfig(t)
+	withSigning(&cfg, kp)
+	cfg.Payment = config.PaymentConfig{Mode: config.PaymentPay, MaxPrice: payment.MustParseAmount("USD 0.02")}
+	cfg.HTTPS.AllowedPorts = []int{int(netip.MustParseAddrPort(ts.Listener.Addr().String()).Port())}
+	cfg.HTTPS.UpstreamRoots = []string{writeCertPEM(t, ts.Certificate())}
+	p := startHTTPSProxy(t, cfg)
+	resp, body := get(t, p.client(p.ca), o.url+"/a")
+	if resp.StatusCode != http.StatusOK || body != "paid page" {
+		t.Fatalf("GET /a: %d %q", resp.StatusCode, body)
+	}
+	reqs := o.received("/a")
+	if n, _ := o.totals(); n != 1 || len(reqs) != 2 || reqs[1].Scheme != "https" {
+		t.Fatalf("origin: %d charges, requests %v", n, reqs)
+	}
+	verifySigned(t, []signedBy{{reqs[1], "sig1", k}})
 }
 
 // TestPaymentPayIdentityNeedsKey: a credentials-file user with

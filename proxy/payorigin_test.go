@@ -3,6 +3,7 @@ package proxy
 import (
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"slices"
 	"strings"
@@ -43,14 +44,25 @@ type payOrigin struct {
 
 func newPayOrigin(t *testing.T, key *signing.Key, price string) *payOrigin {
 	t.Helper()
-	o := &payOrigin{key: key, price: payment.MustParseAmount(price), now: time.Now}
-	ts := startTestServer(t, http.HandlerFunc(o.serve), false)
-	o.url = ts.URL
+	o, _ := newPayOriginOn(t, key, price, false)
 	return o
 }
 
+// newPayOriginOn is newPayOrigin on HTTPS when tlsOn, with its server.
+func newPayOriginOn(t *testing.T, key *signing.Key, price string, tlsOn bool) (*payOrigin, *httptest.Server) {
+	t.Helper()
+	o := &payOrigin{key: key, price: payment.MustParseAmount(price), now: time.Now}
+	ts := startTestServer(t, http.HandlerFunc(o.serve), tlsOn)
+	o.url = ts.URL
+	return o, ts
+}
+
 func (o *payOrigin) serve(w http.ResponseWriter, r *http.Request) {
-	rq := testsupport.SigRequestOf(r, "http")
+	scheme := "http"
+	if r.TLS != nil {
+		scheme = "https"
+	}
+	rq := testsupport.SigRequestOf(r, scheme)
 	rq.Header = r.Header.Clone()
 	o.mu.Lock()
 	o.reqs = append(o.reqs, rq)
