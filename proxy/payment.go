@@ -28,7 +28,7 @@ type paymentStep struct {
 	s      *Server
 	wallet payment.Wallet
 	cfg    config.PaymentConfig
-	polite *politeness.Politeness // InternalError pauses the origin as a 503 does
+	polite *politeness.Politeness // [payment.CodeInternalError] pauses the origin as a 503 does
 }
 
 // Reasons of the payment step's audit records.
@@ -68,7 +68,7 @@ func (p *paymentStep) terms(st *requestState) payTerms {
 }
 
 // payState is the payment state of a request that may be paid for
-// (requestState.Pay): its terms, its header as it was before it was
+// ([requestState.Pay]): its terms, its header as it was before it was
 // signed (the paid retry is signed afresh), and the reservation it holds.
 type payState struct {
 	terms   payTerms

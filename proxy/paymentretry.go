@@ -86,7 +86,7 @@ func (p *paymentStep) upfrontAnswer(resp *http.Response, st *requestState) (outc
 		p.release(st.Pay)
 		return outcome{}, true
 	}
-	return p.settle(resp, st, *res, charged, true), true
+	return p.settleCharge(resp, st, *res, charged, true), true
 }
 
 // pay reserves price and retries the request with crawler-exact-price;
@@ -159,7 +159,7 @@ func (p *paymentStep) answered(paid *http.Response, ctx *goproxy.ProxyCtx, st *r
 		charged, err := payment.ParseCharged(paid.Header)
 		res := st.Pay.take()
 		if err == nil && res != nil {
-			return paid, p.settle(paid, st, *res, charged, false)
+			return paid, p.settleCharge(paid, st, *res, charged, false)
 		}
 		if res != nil {
 			st.Pay.hold(*res)
@@ -176,8 +176,8 @@ func (p *paymentStep) answered(paid *http.Response, ctx *goproxy.ProxyCtx, st *r
 		fmt.Sprintf("the paid retry was answered %d", paid.StatusCode))
 }
 
-// settle records the charge of res and returns the ledger's record.
-func (p *paymentStep) settle(resp *http.Response, st *requestState, res payment.Reservation, charged payment.Amount, upfront bool) outcome {
+// settleCharge records the charge of res and returns the ledger's record.
+func (p *paymentStep) settleCharge(resp *http.Response, st *requestState, res payment.Reservation, charged payment.Amount, upfront bool) outcome {
 	detail := "paid " + charged.String()
 	set, err := p.wallet.Settle(context.Background(), res, charged)
 	switch {
@@ -214,7 +214,7 @@ func (p *paymentStep) refused(resp *http.Response, st *requestState, price payme
 	return p.passThrough(resp, st, ReasonPaymentFailed, rec, "nothing is paid: "+err.Error())
 }
 
-// codeOutcome acts on the crawler-error code of resp: an InternalError
+// codeOutcome acts on the crawler-error code of resp: [payment.CodeInternalError]
 // pauses the origin (as a 503 does); every code is audited, and the
 // answer goes to the client.
 func (p *paymentStep) codeOutcome(resp *http.Response, ctx *goproxy.ProxyCtx, st *requestState, price payment.Amount,

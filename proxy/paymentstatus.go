@@ -48,7 +48,7 @@ func (s *Server) spendStatus() []status.Spend {
 // maxSpendUsers bounds the identities the page lists per budget.
 const maxSpendUsers = 50
 
-// users returns the distinct user names of ids, at most maxSpendUsers.
+// users returns the distinct user names of ids, at most [maxSpendUsers].
 func users(ids []access.Identity) []string {
 	var out []string
 	for _, id := range ids {

@@ -49,7 +49,7 @@ func (m *Metrics) PaymentCharged(currency, identity string, units int64) {
 }
 
 // PaymentReservation counts a reservation made, settled or released
-// (result, one of reservationResults).
+// (result, one of [reservationResults]).
 func (m *Metrics) PaymentReservation(result string) {
 	if m == nil {
 		return
