@@ -69,31 +69,26 @@ func (p *paymentStep) terms(st *requestState) payTerms {
 
 // payState is the payment state of a request that may be paid for
 // ([requestState.Pay]): its terms, its header as it was before it was
-// signed (the paid retry is signed afresh), and the reservation it holds.
+// signed (the paid retry is signed afresh), and the reservation of the
+// price it carries up front. The paid retry's reservation is the
+// response step's own ([paymentStep.pay]), ended before it returns.
 type payState struct {
 	terms   payTerms
 	header  http.Header
-	upfront bool // the request carries crawler-max-price from the start
+	upfront *payment.Reservation // of crawler-max-price, nil when the request carries none
 
-	mu  sync.Mutex
-	res *payment.Reservation // held, nil when none
+	mu   sync.Mutex
+	held bool // upfront is neither settled nor released yet
 }
 
-// hold makes res the reservation ps holds.
-func (ps *payState) hold(res payment.Reservation) {
-	ps.mu.Lock()
-	ps.res = &res
-	ps.mu.Unlock()
-}
-
-// take returns the reservation ps holds (nil when none) and holds none
-// any more: it is settled or released once.
-func (ps *payState) take() *payment.Reservation {
+// take reports whether the up-front reservation was still held, and
+// holds it no more: it is settled or released once.
+func (ps *payState) take() bool {
 	ps.mu.Lock()
 	defer ps.mu.Unlock()
-	res := ps.res
-	ps.res = nil
-	return res
+	held := ps.held
+	ps.held = false
+	return held
 }
 
 // onRequest prepares a request of pay mode: see [paymentStep].
@@ -112,9 +107,6 @@ func (p *paymentStep) onRequest(r *http.Request, _ *goproxy.ProxyCtx, st *reques
 	}
 	ps := &payState{terms: t, header: r.Header.Clone()}
 	st.Pay = ps
-	// Whatever ends the request (a failed forward, a client gone) ends
-	// its reservation; a settled or released one is no longer held.
-	context.AfterFunc(r.Context(), func() { p.release(ps) })
 	price, ok := p.wallet.Quoted(r.Context(), st.Decision.Origin)
 	if !ok {
 		return outcome{}
@@ -124,9 +116,15 @@ func (p *paymentStep) onRequest(r *http.Request, _ *goproxy.ProxyCtx, st *reques
 		return outcome{}
 	}
 	p.s.metrics.PaymentReservation("reserved")
-	ps.hold(res)
-	ps.upfront = true
+	ps.upfront, ps.held = &res, true
 	payment.SetMaxPrice(r.Header, price)
+	// Whatever ends the request without its response step (a failed
+	// forward, a client gone) releases the reservation.
+	context.AfterFunc(r.Context(), func() {
+		if ps.take() {
+			p.release(res)
+		}
+	})
 	return outcome{}
 }
 
@@ -142,14 +140,10 @@ func (p *paymentStep) request(st *requestState, t payTerms, price payment.Amount
 	return payment.Request{Identity: st.identity().User, Origin: st.Decision.Origin, Amount: price, Policy: t.policy}
 }
 
-// release releases the reservation ps holds, if any.
-func (p *paymentStep) release(ps *payState) {
-	res := ps.take()
-	if res == nil {
-		return
-	}
+// release releases the reservation res.
+func (p *paymentStep) release(res payment.Reservation) {
 	p.s.metrics.PaymentReservation("released")
-	if err := p.wallet.Release(context.Background(), *res); err != nil {
+	if err := p.wallet.Release(context.Background(), res); err != nil {
 		p.s.log.Warn().Err(err).Str("origin", res.Request.Origin).Msg("payment: releasing a reservation failed; it expires")
 	}
 }

@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"io"
 	"net/http"
 	"net/netip"
 	"os"
@@ -175,6 +176,28 @@ func TestPaymentErrorCodes(t *testing.T) {
 			}
 		})
 	}
+	t.Run("unconfirmed", func(t *testing.T) {
+		o := newPayOrigin(t, k, "USD 0.01")
+		o.setAnswer(func(w http.ResponseWriter, r *http.Request) bool {
+			if r.Header.Get(payment.HeaderExactPrice) == "" {
+				return false
+			}
+			io.WriteString(w, "served, no charge said")
+			return true
+		})
+		p := newPayProxy(t, kp, "USD 0.02", Deps{}, nil, payment.Budget{Scope: payment.ScopeFleet, Period: payment.PeriodDay,
+			Limit: payment.MustParseAmount("USD 0.01")})
+		if resp, _ := get(t, p.client, o.url+"/a"); resp.StatusCode != http.StatusOK {
+			t.Fatalf("GET /a: %d", resp.StatusCode)
+		}
+		if rec := recordOf(t, p.audit, o.url+"/a", string(ReasonPaymentUnconfirmed)); rec == nil {
+			t.Errorf("no payment-unconfirmed record: %v", p.audit.Records(t))
+		}
+		o.setAnswer(nil) // released: the budget pays the next one
+		if resp, _ := get(t, p.client, o.url+"/b"); resp.StatusCode != http.StatusOK {
+			t.Errorf("GET /b: %d, want 200 (the reservation was released)", resp.StatusCode)
+		}
+	})
 	t.Run("requote", func(t *testing.T) {
 		o := newPayOrigin(t, k, "USD 0.01")
 		o.setAnswer(func(w http.ResponseWriter, r *http.Request) bool {

@@ -30,7 +30,7 @@ func (p *paymentStep) onResponse(resp *http.Response, ctx *goproxy.ProxyCtx, st 
 	if t.mode == config.PaymentOff {
 		return resp, outcome{}
 	}
-	if ps != nil && ps.upfront {
+	if ps != nil && ps.upfront != nil {
 		if o, done := p.upfrontAnswer(resp, st); done {
 			return resp, o
 		}
@@ -71,22 +71,18 @@ func (p *paymentStep) onResponse(resp *http.Response, ctx *goproxy.ProxyCtx, st 
 // anything else releases the reservation and is handled as usual (done
 // is false).
 func (p *paymentStep) upfrontAnswer(resp *http.Response, st *requestState) (outcome, bool) {
-	res := st.Pay.take()
-	if res == nil {
-		return outcome{}, false
-	}
-	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		st.Pay.hold(*res)
-		p.release(st.Pay)
-		return outcome{}, false
-	}
+	res, held := *st.Pay.upfront, st.Pay.take()
 	charged, err := payment.ParseCharged(resp.Header)
-	if err != nil { // served without a charge
-		st.Pay.hold(*res)
-		p.release(st.Pay)
-		return outcome{}, true
+	if resp.StatusCode >= 200 && resp.StatusCode <= 299 && err == nil {
+		// Settled even when no longer held (the client left meanwhile):
+		// the charge is in the ledger whatever the wallet says.
+		return p.settleCharge(resp, st, res, charged, true), true
 	}
-	return p.settleCharge(resp, st, *res, charged, true), true
+	if held {
+		p.release(res)
+	}
+	free := resp.StatusCode >= 200 && resp.StatusCode <= 299 // served without a charge
+	return outcome{}, free
 }
 
 // pay reserves price and retries the request with crawler-exact-price;
@@ -100,10 +96,9 @@ func (p *paymentStep) pay(resp *http.Response, ctx *goproxy.ProxyCtx, st *reques
 			return resp, p.refused(resp, st, price, err)
 		}
 		p.s.metrics.PaymentReservation("reserved")
-		st.Pay.hold(res)
 		paid, err := p.retry(ctx, st, price)
 		if err != nil {
-			p.release(st.Pay)
+			p.release(res)
 			return resp, p.passThrough(resp, st, ReasonPaymentFailed, priceRecord(price, t), "the paid retry failed: "+err.Error())
 		}
 		closeBody(resp)
@@ -111,11 +106,11 @@ func (p *paymentStep) pay(resp *http.Response, ctx *goproxy.ProxyCtx, st *reques
 		code, action := payment.ParseError(paid.Header)
 		newPrice, perr := payment.ParsePrice(paid.Header)
 		if action == payment.ActionRequote && paid.StatusCode == http.StatusPaymentRequired && perr == nil && !requoted {
-			p.release(st.Pay)
+			p.release(res)
 			price = newPrice
 			continue
 		}
-		return p.answered(paid, ctx, st, price, code, action)
+		return p.answered(paid, ctx, st, res, code, action)
 	}
 }
 
@@ -151,24 +146,21 @@ func (p *paymentStep) retry(ctx *goproxy.ProxyCtx, st *requestState, price payme
 }
 
 // answered is the outcome of the paid retry's answer paid: a 2xx settles
-// the reservation with crawler-charged (none: released, unconfirmed);
-// anything else releases it, and a crawler-error code is acted on.
-func (p *paymentStep) answered(paid *http.Response, ctx *goproxy.ProxyCtx, st *requestState, price payment.Amount,
+// the reservation res with crawler-charged (none: released,
+// unconfirmed); anything else releases it, and a crawler-error code is
+// acted on.
+func (p *paymentStep) answered(paid *http.Response, ctx *goproxy.ProxyCtx, st *requestState, res payment.Reservation,
 	code payment.ErrorCode, action payment.Action) (*http.Response, outcome) {
+	price := res.Request.Amount
 	if paid.StatusCode >= 200 && paid.StatusCode <= 299 {
-		charged, err := payment.ParseCharged(paid.Header)
-		res := st.Pay.take()
-		if err == nil && res != nil {
-			return paid, p.settleCharge(paid, st, *res, charged, false)
+		if charged, err := payment.ParseCharged(paid.Header); err == nil {
+			return paid, p.settleCharge(paid, st, res, charged, false)
 		}
-		if res != nil {
-			st.Pay.hold(*res)
-			p.release(st.Pay)
-		}
+		p.release(res)
 		return paid, p.notePrice(paid, st, ReasonPaymentUnconfirmed, price, st.Pay.terms,
 			"the paid retry was served without crawler-charged: the reservation was released")
 	}
-	p.release(st.Pay)
+	p.release(res)
 	if action != payment.ActionNone {
 		return paid, p.codeOutcome(paid, ctx, st, price, code, action)
 	}
@@ -184,6 +176,8 @@ func (p *paymentStep) settleCharge(resp *http.Response, st *requestState, res pa
 	case err != nil:
 		p.s.log.Warn().Err(err).Str("origin", res.Request.Origin).Msg("payment: recording a charge failed; it is in the ledger")
 		detail += "; the wallet could not record it: " + err.Error()
+	case set.Duplicate:
+		detail += "; the reservation had ended before the charge (the client left): not counted against the budgets"
 	case set.Over:
 		detail += "; more than the " + res.Request.Amount.String() + " reserved"
 	}
