@@ -18,6 +18,7 @@ import (
 	"github.com/robotsgate/robotsgate/enforce"
 	"github.com/robotsgate/robotsgate/internal/config"
 	"github.com/robotsgate/robotsgate/proxy/audit"
+	"github.com/robotsgate/robotsgate/proxy/conns"
 	"github.com/robotsgate/robotsgate/proxy/mitm"
 	"github.com/robotsgate/robotsgate/proxy/selfaddr"
 )
@@ -32,7 +33,7 @@ type httpsState struct {
 	caInfo  mitm.CAInfo
 	certs   *mitm.CertStore
 	mitm    *goproxy.ConnectAction
-	hijacks *hijackTracker
+	hijacks *conns.HijackTracker
 }
 
 // installHTTPS sets up CONNECT handling: the port allow-list, and MITM
@@ -41,7 +42,7 @@ type httpsState struct {
 // the handler with s.https.hijacks, and Shutdown drains it.
 func (s *Server) installHTTPS() error {
 	cfg := s.cfg.HTTPS
-	h := &httpsState{mode: cfg.Mode, hijacks: newHijackTracker(clientLimitsOf(s.cfg.Client))}
+	h := &httpsState{mode: cfg.Mode, hijacks: conns.NewHijackTracker(conns.LimitsOf(s.cfg.Client))}
 	if h.mode == config.HTTPSModeMITM {
 		ca, info, err := mitm.LoadOrCreateCA(cfg.DataDir, cfg.CACert, cfg.CAKey, nil)
 		if err != nil {
@@ -141,7 +142,7 @@ func (s *Server) handleConnect(host string, ctx *goproxy.ProxyCtx) (*goproxy.Con
 		d := enforce.Decision{Reason: ReasonSelfRequest, URL: u.String(), Origin: origin, Agent: st.Agent,
 			Detail: "the CONNECT target " + target + " is robotsgate itself; its admin API is not reachable through the proxy"}
 		return s.connectAction(ctx, st, refuse(d), nil), host
-	} else if pinned, refused := connectEgress(r, st, u, hostname, pin); refused != nil { // (egressdial.go)
+	} else if pinned, refused := connectEgress(r, st, u, hostname, pin); refused != nil { // (egressdial.go, upstream/egressdial.go)
 		return s.connectAction(ctx, st, *refused, nil), host
 	} else {
 		r, ctx.Req = pinned, pinned
@@ -161,9 +162,9 @@ func (s *Server) handleConnect(host string, ctx *goproxy.ProxyCtx) (*goproxy.Con
 
 // startMITM sets up the MITM session of the CONNECT of ctx to target.
 func (s *Server) startMITM(ctx *goproxy.ProxyCtx, st *requestState, target string) {
-	ci := connInfoFrom(ctx.Req.Context()) // HTTP/1.0 answers end the session through it (forward.go)
+	ci := conns.InfoFrom(ctx.Req.Context()) // HTTP/1.0 answers end the session through it (forward.go)
 	if ci != nil {
-		ci.mitm.Store(true) // Shutdown may end this session between requests
+		ci.MarkMITM() // Shutdown may end this session between requests
 	}
 	// goproxy gives every request of the session the CONNECT's
 	// UserData: the session, which [Server.enter] puts in its state.

@@ -10,6 +10,7 @@ import (
 	"github.com/robotsgate/robotsgate/enforce"
 	"github.com/robotsgate/robotsgate/proxy/egress"
 	"github.com/robotsgate/robotsgate/proxy/selfaddr"
+	"github.com/robotsgate/robotsgate/proxy/upstream"
 )
 
 // The destination step: a request inside an MITM session must name its
@@ -28,11 +29,11 @@ import (
 //     through the proxy.
 //
 // Both are audited as blocked. A request that goes on is pinned to the
-// address it will be sent to (pins.go; on the transparent listener, its
+// address it will be sent to (upstream/pins.go; on the transparent listener, its
 // original destination), whose policy files decide it.
 type destination struct {
 	self *selfaddr.Set
-	pins *addrPins // nil with an upstream proxy, which resolves names itself
+	pins *upstream.AddrPins // nil with an upstream proxy, which resolves names itself
 }
 
 // egressOf returns the egress policy a request of st is decided under.
@@ -61,7 +62,7 @@ func (dst destination) onRequest(r *http.Request, ctx *goproxy.ProxyCtx, st *req
 	if rd := st.Redirected; rd != nil { // a redirected connection (transparent.go), its destination checked (connRefusal)
 		o := checkRedirected(dst.self, r, ctx, rd, host, port, portOK)
 		if o.d == nil && egressOf(st) != nil && egressOf(st).Check(rd.dst.Addr()).Public {
-			ctx.Req = ctx.Req.WithContext(withPublicOrigin(ctx.Req.Context()))
+			ctx.Req = ctx.Req.WithContext(upstream.WithPublicOrigin(ctx.Req.Context()))
 		}
 		return o
 	}
@@ -79,14 +80,14 @@ func (dst destination) onRequest(r *http.Request, ctx *goproxy.ProxyCtx, st *req
 	}
 	ip := pin.Addr()
 	if !ip.IsValid() {
-		ip = literalIP(host) // not pinned: an IP literal, or a name an upstream proxy resolves
+		ip = upstream.LiteralIP(host) // not pinned: an IP literal, or a name an upstream proxy resolves
 	}
-	rctx, refused := checkDestination(r.Context(), egressOf(st), r.URL, host, ip) // 403 destination-private (egressdial.go)
+	rctx, refused := checkDestination(r.Context(), egressOf(st), r.URL, host, ip) // 403 destination-private (egressdial.go, upstream/egressdial.go)
 	if refused != nil {
 		return *refused
 	}
 	if pin != nil { // dial exactly the addresses just checked
-		rctx = withPin(rctx, pin)
+		rctx = upstream.WithPin(rctx, pin)
 	}
 	if rctx != r.Context() {
 		ctx.Req = r.WithContext(rctx)
@@ -94,14 +95,14 @@ func (dst destination) onRequest(r *http.Request, ctx *goproxy.ProxyCtx, st *req
 	return outcome{}
 }
 
-// pin returns the pin of a request r to host:port (pins.go), or, with an
+// pin returns the pin of a request r to host:port ([upstream.AddrPins.Pin]), or, with an
 // upstream proxy, the addresses checked when the port is one robotsgate
 // listens on; self reports that the destination is robotsgate itself.
 func (dst destination) pin(r *http.Request, host string, port uint16) (*selfaddr.Pin, bool) {
 	if dst.pins == nil {
 		return dst.self.Check(r.Context(), host, port)
 	}
-	return dst.pins.pin(r.Context(), host, port)
+	return dst.pins.Pin(r.Context(), host, port)
 }
 
 // isHostPort reports whether s is [selfaddr.JoinHostPort] of host and

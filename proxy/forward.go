@@ -237,7 +237,7 @@ const closeDelimited = "close-delimited"
 //   - The connection stays open only when the client asked for keep-alive
 //     and the length is known (the answer then says Connection:
 //     keep-alive); otherwise the answer says Connection: close and the
-//     session ends once it is written (connInfo.endSession).
+//     session ends once it is written ([conns.Info.EndSession]).
 //
 // The status line stays HTTP/1.1, as goproxy writes it: RFC 9110 section
 // 2.5 has a server answer with the highest minor version it supports.
@@ -275,7 +275,7 @@ func (http10) onResponse(resp *http.Response, ctx *goproxy.ProxyCtx, st *request
 	}
 	resp.Close = true
 	if sess.Conn != nil {
-		context.AfterFunc(r.Context(), sess.Conn.endSession) // once the response is written
+		context.AfterFunc(r.Context(), sess.Conn.EndSession) // once the response is written
 	}
 	return resp, outcome{}
 }

@@ -10,7 +10,9 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
+
+	"github.com/robotsgate/robotsgate/internal/testsupport"
+	"github.com/robotsgate/robotsgate/proxy/upstream"
 )
 
 // connOrigin is a plain-HTTP origin on 127.0.0.1 that answers
@@ -127,7 +129,7 @@ func TestHandoffOneConnectionPerNewOrigin(t *testing.T) {
 			if len(got) != 1 || strings.Join(got[0], " ") != "/robots.txt /page" {
 				t.Fatalf("connections and their requests: %q, want one: [/robots.txt /page]", got)
 			}
-			if n := h.srv.handoff.taken.Load(); n != 1 {
+			if n := h.srv.handoff.Taken(); n != 1 {
 				t.Errorf("handed connections: %d, want 1", n)
 			}
 		})
@@ -164,7 +166,7 @@ func TestHandoffUncleanNeverReused(t *testing.T) {
 			if len(got) != 2 || strings.Join(got[0], " ") != "/robots.txt" || strings.Join(got[1], " ") != "/page" {
 				t.Fatalf("connections and their requests: %q, want [[/robots.txt] [/page]]", got)
 			}
-			if n := h.srv.handoff.taken.Load(); n != 0 {
+			if n := h.srv.handoff.Taken(); n != 0 {
 				t.Errorf("handed connections: %d, want 0", n)
 			}
 		})
@@ -208,19 +210,19 @@ func TestHandoffNeverToPolicyFetch(t *testing.T) {
 func TestHandoffClosedParkedConnFallsBack(t *testing.T) {
 	o := newConnOrigin(t, rawRobots("", ""))
 	h := newHarness(t, harnessOpts{})
-	h.srv.handoff.ttl.Store(int64(testTimeout)) // parked until the test closes it
+	h.srv.handoff.SetParkLifetime(testTimeout) // parked until the test closes it
 	u := fmt.Sprintf("http://127.0.0.1:%d", o.port())
 	if resp, _ := h.get(t, u+"/private"); resp.StatusCode != 403 { // robots.txt fetched, nothing forwarded
 		t.Fatalf("/private: %d, want 403", resp.StatusCode)
 	}
-	parked := h.srv.handoff.parkedConns()
+	parked := h.srv.handoff.Parked()
 	if len(parked) != 1 {
 		t.Fatalf("%d connections parked, want 1", len(parked))
 	}
 	o.mu.Lock()
 	o.open[0].Close() // the origin closes the idle connection
 	o.mu.Unlock()
-	waitFor(t, "the origin's close reaches the parked connection", func() bool { return !connQuiet(parked[0]) })
+	testsupport.WaitFor(t, "the origin's close reaches the parked connection", func() bool { return !upstream.Quiet(parked[0]) })
 	resp, body := h.get(t, u+"/page")
 	if resp.StatusCode != 200 || body != "page /page" {
 		t.Fatalf("/page: got %d %q", resp.StatusCode, body)
@@ -228,68 +230,6 @@ func TestHandoffClosedParkedConnFallsBack(t *testing.T) {
 	if got := o.paths(); len(got) != 2 || strings.Join(got[1], " ") != "/page" {
 		t.Fatalf("connections and their requests: %q, want [[/robots.txt] [/page]]", got)
 	}
-}
-
-// TestHandoffTakeChecksConn: take hands a quiet parked connection once,
-// and never one on which the peer sent a byte.
-func TestHandoffTakeChecksConn(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	pair := func() (client, server net.Conn) {
-		c, err := net.Dial("tcp", ln.Addr().String())
-		if err != nil {
-			t.Fatal(err)
-		}
-		s, err := ln.Accept()
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { c.Close(); s.Close() })
-		return c, s
-	}
-	lot := newHandoff()
-	k, _ := newHandoffKey("h.test", ln.Addr().String())
-	c, _ := pair()
-	lot.park(k, c)
-	if got := lot.take(k); got != c {
-		t.Fatalf("take of a quiet connection: %v, want it", got)
-	}
-	if got := lot.take(k); got != nil {
-		t.Fatalf("second take: %v, want nil", got)
-	}
-	c, s := pair()
-	lot.park(k, c)
-	s.Write([]byte("x"))
-	waitFor(t, "the byte arrives", func() bool { return !connQuiet(c) })
-	if got := lot.take(k); got != nil {
-		t.Fatalf("take of a connection with a byte waiting: %v, want nil", got)
-	}
-}
-
-// waitFor polls cond until it holds, failing after testTimeout.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(testTimeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting: %s", what)
-		}
-		time.Sleep(time.Millisecond)
-	}
-}
-
-// parkedConns returns the connections parked now.
-func (h *handoff) parkedConns() []net.Conn {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	var out []net.Conn
-	for _, p := range h.m {
-		out = append(out, p.c)
-	}
-	return out
 }
 
 // TestHandoffAfterRedirect: after a redirect of robots.txt within its

@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto/tls"
 	"encoding/json"
-	"fmt"
 	"io"
 	"log"
 	"net"
@@ -13,7 +12,6 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"os"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -181,24 +179,7 @@ func dialRaw(t testing.TB, addr string) net.Conn {
 // unread), the connection (closed when the test ends) and its reader.
 func rawConnect(t testing.TB, addr, target string, headers ...string) (*http.Response, net.Conn, *bufio.Reader) {
 	t.Helper()
-	c := dialRaw(t, addr)
-	t.Cleanup(func() { c.Close() })
-	c.SetDeadline(time.Now().Add(2 * testTimeout))
-	var req strings.Builder
-	fmt.Fprintf(&req, "CONNECT %s HTTP/1.1\r\nHost: %s\r\n", target, target)
-	for _, h := range headers {
-		req.WriteString(h + "\r\n")
-	}
-	req.WriteString("\r\n")
-	if _, err := io.WriteString(c, req.String()); err != nil {
-		t.Fatal(err)
-	}
-	br := bufio.NewReader(c)
-	resp, err := http.ReadResponse(br, &http.Request{Method: http.MethodConnect})
-	if err != nil {
-		t.Fatalf("CONNECT %s: %v", target, err)
-	}
-	return resp, c, br
+	return testsupport.RawConnect(t, addr, target, headers...)
 }
 
 // do sends req with c and returns the response with its body read.

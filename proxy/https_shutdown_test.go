@@ -52,10 +52,7 @@ func TestHTTPSShutdownWaitsForMITMRequest(t *testing.T) {
 	}()
 	// Wait (bounded) until the tracker drains, then let the origin answer.
 	testsupport.WaitFor(t, "Shutdown to reach the hijacked connections", func() bool {
-		h := p.srv.https.hijacks
-		h.mu.Lock()
-		defer h.mu.Unlock()
-		return h.draining
+		return p.srv.https.hijacks.Draining()
 	})
 	close(release)
 	var err error
@@ -83,7 +80,7 @@ func TestHTTPSShutdownWaitsForMITMRequest(t *testing.T) {
 	if r := <-got; r != "200 hello from /slow" {
 		t.Fatalf("in-flight request: %s", r)
 	}
-	if n := p.srv.https.hijacks.active(); n != 0 {
+	if n := p.srv.https.hijacks.Active(); n != 0 {
 		t.Fatalf("%d hijacked connections left after Shutdown", n)
 	}
 }
@@ -142,7 +139,7 @@ func TestHTTPSShutdownDeadlineCancelsMITMRequest(t *testing.T) {
 	case <-time.After(testTimeout):
 		t.Fatal("the upstream request was not cancelled")
 	}
-	if n := p.srv.life.inFlight(); n != 0 {
+	if n := p.srv.life.InFlight(); n != 0 {
 		t.Fatalf("%d handlers counted as running after Shutdown", n)
 	}
 }

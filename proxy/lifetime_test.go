@@ -91,7 +91,7 @@ func TestShutdownForcedWaitsForAuditRecord(t *testing.T) {
 	if len(recs) != 1 || recs[0]["url"] != o.URL+"/private/x" || recs[0]["decision"] != audit.DecisionBlocked {
 		t.Fatalf("audit log when Shutdown returned: %v", recs)
 	}
-	if n := srv.life.inFlight(); n != 0 {
+	if n := srv.life.InFlight(); n != 0 {
 		t.Fatalf("%d handlers counted as running after Shutdown", n)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/robotsgate/robotsgate/enforce"
 	"github.com/robotsgate/robotsgate/enforce/politeness"
 	"github.com/robotsgate/robotsgate/proxy/audit"
+	"github.com/robotsgate/robotsgate/proxy/conns"
 	"github.com/robotsgate/robotsgate/proxy/metrics"
 )
 
@@ -37,7 +38,7 @@ import (
 type pacing struct {
 	polite         *politeness.Politeness
 	metrics        *metrics.Metrics
-	life           *lifetime
+	life           *conns.Lifetime
 	maxConcurrency int // politeness.max_concurrency
 	log            zerolog.Logger
 }
@@ -48,16 +49,16 @@ func (pc pacing) onRequest(r *http.Request, _ *goproxy.ProxyCtx, st *requestStat
 	}
 	d := st.Decision
 	pc.metrics.QueueEntered() // robotsgate_queued_requests
-	// The wait also ends when Shutdown begins (lifetime.go): neither
+	// The wait also ends when Shutdown begins ([conns.Lifetime.UntilShutdown]): neither
 	// net/http nor goproxy (MITM) cancels r's context then. Admit waits
 	// only for a crawl-delay slot or a concurrency slot: without either,
 	// skip that context (a few allocations per request on the hot path).
 	wctx, cancel := r.Context(), context.CancelFunc(func() {})
 	if pc.polite.Delay(d.CrawlDelay) > 0 || pc.maxConcurrency > 0 {
-		wctx, cancel = pc.life.untilShutdown(r.Context())
+		wctx, cancel = pc.life.UntilShutdown(r.Context())
 	}
 	pm, ref, err := pc.polite.Admit(wctx, d.Origin, d.CrawlDelay)
-	down := err != nil && shuttingDown(wctx)
+	down := err != nil && conns.ShuttingDown(wctx)
 	cancel()
 	pc.metrics.QueueLeft()
 	if down {

@@ -18,6 +18,7 @@ import (
 
 	"github.com/robotsgate/robotsgate/enforce"
 	"github.com/robotsgate/robotsgate/internal/config"
+	"github.com/robotsgate/robotsgate/proxy/upstream"
 )
 
 // One name, several addresses. The attacker's name resolves to its own
@@ -237,14 +238,14 @@ func TestOneNameSeveralAddressesRobotsPerAddress(t *testing.T) {
 	h := dnsHarness(t, dns, nil)
 	now := time.Now()
 	var ahead atomic.Int64
-	h.srv.pins.now = func() time.Time { return now.Add(time.Duration(ahead.Load())) }
+	h.srv.pins.SetClock(func() time.Time { return now.Add(time.Duration(ahead.Load())) })
 	base := "http://" + multiName + ":" + port
 
 	if resp, body := h.get(t, base+"/private/a"); resp.StatusCode != 200 || body != "attacker /private/a" {
 		t.Fatalf("GET /private/a: %d %q, want the attacker's page", resp.StatusCode, body)
 	}
 	dns.set(multiName, victimAddrText) // the name moves; the old pin expires
-	ahead.Store(int64(2 * pinLifetime))
+	ahead.Store(int64(2 * upstream.PinLifetime))
 	resp, body := h.get(t, base+"/public")
 	if resp.StatusCode != 200 || body != "victim /public" {
 		t.Errorf("GET /public after the move: %d %q, want the victim's page", resp.StatusCode, body)

@@ -10,6 +10,7 @@ import (
 	"github.com/robotsgate/robotsgate/enforce"
 	"github.com/robotsgate/robotsgate/internal/config"
 	"github.com/robotsgate/robotsgate/proxy/admin"
+	"github.com/robotsgate/robotsgate/proxy/conns"
 	"github.com/robotsgate/robotsgate/proxy/metrics"
 )
 
@@ -99,8 +100,8 @@ func (s *Server) install() error {
 // installAround wraps the goproxy pipeline p in what runs around every
 // proxied request (outermost last) and makes it the Server's handler.
 func (s *Server) installAround(p http.Handler) error {
-	h := s.https.hijacks.wrap(p)                  // hijackTracker.wrap: hijacked CONNECT connections, for Shutdown
-	h = clientLimitsOf(s.cfg.Client).boundBody(h) // plain-HTTP request bodies, bounded as in CONNECT sessions (sessionread.go)
+	h := s.https.hijacks.Wrap(p)                  // hijacked CONNECT connections, for Shutdown
+	h = conns.LimitsOf(s.cfg.Client).BoundBody(h) // plain-HTTP request bodies, bounded as in CONNECT sessions (conns.Limits.BoundBody)
 	s.inner = h
 	// proxy auth / client CIDRs, and every setting a reload changes (live.go):
 	l, err := s.newLive(s.cfg)
@@ -109,7 +110,7 @@ func (s *Server) installAround(p http.Handler) error {
 	}
 	s.live.Store(l)
 	h = http.HandlerFunc(s.serveLive)
-	s.handler = s.life.wrap(h) // running handlers, waited for by Shutdown (lifetime.go)
+	s.handler = s.life.Wrap(h) // running handlers, waited for by Shutdown (conns.Lifetime)
 	return nil
 }
 

@@ -30,11 +30,13 @@ import (
 	"github.com/robotsgate/robotsgate/internal/config"
 	"github.com/robotsgate/robotsgate/proxy/audit"
 	"github.com/robotsgate/robotsgate/proxy/audit/volume"
+	"github.com/robotsgate/robotsgate/proxy/conns"
 	"github.com/robotsgate/robotsgate/proxy/metrics"
 	"github.com/robotsgate/robotsgate/proxy/selfaddr"
 	"github.com/robotsgate/robotsgate/proxy/signing"
 	"github.com/robotsgate/robotsgate/proxy/status"
 	"github.com/robotsgate/robotsgate/proxy/transparent"
+	"github.com/robotsgate/robotsgate/proxy/upstream"
 )
 
 // Deps are the collaborators a Server uses. The caller owns them: it
@@ -95,9 +97,9 @@ type Server struct {
 	vol   volumeStep // the crawl report's counts (volumestep.go)
 	log   zerolog.Logger
 	tr    *http.Transport
-	conns *connTracker    // of tr's connections (idleconns.go)
-	ptr   *http.Transport // the policy transport, nil when none was given
-	pins  *addrPins       // the address each name is pinned to; nil with an upstream proxy (pins.go)
+	conns *upstream.ConnTracker // of tr's connections (upstream/idleconns.go)
+	ptr   *http.Transport       // the policy transport, nil when none was given
+	pins  *upstream.AddrPins    // the address each name is pinned to; nil with an upstream proxy (upstream/pins.go)
 	clock enforce.Clock
 
 	// live holds the settings a reload replaces (live.go); cfg keeps
@@ -142,13 +144,13 @@ type Server struct {
 	fwd      forwardTrippers // the round trippers forward installs (forward.go)
 	steps    steps           // the steps of every request, around its settings' (pipeline.go)
 
-	life *lifetime // shutdown contexts and running handlers (lifetime.go)
+	life *conns.Lifetime // shutdown contexts and running handlers (conns/lifetime.go)
 
 	board       *status.Board       // the status page's records and counts (statuspage.go)
 	cacheStatus func() status.Cache // Deps.CacheStatus
 	fetchSig    *signing.Holder     // the Signer of robotsgate's own fetches (signstep.go)
 
-	handoff *handoff // policy connections parked for proxied requests; nil when none are (handoff.go)
+	handoff *upstream.Handoff // policy connections parked for proxied requests; nil when none are (upstream/handoff.go)
 }
 
 // New returns a Server for cfg, which must be valid (Config.Validate).
@@ -169,7 +171,7 @@ func New(cfg config.Config, deps Deps) (*Server, error) {
 		ptr:   deps.PolicyTransport,
 		clock: deps.Clock,
 		mux:   http.NewServeMux(),
-		life:  newLifetime(),
+		life:  conns.NewLifetime(),
 		pacer: deps.Pacer,
 		slots: politeness.NewSlots(),
 
@@ -248,7 +250,7 @@ func (s *Server) ServeAdmin(ln net.Listener) error { return s.serve(ln, s.admin)
 
 // clientServer is an [http.Server] of robotsgate's clients with handler h
 // and the client limits ([config.ClientConfig]), which CONNECT sessions
-// apply too ([hijackTracker]). There is no write or whole-request read
+// apply too ([conns.HijackTracker]). There is no write or whole-request read
 // timeout: proxied bodies may stream for as long as the origin sends
 // them, and net/http's ReadTimeout would cancel them.
 func (s *Server) clientServer(h http.Handler) *http.Server {
@@ -306,7 +308,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	s.shutdown = true
 	servers := s.servers
 	s.mu.Unlock()
-	s.life.stopWaits(errShuttingDown)
+	s.life.StopWaits()
 	s.board.Close() // the status page's event streams never go idle
 
 	var wg sync.WaitGroup
@@ -322,18 +324,18 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		}()
 	}
 	wg.Wait()
-	errs = append(errs, s.https.hijacks.shutdown(ctx)) // MITM sessions and tunnels (conntrack.go)
+	errs = append(errs, s.https.hijacks.Shutdown(ctx)) // MITM sessions and tunnels (conns/conntrack.go)
 	if ctx.Err() != nil {
-		s.life.stopHard(errShuttingDown)
+		s.life.StopHard()
 	}
-	gctx, cancel := context.WithTimeout(context.Background(), s.life.grace)
-	if n := s.life.wait(gctx); n > 0 {
-		errs = append(errs, fmt.Errorf("%d request handler(s) still running %v after the connections were closed: their audit records may be lost", n, s.life.grace))
+	gctx, cancel := context.WithTimeout(context.Background(), s.life.Grace)
+	if n := s.life.Wait(gctx); n > 0 {
+		errs = append(errs, fmt.Errorf("%d request handler(s) still running %v after the connections were closed: their audit records may be lost", n, s.life.Grace))
 	}
 	cancel()
 	s.tr.CloseIdleConnections()
 	if s.handoff != nil {
-		s.handoff.closeAll()
+		s.handoff.CloseAll()
 	}
 	return errors.Join(errs...)
 }

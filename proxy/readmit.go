@@ -42,7 +42,7 @@ func (readmit) onRequest(r *http.Request, _ *goproxy.ProxyCtx, st *requestState)
 		d.Origin = o
 	}
 	if sess.Conn != nil {
-		context.AfterFunc(r.Context(), sess.Conn.endSession) // once the answer is written
+		context.AfterFunc(r.Context(), sess.Conn.EndSession) // once the answer is written
 	}
 	o := refuse(d)
 	o.close = true

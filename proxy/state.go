@@ -9,6 +9,7 @@ import (
 	"github.com/robotsgate/robotsgate/enforce"
 	"github.com/robotsgate/robotsgate/enforce/politeness"
 	"github.com/robotsgate/robotsgate/proxy/access"
+	"github.com/robotsgate/robotsgate/proxy/conns"
 	"github.com/robotsgate/robotsgate/robots/aipref"
 )
 
@@ -126,12 +127,12 @@ type session struct {
 	// Conn is the client connection's tracking info (nil when
 	// untracked): HTTP/1.0 answers end the session through it
 	// (forward.go).
-	Conn *connInfo
+	Conn *conns.Info
 }
 
 // newSession is the session of the CONNECT of st, intercepted to
 // target, whose client connection is ci (nil when untracked).
-func newSession(st *requestState, target string, ci *connInfo) *session {
+func newSession(st *requestState, target string, ci *conns.Info) *session {
 	return &session{Client: st.Client, Grant: st.Grant, Agent: st.Agent,
 		AgentOverride: st.AgentOverride, Overridden: st.Overridden, OverrideRefused: st.OverrideRefused,
 		PurposesOverride: st.PurposesOverride, PurposesOverridden: st.PurposesOverridden, PurposesRefused: st.PurposesRefused,

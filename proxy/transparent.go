@@ -18,8 +18,10 @@ import (
 	"github.com/elazarl/goproxy"
 
 	"github.com/robotsgate/robotsgate/enforce"
+	"github.com/robotsgate/robotsgate/proxy/conns"
 	"github.com/robotsgate/robotsgate/proxy/selfaddr"
 	"github.com/robotsgate/robotsgate/proxy/transparent"
+	"github.com/robotsgate/robotsgate/proxy/upstream"
 )
 
 // The transparent listener: connections the kernel redirected to
@@ -73,7 +75,7 @@ func (s *Server) ServeTransparent(ln net.Listener) error {
 	q := transparent.NewQueue(ln)
 	// The proxy listener's client limits (Server.clientServer), its body bound
 	// (the handler chain of Server.installAround) and its running-handler count.
-	srv := s.clientServer(s.life.wrap(clientLimitsOf(s.cfg.Client).boundBody(http.HandlerFunc(s.serveRedirected))))
+	srv := s.clientServer(s.life.Wrap(conns.LimitsOf(s.cfg.Client).BoundBody(http.HandlerFunc(s.serveRedirected))))
 	srv.ConnContext = func(ctx context.Context, c net.Conn) context.Context {
 		if rc, ok := c.(*redirectedConn); ok {
 			return context.WithValue(ctx, redirectedKey{}, rc.rd)
@@ -97,9 +99,9 @@ func (s *Server) ServeTransparent(ln net.Listener) error {
 // It counts as a running handler until then, and Shutdown ends its wait
 // for the first bytes.
 func (s *Server) acceptRedirected(c net.Conn, q *transparent.Queue) {
-	s.life.enter()
-	defer s.life.leave()
-	stop := context.AfterFunc(s.life.waits, func() { c.Close() })
+	s.life.Enter()
+	defer s.life.Leave()
+	stop := context.AfterFunc(s.life.Waits(), func() { c.Close() })
 	dst, derr := s.originalDst(c)
 	tc, err := transparent.Sniff(c, dst, sniffTimeout)
 	stop()
@@ -161,7 +163,7 @@ func (s *Server) connRefusal(c net.Conn, dst netip.AddrPort, derr error) *outcom
 		return refusalOf(ReasonSelfRequest, dst,
 			"the original destination "+dst.String()+" is robotsgate itself; its admin API is not reachable through the proxy")
 	}
-	if why := egressRefusal(s.egressPolicy(), dst.Addr(), false); why != "" { // (egressdial.go)
+	if why := upstream.EgressRefusal(s.egressPolicy(), dst.Addr(), false); why != "" { // (upstream/egressdial.go)
 		return refusalOf(enforce.ReasonDestinationPrivate, dst, "the original destination "+dst.String()+" is "+why+
 			": robotsgate does not connect to it (egress.private, egress.allow_cidrs, egress.deny_cidrs)")
 	}
@@ -252,7 +254,7 @@ func checkRedirected(self *selfaddr.Set, r *http.Request, ctx *goproxy.ProxyCtx,
 		}
 		rd.vhost, rd.vport, rd.pin = host, port, selfaddr.PinTo(host, port, rd.dst.Addr())
 	}
-	ctx.Req = r.WithContext(withPin(r.Context(), rd.pin)) // its policy files are the destination's (pins.go)
+	ctx.Req = r.WithContext(upstream.WithPin(r.Context(), rd.pin)) // its policy files are the destination's (upstream/pins.go)
 	return outcome{}
 }
 
@@ -280,12 +282,12 @@ func (s *Server) serveRedirectedTLS(tc *transparent.Conn, rd *redirected) {
 	}
 	rd.vhost, rd.vport, rd.pin = host, rd.dst.Port(), selfaddr.PinTo(host, rd.dst.Port(), rd.dst.Addr())
 	ctx := context.WithValue(context.Background(), redirectedKey{}, rd)
-	ctx = withPin(ctx, rd.pin) // a tunnel dials the original destination, decided by its robots.txt
+	ctx = upstream.WithPin(ctx, rd.pin) // a tunnel dials the original destination, decided by its robots.txt
 	r := (&http.Request{Method: http.MethodConnect, URL: &url.URL{Host: target}, Host: target, RequestURI: target,
 		Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1, Header: make(http.Header),
 		RemoteAddr: tc.RemoteAddr().String()}).WithContext(ctx)
 	tc.DiscardUntilRead()
-	s.life.wrap(s.https.hijacks.wrap(s.proxy)).ServeHTTP(&hijackWriter{conn: tc}, r)
+	s.life.Wrap(s.https.hijacks.Wrap(s.proxy)).ServeHTTP(&hijackWriter{conn: tc}, r)
 }
 
 // hijackWriter is the ResponseWriter of a CONNECT made up for a

@@ -32,7 +32,7 @@ func BenchmarkTransparent(b *testing.B) {
 			}
 			host := strings.TrimPrefix(o.URL, "http://")
 			dst := netip.MustParseAddrPort(host)
-			h := srv.life.wrap(http.HandlerFunc(srv.serveRedirected))
+			h := srv.life.Wrap(http.HandlerFunc(srv.serveRedirected))
 			benchServe(b, h, mix.paths, func() func(*http.Request) *http.Request {
 				ctx := context.WithValue(context.Background(), redirectedKey{}, &redirected{dst: dst})
 				return func(r *http.Request) *http.Request {

@@ -2,12 +2,12 @@ package proxy
 
 import (
 	"fmt"
-	"io"
 	"net"
 	"net/http"
-	"time"
 
 	"github.com/elazarl/goproxy"
+	"github.com/robotsgate/robotsgate/enforce"
+	"github.com/robotsgate/robotsgate/proxy/upstream"
 )
 
 // tunnelAction is the ConnectAction of a tunnel-mode CONNECT that was
@@ -28,10 +28,10 @@ func (s *Server) tunnelAction(st *requestState, target string) *goproxy.ConnectA
 // else (plain HTTP sent inside the tunnel, which tunnel mode cannot
 // decide per path) is refused through [Server.settle] and the connection
 // closed: the origin sees none of it. The client connection is tracked
-// (conntrack.go), which bounds the wait for the first bytes by
+// (conns/conntrack.go), which bounds the wait for the first bytes by
 // client.header_timeout and lets Shutdown close the tunnel.
 func (s *Server) spliceTunnel(r *http.Request, client net.Conn, ctx *goproxy.ProxyCtx, st *requestState, addr string) {
-	upstream, err := s.dialTunnel(ctx, addr)
+	up, err := s.dialTunnel(ctx, addr)
 	if err != nil {
 		s.log.Warn().Err(err).Str("target", addr).Msg("tunnel: dialing the CONNECT target failed")
 		msg := err.Error()
@@ -45,60 +45,52 @@ func (s *Server) spliceTunnel(r *http.Request, client net.Conn, ctx *goproxy.Pro
 	}
 	if _, err := fmt.Fprintf(client, "HTTP/%d.%d 200 Connection established\r\n\r\n", major, minor); err != nil {
 		_ = client.Close()
-		_ = upstream.Close()
+		_ = up.Close()
 		return
 	}
-	go s.checkAndSplice(r, st, client, upstream, addr)
-}
-
-// checkAndSplice reads the client's first bytes inside the tunnel to addr
-// and splices client and upstream when they are a TLS ClientHello for
-// addr's host ([readTunnelHello]); it refuses and closes both otherwise.
-func (s *Server) checkAndSplice(r *http.Request, st *requestState, client, upstream net.Conn, addr string) {
-	hc := readTunnelHello(client, addr, s.cfg.Client.HeaderTimeout, s.cfg.Client.IdleTimeout)
-	if hc.reason != "" {
-		_ = upstream.Close()
-		if len(hc.first) > 0 { // a client that sent nothing (or left) is not refused: nothing went through
-			s.refuseTunnel(r, st, client, hc, addr)
-		}
-		_ = client.Close()
-		return
-	}
-	if _, err := upstream.Write(hc.first); err != nil {
-		_ = upstream.Close()
-		_ = client.Close()
-		return
-	}
-	splice(client, upstream)
+	go upstream.CheckAndSplice(client, up, addr, s.cfg.Client.HeaderTimeout, s.cfg.Client.IdleTimeout, func(hc upstream.HelloCheck) {
+		s.refuseTunnel(r, st, client, hc, addr)
+	})
 }
 
 // refuseTunnel audits the refusal hc of the tunnel st opened, whose
 // client sent first what may not go through, and answers it: with a TLS
 // alert when it began a TLS handshake, and otherwise with the refusal, which a
 // client that sent a plain HTTP request reads as the answer to it.
-func (s *Server) refuseTunnel(r *http.Request, st *requestState, client net.Conn, hc helloCheck, addr string) {
+func (s *Server) refuseTunnel(r *http.Request, st *requestState, client net.Conn, hc upstream.HelloCheck, addr string) {
 	d := st.Decision
-	d.Allowed, d.Reason, d.Agent = false, hc.reason, st.Agent
+	d.Allowed, d.Reason, d.Agent = false, tunnelReason(hc.Refused), st.Agent
 	if d.URL == "" {
 		d.URL = "https://" + addr
 	}
-	d.Detail = "tunnel mode: " + hc.detail
-	if !hc.tls {
+	d.Detail = "tunnel mode: " + hc.Detail
+	if !hc.TLS {
 		d.Detail = fmt.Sprintf("tunnel mode: the first bytes inside the CONNECT tunnel (%q) %s; "+
 			"tunnel mode decides hosts only and cannot check the paths of plain HTTP inside a tunnel, so the tunnel was closed "+
-			"(send http:// URLs to the proxy as proxy requests, or use https.mode mitm)", quoteHead(hc.first), hc.detail)
+			"(send http:// URLs to the proxy as proxy requests, or use https.mode mitm)", quoteHead(hc.First), hc.Detail)
 	}
 	resp := s.settle(r, st, refuse(d))
 	switch {
 	case resp == nil:
-	case hc.tls:
+	case hc.TLS:
 		_ = resp.Body.Close()
-		_, _ = client.Write(alertAccessDenied)
+		upstream.SendAccessDenied(client)
 	default:
 		_ = resp.Write(client)
 		_ = resp.Body.Close()
 	}
-	lingerClose(client, s.cfg.Client.HeaderTimeout)
+	upstream.LingerClose(client, s.cfg.Client.HeaderTimeout)
+}
+
+// tunnelReason returns the reason of a refusal of a tunnel's first bytes.
+func tunnelReason(r upstream.HelloRefusal) enforce.Reason {
+	switch r {
+	case upstream.HelloServerName:
+		return ReasonTunnelServerName
+	case upstream.HelloECH:
+		return ReasonTunnelECH
+	}
+	return ReasonTunnelNotTLS
 }
 
 // quoteHead is the start of first, the bytes a refused tunnel began
@@ -109,23 +101,6 @@ func quoteHead(first []byte) []byte {
 		return first[:max]
 	}
 	return first
-}
-
-// lingerMax bounds what [lingerClose] reads and discards.
-const lingerMax = 64 << 10
-
-// lingerClose ends the writing side of c and discards what the client
-// still sends (at most [lingerMax] bytes, for at most wait) before the
-// caller closes it: closing a socket with unread bytes resets the
-// connection, which could discard the answer before the client read it.
-func lingerClose(c net.Conn, wait time.Duration) {
-	hc, ok := c.(halfCloser)
-	if !ok {
-		return
-	}
-	_ = hc.CloseWrite()
-	_ = c.SetReadDeadline(time.Now().Add(wait))
-	_, _ = io.Copy(io.Discard, io.LimitReader(c, lingerMax))
 }
 
 // dialTunnel dials addr for the tunnel of the CONNECT ctx.Req as
@@ -147,40 +122,4 @@ func (s *Server) dialTunnel(ctx *goproxy.ProxyCtx, addr string) (net.Conn, error
 	}
 	var d net.Dialer
 	return d.DialContext(ctx.Req.Context(), "tcp", addr)
-}
-
-// splice copies bytes both ways between a and b until both directions
-// ended, then closes both. A direction that ends cleanly is half-closed
-// where the connections allow it; one that fails closes both, which ends
-// the other direction too.
-func splice(a, b net.Conn) {
-	done := make(chan struct{})
-	go func() {
-		pipe(a, b)
-		close(done)
-	}()
-	pipe(b, a)
-	<-done
-	_ = a.Close()
-	_ = b.Close()
-}
-
-// pipe copies src to dst, then closes dst's writing side and src's
-// reading side; dst when they cannot be half-closed, and both when the
-// copy failed.
-func pipe(dst, src net.Conn) {
-	_, err := io.Copy(dst, src)
-	dh, dok := dst.(halfCloser)
-	sh, sok := src.(halfCloser)
-	switch {
-	case err != nil:
-		_ = dst.Close()
-		_ = src.Close()
-		return
-	case !dok || !sok:
-		_ = dst.Close()
-		return
-	}
-	_ = dh.CloseWrite()
-	_ = sh.CloseRead()
 }

@@ -158,7 +158,7 @@ func TestTunnelModeSplicedTunnelShutdown(t *testing.T) {
 	if err := tc.Handshake(); err != nil {
 		t.Fatalf("TLS through the tunnel: %v", err)
 	}
-	if n := p.srv.https.hijacks.active(); n != 1 {
+	if n := p.srv.https.hijacks.Active(); n != 1 {
 		t.Fatalf("tracked CONNECT connections: %d, want 1", n)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)

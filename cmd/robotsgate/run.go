@@ -11,6 +11,7 @@ import (
 	"github.com/robotsgate/robotsgate/enforce/redisfleet"
 	"github.com/robotsgate/robotsgate/proxy"
 	"github.com/robotsgate/robotsgate/proxy/audit"
+	"github.com/robotsgate/robotsgate/proxy/conns"
 )
 
 // run serves until ctx is done or serving fails, then stops: Shutdown
@@ -53,7 +54,7 @@ func (a *app) run(ctx context.Context, ready chan<- net.Addr) int {
 		a.log.Error().Err(err).Msg("serving failed; shutting down")
 		code = 1
 	}
-	stopBy := time.Now().Add(a.cfg.ShutdownTimeout + proxy.ShutdownGrace)
+	stopBy := time.Now().Add(a.cfg.ShutdownTimeout + conns.ShutdownGrace)
 	if c := stopServing(ctx, a.cfg.ShutdownTimeout, a.srv, errc, serving, a.log); code == 0 {
 		code = c
 	}

@@ -42,10 +42,10 @@ func TestPointerCheckerFindsStale(t *testing.T) {
 	if p := r.namePointers(sf, "carried out by Server.settle (refuse.go), a round tripper (forward.go)"); len(p) != 0 {
 		t.Errorf("correct pointers: %v", p)
 	}
-	if r.linePointer(sf, "\ts.handler = s.life.wrap(h)", "proxy.go") == "" {
-		t.Error("s.life.wrap (proxy.go): no problem found")
+	if r.linePointer(sf, "\tresp, err := s.roundTrip(req)", "proxy.go") == "" {
+		t.Error("s.roundTrip (proxy.go): no problem found")
 	}
-	if p := r.linePointer(sf, "\ts.handler = s.life.wrap(h)", "lifetime.go"); p != "" {
+	if p := r.linePointer(sf, "\tresp, err := s.roundTrip(req)", "transport.go"); p != "" {
 		t.Errorf("correct line pointer: %s", p)
 	}
 	table := "### The root `proxy/` package\n\n| file | what |\n| --- | --- |\n| `a.go` | A |\n| `b.go` | B |\n\n## Next\n"

@@ -2,8 +2,9 @@
 // packages share: an in-memory audit and log [Sink], reading a Prometheus
 // exposition ([Exposition], [MetricValue]), writing a certificate and its
 // key ([WriteCert]), configuration inputs ([EnvMap], [WriteFile]), a
-// file's permissions ([AssertMode]), polling for a condition ([WaitFor])
-// and, on unix, filling a pipe ([FillPipe]).
+// file's permissions ([AssertMode]), polling for a condition ([WaitFor]),
+// a CONNECT sent by hand ([RawConnect]) and, on unix, filling a pipe
+// ([FillPipe]).
 //
 // It sits beside [github.com/robotsgate/robotsgate/internal/redistest] and
 // [github.com/robotsgate/robotsgate/internal/confdirtest] and, like them,
@@ -14,7 +15,9 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -168,4 +171,33 @@ func AssertMode(t testing.TB, name string, want os.FileMode) {
 	if got := fi.Mode().Perm(); got != want {
 		t.Fatalf("%s has mode %04o, want %04o", name, got, want)
 	}
+}
+
+// RawConnect sends CONNECT target to the proxy at addr, with the extra
+// header lines given ("Name: value"), and returns the response (its body
+// unread), the connection (closed when the test ends, its deadline
+// 2×[WaitTimeout] away) and its reader.
+func RawConnect(t testing.TB, addr, target string, headers ...string) (*http.Response, net.Conn, *bufio.Reader) {
+	t.Helper()
+	c, err := net.DialTimeout("tcp", addr, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	c.SetDeadline(time.Now().Add(2 * WaitTimeout))
+	var req strings.Builder
+	fmt.Fprintf(&req, "CONNECT %s HTTP/1.1\r\nHost: %s\r\n", target, target)
+	for _, h := range headers {
+		req.WriteString(h + "\r\n")
+	}
+	req.WriteString("\r\n")
+	if _, err := io.WriteString(c, req.String()); err != nil {
+		t.Fatal(err)
+	}
+	br := bufio.NewReader(c)
+	resp, err := http.ReadResponse(br, &http.Request{Method: http.MethodConnect})
+	if err != nil {
+		t.Fatalf("CONNECT %s: %v", target, err)
+	}
+	return resp, c, br
 }

@@ -1,4 +1,4 @@
-package proxy
+package conns
 
 import (
 	"bufio"
@@ -22,7 +22,7 @@ import (
 func echoConnect(done chan<- string) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if strings.HasPrefix(r.Host, "mitm") {
-			connInfoFrom(r.Context()).mitm.Store(true)
+			InfoFrom(r.Context()).mitm.Store(true)
 		}
 		c, _, err := w.(http.Hijacker).Hijack()
 		if err != nil {
@@ -52,7 +52,7 @@ func echoConnect(done chan<- string) http.Handler {
 // checks that it echoes.
 func dialConnect(t *testing.T, addr, target string) (net.Conn, *bufio.Reader) {
 	t.Helper()
-	resp, c, br := rawConnect(t, addr, target)
+	resp, c, br := testsupport.RawConnect(t, addr, target)
 	if resp.StatusCode != 200 {
 		t.Fatalf("CONNECT %s: %s", target, resp.Status)
 	}
@@ -65,15 +65,15 @@ func dialConnect(t *testing.T, addr, target string) (net.Conn, *bufio.Reader) {
 }
 
 func TestConnTrackerShutdown(t *testing.T) {
-	tr := newHijackTracker(clientLimits{headerTimeout: 30 * time.Second, idleTimeout: 120 * time.Second})
+	tr := NewHijackTracker(Limits{headerTimeout: 30 * time.Second, idleTimeout: 120 * time.Second})
 	done := make(chan string, 4)
-	srv := httptest.NewServer(tr.wrap(echoConnect(done)))
+	srv := httptest.NewServer(tr.Wrap(echoConnect(done)))
 	defer srv.Close()
 	addr := srv.Listener.Addr().String()
 
 	mitm, mitmR := dialConnect(t, addr, "mitm.test:443")
 	tunnel, tunnelR := dialConnect(t, addr, "tunnel.test:443")
-	if n := tr.active(); n != 2 {
+	if n := tr.Active(); n != 2 {
 		t.Fatalf("tracking %d connections, want 2", n)
 	}
 
@@ -86,7 +86,7 @@ func TestConnTrackerShutdown(t *testing.T) {
 	}
 
 	res := make(chan error, 1)
-	go func() { res <- tr.shutdown(ctx) }()
+	go func() { res <- tr.Shutdown(ctx) }()
 
 	// The idle MITM session is ended by the drain, and the tunnel (idle
 	// here) is closed: shutdown does not wait for it, as an opaque tunnel
@@ -103,7 +103,7 @@ func TestConnTrackerShutdown(t *testing.T) {
 		select {
 		case h := <-done:
 			ended[h] = true
-		case <-time.After(testTimeout):
+		case <-time.After(testsupport.WaitTimeout):
 			t.Fatalf("connections ended: %v, want both", ended)
 		}
 	}
@@ -112,10 +112,10 @@ func TestConnTrackerShutdown(t *testing.T) {
 		if err != nil {
 			t.Fatalf("shutdown: %v", err)
 		}
-	case <-time.After(testTimeout):
+	case <-time.After(testsupport.WaitTimeout):
 		t.Fatal("shutdown still waiting after every connection ended")
 	}
-	if n := tr.active(); n != 0 {
+	if n := tr.Active(); n != 0 {
 		t.Fatalf("%d connections still tracked", n)
 	}
 }
@@ -123,7 +123,7 @@ func TestConnTrackerShutdown(t *testing.T) {
 // TestConnTrackerSilentClientClosed: a hijacked connection whose client
 // sends nothing after the CONNECT (handshakeTimeout), or goes silent after
 // some traffic (idleTimeout), is closed by the proxy rather than held
-// forever. The timeouts are tiny here; the client waits up to testTimeout.
+// forever. The timeouts are tiny here; the client waits up to testsupport.WaitTimeout.
 func TestConnTrackerSilentClientClosed(t *testing.T) {
 	for _, tc := range []struct {
 		name            string
@@ -135,16 +135,16 @@ func TestConnTrackerSilentClientClosed(t *testing.T) {
 		{"mitm silent after CONNECT", 50 * time.Millisecond, time.Hour, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			tr := newHijackTracker(clientLimits{headerTimeout: 30 * time.Second, idleTimeout: 120 * time.Second})
+			tr := NewHijackTracker(Limits{headerTimeout: 30 * time.Second, idleTimeout: 120 * time.Second})
 			tr.limits.headerTimeout, tr.limits.idleTimeout = tc.handshake, tc.idle
 			done := make(chan string, 1)
-			srv := httptest.NewServer(tr.wrap(echoConnect(done)))
+			srv := httptest.NewServer(tr.Wrap(echoConnect(done)))
 			defer srv.Close()
 			target := "tunnel.test:443"
 			if strings.HasPrefix(tc.name, "mitm") {
 				target = "mitm.test:443"
 			}
-			resp, c, br := rawConnect(t, srv.Listener.Addr().String(), target)
+			resp, c, br := testsupport.RawConnect(t, srv.Listener.Addr().String(), target)
 			if resp.StatusCode != 200 {
 				t.Fatalf("CONNECT: %s", resp.Status)
 			}
@@ -154,28 +154,28 @@ func TestConnTrackerSilentClientClosed(t *testing.T) {
 					t.Fatalf("echo: %q %v", line, err)
 				}
 			}
-			c.SetReadDeadline(time.Now().Add(testTimeout))
+			c.SetReadDeadline(time.Now().Add(testsupport.WaitTimeout))
 			if _, err := br.ReadString('\n'); !errors.Is(err, io.EOF) {
 				t.Fatalf("silent client's read: %v, want EOF (closed by the proxy)", err)
 			}
 			select {
 			case <-done:
-			case <-time.After(testTimeout):
+			case <-time.After(testsupport.WaitTimeout):
 				t.Fatal("the handler did not end")
 			}
-			testsupport.WaitFor(t, "connection untracked", func() bool { return tr.active() == 0 })
+			testsupport.WaitFor(t, "connection untracked", func() bool { return tr.Active() == 0 })
 		})
 	}
 }
 
 func TestConnTrackerShutdownDeadline(t *testing.T) {
-	tr := newHijackTracker(clientLimits{headerTimeout: 30 * time.Second, idleTimeout: 120 * time.Second})
+	tr := NewHijackTracker(Limits{headerTimeout: 30 * time.Second, idleTimeout: 120 * time.Second})
 	done := make(chan string, 4)
 	// An MITM session busy with a request: it reads nothing until hold
 	// is closed, so the drain cannot end it.
 	hold := make(chan struct{})
-	srv := httptest.NewServer(tr.wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		connInfoFrom(r.Context()).mitm.Store(true)
+	srv := httptest.NewServer(tr.Wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		InfoFrom(r.Context()).mitm.Store(true)
 		c, _, err := w.(http.Hijacker).Hijack()
 		if err != nil {
 			panic(err)
@@ -189,14 +189,14 @@ func TestConnTrackerShutdownDeadline(t *testing.T) {
 		}()
 	})))
 	defer srv.Close()
-	resp, _, br := rawConnect(t, srv.Listener.Addr().String(), "mitm.test:443")
+	resp, _, br := testsupport.RawConnect(t, srv.Listener.Addr().String(), "mitm.test:443")
 	if resp.StatusCode != 200 {
 		t.Fatal(resp.Status)
 	}
 
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel() // the shutdown bound has passed
-	err := tr.shutdown(ctx)
+	err := tr.Shutdown(ctx)
 	if err == nil || !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), "closed 1 CONNECT") {
 		t.Fatalf("shutdown past its deadline: %v", err)
 	}
@@ -205,11 +205,11 @@ func TestConnTrackerShutdownDeadline(t *testing.T) {
 	}
 	close(hold)
 	<-done
-	if n := tr.active(); n != 0 {
+	if n := tr.Active(); n != 0 {
 		t.Fatalf("%d connections still tracked", n)
 	}
 	// Nothing tracked: shutdown returns nil at once.
-	if err := newHijackTracker(clientLimits{headerTimeout: 30 * time.Second, idleTimeout: 120 * time.Second}).shutdown(ctx); err != nil {
+	if err := NewHijackTracker(Limits{headerTimeout: 30 * time.Second, idleTimeout: 120 * time.Second}).Shutdown(ctx); err != nil {
 		t.Fatal(err)
 	}
 }

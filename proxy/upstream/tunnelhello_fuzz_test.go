@@ -1,4 +1,4 @@
-package proxy
+package upstream
 
 import (
 	"bytes"
@@ -39,21 +39,21 @@ func FuzzTunnelHello(f *testing.F) {
 	f.Add([]byte("GET / HTTP/1.1\r\nHost: localhost\r\n\r\n"), "localhost:443", 1)
 	f.Fuzz(func(t *testing.T, data []byte, target string, chunk int) {
 		hc := examineHello(&chunkReader{data: data, n: chunk % 4096}, target)
-		if !bytes.HasPrefix(data, hc.first) || len(hc.first) > 64<<10 {
-			t.Fatalf("sends on %d bytes that are not the %d bytes read", len(hc.first), len(data))
+		if !bytes.HasPrefix(data, hc.First) || len(hc.First) > 64<<10 {
+			t.Fatalf("sends on %d bytes that are not the %d bytes read", len(hc.First), len(data))
 		}
-		switch hc.reason {
-		case "":
-		case ReasonTunnelNotTLS, ReasonTunnelServerName, ReasonTunnelECH:
+		switch hc.Refused {
+		case HelloOK:
+		case HelloNotTLS, HelloServerName, HelloECH:
 			return
 		default:
-			t.Fatalf("reason %q", hc.reason)
+			t.Fatalf("refusal %d", hc.Refused)
 		}
-		if len(hc.first) < 6 || hc.first[0] != 22 || hc.first[1] != 3 || hc.first[5] != 1 {
-			t.Fatalf("let through %q, which does not begin a ClientHello record", hc.first)
+		if len(hc.First) < 6 || hc.First[0] != 22 || hc.First[1] != 3 || hc.First[5] != 1 {
+			t.Fatalf("let through %q, which does not begin a ClientHello record", hc.First)
 		}
-		h, again, err := transparent.ReadHello(bytes.NewReader(hc.first))
-		if err != nil || !bytes.Equal(again, hc.first) || h.ECH {
+		h, again, err := transparent.ReadHello(bytes.NewReader(hc.First))
+		if err != nil || !bytes.Equal(again, hc.First) || h.ECH {
 			t.Fatalf("the bytes sent on read again: %+v, %v", h, err)
 		}
 		host, _, err := net.SplitHostPort(target)
@@ -109,25 +109,25 @@ func TestExamineHello(t *testing.T) {
 		data   []byte
 		target string
 		chunk  int
-		want   enforce.Reason
+		want   HelloRefusal
 	}{
-		{"whole", named, "open.test:443", 4096, ""},
-		{"one byte per read", named, "OPEN.test.:443", 1, ""},
-		{"one byte per record", fragmented(named, 1), "open.test:443", 4096, ""},
-		{"followed by more", append(bytes.Clone(named), "more"...), "open.test:443", 4096, ""},
-		{"another name", named, "closed.test:443", 4096, ReasonTunnelServerName},
-		{"no name, IP literal", none, "127.0.0.1:443", 4096, ""},
-		{"no name, IPv6 literal", none, "[::1]:443", 4096, ""},
-		{"no name, name", none, "open.test:443", 4096, ReasonTunnelServerName},
-		{"truncated", named[:len(named)-1], "open.test:443", 4096, ReasonTunnelNotTLS},
-		{"fake header", []byte("\x16\x03\x01\x00\x40\x01GET /private HTTP/1.1\r\n\r\n"), "open.test:443", 4096, ReasonTunnelNotTLS},
+		{"whole", named, "open.test:443", 4096, HelloOK},
+		{"one byte per read", named, "OPEN.test.:443", 1, HelloOK},
+		{"one byte per record", fragmented(named, 1), "open.test:443", 4096, HelloOK},
+		{"followed by more", append(bytes.Clone(named), "more"...), "open.test:443", 4096, HelloOK},
+		{"another name", named, "closed.test:443", 4096, HelloServerName},
+		{"no name, IP literal", none, "127.0.0.1:443", 4096, HelloOK},
+		{"no name, IPv6 literal", none, "[::1]:443", 4096, HelloOK},
+		{"no name, name", none, "open.test:443", 4096, HelloServerName},
+		{"truncated", named[:len(named)-1], "open.test:443", 4096, HelloNotTLS},
+		{"fake header", []byte("\x16\x03\x01\x00\x40\x01GET /private HTTP/1.1\r\n\r\n"), "open.test:443", 4096, HelloNotTLS},
 	} {
 		hc := examineHello(&chunkReader{data: tt.data, n: tt.chunk}, tt.target)
-		if hc.reason != tt.want {
-			t.Errorf("%s: reason %q (%s), want %q", tt.name, hc.reason, hc.detail, tt.want)
+		if hc.Refused != tt.want {
+			t.Errorf("%s: refusal %d (%s), want %d", tt.name, hc.Refused, hc.Detail, tt.want)
 		}
-		if tt.want == "" && !bytes.Equal(hc.first, tt.data[:len(hc.first)]) || len(hc.first) < len(tt.data)-4 {
-			t.Errorf("%s: sends on %d of %d bytes", tt.name, len(hc.first), len(tt.data))
+		if tt.want == HelloOK && !bytes.Equal(hc.First, tt.data[:len(hc.First)]) || len(hc.First) < len(tt.data)-4 {
+			t.Errorf("%s: sends on %d of %d bytes", tt.name, len(hc.First), len(tt.data))
 		}
 	}
 }
@@ -140,8 +140,8 @@ func BenchmarkExamineHello(b *testing.B) {
 		b.Run("read="+strconv.Itoa(chunk), func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				if hc := examineHello(&chunkReader{data: named, n: chunk}, "open.test:443"); hc.reason != "" {
-					b.Fatal(hc.detail)
+				if hc := examineHello(&chunkReader{data: named, n: chunk}, "open.test:443"); hc.Refused != HelloOK {
+					b.Fatal(hc.Detail)
 				}
 			}
 		})

@@ -1,4 +1,4 @@
-package proxy
+package upstream
 
 import (
 	"errors"
@@ -17,23 +17,38 @@ import (
 // in the protocol it speaks once the CONNECT was answered 200.
 var alertAccessDenied = []byte{21, 3, 3, 0, 2, 2, 49}
 
-// helloCheck is what checking the first bytes inside a tunnel found: the
+// SendAccessDenied writes the TLS alert of a refused ClientHello to c.
+func SendAccessDenied(c net.Conn) { _, _ = c.Write(alertAccessDenied) }
+
+// HelloRefusal says why the first bytes inside a tunnel may not go
+// through; the root maps each to its reason.
+type HelloRefusal uint8
+
+// The refusals of a tunnel's first bytes.
+const (
+	HelloOK         HelloRefusal = iota // a ClientHello for the target: spliced
+	HelloNotTLS                         // not a TLS ClientHello (tunnel-not-tls)
+	HelloServerName                     // a ClientHello for another server, or none (tunnel-server-name)
+	HelloECH                            // a ClientHello that encrypts its server name (tunnel-ech)
+)
+
+// HelloCheck is what checking the first bytes inside a tunnel found: the
 // bytes read (to send on, or to quote), and, when the tunnel is refused,
-// the reason and what it says.
-type helloCheck struct {
-	first  []byte
-	reason enforce.Reason // "" when the bytes may be spliced
-	detail string
-	tls    bool // the bytes are a ClientHello: refused at the TLS level
+// why and what the refusal says.
+type HelloCheck struct {
+	First   []byte
+	Refused HelloRefusal // HelloOK when the bytes may be spliced
+	Detail  string
+	TLS     bool // the bytes are a ClientHello: refused at the TLS level
 }
 
-// readTunnelHello reads the ClientHello client sends inside a tunnel to
+// ReadTunnelHello reads the ClientHello client sends inside a tunnel to
 // target (host:port as enforce keys it) and checks it ([examineHello]).
 // The read is bounded by [transparent.ReadHello]'s size and by wait in
 // all, however slowly the bytes arrive; then the connection may stay
 // silent for idle (the spliced tunnel's bound, pushed back as bytes go
 // through).
-func readTunnelHello(client net.Conn, target string, wait, idle time.Duration) helloCheck {
+func ReadTunnelHello(client net.Conn, target string, wait, idle time.Duration) HelloCheck {
 	deadline := time.Now().Add(wait)
 	_ = client.SetReadDeadline(deadline)
 	stop := time.AfterFunc(wait, func() { _ = client.SetReadDeadline(aLongTimeAgo) })
@@ -45,17 +60,17 @@ func readTunnelHello(client net.Conn, target string, wait, idle time.Duration) h
 
 // examineHello reads a ClientHello from r ([transparent.ReadHello]) and
 // checks it for a tunnel to target ([checkHello]).
-func examineHello(r io.Reader, target string) helloCheck {
+func examineHello(r io.Reader, target string) HelloCheck {
 	h, first, err := transparent.ReadHello(r)
 	if err != nil {
 		what := "do not begin a TLS ClientHello"
 		if !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) {
 			what += " (" + err.Error() + ")"
 		}
-		return helloCheck{first: first, reason: ReasonTunnelNotTLS, detail: what}
+		return HelloCheck{First: first, Refused: HelloNotTLS, Detail: what}
 	}
-	reason, detail := checkHello(h, target)
-	return helloCheck{first: first, reason: reason, detail: detail, tls: true}
+	refused, detail := checkHello(h, target)
+	return HelloCheck{First: first, Refused: refused, Detail: detail, TLS: true}
 }
 
 // checkHello says whether the ClientHello h may go through a tunnel
@@ -64,32 +79,32 @@ func examineHello(r io.Reader, target string) helloCheck {
 // goes through only to an IP literal, where the address is what was
 // decided. An encrypted ClientHello (ECH) is refused whatever its outer
 // name: the server serves the inner name, which robotsgate cannot read.
-func checkHello(h transparent.Hello, target string) (enforce.Reason, string) {
+func checkHello(h transparent.Hello, target string) (HelloRefusal, string) {
 	host, _, err := net.SplitHostPort(target)
 	if err != nil {
 		host = target
 	}
 	want, err := enforce.CanonicalHost(host)
 	if err != nil {
-		return ReasonTunnelServerName, "the CONNECT target " + strconv.Quote(target) + " has no canonical host"
+		return HelloServerName, "the CONNECT target " + strconv.Quote(target) + " has no canonical host"
 	}
 	ech := " (outer name " + strconv.Quote(h.ServerName) + ")"
 	switch {
 	case h.ECH:
-		return ReasonTunnelECH, "the ClientHello inside the tunnel to " + target + " encrypts the server name it is for (ECH)" + ech +
+		return HelloECH, "the ClientHello inside the tunnel to " + target + " encrypts the server name it is for (ECH)" + ech +
 			"; the server serves the name inside, which tunnel mode cannot read or check, so the tunnel was closed (use https.mode mitm)"
 	case h.ServerName == "" && isIPLiteral(want):
-		return "", ""
+		return HelloOK, ""
 	case h.ServerName == "":
-		return ReasonTunnelServerName, "the ClientHello inside the tunnel to " + target + " names no server (SNI): the server would pick a site of its own, " +
+		return HelloServerName, "the ClientHello inside the tunnel to " + target + " names no server (SNI): the server would pick a site of its own, " +
 			"not necessarily the one decided, so the tunnel was closed"
 	}
 	got, err := enforce.CanonicalHost(h.ServerName)
 	if err != nil || got != want {
-		return ReasonTunnelServerName, "the ClientHello inside the tunnel to " + target + " names the server " + strconv.Quote(h.ServerName) +
+		return HelloServerName, "the ClientHello inside the tunnel to " + target + " names the server " + strconv.Quote(h.ServerName) +
 			", not the CONNECT target: only the host decided may be reached through the tunnel, so it was closed (CONNECT to that host instead)"
 	}
-	return "", ""
+	return HelloOK, ""
 }
 
 // isIPLiteral reports whether host, canonical, is an IP address.
@@ -111,3 +126,7 @@ func (d *deadlineReader) Read(p []byte) (int, error) {
 	}
 	return d.r.Read(p)
 }
+
+// aLongTimeAgo is a read deadline that has passed: it makes a blocked
+// Read return at once.
+var aLongTimeAgo = time.Unix(1, 0)

@@ -1,4 +1,4 @@
-package proxy
+package upstream
 
 import (
 	"context"
@@ -69,8 +69,8 @@ func keyOf(host string, ap netip.AddrPort) handoffKey {
 	return handoffKey{host: host, addr: netip.AddrPortFrom(ap.Addr().Unmap().WithZone(""), ap.Port())}
 }
 
-// handoff holds the parked connections. It is safe for concurrent use.
-type handoff struct {
+// Handoff holds the parked connections. It is safe for concurrent use.
+type Handoff struct {
 	mu     sync.Mutex
 	m      map[handoffKey]*parkedConn
 	closed bool
@@ -84,15 +84,16 @@ type parkedConn struct {
 	timer *time.Timer
 }
 
-func newHandoff() *handoff {
-	h := &handoff{m: make(map[handoffKey]*parkedConn)}
+// NewHandoff returns an empty lot of parked connections.
+func NewHandoff() *Handoff {
+	h := &Handoff{m: make(map[handoffKey]*parkedConn)}
 	h.ttl.Store(int64(parkLifetime))
 	return h
 }
 
 // park keeps c, idle after one clean exchange, for the next forwarded
 // request to k. A connection parked before under k is closed.
-func (h *handoff) park(k handoffKey, c net.Conn) {
+func (h *Handoff) park(k handoffKey, c net.Conn) {
 	p := &parkedConn{c: c}
 	h.mu.Lock()
 	old := h.m[k]
@@ -112,7 +113,7 @@ func (h *handoff) park(k handoffKey, c net.Conn) {
 }
 
 // expire closes p if it is still parked under k.
-func (h *handoff) expire(k handoffKey, p *parkedConn) {
+func (h *Handoff) expire(k handoffKey, p *parkedConn) {
 	h.mu.Lock()
 	still := h.m[k] == p
 	if still {
@@ -126,7 +127,7 @@ func (h *handoff) expire(k handoffKey, p *parkedConn) {
 
 // take returns the connection parked under k, removed, if the origin has
 // neither sent anything on it nor closed it since; nil otherwise.
-func (h *handoff) take(k handoffKey) net.Conn {
+func (h *Handoff) take(k handoffKey) net.Conn {
 	h.mu.Lock()
 	p := h.m[k]
 	delete(h.m, k)
@@ -135,20 +136,20 @@ func (h *handoff) take(k handoffKey) net.Conn {
 		return nil
 	}
 	p.timer.Stop()
-	if !connQuiet(p.c) {
+	if !Quiet(p.c) {
 		p.c.Close()
 		return nil
 	}
 	if tc, ok := rawConn(p.c).(*net.TCPConn); ok {
 		// The dialer of proxied requests probes its connections.
-		_ = tc.SetKeepAliveConfig(net.KeepAliveConfig{Enable: true, Idle: dialKeepAlive, Interval: dialKeepAlive})
+		_ = tc.SetKeepAliveConfig(net.KeepAliveConfig{Enable: true, Idle: DialKeepAlive, Interval: DialKeepAlive})
 	}
 	h.taken.Add(1)
 	return p.c
 }
 
-// closeAll closes every parked connection, and those parked later.
-func (h *handoff) closeAll() {
+// CloseAll closes every parked connection, and those parked later.
+func (h *Handoff) CloseAll() {
 	h.mu.Lock()
 	m := h.m
 	h.m, h.closed = make(map[handoffKey]*parkedConn), true
@@ -162,17 +163,17 @@ func (h *handoff) closeAll() {
 type handoffOKKey struct{}
 
 // withHandoff returns ctx saying that the plain-HTTP forwarded request it
-// belongs to may be sent on a parked connection ([handoff.dialer]).
+// belongs to may be sent on a parked connection ([Handoff.Dialer]).
 // Nothing else is: neither a CONNECT tunnel nor the TCP connection under
 // TLS, which share the transport's dialer.
 func withHandoff(ctx context.Context) context.Context {
 	return context.WithValue(ctx, handoffOKKey{}, true)
 }
 
-// dialer returns next preceded by the take of a parked connection for a
+// Dialer returns next preceded by the take of a parked connection for a
 // request marked by [withHandoff]: to the host the request is pinned to,
 // or the IP literal it names, at the address dialed.
-func (h *handoff) dialer(next selfaddr.DialFunc) selfaddr.DialFunc {
+func (h *Handoff) Dialer(next selfaddr.DialFunc) selfaddr.DialFunc {
 	return func(ctx context.Context, network, addr string) (net.Conn, error) {
 		if ok, _ := ctx.Value(handoffOKKey{}).(bool); ok && (network == "tcp" || network == "tcp4" || network == "tcp6") {
 			host, _, _ := net.SplitHostPort(addr)
@@ -202,8 +203,27 @@ func rawConn(c net.Conn) net.Conn {
 	return c
 }
 
-// collectors returns the metrics of h.
-func (h *handoff) collectors() []prometheus.Collector {
+// Taken returns how many parked connections were handed to proxied
+// requests.
+func (h *Handoff) Taken() int64 { return h.taken.Load() }
+
+// SetParkLifetime sets how long a connection parked from now on waits for
+// its request ([parkLifetime] unless set).
+func (h *Handoff) SetParkLifetime(d time.Duration) { h.ttl.Store(int64(d)) }
+
+// Parked returns the connections parked now.
+func (h *Handoff) Parked() []net.Conn {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var out []net.Conn
+	for _, p := range h.m {
+		out = append(out, p.c)
+	}
+	return out
+}
+
+// Collectors returns the metrics of h.
+func (h *Handoff) Collectors() []prometheus.Collector {
 	counter := func(name, help string, v *atomic.Int64) prometheus.Collector {
 		return prometheus.NewCounterFunc(prometheus.CounterOpts{Name: name, Help: help}, func() float64 { return float64(v.Load()) })
 	}

@@ -1,4 +1,4 @@
-package proxy
+package upstream
 
 import (
 	"context"
@@ -17,7 +17,7 @@ import (
 // idle costs two goroutines, two buffers and a file descriptor; in a
 // broad crawl most origins get one request, so their connections are
 // never used again. The transport bounds the idle pool
-// (upstream.max_idle_conns, upstream.idle_timeout); connTracker closes
+// (upstream.max_idle_conns, upstream.idle_timeout); ConnTracker closes
 // sooner (upstream.first_idle_timeout) an idle connection that has
 // carried one forwarded request, and counts connections for /metrics.
 //
@@ -30,18 +30,24 @@ import (
 // robots.txt fetches have a transport of their own (NewPolicyTransport)
 // that keeps no idle connection at all.
 
-// connTracker tracks the connections its dialer made.
-type connTracker struct {
+// ConnTracker tracks the connections its dialer made.
+type ConnTracker struct {
 	firstIdle time.Duration // 0: none closed early
 	open      atomic.Int64
 	idle      atomic.Int64
 	closed    atomic.Int64 // closed by firstIdle
 }
 
-// trackedConn is a connection dialed through a [connTracker].
+// NewConnTracker returns a tracker that closes an idle connection that
+// carried one forwarded request after firstIdle (0: never early).
+func NewConnTracker(firstIdle time.Duration) *ConnTracker {
+	return &ConnTracker{firstIdle: firstIdle}
+}
+
+// trackedConn is a connection dialed through a [ConnTracker].
 type trackedConn struct {
 	net.Conn
-	t  *connTracker
+	t  *ConnTracker
 	io atomic.Uint64 // Read and Write calls that moved bytes
 
 	mu     sync.Mutex
@@ -52,8 +58,8 @@ type trackedConn struct {
 	closed bool
 }
 
-// wrap returns dial with its connections tracked by t.
-func (t *connTracker) wrap(dial func(ctx context.Context, network, addr string) (net.Conn, error)) func(ctx context.Context, network, addr string) (net.Conn, error) {
+// Wrap returns dial with its connections tracked by t.
+func (t *ConnTracker) Wrap(dial func(ctx context.Context, network, addr string) (net.Conn, error)) func(ctx context.Context, network, addr string) (net.Conn, error) {
 	return func(ctx context.Context, network, addr string) (net.Conn, error) {
 		c, err := dial(ctx, network, addr)
 		if err != nil {
@@ -227,8 +233,8 @@ func (p *keyProbe) Value(key any) any {
 	return nil
 }
 
-// collectors returns the metrics of t.
-func (t *connTracker) collectors() []prometheus.Collector {
+// Collectors returns the metrics of t.
+func (t *ConnTracker) Collectors() []prometheus.Collector {
 	gauge := func(name, help string, v *atomic.Int64) prometheus.Collector {
 		return prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: help}, func() float64 { return float64(v.Load()) })
 	}

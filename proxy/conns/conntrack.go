@@ -1,4 +1,9 @@
-package proxy
+// Package conns is the client side of the proxy listener's connections:
+// the CONNECT connections goproxy hijacks, tracked for Shutdown and
+// bounded by the client limits (conntrack.go, sessionread.go), the
+// response heads held back inside an MITM session (sessionwrite.go), and
+// the count of running handlers Shutdown waits for (lifetime.go).
+package conns
 
 import (
 	"bufio"
@@ -14,7 +19,7 @@ import (
 	"time"
 )
 
-// hijackTracker tracks the client connections goproxy hijacks for CONNECT
+// HijackTracker tracks the client connections goproxy hijacks for CONNECT
 // (MITM sessions and tunnels). [http.Server.Shutdown] neither waits for nor
 // closes hijacked connections, so without it the audit log could close
 // while requests inside an MITM session are still being decided.
@@ -30,7 +35,7 @@ import (
 // each request head within headerTimeout and maxHeaderBytes, and is
 // bounded by idleTimeout otherwise ([sessionPhase]). Bytes the client sent
 // with its CONNECT, which net/http had already buffered, are read first.
-type hijackTracker struct {
+type HijackTracker struct {
 	mu       sync.Mutex
 	conns    map[*hijackedConn]struct{}
 	draining bool       // shutdown has begun
@@ -39,21 +44,21 @@ type hijackTracker struct {
 
 	// limits are the client limits; a zero field means no bound. Set
 	// before the first connection is tracked.
-	limits clientLimits
+	limits Limits
 }
 
-// connInfo is what the CONNECT handler tells the tracker about one CONNECT
+// Info is what the CONNECT handler tells the tracker about one CONNECT
 // request, through the request's context.
-type connInfo struct {
+type Info struct {
 	mitm atomic.Bool                  // the connection is intercepted (requests are parsed)
 	conn atomic.Pointer[hijackedConn] // the connection, once hijacked
 }
 
-// endSession makes the MITM session on the connection end after the
+// EndSession makes the MITM session on the connection end after the
 // response being written: its next read of a request sees end of file,
 // so the session closes the connection (with a TLS close_notify). It is
 // how an HTTP/1.0 client's connection is closed after its response.
-func (ci *connInfo) endSession() {
+func (ci *Info) EndSession() {
 	c := ci.conn.Load()
 	if c == nil {
 		return
@@ -65,39 +70,58 @@ func (ci *connInfo) endSession() {
 	c.mu.Unlock()
 }
 
-type connInfoKey struct{}
+// MarkMITM records that the CONNECT's connection is intercepted: its
+// requests are parsed, and Shutdown may end the session between them.
+func (ci *Info) MarkMITM() { ci.mitm.Store(true) }
 
-// connInfoFrom returns the [connInfo] wrap put in ctx, or nil.
-func connInfoFrom(ctx context.Context) *connInfo {
-	ci, _ := ctx.Value(connInfoKey{}).(*connInfo)
+// HoldNext makes the session's connection, once hijacked, hold its next
+// write back until the one after it (sessionwrite.go).
+func (ci *Info) HoldNext() {
+	if c := ci.conn.Load(); c != nil {
+		c.holdNext()
+	}
+}
+
+type infoKey struct{}
+
+// InfoFrom returns the [Info] wrap put in ctx, or nil.
+func InfoFrom(ctx context.Context) *Info {
+	ci, _ := ctx.Value(infoKey{}).(*Info)
 	return ci
 }
 
-// newHijackTracker returns a tracker applying the proxy listener's
+// NewHijackTracker returns a tracker applying the proxy listener's
 // client limits.
-func newHijackTracker(limits clientLimits) *hijackTracker {
-	return &hijackTracker{conns: make(map[*hijackedConn]struct{}), limits: limits}
+func NewHijackTracker(limits Limits) *HijackTracker {
+	return &HijackTracker{conns: make(map[*hijackedConn]struct{}), limits: limits}
 }
 
 // wrap returns next with every CONNECT connection it hijacks tracked.
-func (t *hijackTracker) wrap(next http.Handler) http.Handler {
+func (t *HijackTracker) Wrap(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		hj, ok := w.(http.Hijacker)
 		if r.Method != http.MethodConnect || !ok {
 			next.ServeHTTP(w, r)
 			return
 		}
-		ci := &connInfo{}
-		r = r.WithContext(context.WithValue(r.Context(), connInfoKey{}, ci))
+		ci := &Info{}
+		r = r.WithContext(context.WithValue(r.Context(), infoKey{}, ci))
 		next.ServeHTTP(&trackingWriter{ResponseWriter: w, hj: hj, t: t, info: ci}, r)
 	})
 }
 
 // active returns the number of tracked connections.
-func (t *hijackTracker) active() int {
+func (t *HijackTracker) Active() int {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return len(t.conns)
+}
+
+// Draining reports whether Shutdown has begun draining the connections.
+func (t *HijackTracker) Draining() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.draining
 }
 
 // aLongTimeAgo is a read deadline that has passed: it makes a blocked
@@ -114,7 +138,7 @@ var aLongTimeAgo = time.Unix(1, 0)
 // is done first, every remaining connection is closed and an error says
 // how many there were. Connections hijacked after shutdown began are
 // drained or closed the same way.
-func (t *hijackTracker) shutdown(ctx context.Context) error {
+func (t *HijackTracker) Shutdown(ctx context.Context) error {
 	t.mu.Lock()
 	t.draining = true
 	for c := range t.conns {
@@ -149,7 +173,7 @@ func (t *hijackTracker) shutdown(ctx context.Context) error {
 	return fmt.Errorf("closed %d CONNECT connection(s) still open at the shutdown deadline: %w", n, ctx.Err())
 }
 
-func (t *hijackTracker) add(c *hijackedConn) {
+func (t *HijackTracker) add(c *hijackedConn) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.conns[c] = struct{}{}
@@ -158,7 +182,7 @@ func (t *hijackTracker) add(c *hijackedConn) {
 // attached records that c has been hijacked as conn. A connection
 // hijacked while draining is drained at once, and closed at once after
 // shutdown's deadline.
-func (t *hijackTracker) attached(c *hijackedConn, conn net.Conn) {
+func (t *HijackTracker) attached(c *hijackedConn, conn net.Conn) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	c.Conn = conn
@@ -174,7 +198,7 @@ func (t *hijackTracker) attached(c *hijackedConn, conn net.Conn) {
 	}
 }
 
-func (t *hijackTracker) remove(c *hijackedConn) {
+func (t *HijackTracker) remove(c *hijackedConn) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	delete(t.conns, c)
@@ -188,8 +212,8 @@ func (t *hijackTracker) remove(c *hijackedConn) {
 type trackingWriter struct {
 	http.ResponseWriter
 	hj   http.Hijacker
-	t    *hijackTracker
-	info *connInfo
+	t    *HijackTracker
+	info *Info
 }
 
 // Hijack hijacks the underlying connection and tracks it. The connection
@@ -221,10 +245,10 @@ func (w *trackingWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 // ([sessionPhase]).
 type hijackedConn struct {
 	net.Conn
-	t    *hijackTracker
-	info *connInfo
+	t    *HijackTracker
+	info *Info
 	once sync.Once
-	// ended is set by [connInfo.endSession]: reads return io.EOF.
+	// ended is set by [Info.EndSession]: reads return io.EOF.
 	ended atomic.Bool
 	// tooLarge is set once a request head went over the limit: reads
 	// return [errHeadTooLarge].
@@ -251,7 +275,7 @@ type hijackedConn struct {
 	// The request being served, counted as running in life until
 	// endServed (sessionread.go).
 	counting      atomic.Bool // a request is counted in life
-	life          *lifetime
+	life          *Lifetime
 	cancelServed  context.CancelCauseFunc // ends the request's context
 	sessionCtx    context.Context         // the parent of the requests' contexts
 	endSessionCtx context.CancelCauseFunc // ends sessionCtx
@@ -263,7 +287,7 @@ type hijackedConn struct {
 }
 
 // Read reads from the connection; receiving bytes keeps it alive. After
-// endSession, it reports end of file.
+// EndSession, it reports end of file.
 func (c *hijackedConn) Read(p []byte) (int, error) {
 	if err := c.flushHeld(); err != nil {
 		return 0, err
@@ -290,7 +314,7 @@ func (c *hijackedConn) Read(p []byte) (int, error) {
 		n, err = c.Conn.Read(p)
 	}
 	if err != nil && c.ended.Load() {
-		return 0, io.EOF // woken by endSession's deadline
+		return 0, io.EOF // woken by EndSession's deadline
 	}
 	if n > 0 {
 		if rerr := c.received(p[:n]); rerr != nil {

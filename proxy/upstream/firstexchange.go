@@ -1,4 +1,4 @@
-package proxy
+package upstream
 
 import (
 	"bufio"
@@ -30,7 +30,7 @@ import (
 //   - its body was read to its end, as its framing (Content-Length or
 //     chunked) delimits it, before the fetch's deadline;
 //   - nothing follows it: nothing left in the buffer, nothing waiting on
-//     the socket (connQuiet).
+//     the socket (Quiet).
 //
 // Anything else closes the connection, as before. HTTPS fetches and
 // fetches through an upstream proxy take the transport's usual path
@@ -52,11 +52,20 @@ var errHeaderTimeout = fmt.Errorf("timeout awaiting response headers: %w", os.Er
 // ([http.Transport.RegisterProtocol]).
 type firstExchange struct {
 	dial selfaddr.DialFunc // the policy transport's
-	lot  *handoff
+	lot  *Handoff
 }
 
+// NewFirstExchange returns the round tripper that exchanges plain-HTTP
+// policy fetches on connections of dial, the policy transport's, and
+// parks those that ended cleanly in lot.
+func NewFirstExchange(dial selfaddr.DialFunc, lot *Handoff) http.RoundTripper {
+	return &firstExchange{dial: dial, lot: lot}
+}
+
+// RoundTrip exchanges req on a fresh connection, or leaves it to the
+// transport ([http.ErrSkipAltProtocol]).
 func (x *firstExchange) RoundTrip(req *http.Request) (*http.Response, error) {
-	if !canHandOff || req.Method != http.MethodGet || req.URL.Scheme != "http" || req.Close || req.Body != nil && req.Body != http.NoBody {
+	if !CanHandOff || req.Method != http.MethodGet || req.URL.Scheme != "http" || req.Close || req.Body != nil && req.Body != http.NoBody {
 		return nil, http.ErrSkipAltProtocol
 	}
 	ctx := req.Context()
@@ -69,7 +78,7 @@ func (x *firstExchange) RoundTrip(req *http.Request) (*http.Response, error) {
 	if err != nil {
 		return nil, err
 	}
-	if !connQuiet(conn) { // bytes before the request: not an answer
+	if !Quiet(conn) { // bytes before the request: not an answer
 		conn.Close()
 		return nil, errEarlyResponse
 	}
@@ -171,7 +180,7 @@ type exchangeBody struct {
 	br       *bufio.Reader
 	conn     net.Conn
 	stop     func() bool // stops the context's abort; false once it ran
-	lot      *handoff
+	lot      *Handoff
 	key      handoffKey
 	reusable bool
 
@@ -203,7 +212,7 @@ func (b *exchangeBody) finish(eof bool) {
 	}
 	b.done = true
 	aborted := !b.stop()
-	if eof && b.reusable && !aborted && b.br.Buffered() == 0 && connQuiet(b.conn) && b.conn.SetDeadline(time.Time{}) == nil {
+	if eof && b.reusable && !aborted && b.br.Buffered() == 0 && Quiet(b.conn) && b.conn.SetDeadline(time.Time{}) == nil {
 		b.lot.park(b.key, b.conn)
 		return
 	}

@@ -1,6 +1,6 @@
 //go:build linux || darwin || freebsd || netbsd || openbsd
 
-package proxy
+package upstream
 
 import (
 	"errors"
@@ -9,14 +9,14 @@ import (
 	"syscall"
 )
 
-// canHandOff says whether this platform can tell that a connection is
-// quiet ([connQuiet]); without it no connection is handed off.
-const canHandOff = true
+// CanHandOff says whether this platform can tell that a connection is
+// quiet ([Quiet]); without it no connection is handed off.
+const CanHandOff = true
 
-// connQuiet reports whether nothing is waiting to be read on c's socket
+// Quiet reports whether nothing is waiting to be read on c's socket
 // and its peer has not closed it, without reading or waiting: a peek at
 // the socket, which must answer "nothing yet".
-func connQuiet(c net.Conn) bool {
+func Quiet(c net.Conn) bool {
 	sc, ok := rawConn(c).(syscall.Conn)
 	if !ok {
 		return false
@@ -33,7 +33,7 @@ func connQuiet(c net.Conn) bool {
 	return err == nil && (errors.Is(rerr, syscall.EAGAIN) || errors.Is(rerr, syscall.EWOULDBLOCK))
 }
 
-// peek is the socket peek of [connQuiet] with its buffer and result, its
+// peek is the socket peek of [Quiet] with its buffer and result, its
 // function bound once so that a peek allocates nothing.
 type peek struct {
 	buf [1]byte

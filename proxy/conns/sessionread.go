@@ -1,4 +1,4 @@
-package proxy
+package conns
 
 import (
 	"context"
@@ -12,18 +12,18 @@ import (
 	"github.com/robotsgate/robotsgate/internal/config"
 )
 
-// clientLimits bound what a client may send and how long it may take. The
+// Limits bound what a client may send and how long it may take. The
 // proxy listener's [http.Server] and the requests read inside a CONNECT
 // session (goproxy's MITM loop, which reads them itself) apply the same
 // values ([config.ClientConfig]).
-type clientLimits struct {
+type Limits struct {
 	maxHeaderBytes int           // a longer request head is answered 431
 	headerTimeout  time.Duration // bound of reading one request head
 	idleTimeout    time.Duration // silence allowed between requests, and while one is served
 }
 
-func clientLimitsOf(c config.ClientConfig) clientLimits {
-	return clientLimits{maxHeaderBytes: c.MaxHeaderBytes, headerTimeout: c.HeaderTimeout, idleTimeout: c.IdleTimeout}
+func LimitsOf(c config.ClientConfig) Limits {
+	return Limits{maxHeaderBytes: c.MaxHeaderBytes, headerTimeout: c.HeaderTimeout, idleTimeout: c.IdleTimeout}
 }
 
 // headSlack is what a session may read while it reads a request head
@@ -54,7 +54,7 @@ var errHeadTooLarge = errors.New("request head inside a CONNECT session larger t
 //
 // A session starts in [phaseHead]: its TLS handshake (if any) and its first
 // request head must arrive within headerTimeout and maxHeaderBytes (plus
-// [headSlack]). When the pipeline received the request ([connInfo.requestRead]),
+// [headSlack]). When the pipeline received the request ([Info.RequestRead]),
 // the session is in [phaseBody]: its body is read and its response written,
 // bounded by idleTimeout of silence as before. Once the response is written
 // ([hijackedConn.endServed]) the session is in [phaseIdle]: the client has
@@ -135,7 +135,7 @@ func (c *hijackedConn) sending() bool {
 }
 
 // setReadDeadline sets the connection's read deadline to d from now (no
-// deadline when d is zero) unless a drain or endSession set a past one,
+// deadline when d is zero) unless a drain or EndSession set a past one,
 // which stays. Called with c.mu held.
 func (c *hijackedConn) setReadDeadline(now time.Time, d time.Duration) {
 	if c.drained {
@@ -148,7 +148,7 @@ func (c *hijackedConn) setReadDeadline(now time.Time, d time.Duration) {
 	_ = c.Conn.SetReadDeadline(t)
 }
 
-// requestRead tells the session's connection that the pipeline received
+// RequestRead tells the session's connection that the pipeline received
 // a request, which is served until served (goproxy's context of the
 // request) ends: its body and response are bounded by idleTimeout of
 // silence, no longer by the head's deadline and size. It returns the
@@ -164,7 +164,7 @@ func (c *hijackedConn) setReadDeadline(now time.Time, d time.Duration) {
 // children of one context of the session, a child of life's hard
 // context: one registration with the hard context per session, not one
 // per request, and none with goproxy's context.
-func (ci *connInfo) requestRead(served context.Context, life *lifetime) (context.Context, bool) {
+func (ci *Info) RequestRead(served context.Context, life *Lifetime) (context.Context, bool) {
 	if ci == nil {
 		return nil, false
 	}
@@ -179,7 +179,7 @@ func (ci *connInfo) requestRead(served context.Context, life *lifetime) (context
 	if c.sessionCtx == nil {
 		c.sessionCtx, c.endSessionCtx = context.WithCancelCause(life.hard)
 	}
-	life.enter()
+	life.Enter()
 	var ctx context.Context
 	ctx, c.cancelServed = context.WithCancelCause(c.sessionCtx)
 	c.life = life
@@ -191,7 +191,7 @@ func (ci *connInfo) requestRead(served context.Context, life *lifetime) (context
 	return ctx, true
 }
 
-// endServed ends the request requestRead counted once its response was
+// endServed ends the request RequestRead counted once its response was
 // written (served ended), or at once with force: its context ends, it no
 // longer counts as running, and the client has idleTimeout to begin the
 // next request unless its first bytes were already read. Called with c.mu
@@ -203,20 +203,20 @@ func (c *hijackedConn) endServed(force bool) {
 	c.counting.Store(false)
 	c.cancelServed(context.Canceled)
 	c.cancelServed = nil
-	c.life.leave()
+	c.life.Leave()
 	if c.phase == phaseBody {
 		c.phase = phaseIdle
 		c.setReadDeadline(time.Now(), c.t.limits.idleTimeout)
 	}
 }
 
-// boundBody returns next with the body of every plain-HTTP request bounded
+// BoundBody returns next with the body of every plain-HTTP request bounded
 // by idleTimeout of silence, as the bodies read inside a CONNECT session
 // are ([sessionPhase]): each read must receive bytes within it, else the
 // read fails and so does the request. net/http's own bound, ReadTimeout,
 // counts from the request's start and would also cancel the long
 // downloads of requests that sent a body.
-func (l clientLimits) boundBody(next http.Handler) http.Handler {
+func (l Limits) BoundBody(next http.Handler) http.Handler {
 	if l.idleTimeout <= 0 {
 		return next
 	}
