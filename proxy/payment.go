@@ -48,6 +48,14 @@ func newPaymentStep(cfg *config.Config, s *Server, pol *politeness.Politeness) *
 	return &paymentStep{s: s, wallet: s.wallet, cfg: cfg.Payment, polite: pol}
 }
 
+// walletOr is w, or, when nil, a wallet of this process alone.
+func walletOr(w payment.Wallet, clock enforce.Clock) payment.Wallet {
+	if w == nil {
+		return payment.NewMemoryWallet(clock, 0)
+	}
+	return w
+}
+
 // payTerms are the payment settings of one request: its identity's
 // (credentials file payment=, payment_max_price=) over the global ones.
 type payTerms struct {

@@ -176,48 +176,58 @@ func TestPaymentErrorCodes(t *testing.T) {
 			}
 		})
 	}
-	t.Run("unconfirmed", func(t *testing.T) {
-		o := newPayOrigin(t, k, "USD 0.01")
-		o.setAnswer(func(w http.ResponseWriter, r *http.Request) bool {
-			if r.Header.Get(payment.HeaderExactPrice) == "" {
-				return false
-			}
-			io.WriteString(w, "served, no charge said")
-			return true
-		})
-		p := newPayProxy(t, kp, "USD 0.02", Deps{}, nil, payment.Budget{Scope: payment.ScopeFleet, Period: payment.PeriodDay,
-			Limit: payment.MustParseAmount("USD 0.01")})
-		if resp, _ := get(t, p.client, o.url+"/a"); resp.StatusCode != http.StatusOK {
-			t.Fatalf("GET /a: %d", resp.StatusCode)
-		}
-		if rec := recordOf(t, p.audit, o.url+"/a", string(ReasonPaymentUnconfirmed)); rec == nil {
-			t.Errorf("no payment-unconfirmed record: %v", p.audit.Records(t))
-		}
-		o.setAnswer(nil) // released: the budget pays the next one
-		if resp, _ := get(t, p.client, o.url+"/b"); resp.StatusCode != http.StatusOK {
-			t.Errorf("GET /b: %d, want 200 (the reservation was released)", resp.StatusCode)
-		}
-	})
-	t.Run("requote", func(t *testing.T) {
-		o := newPayOrigin(t, k, "USD 0.01")
-		o.setAnswer(func(w http.ResponseWriter, r *http.Request) bool {
-			if r.Header.Get(payment.HeaderExactPrice) != "" {
-				o.setPrice("USD 0.015") // the price changed between the quote and the retry
-				o.setAnswer(nil)
-				w.Header().Set(payment.HeaderPrice, "USD 0.015")
-				crawlerError(w, http.StatusPaymentRequired, payment.CodeInvalidCrawlerExactPrice)
-				return true
-			}
+}
+
+// TestPaymentUnconfirmed: a paid retry's 2xx without crawler-charged is
+// the client's, audited payment-unconfirmed, and its reservation is
+// released.
+func TestPaymentUnconfirmed(t *testing.T) {
+	k, kp := newSigningKey(t, "wba.pem")
+	o := newPayOrigin(t, k, "USD 0.01")
+	o.setAnswer(func(w http.ResponseWriter, r *http.Request) bool {
+		if r.Header.Get(payment.HeaderExactPrice) == "" {
 			return false
-		})
-		p := newPayProxy(t, kp, "USD 0.02", Deps{}, nil)
-		if resp, _ := get(t, p.client, o.url+"/a"); resp.StatusCode != http.StatusOK {
-			t.Fatalf("GET /a: %d", resp.StatusCode)
 		}
-		if _, sum := paidRecords(t, p.audit); sum != 15_000 {
-			t.Errorf("ledger sum %d, want 15000", sum)
-		}
+		io.WriteString(w, "served, no charge said")
+		return true
 	})
+	p := newPayProxy(t, kp, "USD 0.02", Deps{}, nil, payment.Budget{Scope: payment.ScopeFleet, Period: payment.PeriodDay,
+		Limit: payment.MustParseAmount("USD 0.01")})
+	if resp, _ := get(t, p.client, o.url+"/a"); resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET /a: %d", resp.StatusCode)
+	}
+	if rec := recordOf(t, p.audit, o.url+"/a", string(ReasonPaymentUnconfirmed)); rec == nil {
+		t.Errorf("no payment-unconfirmed record: %v", p.audit.Records(t))
+	}
+	o.setAnswer(nil) // released: the budget pays the next one
+	if resp, _ := get(t, p.client, o.url+"/b"); resp.StatusCode != http.StatusOK {
+		t.Errorf("GET /b: %d, want 200 (the reservation was released)", resp.StatusCode)
+	}
+}
+
+// TestPaymentRequote: a price changed between the quote and the retry
+// (402 InvalidCrawlerExactPrice with the new price) is re-quoted once,
+// within the caps, and paid at the new price.
+func TestPaymentRequote(t *testing.T) {
+	k, kp := newSigningKey(t, "wba.pem")
+	o := newPayOrigin(t, k, "USD 0.01")
+	o.setAnswer(func(w http.ResponseWriter, r *http.Request) bool {
+		if r.Header.Get(payment.HeaderExactPrice) != "" {
+			o.setPrice("USD 0.015") // the price changed between the quote and the retry
+			o.setAnswer(nil)
+			w.Header().Set(payment.HeaderPrice, "USD 0.015")
+			crawlerError(w, http.StatusPaymentRequired, payment.CodeInvalidCrawlerExactPrice)
+			return true
+		}
+		return false
+	})
+	p := newPayProxy(t, kp, "USD 0.02", Deps{}, nil)
+	if resp, _ := get(t, p.client, o.url+"/a"); resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET /a: %d", resp.StatusCode)
+	}
+	if _, sum := paidRecords(t, p.audit); sum != 15_000 {
+		t.Errorf("ledger sum %d, want 15000", sum)
+	}
 }
 
 // TestPaymentMITM: inside an MITM session the paid retry goes out

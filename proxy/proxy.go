@@ -192,12 +192,10 @@ func New(cfg config.Config, deps Deps) (*Server, error) {
 	s.board = status.New(s.clock.Now)
 	// robotsgate_paused_origins counts the pauses (pacing.go):
 	s.pauses = countPauses(s.metrics, deps.Pauses)
-	if s.wallet = deps.Wallet; s.wallet == nil { // one for the Server's life: reloads keep the budgets
-		s.wallet = payment.NewMemoryWallet(s.clock, 0)
-	}
 	if s.pacer == nil { // one for the Server's life: reloads keep the slots
 		s.pacer = politeness.NewMemoryPacer(s.clock)
 	}
+	s.wallet = walletOr(deps.Wallet, s.clock) // one for the Server's life: reloads keep the budgets (payment.go)
 	if s.tr == nil {
 		tr, err := NewTransport(cfg)
 		if err != nil {
