@@ -227,10 +227,13 @@ func (p *paymentStep) codeOutcome(resp *http.Response, ctx *goproxy.ProxyCtx, st
 }
 
 // passThrough marks resp, which goes to the client, with why it was not
-// paid (X-Robotsgate-Decision, Proxy-Status) and audits it.
+// paid (X-Robotsgate-Decision, Proxy-Status; in report mode resp stays
+// unchanged) and audits it.
 func (p *paymentStep) passThrough(resp *http.Response, st *requestState, reason enforce.Reason, rec *audit.Payment, detail string) outcome {
-	resp.Header.Set(HeaderDecision, string(reason))
-	setProxyStatus(resp.Header, psDenied, detail)
+	if p.terms(st).mode == config.PaymentPay {
+		resp.Header.Set(HeaderDecision, string(reason))
+		setProxyStatus(resp.Header, psDenied, detail)
+	}
 	p.s.metrics.PaymentRefused(string(reason))
 	o := note(audit.DecisionAllowed, p.decision(st, reason, detail))
 	o.status, o.pay = resp.StatusCode, rec
