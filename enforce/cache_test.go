@@ -39,7 +39,8 @@ func TestMaxAgeClamping(t *testing.T) {
 		{"max-age=10", time.Minute},        // clamped up to MinTTL
 		{"max-age=0", time.Minute},         // likewise
 		{"max-age=999999", 24 * time.Hour}, // clamped down to TTL
-		{"no-store", 24 * time.Hour},       // no max-age: TTL
+		{"no-store", time.Minute},          // may not be stored: MinTTL
+		{"no-cache, max-age=3600", time.Minute},
 	}
 	for _, tt := range tests {
 		t.Run(tt.header, func(t *testing.T) {

@@ -207,6 +207,7 @@ func (e *Enforcer) describe(d *Decision, en *Entry, now time.Time, decide bool) 
 	switch en.Result.Status {
 	case StatusOK:
 		if en.Parsed != nil {
+			d.RobotsSHA256 = e.used(en)
 			return en.Parsed
 		}
 	case StatusUnavailable:
@@ -229,6 +230,7 @@ func (e *Enforcer) describe(d *Decision, en *Entry, now time.Time, decide bool) 
 		d.RobotsStale, d.RobotsStaleReason = true, StaleUnreachable
 		d.RobotsFetchedAt = en.GoodAt
 		d.RobotsAge = now.Sub(en.GoodAt)
+		d.RobotsSHA256 = e.used(en)
 		return en.Parsed
 	}
 	if decide {

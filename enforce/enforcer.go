@@ -19,9 +19,12 @@ type Config struct {
 	Clock   Clock   // nil means SystemClock{}
 	Log     zerolog.Logger
 	Hooks   Hooks // optional observability callbacks
+	// Documents keeps the documents decisions used; nil keeps none
+	// (their hashes are still reported).
+	Documents Documents
 
-	TTL               time.Duration // robots.txt freshness, > 0; Cache-Control max-age is clamped to [MinTTL, TTL]
-	MinTTL            time.Duration // >= 0; 0 puts no floor under max-age
+	TTL               time.Duration // robots.txt freshness, > 0; Cache-Control max-age is clamped to [MinTTL, TTL], never above MaxFreshness
+	MinTTL            time.Duration // >= 0; 0 puts no floor under max-age; no-store/no-cache responses are fresh for MinTTL
 	UnreachableWindow time.Duration // how long an unreachable origin keeps its last good copy / stays disallowed; > 0
 	RetryMin          time.Duration // first retry after an unreachable fetch, > 0; doubles per failure (origins not reached: see notReachedRetry)
 	RetryMax          time.Duration // retry backoff cap, >= RetryMin
@@ -62,6 +65,7 @@ type Enforcer struct {
 	clock   Clock
 	log     zerolog.Logger
 	hooks   Hooks
+	docs    Documents
 
 	ttl, minTTL, window, retryMin, retryMax, fetchTimeout time.Duration
 	maxBytes                                              int
@@ -105,6 +109,7 @@ func New(cfg Config) (*Enforcer, error) {
 		clock:        cfg.Clock,
 		log:          cfg.Log,
 		hooks:        cfg.Hooks,
+		docs:         cfg.Documents,
 		ttl:          cfg.TTL,
 		minTTL:       cfg.MinTTL,
 		window:       cfg.UnreachableWindow,
@@ -208,7 +213,7 @@ func (e *Enforcer) fetchAndStore(ctx context.Context, st Store, key Key) *Entry 
 		return prev
 	}
 	start := time.Now()
-	r := e.fetch(ctx, key)
+	r := e.fetchConditional(ctx, key, prev)
 	took := time.Since(start)
 	if r.Status == "" {
 		r.Status = StatusUnreachable
@@ -250,14 +255,16 @@ func (e *Enforcer) fetched(key Key, r FetchResult, took time.Duration) {
 // next returns the entry that follows prev (nil when none) after a fetch
 // that got r at now.
 func (e *Enforcer) next(key Key, prev *Entry, r FetchResult, now time.Time) *Entry {
+	if r.NotModified {
+		if _, ok := validatorsOf(prev); ok {
+			return e.notModified(key, prev, r, now)
+		}
+		r = notAsked(r)
+	}
 	en := &Entry{Key: key, Result: r, FetchedAt: now}
 	switch r.Status {
 	case StatusOK, StatusUnavailable:
-		ttl := e.ttl
-		if r.HasMaxAge {
-			ttl = min(max(r.MaxAge, e.minTTL), e.ttl)
-		}
-		en.Expires = now.Add(ttl)
+		en.Expires = now.Add(e.freshFor(&r))
 		if r.Status == StatusOK {
 			en.Rebuild(e.maxBytes)
 		}

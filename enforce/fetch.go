@@ -31,8 +31,10 @@ import (
 //     hosts, up to MaxRedirects; one more makes the result
 //     StatusUnavailable. A redirect to a scheme other than http and https,
 //     a 3xx without Location or of another code (300, 305, ...), and a
-//     304 (robotsgate never sends a conditional request) are
-//     StatusUnreachable.
+//     304 answering a request that was not conditional are
+//     StatusUnreachable. A 304 answering a conditional request (the
+//     validators in ctx, [WithValidators]) is StatusOK with NotModified
+//     set and no body: the Enforcer keeps its copy (revalidate.go).
 //   - 4xx other than 429, including 401 and 403: StatusUnavailable.
 //   - 429, 5xx, 1xx and other statuses, timeouts (also of a body that
 //     stalls), DNS and connection errors: StatusUnreachable.
@@ -123,6 +125,7 @@ func (f *HTTPFetcher) FetchFile(ctx context.Context, origin, path, accept string
 		return FetchResult{Status: StatusUnreachable, FinalURL: target, Err: fmt.Sprintf("bad %s URL: %v", fileOf(target), err), ErrKind: FetchBadURL}
 	}
 	req.Header = fetchHeader(f.UserAgent, accept)
+	conditional := setValidators(req.Header, ctx)
 
 	tooMany := false
 	client := &http.Client{
@@ -150,7 +153,9 @@ func (f *HTTPFetcher) FetchFile(ctx context.Context, origin, path, accept string
 	defer resp.Body.Close()
 
 	r := FetchResult{HTTPStatus: resp.StatusCode, FinalURL: RedactedURL(resp.Request.URL)} // a redirect may carry credentials
-	r.MaxAge, r.HasMaxAge = maxAge(resp.Header)
+	if cacheHeaders(&r, resp, conditional) {                                               // a 304 to a conditional request
+		return r
+	}
 	if code := resp.StatusCode; code >= 200 && code <= 299 {
 		body, truncated, err := readBody(resp, maxBytes)
 		if err != nil {

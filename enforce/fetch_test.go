@@ -3,7 +3,6 @@ package enforce
 import (
 	"context"
 	"fmt"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -13,6 +12,7 @@ import (
 	"time"
 
 	"github.com/robotsgate/robotsgate/enforce/enforcetest"
+	"github.com/robotsgate/robotsgate/internal/testsupport"
 	"github.com/robotsgate/robotsgate/robots"
 )
 
@@ -96,16 +96,7 @@ func blocking(t testing.TB) http.HandlerFunc {
 }
 
 // refusedOrigin returns an origin on 127.0.0.1 where nothing listens.
-func refusedOrigin(t testing.TB) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	return "http://" + addr
-}
+func refusedOrigin(t testing.TB) string { return "http://" + testsupport.ClosedAddr(t) }
 
 // statusCase is one row of the RFC 9309 §2.3.1 status table, checked
 // both at the fetcher and through Decide (on /private/x, which testRobots

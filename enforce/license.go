@@ -123,6 +123,9 @@ type LicenseVerdict struct {
 	// Licenses every document consulted.
 	License  string
 	Licenses []string
+	// SHA256 is the hashes of the documents of Licenses that were read
+	// (documents.go), comma-separated in that order; "" when none was.
+	SHA256 string
 	// TokenServer is the canonical origin of the License Server whose
 	// token a Required verdict needs: the content's server, or the
 	// license document's origin when it names none.
@@ -206,7 +209,8 @@ func (e *Enforcer) licenses(ctx context.Context, origin, agent string, exempt fu
 		v.Licenses = urls[:min(len(urls), maxLicenseDocs)]
 		return v
 	}
-	docs, notes := e.licenseDocs(ctx, urls, origin)
+	docs, notes, sums := e.licenseDocs(ctx, urls, origin)
+	v.SHA256 = joinSums(sums)
 	unreadable := ""
 	for i, lu := range urls {
 		doc, note := docs[i], notes[i]
@@ -266,35 +270,48 @@ func tokenServer(server, lic string) string {
 
 // licenseDocs returns the documents at urls, fetched at the same time
 // (one slow license server delays a decision by one fetch timeout, not
-// by one per document), with the notes of those that give none.
-func (e *Enforcer) licenseDocs(ctx context.Context, urls []string, origin string) ([]*rsl.Document, []string) {
-	docs, notes := make([]*rsl.Document, len(urls)), make([]string, len(urls))
+// by one per document), with the notes of those that give none and the
+// hashes of those read.
+func (e *Enforcer) licenseDocs(ctx context.Context, urls []string, origin string) ([]*rsl.Document, []string, []string) {
+	docs, notes, sums := make([]*rsl.Document, len(urls)), make([]string, len(urls)), make([]string, len(urls))
 	addr := addressOf(ctx)
 	if len(urls) == 1 {
-		docs[0], notes[0] = e.licenseDoc(ctx, urls[0], licenseKeyAt(urls[0], origin, addr))
-		return docs, notes
+		docs[0], notes[0], sums[0] = e.licenseDoc(ctx, urls[0], licenseKeyAt(urls[0], origin, addr))
+		return docs, notes, sums
 	}
 	var wg sync.WaitGroup
 	for i, lu := range urls {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			docs[i], notes[i] = e.licenseDoc(ctx, lu, licenseKeyAt(lu, origin, addr))
+			docs[i], notes[i], sums[i] = e.licenseDoc(ctx, lu, licenseKeyAt(lu, origin, addr))
 		}()
 	}
 	wg.Wait()
-	return docs, notes
+	return docs, notes, sums
+}
+
+// joinSums joins the non-empty hashes of sums with commas.
+func joinSums(sums []string) string {
+	out := ""
+	for _, s := range sums {
+		if s != "" && out != "" {
+			out += ","
+		}
+		out += s
+	}
+	return out
 }
 
 // licenseDoc returns the document at lu (whose key is key) in force,
-// fetching it when no fresh copy is cached; nil and why when there is
-// none.
-func (e *Enforcer) licenseDoc(ctx context.Context, lu string, key Key) (*rsl.Document, string) {
+// fetching it when no fresh copy is cached, and the hash of the body
+// read; nil and why when there is none.
+func (e *Enforcer) licenseDoc(ctx context.Context, lu string, key Key) (*rsl.Document, string, string) {
 	en, ok := e.store.Get(ctx, key)
 	if !ok || !e.clock.Now().Before(en.Expires) {
 		got, err := e.refresh(ctx, key)
 		if err != nil && en == nil {
-			return nil, "license " + lu + " unreachable: " + err.Error()
+			return nil, "license " + lu + " unreachable: " + err.Error(), ""
 		}
 		if err == nil {
 			en = got
@@ -303,13 +320,13 @@ func (e *Enforcer) licenseDoc(ctx context.Context, lu string, key Key) (*rsl.Doc
 	r := &en.Result
 	switch {
 	case en.License != nil:
-		return en.License, ""
+		return en.License, "", e.used(en)
 	case en.LicenseErr != nil:
-		return nil, "license " + lu + ": " + en.LicenseErr.Error()
+		return nil, "license " + lu + ": " + en.LicenseErr.Error(), e.used(en)
 	case r.Status == StatusUnavailable:
-		return nil, "license " + lu + " unavailable" + paren(r.Err)
+		return nil, "license " + lu + " unavailable" + paren(r.Err), ""
 	}
-	return nil, "license " + lu + " unreachable" + paren(r.Err)
+	return nil, "license " + lu + " unreachable" + paren(r.Err), ""
 }
 
 // isLicenseDoc reports whether a request of method for u (on origin)

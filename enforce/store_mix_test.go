@@ -3,9 +3,7 @@ package enforce
 import (
 	"bytes"
 	"context"
-	"errors"
 	"io"
-	"io/fs"
 	"runtime"
 	"strconv"
 	"testing"
@@ -26,7 +24,7 @@ func mixFill(t testing.TB, s *MemoryStore, n int) (bodies int64) {
 // realFill stores each file of the real-world corpus (robotsmix.RealWorld)
 // in s, as mixFill does.
 func realFill(t testing.TB, s *MemoryStore) (bodies int64) {
-	files := realWorld(t)
+	files := robotsmix.RealWorldForTest(t)
 	return fillWith(t, s, len(files), func(i int, _ string) []byte { return files[i].Body })
 }
 
@@ -118,18 +116,4 @@ func BenchmarkStoreRealHeap(b *testing.B) {
 		b.ReportMetric((float64(live)-2*float64(bodies))/n-512, "overGoalB/origin")
 		runtime.KeepAlive(s)
 	}
-}
-
-// realWorld returns the real-world corpus (robotsmix.RealWorld), and
-// skips when it was not built (internal/robotsmix/testdata/README.md).
-func realWorld(t testing.TB) []robotsmix.RealFile {
-	t.Helper()
-	files, err := robotsmix.RealWorld()
-	if errors.Is(err, fs.ErrNotExist) {
-		t.Skipf("no real-world corpus: %v", err)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	return files
 }

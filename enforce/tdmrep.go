@@ -54,6 +54,9 @@ type TDMVerdict struct {
 	// Via names the spelling of the path that matched, "" for the path as
 	// sent.
 	Via string
+	// SHA256 is the hash of the tdmrep.json read (documents.go), "" when
+	// none was.
+	SHA256 string
 }
 
 // IsTDMRepFile reports whether a request of method for u asks for the
@@ -190,6 +193,7 @@ func (e *Enforcer) tdmFile(en *Entry, v *TDMVerdict) *tdmrep.File {
 		v.Unknown, v.FileNote = true, "tdmrep.json unreachable"+paren(r.Err)
 		return nil
 	}
+	v.SHA256 = e.used(en)
 	truncated := r.Truncated
 	if r.Status != StatusOK {
 		truncated = en.Good.Truncated

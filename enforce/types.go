@@ -65,6 +65,20 @@ type FetchResult struct {
 	FinalURL   string         // the URL after redirects
 	Err        string         // why the fetch failed, "" when it did not
 	ErrKind    FetchErrorKind // the kind of Err, "" when the fetch did not fail
+
+	// ETag and LastModified are the validators of a [StatusOK] response
+	// (revalidate.go); "" when it sent none.
+	ETag         string
+	LastModified string
+	// NoCache is set when the response's Cache-Control says no-store or
+	// no-cache: it is kept only for the Enforcer's MinTTL.
+	NoCache bool
+	// NotModified is set on a 304 answering a conditional fetch: Status
+	// is [StatusOK], there is no Body, and the Enforcer keeps its copy.
+	NotModified bool
+	// SHA256 is the lower-case hex SHA-256 of Body, set by the Enforcer
+	// once per fetched body (documents.go); "" when there is no body.
+	SHA256 string
 }
 
 // Fetcher fetches the robots.txt of an origin ("scheme://host[:port]").
@@ -117,13 +131,16 @@ type Entry struct {
 	LicenseErr error
 }
 
-// Rebuild sets e.Parsed from the stored bodies, reading at most maxBytes
+// Rebuild sets e.Parsed from the stored bodies, and the hashes of those
+// bodies that have none ([FetchResult.SHA256]), reading at most maxBytes
 // of them (maxBytes <= 0 means [robots.DefaultMaxBytes]): from the body of
 // Result when it is [StatusOK], else from that of Good when Good is set; nil
 // otherwise. Stores that serialise entries (every field but Parsed)
 // call it once on a loaded entry, before handing it out: entries are
 // shared and must not change afterwards.
 func (e *Entry) Rebuild(maxBytes int) {
+	hashBody(&e.Result)
+	hashBody(e.Good)
 	switch e.Key.Doc() {
 	case DocLicense:
 		e.rebuildLicense()
@@ -265,6 +282,9 @@ type Decision struct {
 	// RobotsStaleReason says why.
 	RobotsStale       bool
 	RobotsStaleReason StaleReason
+	// RobotsSHA256 is the hash of the robots.txt whose rules decided
+	// (documents.go); "" when none did.
+	RobotsSHA256 string
 
 	// RetryAfter is set for refusals that should be retried (paused,
 	// queue full, robots.txt unreachable: when it is fetched again).

@@ -14,6 +14,7 @@ import (
 
 	"github.com/robotsgate/robotsgate/internal/config"
 	"github.com/robotsgate/robotsgate/proxy/admin"
+	"github.com/robotsgate/robotsgate/proxy/answer"
 )
 
 // adminDo sends method path to the admin API at base with an optional
@@ -57,7 +58,7 @@ func TestAdminDecisionMatchesProxy(t *testing.T) {
 		t.Fatal(err)
 	}
 	// ... and what the admin API says it would do.
-	var d decisionJSON
+	var d answer.DecisionJSON
 	q := "/v1/decision?url=" + url.QueryEscape(o.URL+"/private/x") + "&agent=GoodBot"
 	if code, b := adminDo(t, "GET", base, q, "", &d); code != 200 {
 		t.Fatalf("decision: %d %s", code, b)
@@ -71,8 +72,8 @@ func TestAdminDecisionMatchesProxy(t *testing.T) {
 			t.Errorf("403 %s = %v, admin says %v", k, refused[k], v)
 		}
 	}
-	if hdr.Get(HeaderRule) != "Disallow: /private; line 2" {
-		t.Errorf("403 rule header %q", hdr.Get(HeaderRule))
+	if hdr.Get(answer.HeaderRule) != "Disallow: /private; line 2" {
+		t.Errorf("403 rule header %q", hdr.Get(answer.HeaderRule))
 	}
 
 	// The agent's own group; a whole User-Agent is reduced to its token.
@@ -260,7 +261,7 @@ func TestAdminDecisionNotCounted(t *testing.T) {
 	p := startOpsProxy(t, nil)
 	base := "http://" + p.addr
 	for i := 0; i < 3; i++ {
-		var d decisionJSON
+		var d answer.DecisionJSON
 		q := "/v1/decision?url=" + url.QueryEscape(o.URL+"/private/x") + "&agent=GoodBot"
 		if code, b := adminDo(t, "GET", base, q, "", &d); code != 200 || d.Allowed {
 			t.Fatalf("decision: %d %s", code, b)

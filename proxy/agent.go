@@ -6,6 +6,7 @@ import (
 
 	"github.com/robotsgate/robotsgate/enforce"
 	"github.com/robotsgate/robotsgate/proxy/access"
+	"github.com/robotsgate/robotsgate/proxy/answer"
 	"github.com/robotsgate/robotsgate/robots"
 	"github.com/robotsgate/robotsgate/robots/aipref"
 )
@@ -83,7 +84,7 @@ func (a *agents) agentFor(r *http.Request, st *requestState) string {
 		case a.overrideAllowed(configured):
 			st.Overridden, st.AgentOverride = true, tok
 		case !strings.EqualFold(tok, configured):
-			st.OverrideRefused = truncateUTF8(v, maxRefusedOverride)
+			st.OverrideRefused = answer.TruncateUTF8(v, maxRefusedOverride)
 		}
 	}
 	if st.OverrideRefused == "" && sess != nil {
@@ -122,7 +123,7 @@ func identify(r *http.Request, st *requestState) {
 		st.Identity = new(access.Identity) // not &id: id would be allocated for every request
 		*st.Identity = id
 	} else if st.Session != nil {
-		st.Identity = &st.Session.Identity // the session's is never changed
+		st.Identity = st.Session.Identity // the session's is never changed
 	}
 }
 
@@ -154,14 +155,14 @@ func (a *agents) declare(r *http.Request, st *requestState) (o outcome, ok bool)
 			got, err := parsePurposeHeader(v)
 			switch {
 			case a.allowOverride && err != nil:
-				d := enforce.Decision{Reason: ReasonInvalidPurpose, URL: enforce.RedactedURL(r.URL), Agent: st.Agent, Purposes: set,
+				d := enforce.Decision{Reason: answer.ReasonInvalidPurpose, URL: enforce.RedactedURL(r.URL), Agent: st.Agent, Purposes: set,
 					Detail: a.purposeHeader + ": " + cutTo(err.Error(), maxRefusedOverride)}
 				d.Origin, _ = enforce.Origin(r.URL)
 				return refuse(d), false
 			case a.allowOverride:
 				st.PurposesOverridden, st.PurposesOverride = true, got
 			case err != nil || got != set:
-				st.PurposesRefused = truncateUTF8(v, maxRefusedOverride)
+				st.PurposesRefused = answer.TruncateUTF8(v, maxRefusedOverride)
 			}
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/robotsgate/robotsgate/internal/config"
+	"github.com/robotsgate/robotsgate/proxy/answer"
 	"github.com/robotsgate/robotsgate/proxy/audit"
 )
 
@@ -36,8 +37,8 @@ func TestCrawlerUserAgentSelectsItsGroup(t *testing.T) {
 			t.Errorf("UA %q %s: %d, want %d", c.ua, c.path, resp.StatusCode, c.want)
 			continue
 		}
-		if c.want == 403 && resp.Header.Get(HeaderAgent) != c.wantAgent {
-			t.Errorf("UA %q: agent %q, want %q", c.ua, resp.Header.Get(HeaderAgent), c.wantAgent)
+		if c.want == 403 && resp.Header.Get(answer.HeaderAgent) != c.wantAgent {
+			t.Errorf("UA %q: agent %q, want %q", c.ua, resp.Header.Get(answer.HeaderAgent), c.wantAgent)
 		}
 	}
 }
@@ -51,8 +52,8 @@ func TestConfiguredAgentRefusesOverride(t *testing.T) {
 	h := newHarness(t, harnessOpts{config: func(c *config.Config) { c.Agent = "BadBot" }})
 
 	resp, body := h.get(t, o.URL+"/private/a", "X-Robots-Agent", "GoodBot")
-	if resp.StatusCode != http.StatusForbidden || resp.Header.Get(HeaderAgent) != "BadBot" {
-		t.Fatalf("override GoodBot against agent BadBot: %d agent %q %q", resp.StatusCode, resp.Header.Get(HeaderAgent), body)
+	if resp.StatusCode != http.StatusForbidden || resp.Header.Get(answer.HeaderAgent) != "BadBot" {
+		t.Fatalf("override GoodBot against agent BadBot: %d agent %q %q", resp.StatusCode, resp.Header.Get(answer.HeaderAgent), body)
 	}
 	if o.hits.Load() != 0 {
 		t.Fatalf("the origin saw the disallowed request")
@@ -108,8 +109,8 @@ func TestOverrideWithoutConfiguredAgent(t *testing.T) {
 		t.Fatalf("override GoodBot: %d, want 200", resp.StatusCode)
 	}
 	resp, _ := h.get(t, o.URL+"/private/a", "User-Agent", "GoodBot/1.0", "X-Robots-Agent", "ツ")
-	if resp.StatusCode != 403 || resp.Header.Get(HeaderAgent) != "*" {
-		t.Fatalf("override naming no token: %d agent %q, want 403 by *", resp.StatusCode, resp.Header.Get(HeaderAgent))
+	if resp.StatusCode != 403 || resp.Header.Get(answer.HeaderAgent) != "*" {
+		t.Fatalf("override naming no token: %d agent %q, want 403 by *", resp.StatusCode, resp.Header.Get(answer.HeaderAgent))
 	}
 	for _, r := range h.audit.Records(t) {
 		if _, ok := r["agent_override_refused"]; ok {
@@ -130,8 +131,8 @@ func TestHTTPSConfiguredAgentRefusesOverride(t *testing.T) {
 	c := p.client(p.ca)
 	c.Transport.(*http.Transport).ProxyConnectHeader.Set("X-Robots-Agent", "GoodBot")
 	resp, body := get(t, c, origin.URL+"/private/b")
-	if resp.StatusCode != http.StatusForbidden || resp.Header.Get(HeaderAgent) != "BadBot" {
-		t.Fatalf("CONNECT override: %d agent %q %q", resp.StatusCode, resp.Header.Get(HeaderAgent), body)
+	if resp.StatusCode != http.StatusForbidden || resp.Header.Get(answer.HeaderAgent) != "BadBot" {
+		t.Fatalf("CONNECT override: %d agent %q %q", resp.StatusCode, resp.Header.Get(answer.HeaderAgent), body)
 	}
 	if resp, _ := get(t, c, origin.URL+"/private/c", "X-Robots-Agent", "GoodBot"); resp.StatusCode != http.StatusForbidden {
 		t.Fatalf("request override inside MITM: %d, want 403", resp.StatusCode)
@@ -158,8 +159,8 @@ func TestHTTPSConfiguredAgentRefusesOverride(t *testing.T) {
 	cfg.HTTPS.Mode, cfg.Agent = config.HTTPSModeTunnel, "BadBot"
 	p = startHTTPSProxy(t, cfg)
 	resp, body, _ = p.rawConnect(t, closed.Listener.Addr().String(), "X-Robots-Agent: GoodBot")
-	if resp.StatusCode != http.StatusForbidden || resp.Header.Get(HeaderAgent) != "BadBot" {
-		t.Fatalf("tunnel CONNECT override: %d agent %q %q", resp.StatusCode, resp.Header.Get(HeaderAgent), body)
+	if resp.StatusCode != http.StatusForbidden || resp.Header.Get(answer.HeaderAgent) != "BadBot" {
+		t.Fatalf("tunnel CONNECT override: %d agent %q %q", resp.StatusCode, resp.Header.Get(answer.HeaderAgent), body)
 	}
 	if rec := p.audit.Find(t, "site-disallowed"); rec["agent_override_refused"] != "GoodBot" {
 		t.Fatalf("tunnel audit record: %v", rec)
@@ -232,7 +233,7 @@ func TestAgentSelection(t *testing.T) {
 					continue
 				}
 				if r.want == 403 {
-					if got := resp.Header.Get(HeaderAgent); got != r.wantAgent {
+					if got := resp.Header.Get(answer.HeaderAgent); got != r.wantAgent {
 						t.Errorf("%s: agent %q, want %q", r.path, got, r.wantAgent)
 					}
 					continue

@@ -12,6 +12,7 @@ import (
 
 	"github.com/robotsgate/robotsgate/internal/config"
 	"github.com/robotsgate/robotsgate/internal/testsupport"
+	"github.com/robotsgate/robotsgate/proxy/answer"
 )
 
 // rawConnectAuth sends a CONNECT for target with an optional
@@ -48,7 +49,7 @@ func TestProxyAuth(t *testing.T) {
 	if code != http.StatusProxyAuthRequired || hdr.Get("Proxy-Authenticate") != `Basic realm="robotsgate"` {
 		t.Fatalf("no credentials: %d, Proxy-Authenticate %q", code, hdr.Get("Proxy-Authenticate"))
 	}
-	if ps := hdr.Get(HeaderProxyStatus); !strings.HasPrefix(ps, "robotsgate;error=http_request_denied") {
+	if ps := hdr.Get(answer.HeaderProxyStatus); !strings.HasPrefix(ps, "robotsgate;error=http_request_denied") {
 		t.Errorf("no credentials: Proxy-Status %q", ps)
 	}
 	// Wrong password, unknown user: 407.
@@ -85,8 +86,8 @@ func TestProxyAuth(t *testing.T) {
 	// ... and past access control with them (then refused by the port
 	// allow-list: port 1 is not 443).
 	resp := rawConnectAuth(t, p.addr, "127.0.0.1:1", basic("alice", "pa:ss w0rd"))
-	if resp.StatusCode != http.StatusForbidden || resp.Header.Get(HeaderDecision) != "port-forbidden" {
-		t.Errorf("CONNECT with credentials: %d %q, want 403 port-forbidden", resp.StatusCode, resp.Header.Get(HeaderDecision))
+	if resp.StatusCode != http.StatusForbidden || resp.Header.Get(answer.HeaderDecision) != "port-forbidden" {
+		t.Errorf("CONNECT with credentials: %d %q, want 403 port-forbidden", resp.StatusCode, resp.Header.Get(answer.HeaderDecision))
 	}
 	// Only the CONNECT that passed access control was decided (and counted).
 	if v := testsupport.MetricValue(t, p.scrape(t), `robotsgate_decisions_total{decision="blocked",reason="port-forbidden"}`); v != 1 {

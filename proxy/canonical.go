@@ -7,13 +7,11 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/elazarl/goproxy"
-
 	"github.com/robotsgate/robotsgate/enforce"
 	"github.com/robotsgate/robotsgate/proxy/selfaddr"
 )
 
-// canonicalDest is the first deciding step: it rewrites the destination
+// canonicalStep is the first deciding step: it rewrites the destination
 // of a request (its URL's host and port, and its Host header) to the one
 // spelling enforce keys every per-origin state on ([enforce.Authority]),
 // so that what robotsgate decides, paces and pauses is exactly what the
@@ -23,9 +21,12 @@ import (
 // name holds, empty labels, an IPv4 shorthand) is refused with 400
 // invalid-host and never fetched. Other URLs (no host, a bad port, a
 // scheme that is not http or https) are left to the later steps.
-type canonicalDest struct{}
+//
+// State: reads the caller (Agent, for its refusal); writes nothing
+// ([requestState]).
+type canonicalStep struct{}
 
-func (canonicalDest) onRequest(r *http.Request, _ *goproxy.ProxyCtx, st *requestState) outcome {
+func (canonicalStep) onRequest(r *http.Request, st *requestState) outcome {
 	if r.URL.Scheme != "http" && r.URL.Scheme != "https" {
 		return outcome{}
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/robotsgate/robotsgate/enforce/enforcetest"
 	"github.com/robotsgate/robotsgate/enforce/politeness"
 	"github.com/robotsgate/robotsgate/internal/config"
+	"github.com/robotsgate/robotsgate/proxy/answer"
 )
 
 // TestOneOriginForEverySpelling: spellings of 127.0.0.1 as an IPv6
@@ -45,9 +46,9 @@ func TestOneOriginForEverySpelling(t *testing.T) {
 	// The crawl-delay slot is taken for every spelling: 429, not forwarded.
 	for _, host := range []string{"[::ffff:7f00:1]", "127.0.0.1", "[::FFFF:7F00:0001]", "[0:0:0:0:0:ffff:127.0.0.1]"} {
 		if resp := get(host, "/b"); resp.StatusCode != http.StatusTooManyRequests ||
-			resp.Header.Get(HeaderDecision) != string(politeness.ReasonCrawlDelayWait) {
+			resp.Header.Get(answer.HeaderDecision) != string(politeness.ReasonCrawlDelayWait) {
 			t.Errorf("%s/b within the crawl-delay: %d %s, want 429 %s", host, resp.StatusCode,
-				resp.Header.Get(HeaderDecision), politeness.ReasonCrawlDelayWait)
+				resp.Header.Get(answer.HeaderDecision), politeness.ReasonCrawlDelayWait)
 		}
 	}
 
@@ -58,9 +59,9 @@ func TestOneOriginForEverySpelling(t *testing.T) {
 	clk.Advance(5 * time.Second) // a free slot: only the pause may refuse
 	for _, host := range []string{"[::ffff:7f00:1]", "[::FFFF:7F00:0001]", "127.0.0.1"} {
 		if resp := get(host, "/c"); resp.StatusCode != http.StatusServiceUnavailable ||
-			resp.Header.Get(HeaderDecision) != string(politeness.ReasonOriginPaused) {
+			resp.Header.Get(answer.HeaderDecision) != string(politeness.ReasonOriginPaused) {
 			t.Errorf("%s/c during the pause: %d %s, want 503 %s", host, resp.StatusCode,
-				resp.Header.Get(HeaderDecision), politeness.ReasonOriginPaused)
+				resp.Header.Get(answer.HeaderDecision), politeness.ReasonOriginPaused)
 		}
 	}
 	if n := o.hits.Load(); n != 2 {
@@ -110,8 +111,8 @@ func TestInvalidHostRefused(t *testing.T) {
 	for _, host := range []string{"127.1", "0x7f.0.0.1", "2130706433", "a..b", "xn--a\u200d.com"} {
 		hp := host + ":" + port
 		resp, _ := rawProxyGet(t, h.addr, "http://"+hp+"/page", "localhost:"+port)
-		if resp.StatusCode != http.StatusBadRequest || resp.Header.Get(HeaderDecision) != string(enforce.ReasonInvalidHost) {
-			t.Errorf("GET http://%s/page: %d %s, want 400 invalid-host", hp, resp.StatusCode, resp.Header.Get(HeaderDecision))
+		if resp.StatusCode != http.StatusBadRequest || resp.Header.Get(answer.HeaderDecision) != string(enforce.ReasonInvalidHost) {
+			t.Errorf("GET http://%s/page: %d %s, want 400 invalid-host", hp, resp.StatusCode, resp.Header.Get(answer.HeaderDecision))
 		}
 	}
 	if n := len(h.audit.Records(t)); n != 5 {
@@ -140,7 +141,7 @@ func TestMITMCanonicalSpellings(t *testing.T) {
 	send := sessionSender(t, c, p.ca)
 	for _, host := range []string{"[::ffff:7f00:1]", "127.0.0.1", "[::FFFF:127.0.0.1]"} {
 		if resp, _ := send(host+":"+port, "/a"); resp.StatusCode != http.StatusOK {
-			t.Errorf("Host %s: %d %s, want 200", host, resp.StatusCode, resp.Header.Get(HeaderDecision))
+			t.Errorf("Host %s: %d %s, want 200", host, resp.StatusCode, resp.Header.Get(answer.HeaderDecision))
 		}
 		if resp, _ := send(host+":0"+port, "/private"); resp.StatusCode != http.StatusForbidden {
 			t.Errorf("Host %s: /private %d, want 403", host, resp.StatusCode)
@@ -185,7 +186,7 @@ func TestIPv6ZoneSameOrigin(t *testing.T) {
 		hp := host + ":" + port
 		resp, _ := rawProxyGet(t, h.addr, "http://"+hp+"/b", hp)
 		if resp.StatusCode != http.StatusTooManyRequests {
-			t.Errorf("%s/b within the crawl-delay: %d %s, want 429", hp, resp.StatusCode, resp.Header.Get(HeaderDecision))
+			t.Errorf("%s/b within the crawl-delay: %d %s, want 429", hp, resp.StatusCode, resp.Header.Get(answer.HeaderDecision))
 		}
 	}
 	if n := o.hits.Load(); n != 1 {

@@ -5,6 +5,7 @@ import (
 	"net/http"
 
 	"github.com/robotsgate/robotsgate/enforce"
+	"github.com/robotsgate/robotsgate/proxy/answer"
 	"github.com/robotsgate/robotsgate/proxy/audit"
 	"github.com/robotsgate/robotsgate/robots"
 )
@@ -34,7 +35,7 @@ func agentTooLong(r *http.Request, agent string) (o outcome, ok bool) {
 		return outcome{}, true
 	}
 	d := enforce.Decision{
-		Reason: ReasonAgentTooLong, Agent: cutTo(agent, agentQuoteBytes),
+		Reason: answer.ReasonAgentTooLong, Agent: cutTo(agent, agentQuoteBytes),
 		Detail: fmt.Sprintf("the agent (product token) has %d bytes, more than %d", len(agent), maxAgentBytes),
 	}
 	if r.URL != nil {
@@ -68,5 +69,5 @@ func cutTo(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
-	return truncateUTF8(s, n) + "..."
+	return answer.TruncateUTF8(s, n) + "..."
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/robotsgate/robotsgate/internal/config"
+	"github.com/robotsgate/robotsgate/proxy/answer"
 )
 
 // hugeAgent is a product token of almost 1 MB, under the default
@@ -29,17 +30,17 @@ func TestAgentTooLongRefused(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			before := len(h.audit.Records(t))
 			resp, body := h.get(t, o.URL+"/public", tc.headers...)
-			if resp.StatusCode != http.StatusRequestHeaderFieldsTooLarge || resp.Header.Get(HeaderDecision) != string(ReasonAgentTooLong) {
-				t.Fatalf("status %d decision %q, want 431 agent-too-long", resp.StatusCode, resp.Header.Get(HeaderDecision))
+			if resp.StatusCode != http.StatusRequestHeaderFieldsTooLarge || resp.Header.Get(answer.HeaderDecision) != string(answer.ReasonAgentTooLong) {
+				t.Fatalf("status %d decision %q, want 431 agent-too-long", resp.StatusCode, resp.Header.Get(answer.HeaderDecision))
 			}
-			if len(body) > 4<<10 || len(resp.Header.Get(HeaderAgent)) > 128 {
-				t.Errorf("answer of %d bytes, agent header of %d: the agent is copied", len(body), len(resp.Header.Get(HeaderAgent)))
+			if len(body) > 4<<10 || len(resp.Header.Get(answer.HeaderAgent)) > 128 {
+				t.Errorf("answer of %d bytes, agent header of %d: the agent is copied", len(body), len(resp.Header.Get(answer.HeaderAgent)))
 			}
 			recs := h.audit.Records(t)
 			if len(recs) != before+1 {
 				t.Fatalf("%d records, want one more than %d", len(recs), before)
 			}
-			if rec := recs[len(recs)-1]; rec["reason"] != string(ReasonAgentTooLong) || len(rec["agent"].(string)) > 128 ||
+			if rec := recs[len(recs)-1]; rec["reason"] != string(answer.ReasonAgentTooLong) || len(rec["agent"].(string)) > 128 ||
 				len(h.audit.String()) > 8<<10 {
 				t.Errorf("record %v; audit log %d bytes", rec["reason"], len(h.audit.String()))
 			}
@@ -50,8 +51,8 @@ func TestAgentTooLongRefused(t *testing.T) {
 	}
 	t.Run("connect", func(t *testing.T) {
 		resp, _, _ := rawConnect(t, h.addr, strings.TrimPrefix(o.URL, "http://"), "User-Agent: "+hugeAgent)
-		if resp.StatusCode != http.StatusRequestHeaderFieldsTooLarge || resp.Header.Get(HeaderDecision) != string(ReasonAgentTooLong) {
-			t.Fatalf("CONNECT: status %d decision %q, want 431 agent-too-long", resp.StatusCode, resp.Header.Get(HeaderDecision))
+		if resp.StatusCode != http.StatusRequestHeaderFieldsTooLarge || resp.Header.Get(answer.HeaderDecision) != string(answer.ReasonAgentTooLong) {
+			t.Fatalf("CONNECT: status %d decision %q, want 431 agent-too-long", resp.StatusCode, resp.Header.Get(answer.HeaderDecision))
 		}
 	})
 	t.Run("at the bound", func(t *testing.T) {
@@ -98,8 +99,8 @@ func TestHugePurposeHeaderQuotedShort(t *testing.T) {
 	o := newOrigin(t, robotsBody(privateRobots), nil)
 	h := newHarness(t, harnessOpts{config: func(c *config.Config) { c.AllowAgentOverride = true }})
 	resp, body := h.get(t, o.URL+"/public", "X-Robots-Purpose", hugeAgent)
-	if resp.StatusCode != http.StatusBadRequest || resp.Header.Get(HeaderDecision) != string(ReasonInvalidPurpose) {
-		t.Fatalf("status %d decision %q, want 400 invalid-purpose", resp.StatusCode, resp.Header.Get(HeaderDecision))
+	if resp.StatusCode != http.StatusBadRequest || resp.Header.Get(answer.HeaderDecision) != string(answer.ReasonInvalidPurpose) {
+		t.Fatalf("status %d decision %q, want 400 invalid-purpose", resp.StatusCode, resp.Header.Get(answer.HeaderDecision))
 	}
 	if len(body) > 4<<10 || len(h.audit.String()) > 4<<10 {
 		t.Errorf("answer of %d bytes, audit log of %d: the header is copied", len(body), len(h.audit.String()))

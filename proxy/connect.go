@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"net/http"
 	"net/url"
 	"path/filepath"
 	"strconv"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/robotsgate/robotsgate/enforce"
 	"github.com/robotsgate/robotsgate/internal/config"
+	"github.com/robotsgate/robotsgate/proxy/answer"
 	"github.com/robotsgate/robotsgate/proxy/audit"
 	"github.com/robotsgate/robotsgate/proxy/conns"
 	"github.com/robotsgate/robotsgate/proxy/mitm"
@@ -134,12 +134,12 @@ func (s *Server) handleConnect(host string, ctx *goproxy.ProxyCtx) (*goproxy.Con
 	origin, _ := enforce.Origin(u)
 
 	// the admin API is not reachable through the proxy (proxy/selfaddr)
-	dst := destination{self: &s.self}
+	dst := destinationStep{self: &s.self}
 	if st.Redirected == nil { // a redirected one is pinned to its original destination (transparent.go)
 		dst.pins = s.pins
 	}
 	if pin, self := dst.pin(r, hostname, port); self {
-		d := enforce.Decision{Reason: ReasonSelfRequest, URL: u.String(), Origin: origin, Agent: st.Agent,
+		d := enforce.Decision{Reason: answer.ReasonSelfRequest, URL: u.String(), Origin: origin, Agent: st.Agent,
 			Detail: "the CONNECT target " + target + " is robotsgate itself; its admin API is not reachable through the proxy"}
 		return s.connectAction(ctx, st, refuse(d), nil), host
 	} else if pinned, refused := connectEgress(r, st, u, hostname, pin); refused != nil { // (egressdial.go, upstream/egressdial.go)
@@ -148,7 +148,7 @@ func (s *Server) handleConnect(host string, ctx *goproxy.ProxyCtx) (*goproxy.Con
 		r, ctx.Req = pinned, pinned
 	}
 	if !l.ports[strconv.Itoa(int(port))] {
-		d := enforce.Decision{Reason: ReasonPortForbidden, URL: u.String(), Origin: origin, Agent: st.Agent,
+		d := enforce.Decision{Reason: answer.ReasonPortForbidden, URL: u.String(), Origin: origin, Agent: st.Agent,
 			Detail: "CONNECT to port " + strconv.Itoa(int(port)) + " is not allowed (https.allowed_ports)"}
 		return s.connectAction(ctx, st, refuse(d), nil), host
 	}
@@ -189,7 +189,7 @@ func (s *Server) tunnel(ctx *goproxy.ProxyCtx, st *requestState, u *url.URL) out
 	})
 	st.Purposes = purposes
 	st.Decision, st.Decided = d, true
-	if d.Allowed && d.Reason != ReasonSiteException { // TDMRep and licenses on the whole site (tunnelpolicy.go)
+	if d.Allowed && d.Reason != answer.ReasonSiteException { // TDMRep and licenses on the whole site (tunnelpolicy.go)
 		if o, refused := s.tunnelPolicies(ctx.Req.Context(), l, st, u); refused {
 			return o
 		}
@@ -215,15 +215,15 @@ func (s *Server) hostDecision(ctx context.Context, u *url.URL, agent string, o e
 	case enforce.ReasonAllowed, enforce.ReasonDisallowed:
 		// Rules were matched: closed only if no path at all is allowed.
 		if en, ok := s.enf.Cached(ctx, d.Origin); ok && en.Parsed != nil && en.Parsed.AllowsNothing(agent) {
-			d.Allowed, d.Reason = false, ReasonSiteDisallowed
+			d.Allowed, d.Reason = false, answer.ReasonSiteDisallowed
 			d.Detail = "robots.txt disallows every path for this agent; tunnel mode cannot check paths, so the CONNECT is refused"
 		} else {
-			d.Allowed, d.Reason = true, ReasonTunnelUnenforced
+			d.Allowed, d.Reason = true, answer.ReasonTunnelUnenforced
 			d.Detail = "tunnel mode: the host is open to this agent; paths inside the tunnel are not checked"
 		}
 	case enforce.ReasonRobotsUnavailable:
 		d.Allowed = true
-		d.Reason = ReasonTunnelUnenforced
+		d.Reason = answer.ReasonTunnelUnenforced
 		d.Detail = "tunnel mode: no robots.txt (" + d.Detail + "); paths inside the tunnel are not checked"
 	}
 	return d
@@ -238,29 +238,6 @@ func (s *Server) connectAction(ctx *goproxy.ProxyCtx, st *requestState, o outcom
 		return goproxy.RejectConnect
 	}
 	return ok
-}
-
-// mitmTripper is the round tripper of the requests inside an MITM session:
-// mitmRoundTrip. A named type (rather than a [goproxy.RoundTripperFunc]) so
-// that forward recognizes it.
-type mitmTripper struct{ s *Server }
-
-// RoundTrip is s.mitmRoundTrip.
-func (t mitmTripper) RoundTrip(req *http.Request, ctx *goproxy.ProxyCtx) (*http.Response, error) {
-	return t.s.mitmRoundTrip(req, ctx)
-}
-
-// mitmRoundTrip forwards one request from inside an MITM session. When
-// forwarding fails it answers 502 (504 on timeouts) saying why, rather
-// than leaving goproxy to drop the connection without a response; an
-// upstream certificate that fails verification is named as such.
-func (s *Server) mitmRoundTrip(req *http.Request, ctx *goproxy.ProxyCtx) (*http.Response, error) {
-	resp, err := s.roundTrip(req) // pinned, traced (transport.go)
-	if err == nil {
-		return resp, nil
-	}
-	ctx.Error = err
-	return s.settle(req, stateOf(ctx), forwardFailed(s.log, req, stateOf(ctx), err)), nil
 }
 
 // explainUpstreamTLS wraps a certificate verification error with what it

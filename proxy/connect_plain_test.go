@@ -10,6 +10,7 @@ import (
 
 	"github.com/robotsgate/robotsgate/enforce"
 	"github.com/robotsgate/robotsgate/internal/config"
+	"github.com/robotsgate/robotsgate/proxy/answer"
 )
 
 // TestDefaultAllowedPortsIncludeHTTP: CONNECT to port 80 is allowed out of
@@ -64,8 +65,8 @@ func TestPlainHTTPInsideConnect(t *testing.T) {
 	}
 	for _, rt := range []string{"/private/x", "http://" + target + "/private/y", "/%70rivate/z"} {
 		resp, body := send(rt, target)
-		if resp.StatusCode != http.StatusForbidden || resp.Header.Get(HeaderDecision) != string(enforce.ReasonDisallowed) {
-			t.Fatalf("GET %s inside the tunnel: %d %s %q, want 403", rt, resp.StatusCode, resp.Header.Get(HeaderDecision), body)
+		if resp.StatusCode != http.StatusForbidden || resp.Header.Get(answer.HeaderDecision) != string(enforce.ReasonDisallowed) {
+			t.Fatalf("GET %s inside the tunnel: %d %s %q, want 403", rt, resp.StatusCode, resp.Header.Get(answer.HeaderDecision), body)
 		}
 	}
 	otherHost := other.Listener.Addr().String()

@@ -5,9 +5,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/elazarl/goproxy"
-
 	"github.com/robotsgate/robotsgate/enforce"
+	"github.com/robotsgate/robotsgate/proxy/answer"
 	"github.com/robotsgate/robotsgate/proxy/egress"
 	"github.com/robotsgate/robotsgate/proxy/selfaddr"
 	"github.com/robotsgate/robotsgate/proxy/upstream"
@@ -18,7 +17,7 @@ import (
 // itself is refused (403 self-request). The dialer's own check of the
 // addresses it connects to is [Server.installTransports].
 
-// destination is the step that refuses, whatever the mode:
+// destinationStep is the step that refuses, whatever the mode:
 //   - with 421 Misdirected Request, a request inside an MITM session whose
 //     host:port is not the one its CONNECT named (goproxy builds the URL
 //     from the inner Host header, which would bypass https.allowed_ports
@@ -31,7 +30,10 @@ import (
 // Both are audited as blocked. A request that goes on is pinned to the
 // address it will be sent to (upstream/pins.go; on the transparent listener, its
 // original destination), whose policy files decide it.
-type destination struct {
+//
+// State: reads the via (Session, Redirected) and Live; writes nothing
+// ([requestState]).
+type destinationStep struct {
 	self *selfaddr.Set
 	pins *upstream.AddrPins // nil with an upstream proxy, which resolves names itself
 }
@@ -44,7 +46,7 @@ func egressOf(st *requestState) *egress.Policy {
 	return st.Live.egress
 }
 
-func (dst destination) onRequest(r *http.Request, ctx *goproxy.ProxyCtx, st *requestState) outcome {
+func (dst destinationStep) onRequest(r *http.Request, st *requestState) outcome {
 	host, port, portOK := selfaddr.DestHostPort(r.URL.Host, r.URL.Scheme)
 	if sess := st.Session; sess != nil {
 		hh, hp, hok := host, port, true
@@ -53,16 +55,16 @@ func (dst destination) onRequest(r *http.Request, ctx *goproxy.ProxyCtx, st *req
 		}
 		if !portOK || !hok || !isHostPort(sess.Target, host, port) || !isHostPort(sess.Target, hh, hp) {
 			hdr := selfaddr.JoinHostPort(hh, hp)
-			d := enforce.Decision{Reason: ReasonMisdirected, URL: enforce.RedactedURL(r.URL), Agent: sess.Agent,
+			d := enforce.Decision{Reason: answer.ReasonMisdirected, URL: enforce.RedactedURL(r.URL), Agent: sess.Agent,
 				Detail: "the request names " + strconv.Quote(hdr) + " inside a CONNECT to " + strconv.Quote(sess.Target) +
 					": send requests for another host through their own CONNECT"}
 			return refuse(d)
 		}
 	}
 	if rd := st.Redirected; rd != nil { // a redirected connection (transparent.go), its destination checked (connRefusal)
-		o := checkRedirected(dst.self, r, ctx, rd, host, port, portOK)
+		o := checkRedirected(dst.self, r, st, rd, host, port, portOK)
 		if o.d == nil && egressOf(st) != nil && egressOf(st).Check(rd.dst.Addr()).Public {
-			ctx.Req = ctx.Req.WithContext(upstream.WithPublicOrigin(ctx.Req.Context()))
+			st.Req = st.Req.WithContext(upstream.WithPublicOrigin(st.Req.Context()))
 		}
 		return o
 	}
@@ -71,7 +73,7 @@ func (dst destination) onRequest(r *http.Request, ctx *goproxy.ProxyCtx, st *req
 	}
 	pin, self := dst.pin(r, host, port)
 	if self {
-		d := enforce.Decision{Reason: ReasonSelfRequest, URL: enforce.RedactedURL(r.URL),
+		d := enforce.Decision{Reason: answer.ReasonSelfRequest, URL: enforce.RedactedURL(r.URL),
 			Detail: "the destination " + selfaddr.JoinHostPort(host, port) + " is robotsgate itself; its admin API is not reachable through the proxy"}
 		if o, err := enforce.Origin(r.URL); err == nil {
 			d.Origin = o
@@ -90,7 +92,7 @@ func (dst destination) onRequest(r *http.Request, ctx *goproxy.ProxyCtx, st *req
 		rctx = upstream.WithPin(rctx, pin)
 	}
 	if rctx != r.Context() {
-		ctx.Req = r.WithContext(rctx)
+		st.Req = r.WithContext(rctx)
 	}
 	return outcome{}
 }
@@ -98,7 +100,7 @@ func (dst destination) onRequest(r *http.Request, ctx *goproxy.ProxyCtx, st *req
 // pin returns the pin of a request r to host:port ([upstream.AddrPins.Pin]), or, with an
 // upstream proxy, the addresses checked when the port is one robotsgate
 // listens on; self reports that the destination is robotsgate itself.
-func (dst destination) pin(r *http.Request, host string, port uint16) (*selfaddr.Pin, bool) {
+func (dst destinationStep) pin(r *http.Request, host string, port uint16) (*selfaddr.Pin, bool) {
 	if dst.pins == nil {
 		return dst.self.Check(r.Context(), host, port)
 	}

@@ -17,6 +17,7 @@ import (
 	"testing"
 
 	"github.com/robotsgate/robotsgate/internal/config"
+	"github.com/robotsgate/robotsgate/proxy/answer"
 	"github.com/robotsgate/robotsgate/robots/aipref"
 )
 
@@ -121,10 +122,10 @@ func egressHarness(t *testing.T, open bool, change func(*config.Config), lookup 
 // destination-private, audited, and that no dial went to any of addrs.
 func wantDestinationPrivate(t *testing.T, h *harness, dl *dialLog, resp *http.Response, body string, addrs ...string) {
 	t.Helper()
-	if resp.StatusCode != http.StatusForbidden || resp.Header.Get(HeaderDecision) != "destination-private" {
-		t.Fatalf("got %d %q, want 403 destination-private; body %q", resp.StatusCode, resp.Header.Get(HeaderDecision), body)
+	if resp.StatusCode != http.StatusForbidden || resp.Header.Get(answer.HeaderDecision) != "destination-private" {
+		t.Fatalf("got %d %q, want 403 destination-private; body %q", resp.StatusCode, resp.Header.Get(answer.HeaderDecision), body)
 	}
-	if ps := resp.Header.Get(HeaderProxyStatus); !strings.Contains(ps, "error=destination_ip_prohibited") {
+	if ps := resp.Header.Get(answer.HeaderProxyStatus); !strings.Contains(ps, "error=destination_ip_prohibited") {
 		t.Errorf("Proxy-Status %q, want destination_ip_prohibited", ps)
 	}
 	h.audit.Find(t, "destination-private")
@@ -187,8 +188,8 @@ func TestEgressConnect(t *testing.T) {
 				h, dl := egressHarness(t, true, func(c *config.Config) { c.HTTPS.Mode = mode }, nil)
 				resp, _, _ := rawConnect(t, h.addr, target, "Proxy-Authorization: Basic "+base64.StdEncoding.EncodeToString([]byte("crawler:secret")))
 				defer resp.Body.Close()
-				if resp.StatusCode != http.StatusForbidden || resp.Header.Get(HeaderDecision) != "destination-private" {
-					t.Fatalf("got %d %q, want 403 destination-private", resp.StatusCode, resp.Header.Get(HeaderDecision))
+				if resp.StatusCode != http.StatusForbidden || resp.Header.Get(answer.HeaderDecision) != "destination-private" {
+					t.Fatalf("got %d %q, want 403 destination-private", resp.StatusCode, resp.Header.Get(answer.HeaderDecision))
 				}
 				if d := dl.dialled(); len(d) != 0 {
 					t.Errorf("dialled %v", d)

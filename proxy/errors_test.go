@@ -13,6 +13,7 @@ import (
 	"github.com/dunglas/httpsfv"
 
 	"github.com/robotsgate/robotsgate/internal/config"
+	"github.com/robotsgate/robotsgate/proxy/answer"
 )
 
 // rawRoundTrip writes req to the proxy at addr over its own connection
@@ -38,9 +39,9 @@ func rawRoundTrip(t *testing.T, addr, req string) (*http.Response, string) {
 // its one member.
 func proxyStatus(t *testing.T, resp *http.Response) (errType, details string) {
 	t.Helper()
-	l, err := httpsfv.UnmarshalList(resp.Header.Values(HeaderProxyStatus))
+	l, err := httpsfv.UnmarshalList(resp.Header.Values(answer.HeaderProxyStatus))
 	if err != nil || len(l) != 1 {
-		t.Fatalf("Proxy-Status %q: %v", resp.Header.Values(HeaderProxyStatus), err)
+		t.Fatalf("Proxy-Status %q: %v", resp.Header.Values(answer.HeaderProxyStatus), err)
 	}
 	item := l[0].(httpsfv.Item)
 	if item.Value != httpsfv.Token("robotsgate") {
@@ -70,15 +71,15 @@ func TestUpstreamErrorSaysWhat(t *testing.T) {
 	if err := json.Unmarshal([]byte(body), &j); err != nil {
 		t.Fatalf("%d %q: not JSON: %v", resp.StatusCode, body, err)
 	}
-	if resp.StatusCode != 502 || resp.Header.Get(HeaderDecision) != "upstream-error" || j["decision"] != "blocked" ||
+	if resp.StatusCode != 502 || resp.Header.Get(answer.HeaderDecision) != "upstream-error" || j["decision"] != "blocked" ||
 		j["reason"] != "upstream-error" || j["origin"] != o.URL || !strings.Contains(j["detail"].(string), "EOF") ||
 		!strings.Contains(j["error"].(string), o.URL) {
-		t.Fatalf("%d %s %v", resp.StatusCode, resp.Header.Get(HeaderDecision), j)
+		t.Fatalf("%d %s %v", resp.StatusCode, resp.Header.Get(answer.HeaderDecision), j)
 	}
 	if strings.Contains(body, `\u0026`) || !strings.Contains(body, "x=1&y=2") {
 		t.Errorf("JSON escapes &: %s", body)
 	}
-	if e, d := proxyStatus(t, resp); e != psTerminated || !strings.Contains(d, "upstream-error") || !strings.Contains(d, o.URL) {
+	if e, d := proxyStatus(t, resp); e != answer.PSTerminated || !strings.Contains(d, "upstream-error") || !strings.Contains(d, o.URL) {
 		t.Errorf("Proxy-Status error=%s details=%q", e, d)
 	}
 	resp, body = h.get(t, o.URL+"/b")
@@ -116,17 +117,17 @@ func TestProxyStatusOnOwnAnswers(t *testing.T) {
 		url, errType, reason string
 		status               int
 	}{
-		{o.URL + "/private", psDenied, "disallowed", 403},
-		{o.URL + "/" + strings.Repeat("a", 3000), psRequestError, "url-too-long", 414},
-		{dead + "/x", psRefused, "origin-unreachable", 502},
-		{slow.URL + "/x", psConnTimeout, "origin-unreachable", 504},
-		{"http://no-such-host.invalid/x", psDNS, "origin-unreachable", 502},
+		{o.URL + "/private", answer.PSDenied, "disallowed", 403},
+		{o.URL + "/" + strings.Repeat("a", 3000), answer.PSRequestError, "url-too-long", 414},
+		{dead + "/x", answer.PSRefused, "origin-unreachable", 502},
+		{slow.URL + "/x", answer.PSConnTimeout, "origin-unreachable", 504},
+		{"http://no-such-host.invalid/x", answer.PSDNS, "origin-unreachable", 502},
 	}
 	for _, c := range cases {
 		resp, body := h.get(t, c.url)
 		e, d := proxyStatus(t, resp)
-		if resp.StatusCode != c.status || e != c.errType || resp.Header.Get(HeaderDecision) != c.reason || !strings.HasPrefix(d, c.reason) {
-			t.Errorf("%.60s: %d %s error=%s details=%q\n%s", c.url, resp.StatusCode, resp.Header.Get(HeaderDecision), e, d, body)
+		if resp.StatusCode != c.status || e != c.errType || resp.Header.Get(answer.HeaderDecision) != c.reason || !strings.HasPrefix(d, c.reason) {
+			t.Errorf("%.60s: %d %s error=%s details=%q\n%s", c.url, resp.StatusCode, resp.Header.Get(answer.HeaderDecision), e, d, body)
 		}
 		if c.reason == "origin-unreachable" && (resp.Header.Get("Retry-After") != "10" ||
 			!strings.Contains(body, "robots.txt is tried again in 10s") || !strings.Contains(body, "could not be reached")) {
@@ -135,7 +136,7 @@ func TestProxyStatusOnOwnAnswers(t *testing.T) {
 	}
 	// A CONNECT to a port not allowed says so, in the body and in Proxy-Status.
 	resp, body := rawRoundTrip(t, h.addr, "CONNECT 127.0.0.1:8443 HTTP/1.1\r\nHost: 127.0.0.1:8443\r\n\r\n")
-	if e, d := proxyStatus(t, resp); resp.StatusCode != 403 || e != psDenied ||
+	if e, d := proxyStatus(t, resp); resp.StatusCode != 403 || e != answer.PSDenied ||
 		!strings.Contains(d, "CONNECT to port 8443 is not allowed (https.allowed_ports)") ||
 		!strings.Contains(body, "CONNECT to port 8443 is not allowed (https.allowed_ports)") {
 		t.Errorf("CONNECT: %d error=%s details=%q\n%s", resp.StatusCode, e, d, body)

@@ -1,12 +1,9 @@
 package proxy
 
 import (
-	"context"
 	"io"
 	"net/http"
 	"sync"
-
-	"github.com/elazarl/goproxy"
 
 	"github.com/robotsgate/robotsgate/internal/config"
 )
@@ -15,9 +12,10 @@ import (
 // through, as [io.Copy]'s.
 const copyBufSize = 32 << 10
 
-// forwardTrippers is the last request step, for requests about to be
-// forwarded (onRequest):
-// it wraps the request's round tripper so that, as the response arrives
+// forwardStep is the last request step, for requests about to be
+// forwarded: onRequest keeps the client's User-Agent as it was sent, and
+// the hook adapter then has [forwardStep.tripperFor] (engine.go) wrap
+// the request's round tripper so that, as the response arrives
 // and before goproxy takes hold of its body, robot tags are scanned
 // ([scanRobotTags], when robot_tags is on) and the body is wrapped in a
 // *[copyBody]. A body replaced later, in a response hook, would make goproxy
@@ -28,75 +26,60 @@ const copyBufSize = 32 << 10
 // The two usual round trippers (goproxy's transport for plain HTTP, and
 // [mitmTripper] inside MITM sessions) are wrapped by values built once per
 // Server, not by a closure per request.
-type forwardTrippers struct {
+//
+// State: reads and writes nothing; the round tripper it installs writes
+// Body ([requestState]).
+type forwardStep struct {
 	s           *Server
 	plain, mitm forwardTripper
 }
 
-func (f *forwardTrippers) init(s *Server) {
+func (f *forwardStep) init(s *Server) {
 	f.s = s
 	f.plain = forwardTripper{s: s}
 	f.mitm = forwardTripper{s: s, next: mitmTripper{s: s}}
 }
 
-func (f *forwardTrippers) onRequest(r *http.Request, ctx *goproxy.ProxyCtx, _ *requestState) outcome {
+func (f *forwardStep) onRequest(r *http.Request, _ *requestState) outcome {
 	// The request leaves with the headers the client sent: Go's transport
 	// adds "User-Agent: Go-http-client/1.1" unless the header is present,
 	// and leaves it out when its value is empty.
 	if _, ok := r.Header["User-Agent"]; !ok {
 		r.Header["User-Agent"] = []string{""}
 	}
-	switch next := ctx.RoundTripper.(type) { // the MITM session's, or nil for goproxy's transport
-	case nil:
-		ctx.RoundTripper = &f.plain
-	case mitmTripper:
-		ctx.RoundTripper = &f.mitm
-	default:
-		ctx.RoundTripper = &forwardTripper{s: f.s, next: next}
-	}
 	return outcome{}
 }
 
-// forwardTripper is the round tripper [forwardTrippers] installs: next (or, when
-// next is nil, goproxy's transport) followed by the robot-tag scan and
-// the body wrapping.
-type forwardTripper struct {
-	s    *Server
-	next goproxy.RoundTripper // nil: ctx.Proxy.Tr
-}
-
-// RoundTrip forwards req and prepares the response for goproxy.
-func (t *forwardTripper) RoundTrip(req *http.Request, ctx *goproxy.ProxyCtx) (*http.Response, error) {
-	// The client's connection (an HTTP/1.0 client, Connection: close)
-	// is not the origin's: the upstream connection is kept, unless the
-	// request has a body. An origin that ignores a body it did not expect
-	// ("CL.0") reads that body as the next request, which robotsgate never
-	// decided, and answers it on the connection: reused, the answer would
-	// reach the next client to take it. After a body, the connection is
-	// closed (Connection: close), never pooled.
-	//
-	// A chunked request's trailer section is never forwarded
-	// ([dropTrailer]): the transport sends the fields of req.Trailer after
-	// the body, where the header's stripping never sees them.
+// forwardable is req as it is forwarded. The client's connection (an
+// HTTP/1.0 client, Connection: close) is not the origin's: the upstream
+// connection is kept, unless the request has a body. An origin that
+// ignores a body it did not expect ("CL.0") reads that body as the next
+// request, which robotsgate never decided, and answers it on the
+// connection: reused, the answer would reach the next client to take it.
+// After a body, the connection is closed (Connection: close), never
+// pooled.
+//
+// A chunked request's trailer section is never forwarded
+// ([dropTrailer]): the transport sends the fields of req.Trailer after
+// the body, where the header's stripping never sees them.
+func forwardable(req *http.Request) *http.Request {
 	if closeAfter := req.ContentLength != 0; req.Close != closeAfter || req.Trailer != nil {
 		out := *req
 		out.Close = closeAfter
 		dropTrailer(&out)
 		req = &out
 	}
-	var resp *http.Response
-	var err error
-	if t.next != nil {
-		resp, err = t.next.RoundTrip(req, ctx)
-	} else {
-		resp, err = t.s.roundTrip(req) // pinned, traced (transport.go)
-	}
-	if err != nil || resp == nil || ctx.Error != nil {
-		return resp, err
-	}
+	return req
+}
+
+// received prepares the origin's response resp to the request of st for
+// goproxy, before goproxy takes hold of its body: robot tags are scanned
+// (when robot_tags or declared purposes need them) and the body wrapped
+// in a *[copyBody], kept in st.Body.
+func (s *Server) received(resp *http.Response, st *requestState) {
 	var scan *tagScan
 	var cb *copyBody
-	if tags := t.s.settings(stateOf(ctx)).cfg.RobotTags; tags.Mode != config.RobotTagsOff || stateOf(ctx).Purposes != 0 { // meta noai (usage.go)
+	if tags := s.settings(st).cfg.RobotTags; tags.Mode != config.RobotTagsOff || st.Purposes != 0 { // meta noai (usage.go)
 		// The scan is kept in the body's wrapper when there will be one:
 		// one allocation for both.
 		var into *tagScan
@@ -106,10 +89,9 @@ func (t *forwardTripper) RoundTrip(req *http.Request, ctx *goproxy.ProxyCtx) (*h
 		}
 		scan = scanRobotTagsInto(resp, tags, into) // robottags.go
 	}
-	if b := t.s.wrapBody(resp, scan, cb); b != nil {
-		stateOf(ctx).Body = b
+	if b := s.wrapBody(resp, scan, cb); b != nil {
+		st.Body = b
 	}
-	return resp, err
 }
 
 // copyBody is a forwarded response's body. It implements [io.WriterTo], so
@@ -217,65 +199,4 @@ func (b *copyBody) WriteTo(w io.Writer) (int64, error) {
 			return n, rerr
 		}
 	}
-}
-
-// closeDelimited is the placeholder Content-Length header value http10
-// sets on a response of unknown length to an HTTP/1.0 client inside an
-// MITM session. goproxy's MITM loop chunks every response whose length
-// is unknown unless a Content-Length header is present; [http.Response]'s
-// Write never sends that header from the map (it writes the length
-// from ContentLength, here none), and ends the body by closing.
-const closeDelimited = "close-delimited"
-
-// http10 is the last response step: it answers an HTTP/1.0 client inside
-// an MITM session in HTTP/1.0 terms, which goproxy's MITM loop does not
-// (it chunks bodies of unknown length and keeps every connection open).
-// net/http does this itself for plain HTTP requests.
-//
-//   - The body is never chunked: it goes with its Content-Length when the
-//     length is known, and otherwise until the connection closes.
-//   - The connection stays open only when the client asked for keep-alive
-//     and the length is known (the answer then says Connection:
-//     keep-alive); otherwise the answer says Connection: close and the
-//     session ends once it is written ([conns.Info.EndSession]).
-//
-// The status line stays HTTP/1.1, as goproxy writes it: RFC 9110 section
-// 2.5 has a server answer with the highest minor version it supports.
-type http10 struct{}
-
-func (http10) onResponse(resp *http.Response, ctx *goproxy.ProxyCtx, st *requestState) (*http.Response, outcome) {
-	r := ctx.Req
-	sess := st.Session
-	if resp == nil || r == nil || r.ProtoAtLeast(1, 1) || sess == nil {
-		return resp, outcome{}
-	}
-	bodyless := r.Method == http.MethodHead || resp.Body == nil || resp.Body == http.NoBody ||
-		(resp.StatusCode >= 100 && resp.StatusCode <= 199) || resp.StatusCode == http.StatusNoContent ||
-		resp.StatusCode == http.StatusNotModified
-	if !bodyless && st.Body != nil && resp.Body != st.Body {
-		// A hook replaced the forwarded response (a robot-tag refusal):
-		// goproxy would chunk a body other than the round trip's, so the
-		// new one travels inside the round trip's.
-		st.Body.ReadCloser, st.Body.scan = resp.Body, nil
-		resp.Body = st.Body
-	}
-	// No chunking for an HTTP/1.0 client: not the origin's (which
-	// http.Response.Write would repeat), nor the header finish sets for
-	// streaming.
-	resp.TransferEncoding = nil
-	resp.Header.Del("Transfer-Encoding")
-	unknown := !bodyless && resp.ContentLength < 0
-	if unknown {
-		resp.Header.Set("Content-Length", closeDelimited)
-	}
-	if !r.Close && !unknown {
-		resp.Close = false
-		resp.Header.Set("Connection", "keep-alive")
-		return resp, outcome{}
-	}
-	resp.Close = true
-	if sess.Conn != nil {
-		context.AfterFunc(r.Context(), sess.Conn.EndSession) // once the response is written
-	}
-	return resp, outcome{}
 }

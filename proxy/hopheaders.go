@@ -5,7 +5,6 @@ import (
 	"net/textproto"
 	"strings"
 
-	"github.com/elazarl/goproxy"
 	"golang.org/x/net/http/httpguts"
 )
 
@@ -15,7 +14,7 @@ import (
 // hopHeaders are the hop-by-hop headers, as canonical keys (RFC 9110 section 7.6.1, and
 // RFC 2616 section 13.5.1 for compatibility) that a proxy must not
 // forward, as net/http/httputil.ReverseProxy removes them. goproxy's
-// RemoveProxyHeaders removes only Connection and the Proxy-* ones.
+// own removal of proxy headers drops only Connection and the Proxy-* ones.
 var hopHeaders = []string{
 	"Connection",
 	"Proxy-Connection", // non-standard, sent by libcurl
@@ -66,16 +65,18 @@ func isWebSocketUpgrade(h http.Header) bool {
 		httpguts.HeaderValuesContainsToken(h["Upgrade"], "websocket")
 }
 
-// hopStrip is the step that removes hop-by-hop headers, from the request
+// hopHeadersStep is the step that removes hop-by-hop headers, from the request
 // and from the response.
-type hopStrip struct{}
+//
+// State: reads and writes nothing ([requestState]).
+type hopHeadersStep struct{}
 
 // onRequest removes hop-by-hop headers before the request is decided and
 // forwarded. Like [httputil.ReverseProxy] it keeps "TE: trailers" and a
 // WebSocket upgrade (Connection: Upgrade, Upgrade: websocket), which
 // goproxy relays; other upgrades (h2c, ...) are dropped, so the origin answers
 // plain HTTP/1.1.
-func (hopStrip) onRequest(r *http.Request, _ *goproxy.ProxyCtx, _ *requestState) outcome {
+func (hopHeadersStep) onRequest(r *http.Request, _ *requestState) outcome {
 	h := r.Header
 	ws := isWebSocketUpgrade(h)
 	var upgrade string
@@ -100,7 +101,7 @@ func (hopStrip) onRequest(r *http.Request, _ *goproxy.ProxyCtx, _ *requestState)
 // client; a 101 WebSocket handshake keeps Connection and Upgrade, which
 // goproxy needs to relay it. Transfer-Encoding is set again later (finish)
 // when the body is streamed.
-func (hopStrip) onResponse(resp *http.Response, _ *goproxy.ProxyCtx, _ *requestState) (*http.Response, outcome) {
+func (hopHeadersStep) onResponse(resp *http.Response, _ *requestState) (*http.Response, outcome) {
 	if resp == nil {
 		return nil, outcome{}
 	}

@@ -9,8 +9,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/elazarl/goproxy"
 )
 
 // TestHopByHopHeadersStripped: hop-by-hop headers (and those Connection
@@ -124,11 +122,10 @@ func BenchmarkRequestHeaderHooks(b *testing.B) {
 			for b.Loop() {
 				r := *base
 				r.Header = base.Header.Clone()
-				ctx := &goproxy.ProxyCtx{Req: &r, UserData: &requestState{}} // begin made it
+				st := &requestState{Req: &r} // enter made it
 				if hooks {
-					st := ctx.UserData.(*requestState)
-					destination{self: &s.self}.onRequest(&r, ctx, st)
-					hopStrip{}.onRequest(&r, ctx, st)
+					destinationStep{self: &s.self}.onRequest(&r, st)
+					hopHeadersStep{}.onRequest(&r, st)
 				}
 			}
 		})

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/robotsgate/robotsgate/internal/testsupport"
+	"github.com/robotsgate/robotsgate/proxy/answer"
 )
 
 func TestHTTPSShutdownWaitsForMITMRequest(t *testing.T) {
@@ -70,7 +71,7 @@ func TestHTTPSShutdownWaitsForMITMRequest(t *testing.T) {
 	}
 	found := false
 	for _, r := range recs {
-		if strings.HasSuffix(fmt.Sprint(r["url"]), "/slow") && r["reason"] == string(ReasonRobotTag) {
+		if strings.HasSuffix(fmt.Sprint(r["url"]), "/slow") && r["reason"] == string(answer.ReasonRobotTag) {
 			found = true
 		}
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/robotsgate/robotsgate/enforce"
 	"github.com/robotsgate/robotsgate/internal/testsupport"
+	"github.com/robotsgate/robotsgate/proxy/answer"
 	"github.com/robotsgate/robotsgate/proxy/audit"
 	"github.com/robotsgate/robotsgate/proxy/mitm"
 )
@@ -42,8 +43,8 @@ func TestHTTPSMITMEnforcesPaths(t *testing.T) {
 	}
 
 	resp, body = get(t, c, origin.URL+"/private/x")
-	if resp.StatusCode != http.StatusForbidden || resp.Header.Get(HeaderDecision) != string(enforce.ReasonDisallowed) {
-		t.Fatalf("disallowed path: %d %s %q", resp.StatusCode, resp.Header.Get(HeaderDecision), body)
+	if resp.StatusCode != http.StatusForbidden || resp.Header.Get(answer.HeaderDecision) != string(enforce.ReasonDisallowed) {
+		t.Fatalf("disallowed path: %d %s %q", resp.StatusCode, resp.Header.Get(answer.HeaderDecision), body)
 	}
 	if !strings.Contains(body, "Disallow: /private") {
 		t.Fatalf("403 body does not name the rule: %q", body)
@@ -153,11 +154,11 @@ func TestConnectPortAllowList(t *testing.T) {
 	defer other.Close()
 	for _, target := range []string{other.Addr().String(), "127.0.0.1"} { // no port means 80
 		resp, body, _ := p.rawConnect(t, target)
-		if resp.StatusCode != http.StatusForbidden || resp.Header.Get(HeaderDecision) != string(ReasonPortForbidden) {
+		if resp.StatusCode != http.StatusForbidden || resp.Header.Get(answer.HeaderDecision) != string(answer.ReasonPortForbidden) {
 			t.Fatalf("CONNECT %s: %d %q", target, resp.StatusCode, body)
 		}
 	}
-	rec := p.audit.Find(t, string(ReasonPortForbidden))
+	rec := p.audit.Find(t, string(answer.ReasonPortForbidden))
 	if rec["decision"] != audit.DecisionBlocked || rec["method"] != http.MethodConnect {
 		t.Fatalf("audit record: %v", rec)
 	}
@@ -215,8 +216,8 @@ func TestHTTPSConnectAgentOverrideCarriesIntoMITM(t *testing.T) {
 	c := p.client(p.ca)
 	c.Transport.(*http.Transport).ProxyConnectHeader.Set("X-Robots-Agent", "ClosedBot/2.0")
 	resp, body := get(t, c, origin.URL+"/private/b")
-	if resp.StatusCode != http.StatusForbidden || resp.Header.Get(HeaderAgent) != "ClosedBot" {
-		t.Fatalf("override on the CONNECT only: %d agent %q %q", resp.StatusCode, resp.Header.Get(HeaderAgent), body)
+	if resp.StatusCode != http.StatusForbidden || resp.Header.Get(answer.HeaderAgent) != "ClosedBot" {
+		t.Fatalf("override on the CONNECT only: %d agent %q %q", resp.StatusCode, resp.Header.Get(answer.HeaderAgent), body)
 	}
 	if n := origin.hit("/private/b"); n != 0 {
 		t.Fatalf("origin saw the disallowed request %d times", n)

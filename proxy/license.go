@@ -6,10 +6,9 @@ import (
 	"net/url"
 	"strings"
 
-	"github.com/elazarl/goproxy"
-
 	"github.com/robotsgate/robotsgate/enforce"
 	"github.com/robotsgate/robotsgate/internal/config"
+	"github.com/robotsgate/robotsgate/proxy/answer"
 	"github.com/robotsgate/robotsgate/proxy/audit"
 	"github.com/robotsgate/robotsgate/robots/aipref"
 	"github.com/robotsgate/robotsgate/robots/rsl"
@@ -37,6 +36,9 @@ import (
 const HeaderLicense = "X-Robotsgate-License"
 
 // licenseStep is the RSL license step, on both sides of the pipeline.
+//
+// State: reads the verdict (Purposes, Decision, Decided) and Live; writes
+// the verdict (Decision, Answered through settle) ([requestState]).
 type licenseStep struct {
 	enf    *enforce.Enforcer
 	mode   config.LicenseMode
@@ -62,7 +64,7 @@ func (l licenseStep) modeOf(st *requestState) config.LicenseMode {
 	return l.mode
 }
 
-func (l licenseStep) onRequest(r *http.Request, _ *goproxy.ProxyCtx, st *requestState) outcome {
+func (l licenseStep) onRequest(r *http.Request, st *requestState) outcome {
 	mode := l.modeOf(st)
 	if mode == config.LicenseOff || !st.Decided || st.Answered || (r.URL.Scheme != "http" && r.URL.Scheme != "https") {
 		return outcome{}
@@ -82,7 +84,7 @@ func (l licenseStep) onRequest(r *http.Request, _ *goproxy.ProxyCtx, st *request
 	}
 	st.Decision.License = v
 	reason := licenseReason(v, l.deny)
-	if reason == "" || st.Decision.Reason == ReasonSiteException { // the operator's written permission: annotated only
+	if reason == "" || st.Decision.Reason == answer.ReasonSiteException { // the operator's written permission: annotated only
 		return outcome{}
 	}
 	d := licenseDecision(st.Decision, reason)
@@ -152,13 +154,13 @@ func (l licenseStep) decide(ctx context.Context, u *url.URL, purposes aipref.Set
 		}
 	}
 	d.License = v
-	if reason := licenseReason(v, l.deny); reason != "" && l.mode == config.LicenseEnforce && d.Reason != ReasonSiteException {
+	if reason := licenseReason(v, l.deny); reason != "" && l.mode == config.LicenseEnforce && d.Reason != answer.ReasonSiteException {
 		return licenseDecision(d, reason)
 	}
 	return d
 }
 
-func (l licenseStep) onResponse(resp *http.Response, ctx *goproxy.ProxyCtx, st *requestState) (*http.Response, outcome) {
+func (l licenseStep) onResponse(resp *http.Response, st *requestState) (*http.Response, outcome) {
 	resp.Header.Del(HeaderLicense) // also with license.mode off: never the origin's
 	if v := st.Decision.License; st.Decided && v.Checked {
 		resp.Header.Set(HeaderLicense, licenseHeader(v))
@@ -207,18 +209,9 @@ func licenseDecision(d enforce.Decision, reason enforce.Reason) enforce.Decision
 	return d
 }
 
-// licenseState is v's state as answers show it: unknown when a document
-// could not be read and none prohibits.
-func licenseState(v enforce.LicenseVerdict) string {
-	if v.Unknown && v.State != rsl.Prohibited {
-		return "unknown"
-	}
-	return v.State.String()
-}
-
 // licenseHeader is the [HeaderLicense] value of v.
 func licenseHeader(v enforce.LicenseVerdict) string {
-	s := licenseState(v)
+	s := answer.LicenseState(v)
 	if v.Use != "" {
 		s += "; use=" + v.Use
 	}
@@ -229,53 +222,4 @@ func licenseHeader(v enforce.LicenseVerdict) string {
 		s += "; token=" + v.Token
 	}
 	return s
-}
-
-// licenseJSON is a license verdict as answers show it; it never holds a
-// token.
-type licenseJSON struct {
-	State    string   `json:"state"` // none, permitted, required, prohibited, unknown
-	Use      string   `json:"use,omitempty"`
-	License  string   `json:"license,omitempty"`
-	Content  string   `json:"content,omitempty"`
-	Server   string   `json:"server,omitempty"`
-	Payment  string   `json:"payment,omitempty"`
-	Token    string   `json:"token,omitempty"`
-	Note     string   `json:"note,omitempty"`
-	Licenses []string `json:"licenses,omitempty"`
-}
-
-// licenseOf is d's license verdict to show, nil when licenses were not
-// consulted.
-func licenseOf(d *enforce.Decision) *licenseJSON {
-	v := &d.License
-	if !v.Checked {
-		return nil
-	}
-	return &licenseJSON{State: licenseState(*v), Use: v.Use, License: v.License, Content: v.Content, Server: v.TokenServer,
-		Payment: v.Payment, Token: v.Token, Note: v.Note, Licenses: v.Licenses}
-}
-
-// auditLicense is licenseOf(d) for an audit record.
-func auditLicense(d *enforce.Decision) *audit.License {
-	j := licenseOf(d)
-	if j == nil {
-		return nil
-	}
-	return &audit.License{State: j.State, Use: j.Use, License: j.License, Content: j.Content, Server: j.Server, Token: j.Token, Note: j.Note}
-}
-
-// licenseText writes the license line of a plain-text refusal.
-func licenseText(sb *strings.Builder, j *licenseJSON) {
-	if j == nil {
-		return
-	}
-	sb.WriteString("license:  " + j.State)
-	if j.Use != "" {
-		sb.WriteString(" (" + j.Use + ")")
-	}
-	if j.License != "" {
-		sb.WriteString(" by " + j.License)
-	}
-	sb.WriteString("\n")
 }

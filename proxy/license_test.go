@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/robotsgate/robotsgate/internal/config"
+	"github.com/robotsgate/robotsgate/proxy/answer"
 	"github.com/robotsgate/robotsgate/proxy/audit"
 	"github.com/robotsgate/robotsgate/robots/aipref"
 )
@@ -100,7 +101,7 @@ func TestLicenseProhibitedRefused(t *testing.T) {
 	lic := o.URL + "/license.xml"
 
 	resp, body := get(t, c, o.URL+"/articles/x")
-	if resp.StatusCode != http.StatusForbidden || resp.Header.Get(HeaderDecision) != "license-prohibited" ||
+	if resp.StatusCode != http.StatusForbidden || resp.Header.Get(answer.HeaderDecision) != "license-prohibited" ||
 		!strings.Contains(body, lic) || !strings.Contains(body, "ai-train") {
 		t.Fatalf("prohibited: %d %v\n%s", resp.StatusCode, resp.Header, body)
 	}
@@ -108,7 +109,7 @@ func TestLicenseProhibitedRefused(t *testing.T) {
 		t.Fatalf("%s on the 403: %q", HeaderLicense, got)
 	}
 	resp, body = get(t, c, o.URL+"/articles/y", "Accept", "application/json")
-	var j refusalBody
+	var j answer.RefusalBody
 	if err := json.Unmarshal([]byte(body), &j); err != nil || j.Reason != "license-prohibited" || j.License == nil ||
 		j.License.License != lic || j.License.Content != "/articles/" || j.License.State != "prohibited" {
 		t.Fatalf("JSON refusal: %v %s", err, body)
@@ -211,7 +212,7 @@ func TestLicenseTokenOnlyToItsServer(t *testing.T) {
 		t.Fatalf("the license fetch carried Authorization %q", auth)
 	}
 	resp, body := get(t, c, b.URL+"/page")
-	if resp.StatusCode != http.StatusForbidden || resp.Header.Get(HeaderDecision) != "license-required" ||
+	if resp.StatusCode != http.StatusForbidden || resp.Header.Get(answer.HeaderDecision) != "license-required" ||
 		!strings.Contains(body, "https://other.example") || strings.Contains(body, "tok-") {
 		t.Fatalf("b: %d %v\n%s", resp.StatusCode, resp.Header, body)
 	}
@@ -224,7 +225,7 @@ func TestLicenseTokenOnlyToItsServer(t *testing.T) {
 	}
 	// The same server over plain http: the token is never sent in clear text.
 	resp, body = get(t, c, clear.URL+"/page")
-	if resp.StatusCode != http.StatusForbidden || resp.Header.Get(HeaderDecision) != "license-required" || !strings.Contains(body, "only over https") {
+	if resp.StatusCode != http.StatusForbidden || resp.Header.Get(answer.HeaderDecision) != "license-required" || !strings.Contains(body, "only over https") {
 		t.Fatalf("clear text: %d %v\n%s", resp.StatusCode, resp.Header, body)
 	}
 	if n, _ := clear.hit("/page"); n != 0 {
@@ -250,7 +251,7 @@ func TestLicenseTokenOnlyToItsServer(t *testing.T) {
 func TestLicenseUnknownAndPerUser(t *testing.T) {
 	o := newLicenseOrigin(t, `<html>not a license</html>`)
 	p := startUsageProxy(t, func(c *config.Config) { licenseEnforce(c); c.Usage.Unknown = config.UsageUnknownDeny })
-	if resp, _ := get(t, p.client(nil), o.URL+"/a"); resp.StatusCode != http.StatusForbidden || resp.Header.Get(HeaderDecision) != "license-unknown" {
+	if resp, _ := get(t, p.client(nil), o.URL+"/a"); resp.StatusCode != http.StatusForbidden || resp.Header.Get(answer.HeaderDecision) != "license-unknown" {
 		t.Fatalf("deny: %d %v", resp.StatusCode, resp.Header)
 	}
 	q := startUsageProxy(t, licenseEnforce)
@@ -282,7 +283,7 @@ func TestLicenseAdminDecision(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var j decisionJSON
+		var j answer.DecisionJSON
 		err = json.NewDecoder(resp.Body).Decode(&j)
 		resp.Body.Close()
 		if err != nil || j.Allowed != allowed || j.License == nil || (!allowed && j.Reason != "license-prohibited") {
@@ -330,7 +331,7 @@ func TestLicenseMITM(t *testing.T) {
 	o.license = articlesRSL
 	o.mu.Unlock()
 	q := startHTTPSProxy(t, cfg) // a fresh cache reads the new license
-	if resp, _ := get(t, q.client(q.ca), o.URL+"/articles/1"); resp.StatusCode != http.StatusForbidden || resp.Header.Get(HeaderDecision) != "license-prohibited" {
+	if resp, _ := get(t, q.client(q.ca), o.URL+"/articles/1"); resp.StatusCode != http.StatusForbidden || resp.Header.Get(answer.HeaderDecision) != "license-prohibited" {
 		t.Fatalf("MITM prohibited: %d %v", resp.StatusCode, resp.Header)
 	}
 	if n, _ := o.hit("/articles/1"); n != 0 {

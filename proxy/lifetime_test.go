@@ -15,6 +15,7 @@ import (
 	"github.com/robotsgate/robotsgate/enforce"
 	"github.com/robotsgate/robotsgate/enforce/enforcetest"
 	"github.com/robotsgate/robotsgate/internal/testsupport"
+	"github.com/robotsgate/robotsgate/proxy/answer"
 	"github.com/robotsgate/robotsgate/proxy/audit"
 )
 
@@ -163,7 +164,7 @@ func TestShutdownEndsCrawlDelayWait(t *testing.T) {
 				}
 				io.Copy(io.Discard, resp.Body)
 				resp.Body.Close()
-				got <- result{status: resp.StatusCode, decision: resp.Header.Get(HeaderDecision)}
+				got <- result{status: resp.StatusCode, decision: resp.Header.Get(answer.HeaderDecision)}
 			}()
 			testsupport.WaitFor(t, "/b waiting for its slot", func() bool { return clk.Waiters() == 1 })
 
@@ -179,8 +180,8 @@ func TestShutdownEndsCrawlDelayWait(t *testing.T) {
 			case <-time.After(testTimeout):
 				t.Fatal("the waiting request was not answered at shutdown")
 			}
-			if r.err != nil || r.status != http.StatusServiceUnavailable || r.decision != string(ReasonShuttingDown) {
-				t.Fatalf("waiting request at shutdown: %+v, want 503 %s", r, ReasonShuttingDown)
+			if r.err != nil || r.status != http.StatusServiceUnavailable || r.decision != string(answer.ReasonShuttingDown) {
+				t.Fatalf("waiting request at shutdown: %+v, want 503 %s", r, answer.ReasonShuttingDown)
 			}
 			var err error
 			select {
@@ -193,7 +194,7 @@ func TestShutdownEndsCrawlDelayWait(t *testing.T) {
 			}
 			var rec map[string]any
 			for _, x := range sink.Records(t) {
-				if x["reason"] == string(ReasonShuttingDown) {
+				if x["reason"] == string(answer.ReasonShuttingDown) {
 					rec = x
 				}
 			}

@@ -31,14 +31,14 @@ type live struct {
 	request  []requestStep
 	response []responseStep
 	robots   *robotsStep     // the robots step, also of tunnel mode and /v1/decision
-	tdm      *tdmStep        // TDMRep (tdmrep.go), also of /v1/decision
+	tdm      *tdmrepStep     // TDMRep (tdmrep.go), also of /v1/decision
 	lic      *licenseStep    // RSL licenses (license.go), also of /v1/decision
 	ports    map[string]bool // https.allowed_ports
 	// access is the access control (client networks, credentials) around
 	// the rest of the handler chain ([Server.inner]); acl is its rules.
 	access http.Handler
 	acl    *access.Access
-	// signers sign forwarded requests; nil when nothing signs (signstep.go).
+	// signers sign forwarded requests; nil when nothing signs (sign.go).
 	signers *signers
 	// egress is the egress policy: the destinations connected to (egressdial.go).
 	egress *egress.Policy
@@ -69,7 +69,7 @@ func (s *Server) newLive(cfg config.Config) (*live, error) {
 		return nil, err
 	}
 	s.warnTunnelGaps(&cfg, a.Identities()) // what tunnel mode cannot check (tunnelpolicy.go)
-	s.signFetches(&cfg, l.signers)         // robotsgate's own fetches: the keys of the settings about to be in force (signstep.go)
+	s.signFetches(&cfg, l.signers)         // robotsgate's own fetches: the keys of the settings about to be in force (sign.go)
 	if a.RequiresCredentials() || a.Networks() > 0 {
 		s.log.Info().Bool("credentials", a.RequiresCredentials()).Int("allow_cidrs", a.Networks()).Msg("proxy access control on")
 	}

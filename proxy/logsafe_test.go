@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/robotsgate/robotsgate/proxy/answer"
 	"github.com/rs/zerolog"
 )
 
@@ -43,8 +44,8 @@ func TestEscapeControl(t *testing.T) {
 		"t\tx\x00\x7f": `t\tx\x00\x7f`,
 		"ünïcode ✓":    "ünïcode ✓",
 	} {
-		if got := escapeControl(in); got != want {
-			t.Errorf("escapeControl(%q) = %q, want %q", in, got, want)
+		if got := answer.EscapeControl(in); got != want {
+			t.Errorf("answer.EscapeControl(%q) = %q, want %q", in, got, want)
 		}
 	}
 }

@@ -5,11 +5,11 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/elazarl/goproxy"
 	"github.com/rs/zerolog"
 
 	"github.com/robotsgate/robotsgate/enforce"
 	"github.com/robotsgate/robotsgate/enforce/politeness"
+	"github.com/robotsgate/robotsgate/proxy/answer"
 	"github.com/robotsgate/robotsgate/proxy/audit"
 	"github.com/robotsgate/robotsgate/proxy/conns"
 	"github.com/robotsgate/robotsgate/proxy/metrics"
@@ -19,7 +19,7 @@ import (
 // pauses after 503/429) around package politeness, and its refusals
 // (429 crawl-delay-wait, 503 origin-paused, 503 shutting-down).
 
-// pacing is the politeness step. It runs after the robots.txt
+// pacingStep is the politeness step. It runs after the robots.txt
 // decision, for requests about to be forwarded: a paused origin is
 // answered with 503 and Retry-After, and a request whose crawl-delay wait
 // would be too long with 429 and Retry-After; both are audited (reasons
@@ -35,7 +35,10 @@ import (
 //
 // The permit is released when the request is over (its context ends,
 // after the response body was copied), which frees a concurrency slot.
-type pacing struct {
+//
+// State: reads the verdict (Decision, Decided); writes Permit and the
+// verdict (Decision, Answered through settle) ([requestState]).
+type pacingStep struct {
 	polite         *politeness.Politeness
 	metrics        *metrics.Metrics
 	life           *conns.Lifetime
@@ -43,7 +46,7 @@ type pacing struct {
 	log            zerolog.Logger
 }
 
-func (pc pacing) onRequest(r *http.Request, _ *goproxy.ProxyCtx, st *requestState) outcome {
+func (pc pacingStep) onRequest(r *http.Request, st *requestState) outcome {
 	if !st.Decided || st.Answered || st.Decision.Origin == "" {
 		return outcome{}
 	}
@@ -115,15 +118,15 @@ func politenessRefusal(st *requestState, admitted bool, ref *politeness.Refusal)
 }
 
 // onResponse is the politeness response step: it tells the policy
-// how the origin answered a request that [pacing.onRequest] admitted (503 and 429
+// how the origin answered a request that [pacingStep.onRequest] admitted (503 and 429
 // pause the origin, honouring Retry-After; a 2xx ends a pause). Answers
 // robotsgate made itself, including 502/504 for failed forwarding, are
 // not the origin's and are not observed.
-func (pc pacing) onResponse(resp *http.Response, ctx *goproxy.ProxyCtx, st *requestState) (*http.Response, outcome) {
+func (pc pacingStep) onResponse(resp *http.Response, st *requestState) (*http.Response, outcome) {
 	if st.Permit == nil {
 		return resp, outcome{}
 	}
-	until, paused := pc.polite.Observe(context.WithoutCancel(ctx.Req.Context()), st.Permit.Origin,
+	until, paused := pc.polite.Observe(context.WithoutCancel(st.Req.Context()), st.Permit.Origin,
 		resp.StatusCode, resp.Header.Get("Retry-After"), st.Permit.Admitted)
 	if paused {
 		pc.log.Info().Str("origin", st.Permit.Origin).Int("status", resp.StatusCode).
@@ -138,7 +141,7 @@ func (pc pacing) onResponse(resp *http.Response, ctx *goproxy.ProxyCtx, st *requ
 // nothing.
 func shutdownRefusal(d enforce.Decision) outcome {
 	d.Allowed = false
-	d.Reason = ReasonShuttingDown
+	d.Reason = answer.ReasonShuttingDown
 	d.Rule, d.Line = "", 0
 	d.RetryAfter = time.Second
 	d.Detail = "robotsgate is shutting down: the request was waiting for its crawl-delay slot and was not forwarded"

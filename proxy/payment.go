@@ -6,8 +6,6 @@ import (
 	"net/http"
 	"sync"
 
-	"github.com/elazarl/goproxy"
-
 	"github.com/robotsgate/robotsgate/enforce"
 	"github.com/robotsgate/robotsgate/enforce/payment"
 	"github.com/robotsgate/robotsgate/enforce/politeness"
@@ -30,18 +28,6 @@ type paymentStep struct {
 	cfg    config.PaymentConfig
 	polite *politeness.Politeness // [payment.CodeInternalError] pauses the origin as a 503 does
 }
-
-// Reasons of the payment step's audit records.
-const (
-	ReasonPaid               enforce.Reason = "paid"                // the origin served the request for a payment within the caps
-	ReasonPaymentQuoted      enforce.Reason = "payment-quoted"      // payment.mode report: a quoted 402 passed through
-	ReasonPaymentOverCap     enforce.Reason = "payment-over-cap"    // the price is above max_price (or in another currency)
-	ReasonBudgetExhausted    enforce.Reason = "budget-exhausted"    // a budget would be exceeded
-	ReasonPaymentUnsupported enforce.Reason = "payment-unsupported" // a 402 robotsgate never pays (x402, WWW-Authenticate, a method or path not paid)
-	ReasonPaymentFailed      enforce.Reason = "payment-failed"      // a payment could not be made (wallet down, retry failed, bad price)
-	ReasonPaymentUnconfirmed enforce.Reason = "payment-unconfirmed" // the paid retry's 2xx carried no crawler-charged
-	ReasonPaymentError       enforce.Reason = "payment-error"       // the origin answered with a crawler-error code
-)
 
 // newPaymentStep is the payment step of cfg, on the Server's wallet.
 func newPaymentStep(cfg *config.Config, s *Server, pol *politeness.Politeness) *paymentStep {
@@ -100,7 +86,7 @@ func (ps *payState) take() bool {
 }
 
 // onRequest prepares a request of pay mode: see [paymentStep].
-func (p *paymentStep) onRequest(r *http.Request, _ *goproxy.ProxyCtx, st *requestState) outcome {
+func (p *paymentStep) onRequest(r *http.Request, st *requestState) outcome {
 	if st.Answered {
 		return outcome{}
 	}

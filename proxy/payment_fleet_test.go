@@ -16,6 +16,7 @@ import (
 	"github.com/robotsgate/robotsgate/enforce/redisfleet"
 	"github.com/robotsgate/robotsgate/internal/config"
 	"github.com/robotsgate/robotsgate/internal/redistest"
+	"github.com/robotsgate/robotsgate/proxy/answer"
 )
 
 // walletT0 is the wallets' time in these tests: budgets count by UTC
@@ -71,10 +72,10 @@ func payFleet(t *testing.T, clock enforce.Clock, wallets []payment.Wallet) {
 		switch {
 		case resp.StatusCode == http.StatusOK:
 			paid++
-		case resp.StatusCode == http.StatusPaymentRequired && resp.Header.Get(HeaderDecision) == string(ReasonBudgetExhausted):
+		case resp.StatusCode == http.StatusPaymentRequired && resp.Header.Get(answer.HeaderDecision) == string(answer.ReasonBudgetExhausted):
 			exhausted++
 		default:
-			t.Errorf("request %d: %d %s", i, resp.StatusCode, resp.Header.Get(HeaderDecision))
+			t.Errorf("request %d: %d %s", i, resp.StatusCode, resp.Header.Get(answer.HeaderDecision))
 		}
 	}
 	var ledger int64
@@ -139,8 +140,8 @@ func TestPaymentReloadCap(t *testing.T) {
 		t.Fatalf("reload: %+v %v", res, err)
 	}
 	resp, _ := get(t, p.client, o.url+"/b")
-	if resp.StatusCode != http.StatusPaymentRequired || resp.Header.Get(HeaderDecision) != string(ReasonPaymentOverCap) {
-		t.Fatalf("GET /b after the reload: %d %s", resp.StatusCode, resp.Header.Get(HeaderDecision))
+	if resp.StatusCode != http.StatusPaymentRequired || resp.Header.Get(answer.HeaderDecision) != string(answer.ReasonPaymentOverCap) {
+		t.Fatalf("GET /b after the reload: %d %s", resp.StatusCode, resp.Header.Get(answer.HeaderDecision))
 	}
 	if n, _ := o.totals(); n != 1 {
 		t.Errorf("origin: %d charges, want 1", n)

@@ -13,6 +13,7 @@ import (
 	"github.com/robotsgate/robotsgate/enforce/payment"
 	"github.com/robotsgate/robotsgate/internal/config"
 	"github.com/robotsgate/robotsgate/internal/testsupport"
+	"github.com/robotsgate/robotsgate/proxy/answer"
 )
 
 // TestPaymentPays: a 402 quoting USD 0.01 under max_price USD 0.02 is
@@ -59,7 +60,7 @@ func TestPaymentPays(t *testing.T) {
 	if n, charged := o.totals(); len(recs) != 2 || n != 2 || sum != charged {
 		t.Errorf("ledger: %d records summing %d; origin: %d charges of %d", len(recs), sum, n, charged)
 	}
-	if rec := recordOf(t, p.audit, o.url+"/a", string(ReasonPaid)); rec == nil ||
+	if rec := recordOf(t, p.audit, o.url+"/a", string(answer.ReasonPaid)); rec == nil ||
 		rec["payment"].(map[string]any)["quoted"] != "0.01" || rec["user"] != nil && rec["user"] != "" {
 		t.Errorf("ledger record of /a: %v", rec)
 	}
@@ -92,11 +93,11 @@ func TestPaymentNotPaid(t *testing.T) {
 			if resp.StatusCode != http.StatusPaymentRequired || resp.Header.Get(payment.HeaderPrice) != c.price {
 				t.Fatalf("GET /a: %d %v", resp.StatusCode, resp.Header)
 			}
-			if got := resp.Header.Get(HeaderDecision); got != c.header {
+			if got := resp.Header.Get(answer.HeaderDecision); got != c.header {
 				t.Errorf("X-Robotsgate-Decision %q, want %q", got, c.header)
 			}
-			if c.header != "" && !strings.Contains(resp.Header.Get(HeaderProxyStatus), "http_request_denied") {
-				t.Errorf("Proxy-Status %q", resp.Header.Get(HeaderProxyStatus))
+			if c.header != "" && !strings.Contains(resp.Header.Get(answer.HeaderProxyStatus), "http_request_denied") {
+				t.Errorf("Proxy-Status %q", resp.Header.Get(answer.HeaderProxyStatus))
 			}
 			if n, _ := o.totals(); n != 0 || len(o.received("/a")) != 1 {
 				t.Errorf("origin: %d charges, %d requests", n, len(o.received("/a")))
@@ -116,10 +117,10 @@ func TestPaymentNotPaid(t *testing.T) {
 		}
 		p := newPayProxy(t, kp, "USD 0.02", Deps{}, nil)
 		resp, _ := get(t, p.client, o.url+"/a")
-		if resp.StatusCode != http.StatusPaymentRequired || resp.Header.Get(HeaderDecision) != string(ReasonPaymentUnsupported) {
+		if resp.StatusCode != http.StatusPaymentRequired || resp.Header.Get(answer.HeaderDecision) != string(answer.ReasonPaymentUnsupported) {
 			t.Fatalf("GET /a: %d %v", resp.StatusCode, resp.Header)
 		}
-		rec := recordOf(t, p.audit, o.url+"/a", string(ReasonPaymentUnsupported))
+		rec := recordOf(t, p.audit, o.url+"/a", string(answer.ReasonPaymentUnsupported))
 		if rec == nil || rec["payment"].(map[string]any)["scheme"] != payment.SchemePayment {
 			t.Errorf("audit record %v", rec)
 		}
@@ -158,7 +159,7 @@ func TestPaymentErrorCodes(t *testing.T) {
 			if got := len(o.received("/a")); got != wantTries {
 				t.Errorf("origin saw %d requests, want %d", got, wantTries)
 			}
-			rec := recordOf(t, p.audit, o.url+"/a", string(ReasonPaymentError))
+			rec := recordOf(t, p.audit, o.url+"/a", string(answer.ReasonPaymentError))
 			if rec == nil || rec["payment"].(map[string]any)["code"] != string(code) {
 				t.Fatalf("audit record %v", rec)
 			}
@@ -168,8 +169,8 @@ func TestPaymentErrorCodes(t *testing.T) {
 			o.setAnswer(nil) // the budget covers one payment: released, it is free again
 			resp, _ = get(t, p.client, o.url+"/b")
 			if want := http.StatusOK; code == payment.CodeInternalError {
-				if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get(HeaderDecision) != "origin-paused" {
-					t.Errorf("after InternalError: %d %s, want 503 origin-paused", resp.StatusCode, resp.Header.Get(HeaderDecision))
+				if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get(answer.HeaderDecision) != "origin-paused" {
+					t.Errorf("after InternalError: %d %s, want 503 origin-paused", resp.StatusCode, resp.Header.Get(answer.HeaderDecision))
 				}
 			} else if resp.StatusCode != want {
 				t.Errorf("GET /b: %d, want %d (the reservation was released)", resp.StatusCode, want)
@@ -196,7 +197,7 @@ func TestPaymentUnconfirmed(t *testing.T) {
 	if resp, _ := get(t, p.client, o.url+"/a"); resp.StatusCode != http.StatusOK {
 		t.Fatalf("GET /a: %d", resp.StatusCode)
 	}
-	if rec := recordOf(t, p.audit, o.url+"/a", string(ReasonPaymentUnconfirmed)); rec == nil {
+	if rec := recordOf(t, p.audit, o.url+"/a", string(answer.ReasonPaymentUnconfirmed)); rec == nil {
 		t.Errorf("no payment-unconfirmed record: %v", p.audit.Records(t))
 	}
 	o.setAnswer(nil) // released: the budget pays the next one

@@ -6,11 +6,10 @@ import (
 	"fmt"
 	"net/http"
 
-	"github.com/elazarl/goproxy"
-
 	"github.com/robotsgate/robotsgate/enforce"
 	"github.com/robotsgate/robotsgate/enforce/payment"
 	"github.com/robotsgate/robotsgate/internal/config"
+	"github.com/robotsgate/robotsgate/proxy/answer"
 	"github.com/robotsgate/robotsgate/proxy/audit"
 	"github.com/robotsgate/robotsgate/proxy/signing"
 )
@@ -21,7 +20,7 @@ import (
 
 // onResponse pays, passes through or audits the origin's answer: see
 // [paymentStep].
-func (p *paymentStep) onResponse(resp *http.Response, ctx *goproxy.ProxyCtx, st *requestState) (*http.Response, outcome) {
+func (p *paymentStep) onResponse(resp *http.Response, st *requestState) (*http.Response, outcome) {
 	ps := st.Pay
 	t := p.terms(st)
 	if ps != nil {
@@ -40,30 +39,30 @@ func (p *paymentStep) onResponse(resp *http.Response, ctx *goproxy.ProxyCtx, st 
 		if action == payment.ActionNone {
 			return resp, outcome{}
 		}
-		return resp, p.codeOutcome(resp, ctx, st, payment.Amount{}, code, action)
+		return resp, p.codeOutcome(resp, st, payment.Amount{}, code, action)
 	}
 	c := payment.Classify(resp.Header)
 	switch {
 	case c.Kind == payment.ChallengeUnsupported:
-		return resp, p.passThrough(resp, st, ReasonPaymentUnsupported, &audit.Payment{Scheme: c.Scheme, Quote: c.Quote},
+		return resp, p.passThrough(resp, st, answer.ReasonPaymentUnsupported, &audit.Payment{Scheme: c.Scheme, Quote: c.Quote},
 			"a "+c.Scheme+" challenge is never paid")
 	case c.Kind == payment.ChallengeBadPrice:
-		return resp, p.passThrough(resp, st, ReasonPaymentFailed, &audit.Payment{Code: string(code)},
+		return resp, p.passThrough(resp, st, answer.ReasonPaymentFailed, &audit.Payment{Code: string(code)},
 			"the crawler-price does not parse, and is never paid: "+c.Err.Error())
 	case c.Kind == payment.ChallengeNone && action != payment.ActionNone:
-		return resp, p.codeOutcome(resp, ctx, st, payment.Amount{}, code, action)
+		return resp, p.codeOutcome(resp, st, payment.Amount{}, code, action)
 	case c.Kind == payment.ChallengeNone:
 		return resp, outcome{}
 	case t.mode == config.PaymentReport:
-		return resp, p.notePrice(resp, st, ReasonPaymentQuoted, c.Price, t, "report mode: the quoted price was not paid")
+		return resp, p.notePrice(resp, st, answer.ReasonPaymentQuoted, c.Price, t, "report mode: the quoted price was not paid")
 	case ps == nil:
-		return resp, p.passThrough(resp, st, ReasonPaymentUnsupported, priceRecord(c.Price, t),
+		return resp, p.passThrough(resp, st, answer.ReasonPaymentUnsupported, priceRecord(c.Price, t),
 			"only GET and HEAD requests without a body, to paths that are not always free, are paid")
 	}
-	if err := p.wallet.Remember(context.WithoutCancel(ctx.Req.Context()), st.Decision.Origin, c.Price); err != nil {
+	if err := p.wallet.Remember(context.WithoutCancel(st.Req.Context()), st.Decision.Origin, c.Price); err != nil {
 		p.s.log.Debug().Err(err).Str("origin", st.Decision.Origin).Msg("payment: remembering a quote failed")
 	}
-	return p.pay(resp, ctx, st, c.Price)
+	return p.pay(resp, st, c.Price)
 }
 
 // upfrontAnswer handles the answer to a request sent with
@@ -88,18 +87,18 @@ func (p *paymentStep) upfrontAnswer(resp *http.Response, st *requestState) (outc
 // pay reserves price and retries the request with crawler-exact-price;
 // a re-quote (a 402 with a requote code and a new price) is followed
 // once. Over a cap, the client gets the origin's 402, marked.
-func (p *paymentStep) pay(resp *http.Response, ctx *goproxy.ProxyCtx, st *requestState, price payment.Amount) (*http.Response, outcome) {
+func (p *paymentStep) pay(resp *http.Response, st *requestState, price payment.Amount) (*http.Response, outcome) {
 	t := st.Pay.terms
 	for requoted := false; ; requoted = true {
-		res, err := p.wallet.Reserve(ctx.Req.Context(), p.request(st, t, price))
+		res, err := p.wallet.Reserve(st.Req.Context(), p.request(st, t, price))
 		if err != nil {
 			return resp, p.refused(resp, st, price, err)
 		}
 		p.s.metrics.PaymentReservation("reserved")
-		paid, err := p.retry(ctx, st, price)
+		paid, err := p.retry(st, price)
 		if err != nil {
 			p.release(res)
-			return resp, p.passThrough(resp, st, ReasonPaymentFailed, priceRecord(price, t), "the paid retry failed: "+err.Error())
+			return resp, p.passThrough(resp, st, answer.ReasonPaymentFailed, priceRecord(price, t), "the paid retry failed: "+err.Error())
 		}
 		closeBody(resp)
 		resp = paid
@@ -110,19 +109,20 @@ func (p *paymentStep) pay(resp *http.Response, ctx *goproxy.ProxyCtx, st *reques
 			price = newPrice
 			continue
 		}
-		return p.answered(paid, ctx, st, res, code, action)
+		return p.answered(paid, st, res, code, action)
 	}
 }
 
 // retry sends the request again, as it was before it was signed, with
 // crawler-exact-price: price, signed (the header covered), through the
-// request's round tripper (the same transport and pinned address).
-func (p *paymentStep) retry(ctx *goproxy.ProxyCtx, st *requestState, price payment.Amount) (*http.Response, error) {
+// transport and to the pinned address of the first attempt (plain HTTP
+// and MITM sessions alike).
+func (p *paymentStep) retry(st *requestState, price payment.Amount) (*http.Response, error) {
 	signer := p.s.settings(st).signers.forIdentity(st.identity())
 	if signer == nil {
 		return nil, errors.New("no signing key: origins charge only signed requests")
 	}
-	r := ctx.Req.WithContext(ctx.Req.Context()) // its context holds its pin
+	r := st.Req.WithContext(st.Req.Context()) // its context holds its pin
 	r.Header = st.Pay.header.Clone()
 	r.Body, r.ContentLength = http.NoBody, 0
 	payment.SetExactPrice(r.Header, price)
@@ -131,17 +131,12 @@ func (p *paymentStep) retry(ctx *goproxy.ProxyCtx, st *requestState, price payme
 		return nil, fmt.Errorf("signing the paid retry: %w", err)
 	}
 	p.s.metrics.Signed("forward", signing.ResultSigned)
-	var resp *http.Response
-	var err error
-	if ctx.RoundTripper != nil {
-		resp, err = ctx.RoundTripper.RoundTrip(r, ctx)
-	} else {
-		resp, err = p.s.roundTrip(r)
-	}
+	resp, err := p.s.roundTrip(forwardable(r)) // as forwardTripper sends it: pinned, traced (transport.go)
 	if err != nil {
 		return nil, err
 	}
-	resp, _ = hopStrip{}.onResponse(resp, ctx, st)
+	p.s.received(resp, st) // robot-tag scan, body wrapping (forward.go)
+	resp, _ = hopHeadersStep{}.onResponse(resp, st)
 	return resp, nil
 }
 
@@ -149,7 +144,7 @@ func (p *paymentStep) retry(ctx *goproxy.ProxyCtx, st *requestState, price payme
 // the reservation res with crawler-charged (none: released,
 // unconfirmed); anything else releases it, and a crawler-error code is
 // acted on.
-func (p *paymentStep) answered(paid *http.Response, ctx *goproxy.ProxyCtx, st *requestState, res payment.Reservation,
+func (p *paymentStep) answered(paid *http.Response, st *requestState, res payment.Reservation,
 	code payment.ErrorCode, action payment.Action) (*http.Response, outcome) {
 	price := res.Request.Amount
 	if paid.StatusCode >= 200 && paid.StatusCode <= 299 {
@@ -157,14 +152,14 @@ func (p *paymentStep) answered(paid *http.Response, ctx *goproxy.ProxyCtx, st *r
 			return paid, p.settleCharge(paid, st, res, charged, false)
 		}
 		p.release(res)
-		return paid, p.notePrice(paid, st, ReasonPaymentUnconfirmed, price, st.Pay.terms,
+		return paid, p.notePrice(paid, st, answer.ReasonPaymentUnconfirmed, price, st.Pay.terms,
 			"the paid retry was served without crawler-charged: the reservation was released")
 	}
 	p.release(res)
 	if action != payment.ActionNone {
-		return paid, p.codeOutcome(paid, ctx, st, price, code, action)
+		return paid, p.codeOutcome(paid, st, price, code, action)
 	}
-	return paid, p.passThrough(paid, st, ReasonPaymentFailed, priceRecord(price, st.Pay.terms),
+	return paid, p.passThrough(paid, st, answer.ReasonPaymentFailed, priceRecord(price, st.Pay.terms),
 		fmt.Sprintf("the paid retry was answered %d", paid.StatusCode))
 }
 
@@ -188,7 +183,7 @@ func (p *paymentStep) settleCharge(resp *http.Response, st *requestState, res pa
 	if charged.Currency != res.Request.Amount.Currency {
 		rec.Charged = charged.String()
 	}
-	o := note(audit.DecisionPaid, p.decision(st, ReasonPaid, detail))
+	o := note(audit.DecisionPaid, p.decision(st, answer.ReasonPaid, detail))
 	o.status, o.pay = resp.StatusCode, rec
 	return o
 }
@@ -201,21 +196,21 @@ func (p *paymentStep) refused(resp *http.Response, st *requestState, price payme
 	switch {
 	case errors.As(err, &be):
 		rec.Budget = be.Counter.Budget.String()
-		return p.passThrough(resp, st, ReasonBudgetExhausted, rec, "the budget "+rec.Budget+" would be exceeded")
+		return p.passThrough(resp, st, answer.ReasonBudgetExhausted, rec, "the budget "+rec.Budget+" would be exceeded")
 	case errors.Is(err, payment.ErrOverCap):
-		return p.passThrough(resp, st, ReasonPaymentOverCap, rec, "the price "+price.String()+" is over max_price")
+		return p.passThrough(resp, st, answer.ReasonPaymentOverCap, rec, "the price "+price.String()+" is over max_price")
 	}
-	return p.passThrough(resp, st, ReasonPaymentFailed, rec, "nothing is paid: "+err.Error())
+	return p.passThrough(resp, st, answer.ReasonPaymentFailed, rec, "nothing is paid: "+err.Error())
 }
 
 // codeOutcome acts on the crawler-error code of resp: [payment.CodeInternalError]
 // pauses the origin (as a 503 does); every code is audited, and the
 // answer goes to the client.
-func (p *paymentStep) codeOutcome(resp *http.Response, ctx *goproxy.ProxyCtx, st *requestState, price payment.Amount,
+func (p *paymentStep) codeOutcome(resp *http.Response, st *requestState, price payment.Amount,
 	code payment.ErrorCode, action payment.Action) outcome {
 	if action == payment.ActionBackoff && st.Permit != nil && resp.StatusCode != http.StatusServiceUnavailable &&
 		resp.StatusCode != http.StatusTooManyRequests { // those the politeness step observes itself
-		p.polite.Observe(context.WithoutCancel(ctx.Req.Context()), st.Permit.Origin, http.StatusServiceUnavailable,
+		p.polite.Observe(context.WithoutCancel(st.Req.Context()), st.Permit.Origin, http.StatusServiceUnavailable,
 			resp.Header.Get("Retry-After"), st.Permit.Admitted)
 	}
 	rec := &audit.Payment{Code: string(code), Action: action.String()}
@@ -223,7 +218,7 @@ func (p *paymentStep) codeOutcome(resp *http.Response, ctx *goproxy.ProxyCtx, st
 		rec = priceRecord(price, p.terms(st))
 		rec.Code, rec.Action = string(code), action.String()
 	}
-	return p.passThrough(resp, st, ReasonPaymentError, rec, "the origin answered crawler-error: "+string(code)+" ("+action.String()+")")
+	return p.passThrough(resp, st, answer.ReasonPaymentError, rec, "the origin answered crawler-error: "+string(code)+" ("+action.String()+")")
 }
 
 // passThrough marks resp, which goes to the client, with why it was not
@@ -231,8 +226,8 @@ func (p *paymentStep) codeOutcome(resp *http.Response, ctx *goproxy.ProxyCtx, st
 // unchanged) and audits it.
 func (p *paymentStep) passThrough(resp *http.Response, st *requestState, reason enforce.Reason, rec *audit.Payment, detail string) outcome {
 	if p.terms(st).mode == config.PaymentPay {
-		resp.Header.Set(HeaderDecision, string(reason))
-		setProxyStatus(resp.Header, psDenied, detail)
+		resp.Header.Set(answer.HeaderDecision, string(reason))
+		answer.SetProxyStatus(resp.Header, answer.PSDenied, detail)
 	}
 	p.s.metrics.PaymentRefused(string(reason))
 	o := note(audit.DecisionAllowed, p.decision(st, reason, detail))

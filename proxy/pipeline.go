@@ -1,17 +1,11 @@
 package proxy
 
 import (
-	"errors"
 	"net/http"
 
-	"github.com/elazarl/goproxy"
-	"github.com/rs/zerolog"
-
-	"github.com/robotsgate/robotsgate/enforce"
 	"github.com/robotsgate/robotsgate/internal/config"
 	"github.com/robotsgate/robotsgate/proxy/admin"
 	"github.com/robotsgate/robotsgate/proxy/conns"
-	"github.com/robotsgate/robotsgate/proxy/metrics"
 )
 
 // The request pipeline. A proxied request passes the request steps in
@@ -21,18 +15,19 @@ import (
 // answers, then pass every response step in order. Steps never build
 // audit records or answers: they return an outcome, which settle
 // (refuse.go) carries out. Per-request state is a *requestState in
-// ctx.UserData (stateOf, state.go).
+// goproxy's ctx.UserData; the adapters between goproxy and the steps are
+// engine.go's.
 
-// requestStep is one step of the request side. A step that replaces the
-// request (another context) sets ctx.Req to the new one.
+// requestStep is one step of the request side. r is st.Req; a step that
+// replaces the request (another context) sets st.Req to the new one.
 type requestStep interface {
-	onRequest(r *http.Request, ctx *goproxy.ProxyCtx, st *requestState) outcome
+	onRequest(r *http.Request, st *requestState) outcome
 }
 
 // responseStep is one step of the response side. resp is never nil
-// after [upstreamFailure.onResponse], the first step.
+// after [upstreamFailureStep.onResponse], the first step.
 type responseStep interface {
-	onResponse(resp *http.Response, ctx *goproxy.ProxyCtx, st *requestState) (*http.Response, outcome)
+	onResponse(resp *http.Response, st *requestState) (*http.Response, outcome)
 }
 
 // ServeHTTP handles one client request: proxied ones (absolute URL or
@@ -52,41 +47,37 @@ func (s *Server) install() error {
 		return err
 	}
 	s.installTransports() // dialers: own addresses refused, pinned addresses only (transport.go)
-	inflight := inflight{m: s.metrics}
+	inflight := inflightStep{m: s.metrics}
 	s.steps = steps{
 		request: []requestStep{
-			inflight,                     // in-flight count, ended on the response side
-			readmit{},                    // MITM session after a reload: its CONNECT's access revoked → 403, session ended (readmit.go)
-			canonicalDest{},              // one spelling of host and port, dialed as decided; unmappable → 400 (canonical.go)
-			destination{&s.self, s.pins}, // own address → 403, MITM Host ≠ CONNECT target → 421 (destination.go)
-			hopStrip{},                   // hop-by-hop request headers
+			inflight,                         // in-flight count, ended on the response side
+			readmitStep{},                    // MITM session after a reload: its CONNECT's access revoked → 403, session ended (readmit.go)
+			canonicalStep{},                  // one spelling of host and port, dialed as decided; unmappable → 400 (canonical.go)
+			destinationStep{&s.self, s.pins}, // own address → 403, MITM Host ≠ CONNECT target → 421 (destination.go)
+			hopHeadersStep{},                 // hop-by-hop request headers
 			// then the request's settings' steps (live.request, [Server.newSteps]):
 			// site exceptions and robots.txt, TDMRep, pacing, whole responses
 		},
 		lastRequest: []requestStep{
-			signStep{s: s}, // Web Bot Auth signature, once nothing can refuse the request any more (signstep.go)
+			signStep{s: s}, // Web Bot Auth signature, once nothing can refuse the request any more (sign.go)
 			&s.fwd,         // robot-tag scan and pooled body copy as the response arrives (forward.go); last
 		},
 		// (forwarding happens here, in goproxy, with s.tr)
 		response: []responseStep{
-			upstreamFailure{log: s.log}, // resp == nil → 502/504; first
-			hopStrip{},                  // hop-by-hop response headers
+			upstreamFailureStep{log: s.log}, // resp == nil → 502/504; first
+			hopHeadersStep{},                // hop-by-hop response headers
 			// then, for a response from the origin, the request's settings' steps
 			// (live.response, [Server.newSteps]): pacing, whole, robot tags, usage, TDMRep
 		},
 		lastResponse: []responseStep{
-			inflight,   // decisions, upstream errors, in-flight
-			s.vol,      // volumeStep: requests, status classes and bytes per origin, for the crawl report (volumestep.go)
-			finish{},   // report-mode headers, streaming
-			holdHead{}, // a response with a body inside an MITM session: head and body in one write (sessionwrite.go)
-			http10{},   // HTTP/1.0 clients inside MITM sessions (forward.go); last
+			inflight,       // decisions, upstream errors, in-flight
+			s.vol,          // volumeStep: requests, status classes and bytes per origin, for the crawl report (volume.go)
+			finishStep{},   // report-mode headers, streaming
+			holdHeadStep{}, // a response with a body inside an MITM session: head and body in one write (holdhead.go)
+			http10Step{},   // HTTP/1.0 clients inside MITM sessions (http10.go); last
 		},
 	}
-	// enter counts the request for Shutdown and creates its state: it is
-	// not a step, every step needs what it does.
-	p.OnRequest().DoFunc(s.enter)
-	p.OnRequest().DoFunc(s.requestHook)
-	p.OnResponse().DoFunc(s.responseHook)
+	s.hook(p) // the steps' adapters to goproxy's hooks (engine.go)
 
 	if err := s.installAround(p); err != nil {
 		return err
@@ -125,29 +116,29 @@ func (s *Server) newSteps(l *live) error {
 	}
 	l.robots = &robotsStep{enf: s.enf, maxURLBytes: cfg.MaxURLBytes, agents: l.agents, report: cfg.Mode == config.ModeReport,
 		auditAll: cfg.Audit == config.AuditAll, log: s.log, sites: cfg.Sites, unknownDeny: cfg.Usage.Unknown == config.UsageUnknownDeny}
-	tdm := newTDMStep(cfg, s.enf)                                                                                           // (tdmrep.go)
-	lic := newLicenseStep(cfg, s.enf)                                                                                       // (license.go)
-	pc := &pacing{polite: pol, metrics: s.metrics, life: s.life, maxConcurrency: cfg.Politeness.MaxConcurrency, log: s.log} // (pacing.go)
-	whole := newWholeStep(cfg)                                                                                              // (whole.go)
-	tags := newRobotTagStep(cfg.RobotTags, cfg.Mode)                                                                        // (robottags.go)
-	usage := &usageStep{enforce: cfg.Usage.Response == config.UsageResponseEnforce && cfg.Mode != config.ModeReport}        // (usage.go)
+	tdm := newTDMStep(cfg, s.enf)                                                                                               // (tdmrep.go)
+	lic := newLicenseStep(cfg, s.enf)                                                                                           // (license.go)
+	pc := &pacingStep{polite: pol, metrics: s.metrics, life: s.life, maxConcurrency: cfg.Politeness.MaxConcurrency, log: s.log} // (pacing.go)
+	whole := newWholeStep(cfg)                                                                                                  // (whole.go)
+	tags := newRobotTagStep(cfg.RobotTags, cfg.Mode)                                                                            // (robottags.go)
+	usage := &usageStep{enforce: cfg.Usage.Response == config.UsageResponseEnforce && cfg.Mode != config.ModeReport}            // (usage.go)
 	l.tdm, l.lic = &tdm, &lic
 	pay := newPaymentStep(cfg, s, pol) // (payment.go)
 	l.request = []requestStep{
 		l.robots, // robotsStep.onRequest: site exceptions, robots.txt decision: 403, or let through
-		l.tdm,    // tdmStep.onRequest: tdmrep.json reserves the URL: 403 tdm-reserved, or audit
+		l.tdm,    // tdmrepStep.onRequest: tdmrep.json reserves the URL: 403 tdm-reserved, or audit
 		l.lic,    // licenseStep.onRequest: RSL license prohibits a purpose or needs a token: 403 license-*, or audit
-		pc,       // pacing.onRequest: paused origin → 503, crawl-delay wait or 429
+		pc,       // pacingStep.onRequest: paused origin → 503, crawl-delay wait or 429
 		&whole,   // wholeStep.onRequest: while a response step enforces, no Range, Accept-Encoding the scan decodes
 		pay,      // paymentStep.onRequest: pay mode: client price headers removed, crawler-max-price to an origin that quoted; last
 	}
 	l.response = []responseStep{
 		pay,    // paymentStep.onResponse: a 402's quote paid by a signed retry, or passed through and audited; first
-		pc,     // pacing.onResponse: 503/429 + Retry-After pause the origin, 2xx resumes
+		pc,     // pacingStep.onResponse: 503/429 + Retry-After pause the origin, 2xx resumes
 		&whole, // wholeStep.onResponse: partial or undecodable responses: 403 when enforcing
-		&tags,  // robotTagStep.onResponse: X-Robots-Tag / meta robots: annotate, or 403
+		&tags,  // robotTagsStep.onResponse: X-Robots-Tag / meta robots: annotate, or 403
 		usage,  // usageStep.onResponse: Content-Usage / noai: X-Robotsgate-Usage, or 403
-		l.tdm,  // tdmStep.onResponse: tdm-reservation header / meta: X-Robotsgate-TDM, or 403
+		l.tdm,  // tdmrepStep.onResponse: tdm-reservation header / meta: X-Robotsgate-TDM, or 403
 		l.lic,  // licenseStep.onResponse: X-Robotsgate-License
 	}
 	return nil
@@ -160,137 +151,4 @@ type steps struct {
 	lastRequest  []requestStep  // after the settings' steps
 	response     []responseStep // first
 	lastResponse []responseStep // after the settings' steps
-}
-
-// requestHook runs the request steps in order, each with the request's
-// state, and carries out each outcome; the first that answers the
-// request ends the walk, and its answer is the response.
-func (s *Server) requestHook(r *http.Request, ctx *goproxy.ProxyCtx) (*http.Request, *http.Response) {
-	ctx.Req = r
-	st := stateOf(ctx)
-	for _, list := range [...][]requestStep{s.steps.request, s.settings(st).request, s.steps.lastRequest} {
-		for _, step := range list {
-			o := step.onRequest(ctx.Req, ctx, st)
-			if o.settles() {
-				if answer := s.settle(ctx.Req, st, o); answer != nil {
-					return ctx.Req, answer
-				}
-			}
-		}
-	}
-	return ctx.Req, nil
-}
-
-// responseHook runs the response steps in order, each with the request's
-// state, and carries out each outcome; a refusal replaces the response.
-// The steps of the request's settings see only a response from the
-// origin ([fromOrigin]).
-func (s *Server) responseHook(resp *http.Response, ctx *goproxy.ProxyCtx) *http.Response {
-	st := stateOf(ctx)
-	resp = s.walkResponse(s.steps.response, resp, ctx, st, false)
-	resp = s.walkResponse(s.settings(st).response, resp, ctx, st, true)
-	return s.walkResponse(s.steps.lastResponse, resp, ctx, st, false)
-}
-
-// walkResponse runs the response steps list on resp; with originOnly, it
-// stops at the first response that is not the origin's.
-func (s *Server) walkResponse(list []responseStep, resp *http.Response, ctx *goproxy.ProxyCtx, st *requestState, originOnly bool) *http.Response {
-	for _, step := range list {
-		if originOnly && !fromOrigin(resp, ctx, st) {
-			return resp
-		}
-		var o outcome
-		resp, o = step.onResponse(resp, ctx, st)
-		if !o.settles() {
-			continue
-		}
-		if answer := s.settle(ctx.Req, st, o); answer != nil {
-			resp = answer
-		}
-	}
-	return resp
-}
-
-// fromOrigin reports whether resp is the origin's answer to the request:
-// not robotsgate's own (a refusal, or the answer to a failed forward).
-func fromOrigin(resp *http.Response, ctx *goproxy.ProxyCtx, st *requestState) bool {
-	return resp != nil && ctx.Error == nil && !st.Answered
-}
-
-// enter is the first request hook: it counts the request as running
-// (track) and starts its state. A request inside an MITM session finds
-// its CONNECT's [session] in ctx.UserData, and its state keeps it.
-func (s *Server) enter(r *http.Request, ctx *goproxy.ProxyCtx) (*http.Request, *http.Response) {
-	r = s.track(r, ctx)
-	sess, _ := ctx.UserData.(*session)
-	ctx.UserData = newRequestState(r, sess, s.live.Load())
-	return r, nil
-}
-
-// upstreamFailure is the first response step: it answers a request whose
-// forwarding failed with a 502 (504 on timeouts) that names the origin
-// and the error ([upstreamOutcome]), instead of goproxy's bare 500.
-type upstreamFailure struct{ log zerolog.Logger }
-
-func (u upstreamFailure) onResponse(resp *http.Response, ctx *goproxy.ProxyCtx, st *requestState) (*http.Response, outcome) {
-	if resp != nil {
-		return resp, outcome{}
-	}
-	err := ctx.Error
-	if err == nil {
-		err = errors.New("no response")
-	}
-	return nil, forwardFailed(u.log, ctx.Req, st, err)
-}
-
-// forwardFailed logs, at warn, that forwarding r failed with err, and
-// returns the outcome that answers it.
-func forwardFailed(log zerolog.Logger, r *http.Request, st *requestState, err error) outcome {
-	o := upstreamOutcome(r, st.Agent, err)
-	log.Warn().Str("origin", o.d.Origin).Str("url", o.d.URL).Str("error", enforce.RedactURLsIn(err.Error())).
-		Int("status", o.status).Msg("forwarding failed")
-	return o
-}
-
-// finish is the response step that marks forwarded responses that report
-// mode let through although they would have been blocked, and makes
-// bodies of unknown length stream to the client as they arrive.
-type finish struct{}
-
-func (finish) onResponse(resp *http.Response, _ *goproxy.ProxyCtx, st *requestState) (*http.Response, outcome) {
-	if resp != nil && resp.ContentLength < 0 && resp.Body != nil && resp.Body != http.NoBody {
-		// goproxy flushes after every write only when the response header
-		// says chunked; Go's client moves that into resp.TransferEncoding,
-		// so without this a slow stream (SSE, long poll) would sit in the
-		// server's write buffer. net/http applies (or, for HTTP/1.0
-		// clients, drops) the chunked coding itself.
-		resp.Header.Set("Transfer-Encoding", "chunked")
-	}
-	if resp != nil && st.Decided && !st.Decision.Allowed && !st.Answered {
-		setReportHeaders(resp.Header, st.Decision)
-	}
-	return resp, outcome{}
-}
-
-// inflight is the step that counts a request in flight, and, on the
-// response side, its decision and upstream failure; it ends the in-flight
-// count there, which every request's response side reaches. In flight
-// thus means "between arrival and response headers": deciding, waiting
-// for a crawl-delay slot or for the origin.
-type inflight struct{ m *metrics.Metrics }
-
-func (f inflight) onRequest(*http.Request, *goproxy.ProxyCtx, *requestState) outcome {
-	f.m.RequestStarted()
-	return outcome{}
-}
-
-func (f inflight) onResponse(resp *http.Response, ctx *goproxy.ProxyCtx, st *requestState) (*http.Response, outcome) {
-	f.m.RequestDone()
-	if st.Decided {
-		f.m.Decision(st.Decision)
-	}
-	if ctx.Error != nil {
-		f.m.UpstreamError()
-	}
-	return resp, outcome{}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/robotsgate/robotsgate/enforce/enforcetest"
 	"github.com/robotsgate/robotsgate/internal/config"
 	"github.com/robotsgate/robotsgate/internal/testsupport"
+	"github.com/robotsgate/robotsgate/proxy/answer"
 	"github.com/robotsgate/robotsgate/proxy/audit"
 )
 
@@ -145,11 +146,11 @@ func TestPoliteQueueFull429(t *testing.T) {
 
 	resp, body := h.get(t, o.URL+"/d", "Accept", "application/json") // would wait 15s
 	if resp.StatusCode != http.StatusTooManyRequests || resp.Header.Get("Retry-After") != "15" ||
-		resp.Header.Get(HeaderDecision) != "crawl-delay-wait" || !strings.Contains(body, `"retry_after_s": 15`) {
+		resp.Header.Get(answer.HeaderDecision) != "crawl-delay-wait" || !strings.Contains(body, `"retry_after_s": 15`) {
 		t.Fatalf("overflow: %d Retry-After %q %s %q\n%s", resp.StatusCode, resp.Header.Get("Retry-After"),
-			HeaderDecision, resp.Header.Get(HeaderDecision), body)
+			answer.HeaderDecision, resp.Header.Get(answer.HeaderDecision), body)
 	}
-	if e, d := proxyStatus(t, resp); e != psDenied || !strings.HasPrefix(d, "crawl-delay-wait") {
+	if e, d := proxyStatus(t, resp); e != answer.PSDenied || !strings.HasPrefix(d, "crawl-delay-wait") {
 		t.Errorf("overflow: Proxy-Status error=%s details=%q", e, d)
 	}
 	recs := politeRecords(t, h, "crawl-delay-wait")
@@ -185,8 +186,8 @@ func TestPolite503RetryAfterPausesOrigin(t *testing.T) {
 	h := newHarness(t, harnessOpts{clock: clk})
 
 	// The origin's own 503 reaches the client unchanged.
-	if resp, body := h.get(t, o.URL+"/1"); resp.StatusCode != 503 || resp.Header.Get(HeaderDecision) != "" ||
-		resp.Header.Get(HeaderProxyStatus) != "" || !strings.Contains(body, "busy") {
+	if resp, body := h.get(t, o.URL+"/1"); resp.StatusCode != 503 || resp.Header.Get(answer.HeaderDecision) != "" ||
+		resp.Header.Get(answer.HeaderProxyStatus) != "" || !strings.Contains(body, "busy") {
 		t.Fatalf("origin's 503: %d %q", resp.StatusCode, body)
 	}
 	for _, step := range []struct {
@@ -195,11 +196,11 @@ func TestPolite503RetryAfterPausesOrigin(t *testing.T) {
 	}{{0, "120"}, {60 * time.Second, "60"}, {59*time.Second + 500*time.Millisecond, "1"}} {
 		clk.Advance(step.advance)
 		resp, body := h.get(t, o.URL+"/2")
-		if resp.StatusCode != 503 || resp.Header.Get("Retry-After") != step.retry || resp.Header.Get(HeaderDecision) != "origin-paused" || resp.Header.Get(HeaderRule) != "" {
+		if resp.StatusCode != 503 || resp.Header.Get("Retry-After") != step.retry || resp.Header.Get(answer.HeaderDecision) != "origin-paused" || resp.Header.Get(answer.HeaderRule) != "" {
 			t.Fatalf("paused +%v: %d Retry-After %q %q\n%s", clk.Now().Sub(politeT0), resp.StatusCode,
-				resp.Header.Get("Retry-After"), resp.Header.Get(HeaderDecision), body)
+				resp.Header.Get("Retry-After"), resp.Header.Get(answer.HeaderDecision), body)
 		}
-		if e, d := proxyStatus(t, resp); e != psDenied || !strings.HasPrefix(d, "origin-paused") {
+		if e, d := proxyStatus(t, resp); e != answer.PSDenied || !strings.HasPrefix(d, "origin-paused") {
 			t.Errorf("paused: Proxy-Status error=%s details=%q", e, d)
 		}
 	}
@@ -269,8 +270,8 @@ func TestPoliteReportModeDoesNotWaitOrRefuse(t *testing.T) {
 		if i == 2 {
 			want = "report-only; crawl-delay-wait"
 		}
-		if got := resp.Header.Get(HeaderDecision); got != want {
-			t.Fatalf("request %d: %s %q, want %q", i, HeaderDecision, got, want)
+		if got := resp.Header.Get(answer.HeaderDecision); got != want {
+			t.Fatalf("request %d: %s %q, want %q", i, answer.HeaderDecision, got, want)
 		}
 	}
 	if clk.Waiters() != 0 {
@@ -279,8 +280,8 @@ func TestPoliteReportModeDoesNotWaitOrRefuse(t *testing.T) {
 	clk.Advance(time.Minute) // the simulated queue has drained
 	h.get(t, o.URL+"/busy")
 	resp, _ := h.get(t, o.URL+"/ok")
-	if resp.StatusCode != 200 || resp.Header.Get(HeaderDecision) != "report-only; origin-paused" {
-		t.Fatalf("paused origin in report mode: %d %q", resp.StatusCode, resp.Header.Get(HeaderDecision))
+	if resp.StatusCode != 200 || resp.Header.Get(answer.HeaderDecision) != "report-only; origin-paused" {
+		t.Fatalf("paused origin in report mode: %d %q", resp.StatusCode, resp.Header.Get(answer.HeaderDecision))
 	}
 	if paths, _ := o.seen(); len(paths) != 5 {
 		t.Fatalf("origin saw %d requests, want all 5", len(paths))
@@ -389,8 +390,8 @@ func TestPoliteMITMPacingAndPause(t *testing.T) {
 		t.Fatalf("/busy: %d, want the origin's 503", s)
 	}
 	resp, _ := get(t, c, o.URL+"/b")
-	if resp.StatusCode != 503 || resp.Header.Get(HeaderDecision) != "origin-paused" || resp.Header.Get("Retry-After") != "30" {
-		t.Fatalf("paused origin over MITM: %d %q Retry-After %q", resp.StatusCode, resp.Header.Get(HeaderDecision), resp.Header.Get("Retry-After"))
+	if resp.StatusCode != 503 || resp.Header.Get(answer.HeaderDecision) != "origin-paused" || resp.Header.Get("Retry-After") != "30" {
+		t.Fatalf("paused origin over MITM: %d %q Retry-After %q", resp.StatusCode, resp.Header.Get(answer.HeaderDecision), resp.Header.Get("Retry-After"))
 	}
 	mu.Lock()
 	got := strings.Join(seen, ",")

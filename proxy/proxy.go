@@ -1,13 +1,17 @@
-// Package proxy is robotsgate's HTTP(S) forward proxy: thin wiring of
-// github.com/elazarl/goproxy around package enforce. For every proxied
-// request it asks the Enforcer for a decision, answers refusals itself
-// (the request never leaves), forwards the rest with bodies streamed, and
-// writes audit records.
+// Package proxy is robotsgate's HTTP(S) forward proxy: the Server, its
+// pipeline of steps and the glue of reloads and the transparent listener,
+// on github.com/elazarl/goproxy. For every proxied request its steps ask
+// the Enforcer for a decision; a refusal is answered by robotsgate itself
+// (the request never leaves, the answer is package answer's), the rest is
+// forwarded with bodies streamed, and audit records are written.
 //
 // A Server's steps are listed in one file, pipeline.go: [Server.install]
 // lists those of every request, in order, and [Server.newSteps] those of
-// one configuration, which a reload replaces. A step is a file with its
-// step methods plus one registration line in one of those lists.
+// one configuration, which a reload replaces. A step is a type whose name
+// ends in Step, in the file named after it without that ending (the
+// pacing step in pacing.go), with its step methods, plus one registration
+// line in one of those lists. Steps see net/http types
+// and the request state only; every adapter to goproxy is in engine.go.
 package proxy
 
 import (
@@ -21,13 +25,13 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/elazarl/goproxy"
 	"github.com/rs/zerolog"
 
 	"github.com/robotsgate/robotsgate/enforce"
 	"github.com/robotsgate/robotsgate/enforce/payment"
 	"github.com/robotsgate/robotsgate/enforce/politeness"
 	"github.com/robotsgate/robotsgate/internal/config"
+	"github.com/robotsgate/robotsgate/proxy/answer"
 	"github.com/robotsgate/robotsgate/proxy/audit"
 	"github.com/robotsgate/robotsgate/proxy/audit/volume"
 	"github.com/robotsgate/robotsgate/proxy/conns"
@@ -83,7 +87,7 @@ type Deps struct {
 	// fleet budgets.
 	Wallet payment.Wallet
 	// Volume counts answered requests for the crawl report's volume
-	// records (volumestep.go); nil: none.
+	// records (volume.go); nil: none.
 	Volume *volume.Aggregator
 }
 
@@ -91,10 +95,10 @@ type Deps struct {
 // (and ServeAdmin), stop it with Shutdown.
 type Server struct {
 	cfg   config.Config
-	proxy *goproxy.ProxyHttpServer
+	proxy *goproxyServer
 	enf   *enforce.Enforcer
 	audit *audit.Auditor
-	vol   volumeStep // the crawl report's counts (volumestep.go)
+	vol   volumeStep // the crawl report's counts (volume.go)
 	log   zerolog.Logger
 	tr    *http.Transport
 	conns *upstream.ConnTracker // of tr's connections (upstream/idleconns.go)
@@ -140,15 +144,15 @@ type Server struct {
 	// [transparent.OriginalDst] (tests inject their own).
 	originalDst func(net.Conn) (netip.AddrPort, error)
 
-	copyBufs sync.Pool       // *[]byte buffers that forwarded bodies are copied through (forward.go)
-	fwd      forwardTrippers // the round trippers forward installs (forward.go)
-	steps    steps           // the steps of every request, around its settings' (pipeline.go)
+	copyBufs sync.Pool   // *[]byte buffers that forwarded bodies are copied through (forward.go)
+	fwd      forwardStep // the round trippers forward installs (forward.go)
+	steps    steps       // the steps of every request, around its settings' (pipeline.go)
 
 	life *conns.Lifetime // shutdown contexts and running handlers (conns/lifetime.go)
 
 	board       *status.Board       // the status page's records and counts (statuspage.go)
 	cacheStatus func() status.Cache // Deps.CacheStatus
-	fetchSig    *signing.Holder     // the Signer of robotsgate's own fetches (signstep.go)
+	fetchSig    *signing.Holder     // the Signer of robotsgate's own fetches (sign.go)
 
 	handoff *upstream.Handoff // policy connections parked for proxied requests; nil when none are (upstream/handoff.go)
 }
@@ -213,30 +217,6 @@ func New(cfg config.Config, deps Deps) (*Server, error) {
 	}
 	s.logHTTPS() // once every setting is accepted: a refused start is one line (connect.go)
 	return s, nil
-}
-
-// newGoproxy returns the goproxy server of s: quiet, forwarding with
-// s.tr, dialing CONNECT targets directly unless an upstream proxy is
-// configured, and passing Accept-Encoding through untouched.
-func (s *Server) newGoproxy() *goproxy.ProxyHttpServer {
-	p := goproxy.NewProxyHttpServer()
-	p.Verbose = false
-	p.Logger = goproxyLogger{log: s.log}
-	p.Tr = s.tr
-	// NewProxyHttpServer reads HTTPS_PROXY into ConnectDial: a sidecar
-	// whose environment points at itself would loop. Dial directly unless
-	// an upstream proxy is configured on purpose.
-	p.ConnectDial = nil
-	if s.cfg.UpstreamProxy != nil {
-		p.ConnectDial = p.NewConnectDialToProxy(s.cfg.UpstreamProxy.String())
-	}
-	// Pass the client's Accept-Encoding through untouched, and keep the
-	// transport from adding gzip and decoding on its own: bytes reach the
-	// client as the origin sent them.
-	p.KeepAcceptEncoding = true
-	s.tr.DisableCompression = true
-	p.NonproxyHandler = s.mux
-	return p
 }
 
 // Serve accepts proxy connections on ln until Shutdown. It returns nil
@@ -337,3 +317,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	}
 	return errors.Join(errs...)
 }
+
+// NewMetrics returns the metrics of a Server, with the decision counters
+// of every reason a Server decides with created at 0.
+func NewMetrics() *metrics.Metrics { return metrics.New(answer.KnownReasons()) }

@@ -18,6 +18,7 @@ import (
 
 	"github.com/robotsgate/robotsgate/enforce"
 	"github.com/robotsgate/robotsgate/internal/config"
+	"github.com/robotsgate/robotsgate/proxy/answer"
 )
 
 func TestAllowedPassesBodyIntact(t *testing.T) {
@@ -43,8 +44,8 @@ func TestAllowedPassesBodyIntact(t *testing.T) {
 	if resp.StatusCode != 200 || body != "hello" || resp.Header.Get("X-Origin") != "yes" {
 		t.Fatalf("allowed: got %d %q (X-Origin %q), want 200 hello", resp.StatusCode, body, resp.Header.Get("X-Origin"))
 	}
-	if d := resp.Header.Get(HeaderDecision); d != "" {
-		t.Errorf("allowed response has %s: %q", HeaderDecision, d)
+	if d := resp.Header.Get(answer.HeaderDecision); d != "" {
+		t.Errorf("allowed response has %s: %q", answer.HeaderDecision, d)
 	}
 
 	resp, body = h.get(t, o.URL+"/big")
@@ -127,14 +128,14 @@ func TestDisallowedNeverLeaves(t *testing.T) {
 	if n := o.hits.Load(); n != 0 {
 		t.Fatalf("origin saw %d requests, want 0", n)
 	}
-	if got := resp.Header.Get(HeaderDecision); got != "disallowed" {
-		t.Errorf("%s = %q, want disallowed", HeaderDecision, got)
+	if got := resp.Header.Get(answer.HeaderDecision); got != "disallowed" {
+		t.Errorf("%s = %q, want disallowed", answer.HeaderDecision, got)
 	}
-	if got := resp.Header.Get(HeaderRule); got != "Disallow: /private; line 3" {
-		t.Errorf("%s = %q", HeaderRule, got)
+	if got := resp.Header.Get(answer.HeaderRule); got != "Disallow: /private; line 3" {
+		t.Errorf("%s = %q", answer.HeaderRule, got)
 	}
-	if got := resp.Header.Get(HeaderAgent); got != "TestBot" {
-		t.Errorf("%s = %q, want TestBot", HeaderAgent, got)
+	if got := resp.Header.Get(answer.HeaderAgent); got != "TestBot" {
+		t.Errorf("%s = %q, want TestBot", answer.HeaderAgent, got)
 	}
 	if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "text/plain") {
 		t.Errorf("Content-Type %q, want text/plain", ct)
@@ -199,8 +200,8 @@ func TestReportMode(t *testing.T) {
 	if o.hits.Load() != 1 {
 		t.Fatalf("origin hits %d, want 1", o.hits.Load())
 	}
-	if got := resp.Header.Get(HeaderDecision); got != "report-only; disallowed" {
-		t.Errorf("%s = %q", HeaderDecision, got)
+	if got := resp.Header.Get(answer.HeaderDecision); got != "report-only; disallowed" {
+		t.Errorf("%s = %q", answer.HeaderDecision, got)
 	}
 	h.get(t, o.URL+"/public")
 	recs := h.audit.Records(t)
@@ -261,7 +262,7 @@ func TestUpstreamErrorIs502(t *testing.T) {
 	h := newHarness(t, harnessOpts{})
 	resp, body := h.get(t, o.URL+"/x")
 	if resp.StatusCode != http.StatusBadGateway || !strings.Contains(body, "forwarding to "+o.URL+" failed: EOF") ||
-		resp.Header.Get(HeaderDecision) != string(ReasonUpstreamError) {
+		resp.Header.Get(answer.HeaderDecision) != string(answer.ReasonUpstreamError) {
 		t.Fatalf("got %d %q, want 502", resp.StatusCode, body)
 	}
 }

@@ -4,12 +4,11 @@ import (
 	"context"
 	"net/http"
 
-	"github.com/elazarl/goproxy"
-
 	"github.com/robotsgate/robotsgate/enforce"
+	"github.com/robotsgate/robotsgate/proxy/answer"
 )
 
-// readmit re-applies the access control to each request of an MITM
+// readmitStep re-applies the access control to each request of an MITM
 // session. The requests inside a session carry no credentials of their
 // own: the CONNECT was admitted, and its [access.Grant] stays with the
 // session. When the settings a request enters with (those of the last
@@ -21,9 +20,12 @@ import (
 //
 // Sessions of the transparent listener were never admitted by the
 // access control (it applies to the proxy port), and are left alone.
-type readmit struct{}
+//
+// State: reads the via (Session, and through it the CONNECT's caller) and
+// Live; writes the verdict (Answered through settle) ([requestState]).
+type readmitStep struct{}
 
-func (readmit) onRequest(r *http.Request, _ *goproxy.ProxyCtx, st *requestState) outcome {
+func (readmitStep) onRequest(r *http.Request, st *requestState) outcome {
 	sess := st.Session
 	if sess == nil || sess.Redirected != nil || st.Live == nil {
 		return outcome{}
@@ -36,7 +38,7 @@ func (readmit) onRequest(r *http.Request, _ *goproxy.ProxyCtx, st *requestState)
 	if code == http.StatusForbidden {
 		why = "its client address is no longer in auth.allow_cidrs"
 	}
-	d := enforce.Decision{Reason: ReasonAccessRevoked, URL: enforce.RedactedURL(r.URL), Agent: sess.Agent,
+	d := enforce.Decision{Reason: answer.ReasonAccessRevoked, URL: enforce.RedactedURL(r.URL), Agent: sess.Agent,
 		Detail: "the configuration was reloaded since this session's CONNECT, and " + why + ": open a new CONNECT"}
 	if o, err := enforce.Origin(r.URL); err == nil {
 		d.Origin = o

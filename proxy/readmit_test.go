@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/robotsgate/robotsgate/enforce"
+	"github.com/robotsgate/robotsgate/proxy/answer"
 	"github.com/robotsgate/robotsgate/proxy/audit"
 )
 
@@ -30,7 +31,7 @@ func sessionGet(t *testing.T, c *http.Client, u string) (status int, decision st
 	}
 	io.Copy(io.Discard, resp.Body)
 	resp.Body.Close()
-	return resp.StatusCode, resp.Header.Get(HeaderDecision), reused, nil
+	return resp.StatusCode, resp.Header.Get(answer.HeaderDecision), reused, nil
 }
 
 // TestReloadRevokesOpenSessions: a credential removed by a reload stops
@@ -72,13 +73,13 @@ func TestReloadRevokesOpenSessions(t *testing.T) {
 		t.Fatalf("reload: %+v %v", res, err)
 	}
 	st, dec, reused, err := sessionGet(t, alice, o.URL+"/after")
-	if err != nil || st != http.StatusForbidden || dec != string(ReasonAccessRevoked) || !reused {
+	if err != nil || st != http.StatusForbidden || dec != string(answer.ReasonAccessRevoked) || !reused {
 		t.Fatalf("alice's open session after the reload: %d %q reused=%v %v, want 403 access-revoked on the open session", st, dec, reused, err)
 	}
 	if o.hit("/after") != 0 {
 		t.Fatal("a request of a revoked session reached the origin")
 	}
-	if rec := ab.Find(t, string(ReasonAccessRevoked)); rec == nil || rec["user"] != "alice" {
+	if rec := ab.Find(t, string(answer.ReasonAccessRevoked)); rec == nil || rec["user"] != "alice" {
 		t.Fatalf("audit record of the revoked session's request: %v, want one naming user alice", rec)
 	}
 	// The session is over: the next request needs a new CONNECT, refused.
@@ -99,7 +100,7 @@ func TestReloadRevokesOpenSessions(t *testing.T) {
 		t.Fatalf("reload: %+v %v", res, err)
 	}
 	st, dec, reused, err = sessionGet(t, bob, o.URL+"/bob2")
-	if err != nil || st != http.StatusForbidden || dec != string(ReasonAccessRevoked) || !reused {
+	if err != nil || st != http.StatusForbidden || dec != string(answer.ReasonAccessRevoked) || !reused {
 		t.Fatalf("bob's session after allow_cidrs changed: %d %q reused=%v %v", st, dec, reused, err)
 	}
 }

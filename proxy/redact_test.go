@@ -13,6 +13,7 @@ import (
 
 	"github.com/robotsgate/robotsgate/enforce"
 	"github.com/robotsgate/robotsgate/internal/config"
+	"github.com/robotsgate/robotsgate/proxy/answer"
 )
 
 // TestRobotTagAuditRedacted: a robot-tag refusal of a URL holding
@@ -66,9 +67,9 @@ func TestUpstreamErrorRedacted(t *testing.T) {
 	req, _ := http.NewRequest(http.MethodGet, "http://u:p@example.test/", nil)
 	err := fmt.Errorf(`Get "http://tok:hunter2@example.test/x": dial tcp: %w`, syscall.ECONNREFUSED)
 	o := upstreamOutcome(req, "", err)
-	resp := answer(req, o, false)
+	resp := refusal(req, o, false)
 	b, _ := io.ReadAll(resp.Body)
-	if ps := resp.Header.Get(HeaderProxyStatus); strings.Contains(ps, "hunter2") || !strings.Contains(ps, "error=connection_refused") {
+	if ps := resp.Header.Get(answer.HeaderProxyStatus); strings.Contains(ps, "hunter2") || !strings.Contains(ps, "error=connection_refused") {
 		t.Errorf("Proxy-Status %q", ps)
 	}
 	if resp.StatusCode != http.StatusBadGateway || strings.Contains(string(b), "hunter2") || strings.Contains(string(b), "tok") ||
@@ -77,7 +78,7 @@ func TestUpstreamErrorRedacted(t *testing.T) {
 		t.Errorf("%d %q", resp.StatusCode, b)
 	}
 	// A refusal without a decision URL falls back to the request's, redacted.
-	resp = refuseResponse(req, http.StatusForbidden, enforce.Decision{Reason: enforce.ReasonDisallowed}, psDenied)
+	resp = answer.Refusal(req, http.StatusForbidden, enforce.Decision{Reason: enforce.ReasonDisallowed}, answer.PSDenied)
 	b, _ = io.ReadAll(resp.Body)
 	if strings.Contains(string(b), "u:p@") || !strings.Contains(string(b), "http://example.test/") {
 		t.Errorf("refusal body %q", b)

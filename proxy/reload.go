@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/robotsgate/robotsgate/internal/config"
+	"github.com/robotsgate/robotsgate/proxy/admin"
 	"github.com/robotsgate/robotsgate/proxy/audit"
 )
 
@@ -16,21 +17,10 @@ type reloader struct {
 	load func() (config.Config, error) // Deps.Load
 }
 
-// ReloadResult is what a reload did: the answer of POST /v1/reload.
+// ReloadResult is what a reload did: the answer of POST /v1/reload
+// ([admin.ReloadResult]), and what the log line of a reload says besides.
 type ReloadResult struct {
-	// Result is "ok" (the new settings are in force for new requests) or
-	// "invalid" (the running settings are kept; Error says why).
-	Result string `json:"result"`
-	Error  string `json:"error,omitempty"`
-	// Changed are the keys whose new values are in force; NeedsRestart
-	// those whose change was not applied: they take effect at the next
-	// start ([config.RestartOnly]).
-	Changed      []string `json:"changed"`
-	NeedsRestart []string `json:"needs_restart,omitempty"`
-	// RemovedDenies are the patterns of the sites: denies in force before
-	// the reload and not after it.
-	RemovedDenies []string `json:"removed_denies,omitempty"`
-	Source        string   `json:"source"` // what asked for it: "SIGHUP" or "POST /v1/reload"
+	admin.ReloadResult
 	// The number of denies in force before and after, for the log.
 	deniesBefore, deniesAfter int
 }
@@ -63,7 +53,7 @@ var errEmptyFile = errors.New("the configuration file holds no setting (empty, o
 func (s *Server) Reload(source string) (ReloadResult, error) {
 	s.reload.mu.Lock()
 	defer s.reload.mu.Unlock()
-	res := ReloadResult{Source: source, Changed: []string{}}
+	res := ReloadResult{ReloadResult: admin.ReloadResult{Source: source, Changed: []string{}}}
 	err := errNoLoader
 	var cfg config.Config
 	if s.reload.load != nil {

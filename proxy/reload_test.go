@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/robotsgate/robotsgate/internal/config"
+	"github.com/robotsgate/robotsgate/proxy/admin"
+	"github.com/robotsgate/robotsgate/proxy/answer"
 )
 
 // swappable is a configuration source (Deps.Load) a test replaces.
@@ -61,10 +63,10 @@ func TestReloadInFlightUntouched(t *testing.T) {
 		t.Fatalf("reload: %+v %v", res, err)
 	}
 	close(release)
-	if r := <-out; r.status != 200 || r.header.Get(HeaderIndex) == "" {
+	if r := <-out; r.status != 200 || r.header.Get(answer.HeaderIndex) == "" {
 		t.Fatalf("in-flight request: %d %v, want 200 annotated (the settings it started with)", r.status, r.header)
 	}
-	if resp, _ := h.get(t, o.URL+"/b"); resp.StatusCode != http.StatusForbidden || resp.Header.Get(HeaderDecision) != string(ReasonRobotTag) {
+	if resp, _ := h.get(t, o.URL+"/b"); resp.StatusCode != http.StatusForbidden || resp.Header.Get(answer.HeaderDecision) != string(answer.ReasonRobotTag) {
 		t.Fatalf("request after the reload: %d %v, want 403 robot-tag", resp.StatusCode, resp.Header)
 	}
 }
@@ -169,11 +171,11 @@ func TestReloadNothingChanged(t *testing.T) {
 		res  ReloadResult
 		want string
 	}{
-		{"changed", ReloadResult{Changed: []string{"agent", "sites"}}, "changed: agent,sites"},
-		{"restart only", ReloadResult{NeedsRestart: []string{"listen"}}, "needs a restart: listen"},
-		{"all", ReloadResult{Changed: []string{"sites"}, NeedsRestart: []string{"listen"}, RemovedDenies: []string{"a.example"}},
+		{"changed", ReloadResult{ReloadResult: admin.ReloadResult{Changed: []string{"agent", "sites"}}}, "changed: agent,sites"},
+		{"restart only", ReloadResult{ReloadResult: admin.ReloadResult{NeedsRestart: []string{"listen"}}}, "needs a restart: listen"},
+		{"all", ReloadResult{ReloadResult: admin.ReloadResult{Changed: []string{"sites"}, NeedsRestart: []string{"listen"}, RemovedDenies: []string{"a.example"}}},
 			"changed: sites; needs a restart: listen; site denies removed: a.example"},
-		{"error", ReloadResult{Error: "broken", Changed: []string{"agent"}}, "broken"},
+		{"error", ReloadResult{ReloadResult: admin.ReloadResult{Error: "broken", Changed: []string{"agent"}}}, "broken"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := reloadDetail(&tc.res); got != tc.want {

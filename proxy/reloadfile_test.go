@@ -8,6 +8,7 @@ import (
 
 	"github.com/robotsgate/robotsgate/internal/config"
 	"github.com/robotsgate/robotsgate/internal/testsupport"
+	"github.com/robotsgate/robotsgate/proxy/answer"
 )
 
 // fileLoad is a Deps.Load that loads a configuration file whose reads
@@ -33,9 +34,9 @@ func fileLoad(env map[string]string, contents ...string) func() (config.Config, 
 func isSiteDenied(t *testing.T, h *harness, o *hostOrigin, host string) bool {
 	t.Helper()
 	resp, body := h.get(t, "http://"+host+":"+o.port()+"/page", "Accept", "application/json")
-	var b refusalBody
+	var b answer.RefusalBody
 	json.Unmarshal([]byte(body), &b)
-	return resp.StatusCode == http.StatusForbidden && b.Reason == string(ReasonSiteDenied)
+	return resp.StatusCode == http.StatusForbidden && b.Reason == string(answer.ReasonSiteDenied)
 }
 
 // TestReloadNeverAppliesHalfAFile: a reload that reads the file empty is

@@ -17,6 +17,7 @@ import (
 	"github.com/robotsgate/robotsgate/enforce/enforcetest"
 	"github.com/robotsgate/robotsgate/internal/config"
 	"github.com/robotsgate/robotsgate/internal/testsupport"
+	"github.com/robotsgate/robotsgate/proxy/answer"
 )
 
 func TestConcurrentFirstRequestsOneFetch(t *testing.T) {
@@ -136,8 +137,8 @@ func TestRobotsStatusTable(t *testing.T) {
 			if resp.StatusCode != tc.wantCode {
 				t.Fatalf("/private: %d, want %d\n%s", resp.StatusCode, tc.wantCode, body)
 			}
-			if got := resp.Header.Get(HeaderDecision); got != tc.wantWhy {
-				t.Errorf("%s = %q, want %q", HeaderDecision, got, tc.wantWhy)
+			if got := resp.Header.Get(answer.HeaderDecision); got != tc.wantWhy {
+				t.Errorf("%s = %q, want %q", answer.HeaderDecision, got, tc.wantWhy)
 			}
 			resp, _ = h.get(t, o.URL+"/public")
 			if got := resp.StatusCode == 200; got != tc.allowsAll {
@@ -167,8 +168,8 @@ func TestRobotsStatusTable(t *testing.T) {
 		dead := "http://" + ln.Addr().String()
 		ln.Close()
 		resp, body := h.get(t, dead+"/anything")
-		if resp.StatusCode != 502 || resp.Header.Get(HeaderDecision) != "origin-unreachable" {
-			t.Fatalf("refused origin: %d %q\n%s", resp.StatusCode, resp.Header.Get(HeaderDecision), body)
+		if resp.StatusCode != 502 || resp.Header.Get(answer.HeaderDecision) != "origin-unreachable" {
+			t.Fatalf("refused origin: %d %q\n%s", resp.StatusCode, resp.Header.Get(answer.HeaderDecision), body)
 		}
 		recs := h.audit.Records(t)
 		if len(recs) != 1 || recs[0]["reason"] != "origin-unreachable" || recs[0]["robots_status"] != "unreachable" {
@@ -222,8 +223,8 @@ func TestTTLExpiryAndStaleCopy(t *testing.T) {
 		t.Fatalf("re-fetch after expiry: %d fetches, want 3", n)
 	}
 	resp, _ = h.get(t, o.URL+"/private")
-	if resp.StatusCode != 403 || resp.Header.Get(HeaderDecision) != "disallowed" {
-		t.Fatalf("stale copy: /private %d %q", resp.StatusCode, resp.Header.Get(HeaderDecision))
+	if resp.StatusCode != 403 || resp.Header.Get(answer.HeaderDecision) != "disallowed" {
+		t.Fatalf("stale copy: /private %d %q", resp.StatusCode, resp.Header.Get(answer.HeaderDecision))
 	}
 	recs := h.audit.Records(t)
 	last := recs[len(recs)-1]

@@ -7,10 +7,9 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/elazarl/goproxy"
-
 	"github.com/robotsgate/robotsgate/enforce"
 	"github.com/robotsgate/robotsgate/internal/config"
+	"github.com/robotsgate/robotsgate/proxy/answer"
 	"github.com/robotsgate/robotsgate/proxy/audit"
 	"github.com/robotsgate/robotsgate/robots/robottag"
 )
@@ -39,7 +38,7 @@ type tagScan struct {
 	Incomplete bool
 }
 
-// tagEvent is what [robotTagStep.onResponse] found and did with a response whose
+// tagEvent is what [robotTagsStep.onResponse] found and did with a response whose
 // robot tags say it must not be kept.
 type tagEvent struct {
 	tagScan
@@ -69,7 +68,7 @@ func (ev *tagEvent) detail() string {
 	if ev.NotScanned != "" {
 		sb.WriteString("; meta not scanned: " + ev.NotScanned)
 	}
-	return boundedLine(sb.String(), maxTagDetail)
+	return answer.BoundedLine(sb.String(), maxTagDetail)
 }
 
 // tagBody is a response body whose first bytes were read to scan for
@@ -212,10 +211,10 @@ func hasBody(resp *http.Response) bool {
 // agent, with cfg.Deny (nil means [robottag.DefaultDeny]). When they do
 // not, ev is nil and the outcome is zero. When they do:
 //
-//   - annotate: resp gets HeaderIndex listing the matched deny entries,
+//   - annotate: resp gets answer.HeaderIndex listing the matched deny entries,
 //     its body intact, and the outcome audits it as reported;
 //   - enforce: resp's body is closed unread (beyond the scan) and the
-//     outcome is a 403 refusal (reason robot-tag) carrying HeaderIndex.
+//     outcome is a 403 refusal (reason robot-tag) carrying answer.HeaderIndex.
 //
 // ev then describes what was found.
 func robotTagOutcome(req *http.Request, resp *http.Response, agent string, cfg config.RobotTagsConfig) (ev *tagEvent, o outcome) {
@@ -236,7 +235,7 @@ func robotTagOutcome(req *http.Request, resp *http.Response, agent string, cfg c
 	index := strings.Join(matched, ", ")
 	d := tagDecision(req, agent, ev)
 	if cfg.Mode != config.RobotTagsEnforce {
-		resp.Header.Set(HeaderIndex, index)
+		resp.Header.Set(answer.HeaderIndex, index)
 		o = note(audit.DecisionReported, d)
 		o.status = resp.StatusCode
 		return ev, o
@@ -246,13 +245,13 @@ func robotTagOutcome(req *http.Request, resp *http.Response, agent string, cfg c
 		resp.Body.Close()
 	}
 	o = refuse(d)
-	o.header = http.Header{HeaderIndex: {index}}
+	o.header = http.Header{answer.HeaderIndex: {index}}
 	return ev, o
 }
 
 // tagDecision is the refusal of req by robot tags described by ev.
 func tagDecision(req *http.Request, agent string, ev *tagEvent) enforce.Decision {
-	d := enforce.Decision{Reason: ReasonRobotTag, Agent: agent, Detail: ev.detail()}
+	d := enforce.Decision{Reason: answer.ReasonRobotTag, Agent: agent, Detail: ev.detail()}
 	if req != nil && req.URL != nil {
 		d.URL = enforce.RedactedURL(req.URL)
 		d.Origin, _ = enforce.Origin(req.URL)
@@ -260,28 +259,31 @@ func tagDecision(req *http.Request, agent string, ev *tagEvent) enforce.Decision
 	return d
 }
 
-// robotTagStep is the robot-tag response step ([robotTagOutcome]): in
+// robotTagsStep is the robot-tag response step ([robotTagOutcome]): in
 // annotate mode it marks forwarded responses that say "do not keep", in
 // enforce mode it refuses them with a 403; both are audited (reason
 // robot-tag; decision reported when forwarded, blocked when refused). As
 // every step of the settings' response list, it sees only the origin's
 // responses ([fromOrigin]), never robotsgate's own.
-type robotTagStep struct{ cfg config.RobotTagsConfig }
+//
+// State: reads the caller (Agent) and the verdict (Decision); writes the
+// verdict (Answered through settle) ([requestState]).
+type robotTagsStep struct{ cfg config.RobotTagsConfig }
 
 // newRobotTagStep is the robot-tag step of cfg in mode (Config.Mode). In
 // report mode robot_tags enforce only annotates, as nothing is refused in
 // report mode.
-func newRobotTagStep(cfg config.RobotTagsConfig, mode config.Mode) robotTagStep {
+func newRobotTagStep(cfg config.RobotTagsConfig, mode config.Mode) robotTagsStep {
 	if mode == config.ModeReport && cfg.Mode == config.RobotTagsEnforce {
 		cfg.Mode = config.RobotTagsAnnotate
 	}
-	return robotTagStep{cfg: cfg}
+	return robotTagsStep{cfg: cfg}
 }
 
-func (t robotTagStep) onResponse(resp *http.Response, ctx *goproxy.ProxyCtx, st *requestState) (*http.Response, outcome) {
+func (t robotTagsStep) onResponse(resp *http.Response, st *requestState) (*http.Response, outcome) {
 	if t.cfg.Mode == config.RobotTagsOff {
 		return resp, outcome{}
 	}
-	_, o := robotTagOutcome(ctx.Req, resp, st.Agent, t.cfg)
+	_, o := robotTagOutcome(st.Req, resp, st.Agent, t.cfg)
 	return resp, o
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/robotsgate/robotsgate/internal/config"
+	"github.com/robotsgate/robotsgate/proxy/answer"
 	"github.com/robotsgate/robotsgate/proxy/audit"
 )
 
@@ -59,8 +60,8 @@ func TestRobotTagsEndToEndAnnotate(t *testing.T) {
 	if resp.StatusCode != 200 || !strings.Contains(body, secret) {
 		t.Fatalf("annotate: status %d, body intact %v", resp.StatusCode, strings.Contains(body, secret))
 	}
-	if got := resp.Header.Get(HeaderIndex); got != "noindex" {
-		t.Errorf("%s = %q, want noindex", HeaderIndex, got)
+	if got := resp.Header.Get(answer.HeaderIndex); got != "noindex" {
+		t.Errorf("%s = %q, want noindex", answer.HeaderIndex, got)
 	}
 	if resp.ContentLength != int64(len(body)) {
 		t.Errorf("Content-Length %d, want the origin's %d (kept, not chunked)", resp.ContentLength, len(body))
@@ -77,14 +78,14 @@ func TestRobotTagsEndToEndAnnotate(t *testing.T) {
 
 	// No tag, no header, no record.
 	resp, body = h.get(t, o.URL+"/plain", "User-Agent", "Mandelbot/1.0")
-	if resp.StatusCode != 200 || resp.Header.Get(HeaderIndex) != "" || !strings.Contains(body, secret) {
-		t.Errorf("untagged page: %d %q", resp.StatusCode, resp.Header.Get(HeaderIndex))
+	if resp.StatusCode != 200 || resp.Header.Get(answer.HeaderIndex) != "" || !strings.Contains(body, secret) {
+		t.Errorf("untagged page: %d %q", resp.StatusCode, resp.Header.Get(answer.HeaderIndex))
 	}
 
 	// X-Robots-Tag: none.
 	resp, body = h.get(t, o.URL+"/none")
-	if resp.StatusCode != 200 || body != secret || resp.Header.Get(HeaderIndex) != "noindex, none" {
-		t.Errorf("X-Robots-Tag none: %d %q", resp.StatusCode, resp.Header.Get(HeaderIndex))
+	if resp.StatusCode != 200 || body != secret || resp.Header.Get(answer.HeaderIndex) != "noindex, none" {
+		t.Errorf("X-Robots-Tag none: %d %q", resp.StatusCode, resp.Header.Get(answer.HeaderIndex))
 	}
 	if n := len(tagRecords(t, h)); n != 2 {
 		t.Errorf("%d robot-tag records, want 2", n)
@@ -100,7 +101,7 @@ func TestRobotTagsEndToEndEnforce(t *testing.T) {
 	if resp.StatusCode != http.StatusForbidden || strings.Contains(body, "SECRET") {
 		t.Fatalf("enforce: status %d, origin body reached the client: %v", resp.StatusCode, strings.Contains(body, "SECRET"))
 	}
-	if resp.Header.Get(HeaderDecision) != "robot-tag" || resp.Header.Get(HeaderIndex) != "noindex" {
+	if resp.Header.Get(answer.HeaderDecision) != "robot-tag" || resp.Header.Get(answer.HeaderIndex) != "noindex" {
 		t.Errorf("403 headers: %v", resp.Header)
 	}
 	recs := tagRecords(t, h)
@@ -111,7 +112,7 @@ func TestRobotTagsEndToEndEnforce(t *testing.T) {
 
 	// A meta tag in a non-HTML response is not a robot tag.
 	resp, body = h.get(t, o.URL+"/meta-in-text", "User-Agent", "Mandelbot/1.0")
-	if resp.StatusCode != 200 || !strings.Contains(body, "SECRET") || resp.Header.Get(HeaderIndex) != "" {
+	if resp.StatusCode != 200 || !strings.Contains(body, "SECRET") || resp.Header.Get(answer.HeaderIndex) != "" {
 		t.Errorf("meta in text/plain: status %d", resp.StatusCode)
 	}
 
@@ -127,8 +128,8 @@ func TestRobotTagsEndToEndEnforce(t *testing.T) {
 
 	// X-Robots-Tag: none refuses too.
 	resp, _ = h.get(t, o.URL+"/none")
-	if resp.StatusCode != http.StatusForbidden || resp.Header.Get(HeaderIndex) != "noindex, none" {
-		t.Errorf("X-Robots-Tag none: status %d, %s %q", resp.StatusCode, HeaderIndex, resp.Header.Get(HeaderIndex))
+	if resp.StatusCode != http.StatusForbidden || resp.Header.Get(answer.HeaderIndex) != "noindex, none" {
+		t.Errorf("X-Robots-Tag none: status %d, %s %q", resp.StatusCode, answer.HeaderIndex, resp.Header.Get(answer.HeaderIndex))
 	}
 	if n := len(tagRecords(t, h)); n != 3 {
 		t.Errorf("%d robot-tag records, want 3", n)
@@ -142,8 +143,8 @@ func TestRobotTagsEndToEndReportMode(t *testing.T) {
 		c.RobotTags.Mode = config.RobotTagsEnforce
 	}})
 	resp, body := h.get(t, o.URL+"/meta-noindex")
-	if resp.StatusCode != 200 || !strings.Contains(body, "body") || resp.Header.Get(HeaderIndex) != "noindex" {
-		t.Fatalf("report mode: status %d, %s %q", resp.StatusCode, HeaderIndex, resp.Header.Get(HeaderIndex))
+	if resp.StatusCode != 200 || !strings.Contains(body, "body") || resp.Header.Get(answer.HeaderIndex) != "noindex" {
+		t.Fatalf("report mode: status %d, %s %q", resp.StatusCode, answer.HeaderIndex, resp.Header.Get(answer.HeaderIndex))
 	}
 	if recs := tagRecords(t, h); len(recs) != 1 || recs[0]["decision"] != audit.DecisionReported {
 		t.Errorf("audit: %v", recs)
@@ -154,8 +155,8 @@ func TestRobotTagsEndToEndOff(t *testing.T) {
 	o := newOrigin(t, robotsBody("User-agent: *\nAllow: /\n"), tagPages("body"))
 	h := newHarness(t, harnessOpts{config: func(c *config.Config) { c.RobotTags.Mode = config.RobotTagsOff }})
 	resp, _ := h.get(t, o.URL+"/none")
-	if resp.StatusCode != 200 || resp.Header.Get(HeaderIndex) != "" || len(tagRecords(t, h)) != 0 {
-		t.Errorf("off: status %d, %s %q", resp.StatusCode, HeaderIndex, resp.Header.Get(HeaderIndex))
+	if resp.StatusCode != 200 || resp.Header.Get(answer.HeaderIndex) != "" || len(tagRecords(t, h)) != 0 {
+		t.Errorf("off: status %d, %s %q", resp.StatusCode, answer.HeaderIndex, resp.Header.Get(answer.HeaderIndex))
 	}
 }
 
@@ -183,8 +184,8 @@ func TestRobotTagsEndToEndMITM(t *testing.T) {
 			resp, body := get(t, c, o.URL+"/meta-noindex")
 			switch mode {
 			case config.RobotTagsAnnotate:
-				if resp.StatusCode != 200 || !strings.Contains(body, secret) || resp.Header.Get(HeaderIndex) != "noindex" {
-					t.Fatalf("status %d, %s %q, body intact %v", resp.StatusCode, HeaderIndex, resp.Header.Get(HeaderIndex), strings.Contains(body, secret))
+				if resp.StatusCode != 200 || !strings.Contains(body, secret) || resp.Header.Get(answer.HeaderIndex) != "noindex" {
+					t.Fatalf("status %d, %s %q, body intact %v", resp.StatusCode, answer.HeaderIndex, resp.Header.Get(answer.HeaderIndex), strings.Contains(body, secret))
 				}
 				if resp.ContentLength != int64(len(body)) {
 					t.Errorf("Content-Length %d, want %d", resp.ContentLength, len(body))

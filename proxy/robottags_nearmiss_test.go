@@ -10,6 +10,7 @@ import (
 	"golang.org/x/text/encoding/charmap"
 
 	"github.com/robotsgate/robotsgate/internal/config"
+	"github.com/robotsgate/robotsgate/proxy/answer"
 )
 
 // nearMissPage is a page of the near-miss tests: its status, headers
@@ -114,8 +115,8 @@ func TestRobotTagNearMisses(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(strings.TrimPrefix(tt.path, "/"), func(t *testing.T) {
 			resp, body := h.get(t, origin.URL+tt.path, "If-None-Match", `"v1"`)
-			if resp.StatusCode != tt.status || resp.Header.Get(HeaderDecision) != tt.reason {
-				t.Fatalf("%d %q, want %d %q (%s)", resp.StatusCode, resp.Header.Get(HeaderDecision), tt.status, tt.reason, resp.Header.Get(HeaderIndex))
+			if resp.StatusCode != tt.status || resp.Header.Get(answer.HeaderDecision) != tt.reason {
+				t.Fatalf("%d %q, want %d %q (%s)", resp.StatusCode, resp.Header.Get(answer.HeaderDecision), tt.status, tt.reason, resp.Header.Get(answer.HeaderIndex))
 			}
 			if tt.reason != "" && strings.Contains(body, "secret") {
 				t.Errorf("the origin's body reached the client: %q", body)
@@ -131,7 +132,7 @@ func TestRobotTagNon2xxAnnotate(t *testing.T) {
 	defer origin.Close()
 	h := newHarness(t, harnessOpts{config: func(c *config.Config) { c.RobotTags.Mode = config.RobotTagsAnnotate }})
 	resp, body := h.get(t, origin.URL+"/404-meta")
-	if resp.StatusCode != 404 || body != nearMissNoindex || resp.Header.Get(HeaderIndex) != "noindex" {
-		t.Errorf("%d %s=%q, body intact %v", resp.StatusCode, HeaderIndex, resp.Header.Get(HeaderIndex), body == nearMissNoindex)
+	if resp.StatusCode != 404 || body != nearMissNoindex || resp.Header.Get(answer.HeaderIndex) != "noindex" {
+		t.Errorf("%d %s=%q, body intact %v", resp.StatusCode, answer.HeaderIndex, resp.Header.Get(answer.HeaderIndex), body == nearMissNoindex)
 	}
 }

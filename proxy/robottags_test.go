@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/robotsgate/robotsgate/internal/config"
+	"github.com/robotsgate/robotsgate/proxy/answer"
 	"github.com/robotsgate/robotsgate/proxy/audit"
 	"github.com/robotsgate/robotsgate/robots/robottag"
 )
@@ -60,7 +61,7 @@ func TestApplyRobotTags(t *testing.T) {
 		hdr    []string
 		agent  string
 		cfg    config.RobotTagsConfig
-		index  string // expected HeaderIndex, "" = not denied
+		index  string // expected answer.HeaderIndex, "" = not denied
 	}{
 		{"header noindex", 200, "application/pdf", "%PDF", []string{"X-Robots-Tag", "noindex"}, "Mandelbot", tagsCfg("annotate"), "noindex"},
 		{"header mandelbot: noindex for Mandelbot", 200, "image/png", "png", []string{"X-Robots-Tag", "mandelbot: noindex"}, "Mandelbot", tagsCfg("annotate"), "noindex"},
@@ -95,8 +96,8 @@ func TestApplyRobotTags(t *testing.T) {
 			if out != resp {
 				t.Fatalf("annotate mode replaced the response")
 			}
-			if got := out.Header.Get(HeaderIndex); got != tt.index {
-				t.Errorf("%s = %q, want %q", HeaderIndex, got, tt.index)
+			if got := out.Header.Get(answer.HeaderIndex); got != tt.index {
+				t.Errorf("%s = %q, want %q", answer.HeaderIndex, got, tt.index)
 			}
 			if (ev != nil) != (tt.index != "") {
 				t.Errorf("event = %+v, want one only when denied", ev)
@@ -147,7 +148,7 @@ func TestApplyRobotTagsEnforce(t *testing.T) {
 			if !strings.Contains(string(b), "robot-tag") || !strings.Contains(string(b), "noindex") {
 				t.Errorf("403 body does not explain: %q", b)
 			}
-			if out.Header.Get(HeaderDecision) != "robot-tag" || out.Header.Get(HeaderIndex) != "noindex" {
+			if out.Header.Get(answer.HeaderDecision) != "robot-tag" || out.Header.Get(answer.HeaderIndex) != "noindex" {
 				t.Errorf("403 headers: %v", out.Header)
 			}
 		})
@@ -217,7 +218,7 @@ func BenchmarkApplyRobotTags(b *testing.B) {
 func applyRobotTags(req *http.Request, resp *http.Response, agent string, cfg config.RobotTagsConfig) (*http.Response, *tagEvent) {
 	ev, o := robotTagOutcome(req, resp, agent, cfg)
 	if o.auditAs == audit.DecisionBlocked {
-		return answer(req, o, false), ev
+		return refusal(req, o, false), ev
 	}
 	return resp, ev
 }

@@ -8,6 +8,7 @@ import (
 	"unicode/utf16"
 
 	"github.com/robotsgate/robotsgate/internal/config"
+	"github.com/robotsgate/robotsgate/proxy/answer"
 	"github.com/robotsgate/robotsgate/robots/aipref"
 )
 
@@ -104,9 +105,9 @@ func TestScanSeesEveryHTML(t *testing.T) {
 		resp, body := h.get(t, origin.URL+path)
 		switch {
 		case reason == "" && (resp.StatusCode != 200 || body != scanPages[path].body):
-			t.Errorf("%s: %d %s, want the page", path, resp.StatusCode, resp.Header.Get(HeaderDecision))
-		case reason != "" && (resp.StatusCode != http.StatusForbidden || resp.Header.Get(HeaderDecision) != reason):
-			t.Errorf("%s: %d %q, want 403 %s", path, resp.StatusCode, resp.Header.Get(HeaderDecision), reason)
+			t.Errorf("%s: %d %s, want the page", path, resp.StatusCode, resp.Header.Get(answer.HeaderDecision))
+		case reason != "" && (resp.StatusCode != http.StatusForbidden || resp.Header.Get(answer.HeaderDecision) != reason):
+			t.Errorf("%s: %d %q, want 403 %s", path, resp.StatusCode, resp.Header.Get(answer.HeaderDecision), reason)
 		}
 	}
 }
@@ -123,12 +124,12 @@ func TestScanUsageAndAnnotate(t *testing.T) {
 		c.Usage.Response = config.UsageResponseEnforce
 	}})
 	for _, path := range []string{"/utf16le-bom", "/xhtml", "/no-type"} {
-		if resp, _ := h.get(t, origin.URL+path); resp.StatusCode != http.StatusForbidden || resp.Header.Get(HeaderDecision) != "usage-disallowed" {
-			t.Errorf("usage enforce %s: %d %q", path, resp.StatusCode, resp.Header.Get(HeaderDecision))
+		if resp, _ := h.get(t, origin.URL+path); resp.StatusCode != http.StatusForbidden || resp.Header.Get(answer.HeaderDecision) != "usage-disallowed" {
+			t.Errorf("usage enforce %s: %d %q", path, resp.StatusCode, resp.Header.Get(answer.HeaderDecision))
 		}
 	}
-	if resp, _ := h.get(t, origin.URL+"/long-head"); resp.StatusCode != http.StatusForbidden || resp.Header.Get(HeaderDecision) != "response-unscannable" {
-		t.Errorf("usage enforce, long head: %d %q", resp.StatusCode, resp.Header.Get(HeaderDecision))
+	if resp, _ := h.get(t, origin.URL+"/long-head"); resp.StatusCode != http.StatusForbidden || resp.Header.Get(answer.HeaderDecision) != "response-unscannable" {
+		t.Errorf("usage enforce, long head: %d %q", resp.StatusCode, resp.Header.Get(answer.HeaderDecision))
 	}
 
 	a := newHarness(t, harnessOpts{config: annotateTags})

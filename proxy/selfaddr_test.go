@@ -10,6 +10,7 @@ import (
 
 	"github.com/robotsgate/robotsgate/enforce"
 	"github.com/robotsgate/robotsgate/internal/config"
+	"github.com/robotsgate/robotsgate/proxy/answer"
 	"github.com/robotsgate/robotsgate/proxy/audit"
 )
 
@@ -73,12 +74,12 @@ func TestSelfRequestRefused(t *testing.T) {
 		for _, method := range []string{http.MethodGet, http.MethodDelete} {
 			req, _ := http.NewRequest(method, u, nil)
 			resp, body := do(t, p.client, req)
-			if resp.StatusCode != http.StatusForbidden || resp.Header.Get(HeaderDecision) != string(ReasonSelfRequest) {
-				t.Errorf("%s %s through the proxy: %d %s %q, want 403 self-request", method, u, resp.StatusCode, resp.Header.Get(HeaderDecision), body)
+			if resp.StatusCode != http.StatusForbidden || resp.Header.Get(answer.HeaderDecision) != string(answer.ReasonSelfRequest) {
+				t.Errorf("%s %s through the proxy: %d %s %q, want 403 self-request", method, u, resp.StatusCode, resp.Header.Get(answer.HeaderDecision), body)
 			}
 		}
 	}
-	rec := p.audit.Find(t, string(ReasonSelfRequest))
+	rec := p.audit.Find(t, string(answer.ReasonSelfRequest))
 	if rec["decision"] != audit.DecisionBlocked || rec["status"] != float64(403) {
 		t.Errorf("audit record %v, want blocked 403", rec)
 	}
@@ -109,10 +110,10 @@ func TestSelfConnectRefused(t *testing.T) {
 	p := startSelfProxy(t, reportTunnelToAdmin)
 	resp, c, _ := rawConnect(t, p.addr, p.adminAddr, "User-Agent: TestBot/1.0")
 	defer c.Close()
-	if resp.StatusCode != http.StatusForbidden || resp.Header.Get(HeaderDecision) != string(ReasonSelfRequest) {
-		t.Fatalf("CONNECT %s: %d %s, want 403 self-request", p.adminAddr, resp.StatusCode, resp.Header.Get(HeaderDecision))
+	if resp.StatusCode != http.StatusForbidden || resp.Header.Get(answer.HeaderDecision) != string(answer.ReasonSelfRequest) {
+		t.Fatalf("CONNECT %s: %d %s, want 403 self-request", p.adminAddr, resp.StatusCode, resp.Header.Get(answer.HeaderDecision))
 	}
-	rec := p.audit.Find(t, string(ReasonSelfRequest))
+	rec := p.audit.Find(t, string(answer.ReasonSelfRequest))
 	if rec["decision"] != audit.DecisionBlocked || rec["method"] != http.MethodConnect {
 		t.Errorf("audit record %v", rec)
 	}
@@ -143,8 +144,8 @@ func TestMITMMisdirectedHost(t *testing.T) {
 	}
 	// ... another one is refused and never reached.
 	resp, body := send(otherHost, "/secret")
-	if resp.StatusCode != http.StatusMisdirectedRequest || resp.Header.Get(HeaderDecision) != string(ReasonMisdirected) {
-		t.Fatalf("Host %s inside CONNECT %s: %d %s %q, want 421", otherHost, target, resp.StatusCode, resp.Header.Get(HeaderDecision), body)
+	if resp.StatusCode != http.StatusMisdirectedRequest || resp.Header.Get(answer.HeaderDecision) != string(answer.ReasonMisdirected) {
+		t.Fatalf("Host %s inside CONNECT %s: %d %s %q, want 421", otherHost, target, resp.StatusCode, resp.Header.Get(answer.HeaderDecision), body)
 	}
 	if n := other.hit("/secret"); n != 0 {
 		t.Fatalf("the other origin got the request %d times", n)
@@ -153,7 +154,7 @@ func TestMITMMisdirectedHost(t *testing.T) {
 	if resp, _ := send("127.0.0.1", "/b"); resp.StatusCode != http.StatusMisdirectedRequest {
 		t.Fatalf("Host without port inside CONNECT %s: %d, want 421", target, resp.StatusCode)
 	}
-	rec := p.audit.Find(t, string(ReasonMisdirected))
+	rec := p.audit.Find(t, string(answer.ReasonMisdirected))
 	if rec["decision"] != audit.DecisionBlocked || rec["status"] != float64(421) || !strings.Contains(rec["detail"].(string), otherHost) {
 		t.Errorf("audit record %v", rec)
 	}

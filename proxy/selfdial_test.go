@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/robotsgate/robotsgate/enforce"
+	"github.com/robotsgate/robotsgate/proxy/answer"
 )
 
 // rawProxyGet sends the raw request line "GET target HTTP/1.1" (with
@@ -53,7 +54,7 @@ func selfRefusal(hp string) (int, enforce.Reason) {
 	case "0x7f.1", "2130706433", "127.1", "0177.0.0.1", "0":
 		return http.StatusBadRequest, enforce.ReasonInvalidHost
 	}
-	return http.StatusForbidden, ReasonSelfRequest
+	return http.StatusForbidden, answer.ReasonSelfRequest
 }
 
 // TestSelfRequestSpellings: whatever the spelling of the host and port,
@@ -67,9 +68,9 @@ func TestSelfRequestSpellings(t *testing.T) {
 	for _, port := range []string{adminPort, proxyPort} {
 		for _, hp := range selfSpellings(port) {
 			resp, body := rawProxyGet(t, p.addr, "http://"+hp+"/metrics", hp)
-			if code, reason := selfRefusal(hp); resp.StatusCode != code || resp.Header.Get(HeaderDecision) != string(reason) {
+			if code, reason := selfRefusal(hp); resp.StatusCode != code || resp.Header.Get(answer.HeaderDecision) != string(reason) {
 				t.Errorf("GET http://%s/metrics through the proxy: %d %s %.80q, want %d %s",
-					hp, resp.StatusCode, resp.Header.Get(HeaderDecision), body, code, reason)
+					hp, resp.StatusCode, resp.Header.Get(answer.HeaderDecision), body, code, reason)
 			}
 		}
 	}
@@ -86,8 +87,8 @@ func TestSelfConnectSpellings(t *testing.T) {
 	for _, hp := range selfSpellings(adminPort) {
 		resp, c, _ := rawConnect(t, p.addr, hp, "User-Agent: TestBot/1.0")
 		c.Close()
-		if code, reason := selfRefusal(hp); resp.StatusCode != code || resp.Header.Get(HeaderDecision) != string(reason) {
-			t.Errorf("CONNECT %s: %d %s, want %d %s", hp, resp.StatusCode, resp.Header.Get(HeaderDecision), code, reason)
+		if code, reason := selfRefusal(hp); resp.StatusCode != code || resp.Header.Get(answer.HeaderDecision) != string(reason) {
+			t.Errorf("CONNECT %s: %d %s, want %d %s", hp, resp.StatusCode, resp.Header.Get(answer.HeaderDecision), code, reason)
 		}
 	}
 }
@@ -150,8 +151,8 @@ func TestSelfCheckDialsCheckedAddress(t *testing.T) {
 	}
 	// A later request checks the new address, and is refused.
 	resp, _ = rawProxyGet(t, addr, "http://rebind.test:"+originPort+"/y", "rebind.test:"+originPort)
-	if resp.StatusCode != http.StatusForbidden || resp.Header.Get(HeaderDecision) != string(ReasonSelfRequest) {
-		t.Errorf("after re-pointing: %d %s, want 403 self-request", resp.StatusCode, resp.Header.Get(HeaderDecision))
+	if resp.StatusCode != http.StatusForbidden || resp.Header.Get(answer.HeaderDecision) != string(answer.ReasonSelfRequest) {
+		t.Errorf("after re-pointing: %d %s, want 403 self-request", resp.StatusCode, resp.Header.Get(answer.HeaderDecision))
 	}
 	if n := o.hits.Load(); n != 1 {
 		t.Errorf("the origin got %d requests, want 1", n)

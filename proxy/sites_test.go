@@ -19,6 +19,7 @@ import (
 	"github.com/robotsgate/robotsgate/enforce/enforcetest"
 	"github.com/robotsgate/robotsgate/internal/config"
 	"github.com/robotsgate/robotsgate/internal/testsupport"
+	"github.com/robotsgate/robotsgate/proxy/answer"
 )
 
 // hostOrigin is an origin on 127.0.0.1 that many host names reach (the
@@ -103,11 +104,11 @@ func TestSiteDenyFetchesNothing(t *testing.T) {
 	for _, host := range []string{"www.partner.test", "tie.test"} { // wildcard; deny beats allow at equal specificity
 		for _, path := range []string{"/page", "/robots.txt"} {
 			resp, body := h.get(t, "http://"+host+":"+o.port()+path, "Accept", "application/json")
-			var b refusalBody
+			var b answer.RefusalBody
 			if err := json.Unmarshal([]byte(body), &b); err != nil {
 				t.Fatalf("%s%s: %d %q", host, path, resp.StatusCode, body)
 			}
-			if resp.StatusCode != http.StatusForbidden || b.Reason != string(ReasonSiteDenied) || b.Site == "" {
+			if resp.StatusCode != http.StatusForbidden || b.Reason != string(answer.ReasonSiteDenied) || b.Site == "" {
 				t.Errorf("%s%s: %d %+v, want 403 site-denied naming the site", host, path, resp.StatusCode, b)
 			}
 		}
@@ -115,7 +116,7 @@ func TestSiteDenyFetchesNothing(t *testing.T) {
 			t.Errorf("%s: the origin saw %d requests (robots.txt included), want 0", host, n)
 		}
 	}
-	rec := h.audit.Find(t, string(ReasonSiteDenied))
+	rec := h.audit.Find(t, string(answer.ReasonSiteDenied))
 	if rec["decision"] != "blocked" || rec["site"] == nil || rec["status"] != float64(403) {
 		t.Errorf("audit record: %v", rec)
 	}
@@ -132,7 +133,7 @@ func TestSiteAllowForwardsDisallowed(t *testing.T) {
 	if resp.StatusCode != http.StatusOK || body != "page /private/x" {
 		t.Fatalf("allowed site: %d %q", resp.StatusCode, body)
 	}
-	rec := h.audit.Find(t, string(ReasonSiteException))
+	rec := h.audit.Find(t, string(answer.ReasonSiteException))
 	if rec["decision"] != "allowed" || rec["site"] != "api.partner.test" || rec["site_note"] != "written permission, ticket 7" ||
 		rec["rule"] != "Disallow: /private" || !strings.Contains(rec["detail"].(string), "robots.txt refuses") {
 		t.Errorf("audit record: %v", rec)
@@ -140,13 +141,13 @@ func TestSiteAllowForwardsDisallowed(t *testing.T) {
 	// /v1/decision shows the same.
 	w := httptest.NewRecorder()
 	h.srv.admin.ServeHTTP(w, httptest.NewRequest("GET", "http://localhost/v1/decision?url="+url.QueryEscape(u)+"&agent=TestBot", nil))
-	var d decisionJSON
-	if err := json.Unmarshal(w.Body.Bytes(), &d); err != nil || !d.Allowed || d.Reason != string(ReasonSiteException) || d.SiteNote == "" {
+	var d answer.DecisionJSON
+	if err := json.Unmarshal(w.Body.Bytes(), &d); err != nil || !d.Allowed || d.Reason != string(answer.ReasonSiteException) || d.SiteNote == "" {
 		t.Errorf("/v1/decision: %v %s", err, w.Body)
 	}
 	w = httptest.NewRecorder()
 	h.srv.admin.ServeHTTP(w, httptest.NewRequest("GET", "http://localhost/v1/decision?url="+url.QueryEscape("http://x.partner.test/"), nil))
-	if err := json.Unmarshal(w.Body.Bytes(), &d); err != nil || d.Allowed || d.Reason != string(ReasonSiteDenied) || d.Site != "*.partner.test" {
+	if err := json.Unmarshal(w.Body.Bytes(), &d); err != nil || d.Allowed || d.Reason != string(answer.ReasonSiteDenied) || d.Site != "*.partner.test" {
 		t.Errorf("/v1/decision of a denied site: %v %s", err, w.Body)
 	}
 }
@@ -188,7 +189,7 @@ func TestSiteExceptionsInsideMITM(t *testing.T) {
 	p := startHTTPSProxy(t, cfg)
 	c := p.client(p.ca)
 	resp, body := get(t, c, "https://"+host+"/private/y")
-	if resp.StatusCode != http.StatusOK || p.audit.Find(t, string(ReasonSiteException))["site_note"] != "ticket 9" {
+	if resp.StatusCode != http.StatusOK || p.audit.Find(t, string(answer.ReasonSiteException))["site_note"] != "ticket 9" {
 		t.Fatalf("allowed inside MITM: %d %q", resp.StatusCode, body)
 	}
 
@@ -201,7 +202,7 @@ func TestSiteExceptionsInsideMITM(t *testing.T) {
 	p = startHTTPSProxy(t, cfg)
 	c = p.client(p.ca)
 	resp, _ = get(t, c, "https://127.0.0.1:"+fmt.Sprint(o2.port(t))+"/page")
-	if resp.StatusCode != http.StatusForbidden || resp.Header.Get(HeaderDecision) != string(ReasonSiteDenied) {
+	if resp.StatusCode != http.StatusForbidden || resp.Header.Get(answer.HeaderDecision) != string(answer.ReasonSiteDenied) {
 		t.Fatalf("denied inside MITM: %d %v", resp.StatusCode, resp.Header)
 	}
 	if n := o2.hit("/robots.txt") + o2.hit("/page"); n != 0 {
@@ -222,7 +223,7 @@ func TestSiteTunnelAndReportMode(t *testing.T) {
 		c.Sites = []config.Site{{Match: "127.0.0.1", Policy: config.SitePolicyDeny}}
 	}})
 	resp, _, _ := rawConnect(t, h.addr, "127.0.0.1:"+o.port())
-	if resp.StatusCode != http.StatusForbidden || resp.Header.Get(HeaderDecision) != string(ReasonSiteDenied) {
+	if resp.StatusCode != http.StatusForbidden || resp.Header.Get(answer.HeaderDecision) != string(answer.ReasonSiteDenied) {
 		t.Fatalf("CONNECT to a denied site in tunnel mode: %d %v", resp.StatusCode, resp.Header)
 	}
 	if n := o.hitsOf("127.0.0.1:" + o.port()); n != 0 {
@@ -236,7 +237,7 @@ func TestSiteTunnelAndReportMode(t *testing.T) {
 	if resp, body := h.get(t, o.URL+"/page"); resp.StatusCode != 200 || body != "page /page" {
 		t.Fatalf("report mode: %d %q", resp.StatusCode, body)
 	}
-	if rec := h.audit.Find(t, string(ReasonSiteDenied)); rec["decision"] != "reported" {
+	if rec := h.audit.Find(t, string(answer.ReasonSiteDenied)); rec["decision"] != "reported" {
 		t.Errorf("report mode audit: %v", rec)
 	}
 	o.mu.Lock()

@@ -12,6 +12,7 @@ import (
 
 	"github.com/robotsgate/robotsgate/enforce/enforcetest"
 	"github.com/robotsgate/robotsgate/internal/config"
+	"github.com/robotsgate/robotsgate/proxy/answer"
 )
 
 // TestStaleCopyIsReported: a verdict made on an expired copy while it is
@@ -36,7 +37,7 @@ func TestStaleCopyIsReported(t *testing.T) {
 	clock.Advance(time.Hour)
 	resp, body := h.get(t, o.URL+"/private", "Accept", "application/json")
 	var refused struct {
-		Robots robotsJSON `json:"robots"`
+		Robots answer.RobotsJSON `json:"robots"`
 	}
 	if resp.StatusCode != 403 || json.Unmarshal([]byte(body), &refused) != nil {
 		t.Fatalf("stale: %d %s", resp.StatusCode, body)
@@ -52,7 +53,7 @@ func TestStaleCopyIsReported(t *testing.T) {
 	if last["robots_stale"] != true || last["robots_stale_reason"] != "revalidating" || last["robots_status"] != "ok" {
 		t.Errorf("audit record: %v", last)
 	}
-	var d decisionJSON
+	var d answer.DecisionJSON
 	q := "/v1/decision?url=" + url.QueryEscape(o.URL+"/private")
 	if code, b := adminDo(t, "GET", "http://"+h.addr, q, "", &d); code != 200 || d.Robots == nil ||
 		!d.Robots.Stale || d.Robots.StaleReason != "revalidating" {
@@ -70,7 +71,7 @@ func TestGzipRobotsTxtThroughProxy(t *testing.T) {
 		w.Write(gz)
 	}, nil)
 	h := newHarness(t, harnessOpts{})
-	if resp, body := h.get(t, o.URL+"/private/x"); resp.StatusCode != 403 || resp.Header.Get(HeaderDecision) != "disallowed" {
+	if resp, body := h.get(t, o.URL+"/private/x"); resp.StatusCode != 403 || resp.Header.Get(answer.HeaderDecision) != "disallowed" {
 		t.Fatalf("/private/x: %d %s", resp.StatusCode, body)
 	}
 	if resp, _ := h.get(t, o.URL+"/public"); resp.StatusCode != 200 {

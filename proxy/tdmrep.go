@@ -6,17 +6,16 @@ import (
 	"net/url"
 	"strings"
 
-	"github.com/elazarl/goproxy"
-
 	"github.com/robotsgate/robotsgate/enforce"
 	"github.com/robotsgate/robotsgate/internal/config"
+	"github.com/robotsgate/robotsgate/proxy/answer"
 	"github.com/robotsgate/robotsgate/proxy/audit"
 	"github.com/robotsgate/robotsgate/robots/aipref"
 	"github.com/robotsgate/robotsgate/robots/tdmrep"
 )
 
 // The W3C TDM Reservation Protocol in the proxy. For a request whose
-// declared purposes meet tdmrep.purposes, tdmStep decides before the
+// declared purposes meet tdmrep.purposes, tdmrepStep decides before the
 // request leaves by the origin's /.well-known/tdmrep.json
 // (enforce.Enforcer.TDMRep), and after the response by its tdm-reservation
 // / tdm-policy header fields and <meta name="tdm-reservation|tdm-policy">
@@ -40,8 +39,11 @@ const (
 	metaTDMPolicy      = "tdm-policy"
 )
 
-// tdmStep is the TDMRep step, on both sides of the pipeline.
-type tdmStep struct {
+// tdmrepStep is the TDMRep step, on both sides of the pipeline.
+//
+// State: reads the verdict (Purposes, Decision, Decided); writes the
+// verdict (Decision, Answered through settle) ([requestState]).
+type tdmrepStep struct {
 	enf      *enforce.Enforcer
 	on       bool       // tdmrep.mode is not off
 	enforce  bool       // tdmrep.mode enforce: reserved URLs are refusals
@@ -51,19 +53,19 @@ type tdmStep struct {
 }
 
 // newTDMStep is the TDMRep step of cfg.
-func newTDMStep(cfg *config.Config, enf *enforce.Enforcer) tdmStep {
-	return tdmStep{
+func newTDMStep(cfg *config.Config, enf *enforce.Enforcer) tdmrepStep {
+	return tdmrepStep{
 		enf: enf, on: cfg.TDMRep.Mode != config.TDMRepOff, enforce: cfg.TDMRep.Mode == config.TDMRepEnforce,
 		report: cfg.Mode == config.ModeReport, deny: cfg.Usage.Unknown == "deny", purposes: cfg.TDMRep.Purposes,
 	}
 }
 
 // binds reports whether TDMRep applies to the request of st.
-func (t tdmStep) binds(st *requestState) bool {
+func (t tdmrepStep) binds(st *requestState) bool {
 	return t.on && st.Purposes&t.purposes != 0
 }
 
-func (t tdmStep) onRequest(r *http.Request, _ *goproxy.ProxyCtx, st *requestState) outcome {
+func (t tdmrepStep) onRequest(r *http.Request, st *requestState) outcome {
 	if !t.binds(st) || !st.Decided || st.Answered || (r.URL.Scheme != "http" && r.URL.Scheme != "https") {
 		return outcome{}
 	}
@@ -74,7 +76,7 @@ func (t tdmStep) onRequest(r *http.Request, _ *goproxy.ProxyCtx, st *requestStat
 	v.Rule, v.Policy = cleanRule(v.Rule), cleanRule(v.Policy) // from the origin's file
 	st.Decision.TDM = v
 	switch {
-	case st.Decision.Reason == ReasonSiteException: // the operator's written permission: annotated only
+	case st.Decision.Reason == answer.ReasonSiteException: // the operator's written permission: annotated only
 	case v.Reserved():
 		return t.verdict(st, tdmDecision(st.Decision, enforce.ReasonTDMReserved, v), http.Header{HeaderTDM: {tdmHeader(v.Verdict, v.Unknown)}})
 	case v.Unknown && t.deny && t.enforce:
@@ -87,14 +89,14 @@ func (t tdmStep) onRequest(r *http.Request, _ *goproxy.ProxyCtx, st *requestStat
 // purposes, the TDMRep verdict of tdmrep.json, as /v1/decision shows it:
 // a URL tdmrep.json reserves is refused (tdm-reserved) when tdmrep.mode
 // is enforce, else only described.
-func (t tdmStep) decide(ctx context.Context, u *url.URL, purposes aipref.Set, d enforce.Decision) enforce.Decision {
+func (t tdmrepStep) decide(ctx context.Context, u *url.URL, purposes aipref.Set, d enforce.Decision) enforce.Decision {
 	if !t.on || purposes&t.purposes == 0 || !d.Allowed {
 		return d
 	}
 	v := t.enf.TDMRep(ctx, u, http.MethodGet)
 	d.TDM = v
 	switch {
-	case !t.enforce, d.Reason == ReasonSiteException:
+	case !t.enforce, d.Reason == answer.ReasonSiteException:
 	case v.Reserved():
 		return tdmDecision(d, enforce.ReasonTDMReserved, v)
 	case v.Unknown && t.deny:
@@ -105,7 +107,7 @@ func (t tdmStep) decide(ctx context.Context, u *url.URL, purposes aipref.Set, d 
 
 // verdict is the outcome of d, a TDMRep refusal of the request of st
 // before it leaves: a 403 in enforce mode, else audited as reported.
-func (t tdmStep) verdict(st *requestState, d enforce.Decision, h http.Header) outcome {
+func (t tdmrepStep) verdict(st *requestState, d enforce.Decision, h http.Header) outcome {
 	if !t.enforce {
 		return note(audit.DecisionReported, d)
 	}
@@ -120,7 +122,7 @@ func (t tdmStep) verdict(st *requestState, d enforce.Decision, h http.Header) ou
 	return o
 }
 
-func (t tdmStep) onResponse(resp *http.Response, ctx *goproxy.ProxyCtx, st *requestState) (*http.Response, outcome) {
+func (t tdmrepStep) onResponse(resp *http.Response, st *requestState) (*http.Response, outcome) {
 	resp.Header.Del(HeaderTDM) // also with tdmrep.mode off: never the origin's
 	if !t.binds(st) || !st.Decided || resp.StatusCode/100 != 2 {
 		return resp, outcome{}
@@ -131,7 +133,7 @@ func (t tdmStep) onResponse(resp *http.Response, ctx *goproxy.ProxyCtx, st *requ
 	if v.Reservation != tdmrep.Unset || v.Unknown {
 		resp.Header.Set(HeaderTDM, tdmHeader(v.Verdict, v.Unknown && v.Source == tdmrep.SourceNone))
 	}
-	if !v.Reserved() || v.Source == tdmrep.SourceFile || st.Decision.TDM.Reserved() || st.Decision.Reason == ReasonSiteException {
+	if !v.Reserved() || v.Source == tdmrep.SourceFile || st.Decision.TDM.Reserved() || st.Decision.Reason == answer.ReasonSiteException {
 		st.Decision.TDM = v
 		return resp, outcome{} // the file's reservation was decided (and audited) before the request
 	}
@@ -192,71 +194,7 @@ func tdmHeader(v tdmrep.Verdict, unknown bool) string {
 		s += "; source=" + v.Source.String()
 	}
 	if v.Policy != "" {
-		s += `; policy="` + strings.ReplaceAll(withoutControl(v.Policy, -1), `"`, "%22") + `"`
+		s += `; policy="` + strings.ReplaceAll(answer.WithoutControl(v.Policy, -1), `"`, "%22") + `"`
 	}
 	return s
-}
-
-// tdmJSON is a TDMRep verdict as answers show it.
-type tdmJSON struct {
-	Reservation string `json:"reservation"` // 1, 0, unset or unknown
-	Source      string `json:"source,omitempty"`
-	Rule        string `json:"rule,omitempty"`
-	Policy      string `json:"policy,omitempty"` // the tdm-policy URL
-	File        string `json:"file,omitempty"`   // the tdmrep.json consulted
-	FileStatus  string `json:"file_status,omitempty"`
-	FileNote    string `json:"file_note,omitempty"`
-}
-
-// tdmOf is d's TDMRep verdict to show, nil when TDMRep was not consulted.
-func tdmOf(d *enforce.Decision) *tdmJSON {
-	v := &d.TDM
-	if !v.Checked {
-		return nil
-	}
-	j := &tdmJSON{Reservation: v.Reservation.String(), Source: v.Source.String(), Rule: v.Rule, Policy: v.Policy,
-		File: v.FileURL, FileStatus: string(v.FileStatus), FileNote: v.FileNote}
-	if v.Unknown && v.Source == tdmrep.SourceNone {
-		j.Reservation = "unknown"
-	}
-	return j
-}
-
-// auditTDM is tdmOf(d) for an audit record.
-func auditTDM(d *enforce.Decision) *audit.TDM {
-	j := tdmOf(d)
-	if j == nil {
-		return nil
-	}
-	file := j.File
-	if j.FileStatus != "" {
-		file += " (" + j.FileStatus
-		if j.FileNote != "" {
-			file += ": " + j.FileNote
-		}
-		file += ")"
-	}
-	return &audit.TDM{Reservation: j.Reservation, Source: j.Source, Rule: j.Rule, Policy: j.Policy, File: file}
-}
-
-// tdmText writes the TDMRep lines of a plain-text refusal.
-func tdmText(sb *strings.Builder, j *tdmJSON) {
-	if j == nil {
-		return
-	}
-	sb.WriteString("tdm:      reservation " + j.Reservation)
-	if j.Source != "" {
-		sb.WriteString(" (" + j.Source + ")")
-	}
-	sb.WriteString("\n")
-	if j.Policy != "" {
-		sb.WriteString("tdm-policy: " + j.Policy + "\n")
-	}
-	if j.File != "" {
-		sb.WriteString("tdmrep:   " + j.File)
-		if j.FileStatus != "" {
-			sb.WriteString(": " + j.FileStatus)
-		}
-		sb.WriteString("\n")
-	}
 }

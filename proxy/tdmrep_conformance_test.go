@@ -9,6 +9,8 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/robotsgate/robotsgate/proxy/answer"
 )
 
 // tdmConfCase is a case of robots/tdmrep/testdata/conformance.json.
@@ -105,7 +107,7 @@ func checkTDMConformance(t *testing.T, p *usageProxy, c tdmConfCase, target stri
 	got := resp.Header.Get(HeaderTDM)
 	switch c.Reservation {
 	case "1":
-		if resp.StatusCode != http.StatusForbidden || resp.Header.Get(HeaderDecision) != "tdm-reserved" ||
+		if resp.StatusCode != http.StatusForbidden || resp.Header.Get(answer.HeaderDecision) != "tdm-reserved" ||
 			c.Policy != "" && !strings.Contains(body, "tdm-policy: "+c.Policy) {
 			t.Fatalf("%s (%s): %d %v\n%s", c.Name, c.Source, resp.StatusCode, resp.Header, body)
 		}

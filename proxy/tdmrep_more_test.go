@@ -8,6 +8,7 @@ import (
 
 	"github.com/robotsgate/robotsgate/enforce/enforcetest"
 	"github.com/robotsgate/robotsgate/internal/config"
+	"github.com/robotsgate/robotsgate/proxy/answer"
 	"github.com/robotsgate/robotsgate/robots/aipref"
 )
 
@@ -34,7 +35,7 @@ func TestTDMRepFetchNotPoisonedByDesync(t *testing.T) {
 	}
 	clk.Advance(2 * time.Minute) // tdmrep.json (max-age=60) expired, robots.txt (robots.ttl 1h) not
 	resp, body := h.get(t, base+"/private")
-	if resp.StatusCode != http.StatusForbidden || resp.Header.Get(HeaderDecision) != "tdm-reserved" {
+	if resp.StatusCode != http.StatusForbidden || resp.Header.Get(answer.HeaderDecision) != "tdm-reserved" {
 		t.Errorf("GET /private after the desync: %d %q, want 403 tdm-reserved", resp.StatusCode, body)
 	}
 	o.checkRefetched(t, "/.well-known/tdmrep.json")
@@ -89,7 +90,7 @@ func TestTDMRepDefaultPurposes(t *testing.T) {
 			c.Purposes = aipref.SetOf(p)
 			c.TDMRep.Mode = config.TDMRepEnforce
 		})
-		if resp, _ := get(t, px.client(nil), o.URL+"/directory-a/x"); resp.StatusCode != http.StatusForbidden || resp.Header.Get(HeaderDecision) != "tdm-reserved" {
+		if resp, _ := get(t, px.client(nil), o.URL+"/directory-a/x"); resp.StatusCode != http.StatusForbidden || resp.Header.Get(answer.HeaderDecision) != "tdm-reserved" {
 			t.Errorf("%s: %d %v", p, resp.StatusCode, resp.Header)
 		}
 	}
@@ -140,7 +141,7 @@ func TestTDMRepReload(t *testing.T) {
 	if res, err := h.srv.Reload("test"); err != nil || res.Result != ReloadOK || strings.Join(res.Changed, ",") != "tdmrep.mode" {
 		t.Fatalf("reload: %+v %v", res, err)
 	}
-	if resp, _ := h.get(t, o.URL+"/directory-a/x"); resp.StatusCode != http.StatusForbidden || resp.Header.Get(HeaderDecision) != "tdm-reserved" {
+	if resp, _ := h.get(t, o.URL+"/directory-a/x"); resp.StatusCode != http.StatusForbidden || resp.Header.Get(answer.HeaderDecision) != "tdm-reserved" {
 		t.Fatalf("enforce after the reload: %d %v", resp.StatusCode, resp.Header)
 	}
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/robotsgate/robotsgate/internal/config"
 	"github.com/robotsgate/robotsgate/internal/testsupport"
+	"github.com/robotsgate/robotsgate/proxy/answer"
 	"github.com/robotsgate/robotsgate/proxy/audit"
 	"github.com/robotsgate/robotsgate/robots/aipref"
 )
@@ -116,7 +117,7 @@ func TestTDMRepFileRefuses(t *testing.T) {
 	c := p.client(nil)
 
 	resp, body := get(t, c, o.URL+"/directory-b/html/page.html")
-	if resp.StatusCode != http.StatusForbidden || resp.Header.Get(HeaderDecision) != "tdm-reserved" ||
+	if resp.StatusCode != http.StatusForbidden || resp.Header.Get(answer.HeaderDecision) != "tdm-reserved" ||
 		!strings.Contains(body, "tdm-policy: "+tdmPolicy) || !strings.Contains(body, o.URL+"/.well-known/tdmrep.json") {
 		t.Fatalf("reserved with a policy: %d %v\n%s", resp.StatusCode, resp.Header, body)
 	}
@@ -124,7 +125,7 @@ func TestTDMRepFileRefuses(t *testing.T) {
 		t.Fatalf("%s on the 403: %q", HeaderTDM, got)
 	}
 	resp, body = get(t, c, o.URL+"/directory-a/paper.pdf", "Accept", "application/json")
-	var j refusalBody
+	var j answer.RefusalBody
 	if err := json.Unmarshal([]byte(body), &j); err != nil || resp.StatusCode != 403 || j.Reason != "tdm-reserved" ||
 		j.TDM == nil || j.TDM.Reservation != "1" || j.TDM.Source != "tdmrep.json" || !strings.HasPrefix(j.Rule, "rule 1: ") {
 		t.Fatalf("JSON refusal: %d %v %s", resp.StatusCode, err, body)
@@ -224,8 +225,8 @@ func TestTDMRepFileStatuses(t *testing.T) {
 			if resp.StatusCode != tc.want || resp.Header.Get(HeaderTDM) != tc.header && tc.want == 200 {
 				t.Fatalf("%d %v\n%s", resp.StatusCode, resp.Header, body)
 			}
-			if tc.reason != "" && resp.Header.Get(HeaderDecision) != tc.reason {
-				t.Fatalf("reason %q, want %q", resp.Header.Get(HeaderDecision), tc.reason)
+			if tc.reason != "" && resp.Header.Get(answer.HeaderDecision) != tc.reason {
+				t.Fatalf("reason %q, want %q", resp.Header.Get(answer.HeaderDecision), tc.reason)
 			}
 			if want := 0; tc.want == 403 && o.hit("/directory-a/x") != want {
 				t.Fatal("the origin saw a refused URL")
@@ -243,7 +244,7 @@ func TestTDMRepResponse(t *testing.T) {
 	e := startUsageProxy(t, tdmEnforce)
 	for _, path := range []string{"/hdr-1", "/meta.html"} {
 		resp, body := get(t, e.client(nil), o.URL+path)
-		if resp.StatusCode != http.StatusForbidden || resp.Header.Get(HeaderDecision) != "tdm-reserved" ||
+		if resp.StatusCode != http.StatusForbidden || resp.Header.Get(answer.HeaderDecision) != "tdm-reserved" ||
 			!strings.Contains(body, "tdm-policy: "+tdmPolicy) || strings.Contains(body, "origin body") {
 			t.Fatalf("enforce %s: %d %v\n%s", path, resp.StatusCode, resp.Header, body)
 		}
@@ -264,7 +265,7 @@ func TestTDMRepResponse(t *testing.T) {
 		c.RobotTags.Mode = config.RobotTagsOff
 	})
 	for _, path := range []string{"/meta.html", "/meta.gz.html"} {
-		if resp, body := get(t, off.client(nil), o.URL+path, "Accept-Encoding", "gzip"); resp.StatusCode != http.StatusForbidden || resp.Header.Get(HeaderDecision) != "tdm-reserved" {
+		if resp, body := get(t, off.client(nil), o.URL+path, "Accept-Encoding", "gzip"); resp.StatusCode != http.StatusForbidden || resp.Header.Get(answer.HeaderDecision) != "tdm-reserved" {
 			t.Fatalf("robot_tags off, %s: %d %v\n%s", path, resp.StatusCode, resp.Header, body)
 		}
 	}
@@ -308,7 +309,7 @@ func TestTDMRepMITM(t *testing.T) {
 	p := startHTTPSProxy(t, cfg)
 	c := p.client(p.ca)
 	resp, body := get(t, c, o.URL+"/directory-b/html/page.html")
-	if resp.StatusCode != http.StatusForbidden || resp.Header.Get(HeaderDecision) != "tdm-reserved" || !strings.Contains(body, tdmPolicy) {
+	if resp.StatusCode != http.StatusForbidden || resp.Header.Get(answer.HeaderDecision) != "tdm-reserved" || !strings.Contains(body, tdmPolicy) {
 		t.Fatalf("MITM file: %d %v\n%s", resp.StatusCode, resp.Header, body)
 	}
 	if resp, _ := get(t, c, o.URL+"/hdr-1"); resp.StatusCode != http.StatusForbidden {
@@ -333,7 +334,7 @@ func TestTDMRepAdminAndMetrics(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var j decisionJSON
+	var j answer.DecisionJSON
 	err = json.NewDecoder(resp.Body).Decode(&j)
 	resp.Body.Close()
 	if err != nil || j.Allowed || j.Reason != "tdm-reserved" || j.TDM == nil || j.TDM.Policy != tdmPolicy {
@@ -343,7 +344,7 @@ func TestTDMRepAdminAndMetrics(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	j = decisionJSON{}
+	j = answer.DecisionJSON{}
 	err = json.NewDecoder(resp.Body).Decode(&j)
 	resp.Body.Close()
 	if err != nil || !j.Allowed || j.TDM != nil {

@@ -15,9 +15,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/elazarl/goproxy"
-
 	"github.com/robotsgate/robotsgate/enforce"
+	"github.com/robotsgate/robotsgate/proxy/answer"
 	"github.com/robotsgate/robotsgate/proxy/conns"
 	"github.com/robotsgate/robotsgate/proxy/selfaddr"
 	"github.com/robotsgate/robotsgate/proxy/transparent"
@@ -118,13 +117,13 @@ func (s *Server) acceptRedirected(c net.Conn, q *transparent.Queue) {
 		return
 	case rd.refusal != nil:
 	case tc.Kind == transparent.KindTLS && tc.SNI == "":
-		rd.refusal = refusalOf(ReasonNoSNI, rd.dst,
+		rd.refusal = refusalOf(answer.ReasonNoSNI, rd.dst,
 			"a TLS connection to "+rd.dst.String()+" without a server name (SNI): robotsgate cannot tell which site it is for, so it is not spliced")
 	case tc.Kind == transparent.KindTLS:
 		s.serveRedirectedTLS(tc, rd)
 		return
 	default:
-		rd.refusal = refusalOf(ReasonUnknownProtocol, rd.dst,
+		rd.refusal = refusalOf(answer.ReasonUnknownProtocol, rd.dst,
 			"a connection to "+rd.dst.String()+" that is neither HTTP/1.x nor TLS was closed: "+tc.Why)
 	}
 	method := ""
@@ -149,18 +148,18 @@ func (s *Server) connRefusal(c net.Conn, dst netip.AddrPort, derr error) *outcom
 		uid := strconv.Itoa(os.Getuid())
 		s.log.Error().Str("destination", dst.String()).Int("uid", os.Getuid()).
 			Msg("redirect loop: robotsgate's own outbound connection was redirected back to its transparent listener; exclude uid " + uid + " from the redirect (robotsgate iptables -uid " + uid + ")")
-		return refusalOf(ReasonRedirectLoop, dst,
+		return refusalOf(answer.ReasonRedirectLoop, dst,
 			"robotsgate's own connection to "+dst.String()+" was redirected back to it: the redirect rules must exclude uid "+uid+" (robotsgate iptables -uid "+uid+")")
 	case derr != nil || dst == local:
 		why := "its original destination is the listener itself"
 		if derr != nil {
 			why = derr.Error()
 		}
-		return refusalOf(ReasonNotRedirected, local,
+		return refusalOf(answer.ReasonNotRedirected, local,
 			"a connection to the transparent listener that was not redirected ("+why+"): send proxy requests to the proxy listener")
 	}
 	if _, self := s.self.Check(context.Background(), dst.Addr().String(), dst.Port()); self {
-		return refusalOf(ReasonSelfRequest, dst,
+		return refusalOf(answer.ReasonSelfRequest, dst,
 			"the original destination "+dst.String()+" is robotsgate itself; its admin API is not reachable through the proxy")
 	}
 	if why := upstream.EgressRefusal(s.egressPolicy(), dst.Addr(), false); why != "" { // (upstream/egressdial.go)
@@ -205,7 +204,7 @@ func (s *Server) serveRedirected(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if r.Method == http.MethodConnect {
-		d := enforce.Decision{Reason: ReasonDestinationMismatch, URL: "tcp://" + rd.dst.String(),
+		d := enforce.Decision{Reason: answer.ReasonDestinationMismatch, URL: "tcp://" + rd.dst.String(),
 			Detail: "a CONNECT on a connection already addressed to " + rd.dst.String() + " (clients behind the transparent listener send plain requests)"}
 		writeResponse(w, s.settle(r, newRequestState(r, nil, nil), refuse(d)))
 		return
@@ -233,7 +232,7 @@ func writeResponse(w http.ResponseWriter, resp *http.Response) {
 // not resolve to its address, or is not that address); otherwise the
 // request is pinned to the original destination, whatever the name
 // resolves to when it is dialled.
-func checkRedirected(self *selfaddr.Set, r *http.Request, ctx *goproxy.ProxyCtx, rd *redirected, host string, port uint16, portOK bool) outcome {
+func checkRedirected(self *selfaddr.Set, r *http.Request, st *requestState, rd *redirected, host string, port uint16, portOK bool) outcome {
 	if rd.refusal != nil {
 		o := *rd.refusal
 		d := *o.d // rd.refusal is the connection's: its decision is not changed
@@ -244,7 +243,7 @@ func checkRedirected(self *selfaddr.Set, r *http.Request, ctx *goproxy.ProxyCtx,
 	if !portOK || host != rd.vhost || port != rd.vport {
 		target := selfaddr.JoinHostPort(host, port)
 		if !portOK || port != rd.dst.Port() || !self.Resolves(r.Context(), host, rd.dst.Addr()) {
-			d := enforce.Decision{Reason: ReasonDestinationMismatch, URL: enforce.RedactedURL(r.URL),
+			d := enforce.Decision{Reason: answer.ReasonDestinationMismatch, URL: enforce.RedactedURL(r.URL),
 				Detail: "the request names " + strconv.Quote(target) + " but its connection was addressed to " + rd.dst.String() +
 					", which that name does not resolve to"}
 			if o, err := enforce.Origin(r.URL); err == nil {
@@ -254,7 +253,7 @@ func checkRedirected(self *selfaddr.Set, r *http.Request, ctx *goproxy.ProxyCtx,
 		}
 		rd.vhost, rd.vport, rd.pin = host, port, selfaddr.PinTo(host, port, rd.dst.Addr())
 	}
-	ctx.Req = r.WithContext(upstream.WithPin(r.Context(), rd.pin)) // its policy files are the destination's (upstream/pins.go)
+	st.Req = r.WithContext(upstream.WithPin(r.Context(), rd.pin)) // its policy files are the destination's (upstream/pins.go)
 	return outcome{}
 }
 
@@ -274,7 +273,7 @@ func (s *Server) serveRedirectedTLS(tc *transparent.Conn, rd *redirected) {
 	}
 	target := selfaddr.JoinHostPort(host, rd.dst.Port())
 	if !s.self.Resolves(context.Background(), host, rd.dst.Addr()) {
-		o := refusalOf(ReasonDestinationMismatch, rd.dst,
+		o := refusalOf(answer.ReasonDestinationMismatch, rd.dst,
 			"the TLS server name "+strconv.Quote(tc.SNI)+" does not resolve to "+rd.dst.Addr().String()+", where the connection was addressed")
 		o.d.URL = "https://" + target
 		s.closeRefused(tc, http.MethodConnect, rd, o)

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/robotsgate/robotsgate/internal/config"
+	"github.com/robotsgate/robotsgate/proxy/answer"
 )
 
 // startTransparent serves a transparent listener of h's Server on
@@ -196,8 +197,8 @@ func TestTransparentOpaqueTarget(t *testing.T) {
 	for _, target := range []string{"/private", "http:private", "http:private/x", "HTTP:private"} {
 		resp, body := rawRoundTrip(t, srv.Listener.Addr().String(),
 			"GET "+target+" HTTP/1.1\r\nHost: "+oaddr+"\r\nUser-Agent: TestBot/1.0\r\nConnection: close\r\n\r\n")
-		if resp.StatusCode/100 != 4 || resp.Header.Get(HeaderDecision) == "" || body == "secret" {
-			t.Errorf("GET %s: %d %s %q, want robotsgate's refusal", target, resp.StatusCode, resp.Header.Get(HeaderDecision), body)
+		if resp.StatusCode/100 != 4 || resp.Header.Get(answer.HeaderDecision) == "" || body == "secret" {
+			t.Errorf("GET %s: %d %s %q, want robotsgate's refusal", target, resp.StatusCode, resp.Header.Get(answer.HeaderDecision), body)
 		}
 	}
 	if got := lines(); len(got) != 0 {

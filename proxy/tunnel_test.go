@@ -13,6 +13,7 @@ import (
 	"github.com/robotsgate/robotsgate/enforce"
 	"github.com/robotsgate/robotsgate/internal/config"
 	"github.com/robotsgate/robotsgate/internal/testsupport"
+	"github.com/robotsgate/robotsgate/proxy/answer"
 	"github.com/robotsgate/robotsgate/proxy/audit"
 )
 
@@ -28,8 +29,8 @@ func TestTunnelMode(t *testing.T) {
 
 	// Fully disallowed host: CONNECT refused with a real 403.
 	resp, body, _ := p.rawConnect(t, closed.Listener.Addr().String())
-	if resp.StatusCode != http.StatusForbidden || resp.Header.Get(HeaderDecision) != string(ReasonSiteDisallowed) {
-		t.Fatalf("closed site: %d %s %q", resp.StatusCode, resp.Header.Get(HeaderDecision), body)
+	if resp.StatusCode != http.StatusForbidden || resp.Header.Get(answer.HeaderDecision) != string(answer.ReasonSiteDisallowed) {
+		t.Fatalf("closed site: %d %s %q", resp.StatusCode, resp.Header.Get(answer.HeaderDecision), body)
 	}
 	if closed.hit("/robots.txt") != 1 {
 		t.Fatalf("closed site robots.txt fetched %d times", closed.hit("/robots.txt"))
@@ -46,11 +47,11 @@ func TestTunnelMode(t *testing.T) {
 	if resp.TLS.PeerCertificates[0].Equal(partly.Certificate()) == false {
 		t.Fatal("tunnel: the client did not see the origin's own certificate")
 	}
-	rec := p.audit.Find(t, string(ReasonTunnelUnenforced))
+	rec := p.audit.Find(t, string(answer.ReasonTunnelUnenforced))
 	if rec["decision"] != audit.DecisionAllowed || rec["method"] != http.MethodConnect || rec["agent"] != "TestBot" {
 		t.Fatalf("tunnel audit record: %v", rec)
 	}
-	p.audit.Find(t, string(ReasonSiteDisallowed))
+	p.audit.Find(t, string(answer.ReasonSiteDisallowed))
 	assertMetrics(t, testsupport.Exposition(p.srv.metrics.Handler()), map[string]float64{ // counted once each
 		`robotsgate_decisions_total{decision="blocked",reason="site-disallowed"}`:   1,
 		`robotsgate_decisions_total{decision="allowed",reason="tunnel-unenforced"}`: 1,
@@ -72,7 +73,7 @@ func TestTunnelModeUnreachableRobots(t *testing.T) {
 	cfg.HTTPS.UpstreamRoots = []string{writeCertPEM(t, o.Certificate())}
 	p := startHTTPSProxy(t, cfg)
 	resp, body, _ := p.rawConnect(t, u.Host)
-	if resp.StatusCode != http.StatusForbidden || resp.Header.Get(HeaderDecision) != string(enforce.ReasonRobotsUnreachable) {
+	if resp.StatusCode != http.StatusForbidden || resp.Header.Get(answer.HeaderDecision) != string(enforce.ReasonRobotsUnreachable) {
 		t.Fatalf("unreachable robots.txt: %d %q", resp.StatusCode, body)
 	}
 }
@@ -91,8 +92,8 @@ func TestTunnelModeAgentAndReport(t *testing.T) {
 		t.Fatalf("TestBot: %d %q", resp.StatusCode, body)
 	}
 	resp, body, _ := p.rawConnect(t, target, "X-Robots-Agent: ClosedBot/2.0")
-	if resp.StatusCode != http.StatusForbidden || resp.Header.Get(HeaderAgent) != "ClosedBot" {
-		t.Fatalf("ClosedBot: %d %s %q", resp.StatusCode, resp.Header.Get(HeaderAgent), body)
+	if resp.StatusCode != http.StatusForbidden || resp.Header.Get(answer.HeaderAgent) != "ClosedBot" {
+		t.Fatalf("ClosedBot: %d %s %q", resp.StatusCode, resp.Header.Get(answer.HeaderAgent), body)
 	}
 
 	// Report mode: the closed site is audited as reported and tunnelled.
@@ -101,7 +102,7 @@ func TestTunnelModeAgentAndReport(t *testing.T) {
 	if resp, body, _ := p.rawConnect(t, target, "X-Robots-Agent: ClosedBot"); resp.StatusCode != 200 {
 		t.Fatalf("report mode: %d %q", resp.StatusCode, body)
 	}
-	rec := p.audit.Find(t, string(ReasonSiteDisallowed))
+	rec := p.audit.Find(t, string(answer.ReasonSiteDisallowed))
 	if rec["decision"] != audit.DecisionReported {
 		t.Fatalf("report-mode audit record: %v", rec)
 	}

@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/robotsgate/robotsgate/internal/config"
+	"github.com/robotsgate/robotsgate/proxy/answer"
 	"github.com/robotsgate/robotsgate/proxy/audit"
 )
 
@@ -155,10 +156,10 @@ func TestTunnelModeServerNameChecked(t *testing.T) {
 		tc     *tls.Config
 		reason string
 	}{
-		{"another site", &tls.Config{RootCAs: roots, ServerName: "closed.test"}, string(ReasonTunnelServerName)},
-		{"no server name", &tls.Config{InsecureSkipVerify: true}, string(ReasonTunnelServerName)},
+		{"another site", &tls.Config{RootCAs: roots, ServerName: "closed.test"}, string(answer.ReasonTunnelServerName)},
+		{"no server name", &tls.Config{InsecureSkipVerify: true}, string(answer.ReasonTunnelServerName)},
 		{"encrypted ClientHello", &tls.Config{RootCAs: roots, ServerName: "closed.test", MinVersion: tls.VersionTLS13,
-			EncryptedClientHelloConfigList: o.echCL}, string(ReasonTunnelECH)},
+			EncryptedClientHelloConfigList: o.echCL}, string(answer.ReasonTunnelECH)},
 	}
 	for _, tt := range refused {
 		before := countReason(t, p, tt.reason)
@@ -194,7 +195,7 @@ func TestTunnelModeFakeRecordHeader(t *testing.T) {
 	if _, err := io.ReadAll(bufio.NewReader(br)); err != nil && !isReset(err) {
 		t.Fatalf("the tunnel was not closed: %v", err)
 	}
-	rec := p.audit.Find(t, string(ReasonTunnelNotTLS))
+	rec := p.audit.Find(t, string(answer.ReasonTunnelNotTLS))
 	if rec["decision"] != audit.DecisionBlocked {
 		t.Fatalf("audit record %v", rec)
 	}

@@ -40,7 +40,7 @@ func (s *Server) tunnelPolicies(ctx context.Context, l *live, st *requestState, 
 
 // onTunnel is the TDMRep step of a CONNECT in tunnel mode: tdmrep.json's
 // verdict on every URL of u's site ([enforce.Enforcer.TDMRepSite]).
-func (t tdmStep) onTunnel(ctx context.Context, u *url.URL, st *requestState) (outcome, bool) {
+func (t tdmrepStep) onTunnel(ctx context.Context, u *url.URL, st *requestState) (outcome, bool) {
 	if !t.binds(st) {
 		return outcome{}, false
 	}

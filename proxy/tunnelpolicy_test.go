@@ -13,6 +13,7 @@ import (
 
 	"github.com/robotsgate/robotsgate/enforce"
 	"github.com/robotsgate/robotsgate/internal/config"
+	"github.com/robotsgate/robotsgate/proxy/answer"
 	"github.com/robotsgate/robotsgate/proxy/audit"
 	"github.com/robotsgate/robotsgate/robots/aipref"
 )
@@ -104,13 +105,13 @@ func TestTunnelModeSiteWidePolicies(t *testing.T) {
 			}
 			if tc.reason == "" {
 				if resp.StatusCode != http.StatusOK {
-					t.Fatalf("CONNECT: %d %s %q, want an open tunnel", resp.StatusCode, resp.Header.Get(HeaderDecision), body)
+					t.Fatalf("CONNECT: %d %s %q, want an open tunnel", resp.StatusCode, resp.Header.Get(answer.HeaderDecision), body)
 				}
-				p.audit.Find(t, string(ReasonTunnelUnenforced))
+				p.audit.Find(t, string(answer.ReasonTunnelUnenforced))
 				return
 			}
-			if resp.StatusCode != http.StatusForbidden || resp.Header.Get(HeaderDecision) != tc.reason || resp.Header.Get(tc.header) == "" {
-				t.Fatalf("CONNECT: %d %s %s=%q %q", resp.StatusCode, resp.Header.Get(HeaderDecision), tc.header, resp.Header.Get(tc.header), body)
+			if resp.StatusCode != http.StatusForbidden || resp.Header.Get(answer.HeaderDecision) != tc.reason || resp.Header.Get(tc.header) == "" {
+				t.Fatalf("CONNECT: %d %s %s=%q %q", resp.StatusCode, resp.Header.Get(answer.HeaderDecision), tc.header, resp.Header.Get(tc.header), body)
 			}
 			rec := p.audit.Find(t, tc.reason)
 			if rec["decision"] != audit.DecisionBlocked || rec["method"] != http.MethodConnect {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/elazarl/goproxy"
 	"github.com/robotsgate/robotsgate/enforce"
+	"github.com/robotsgate/robotsgate/proxy/answer"
 	"github.com/robotsgate/robotsgate/proxy/upstream"
 )
 
@@ -86,11 +87,11 @@ func (s *Server) refuseTunnel(r *http.Request, st *requestState, client net.Conn
 func tunnelReason(r upstream.HelloRefusal) enforce.Reason {
 	switch r {
 	case upstream.HelloServerName:
-		return ReasonTunnelServerName
+		return answer.ReasonTunnelServerName
 	case upstream.HelloECH:
-		return ReasonTunnelECH
+		return answer.ReasonTunnelECH
 	}
-	return ReasonTunnelNotTLS
+	return answer.ReasonTunnelNotTLS
 }
 
 // quoteHead is the start of first, the bytes a refused tunnel began

@@ -16,6 +16,7 @@ import (
 
 	"github.com/robotsgate/robotsgate/internal/config"
 	"github.com/robotsgate/robotsgate/internal/testsupport"
+	"github.com/robotsgate/robotsgate/proxy/answer"
 	"github.com/robotsgate/robotsgate/proxy/audit"
 )
 
@@ -111,8 +112,8 @@ func TestTunnelModePlainHTTPInside(t *testing.T) {
 		t.Fatalf("no answer to the request inside the tunnel: %v", err)
 	}
 	body, _ := io.ReadAll(inner.Body)
-	if inner.StatusCode != http.StatusForbidden || inner.Header.Get(HeaderDecision) != string(ReasonTunnelNotTLS) {
-		t.Fatalf("plain HTTP inside a tunnel: %d %s %q", inner.StatusCode, inner.Header.Get(HeaderDecision), body)
+	if inner.StatusCode != http.StatusForbidden || inner.Header.Get(answer.HeaderDecision) != string(answer.ReasonTunnelNotTLS) {
+		t.Fatalf("plain HTTP inside a tunnel: %d %s %q", inner.StatusCode, inner.Header.Get(answer.HeaderDecision), body)
 	}
 	if n := o.hit("/private"); n != 0 {
 		t.Fatalf("the origin received /private %d time(s) through a tunnel", n)
@@ -121,7 +122,7 @@ func TestTunnelModePlainHTTPInside(t *testing.T) {
 	if _, err := br.ReadByte(); err == nil || errors.Is(err, os.ErrDeadlineExceeded) {
 		t.Fatalf("the tunnel stayed open after the refusal: %v", err)
 	}
-	rec := p.audit.Find(t, string(ReasonTunnelNotTLS))
+	rec := p.audit.Find(t, string(answer.ReasonTunnelNotTLS))
 	if rec["decision"] != audit.DecisionBlocked || rec["method"] != http.MethodConnect || rec["status"] != float64(http.StatusForbidden) {
 		t.Fatalf("tunnel-not-tls audit record: %v", rec)
 	}

@@ -5,6 +5,7 @@ import (
 	"net/url"
 
 	"github.com/robotsgate/robotsgate/enforce"
+	"github.com/robotsgate/robotsgate/proxy/answer"
 )
 
 // URL length: a URL longer than max_url_bytes is refused 414
@@ -42,7 +43,7 @@ func urlBytes(u *url.URL) int {
 func longURLDecision(u *url.URL, agent string, n, max int) enforce.Decision {
 	return enforce.Decision{
 		URL: cut(enforce.RedactedURL(u)), Origin: cut(u.Scheme + "://" + u.Host), Agent: agent,
-		Reason: ReasonURLTooLong,
+		Reason: answer.ReasonURLTooLong,
 		Detail: fmt.Sprintf("the URL has %d bytes, more than max_url_bytes (%d)", n, max),
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/robotsgate/robotsgate/internal/config"
+	"github.com/robotsgate/robotsgate/proxy/answer"
 	"github.com/robotsgate/robotsgate/proxy/audit"
 )
 
@@ -26,14 +27,14 @@ func TestLongURLAnswered414(t *testing.T) {
 		"http://" + strings.Repeat("u", 4100) + ":pw@" + host + "/public",
 	} {
 		resp, body := rawProxyGet(t, h.addr, target, host)
-		if resp.StatusCode != http.StatusRequestURITooLong || resp.Header.Get(HeaderDecision) != string(ReasonURLTooLong) {
-			t.Fatalf("URL of %d bytes: %d %s %q", len(target), resp.StatusCode, resp.Header.Get(HeaderDecision), body)
+		if resp.StatusCode != http.StatusRequestURITooLong || resp.Header.Get(answer.HeaderDecision) != string(answer.ReasonURLTooLong) {
+			t.Fatalf("URL of %d bytes: %d %s %q", len(target), resp.StatusCode, resp.Header.Get(answer.HeaderDecision), body)
 		}
 	}
 	if n := o.robotsHits.Load() + o.hits.Load(); n != 0 {
 		t.Fatalf("origin got %d requests for URLs too long", n)
 	}
-	rec := h.audit.Find(t, string(ReasonURLTooLong))
+	rec := h.audit.Find(t, string(answer.ReasonURLTooLong))
 	if u := rec["url"].(string); rec["decision"] != audit.DecisionBlocked || len(u) > auditURLBytes+10 || !strings.HasPrefix(u, o.URL+"/public/aaa") {
 		t.Fatalf("audit record: %v", rec)
 	}
@@ -63,13 +64,13 @@ func TestLongURLAnswered414InMITM(t *testing.T) {
 
 	long := origin.URL + "/public/" + strings.Repeat("b", 2048)
 	resp, body := get(t, c, long)
-	if resp.StatusCode != http.StatusRequestURITooLong || resp.Header.Get(HeaderDecision) != string(ReasonURLTooLong) {
-		t.Fatalf("long URL in MITM: %d %s %q", resp.StatusCode, resp.Header.Get(HeaderDecision), body)
+	if resp.StatusCode != http.StatusRequestURITooLong || resp.Header.Get(answer.HeaderDecision) != string(answer.ReasonURLTooLong) {
+		t.Fatalf("long URL in MITM: %d %s %q", resp.StatusCode, resp.Header.Get(answer.HeaderDecision), body)
 	}
 	if n := origin.hit(strings.TrimPrefix(long, origin.URL)); n != 0 {
 		t.Fatalf("origin saw the long URL %d times", n)
 	}
-	if rec := p.audit.Find(t, string(ReasonURLTooLong)); !strings.HasPrefix(rec["url"].(string), "https://127.0.0.1:") {
+	if rec := p.audit.Find(t, string(answer.ReasonURLTooLong)); !strings.HasPrefix(rec["url"].(string), "https://127.0.0.1:") {
 		t.Fatalf("audit record: %v", rec)
 	}
 	resp, _ = get(t, c, origin.URL+"/public/short")

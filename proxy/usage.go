@@ -3,15 +3,12 @@ package proxy
 import (
 	"mime"
 	"net/http"
-	"strconv"
 	"strings"
 	"unicode/utf8"
 
-	"github.com/elazarl/goproxy"
-
 	"github.com/robotsgate/robotsgate/enforce"
 	"github.com/robotsgate/robotsgate/internal/config"
-	"github.com/robotsgate/robotsgate/proxy/audit"
+	"github.com/robotsgate/robotsgate/proxy/answer"
 	"github.com/robotsgate/robotsgate/robots"
 	"github.com/robotsgate/robotsgate/robots/aipref"
 	"github.com/robotsgate/robotsgate/robots/robottag"
@@ -44,9 +41,13 @@ const maxUsageRule = 256
 // or, with usage.response enforce outside report mode, refuses the
 // response with 403 usage-disallowed. Responses robotsgate generated
 // are left alone: it sees only the origin's ([fromOrigin]).
+//
+// State: reads the caller (Agent), the verdict (Purposes, ContentUse,
+// Decision, Decided) and Live; writes the verdict (Answered through settle)
+// ([requestState]).
 type usageStep struct{ enforce bool }
 
-func (u usageStep) onResponse(resp *http.Response, ctx *goproxy.ProxyCtx, st *requestState) (*http.Response, outcome) {
+func (u usageStep) onResponse(resp *http.Response, st *requestState) (*http.Response, outcome) {
 	resp.Header.Del(HeaderUsage)
 	var fromRobots enforce.Usage
 	var siteUse aipref.Use
@@ -64,7 +65,7 @@ func (u usageStep) onResponse(resp *http.Response, ctx *goproxy.ProxyCtx, st *re
 	if blocked == 0 && !useBlocked {
 		return resp, outcome{}
 	}
-	d := responseUsageDecision(ctx.Req, st, &fromResp, blocked)
+	d := responseUsageDecision(st.Req, st, &fromResp, blocked)
 	if useBlocked {
 		responseUseRefusal(&d, st.ContentUse, respUse, blocked == 0)
 	}
@@ -162,7 +163,7 @@ func isImage(resp *http.Response) bool {
 
 // cleanRule is s, a rule quoted from a response (it comes from the
 // origin), on one line and bounded.
-func cleanRule(s string) string { return boundedLine(s, maxUsageRule) }
+func cleanRule(s string) string { return answer.BoundedLine(s, maxUsageRule) }
 
 // responseUsageDecision is the refusal of req, decided st.Decision, by
 // the response's usage preferences v, which disallow the declared
@@ -218,50 +219,4 @@ func unreadableBlocked(v *enforce.Usage, st *requestState) aipref.Set {
 		}
 	}
 	return out
-}
-
-// usageOf returns the usage preferences of d to show
-// ([enforce.Usage.Shown]): every purpose with a stated preference, and
-// every declared purpose of a URL Allow/Disallow permits.
-func usageOf(d *enforce.Decision) map[string]enforce.PurposeUsage {
-	permitted := d.Reason != enforce.ReasonDisallowed && d.Reason != enforce.ReasonRobotsUnreachable
-	return d.Usage.Shown(d.Purposes, permitted)
-}
-
-// auditUsage converts usageOf(d) for an audit record.
-func auditUsage(d *enforce.Decision) []audit.Usage {
-	var out []audit.Usage
-	m := usageOf(d)
-	for p := aipref.Purpose(0); p < aipref.NumPurposes; p++ {
-		if u, ok := m[p.String()]; ok {
-			out = append(out, audit.Usage{Purpose: p.String(), Pref: u.Pref, Source: u.Source, Rule: u.Rule, Line: u.Line})
-		}
-	}
-	return out
-}
-
-// usageText writes the purposes and usage lines of a plain-text refusal,
-// e.g. "usage:    train-ai disallowed (Content-Usage: train-ai=n, line 4)".
-func usageText(sb *strings.Builder, purposes []string, usage map[string]enforce.PurposeUsage) {
-	if len(purposes) > 0 {
-		sb.WriteString("purposes: " + strings.Join(purposes, ", ") + "\n")
-	}
-	for p := aipref.Purpose(0); p < aipref.NumPurposes; p++ {
-		u, ok := usage[p.String()]
-		if !ok {
-			continue
-		}
-		sb.WriteString("usage:    " + p.String() + " " + u.Pref)
-		if u.Rule != "" {
-			sb.WriteString(" (" + u.Rule)
-			if u.Line > 0 {
-				sb.WriteString(", line " + strconv.Itoa(u.Line))
-			}
-			if u.Line == 0 && u.Source != "" {
-				sb.WriteString(", " + u.Source)
-			}
-			sb.WriteString(")")
-		}
-		sb.WriteString("\n")
-	}
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/robotsgate/robotsgate/internal/config"
+	"github.com/robotsgate/robotsgate/proxy/answer"
 	"github.com/robotsgate/robotsgate/robots/aipref"
 )
 
@@ -44,8 +45,8 @@ func TestMalformedContentSignalFollowsUnknown(t *testing.T) {
 			if unknown == config.UsageUnknownDeny {
 				want = http.StatusForbidden
 			}
-			if resp.StatusCode != want || want == http.StatusForbidden && resp.Header.Get(HeaderDecision) != "usage-disallowed" {
-				t.Errorf("usage.unknown %s, %s: %d %s, want %d", unknown, path, resp.StatusCode, resp.Header.Get(HeaderDecision), want)
+			if resp.StatusCode != want || want == http.StatusForbidden && resp.Header.Get(answer.HeaderDecision) != "usage-disallowed" {
+				t.Errorf("usage.unknown %s, %s: %d %s, want %d", unknown, path, resp.StatusCode, resp.Header.Get(answer.HeaderDecision), want)
 			}
 		}
 		if resp, _ := get(t, c, o.URL+"/other"); resp.StatusCode != http.StatusOK {

@@ -11,6 +11,7 @@ import (
 	"github.com/robotsgate/robotsgate/enforce"
 	"github.com/robotsgate/robotsgate/internal/config"
 	"github.com/robotsgate/robotsgate/internal/testsupport"
+	"github.com/robotsgate/robotsgate/proxy/answer"
 	"github.com/robotsgate/robotsgate/proxy/audit"
 	"github.com/robotsgate/robotsgate/robots/aipref"
 )
@@ -54,9 +55,9 @@ func TestUsageAIUseThroughProxy(t *testing.T) {
 	c := p.client(nil)
 
 	resp, body := get(t, c, o.URL+"/x", "Accept", "application/json")
-	var j refusalBody
-	if err := json.Unmarshal([]byte(body), &j); err != nil || resp.StatusCode != http.StatusForbidden || resp.Header.Get(HeaderDecision) != "usage-disallowed" ||
-		resp.Header.Get(HeaderRule) != "Content-Usage: ai-use=n; line 3" || j.Detail != "purpose ai-use disallowed" ||
+	var j answer.RefusalBody
+	if err := json.Unmarshal([]byte(body), &j); err != nil || resp.StatusCode != http.StatusForbidden || resp.Header.Get(answer.HeaderDecision) != "usage-disallowed" ||
+		resp.Header.Get(answer.HeaderRule) != "Content-Usage: ai-use=n; line 3" || j.Detail != "purpose ai-use disallowed" ||
 		strings.Join(j.UsageDisallowed, ",") != "ai-use" || j.Usage["ai-use"].Pref != "disallowed" {
 		t.Fatalf("ai-use /x: %d %v %s", resp.StatusCode, resp.Header, body)
 	}
@@ -88,7 +89,7 @@ func TestUsageAIUseThroughProxy(t *testing.T) {
 	}
 	cs := newSignalOrigin(t, "User-agent: *\nContent-Signal: search=yes, ai-input=no\n", false)
 	resp, _ = get(t, c, cs.URL+"/x")
-	if resp.StatusCode != http.StatusForbidden || resp.Header.Get(HeaderRule) != "Content-Signal: search=yes, ai-input=no; line 2" {
+	if resp.StatusCode != http.StatusForbidden || resp.Header.Get(answer.HeaderRule) != "Content-Signal: search=yes, ai-input=no; line 2" {
 		t.Fatalf("ai-use against Content-Signal ai-input=no: %d %v", resp.StatusCode, resp.Header)
 	}
 
@@ -130,7 +131,7 @@ func TestUsageTrainAIHeldToBothVocabularies(t *testing.T) {
 	o := newSignalOrigin(t, "User-agent: *\nContent-Signal: search=yes, ai-train=no\nContent-Usage: /ok/ train-ai=y\n", false)
 	p := startUsageProxy(t, func(c *config.Config) { c.Purposes = aipref.SetOf(aipref.TrainAI) })
 	resp, body := get(t, p.client(nil), o.URL+"/ok/x")
-	if resp.StatusCode != http.StatusForbidden || resp.Header.Get(HeaderRule) != "Content-Signal: search=yes, ai-train=no; line 2" {
+	if resp.StatusCode != http.StatusForbidden || resp.Header.Get(answer.HeaderRule) != "Content-Signal: search=yes, ai-train=no; line 2" {
 		t.Fatalf("train-ai /ok/x: %d %v %s", resp.StatusCode, resp.Header, body)
 	}
 	if o.hit("/ok/x") != 0 {
@@ -276,7 +277,7 @@ func TestUsageSignalsInMITM(t *testing.T) {
 		{full, "/cs-full", 200, ""},
 	} {
 		resp, body := get(t, c, tt.o.URL+tt.path)
-		if resp.StatusCode != tt.status || tt.rule != "" && resp.Header.Get(HeaderRule) != tt.rule {
+		if resp.StatusCode != tt.status || tt.rule != "" && resp.Header.Get(answer.HeaderRule) != tt.rule {
 			t.Errorf("%s%s in MITM: %d %v %s, want %d %q", tt.o.URL, tt.path, resp.StatusCode, resp.Header, body, tt.status, tt.rule)
 		}
 		if tt.status == 403 && strings.Contains(body, "hello from") {

@@ -16,6 +16,7 @@ import (
 	"github.com/robotsgate/robotsgate/enforce"
 	"github.com/robotsgate/robotsgate/internal/config"
 	"github.com/robotsgate/robotsgate/internal/testsupport"
+	"github.com/robotsgate/robotsgate/proxy/answer"
 	"github.com/robotsgate/robotsgate/proxy/audit"
 	"github.com/robotsgate/robotsgate/robots/aipref"
 )
@@ -114,14 +115,14 @@ func usageField(rec map[string]any, purpose string) map[string]any {
 // getUsageRefusal gets u with c, asking for the JSON refusal; the test
 // fails unless the answer is a 403 usage-disallowed refusal by rule (the
 // X-Robotsgate-Rule value). It returns the decoded refusal and the body.
-func getUsageRefusal(t *testing.T, c *http.Client, u, rule string) (refusalBody, string) {
+func getUsageRefusal(t *testing.T, c *http.Client, u, rule string) (answer.RefusalBody, string) {
 	t.Helper()
 	resp, body := get(t, c, u, "Accept", "application/json")
-	if resp.StatusCode != http.StatusForbidden || resp.Header.Get(HeaderDecision) != "usage-disallowed" ||
-		resp.Header.Get(HeaderRule) != rule {
+	if resp.StatusCode != http.StatusForbidden || resp.Header.Get(answer.HeaderDecision) != "usage-disallowed" ||
+		resp.Header.Get(answer.HeaderRule) != rule {
 		t.Fatalf("%s: %d %v %s", u, resp.StatusCode, resp.Header, body)
 	}
-	var j refusalBody
+	var j answer.RefusalBody
 	if err := json.Unmarshal([]byte(body), &j); err != nil {
 		t.Fatal(err)
 	}
@@ -169,7 +170,7 @@ func TestUsageAttachExampleThroughProxy(t *testing.T) {
 		t.Fatalf("/ai-ok/test: %d %q usage %q", resp.StatusCode, body, resp.Header.Get(HeaderUsage))
 	}
 	resp, _ = get(t, c, o.URL+"/never/test")
-	if resp.StatusCode != http.StatusForbidden || resp.Header.Get(HeaderDecision) != "disallowed" || resp.Header.Get(HeaderRule) != "Disallow: /never/; line 3" {
+	if resp.StatusCode != http.StatusForbidden || resp.Header.Get(answer.HeaderDecision) != "disallowed" || resp.Header.Get(answer.HeaderRule) != "Disallow: /never/; line 3" {
 		t.Fatalf("/never/test: %d %v", resp.StatusCode, resp.Header)
 	}
 	if rec := p.records(t, o.URL+"/never/test")[0]; rec["usage"] != nil {
@@ -205,7 +206,7 @@ func TestUsageWithoutPurposeReportsOnly(t *testing.T) {
 
 	r := startUsageProxy(t, func(c *config.Config) { c.Purposes = aipref.SetOf(aipref.TrainAI); c.Mode = config.ModeReport })
 	resp, body = get(t, r.client(nil), o.URL+"/test")
-	if resp.StatusCode != 200 || body != "origin body /test" || resp.Header.Get(HeaderDecision) != "report-only; usage-disallowed" {
+	if resp.StatusCode != 200 || body != "origin body /test" || resp.Header.Get(answer.HeaderDecision) != "report-only; usage-disallowed" {
 		t.Fatalf("report mode: %d %q %v", resp.StatusCode, body, resp.Header)
 	}
 	if rec := r.records(t, o.URL+"/test")[0]; rec["decision"] != audit.DecisionReported || rec["reason"] != "usage-disallowed" {
@@ -232,7 +233,7 @@ func TestUsagePerUserIdentity(t *testing.T) {
 	alice, bob := url.UserPassword("alice", "pw1"), url.UserPassword("bob", "pw2")
 	p := startUsageProxy(t, func(c *config.Config) { c.Auth.CredentialsFile = creds })
 
-	if resp, _ := get(t, p.client(alice), o.URL+"/test"); resp.StatusCode != http.StatusForbidden || resp.Header.Get(HeaderDecision) != "usage-disallowed" {
+	if resp, _ := get(t, p.client(alice), o.URL+"/test"); resp.StatusCode != http.StatusForbidden || resp.Header.Get(answer.HeaderDecision) != "usage-disallowed" {
 		t.Fatalf("alice /test: %d %v", resp.StatusCode, resp.Header)
 	}
 	// BobBot's group states no usage preference (the * group's lines are not its).
@@ -244,7 +245,7 @@ func TestUsagePerUserIdentity(t *testing.T) {
 		usageField(rec[1], "search")["pref"] != "unknown" {
 		t.Fatalf("bob's audit record: %v", rec)
 	}
-	if resp, _ := get(t, p.client(bob), o.URL+"/bob-closed"); resp.StatusCode != http.StatusForbidden || resp.Header.Get(HeaderAgent) != "BobBot" {
+	if resp, _ := get(t, p.client(bob), o.URL+"/bob-closed"); resp.StatusCode != http.StatusForbidden || resp.Header.Get(answer.HeaderAgent) != "BobBot" {
 		t.Fatalf("bob's agent: %d %v", resp.StatusCode, resp.Header)
 	}
 
@@ -276,7 +277,7 @@ func TestUsagePerUserIdentity(t *testing.T) {
 		t.Fatalf("allowed override to train-ai: %d", resp.StatusCode)
 	}
 	resp, body := get(t, q.client(bob), o.URL+"/test", "X-Robots-Purpose", "train_ai")
-	if resp.StatusCode != http.StatusBadRequest || resp.Header.Get(HeaderDecision) != "invalid-purpose" || !strings.Contains(body, "train-ai, search, ai-input") {
+	if resp.StatusCode != http.StatusBadRequest || resp.Header.Get(answer.HeaderDecision) != "invalid-purpose" || !strings.Contains(body, "train-ai, search, ai-input") {
 		t.Fatalf("unknown purpose in the header: %d %s", resp.StatusCode, body)
 	}
 }
@@ -291,7 +292,7 @@ func TestUsagePerUserIdentityInMITM(t *testing.T) {
 	c := p.client(p.ca)
 	c.Transport.(*http.Transport).Proxy = http.ProxyURL(&url.URL{Scheme: "http", Host: p.url.Host, User: url.UserPassword("alice", "pw1")})
 	resp, body := get(t, c, origin.URL+"/test")
-	if resp.StatusCode != http.StatusForbidden || resp.Header.Get(HeaderDecision) != "usage-disallowed" || resp.Header.Get(HeaderAgent) != "AliceBot" {
+	if resp.StatusCode != http.StatusForbidden || resp.Header.Get(answer.HeaderDecision) != "usage-disallowed" || resp.Header.Get(answer.HeaderAgent) != "AliceBot" {
 		t.Fatalf("alice in MITM: %d %v %s", resp.StatusCode, resp.Header, body)
 	}
 	if resp, _ := get(t, c, origin.URL+"/ai-ok/test"); resp.StatusCode != 200 {
@@ -326,7 +327,7 @@ func TestUsageResponseHeader(t *testing.T) {
 		c.Usage.Response = config.UsageResponseEnforce
 	})
 	resp, body = get(t, e.client(nil), o.URL+"/cu-n")
-	if resp.StatusCode != http.StatusForbidden || resp.Header.Get(HeaderDecision) != "usage-disallowed" || strings.Contains(body, "origin body") ||
+	if resp.StatusCode != http.StatusForbidden || resp.Header.Get(answer.HeaderDecision) != "usage-disallowed" || strings.Contains(body, "origin body") ||
 		!strings.Contains(body, "purpose train-ai disallowed by the response") {
 		t.Fatalf("enforce: %d %v %s", resp.StatusCode, resp.Header, body)
 	}

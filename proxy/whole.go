@@ -6,10 +6,9 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/elazarl/goproxy"
-
 	"github.com/robotsgate/robotsgate/enforce"
 	"github.com/robotsgate/robotsgate/internal/config"
+	"github.com/robotsgate/robotsgate/proxy/answer"
 	"github.com/robotsgate/robotsgate/robots/aipref"
 )
 
@@ -44,6 +43,9 @@ var scanAcceptEncoding = []string{"gzip", "x-gzip", "deflate", "identity"}
 // read, and an HTML body whose head it could not read whole. When the response steps
 // only annotate, requests are left alone and an undecodable HTML body is
 // marked with [HeaderUnscanned].
+//
+// State: reads the caller (Agent) and the verdict (Purposes, Decision,
+// Decided); writes the verdict (RangeRemoved) ([requestState]).
 type wholeStep struct {
 	tags, usage bool       // robot_tags enforce; usage.response enforce (both outside report mode)
 	tdm         aipref.Set // tdmrep.purposes when tdmrep.mode is enforce (outside report mode)
@@ -75,7 +77,7 @@ func (w wholeStep) enforcing(st *requestState) bool {
 	return w.scansBodies && (w.tags || w.usage && st.Purposes != 0 || st.Purposes&w.tdm != 0)
 }
 
-func (w wholeStep) onRequest(r *http.Request, _ *goproxy.ProxyCtx, st *requestState) outcome {
+func (w wholeStep) onRequest(r *http.Request, st *requestState) outcome {
 	if !w.enforcing(st) {
 		return outcome{}
 	}
@@ -89,7 +91,7 @@ func (w wholeStep) onRequest(r *http.Request, _ *goproxy.ProxyCtx, st *requestSt
 	return outcome{}
 }
 
-func (w wholeStep) onResponse(resp *http.Response, ctx *goproxy.ProxyCtx, st *requestState) (*http.Response, outcome) {
+func (w wholeStep) onResponse(resp *http.Response, st *requestState) (*http.Response, outcome) {
 	if !tagsApply(resp.StatusCode) {
 		return resp, outcome{}
 	}
@@ -120,7 +122,7 @@ func (w wholeStep) onResponse(resp *http.Response, ctx *goproxy.ProxyCtx, st *re
 	if resp.Body != nil {
 		resp.Body.Close()
 	}
-	return resp, refuse(unscannableDecision(ctx.Req, st, why))
+	return resp, refuse(unscannableDecision(st.Req, st, why))
 }
 
 // bodyScan is the robot-tag scan the round trip made of resp's body
@@ -146,7 +148,7 @@ func unscannableDecision(req *http.Request, st *requestState, why string) enforc
 			d.Origin, _ = enforce.Origin(req.URL)
 		}
 	}
-	d.Allowed, d.Reason = false, ReasonResponseUnscannable
+	d.Allowed, d.Reason = false, answer.ReasonResponseUnscannable
 	d.Rule, d.Line, d.Detail = "", 0, cleanRule(why)
 	return d
 }

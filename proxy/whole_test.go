@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/robotsgate/robotsgate/internal/config"
+	"github.com/robotsgate/robotsgate/proxy/answer"
 	"github.com/robotsgate/robotsgate/proxy/audit"
 	"github.com/robotsgate/robotsgate/robots/aipref"
 )
@@ -159,8 +160,8 @@ func TestWholeRangeEnforce(t *testing.T) {
 			r := startWholeRig(t, tlsOrigin, enforceTags)
 			for _, rng := range []string{"bytes=61-", "bytes=0-60,61-"} {
 				resp, body := get(t, r.c, r.base+"/page", "Range", rng)
-				if resp.StatusCode != http.StatusForbidden || strings.Contains(body, "SECRET") || resp.Header.Get(HeaderDecision) != "robot-tag" {
-					t.Fatalf("Range %s: %d %s, origin body reached the client: %v", rng, resp.StatusCode, resp.Header.Get(HeaderDecision), strings.Contains(body, "SECRET"))
+				if resp.StatusCode != http.StatusForbidden || strings.Contains(body, "SECRET") || resp.Header.Get(answer.HeaderDecision) != "robot-tag" {
+					t.Fatalf("Range %s: %d %s, origin body reached the client: %v", rng, resp.StatusCode, resp.Header.Get(answer.HeaderDecision), strings.Contains(body, "SECRET"))
 				}
 				if got := r.o.header().Get("Range"); got != "" {
 					t.Errorf("Range %s: the origin saw Range %q", rng, got)
@@ -205,16 +206,16 @@ func TestWholeRangeUsageEnforce(t *testing.T) {
 	})
 	for _, rng := range []string{"bytes=61-", "bytes=0-60,61-"} {
 		resp, body := get(t, r.c, r.base+"/page", "Range", rng)
-		if resp.StatusCode != http.StatusForbidden || strings.Contains(body, "SECRET") || resp.Header.Get(HeaderDecision) != "usage-disallowed" {
-			t.Fatalf("Range %s: %d %s", rng, resp.StatusCode, resp.Header.Get(HeaderDecision))
+		if resp.StatusCode != http.StatusForbidden || strings.Contains(body, "SECRET") || resp.Header.Get(answer.HeaderDecision) != "usage-disallowed" {
+			t.Fatalf("Range %s: %d %s", rng, resp.StatusCode, resp.Header.Get(answer.HeaderDecision))
 		}
 		if got := r.o.header().Get("Range"); got != "" {
 			t.Errorf("the origin saw Range %q", got)
 		}
 	}
 	resp, body := get(t, r.c, r.base+"/gzip/noindex", "Accept-Encoding", "gzip")
-	if resp.StatusCode != http.StatusForbidden || strings.Contains(body, "SECRET") || resp.Header.Get(HeaderDecision) != "usage-disallowed" {
-		t.Fatalf("gzip noai: %d %s", resp.StatusCode, resp.Header.Get(HeaderDecision))
+	if resp.StatusCode != http.StatusForbidden || strings.Contains(body, "SECRET") || resp.Header.Get(answer.HeaderDecision) != "usage-disallowed" {
+		t.Fatalf("gzip noai: %d %s", resp.StatusCode, resp.Header.Get(answer.HeaderDecision))
 	}
 }
 
@@ -245,11 +246,11 @@ func TestWholePartialRefused(t *testing.T) {
 			for _, path := range []string{"/always206", "/multipart"} {
 				resp, body := get(t, r.c, r.base+path)
 				if resp.StatusCode != http.StatusForbidden || strings.Contains(body, "SECRET") || strings.Contains(body, "noindex") ||
-					resp.Header.Get(HeaderDecision) != string(ReasonResponseUnscannable) {
-					t.Fatalf("%s: %d %s", path, resp.StatusCode, resp.Header.Get(HeaderDecision))
+					resp.Header.Get(answer.HeaderDecision) != string(answer.ReasonResponseUnscannable) {
+					t.Fatalf("%s: %d %s", path, resp.StatusCode, resp.Header.Get(answer.HeaderDecision))
 				}
 			}
-			rec := r.audit.Find(t, string(ReasonResponseUnscannable))
+			rec := r.audit.Find(t, string(answer.ReasonResponseUnscannable))
 			if rec["decision"] != audit.DecisionBlocked || !strings.Contains(rec["detail"].(string), "partial response") {
 				t.Errorf("audit record: %v", rec)
 			}
@@ -271,8 +272,8 @@ func TestWholeCompressedEnforce(t *testing.T) {
 			r := startWholeRig(t, tlsOrigin, enforceTags)
 			for _, enc := range []string{"gzip", "deflate", "rawdeflate"} {
 				resp, body := get(t, r.c, r.base+"/"+enc+"/noindex", "Accept-Encoding", "br, zstd, gzip, deflate")
-				if resp.StatusCode != http.StatusForbidden || resp.Header.Get(HeaderDecision) != "robot-tag" || strings.Contains(body, "SECRET") {
-					t.Fatalf("%s noindex: %d %s", enc, resp.StatusCode, resp.Header.Get(HeaderDecision))
+				if resp.StatusCode != http.StatusForbidden || resp.Header.Get(answer.HeaderDecision) != "robot-tag" || strings.Contains(body, "SECRET") {
+					t.Fatalf("%s noindex: %d %s", enc, resp.StatusCode, resp.Header.Get(answer.HeaderDecision))
 				}
 				if got := r.o.header().Get("Accept-Encoding"); got != "gzip, deflate" {
 					t.Errorf("the origin saw Accept-Encoding %q, want gzip, deflate", got)
@@ -284,10 +285,10 @@ func TestWholeCompressedEnforce(t *testing.T) {
 				}
 			}
 			resp, body := get(t, r.c, r.base+"/br/plain", "Accept-Encoding", "gzip")
-			if resp.StatusCode != http.StatusForbidden || resp.Header.Get(HeaderDecision) != string(ReasonResponseUnscannable) || strings.Contains(body, "kept") {
-				t.Fatalf("br: %d %s", resp.StatusCode, resp.Header.Get(HeaderDecision))
+			if resp.StatusCode != http.StatusForbidden || resp.Header.Get(answer.HeaderDecision) != string(answer.ReasonResponseUnscannable) || strings.Contains(body, "kept") {
+				t.Fatalf("br: %d %s", resp.StatusCode, resp.Header.Get(answer.HeaderDecision))
 			}
-			if rec := r.audit.Find(t, string(ReasonResponseUnscannable)); !strings.Contains(rec["detail"].(string), `"br"`) {
+			if rec := r.audit.Find(t, string(answer.ReasonResponseUnscannable)); !strings.Contains(rec["detail"].(string), `"br"`) {
 				t.Errorf("audit record: %v", rec)
 			}
 		})
@@ -300,8 +301,8 @@ func TestWholeCompressedEnforce(t *testing.T) {
 func TestWholeCompressedAnnotate(t *testing.T) {
 	r := startWholeRig(t, false, annotateTags)
 	resp, body := get(t, r.c, r.base+"/gzip/noindex", "Accept-Encoding", "br, gzip")
-	if resp.StatusCode != 200 || resp.Header.Get(HeaderIndex) != "noindex" || body != string(r.o.enc["/gzip/noindex"]) {
-		t.Errorf("gzip noindex: %d %s %q", resp.StatusCode, HeaderIndex, resp.Header.Get(HeaderIndex))
+	if resp.StatusCode != 200 || resp.Header.Get(answer.HeaderIndex) != "noindex" || body != string(r.o.enc["/gzip/noindex"]) {
+		t.Errorf("gzip noindex: %d %s %q", resp.StatusCode, answer.HeaderIndex, resp.Header.Get(answer.HeaderIndex))
 	}
 	if got := r.o.header().Get("Accept-Encoding"); got != "br, gzip" {
 		t.Errorf("the origin saw Accept-Encoding %q", got)

@@ -16,6 +16,7 @@ import (
 	"github.com/robotsgate/robotsgate/enforce"
 	"github.com/robotsgate/robotsgate/internal/config"
 	"github.com/robotsgate/robotsgate/proxy/admin"
+	"github.com/robotsgate/robotsgate/proxy/answer"
 	"github.com/robotsgate/robotsgate/proxy/signing"
 	"github.com/robotsgate/robotsgate/proxy/status"
 	"github.com/robotsgate/robotsgate/robots/aipref"
@@ -41,7 +42,7 @@ func (s *Server) accessDenied(r *http.Request, status int) {
 		if r.URL != nil && r.URL.Host != "" {
 			target = r.URL.Host
 		}
-		e.Str("client", r.RemoteAddr).Str("method", r.Method).Str("target", escapeControl(target)).
+		e.Str("client", r.RemoteAddr).Str("method", r.Method).Str("target", answer.EscapeControl(target)).
 			Int("status", status).Msg("proxy access denied: " + why)
 	}
 }
@@ -65,14 +66,17 @@ func (s *Server) adminRoutes() {
 	}
 	s.admin = admin.New(admin.Config{
 		Cache: adminCache{s}, // per address (pins.go)
-		DecisionAnswer: func(ctx context.Context, u *url.URL, agent string, purposes aipref.Set, use aipref.Use) any {
-			return newDecisionJSON(s.decideQuiet(s.pinnedContext(ctx, u), u, agent, purposes, use)) // (robotsstep.go, pins.go)
+		DecisionAnswer: func(ctx context.Context, u *url.URL, agent string, purposes aipref.Set, use aipref.Use) answer.DecisionJSON {
+			return answer.NewDecisionJSON(s.decideQuiet(s.pinnedContext(ctx, u), u, agent, purposes, use)) // (robots.go, pins.go)
 		},
 		Defaults: func() (string, aipref.Set, aipref.Use) {
 			cfg := &s.live.Load().cfg
 			return cfg.Agent, cfg.Purposes, cfg.ContentUse
 		},
-		Reload:    func() (any, error) { return s.Reload("POST /v1/reload") },
+		Reload: func() (admin.ReloadResult, error) {
+			res, err := s.Reload("POST /v1/reload")
+			return res.ReloadResult, err
+		},
 		Metrics:   s.metrics.Handler(),
 		Token:     s.cfg.AdminToken,
 		Hosts:     hosts, // besides localhost and the connection's address (proxy/admin/guard.go)
@@ -109,114 +113,6 @@ func (s *Server) ready() error {
 	return s.audit.Ready()
 }
 
-// goproxyLogger adapts zerolog to goproxy's Logger (a Printf). goproxy
-// prefixes its messages with "[session] INFO: " or "[session] WARN: ";
-// INFO lines (only produced when Verbose is on) become debug records,
-// WARN lines warnings, anything else info. The warnings goproxy words
-// confusingly (it calls the origin "client" and a client that hangs up a
-// problem) are reworded by [goproxyWarningOf], and a client's disconnect is
-// logged at debug.
-type goproxyLogger struct {
-	log zerolog.Logger
-}
-
-// goproxyWarning rewords one of goproxy's warning formats: msg is the
-// message, target and error the positions of the CONNECT target and of
-// the error among the arguments (-1 when absent), client whether the
-// error is on the client's side (a disconnect there is logged at debug).
-type goproxyWarning struct {
-	msg           string
-	target, error int
-	client        bool
-}
-
-// goproxyWarningOf maps goproxy's warning format to what it means.
-func goproxyWarningOf(format string) (goproxyWarning, bool) {
-	switch format {
-	case "Cannot handshake client %v %v":
-		return goproxyWarning{"TLS handshake with the client failed (does it trust robotsgate's CA?)", 0, 1, true}, true
-	case "Cannot read request from mitm'd client %v %v":
-		return goproxyWarning{"cannot read a request from the client in an HTTPS session", 0, 1, true}, true
-	case "Cannot write response header from mitm'd client: %v":
-		return goproxyWarning{"cannot write the response to the client", -1, 0, true}, true
-	case "Cannot flush response header from mitm'd client: %v":
-		return goproxyWarning{"cannot write the response to the client", -1, 0, true}, true
-	case "Cannot write response from mitm'd client: %v":
-		return goproxyWarning{"cannot write the response to the client", -1, 0, true}, true
-	case "Error copying to client: %s":
-		return goproxyWarning{"cannot write to the client", -1, 0, true}, true
-	case "Error responding to client: %s":
-		return goproxyWarning{"cannot write to the client", -1, 0, true}, true
-	case "Error closing client connection: %s":
-		return goproxyWarning{"cannot close the client connection", -1, 0, true}, true
-	case "Cannot read response from mitm'd server %v":
-		return goproxyWarning{"cannot read the response from the origin", -1, 0, false}, true
-	case "Error dialing to %s: %s":
-		return goproxyWarning{"cannot connect to the origin", 0, 1, false}, true
-	}
-	return goproxyWarning{}, false
-}
-
-// Printf implements goproxy.Logger.
-func (l goproxyLogger) Printf(format string, v ...any) {
-	if w, ok := goproxyWarningOf(strings.TrimSuffix(strings.TrimPrefix(format, "[%03d] WARN: "), "\n")); ok &&
-		strings.HasPrefix(format, "[%03d] WARN: ") && len(v) > 1 {
-		l.warning(w, v[0], v[1:])
-		return
-	}
-	// goproxy's warnings quote request URLs and errors holding them.
-	msg := enforce.RedactURLsIn(strings.TrimSpace(fmt.Sprintf(format, v...)))
-	session := ""
-	if strings.HasPrefix(msg, "[") {
-		if i := strings.Index(msg, "] "); i > 0 {
-			session, msg = msg[1:i], msg[i+2:]
-		}
-	}
-	level := zerolog.InfoLevel
-	switch {
-	case strings.HasPrefix(msg, "INFO: "):
-		level, msg = zerolog.DebugLevel, msg[len("INFO: "):]
-	case strings.HasPrefix(msg, "WARN: "):
-		level, msg = zerolog.WarnLevel, msg[len("WARN: "):]
-	}
-	ev := l.log.WithLevel(level).Str("component", "goproxy")
-	if session != "" {
-		ev = ev.Str("session", session)
-	}
-	ev.Msg(msg)
-}
-
-// warning logs goproxy's warning w of session with its arguments args.
-func (l goproxyLogger) warning(w goproxyWarning, session any, args []any) {
-	arg := func(i int) string {
-		if i < 0 || i >= len(args) {
-			return ""
-		}
-		return enforce.RedactURLsIn(fmt.Sprint(args[i]))
-	}
-	errText := arg(w.error)
-	level := zerolog.WarnLevel
-	if w.client && clientGone(errText) {
-		level = zerolog.DebugLevel
-	}
-	ev := l.log.WithLevel(level).Str("component", "goproxy").Str("session", fmt.Sprintf("%03d", session))
-	if t := arg(w.target); t != "" {
-		ev = ev.Str("target", t)
-	}
-	ev.Str("error", errText).Msg(w.msg)
-}
-
-// clientGone reports whether the error text errText says that the peer
-// closed or reset the connection, or that it was closed under way.
-func clientGone(errText string) bool {
-	for _, s := range []string{"EOF", "broken pipe", "connection reset", "use of closed network connection", "context canceled"} {
-		if strings.Contains(errText, s) {
-			return true
-		}
-	}
-	return false
-}
-
 // httpErrorLogWriter feeds net/http.Server's ErrorLog (TLS handshake
 // errors, bad requests, ...) to zerolog at debug level: they are client
 // faults, not operator problems.
@@ -245,7 +141,7 @@ func ConsoleWriter(w io.Writer, noColor bool) zerolog.ConsoleWriter {
 			if i == nil {
 				return ""
 			}
-			return escapeControl(fmt.Sprint(i))
+			return answer.EscapeControl(fmt.Sprint(i))
 		},
 	}
 }

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/robotsgate/robotsgate/internal/testsupport"
 )
 
 // keyedBody returns a file of groups naming "bot", of rules from rule,
@@ -85,12 +87,7 @@ func TestKeyedCompactMatchesCompiled(t *testing.T) {
 // be without a filter.
 func keyedHostile(twice bool) ([]byte, string) {
 	toks := hostileTokens(2000)
-	var sb strings.Builder
-	sb.WriteString("/")
-	for _, t := range toks {
-		sb.WriteString("q" + t)
-	}
-	path := padPath(sb.String(), "q")
+	path := testsupport.OrderPath(toks)
 	body := keyedBody(1, ptableMin, func(_, i int) string {
 		j := 1 + i%200
 		return "Disallow: /*q" + toks[j] + "*q" + toks[i%j] + "*q" + strconv.Itoa(i/200)

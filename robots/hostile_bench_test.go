@@ -8,10 +8,6 @@ import (
 	"github.com/robotsgate/robotsgate/internal/testsupport"
 )
 
-// hostilePathLen is the length of the crafted paths: the proxy's default
-// limit on the URLs it decides.
-const hostilePathLen = 16 << 10
-
 // hostileTokens returns n distinct 2-octet tokens of the printable
 // characters other than 'q', '*', '$', '#' and '%'.
 func hostileTokens(n int) []string {
@@ -26,14 +22,6 @@ func hostileTokens(n int) []string {
 		toks = append(toks, string([]byte{alpha[i/len(alpha)%len(alpha)], alpha[i%len(alpha)]}))
 	}
 	return toks
-}
-
-// padPath pads p with fill to hostilePathLen octets.
-func padPath(p string, fill string) string {
-	if len(p) < hostilePathLen {
-		p += strings.Repeat(fill, (hostilePathLen-len(p))/len(fill)+1)
-	}
-	return p[:hostilePathLen]
 }
 
 // hostileCase is a ~500 KiB robots.txt and a 16 KiB path that no rule
@@ -51,12 +39,7 @@ func hostileCases() []hostileCase {
 	// for the second fails only at the end of the path, which is full of
 	// 'q's that start a near match.
 	toks := hostileTokens(2000)
-	var sb strings.Builder
-	sb.WriteString("/")
-	for _, t := range toks {
-		sb.WriteString("q" + t)
-	}
-	orderPath := padPath(sb.String(), "q")
+	orderPath := testsupport.OrderPath(toks)
 	cs = append(cs, hostileCase{"wrong-order", shortRulesRobots(DefaultMaxBytes, func(i int) string {
 		j := 1 + i%200
 		k := (i / 200) % j
@@ -70,33 +53,33 @@ func hostileCases() []hostileCase {
 		return "*q*q" + toks[j] + "*q" + toks[k]
 	}), orderPath})
 	// *z*y*x rules: every octet and segment present, in reverse order.
-	zyxPath := padPath("/"+strings.Repeat("x", 5000)+strings.Repeat("y", 5000), "z")
+	zyxPath := testsupport.PadPath("/"+strings.Repeat("x", 5000)+strings.Repeat("y", 5000), "z")
 	cs = append(cs, hostileCase{"zyx", shortRulesRobots(DefaultMaxBytes, func(i int) string {
 		return "*z" + strings.Repeat("z", i%7) + "*y" + strings.Repeat("y", i/7%7) + "*x" + strings.Repeat("x", i/49)
 	}), zyxPath})
 	// Keys nested as suffixes of one another (a^2, a^3, ...) in a
 	// periodic path: every key occurs at almost every position.
-	nestPath := padPath("/b", "a")
+	nestPath := testsupport.PadPath("/b", "a")
 	cs = append(cs, hostileCase{"nested-periodic", shortRulesRobots(DefaultMaxBytes, func(i int) string {
 		return "*b*" + strings.Repeat("a", 2+i%300) + "*" + strings.Repeat("a", 1+i/300) + "b"
 	}), nestPath})
 	// Long needles that nearly match everywhere.
 	cs = append(cs, hostileCase{"long-near-miss", shortRulesRobots(DefaultMaxBytes, func(i int) string {
 		return "*b*" + strings.Repeat("a", 60+i%50) + "b" + strconv.Itoa(i/50)
-	}), padPath("/b0123456789", "a")})
+	}), testsupport.PadPath("/b0123456789", "a")})
 	// Many one-octet segments, all found, the last absent after them.
 	cs = append(cs, hostileCase{"star-a-many", shortRulesRobots(DefaultMaxBytes, func(i int) string {
 		return "/" + strings.Repeat("*a", 200+i%100) + "*b" + strconv.Itoa(i/100)
-	}), padPath("/b0123456789", "a")})
+	}), testsupport.PadPath("/b0123456789", "a")})
 	// Anchored: the suffix is present, the middle is not in order.
 	cs = append(cs, hostileCase{"anchored", shortRulesRobots(DefaultMaxBytes, func(i int) string {
 		return "*q" + toks[1+i%1000] + "*q" + toks[i%(1+i%1000)] + "*qq" + strconv.Itoa(i/1000) + "$"
-	}), padPath(orderPath[:hostilePathLen/2], "q") + "qq0"})
+	}), testsupport.PadPath(orderPath[:testsupport.HostilePathLen/2], "q") + "qq0"})
 	// Lines as long as the parser reads, of one-octet segments, that
 	// fail on their last.
 	cs = append(cs, hostileCase{"huge-rules", shortRulesRobots(DefaultMaxBytes, func(i int) string {
 		return "/" + strings.Repeat("*a", 8000-i) + "*c"
-	}), padPath("/c", "a")})
+	}), testsupport.PadPath("/c", "a")})
 	return append(cs, moreHostileCases(toks)...)
 }
 
@@ -113,11 +96,11 @@ func moreHostileCases(toks []string) []hostileCase {
 	}
 	cs = append(cs, hostileCase{"suffix-keys", shortRulesRobots(DefaultMaxBytes, func(i int) string {
 		return "/" + strings.Repeat("*ab", 300+i%200) + "*" + toks[i/200%300] + "ab"
-	}), padPath(sb.String(), "ab")})
+	}), testsupport.PadPath(sb.String(), "ab")})
 	// One-octet segments far enough apart that each is looked up.
 	cs = append(cs, hostileCase{"far-apart", shortRulesRobots(DefaultMaxBytes, func(i int) string {
 		return "/z" + strings.Repeat("*a*b", 100+i%100) + "*z" + strconv.Itoa(i/100)
-	}), padPath("/z0123456789", "a"+strings.Repeat("c", 40)+"b"+strings.Repeat("c", 40))})
+	}), testsupport.PadPath("/z0123456789", "a"+strings.Repeat("c", 40)+"b"+strings.Repeat("c", 40))})
 	// Keys with many continuations along a long chain of failure links,
 	// none of which the path takes: each octet of the path visits them.
 	var fan []string
@@ -135,7 +118,7 @@ func moreHostileCases(toks []string) []hostileCase {
 	for i := 0; i < compactWild; i++ {
 		near.WriteString("Disallow: /*" + strings.Repeat("a", 20+i%40) + "b" + strconv.Itoa(i) + "\n")
 	}
-	cs = append(cs, hostileCase{"compact-near-miss", []byte(near.String()), padPath("/", "a")})
+	cs = append(cs, hostileCase{"compact-near-miss", []byte(near.String()), testsupport.PadPath("/", "a")})
 	// As many wildcard records as a keyed compact part keeps, each of
 	// whose keys the path holds in the wrong order.
 	// The file keeps no filter: the decision builds one past the budget.
@@ -146,7 +129,7 @@ func moreHostileCases(toks []string) []hostileCase {
 	cs = append(cs, hostileCase{"keyed-wrong-order", keyedBody, keyedPath})
 	cs = append(cs, hostileCase{"fan-out", shortRulesRobots(DefaultMaxBytes, func(i int) string {
 		return "*" + fan[i%len(fan)] + "*z"
-	}), padPath("/z", strings.Repeat("a", 40)+"~")})
+	}), testsupport.PadPath("/z", strings.Repeat("a", 40)+"~")})
 	return cs
 }
 

@@ -1,8 +1,6 @@
 package robots
 
 import (
-	"errors"
-	"io/fs"
 	"math/rand"
 	"reflect"
 	"runtime"
@@ -17,7 +15,7 @@ import (
 // compiled: the two forms agree, and so they do for a file with keyed
 // parts when its decisions index the path at once.
 func TestRealWorldCompactMatchesCompiled(t *testing.T) {
-	files := realWorld(t)
+	files := robotsmix.RealWorldForTest(t)
 	agents := []string{"Googlebot", "bingbot", "GPTBot", "AdsBot-Google", "anybot"}
 	for _, f := range files {
 		r, c := Parse(f.Body), parseCompiled(f.Body)
@@ -104,7 +102,7 @@ func TestLargeCompactMatchesCompiled(t *testing.T) {
 // BenchmarkParseRealWorld parses every file of the real-world corpus
 // and reports the live heap, the charge (MemSize) and the body per file.
 func BenchmarkParseRealWorld(b *testing.B) {
-	files := realWorld(b)
+	files := robotsmix.RealWorldForTest(b)
 	var body int64
 	for _, f := range files {
 		body += int64(len(f.Body))
@@ -151,20 +149,6 @@ func BenchmarkDecideLargePlain(b *testing.B) {
 	for range b.N {
 		r.MatchPath("bot", path)
 	}
-}
-
-// realWorld returns the real-world corpus (robotsmix.RealWorld), and
-// skips when it was not built (internal/robotsmix/testdata/README.md).
-func realWorld(t testing.TB) []robotsmix.RealFile {
-	t.Helper()
-	files, err := robotsmix.RealWorld()
-	if errors.Is(err, fs.ErrNotExist) {
-		t.Skipf("no real-world corpus: %v", err)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	return files
 }
 
 // TestCanonCompactMatchesCompiled checks that compact parts whose

@@ -13,11 +13,12 @@ import (
 
 	"github.com/robotsgate/robotsgate/internal/config"
 	"github.com/robotsgate/robotsgate/proxy"
+	"github.com/robotsgate/robotsgate/proxy/answer"
 	"github.com/robotsgate/robotsgate/proxy/audit"
 	"github.com/robotsgate/robotsgate/proxy/audit/query"
 )
 
-const auditUsage = "usage: robotsgate audit [-origin O] [-since T] [-until T] [-reason R] [-decision D] [-kind K] [-agent A] [-user U] [-url PREFIX] [-json | -summary] [-f] [FILE...]"
+const auditUsage = "usage: robotsgate audit [-origin O] [-since T] [-until T] [-reason R] [-decision D] [-kind K] [-agent A] [-user U] [-url PREFIX] [-json | -summary] [-f] [FILE...] | robotsgate audit -document SHA"
 
 // auditEnv is what "robotsgate audit" takes from its caller besides the
 // arguments: the clock of -since/-until durations and how often -f
@@ -35,6 +36,7 @@ type auditFlags struct {
 	top             int
 	config          string
 	files           []string
+	document        string // -document: print this kept policy document (documents.go)
 }
 
 // runAudit implements "robotsgate audit": it reads audit files (each FILE
@@ -54,6 +56,9 @@ func runAudit(ctx context.Context, args []string, env func(string) string, stdin
 	fl, code := parseAuditFlags(args, ae.now(), stdout, stderr)
 	if code >= 0 {
 		return code
+	}
+	if fl.document != "" {
+		return printDocument(ctx, fl, env, stdout, stderr)
 	}
 	files, err := auditFiles(fl, env)
 	if err != nil {
@@ -111,12 +116,11 @@ func parseAuditFlags(args []string, now time.Time, stdout, stderr io.Writer) (au
 	fs.IntVar(&fl.top, "top", 10, "how many rules -summary lists")
 	fs.BoolVar(&fl.follow, "f", false, "after the files, print records as they are appended to the live file, until interrupted")
 	fs.StringVar(&fl.config, "config", "", "configuration `file` whose audit_log is read when no FILE is given")
+	fs.StringVar(&fl.document, "document", "", "print the policy document (robots.txt, tdmrep.json, license) kept under this `SHA`-256, as audit records name it (robots_sha256, ...; a unique prefix of at least 4 digits will do)")
 	fs.Bool("verify", false, "check the hash chain and digest signatures of the files instead (robotsgate audit -verify -h)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintln(stdout, auditUsage)
-			fs.SetOutput(stdout)
-			fs.PrintDefaults()
+			printHelp(stdout, auditUsage, fs)
 			return fl, 0
 		}
 		return fl, auditFail(stderr, 2, "%v (%s)", config.FlagHint(fs, err), auditUsage)
@@ -129,7 +133,7 @@ func parseAuditFlags(args []string, now time.Time, stdout, stderr io.Writer) (au
 	if fl.filter.Until, err = parseWhen(*until, now); err != nil {
 		return fl, auditFail(stderr, 2, "-until: %v", err)
 	}
-	fl.filter.Reasons, fl.filter.Decisions, fl.filter.Kinds = splitList(*reasons), splitList(*decisions), splitList(*kinds)
+	fl.filter.Reasons, fl.filter.Decisions, fl.filter.Kinds = config.SplitList(*reasons), config.SplitList(*decisions), config.SplitList(*kinds)
 	if slices.Contains(fl.filter.Kinds, "all") {
 		fl.filter.Kinds = nil
 	}
@@ -145,7 +149,7 @@ var auditKinds = []string{query.KindRequest, audit.KindConfigReload, audit.KindD
 // auditReasons are the values of -reason: every reason of a request's
 // record, and the results of a configuration reload.
 func auditReasons() []string {
-	return slices.Concat(proxy.ReasonNames(), []string{proxy.ReloadOK, proxy.ReloadInvalid})
+	return slices.Concat(answer.ReasonNames(), []string{proxy.ReloadOK, proxy.ReloadInvalid})
 }
 
 // checkAuditFlags checks the values and combinations of flags.
@@ -199,17 +203,6 @@ func parseWhen(v string, now time.Time) (time.Time, error) {
 		return time.Time{}, fmt.Errorf("%q is neither a duration (1h, 30m) nor an RFC 3339 time (2006-01-02T15:04:05Z)", v)
 	}
 	return t, nil
-}
-
-// splitList splits a comma-separated flag value, dropping empty items.
-func splitList(v string) []string {
-	var out []string
-	for _, s := range strings.Split(v, ",") {
-		if s = strings.TrimSpace(s); s != "" {
-			out = append(out, s)
-		}
-	}
-	return out
 }
 
 // auditFail prints one line on stderr and returns code.

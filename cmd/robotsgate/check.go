@@ -12,7 +12,7 @@ import (
 	"github.com/robotsgate/robotsgate/enforce"
 	"github.com/robotsgate/robotsgate/internal/config"
 	"github.com/robotsgate/robotsgate/internal/safetext"
-	"github.com/robotsgate/robotsgate/proxy"
+	"github.com/robotsgate/robotsgate/proxy/answer"
 	"github.com/robotsgate/robotsgate/robots"
 	"github.com/robotsgate/robotsgate/robots/aipref"
 )
@@ -48,9 +48,7 @@ func runCheck(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintln(stdout, checkUsage)
-			fs.SetOutput(stdout)
-			fs.PrintDefaults()
+			printHelp(stdout, checkUsage, fs)
 			fmt.Fprintln(stdout, "  -fetch\n    \tfetch each origin's robots.txt as the proxy does, instead of reading -robots (its flags: check -fetch -h)")
 			return 0
 		}
@@ -79,7 +77,7 @@ func runCheck(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail("-config: %v", err)
 	}
-	body, err := readRobots(*file, stdin)
+	body, err := readInput(*file, "robots.txt", stdin)
 	if err != nil {
 		return fail("%v", err)
 	}
@@ -167,7 +165,7 @@ func checkLine(u string, v *enforce.Verdict, purposes aipref.Set, site config.Si
 	switch v.Reason {
 	case enforce.ReasonAllowed:
 		b.WriteString("allowed ")
-	case enforce.ReasonUsageDisallowed, proxy.ReasonSiteDenied, proxy.ReasonSiteException:
+	case enforce.ReasonUsageDisallowed, answer.ReasonSiteDenied, answer.ReasonSiteException:
 		b.WriteString(string(v.Reason) + " ")
 	default:
 		b.WriteString("disallowed ")
@@ -245,22 +243,34 @@ func newCheckResult(u string, v *enforce.Verdict, pol enforce.UsagePolicy) check
 	return out
 }
 
-// readRobots reads the robots.txt named by file ("-" for stdin), up to one
-// byte more than [robots.Parse] looks at.
-func readRobots(file string, stdin io.Reader) ([]byte, error) {
+// readInput reads the document what (robots.txt, tdmrep.json, license)
+// named by file ("-" for stdin), up to one byte more than the proxy reads
+// of one ([robots.DefaultMaxBytes]).
+func readInput(file, what string, stdin io.Reader) ([]byte, error) {
 	var src io.Reader = stdin
 	name := "standard input"
 	if file != "-" {
 		f, err := os.Open(file)
 		if err != nil {
-			return nil, fmt.Errorf("read robots.txt: %w", err)
+			return nil, fmt.Errorf("read %s: %w", what, err)
 		}
 		defer f.Close()
 		src, name = f, file
 	}
 	b, err := io.ReadAll(io.LimitReader(src, robots.DefaultMaxBytes+1))
 	if err != nil {
-		return nil, fmt.Errorf("read robots.txt from %s: %w", name, err)
+		return nil, fmt.Errorf("read %s from %s: %w", what, name, err)
 	}
 	return b, nil
+}
+
+// readWhole is [readInput] for a document that the proxy does not decide
+// by when it is larger than it reads: such a file is an error, which says
+// what is then unknown.
+func readWhole(file, what, unknown string, stdin io.Reader) ([]byte, error) {
+	b, err := readInput(file, what, stdin)
+	if err == nil && len(b) > robots.DefaultMaxBytes {
+		return nil, fmt.Errorf("%s %s is larger than %d bytes, which the proxy does not read (%s)", what, file, robots.DefaultMaxBytes, unknown)
+	}
+	return b, err
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"net/url"
-	"os"
 	"strings"
 
 	"github.com/robotsgate/robotsgate/enforce"
@@ -34,7 +33,7 @@ func checkLicense(file, purposes string, urls []string, asJSON bool, stdin io.Re
 	if err != nil || enforce.LicenseUses(set) == 0 {
 		return fail("-license needs -purpose with at least one of %s", aipref.PurposeList)
 	}
-	body, err := readLicense(file, stdin)
+	body, err := readWhole(file, "license", "the terms are then unknown", stdin)
 	if err != nil {
 		return fail("%v", err)
 	}
@@ -130,27 +129,4 @@ func licenseCheckLine(u string, v rsl.Verdict, via string) string {
 		line += "  (" + strings.Join(why, "; ") + ")"
 	}
 	return line + "\n"
-}
-
-// readLicense reads the license document named by file ("-" for stdin),
-// up to one byte more than the proxy reads of one
-// ([robots.DefaultMaxBytes]).
-func readLicense(file string, stdin io.Reader) ([]byte, error) {
-	var src io.Reader = stdin
-	if file != "-" {
-		fh, err := os.Open(file)
-		if err != nil {
-			return nil, fmt.Errorf("read license: %w", err)
-		}
-		defer fh.Close()
-		src = fh
-	}
-	b, err := io.ReadAll(io.LimitReader(src, robots.DefaultMaxBytes+1))
-	if err != nil {
-		return nil, fmt.Errorf("read license from %s: %w", file, err)
-	}
-	if len(b) > robots.DefaultMaxBytes {
-		return nil, fmt.Errorf("license %s is larger than %d bytes, which the proxy does not read (the terms are then unknown)", file, robots.DefaultMaxBytes)
-	}
-	return b, nil
 }

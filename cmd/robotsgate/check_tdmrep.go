@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
 	"github.com/robotsgate/robotsgate/enforce"
@@ -30,7 +29,7 @@ func checkTDMRep(file string, urls []string, asJSON bool, stdin io.Reader, stdou
 		fmt.Fprintf(stderr, "robotsgate check: "+format+"\n", a...)
 		return 2
 	}
-	body, err := readTDMRep(file, stdin)
+	body, err := readWhole(file, "tdmrep.json", "the reservation is then unknown", stdin)
 	if err != nil {
 		return fail("%v", err)
 	}
@@ -88,26 +87,4 @@ func tdmCheckLine(u string, v tdmrep.Verdict, via string) string {
 		why = append(why, "tdm-policy: "+v.Policy)
 	}
 	return word + " " + u + "  (" + strings.Join(why, "; ") + ")"
-}
-
-// readTDMRep reads the tdmrep.json named by file ("-" for stdin), up to
-// one byte more than the proxy reads of one ([robots.DefaultMaxBytes]).
-func readTDMRep(file string, stdin io.Reader) ([]byte, error) {
-	var src io.Reader = stdin
-	if file != "-" {
-		fh, err := os.Open(file)
-		if err != nil {
-			return nil, fmt.Errorf("read tdmrep.json: %w", err)
-		}
-		defer fh.Close()
-		src = fh
-	}
-	b, err := io.ReadAll(io.LimitReader(src, robots.DefaultMaxBytes+1))
-	if err != nil {
-		return nil, fmt.Errorf("read tdmrep.json from %s: %w", file, err)
-	}
-	if len(b) > robots.DefaultMaxBytes {
-		return nil, fmt.Errorf("tdmrep.json %s is larger than %d bytes, which the proxy does not read (the reservation is then unknown)", file, robots.DefaultMaxBytes)
-	}
-	return b, nil
 }

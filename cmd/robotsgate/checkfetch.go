@@ -20,6 +20,7 @@ import (
 	"github.com/robotsgate/robotsgate/internal/config"
 	"github.com/robotsgate/robotsgate/internal/safetext"
 	"github.com/robotsgate/robotsgate/proxy"
+	"github.com/robotsgate/robotsgate/proxy/answer"
 	"github.com/robotsgate/robotsgate/robots"
 	"github.com/robotsgate/robotsgate/robots/aipref"
 )
@@ -112,9 +113,7 @@ func parseCheckFetch(args []string, env func(string) string, stdin io.Reader, st
 	roots := fs.String("upstream-roots", "", "comma-separated PEM `FILES` of root CAs trusted for origins' certificates, besides the system's (as serve's -upstream-roots, https.upstream_roots)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintln(stdout, checkFetchUsage)
-			fs.SetOutput(stdout)
-			fs.PrintDefaults()
+			printHelp(stdout, checkFetchUsage, fs)
 			return fl, 0
 		}
 		return fl, checkFetchFail(stderr, "%v (%s)", config.FlagHint(fs, err), checkFetchUsage)
@@ -280,7 +279,7 @@ func (vp *verdictPrinter) print(ds []enforce.Decision) error {
 			vp.origins[d.Origin] = true
 		}
 		if vp.fl.asJSON {
-			_ = vp.enc.Encode(proxy.DecisionAnswer(*d))
+			_ = vp.enc.Encode(answer.NewDecisionJSON(*d))
 		} else {
 			vp.w.WriteString(fetchLine(d))
 		}
@@ -319,7 +318,7 @@ func fetchLine(d *enforce.Decision) string {
 	}
 	if d.Reason == enforce.ReasonOriginUnreachable && d.RobotsErrKind == enforce.FetchTLSUntrusted {
 		// What the proxy's 502 says, and this command's own flag.
-		why = append(why, proxy.Explain(*d)+" (here: -upstream-roots FILE)")
+		why = append(why, answer.Explain(*d)+" (here: -upstream-roots FILE)")
 	}
 	if d.Detail != "" {
 		why = append(why, d.Detail)

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"log"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -65,18 +64,6 @@ func runCheckFetchTest(t *testing.T, env map[string]string, stdin string, args .
 	return code, out.String(), errOut.String()
 }
 
-// closedPort returns a loopback address nothing listens on.
-func closedPort(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	return addr
-}
-
 // TestCheckFetchVerdicts decides URLs against live robots.txt files as
 // the proxy does: one fetch per origin with robots.user_agent, gzip
 // decoded, a 5xx disallowing the whole origin, a 404 allowing it, the
@@ -87,7 +74,7 @@ func TestCheckFetchVerdicts(t *testing.T) {
 	a := newFetchOrigin(t, 200, "User-agent: *\nDisallow: /private\n\nUser-agent: FetchBot\nDisallow: /bot-only\nContent-Usage: /ai/ train-ai=n\n", true)
 	down := newFetchOrigin(t, 503, "busy", false)
 	none := newFetchOrigin(t, 404, "not found", false)
-	dead := "http://" + closedPort(t)
+	dead := "http://" + testsupport.ClosedAddr(t)
 	urls := []string{
 		a.URL + "/public", a.URL + "/bot-only/x", a.URL + "/%62ot-only/y", a.URL + "/private", a.URL + "/ai/page",
 		down.URL + "/anything", down.URL + "/other", none.URL + "/anything", dead + "/x", "ftp://files.example/x",

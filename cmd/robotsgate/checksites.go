@@ -5,7 +5,7 @@ import (
 
 	"github.com/robotsgate/robotsgate/enforce"
 	"github.com/robotsgate/robotsgate/internal/config"
-	"github.com/robotsgate/robotsgate/proxy"
+	"github.com/robotsgate/robotsgate/proxy/answer"
 	"github.com/robotsgate/robotsgate/robots"
 )
 
@@ -36,7 +36,7 @@ func checkDecide(r *robots.Robots, agent, u string, pol enforce.UsagePolicy, sit
 		}
 	}
 	if site.Policy == config.SitePolicyDeny {
-		return enforce.Verdict{Reason: proxy.ReasonSiteDenied,
+		return enforce.Verdict{Reason: answer.ReasonSiteDenied,
 			Detail: "the site exception " + site.Match + " denies every request to this site"}, site
 	}
 	if site.HasPurposes {
@@ -51,7 +51,7 @@ func checkDecide(r *robots.Robots, agent, u string, pol enforce.UsagePolicy, sit
 		if !v.Allowed {
 			v.Detail = "robots.txt refuses the URL (" + string(v.Reason) + "); allowed by the site exception " + site.Match + ": " + site.Note
 		}
-		v.Allowed, v.Reason = true, proxy.ReasonSiteException
+		v.Allowed, v.Reason = true, answer.ReasonSiteException
 	}
 	return v, site
 }

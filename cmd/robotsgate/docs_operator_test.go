@@ -57,10 +57,10 @@ func TestReadmeAuditRecordMatchesServe(t *testing.T) {
 
 // TestDocsRefusalLabels: the refusal bodies the docs show use only the
 // labels robotsgate's text body writes (the text body is written in
-// proxy/*.go with labels padded to one column).
+// proxy/answer/*.go with labels padded to one column).
 func TestDocsRefusalLabels(t *testing.T) {
 	known := map[string]bool{}
-	srcs, _ := filepath.Glob(filepath.Join(repoRoot, "proxy", "*.go"))
+	srcs, _ := filepath.Glob(filepath.Join(repoRoot, "proxy", "answer", "*.go"))
 	label := regexp.MustCompile(`(?:Fprintf\(&?sb, |WriteString\()"([a-z][a-z_-]*): +`)
 	for _, f := range srcs {
 		b, _ := os.ReadFile(f)
@@ -69,7 +69,7 @@ func TestDocsRefusalLabels(t *testing.T) {
 		}
 	}
 	if !known["reason"] || !known["url"] {
-		t.Fatalf("labels of the text body not found in proxy/*.go: %v", known)
+		t.Fatalf("labels of the text body not found in proxy/answer/*.go: %v", known)
 	}
 	docLabel := regexp.MustCompile(`^\s*([a-z][a-z_-]*):\s{2,}\S`)
 	for _, f := range append([]string{"README.md"}, docFiles(t)...) {

@@ -60,9 +60,7 @@ func runIPTables(args []string, stdout, stderr io.Writer) int {
 	fs.BoolVar(&o.ipv6, "ipv6", true, "also write the IPv6 rules (skipped on a host without IPv6)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintln(stdout, iptablesUsage)
-			fs.SetOutput(stdout)
-			fs.PrintDefaults()
+			printHelp(stdout, iptablesUsage, fs)
 			return 0
 		}
 		fmt.Fprintf(stderr, "robotsgate iptables: %v (%s)\n", config.FlagHint(fs, err), iptablesUsage)

@@ -18,6 +18,7 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -116,6 +117,14 @@ func isHelp(arg string) bool {
 		return true
 	}
 	return false
+}
+
+// printHelp answers a subcommand's -h: its usage line, then the flags of
+// fs.
+func printHelp(stdout io.Writer, usage string, fs *flag.FlagSet) {
+	fmt.Fprintln(stdout, usage)
+	fs.SetOutput(stdout)
+	fs.PrintDefaults()
 }
 
 // usage prints the overview and the serve flags.

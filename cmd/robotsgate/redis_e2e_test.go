@@ -2,15 +2,13 @@ package main
 
 import (
 	"io"
-	"net/http"
-	"net/http/httptest"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/robotsgate/robotsgate/internal/redistest"
+	"github.com/robotsgate/robotsgate/internal/testsupport"
 )
 
 // TestRedisTwoProxiesShareRobotsAndPacing runs two robotsgate servers on
@@ -19,18 +17,7 @@ import (
 // origin's Crawl-delay through the shared Redis pacer all get through.
 func TestRedisTwoProxiesShareRobotsAndPacing(t *testing.T) {
 	srv := redistest.Start(t)
-	var robots atomic.Int64
-	var arrivals atomic.Int64
-	origin := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/robots.txt" {
-			robots.Add(1)
-			io.WriteString(w, "User-agent: *\nDisallow: /private\nCrawl-delay: 0.3\n")
-			return
-		}
-		arrivals.Add(1)
-		io.WriteString(w, "ok")
-	}))
-	t.Cleanup(origin.Close)
+	origin := newCountingOrigin(t, "User-agent: *\nDisallow: /private\nCrawl-delay: 0.3\n", nil)
 
 	args := []string{"-cache", srv.URL(0), "-audit-log", "-"}
 	proxies := []*running{startServe(t, args, nil), startServe(t, args, nil)}
@@ -58,7 +45,7 @@ func TestRedisTwoProxiesShareRobotsAndPacing(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	if got := robots.Load(); got != 1 {
+	if got := origin.robots.Load(); got != 1 {
 		t.Fatalf("%d robots.txt fetches by two proxies sharing redis, want 1", got)
 	}
 	for i, c := range codes {
@@ -68,22 +55,17 @@ func TestRedisTwoProxiesShareRobotsAndPacing(t *testing.T) {
 	}
 
 	// The Redis layer's health is exported.
-	resp, err := http.Get("http://" + proxies[0].addr.String() + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	body, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
+	metrics := proxies[0].metrics(t)
 	for _, want := range []string{"\nrobotsgate_redis_up 1\n", "\nrobotsgate_redis_fallbacks_total 0\n"} {
-		if !strings.Contains(string(body), want) {
-			t.Errorf("/metrics (status %d) lacks %q", resp.StatusCode, strings.TrimSpace(want))
+		if !strings.Contains(metrics, want) {
+			t.Errorf("/metrics lacks %q", strings.TrimSpace(want))
 		}
 	}
 
 	// Every allowed request reached the origin. The crawl-delay spacing
 	// across replicas is asserted on a fake clock in package enforce
 	// (TestRedisPacerAcrossInstances): wall-clock gaps measured here would be flaky.
-	if got := arrivals.Load(); got != n/2 {
+	if got := origin.pages.Load(); got != n/2 {
 		t.Fatalf("%d requests reached the origin, want %d", got, n/2)
 	}
 }
@@ -94,16 +76,7 @@ func TestRedisTwoProxiesShareRobotsAndPacing(t *testing.T) {
 // 1 after it, and each server logs the outage once.
 func TestRedisOutageThroughProxies(t *testing.T) {
 	srv := redistest.Start(t)
-	var robots atomic.Int64
-	origin := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/robots.txt" {
-			robots.Add(1)
-			io.WriteString(w, "User-agent: *\nDisallow: /private\n")
-			return
-		}
-		io.WriteString(w, "ok")
-	}))
-	t.Cleanup(origin.Close)
+	origin := newCountingOrigin(t, "User-agent: *\nDisallow: /private\n", nil)
 
 	args := []string{"-cache", srv.URL(0), "-audit-log", "-"}
 	proxies := []*running{startServe(t, args, nil), startServe(t, args, nil)}
@@ -134,13 +107,7 @@ func TestRedisOutageThroughProxies(t *testing.T) {
 		for i, p := range proxies {
 			deadline := time.Now().Add(10 * time.Second)
 			for {
-				resp, err := http.Get("http://" + p.addr.String() + "/metrics")
-				if err != nil {
-					t.Fatal(err)
-				}
-				body, _ := io.ReadAll(resp.Body)
-				resp.Body.Close()
-				if strings.Contains(string(body), line) {
+				if strings.Contains(p.metrics(t), line) {
 					break
 				}
 				if time.Now().After(deadline) {
@@ -154,7 +121,7 @@ func TestRedisOutageThroughProxies(t *testing.T) {
 
 	traffic("redis up")
 	redisUp("1")
-	if got := robots.Load(); got != 1 {
+	if got := origin.robots.Load(); got != 1 {
 		t.Fatalf("%d robots.txt fetches by two proxies sharing redis, want 1", got)
 	}
 
@@ -177,5 +144,20 @@ func TestRedisOutageThroughProxies(t *testing.T) {
 		if !strings.Contains(logs, "redis available again") {
 			t.Errorf("proxy %d did not log the recovery:\n%s", i, logs)
 		}
+	}
+}
+
+// TestRedisCacheEntriesMetric: with -cache redis://..., the metric
+// robotsgate_robots_cache_entries counts the robots.txt entries the
+// process holds, as it does with the in-memory cache.
+func TestRedisCacheEntriesMetric(t *testing.T) {
+	srv := redistest.Start(t)
+	originA, _ := newTestOrigin(t, nil)
+	originB, _ := newTestOrigin(t, nil)
+	r := startServe(t, []string{"-cache", srv.URL(0), "-audit-log", "-"}, nil)
+	r.getAll(t, originA.URL+"/private/x", originB.URL+"/page")
+	b := r.metrics(t)
+	if testsupport.MetricValue(t, string(b), "robotsgate_robots_cache_entries") != 2 {
+		t.Fatalf("metrics after two origins' robots.txt were cached:\n%s", b)
 	}
 }

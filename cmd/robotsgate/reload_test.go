@@ -55,15 +55,7 @@ func writeConf(t *testing.T, path, content string) {
 }
 
 func newRobotsOrigin(t *testing.T, robots string) string {
-	srv, _ := newTestOrigin(t, nil)
-	srv.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/robots.txt" {
-			io.WriteString(w, robots)
-			return
-		}
-		io.WriteString(w, "ok")
-	})
-	return srv.URL
+	return newCountingOrigin(t, robots, nil).URL
 }
 
 // status GETs u through the proxy with the credentials user:pass.

@@ -20,6 +20,18 @@ func (r *running) getAll(t *testing.T, urls ...string) {
 	}
 }
 
+// get fetches u through the proxy and returns the status and body.
+func (r *running) get(t *testing.T, u string) (int, string) {
+	t.Helper()
+	resp, err := r.client.Get(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(body)
+}
+
 // metrics returns what the process's /metrics exposes.
 func (r *running) metrics(t *testing.T) string {
 	t.Helper()

@@ -159,7 +159,12 @@ func (a *app) build(ctx context.Context, stdout io.Writer) error {
 	metrics := proxy.NewMetrics() // one private registry per Server
 	st.export(metrics, a.log)
 	fetchSig := new(signing.Holder) // robots.txt and tdmrep.json fetches signed with signing.key (Web Bot Auth)
-	enf, err := enforce.New(proxy.EnforceConfig(cfg, fetchSig.Transport(ptr), st.store, metrics, a.log))
+	ec := proxy.EnforceConfig(cfg, fetchSig.Transport(ptr), st.store, metrics, a.log)
+	if docs := openDocuments(cfg, a.log); docs != nil { // documents.go; closed after the Enforcer
+		ec.Documents = docs
+		a.push(func(context.Context) int { docs.Close(); return 0 })
+	}
+	enf, err := enforce.New(ec)
 	if err != nil {
 		return err
 	}

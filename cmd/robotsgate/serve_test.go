@@ -97,23 +97,39 @@ func (r *running) stop(t *testing.T) int {
 	}
 }
 
-func newTestOrigin(t *testing.T, page http.HandlerFunc) (*httptest.Server, *atomic.Int64) {
+// countingOrigin is a test origin: robotsTxt at /robots.txt and "ok" (or
+// page's answer) at every other path, both counted.
+type countingOrigin struct {
+	*httptest.Server
+	robots, pages atomic.Int64
+}
+
+func newCountingOrigin(t *testing.T, robotsTxt string, page http.HandlerFunc) *countingOrigin {
 	t.Helper()
-	var hits atomic.Int64
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	o := &countingOrigin{}
+	o.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/robots.txt" {
-			io.WriteString(w, "User-agent: *\nDisallow: /private\n")
+			o.robots.Add(1)
+			io.WriteString(w, robotsTxt)
 			return
 		}
-		hits.Add(1)
+		o.pages.Add(1)
 		if page != nil {
 			page(w, r)
 			return
 		}
 		io.WriteString(w, "ok")
 	}))
-	t.Cleanup(srv.Close)
-	return srv, &hits
+	t.Cleanup(o.Close)
+	return o
+}
+
+// newTestOrigin is a countingOrigin that disallows /private, and the
+// count of its pages' hits.
+func newTestOrigin(t *testing.T, page http.HandlerFunc) (*httptest.Server, *atomic.Int64) {
+	t.Helper()
+	o := newCountingOrigin(t, "User-agent: *\nDisallow: /private\n", page)
+	return o.Server, &o.pages
 }
 
 // readAudit returns the records of the audit file path, its digest and

@@ -85,6 +85,8 @@ var shapeOnly = map[string][]string{
 	"listener": {"audit"}, "user": {"audit"},
 	// The audit log's hash chain (docs/audit.md).
 	"seq": {"audit"}, "prev": {"audit"},
+	// The hashes of the documents in force (docs/evidence.md): the record is the evidence.
+	"robots_sha256": {"audit"}, "tdmrep_sha256": {"audit"}, "license_sha256": {"audit"},
 	// The verdict as a boolean: the answers that are not a refusal.
 	"allowed": {"decision", "check", "check-fetch"},
 	// Only what robotsgate answers itself.

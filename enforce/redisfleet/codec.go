@@ -3,7 +3,9 @@ package redisfleet
 import (
 	"bytes"
 	"compress/flate"
+	"crypto/sha256"
 	"encoding/binary"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -18,11 +20,17 @@ import (
 // Entry.Rebuild derives) is a short text header that the Lua scripts
 // read, then the entry in a compact binary form compressed with DEFLATE:
 //
-//	"2|<fetched ms>|<status: o, a or u>|<good copy: 0 or 1>|<failures>|" DEFLATE(payload)
+//	"3|<fetched ms>|<status: o, a or u>|<good copy: 0 or 1>|<failures>|" DEFLATE(payload)
 //
 // The payload holds the key ([enforce.Key.String]), the result, the four times (nanoseconds;
 // a flag for the zero time), the failure count and the good copy, with
-// uvarint lengths and numbers. DEFLATE (compress/flate) rather than gzip
+// uvarint lengths and numbers. Version 3 adds to each result its
+// validators (ETag, Last-Modified), two flags (no-cache, revalidated by a
+// 304) and the SHA-256 of its body (32 bytes, or none); version 2 has
+// them not. Replicas read both (a version 2 body is hashed on load);
+// a replica that knows only version 2 takes a version 3 entry as
+// undecodable: it deletes it and fetches the document again, never
+// reading it wrongly. DEFLATE (compress/flate) rather than gzip
 // or zlib: the same algorithm without their 10 to 18 bytes of header and
 // checksum, which Redis's own integrity makes useless; and a preset
 // dictionary of common robots.txt lines (entryDict), which helps the
@@ -31,7 +39,11 @@ import (
 
 // entryVersion is the header's first field. Readers treat entries of
 // another version as undecodable (deleted, the origin fetched again).
-const entryVersion = "2"
+const entryVersion = "3"
+
+// entryVersion2 is the previous version, with the same header: still
+// read, never written.
+const entryVersion2 = "2"
 
 // entryDict is the DEFLATE preset dictionary. It is part of the stored
 // format: changing it requires a new [entryVersion]. The most common
@@ -80,7 +92,7 @@ func encodeRedisEntry(e *enforce.Entry) ([]byte, error) {
 	if e.Good != nil {
 		good = '1'
 	}
-	var p payload
+	p := payload{v3: true}
 	p.str(e.Key.String())
 	p.result(e.Result)
 	for _, t := range []time.Time{e.FetchedAt, e.Expires, e.GoodAt, e.UnreachableSince} {
@@ -109,6 +121,7 @@ func encodeRedisEntry(e *enforce.Entry) ([]byte, error) {
 
 // entryHeader is the header of a stored entry.
 type entryHeader struct {
+	v3        bool // version 3, else 2
 	fetchedMS int64
 	status    byte
 	good      byte
@@ -120,9 +133,10 @@ type entryHeader struct {
 func parseEntryHeader(data []byte) (entryHeader, []byte, error) {
 	var h entryHeader
 	f := bytes.SplitN(data, []byte("|"), 6)
-	if len(f) != 6 || string(f[0]) != entryVersion {
-		return h, nil, errors.New("not a robots.txt entry of version " + entryVersion)
+	if len(f) != 6 || (string(f[0]) != entryVersion && string(f[0]) != entryVersion2) {
+		return h, nil, errors.New("not a robots.txt entry of version " + entryVersion + " or " + entryVersion2)
 	}
+	h.v3 = string(f[0]) == entryVersion
 	var e1, e2 error
 	h.fetchedMS, e1 = strconv.ParseInt(string(f[1]), 10, 64)
 	h.failures, e2 = strconv.Atoi(string(f[4]))
@@ -168,7 +182,7 @@ func decodeEntry(data []byte, maxBytes int) (*enforce.Entry, error) {
 	if len(raw) > limit {
 		return nil, fmt.Errorf("payload over %d bytes", limit)
 	}
-	d := reader{b: raw}
+	d := reader{b: raw, v3: h.v3}
 	_ = d.str() // the key, given by the caller
 	e := &enforce.Entry{Result: d.result()}
 	e.FetchedAt, e.Expires, e.GoodAt, e.UnreachableSince = d.time(), d.time(), d.time(), d.time()
@@ -190,8 +204,11 @@ func decodeEntry(data []byte, maxBytes int) (*enforce.Entry, error) {
 	return e, nil
 }
 
-// payload builds the binary form.
-type payload struct{ b []byte }
+// payload builds the binary form (of version 3 when v3 is set).
+type payload struct {
+	b  []byte
+	v3 bool
+}
 
 func (p *payload) uint(v uint64) { p.b = binary.AppendUvarint(p.b, v) }
 func (p *payload) int(v int64)   { p.b = binary.AppendVarint(p.b, v) }
@@ -221,17 +238,33 @@ func (p *payload) result(r enforce.FetchResult) {
 	if r.HasMaxAge {
 		flags |= 2
 	}
+	if r.NoCache && p.v3 {
+		flags |= 4
+	}
+	if r.NotModified && p.v3 {
+		flags |= 8
+	}
 	p.uint(flags)
 	p.int(int64(r.MaxAge))
 	p.str(r.FinalURL)
 	p.str(r.Err)
 	p.str(string(r.ErrKind))
 	p.bytes(r.Body)
+	if p.v3 {
+		p.str(r.ETag)
+		p.str(r.LastModified)
+		sum, _ := hex.DecodeString(r.SHA256) // nil unless a valid hash
+		if len(sum) != sha256.Size {
+			sum = nil
+		}
+		p.bytes(sum)
+	}
 }
 
 // reader reads the binary form; the first error sticks.
 type reader struct {
 	b   []byte
+	v3  bool // the payload is of version 3
 	err error
 }
 
@@ -296,8 +329,24 @@ func (d *reader) result() enforce.FetchResult {
 	if b := d.bytes(); len(b) > 0 {
 		r.Body = b
 	}
+	if d.v3 {
+		d.v3result(&r, flags)
+	}
 	if _, ok := statusCodes[r.Status]; !ok && d.err == nil {
 		d.err = fmt.Errorf("unknown status %q", r.Status)
 	}
 	return r
+}
+
+// v3result reads the fields version 3 adds to a result with flags.
+func (d *reader) v3result(r *enforce.FetchResult, flags uint64) {
+	r.NoCache, r.NotModified = flags&4 != 0, flags&8 != 0
+	r.ETag, r.LastModified = d.str(), d.str()
+	switch sum := d.bytes(); len(sum) {
+	case 0:
+	case sha256.Size:
+		r.SHA256 = hex.EncodeToString(sum)
+	default:
+		d.fail("hash")
+	}
 }

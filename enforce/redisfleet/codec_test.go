@@ -1,15 +1,10 @@
 package redisfleet
 
 import (
-	"archive/tar"
 	"bytes"
 	"compress/flate"
-	"compress/gzip"
 	"context"
 	"encoding/json"
-	"errors"
-	"io"
-	"os"
 	"strconv"
 	"strings"
 	"testing"
@@ -19,6 +14,7 @@ import (
 
 	"github.com/robotsgate/robotsgate/enforce"
 	"github.com/robotsgate/robotsgate/internal/redistest"
+	"github.com/robotsgate/robotsgate/internal/robotsmix"
 )
 
 // TestEntryCodecRejectsBadValues: truncated, altered or oversized stored
@@ -56,47 +52,13 @@ func TestEntryCodecRejectsBadValues(t *testing.T) {
 	}
 }
 
-// corpus returns the bodies of the real-world robots.txt corpus by file
-// name: the tarball named by ROBOTSGATE_ROBOTS_CORPUS, or
-// testdata/robots-corpus.tar.gz. The corpus is not part of the repository
-// (testdata/README.md says where it comes from and how to build it); without
-// it the measurement is skipped.
+// corpus returns the bodies of the real-world robots.txt corpus
+// (robotsmix.RealWorld) by host; without it the measurement is skipped.
 func corpus(t testing.TB) map[string][]byte {
 	t.Helper()
-	path := os.Getenv("ROBOTSGATE_ROBOTS_CORPUS")
-	if path == "" {
-		path = "testdata/robots-corpus.tar.gz"
-	}
-	f, err := os.Open(path)
-	if errors.Is(err, os.ErrNotExist) {
-		t.Skipf("no real-world robots.txt corpus at %s (see testdata/README.md)", path)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
 	files := map[string][]byte{}
-	tr := tar.NewReader(zr)
-	for {
-		h, err := tr.Next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		if h.Typeflag != tar.TypeReg {
-			continue
-		}
-		b, err := io.ReadAll(tr)
-		if err != nil {
-			t.Fatal(err)
-		}
-		files[strings.TrimPrefix(h.Name, "./")] = b
+	for _, f := range robotsmix.RealWorldForTest(t) {
+		files[f.Host] = f.Body
 	}
 	if len(files) < 1000 {
 		t.Fatalf("corpus has %d files", len(files))

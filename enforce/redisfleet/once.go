@@ -127,14 +127,7 @@ func (s *redisStore) fetchUnlocked(ctx context.Context, key enforce.Key, budget 
 	if en == nil || en.Result.Status != enforce.StatusUnreachable {
 		return en
 	}
-	var (
-		cur  *enforce.Entry
-		keep time.Duration
-	)
-	ok := s.r.call(fctx, "get", func(ctx context.Context) (err error) {
-		cur, keep, err = s.getRemote(ctx, key)
-		return err
-	})
+	cur, keep, ok := s.getCall(fctx, key)
 	if !ok || cur == nil || cur.Result.Status == enforce.StatusUnreachable ||
 		!s.r.opts.Clock.Now().Before(cur.Expires) {
 		return en

@@ -51,14 +51,7 @@ func (s *redisStore) Get(ctx context.Context, key enforce.Key) (*enforce.Entry, 
 			return v.(*enforce.Entry), true
 		}
 	}
-	var (
-		e    *enforce.Entry
-		keep time.Duration
-	)
-	ok := s.r.call(ctx, "get", func(ctx context.Context) (err error) {
-		e, keep, err = s.getRemote(ctx, key)
-		return err
-	})
+	e, keep, ok := s.getCall(ctx, key)
 	if !ok {
 		return s.local.Get(ctx, key)
 	}
@@ -73,6 +66,16 @@ func (s *redisStore) Get(ctx context.Context, key enforce.Key) (*enforce.Entry, 
 		s.l1.SetDefault(key.String(), e)
 	}
 	return e, true
+}
+
+// getCall is getRemote as one call (see [Redis.call]): ok is false when
+// Redis is down or the read failed, and the caller answers locally.
+func (s *redisStore) getCall(ctx context.Context, key enforce.Key) (e *enforce.Entry, keep time.Duration, ok bool) {
+	ok = s.r.call(ctx, "get", func(ctx context.Context) (err error) {
+		e, keep, err = s.getRemote(ctx, key)
+		return err
+	})
+	return e, keep, ok
 }
 
 // getRemote reads key's entry and its remaining lifetime from Redis.
@@ -143,7 +146,8 @@ func (s *redisStore) dropBad(ctx context.Context, key enforce.Key, sum string, w
 // continue (as many failures or more). An entry that does continue the
 // stored one (Enforcer.next carries the good copy over, and counts one
 // more failure) is always stored. The script reads only the stored
-// entry's header (see codec.go; ARGV[6] is its version): what is stored
+// entry's header (see codec.go; ARGV[6] is its version, ARGV[7] the
+// previous one, whose header is the same): what is stored
 // is replaced without comparing when it has no such header (robotsgate
 // could not decode it), or is a key of another type. It returns 1 when
 // it stored the entry.
@@ -153,7 +157,7 @@ if t ~= 'none' and t ~= 'string' then redis.call('DEL', KEYS[1]) end
 local cur = redis.call('GETRANGE', KEYS[1], 0, 63)
 if cur and cur ~= '' then
   local v, fms, st, good, fails = string.match(cur, '^(%d+)|(%d+)|(%a)|([01])|(%d+)|')
-  if v == ARGV[6] then
+  if v == ARGV[6] or v == ARGV[7] then
     if tonumber(fms) > tonumber(ARGV[3]) then return 0 end
     if ARGV[4] == '1' then
       if st == 'o' then return 0 end
@@ -212,7 +216,7 @@ func (s *redisStore) Set(ctx context.Context, key enforce.Key, e *enforce.Entry,
 	var stored int64
 	ok := s.r.call(ctx, "set", func(ctx context.Context) (err error) {
 		stored, err = redisSetEntry.Run(ctx, s.r.client, []string{s.r.keys.robots(name)},
-			data, keep.Milliseconds(), e.FetchedAt.UnixMilli(), noGood, e.Failures, entryVersion).Int64()
+			data, keep.Milliseconds(), e.FetchedAt.UnixMilli(), noGood, e.Failures, entryVersion, entryVersion2).Int64()
 		return err
 	})
 	if ok && stored == 0 {

@@ -15,12 +15,12 @@ import (
 // that the stored form (redisEntry, redisResult) does not carry yet.
 func TestRedisEntryFieldsCovered(t *testing.T) {
 	// Entry: 8 stored fields + Parsed, TDM, TDMErr, License and
-	// LicenseErr (rebuilt by Entry.Rebuild). FetchResult: 9 fields.
+	// LicenseErr (rebuilt by Entry.Rebuild). FetchResult: 14 fields.
 	if n := reflect.TypeFor[enforce.Entry]().NumField(); n != 13 {
 		t.Errorf("enforce.Entry has %d fields, the stored form (codec.go) holds 8 (+Parsed, TDM, TDMErr, License, LicenseErr): update codec.go and this test", n)
 	}
-	if n := reflect.TypeFor[enforce.FetchResult]().NumField(); n != 9 {
-		t.Errorf("enforce.FetchResult has %d fields, the stored form holds 9: update codec.go and this test", n)
+	if n := reflect.TypeFor[enforce.FetchResult]().NumField(); n != 14 {
+		t.Errorf("enforce.FetchResult has %d fields, the stored form holds 14: update codec.go and this test", n)
 	}
 }
 

@@ -140,6 +140,7 @@ type RobotsConfig struct {
 	RetryMax          time.Duration
 	MaxEntries        int
 	MaxCacheMB        int
+	DocumentsMB       int // disk bound of the documents kept; 0 keeps none
 }
 
 // HTTPSConfig is how CONNECT requests are handled.
@@ -253,6 +254,7 @@ func defaultRobots() RobotsConfig {
 		RetryMax:          time.Hour,
 		MaxEntries:        1000000,
 		MaxCacheMB:        512,
+		DocumentsMB:       256,
 	}
 }
 

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/robotsgate/robotsgate/internal/websig"
 )
 
 // SigningConfig is Web Bot Auth: the HTTP Message Signature robotsgate
@@ -37,12 +39,8 @@ const (
 // Valid reports whether f is a value of signing.agent_form.
 func (f SignatureAgentForm) Valid() bool { return f == AgentFormDictionary || f == AgentFormString }
 
-// signingComponents are the values of signing.components.
-var signingComponents = []string{"@method", "@path", "@query", "@target-uri"}
-
-// maxSigningExpires bounds signing.expires: the draft recommends no more
-// than 24 hours.
-const maxSigningExpires = 24 * time.Hour
+// maxSigningExpires bounds signing.expires ([websig.MaxExpires]).
+const maxSigningExpires = websig.MaxExpires
 
 func defaultSigning() SigningConfig {
 	return SigningConfig{AgentForm: AgentFormDictionary, Expires: 5 * time.Minute}
@@ -59,8 +57,8 @@ func (c *Config) validateSigning() error {
 		return errorf("signing.expires", "%v is not in (0s, 24h]", s.Expires)
 	}
 	for i, comp := range s.Components {
-		if !slices.Contains(signingComponents, comp) {
-			return errorf("signing.components", "%q is not one of %s", comp, strings.Join(signingComponents, ", "))
+		if !slices.Contains(websig.ExtraComponents(), comp) {
+			return errorf("signing.components", "%q is not one of %s", comp, strings.Join(websig.ExtraComponents(), ", "))
 		}
 		if slices.Contains(s.Components[:i], comp) {
 			return errorf("signing.components", "%q is listed twice", comp)

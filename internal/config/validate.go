@@ -157,6 +157,8 @@ func (c *Config) validateRobots() error {
 		return errorf("robots.max_entries", "%d is not positive (the cache is always bounded)", r.MaxEntries)
 	case r.MaxCacheMB <= 0 || r.MaxCacheMB > maxCacheMB:
 		return errorf("robots.max_cache_mb", "%d is not between 1 and %d (the cache is always bounded)", r.MaxCacheMB, maxCacheMB)
+	case r.DocumentsMB < 0:
+		return errorf("robots.documents_mb", "%d is negative (0 keeps no documents)", r.DocumentsMB)
 	}
 	return nil
 }

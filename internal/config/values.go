@@ -19,7 +19,7 @@ import (
 // the caller names where the value came from.
 func (o option) set(c *Config, v string, items []string) error {
 	if items == nil {
-		items = splitList(v)
+		items = SplitList(v)
 	}
 	switch p := o.field(c).(type) {
 	case *string:
@@ -161,9 +161,9 @@ func (o option) isList() bool {
 	return false
 }
 
-// splitList splits a comma-separated list, trimming spaces and dropping
-// empty items.
-func splitList(v string) []string {
+// SplitList splits a comma-separated list (a list setting's flag or
+// environment value), trimming spaces and dropping empty items.
+func SplitList(v string) []string {
 	var out []string
 	for _, s := range strings.Split(v, ",") {
 		if s = strings.TrimSpace(s); s != "" {

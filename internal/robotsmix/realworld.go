@@ -6,10 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
 	"sort"
+	"testing"
 )
 
 // RealFile is one robots.txt file of the real-world corpus.
@@ -62,4 +64,18 @@ func RealWorld() ([]RealFile, error) {
 	}
 	sort.Slice(files, func(i, j int) bool { return files[i].Host < files[j].Host })
 	return files, nil
+}
+
+// RealWorldForTest is [RealWorld] for a test: it skips tb when the corpus
+// was not built (testdata/README.md) and fails it on any other error.
+func RealWorldForTest(tb testing.TB) []RealFile {
+	tb.Helper()
+	files, err := RealWorld()
+	if errors.Is(err, fs.ErrNotExist) {
+		tb.Skipf("no real-world corpus: %v", err)
+	}
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return files
 }

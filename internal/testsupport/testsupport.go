@@ -2,9 +2,10 @@
 // packages share: an in-memory audit and log [Sink], reading a Prometheus
 // exposition ([Exposition], [MetricValue]), writing a certificate and its
 // key ([WriteCert]), configuration inputs ([EnvMap], [WriteFile]), a
-// file's permissions ([AssertMode]), polling for a condition ([WaitFor]),
-// a CONNECT sent by hand ([RawConnect]) and, on unix, filling a pipe
-// ([FillPipe]).
+// file's permissions ([AssertMode]), a refused address ([ClosedAddr]),
+// polling for a condition ([WaitFor]), a CONNECT sent by hand
+// ([RawConnect]), on unix, filling a pipe ([FillPipe]), and the crafted
+// url patterns of the matchers' bounded-work tests ([HostileCases]).
 //
 // It sits beside [github.com/robotsgate/robotsgate/internal/redistest] and
 // [github.com/robotsgate/robotsgate/internal/confdirtest] and, like them,
@@ -142,6 +143,19 @@ func MetricValue(t testing.TB, exposition, series string) float64 {
 		}
 	}
 	return -1
+}
+
+// ClosedAddr returns a loopback address (host:port) that nothing listens
+// on: a connection to it is refused.
+func ClosedAddr(t testing.TB) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	return addr
 }
 
 // EnvMap returns an environment lookup function over m, in the shape of

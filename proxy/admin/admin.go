@@ -17,6 +17,7 @@ import (
 
 	"github.com/robotsgate/robotsgate/enforce"
 	"github.com/robotsgate/robotsgate/internal/safetext"
+	"github.com/robotsgate/robotsgate/proxy/answer"
 	"github.com/robotsgate/robotsgate/proxy/status"
 	"github.com/robotsgate/robotsgate/robots"
 	"github.com/robotsgate/robotsgate/robots/aipref"
@@ -39,7 +40,7 @@ type Config struct {
 	// purposes are the declared purposes: the configured ones, or the
 	// query's purpose parameter; use the declared content use: the
 	// configured one, or the query's content_use parameter.
-	DecisionAnswer func(ctx context.Context, u *url.URL, agent string, purposes aipref.Set, use aipref.Use) any
+	DecisionAnswer func(ctx context.Context, u *url.URL, agent string, purposes aipref.Set, use aipref.Use) answer.DecisionJSON
 	Metrics        http.Handler // served at /metrics; nil: 404
 	// Token is the bearer token of the admin API ("" = none). DELETE
 	// (purge) always requires it: without a token it is refused with 403.
@@ -54,10 +55,10 @@ type Config struct {
 	// parameter. nil: none.
 	Defaults func() (agent string, purposes aipref.Set, use aipref.Use)
 	// Reload reloads the configuration for POST /v1/reload (always with
-	// the token: 403 when none is configured): result is the JSON answer,
-	// err non-nil when the new configuration was refused (answered 422
-	// with result). nil: 404.
-	Reload func() (result any, err error)
+	// the token: 403 when none is configured): result is the answer, err
+	// non-nil when the new configuration was refused (answered 422 with
+	// result). nil: 404.
+	Reload func() (result ReloadResult, err error)
 	// Ready reports whether robotsgate is ready to serve (listening, audit
 	// log writable); nil means always ready.
 	Ready func() error
@@ -340,6 +341,23 @@ func (a *Admin) reload(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, res)
 }
 
+// ReloadResult is what a reload did: the answer of POST /v1/reload.
+type ReloadResult struct {
+	// Result is "ok" (the new settings are in force for new requests) or
+	// "invalid" (the running settings are kept; Error says why).
+	Result string `json:"result"`
+	Error  string `json:"error,omitempty"`
+	// Changed are the keys whose new values are in force; NeedsRestart
+	// those whose change was not applied: they take effect at the next
+	// start (the restart-only settings).
+	Changed      []string `json:"changed"`
+	NeedsRestart []string `json:"needs_restart,omitempty"`
+	// RemovedDenies are the patterns of the sites: denies in force before
+	// the reload and not after it.
+	RemovedDenies []string `json:"removed_denies,omitempty"`
+	Source        string   `json:"source"` // what asked for it: "SIGHUP" or "POST /v1/reload"
+}
+
 // EntryJSON is the answer of GET /v1/robots: an origin's cached
 // robots.txt state.
 type EntryJSON struct {
@@ -358,9 +376,16 @@ type EntryJSON struct {
 	Failures   int       `json:"failures,omitempty"`
 	// GoodFetchedAt is set when a stale good copy is in force because
 	// the latest fetch failed.
-	GoodFetchedAt *time.Time  `json:"good_fetched_at,omitempty"`
-	Groups        []GroupJSON `json:"groups"`
-	Sitemaps      []string    `json:"sitemaps"`
+	GoodFetchedAt *time.Time `json:"good_fetched_at,omitempty"`
+	// SHA256 is the hash of the robots.txt in force ("robotsgate audit
+	// -document" prints it); ETag and LastModified its validators, and
+	// Revalidated says the latest fetch was a 304 that kept it.
+	SHA256       string      `json:"sha256,omitempty"`
+	ETag         string      `json:"etag,omitempty"`
+	LastModified string      `json:"last_modified,omitempty"`
+	Revalidated  bool        `json:"revalidated,omitempty"`
+	Groups       []GroupJSON `json:"groups"`
+	Sitemaps     []string    `json:"sitemaps"`
 }
 
 // GroupJSON is one group of a robots.txt.
@@ -394,12 +419,16 @@ func newEntryJSON(e *enforce.Entry, now time.Time) EntryJSON {
 		AgeS:       now.Sub(e.FetchedAt).Round(time.Millisecond).Seconds(),
 		Fresh:      now.Before(e.Expires),
 		Failures:   e.Failures,
+		SHA256:     e.SHA256(),
 		Groups:     []GroupJSON{},
 		Sitemaps:   []string{},
 	}
 	if e.Good != nil {
 		t := e.GoodAt.UTC()
 		j.GoodFetchedAt = &t
+	}
+	if e.Result.Status == enforce.StatusOK {
+		j.ETag, j.LastModified, j.Revalidated = e.Result.ETag, e.Result.LastModified, e.Result.NotModified
 	}
 	if p := e.Parsed; p != nil {
 		for _, g := range p.Groups() {

@@ -189,6 +189,7 @@ func (a *Auditor) encode(e Event) error {
 		ev.Int("line", e.Line)
 	}
 	robotsFields(ev, &e)
+	documentFields(ev, &e)
 	if e.Status != 0 {
 		ev.Int("status", e.Status)
 	}
@@ -280,6 +281,18 @@ func robotsFields(ev *zerolog.Event, e *Event) {
 		ev.Bool("robots_stale", true)
 		if e.RobotsStaleWhy != "" {
 			ev.Str("robots_stale_reason", e.RobotsStaleWhy)
+		}
+	}
+}
+
+// documentFields writes the hashes of the policy documents e's decision
+// used.
+func documentFields(ev *zerolog.Event, e *Event) {
+	for _, f := range [...]struct{ k, v string }{
+		{"robots_sha256", e.RobotsSHA256}, {"tdmrep_sha256", e.TDMRepSHA256}, {"license_sha256", e.LicenseSHA256},
+	} {
+		if f.v != "" {
+			ev.Str(f.k, f.v)
 		}
 	}
 }

@@ -37,6 +37,15 @@ type Event struct {
 	RobotsStale      bool          // the copy used was not fresh
 	RobotsStaleWhy   string        // why: an enforce.StaleReason ("revalidating", "unreachable", ...)
 
+	// RobotsSHA256, TDMRepSHA256 and LicenseSHA256 are the SHA-256 (hex)
+	// of the robots.txt, tdmrep.json and license documents the decision
+	// used ("robots_sha256", ...; license: comma-separated, one per
+	// document read); "" when none. robotsgate keeps each document under
+	// its hash (robotsgate audit -document).
+	RobotsSHA256  string
+	TDMRepSHA256  string
+	LicenseSHA256 string
+
 	Status int    // HTTP status robotsgate answered or saw, when known
 	Detail string // free text for what the fields above do not say
 

@@ -57,4 +57,5 @@ func (m *Metrics) LicenseFetched(_ string, r enforce.FetchResult, _ time.Duratio
 		return
 	}
 	m.license.fetches[statusClass(r.HTTPStatus)].Inc()
+	m.revalidated(enforce.DocLicense, r)
 }

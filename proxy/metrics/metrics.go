@@ -36,6 +36,7 @@ type Metrics struct {
 
 	fetches       [5]prometheus.Counter // by statusClass index
 	tdmFetches    [5]prometheus.Counter // tdmrep.json fetches, by statusClass index
+	notModified   [3]prometheus.Counter // 304s to conditional fetches, by enforce.Doc (revalidate.go)
 	fetchDuration prometheus.Histogram
 	cacheHit      prometheus.Counter
 	cacheMiss     prometheus.Counter
@@ -178,7 +179,7 @@ func (m *Metrics) robotsCollectors() []prometheus.Collector {
 		}
 		return 0
 	})
-	return []prometheus.Collector{fetches, tdmFetches, m.fetchDuration, lookups, entries}
+	return []prometheus.Collector{fetches, tdmFetches, m.fetchDuration, lookups, entries, m.notModifiedCollector()}
 }
 
 // Registry returns the private registry, for tests and for callers that
@@ -257,6 +258,7 @@ func (m *Metrics) RobotsFetched(origin string, r enforce.FetchResult, took time.
 	}
 	m.fetches[statusClass(r.HTTPStatus)].Inc()
 	m.fetchDuration.Observe(took.Seconds())
+	m.revalidated(enforce.DocRobots, r)
 }
 
 // TDMRepFetched records one tdmrep.json fetch. Its signature fits
@@ -266,6 +268,7 @@ func (m *Metrics) TDMRepFetched(_ string, r enforce.FetchResult, _ time.Duration
 		return
 	}
 	m.tdmFetches[statusClass(r.HTTPStatus)].Inc()
+	m.revalidated(enforce.DocTDMRep, r)
 }
 
 // statusClass returns the index in [statusClasses] of an HTTP status.

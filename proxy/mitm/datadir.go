@@ -45,3 +45,12 @@ func makeLastDir(dir string, perm os.FileMode) error {
 	}
 	return err
 }
+
+// DataDir returns the data directory of the setting https.data_dir dir:
+// dir itself, or the default when it is empty.
+func DataDir(dir string) (string, error) {
+	if dir != "" {
+		return dir, nil
+	}
+	return defaultDataDir()
+}

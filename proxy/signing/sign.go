@@ -16,18 +16,14 @@ import (
 	"github.com/dunglas/httpsfv"
 
 	"github.com/robotsgate/robotsgate/enforce/payment"
+	"github.com/robotsgate/robotsgate/internal/websig"
 )
 
 // Tag is the tag parameter of a Web Bot Auth request signature.
 const Tag = "web-bot-auth"
 
-// ExtraComponents are the components a Signer may cover besides
-// @authority and the Signature-Agent member, which it always covers.
-var ExtraComponents = []string{"@method", "@path", "@query", "@target-uri"}
-
-// MaxExpires bounds [Options.Expires]: the draft recommends signatures that
-// expire no more than 24 hours after they are created.
-const MaxExpires = 24 * time.Hour
+// MaxExpires bounds [Options.Expires] ([websig.MaxExpires]).
+const MaxExpires = websig.MaxExpires
 
 // Options are how a Signer signs.
 type Options struct {
@@ -39,7 +35,7 @@ type Options struct {
 	// Dictionary member keyed by the label.
 	LegacyAgent bool
 	// Components are covered after @authority and Signature-Agent, in
-	// this order; each one of [ExtraComponents].
+	// this order; each one of [websig.ExtraComponents].
 	Components []string
 	// Expires is how long after its creation a signature expires; in
 	// (0, [MaxExpires]].
@@ -70,8 +66,8 @@ func NewSigner(k *Key, o Options) (*Signer, error) {
 		return nil, fmt.Errorf("signing: expires %v is not in (0, %v]", o.Expires, MaxExpires)
 	}
 	for i, c := range o.Components {
-		if !slices.Contains(ExtraComponents, c) {
-			return nil, fmt.Errorf("signing: component %q is not one of %s", c, strings.Join(ExtraComponents, ", "))
+		if !slices.Contains(websig.ExtraComponents(), c) {
+			return nil, fmt.Errorf("signing: component %q is not one of %s", c, strings.Join(websig.ExtraComponents(), ", "))
 		}
 		if slices.Contains(o.Components[:i], c) {
 			return nil, fmt.Errorf("signing: component %q listed twice", c)

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/robotsgate/robotsgate/internal/testsupport"
+	"github.com/robotsgate/robotsgate/internal/websig"
 )
 
 // testNow is the fixed clock of the tests.
@@ -307,7 +308,7 @@ func BenchmarkSign(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	for _, comps := range [][]string{nil, ExtraComponents} {
+	for _, comps := range [][]string{nil, websig.ExtraComponents()} {
 		s, err := NewSigner(k, Options{Agent: "https://crawler.example/.well-known/http-message-signatures-directory", Expires: 5 * time.Minute, Components: comps})
 		if err != nil {
 			b.Fatal(err)

@@ -8,25 +8,13 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/robotsgate/robotsgate/internal/testsupport"
 	"github.com/robotsgate/robotsgate/robots"
 )
 
 // hostileBytes bounds the size of the crafted documents: robots.max_bytes'
 // default, the most a license fetch reads unless raised.
 const hostileBytes = 500 << 10
-
-// hostilePathLen is the length of the crafted paths: max_url_bytes'
-// default.
-const hostilePathLen = 16 << 10
-
-// hostileCase is a document of up to maxContents contents within
-// hostileBytes, and a path none of its patterns matches, built so that
-// each pattern costs as much as it can.
-type hostileCase struct {
-	name string
-	body []byte
-	path string
-}
 
 // hostileContents returns a document of contents url(0), url(1), ... as
 // long as it fits in hostileBytes and maxContents.
@@ -44,76 +32,23 @@ func hostileContents(url func(i int) string) []byte {
 	return []byte(sb.String())
 }
 
-// pad pads p with fill to hostilePathLen octets.
-func pad(p, fill string) string {
-	if len(p) < hostilePathLen {
-		p += strings.Repeat(fill, (hostilePathLen-len(p))/len(fill)+1)
-	}
-	return p[:hostilePathLen]
-}
-
-// pad5 is i in 5 digits.
-func pad5(i int) string {
-	s := strconv.Itoa(i)
-	return strings.Repeat("0", 5-len(s)) + s
-}
-
-// tokens returns n distinct 2-octet tokens of letters.
-func tokens(n int) []string {
-	var toks []string
-	for a := byte('A'); a <= 'Z' && len(toks) < n; a++ {
-		for c := byte('a'); c <= 'z' && len(toks) < n; c++ {
-			toks = append(toks, string([]byte{a, c}))
-		}
-	}
-	return toks
-}
-
-// hostileCases are the shapes of robots/tdmrep's hostile files as url
-// patterns, and the long patterns of hostileDoc.
-func hostileCases() []hostileCase {
-	toks := tokens(400)
-	var order strings.Builder
-	order.WriteString("/")
-	for _, t := range toks {
-		order.WriteString("q" + t)
-	}
-	orderPath := pad(order.String(), "q")
-	digits := pad("/", "a")[:hostilePathLen-10] + "9876543210"
-	run := func(i int) string { return "*" + strings.Repeat("a", 16) + pad5(i) }
-	return []hostileCase{
-		{"run-digits", hostileContents(run), pad("/", "a")},
-		{"run-digits-present", hostileContents(run), digits},
-		{"run-escaped", hostileContents(func(i int) string { return "*" + strings.Repeat("%61", 16) + pad5(i) }), digits},
-		{"wrong-order", hostileContents(func(i int) string {
-			j := 1 + i%200
-			k := (i / 200) % j
-			return "*q*q" + toks[j] + "*q" + toks[k] + "*q" + strconv.Itoa(i/200/j)
-		}), orderPath},
-		{"anchored", hostileContents(func(i int) string {
-			j := 1 + i%200
-			return "*q" + toks[j] + "*q" + toks[i%j] + "*qq" + strconv.Itoa(i/200) + "$"
-		}), orderPath[:hostilePathLen-3] + "qq0"},
-		{"star-a-many", hostileContents(func(i int) string {
-			return "/" + strings.Repeat("*a", 20+i%20) + "*b" + strconv.Itoa(i/20)
-		}), pad("/b0123456789", "a")},
-		{"long-near-miss", hostileContents(func(i int) string {
-			return "*b*" + strings.Repeat("a", 20+i%10) + "b" + strconv.Itoa(i/10)
-		}), pad("/b0123456789", "a")},
-		{"long-star-a", hostileContents(func(i int) string {
-			return "/" + strings.Repeat("*a", 950) + strconv.Itoa(i) + "$"
-		}), "/" + strings.Repeat("ab", 8000) + "c"},
-		{"long-a-star-b", hostileContents(func(i int) string {
-			return "/" + strings.Repeat("a*b*", 475) + strconv.Itoa(i) + "$"
-		}), "/" + strings.Repeat("ab", 8000) + "c"},
-	}
-}
-
-// hostileWork bounds the work of one decision on a document of body: a
-// few passes over the path and the octets of the document, and the
-// direct searches a decision makes before it indexes the path.
-func hostileWork(body []byte, path string) int {
-	return 4*len(path) + 2*len(body) + 512<<10
+// hostileCases are the crafted pattern shapes as documents of up to
+// maxContents contents within hostileBytes, and the long patterns of
+// hostileDoc.
+func hostileCases() []testsupport.HostileCase {
+	longPath := "/" + strings.Repeat("ab", 8000) + "c"
+	return append(testsupport.HostileCases(hostileContents),
+		testsupport.HostileCase{
+			Name: "long-star-a",
+			Body: hostileContents(func(i int) string { return "/" + strings.Repeat("*a", 950) + strconv.Itoa(i) + "$" }),
+			Path: longPath,
+		},
+		testsupport.HostileCase{
+			Name: "long-a-star-b",
+			Body: hostileContents(func(i int) string { return "/" + strings.Repeat("a*b*", 475) + strconv.Itoa(i) + "$" }),
+			Path: longPath,
+		},
+	)
 }
 
 // TestHostileDocBoundedWork decides the crafted paths against the
@@ -122,19 +57,19 @@ func hostileWork(body []byte, path string) int {
 // path.
 func TestHostileDocBoundedWork(t *testing.T) {
 	for _, hc := range hostileCases() {
-		d, err := Parse(hc.body)
+		d, err := Parse(hc.Body)
 		if err != nil {
-			t.Fatalf("%s: %v", hc.name, err)
+			t.Fatalf("%s: %v", hc.Name, err)
 		}
 		if len(d.Contents) < 200 {
-			t.Fatalf("%s: only %d contents", hc.name, len(d.Contents))
+			t.Fatalf("%s: only %d contents", hc.Name, len(d.Contents))
 		}
-		v, work := d.decideWork(siteOrigin, hc.path, UseAITrain|UseSearch)
+		v, work := d.decideWork(siteOrigin, hc.Path, UseAITrain|UseSearch)
 		if v.State != None {
-			t.Fatalf("%s: %v by %s", hc.name, v.State, v.Content)
+			t.Fatalf("%s: %v by %s", hc.Name, v.State, v.Content)
 		}
-		if limit := hostileWork(hc.body, hc.path); work > limit {
-			t.Errorf("%s (%d contents): %d octets examined, more than %d", hc.name, len(d.Contents), work, limit)
+		if limit := testsupport.HostileWork(hc.Body, hc.Path); work > limit {
+			t.Errorf("%s (%d contents): %d octets examined, more than %d", hc.Name, len(d.Contents), work, limit)
 		}
 	}
 }
@@ -146,14 +81,14 @@ func TestHostileDocBoundedWork(t *testing.T) {
 // inflate as it does ns/op.
 func BenchmarkDecideHostileCases(b *testing.B) {
 	for _, hc := range hostileCases() {
-		b.Run(hc.name, func(b *testing.B) {
-			d, err := Parse(hc.body)
+		b.Run(hc.Name, func(b *testing.B) {
+			d, err := Parse(hc.Body)
 			if err != nil {
 				b.Fatal(err)
 			}
-			_, work := d.decideWork(siteOrigin, hc.path, UseAITrain|UseSearch)
+			_, work := d.decideWork(siteOrigin, hc.Path, UseAITrain|UseSearch)
 			b.ReportAllocs()
-			cpuPerOp(b, func() { d.Decide(siteOrigin, hc.path, UseAITrain|UseSearch) })
+			testsupport.CPUPerOp(b, func() { d.Decide(siteOrigin, hc.Path, UseAITrain|UseSearch) })
 			b.ReportMetric(float64(work), "work")
 			b.ReportMetric(float64(len(d.Contents)), "contents")
 		})

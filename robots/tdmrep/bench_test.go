@@ -57,14 +57,14 @@ func BenchmarkTypicalFile(b *testing.B) {
 // the machine does not inflate as it does ns/op.
 func BenchmarkHostileCases(b *testing.B) {
 	for _, hc := range hostileCases() {
-		b.Run(hc.name, func(b *testing.B) {
-			f, err := Parse(hc.body)
+		b.Run(hc.Name, func(b *testing.B) {
+			f, err := Parse(hc.Body)
 			if err != nil {
 				b.Fatal(err)
 			}
-			_, work := f.matchWork(hc.path)
+			_, work := f.matchWork(hc.Path)
 			b.ReportAllocs()
-			testsupport.CPUPerOp(b, func() { f.Match(hc.path) })
+			testsupport.CPUPerOp(b, func() { f.Match(hc.Path) })
 			b.ReportMetric(float64(work), "work")
 		})
 	}

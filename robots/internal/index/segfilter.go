@@ -278,19 +278,23 @@ func (f *segFilter) scan(p []byte, found []uint64) {
 	s := int32(0)
 	for _, c := range p {
 		s = f.step(s, c)
-		o := f.lastKey(s)
-		// The keys ending here are o and its dictionary chain. A key
-		// already found had its whole chain set then, so stop there: each
-		// key is set once, and each position costs O(1) more.
-		for o > 0 {
-			id := f.keyID(o)
-			w, b := id>>6, uint64(1)<<(id&63)
-			if found[w]&b != 0 {
-				break
-			}
-			found[w] |= b
-			o = f.dict[o]
+		f.markChain(found, f.lastKey(s))
+	}
+}
+
+// markChain sets in found the bits of the keys that end where key o
+// ends: o and its dictionary chain. A key already found had its whole
+// chain set then, so it stops there: each key is set once, and each
+// position costs O(1) more.
+func (f *segFilter) markChain(found []uint64, o int32) {
+	for o > 0 {
+		id := f.keyID(o)
+		w, b := id>>6, uint64(1)<<(id&63)
+		if found[w]&b != 0 {
+			return
 		}
+		found[w] |= b
+		o = f.dict[o]
 	}
 }
 
@@ -351,14 +355,8 @@ func (f *segFilter) scanLongest(p []byte, x *occIndex, found []uint64) {
 			x.keyed = append(x.keyed, f.pre[f.keyID(o)])
 			x.ends = append(x.ends, int32(i))
 		}
-		for found != nil && o > 0 { // as scan
-			id := f.keyID(o)
-			w, b := id>>6, uint64(1)<<(id&63)
-			if found[w]&b != 0 {
-				break
-			}
-			found[w] |= b
-			o = f.dict[o]
+		if found != nil {
+			f.markChain(found, o)
 		}
 	}
 }

@@ -26,18 +26,11 @@
 package main
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"flag"
 	"fmt"
 	"html"
 	"log"
-	"math/big"
 	"net"
 	"net/http"
 	"os"
@@ -47,6 +40,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/robotsgate/robotsgate/scripts/internal/selfsigned"
 )
 
 func main() {
@@ -65,7 +60,7 @@ func main() {
 }
 
 func run(dir, crawlDelay string) error {
-	cert, err := selfSigned(filepath.Join(dir, "origin.pem"))
+	cert, err := selfsigned.Write(filepath.Join(dir, "origin.pem"), "robotsgate client-test origin")
 	if err != nil {
 		return err
 	}
@@ -209,33 +204,3 @@ func appendLine(file, line string) error {
 }
 
 func port(l net.Listener) int { return l.Addr().(*net.TCPAddr).Port }
-
-// selfSigned creates a self-signed certificate for 127.0.0.1 and localhost
-// and writes it (certificate only) to certFile.
-func selfSigned(certFile string) (tls.Certificate, error) {
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return tls.Certificate{}, err
-	}
-	now := time.Now()
-	tmpl := &x509.Certificate{
-		SerialNumber:          big.NewInt(now.UnixNano()),
-		Subject:               pkix.Name{CommonName: "robotsgate client-test origin"},
-		NotBefore:             now.Add(-time.Hour),
-		NotAfter:              now.Add(24 * time.Hour),
-		KeyUsage:              x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
-		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-		BasicConstraintsValid: true,
-		IsCA:                  true,
-		DNSNames:              []string{"localhost"},
-		IPAddresses:           []net.IP{net.IPv4(127, 0, 0, 1)},
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		return tls.Certificate{}, fmt.Errorf("create certificate: %w", err)
-	}
-	if err := os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o644); err != nil {
-		return tls.Certificate{}, fmt.Errorf("write certificate: %w", err)
-	}
-	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}, nil
-}

@@ -7,24 +7,18 @@
 package main
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"flag"
 	"fmt"
 	"log"
-	"math/big"
 	"net"
 	"net/http"
 	"os"
 	"os/signal"
 	"strings"
 	"syscall"
-	"time"
+
+	"github.com/robotsgate/robotsgate/scripts/internal/selfsigned"
 )
 
 const robotsTxt = `User-agent: *
@@ -63,7 +57,10 @@ func main() {
 		go http.Serve(ln, h)
 	}
 	if *tlsBase > 0 {
-		cert, err := selfSigned(*tlsCert)
+		if *tlsCert == "" {
+			log.Fatal("origin: -tls-base needs -tls-cert")
+		}
+		cert, err := selfsigned.Write(*tlsCert, "robotsgate load test origin")
 		if err != nil {
 			log.Fatalf("origin: %v", err)
 		}
@@ -79,37 +76,4 @@ func main() {
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
 	<-sig
-}
-
-// selfSigned makes an ECDSA P-256 certificate for 127.0.0.1 and writes
-// its PEM to certFile.
-func selfSigned(certFile string) (tls.Certificate, error) {
-	if certFile == "" {
-		return tls.Certificate{}, fmt.Errorf("-tls-base needs -tls-cert")
-	}
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return tls.Certificate{}, err
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber:          big.NewInt(time.Now().UnixNano()),
-		Subject:               pkix.Name{CommonName: "robotsgate load test origin"},
-		NotBefore:             time.Now().Add(-time.Hour),
-		NotAfter:              time.Now().Add(24 * time.Hour),
-		IPAddresses:           []net.IP{net.IPv4(127, 0, 0, 1)},
-		DNSNames:              []string{"localhost"}, // the server name of mitmload -direct
-		KeyUsage:              x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
-		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-		BasicConstraintsValid: true,
-		IsCA:                  true,
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		return tls.Certificate{}, err
-	}
-	pemBytes := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
-	if err := os.WriteFile(certFile, pemBytes, 0o644); err != nil {
-		return tls.Certificate{}, err
-	}
-	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}, nil
 }
