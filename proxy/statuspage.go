@@ -3,10 +3,12 @@ package proxy
 import (
 	"fmt"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/robotsgate/robotsgate/internal/config"
+	"github.com/robotsgate/robotsgate/proxy/access"
 	"github.com/robotsgate/robotsgate/proxy/status"
 )
 
@@ -15,9 +17,11 @@ import (
 // the page shows besides (statusInfo): the robots.txt cache and a summary
 // of the configuration in force, without its secrets.
 
-// statusInfo is the page's cache state and configuration summary.
+// statusInfo is the page's cache state, configuration summary and
+// payment budgets.
 func (s *Server) statusInfo() status.Info {
-	cfg := &s.live.Load().cfg
+	l := s.live.Load()
+	cfg := &l.cfg
 	var c status.Cache
 	if s.cacheStatus != nil {
 		c = s.cacheStatus()
@@ -25,7 +29,19 @@ func (s *Server) statusInfo() status.Info {
 	if c.Mode == "" {
 		c.Mode = CacheMode(cfg.Cache)
 	}
-	return status.Info{Cache: c, Config: append(configSummary(cfg), fleetState(c)...), Spend: s.spendStatus()} // (paymentstatus.go)
+	spend := status.Spends(s.wallet, cfg.Payment.Budgets, userNames(l.acl.Identities()), s.clock.Now()) // payment budgets
+	return status.Info{Cache: c, Config: append(configSummary(cfg), fleetState(c)...), Spend: spend}
+}
+
+// userNames returns the distinct user names of ids, in order.
+func userNames(ids []access.Identity) []string {
+	var out []string
+	for _, id := range ids {
+		if !slices.Contains(out, id.User) {
+			out = append(out, id.User)
+		}
+	}
+	return out
 }
 
 // fleetState is the summary's line on the fleet-wide state, with Redis:

@@ -35,17 +35,6 @@ type Info struct {
 	Spend  []Spend   `json:"spend,omitempty"` // payment budgets, in their current period
 }
 
-// Spend is a payment budget's state in its current period (today, this
-// month): spent (settled) and held (reserved) against its limit.
-type Spend struct {
-	Budget   string `json:"budget"` // e.g. "fleet/day USD 0.1"
-	Key      string `json:"key"`    // the identity (identity budgets), "" for the fleet
-	Period   string `json:"period"` // e.g. 2026-12-06
-	Spent    string `json:"spent"`
-	Reserved string `json:"reserved"`
-	Error    string `json:"error,omitempty"` // why the wallet could not say
-}
-
 // Cache is the state of the robots.txt cache.
 type Cache struct {
 	Mode string `json:"mode"` // "memory", or the Redis mode with its address (no credentials)
