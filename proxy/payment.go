@@ -62,17 +62,29 @@ func (p *paymentStep) terms(st *requestState) payTerms {
 }
 
 // payState is the payment state of a request that may be paid for
-// ([requestState.Pay]): its terms, its header as it was before it was
+// ([payOf]): its header as it was before it was
 // signed (the paid retry is signed afresh), and the reservation of the
 // price it carries up front. The paid retry's reservation is the
 // response step's own ([paymentStep.pay]), ended before it returns.
 type payState struct {
-	terms   payTerms
 	header  http.Header
 	upfront *payment.Reservation // of crawler-max-price, nil when the request carries none
 
 	mu   sync.Mutex
 	held bool // upfront is neither settled nor released yet
+}
+
+// payKey is the context key of a request's *payState.
+type payKey struct{}
+
+// payOf returns the payment state of the request of st, nil when pay
+// mode may not pay for it.
+func payOf(st *requestState) *payState {
+	if st.Req == nil {
+		return nil
+	}
+	ps, _ := st.Req.Context().Value(payKey{}).(*payState)
+	return ps
 }
 
 // take reports whether the up-front reservation was still held, and
@@ -99,8 +111,12 @@ func (p *paymentStep) onRequest(r *http.Request, st *requestState) outcome {
 	if !payable(r, st) {
 		return outcome{}
 	}
-	ps := &payState{terms: t, header: r.Header.Clone()}
-	st.Pay = ps
+	ps := &payState{header: r.Header.Clone()}
+	// The state rides in the request's context: the request state stays
+	// in its allocation size class, and only a request pay mode may pay
+	// for carries it.
+	r = r.WithContext(context.WithValue(r.Context(), payKey{}, ps))
+	st.Req = r
 	price, ok := p.wallet.Quoted(r.Context(), st.Decision.Origin)
 	if !ok {
 		return outcome{}

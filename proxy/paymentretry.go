@@ -21,16 +21,13 @@ import (
 // onResponse pays, passes through or audits the origin's answer: see
 // [paymentStep].
 func (p *paymentStep) onResponse(resp *http.Response, st *requestState) (*http.Response, outcome) {
-	ps := st.Pay
 	t := p.terms(st)
-	if ps != nil {
-		t = ps.terms
-	}
 	if t.mode == config.PaymentOff {
 		return resp, outcome{}
 	}
+	ps := payOf(st)
 	if ps != nil && ps.upfront != nil {
-		if o, done := p.upfrontAnswer(resp, st); done {
+		if o, done := p.upfrontAnswer(resp, st, ps); done {
 			return resp, o
 		}
 	}
@@ -62,15 +59,15 @@ func (p *paymentStep) onResponse(resp *http.Response, st *requestState) (*http.R
 	if err := p.wallet.Remember(context.WithoutCancel(st.Req.Context()), st.Decision.Origin, c.Price); err != nil {
 		p.s.log.Debug().Err(err).Str("origin", st.Decision.Origin).Msg("payment: remembering a quote failed")
 	}
-	return p.pay(resp, st, c.Price)
+	return p.pay(resp, st, ps, c.Price)
 }
 
 // upfrontAnswer handles the answer to a request sent with
 // crawler-max-price: a 2xx is paid (or free, without crawler-charged);
 // anything else releases the reservation and is handled as usual (done
 // is false).
-func (p *paymentStep) upfrontAnswer(resp *http.Response, st *requestState) (outcome, bool) {
-	res, held := *st.Pay.upfront, st.Pay.take()
+func (p *paymentStep) upfrontAnswer(resp *http.Response, st *requestState, ps *payState) (outcome, bool) {
+	res, held := *ps.upfront, ps.take()
 	charged, err := payment.ParseCharged(resp.Header)
 	if resp.StatusCode >= 200 && resp.StatusCode <= 299 && err == nil {
 		// Settled even when no longer held (the client left meanwhile):
@@ -87,15 +84,15 @@ func (p *paymentStep) upfrontAnswer(resp *http.Response, st *requestState) (outc
 // pay reserves price and retries the request with crawler-exact-price;
 // a re-quote (a 402 with a requote code and a new price) is followed
 // once. Over a cap, the client gets the origin's 402, marked.
-func (p *paymentStep) pay(resp *http.Response, st *requestState, price payment.Amount) (*http.Response, outcome) {
-	t := st.Pay.terms
+func (p *paymentStep) pay(resp *http.Response, st *requestState, ps *payState, price payment.Amount) (*http.Response, outcome) {
+	t := p.terms(st)
 	for requoted := false; ; requoted = true {
 		res, err := p.wallet.Reserve(st.Req.Context(), p.request(st, t, price))
 		if err != nil {
 			return resp, p.refused(resp, st, price, err)
 		}
 		p.s.metrics.PaymentReservation("reserved")
-		paid, err := p.retry(st, price)
+		paid, err := p.retry(st, ps, price)
 		if err != nil {
 			p.release(res)
 			return resp, p.passThrough(resp, st, answer.ReasonPaymentFailed, priceRecord(price, t), "the paid retry failed: "+err.Error())
@@ -117,13 +114,13 @@ func (p *paymentStep) pay(resp *http.Response, st *requestState, price payment.A
 // crawler-exact-price: price, signed (the header covered), through the
 // transport and to the pinned address of the first attempt (plain HTTP
 // and MITM sessions alike).
-func (p *paymentStep) retry(st *requestState, price payment.Amount) (*http.Response, error) {
+func (p *paymentStep) retry(st *requestState, ps *payState, price payment.Amount) (*http.Response, error) {
 	signer := p.s.settings(st).signers.forIdentity(st.identity())
 	if signer == nil {
 		return nil, errors.New("no signing key: origins charge only signed requests")
 	}
 	r := st.Req.WithContext(st.Req.Context()) // its context holds its pin
-	r.Header = st.Pay.header.Clone()
+	r.Header = ps.header.Clone()
 	r.Body, r.ContentLength = http.NoBody, 0
 	payment.SetExactPrice(r.Header, price)
 	if _, err := signer.Sign(r); err != nil {
@@ -152,14 +149,14 @@ func (p *paymentStep) answered(paid *http.Response, st *requestState, res paymen
 			return paid, p.settleCharge(paid, st, res, charged, false)
 		}
 		p.release(res)
-		return paid, p.notePrice(paid, st, answer.ReasonPaymentUnconfirmed, price, st.Pay.terms,
+		return paid, p.notePrice(paid, st, answer.ReasonPaymentUnconfirmed, price, p.terms(st),
 			"the paid retry was served without crawler-charged: the reservation was released")
 	}
 	p.release(res)
 	if action != payment.ActionNone {
 		return paid, p.codeOutcome(paid, st, price, code, action)
 	}
-	return paid, p.passThrough(paid, st, answer.ReasonPaymentFailed, priceRecord(price, st.Pay.terms),
+	return paid, p.passThrough(paid, st, answer.ReasonPaymentFailed, priceRecord(price, p.terms(st)),
 		fmt.Sprintf("the paid retry was answered %d", paid.StatusCode))
 }
 
@@ -178,7 +175,7 @@ func (p *paymentStep) settleCharge(resp *http.Response, st *requestState, res pa
 	}
 	p.s.metrics.PaymentReservation("settled")
 	p.s.metrics.PaymentCharged(charged.Currency, res.Request.Identity, charged.Units)
-	rec := priceRecord(res.Request.Amount, st.Pay.terms)
+	rec := priceRecord(res.Request.Amount, p.terms(st))
 	rec.Charged, rec.Upfront = charged.Decimal(), upfront
 	if charged.Currency != res.Request.Amount.Currency {
 		rec.Charged = charged.String()
@@ -191,7 +188,7 @@ func (p *paymentStep) settleCharge(resp *http.Response, st *requestState, res pa
 // refused passes the 402 resp through because Reserve refused price with
 // err: over the cap, a budget, or the wallet unavailable.
 func (p *paymentStep) refused(resp *http.Response, st *requestState, price payment.Amount, err error) outcome {
-	rec := priceRecord(price, st.Pay.terms)
+	rec := priceRecord(price, p.terms(st))
 	var be *payment.BudgetError
 	switch {
 	case errors.As(err, &be):

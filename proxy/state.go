@@ -50,9 +50,6 @@ type requestState struct {
 	// the request was not forwarded), the one goproxy's MITM loop checks
 	// the final response's body against (forward.go).
 	Body *copyBody
-	// Pay is the payment state of a request pay mode may pay for
-	// (payment.go), nil for others.
-	Pay *payState
 }
 
 // caller is who sends a request and whom it crawls for: its client, what
