@@ -74,7 +74,7 @@ type payState struct {
 	held bool // upfront is neither settled nor released yet
 }
 
-// payKey is the context key of a request's *payState.
+// payKey is the context key of a request's *[payState].
 type payKey struct{}
 
 // payOf returns the payment state of the request of st, nil when pay
