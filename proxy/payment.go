@@ -74,6 +74,22 @@ type payState struct {
 	held bool // upfront is neither settled nor released yet
 }
 
+// mayPay reports whether the request of st may be under pay or report
+// mode, without allocating: payment.mode is not off, or its user's
+// payment= is set (read without identify, which allocates).
+func (p *paymentStep) mayPay(r *http.Request, st *requestState) bool {
+	if p.cfg.Mode != config.PaymentOff {
+		return true
+	}
+	if st.Identity != nil {
+		return st.Identity.Payment != ""
+	}
+	if id, ok := access.IdentityFrom(r.Context()); ok {
+		return id.Payment != ""
+	}
+	return st.Session != nil && st.Session.Identity != nil && st.Session.Identity.Payment != ""
+}
+
 // payKey is the context key of a request's *[payState].
 type payKey struct{}
 
@@ -99,7 +115,7 @@ func (ps *payState) take() bool {
 
 // onRequest prepares a request of pay mode: see [paymentStep].
 func (p *paymentStep) onRequest(r *http.Request, st *requestState) outcome {
-	if st.Answered {
+	if st.Answered || !p.mayPay(r, st) {
 		return outcome{}
 	}
 	identify(r, st)

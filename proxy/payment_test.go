@@ -253,6 +253,31 @@ func TestPaymentMITM(t *testing.T) {
 	verifySigned(t, []signedBy{{reqs[1], "sig1", k}})
 }
 
+// TestPaymentIdentityOverride: with payment.mode off, the user whose
+// credentials line says payment=pay pays; another user's 402 passes
+// unchanged, unaudited.
+func TestPaymentIdentityOverride(t *testing.T) {
+	k, kp := newSigningKey(t, "wba.pem")
+	o := newPayOrigin(t, k, "USD 0.01")
+	creds := filepath.Join(t.TempDir(), "credentials")
+	if err := os.WriteFile(creds, []byte("payer:pw payment=pay payment_max_price=USD:0.02\nother:pw\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p := newPayProxy(t, kp, "USD 0.02", Deps{}, func(c *config.Config) {
+		c.Payment.Mode = config.PaymentOff
+		c.Auth.CredentialsFile = creds
+	})
+	if resp, _ := get(t, p.clientAs(t, "other", "pw"), o.url+"/a"); resp.StatusCode != http.StatusPaymentRequired || resp.Header.Get(answer.HeaderDecision) != "" {
+		t.Fatalf("other: %d %v", resp.StatusCode, resp.Header)
+	}
+	if resp, _ := get(t, p.clientAs(t, "payer", "pw"), o.url+"/b"); resp.StatusCode != http.StatusOK {
+		t.Fatalf("payer: %d %v", resp.StatusCode, resp.Header)
+	}
+	if recs, _ := paidRecords(t, p.audit); len(recs) != 1 || recs[0]["user"] != "payer" {
+		t.Errorf("ledger %v", recs)
+	}
+}
+
 // TestPaymentPayIdentityNeedsKey: a credentials-file user with
 // payment=pay and no signing key refuses to start, in one line.
 func TestPaymentPayIdentityNeedsKey(t *testing.T) {

@@ -166,6 +166,7 @@ func (o *payOrigin) received(path string) []testsupport.SigRequest {
 // payProxy is a Server paying in pay mode, with its audit and a client.
 type payProxy struct {
 	srv    *Server
+	addr   string
 	audit  *memAudit
 	client *http.Client
 }
@@ -193,7 +194,14 @@ func newPayProxy(t *testing.T, keyFile, maxPrice string, deps Deps, mod func(*co
 	addr := serveLoopback(t, srv)
 	ctr := &http.Transport{Proxy: http.ProxyURL(&url.URL{Scheme: "http", Host: addr}), DisableCompression: true, MaxIdleConnsPerHost: 64}
 	t.Cleanup(ctr.CloseIdleConnections)
-	return &payProxy{srv: srv, audit: ma, client: &http.Client{Transport: ctr, Timeout: testTimeout}}
+	return &payProxy{srv: srv, addr: addr, audit: ma, client: &http.Client{Transport: ctr, Timeout: testTimeout}}
+}
+
+// clientAs returns a client of the proxy authenticating as user:pass.
+func (p *payProxy) clientAs(t *testing.T, user, pass string) *http.Client {
+	ctr := &http.Transport{Proxy: http.ProxyURL(&url.URL{Scheme: "http", Host: p.addr, User: url.UserPassword(user, pass)})}
+	t.Cleanup(ctr.CloseIdleConnections)
+	return &http.Client{Transport: ctr, Timeout: testTimeout}
 }
 
 // paidRecords returns the ledger's records (decision paid) and the sum
