@@ -122,6 +122,9 @@ func (p *paymentStep) retry(st *requestState, ps *payState, price payment.Amount
 	r := st.Req.WithContext(st.Req.Context()) // its context holds its pin
 	r.Header = ps.header.Clone()
 	r.Body, r.ContentLength = http.NoBody, 0
+	if _, ok := r.Header["User-Agent"]; !ok { // as forwardStep.onRequest: no Go-http-client User-Agent
+		r.Header["User-Agent"] = []string{""}
+	}
 	payment.SetExactPrice(r.Header, price)
 	if _, err := signer.Sign(r); err != nil {
 		p.s.metrics.Signed("forward", signing.Result(err))
