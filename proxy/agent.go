@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"fmt"
 	"net/http"
 	"strings"
 
@@ -156,7 +157,7 @@ func (a *agents) declare(r *http.Request, st *requestState) (o outcome, ok bool)
 			switch {
 			case a.allowOverride && err != nil:
 				d := enforce.Decision{Reason: answer.ReasonInvalidPurpose, URL: enforce.RedactedURL(r.URL), Agent: st.Agent, Purposes: set,
-					Detail: a.purposeHeader + ": " + cutTo(err.Error(), maxRefusedOverride)}
+					Detail: a.purposeHeader + ": " + answer.CutTo(err.Error(), maxRefusedOverride)}
 				d.Origin, _ = enforce.Origin(r.URL)
 				return refuse(d), false
 			case a.allowOverride:
@@ -186,4 +187,41 @@ func parsePurposeHeader(v string) (aipref.Set, error) {
 		return 0, nil
 	}
 	return aipref.ParsePurposes([]string{v})
+}
+
+// Bounds on what clients write: every string a client chooses that
+// reaches an audit record, an answer or the status page is bounded.
+//
+// The robots agent a client names (the crawler token of
+// its User-Agent, or an honoured override header) is refused 431
+// agent-too-long when it is longer than maxAgentBytes, before it is
+// decided: it would otherwise be copied whole into the audit record, the
+// refusal, the status page and its event streams. It is refused rather
+// than cut, as a cut name could match another robots.txt group.
+
+// maxAgentBytes bounds the robots agent a client may name: product tokens
+// are short words (RFC 9309), far below it.
+const maxAgentBytes = robots.MaxAgentBytes
+
+// agentQuoteBytes is how much of an agent too long an audit record and
+// the refusal keep.
+const agentQuoteBytes = 64
+
+// agentTooLong returns the refusal of r when agent, the robots agent
+// picked for it, is longer than [maxAgentBytes]; ok is false then.
+func agentTooLong(r *http.Request, agent string) (o outcome, ok bool) {
+	if len(agent) <= maxAgentBytes {
+		return outcome{}, true
+	}
+	d := enforce.Decision{
+		Reason: answer.ReasonAgentTooLong, Agent: answer.CutTo(agent, agentQuoteBytes),
+		Detail: fmt.Sprintf("the agent (product token) has %d bytes, more than %d", len(agent), maxAgentBytes),
+	}
+	if r.URL != nil {
+		d.URL = cut(enforce.RedactedURL(r.URL))
+		if o, err := enforce.Origin(r.URL); err == nil {
+			d.Origin = cut(o)
+		}
+	}
+	return refuse(d), false
 }

@@ -106,7 +106,7 @@ func (s *Server) handleConnect(host string, ctx *goproxy.ProxyCtx) (*goproxy.Con
 	// its refusal, which their audit records then carry (agentFor).
 	l := s.settings(st)
 	st.Agent = l.agents.agentFor(r, st)
-	if o, ok := agentTooLong(r, st.Agent); !ok { // refused undecided (agentlimit.go)
+	if o, ok := agentTooLong(r, st.Agent); !ok { // refused undecided (agent.go)
 		st.Agent = ""
 		return s.connectAction(ctx, st, o, nil), host
 	}
@@ -124,7 +124,7 @@ func (s *Server) handleConnect(host string, ctx *goproxy.ProxyCtx) (*goproxy.Con
 		return s.connectAction(ctx, st, refuse(d), nil), host
 	}
 	port, _ := selfaddr.ParsePort(p) // 0 when invalid: in no allow-list
-	// Decided and dialed under the host as enforce keys it (canonical.go).
+	// Decided and dialed under the host as enforce keys it (destination.go).
 	target, o, ok := canonicalConnect(hostname, port, st)
 	if !ok {
 		return s.connectAction(ctx, st, o, nil), host
@@ -142,7 +142,7 @@ func (s *Server) handleConnect(host string, ctx *goproxy.ProxyCtx) (*goproxy.Con
 		d := enforce.Decision{Reason: answer.ReasonSelfRequest, URL: u.String(), Origin: origin, Agent: st.Agent,
 			Detail: "the CONNECT target " + target + " is robotsgate itself; its admin API is not reachable through the proxy"}
 		return s.connectAction(ctx, st, refuse(d), nil), host
-	} else if pinned, refused := connectEgress(r, st, u, hostname, pin); refused != nil { // (egressdial.go, upstream/egressdial.go)
+	} else if pinned, refused := connectEgress(r, st, u, hostname, pin); refused != nil { // (transport.go, upstream/egressdial.go)
 		return s.connectAction(ctx, st, *refused, nil), host
 	} else {
 		r, ctx.Req = pinned, pinned
@@ -153,7 +153,7 @@ func (s *Server) handleConnect(host string, ctx *goproxy.ProxyCtx) (*goproxy.Con
 		return s.connectAction(ctx, st, refuse(d), nil), host
 	}
 	if s.https.mode == config.HTTPSModeTunnel {
-		// Only a TLS ClientHello goes through the tunnel (tunnelsplice.go).
+		// Only a TLS ClientHello goes through the tunnel (tunnel.go).
 		return s.connectAction(ctx, st, s.tunnel(ctx, st, u), s.tunnelAction(st, target)), target
 	}
 	s.startMITM(ctx, st, target)
@@ -189,7 +189,7 @@ func (s *Server) tunnel(ctx *goproxy.ProxyCtx, st *requestState, u *url.URL) out
 	})
 	st.Purposes = purposes
 	st.Decision, st.Decided = d, true
-	if d.Allowed && d.Reason != answer.ReasonSiteException { // TDMRep and licenses on the whole site (tunnelpolicy.go)
+	if d.Allowed && d.Reason != answer.ReasonSiteException { // TDMRep and licenses on the whole site (tunnel.go)
 		if o, refused := s.tunnelPolicies(ctx.Req.Context(), l, st, u); refused {
 			return o
 		}

@@ -1,12 +1,18 @@
 package proxy
 
 import (
+	"context"
 	"io"
 	"net/http"
 	"sync"
 
 	"github.com/robotsgate/robotsgate/internal/config"
+	"github.com/robotsgate/robotsgate/proxy/bodyscan"
 )
+
+// Forwarding: the last request step (forwardStep), the pooled copy of a
+// forwarded body (copyBody), and the last response steps, which frame
+// the answer's writing (holdHeadStep, http10Step).
 
 // copyBufSize is the size of the buffers that forwarded bodies are copied
 // through, as [io.Copy]'s.
@@ -17,7 +23,7 @@ const copyBufSize = 32 << 10
 // the hook adapter then has [forwardStep.tripperFor] (engine.go) wrap
 // the request's round tripper so that, as the response arrives
 // and before goproxy takes hold of its body, robot tags are scanned
-// ([scanRobotTags], when robot_tags is on) and the body is wrapped in a
+// ([bodyscan.RobotTags], when robot_tags is on) and the body is wrapped in a
 // *[copyBody]. A body replaced later, in a response hook, would make goproxy
 // drop Content-Length (and chunk MITM responses); replaced here, it is the
 // body goproxy forwards as is. Requests answered by an earlier request
@@ -87,7 +93,7 @@ func (s *Server) received(resp *http.Response, st *requestState) {
 			cb = &copyBody{}
 			into = &cb.ownScan
 		}
-		scan = scanRobotTagsInto(resp, tags, into) // robottags.go
+		scan = bodyscan.RobotTagsInto(resp, tags, into) // robottags.go
 	}
 	if b := s.wrapBody(resp, scan, cb); b != nil {
 		st.Body = b
@@ -149,6 +155,9 @@ func (s *Server) wrapBody(resp *http.Response, scan *tagScan, cb *copyBody) *cop
 	return cb
 }
 
+// TagScan is the robot-tag scan of b's first bytes ([bodyscan.Of]).
+func (b *copyBody) TagScan() *tagScan { return b.scan }
+
 // WriteTo copies the body to w until EOF or an error. When a read ends
 // without reaching the end of the body, what was read is flushed to the
 // client at once (when w is an [http.Flusher]) rather than left in the
@@ -199,4 +208,102 @@ func (b *copyBody) WriteTo(w io.Writer) (int64, error) {
 			return n, rerr
 		}
 	}
+}
+
+// holdHeadStep is a response step, before the last (the held write
+// itself: [conns.Info.HoldNext]): when the response it lets goproxy
+// write inside an MITM session has a body, it has the session's
+// connection hold the head back for the body's first record.
+//
+// State: reads the via (Session); writes nothing ([requestState]).
+type holdHeadStep struct{}
+
+func (holdHeadStep) onResponse(resp *http.Response, st *requestState) (*http.Response, outcome) {
+	if st.Session == nil || st.Session.Conn == nil || !bodyFollows(st.Req, resp) {
+		return resp, outcome{}
+	}
+	st.Session.Conn.HoldNext()
+	return resp, outcome{}
+}
+
+// bodyFollows reports whether [http.Response.Write] of resp, the answer
+// to r, writes a body of known, non-zero length after the head. A body of
+// unknown length (chunked, or read to the connection's end) may be a
+// stream whose first bytes come much later, so its head is not held: the
+// client sees the head as soon as the origin sends it. A body that turns
+// out shorter than announced leaves the held head to the session's next
+// read.
+func bodyFollows(r *http.Request, resp *http.Response) bool {
+	switch {
+	case resp == nil || r == nil || resp.Body == nil || resp.Body == http.NoBody || resp.ContentLength <= 0:
+		return false
+	case r.Method == http.MethodHead || (resp.Request != nil && resp.Request.Method == http.MethodHead):
+		return false
+	case resp.StatusCode < 200 || resp.StatusCode == http.StatusNoContent || resp.StatusCode == http.StatusNotModified:
+		return false
+	}
+	return true
+}
+
+// closeDelimited is the placeholder Content-Length header value http10Step
+// sets on a response of unknown length to an HTTP/1.0 client inside an
+// MITM session. goproxy's MITM loop chunks every response whose length
+// is unknown unless a Content-Length header is present; [http.Response]'s
+// Write never sends that header from the map (it writes the length
+// from ContentLength, here none), and ends the body by closing.
+const closeDelimited = "close-delimited"
+
+// http10Step is the last response step: it answers an HTTP/1.0 client inside
+// an MITM session in HTTP/1.0 terms, which goproxy's MITM loop does not
+// (it chunks bodies of unknown length and keeps every connection open).
+// net/http does this itself for plain HTTP requests.
+//
+//   - The body is never chunked: it goes with its Content-Length when the
+//     length is known, and otherwise until the connection closes.
+//   - The connection stays open only when the client asked for keep-alive
+//     and the length is known (the answer then says Connection:
+//     keep-alive); otherwise the answer says Connection: close and the
+//     session ends once it is written ([conns.Info.EndSession]).
+//
+// The status line stays HTTP/1.1, as goproxy writes it: RFC 9110 section
+// 2.5 has a server answer with the highest minor version it supports.
+//
+// State: reads the via (Session); writes nothing ([requestState]).
+type http10Step struct{}
+
+func (http10Step) onResponse(resp *http.Response, st *requestState) (*http.Response, outcome) {
+	r := st.Req
+	sess := st.Session
+	if resp == nil || r == nil || r.ProtoAtLeast(1, 1) || sess == nil {
+		return resp, outcome{}
+	}
+	bodyless := r.Method == http.MethodHead || resp.Body == nil || resp.Body == http.NoBody ||
+		(resp.StatusCode >= 100 && resp.StatusCode <= 199) || resp.StatusCode == http.StatusNoContent ||
+		resp.StatusCode == http.StatusNotModified
+	if !bodyless && st.Body != nil && resp.Body != st.Body {
+		// A hook replaced the forwarded response (a robot-tag refusal):
+		// goproxy would chunk a body other than the round trip's, so the
+		// new one travels inside the round trip's.
+		st.Body.ReadCloser, st.Body.scan = resp.Body, nil
+		resp.Body = st.Body
+	}
+	// No chunking for an HTTP/1.0 client: not the origin's (which
+	// http.Response.Write would repeat), nor the header finish sets for
+	// streaming.
+	resp.TransferEncoding = nil
+	resp.Header.Del("Transfer-Encoding")
+	unknown := !bodyless && resp.ContentLength < 0
+	if unknown {
+		resp.Header.Set("Content-Length", closeDelimited)
+	}
+	if !r.Close && !unknown {
+		resp.Close = false
+		resp.Header.Set("Connection", "keep-alive")
+		return resp, outcome{}
+	}
+	resp.Close = true
+	if sess.Conn != nil {
+		context.AfterFunc(r.Context(), sess.Conn.EndSession) // once the response is written
+	}
+	return resp, outcome{}
 }

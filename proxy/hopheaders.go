@@ -2,46 +2,14 @@ package proxy
 
 import (
 	"net/http"
-	"net/textproto"
-	"strings"
 
 	"golang.org/x/net/http/httpguts"
+
+	"github.com/robotsgate/robotsgate/proxy/upstream"
 )
 
 // Hop-by-hop headers: the step that removes them from requests and
 // responses, as net/http/httputil.ReverseProxy does.
-
-// hopHeaders are the hop-by-hop headers, as canonical keys (RFC 9110 section 7.6.1, and
-// RFC 2616 section 13.5.1 for compatibility) that a proxy must not
-// forward, as net/http/httputil.ReverseProxy removes them. goproxy's
-// own removal of proxy headers drops only Connection and the Proxy-* ones.
-var hopHeaders = []string{
-	"Connection",
-	"Proxy-Connection", // non-standard, sent by libcurl
-	"Keep-Alive",
-	"Proxy-Authenticate",
-	"Proxy-Authorization",
-	"Te",
-	"Trailer",
-	"Trailers", // a frequent misspelling, hop-by-hop wherever it is used
-	"Transfer-Encoding",
-	"Upgrade",
-}
-
-// removeHopByHop deletes from h the headers that its Connection header
-// names and the [hopHeaders], as [httputil.ReverseProxy] does.
-func removeHopByHop(h http.Header) {
-	for _, f := range h["Connection"] {
-		for sf := range strings.SplitSeq(f, ",") {
-			if sf = textproto.TrimString(sf); sf != "" {
-				h.Del(sf)
-			}
-		}
-	}
-	for _, f := range hopHeaders {
-		delete(h, f) // hopHeaders are canonical keys
-	}
-}
 
 // dropTrailer removes the trailer section of a request about to be
 // sent, the one copy of it the transport reads: net/http's server fills
@@ -58,13 +26,6 @@ func dropTrailer(req *http.Request) {
 	req.Trailer = nil
 }
 
-// isWebSocketUpgrade reports whether h asks for (or, on a 101, accepts)
-// a WebSocket upgrade: the one upgrade goproxy relays.
-func isWebSocketUpgrade(h http.Header) bool {
-	return httpguts.HeaderValuesContainsToken(h["Connection"], "Upgrade") &&
-		httpguts.HeaderValuesContainsToken(h["Upgrade"], "websocket")
-}
-
 // hopHeadersStep is the step that removes hop-by-hop headers, from the request
 // and from the response.
 //
@@ -78,13 +39,13 @@ type hopHeadersStep struct{}
 // plain HTTP/1.1.
 func (hopHeadersStep) onRequest(r *http.Request, _ *requestState) outcome {
 	h := r.Header
-	ws := isWebSocketUpgrade(h)
+	ws := upstream.IsWebSocketUpgrade(h)
 	var upgrade string
 	if ws {
 		upgrade = h.Get("Upgrade")
 	}
 	trailers := httpguts.HeaderValuesContainsToken(h["Te"], "trailers")
-	removeHopByHop(h)
+	upstream.RemoveHopByHop(h)
 	if ws {
 		h.Set("Connection", "Upgrade")
 		h.Set("Upgrade", upgrade)
@@ -106,13 +67,13 @@ func (hopHeadersStep) onResponse(resp *http.Response, _ *requestState) (*http.Re
 		return nil, outcome{}
 	}
 	h := resp.Header
-	if resp.StatusCode == http.StatusSwitchingProtocols && isWebSocketUpgrade(h) {
+	if resp.StatusCode == http.StatusSwitchingProtocols && upstream.IsWebSocketUpgrade(h) {
 		upgrade := h.Get("Upgrade")
-		removeHopByHop(h)
+		upstream.RemoveHopByHop(h)
 		h.Set("Connection", "Upgrade")
 		h.Set("Upgrade", upgrade)
 		return resp, outcome{}
 	}
-	removeHopByHop(h)
+	upstream.RemoveHopByHop(h)
 	return resp, outcome{}
 }

@@ -1,11 +1,17 @@
 package proxy
 
 import (
+	"errors"
 	"net/http"
 
+	"github.com/rs/zerolog"
+
+	"github.com/robotsgate/robotsgate/enforce"
 	"github.com/robotsgate/robotsgate/internal/config"
 	"github.com/robotsgate/robotsgate/proxy/admin"
+	"github.com/robotsgate/robotsgate/proxy/answer"
 	"github.com/robotsgate/robotsgate/proxy/conns"
+	"github.com/robotsgate/robotsgate/proxy/metrics"
 )
 
 // The request pipeline. A proxied request passes the request steps in
@@ -16,7 +22,8 @@ import (
 // audit records or answers: they return an outcome, which settle
 // (refuse.go) carries out. Per-request state is a *requestState in
 // goproxy's ctx.UserData; the adapters between goproxy and the steps are
-// engine.go's.
+// engine.go's. The small steps that frame every request (inflightStep,
+// upstreamFailureStep, finishStep) are here too, with the lists.
 
 // requestStep is one step of the request side. r is st.Req; a step that
 // replaces the request (another context) sets st.Req to the new one.
@@ -52,7 +59,7 @@ func (s *Server) install() error {
 		request: []requestStep{
 			inflight,                         // in-flight count, ended on the response side
 			readmitStep{},                    // MITM session after a reload: its CONNECT's access revoked → 403, session ended (readmit.go)
-			canonicalStep{},                  // one spelling of host and port, dialed as decided; unmappable → 400 (canonical.go)
+			canonicalStep{},                  // one spelling of host and port, dialed as decided; unmappable → 400 (destination.go)
 			destinationStep{&s.self, s.pins}, // own address → 403, MITM Host ≠ CONNECT target → 421 (destination.go)
 			hopHeadersStep{},                 // hop-by-hop request headers
 			// then the request's settings' steps (live.request, [Server.newSteps]):
@@ -73,8 +80,8 @@ func (s *Server) install() error {
 			inflight,       // decisions, upstream errors, in-flight
 			s.vol,          // volumeStep: requests, status classes and bytes per origin, for the crawl report (volume.go)
 			finishStep{},   // report-mode headers, streaming
-			holdHeadStep{}, // a response with a body inside an MITM session: head and body in one write (holdhead.go)
-			http10Step{},   // HTTP/1.0 clients inside MITM sessions (http10.go); last
+			holdHeadStep{}, // a response with a body inside an MITM session: head and body in one write (forward.go)
+			http10Step{},   // HTTP/1.0 clients inside MITM sessions (forward.go); last
 		},
 	}
 	s.hook(p) // the steps' adapters to goproxy's hooks (engine.go)
@@ -94,7 +101,7 @@ func (s *Server) installAround(p http.Handler) error {
 	h := s.https.hijacks.Wrap(p)                  // hijacked CONNECT connections, for Shutdown
 	h = conns.LimitsOf(s.cfg.Client).BoundBody(h) // plain-HTTP request bodies, bounded as in CONNECT sessions (conns.Limits.BoundBody)
 	s.inner = h
-	// proxy auth / client CIDRs, and every setting a reload changes (live.go):
+	// proxy auth / client CIDRs, and every setting a reload changes (reload.go):
 	l, err := s.newLive(s.cfg)
 	if err != nil {
 		return err
@@ -151,4 +158,81 @@ type steps struct {
 	lastRequest  []requestStep  // after the settings' steps
 	response     []responseStep // first
 	lastResponse []responseStep // after the settings' steps
+}
+
+// inflightStep is the step that counts a request in flight, and, on the
+// response side, its decision and upstream failure; it ends the in-flight
+// count there, which every request's response side reaches. In flight
+// thus means "between arrival and response headers": deciding, waiting
+// for a crawl-delay slot or for the origin.
+//
+// State: reads the verdict (Decision, Decided); writes nothing
+// ([requestState]).
+type inflightStep struct{ m *metrics.Metrics }
+
+func (f inflightStep) onRequest(*http.Request, *requestState) outcome {
+	f.m.RequestStarted()
+	return outcome{}
+}
+
+func (f inflightStep) onResponse(resp *http.Response, st *requestState) (*http.Response, outcome) {
+	f.m.RequestDone()
+	if st.Decided {
+		f.m.Decision(st.Decision)
+	}
+	if st.Err != nil {
+		f.m.UpstreamError()
+	}
+	return resp, outcome{}
+}
+
+// finishStep is the response step that marks forwarded responses that report
+// mode let through although they would have been blocked, and makes
+// bodies of unknown length stream to the client as they arrive.
+//
+// State: reads the verdict (Decision, Decided, Answered); writes nothing
+// ([requestState]).
+type finishStep struct{}
+
+func (finishStep) onResponse(resp *http.Response, st *requestState) (*http.Response, outcome) {
+	if resp != nil && resp.ContentLength < 0 && resp.Body != nil && resp.Body != http.NoBody {
+		// goproxy flushes after every write only when the response header
+		// says chunked; Go's client moves that into resp.TransferEncoding,
+		// so without this a slow stream (SSE, long poll) would sit in the
+		// server's write buffer. net/http applies (or, for HTTP/1.0
+		// clients, drops) the chunked coding itself.
+		resp.Header.Set("Transfer-Encoding", "chunked")
+	}
+	if resp != nil && st.Decided && !st.Decision.Allowed && !st.Answered {
+		answer.SetReportHeaders(resp.Header, st.Decision)
+	}
+	return resp, outcome{}
+}
+
+// upstreamFailureStep is the first response step: it answers a request whose
+// forwarding failed with a 502 (504 on timeouts) that names the origin
+// and the error ([upstreamOutcome]), instead of goproxy's bare 500.
+//
+// State: reads the caller (Agent) and the verdict (Answered); writes the
+// verdict (Answered through settle) ([requestState]).
+type upstreamFailureStep struct{ log zerolog.Logger }
+
+func (u upstreamFailureStep) onResponse(resp *http.Response, st *requestState) (*http.Response, outcome) {
+	if resp != nil {
+		return resp, outcome{}
+	}
+	err := st.Err
+	if err == nil {
+		err = errors.New("no response")
+	}
+	return nil, forwardFailed(u.log, st.Req, st, err)
+}
+
+// forwardFailed logs, at warn, that forwarding r failed with err, and
+// returns the outcome that answers it.
+func forwardFailed(log zerolog.Logger, r *http.Request, st *requestState, err error) outcome {
+	o := upstreamOutcome(r, st.Agent, err)
+	log.Warn().Str("origin", o.d.Origin).Str("url", o.d.URL).Str("error", enforce.RedactURLsIn(err.Error())).
+		Int("status", o.status).Msg("forwarding failed")
+	return o
 }

@@ -8,10 +8,13 @@
 // A Server's steps are listed in one file, pipeline.go: [Server.install]
 // lists those of every request, in order, and [Server.newSteps] those of
 // one configuration, which a reload replaces. A step is a type whose name
-// ends in Step, in the file named after it without that ending (the
-// pacing step in pacing.go), with its step methods, plus one registration
-// line in one of those lists. Steps see net/http types
-// and the request state only; every adapter to goproxy is in engine.go.
+// ends in Step, with its step methods, plus one registration line in one
+// of those lists. A step lives in the file of its name without that
+// ending (the pacing step in pacing.go), or, for the small steps that
+// frame every request, in the file of the stage they frame (pipeline.go,
+// forward.go, destination.go). Steps see net/http types and the request
+// state only; every adapter to goproxy is in engine.go. The machinery the
+// steps call lives in subpackages, which never import this one.
 package proxy
 
 import (
@@ -106,7 +109,7 @@ type Server struct {
 	pins  *upstream.AddrPins    // the address each name is pinned to; nil with an upstream proxy (upstream/pins.go)
 	clock enforce.Clock
 
-	// live holds the settings a reload replaces (live.go); cfg keeps
+	// live holds the settings a reload replaces (reload.go); cfg keeps
 	// those of New, which only a restart changes.
 	live atomic.Pointer[live]
 	// inner is the handler chain inside access control (pipeline.go:
@@ -150,7 +153,7 @@ type Server struct {
 
 	life *conns.Lifetime // shutdown contexts and running handlers (conns/lifetime.go)
 
-	board       *status.Board       // the status page's records and counts (statuspage.go)
+	board       *status.Board       // the status page's records and counts (wiring.go)
 	cacheStatus func() status.Cache // Deps.CacheStatus
 	fetchSig    *signing.Holder     // the Signer of robotsgate's own fetches (sign.go)
 

@@ -158,8 +158,8 @@ func (s *Server) record(e audit.Event) {
 	if e.Mode == "" {
 		e.Mode = string(s.live.Load().cfg.Mode)
 	}
-	boundClientFields(&e) // (clientbounds.go)
-	s.vol.v.Note(&e)      // refusals and opt-outs per origin, for the crawl report (volume.go)
+	answer.BoundClientFields(&e)
+	s.vol.v.Note(&e) // refusals and opt-outs per origin, for the crawl report (volume.go)
 	if err := s.audit.Record(e); err != nil {
 		s.log.Error().Err(err).Str("url", e.URL).Str("decision", e.Decision).Msg("audit record not written")
 	}
@@ -179,7 +179,7 @@ func upstreamOutcome(r *http.Request, agent string, err error) outcome {
 	}
 	d := enforce.Decision{Reason: answer.ReasonUpstreamError, URL: enforce.RedactedURL(r.URL), Origin: origin, Agent: agent,
 		Detail: "forwarding to " + name + " failed: " + enforce.RedactURLsIn(explainUpstreamTLS(r.URL.Host, err).Error())}
-	if errors.Is(err, enforce.ErrDestinationPrivate) { // the dialer's egress check (egressdial.go)
+	if errors.Is(err, enforce.ErrDestinationPrivate) { // the dialer's egress check (upstream/egressdial.go)
 		d.Reason, status = enforce.ReasonDestinationPrivate, answer.StatusOf(enforce.ReasonDestinationPrivate, false)
 		d.Detail = "not forwarded to " + name + ": " + enforce.RedactURLsIn(err.Error())
 	}

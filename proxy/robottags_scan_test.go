@@ -12,6 +12,7 @@ import (
 	"testing/iotest"
 
 	"github.com/robotsgate/robotsgate/internal/config"
+	"github.com/robotsgate/robotsgate/proxy/bodyscan"
 )
 
 // TestScanRobotTagsCompressed: a gzip body is decoded for the scan, and
@@ -25,7 +26,7 @@ func TestScanRobotTagsCompressed(t *testing.T) {
 		t.Fatalf("a gzip body with meta noindex was not refused: %+v", ev)
 	}
 	resp, _ = tagResp(200, "text/html", string(zb), "Content-Encoding", "gzip")
-	if s := scanRobotTags(resp, tagsCfg("annotate")); len(s.Meta) == 0 || s.Incomplete {
+	if s := bodyscan.RobotTags(resp, tagsCfg("annotate")); len(s.Meta) == 0 || s.Incomplete {
 		t.Errorf("gzip scan: %+v", s)
 	}
 	if b, _ := io.ReadAll(resp.Body); !bytes.Equal(b, zb) {
@@ -86,7 +87,7 @@ func TestScanRobotTagsStreams(t *testing.T) {
 			if (ev != nil) != tc.found {
 				t.Fatalf("found = %v, want %v", ev != nil, tc.found)
 			}
-			s := scanRobotTags(out, cfg)
+			s := bodyscan.RobotTags(out, cfg)
 			if s.Scanned > tc.maxScan+1 { // the byte past the window tells that the head goes on
 				t.Errorf("scanned %d bytes, want at most %d", s.Scanned, tc.maxScan+1)
 			}
@@ -127,7 +128,7 @@ func TestScanRobotTagsCodedReadError(t *testing.T) {
 	resp, _ := tagResp(200, "text/html", "", "Content-Encoding", "gzip")
 	resp.ContentLength = -1
 	resp.Body = io.NopCloser(io.MultiReader(bytes.NewReader(z[:5]), iotest.ErrReader(boom)))
-	s := scanRobotTags(resp, tagsCfg("enforce"))
+	s := bodyscan.RobotTags(resp, tagsCfg("enforce"))
 	if !s.Incomplete || !strings.Contains(s.NotScanned, "connection reset") {
 		t.Fatalf("scan %+v: want undecodable, the error noted", s)
 	}

@@ -43,7 +43,7 @@ type requestState struct {
 	Permit *politeness.Permit
 
 	// Live is the settings the request is served with: those current
-	// when it entered (live.go).
+	// when it entered (reload.go).
 	Live *live
 
 	// Body is the body forward's round trip gave the response (nil when

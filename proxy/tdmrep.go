@@ -10,6 +10,7 @@ import (
 	"github.com/robotsgate/robotsgate/internal/config"
 	"github.com/robotsgate/robotsgate/proxy/answer"
 	"github.com/robotsgate/robotsgate/proxy/audit"
+	"github.com/robotsgate/robotsgate/proxy/bodyscan"
 	"github.com/robotsgate/robotsgate/robots/aipref"
 	"github.com/robotsgate/robotsgate/robots/tdmrep"
 )
@@ -32,12 +33,6 @@ import (
 // `1; source=header; policy="https://example.com/policy.json"`. A value
 // the origin sent itself is removed.
 const HeaderTDM = "X-Robotsgate-TDM"
-
-// Meta names the robot-tag scan reads for TDMRep.
-const (
-	metaTDMReservation = "tdm-reservation"
-	metaTDMPolicy      = "tdm-policy"
-)
 
 // tdmrepStep is the TDMRep step, on both sides of the pipeline.
 //
@@ -151,9 +146,9 @@ func (t tdmrepStep) onResponse(resp *http.Response, st *requestState) (*http.Res
 func responseTDM(resp *http.Response, prev tdmrep.Verdict) tdmrep.Verdict {
 	hv, ok := tdmrep.ParseHeader(resp.Header.Values("Tdm-Reservation"), resp.Header.Values("Tdm-Policy"))
 	v := tdmrep.Supersede(prev, hv, ok)
-	if scan := bodyScan(resp); scan != nil {
-		res, has := scan.Named[metaTDMReservation]
-		mv, ok := tdmrep.ParseMeta(res, has, scan.Named[metaTDMPolicy])
+	if scan := bodyscan.Of(resp); scan != nil {
+		res, has := scan.Named[bodyscan.MetaTDMReservation]
+		mv, ok := tdmrep.ParseMeta(res, has, scan.Named[bodyscan.MetaTDMPolicy])
 		v = tdmrep.Supersede(v, mv, ok)
 	}
 	v.Rule, v.Policy = cleanRule(v.Rule), cleanRule(v.Policy)

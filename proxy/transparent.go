@@ -1,11 +1,9 @@
 package proxy
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"net/netip"
@@ -206,7 +204,7 @@ func (s *Server) serveRedirected(w http.ResponseWriter, r *http.Request) {
 	if r.Method == http.MethodConnect {
 		d := enforce.Decision{Reason: answer.ReasonDestinationMismatch, URL: "tcp://" + rd.dst.String(),
 			Detail: "a CONNECT on a connection already addressed to " + rd.dst.String() + " (clients behind the transparent listener send plain requests)"}
-		writeResponse(w, s.settle(r, newRequestState(r, nil, nil), refuse(d)))
+		transparent.WriteResponse(w, s.settle(r, newRequestState(r, nil, nil), refuse(d)))
 		return
 	}
 	if r.Host == "" { // HTTP/1.0 without Host: the address is the name
@@ -214,16 +212,6 @@ func (s *Server) serveRedirected(w http.ResponseWriter, r *http.Request) {
 	}
 	r.URL.Scheme, r.URL.Host = "http", r.Host
 	s.proxy.ServeHTTP(w, r)
-}
-
-// writeResponse writes robotsgate's own answer resp to w.
-func writeResponse(w http.ResponseWriter, resp *http.Response) {
-	for k, v := range resp.Header {
-		w.Header()[k] = v
-	}
-	w.WriteHeader(resp.StatusCode)
-	_, _ = io.Copy(w, resp.Body)
-	resp.Body.Close()
 }
 
 // checkRedirected is the destination check of a request on a redirected
@@ -262,7 +250,7 @@ func checkRedirected(self *selfaddr.Set, r *http.Request, st *requestState, rd *
 // original destination (otherwise the connection is refused and closed).
 // The CONNECT's answer is not written: the client never sent one.
 func (s *Server) serveRedirectedTLS(tc *transparent.Conn, rd *redirected) {
-	// The name as the CONNECT path decides and dials it (canonical.go),
+	// The name as the CONNECT path decides and dials it (destination.go),
 	// so that the pin below is the one its dial looks for.
 	host, err := enforce.CanonicalHost(tc.SNI)
 	if err != nil {
@@ -286,26 +274,5 @@ func (s *Server) serveRedirectedTLS(tc *transparent.Conn, rd *redirected) {
 		Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1, Header: make(http.Header),
 		RemoteAddr: tc.RemoteAddr().String()}).WithContext(ctx)
 	tc.DiscardUntilRead()
-	s.life.Wrap(s.https.hijacks.Wrap(s.proxy)).ServeHTTP(&hijackWriter{conn: tc}, r)
-}
-
-// hijackWriter is the ResponseWriter of a CONNECT made up for a
-// redirected TLS connection: goproxy hijacks the connection at once.
-type hijackWriter struct {
-	conn   net.Conn
-	header http.Header
-}
-
-func (w *hijackWriter) Header() http.Header {
-	if w.header == nil {
-		w.header = make(http.Header)
-	}
-	return w.header
-}
-func (w *hijackWriter) Write(p []byte) (int, error) { return len(p), nil }
-func (w *hijackWriter) WriteHeader(int)             {}
-
-// Hijack returns the connection.
-func (w *hijackWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
-	return w.conn, bufio.NewReadWriter(bufio.NewReader(w.conn), bufio.NewWriter(w.conn)), nil
+	s.life.Wrap(s.https.hijacks.Wrap(s.proxy)).ServeHTTP(transparent.HijackWriter(tc), r)
 }

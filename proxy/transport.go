@@ -1,12 +1,17 @@
 package proxy
 
 import (
+	"context"
 	"net/http"
+	"net/netip"
+	"net/url"
+	"slices"
 
 	"github.com/rs/zerolog"
 
 	"github.com/robotsgate/robotsgate/enforce"
 	"github.com/robotsgate/robotsgate/internal/config"
+	"github.com/robotsgate/robotsgate/proxy/egress"
 	"github.com/robotsgate/robotsgate/proxy/metrics"
 	"github.com/robotsgate/robotsgate/proxy/selfaddr"
 	"github.com/robotsgate/robotsgate/proxy/transparent"
@@ -173,4 +178,167 @@ func (s *Server) recordOutbound(dial selfaddr.DialFunc) selfaddr.DialFunc {
 // robots.txt (upstream/handoff.go).
 func (s *Server) roundTrip(req *http.Request) (*http.Response, error) {
 	return upstream.RoundTrip(s.tr, req, s.handoff != nil && req.URL.Scheme == "http")
+}
+
+// The admin API's view of resolve-once-and-pin (upstream/pins.go): a
+// decision it shows, and the robots.txt copies it shows and purges, are
+// those of the address a proxied request would be pinned to.
+
+// pinnedContext returns ctx with the address a proxied request for u
+// would be pinned to, for a decision the admin API shows: the same
+// policy files decide it, fetched as for that request (public ones
+// from public addresses only: the egress checks below).
+func (s *Server) pinnedContext(ctx context.Context, u *url.URL) context.Context {
+	host, port, ok := selfaddr.DestHostPort(u.Host, u.Scheme)
+	if !ok {
+		return ctx
+	}
+	ip := upstream.LiteralIP(host)
+	if s.pins != nil {
+		if pin, _ := s.pins.Pin(ctx, host, port); pin != nil {
+			ctx, ip = upstream.WithPin(ctx, pin), pin.Addr()
+		}
+	}
+	if ip.IsValid() && s.egressPolicy().Check(ip).Public {
+		ctx = upstream.WithPublicOrigin(ctx)
+	}
+	return ctx
+}
+
+// adminCache is the robots.txt cache as the admin API shows, fetches and
+// purges it: an origin's copy is the one of the address a request to it
+// would be pinned to; a purge forgets the copies of every address the
+// name resolves to now, of the address it is pinned to, and the one
+// fetched without an address. A copy of an address the name no longer
+// resolves to (a transparent client's choice) expires on its own.
+type adminCache struct{ s *Server }
+
+// addrs returns the addresses of origin's copies that [adminCache] sees,
+// the pinned one first; none for an IP literal or with an upstream proxy.
+func (c adminCache) addrs(ctx context.Context, origin string) []netip.Addr {
+	u, err := url.Parse(origin)
+	if err != nil || c.s.pins == nil {
+		return nil
+	}
+	host, port, ok := selfaddr.DestHostPort(u.Host, u.Scheme)
+	if _, err := netip.ParseAddr(host); err == nil || !ok {
+		return nil
+	}
+	var out []netip.Addr
+	if a := c.s.pins.Pinned(host); a.IsValid() {
+		out = append(out, a)
+	}
+	if pin, _ := c.s.pins.Pin(ctx, host, port); pin.Addr().IsValid() && !slices.Contains(out, pin.Addr()) {
+		out = append(out, pin.Addr())
+	}
+	for _, a := range c.s.self.Resolve(ctx, host) {
+		if !slices.Contains(out, a) {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+func (c adminCache) Entry(ctx context.Context, origin string) (*enforce.Entry, error) {
+	if as := c.addrs(ctx, origin); len(as) > 0 {
+		ctx = enforce.WithAddress(ctx, as[0])
+	}
+	return c.s.enf.Entry(ctx, origin)
+}
+
+func (c adminCache) Cached(ctx context.Context, origin string) (*enforce.Entry, bool) {
+	for _, a := range c.addrs(ctx, origin) {
+		if en, ok := c.s.enf.Cached(enforce.WithAddress(ctx, a), origin); ok {
+			return en, true
+		}
+	}
+	return c.s.enf.Cached(ctx, origin)
+}
+
+func (c adminCache) Purge(ctx context.Context, origin string) {
+	for _, a := range c.addrs(ctx, origin) {
+		c.s.enf.Purge(enforce.WithAddress(ctx, a), origin)
+	}
+	c.s.enf.Purge(ctx, origin)
+}
+
+// The egress policy applied (package proxy/egress classifies): the
+// destination of a request is checked where it is pinned (the
+// destination step, CONNECT, the transparent listener), so that a
+// refusal is a 403 destination-private before anything is fetched; and
+// every connection robotsgate opens is checked again by its dialer on
+// the address it connects to ([upstream.EgressDial]), which resolves a name itself
+// and dials only the addresses it checked: no resolution between the
+// check and the dial can lead elsewhere. Policy fetches for a public
+// origin ([upstream.WithPublicOrigin]) connect to public addresses only, whatever
+// egress.private says: a site cannot make robotsgate fetch from the
+// crawler's own network through a redirect or a License line.
+
+// newEgressPolicy returns the egress policy of cfg.
+func newEgressPolicy(cfg config.Config) *egress.Policy {
+	return egress.NewPolicy(cfg.EgressPrivateAllowed(), cfg.Egress.AllowCIDRs, cfg.Egress.DenyCIDRs)
+}
+
+// egressPolicy returns the egress policy in force.
+func (s *Server) egressPolicy() *egress.Policy {
+	if l := s.live.Load(); l != nil {
+		return l.egress
+	}
+	return newEgressPolicy(s.cfg)
+}
+
+// checkDestination checks the address ip that a request for u (host
+// being u's) is pinned to (invalid: none known yet, the dialer checks
+// it): the refusal 403 destination-private when the policy forbids it,
+// otherwise ctx, the request's, marked when ip is public. pol nil checks
+// nothing.
+func checkDestination(ctx context.Context, pol *egress.Policy, u *url.URL, host string, ip netip.Addr) (context.Context, *outcome) {
+	if pol == nil || !ip.IsValid() {
+		return ctx, nil
+	}
+	v := pol.Check(ip)
+	if v.Allowed {
+		if v.Public {
+			ctx = upstream.WithPublicOrigin(ctx)
+		}
+		return ctx, nil
+	}
+	what := host + " is"
+	if upstream.LiteralIP(host) != ip {
+		what += " " + ip.String() + ","
+	}
+	d := enforce.Decision{Reason: enforce.ReasonDestinationPrivate, URL: enforce.RedactedURL(u),
+		Detail: "the destination " + what + " " + v.Why + ": robotsgate does not connect to it (egress.private, egress.allow_cidrs, egress.deny_cidrs)"}
+	if o, err := enforce.Origin(u); err == nil {
+		d.Origin = o
+	}
+	o := refuse(d)
+	return ctx, &o
+}
+
+// connectEgress is the egress check of a CONNECT r for u to hostname
+// ([checkDestination]): of the address it is pinned to, a redirected
+// connection's original destination, or the IP literal it names. It
+// returns the refusal, or r with its context marked and pinned: a tunnel
+// dials exactly the address checked, decided by its robots.txt (a
+// redirected one is pinned to its original destination already).
+func connectEgress(r *http.Request, st *requestState, u *url.URL, hostname string, pin *selfaddr.Pin) (*http.Request, *outcome) {
+	ip := pin.Addr()
+	if rd := st.Redirected; rd != nil {
+		ip = rd.dst.Addr()
+	}
+	if !ip.IsValid() {
+		ip = upstream.LiteralIP(hostname)
+	}
+	ctx, refused := checkDestination(r.Context(), egressOf(st), u, hostname, ip)
+	if refused != nil {
+		return r, refused
+	}
+	if pin != nil && st.Redirected == nil {
+		ctx = upstream.WithPin(ctx, pin)
+	}
+	if ctx == r.Context() {
+		return r, nil
+	}
+	return r.WithContext(ctx), nil
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/robotsgate/robotsgate/enforce"
 	"github.com/robotsgate/robotsgate/internal/config"
 	"github.com/robotsgate/robotsgate/proxy/answer"
+	"github.com/robotsgate/robotsgate/proxy/bodyscan"
 	"github.com/robotsgate/robotsgate/robots"
 	"github.com/robotsgate/robotsgate/robots/aipref"
 	"github.com/robotsgate/robotsgate/robots/robottag"
@@ -143,7 +144,7 @@ func responseUseRefusal(d *enforce.Decision, want aipref.Use, use robots.UseVerd
 // ([forwardTripper]), or, when it made none, resp's X-Robots-Tag headers:
 // the body is never scanned twice.
 func scannedTags(resp *http.Response) *tagScan {
-	if s := bodyScan(resp); s != nil {
+	if s := bodyscan.Of(resp); s != nil {
 		return s
 	}
 	return &tagScan{Header: robottag.ParseXRobotsTag(resp.Header.Values("X-Robots-Tag"))}

@@ -1,14 +1,13 @@
 package proxy
 
 import (
-	"mime"
 	"net/http"
 	"strconv"
-	"strings"
 
 	"github.com/robotsgate/robotsgate/enforce"
 	"github.com/robotsgate/robotsgate/internal/config"
 	"github.com/robotsgate/robotsgate/proxy/answer"
+	"github.com/robotsgate/robotsgate/proxy/bodyscan"
 	"github.com/robotsgate/robotsgate/robots/aipref"
 )
 
@@ -24,21 +23,12 @@ import (
 // max_scan_bytes), saying why. A value the origin sent itself is removed.
 const HeaderUnscanned = "X-Robotsgate-Unscanned"
 
-// rangeHeaders are the request headers, as canonical keys, that ask for
-// part of a representation: Range, its condition If-Range, and
-// Request-Range, the obsolete name some servers still honour.
-var rangeHeaders = []string{"Range", "If-Range", "Request-Range"}
-
-// scanAcceptEncoding are the content codings the scan decodes
-// ([enforce.DecodeBody]), plus identity.
-var scanAcceptEncoding = []string{"gzip", "x-gzip", "deflate", "identity"}
-
 // wholeStep makes response-side enforcement see whole representations.
 // While a response step may refuse the request's response (enforcing), it
-// removes the [rangeHeaders] from the request, so that the origin sends
+// removes the range headers from the request ([bodyscan.AskWhole]), so that the origin sends
 // the whole representation, which the scan reads, and narrows an
 // Accept-Encoding the client sent to the codings the scan decodes
-// ([narrowAcceptEncoding]). On the response side it refuses (403, reason response-unscannable) what would
+// . On the response side it refuses (403, reason response-unscannable) what would
 // still pass unscanned: a partial response of a document the scan would
 // read, and an HTML body whose head it could not read whole. When the response steps
 // only annotate, requests are left alone and an undecodable HTML body is
@@ -81,18 +71,14 @@ func (w wholeStep) onRequest(r *http.Request, st *requestState) outcome {
 	if !w.enforcing(st) {
 		return outcome{}
 	}
-	for _, k := range rangeHeaders {
-		if _, ok := r.Header[k]; ok {
-			st.RangeRemoved = true
-			delete(r.Header, k)
-		}
+	if bodyscan.AskWhole(r.Header) {
+		st.RangeRemoved = true
 	}
-	narrowAcceptEncoding(r.Header)
 	return outcome{}
 }
 
 func (w wholeStep) onResponse(resp *http.Response, st *requestState) (*http.Response, outcome) {
-	if !tagsApply(resp.StatusCode) {
+	if !bodyscan.Applies(resp.StatusCode) {
 		return resp, outcome{}
 	}
 	resp.Header.Del(HeaderUnscanned)
@@ -104,16 +90,16 @@ func (w wholeStep) onResponse(resp *http.Response, st *requestState) (*http.Resp
 	}
 	if !enforcing {
 		if w.scanning || st.Purposes != 0 {
-			if scan := bodyScan(resp); scan != nil && scan.Incomplete {
+			if scan := bodyscan.Of(resp); scan != nil && scan.Incomplete {
 				resp.Header.Set(HeaderUnscanned, cleanRule(scan.NotScanned))
 			}
 		}
 		return resp, outcome{}
 	}
 	why := ""
-	if isPartial(resp) {
-		why = "partial response (" + strconv.Itoa(resp.StatusCode) + ", " + typeOf(resp) + "): response enforcement reads whole documents only"
-	} else if scan := bodyScan(resp); scan != nil && scan.Incomplete {
+	if bodyscan.IsPartial(resp) {
+		why = "partial response (" + strconv.Itoa(resp.StatusCode) + ", " + bodyscan.TypeOf(resp) + "): response enforcement reads whole documents only"
+	} else if scan := bodyscan.Of(resp); scan != nil && scan.Incomplete {
 		why = "meta not scanned: " + scan.NotScanned
 	}
 	if why == "" {
@@ -123,18 +109,6 @@ func (w wholeStep) onResponse(resp *http.Response, st *requestState) (*http.Resp
 		resp.Body.Close()
 	}
 	return resp, refuse(unscannableDecision(st.Req, st, why))
-}
-
-// bodyScan is the robot-tag scan the round trip made of resp's body
-// ([forwardTripper]), nil when it made none.
-func bodyScan(resp *http.Response) *tagScan {
-	switch b := resp.Body.(type) {
-	case *copyBody:
-		return b.scan
-	case *tagBody:
-		return b.scan
-	}
-	return nil
 }
 
 // unscannableDecision is the refusal of req, decided st.Decision, because
@@ -151,75 +125,4 @@ func unscannableDecision(req *http.Request, st *requestState, why string) enforc
 	d.Allowed, d.Reason = false, answer.ReasonResponseUnscannable
 	d.Rule, d.Line, d.Detail = "", 0, cleanRule(why)
 	return d
-}
-
-// isPartial reports whether resp carries part of a representation for a
-// document the scan reads or whose type is unknown: a 206 of text/html or
-// of no (or an unparsable) Content-Type, or any multipart/byteranges
-// answer, whose parts the scan does not read.
-func isPartial(resp *http.Response) bool {
-	if ct := strings.TrimSpace(resp.Header.Get("Content-Type")); len(ct) >= len("multipart/") &&
-		strings.EqualFold(ct[:len("multipart/")], "multipart/") && typeOf(resp) == "multipart/byteranges" {
-		return true
-	}
-	if resp.StatusCode != http.StatusPartialContent {
-		return false
-	}
-	mt := typeOf(resp)
-	return mt == "text/html" || mt == "application/xhtml+xml" || mt == "unknown type"
-}
-
-// typeOf is resp's media type, "unknown type" when it has none or one
-// that does not parse.
-func typeOf(resp *http.Response) string {
-	mt, _, err := mime.ParseMediaType(resp.Header.Get("Content-Type"))
-	if err != nil || mt == "" {
-		return "unknown type"
-	}
-	return mt
-}
-
-// narrowAcceptEncoding keeps, of the Accept-Encoding elements in h, those
-// naming a coding the scan decodes ([scanAcceptEncoding]), verbatim; when
-// none is left it says identity. A request without Accept-Encoding is
-// left without: the origin then sends identity.
-func narrowAcceptEncoding(h http.Header) {
-	vals, ok := h["Accept-Encoding"]
-	if !ok {
-		return
-	}
-	var keep []string
-	dropped := false
-	for _, v := range vals {
-		for el := range strings.SplitSeq(v, ",") {
-			el = strings.TrimSpace(el)
-			if el == "" {
-				continue
-			}
-			coding, _, _ := strings.Cut(el, ";")
-			coding = strings.ToLower(strings.TrimSpace(coding))
-			if !isScanCoding(coding) {
-				dropped = true
-				continue
-			}
-			keep = append(keep, el)
-		}
-	}
-	if !dropped && len(vals) == 1 {
-		return
-	}
-	if len(keep) == 0 {
-		keep = []string{"identity"}
-	}
-	h["Accept-Encoding"] = []string{strings.Join(keep, ", ")}
-}
-
-// isScanCoding reports whether coding is one of [scanAcceptEncoding].
-func isScanCoding(coding string) bool {
-	for _, c := range scanAcceptEncoding {
-		if coding == c {
-			return true
-		}
-	}
-	return false
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/robotsgate/robotsgate/internal/config"
 	"github.com/robotsgate/robotsgate/proxy/answer"
 	"github.com/robotsgate/robotsgate/proxy/audit"
+	"github.com/robotsgate/robotsgate/proxy/bodyscan"
 	"github.com/robotsgate/robotsgate/robots/aipref"
 )
 
@@ -322,46 +323,24 @@ func TestScanRobotTagsBombs(t *testing.T) {
 	const limit = 2*65536 + 64<<10
 	bomb := encodeGzip("<html><head>" + strings.Repeat(" ", 50<<20))
 	resp, _ := tagResp(200, "text/html", string(bomb), "Content-Encoding", "gzip")
-	s := scanRobotTags(resp, tagsCfg("enforce"))
+	s := bodyscan.RobotTags(resp, tagsCfg("enforce"))
 	if !strings.Contains(s.NotScanned, "max_scan_bytes") || s.Scanned > limit {
 		t.Errorf("gzip bomb: not scanned %q, %d coded bytes read", s.NotScanned, s.Scanned)
 	}
 	empty := encodeGzip("")
 	resp, _ = tagResp(200, "text/html", strings.Repeat(string(empty), 2*limit/len(empty)), "Content-Encoding", "gzip")
-	s = scanRobotTags(resp, tagsCfg("enforce"))
+	s = bodyscan.RobotTags(resp, tagsCfg("enforce"))
 	if !s.Incomplete || s.Scanned > limit {
 		t.Errorf("empty members: undecodable %v (%s), %d coded bytes read", s.Incomplete, s.NotScanned, s.Scanned)
 	}
 	for _, ce := range []string{"br", "zstd", "gzip, gzip, gzip, gzip, gzip", "compress"} {
 		resp, _ = tagResp(200, "text/html", string(bomb), "Content-Encoding", ce)
-		if s := scanRobotTags(resp, tagsCfg("enforce")); !s.Incomplete {
+		if s := bodyscan.RobotTags(resp, tagsCfg("enforce")); !s.Incomplete {
 			t.Errorf("Content-Encoding %s: scanned", ce)
 		}
 	}
 	resp, _ = tagResp(200, "text/html", string(bomb[:len(bomb)/2])+"garbage", "Content-Encoding", "deflate")
-	if s := scanRobotTags(resp, tagsCfg("enforce")); !s.Incomplete {
+	if s := bodyscan.RobotTags(resp, tagsCfg("enforce")); !s.Incomplete {
 		t.Error("corrupt deflate: scanned")
-	}
-}
-
-func TestNarrowAcceptEncoding(t *testing.T) {
-	for in, want := range map[string]string{
-		"gzip":                          "gzip",
-		"br, gzip;q=0.8, zstd, deflate": "gzip;q=0.8, deflate",
-		"br":                            "identity",
-		"*":                             "identity",
-		"":                              "",
-		"GZIP, X-Gzip , identity;q=0.1": "GZIP, X-Gzip , identity;q=0.1",
-	} {
-		h := http.Header{"Accept-Encoding": {in}}
-		narrowAcceptEncoding(h)
-		if got := h.Get("Accept-Encoding"); got != want {
-			t.Errorf("%q: %q, want %q", in, got, want)
-		}
-	}
-	h := http.Header{}
-	narrowAcceptEncoding(h)
-	if _, ok := h["Accept-Encoding"]; ok {
-		t.Error("Accept-Encoding added")
 	}
 }

@@ -65,9 +65,9 @@ func (s *Server) adminRoutes() {
 		hosts = append(hosts, h)
 	}
 	s.admin = admin.New(admin.Config{
-		Cache: adminCache{s}, // per address (pins.go)
+		Cache: adminCache{s}, // per address (transport.go)
 		DecisionAnswer: func(ctx context.Context, u *url.URL, agent string, purposes aipref.Set, use aipref.Use) answer.DecisionJSON {
-			return answer.NewDecisionJSON(s.decideQuiet(s.pinnedContext(ctx, u), u, agent, purposes, use)) // (robots.go, pins.go)
+			return answer.NewDecisionJSON(s.decideQuiet(s.pinnedContext(ctx, u), u, agent, purposes, use)) // (robots.go, transport.go)
 		},
 		Defaults: func() (string, aipref.Set, aipref.Use) {
 			cfg := &s.live.Load().cfg
@@ -84,7 +84,7 @@ func (s *Server) adminRoutes() {
 		Ready:     s.ready,
 		Directory: signing.DirectoryHandler(s.directoryKeys, s.clock.Now),
 		Now:       s.clock.Now,
-		Status:    status.Handler(s.board, s.statusInfo), // (statuspage.go)
+		Status:    status.Handler(s.board, s.statusInfo), // (wiring.go)
 	})
 	if s.cfg.AdminListen == "" {
 		s.mux.Handle("/", s.admin)
@@ -144,4 +144,25 @@ func ConsoleWriter(w io.Writer, noColor bool) zerolog.ConsoleWriter {
 			return answer.EscapeControl(fmt.Sprint(i))
 		},
 	}
+}
+
+// The live status page of the admin listener: the Board every audit
+// record is published to after it is written (Server.record), and what
+// the page shows besides (statusInfo): the robots.txt cache and a summary
+// of the configuration in force, without its secrets.
+
+// statusInfo is the page's cache state, configuration summary and
+// payment budgets.
+func (s *Server) statusInfo() status.Info {
+	l := s.live.Load()
+	cfg := &l.cfg
+	var c status.Cache
+	if s.cacheStatus != nil {
+		c = s.cacheStatus()
+	}
+	if c.Mode == "" {
+		c.Mode = status.CacheMode(cfg.Cache)
+	}
+	spend := status.Spends(s.wallet, cfg.Payment.Budgets, l.acl.Identities(), s.clock.Now()) // (status/spend.go)
+	return status.Info{Cache: c, Config: status.Summary(cfg, c), Spend: spend}
 }

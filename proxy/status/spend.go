@@ -2,9 +2,11 @@ package status
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	"github.com/robotsgate/robotsgate/enforce/payment"
+	"github.com/robotsgate/robotsgate/proxy/access"
 )
 
 // The page's payment budgets: what each fleet budget, and each identity
@@ -31,12 +33,13 @@ const spendTimeout = 2 * time.Second
 const maxSpendUsers = 50
 
 // Spends returns the state of budgets at now in w, identity budgets for
-// each of users (and requests without credentials); nil without
+// each user of ids (and requests without credentials); nil without
 // budgets.
-func Spends(w payment.Wallet, budgets []payment.Budget, users []string, now time.Time) []Spend {
+func Spends(w payment.Wallet, budgets []payment.Budget, ids []access.Identity, now time.Time) []Spend {
 	if len(budgets) == 0 {
 		return nil
 	}
+	users := userNames(ids)
 	ctx, cancel := context.WithTimeout(context.Background(), spendTimeout)
 	defer cancel()
 	var out []Spend
@@ -46,10 +49,22 @@ func Spends(w payment.Wallet, budgets []payment.Budget, users []string, now time
 		case payment.ScopeOrigin:
 			continue
 		case payment.ScopeIdentity:
-			keys = append(keys, users[:min(len(users), maxSpendUsers)]...)
+			keys = append(keys, users...)
 		}
 		for _, k := range keys {
 			out = append(out, spendOf(ctx, w, b, k, now))
+		}
+	}
+	return out
+}
+
+// userNames returns the distinct user names of ids, in order, at most
+// [maxSpendUsers].
+func userNames(ids []access.Identity) []string {
+	var out []string
+	for _, id := range ids {
+		if !slices.Contains(out, id.User) && len(out) < maxSpendUsers {
+			out = append(out, id.User)
 		}
 	}
 	return out

@@ -1,4 +1,7 @@
-package proxy
+// Package bodyscan reads what a forwarded response's body says of keeping it:
+// its robot tags (X-Robots-Tag headers, meta elements in its HTML head),
+// decoded as a client would decode them, without buffering the body.
+package bodyscan
 
 import (
 	"bufio"
@@ -29,6 +32,12 @@ const (
 	docOther docKind = iota // a type the scan leaves alone (image/png, text/plain, ...)
 	docHTML                 // text/html or application/xhtml+xml
 	docSniff                // no Content-Type that parses: sniffed as a browser does
+)
+
+// Meta names the head scan reads for TDMRep.
+const (
+	MetaTDMReservation = "tdm-reservation"
+	MetaTDMPolicy      = "tdm-policy"
 )
 
 // [sniffLen] is how many decoded bytes a body without a usable Content-Type
@@ -106,7 +115,7 @@ func isToken(s string) bool {
 // text. A head the scan cannot read whole (an encoding it does not
 // decode, a head that goes on past maxBytes) makes s Incomplete. The
 // error is a read error of src. At most maxBytes+1 bytes of src are read.
-func scanHead(src io.Reader, s *tagScan, maxBytes int, sniff bool) error {
+func scanHead(src io.Reader, s *Tags, maxBytes int, sniff bool) error {
 	// One byte past the window tells a head that goes on from one that
 	// ends with it.
 	window := &io.LimitedReader{R: src, N: int64(maxBytes) + 1}
@@ -123,9 +132,9 @@ func scanHead(src io.Reader, s *tagScan, maxBytes int, sniff bool) error {
 		s.Incomplete, s.NotScanned = true, why
 		return nil
 	}
-	h, err := robottag.ParseHead(text, metaTDMReservation, metaTDMPolicy)
+	h, err := robottag.ParseHead(text, MetaTDMReservation, MetaTDMPolicy)
 	s.Meta, s.Named = h.Robots, h.Named
-	if why := unreadableCharset(h.Charsets); why != "" { // scancharset.go
+	if why := unreadableCharset(h.Charsets); why != "" { // charset.go
 		s.Incomplete, s.NotScanned = true, why
 	} else if err == nil && !h.Ended && window.N == 0 {
 		s.Incomplete = true

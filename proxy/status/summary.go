@@ -1,61 +1,35 @@
-package proxy
+package status
 
 import (
 	"fmt"
 	"net/url"
-	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/robotsgate/robotsgate/internal/config"
-	"github.com/robotsgate/robotsgate/proxy/access"
-	"github.com/robotsgate/robotsgate/proxy/status"
 )
 
-// The live status page of the admin listener: the Board every audit
-// record is published to after it is written (Server.record), and what
-// the page shows besides (statusInfo): the robots.txt cache and a summary
-// of the configuration in force, without its secrets.
+// The page's summary of the configuration in force: what an operator
+// checks first, without secrets, and the fleet-wide state of the cache.
 
-// statusInfo is the page's cache state, configuration summary and
-// payment budgets.
-func (s *Server) statusInfo() status.Info {
-	l := s.live.Load()
-	cfg := &l.cfg
-	var c status.Cache
-	if s.cacheStatus != nil {
-		c = s.cacheStatus()
-	}
-	if c.Mode == "" {
-		c.Mode = CacheMode(cfg.Cache)
-	}
-	spend := status.Spends(s.wallet, cfg.Payment.Budgets, userNames(l.acl.Identities()), s.clock.Now()) // payment budgets
-	return status.Info{Cache: c, Config: append(configSummary(cfg), fleetState(c)...), Spend: spend}
-}
-
-// userNames returns the distinct user names of ids, in order.
-func userNames(ids []access.Identity) []string {
-	var out []string
-	for _, id := range ids {
-		if !slices.Contains(out, id.User) {
-			out = append(out, id.User)
-		}
-	}
-	return out
+// Summary is the summary of cfg the page shows ([configSummary]) and the
+// line on the fleet-wide state of cache c ([fleetState]).
+func Summary(cfg *config.Config, c Cache) []Setting {
+	return append(configSummary(cfg), fleetState(c)...)
 }
 
 // fleetState is the summary's line on the fleet-wide state, with Redis:
 // shared by the replicas, or local only (and why).
-func fleetState(c status.Cache) []status.Setting {
+func fleetState(c Cache) []Setting {
 	switch {
 	case c.RedisHealthy == nil:
 		return nil
 	case *c.RedisHealthy:
-		return []status.Setting{{Key: "fleet state", Value: "fleet-wide (Redis)"}}
+		return []Setting{{Key: "fleet state", Value: "fleet-wide (Redis)"}}
 	case c.Problem != "":
-		return []status.Setting{{Key: "fleet state", Value: "local only: " + c.Problem}}
+		return []Setting{{Key: "fleet state", Value: "local only: " + c.Problem}}
 	}
-	return []status.Setting{{Key: "fleet state", Value: "local only: Redis does not answer (probed until it does)"}}
+	return []Setting{{Key: "fleet state", Value: "local only: Redis does not answer (probed until it does)"}}
 }
 
 // CacheMode describes the cache setting without its credentials:
@@ -74,7 +48,7 @@ func CacheMode(cache string) string {
 
 // configSummary is the summary of cfg the status page shows: what an
 // operator checks first, and for secrets only whether they are set.
-func configSummary(cfg *config.Config) []status.Setting {
+func configSummary(cfg *config.Config) []Setting {
 	or := func(v, none string) string {
 		if v == "" {
 			return none
@@ -96,7 +70,7 @@ func configSummary(cfg *config.Config) []status.Setting {
 	if cfg.Auth.AllowOpen {
 		auth += ", allow_open"
 	}
-	return []status.Setting{
+	return []Setting{
 		{Key: "listen", Value: cfg.Listen},
 		{Key: "admin_listen", Value: or(cfg.AdminListen, "the proxy port")},
 		{Key: "transparent.listen", Value: or(cfg.Transparent.Listen, "off")},
