@@ -2,36 +2,38 @@ package proxy
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
-	"sync"
 
 	"github.com/robotsgate/robotsgate/enforce"
 	"github.com/robotsgate/robotsgate/enforce/payment"
 	"github.com/robotsgate/robotsgate/enforce/politeness"
 	"github.com/robotsgate/robotsgate/internal/config"
 	"github.com/robotsgate/robotsgate/proxy/access"
+	"github.com/robotsgate/robotsgate/proxy/audit"
+	"github.com/robotsgate/robotsgate/proxy/pay"
+	"github.com/robotsgate/robotsgate/proxy/signing"
 )
 
-// paymentStep is HTTP 402 pay-per-crawl (docs/payment.md), the step
-// around package payment. On the request side (after every step that may
-// refuse the request, before it is signed) it removes the price headers
-// a client set, keeps the request's header for a paid retry, and, for an
-// origin that quoted before, reserves the quoted price and sends it up
-// front as crawler-max-price. On the response side (paymentretry.go) it
-// pays a 402's quote within the caps by retrying the request once,
-// signed, with crawler-exact-price, or passes the 402 through and says
-// why; it audits every exchange (the ledger).
+// paymentStep is HTTP 402 pay-per-crawl (docs/payment.md) around
+// package pay. On the request side (after every step that may refuse the
+// request, before it is signed) it removes the price headers a client
+// set, keeps the request's header for a paid retry, and, for an origin
+// that quoted before, reserves the quoted price and sends it up front as
+// crawler-max-price. On the response side it hands the origin's answer to
+// the request's [pay.Exchange], which pays a 402's quote within the caps
+// by one retry ([paymentStep.retry]: signed afresh, through the same
+// transport and pinned address) or passes it through, saying why; every
+// exchange is audited (the ledger).
 type paymentStep struct {
 	s      *Server
-	wallet payment.Wallet
 	cfg    config.PaymentConfig
 	polite *politeness.Politeness // [payment.CodeInternalError] pauses the origin as a 503 does
 }
 
-// newPaymentStep is the payment step of cfg, on the Server's wallet.
 func newPaymentStep(cfg *config.Config, s *Server, pol *politeness.Politeness) *paymentStep {
-	return &paymentStep{s: s, wallet: s.wallet, cfg: cfg.Payment, polite: pol}
+	return &paymentStep{s: s, cfg: cfg.Payment, polite: pol}
 }
 
 // walletOr is w, or, when nil, a wallet of this process alone.
@@ -42,36 +44,73 @@ func walletOr(w payment.Wallet, clock enforce.Clock) payment.Wallet {
 	return w
 }
 
-// payTerms are the payment settings of one request: its identity's
-// (credentials file payment=, payment_max_price=) over the global ones.
-type payTerms struct {
-	mode   config.PaymentMode
-	policy payment.Policy
-}
-
-func (p *paymentStep) terms(st *requestState) payTerms {
-	id := st.identity()
-	t := payTerms{mode: p.cfg.Mode, policy: payment.Policy{MaxPrice: p.cfg.MaxPrice, Budgets: p.cfg.Budgets}}
-	if id.Payment != "" {
-		t.mode = config.PaymentMode(id.Payment)
-	}
-	if !id.PaymentMaxPrice.IsZero() {
-		t.policy.MaxPrice = id.PaymentMaxPrice
-	}
-	return t
-}
-
-// payState is the payment state of a request that may be paid for
-// ([payOf]): its header as it was before it was
-// signed (the paid retry is signed afresh), and the reservation of the
-// price it carries up front. The paid retry's reservation is the
-// response step's own ([paymentStep.pay]), ended before it returns.
+// payState is the payment state of a request pay mode may pay for
+// ([payOf]): its header as it was before it was signed (the paid retry is
+// signed afresh) and the reservation of the price it carries up front.
+// It rides in the request's context, so that the request state keeps its
+// allocation size.
 type payState struct {
 	header  http.Header
-	upfront *payment.Reservation // of crawler-max-price, nil when the request carries none
+	upfront *pay.Upfront // nil when the request carries no price
+}
 
-	mu   sync.Mutex
-	held bool // upfront is neither settled nor released yet
+// payKey is the context key of a request's *[payState].
+type payKey struct{}
+
+// payOf returns the payment state of the request of st, nil when none.
+func payOf(st *requestState) *payState {
+	if st.Req == nil {
+		return nil
+	}
+	ps, _ := st.Req.Context().Value(payKey{}).(*payState)
+	return ps
+}
+
+func (p *paymentStep) onRequest(r *http.Request, st *requestState) outcome {
+	if st.Answered || !p.mayPay(r, st) {
+		return outcome{}
+	}
+	identify(r, st)
+	if pay.TermsOf(&p.cfg, st.identity()).Mode != config.PaymentPay {
+		return outcome{}
+	}
+	payment.StripPriceHeaders(r.Header) // robotsgate is the wallet: a client's own price header would go past it
+	if !payable(r, st) {
+		return outcome{}
+	}
+	ps := &payState{header: r.Header.Clone()}
+	st.Req = r.WithContext(context.WithValue(r.Context(), payKey{}, ps))
+	x := p.exchange(st, nil)
+	if ps.upfront = x.Upfront(r.Context(), r.Header); ps.upfront != nil {
+		// Whatever ends the request without its response step (a failed
+		// forward, a client gone) releases the reservation.
+		context.AfterFunc(r.Context(), func() { x.End(ps.upfront) })
+	}
+	return outcome{}
+}
+
+func (p *paymentStep) onResponse(resp *http.Response, st *requestState) (*http.Response, outcome) {
+	if pay.TermsOf(&p.cfg, st.identity()).Mode == config.PaymentOff {
+		return resp, outcome{}
+	}
+	ps := payOf(st)
+	var u *pay.Upfront
+	if ps != nil {
+		u = ps.upfront
+	}
+	v := p.exchange(st, ps).Answer(context.WithoutCancel(st.Req.Context()), resp, u)
+	if v.Reason == "" {
+		return v.Resp, outcome{}
+	}
+	d := st.Decision
+	d.Allowed, d.Reason, d.Detail, d.Rule, d.Line = true, v.Reason, v.Detail, "", 0
+	auditAs := audit.DecisionAllowed // the request was forwarded; the origin's answer goes to the client
+	if v.Paid {
+		auditAs = audit.DecisionPaid
+	}
+	o := note(auditAs, d)
+	o.status, o.pay = v.Resp.StatusCode, v.Record
+	return v.Resp, o
 }
 
 // mayPay reports whether the request of st may be under pay or report
@@ -90,70 +129,6 @@ func (p *paymentStep) mayPay(r *http.Request, st *requestState) bool {
 	return st.Session != nil && st.Session.Identity != nil && st.Session.Identity.Payment != ""
 }
 
-// payKey is the context key of a request's *[payState].
-type payKey struct{}
-
-// payOf returns the payment state of the request of st, nil when pay
-// mode may not pay for it.
-func payOf(st *requestState) *payState {
-	if st.Req == nil {
-		return nil
-	}
-	ps, _ := st.Req.Context().Value(payKey{}).(*payState)
-	return ps
-}
-
-// take reports whether the up-front reservation was still held, and
-// holds it no more: it is settled or released once.
-func (ps *payState) take() bool {
-	ps.mu.Lock()
-	defer ps.mu.Unlock()
-	held := ps.held
-	ps.held = false
-	return held
-}
-
-// onRequest prepares a request of pay mode: see [paymentStep].
-func (p *paymentStep) onRequest(r *http.Request, st *requestState) outcome {
-	if st.Answered || !p.mayPay(r, st) {
-		return outcome{}
-	}
-	identify(r, st)
-	t := p.terms(st)
-	if t.mode != config.PaymentPay {
-		return outcome{}
-	}
-	payment.StripPriceHeaders(r.Header) // robotsgate is the wallet: a client's own price header would go past it
-	if !payable(r, st) {
-		return outcome{}
-	}
-	ps := &payState{header: r.Header.Clone()}
-	// The state rides in the request's context: the request state stays
-	// in its allocation size class, and only a request pay mode may pay
-	// for carries it.
-	r = r.WithContext(context.WithValue(r.Context(), payKey{}, ps))
-	st.Req = r
-	price, ok := p.wallet.Quoted(r.Context(), st.Decision.Origin)
-	if !ok {
-		return outcome{}
-	}
-	res, err := p.wallet.Reserve(r.Context(), p.request(st, t, price))
-	if err != nil { // over a cap: sent without a price, the 402 says what it costs, and why it is not paid
-		return outcome{}
-	}
-	p.s.metrics.PaymentReservation("reserved")
-	ps.upfront, ps.held = &res, true
-	payment.SetMaxPrice(r.Header, price)
-	// Whatever ends the request without its response step (a failed
-	// forward, a client gone) releases the reservation.
-	context.AfterFunc(r.Context(), func() {
-		if ps.take() {
-			p.release(res)
-		}
-	})
-	return outcome{}
-}
-
 // payable reports whether robotsgate may pay for r: a GET or HEAD without
 // a body, decided and let through, to a path that is not always free.
 func payable(r *http.Request, st *requestState) bool {
@@ -161,38 +136,48 @@ func payable(r *http.Request, st *requestState) bool {
 		st.Decided && st.Decision.Origin != "" && !payment.FreeURL(r.URL)
 }
 
-// request is the payment of price that the request of st asks for.
-func (p *paymentStep) request(st *requestState, t payTerms, price payment.Amount) payment.Request {
-	return payment.Request{Identity: st.identity().User, Origin: st.Decision.Origin, Amount: price, Policy: t.policy}
-}
-
-// release releases the reservation res.
-func (p *paymentStep) release(res payment.Reservation) {
-	p.s.metrics.PaymentReservation("released")
-	if err := p.wallet.Release(context.Background(), res); err != nil {
-		p.s.log.Warn().Err(err).Str("origin", res.Request.Origin).Msg("payment: releasing a reservation failed; it expires")
+// exchange is the payment exchange of the request of st; without its
+// payment state ps it cannot retry (nothing is paid).
+func (p *paymentStep) exchange(st *requestState, ps *payState) *pay.Exchange {
+	x := &pay.Exchange{Wallet: p.s.wallet, Metrics: p.s.metrics, Log: p.s.log, Terms: pay.TermsOf(&p.cfg, st.identity()),
+		Identity: st.identity().User, Origin: st.Decision.Origin}
+	if ps != nil {
+		x.Retry = func(price payment.Amount) (*http.Response, error) { return p.retry(st, ps, price) }
 	}
-}
-
-// checkPaymentIdentities refuses a credentials file whose users pay
-// (payment=pay, or the global pay mode) without a signing key or a
-// max_price: origins charge only signed requests, and nothing is paid
-// without a cap.
-func checkPaymentIdentities(cfg *config.Config, ids []access.Identity) error {
-	for _, id := range ids {
-		mode := cfg.Payment.Mode
-		if id.Payment != "" {
-			mode = config.PaymentMode(id.Payment)
-		}
-		if mode != config.PaymentPay {
-			continue
-		}
-		if id.SigningKey == "" && cfg.Signing.Key == "" {
-			return fmt.Errorf("auth.credentials_file: user %q: payment=pay needs a signing key (signing_key= or signing.key): origins charge only signed requests", id.User)
-		}
-		if id.PaymentMaxPrice.IsZero() && cfg.Payment.MaxPrice.IsZero() {
-			return fmt.Errorf("auth.credentials_file: user %q: payment=pay needs a max price (payment_max_price= or payment.max_price)", id.User)
+	if st.Permit != nil {
+		x.Backoff = func(retryAfter string) {
+			p.polite.Observe(context.WithoutCancel(st.Req.Context()), st.Permit.Origin, http.StatusServiceUnavailable, retryAfter, st.Permit.Admitted)
 		}
 	}
-	return nil
+	return x
+}
+
+// retry sends the request again, as it was before it was signed, with
+// crawler-exact-price: price, signed (the header covered), through the
+// transport and to the pinned address of the first attempt (plain HTTP
+// and MITM sessions alike), as [forwardTripper] sends it.
+func (p *paymentStep) retry(st *requestState, ps *payState, price payment.Amount) (*http.Response, error) {
+	signer := p.s.settings(st).signers.forIdentity(st.identity())
+	if signer == nil {
+		return nil, errors.New("no signing key: origins charge only signed requests")
+	}
+	r := st.Req.WithContext(st.Req.Context()) // its context holds its pin
+	r.Header = ps.header.Clone()
+	r.Body, r.ContentLength = http.NoBody, 0
+	if _, ok := r.Header["User-Agent"]; !ok { // as forwardStep.onRequest: no Go-http-client User-Agent
+		r.Header["User-Agent"] = []string{""}
+	}
+	payment.SetExactPrice(r.Header, price)
+	if _, err := signer.Sign(r); err != nil {
+		p.s.metrics.Signed("forward", signing.Result(err))
+		return nil, fmt.Errorf("signing the paid retry: %w", err)
+	}
+	p.s.metrics.Signed("forward", signing.ResultSigned)
+	resp, err := p.s.roundTrip(forwardable(r)) // pinned, traced (transport.go)
+	if err != nil {
+		return nil, err
+	}
+	p.s.received(resp, st) // robot-tag scan, body wrapping (forward.go)
+	resp, _ = hopHeadersStep{}.onResponse(resp, st)
+	return resp, nil
 }
