@@ -39,6 +39,9 @@ type TDMVerdict struct {
 	tdmrep.Verdict
 	// Checked: TDMRep was consulted for the URL.
 	Checked bool
+	// Unknown: the file could not be read, so whether the URL is reserved
+	// is not known (usage.unknown decides).
+	Unknown bool
 	// FileURL is the tdmrep.json consulted; FileStatus its fetch's status
 	// ([StatusOK], [StatusUnavailable]: no file, [StatusUnreachable]) and
 	// FileHTTPStatus the HTTP status.
@@ -48,9 +51,6 @@ type TDMVerdict struct {
 	// FileNote says why the file gives no rules, "" when it does: the
 	// fetch's error, or why its body was not read as rules.
 	FileNote string
-	// Unknown: the file could not be read, so whether the URL is reserved
-	// is not known (usage.unknown decides).
-	Unknown bool
 	// Via names the spelling of the path that matched, "" for the path as
 	// sent.
 	Via string

@@ -249,14 +249,15 @@ const (
 // Decision is the verdict for one request, with everything a 403 body,
 // an audit record or the admin API needs to explain it.
 type Decision struct {
-	Allowed bool
-	Reason  Reason
-	Origin  string
-	URL     string
-	Agent   string // the product token decided for ("" means only "*" applies)
-	Group   string // the group that applied ("*" for the default group)
-	Rule    string // the deciding rule, e.g. "Disallow: /private"; "" when none
-	Line    int    // the rule's line in robots.txt; 0 when none
+	// Reason says why; Allowed (below, with the other small fields)
+	// whether the request may go.
+	Reason Reason
+	Origin string
+	URL    string
+	Agent  string // the product token decided for ("" means only "*" applies)
+	Group  string // the group that applied ("*" for the default group)
+	Rule   string // the deciding rule, e.g. "Disallow: /private"; "" when none
+	Line   int    // the rule's line in robots.txt; 0 when none
 
 	// Detail explains a verdict not made by a rule in words, e.g.
 	// "robots.txt unreachable (HTTP 503): all URLs disallowed"; "" when a
@@ -278,9 +279,8 @@ type Decision struct {
 	// the latest fetch.
 	RobotsFetchedAt time.Time
 	RobotsAge       time.Duration
-	// RobotsStale is set when the verdict used a copy that is not fresh;
-	// RobotsStaleReason says why.
-	RobotsStale       bool
+	// RobotsStaleReason says why the verdict used a copy that is not
+	// fresh (RobotsStale, below, is then set).
 	RobotsStaleReason StaleReason
 	// RobotsSHA256 is the hash of the robots.txt whose rules decided
 	// (documents.go); "" when none did.
@@ -290,24 +290,29 @@ type Decision struct {
 	// queue full, robots.txt unreachable: when it is fetched again).
 	RetryAfter time.Duration
 
-	// Purposes are the crawler's declared purposes the verdict was made
-	// for.
-	Purposes aipref.Set
 	// Usage is the usage preferences robots.txt states for the URL, for
 	// every purpose, declared or not (for audit and annotation); zero
 	// when Allow/Disallow refuses the URL or no robots.txt decided.
 	Usage Usage
-	// UsageBlocked is the declared purposes that refused the URL
-	// (Reason [ReasonUsageDisallowed]); empty otherwise.
-	UsageBlocked aipref.Set
-	// ContentUse is the crawler's declared content use (content_use);
-	// UseUnknown when it declared none. SiteUse is the content-use level
-	// robots.txt states for the URL (reported whether or not one is
-	// declared); ContentUseBlocked is set when SiteUse is below
-	// ContentUse (Reason [ReasonUsageDisallowed]).
+	// SiteUse is the content-use level robots.txt states for the URL
+	// (reported whether or not one is declared).
+	SiteUse robots.UseVerdict
+	// Purposes are the crawler's declared purposes the verdict was made
+	// for; UsageBlocked those that refused the URL (Reason
+	// [ReasonUsageDisallowed]), empty otherwise. ContentUse is the
+	// crawler's declared content use (content_use), UseUnknown when it
+	// declared none; ContentUseBlocked is set when SiteUse is below
+	// ContentUse (Reason [ReasonUsageDisallowed]). (These small fields
+	// sit together: the Decision is part of every request's state.)
+	Purposes          aipref.Set
+	UsageBlocked      aipref.Set
 	ContentUse        aipref.Use
-	SiteUse           robots.UseVerdict
 	ContentUseBlocked bool
+	// RobotsStale is set when the verdict used a copy that is not fresh;
+	// RobotsStaleReason says why.
+	RobotsStale bool
+	// Allowed says the request may go.
+	Allowed bool
 
 	// TDM is the TDMRep verdict of the URL ([Enforcer.TDMRep], and the
 	// response's header and meta); zero when TDMRep was not consulted.

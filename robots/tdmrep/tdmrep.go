@@ -62,13 +62,13 @@ func (s Source) String() string {
 // Verdict is what TDMRep says about one resource.
 type Verdict struct {
 	Reservation Reservation
+	// Source is where Reservation was declared ([SourceNone] when Unset by
+	// absence).
+	Source Source
 	// Policy is the tdm-policy URL in force; "" when none, and always ""
 	// when Reservation is not Reserved (the protocol says not to process
 	// a policy of an unreserved resource).
 	Policy string
-	// Source is where Reservation was declared ([SourceNone] when Unset by
-	// absence).
-	Source Source
 	// Rule quotes the declaration, e.g. `rule 2: "location": "/b/"` or
 	// "tdm-reservation: 1".
 	Rule string
