@@ -130,14 +130,17 @@ func (s *Server) newSteps(l *live) error {
 	tags := newRobotTagStep(cfg.RobotTags, cfg.Mode)                                                                            // (robottags.go)
 	usage := &usageStep{enforce: cfg.Usage.Response == config.UsageResponseEnforce && cfg.Mode != config.ModeReport}            // (usage.go)
 	l.tdm, l.lic = &tdm, &lic
+	pay := newPaymentStep(cfg, s, pol) // (payment.go)
 	l.request = []requestStep{
 		l.robots, // robotsStep.onRequest: site exceptions, robots.txt decision: 403, or let through
 		l.tdm,    // tdmrepStep.onRequest: tdmrep.json reserves the URL: 403 tdm-reserved, or audit
 		l.lic,    // licenseStep.onRequest: RSL license prohibits a purpose or needs a token: 403 license-*, or audit
 		pc,       // pacingStep.onRequest: paused origin → 503, crawl-delay wait or 429
 		&whole,   // wholeStep.onRequest: while a response step enforces, no Range, Accept-Encoding the scan decodes
+		pay,      // paymentStep.onRequest: pay mode: client price headers removed, crawler-max-price to an origin that quoted; last
 	}
 	l.response = []responseStep{
+		pay,    // paymentStep.onResponse: a 402's quote paid by a signed retry, or passed through and audited; first
 		pc,     // pacingStep.onResponse: 503/429 + Retry-After pause the origin, 2xx resumes
 		&whole, // wholeStep.onResponse: partial or undecodable responses: 403 when enforcing
 		&tags,  // robotTagsStep.onResponse: X-Robots-Tag / meta robots: annotate, or 403

@@ -31,6 +31,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/robotsgate/robotsgate/enforce"
+	"github.com/robotsgate/robotsgate/enforce/payment"
 	"github.com/robotsgate/robotsgate/enforce/politeness"
 	"github.com/robotsgate/robotsgate/internal/config"
 	"github.com/robotsgate/robotsgate/proxy/answer"
@@ -84,6 +85,10 @@ type Deps struct {
 	// CacheStatus reports the robots.txt cache for the status page; nil
 	// shows only the cache setting.
 	CacheStatus func() status.Cache
+	// Wallet holds the payment budgets (docs/payment.md); nil means a
+	// [payment.MemoryWallet], this process only. Give a Redis one to hold
+	// fleet budgets.
+	Wallet payment.Wallet
 	// Volume counts answered requests for the crawl report's volume
 	// records (volume.go); nil: none.
 	Volume *volume.Aggregator
@@ -113,6 +118,7 @@ type Server struct {
 	// pacer, pauses and slots hold the politeness state, kept across
 	// reloads.
 	pacer  politeness.Pacer
+	wallet payment.Wallet // payment budgets (payment.go)
 	pauses politeness.Pauses
 	slots  *politeness.Slots
 	reload reloader // Reload (reload.go)
@@ -196,6 +202,7 @@ func New(cfg config.Config, deps Deps) (*Server, error) {
 	if s.pacer == nil { // one for the Server's life: reloads keep the slots
 		s.pacer = politeness.NewMemoryPacer(s.clock)
 	}
+	s.wallet = walletOr(deps.Wallet, s.clock) // one for the Server's life: reloads keep the budgets (payment.go)
 	if s.tr == nil {
 		tr, err := NewTransport(cfg)
 		if err != nil {

@@ -40,6 +40,8 @@ type outcome struct {
 	// gone, with status, answers a request whose client left: a short
 	// text, nothing audited, the decision unchanged.
 	gone string
+	// pay is the payment record of the audit record (payment.go).
+	pay *audit.Payment
 }
 
 // settles reports whether [Server.settle] has anything to do for o: an
@@ -110,6 +112,7 @@ func (s *Server) settle(r *http.Request, st *requestState, o outcome) *http.Resp
 	}
 	e := answer.Event(r.RemoteAddr, r.Method, *o.d, o.auditAs, status)
 	e.Detail += o.auditDetail
+	e.Payment = o.pay
 	if st.RangeRemoved {
 		e.Detail += "; Range removed from the request"
 	}

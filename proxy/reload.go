@@ -17,6 +17,7 @@ import (
 	"github.com/robotsgate/robotsgate/proxy/admin"
 	"github.com/robotsgate/robotsgate/proxy/audit"
 	"github.com/robotsgate/robotsgate/proxy/egress"
+	"github.com/robotsgate/robotsgate/proxy/pay"
 )
 
 // reloader serialises reloads of a Server's configuration.
@@ -226,6 +227,9 @@ func (s *Server) newLive(cfg config.Config) (*live, error) {
 	}
 	l.access, l.acl = a.Wrap(s.inner), a
 	if l.signers, err = newSigners(&cfg, a.Identities(), s.clock.Now); err != nil {
+		return nil, err
+	}
+	if err := pay.CheckIdentities(&cfg, a.Identities()); err != nil { // (proxy/pay)
 		return nil, err
 	}
 	s.warnTunnelGaps(&cfg, a.Identities()) // what tunnel mode cannot check (tunnel.go)

@@ -151,9 +151,11 @@ func ConsoleWriter(w io.Writer, noColor bool) zerolog.ConsoleWriter {
 // the page shows besides (statusInfo): the robots.txt cache and a summary
 // of the configuration in force, without its secrets.
 
-// statusInfo is the page's cache state and configuration summary.
+// statusInfo is the page's cache state, configuration summary and
+// payment budgets.
 func (s *Server) statusInfo() status.Info {
-	cfg := &s.live.Load().cfg
+	l := s.live.Load()
+	cfg := &l.cfg
 	var c status.Cache
 	if s.cacheStatus != nil {
 		c = s.cacheStatus()
@@ -161,5 +163,6 @@ func (s *Server) statusInfo() status.Info {
 	if c.Mode == "" {
 		c.Mode = status.CacheMode(cfg.Cache)
 	}
-	return status.Info{Cache: c, Config: status.Summary(cfg, c)}
+	spend := status.Spends(s.wallet, cfg.Payment.Budgets, l.acl.Identities(), s.clock.Now()) // (status/spend.go)
+	return status.Info{Cache: c, Config: status.Summary(cfg, c), Spend: spend}
 }

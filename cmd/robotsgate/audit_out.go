@@ -16,6 +16,7 @@ import (
 
 	"github.com/robotsgate/robotsgate/internal/config"
 	"github.com/robotsgate/robotsgate/internal/safetext"
+	"github.com/robotsgate/robotsgate/proxy/audit"
 	"github.com/robotsgate/robotsgate/proxy/audit/query"
 )
 
@@ -126,6 +127,9 @@ func (o *auditOutput) emit(f *query.Fields, line []byte) error {
 	switch {
 	case o.fl.summary:
 		o.sum.add(f)
+		if f.Decision == audit.DecisionPaid {
+			o.sum.spend.add(line)
+		}
 		return nil
 	case o.fl.asJSON:
 		o.w.Write(safetext.JSON(line)) // a hand-edited line may hold raw controls
@@ -208,6 +212,7 @@ func ruleText(f *query.Fields) string {
 type auditSummary struct {
 	byReason map[[2]string]int64
 	byRule   map[ruleKey]int64
+	spend    auditSpend // the ledger's payments (audit_spend.go)
 }
 
 type ruleKey struct {
@@ -217,7 +222,7 @@ type ruleKey struct {
 }
 
 func newAuditSummary() *auditSummary {
-	return &auditSummary{byReason: make(map[[2]string]int64), byRule: make(map[ruleKey]int64)}
+	return &auditSummary{byReason: make(map[[2]string]int64), byRule: make(map[ruleKey]int64), spend: auditSpend{}}
 }
 
 func (s *auditSummary) add(f *query.Fields) {
@@ -274,10 +279,11 @@ func (s *auditSummary) write(w io.Writer, asJSON bool, top int, st query.Stats, 
 			Files    int           `json:"files"`
 			ByReason []reasonCount `json:"by_origin_reason"`
 			TopRules []ruleCount   `json:"top_rules"`
+			Spend    []spendRow    `json:"spend"`
 			// Malformed lines were skipped; MalformedAt names the first ones.
 			Malformed   int64    `json:"malformed"`
 			MalformedAt []string `json:"malformed_lines,omitempty"`
-		}{st.Matched, st.Lines, files, reasons, rules, st.Malformed, st.MalformedAt})
+		}{st.Matched, st.Lines, files, reasons, rules, s.spend.rows(), st.Malformed, st.MalformedAt})
 		return
 	}
 	fmt.Fprintf(w, "%d matching records (%d lines read in %d %s)\n", st.Matched, st.Lines, files, plural(files, "file", "files"))
@@ -289,6 +295,7 @@ func (s *auditSummary) write(w io.Writer, asJSON bool, top int, st query.Stats, 
 	for _, r := range reasons {
 		fmt.Fprintf(w, "%7d  %-18s  %s\n", r.Count, printable(r.Reason), printable(r.Origin))
 	}
+	defer s.spend.write(w)
 	if len(rules) == 0 {
 		return
 	}

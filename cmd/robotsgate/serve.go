@@ -175,7 +175,7 @@ func (a *app) build(ctx context.Context, stdout io.Writer) error {
 	}
 	a.srv, err = proxy.New(cfg, proxy.Deps{Enforcer: enf, Auditor: a.auditor, Log: a.log, Transport: tr,
 		PolicyTransport: ptr, Metrics: metrics, Pacer: st.pacer, Pauses: st.pauses, Load: a.reloadConfig, FetchSigner: fetchSig,
-		CacheStatus: st.status, Volume: a.startVolume()})
+		CacheStatus: st.status, Volume: a.startVolume(), Wallet: st.wallet()})
 	if err != nil {
 		return err
 	}

@@ -7,6 +7,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/robotsgate/robotsgate/enforce"
+	"github.com/robotsgate/robotsgate/enforce/payment"
 	"github.com/robotsgate/robotsgate/enforce/politeness"
 	"github.com/robotsgate/robotsgate/enforce/redisfleet"
 	"github.com/robotsgate/robotsgate/internal/config"
@@ -43,6 +44,15 @@ func newStore(ctx context.Context, cfg config.Config, log zerolog.Logger) (*cach
 		return nil, fmt.Errorf("cache: %w", err)
 	}
 	return &cacheState{store: r.Store(), pacer: r.Pacer(), pauses: r.Pauses(), redis: r, local: local, log: log}, nil
+}
+
+// wallet is the payment wallet of the cache: fleet-wide on Redis, else
+// nil (the proxy's own, per replica).
+func (c *cacheState) wallet() payment.Wallet {
+	if c.redis == nil {
+		return nil
+	}
+	return c.redis.Wallet()
 }
 
 // export registers the cache's gauges with metrics: the entry count and,

@@ -181,6 +181,7 @@ func (a *Auditor) encode(e Event) error {
 	}
 	str("detail", e.Detail)
 	usageFields(ev, &e)
+	paymentFields(ev, &e)
 	volumeFields(ev, &e) // (volume.go)
 	ev.Uint64("seq", a.ch.seq+1).Bytes("prev", a.ch.prevText)
 	if err := a.send(ev); err != nil {

@@ -93,6 +93,9 @@ type Event struct {
 	// License is the verdict of the site's RSL licenses, nil when they
 	// were not consulted.
 	License *License
+	// Payment is the 402 pay-per-crawl exchange of the request, nil when
+	// there was none (payment.go).
+	Payment *Payment
 
 	// Volume is the body of a [KindVolume] record, nil in every other.
 	Volume *Volume

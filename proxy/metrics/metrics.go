@@ -61,6 +61,8 @@ type Metrics struct {
 	license licenseMetrics
 	// signed holds robotsgate_signatures_total by kind and result (signing.go).
 	signed [2][3]prometheus.Counter
+	// payment holds the pay-per-crawl metrics (payment.go).
+	payment paymentMetrics
 
 	reloads *prometheus.CounterVec // robotsgate_config_reloads_total by result
 
@@ -82,6 +84,7 @@ func New(known map[enforce.Reason]bool) *Metrics {
 	m.reg.MustRegister(m.requestCollectors()...)
 	m.reg.MustRegister(m.robotsCollectors()...)
 	m.reg.MustRegister(m.licenseCollectors()...)
+	m.reg.MustRegister(m.paymentCollectors()...)
 	m.reloads = newReloads()
 	m.reg.MustRegister(m.newUsageCounters(), m.reloads, m.newTDMCounters(), m.newSigningCounters(),
 		collectors.NewGoCollector(),

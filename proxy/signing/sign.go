@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/dunglas/httpsfv"
+
+	"github.com/robotsgate/robotsgate/enforce/payment"
 	"github.com/robotsgate/robotsgate/internal/websig"
 )
 
@@ -192,6 +194,11 @@ func (s *Signer) signature(r *http.Request, label string) (*signature, string, e
 			}
 			sg.add(component{name: c}, r.URL.Scheme+"://"+auth+uri)
 		}
+	}
+	if name := payment.PriceHeaderComponent(r.Header); name != "" {
+		// A paying request's price header is covered: origins charge
+		// only what the crawler signed for.
+		sg.add(component{name: name}, strings.TrimSpace(r.Header.Get(name)))
 	}
 	now := s.opt.Now()
 	nonce, err := s.opt.Nonce()

@@ -32,6 +32,7 @@ func IsPath(p string) bool {
 type Info struct {
 	Cache  Cache     `json:"cache"`
 	Config []Setting `json:"config"`
+	Spend  []Spend   `json:"spend,omitempty"` // payment budgets, in their current period
 }
 
 // Cache is the state of the robots.txt cache.

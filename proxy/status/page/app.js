@@ -135,6 +135,19 @@ function drawAxes(svg, perMinute, width, w, base, max) {
   });
 }
 
+// renderSpend fills the payment budgets' table (hidden without budgets).
+function renderSpend(spend) {
+  document.getElementById('spend-section').hidden = spend.length === 0;
+  const sb = document.querySelector('#spend tbody');
+  sb.replaceChildren();
+  for (const b of spend) {
+    const tr = document.createElement('tr');
+    tr.append(el('td', b.budget), el('td', b.key || '-'), el('td', b.period),
+      el('td', b.error ? 'unknown: ' + b.error : b.spent, 'num'), el('td', b.reserved, 'num'));
+    sb.append(tr);
+  }
+}
+
 function render(s, first) {
   drawChart(s.refusals_per_minute || []);
   const ob = document.querySelector('#origins tbody');
@@ -149,6 +162,7 @@ function render(s, first) {
   if (c.redis_healthy !== undefined) cache.push(['redis reachable', c.redis_healthy ? 'yes' : 'no']);
   fillList(document.getElementById('cache'), cache);
   fillList(document.getElementById('config'), (s.config || []).map((kv) => [kv.key, kv.value]));
+  renderSpend(s.spend || []);
   document.getElementById('totals').textContent = `(${s.records} records, ${s.refusals} refusals since start)`;
   if (first) {
     for (const it of s.recent || []) addRecord(it);
