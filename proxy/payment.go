@@ -157,7 +157,7 @@ func (p *paymentStep) exchange(st *requestState, ps *payState) *pay.Exchange {
 // transport and to the pinned address of the first attempt (plain HTTP
 // and MITM sessions alike), as [forwardTripper] sends it.
 func (p *paymentStep) retry(st *requestState, ps *payState, price payment.Amount) (*http.Response, error) {
-	signer := p.s.settings(st).signers.forIdentity(st.identity())
+	signer := p.s.settings(st).signers.ForIdentity(st.identity())
 	if signer == nil {
 		return nil, errors.New("no signing key: origins charge only signed requests")
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/robotsgate/robotsgate/proxy/audit"
 	"github.com/robotsgate/robotsgate/proxy/egress"
 	"github.com/robotsgate/robotsgate/proxy/pay"
+	"github.com/robotsgate/robotsgate/proxy/signing"
 )
 
 // reloader serialises reloads of a Server's configuration.
@@ -203,7 +204,7 @@ type live struct {
 	access http.Handler
 	acl    *access.Access
 	// signers sign forwarded requests; nil when nothing signs (sign.go).
-	signers *signers
+	signers *signing.Signers
 	// egress is the egress policy: the destinations connected to (transport.go).
 	egress *egress.Policy
 }
@@ -226,7 +227,7 @@ func (s *Server) newLive(cfg config.Config) (*live, error) {
 		return nil, err
 	}
 	l.access, l.acl = a.Wrap(s.inner), a
-	if l.signers, err = newSigners(&cfg, a.Identities(), s.clock.Now); err != nil {
+	if l.signers, err = signing.NewSigners(&cfg.Signing, a.Identities(), s.clock.Now); err != nil {
 		return nil, err
 	}
 	if err := pay.CheckIdentities(&cfg, a.Identities()); err != nil { // (proxy/pay)
