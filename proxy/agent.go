@@ -9,7 +9,6 @@ import (
 	"github.com/robotsgate/robotsgate/proxy/access"
 	"github.com/robotsgate/robotsgate/proxy/answer"
 	"github.com/robotsgate/robotsgate/robots"
-	"github.com/robotsgate/robotsgate/robots/aipref"
 )
 
 // Agents and purposes: who a request crawls for. The robots agent of
@@ -22,67 +21,27 @@ import (
 // audit record quotes.
 const maxRefusedOverride = 256
 
-// agents picks the robots agent of each request (agentFor).
-type agents struct {
-	configured    string     // config.Config.Agent: the agent of every request, "" for the User-Agent's
-	header        string     // the canonical per-request override header, "" when disabled
-	allowOverride bool       // config.Config.AllowAgentOverride
-	purposes      aipref.Set // config.Config.Purposes
-	contentUse    aipref.Use // config.Config.ContentUse
-	purposeHeader string     // the canonical purposes header (usage.purpose_header), "" when disabled
-}
-
-// newAgents returns the agent policy of the configured agent, override
-// header (Config.AgentHeader: "" or "-" disables it) and
-// allow_agent_override.
-func newAgents(agent, header string, allowOverride bool) *agents {
-	a := &agents{configured: agent, allowOverride: allowOverride}
-	if header != "" && header != "-" {
-		a.header = http.CanonicalHeaderKey(header)
-	}
-	return a
-}
-
-// override returns the value of r's agent override header (every line of
-// it, trimmed) and whether r carries a non-empty one. It is always false
-// when the header is disabled.
-func (a *agents) override(r *http.Request) (string, bool) {
-	if a.header == "" {
-		return "", false
-	}
-	v := strings.TrimSpace(strings.Join(r.Header.Values(a.header), ", "))
-	return v, v != ""
-}
-
-// overrideAllowed reports whether a client may choose its agent with the
-// override header: always when no agent is configured (the agent then
-// comes from the User-Agent, which the client chooses just as freely), and
-// against a configured agent only with Config.AllowAgentOverride.
-func (a *agents) overrideAllowed(configured string) bool {
-	return configured == "" || a.allowOverride
-}
-
-// agentFor returns the robots agent (product token) for r, by precedence:
+// agentFor returns the robots agent (product token) for r under a, by precedence:
 // r's own override header; for a request inside an MITM session, the
 // override header of the session's CONNECT (st.Session); the configured
 // agent; the crawler token of r's User-Agent ([robots.CrawlerToken]). An
-// override is honoured only when overrideAllowed; a refused one that names
+// override is honoured only when [access.Agents.OverrideAllowed]; a refused one that names
 // another agent than the configured one is kept in st.OverrideRefused for
 // the audit (requests inside an MITM session inherit the CONNECT's). An
 // honoured override decides even when it names no valid token: "" means
 // only the "*" group applies. It records r's override in st, so that
 // requests inside a CONNECT's session inherit it.
-func (a *agents) agentFor(r *http.Request, st *requestState) string {
+func agentFor(a *access.Agents, r *http.Request, st *requestState) string {
 	sess := st.Session
 	identify(r, st)
-	configured := a.configured
+	configured := a.Configured
 	if id := st.identity(); id.Agent != "" { // the user's agent is authoritative like the configured one
 		configured = id.Agent
 	}
-	if v, ok := a.override(r); ok {
+	if v, ok := a.Override(r.Header); ok {
 		tok := robots.CrawlerToken(v)
 		switch {
-		case a.overrideAllowed(configured):
+		case a.OverrideAllowed(configured):
 			st.Overridden, st.AgentOverride = true, tok
 		case !strings.EqualFold(tok, configured):
 			st.OverrideRefused = answer.TruncateUTF8(v, maxRefusedOverride)
@@ -102,16 +61,6 @@ func (a *agents) agentFor(r *http.Request, st *requestState) string {
 	return robots.CrawlerToken(r.Header.Get("User-Agent"))
 }
 
-// withPurposes sets the configured purposes and the purposes header
-// (usage.purpose_header: "" or "-" disables it) of a.
-func (a *agents) withPurposes(purposes aipref.Set, header string) *agents {
-	a.purposes = purposes
-	if header != "" && header != "-" {
-		a.purposeHeader = http.CanonicalHeaderKey(header)
-	}
-	return a
-}
-
 // identify sets st.Identity, once: the identity of the user r
 // authenticated as ([access.IdentityFrom]), or, for a request inside an
 // MITM session, the CONNECT's.
@@ -128,7 +77,7 @@ func identify(r *http.Request, st *requestState) {
 	}
 }
 
-// declare sets st.ContentUse, the user's content use (credentials file
+// declare sets, under a, st.ContentUse, the user's content use (credentials file
 // content_use=), else the configured one, and st.Purposes, the purposes
 // r is decided for: the user's (credentials file purposes=), else the
 // configured ones; replaced by
@@ -137,30 +86,30 @@ func identify(r *http.Request, st *requestState) {
 // r. A refused header that names other purposes is kept in
 // st.PurposesRefused for the audit. An allowed header naming an unknown
 // purpose refuses r (400 invalid-purpose): ok is false and o says so.
-func (a *agents) declare(r *http.Request, st *requestState) (o outcome, ok bool) {
+func declare(a *access.Agents, r *http.Request, st *requestState) (o outcome, ok bool) {
 	identify(r, st)
-	st.ContentUse = a.contentUse
+	st.ContentUse = a.ContentUse
 	id := st.identity()
 	if id.HasContentUse {
 		st.ContentUse = id.ContentUse
 	}
-	set := a.purposes
+	set := a.Purposes
 	if id.HasPurposes {
 		set = id.Purposes
 	}
 	sess := st.Session
-	if a.purposeHeader != "" {
-		v := strings.TrimSpace(strings.Join(r.Header.Values(a.purposeHeader), ", "))
-		r.Header.Del(a.purposeHeader)
+	if a.PurposeHeader != "" {
+		v := strings.TrimSpace(strings.Join(r.Header.Values(a.PurposeHeader), ", "))
+		r.Header.Del(a.PurposeHeader)
 		if v != "" {
-			got, err := parsePurposeHeader(v)
+			got, err := access.ParsePurposeHeader(v)
 			switch {
-			case a.allowOverride && err != nil:
+			case a.AllowOverride && err != nil:
 				d := enforce.Decision{Reason: answer.ReasonInvalidPurpose, URL: enforce.RedactedURL(r.URL), Agent: st.Agent, Purposes: set,
-					Detail: a.purposeHeader + ": " + answer.CutTo(err.Error(), maxRefusedOverride)}
+					Detail: a.PurposeHeader + ": " + answer.CutTo(err.Error(), maxRefusedOverride)}
 				d.Origin, _ = enforce.Origin(r.URL)
 				return refuse(d), false
-			case a.allowOverride:
+			case a.AllowOverride:
 				st.PurposesOverridden, st.PurposesOverride = true, got
 			case err != nil || got != set:
 				st.PurposesRefused = answer.TruncateUTF8(v, maxRefusedOverride)
@@ -178,15 +127,6 @@ func (a *agents) declare(r *http.Request, st *requestState) (o outcome, ok bool)
 	}
 	st.Purposes = set
 	return outcome{}, true
-}
-
-// parsePurposeHeader parses a purposes header value: a comma-separated
-// list as for -purpose, or "none".
-func parsePurposeHeader(v string) (aipref.Set, error) {
-	if v == "none" {
-		return 0, nil
-	}
-	return aipref.ParsePurposes([]string{v})
 }
 
 // Bounds on what clients write: every string a client chooses that

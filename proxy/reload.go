@@ -188,7 +188,7 @@ func oneLine(s string) string {
 // half of a new one.
 type live struct {
 	cfg    config.Config
-	agents *agents
+	agents *access.Agents
 	// request and response are the steps of this configuration, in
 	// order, which every request runs where [Server.install] says; the
 	// response steps see only a response from the origin ([fromOrigin]).
@@ -213,8 +213,7 @@ type live struct {
 // fails (leaving the running settings alone) when it cannot.
 func (s *Server) newLive(cfg config.Config) (*live, error) {
 	l := &live{cfg: cfg, ports: make(map[string]bool), egress: newEgressPolicy(cfg)}
-	l.agents = newAgents(cfg.Agent, cfg.AgentHeader, cfg.AllowAgentOverride).withPurposes(cfg.Purposes, cfg.Usage.PurposeHeader)
-	l.agents.contentUse = cfg.ContentUse
+	l.agents = access.NewAgents(&cfg)
 	if err := s.newSteps(l); err != nil {
 		return nil, err
 	}
