@@ -106,11 +106,11 @@ func (s *Server) handleConnect(host string, ctx *goproxy.ProxyCtx) (*goproxy.Con
 	// its refusal, which their audit records then carry (agentFor).
 	l := s.settings(st)
 	st.Agent = agentFor(l.agents, r, st)
-	if o, ok := agentTooLong(r, st.Agent); !ok { // refused undecided (agent.go)
+	if o, ok := agentTooLong(r, st.Agent); !ok { // refused undecided (state.go)
 		st.Agent = ""
 		return s.connectAction(ctx, st, o, nil), host
 	}
-	if o, ok := declare(l.agents, r, st); !ok { // purposes, inherited inside the session (agent.go)
+	if o, ok := declare(l.agents, r, st); !ok { // purposes, inherited inside the session (state.go)
 		return s.connectAction(ctx, st, o, nil), host
 	}
 

@@ -64,11 +64,11 @@ func (rs robotsStep) onRequest(r *http.Request, st *requestState) outcome {
 	if rs.agents.Header != "" {
 		r.Header.Del(rs.agents.Header)
 	}
-	if o, ok := agentTooLong(r, agent); !ok { // refused undecided (agent.go)
+	if o, ok := agentTooLong(r, agent); !ok { // refused undecided (state.go)
 		return o
 	}
 	st.Agent = agent
-	if o, ok := declare(rs.agents, r, st); !ok { // purposes: the user's, the configured ones or the header's (agent.go)
+	if o, ok := declare(rs.agents, r, st); !ok { // purposes: the user's, the configured ones or the header's (state.go)
 		return o
 	}
 	if r.URL.Scheme != "http" && r.URL.Scheme != "https" {
