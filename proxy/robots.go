@@ -35,7 +35,7 @@ import (
 // are audited. A client's own GET or HEAD of /robots.txt (spelled so) is
 // always allowed.
 //
-// State: reads and writes the caller (Agent, overrides, Identity: agentFor,
+// State: reads and writes the caller (Agent, overrides, Identity: [agentFor],
 // declare) and the verdict (Purposes, ContentUse, Decision, Decided)
 // ([requestState]).
 type robotsStep struct {

@@ -66,16 +66,16 @@ type requestState struct {
 // the access control admitted it with, the user it authenticated as, the
 // agent it is decided for and the overrides it asked for. A CONNECT's
 // caller is kept in its [session]: the requests inside the MITM session
-// inherit its identity and overrides (agentFor, identify, declare).
+// inherit its identity and overrides ([agentFor], identify, declare).
 type caller struct {
 	Client string // client address
 	Agent  string // the agent decided for ("" = only "*")
 	// AgentOverride is the agent named by the request's override header
 	// (Config.AgentHeader), "" when none; for a CONNECT, the requests
-	// inside its MITM session inherit it through their [session] (agentFor).
+	// inside its MITM session inherit it through their [session] ([agentFor]).
 	AgentOverride string
 	// OverrideRefused is the value of an override header refused because
-	// an agent is configured (agentFor), for the audit record; requests
+	// an agent is configured ([agentFor]), for the audit record; requests
 	// inside an MITM session inherit the CONNECT's.
 	OverrideRefused string
 	// PurposesRefused is the value of a refused purposes header, for the
