@@ -241,10 +241,10 @@ func TestAgentSelection(t *testing.T) {
 				// Forwarded: the override header never reaches the origin
 				// (unless the override is disabled).
 				seen := o.header().Get(hdr)
-				if h.srv.live.Load().agents.header != "" && seen != "" {
+				if h.srv.live.Load().agents.Header != "" && seen != "" {
 					t.Errorf("%s: origin saw %s: %q", r.path, hdr, seen)
 				}
-				if h.srv.live.Load().agents.header == "" && seen != r.header {
+				if h.srv.live.Load().agents.Header == "" && seen != r.header {
 					t.Errorf("%s: override disabled, origin saw %s: %q, want it untouched", r.path, hdr, seen)
 				}
 			}

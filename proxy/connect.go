@@ -105,12 +105,12 @@ func (s *Server) handleConnect(host string, ctx *goproxy.ProxyCtx) (*goproxy.Con
 	// Requests inside an MITM session inherit the CONNECT's override, or
 	// its refusal, which their audit records then carry (agentFor).
 	l := s.settings(st)
-	st.Agent = l.agents.agentFor(r, st)
-	if o, ok := agentTooLong(r, st.Agent); !ok { // refused undecided (agent.go)
+	st.Agent = agentFor(l.agents, r, st)
+	if o, ok := agentTooLong(r, st.Agent); !ok { // refused undecided (state.go)
 		st.Agent = ""
 		return s.connectAction(ctx, st, o, nil), host
 	}
-	if o, ok := l.agents.declare(r, st); !ok { // purposes, inherited inside the session (agent.go)
+	if o, ok := declare(l.agents, r, st); !ok { // purposes, inherited inside the session (state.go)
 		return s.connectAction(ctx, st, o, nil), host
 	}
 

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/http"
 
-	"github.com/robotsgate/robotsgate/enforce"
 	"github.com/robotsgate/robotsgate/enforce/payment"
 	"github.com/robotsgate/robotsgate/enforce/politeness"
 	"github.com/robotsgate/robotsgate/internal/config"
@@ -34,14 +33,6 @@ type paymentStep struct {
 
 func newPaymentStep(cfg *config.Config, s *Server, pol *politeness.Politeness) *paymentStep {
 	return &paymentStep{s: s, cfg: cfg.Payment, polite: pol}
-}
-
-// walletOr is w, or, when nil, a wallet of this process alone.
-func walletOr(w payment.Wallet, clock enforce.Clock) payment.Wallet {
-	if w == nil {
-		return payment.NewMemoryWallet(clock, 0)
-	}
-	return w
 }
 
 // payState is the payment state of a request pay mode may pay for
@@ -129,11 +120,11 @@ func (p *paymentStep) mayPay(r *http.Request, st *requestState) bool {
 	return st.Session != nil && st.Session.Identity != nil && st.Session.Identity.Payment != ""
 }
 
-// payable reports whether robotsgate may pay for r: a GET or HEAD without
-// a body, decided and let through, to a path that is not always free.
+// payable reports whether robotsgate may pay for r: decided and let
+// through, and [pay.Payable] (a GET or HEAD without a body, to a path
+// that is not always free).
 func payable(r *http.Request, st *requestState) bool {
-	return (r.Method == http.MethodGet || r.Method == http.MethodHead) && r.ContentLength == 0 &&
-		st.Decided && st.Decision.Origin != "" && !payment.FreeURL(r.URL)
+	return st.Decided && st.Decision.Origin != "" && pay.Payable(r)
 }
 
 // exchange is the payment exchange of the request of st; without its
@@ -157,17 +148,11 @@ func (p *paymentStep) exchange(st *requestState, ps *payState) *pay.Exchange {
 // transport and to the pinned address of the first attempt (plain HTTP
 // and MITM sessions alike), as [forwardTripper] sends it.
 func (p *paymentStep) retry(st *requestState, ps *payState, price payment.Amount) (*http.Response, error) {
-	signer := p.s.settings(st).signers.forIdentity(st.identity())
+	signer := p.s.settings(st).signers.ForIdentity(st.identity())
 	if signer == nil {
 		return nil, errors.New("no signing key: origins charge only signed requests")
 	}
-	r := st.Req.WithContext(st.Req.Context()) // its context holds its pin
-	r.Header = ps.header.Clone()
-	r.Body, r.ContentLength = http.NoBody, 0
-	if _, ok := r.Header["User-Agent"]; !ok { // as forwardStep.onRequest: no Go-http-client User-Agent
-		r.Header["User-Agent"] = []string{""}
-	}
-	payment.SetExactPrice(r.Header, price)
+	r := pay.RetryRequest(st.Req, ps.header, price) // as forwardStep.onRequest: no Go-http-client User-Agent
 	if _, err := signer.Sign(r); err != nil {
 		p.s.metrics.Signed("forward", signing.Result(err))
 		return nil, fmt.Errorf("signing the paid retry: %w", err)

@@ -39,6 +39,7 @@ import (
 	"github.com/robotsgate/robotsgate/proxy/audit/volume"
 	"github.com/robotsgate/robotsgate/proxy/conns"
 	"github.com/robotsgate/robotsgate/proxy/metrics"
+	"github.com/robotsgate/robotsgate/proxy/pay"
 	"github.com/robotsgate/robotsgate/proxy/selfaddr"
 	"github.com/robotsgate/robotsgate/proxy/signing"
 	"github.com/robotsgate/robotsgate/proxy/status"
@@ -202,7 +203,7 @@ func New(cfg config.Config, deps Deps) (*Server, error) {
 	if s.pacer == nil { // one for the Server's life: reloads keep the slots
 		s.pacer = politeness.NewMemoryPacer(s.clock)
 	}
-	s.wallet = walletOr(deps.Wallet, s.clock) // one for the Server's life: reloads keep the budgets (payment.go)
+	s.wallet = pay.WalletOr(deps.Wallet, s.clock) // one for the Server's life: reloads keep the budgets (proxy/pay)
 	if s.tr == nil {
 		tr, err := NewTransport(cfg)
 		if err != nil {

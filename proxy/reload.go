@@ -18,6 +18,7 @@ import (
 	"github.com/robotsgate/robotsgate/proxy/audit"
 	"github.com/robotsgate/robotsgate/proxy/egress"
 	"github.com/robotsgate/robotsgate/proxy/pay"
+	"github.com/robotsgate/robotsgate/proxy/signing"
 )
 
 // reloader serialises reloads of a Server's configuration.
@@ -187,7 +188,7 @@ func oneLine(s string) string {
 // half of a new one.
 type live struct {
 	cfg    config.Config
-	agents *agents
+	agents *access.Agents
 	// request and response are the steps of this configuration, in
 	// order, which every request runs where [Server.install] says; the
 	// response steps see only a response from the origin ([fromOrigin]).
@@ -203,7 +204,7 @@ type live struct {
 	access http.Handler
 	acl    *access.Access
 	// signers sign forwarded requests; nil when nothing signs (sign.go).
-	signers *signers
+	signers *signing.Signers
 	// egress is the egress policy: the destinations connected to (transport.go).
 	egress *egress.Policy
 }
@@ -212,8 +213,7 @@ type live struct {
 // fails (leaving the running settings alone) when it cannot.
 func (s *Server) newLive(cfg config.Config) (*live, error) {
 	l := &live{cfg: cfg, ports: make(map[string]bool), egress: newEgressPolicy(cfg)}
-	l.agents = newAgents(cfg.Agent, cfg.AgentHeader, cfg.AllowAgentOverride).withPurposes(cfg.Purposes, cfg.Usage.PurposeHeader)
-	l.agents.contentUse = cfg.ContentUse
+	l.agents = access.NewAgents(&cfg)
 	if err := s.newSteps(l); err != nil {
 		return nil, err
 	}
@@ -226,7 +226,7 @@ func (s *Server) newLive(cfg config.Config) (*live, error) {
 		return nil, err
 	}
 	l.access, l.acl = a.Wrap(s.inner), a
-	if l.signers, err = newSigners(&cfg, a.Identities(), s.clock.Now); err != nil {
+	if l.signers, err = signing.NewSigners(&cfg.Signing, a.Identities(), s.clock.Now); err != nil {
 		return nil, err
 	}
 	if err := pay.CheckIdentities(&cfg, a.Identities()); err != nil { // (proxy/pay)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/robotsgate/robotsgate/enforce"
 	"github.com/robotsgate/robotsgate/internal/config"
+	"github.com/robotsgate/robotsgate/proxy/access"
 	"github.com/robotsgate/robotsgate/proxy/answer"
 	"github.com/robotsgate/robotsgate/proxy/audit"
 	"github.com/robotsgate/robotsgate/robots/aipref"
@@ -34,13 +35,13 @@ import (
 // are audited. A client's own GET or HEAD of /robots.txt (spelled so) is
 // always allowed.
 //
-// State: reads and writes the caller (Agent, overrides, Identity: agentFor,
+// State: reads and writes the caller (Agent, overrides, Identity: [agentFor],
 // declare) and the verdict (Purposes, ContentUse, Decision, Decided)
 // ([requestState]).
 type robotsStep struct {
 	enf         *enforce.Enforcer
 	maxURLBytes int // longer URLs are answered 414 undecided
-	agents      *agents
+	agents      *access.Agents
 	report      bool // mode: report
 	auditAll    bool // audit: all
 	log         zerolog.Logger
@@ -59,15 +60,15 @@ func (rs *robotsStep) decide(u *url.URL, agent string, o enforce.DecideOptions,
 }
 
 func (rs robotsStep) onRequest(r *http.Request, st *requestState) outcome {
-	agent := rs.agents.agentFor(r, st)
-	if rs.agents.header != "" {
-		r.Header.Del(rs.agents.header)
+	agent := agentFor(rs.agents, r, st)
+	if rs.agents.Header != "" {
+		r.Header.Del(rs.agents.Header)
 	}
-	if o, ok := agentTooLong(r, agent); !ok { // refused undecided (agent.go)
+	if o, ok := agentTooLong(r, agent); !ok { // refused undecided (state.go)
 		return o
 	}
 	st.Agent = agent
-	if o, ok := rs.agents.declare(r, st); !ok { // purposes: the user's, the configured ones or the header's (agent.go)
+	if o, ok := declare(rs.agents, r, st); !ok { // purposes: the user's, the configured ones or the header's (state.go)
 		return o
 	}
 	if r.URL.Scheme != "http" && r.URL.Scheme != "https" {

@@ -17,7 +17,6 @@ import (
 	"github.com/robotsgate/robotsgate/enforce"
 	"github.com/robotsgate/robotsgate/internal/config"
 	"github.com/robotsgate/robotsgate/internal/testsupport"
-	"github.com/robotsgate/robotsgate/proxy/access"
 	"github.com/robotsgate/robotsgate/proxy/audit"
 	"github.com/robotsgate/robotsgate/proxy/signing"
 )
@@ -261,32 +260,6 @@ func TestSigningKeyRefused(t *testing.T) {
 		_, err := buildServer(t, cfg, enforce.Config{}, Deps{})
 		if err == nil || !strings.HasPrefix(err.Error(), "signing.key: ") || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: %v, want signing.key: …%s", file, err, want)
-		}
-	}
-}
-
-// TestSigningIdentityErrors: the credentials file's signing fields that
-// cannot make an identity are refused, naming the user.
-func TestSigningIdentityErrors(t *testing.T) {
-	_, kp := newSigningKey(t, "a.pem")
-	_, kp2 := newSigningKey(t, "b.pem")
-	for _, c := range []struct {
-		name string
-		ids  []access.Identity
-		key  string
-		want string
-	}{
-		{"agent without any key", []access.Identity{{User: "alice", SignatureAgent: "https://a.example/"}}, "", `user "alice": a signing identity needs a key`},
-		{"key without any agent", []access.Identity{{User: "alice", SigningKey: kp}}, "", `user "alice": a signing identity needs a key (signing_key= or signing.key) and a Signature-Agent`},
-		{"two identities for one user", []access.Identity{{User: "alice", SigningKey: kp}, {User: "alice", SigningKey: kp2}}, kp, `user "alice": two lines give it different signing identities`},
-		{"unreadable user key", []access.Identity{{User: "bob", SigningKey: kp + ".absent"}}, kp, `user "bob": signing_key=: ` + kp + `.absent: cannot read`},
-	} {
-		cfg := testConfig(t)
-		if c.key != "" {
-			withSigning(&cfg, c.key)
-		}
-		if _, err := newSigners(&cfg, c.ids, nil); err == nil || !strings.Contains(err.Error(), c.want) {
-			t.Errorf("%s: %v, want %q", c.name, err, c.want)
 		}
 	}
 }

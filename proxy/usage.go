@@ -17,7 +17,7 @@ import (
 
 // Usage preferences of a response: what it says its content may be used
 // for (Content-Usage, Content-Signal, noai / noimageai), held against the
-// purposes the request declared (declared in agent.go). robots.txt's own
+// purposes the request declared (declared in state.go). robots.txt's own
 // usage preferences are decided by enforce, in the robots step.
 
 // HeaderUsage is the header robotsgate adds to a forwarded response whose

@@ -13,7 +13,7 @@ import (
 	"strings"
 
 	"github.com/robotsgate/robotsgate/internal/config"
-	"github.com/robotsgate/robotsgate/proxy"
+	"github.com/robotsgate/robotsgate/proxy/signing"
 )
 
 const publishUsage = "usage: robotsgate publish -out DIR [configuration flags: -config FILE, ...]"
@@ -42,7 +42,7 @@ func runPublish(args []string, env func(string) string, stdout, stderr io.Writer
 	if err != nil {
 		return publishFail(stderr, 2, "%v", err)
 	}
-	ids, err := proxy.PublishedIdentities(cfg)
+	ids, err := signing.PublishedIdentities(cfg)
 	if err != nil {
 		return publishFail(stderr, 1, "%v", err)
 	}
@@ -108,7 +108,7 @@ type publishedFile struct {
 }
 
 // publishFiles returns the files of cfg and its identities.
-func publishFiles(cfg config.Config, ids []proxy.PublishedIdentity) ([]publishedFile, error) {
+func publishFiles(cfg config.Config, ids []signing.PublishedIdentity) ([]publishedFile, error) {
 	base := strings.TrimSuffix(cfg.Crawler.URL, "/")
 	at := func(name string) string {
 		if base == "" {
@@ -178,7 +178,7 @@ func directoryPath(agent string) (string, error) {
 
 // agentCard is the Signature Agent Card (draft-meunier-webbotauth-registry)
 // of id: its name, contacts, key directory, product token and purposes.
-func agentCard(cfg config.Config, id proxy.PublishedIdentity) ([]byte, error) {
+func agentCard(cfg config.Config, id signing.PublishedIdentity) ([]byte, error) {
 	card := map[string]any{"client_name": crawlerName(cfg, id.Token), "jwks_uri": id.Agent}
 	if cfg.Crawler.URL != "" {
 		card["client_uri"] = cfg.Crawler.URL

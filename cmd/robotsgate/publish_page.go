@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"github.com/robotsgate/robotsgate/internal/config"
-	"github.com/robotsgate/robotsgate/proxy"
+	"github.com/robotsgate/robotsgate/proxy/signing"
 )
 
 // The crawler information page of "robotsgate publish": who the crawler
@@ -28,12 +28,12 @@ type crawlerPageData struct {
 	CrawlDelay                 string
 	Usage, TDMRep, License     string
 	RobotTags, ContentUse      string
-	Signers                    []proxy.PublishedIdentity // identities that sign, with a key directory
+	Signers                    []signing.PublishedIdentity // identities that sign, with a key directory
 	BlockToken                 string
 }
 
 // crawlerPage renders the page of cfg and its identities.
-func crawlerPage(cfg config.Config, ids []proxy.PublishedIdentity) ([]byte, error) {
+func crawlerPage(cfg config.Config, ids []signing.PublishedIdentity) ([]byte, error) {
 	d := crawlerPageData{Contact: cfg.Crawler.Contact, RobotsUA: cfg.Robots.UserAgent,
 		TTL: cfg.Robots.TTL.String(), UnreachableWindow: cfg.Robots.UnreachableWindow.String(),
 		CrawlDelay: string(cfg.Politeness.CrawlDelay), Usage: string(cfg.Usage.Response), TDMRep: string(cfg.TDMRep.Mode),

@@ -146,3 +146,33 @@ func CheckIdentities(cfg *config.Config, ids []access.Identity) error {
 	}
 	return nil
 }
+
+// WalletOr is w, or, when nil, a wallet of this process alone.
+func WalletOr(w payment.Wallet, clock enforce.Clock) payment.Wallet {
+	if w == nil {
+		return payment.NewMemoryWallet(clock, 0)
+	}
+	return w
+}
+
+// Payable reports whether a request like r may be paid for: a GET or
+// HEAD without a body, to a path that is not always free.
+func Payable(r *http.Request) bool {
+	return (r.Method == http.MethodGet || r.Method == http.MethodHead) && r.ContentLength == 0 && !payment.FreeURL(r.URL)
+}
+
+// RetryRequest is the paid retry of r, unsigned: r with its context (which
+// holds its pin), header (a copy of the header r had before it was
+// signed) and crawler-exact-price: price, without a body. As the first
+// attempt, it keeps the client's User-Agent, even absent (no
+// Go-http-client User-Agent).
+func RetryRequest(r *http.Request, header http.Header, price payment.Amount) *http.Request {
+	out := r.WithContext(r.Context())
+	out.Header = header.Clone()
+	out.Body, out.ContentLength = http.NoBody, 0
+	if _, ok := out.Header["User-Agent"]; !ok {
+		out.Header["User-Agent"] = []string{""}
+	}
+	payment.SetExactPrice(out.Header, price)
+	return out
+}
