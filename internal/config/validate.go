@@ -111,9 +111,15 @@ func (c *Config) validateProxy() error {
 	if c.ShutdownTimeout <= 0 {
 		return errorf("shutdown_timeout", "%v is not positive", c.ShutdownTimeout)
 	}
-	if c.Cache != "memory" && !strings.HasPrefix(c.Cache, "redis://") && !strings.HasPrefix(c.Cache, "rediss://") &&
-		!strings.HasPrefix(c.Cache, "redis-sentinel://") && !strings.HasPrefix(c.Cache, "rediss-sentinel://") &&
-		!strings.HasPrefix(c.Cache, "redis-cluster://") && !strings.HasPrefix(c.Cache, "rediss-cluster://") {
+	return checkCache(c.Cache)
+}
+
+// checkCache checks that the cache setting is "memory" or a Redis URL
+// of a scheme robotsgate knows (its own checks are redisfleet's).
+func checkCache(cache string) error {
+	if cache != "memory" && !strings.HasPrefix(cache, "redis://") && !strings.HasPrefix(cache, "rediss://") &&
+		!strings.HasPrefix(cache, "redis-sentinel://") && !strings.HasPrefix(cache, "rediss-sentinel://") &&
+		!strings.HasPrefix(cache, "redis-cluster://") && !strings.HasPrefix(cache, "rediss-cluster://") {
 		return errorf("cache", `neither "memory" nor a redis://, rediss://, redis-sentinel://, rediss-sentinel://, redis-cluster:// or rediss-cluster:// URL`)
 	}
 	return nil
