@@ -52,6 +52,7 @@ type redisHealth struct {
 	lastLog    time.Time
 	lastErr    error
 	problem    string    // describe(lastErr) while down
+	logged     string    // the problem the last error line named
 	atLog      uint64    // fallbacks at the last log line
 	lastKeyLog time.Time // last WRONGTYPE log line
 }
@@ -134,6 +135,7 @@ func (h *redisHealth) fail(_ context.Context, op string, err error) {
 	now := time.Now()
 	h.downSince, h.lastLog, h.atLog = now, now, n
 	if h.problem != "" {
+		h.logged = h.problem
 		h.log.Error().Str("redis", h.addr).Str("op", op).
 			Msg("redis setting cannot work: " + h.problem + "; fleet state: local only (robots.txt cache, pacing and pauses of this replica alone)")
 	} else {
@@ -179,8 +181,12 @@ func (h *redisHealth) noteErrLocked(err error) {
 	if h.describe != nil {
 		h.problem = h.describe(err)
 	}
-	if h.problem != "" && was == "" && !h.up.Load() {
-		h.lastLog = time.Now()
+	// A problem is logged at once when it is new, not when a transient
+	// error (a dropped connection) came between two of the same: those
+	// wait for the log interval like every other line.
+	if h.problem != "" && was == "" && !h.up.Load() &&
+		(h.problem != h.logged || time.Since(h.lastLog) >= h.every) {
+		h.lastLog, h.logged = time.Now(), h.problem
 		h.log.Error().Str("redis", h.addr).Dur("down_for", h.lastLog.Sub(h.downSince)).
 			Msg("redis setting cannot work: " + h.problem + "; fleet state: local only")
 	}
@@ -210,7 +216,7 @@ func (h *redisHealth) probe() {
 			h.mu.Unlock()
 			continue
 		}
-		h.problem = ""
+		h.problem, h.logged = "", ""
 		h.up.Store(true)
 		h.toFleet.Add(1)
 		close(h.upCh)
