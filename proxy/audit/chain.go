@@ -28,9 +28,6 @@ import (
 // fragment of a write that failed part-way) is not part of the chain:
 // the record after it links to the last record actually in the file.
 
-// hashLen is the length of a base64 (unpadded) SHA-256 hash.
-var hashLen = base64.RawStdEncoding.EncodedLen(sha256.Size)
-
 // genesis is the prev of a chain's first record: the hash of nothing.
 var genesis = sha256.Sum256(nil)
 

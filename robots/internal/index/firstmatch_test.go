@@ -28,15 +28,6 @@ func latin1(s string) string {
 	return string(r)
 }
 
-// refFirstIndex is FirstMatch.Index done with one regular expression per
-// pattern, in order.
-func refFirstIndex(pats []Segments, path string) int {
-	if all := refAll(pats, path); len(all) > 0 {
-		return all[0]
-	}
-	return -1
-}
-
 // refAll is FirstMatch.AllWork done with one regular expression per
 // pattern.
 func refAll(pats []Segments, path string) []int {
