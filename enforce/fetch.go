@@ -33,7 +33,7 @@ import (
 //     a 3xx without Location or of another code (300, 305, ...), and a
 //     304 answering a request that was not conditional are
 //     StatusUnreachable. A 304 answering a conditional request (the
-//     validators in ctx, [WithValidators]) is StatusOK with NotModified
+//     validators in ctx, [withValidators]) is StatusOK with NotModified
 //     set and no body: the Enforcer keeps its copy (revalidate.go).
 //   - 4xx other than 429, including 401 and 403: StatusUnavailable.
 //   - 429, 5xx, 1xx and other statuses, timeouts (also of a body that

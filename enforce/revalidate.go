@@ -31,13 +31,13 @@ type Validators struct {
 	LastModified string
 }
 
-// validatorsKey is the context key of [WithValidators].
+// validatorsKey is the context key of [withValidators].
 type validatorsKey struct{}
 
-// WithValidators returns ctx asking the fetch it carries to be
+// withValidators returns ctx asking the fetch it carries to be
 // conditional on v: a [Fetcher] that supports it sends If-None-Match and
 // If-Modified-Since and answers a 304 with NotModified set.
-func WithValidators(ctx context.Context, v Validators) context.Context {
+func withValidators(ctx context.Context, v Validators) context.Context {
 	return context.WithValue(ctx, validatorsKey{}, v)
 }
 
@@ -133,7 +133,7 @@ func (e *Enforcer) fetchConditional(ctx context.Context, key Key, prev *Entry) F
 		return notAsked(e.fetch(ctx, key))
 	}
 	start := time.Now()
-	r := e.fetch(WithValidators(ctx, v), key)
+	r := e.fetch(withValidators(ctx, v), key)
 	if !r.NotModified || r.ETag == "" || v.ETag == "" || r.ETag == v.ETag {
 		return r
 	}

@@ -52,7 +52,7 @@ func ParseAmount(s string) (Amount, error) {
 	if !ok {
 		return Amount{}, fmt.Errorf("amount %q: want CURRENCY AMOUNT, e.g. USD 0.01", s)
 	}
-	if !ValidCurrency(cur) {
+	if !validCurrency(cur) {
 		return Amount{}, fmt.Errorf("amount %q: currency is not three upper-case letters", s)
 	}
 	units, err := parseUnits(num)
@@ -72,8 +72,8 @@ func MustParseAmount(s string) Amount {
 	return a
 }
 
-// ValidCurrency reports whether c is three upper-case ASCII letters.
-func ValidCurrency(c string) bool {
+// validCurrency reports whether c is three upper-case ASCII letters.
+func validCurrency(c string) bool {
 	if len(c) != 3 {
 		return false
 	}

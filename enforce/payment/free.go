@@ -15,7 +15,7 @@ var freePaths = map[string]bool{
 	"/crawlers.json":            true,
 }
 
-// IsFree reports whether the request target (a path, optionally
+// isFree reports whether the request target (a path, optionally
 // percent-encoded and followed by "?query" or "#fragment"; or an
 // absolute URL) names one of the always-free paths, to which no price
 // header is ever sent. It errs towards "free": the path is
@@ -23,7 +23,7 @@ var freePaths = map[string]bool{
 // repeated slashes, dot segments and a trailing slash, so that every
 // spelling an origin might serve as the free file counts as free. A
 // path whose percent-encoding is invalid is decoded no further.
-func IsFree(target string) bool {
+func isFree(target string) bool {
 	if i := strings.IndexAny(target, "?#"); i >= 0 {
 		target = target[:i]
 	}
@@ -49,10 +49,10 @@ func IsFree(target string) bool {
 	return freePaths[strings.ToLower(p)]
 }
 
-// FreeURL reports whether u's path is one of the free paths ([IsFree]).
+// FreeURL reports whether u's path is one of the free paths ([isFree]).
 func FreeURL(u *url.URL) bool {
 	if u == nil {
 		return false
 	}
-	return IsFree(u.EscapedPath())
+	return isFree(u.EscapedPath())
 }

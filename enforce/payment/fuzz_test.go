@@ -35,14 +35,14 @@ func FuzzClassify(f *testing.F) {
 	})
 }
 
-// FuzzIsFree: IsFree never panics, and a free path stays free with a
+// FuzzIsFree: isFree never panics, and a free path stays free with a
 // query appended.
 func FuzzIsFree(f *testing.F) {
 	for _, s := range []string{"/robots.txt", "/%2e%2E/sitemap.xml", "https://a/b", "", "%", "/.well-known%2fsecurity.txt"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		if IsFree(s) && !IsFree(s+"?q=1") {
+		if isFree(s) && !isFree(s+"?q=1") {
 			t.Fatalf("%q is free, with a query it is not", s)
 		}
 	})

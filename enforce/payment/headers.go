@@ -70,7 +70,7 @@ func SetMaxPrice(h http.Header, a Amount) {
 }
 
 // StripPriceHeaders removes the request price headers from h, whoever
-// set them: a request to a free path ([IsFree]) or one robotsgate does not
+// set them: a request to a free path ([isFree]) or one robotsgate does not
 // pay for must not carry them.
 func StripPriceHeaders(h http.Header) {
 	h.Del(HeaderExactPrice)

@@ -120,8 +120,8 @@ func TestIsFree(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			if got := IsFree(c.target); got != c.want {
-				t.Fatalf("IsFree(%q) = %v, want %v", c.target, got, c.want)
+			if got := isFree(c.target); got != c.want {
+				t.Fatalf("isFree(%q) = %v, want %v", c.target, got, c.want)
 			}
 		})
 	}

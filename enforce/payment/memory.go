@@ -233,7 +233,7 @@ func CheckCharge(res Reservation, a Amount) error {
 	if res.ID == "" {
 		return errors.New("settling no reservation")
 	}
-	if a.IsZero() || !ValidCurrency(a.Currency) || a.Units < 0 || a.Units > MaxUnits {
+	if a.IsZero() || !validCurrency(a.Currency) || a.Units < 0 || a.Units > MaxUnits {
 		return fmt.Errorf("charged amount %q is not a valid amount", a)
 	}
 	return nil

@@ -51,7 +51,7 @@ func (c *Config) validateCrawler() error {
 		return errorf("crawler.name", "must not contain line breaks")
 	}
 	if c.Crawler.Contact != "" {
-		if err := CheckContact(c.Crawler.Contact); err != nil {
+		if err := checkContact(c.Crawler.Contact); err != nil {
 			return errorf("crawler.contact", "%w", err)
 		}
 	}
@@ -63,9 +63,9 @@ func (c *Config) validateCrawler() error {
 	return nil
 }
 
-// CheckContact reports whether s is a contact robotsgate publish can
+// checkContact reports whether s is a contact robotsgate publish can
 // write: an e-mail address, a mailto: URL or an absolute http(s) URL.
-func CheckContact(s string) error {
+func checkContact(s string) error {
 	if strings.ContainsFunc(s, func(r rune) bool { return r < ' ' || r == 0x7f }) {
 		return fmt.Errorf("%q holds a control character", s)
 	}

@@ -20,14 +20,14 @@ func PadPath(p, fill string) string {
 	return p[:HostilePathLen]
 }
 
-// Pad5 is i in 5 digits.
-func Pad5(i int) string {
+// pad5 is i in 5 digits.
+func pad5(i int) string {
 	s := strconv.Itoa(i)
 	return strings.Repeat("0", 5-len(s)) + s
 }
 
-// LetterTokens returns n distinct 2-octet tokens of letters.
-func LetterTokens(n int) []string {
+// letterTokens returns n distinct 2-octet tokens of letters.
+func letterTokens(n int) []string {
 	var toks []string
 	for a := byte('A'); a <= 'Z' && len(toks) < n; a++ {
 		for c := byte('a'); c <= 'z' && len(toks) < n; c++ {
@@ -80,10 +80,10 @@ type hostileShape struct {
 // hostileShapes returns the shapes that a document of url patterns is
 // crafted from.
 func hostileShapes() []hostileShape {
-	toks := LetterTokens(400)
+	toks := letterTokens(400)
 	orderPath := OrderPath(toks)
 	digits := PadPath("/", "a")[:HostilePathLen-10] + "9876543210"
-	run := func(i int) string { return "*" + strings.Repeat("a", 16) + Pad5(i) }
+	run := func(i int) string { return "*" + strings.Repeat("a", 16) + pad5(i) }
 	return []hostileShape{
 		// The shape of the report: a long run of one octet, then digits
 		// the path lacks.
@@ -91,7 +91,7 @@ func hostileShapes() []hostileShape {
 		// The same with every octet of the patterns in the path.
 		{"run-digits-present", run, digits},
 		// The same patterns spelled with escapes of unreserved octets.
-		{"run-escaped", func(i int) string { return "*" + strings.Repeat("%61", 16) + Pad5(i) }, digits},
+		{"run-escaped", func(i int) string { return "*" + strings.Repeat("%61", 16) + pad5(i) }, digits},
 		// Segments that all occur in the path, never in the order asked.
 		{"wrong-order", func(i int) string {
 			j := 1 + i%200

@@ -90,14 +90,14 @@ func forwardErrorType(err error) string {
 // field (so that quotes and backslashes are escaped; bytes a structured
 // string cannot hold become '?').
 func SetProxyStatus(h http.Header, errType, details string) {
-	h[HeaderProxyStatus] = []string{ProxyStatusValue(errType, details)}
+	h[HeaderProxyStatus] = []string{proxyStatusValue(errType, details)}
 }
 
-// ProxyStatusValue is the Proxy-Status field value naming robotsgate with
+// proxyStatusValue is the Proxy-Status field value naming robotsgate with
 // the error type errType (an RFC 9651 token) and, unless empty, details
 // (made an RFC 9651 string by [sfString]): what httpsfv.Marshal writes for
 // that one-item list, written directly since every refusal carries one.
-func ProxyStatusValue(errType, details string) string {
+func proxyStatusValue(errType, details string) string {
 	if !sfToken(errType) { // cannot happen with the ps* types; say so rather than drop the header
 		return "robotsgate; error=" + errType
 	}

@@ -48,12 +48,12 @@ func TestProxyStatusValueMatchesHTTPSFV(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := ProxyStatusValue(ty, d); got != want {
-				t.Errorf("ProxyStatusValue(%q, %q) = %q, want %q", ty, d, got, want)
+			if got := proxyStatusValue(ty, d); got != want {
+				t.Errorf("proxyStatusValue(%q, %q) = %q, want %q", ty, d, got, want)
 			}
 		}
 	}
-	if got := ProxyStatusValue("not a token", "x"); got != "robotsgate; error=not a token" {
+	if got := proxyStatusValue("not a token", "x"); got != "robotsgate; error=not a token" {
 		t.Errorf("invalid token: %q", got)
 	}
 }

@@ -48,7 +48,7 @@ func Refusal(r *http.Request, status int, d enforce.Decision, psError string) *h
 	if body.Detail != "" && !untrustedCert(d) { // that explanation says more, whole, than the detail's start
 		details = string(d.Reason) + ": " + body.Detail
 	}
-	hs.set(HeaderProxyStatus, ProxyStatusValue(psError, details))
+	hs.set(HeaderProxyStatus, proxyStatusValue(psError, details))
 	return newResponseOf(r, status, hs, text)
 }
 

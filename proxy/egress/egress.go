@@ -85,12 +85,12 @@ func prefixes(ss ...string) []netip.Prefix {
 	return out
 }
 
-// Embedded returns the IPv4 address ip stands for when it is an IPv4
+// embedded returns the IPv4 address ip stands for when it is an IPv4
 // address or an IPv6 spelling of one (IPv4-mapped ::ffff:a.b.c.d, NAT64
 // 64:ff9b::a.b.c.d, 6to4 2002:AABB:CCDD::, IPv4-compatible ::a.b.c.d
 // other than :: and ::1), and ok; otherwise ip without its zone, and
 // false.
-func Embedded(ip netip.Addr) (netip.Addr, bool) {
+func embedded(ip netip.Addr) (netip.Addr, bool) {
 	ip = ip.WithZone("").Unmap()
 	if ip.Is4() {
 		return ip, true
@@ -108,12 +108,12 @@ func Embedded(ip netip.Addr) (netip.Addr, bool) {
 }
 
 // Classify returns the class of ip, read through its IPv4 spelling
-// ([Embedded]). An invalid address is Private.
+// ([embedded]). An invalid address is Private.
 func Classify(ip netip.Addr) Class {
 	if !ip.IsValid() {
 		return Private
 	}
-	ip, _ = Embedded(ip)
+	ip, _ = embedded(ip)
 	if contains(metadataRanges, ip) {
 		return Metadata
 	}

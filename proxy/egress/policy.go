@@ -18,7 +18,7 @@ type Policy struct {
 // NewPolicy returns the policy of the settings egress.private
 // (allowPrivate: allow), egress.allow_cidrs and egress.deny_cidrs. The
 // lists are matched against an address and against the IPv4 address it
-// spells ([Embedded]), so that 10.0.0.0/8 also covers ::ffff:10.0.0.1.
+// spells ([embedded]), so that 10.0.0.0/8 also covers ::ffff:10.0.0.1.
 func NewPolicy(allowPrivate bool, allow, deny []netip.Prefix) *Policy {
 	return &Policy{allowPrivate: allowPrivate, allow: unmapped(allow), deny: unmapped(deny)}
 }
@@ -55,7 +55,7 @@ func (p *Policy) Check(ip netip.Addr) Verdict {
 	if !ip.IsValid() {
 		return Verdict{Why: "not an address"}
 	}
-	v4, _ := Embedded(ip)
+	v4, _ := embedded(ip)
 	switch {
 	case p.listed(p.deny, ip, v4):
 		return Verdict{Why: "listed in egress.deny_cidrs"}

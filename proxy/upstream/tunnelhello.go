@@ -42,13 +42,13 @@ type HelloCheck struct {
 	TLS     bool // the bytes are a ClientHello: refused at the TLS level
 }
 
-// ReadTunnelHello reads the ClientHello client sends inside a tunnel to
+// readTunnelHello reads the ClientHello client sends inside a tunnel to
 // target (host:port as enforce keys it) and checks it ([examineHello]).
 // The read is bounded by [transparent.ReadHello]'s size and by wait in
 // all, however slowly the bytes arrive; then the connection may stay
 // silent for idle (the spliced tunnel's bound, pushed back as bytes go
 // through).
-func ReadTunnelHello(client net.Conn, target string, wait, idle time.Duration) HelloCheck {
+func readTunnelHello(client net.Conn, target string, wait, idle time.Duration) HelloCheck {
 	deadline := time.Now().Add(wait)
 	_ = client.SetReadDeadline(deadline)
 	stop := time.AfterFunc(wait, func() { _ = client.SetReadDeadline(aLongTimeAgo) })

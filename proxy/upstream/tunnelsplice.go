@@ -7,7 +7,7 @@ import (
 )
 
 // The bytes of an open tunnel: its first bytes checked, then the client
-// and the CONNECT target spliced (CheckAndSplice, Splice), or a refused
+// and the CONNECT target spliced (CheckAndSplice, splice), or a refused
 // tunnel's client connection closed without a reset (LingerClose).
 
 // lingerMax bounds what [LingerClose] reads and discards.
@@ -28,14 +28,14 @@ func LingerClose(c net.Conn, wait time.Duration) {
 }
 
 // CheckAndSplice reads the client's first bytes inside the tunnel to
-// target (host:port as enforce keys it) within wait ([ReadTunnelHello]),
+// target (host:port as enforce keys it) within wait ([readTunnelHello]),
 // and splices client and up when they are a TLS ClientHello for target's
 // host, the tunnel then bounded by idle of silence. Otherwise it closes
 // up, has refuse answer the client when it sent anything (one that sent
 // nothing, or left, is not refused: nothing went through), and closes
 // client.
 func CheckAndSplice(client, up net.Conn, target string, wait, idle time.Duration, refuse func(HelloCheck)) {
-	hc := ReadTunnelHello(client, target, wait, idle)
+	hc := readTunnelHello(client, target, wait, idle)
 	if hc.Refused != HelloOK {
 		_ = up.Close()
 		if len(hc.First) > 0 {
@@ -49,14 +49,14 @@ func CheckAndSplice(client, up net.Conn, target string, wait, idle time.Duration
 		_ = client.Close()
 		return
 	}
-	Splice(client, up)
+	splice(client, up)
 }
 
-// Splice copies bytes both ways between a and b until both directions
+// splice copies bytes both ways between a and b until both directions
 // ended, then closes both. A direction that ends cleanly is half-closed
 // where the connections allow it; one that fails closes both, which ends
 // the other direction too.
-func Splice(a, b net.Conn) {
+func splice(a, b net.Conn) {
 	done := make(chan struct{})
 	go func() {
 		pipe(a, b)
