@@ -28,7 +28,7 @@ func (a *Auditor) Ready() error {
 		return err
 	}
 	if b := a.lastErr.Load(); b != nil {
-		return errors.New("audit log: last write failed: " + b.err.Error())
+		return fmt.Errorf("audit log: last write failed: %w", b.err)
 	}
 	switch f := a.w.(type) {
 	case *os.File:
