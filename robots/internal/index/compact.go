@@ -238,22 +238,6 @@ func sameSegments(m *matcher, text string) bool {
 	return k == len(m.ends)
 }
 
-// before is matcher.before for records of one part: a longer pattern,
-// else Allow over Disallow, else the earlier line, which is the smaller
-// offset (a directory record, at its rule's offset, right after it).
-func (c *crule) before(o *crule) bool {
-	if c.prio != o.prio {
-		return c.prio > o.prio
-	}
-	if a, b := c.flags()&crAllow != 0, o.flags()&crAllow != 0; a != b {
-		return a
-	}
-	if c.off() != o.off() {
-		return c.off() < o.off()
-	}
-	return c.flags()&crDir == 0 && o.flags()&crDir != 0
-}
-
 // crMatch reports whether record c, of a compact part of r, matches the
 // canonical path p, as its compiled matcher would.
 func (r *File) crMatch(c *crule, p []byte) bool {

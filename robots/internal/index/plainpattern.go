@@ -44,7 +44,9 @@ func plainPattern(pattern string) (uint8, bool) {
 	return flags, true
 }
 
-// sortCrules sorts the records of one part as [crule.before] orders them.
+// sortCrules sorts the records of one part as matcher.before orders
+// rules: a longer pattern, else Allow over Disallow, else the earlier line
+// (a directory record right after its rule).
 // No two records of a part have the same key (a rule's offset is its
 // own; its directory's record differs in [crDir]), so the order is the
 // stable sort's. The keys, with each record's index in their low bits,
@@ -87,7 +89,7 @@ func sortCrules(crs []crule) {
 // a part of more records is sorted by comparison.
 const sortIdxBits = 12
 
-// sortKey returns the key of c in the order of [crule.before]: the higher
+// sortKey returns the key of c in the order of [sortCrules]: the higher
 // precedence, then Allow, then the smaller offset, then the rule before
 // its directory. It has 45 bits (offsets are below [crMaxText]).
 func (c *crule) sortKey() uint64 {

@@ -115,3 +115,20 @@ func cruleCmp(a, b crule) int {
 	}
 	return 0
 }
+
+// before is matcher.before for records of one part, the order that
+// sortCrules is held to: a longer pattern, else Allow over Disallow, else
+// the earlier line, which is the smaller offset (a directory record, at
+// its rule's offset, right after it).
+func (c *crule) before(o *crule) bool {
+	if c.prio != o.prio {
+		return c.prio > o.prio
+	}
+	if a, b := c.flags()&crAllow != 0, o.flags()&crAllow != 0; a != b {
+		return a
+	}
+	if c.off() != o.off() {
+		return c.off() < o.off()
+	}
+	return c.flags()&crDir == 0 && o.flags()&crDir != 0
+}
