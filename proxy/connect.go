@@ -89,13 +89,6 @@ func (s *Server) logHTTPS() {
 	}
 }
 
-func (s *Server) ca() (*tls.Certificate, mitm.CAInfo) {
-	if s.https == nil {
-		return nil, mitm.CAInfo{}
-	}
-	return s.https.ca, s.https.caInfo
-}
-
 // handleConnect is the CONNECT hook: it refuses ports outside
 // https.allowed_ports, then intercepts (mitm) or decides at host level
 // (tunnel).

@@ -198,3 +198,12 @@ func mitmConfig(t *testing.T, origins ...*tlsOrigin) config.Config {
 	}
 	return cfg
 }
+
+// ca returns the Server's interception CA and its description; nil when
+// HTTPS interception is off.
+func (s *Server) ca() (*tls.Certificate, mitm.CAInfo) {
+	if s.https == nil {
+		return nil, mitm.CAInfo{}
+	}
+	return s.https.ca, s.https.caInfo
+}
