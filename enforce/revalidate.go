@@ -24,9 +24,9 @@ const MaxFreshness = 24 * time.Hour
 // longer one is not kept (the next fetch is then unconditional).
 const maxValidator = 256
 
-// Validators are what makes a fetch conditional: the ETag and
+// validators are what makes a fetch conditional: the ETag and
 // Last-Modified of the copy in force.
-type Validators struct {
+type validators struct {
 	ETag         string
 	LastModified string
 }
@@ -37,14 +37,14 @@ type validatorsKey struct{}
 // withValidators returns ctx asking the fetch it carries to be
 // conditional on v: a [Fetcher] that supports it sends If-None-Match and
 // If-Modified-Since and answers a 304 with NotModified set.
-func withValidators(ctx context.Context, v Validators) context.Context {
+func withValidators(ctx context.Context, v validators) context.Context {
 	return context.WithValue(ctx, validatorsKey{}, v)
 }
 
 // setValidators adds the conditional headers of the validators of ctx
 // to h and reports whether there were any.
 func setValidators(h http.Header, ctx context.Context) bool {
-	v, _ := ctx.Value(validatorsKey{}).(Validators)
+	v, _ := ctx.Value(validatorsKey{}).(validators)
 	if v.ETag != "" {
 		h.Set("If-None-Match", v.ETag)
 	}
@@ -103,11 +103,11 @@ func (e *Enforcer) freshFor(r *FetchResult) time.Duration {
 
 // validatorsOf returns the validators a re-fetch of prev may send: those
 // of its latest result when that is a good copy with its parsed form.
-func validatorsOf(prev *Entry) (Validators, bool) {
+func validatorsOf(prev *Entry) (validators, bool) {
 	if prev == nil || prev.Result.Status != StatusOK || !prev.parsedOK() {
-		return Validators{}, false
+		return validators{}, false
 	}
-	v := Validators{ETag: prev.Result.ETag, LastModified: prev.Result.LastModified}
+	v := validators{ETag: prev.Result.ETag, LastModified: prev.Result.LastModified}
 	return v, v.ETag != "" || v.LastModified != ""
 }
 
