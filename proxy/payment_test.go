@@ -249,6 +249,49 @@ func TestPaymentClientGoneDuringRetry(t *testing.T) {
 	}
 }
 
+// TestPaymentClientGoneUpFront: as the paid retry, a request carrying
+// the remembered price up front (crawler-max-price) is not cancelled by
+// the client leaving: the origin's charge is read, settled and counted.
+func TestPaymentClientGoneUpFront(t *testing.T) {
+	k, kp := newSigningKey(t, "wba.pem")
+	o := newPayOrigin(t, k, "USD 0.01")
+	p := newPayProxy(t, kp, "USD 0.02", Deps{}, nil, payment.Budget{Scope: payment.ScopeFleet, Period: payment.PeriodDay,
+		Limit: payment.MustParseAmount("USD 1")})
+	if resp, _ := get(t, p.client, o.url+"/a"); resp.StatusCode != http.StatusOK { // quoted, remembered
+		t.Fatalf("GET /a: %d", resp.StatusCode)
+	}
+	arrived := make(chan struct{})
+	o.setAnswer(func(w http.ResponseWriter, r *http.Request) bool {
+		if r.Header.Get(payment.HeaderMaxPrice) == "" {
+			return false
+		}
+		close(arrived)
+		select { // the client leaves now (see TestPaymentClientGoneDuringRetry)
+		case <-r.Context().Done():
+		case <-time.After(300 * time.Millisecond):
+		}
+		o.serveCharged(w, o.price)
+		return true
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() { <-arrived; cancel() }()
+	req := newGet(t, o.url+"/b", "User-Agent", "TestBot/1.0").WithContext(ctx)
+	if resp, err := p.client.Do(req); err == nil {
+		resp.Body.Close()
+	}
+	<-arrived
+	testsupport.WaitFor(t, "the origin's answer to /b", func() bool { n, _ := o.totals(); return n == 2 })
+	testsupport.WaitFor(t, "the ledger record of /b", func() bool {
+		recs, _ := paidRecords(t, p.audit)
+		return len(recs) == 2
+	})
+	spend, err := p.srv.wallet.Spent(context.Background(), payment.SpendQuery{Scope: payment.ScopeFleet, Period: payment.PeriodDay, Currency: "USD",
+		At: time.Now()})
+	if _, charged := o.totals(); err != nil || spend.Spent.Units != charged {
+		t.Errorf("spent %v (%v), the origin charged %d", spend, err, charged)
+	}
+}
+
 // TestPaymentRequote: a price changed between the quote and the retry
 // (402 InvalidCrawlerExactPrice with the new price) is re-quoted once,
 // within the caps, and paid at the new price.
