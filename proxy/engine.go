@@ -159,7 +159,7 @@ type forwardTripper struct {
 
 // RoundTrip forwards req and prepares the response for goproxy.
 func (t *forwardTripper) RoundTrip(req *http.Request, ctx *goproxy.ProxyCtx) (*http.Response, error) {
-	req = forwardable(req) // (forward.go)
+	req = priced(forwardable(req), stateOf(ctx)) // (forward.go, payment.go)
 	var resp *http.Response
 	var err error
 	if t.next != nil {

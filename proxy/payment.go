@@ -74,10 +74,24 @@ func (p *paymentStep) onRequest(r *http.Request, st *requestState) outcome {
 	x := p.exchange(st, nil)
 	if ps.upfront = x.Upfront(r.Context(), r.Header); ps.upfront != nil {
 		// Whatever ends the request without its response step (a failed
-		// forward, a client gone) releases the reservation.
+		// forward, a client gone) releases the reservation; the forward
+		// goes on to its answer all the same ([priced]).
 		context.AfterFunc(r.Context(), func() { x.End(ps.upfront) })
 	}
 	return outcome{}
+}
+
+// priced returns req, about to be forwarded, with a context the client
+// leaving does not cancel when it carries a price up front: the origin
+// may charge a request it received, so its answer is read and settled (a
+// charge answered after the reservation was released still counts,
+// [payment.Wallet]); the transport's response header timeout bounds the
+// wait. Any other req is returned as it is.
+func priced(req *http.Request, st *requestState) *http.Request {
+	if ps := payOf(st); ps == nil || ps.upfront == nil {
+		return req
+	}
+	return req.WithContext(context.WithoutCancel(req.Context()))
 }
 
 func (p *paymentStep) onResponse(resp *http.Response, st *requestState) (*http.Response, outcome) {

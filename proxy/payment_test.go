@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"context"
 	"io"
 	"net/http"
 	"net/netip"
@@ -8,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/robotsgate/robotsgate/enforce"
 	"github.com/robotsgate/robotsgate/enforce/payment"
@@ -203,6 +205,90 @@ func TestPaymentUnconfirmed(t *testing.T) {
 	o.setAnswer(nil) // released: the budget pays the next one
 	if resp, _ := get(t, p.client, o.url+"/b"); resp.StatusCode != http.StatusOK {
 		t.Errorf("GET /b: %d, want 200 (the reservation was released)", resp.StatusCode)
+	}
+}
+
+// TestPaymentClientGoneDuringRetry: a client that leaves while the paid
+// retry is at the origin does not cancel it. The origin may charge a
+// request it has received; were the retry cancelled, robotsgate would
+// release the reservation, the charge would reach neither the ledger nor
+// the budget, and a client leaving at that moment again and again would
+// spend past every budget. The retry's answer is read and settled.
+func TestPaymentClientGoneDuringRetry(t *testing.T) {
+	k, kp := newSigningKey(t, "wba.pem")
+	o := newPayOrigin(t, k, "USD 0.01")
+	arrived := make(chan struct{})
+	o.setAnswer(func(w http.ResponseWriter, r *http.Request) bool {
+		if r.Header.Get(payment.HeaderExactPrice) == "" {
+			return false
+		}
+		close(arrived)
+		// The client leaves now. A cancelled retry shows here within
+		// moments; one that goes on is answered after the bound.
+		select {
+		case <-r.Context().Done():
+		case <-time.After(300 * time.Millisecond):
+		}
+		o.serveCharged(w, o.price) // the origin charges the request it received
+		return true
+	})
+	p := newPayProxy(t, kp, "USD 0.02", Deps{}, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() { <-arrived; cancel() }()
+	req := newGet(t, o.url+"/a", "User-Agent", "TestBot/1.0").WithContext(ctx)
+	if resp, err := p.client.Do(req); err == nil {
+		resp.Body.Close()
+	}
+	testsupport.WaitFor(t, "the ledger record of /a", func() bool {
+		return recordOf(t, p.audit, o.url+"/a", string(answer.ReasonPaid)) != nil ||
+			recordOf(t, p.audit, o.url+"/a", string(answer.ReasonPaymentFailed)) != nil
+	})
+	recs, sum := paidRecords(t, p.audit)
+	if n, charged := o.totals(); n != 1 || len(recs) != 1 || sum != charged {
+		t.Errorf("origin charged %d times (%d); ledger: %d paid records summing %d: %v", n, charged, len(recs), sum, p.audit.Records(t))
+	}
+}
+
+// TestPaymentClientGoneUpFront: as the paid retry, a request carrying
+// the remembered price up front (crawler-max-price) is not cancelled by
+// the client leaving: the origin's charge is read, settled and counted.
+func TestPaymentClientGoneUpFront(t *testing.T) {
+	k, kp := newSigningKey(t, "wba.pem")
+	o := newPayOrigin(t, k, "USD 0.01")
+	p := newPayProxy(t, kp, "USD 0.02", Deps{}, nil, payment.Budget{Scope: payment.ScopeFleet, Period: payment.PeriodDay,
+		Limit: payment.MustParseAmount("USD 1")})
+	if resp, _ := get(t, p.client, o.url+"/a"); resp.StatusCode != http.StatusOK { // quoted, remembered
+		t.Fatalf("GET /a: %d", resp.StatusCode)
+	}
+	arrived := make(chan struct{})
+	o.setAnswer(func(w http.ResponseWriter, r *http.Request) bool {
+		if r.Header.Get(payment.HeaderMaxPrice) == "" {
+			return false
+		}
+		close(arrived)
+		select { // the client leaves now (see TestPaymentClientGoneDuringRetry)
+		case <-r.Context().Done():
+		case <-time.After(300 * time.Millisecond):
+		}
+		o.serveCharged(w, o.price)
+		return true
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() { <-arrived; cancel() }()
+	req := newGet(t, o.url+"/b", "User-Agent", "TestBot/1.0").WithContext(ctx)
+	if resp, err := p.client.Do(req); err == nil {
+		resp.Body.Close()
+	}
+	<-arrived
+	testsupport.WaitFor(t, "the origin's answer to /b", func() bool { n, _ := o.totals(); return n == 2 })
+	testsupport.WaitFor(t, "the ledger record of /b", func() bool {
+		recs, _ := paidRecords(t, p.audit)
+		return len(recs) == 2
+	})
+	spend, err := p.srv.wallet.Spent(context.Background(), payment.SpendQuery{Scope: payment.ScopeFleet, Period: payment.PeriodDay, Currency: "USD",
+		At: time.Now()})
+	if _, charged := o.totals(); err != nil || spend.Spent.Units != charged {
+		t.Errorf("spent %v (%v), the origin charged %d", spend, err, charged)
 	}
 }
 

@@ -23,6 +23,7 @@ type MemoryWallet struct {
 	mu       sync.Mutex
 	counters map[string]*memCounter // by Counter.ID
 	ended    map[string]time.Time   // settled or released reservations, kept until expiry
+	released map[string]bool        // those of ended a Release ended: a later Settle still counts
 	quotes   map[string]memQuote
 	pruned   time.Time // last prune
 }
@@ -61,7 +62,7 @@ func NewMemoryWallet(clock enforce.Clock, ttl time.Duration) *MemoryWallet {
 		ttl = DefaultReservationTTL
 	}
 	return &MemoryWallet{clock: clock, ttl: ttl, counters: map[string]*memCounter{},
-		ended: map[string]time.Time{}, quotes: map[string]memQuote{}}
+		ended: map[string]time.Time{}, released: map[string]bool{}, quotes: map[string]memQuote{}}
 }
 
 // Reserve implements Wallet.
@@ -97,7 +98,7 @@ func (w *MemoryWallet) Settle(_ context.Context, res Reservation, charged Amount
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if !w.end(res) {
+	if !w.end(res, true) {
 		return Settlement{Charged: charged, Duplicate: true}, nil
 	}
 	for _, c := range SettleCounters(res, charged) {
@@ -110,17 +111,26 @@ func (w *MemoryWallet) Settle(_ context.Context, res Reservation, charged Amount
 func (w *MemoryWallet) Release(_ context.Context, res Reservation) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.end(res)
+	w.end(res, false)
 	return nil
 }
 
-// end drops res's holdings and marks it ended; false when it had ended
-// already. w.mu is held.
-func (w *MemoryWallet) end(res Reservation) bool {
+// end drops res's holdings and marks it ended (settled when settle);
+// false when it had ended already, except for a settle after a release:
+// the origin may charge a request whose answer came after robotsgate gave
+// it up, and that money was spent. w.mu is held.
+func (w *MemoryWallet) end(res Reservation, settle bool) bool {
 	if _, done := w.ended[res.ID]; done {
-		return false
+		if !settle || !w.released[res.ID] {
+			return false
+		}
+		delete(w.released, res.ID)
+		return true
 	}
 	w.ended[res.ID] = res.Expires
+	if !settle {
+		w.released[res.ID] = true
+	}
 	for _, c := range res.Counters {
 		if mc := w.counters[c.ID()]; mc != nil {
 			delete(mc.held, res.ID)
@@ -196,6 +206,7 @@ func (w *MemoryWallet) prune(now time.Time) {
 	for id, exp := range w.ended {
 		if now.After(exp) {
 			delete(w.ended, id)
+			delete(w.released, id)
 		}
 	}
 }

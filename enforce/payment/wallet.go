@@ -76,8 +76,9 @@ type Settlement struct {
 	// another currency: it is recorded all the same (the money was spent)
 	// and may take budgets past their limits.
 	Over bool
-	// Duplicate is true when the reservation had already been settled or
-	// released: nothing was recorded.
+	// Duplicate is true when the reservation had already been settled:
+	// nothing was recorded. A settle after a release is recorded (the
+	// origin charged an answer robotsgate had given up waiting for).
 	Duplicate bool
 }
 
@@ -111,7 +112,8 @@ type Wallet interface {
 	// reservation. The charge is recorded even when it differs from the
 	// reservation ([Settlement.Over] when it is more).
 	Settle(ctx context.Context, res Reservation, charged Amount) (Settlement, error)
-	// Release ends the reservation without spending.
+	// Release ends the reservation without spending; a later Settle of
+	// it still records its charge.
 	Release(ctx context.Context, res Reservation) error
 	// Spent returns a counter's totals.
 	Spent(ctx context.Context, q SpendQuery) (Spend, error)

@@ -43,15 +43,19 @@ redis.call('SET', KEYS[1], 'open', 'PX', ARGV[6])
 return 0`)
 
 // redisWalletEnd ends a reservation once: unless its marker KEYS[1] says
-// it ended already, it marks it ended (for ARGV[4] ms), drops the member
-// ARGV[1] from the ARGV[3] holdings keys that follow KEYS[1], and adds
-// ARGV[2] micro-units to each remaining key (spent totals), keeping each
-// for its lifetime (ms) in ARGV[5...]. It returns 1 when it did, 0 for a
-// reservation already ended.
+// it ended already, it marks it ended (for ARGV[4] ms: "done" when
+// settled, "released" when released), drops the member ARGV[1] from the
+// ARGV[3] holdings keys that follow KEYS[1], and adds ARGV[2] micro-units
+// to each remaining key (spent totals: a settle), keeping each for its
+// lifetime (ms) in ARGV[5...]. It returns 1 when it did, 0 for a
+// reservation already ended; a settle after a release still counts (the
+// origin charged an answer robotsgate had given up waiting for).
 var redisWalletEnd = redis.NewScript(`
-if redis.call('GET', KEYS[1]) == 'done' then return 0 end
-redis.call('SET', KEYS[1], 'done', 'PX', ARGV[4])
 local h = tonumber(ARGV[3])
+local settle = #KEYS > h + 1
+local m = redis.call('GET', KEYS[1])
+if m == 'done' or (m == 'released' and not settle) then return 0 end
+redis.call('SET', KEYS[1], settle and 'done' or 'released', 'PX', ARGV[4])
 for i = 2, h + 1 do redis.call('ZREM', KEYS[i], ARGV[1]) end
 for i = h + 2, #KEYS do
   redis.call('INCRBY', KEYS[i], ARGV[2])

@@ -134,7 +134,7 @@ func (x *Exchange) settle(resp *http.Response, res payment.Reservation, charged 
 		x.Log.Warn().Err(err).Str("origin", res.Request.Origin).Msg("payment: recording a charge failed; it is in the ledger")
 		detail += "; the wallet could not record it: " + err.Error()
 	case set.Duplicate:
-		detail += "; the reservation had ended before the charge (the client left): not counted against the budgets"
+		detail += "; the reservation had been settled already: not counted again"
 	case set.Over:
 		detail += "; more than the " + res.Request.Amount.String() + " reserved"
 	}

@@ -161,13 +161,15 @@ func Payable(r *http.Request) bool {
 	return (r.Method == http.MethodGet || r.Method == http.MethodHead) && r.ContentLength == 0 && !payment.FreeURL(r.URL)
 }
 
-// RetryRequest is the paid retry of r, unsigned: r with its context (which
-// holds its pin), header (a copy of the header r had before it was
-// signed) and crawler-exact-price: price, without a body. As the first
-// attempt, it keeps the client's User-Agent, even absent (no
-// Go-http-client User-Agent).
+// RetryRequest is the paid retry of r, unsigned: r with its context's
+// values (which hold its pin), header (a copy of the header r had before
+// it was signed) and crawler-exact-price: price, without a body. As the
+// first attempt, it keeps the client's User-Agent, even absent (no
+// Go-http-client User-Agent). The client leaving does not cancel it: the
+// origin may charge a request it received, so its answer is read and
+// settled (the transport's response header timeout bounds the wait).
 func RetryRequest(r *http.Request, header http.Header, price payment.Amount) *http.Request {
-	out := r.WithContext(r.Context())
+	out := r.WithContext(context.WithoutCancel(r.Context()))
 	out.Header = header.Clone()
 	out.Body, out.ContentLength = http.NoBody, 0
 	if _, ok := out.Header["User-Agent"]; !ok {

@@ -85,9 +85,9 @@ func TestParseMetaRobotsNoscript(t *testing.T) {
 		{"noscript in head", `<html><head><noscript><meta name="robots" content="noindex"></noscript></head><body>x</body></html>`,
 			[]Directive{tagDir("", "noindex", "")}, true},
 		{"upper case, after a script", `<HEAD><script>var a = "<meta name=robots content=nofollow>";</script>` +
-			`<NOSCRIPT><META NAME=robots CONTENT=noindex></NOSCRIPT></HEAD>`, []Directive{tagDir("", "noindex", "")}, true},
+			`<NOSCRIPT><META NAME=robots CONTENT=noindex></NOSCRIPT></HEAD><BODY>`, []Directive{tagDir("", "noindex", "")}, true},
 		{"noscript left open", `<head><noscript><meta name="robots" content="noindex">`, []Directive{tagDir("", "noindex", "")}, false},
-		{"metas after noscript still read", `<head><noscript><link rel=x></noscript><meta name="robots" content="none"></head>`,
+		{"metas after noscript still read", `<head><noscript><link rel=x></noscript><meta name="robots" content="none"></head><body>`,
 			[]Directive{tagDir("", "none", "")}, true},
 		{"noscript in body ignored", `<head></head><body><noscript><meta name="robots" content="noindex"></noscript></body>`, nil, true},
 	}

@@ -209,7 +209,9 @@ func isNotAgentMetaName(name string) bool {
 //
 // It uses [html.Tokenizer], not a full parse: every meta element before the
 // first </head> or <body> tag counts (HTML lets a document omit the <head>
-// start tag), those inside <noscript> included (crawlers parse with
+// start tag), and so does one between </head> and the body's first
+// content (text, or a start tag a head cannot hold), which the HTML parser
+// still puts in the head; those inside <noscript> count too (crawlers parse with
 // scripting disabled), and meta elements inside raw-text elements
 // (<script>, <title>, <style>, ...) or comments do not. Attribute names and the
 // name attribute's value are case-insensitive; a name other than "robots"
@@ -236,8 +238,9 @@ type Head struct {
 	// Named maps each name [ParseHead] was asked for (lower case) to the
 	// content of the first <meta> element of that name, when there is one.
 	Named map[string]string
-	// Ended says that the head ended before the input did: at </head> or
-	// <body>, or, as the HTML parser ends it, at the first start tag or
+	// Ended says that the head ended before the input did: at <body> or
+	// the first content after </head> (a meta between them still goes to
+	// the head), or, as the HTML parser ends it, at the first start tag or
 	// text that a head cannot hold (meta elements after it are still
 	// read, up to </head> or <body>). When it is false, the input ended
 	// inside the head: a caller that bounded the input saw only part of it.
@@ -256,7 +259,8 @@ type Head struct {
 func ParseHead(r io.Reader, names ...string) (Head, error) {
 	z := html.NewTokenizer(r)
 	var h Head
-	rawText := false // the token before was the start tag of a raw-text element
+	rawText := false   // the token before was the start tag of a raw-text element
+	afterHead := false // after </head>, a meta still goes to the head, up to the body's first content
 	for {
 		tt := z.Next()
 		switch tt {
@@ -267,13 +271,13 @@ func ParseHead(r io.Reader, names ...string) (Head, error) {
 			}
 			return h, fmt.Errorf("robottag: reading HTML for meta robots: %w", err)
 		case html.EndTagToken:
-			if rawTagIs(z.Raw(), "</head") {
-				h.Ended = true
-				return h, nil
-			}
+			afterHead = afterHead || rawTagIs(z.Raw(), "</head")
 		case html.TextToken:
 			if !rawText && len(bytes.TrimLeft(z.Raw(), " \t\n\f\r")) > 0 {
 				h.Ended = true // text ends a head
+				if afterHead {
+					return h, nil
+				}
 			}
 		case html.StartTagToken, html.SelfClosingTagToken:
 			// Raw avoids TagName's copy of every tag name.
@@ -291,6 +295,9 @@ func ParseHead(r io.Reader, names ...string) (Head, error) {
 			default:
 				name, _ := z.TagName()
 				h.Ended = h.Ended || !inHead(string(name))
+				if afterHead && !inHead(string(name)) {
+					return h, nil
+				}
 				rawText = tt == html.StartTagToken && isRawText(string(name))
 				if tt == html.StartTagToken && string(name) == "noscript" {
 					// Crawlers parse with scripting disabled: the

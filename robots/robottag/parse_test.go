@@ -118,7 +118,14 @@ func TestParseMetaRobots(t *testing.T) {
 			[]Directive{tagDir("", "noindex", "")}},
 		{"meta in body ignored", `<html><head><title>x</title></head><body><meta name="robots" content="noindex"></body></html>`, nil},
 		{"meta after body start ignored without head", `<html><body><meta name="robots" content="noindex">`, nil},
-		{"meta after </head> ignored", `<head></head><meta name="robots" content="noindex">`, nil},
+		// The HTML parser puts a meta between </head> and the body's first
+		// content in the head (the "after head" insertion mode).
+		{"meta after </head> before the body counts", `<head></head><meta name="robots" content="noindex">`,
+			[]Directive{tagDir("", "noindex", "")}},
+		{"meta after </head>, a comment and a link counts", "<html><head><title>x</title></head>\n<!-- c --><link rel=x>" +
+			`<meta name="robots" content="noindex"><body>hi</body></html>`, []Directive{tagDir("", "noindex", "")}},
+		{"meta after </head> and text ignored", `<head></head>hi<meta name="robots" content="noindex">`, nil},
+		{"meta after </head> and a div ignored", `<head></head><div><meta name="robots" content="noindex">`, nil},
 		{"head start tag omitted", `<!doctype html><title>x</title><meta name="robots" content="noindex"><p>hi`,
 			[]Directive{tagDir("", "noindex", "")}},
 		{"meta in script or comment ignored", `<head><script>document.write('<meta name="robots" content="noindex">')</script>
@@ -128,7 +135,7 @@ func TestParseMetaRobots(t *testing.T) {
 		{"malformed: unclosed quote", `<head><meta name="robots" content="noindex></head><body>`, nil},
 		{"malformed: garbage", "\x00<<>><meta/name=robots content=noindex >\xff</", []Directive{tagDir("", "noindex", "")}},
 		{"look-alike tag names", `<head><metadata name="robots" content="nofollow"><bodyguard></bodyguard>` +
-			`<meta name="robots" content="noindex"></HEAD ><meta name="robots" content="noarchive">`,
+			`<meta name="robots" content="noindex"></HEAD ><BODY ><meta name="robots" content="noarchive">`,
 			[]Directive{tagDir("", "noindex", "")}},
 		{"not HTML at all", "%PDF-1.7 noindex", nil},
 		{"empty document", "", nil},
@@ -170,8 +177,8 @@ func TestParseMetaRobotsStopsAtHead(t *testing.T) {
 	if want := []Directive{tagDir("", "noindex", "")}; !slices.Equal(got, want) {
 		t.Errorf("got %v, want %v", got, want)
 	}
-	if cr.n != len(head) {
-		t.Errorf("read %d bytes, want exactly the %d bytes up to </head>", cr.n, len(head))
+	if cr.n != len(head)+len("<body>") {
+		t.Errorf("read %d bytes, want exactly the %d bytes up to <body>", cr.n, len(head)+len("<body>"))
 	}
 }
 
@@ -278,7 +285,9 @@ func FuzzParseTags(f *testing.F) {
 // hold) from input that stopped inside the head.
 func TestParseHeadEnded(t *testing.T) {
 	for doc, want := range map[string]bool{
-		"<html><head><title>t</title></head>":                 true,
+		"<html><head><title>t</title></head>":                 false, // a meta could still follow
+		"<html><head><title>t</title></head>\n<body>":         true,
+		"<html><head><title>t</title></head><p>":              true,
 		"<html><head><title>t</title><body>":                  true,
 		"<title>t</title><p>text":                             true,
 		"<head><meta charset=utf-8>text":                      true,

@@ -30,17 +30,33 @@ func testSettle(t *testing.T, newWallets Factory) {
 	_ = w.Release(ctx, r) // after a settle: nothing changes
 	wantSpend(t, w, fleet, "0.01", "0")
 
+	// A charge answered after the reservation was given up (released)
+	// was spent: it counts, once.
+	r, _ = w.Reserve(ctx, req)
+	if err := w.Release(ctx, r); err != nil {
+		t.Fatal(err)
+	}
+	wantSpend(t, w, fleet, "0.01", "0")
+	if s, err := w.Settle(ctx, r, usd("0.01")); err != nil || s.Duplicate {
+		t.Fatalf("settle after a release: %+v %v, want counted", s, err)
+	}
+	if s, _ := w.Settle(ctx, r, usd("0.01")); !s.Duplicate {
+		t.Fatalf("second settle after a release: %+v, want Duplicate", s)
+	}
+	_ = w.Release(ctx, r)
+	wantSpend(t, w, fleet, "0.02", "0")
+
 	r, _ = w.Reserve(ctx, req)
 	if s, err := w.Settle(ctx, r, usd("0.005")); err != nil || s.Over {
 		t.Fatalf("smaller charge: %+v %v", s, err)
 	}
-	wantSpend(t, w, fleet, "0.015", "0")
+	wantSpend(t, w, fleet, "0.025", "0")
 
 	r, _ = w.Reserve(ctx, req)
 	if s, err := w.Settle(ctx, r, usd("0.04")); err != nil || !s.Over {
 		t.Fatalf("larger charge: %+v %v, want Over", s, err)
 	}
-	wantSpend(t, w, fleet, "0.055", "0") // recorded, past the limit: money was spent
+	wantSpend(t, w, fleet, "0.065", "0") // recorded, past the limit: money was spent
 	if _, err := w.Reserve(ctx, req); err == nil {
 		t.Fatal("a reservation past an overcharged budget succeeded")
 	}
