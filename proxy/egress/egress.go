@@ -67,11 +67,13 @@ var privateRanges = prefixes(
 	"ff00::/8",       // multicast
 )
 
-// nat64, [sixToFour] and compat are the IPv6 spellings that carry an IPv4
-// address a gateway or stack may route to: the well-known NAT64 prefix
-// (last 32 bits), 6to4 (bits 16 to 47) and the deprecated IPv4-compatible
-// addresses (last 32 bits).
+// nat64, [sixToFour], compat and siit are the IPv6 spellings that carry
+// an IPv4 address a gateway or stack may route to: the well-known NAT64
+// prefix (last 32 bits), 6to4 (bits 16 to 47), the deprecated
+// IPv4-compatible addresses and the IPv4-translated addresses of SIIT
+// (last 32 bits).
 var (
+	siit      = netip.MustParsePrefix("::ffff:0:0:0/96")
 	nat64     = netip.MustParsePrefix("64:ff9b::/96")
 	sixToFour = netip.MustParsePrefix("2002::/16")
 	compat    = netip.MustParsePrefix("::/96")
@@ -97,7 +99,7 @@ func embedded(ip netip.Addr) (netip.Addr, bool) {
 	}
 	b := ip.As16()
 	switch {
-	case nat64.Contains(ip):
+	case nat64.Contains(ip), siit.Contains(ip):
 		return netip.AddrFrom4([4]byte(b[12:16])), true
 	case sixToFour.Contains(ip):
 		return netip.AddrFrom4([4]byte(b[2:6])), true

@@ -20,6 +20,8 @@ func TestClassify(t *testing.T) {
 		{"metadata nat64 hex", "64:ff9b::a9fe:a9fe", Metadata},
 		{"metadata 6to4", "2002:a9fe:a9fe::1", Metadata},
 		{"metadata compat", "::169.254.169.254", Metadata},
+		{"metadata siit", "::ffff:0:169.254.169.254", Metadata},
+		{"loopback siit", "::ffff:0:7f00:1", Private},
 		{"alibaba metadata", "100.100.100.200", Metadata},
 		{"alibaba metadata mapped", "::ffff:100.100.100.200", Metadata},
 		{"aws v6 metadata", "fd00:ec2::254", Metadata},
